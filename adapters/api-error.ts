@@ -1,0 +1,103 @@
+// One error type for every way the API server (real, faked or simulated) says no, parsed from its
+// `Status` body so callers branch on reason/code, not on message text.
+import { Status } from "../core/k8s.js";
+
+export type ApiErrorKind =
+  | "NotFound"
+  | "Conflict"
+  | "AlreadyExists"
+  | "Invalid"
+  | "Forbidden"
+  | "Unauthorized"
+  | "TooManyRequests"
+  | "ServerError"
+  | "Timeout"
+  | "Other";
+
+export interface StatusCause {
+  reason?: string;
+  message?: string;
+  field?: string;
+}
+
+export class ApiError extends Error {
+  override readonly name = "ApiError";
+  constructor(
+    readonly code: number,
+    readonly kind: ApiErrorKind,
+    message: string,
+    readonly status?: Status,
+    /** Seconds the server asked us to wait (Retry-After header or details.retryAfterSeconds). */
+    readonly retryAfterSeconds?: number,
+    /** What was being done, e.g. `GET statefulsets default/web`. */
+    readonly request?: string,
+  ) {
+    super(message);
+  }
+
+  get reason(): string | undefined {
+    return this.status?.reason;
+  }
+
+  get causes(): StatusCause[] {
+    return this.status?.details?.causes ?? [];
+  }
+
+  /** 403 from an admission plugin (vs RBAC's "cannot <verb> resource"). */
+  get isAdmissionForbidden(): boolean {
+    return this.code === 403 && !/ cannot [a-z]+ resource /.test(this.message);
+  }
+
+  get isFieldManagerConflict(): boolean {
+    return this.code === 409 && this.causes.some((c) => c.reason === "FieldManagerConflict");
+  }
+
+  /** Worth retrying later without changing anything: 409 stale/lost race, 429, 5xx, timeouts. */
+  get isTransient(): boolean {
+    return (
+      this.kind === "TooManyRequests" ||
+      this.kind === "ServerError" ||
+      this.kind === "Timeout" ||
+      (this.kind === "Conflict" && !this.isFieldManagerConflict)
+    );
+  }
+}
+
+const kindOf = (code: number, reason: string | undefined): ApiErrorKind => {
+  switch (reason) {
+    case "NotFound":
+    case "Conflict":
+    case "AlreadyExists":
+    case "Invalid":
+    case "Forbidden":
+    case "Unauthorized":
+    case "TooManyRequests":
+      return reason;
+    case "Timeout":
+    case "ServerTimeout":
+      return "Timeout";
+  }
+  if (code === 404) return "NotFound";
+  if (code === 409) return "Conflict";
+  if (code === 422) return "Invalid";
+  if (code === 403) return "Forbidden";
+  if (code === 401) return "Unauthorized";
+  if (code === 429) return "TooManyRequests";
+  if (code === 504) return "Timeout";
+  if (code >= 500) return "ServerError";
+  return "Other";
+};
+
+/** Build an ApiError from an HTTP status code and a response body (a Status, or anything else). */
+export function apiErrorFrom(
+  code: number,
+  body: unknown,
+  opts: { retryAfterSeconds?: number; request?: string } = {},
+): ApiError {
+  const parsed = Status.safeParse(body);
+  const status = parsed.success ? parsed.data : undefined;
+  const message =
+    status?.message ?? (typeof body === "string" && body.trim() ? body.trim().slice(0, 500) : `HTTP ${code}`);
+  const retry = opts.retryAfterSeconds ?? status?.details?.retryAfterSeconds;
+  return new ApiError(code, kindOf(code, status?.reason), message, status, retry, opts.request);
+}
