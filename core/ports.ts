@@ -1,6 +1,6 @@
 // The two adapter seams of a step. The direct API server, the GitOps pull-request writer and
 // the simulated cluster all implement these.
-import type { Action, ActionType, Decision, EventRecord, SetRef, Snapshot } from "./types.js";
+import type { Action, ActionType, Decision, EventReason, EventRecord, SetRef, Snapshot } from "./types.js";
 
 export interface StateReader {
   /** Load one StatefulSet and what surrounds it. Throws ApiError (NotFound …) on failure. */
@@ -11,7 +11,9 @@ export interface StateReader {
 export type ApplyOutcome =
   | { kind: "applied"; detail?: string }
   /** Accepted for later (e.g. a pull request awaiting merge): the step waits. */
-  | { kind: "proposed"; detail: string; url?: string };
+  | { kind: "proposed"; detail: string; url?: string }
+  /** The writer will not carry it out (e.g. its pull request was closed unmerged): the set blocks. */
+  | { kind: "refused"; reason: EventReason; message: string };
 
 export interface ActionWriter {
   readonly name: string;

@@ -1,0 +1,90 @@
+// Kubernetes resource quantities, exactly, with BigInt. Values are held in nano-units (the
+// finest precision Kubernetes keeps; finer values round up, as resource.Quantity does).
+//   <quantity> ::= <sign>? <digits>[.<digits>] (<binarySI> | <decimalSI> | e<signed int>)?
+
+export class QuantityError extends Error {
+  override readonly name = "QuantityError";
+  constructor(readonly input: string, reason: string) {
+    super(`invalid quantity ${JSON.stringify(input)}: ${reason} (examples: 20Gi, 500M, 1.5Ti, 1e9)`);
+  }
+}
+
+const NANO = 1_000_000_000n;
+
+const binarySI: Record<string, bigint> = {
+  Ki: 1n << 10n,
+  Mi: 1n << 20n,
+  Gi: 1n << 30n,
+  Ti: 1n << 40n,
+  Pi: 1n << 50n,
+  Ei: 1n << 60n,
+};
+const decimalSI: Record<string, number> = { n: -9, u: -6, m: -3, "": 0, k: 3, M: 6, G: 9, T: 12, P: 15, E: 18 };
+
+const GRAMMAR = /^([+-]?)(\d*)(?:\.(\d*))?(?:(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])|[eE]([+-]?\d+))?$/;
+
+const ceilDiv = (a: bigint, b: bigint): bigint => {
+  const q = a / b;
+  return q * b === a || a < 0n ? q : q + 1n;
+};
+
+/** Parse a quantity to its exact value in nano-units. */
+export function parseQuantity(input: string): bigint {
+  if (typeof input !== "string") throw new QuantityError(String(input), "not a string");
+  const s = input.trim();
+  const m = GRAMMAR.exec(s);
+  if (!s || !m) throw new QuantityError(input, "not a Kubernetes quantity");
+  const [, sign, intPart = "", fracPart = "", suffix, exponent] = m;
+  if (!intPart && !fracPart) throw new QuantityError(input, "no digits");
+  if (exponent !== undefined && Math.abs(Number(exponent)) > 100) {
+    throw new QuantityError(input, "exponent out of range");
+  }
+  // mantissa * 10^-fracDigits * multiplier, in nano-units
+  let value = BigInt((intPart || "0") + fracPart) * NANO;
+  let denominator = 10n ** BigInt(fracPart.length);
+  if (suffix && suffix in binarySI) {
+    value *= binarySI[suffix]!;
+  } else {
+    const pow = suffix !== undefined ? decimalSI[suffix]! : exponent !== undefined ? Number(exponent) : 0;
+    if (pow >= 0) value *= 10n ** BigInt(pow);
+    else denominator *= 10n ** BigInt(-pow);
+  }
+  const nanos = ceilDiv(value, denominator);
+  return sign === "-" ? -nanos : nanos;
+}
+
+/** The quantity as a whole number of bytes (units), rounded up. */
+export function toBytes(input: string): bigint {
+  return ceilDiv(parseQuantity(input), NANO);
+}
+
+/** -1, 0 or 1 as a < b, a = b, a > b. */
+export function compareQuantity(a: string, b: string): -1 | 0 | 1 {
+  const x = parseQuantity(a);
+  const y = parseQuantity(b);
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/** Format a byte count the way people write storage: the largest exact binary suffix, else plain. */
+export function formatBytes(bytes: bigint): string {
+  if (bytes === 0n) return "0";
+  for (const suffix of ["Ei", "Pi", "Ti", "Gi", "Mi", "Ki"]) {
+    const unit = binarySI[suffix]!;
+    if (bytes % unit === 0n) return `${bytes / unit}${suffix}`;
+  }
+  return bytes.toString();
+}
+
+/** A short human form for tables: `1.5Gi`, `20Gi`, `977Mi` (approximate to 2 decimals). */
+export function humanBytes(bytes: bigint): string {
+  for (const suffix of ["Ei", "Pi", "Ti", "Gi", "Mi", "Ki"]) {
+    const unit = binarySI[suffix]!;
+    if (bytes >= unit) {
+      const hundredths = (bytes * 100n) / unit;
+      const whole = hundredths / 100n;
+      const frac = hundredths % 100n;
+      return frac === 0n ? `${whole}${suffix}` : `${whole}.${frac.toString().padStart(2, "0").replace(/0$/, "")}${suffix}`;
+    }
+  }
+  return bytes.toString();
+}

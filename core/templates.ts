@@ -1,0 +1,77 @@
+// The desired claim templates (rule 2): the annotation if present, else the live templates.
+// Every way the annotation can be wrong yields one precise message; nothing is written then.
+import { z } from "zod";
+import { ClaimTemplate, type StatefulSet } from "./k8s.js";
+import { QuantityError, toBytes } from "./quantity.js";
+import { Keys } from "./types.js";
+
+export type DesiredTemplates =
+  | { ok: true; source: "annotation" | "spec"; templates: ClaimTemplate[] }
+  | { ok: false; message: string };
+
+const where = `annotation ${Keys.templates}`;
+
+const issuePath = (path: readonly PropertyKey[]): string =>
+  path.map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`)).join("").replace(/^\./, "");
+
+export function desiredTemplates(set: StatefulSet): DesiredTemplates {
+  const live = set.spec.volumeClaimTemplates ?? [];
+  const raw = set.metadata.annotations?.[Keys.templates];
+  const setName = `${set.metadata.namespace ?? "default"}/${set.metadata.name}`;
+  let templates: ClaimTemplate[];
+  let source: "annotation" | "spec";
+
+  if (raw === undefined) {
+    templates = live;
+    source = "spec";
+  } else {
+    let json: unknown;
+    try {
+      json = JSON.parse(raw);
+    } catch (err) {
+      return { ok: false, message: `${where} on ${setName} is not valid JSON (${(err as Error).message}); it must be a JSON array of claim templates` };
+    }
+    const parsed = z.array(ClaimTemplate).safeParse(json);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      const at = issuePath(issue.path);
+      return {
+        ok: false,
+        message: `${where} on ${setName}: ${at ? `${at}: ` : ""}${issue.message}; expected a JSON array of volumeClaimTemplates ({"metadata":{"name":…},"spec":{…}})`,
+      };
+    }
+    templates = parsed.data;
+    source = "annotation";
+    const liveNames = new Set(live.map((t) => t.metadata.name));
+    const seen = new Set<string>();
+    for (const t of templates) {
+      if (seen.has(t.metadata.name)) return { ok: false, message: `${where} on ${setName}: template name "${t.metadata.name}" appears twice` };
+      seen.add(t.metadata.name);
+      if (!liveNames.has(t.metadata.name)) {
+        return {
+          ok: false,
+          message: `${where} on ${setName}: template "${t.metadata.name}" is not in spec.volumeClaimTemplates (${[...liveNames].join(", ") || "none"}); claimstep updates existing claims, it cannot add a template`,
+        };
+      }
+    }
+  }
+
+  for (const t of templates) {
+    const storage = t.spec.resources?.requests?.storage;
+    const origin = source === "annotation" ? where : "spec.volumeClaimTemplates";
+    if (storage === undefined) {
+      return { ok: false, message: `${origin} on ${setName}: template "${t.metadata.name}" has no spec.resources.requests.storage` };
+    }
+    try {
+      if (toBytes(storage) <= 0n) {
+        return { ok: false, message: `${origin} on ${setName}: template "${t.metadata.name}" requests ${storage}; storage must be positive` };
+      }
+    } catch (err) {
+      if (err instanceof QuantityError) {
+        return { ok: false, message: `${origin} on ${setName}: template "${t.metadata.name}" spec.resources.requests.storage: ${err.message}` };
+      }
+      throw err;
+    }
+  }
+  return { ok: true, source, templates };
+}
