@@ -1,0 +1,140 @@
+// Environment → configuration, validated with zod. The same variables serve the Worker (bindings
+// and secrets) and Node (process.env). Error messages name the variable and the fix, never a value.
+import { z } from "zod";
+
+/** Split a comma/space separated list, dropping empty entries. */
+const list = (raw: string | undefined): string[] =>
+  (raw ?? "")
+    .split(/[\s,]+/)
+    .map((s) => s.trim())
+    .filter(Boolean);
+
+const intVar = (min: number, fallback: number) =>
+  z
+    .string()
+    .optional()
+    .transform((s, ctx) => {
+      if (s === undefined || s.trim() === "") return fallback;
+      const n = Number(s);
+      if (!Number.isInteger(n) || n < min) {
+        ctx.addIssue({ code: "custom", message: `must be an integer ≥ ${min}` });
+        return z.NEVER;
+      }
+      return n;
+    });
+
+const whsec = /^whsec_[A-Za-z0-9+/]+={0,2}$/;
+const dns1123 = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+const EnvSchema = z.looseObject({
+  /** Bearer tokens accepted by the HTTP app (several during a rotation). */
+  CLAIMSTEP_API_TOKEN: z.string().optional(),
+  /** Standard Webhooks secrets `whsec_<base64>` (several during a rotation). */
+  CLAIMSTEP_WEBHOOK_SECRET: z.string().optional(),
+  /** Namespaces claimstep may act in; empty = all. */
+  CLAIMSTEP_NAMESPACES: z.string().optional(),
+  CLAIMSTEP_BODY_LIMIT_BYTES: intVar(1024, 256 * 1024),
+  /** Subrequests one invocation may make (Workers free: 50, paid: 1000). */
+  CLAIMSTEP_SUBREQUEST_BUDGET: intVar(1, 50),
+  /** Worst-case subrequests of one step: 5 reads, 1 apply, 1 annotation, events. */
+  CLAIMSTEP_SUBREQUESTS_PER_STEP: intVar(1, 10),
+  /** Interval of the cron trigger, for the rotation of sets across ticks. */
+  CLAIMSTEP_TICK_SECONDS: intVar(1, 60),
+  /** Node server: step every opted-in set this often; 0 = off. */
+  CLAIMSTEP_INTERVAL_SECONDS: intVar(0, 0),
+  /** Worker: the API server reached with plain fetch (through Cloudflare Tunnel when private). */
+  KUBE_API_SERVER: z.url({ protocol: /^https?$/ }).optional(),
+  KUBE_TOKEN: z.string().optional(),
+  /** Cloudflare Access service token, sent as CF-Access-Client-Id/-Secret. */
+  CF_ACCESS_CLIENT_ID: z.string().optional(),
+  CF_ACCESS_CLIENT_SECRET: z.string().optional(),
+});
+
+export interface AppConfig {
+  bearerTokens: string[];
+  webhookSecrets: string[];
+  namespaces: string[];
+  bodyLimitBytes: number;
+  subrequestBudget: number;
+  subrequestsPerStep: number;
+  tickSeconds: number;
+  intervalSeconds: number;
+  kube?: { server: string; token?: string; headers: Record<string, string> };
+}
+
+export class ConfigError extends Error {
+  override readonly name = "ConfigError";
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
+  }
+}
+
+export interface ConfigOptions {
+  /** The Worker needs KUBE_API_SERVER; Node may use kubeconfig instead. */
+  requireKube?: boolean;
+}
+
+/** Read and validate the configuration. Throws ConfigError listing every problem. */
+export function configFromEnv(env: Record<string, unknown>, opts: ConfigOptions = {}): AppConfig {
+  // Only string values are configuration (Worker env also holds bindings such as KV namespaces).
+  const strings = Object.fromEntries(Object.entries(env).filter(([, v]) => typeof v === "string"));
+  const parsed = EnvSchema.safeParse(strings);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`));
+  }
+  const e = parsed.data;
+  const problems: string[] = [];
+  const bearerTokens = list(e.CLAIMSTEP_API_TOKEN);
+  const webhookSecrets = list(e.CLAIMSTEP_WEBHOOK_SECRET);
+  const namespaces = list(e.CLAIMSTEP_NAMESPACES);
+
+  if (bearerTokens.length === 0 && webhookSecrets.length === 0) {
+    problems.push(
+      "no authentication configured: set CLAIMSTEP_API_TOKEN (bearer) and/or CLAIMSTEP_WEBHOOK_SECRET (whsec_<base64>)",
+    );
+  }
+  if (bearerTokens.some((t) => t.length < 16)) {
+    problems.push("CLAIMSTEP_API_TOKEN: each token must be at least 16 characters (e.g. `openssl rand -hex 32`)");
+  }
+  if (webhookSecrets.some((s) => !whsec.test(s))) {
+    problems.push("CLAIMSTEP_WEBHOOK_SECRET: each secret must look like whsec_<base64> (e.g. `echo whsec_$(openssl rand -base64 32)`)");
+  }
+  for (const ns of namespaces.filter((n) => !dns1123.test(n))) {
+    problems.push(`CLAIMSTEP_NAMESPACES: "${ns}" is not a valid namespace name`);
+  }
+  if (e.CF_ACCESS_CLIENT_ID !== undefined && e.CF_ACCESS_CLIENT_SECRET === undefined) {
+    problems.push("CF_ACCESS_CLIENT_SECRET: required when CF_ACCESS_CLIENT_ID is set");
+  }
+  if (e.CF_ACCESS_CLIENT_SECRET !== undefined && e.CF_ACCESS_CLIENT_ID === undefined) {
+    problems.push("CF_ACCESS_CLIENT_ID: required when CF_ACCESS_CLIENT_SECRET is set");
+  }
+  if (opts.requireKube && !e.KUBE_API_SERVER) {
+    problems.push("KUBE_API_SERVER: required (the API server URL, e.g. https://kube.example.com behind Cloudflare Tunnel)");
+  }
+  if (e.KUBE_API_SERVER && !e.KUBE_TOKEN) {
+    problems.push("KUBE_TOKEN: required with KUBE_API_SERVER (a ServiceAccount token: `kubectl create token claimstep`)");
+  }
+  if (e.CLAIMSTEP_SUBREQUESTS_PER_STEP > e.CLAIMSTEP_SUBREQUEST_BUDGET) {
+    problems.push("CLAIMSTEP_SUBREQUEST_BUDGET: must be at least CLAIMSTEP_SUBREQUESTS_PER_STEP");
+  }
+  if (problems.length) throw new ConfigError(problems);
+
+  const headers: Record<string, string> = {};
+  if (e.CF_ACCESS_CLIENT_ID && e.CF_ACCESS_CLIENT_SECRET) {
+    headers["CF-Access-Client-Id"] = e.CF_ACCESS_CLIENT_ID;
+    headers["CF-Access-Client-Secret"] = e.CF_ACCESS_CLIENT_SECRET;
+  }
+  return {
+    bearerTokens,
+    webhookSecrets,
+    namespaces,
+    bodyLimitBytes: e.CLAIMSTEP_BODY_LIMIT_BYTES,
+    subrequestBudget: e.CLAIMSTEP_SUBREQUEST_BUDGET,
+    subrequestsPerStep: e.CLAIMSTEP_SUBREQUESTS_PER_STEP,
+    tickSeconds: e.CLAIMSTEP_TICK_SECONDS,
+    intervalSeconds: e.CLAIMSTEP_INTERVAL_SECONDS,
+    ...(e.KUBE_API_SERVER
+      ? { kube: { server: e.KUBE_API_SERVER.replace(/\/+$/, ""), ...(e.KUBE_TOKEN ? { token: e.KUBE_TOKEN } : {}), headers } }
+      : {}),
+  };
+}

@@ -1,0 +1,75 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, configFromEnv } from "../../functions/config.js";
+
+const secret = `whsec_${btoa("0123456789abcdef0123456789abcdef")}`;
+
+describe("configFromEnv", () => {
+  it("reads a full Worker configuration", () => {
+    const cfg = configFromEnv(
+      {
+        CLAIMSTEP_API_TOKEN: "token-aaaaaaaaaaaaaaaa, token-bbbbbbbbbbbbbbbb",
+        CLAIMSTEP_WEBHOOK_SECRET: secret,
+        CLAIMSTEP_NAMESPACES: "db, queues",
+        CLAIMSTEP_SUBREQUEST_BUDGET: "1000",
+        KUBE_API_SERVER: "https://kube.example.com/",
+        KUBE_TOKEN: "sa-token",
+        CF_ACCESS_CLIENT_ID: "id.access",
+        CF_ACCESS_CLIENT_SECRET: "access-secret",
+        SOME_KV_BINDING: { get: () => null },
+      },
+      { requireKube: true },
+    );
+    expect(cfg).toEqual({
+      bearerTokens: ["token-aaaaaaaaaaaaaaaa", "token-bbbbbbbbbbbbbbbb"],
+      webhookSecrets: [secret],
+      namespaces: ["db", "queues"],
+      bodyLimitBytes: 262144,
+      subrequestBudget: 1000,
+      subrequestsPerStep: 10,
+      tickSeconds: 60,
+      intervalSeconds: 0,
+      kube: {
+        server: "https://kube.example.com",
+        token: "sa-token",
+        headers: { "CF-Access-Client-Id": "id.access", "CF-Access-Client-Secret": "access-secret" },
+      },
+    });
+  });
+
+  it("lists every problem, naming the variable and never the secret values", () => {
+    let error: unknown;
+    try {
+      configFromEnv(
+        {
+          CLAIMSTEP_API_TOKEN: "short-secret",
+          CLAIMSTEP_WEBHOOK_SECRET: "not-whsec-value",
+          CLAIMSTEP_NAMESPACES: "Bad_NS",
+          CF_ACCESS_CLIENT_ID: "id-only",
+        },
+        { requireKube: true },
+      );
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const problems = (error as ConfigError).problems;
+    expect(problems.join("\n")).toMatch(/CLAIMSTEP_API_TOKEN: each token must be at least 16/);
+    expect(problems.join("\n")).toMatch(/CLAIMSTEP_WEBHOOK_SECRET: each secret must look like whsec_/);
+    expect(problems.join("\n")).toMatch(/"Bad_NS" is not a valid namespace/);
+    expect(problems.join("\n")).toMatch(/CF_ACCESS_CLIENT_SECRET: required/);
+    expect(problems.join("\n")).toMatch(/KUBE_API_SERVER: required/);
+    expect((error as Error).message).not.toMatch(/short-secret|not-whsec-value/);
+  });
+
+  it("refuses to start without any authentication", () => {
+    expect(() => configFromEnv({})).toThrow(/no authentication configured/);
+  });
+
+  it("rejects a non-numeric budget and a non-http API server", () => {
+    expect(() => configFromEnv({ CLAIMSTEP_API_TOKEN: "x".repeat(20), CLAIMSTEP_SUBREQUEST_BUDGET: "lots" })).toThrow(
+      /CLAIMSTEP_SUBREQUEST_BUDGET: must be an integer/,
+    );
+    expect(() => configFromEnv({ CLAIMSTEP_API_TOKEN: "x".repeat(20), KUBE_API_SERVER: "ftp://x", KUBE_TOKEN: "t" })).toThrow(/KUBE_API_SERVER/);
+    expect(() => configFromEnv({ CLAIMSTEP_API_TOKEN: "x".repeat(20), KUBE_API_SERVER: "https://x" })).toThrow(/KUBE_TOKEN: required/);
+  });
+});
