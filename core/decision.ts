@@ -64,6 +64,8 @@ export function annotationChanges(set: StatefulSet, wanted: Record<string, strin
 export interface DecisionParts {
   phase: Phase;
   reason: string;
+  /** Reason recorded in the status annotation when it differs (a converged set keeps `RolloutComplete`). */
+  statusReason?: string;
   message: string;
   revision?: string;
   action?: Action;
@@ -83,7 +85,7 @@ export function makeDecision(snapshot: Snapshot, now: Date, ordinals: OrdinalRep
   const set = snapshot.statefulSet;
   const status: StatusRecord = {
     phase: parts.phase,
-    reason: parts.reason,
+    reason: parts.statusReason ?? parts.reason,
     message: parts.message,
     ...(parts.ordinal !== undefined ? { ordinal: parts.ordinal } : {}),
     ...(parts.revision !== undefined ? { revision: parts.revision } : {}),

@@ -411,6 +411,7 @@ export function planStep(snapshot: Snapshot, now: Date): Decision {
   return decide({
     phase: "Complete",
     reason: alreadyComplete ? "Converged" : "RolloutComplete",
+    statusReason: "RolloutComplete",
     message,
     currentRevision: revision,
     events: alreadyComplete ? [] : [{ type: "Normal", reason: "RolloutComplete", action: "Complete", note: message }],

@@ -1,0 +1,386 @@
+// planStep, one named scenario per behaviour of DESIGN.md rules 1–12. Each scenario fails if
+// its rule breaks.
+import { describe, expect, it } from "vitest";
+import { planStep } from "../../core/plan.js";
+import { revisionOf } from "../../core/revision.js";
+import { Keys, type Decision, type Snapshot } from "../../core/types.js";
+import { annotate, applyPatch, claimsFor, makeClaim, makeSet, settle, snapshot, template } from "./builders.js";
+
+const NOW = new Date("2026-11-30T10:00:00Z");
+const plan = (s: Snapshot): Decision => planStep(s, NOW);
+const rev = (...t: Parameters<typeof template>[0][]) => revisionOf(t.map(template) as never);
+
+/** Run steps as a perfect cluster would (apply, then settle at once) until no action remains. */
+function rollout(s: Snapshot, max = 100): { order: string[]; final: Decision; snapshot: Snapshot } {
+  const order: string[] = [];
+  for (let i = 0; i < max; i++) {
+    const d = plan(s);
+    s = annotate(s, d.setAnnotations);
+    if (!d.action) return { order, final: d, snapshot: s };
+    order.push(d.action.claim);
+    s = settle(applyPatch(s, d.action), d.action.claim);
+  }
+  throw new Error("no convergence");
+}
+
+describe("rule 1: opt-in and OnDelete", () => {
+  it("no-annotation: a set without the strategy annotation is Idle and records nothing", () => {
+    const d = plan(snapshot(makeSet({ strategy: null, desired: [{ name: "data", storage: "2Gi" }] }), claimsFor(makeSet())));
+    expect(d.phase).toBe("Idle");
+    expect(d.action).toBeUndefined();
+    expect(d.setAnnotations).toBeUndefined();
+    expect(d.events).toEqual([]);
+  });
+  it("on-claim-delete: the KEP default leaves the set alone", () => {
+    const d = plan(snapshot(makeSet({ strategy: "OnClaimDelete", desired: [{ name: "data", storage: "2Gi" }] }), claimsFor(makeSet())));
+    expect(d.phase).toBe("Idle");
+    expect(d.action).toBeUndefined();
+  });
+  it("on-delete: updateStrategy OnDelete is Idle with a message, no claim write", () => {
+    const set = makeSet({ updateStrategyType: "OnDelete", desired: [{ name: "data", storage: "2Gi" }] });
+    const d = plan(snapshot(set, claimsFor(set)));
+    expect(d.phase).toBe("Idle");
+    expect(d.reason).toBe("OnDelete");
+    expect(d.message).toMatch(/OnDelete/);
+    expect(d.action).toBeUndefined();
+  });
+  it("bad-strategy: an unknown strategy value blocks with the accepted values", () => {
+    const d = plan(snapshot(makeSet({ strategy: "Inplace" }), claimsFor(makeSet())));
+    expect(d.phase).toBe("Blocked");
+    expect(d.message).toContain("InPlace or OnClaimDelete");
+  });
+});
+
+describe("rule 2: desired templates", () => {
+  const blocked = (desired: string, pattern: RegExp) => {
+    const set = makeSet({ desired });
+    const d = plan(snapshot(set, claimsFor(set)));
+    expect(d.phase).toBe("Blocked");
+    expect(d.reason).toBe("InvalidTemplates");
+    expect(d.action).toBeUndefined();
+    expect(d.message).toMatch(pattern);
+    expect(d.events[0]).toMatchObject({ type: "Warning", reason: "InvalidTemplates" });
+    expect(d.setAnnotations?.[Keys.status]).toBeDefined();
+  };
+  it("bad-json: names the annotation and the JSON error", () => blocked("[{", /volume-claim-templates on default\/web is not valid JSON/));
+  it("not-an-array: schema errors name the expectation", () => blocked(`{"metadata":{}}`, /expected a JSON array/));
+  it("bad-quantity: names the template and the string", () =>
+    blocked(JSON.stringify([template({ name: "data", storage: "20Gb" })]), /template "data" spec.resources.requests.storage: invalid quantity "20Gb"/));
+  it("unknown-template: a name not in the live set", () =>
+    blocked(JSON.stringify([template({ name: "logs", storage: "2Gi" })]), /template "logs" is not in spec.volumeClaimTemplates \(data\)/));
+  it("duplicate-template: the same name twice", () =>
+    blocked(JSON.stringify([template({ name: "data", storage: "2Gi" }), template({ name: "data", storage: "3Gi" })]), /"data" appears twice/));
+  it("no-annotation-uses-live: without the annotation the live templates are desired", () => {
+    const set = makeSet({ live: [{ name: "data", storage: "1Gi" }] });
+    const d = plan(snapshot(set, claimsFor(set)));
+    expect(d.revision).toBe(rev({ name: "data", storage: "1Gi" }));
+  });
+});
+
+describe("rules 3–4, 7: scope, order, the one action", () => {
+  it("fresh-opt-in: stamps the revision label on each claim without changing storage", () => {
+    const set = makeSet();
+    const { order, final, snapshot: end } = rollout(snapshot(set, claimsFor(set)));
+    expect(order).toEqual(["data-web-2", "data-web-1", "data-web-0"]);
+    for (const c of end.claims) {
+      expect(c.metadata.labels?.[Keys.revisionLabel]).toBe(final.revision);
+      expect(c.spec.resources?.requests?.storage).toBe("1Gi");
+    }
+    expect(final.phase).toBe("Complete");
+  });
+  it("grow-in-order: 3 replicas grow 2→1→0, one PVC per step, with a server-side-apply action", () => {
+    const set = makeSet({ desired: [{ name: "data", storage: "2Gi" }] });
+    const s = snapshot(set, claimsFor(set));
+    const first = plan(s);
+    expect(first.action).toMatchObject({
+      type: "PatchClaim",
+      namespace: "default",
+      claim: "data-web-2",
+      template: "data",
+      ordinal: 2,
+      storage: "2Gi",
+      labels: { [Keys.revisionLabel]: rev({ name: "data", storage: "2Gi" }) },
+      uid: "uid-data-web-2",
+    });
+    expect(first.phase).toBe("Progressing");
+    expect(first.events).toEqual([expect.objectContaining({ type: "Normal", reason: "ClaimUpdated", action: "PatchClaim" })]);
+    const { order, final } = rollout(s);
+    expect(order).toEqual(["data-web-2", "data-web-1", "data-web-0"]);
+    expect(final.phase).toBe("Complete");
+  });
+  it("next-ordinal-waits: ordinal 1 is not touched until ordinal 2 is ready", () => {
+    const set = makeSet({ desired: [{ name: "data", storage: "2Gi" }] });
+    let s = snapshot(set, claimsFor(set));
+    s = applyPatch(s, plan(s).action!); // 2 is now resizing
+    const d = plan(s);
+    expect(d.action).toBeUndefined();
+    expect(d.phase).toBe("Waiting");
+    expect(d.status.ordinal).toBe(2);
+  });
+  it("two-templates: each claim of an ordinal is applied before the next ordinal", () => {
+    const live = [{ name: "data", storage: "1Gi" }, { name: "wal", storage: "1Gi" }];
+    const set = makeSet({ live, desired: [{ name: "data", storage: "2Gi" }, { name: "wal", storage: "3Gi" }] });
+    const { order } = rollout(snapshot(set, claimsFor(set)));
+    expect(order).toEqual(["data-web-2", "wal-web-2", "data-web-1", "wal-web-1", "data-web-0", "wal-web-0"]);
+  });
+  it("partition-1: leaves ordinal 0 alone", () => {
+    const set = makeSet({ partition: 1, desired: [{ name: "data", storage: "2Gi" }] });
+    const { order, final } = rollout(snapshot(set, claimsFor(set)));
+    expect(order).toEqual(["data-web-2", "data-web-1"]);
+    expect(final.phase).toBe("Complete");
+    expect(final.ordinals.find((o) => o.ordinal === 0)?.state).toBe("OutOfScope");
+  });
+  it("ordinals-start-5: claims are named from 5 and the partition counts from start", () => {
+    const set = makeSet({ start: 5, partition: 1, desired: [{ name: "data", storage: "2Gi" }] });
+    const { order } = rollout(snapshot(set, claimsFor(set)));
+    expect(order).toEqual(["data-web-7", "data-web-6"]);
+  });
+  it("missing-pvc: a claim not created yet is left to the StatefulSet controller", () => {
+    const set = makeSet({ desired: [{ name: "data", storage: "2Gi" }] });
+    const claims = claimsFor(set).filter((c) => c.metadata.name !== "data-web-1");
+    const { order, final } = rollout(snapshot(set, claims));
+    expect(order).toEqual(["data-web-2", "data-web-0"]);
+    expect(final.phase).toBe("Waiting");
+    expect(final.reason).toBe("ClaimMissing");
+  });
+  it("condemned: claims of ordinals beyond replicas are reported and never written", () => {
+    const set = makeSet({ replicas: 2, desired: [{ name: "data", storage: "2Gi" }] });
+    const claims = [...claimsFor(set), makeClaim("data-web-2"), makeClaim("data-web-3")];
+    const { order, final } = rollout(snapshot(set, claims));
+    expect(order).toEqual(["data-web-1", "data-web-0"]);
+    expect(final.ordinals.filter((o) => o.state === "Condemned").map((o) => o.ordinal)).toEqual([3, 2]);
+  });
+  it("zero-replicas: nothing in scope is Complete at once", () => {
+    const set = makeSet({ replicas: 0, desired: [{ name: "data", storage: "2Gi" }] });
+    const d = plan(snapshot(set, []));
+    expect(d.phase).toBe("Complete");
+    expect(d.action).toBeUndefined();
+  });
+});
+
+describe("rule 5: target = max(template, PVC spec)", () => {
+  it("template-smaller: a PVC larger than the template is satisfied, never lowered", () => {
+    const set = makeSet({ desired: [{ name: "data", storage: "1Gi" }] });
+    const { order, final, snapshot: end } = rollout(snapshot(set, claimsFor(set, { storage: "5Gi" })));
+    expect(order).toHaveLength(3);
+    expect(end.claims.every((c) => c.spec.resources?.requests?.storage === "5Gi")).toBe(true);
+    expect(final.phase).toBe("Complete");
+  });
+  it("equal-bytes: 2Gi and 2147483648 are the same request; the PVC's string is kept", () => {
+    const set = makeSet({ desired: [{ name: "data", storage: "2147483648" }] });
+    const d = plan(snapshot(set, claimsFor(set, { storage: "2Gi" })));
+    expect(d.action?.storage).toBe("2Gi");
+  });
+  it("larger-failed-expansion: someone else's failed larger resize does not hold the rollout", () => {
+    const set = makeSet({ desired: [{ name: "data", storage: "2Gi" }] });
+    const claims = claimsFor(set, { storage: "2Gi", capacity: "2Gi" });
+    claims[2] = makeClaim("data-web-2", { storage: "9Gi", capacity: "2Gi", allocatedResourceStatus: "ControllerResizeInfeasible" });
+    const { final } = rollout(snapshot(set, claims));
+    expect(final.phase).toBe("Complete");
+  });
+});
+
+describe("rule 6: predicted rejections, no write", () => {
+  const noWrite = (d: Decision) => expect(d.action).toBeUndefined();
+  it("class-mismatch: template class differs from the PVC's", () => {
+    const set = makeSet({ desired: [{ name: "data", storage: "2Gi", storageClassName: "fixed" }] });
+    const d = plan(snapshot(set, claimsFor(set)));
+    expect(d).toMatchObject({ phase: "Blocked", reason: "StorageClassMismatch" });
+    expect(d.message).toContain("data-web-2 has storage class fast but template \"data\" asks for fixed");
+    noWrite(d);
+  });
+  it("beta-class-annotation: the beta annotation is the effective class", () => {
+    const set = makeSet({ desired: [{ name: "data", storage: "2Gi", storageClassName: "fast" }] });
+    const d = plan(snapshot(set, claimsFor(set, { betaClass: "fixed" })));
+    expect(d.reason).toBe("StorageClassMismatch");
+    noWrite(d);
+  });
+  it("immutable-access-modes: other immutable fields block", () => {
+    const set = makeSet({ desired: [{ name: "data", storage: "2Gi", accessModes: ["ReadWriteMany"] }] });
+    const d = plan(snapshot(set, claimsFor(set)));
+    expect(d).toMatchObject({ phase: "Blocked", reason: "ImmutableFieldMismatch" });
+    expect(d.message).toContain("accessModes");
+    noWrite(d);
+  });
+  it("expansion-not-allowed: class with allowVolumeExpansion false blocks without a write", () => {
+    const set = makeSet({ live: [{ name: "data", storage: "1Gi", storageClassName: "fixed" }], desired: [{ name: "data", storage: "2Gi", storageClassName: "fixed" }] });
+    const d = plan(snapshot(set, claimsFor(set, { storageClassName: "fixed" })));
+    expect(d).toMatchObject({ phase: "Blocked", reason: "ExpansionNotAllowed" });
+    expect(d.message).toContain("StorageClass fixed does not set allowVolumeExpansion: true");
+    noWrite(d);
+  });
+  it("missing-class: a class that does not exist cannot expand", () => {
+    const set = makeSet({ desired: [{ name: "data", storage: "2Gi", storageClassName: null }] });
+    const d = plan(snapshot(set, claimsFor(set, { storageClassName: "gone" })));
+    expect(d).toMatchObject({ phase: "Blocked", reason: "ExpansionNotAllowed" });
+    noWrite(d);
+  });
+  it("unbound-waits: expansion of a Pending claim waits for it to bind", () => {
+    const set = makeSet({ desired: [{ name: "data", storage: "2Gi" }] });
+    const d = plan(snapshot(set, claimsFor(set, { phase: "Pending" })));
+    expect(d).toMatchObject({ phase: "Waiting", reason: "ClaimNotBound" });
+    noWrite(d);
+  });
+  it("missing-vac: a VolumeAttributesClass that does not exist blocks", () => {
+    const set = makeSet({ desired: [{ name: "data", storage: "1Gi", vac: "gold" }] });
+    const vacs = [{ metadata: { name: "silver" }, driverName: "example.com/fake" }];
+    const d = plan(snapshot(set, claimsFor(set), { volumeAttributesClasses: vacs }));
+    expect(d).toMatchObject({ phase: "Blocked", reason: "VolumeAttributesClassNotFound" });
+    expect(d.message).toContain("VolumeAttributesClass gold does not exist");
+    noWrite(d);
+  });
+  it("no-vac-api: naming a VAC on a cluster without the API blocks", () => {
+    const set = makeSet({ desired: [{ name: "data", storage: "1Gi", vac: "gold" }] });
+    const d = plan(snapshot(set, claimsFor(set)));
+    expect(d.message).toContain("no VolumeAttributesClass API");
+    noWrite(d);
+  });
+});
+
+describe("rule 8: readiness from the real status fields", () => {
+  const desired = [{ name: "data", storage: "2Gi" }];
+  const at = (c: Parameters<typeof makeClaim>[1]) => {
+    const set = makeSet({ desired });
+    const r = rev(...desired);
+    const claims = claimsFor(set, { storage: "1Gi" });
+    claims[2] = makeClaim("data-web-2", { storage: "2Gi", capacity: "1Gi", revision: r, ...c });
+    return plan(snapshot(set, claims));
+  };
+  it("resizing: ControllerResizeInProgress waits", () => {
+    const d = at({ allocatedResourceStatus: "ControllerResizeInProgress", conditions: [{ type: "Resizing" }] });
+    expect(d).toMatchObject({ phase: "Waiting", reason: "ClaimResizing" });
+    expect(d.ordinals[0]!.claims[0]!.readiness.state).toBe("Resizing");
+    expect(d.action).toBeUndefined();
+  });
+  it("fs-resize-pending: reported as waiting for the pod", () => {
+    const d = at({ allocatedResourceStatus: "NodeResizePending", conditions: [{ type: "FileSystemResizePending", message: "Waiting for user to (re-)start a pod" }] });
+    expect(d.phase).toBe("Waiting");
+    expect(d.ordinals[0]!.claims[0]!.readiness.state).toBe("WaitingForPod");
+    expect(d.message).toContain("file system resize pending until a pod mounts it");
+  });
+  it("infeasible: ControllerResizeInfeasible blocks with the driver's message", () => {
+    const d = at({ allocatedResourceStatus: "ControllerResizeInfeasible", conditions: [{ type: "ControllerResizeError", message: "requested size exceeds the disk limit of 16Ti" }] });
+    expect(d).toMatchObject({ phase: "Blocked", reason: "ResizeFailed" });
+    expect(d.message).toContain("requested size exceeds the disk limit of 16Ti");
+    expect(d.events[0]).toMatchObject({ type: "Warning", reason: "ResizeFailed" });
+  });
+  it("resize-error-retrying: a controller error with resize in progress waits, quoting the error", () => {
+    const d = at({ allocatedResourceStatus: "ControllerResizeInProgress", conditions: [{ type: "ControllerResizeError", message: "rpc error: timeout" }] });
+    expect(d.phase).toBe("Waiting");
+    expect(d.message).toContain("rpc error: timeout");
+  });
+  it("vac-waits-for-current: a VAC change waits for currentVolumeAttributesClassName", () => {
+    const vDesired = [{ name: "data", storage: "1Gi", vac: "gold" }];
+    const set = makeSet({ desired: vDesired });
+    const vacs = [{ metadata: { name: "gold" }, driverName: "example.com/fake" }];
+    let s = snapshot(set, claimsFor(set, { vac: "silver", currentVac: "silver" }), { volumeAttributesClasses: vacs });
+    const first = plan(s);
+    expect(first.action).toMatchObject({ claim: "data-web-2", volumeAttributesClassName: "gold" });
+    s = applyPatch(s, first.action!);
+    const second = plan(s);
+    expect(second.phase).toBe("Waiting");
+    expect(second.action).toBeUndefined();
+    expect(second.ordinals[0]!.claims[0]!.readiness.state).toBe("Modifying");
+    s = settle(s, "data-web-2");
+    expect(plan(s).action?.claim).toBe("data-web-1");
+  });
+  it("modify-infeasible: modifyVolumeStatus Infeasible blocks", () => {
+    const vDesired = [{ name: "data", storage: "1Gi", vac: "gold" }];
+    const set = makeSet({ desired: vDesired });
+    const claims = claimsFor(set, { vac: "silver", currentVac: "silver" });
+    claims[2] = makeClaim("data-web-2", { vac: "gold", currentVac: "silver", revision: rev(...vDesired), modifyVolumeStatus: { status: "Infeasible", targetVolumeAttributesClassName: "gold" } });
+    const d = plan(snapshot(set, claims, { volumeAttributesClasses: [{ metadata: { name: "gold" }, driverName: "x" }] }));
+    expect(d).toMatchObject({ phase: "Blocked", reason: "ModifyVolumeFailed" });
+  });
+});
+
+describe("rule 9: maxUnavailable", () => {
+  const inFlightAfter = (maxUnavailable: number | string, replicas: number) => {
+    const set = makeSet({ replicas, maxUnavailable, desired: [{ name: "data", storage: "2Gi" }] });
+    let s = snapshot(set, claimsFor(set));
+    const written: string[] = [];
+    for (let i = 0; i < replicas; i++) {
+      const d = plan(s);
+      if (!d.action) break;
+      written.push(d.action.claim);
+      s = applyPatch(s, d.action); // never settles
+    }
+    return written;
+  };
+  it("max-unavailable-2: two ordinals in flight at once, not three", () => {
+    expect(inFlightAfter(2, 3)).toEqual(["data-web-2", "data-web-1"]);
+  });
+  it("max-unavailable-50%: percent of replicas rounded down", () => {
+    expect(inFlightAfter("50%", 5)).toEqual(["data-web-4", "data-web-3"]);
+  });
+  it("max-unavailable-percent-min-1: 10% of 3 rounds to 0, then to the minimum 1", () => {
+    expect(inFlightAfter("10%", 3)).toEqual(["data-web-2"]);
+  });
+});
+
+describe("rules 10–11: completion, convergence, retarget", () => {
+  it("complete: writes current-revision and emits RolloutComplete once", () => {
+    const set = makeSet({ desired: [{ name: "data", storage: "2Gi" }] });
+    const { final } = rollout(snapshot(set, claimsFor(set)));
+    expect(final.phase).toBe("Complete");
+    expect(final.reason).toBe("RolloutComplete");
+    expect(final.setAnnotations?.[Keys.currentRevision]).toBe(final.revision);
+    expect(final.events).toEqual([expect.objectContaining({ reason: "RolloutComplete" })]);
+  });
+  it("converged: a repeat invocation on a complete set does nothing at all", () => {
+    const set = makeSet({ desired: [{ name: "data", storage: "2Gi" }] });
+    const { snapshot: end } = rollout(snapshot(set, claimsFor(set)));
+    const again = planStep(end, new Date("2026-12-01T00:00:00Z"));
+    expect(again.phase).toBe("Complete");
+    expect(again.reason).toBe("Converged");
+    expect(again.action).toBeUndefined();
+    expect(again.setAnnotations).toBeUndefined();
+    expect(again.events).toEqual([]);
+  });
+  it("status-only-when-changed: a second identical wait writes no annotation", () => {
+    const set = makeSet({ desired: [{ name: "data", storage: "2Gi" }] });
+    let s = snapshot(set, claimsFor(set));
+    const d1 = plan(s);
+    s = applyPatch(annotate(s, d1.setAnnotations), d1.action!);
+    const d2 = plan(s);
+    s = annotate(s, d2.setAnnotations);
+    expect(d2.setAnnotations?.[Keys.status]).toBeDefined();
+    expect(planStep(s, new Date("2026-11-30T11:00:00Z")).setAnnotations).toBeUndefined();
+  });
+  it("retarget: a new revision mid-rollout restarts from the top; larger claims stay larger", () => {
+    const set = makeSet({ desired: [{ name: "data", storage: "5Gi" }] });
+    let s = snapshot(set, claimsFor(set));
+    for (let i = 0; i < 1; i++) {
+      const d = plan(s);
+      s = settle(applyPatch(annotate(s, d.setAnnotations), d.action!), d.action!.claim);
+    }
+    expect(s.claims.find((c) => c.metadata.name === "data-web-2")!.spec.resources!.requests!.storage).toBe("5Gi");
+    // the user retargets to 3Gi (e.g. rollout undo of a too-large change)
+    const retargeted = makeSet({ desired: [{ name: "data", storage: "3Gi" }] });
+    s = { ...s, statefulSet: { ...retargeted, metadata: { ...retargeted.metadata, annotations: { ...s.statefulSet.metadata.annotations, [Keys.templates]: retargeted.metadata.annotations![Keys.templates]! } } } };
+    const { order, final, snapshot: end } = rollout(s);
+    expect(final.revision).toBe(rev({ name: "data", storage: "3Gi" }));
+    expect(order).toEqual(["data-web-2", "data-web-1", "data-web-0"]);
+    const sizes = Object.fromEntries(end.claims.map((c) => [c.metadata.name, c.spec.resources!.requests!.storage]));
+    expect(sizes).toEqual({ "data-web-0": "3Gi", "data-web-1": "3Gi", "data-web-2": "5Gi" });
+    expect(final.phase).toBe("Complete");
+  });
+});
+
+describe("rule 12: never lowers, never writes out of scope", () => {
+  it("every action of a rollout requests at least the PVC's spec and stays in scope", () => {
+    const set = makeSet({ replicas: 5, partition: 2, desired: [{ name: "data", storage: "3Gi" }] });
+    const claims = claimsFor(set).map((c, i) => (i % 2 ? makeClaim(c.metadata.name, { storage: "4Gi" }) : c));
+    let s = snapshot(set, [...claims, makeClaim("data-web-5")]);
+    for (let i = 0; i < 20; i++) {
+      const d = plan(s);
+      s = annotate(s, d.setAnnotations);
+      if (!d.action) break;
+      const before = s.claims.find((c) => c.metadata.name === d.action!.claim)!;
+      expect(Number(d.action.claim.split("-").pop())).toBeGreaterThanOrEqual(2);
+      expect(Number(d.action.claim.split("-").pop())).toBeLessThan(5);
+      expect(BigInt(d.action.storage.replace("Gi", "")) >= BigInt(before.spec.resources!.requests!.storage!.replace("Gi", ""))).toBe(true);
+      s = settle(applyPatch(s, d.action), d.action.claim);
+    }
+  });
+});
