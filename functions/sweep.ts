@@ -1,0 +1,76 @@
+// One scheduled pass: step every opted-in StatefulSet in the configured namespaces, within a
+// budget of subrequests. When more sets are opted in than fit, the start of the pass rotates with
+// the tick number, so every set gets its turn (the Worker is stateless: the tick is the only
+// memory it has).
+import type { SetRef } from "../core/types.js";
+import type { StepResult } from "./step.js";
+
+/** Counts the subrequests made so far, against a limit. */
+export interface SubrequestBudget {
+  limit: number;
+  /** Worst-case subrequests of one step. */
+  perStep: number;
+  used(): number;
+}
+
+export interface SweepOptions {
+  /** Opted-in sets of one namespace (`undefined` = all namespaces). */
+  listOptedIn(namespace: string | undefined): Promise<SetRef[]>;
+  namespaces: readonly string[];
+  step(ref: SetRef): Promise<StepResult>;
+  /** The tick number (e.g. scheduled time / cron interval): the rotation key. */
+  tick: number;
+  budget?: SubrequestBudget;
+  log?: (entry: Record<string, unknown>) => void;
+}
+
+export type SweepEntry =
+  | { ref: SetRef; phase: string; reason: string; outcome: string }
+  | { ref: SetRef; error: string };
+
+export interface SweepReport {
+  /** Opted-in sets found. */
+  found: number;
+  stepped: SweepEntry[];
+  /** Sets left for a later tick because the budget ran out. */
+  deferred: number;
+  /** Index (in name order) the pass started at. */
+  start: number;
+}
+
+const byName = (a: SetRef, b: SetRef) =>
+  a.namespace === b.namespace ? (a.name < b.name ? -1 : a.name > b.name ? 1 : 0) : a.namespace < b.namespace ? -1 : 1;
+
+/** How many steps the budget allows once the listing is done. */
+const capacityOf = (budget: SubrequestBudget | undefined, n: number): number =>
+  budget ? Math.max(0, Math.floor((budget.limit - budget.used()) / budget.perStep)) : n;
+
+export async function sweep(opts: SweepOptions): Promise<SweepReport> {
+  const scopes = opts.namespaces.length ? opts.namespaces : [undefined];
+  const refs: SetRef[] = [];
+  for (const ns of scopes) refs.push(...(await opts.listOptedIn(ns)));
+  refs.sort(byName);
+  const n = refs.length;
+  if (n === 0) return { found: 0, stepped: [], deferred: 0, start: 0 };
+
+  const capacity = capacityOf(opts.budget, n);
+  // Advance the start by a whole pass's capacity each tick, so consecutive ticks cover the sets
+  // one after the other instead of overlapping.
+  const start = (((Math.floor(opts.tick) * Math.max(1, Math.min(capacity, n))) % n) + n) % n;
+  const stepped: SweepEntry[] = [];
+  for (let i = 0; i < n; i++) {
+    const budget = opts.budget;
+    if (budget && budget.used() + budget.perStep > budget.limit) break;
+    const ref = refs[(start + i) % n]!;
+    try {
+      const r = await opts.step(ref);
+      stepped.push({ ref, phase: r.decision.phase, reason: r.decision.reason, outcome: r.outcome.kind });
+    } catch (err) {
+      // One broken set must not starve the others.
+      stepped.push({ ref, error: (err as Error).message });
+    }
+  }
+  const report = { found: n, stepped, deferred: n - stepped.length, start };
+  opts.log?.({ msg: "sweep", found: n, stepped: stepped.length, deferred: report.deferred, start });
+  return report;
+}
