@@ -1,0 +1,42 @@
+// The schemas accept the real objects a real API server returned, and reject what the planner
+// cannot use.
+import { readdirSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { listOf, PersistentVolumeClaim, Pod, StatefulSet, Status, StorageClass } from "../../core/k8s.js";
+import { FIXTURES, fixture, statusFixture } from "./builders.js";
+
+describe("fixtures parse", () => {
+  it("StatefulSet", () => {
+    const set = StatefulSet.parse(fixture("statefulset-web.json"));
+    expect(set.spec.volumeClaimTemplates?.[0]?.spec.resources?.requests?.storage).toBe("1Gi");
+    // unknown fields pass through untouched
+    expect((set as Record<string, any>).status.currentRevision).toBe("web-5869dd78fd");
+  });
+  it("PVC, pod and StorageClass lists", () => {
+    expect(listOf(PersistentVolumeClaim).parse(fixture("pvc-list.json")).items).toHaveLength(3);
+    expect(listOf(Pod).parse(fixture("pod-list.json")).items).toHaveLength(3);
+    const classes = listOf(StorageClass).parse(fixture("storageclass-list.json")).items;
+    expect(classes.map((c) => [c.metadata.name, c.allowVolumeExpansion])).toEqual([["fast", true], ["fixed", false]]);
+    expect(PersistentVolumeClaim.parse(fixture("pvc-apply-ok.json")).metadata.labels?.["claimstep.io/revision"]).toBe("abc");
+  });
+  it("every error fixture is a Status", () => {
+    const files = readdirSync(FIXTURES).filter((f) => f.endsWith(".txt") && f !== "lease-create-1.txt");
+    expect(files.length).toBeGreaterThan(10);
+    for (const f of files) {
+      const { code, body } = statusFixture(f);
+      expect(Status.parse(body).code, f).toBe(code);
+    }
+  });
+});
+
+describe("strict on the fields used", () => {
+  it("rejects a StatefulSet without a selector or with a string replica count", () => {
+    const set = fixture("statefulset-web.json");
+    expect(StatefulSet.safeParse({ ...set, spec: { ...set.spec, selector: undefined } }).success).toBe(false);
+    expect(StatefulSet.safeParse({ ...set, spec: { ...set.spec, replicas: "3" } }).success).toBe(false);
+  });
+  it("rejects a PVC without a name", () => {
+    const pvc = fixture("pvc-list.json").items[0];
+    expect(PersistentVolumeClaim.safeParse({ ...pvc, metadata: { ...pvc.metadata, name: "" } }).success).toBe(false);
+  });
+});
