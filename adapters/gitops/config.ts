@@ -1,0 +1,91 @@
+// The repository a pull-request writer proposes changes to, validated with messages that name the
+// field and the fix. Tokens come from the runtime's secrets; nothing here reads the environment.
+import { z } from "zod";
+
+/** Placeholders a path template may use; `{name}` (the PVC name) is required so each claim has its own file. */
+export const PATH_PLACEHOLDERS = ["namespace", "name", "statefulset", "template", "ordinal"] as const;
+export type PathPlaceholder = (typeof PATH_PLACEHOLDERS)[number];
+
+export const DEFAULT_API_URL = {
+  github: "https://api.github.com",
+  gitlab: "https://gitlab.com/api/v4",
+} as const;
+
+const placeholdersIn = (template: string): string[] => [...template.matchAll(/\{([^}]*)\}/g)].map((m) => m[1] ?? "");
+
+const PathTemplate = z
+  .string()
+  .min(1, "pathTemplate is empty: give a path like clusters/prod/claims/{namespace}/{name}.yaml")
+  .superRefine((t, ctx) => {
+    const unknown = placeholdersIn(t).filter((p) => !(PATH_PLACEHOLDERS as readonly string[]).includes(p));
+    if (unknown.length) {
+      ctx.addIssue({
+        code: "custom",
+        message: `pathTemplate uses unknown placeholder(s) ${unknown.map((p) => `{${p}}`).join(", ")}; allowed: ${PATH_PLACEHOLDERS.map((p) => `{${p}}`).join(" ")}`,
+      });
+    }
+    if (!placeholdersIn(t).includes("name")) {
+      ctx.addIssue({ code: "custom", message: "pathTemplate must contain {name} (the PVC name) so every claim gets its own file" });
+    }
+    if (t.startsWith("/") || t.split("/").includes("..")) {
+      ctx.addIssue({ code: "custom", message: "pathTemplate must be relative to the repository root, without '..'" });
+    }
+    if (!/\.ya?ml$/.test(t)) {
+      ctx.addIssue({ code: "custom", message: "pathTemplate must end in .yaml or .yml" });
+    }
+  });
+
+// Git ref names: no spaces, no '..', no ':', '~', '^', '?', '*', '[', '\', no leading '-'.
+const BranchName = z
+  .string()
+  .min(1)
+  .regex(/^(?!-)(?!.*\.\.)[^\s~^:?*[\\]+$/, "is not a valid branch name");
+
+export const RepositoryConfig = z
+  .strictObject({
+    provider: z.enum(["github", "gitlab"], { error: 'provider must be "github" or "gitlab"' }),
+    /** GitHub: `owner/repo`. GitLab: the project path (`group/subgroup/project`) or its numeric id. */
+    repository: z.string().min(1, "repository is empty"),
+    baseBranch: BranchName.default("main"),
+    pathTemplate: PathTemplate,
+    token: z.string().min(1, "token is empty: set the API token (a secret) with contents and pull-request write access"),
+    apiUrl: z.url({ error: "apiUrl must be an absolute URL such as https://github.example.com/api/v3" }).optional(),
+    labels: z.array(z.string().min(1)).default([]),
+    /** GitHub: logins, or `org/team` for team review. GitLab: usernames or numeric user ids. */
+    reviewers: z.array(z.string().min(1)).default([]),
+  })
+  .superRefine((c, ctx) => {
+    if (c.provider === "github" && !/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/.test(c.repository)) {
+      ctx.addIssue({ code: "custom", path: ["repository"], message: `repository "${c.repository}" must be owner/repo for GitHub` });
+    }
+    if (c.provider === "gitlab" && !/^(\d+|[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)+)$/.test(c.repository)) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["repository"],
+        message: `repository "${c.repository}" must be a GitLab project path (group/project) or a numeric project id`,
+      });
+    }
+  });
+export type RepositoryConfig = z.output<typeof RepositoryConfig>;
+export type RepositoryConfigInput = z.input<typeof RepositoryConfig>;
+
+export class RepositoryConfigError extends Error {
+  override readonly name = "RepositoryConfigError";
+}
+
+/** Parse a repository config, or throw one error listing every problem with its field. */
+export function parseRepositoryConfig(input: unknown): RepositoryConfig {
+  const parsed = RepositoryConfig.safeParse(input);
+  if (parsed.success) return parsed.data;
+  const problems = parsed.error.issues.map((i) => `${i.path.length ? i.path.join(".") : "config"}: ${i.message}`);
+  throw new RepositoryConfigError(`invalid GitOps repository config: ${problems.join("; ")}`);
+}
+
+export const apiUrlOf = (c: RepositoryConfig): string => (c.apiUrl ?? DEFAULT_API_URL[c.provider]).replace(/\/+$/, "");
+
+export type PathValues = Record<PathPlaceholder, string | number>;
+
+/** The file of one claim, e.g. `clusters/prod/claims/{namespace}/{name}.yaml` → `clusters/prod/claims/prod/data-db-2.yaml`. */
+export function claimPath(template: string, values: PathValues): string {
+  return template.replace(/\{([a-z]+)\}/g, (_, key: PathPlaceholder) => String(values[key]));
+}

@@ -1,0 +1,101 @@
+// The partial PVC manifest a step writes: only the fields claimstep owns plus the revision label,
+// fit for server-side apply by Argo CD (ServerSideApply=true) or Flux. An existing file is edited
+// in place with the yaml Document API, so the comments and layout people keep there survive.
+import YAML, { type Document } from "yaml";
+import { compareQuantity } from "../../core/quantity.js";
+import type { PatchClaim } from "../../core/types.js";
+
+export class ManifestError extends Error {
+  override readonly name = "ManifestError";
+}
+
+export interface EditedManifest {
+  text: string;
+  /** False when the file already carries every field of the action: nothing to commit. */
+  changed: boolean;
+}
+
+const HEADER =
+  " Written by claimstep: a partial PersistentVolumeClaim for server-side apply\n" +
+  " (Argo CD ServerSideApply=true, or Flux). Only these fields are claimstep's; the rest of the claim stays as it is.";
+
+/** The fields one action writes, as [path, value] pairs. */
+function ownedFields(action: PatchClaim): Array<[string[], string]> {
+  const fields: Array<[string[], string]> = [
+    [["apiVersion"], "v1"],
+    [["kind"], "PersistentVolumeClaim"],
+    [["metadata", "name"], action.claim],
+    [["metadata", "namespace"], action.namespace],
+  ];
+  for (const [k, v] of Object.entries(action.labels)) fields.push([["metadata", "labels", k], v]);
+  for (const [k, v] of Object.entries(action.annotations)) fields.push([["metadata", "annotations", k], v]);
+  fields.push([["spec", "resources", "requests", "storage"], action.storage]);
+  if (action.volumeAttributesClassName) fields.push([["spec", "volumeAttributesClassName"], action.volumeAttributesClassName]);
+  return fields;
+}
+
+// Storage compares as a quantity (20Gi = 21474836480); everything else as text.
+function sameValue(path: string[], current: unknown, wanted: string): boolean {
+  if (typeof current !== "string" && typeof current !== "number") return false;
+  if (path.at(-1) === "storage") {
+    try {
+      return compareQuantity(String(current), wanted) === 0;
+    } catch {
+      return false;
+    }
+  }
+  return String(current) === wanted;
+}
+
+/** The manifest of a claim written from scratch. */
+export function newClaimManifest(action: PatchClaim): string {
+  const doc = new YAML.Document({});
+  for (const [path, value] of ownedFields(action)) doc.setIn(path, value);
+  doc.commentBefore = HEADER;
+  return doc.toString();
+}
+
+const isClaimDoc = (doc: Document, claim: string): boolean =>
+  doc.getIn(["kind"]) === "PersistentVolumeClaim" && doc.getIn(["metadata", "name"]) === claim;
+
+/**
+ * Apply the action to the text of a manifest file (undefined = no file yet). A file may hold
+ * several documents; the one of this claim is edited and the others are kept as they are.
+ */
+export function editClaimManifest(existing: string | undefined, action: PatchClaim, path: string): EditedManifest {
+  if (existing === undefined || existing.trim() === "") return { text: newClaimManifest(action), changed: true };
+  const docs = YAML.parseAllDocuments(existing);
+  if (!Array.isArray(docs)) throw new ManifestError(`${path} is not YAML documents: fix the file by hand`);
+  const broken = docs.find((d) => d.errors.length);
+  if (broken) {
+    throw new ManifestError(`${path} is not valid YAML (${broken.errors[0]?.message.split("\n")[0]}): fix the file by hand, then step again`);
+  }
+  const doc = docs.find((d) => isClaimDoc(d, action.claim));
+  if (!doc) {
+    throw new ManifestError(
+      `${path} holds no PersistentVolumeClaim named ${action.claim}: point pathTemplate at the claim's own file, or remove the file so claimstep writes it`,
+    );
+  }
+  const ns = doc.getIn(["metadata", "namespace"]);
+  if (ns !== undefined && ns !== action.namespace) {
+    throw new ManifestError(`${path} declares ${action.claim} in namespace ${String(ns)}, not ${action.namespace}: fix pathTemplate`);
+  }
+  let changed = false;
+  for (const [fieldPath, value] of ownedFields(action)) {
+    if (sameValue(fieldPath, doc.getIn(fieldPath), value)) continue;
+    doc.setIn(fieldPath, value);
+    changed = true;
+  }
+  return { text: changed ? docs.map((d) => d.toString()).join("") : existing, changed };
+}
+
+/** Whether a file already says what the action says (used to check a merged change is still on the base branch). */
+export function carriesAction(existing: string | undefined, action: PatchClaim, path: string): boolean {
+  if (existing === undefined) return false;
+  try {
+    return !editClaimManifest(existing, action, path).changed;
+  } catch (err) {
+    if (err instanceof ManifestError) return false;
+    throw err;
+  }
+}

@@ -1,0 +1,103 @@
+// Incoming pull-request webhooks: authenticity checks (Web Crypto, constant time) and the
+// reduction of GitHub's and GitLab's payloads to the one thing claimstep cares about — which
+// claimstep branch was merged, closed or reopened.
+import { z } from "zod";
+import { type StepBranch, parseBranch } from "./branch.js";
+
+const encoder = new TextEncoder();
+
+/** Compare two byte strings in time independent of where they differ (lengths here are fixed digests). */
+export function constantTimeEqual(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= a[i]! ^ b[i]!;
+  return diff === 0;
+}
+
+const hexToBytes = (hex: string): Uint8Array | undefined =>
+  /^(?:[0-9a-f]{2})+$/i.test(hex) ? Uint8Array.from(hex.match(/../g) ?? [], (h) => parseInt(h, 16)) : undefined;
+
+/** GitHub's `X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the raw body>`. */
+export async function verifyGitHubSignature(secret: string, body: Uint8Array, header: string | undefined | null): Promise<boolean> {
+  if (!secret || !header?.startsWith("sha256=")) return false;
+  const given = hexToBytes(header.slice("sha256=".length));
+  if (!given) return false;
+  const key = await crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  const expected = new Uint8Array(await crypto.subtle.sign("HMAC", key, new Uint8Array(body)));
+  return constantTimeEqual(expected, given);
+}
+
+/** GitHub's signature header for a body (what a sender, or a test, puts in X-Hub-Signature-256). */
+export async function signGitHubBody(secret: string, body: string): Promise<string> {
+  const key = await crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, encoder.encode(body)));
+  return `sha256=${[...mac].map((b) => b.toString(16).padStart(2, "0")).join("")}`;
+}
+
+/** GitLab's `X-Gitlab-Token` is the shared secret itself; compare digests so length leaks nothing either. */
+export async function verifyGitLabToken(secret: string, header: string | undefined | null): Promise<boolean> {
+  if (!secret || !header) return false;
+  const digest = async (s: string) => new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(s)));
+  return constantTimeEqual(await digest(secret), await digest(header));
+}
+
+export type PullRequestOutcome = "merged" | "closed" | "reopened";
+
+export interface PullRequestEvent {
+  outcome: PullRequestOutcome;
+  branch: string;
+  step: StepBranch;
+  number: number;
+  url: string;
+}
+
+const GitHubPullRequestPayload = z.looseObject({
+  action: z.string(),
+  pull_request: z.looseObject({
+    number: z.number().int(),
+    html_url: z.string(),
+    merged: z.boolean().nullable().optional(),
+    head: z.looseObject({ ref: z.string() }),
+  }),
+});
+
+const GitLabMergeRequestPayload = z.looseObject({
+  object_kind: z.literal("merge_request"),
+  object_attributes: z.looseObject({
+    iid: z.number().int(),
+    url: z.string(),
+    action: z.string().optional(),
+    state: z.string(),
+    source_branch: z.string(),
+  }),
+});
+
+/** Why a delivery is ignored, or the event it carries. */
+export type Parsed = { event: PullRequestEvent } | { ignored: string };
+
+function forBranch(outcome: PullRequestOutcome | undefined, branch: string, number: number, url: string, what: string): Parsed {
+  if (!outcome) return { ignored: `${what} is not a merge, close or reopen` };
+  const step = parseBranch(branch);
+  if (!step) return { ignored: `branch ${branch} is not a claimstep branch` };
+  return { event: { outcome, branch, step, number, url } };
+}
+
+/** A GitHub delivery (`X-GitHub-Event` and the parsed body). */
+export function parseGitHubEvent(eventName: string | undefined | null, body: unknown): Parsed {
+  if (eventName !== "pull_request") return { ignored: `event ${eventName ?? "(none)"} is not pull_request` };
+  const p = GitHubPullRequestPayload.safeParse(body);
+  if (!p.success) return { ignored: "pull_request payload without pull_request.head.ref" };
+  const { action, pull_request: pr } = p.data;
+  const outcome = action === "closed" ? (pr.merged ? "merged" : "closed") : action === "reopened" ? "reopened" : undefined;
+  return forBranch(outcome, pr.head.ref, pr.number, pr.html_url, `action ${action}`);
+}
+
+/** A GitLab delivery (`X-Gitlab-Event` and the parsed body). */
+export function parseGitLabEvent(eventName: string | undefined | null, body: unknown): Parsed {
+  if (eventName !== "Merge Request Hook") return { ignored: `event ${eventName ?? "(none)"} is not Merge Request Hook` };
+  const p = GitLabMergeRequestPayload.safeParse(body);
+  if (!p.success) return { ignored: "merge_request payload without object_attributes.source_branch" };
+  const mr = p.data.object_attributes;
+  const outcome = mr.action === "merge" ? "merged" : mr.action === "close" ? "closed" : mr.action === "reopen" ? "reopened" : undefined;
+  return forBranch(outcome, mr.source_branch, mr.iid, mr.url, `action ${mr.action ?? "(none)"}`);
+}

@@ -1,0 +1,115 @@
+// The GitOps ActionWriter: a step's claim update becomes one commit on a deterministic branch and
+// one pull request; merging it is the approval, and the GitOps controller (Argo CD, Flux) applies
+// it. Nothing here writes to the cluster, and nothing is remembered between invocations: the
+// branch, the file and the pull request's state in the repository are the whole state.
+import type { ActionWriter, ApplyOutcome } from "../../core/ports.js";
+import { type Action, type Decision, type EventRecord, Keys, type PatchClaim, type SetRef } from "../../core/types.js";
+import { branchName } from "./branch.js";
+import { claimPath, parseRepositoryConfig, type RepositoryConfig } from "./config.js";
+import { GitHubProvider } from "./github.js";
+import { GitLabProvider } from "./gitlab.js";
+import { ManifestError, carriesAction, editClaimManifest } from "./manifest.js";
+import { type GitProvider, type ProviderOptions, type PullRequest, currentPullRequest } from "./provider.js";
+import { commitMessage, pullRequestBody, pullRequestTitle } from "./pull-request-text.js";
+
+/** Where status annotations and events go, since a GitOps writer must not write the cluster itself. */
+export type StatusWriter = Pick<ActionWriter, "annotateSet" | "recordEvents">;
+
+export interface PullRequestWriterOptions extends ProviderOptions {
+  /**
+   * Writes `claimstep.io/status`, the revision annotations and Events (usually the direct API
+   * writer, whose RBAC allows only those). Absent: they are not written, and every step
+   * re-derives the state from the cluster and the repository, which is all it needs.
+   */
+  statusWriter?: StatusWriter;
+}
+
+export class PullRequestWriter implements ActionWriter {
+  readonly name: string;
+  readonly supports = ["PatchClaim"] as const;
+
+  constructor(
+    private readonly config: RepositoryConfig,
+    private readonly provider: GitProvider,
+    private readonly statusWriter?: StatusWriter,
+  ) {
+    this.name = `pull-request writer (${provider.name})`;
+  }
+
+  async apply(action: Action, decision: Decision): Promise<ApplyOutcome> {
+    const revision = decision.revision ?? action.labels[Keys.revisionLabel];
+    if (!revision) throw new Error(`${this.name}: the decision for ${action.claim} carries no revision; cannot name its branch`);
+    const branch = branchName({ ref: decision.ref, revision, ordinal: action.ordinal });
+    const path = claimPath(this.config.pathTemplate, {
+      namespace: action.namespace,
+      name: action.claim,
+      statefulset: decision.ref.name,
+      template: action.template,
+      ordinal: action.ordinal,
+    });
+    try {
+      const pr = currentPullRequest(await this.provider.findPullRequests(branch));
+      if (pr?.state === "closed") return this.rejected(pr, decision.ref, action);
+      if (pr?.state === "merged") return this.afterMerge(pr, path, action);
+      await this.commit(branch, path, action, decision, pr === undefined);
+      if (pr) return proposed(pr, `waiting for pull request #${pr.number} to be merged: ${describe(action)}`);
+      const created = await this.provider.createPullRequest({ branch, title: pullRequestTitle(action, decision), body: pullRequestBody(action, decision, path) });
+      const notes = created.notes.length ? ` (${created.notes.join("; ")})` : "";
+      return proposed(created, `opened pull request #${created.number}; merge it to continue: ${describe(action)}${notes}`);
+    } catch (err) {
+      if (!(err instanceof ManifestError)) throw err;
+      return { kind: "refused", reason: "ApplyRejected", message: `${this.name}: ${err.message}` };
+    }
+  }
+
+  /** Make the branch carry the change: at most one commit, none when the file already matches. */
+  private async commit(branch: string, path: string, action: PatchClaim, decision: Decision, mayCreateBranch: boolean): Promise<void> {
+    if (mayCreateBranch) await this.provider.ensureBranch(branch);
+    const file = await this.provider.readFile(path, branch);
+    const edited = editClaimManifest(file?.text, action, path);
+    if (!edited.changed) return;
+    await this.provider.writeFile({ path, branch, text: edited.text, message: commitMessage(action, decision), ...(file ? { previous: file } : {}) });
+  }
+
+  private rejected(pr: PullRequest, ref: SetRef, action: PatchClaim): ApplyOutcome {
+    return {
+      kind: "refused",
+      reason: "ChangeRejected",
+      message: `pull request #${pr.number} (${pr.url}) for ${action.claim} was closed without merging: the rollout of ${ref.namespace}/${ref.name} is paused. Reopen it to continue, or change the desired templates (a new revision opens a new pull request).`,
+    };
+  }
+
+  /** Merged: wait for the GitOps controller, unless the base branch no longer carries the change. */
+  private async afterMerge(pr: PullRequest, path: string, action: PatchClaim): Promise<ApplyOutcome> {
+    const onBase = await this.provider.readFile(path, this.provider.baseBranch);
+    if (carriesAction(onBase?.text, action, path)) {
+      return proposed(pr, `pull request #${pr.number} is merged; waiting for the GitOps controller to apply ${path} (${describe(action)})`);
+    }
+    return {
+      kind: "refused",
+      reason: "ChangeRejected",
+      message: `pull request #${pr.number} (${pr.url}) was merged, but ${path} on ${this.provider.baseBranch} no longer carries ${describe(action)} (reverted?): restore it, or change the desired templates (a new revision opens a new pull request).`,
+    };
+  }
+
+  async annotateSet(ref: SetRef, annotations: Record<string, string>, resourceVersion?: string): Promise<void> {
+    await this.statusWriter?.annotateSet(ref, annotations, resourceVersion);
+  }
+
+  async recordEvents(ref: SetRef, events: EventRecord[], now: Date): Promise<void> {
+    await this.statusWriter?.recordEvents(ref, events, now);
+  }
+}
+
+const describe = (a: PatchClaim): string =>
+  `${a.namespace}/${a.claim} (ordinal ${a.ordinal}) → storage ${a.storage}${a.volumeAttributesClassName ? `, volumeAttributesClassName ${a.volumeAttributesClassName}` : ""}`;
+
+const proposed = (pr: PullRequest, detail: string): ApplyOutcome => ({ kind: "proposed", detail: `${detail} — ${pr.url}`, url: pr.url });
+
+/** A writer for a repository config (validated here), over the given fetch. */
+export function pullRequestWriter(config: unknown, opts: PullRequestWriterOptions = {}): PullRequestWriter {
+  const parsed = parseRepositoryConfig(config);
+  const providerOpts: ProviderOptions = { ...(opts.fetch ? { fetch: opts.fetch } : {}), ...(opts.now ? { now: opts.now } : {}) };
+  const provider = parsed.provider === "github" ? new GitHubProvider(parsed, providerOpts) : new GitLabProvider(parsed, providerOpts);
+  return new PullRequestWriter(parsed, provider, opts.statusWriter);
+}
