@@ -51,8 +51,17 @@ export class PullRequestWriter implements ActionWriter {
       const pr = currentPullRequest(await this.provider.findPullRequests(branch));
       if (pr?.state === "closed") return this.rejected(pr, decision.ref, action);
       if (pr?.state === "merged") return this.afterMerge(pr, path, action);
-      await this.commit(branch, path, action, decision, pr === undefined);
-      if (pr) return proposed(pr, `waiting for pull request #${pr.number} to be merged: ${describe(action)}`);
+      if (pr) {
+        await this.commit(branch, path, action, decision);
+        return proposed(pr, `waiting for pull request #${pr.number} to be merged: ${describe(action)}`);
+      }
+      // No pull request yet. If the base branch already says it (a person committed it), there is nothing to propose.
+      const onBase = await this.provider.readFile(path, this.provider.baseBranch);
+      if (carriesAction(onBase?.text, action, path)) {
+        return { kind: "proposed", detail: `${path} on ${this.provider.baseBranch} already carries ${describe(action)}; waiting for the GitOps controller to apply it` };
+      }
+      await this.provider.ensureBranch(branch);
+      await this.commit(branch, path, action, decision);
       const created = await this.provider.createPullRequest({ branch, title: pullRequestTitle(action, decision), body: pullRequestBody(action, decision, path) });
       const notes = created.notes.length ? ` (${created.notes.join("; ")})` : "";
       return proposed(created, `opened pull request #${created.number}; merge it to continue: ${describe(action)}${notes}`);
@@ -63,8 +72,7 @@ export class PullRequestWriter implements ActionWriter {
   }
 
   /** Make the branch carry the change: at most one commit, none when the file already matches. */
-  private async commit(branch: string, path: string, action: PatchClaim, decision: Decision, mayCreateBranch: boolean): Promise<void> {
-    if (mayCreateBranch) await this.provider.ensureBranch(branch);
+  private async commit(branch: string, path: string, action: PatchClaim, decision: Decision): Promise<void> {
     const file = await this.provider.readFile(path, branch);
     const edited = editClaimManifest(file?.text, action, path);
     if (!edited.changed) return;

@@ -1,0 +1,134 @@
+import { describe, expect, it } from "vitest";
+import YAML from "yaml";
+import { ManifestError, carriesAction, editClaimManifest, newClaimManifest } from "../../../adapters/gitops/manifest.js";
+import type { PatchClaim } from "../../../core/types.js";
+
+const action: PatchClaim = {
+  type: "PatchClaim",
+  namespace: "prod",
+  claim: "data-db-2",
+  template: "data",
+  ordinal: 2,
+  storage: "20Gi",
+  labels: { tier: "db", "claimstep.io/revision": "7b5b44c86f" },
+  annotations: {},
+};
+const PATH = "clusters/prod/claims/prod/data-db-2.yaml";
+
+const HAND_WRITTEN = `# Claims of the db StatefulSet — reviewed by the storage team.
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: data-db-2 # ordinal 2
+  namespace: prod
+  labels:
+    app: db   # selector label, do not touch
+spec:
+  accessModes: [ReadWriteOnce]
+  storageClassName: fast
+  resources:
+    requests:
+      storage: 10Gi # grown in INC-1234
+`;
+
+describe("newClaimManifest", () => {
+  it("writes exactly the partial PVC claimstep owns, for server-side apply", () => {
+    const parsed = YAML.parse(newClaimManifest({ ...action, volumeAttributesClassName: "gold", annotations: { note: "x" } }));
+    expect(parsed).toEqual({
+      apiVersion: "v1",
+      kind: "PersistentVolumeClaim",
+      metadata: {
+        name: "data-db-2",
+        namespace: "prod",
+        labels: { tier: "db", "claimstep.io/revision": "7b5b44c86f" },
+        annotations: { note: "x" },
+      },
+      spec: { resources: { requests: { storage: "20Gi" } }, volumeAttributesClassName: "gold" },
+    });
+  });
+
+  it("leaves volumeAttributesClassName and annotations out when the action has none", () => {
+    const parsed = YAML.parse(newClaimManifest(action));
+    expect(parsed.spec).toEqual({ resources: { requests: { storage: "20Gi" } } });
+    expect(parsed.metadata.annotations).toBeUndefined();
+  });
+
+  it("says who wrote it", () => {
+    expect(newClaimManifest(action)).toMatch(/^# Written by claimstep/);
+  });
+});
+
+describe("editClaimManifest", () => {
+  it("edits a hand-written file in place: comments, layout and other fields survive", () => {
+    const { text, changed } = editClaimManifest(HAND_WRITTEN, action, PATH);
+    expect(changed).toBe(true);
+    expect(text).toContain("# Claims of the db StatefulSet — reviewed by the storage team.");
+    expect(text).toContain("name: data-db-2 # ordinal 2");
+    expect(text).toMatch(/app: db +# selector label, do not touch/);
+    expect(text).toContain("storage: 20Gi # grown in INC-1234");
+    expect(text).toContain("accessModes: [ ReadWriteOnce ]");
+    const parsed = YAML.parse(text);
+    expect(parsed.spec.storageClassName).toBe("fast");
+    expect(parsed.metadata.labels).toEqual({ app: "db", tier: "db", "claimstep.io/revision": "7b5b44c86f" });
+    // Only the changed value and two spacing normalisations of the yaml printer differ; every other line is kept verbatim.
+    const after = new Set(text.split("\n"));
+    const dropped = HAND_WRITTEN.split("\n").filter((l) => !after.has(l));
+    expect(new Set(dropped)).toEqual(
+      new Set(["    app: db   # selector label, do not touch", "  accessModes: [ReadWriteOnce]", "      storage: 10Gi # grown in INC-1234"]),
+    );
+  });
+
+  it("writes nothing when the file already carries the action, and is stable on its own output", () => {
+    const once = editClaimManifest(HAND_WRITTEN, action, PATH);
+    const twice = editClaimManifest(once.text, action, PATH);
+    expect(twice).toEqual({ text: once.text, changed: false });
+  });
+
+  it("compares storage as a quantity: 21474836480 is 20Gi", () => {
+    const file = newClaimManifest({ ...action, storage: "21474836480" });
+    expect(editClaimManifest(file, action, PATH).changed).toBe(false);
+    expect(editClaimManifest(file, { ...action, storage: "21Gi" }, PATH).changed).toBe(true);
+  });
+
+  it("sets the VolumeAttributesClass when the action names one", () => {
+    const { text } = editClaimManifest(HAND_WRITTEN, { ...action, volumeAttributesClassName: "gold" }, PATH);
+    expect(YAML.parse(text).spec.volumeAttributesClassName).toBe("gold");
+  });
+
+  it("writes a new file when there is none", () => {
+    expect(editClaimManifest(undefined, action, PATH)).toEqual({ text: newClaimManifest(action), changed: true });
+  });
+
+  it("edits only this claim's document in a multi-document file", () => {
+    const other = "---\n# another claim\napiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: data-db-1\nspec:\n  resources:\n    requests:\n      storage: 10Gi\n";
+    const { text } = editClaimManifest(HAND_WRITTEN + other, action, PATH);
+    const docs = YAML.parseAllDocuments(text).map((d) => d.toJS());
+    expect(docs.map((d) => [d.metadata.name, d.spec.resources.requests.storage])).toEqual([
+      ["data-db-2", "20Gi"],
+      ["data-db-1", "10Gi"],
+    ]);
+    expect(text).toContain("# another claim");
+  });
+
+  it("refuses a file that is not valid YAML, naming the file", () => {
+    expect(() => editClaimManifest("spec: [1\n", action, PATH)).toThrow(ManifestError);
+    expect(() => editClaimManifest("spec: [1\n", action, PATH)).toThrow(/clusters\/prod\/claims\/prod\/data-db-2.yaml is not valid YAML/);
+  });
+
+  it("refuses a file without this claim, and one declaring another namespace", () => {
+    expect(() => editClaimManifest("kind: ConfigMap\nmetadata:\n  name: x\n", action, PATH)).toThrow(/holds no PersistentVolumeClaim named data-db-2/);
+    expect(() => editClaimManifest(HAND_WRITTEN.replace("namespace: prod", "namespace: staging"), action, PATH)).toThrow(
+      /in namespace staging, not prod/,
+    );
+  });
+});
+
+describe("carriesAction", () => {
+  it("is true only when every owned field matches", () => {
+    const done = editClaimManifest(HAND_WRITTEN, action, PATH).text;
+    expect(carriesAction(done, action, PATH)).toBe(true);
+    expect(carriesAction(HAND_WRITTEN, action, PATH)).toBe(false);
+    expect(carriesAction(undefined, action, PATH)).toBe(false);
+    expect(carriesAction("not: [valid", action, PATH)).toBe(false);
+  });
+});
