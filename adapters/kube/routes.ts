@@ -1,0 +1,78 @@
+// Every request the direct adapter makes, as data: the client builds URLs from it, the retry
+// policy reads it, and the RBAC test checks deploy/kubernetes/rbac.yaml grants exactly these.
+
+/** The RBAC verb of a request (what a Role must grant), not the HTTP method. */
+export type Verb = "get" | "list" | "patch" | "create";
+
+export interface Route {
+  verb: Verb;
+  /** API group; "" is the core group. */
+  group: string;
+  version: string;
+  /** Plural resource name, as in URLs and RBAC rules. */
+  resource: string;
+  namespaced: boolean;
+  /**
+   * Safe to resend after a 429, 5xx or timeout: reads, and writes whose repeat changes nothing
+   * (server-side apply with force, a create with a fixed name, a patch with a resourceVersion
+   * precondition that a repeat fails with 409).
+   */
+  retry: boolean;
+}
+
+const route = (verb: Verb, group: string, version: string, resource: string, namespaced: boolean, retry = true): Route => ({
+  verb,
+  group,
+  version,
+  resource,
+  namespaced,
+  retry,
+});
+
+export const Routes = {
+  getStatefulSet: route("get", "apps", "v1", "statefulsets", true),
+  listStatefulSets: route("list", "apps", "v1", "statefulsets", true),
+  listPods: route("list", "", "v1", "pods", true),
+  listClaims: route("list", "", "v1", "persistentvolumeclaims", true),
+  listStorageClasses: route("list", "storage.k8s.io", "v1", "storageclasses", false),
+  listVolumeAttributesClasses: route("list", "storage.k8s.io", "v1", "volumeattributesclasses", false),
+  listVolumeAttributesClassesBeta: route("list", "storage.k8s.io", "v1beta1", "volumeattributesclasses", false),
+  applyClaim: route("patch", "", "v1", "persistentvolumeclaims", true),
+  // A lost race must surface (409) and a landed-but-unanswered write is repaired by the next step.
+  annotateStatefulSet: route("patch", "apps", "v1", "statefulsets", true, false),
+  patchEvent: route("patch", "events.k8s.io", "v1", "events", true),
+  createEvent: route("create", "events.k8s.io", "v1", "events", true),
+} as const satisfies Record<string, Route>;
+
+export type RouteName = keyof typeof Routes;
+
+/** Where a request goes: a namespace and/or a name, as the route needs. */
+export interface Target {
+  namespace?: string;
+  name?: string;
+}
+
+const HTTP_METHOD: Record<Verb, string> = { get: "GET", list: "GET", patch: "PATCH", create: "POST" };
+
+export const methodOf = (r: Route): string => HTTP_METHOD[r.verb];
+
+/** `resource.group` as kubectl and RBAC messages write it (`pods`, `statefulsets.apps`). */
+export const qualifiedResource = (r: Route): string => (r.group ? `${r.resource}.${r.group}` : r.resource);
+
+/** The URL path of a route, e.g. `/apis/apps/v1/namespaces/default/statefulsets/web`. */
+export function pathOf(r: Route, t: Target): string {
+  const base = r.group ? `/apis/${r.group}/${r.version}` : `/api/${r.version}`;
+  if (r.namespaced && !t.namespace) throw new Error(`${r.verb} ${qualifiedResource(r)} needs a namespace`);
+  const ns = r.namespaced ? `/namespaces/${encodeURIComponent(t.namespace!)}` : "";
+  const needsName = r.verb === "get" || r.verb === "patch";
+  if (needsName && !t.name) throw new Error(`${r.verb} ${qualifiedResource(r)} needs a name`);
+  const name = needsName ? `/${encodeURIComponent(t.name!)}` : "";
+  return `${base}${ns}/${r.resource}${name}`;
+}
+
+/** What a request does, for error messages: `list pods in default`, `get statefulsets.apps default/web`. */
+export function describeRequest(r: Route, t: Target): string {
+  const what = `${r.verb} ${qualifiedResource(r)}`;
+  if (t.name) return `${what} ${t.namespace ? `${t.namespace}/` : ""}${t.name}`;
+  return t.namespace ? `${what} in ${t.namespace}` : what;
+}

@@ -1,0 +1,140 @@
+// ActionWriter over the API server: server-side apply of one PVC, a merge patch of the
+// StatefulSet's annotations, and de-duplicated Events.
+import { z } from "zod";
+import type { ActionWriter, ApplyOutcome } from "../../core/ports.js";
+import { FIELD_MANAGER, type Action, type ActionType, type EventRecord, type PatchClaim, type SetRef } from "../../core/types.js";
+import { ApiError } from "../api-error.js";
+import type { KubeClient } from "./client.js";
+import { eventBody, eventName, microTime } from "./events.js";
+import { Routes } from "./routes.js";
+
+export const APPLY_PATCH = "application/apply-patch+yaml";
+export const MERGE_PATCH = "application/merge-patch+json";
+
+export interface KubeWriterOptions {
+  /** `reportingInstance` of Events (e.g. the pod or Worker name); at most 128 characters. */
+  reportingInstance?: string;
+}
+
+/** The PVC as claimstep applies it: only the fields it owns (a JSON object is valid YAML). */
+export function claimApplyBody(a: PatchClaim): Record<string, unknown> {
+  return {
+    apiVersion: "v1",
+    kind: "PersistentVolumeClaim",
+    metadata: {
+      name: a.claim,
+      namespace: a.namespace,
+      labels: a.labels,
+      ...(Object.keys(a.annotations).length ? { annotations: a.annotations } : {}),
+    },
+    spec: {
+      resources: { requests: { storage: a.storage } },
+      ...(a.volumeAttributesClassName !== undefined ? { volumeAttributesClassName: a.volumeAttributesClassName } : {}),
+    },
+  };
+}
+
+const EventState = z.looseObject({
+  metadata: z.looseObject({ resourceVersion: z.string().optional() }),
+  series: z.looseObject({ count: z.number().int() }).nullable().optional(),
+});
+
+interface SeriesState {
+  count: number;
+  resourceVersion: string;
+}
+
+const SERIES_CACHE_SIZE = 512;
+
+export class KubeWriter implements ActionWriter {
+  readonly name = "direct";
+  readonly supports: readonly ActionType[] = ["PatchClaim"];
+  private readonly reportingInstance: string;
+  /** Count and resourceVersion of events this writer wrote: a repeat then costs one request instead of two. */
+  private readonly series = new Map<string, SeriesState>();
+
+  constructor(private readonly client: KubeClient, opts: KubeWriterOptions = {}) {
+    const instance = opts.reportingInstance ?? "claimstep";
+    if (!instance || instance.length > 128) {
+      throw new Error(`reportingInstance ${JSON.stringify(instance)} must be 1 to 128 characters (e.g. the pod or Worker name)`);
+    }
+    this.reportingInstance = instance;
+  }
+
+  async apply(action: Action): Promise<ApplyOutcome> {
+    switch (action.type) {
+      case "PatchClaim": {
+        await this.client.patch(Routes.applyClaim, { namespace: action.namespace, name: action.claim }, claimApplyBody(action), APPLY_PATCH, {
+          fieldManager: FIELD_MANAGER,
+          force: "true",
+        });
+        const vac = action.volumeAttributesClassName !== undefined ? `, volumeAttributesClassName ${action.volumeAttributesClassName}` : "";
+        return { kind: "applied", detail: `applied ${action.namespace}/${action.claim}: storage ${action.storage}${vac}` };
+      }
+    }
+  }
+
+  async annotateSet(ref: SetRef, annotations: Record<string, string>, resourceVersion?: string): Promise<void> {
+    const metadata = { annotations, ...(resourceVersion !== undefined ? { resourceVersion } : {}) };
+    await this.client.patch(Routes.annotateStatefulSet, ref, { metadata }, MERGE_PATCH);
+  }
+
+  async recordEvents(ref: SetRef, events: EventRecord[], now: Date): Promise<void> {
+    for (const event of events) await this.recordEvent(ref, event, now);
+  }
+
+  /**
+   * A repeat raises `series.count` of the event already written, without a read: with the count
+   * known from an earlier answer, one PATCH carries the next count under a resourceVersion
+   * precondition; otherwise an empty PATCH answers the current count first. A 404 (first
+   * occurrence, or the event expired) creates it.
+   */
+  private async recordEvent(ref: SetRef, event: EventRecord, now: Date): Promise<void> {
+    const name = eventName(ref, event);
+    const target = { namespace: ref.namespace, name };
+    const bump = async (known: SeriesState) => {
+      const series = { count: known.count + 1, lastObservedTime: microTime(now) };
+      this.remember(name, await this.client.patch(Routes.patchEvent, target, { metadata: { resourceVersion: known.resourceVersion }, series }, MERGE_PATCH));
+    };
+    const known = this.series.get(name);
+    this.series.delete(name);
+    try {
+      if (known) {
+        try {
+          return await bump(known);
+        } catch (err) {
+          // Someone else wrote the event since: learn its count below.
+          if (!(err instanceof ApiError && err.kind === "Conflict")) throw err;
+        }
+      }
+      await bump(this.remember(name, await this.client.patch(Routes.patchEvent, target, {}, MERGE_PATCH)));
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      this.series.delete(name);
+      if (err.kind === "NotFound") return this.createEvent(ref, event, now);
+      // A concurrent invocation raised the count between our two requests: it recorded this occurrence.
+      if (err.kind === "Conflict") return;
+      throw err;
+    }
+  }
+
+  private async createEvent(ref: SetRef, event: EventRecord, now: Date): Promise<void> {
+    const name = eventName(ref, event);
+    try {
+      this.remember(name, await this.client.create(Routes.createEvent, { namespace: ref.namespace, name }, eventBody(ref, event, now, this.reportingInstance)));
+    } catch (err) {
+      // Created by a concurrent invocation: the same occurrence.
+      if (err instanceof ApiError && err.kind === "AlreadyExists") return;
+      throw err;
+    }
+  }
+
+  private remember(name: string, answer: unknown): SeriesState {
+    const parsed = EventState.safeParse(answer);
+    const state = { count: (parsed.success && parsed.data.series?.count) || 1, resourceVersion: (parsed.success && parsed.data.metadata.resourceVersion) || "" };
+    this.series.delete(name);
+    if (this.series.size >= SERIES_CACHE_SIZE) this.series.delete(this.series.keys().next().value!);
+    if (state.resourceVersion) this.series.set(name, state);
+    return state;
+  }
+}
