@@ -1,0 +1,119 @@
+// What the API server checks when a PVC changes: validation (ValidatePersistentVolumeClaimUpdate)
+// first, then the validating admission plugins PersistentVolumeClaimResize and ResourceQuota, in
+// that order, with the messages of fixtures/apiserver/.
+import type { PersistentVolumeClaim, StorageClass } from "../../core/k8s.js";
+import { formatBytes, toBytes } from "../../core/quantity.js";
+import { admissionForbidden, invalid, type FieldError, type ResourceName } from "./errors.js";
+import { specDiff, type SpecProfile } from "./spec-diff.js";
+import type { ApiError } from "../api-error.js";
+
+export const PVC_RESOURCE: ResourceName = { plural: "persistentvolumeclaims", group: "", kind: "PersistentVolumeClaim" };
+
+const storageOf = (pvc: PersistentVolumeClaim): string | undefined => pvc.spec.resources?.requests?.storage;
+const bytesOf = (q: string | undefined): bigint => (q === undefined ? 0n : toBytes(q));
+
+const IMMUTABLE_TEXT: Record<SpecProfile, string> = {
+  "v1.24": "spec is immutable after creation except resources.requests for bound claims",
+  vac: "spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims",
+};
+
+/** Validation of a PVC update; the errors in the API server's order. */
+export function validateClaimUpdate(old: PersistentVolumeClaim, next: PersistentVolumeClaim, profile: SpecProfile): FieldError[] {
+  const errors: FieldError[] = [];
+  if (next.metadata.uid !== undefined && next.metadata.uid !== old.metadata.uid) {
+    errors.push({ type: "Invalid", field: "metadata.uid", value: next.metadata.uid, detail: "field is immutable" });
+  }
+  const storage = storageOf(next);
+  if (storage === undefined) {
+    errors.push({ type: "Required", field: "spec.resources[storage]" });
+    return errors;
+  }
+  try {
+    toBytes(storage);
+  } catch {
+    errors.push({ type: "Invalid", field: "spec.resources.requests.storage", value: storage, detail: "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'" });
+    return errors;
+  }
+  // A bound claim may change its request (and, with VolumeAttributesClass, its class name).
+  const bound = old.status?.phase === "Bound";
+  const oldClone = structuredClone(old.spec);
+  const newClone = structuredClone(next.spec);
+  if (bound) {
+    newClone.resources = { ...(newClone.resources ?? {}), requests: { ...(newClone.resources?.requests ?? {}), storage: storageOf(old)! } };
+    if (profile === "vac") {
+      if (oldClone.volumeAttributesClassName === undefined) delete newClone.volumeAttributesClassName;
+      else newClone.volumeAttributesClassName = oldClone.volumeAttributesClassName;
+    }
+  }
+  if (JSON.stringify(canonical(oldClone)) !== JSON.stringify(canonical(newClone))) {
+    errors.push({ type: "Forbidden", field: "spec", detail: `${IMMUTABLE_TEXT[profile]}\n${specDiff(oldClone, newClone, profile)}` });
+  }
+  if (bytesOf(storage) < bytesOf(storageOf(old))) {
+    errors.push({ type: "Forbidden", field: "spec.resources.requests.storage", detail: "field can not be less than previous value" });
+  }
+  if (profile === "vac" && old.spec.volumeAttributesClassName && !next.spec.volumeAttributesClassName) {
+    errors.push({ type: "Forbidden", field: "spec.volumeAttributesClassName", detail: "update from non-nil value to nil is forbidden" });
+  }
+  return errors;
+}
+
+const canonical = (v: unknown): unknown =>
+  Array.isArray(v)
+    ? v.map(canonical)
+    : v && typeof v === "object"
+      ? Object.fromEntries(
+          Object.entries(v as Record<string, unknown>)
+            .filter(([, x]) => x !== undefined && x !== null)
+            .sort(([a], [b]) => (a < b ? -1 : 1))
+            .map(([k, x]) => [k, canonical(x)]),
+        )
+      : v;
+
+export function validationError(name: string, errors: FieldError[]): ApiError {
+  return invalid(PVC_RESOURCE, name, errors);
+}
+
+/** A ResourceQuota's hard `requests.storage`, as the sim keeps it. */
+export interface StorageQuota {
+  name: string;
+  namespace: string;
+  hard: string;
+}
+
+/** Quota usage of a claim: the larger of its request and what is allocated to it. */
+export const quotaUsage = (pvc: PersistentVolumeClaim): bigint => {
+  const spec = bytesOf(storageOf(pvc));
+  const allocated = bytesOf(pvc.status?.allocatedResources?.storage);
+  return spec > allocated ? spec : allocated;
+};
+
+/** Validating admission of a PVC update: resize (403) then quota (403). */
+export function admitClaimUpdate(
+  old: PersistentVolumeClaim,
+  next: PersistentVolumeClaim,
+  ctx: { storageClasses: Map<string, StorageClass>; quotas: StorageQuota[]; namespaceClaims: PersistentVolumeClaim[] },
+): ApiError | undefined {
+  const name = next.metadata.name;
+  const grows = bytesOf(storageOf(next)) > bytesOf(storageOf(old));
+  if (!grows) return undefined;
+  // PersistentVolumeClaimResize: only dynamically provisioned claims of an expandable class.
+  const className = old.spec.storageClassName ?? undefined;
+  const sc = className ? ctx.storageClasses.get(className) : undefined;
+  if (!sc || sc.allowVolumeExpansion !== true) {
+    return admissionForbidden(PVC_RESOURCE, name, "only dynamically provisioned pvc can be resized and the storageclass that provisions the pvc must support resize");
+  }
+  // ResourceQuota: the increase is charged against every quota of the namespace.
+  const requested = quotaUsage(next) - quotaUsage(old);
+  for (const q of ctx.quotas) {
+    const used = ctx.namespaceClaims.reduce((sum, c) => sum + quotaUsage(c), 0n);
+    const hard = toBytes(q.hard);
+    if (requested > 0n && used + requested > hard) {
+      return admissionForbidden(
+        PVC_RESOURCE,
+        name,
+        `exceeded quota: ${q.name}, requested: requests.storage=${formatBytes(requested)}, used: requests.storage=${formatBytes(used)}, limited: requests.storage=${q.hard}`,
+      );
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,307 @@
+// The simulated API server's request surface: get, list (label selectors), create, server-side
+// apply of PVCs, JSON merge patch, delete with preconditions, events. It answers like the real
+// one (fixtures/apiserver/): resourceVersion on every write, 409 on stale preconditions and field
+// manager conflicts, 422 validation, 403 admission. Faults are injected per request when a
+// FaultInjector is attached. Every request is recorded in the store's audit log.
+import { apiErrorFrom, ApiError } from "../api-error.js";
+import type { LabelSelector, PersistentVolumeClaim, StorageClass } from "../../core/k8s.js";
+import { admitClaimUpdate, validateClaimUpdate, validationError, PVC_RESOURCE, type StorageQuota } from "./admission.js";
+import {
+  alreadyExists,
+  applyConflict,
+  invalid,
+  notFound,
+  resourceVersionPreconditionFailed,
+  staleResourceVersion,
+  uidPreconditionFailed,
+  type FieldError,
+  type ManagerRef,
+} from "./errors.js";
+import type { FaultInjector } from "./faults.js";
+import { matches } from "./selector.js";
+import type { SpecProfile } from "./spec-diff.js";
+import { RESOURCES, type Json, type Resource, type Store } from "./store.js";
+import type { VirtualClock } from "./clock.js";
+
+export interface ApiContext {
+  store: Store;
+  clock: VirtualClock;
+  /** Which API server is simulated: v1.24 (as the fixtures) or one serving VolumeAttributesClass. */
+  profile: SpecProfile;
+}
+
+export interface ApplyOptions {
+  fieldManager: string;
+  /** `force=true`: take ownership of conflicting fields instead of failing with 409. */
+  force?: boolean;
+}
+
+export interface DeleteOptions {
+  preconditions?: { uid?: string; resourceVersion?: string };
+  propagationPolicy?: "Orphan" | "Background" | "Foreground";
+}
+
+const meta = (o: Json) => o.metadata as Json & { name: string; namespace?: string; resourceVersion?: string; uid?: string; labels?: Record<string, string> };
+const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** RFC 7386 JSON merge patch. */
+export function mergePatchJson(target: unknown, patch: unknown): unknown {
+  if (!isObject(patch)) return structuredClone(patch);
+  const out: Json = isObject(target) ? { ...target } : {};
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) delete out[k];
+    else out[k] = mergePatchJson(out[k], v);
+  }
+  return out;
+}
+
+const resourceNotServed = (r: Resource, request: string) =>
+  apiErrorFrom(404, { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message: "the server could not find the requested resource", reason: "NotFound", details: {}, code: 404 }, { request: `${request} (${r})` });
+
+/** events.k8s.io/v1 validation: `note` is at most 1 kB. */
+export const EVENT_NOTE_LIMIT = 1024;
+
+const STS_MUTABLE = new Set(["replicas", "template", "updateStrategy", "persistentVolumeClaimRetentionPolicy", "minReadySeconds", "ordinals", "revisionHistoryLimit"]);
+
+export class SimApi {
+  constructor(
+    private readonly ctx: ApiContext,
+    private readonly faults?: FaultInjector,
+  ) {}
+
+  private get store(): Store {
+    return this.ctx.store;
+  }
+
+  private served(r: Resource): boolean {
+    return r !== "volumeattributesclasses" || this.ctx.profile === "vac";
+  }
+
+  /** Run one request through fault injection. */
+  private async request<T>(describe: string, write: boolean, run: () => T): Promise<T> {
+    const fault = this.faults?.roll(write);
+    if (fault && fault !== "timeoutAfterCommit") throw this.faults!.errorFor(fault, describe);
+    const result = run();
+    if (fault === "timeoutAfterCommit") throw this.faults!.errorFor(fault, describe);
+    return result;
+  }
+
+  private refuse(error: ApiError, entry: { actor: string; verb: "apply" | "patch" | "delete" | "create"; resource: Resource; namespace?: string; name: string; body?: Json }): never {
+    this.store.record({ ...entry, outcome: error.code });
+    throw error;
+  }
+
+  async get(r: Resource, namespace: string | undefined, name: string): Promise<Json> {
+    return this.request(`GET ${r} ${namespace ?? ""}/${name}`, false, () => {
+      if (!this.served(r)) throw resourceNotServed(r, "GET");
+      const obj = this.store.peek(r, namespace, name);
+      if (!obj) throw notFound(RESOURCES[r], name);
+      return this.store.view(r, obj);
+    });
+  }
+
+  async list(r: Resource, namespace?: string, opts: { labelSelector?: LabelSelector | string } = {}): Promise<{ metadata: { resourceVersion: string }; items: Json[] }> {
+    return this.request(`LIST ${r} ${namespace ?? "(all)"}`, false, () => {
+      if (!this.served(r)) throw resourceNotServed(r, "LIST");
+      const items = this.store
+        .all(r, RESOURCES[r].namespaced ? namespace : undefined)
+        .filter((o) => !opts.labelSelector || matches(opts.labelSelector, meta(o).labels))
+        .sort((a, b) => (meta(a).name < meta(b).name ? -1 : 1))
+        .map((o) => this.store.view(r, o));
+      const rv = String(Math.max(100, ...items.map((i) => Number(meta(i).resourceVersion))));
+      return { metadata: { resourceVersion: rv }, items };
+    });
+  }
+
+  async create(r: Resource, obj: Json, opts: { fieldManager: string }): Promise<Json> {
+    const m = meta(obj);
+    return this.request(`POST ${r} ${m.namespace ?? ""}/${m.name ?? m.generateName}`, true, () => {
+      if (!this.served(r)) throw resourceNotServed(r, "POST");
+      const name = m.name;
+      if (name && this.store.peek(r, m.namespace ?? "default", name)) {
+        this.refuse(alreadyExists(RESOURCES[r], name), { actor: opts.fieldManager, verb: "create", resource: r, ...(m.namespace ? { namespace: m.namespace } : {}), name });
+      }
+      if (r === "events") this.validateEvent(obj, opts.fieldManager);
+      if (r === "persistentvolumeclaims") {
+        const errors = this.claimCreationErrors(obj as unknown as PersistentVolumeClaim);
+        if (errors.length) this.refuse(invalid(PVC_RESOURCE, name ?? "", errors), { actor: opts.fieldManager, verb: "create", resource: r, name: name ?? "" });
+      }
+      const manager: ManagerRef = { manager: opts.fieldManager, operation: "Update", apiVersion: RESOURCES[r].apiVersion.replace(/^.*\//, "") };
+      const stored = this.store.insert(r, obj, manager, opts.fieldManager, "create", structuredClone(obj));
+      return this.store.view(r, stored);
+    });
+  }
+
+  private validateEvent(obj: Json, actor: string): void {
+    const m = meta(obj) as Json & { generateName?: string };
+    const errors: FieldError[] = [];
+    const subdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+    // A generateName is checked as a name prefix: one trailing dash is allowed.
+    if (m.generateName && !subdomain.test(m.generateName.replace(/-$/, "a"))) {
+      errors.push({
+        type: "Invalid",
+        field: "metadata.generateName",
+        value: m.generateName,
+        detail:
+          "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+      });
+    }
+    if (!obj.eventTime) errors.push({ type: "Required", field: "eventTime" });
+    if (typeof obj.note === "string" && new TextEncoder().encode(obj.note).length > EVENT_NOTE_LIMIT) {
+      errors.push({ type: "TooLong", field: "note", limit: EVENT_NOTE_LIMIT });
+    }
+    if (errors.length) {
+      // The API server names the object (generateName + suffix) before it validates it.
+      const shownName = (m.name as string | undefined) ?? this.store.generateName(String(m.generateName ?? ""));
+      this.refuse(invalid({ plural: "events", group: "", kind: "Event" }, shownName, errors), { actor, verb: "create", resource: "events", name: shownName });
+    }
+  }
+
+  private claimCreationErrors(pvc: PersistentVolumeClaim): FieldError[] {
+    const errors: FieldError[] = [];
+    if (!pvc.spec?.accessModes?.length) errors.push({ type: "Required", field: "spec.accessModes" });
+    if (pvc.spec?.resources?.requests?.storage === undefined) errors.push({ type: "Required", field: "spec.resources[storage]" });
+    return errors;
+  }
+
+  private claimContext(namespace: string) {
+    const storageClasses = new Map<string, StorageClass>(
+      this.store.all("storageclasses").map((c) => [meta(c).name, c as unknown as StorageClass]),
+    );
+    const quotas: StorageQuota[] = this.store
+      .all("resourcequotas", namespace)
+      .filter((q) => ((q.spec as Json | undefined)?.hard as Json | undefined)?.["requests.storage"] !== undefined)
+      .map((q) => ({ name: meta(q).name, namespace, hard: String(((q.spec as Json).hard as Json)["requests.storage"]) }));
+    const namespaceClaims = this.store.all("persistentvolumeclaims", namespace) as unknown as PersistentVolumeClaim[];
+    return { storageClasses, quotas, namespaceClaims };
+  }
+
+  /** Validation then admission of a changed PVC; throws the API server's refusal. */
+  private checkClaimUpdate(old: Json, next: Json, entry: Parameters<SimApi["refuse"]>[1]): void {
+    const oldPvc = old as unknown as PersistentVolumeClaim;
+    const nextPvc = next as unknown as PersistentVolumeClaim;
+    const errors = validateClaimUpdate(oldPvc, nextPvc, this.ctx.profile);
+    if (errors.length) this.refuse(validationError(meta(old).name, errors), entry);
+    const refused = admitClaimUpdate(oldPvc, nextPvc, this.claimContext(meta(old).namespace ?? "default"));
+    if (refused) this.refuse(refused, entry);
+  }
+
+  /**
+   * Server-side apply of a (partial) PVC manifest: `PATCH ...?fieldManager=<m>&force=<f>` with
+   * `application/apply-patch+yaml`. Fields the manager sent before and omits now are removed
+   * unless another manager owns them; a non-forced apply over another manager's field with a
+   * different value is a 409 FieldManagerConflict; `metadata.resourceVersion`, when sent, is a
+   * precondition (409 when stale). The result is validated and admitted like any update. A
+   * missing claim is created from the manifest (and refused unless it is a complete claim).
+   * This is how GitOps adapters "merge" a change into the simulated cluster.
+   */
+  async applyClaim(manifest: Json, opts: ApplyOptions): Promise<Json> {
+    const m = meta(manifest);
+    const namespace = m.namespace ?? "default";
+    const r: Resource = "persistentvolumeclaims";
+    const entry = { actor: opts.fieldManager, verb: "apply" as const, resource: r, namespace, name: m.name, body: structuredClone(manifest) };
+    return this.request(`APPLY persistentvolumeclaims ${namespace}/${m.name}`, true, () => {
+      if (manifest.kind !== "PersistentVolumeClaim" || (manifest.apiVersion ?? "v1") !== "v1") {
+        this.refuse(
+          apiErrorFrom(400, { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message: `the apply configuration for ${m.name} must be apiVersion: v1, kind: PersistentVolumeClaim`, reason: "BadRequest", code: 400 }),
+          entry,
+        );
+      }
+      const manager: ManagerRef = { manager: opts.fieldManager, operation: "Apply", apiVersion: "v1" };
+      const live = this.store.peek(r, namespace, m.name);
+      const config = structuredClone(manifest);
+      delete config.apiVersion;
+      delete config.kind;
+      if (!live) {
+        const errors = this.claimCreationErrors(manifest as unknown as PersistentVolumeClaim);
+        if (errors.length) this.refuse(invalid(PVC_RESOURCE, m.name, errors), entry);
+        const created = structuredClone(config);
+        delete (created.metadata as Json).resourceVersion;
+        delete (created.metadata as Json).uid;
+        const stored = this.store.insert(r, { ...created, metadata: { ...(created.metadata as Json), namespace } }, manager, opts.fieldManager, "apply", entry.body);
+        return this.store.view(r, stored);
+      }
+      const owners = this.store.owners(r, namespace, m.name)!.clone();
+      const now = this.ctx.clock.stamp();
+      const configForMerge = structuredClone(config);
+      const cm = configForMerge.metadata as Json;
+      const wantedVersion = cm.resourceVersion as string | undefined;
+      delete cm.resourceVersion;
+      const { merged, conflicts } = owners.apply(manager, live, configForMerge, opts.force === true, now);
+      if (conflicts.length) this.refuse(applyConflict(conflicts), entry);
+      if (wantedVersion !== undefined && wantedVersion !== meta(live).resourceVersion) this.refuse(staleResourceVersion(PVC_RESOURCE, m.name), entry);
+      this.checkClaimUpdate(live, merged, entry);
+      const stored = this.store.replace(r, merged, { manager, owners }, opts.fieldManager, "apply", entry.body);
+      return this.store.view(r, stored);
+    });
+  }
+
+  /** `PATCH` with `application/merge-patch+json`; `metadata.resourceVersion` in the patch is a precondition. */
+  async mergePatch(r: Resource, namespace: string | undefined, name: string, patch: Json, opts: { fieldManager: string }): Promise<Json> {
+    const entry = { actor: opts.fieldManager, verb: "patch" as const, resource: r, ...(namespace ? { namespace } : {}), name, body: structuredClone(patch) };
+    return this.request(`PATCH ${r} ${namespace ?? ""}/${name}`, true, () => {
+      if (!this.served(r)) throw resourceNotServed(r, "PATCH");
+      const live = this.store.peek(r, namespace, name);
+      if (!live) this.refuse(notFound(RESOURCES[r], name), entry);
+      const wanted = isObject(patch.metadata) ? (patch.metadata.resourceVersion as string | undefined) : undefined;
+      if (wanted !== undefined && wanted !== meta(live!).resourceVersion) this.refuse(staleResourceVersion(RESOURCES[r], name), entry);
+      const next = mergePatchJson(live, patch) as Json;
+      delete (next.metadata as Json).resourceVersion;
+      if (r === "statefulsets") this.checkSetUpdate(live!, next, entry);
+      if (r === "persistentvolumeclaims") this.checkClaimUpdate(live!, next, entry);
+      if (JSON.stringify(next) === JSON.stringify({ ...live, metadata: { ...meta(live!), resourceVersion: undefined } })) {
+        return this.store.view(r, live!);
+      }
+      const manager: ManagerRef = { manager: opts.fieldManager, operation: "Update", apiVersion: RESOURCES[r].apiVersion.replace(/^.*\//, "") };
+      const stored = this.store.replace(r, next, { manager }, opts.fieldManager, "patch", entry.body);
+      return this.store.view(r, stored);
+    });
+  }
+
+  private checkSetUpdate(old: Json, next: Json, entry: Parameters<SimApi["refuse"]>[1]): void {
+    const a = (old.spec ?? {}) as Json;
+    const b = (next.spec ?? {}) as Json;
+    const changed = [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((k) => JSON.stringify(a[k]) !== JSON.stringify(b[k]));
+    if (changed.some((k) => !STS_MUTABLE.has(k))) {
+      this.refuse(
+        invalid(RESOURCES.statefulsets, meta(old).name, [
+          {
+            type: "Forbidden",
+            field: "spec",
+            detail: "updates to statefulset spec for fields other than 'replicas', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
+          },
+        ]),
+        entry,
+      );
+    }
+  }
+
+  /** `DELETE` with optional uid/resourceVersion preconditions. */
+  async delete(r: Resource, namespace: string | undefined, name: string, opts: { fieldManager: string } & DeleteOptions): Promise<void> {
+    const entry = { actor: opts.fieldManager, verb: "delete" as const, resource: r, ...(namespace ? { namespace } : {}), name };
+    return this.request(`DELETE ${r} ${namespace ?? ""}/${name}`, true, () => {
+      const live = this.store.peek(r, namespace, name);
+      if (!live) this.refuse(notFound(RESOURCES[r], name), entry);
+      const { uid, resourceVersion } = opts.preconditions ?? {};
+      if (uid !== undefined && uid !== meta(live!).uid) this.refuse(uidPreconditionFailed(RESOURCES[r], name, uid, meta(live!).uid!), entry);
+      if (resourceVersion !== undefined && resourceVersion !== meta(live!).resourceVersion) {
+        this.refuse(resourceVersionPreconditionFailed(RESOURCES[r], name, resourceVersion, meta(live!).resourceVersion!), entry);
+      }
+      if (r === "statefulsets") {
+        // The garbage collector: pods go with the set unless orphaned; claims are not owned by it.
+        for (const pod of this.store.all("pods", namespace)) {
+          const owned = ((meta(pod).ownerReferences as Json[] | undefined) ?? []).some((o) => o.uid === meta(live!).uid);
+          if (!owned) continue;
+          if (opts.propagationPolicy === "Orphan") {
+            const orphan = structuredClone(pod);
+            delete (orphan.metadata as Json).ownerReferences;
+            this.store.replace("pods", orphan, { manager: { manager: "kube-controller-manager", operation: "Update", apiVersion: "v1" } }, "garbage-collector", "update");
+          } else {
+            this.store.remove("pods", namespace, meta(pod).name, "garbage-collector");
+          }
+        }
+      }
+      this.store.remove(r, namespace, name, opts.fieldManager);
+    });
+  }
+}

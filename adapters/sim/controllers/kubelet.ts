@@ -1,0 +1,74 @@
+// The kubelet, as far as claims are concerned: a pod starts (Running, Ready) once every claim it
+// mounts is bound; mounting a volume whose controller expansion is done (NodeResizePending)
+// grows its file system, and so does a running pod for drivers with online expansion. Growing
+// finishes the resize: capacity = allocatedResources, the storage status and
+// FileSystemResizePending are cleared.
+import type { PersistentVolumeClaim, Pod } from "../../../core/k8s.js";
+import type { Json } from "../store.js";
+import { KUBELET, claimNamesOf, condition, driverOf, podsOf, setConditions, writeClaim, type ControllerContext } from "./context.js";
+
+export class Kubelet {
+  private readonly startAt = new Map<string, number>();
+  private readonly expandAt = new Map<string, number>();
+
+  constructor(private readonly ctx: ControllerContext) {}
+
+  private claim(pod: Pod, name: string): PersistentVolumeClaim | undefined {
+    return this.ctx.store.peek("persistentvolumeclaims", pod.metadata.namespace, name) as unknown as PersistentVolumeClaim | undefined;
+  }
+
+  sync(): void {
+    const now = this.ctx.clock.nowMs();
+    for (const pod of podsOf(this.ctx)) {
+      const claims = claimNamesOf(pod).map((n) => this.claim(pod, n));
+      if (pod.status?.phase !== "Running") {
+        if (claims.some((c) => c?.status?.phase !== "Bound")) continue;
+        const uid = pod.metadata.uid!;
+        const due = this.startAt.get(uid) ?? now + this.ctx.latencies.podStartMs;
+        if (!this.startAt.has(uid)) {
+          this.startAt.set(uid, due);
+          this.ctx.clock.wakeAt(due);
+        }
+        if (now < due) continue;
+        this.startAt.delete(uid);
+        // Mounting finishes any pending file system expansion (offline drivers grow here).
+        for (const c of claims) if (c && c.status?.allocatedResourceStatuses?.storage === "NodeResizePending") this.finish(c);
+        const next = structuredClone(pod) as unknown as Json;
+        next.status = {
+          phase: "Running",
+          conditions: [{ ...condition(this.ctx, "Ready"), lastProbeTime: null }],
+          startTime: this.ctx.clock.stamp(),
+        };
+        this.ctx.store.replace("pods", next, { manager: KUBELET }, "kubelet", "status");
+        continue;
+      }
+      for (const c of claims) {
+        if (!c || c.status?.allocatedResourceStatuses?.storage !== "NodeResizePending") continue;
+        const driver = driverOf(this.ctx, c.spec.storageClassName);
+        if (driver.resize === "offline") continue; // grows at the next mount
+        const uid = c.metadata.uid!;
+        const due = this.expandAt.get(uid) ?? now + this.ctx.latencies.nodeResizeMs;
+        if (!this.expandAt.has(uid)) {
+          this.expandAt.set(uid, due);
+          this.ctx.clock.wakeAt(due);
+        }
+        if (now < due) continue;
+        this.expandAt.delete(uid);
+        this.finish(c);
+      }
+    }
+  }
+
+  private finish(pvc: PersistentVolumeClaim): void {
+    const next = structuredClone(pvc);
+    const status = next.status!;
+    const allocated = status.allocatedResources?.storage;
+    if (allocated !== undefined) status.capacity = { ...(status.capacity ?? {}), storage: allocated };
+    if (status.allocatedResourceStatuses) {
+      delete status.allocatedResourceStatuses.storage;
+      if (!Object.keys(status.allocatedResourceStatuses).length) delete status.allocatedResourceStatuses;
+    }
+    setConditions(next, ["FileSystemResizePending", "Resizing"], []);
+    writeClaim(this.ctx, next, KUBELET, "kubelet");
+  }
+}

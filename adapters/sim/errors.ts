@@ -1,0 +1,177 @@
+// The API server's refusals, as `Status` bodies shaped exactly like the captured responses in
+// fixtures/apiserver/ (names substituted), turned into ApiError the way every adapter does.
+import { apiErrorFrom, type ApiError } from "../api-error.js";
+
+/** How the API server names a resource in messages: `persistentvolumeclaims`, `statefulsets.apps`. */
+export interface ResourceName {
+  plural: string;
+  group: string;
+  kind: string;
+}
+
+const qualified = (r: ResourceName): string => (r.group ? `${r.plural}.${r.group}` : r.plural);
+const groupDetail = (r: ResourceName) => (r.group ? { group: r.group } : {});
+
+const failure = (code: number, reason: string, message: string, details?: Record<string, unknown>) => ({
+  kind: "Status",
+  apiVersion: "v1",
+  metadata: {},
+  status: "Failure",
+  message,
+  reason,
+  ...(details ? { details } : {}),
+  code,
+});
+
+export function notFound(r: ResourceName, name: string): ApiError {
+  return apiErrorFrom(404, failure(404, "NotFound", `${qualified(r)} "${name}" not found`, { name, ...groupDetail(r), kind: r.plural }));
+}
+
+export function alreadyExists(r: ResourceName, name: string): ApiError {
+  return apiErrorFrom(409, failure(409, "AlreadyExists", `${qualified(r)} "${name}" already exists`, { name, ...groupDetail(r), kind: r.plural }));
+}
+
+/** A write carrying a stale metadata.resourceVersion (pvc-patch-stale-rv.txt). */
+export function staleResourceVersion(r: ResourceName, name: string): ApiError {
+  return apiErrorFrom(
+    409,
+    failure(
+      409,
+      "Conflict",
+      `Operation cannot be fulfilled on ${qualified(r)} "${name}": the object has been modified; please apply your changes to the latest version and try again`,
+      { name, ...groupDetail(r), kind: r.plural },
+    ),
+  );
+}
+
+/** DELETE with preconditions.uid that does not match (pod-delete-uid-mismatch.txt). */
+export function uidPreconditionFailed(r: ResourceName, name: string, wanted: string, actual: string): ApiError {
+  return apiErrorFrom(
+    409,
+    failure(
+      409,
+      "Conflict",
+      `Operation cannot be fulfilled on ${r.kind} "${name}": the UID in the precondition (${wanted}) does not match the UID in record (${actual}). The object might have been deleted and then recreated`,
+      { name, ...groupDetail(r), kind: r.kind },
+    ),
+  );
+}
+
+/** DELETE with preconditions.resourceVersion that does not match. */
+export function resourceVersionPreconditionFailed(r: ResourceName, name: string, wanted: string, actual: string): ApiError {
+  return apiErrorFrom(
+    409,
+    failure(
+      409,
+      "Conflict",
+      `Operation cannot be fulfilled on ${r.kind} "${name}": the ResourceVersion in the precondition (${wanted}) does not match the ResourceVersion in record (${actual}). The object might have been modified`,
+      { name, ...groupDetail(r), kind: r.kind },
+    ),
+  );
+}
+
+export interface ManagerRef {
+  manager: string;
+  operation: "Apply" | "Update";
+  apiVersion: string;
+  subresource?: string;
+}
+
+/** How structured-merge-diff prints a manager: `"kube-controller-manager" using v1` for Update managers. */
+export const printManager = (m: ManagerRef): string => {
+  const name = `"${m.manager}"${m.subresource ? ` with subresource "${m.subresource}"` : ""}`;
+  return m.operation === "Update" ? `${name} using ${m.apiVersion}` : name;
+};
+
+/** A non-forced server-side apply over fields another manager owns (pvc-apply-conflict.txt). */
+export function applyConflict(conflicts: { manager: ManagerRef; field: string }[]): ApiError {
+  let message: string;
+  if (conflicts.length === 1) {
+    const c = conflicts[0]!;
+    message = `Apply failed with 1 conflict: conflict with ${printManager(c.manager)}: ${c.field}`;
+  } else {
+    const byManager = new Map<string, string[]>();
+    for (const c of conflicts) {
+      const key = printManager(c.manager);
+      byManager.set(key, [...(byManager.get(key) ?? []), c.field]);
+    }
+    const lines = [...byManager.keys()].sort().flatMap((m) => [`conflicts with ${m}:`, ...byManager.get(m)!.map((f) => `- ${f}`)]);
+    message = `Apply failed with ${conflicts.length} conflicts: ${lines.join("\n")}`;
+  }
+  return apiErrorFrom(
+    409,
+    failure(409, "Conflict", message, {
+      causes: conflicts.map((c) => ({ reason: "FieldManagerConflict", message: `conflict with ${printManager(c.manager)}`, field: c.field })),
+    }),
+  );
+}
+
+/** One field error of a validation failure (k8s.io/apimachinery field.Error). */
+export type FieldError =
+  | { type: "Forbidden"; field: string; detail: string }
+  | { type: "Required"; field: string; detail?: string }
+  | { type: "Invalid"; field: string; value: string; detail: string }
+  | { type: "TooLong"; field: string; limit: number };
+
+const causeReason: Record<FieldError["type"], string> = {
+  Forbidden: "FieldValueForbidden",
+  Required: "FieldValueRequired",
+  Invalid: "FieldValueInvalid",
+  TooLong: "FieldValueTooLong",
+};
+
+const errorBody = (e: FieldError): string => {
+  switch (e.type) {
+    case "Forbidden":
+      return `Forbidden: ${e.detail}`;
+    case "Required":
+      return e.detail ? `Required value: ${e.detail}` : "Required value";
+    case "Invalid":
+      return `Invalid value: ${JSON.stringify(e.value)}: ${e.detail}`;
+    case "TooLong":
+      return `Too long: may not be more than ${e.limit} bytes`;
+  }
+};
+
+/** 422 Invalid: `PersistentVolumeClaim "x" is invalid: <field>: <body>` (several errors in brackets). */
+export function invalid(r: ResourceName, name: string, errors: FieldError[]): ApiError {
+  const texts = errors.map((e) => `${e.field}: ${errorBody(e)}`);
+  const kindName = r.group ? `${r.kind}.${r.group}` : r.kind;
+  const message = `${kindName} "${name}" is invalid: ${texts.length === 1 ? texts[0] : `[${texts.join(", ")}]`}`;
+  return apiErrorFrom(
+    422,
+    failure(422, "Invalid", message, {
+      name,
+      ...groupDetail(r),
+      kind: r.kind,
+      causes: errors.map((e) => ({ reason: causeReason[e.type], message: errorBody(e), field: e.field })),
+    }),
+  );
+}
+
+/** 403 from an admission plugin: `persistentvolumeclaims "x" is forbidden: <why>`. */
+export function admissionForbidden(r: ResourceName, name: string, why: string): ApiError {
+  return apiErrorFrom(403, failure(403, "Forbidden", `${qualified(r)} "${name}" is forbidden: ${why}`, { name, ...groupDetail(r), kind: r.plural }));
+}
+
+/** 429 from API Priority and Fairness, with Retry-After. */
+export function tooManyRequests(retryAfterSeconds: number, request: string): ApiError {
+  return apiErrorFrom(
+    429,
+    failure(429, "TooManyRequests", "Too many requests, please try again later.", { retryAfterSeconds }),
+    { retryAfterSeconds, request },
+  );
+}
+
+export function internalError(request: string): ApiError {
+  const cause = "etcdserver: leader changed";
+  return apiErrorFrom(500, failure(500, "InternalError", `Internal error occurred: ${cause}`, { causes: [{ message: cause }] }), { request });
+}
+
+export function serverTimeout(request: string): ApiError {
+  return apiErrorFrom(
+    504,
+    failure(504, "Timeout", "Timeout: request did not complete within requested timeout - context deadline exceeded", {}),
+    { request },
+  );
+}

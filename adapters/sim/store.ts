@@ -1,0 +1,194 @@
+// The simulated etcd: objects by resource, namespace and name; a global resourceVersion bumped on
+// every write; field ownership per object; and an audit log of every request that reached it.
+import type { ResourceName, ManagerRef } from "./errors.js";
+import { FieldOwners } from "./fields.js";
+import type { Prng } from "./prng.js";
+import type { VirtualClock } from "./clock.js";
+
+export type Json = Record<string, unknown>;
+
+export type Resource =
+  | "statefulsets"
+  | "pods"
+  | "persistentvolumeclaims"
+  | "storageclasses"
+  | "volumeattributesclasses"
+  | "resourcequotas"
+  | "events";
+
+export interface ResourceInfo extends ResourceName {
+  apiVersion: string;
+  namespaced: boolean;
+}
+
+export const RESOURCES: Record<Resource, ResourceInfo> = {
+  statefulsets: { plural: "statefulsets", group: "apps", kind: "StatefulSet", apiVersion: "apps/v1", namespaced: true },
+  pods: { plural: "pods", group: "", kind: "Pod", apiVersion: "v1", namespaced: true },
+  persistentvolumeclaims: { plural: "persistentvolumeclaims", group: "", kind: "PersistentVolumeClaim", apiVersion: "v1", namespaced: true },
+  storageclasses: { plural: "storageclasses", group: "storage.k8s.io", kind: "StorageClass", apiVersion: "storage.k8s.io/v1", namespaced: false },
+  volumeattributesclasses: { plural: "volumeattributesclasses", group: "storage.k8s.io", kind: "VolumeAttributesClass", apiVersion: "storage.k8s.io/v1", namespaced: false },
+  resourcequotas: { plural: "resourcequotas", group: "", kind: "ResourceQuota", apiVersion: "v1", namespaced: true },
+  events: { plural: "events", group: "events.k8s.io", kind: "Event", apiVersion: "events.k8s.io/v1", namespaced: true },
+};
+
+/** One request that reached the store (or was refused there): what the invariants are checked on. */
+export interface AuditEntry {
+  seq: number;
+  at: string;
+  /** fieldManager of the request, or the controller's name. */
+  actor: string;
+  verb: "create" | "apply" | "patch" | "update" | "status" | "delete";
+  resource: Resource;
+  namespace?: string;
+  name: string;
+  /** "ok", or the HTTP code of the refusal. */
+  outcome: "ok" | number;
+  /** The request body (apply configuration or patch), for API requests. */
+  body?: Json;
+  /** The object before and after, for writes to claims and sets. */
+  before?: Json;
+  after?: Json;
+}
+
+interface Stored {
+  obj: Json;
+  owners: FieldOwners;
+}
+
+const keyOf = (namespace: string | undefined, name: string) => `${namespace ?? ""}/${name}`;
+const meta = (obj: Json) => obj.metadata as Json & { name: string; namespace?: string };
+
+const WATCHED: ReadonlySet<Resource> = new Set(["persistentvolumeclaims", "statefulsets"]);
+
+export class Store {
+  private readonly data = new Map<Resource, Map<string, Stored>>();
+  private revision = 100;
+  readonly audit: AuditEntry[] = [];
+  /** Bumped on every write: controllers use it to know whether a pass changed anything. */
+  writes = 0;
+
+  constructor(
+    private readonly clock: VirtualClock,
+    private readonly prng: Prng,
+  ) {
+    for (const r of Object.keys(RESOURCES) as Resource[]) this.data.set(r, new Map());
+  }
+
+  private table(r: Resource): Map<string, Stored> {
+    return this.data.get(r)!;
+  }
+
+  /** The live object (not a copy: callers must not mutate it). */
+  peek(r: Resource, namespace: string | undefined, name: string): Json | undefined {
+    return this.table(r).get(keyOf(RESOURCES[r].namespaced ? namespace : undefined, name))?.obj;
+  }
+
+  owners(r: Resource, namespace: string | undefined, name: string): FieldOwners | undefined {
+    return this.table(r).get(keyOf(RESOURCES[r].namespaced ? namespace : undefined, name))?.owners;
+  }
+
+  /** Live objects of a resource, optionally in one namespace (not copies). */
+  all(r: Resource, namespace?: string): Json[] {
+    const out: Json[] = [];
+    for (const s of this.table(r).values()) if (namespace === undefined || meta(s.obj).namespace === namespace) out.push(s.obj);
+    return out;
+  }
+
+  /** A copy as the API server returns it: with managedFields. */
+  view(r: Resource, obj: Json): Json {
+    const copy = structuredClone(obj);
+    const owners = this.owners(r, meta(obj).namespace, meta(obj).name);
+    const managedFields = owners?.render(RESOURCES[r].apiVersion) ?? [];
+    const m = copy.metadata as Json;
+    if (managedFields.length) m.managedFields = managedFields;
+    return { apiVersion: RESOURCES[r].apiVersion, kind: RESOURCES[r].kind, ...copy };
+  }
+
+  /** `generateName` plus the random suffix the API server appends. */
+  generateName(prefix: string): string {
+    return `${prefix}${this.prng.nameSuffix()}`;
+  }
+
+  private nextVersion(): string {
+    this.revision++;
+    return String(this.revision);
+  }
+
+  record(entry: Omit<AuditEntry, "seq" | "at">): void {
+    this.audit.push({ seq: this.audit.length + 1, at: this.clock.now().toISOString(), ...entry });
+  }
+
+  private snapshotFor(r: Resource, obj: Json | undefined): Json | undefined {
+    return obj && WATCHED.has(r) ? structuredClone(obj) : undefined;
+  }
+
+  /** Insert a new object: uid, resourceVersion, creationTimestamp and a generated name are set here. */
+  insert(r: Resource, obj: Json, manager: ManagerRef, actor: string, verb: AuditEntry["verb"] = "create", body?: Json): Json {
+    const m = { ...(obj.metadata as Json) } as Json & { name?: string; namespace?: string; generateName?: string };
+    if (!m.name && m.generateName) m.name = this.generateName(m.generateName);
+    if (!RESOURCES[r].namespaced) delete m.namespace;
+    else m.namespace ??= "default";
+    m.uid = this.prng.uuid();
+    m.resourceVersion = this.nextVersion();
+    m.creationTimestamp = this.clock.stamp();
+    delete m.managedFields;
+    const stored: Json = { ...structuredClone(obj), metadata: m };
+    delete stored.apiVersion;
+    delete stored.kind;
+    const owners = new FieldOwners();
+    owners.recordUpdate(manager, undefined, stored, this.clock.stamp());
+    if (manager.operation === "Apply") {
+      // A create by apply: the applier owns what it sent, as an Apply entry.
+      owners.entries = [];
+      owners.apply(manager, {}, stored, true, this.clock.stamp());
+    }
+    this.table(r).set(keyOf(m.namespace, m.name!), { obj: stored, owners });
+    this.writes++;
+    this.record({ actor, verb, resource: r, ...(m.namespace ? { namespace: m.namespace } : {}), name: m.name!, outcome: "ok", ...(body ? { body } : {}), ...(WATCHED.has(r) ? { after: structuredClone(stored) } : {}) });
+    return stored;
+  }
+
+  /**
+   * Replace an object (a new resourceVersion), recording `manager` as the writer of what changed,
+   * or installing `owners` computed by an apply.
+   */
+  replace(r: Resource, next: Json, how: { manager: ManagerRef; owners?: FieldOwners }, actor: string, verb: AuditEntry["verb"], body?: Json): Json {
+    const m = meta(next);
+    const key = keyOf(RESOURCES[r].namespaced ? m.namespace : undefined, m.name);
+    const stored = this.table(r).get(key);
+    if (!stored) throw new Error(`sim store: ${r} ${key} vanished during a write`);
+    const before = stored.obj;
+    const obj = structuredClone(next);
+    delete obj.apiVersion;
+    delete obj.kind;
+    const newMeta = obj.metadata as Json;
+    delete newMeta.managedFields;
+    newMeta.uid = meta(before).uid;
+    newMeta.creationTimestamp = meta(before).creationTimestamp;
+    newMeta.resourceVersion = this.nextVersion();
+    if (how.owners) stored.owners = how.owners;
+    else stored.owners.recordUpdate(how.manager, before, obj, this.clock.stamp());
+    stored.obj = obj;
+    this.writes++;
+    this.record({
+      actor,
+      verb,
+      resource: r,
+      ...(m.namespace ? { namespace: m.namespace } : {}),
+      name: m.name,
+      outcome: "ok",
+      ...(body ? { body } : {}),
+      ...(WATCHED.has(r) ? { before: this.snapshotFor(r, before), after: this.snapshotFor(r, obj) } : {}),
+    });
+    return obj;
+  }
+
+  remove(r: Resource, namespace: string | undefined, name: string, actor: string): void {
+    const key = keyOf(RESOURCES[r].namespaced ? namespace : undefined, name);
+    const stored = this.table(r).get(key);
+    if (!stored) return;
+    this.table(r).delete(key);
+    this.writes++;
+    this.record({ actor, verb: "delete", resource: r, ...(namespace ? { namespace } : {}), name, outcome: "ok", ...(WATCHED.has(r) ? { before: structuredClone(stored.obj) } : {}) });
+  }
+}
