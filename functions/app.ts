@@ -20,9 +20,12 @@ export interface AuthSettings {
   toleranceSeconds?: number;
 }
 
-/** A sub-app mounted at a path, with its own authentication (e.g. the GitOps webhooks). */
+/**
+ * A sub-app whose routes (absolute paths, all under `prefix`) bring their own authentication,
+ * e.g. the GitOps webhooks; the body limit still applies.
+ */
 export interface Mount {
-  path: string;
+  prefix: string;
   app: Hono<any>;
 }
 
@@ -252,8 +255,8 @@ export function createApp(deps: AppDeps): Hono<Env> {
   });
 
   for (const m of deps.mounts ?? []) {
-    app.use(`${m.path}/*`, limit);
-    app.route(m.path, m.app);
+    app.use(`${m.prefix}/*`, limit);
+    app.route("/", m.app);
   }
 
   // A known path with the wrong method is a 405 with Allow, not a 404.

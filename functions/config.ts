@@ -1,6 +1,7 @@
 // Environment → configuration, validated with zod. The same variables serve the Worker (bindings
 // and secrets) and Node (process.env). Error messages name the variable and the fix, never a value.
 import { z } from "zod";
+import { RepositoryConfigError, parseRepositoryConfig, type RepositoryConfig } from "../adapters/gitops/config.js";
 
 /** Split a comma/space separated list, dropping empty entries. */
 const list = (raw: string | undefined): string[] =>
@@ -48,6 +49,12 @@ const EnvSchema = z.looseObject({
   /** Cloudflare Access service token, sent as CF-Access-Client-Id/-Secret. */
   CF_ACCESS_CLIENT_ID: z.string().optional(),
   CF_ACCESS_CLIENT_SECRET: z.string().optional(),
+  /** GitOps repository (JSON, adapters/gitops/config.ts) for sets with `claimstep.io/apply-via: pull-request`. */
+  CLAIMSTEP_GITOPS_REPOSITORY: z.string().optional(),
+  /** Its API token (a secret, kept out of the JSON). */
+  CLAIMSTEP_GITOPS_TOKEN: z.string().optional(),
+  CLAIMSTEP_GITHUB_WEBHOOK_SECRET: z.string().optional(),
+  CLAIMSTEP_GITLAB_WEBHOOK_TOKEN: z.string().optional(),
 });
 
 export interface AppConfig {
@@ -60,6 +67,9 @@ export interface AppConfig {
   tickSeconds: number;
   intervalSeconds: number;
   kube?: { server: string; token?: string; headers: Record<string, string> };
+  gitops?: RepositoryConfig;
+  githubWebhookSecret?: string;
+  gitlabWebhookToken?: string;
 }
 
 export class ConfigError extends Error {
@@ -117,6 +127,20 @@ export function configFromEnv(env: Record<string, unknown>, opts: ConfigOptions 
   if (e.CLAIMSTEP_SUBREQUESTS_PER_STEP > e.CLAIMSTEP_SUBREQUEST_BUDGET) {
     problems.push("CLAIMSTEP_SUBREQUEST_BUDGET: must be at least CLAIMSTEP_SUBREQUESTS_PER_STEP");
   }
+  let gitops: RepositoryConfig | undefined;
+  if (e.CLAIMSTEP_GITOPS_REPOSITORY) {
+    try {
+      const repo = JSON.parse(e.CLAIMSTEP_GITOPS_REPOSITORY) as Record<string, unknown>;
+      if (typeof repo === "object" && repo !== null && "token" in repo) {
+        problems.push("CLAIMSTEP_GITOPS_REPOSITORY: leave the token out of the JSON; put it in the secret CLAIMSTEP_GITOPS_TOKEN");
+      } else {
+        gitops = parseRepositoryConfig({ ...repo, token: e.CLAIMSTEP_GITOPS_TOKEN ?? "" });
+      }
+    } catch (err) {
+      if (err instanceof RepositoryConfigError) problems.push(`CLAIMSTEP_GITOPS_REPOSITORY / CLAIMSTEP_GITOPS_TOKEN: ${err.message}`);
+      else problems.push(`CLAIMSTEP_GITOPS_REPOSITORY: not valid JSON (${(err as Error).message})`);
+    }
+  }
   if (problems.length) throw new ConfigError(problems);
 
   const headers: Record<string, string> = {};
@@ -136,5 +160,8 @@ export function configFromEnv(env: Record<string, unknown>, opts: ConfigOptions 
     ...(e.KUBE_API_SERVER
       ? { kube: { server: e.KUBE_API_SERVER.replace(/\/+$/, ""), ...(e.KUBE_TOKEN ? { token: e.KUBE_TOKEN } : {}), headers } }
       : {}),
+    ...(gitops ? { gitops } : {}),
+    ...(e.CLAIMSTEP_GITHUB_WEBHOOK_SECRET ? { githubWebhookSecret: e.CLAIMSTEP_GITHUB_WEBHOOK_SECRET } : {}),
+    ...(e.CLAIMSTEP_GITLAB_WEBHOOK_TOKEN ? { gitlabWebhookToken: e.CLAIMSTEP_GITLAB_WEBHOOK_TOKEN } : {}),
   };
 }

@@ -425,8 +425,8 @@ describe("POST /v1/relay", () => {
 
 describe("mounts and unknown routes", () => {
   it("mounts sub-apps with their own authentication, under the body limit", async () => {
-    const sub = new Hono().post("/github", async (c) => c.json({ got: (await c.req.text()).length }));
-    const app = makeApp({ mounts: [{ path: "/v1/webhooks", app: sub }], bodyLimitBytes: 1024 });
+    const sub = new Hono().post("/v1/webhooks/github", async (c) => c.json({ got: (await c.req.text()).length }));
+    const app = makeApp({ mounts: [{ prefix: "/v1/webhooks", app: sub }], bodyLimitBytes: 1024 });
     const ok = await app.request("/v1/webhooks/github", { method: "POST", body: "{}" });
     expect(ok.status).toBe(200);
     expect(await ok.json()).toEqual({ got: 2 });

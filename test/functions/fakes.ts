@@ -12,10 +12,14 @@ import { ApiError, apiErrorFrom } from "../../adapters/api-error.js";
 const FIXTURES = "/work/shared/fixtures/apiserver";
 export const fixture = (name: string): any => JSON.parse(readFileSync(`${FIXTURES}/${name}`, "utf8"));
 /** A `.txt` fixture: the body, then the HTTP code on the last line. */
-export const fixtureError = (name: string, request?: string): ApiError => {
+export const fixtureStatus = (name: string): { code: number; body: any } => {
   const lines = readFileSync(`${FIXTURES}/${name}`, "utf8").trimEnd().split("\n");
   const code = Number(lines.pop());
-  return apiErrorFrom(code, JSON.parse(lines.join("\n")), request ? { request } : {});
+  return { code, body: JSON.parse(lines.join("\n")) };
+};
+export const fixtureError = (name: string, request?: string): ApiError => {
+  const { code, body } = fixtureStatus(name);
+  return apiErrorFrom(code, body, request ? { request } : {});
 };
 
 export class FakeCluster {

@@ -1,0 +1,82 @@
+// From a configured Kubernetes REST client to everything an entry point serves with: reader,
+// per-set writer choice (direct or pull request), the GitOps webhook routes, and the listing of
+// opted-in sets. Shared by the Worker and the Node server; free of Node-only imports.
+import { StatefulSet } from "../core/k8s.js";
+import { Keys, type SetRef } from "../core/types.js";
+import type { KubeClient } from "../adapters/kube/client.js";
+import { KubeReader, listOptedInSets } from "../adapters/kube/reader.js";
+import { Routes } from "../adapters/kube/routes.js";
+import { KubeWriter } from "../adapters/kube/writer.js";
+import { writerFor } from "../adapters/gitops/apply-via.js";
+import type { Fetch } from "../adapters/gitops/http.js";
+import { pullRequestWriter } from "../adapters/gitops/writer.js";
+import type { AppDeps, Mount } from "./app.js";
+import type { ReplayGuard } from "./auth.js";
+import type { AppConfig } from "./config.js";
+import { gitopsWebhookRoutes } from "./routes/gitops-webhooks.js";
+import { runStep } from "./step.js";
+
+export interface WiringOptions {
+  client: KubeClient;
+  config: AppConfig;
+  now: () => Date;
+  replay: ReplayGuard;
+  log?: (entry: Record<string, unknown>) => void;
+  /** fetch for the Git hosting API (the Worker passes its counting fetch). */
+  fetch?: Fetch;
+  /** `reportingInstance` of Events. */
+  instance?: string;
+}
+
+export interface Wiring {
+  deps: AppDeps;
+  /** Opted-in sets of a namespace, or of all namespaces. */
+  listOptedIn(namespace: string | undefined): Promise<SetRef[]>;
+}
+
+// The cluster-wide list of StatefulSets: the same route without a namespace segment.
+const listAllStatefulSets = { ...Routes.listStatefulSets, namespaced: false };
+
+export function wire(opts: WiringOptions): Wiring {
+  const { client, config } = opts;
+  const reader = new KubeReader(client);
+  const direct = new KubeWriter(client, { reportingInstance: opts.instance ?? "claimstep" });
+  const pullRequest = config.gitops
+    ? pullRequestWriter(config.gitops, { statusWriter: direct, ...(opts.fetch ? { fetch: opts.fetch } : {}) })
+    : undefined;
+  const choose = writerFor({ direct, ...(pullRequest ? { pullRequest } : {}) });
+
+  const mounts: Mount[] = [];
+  if (config.githubWebhookSecret || config.gitlabWebhookToken) {
+    mounts.push({
+      prefix: "/v1/webhooks",
+      app: gitopsWebhookRoutes({
+        ...(config.githubWebhookSecret ? { github: { secret: config.githubWebhookSecret } } : {}),
+        ...(config.gitlabWebhookToken ? { gitlab: { token: config.gitlabWebhookToken } } : {}),
+        step: (ref) => runStep({ reader, writer: choose, ref, now: opts.now() }),
+      }),
+    });
+  }
+
+  const deps: AppDeps = {
+    reader,
+    writerFor: choose,
+    auth: { bearerTokens: config.bearerTokens, webhookSecrets: config.webhookSecrets, replay: opts.replay },
+    now: opts.now,
+    namespaces: config.namespaces,
+    bodyLimitBytes: config.bodyLimitBytes,
+    mounts,
+    ...(opts.log ? { log: opts.log } : {}),
+  };
+
+  return {
+    deps,
+    async listOptedIn(namespace) {
+      if (namespace !== undefined) return listOptedInSets(client, namespace);
+      const sets = await client.list(listAllStatefulSets, {}, StatefulSet);
+      return sets
+        .filter((s) => s.metadata.annotations?.[Keys.strategy] === "InPlace")
+        .map((s) => ({ namespace: s.metadata.namespace ?? "default", name: s.metadata.name }));
+    },
+  };
+}

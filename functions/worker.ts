@@ -1,0 +1,97 @@
+// The Cloudflare Worker: `fetch` serves the HTTP app, `scheduled` steps the opted-in
+// StatefulSets of the configured namespaces within the invocation's subrequest budget, rotating
+// where it starts with the cron tick so every set gets its turn. Kubernetes is reached with plain
+// fetch and a bearer token (through Cloudflare Tunnel + Access for a private cluster).
+import { KubeClient, type FetchLike } from "../adapters/kube/client.js";
+import { createApp } from "./app.js";
+import { RecentIds } from "./auth.js";
+import { configFromEnv, type AppConfig } from "./config.js";
+import { runStep } from "./step.js";
+import { sweep, type SweepReport } from "./sweep.js";
+import { wire } from "./wiring.js";
+
+/** The parts of the Workers runtime types used here. */
+export interface ScheduledController {
+  scheduledTime: number;
+  cron: string;
+}
+export interface ExecutionContext {
+  waitUntil(promise: Promise<unknown>): void;
+  passThroughOnException?(): void;
+}
+export type Env = Record<string, unknown>;
+
+const log = (entry: Record<string, unknown>) => console.log(JSON.stringify(entry));
+
+// Per isolate: webhook ids seen here. Another isolate has its own (see README, "Deploy to
+// Cloudflare Workers"); a replay there costs at most one more idempotent step.
+const replay = new RecentIds();
+
+const clientFor = (config: AppConfig, fetchImpl: FetchLike): KubeClient => {
+  const kube = config.kube!; // requireKube guarantees it
+  return new KubeClient({
+    server: kube.server,
+    fetch: fetchImpl,
+    headers: { ...kube.headers, ...(kube.token ? { Authorization: `Bearer ${kube.token}` } : {}) },
+  });
+};
+
+/** A fetch that counts the subrequests it makes. */
+const countingFetch = () => {
+  let count = 0;
+  const f = (url: string, init?: RequestInit) => {
+    count++;
+    return fetch(url, init);
+  };
+  return { fetch: f, used: () => count };
+};
+
+// The app for an env, built once per isolate (env is the same object for the isolate's life).
+const apps = new WeakMap<object, ReturnType<typeof createApp>>();
+
+function appFor(env: Env) {
+  let app = apps.get(env);
+  if (!app) {
+    const config = configFromEnv(env, { requireKube: true });
+    const f = (url: string, init?: RequestInit) => fetch(url, init);
+    const wiring = wire({ client: clientFor(config, f), config, now: () => new Date(), replay, log, fetch: f, instance: "claimstep-worker" });
+    app = createApp(wiring.deps);
+    apps.set(env, app);
+  }
+  return app;
+}
+
+export async function runScheduled(controller: ScheduledController, env: Env): Promise<SweepReport> {
+  const config = configFromEnv(env, { requireKube: true });
+  const counter = countingFetch();
+  const now = () => new Date();
+  const wiring = wire({ client: clientFor(config, counter.fetch), config, now, replay, log, fetch: counter.fetch, instance: "claimstep-worker" });
+  const report = await sweep({
+    listOptedIn: (ns) => wiring.listOptedIn(ns),
+    namespaces: config.namespaces,
+    step: (ref) => runStep({ reader: wiring.deps.reader, writer: wiring.deps.writerFor, ref, now: now() }),
+    tick: Math.floor(controller.scheduledTime / (config.tickSeconds * 1000)),
+    budget: { limit: config.subrequestBudget, perStep: config.subrequestsPerStep, used: counter.used },
+    log,
+  });
+  log({ msg: "scheduled", cron: controller.cron, subrequests: counter.used(), ...report });
+  return report;
+}
+
+export default {
+  async fetch(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
+    let app;
+    try {
+      app = appFor(env);
+    } catch (err) {
+      log({ msg: "configuration error", error: (err as Error).message });
+      return Response.json({ error: "Misconfigured", message: "the Worker's configuration is invalid; see its log" }, { status: 500 });
+    }
+    return app.fetch(request, env, ctx as never);
+  },
+
+  // Awaited (not waitUntil) so a failure shows as a failed cron invocation.
+  async scheduled(controller: ScheduledController, env: Env): Promise<void> {
+    await runScheduled(controller, env);
+  },
+};

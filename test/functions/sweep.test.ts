@@ -1,0 +1,81 @@
+import { describe, expect, it } from "vitest";
+import type { SetRef } from "../../core/types.js";
+import type { StepResult } from "../../functions/step.js";
+import { sweep } from "../../functions/sweep.js";
+
+const refs = (ns: string, names: string[]): SetRef[] => names.map((name) => ({ namespace: ns, name }));
+
+/** Steps that each cost `cost` subrequests on a shared counter. */
+const harness = (perNamespace: Record<string, string[]>, cost = 10, listCost = 1) => {
+  let used = 0;
+  const stepped: string[] = [];
+  return {
+    stepped,
+    used: () => used,
+    listOptedIn: async (ns: string | undefined) => {
+      used += listCost;
+      return ns === undefined ? Object.entries(perNamespace).flatMap(([n, names]) => refs(n, names)) : refs(ns, perNamespace[ns] ?? []);
+    },
+    step: async (ref: SetRef) => {
+      used += cost;
+      stepped.push(`${ref.namespace}/${ref.name}`);
+      if (ref.name === "broken") throw new Error("statefulsets.apps \"broken\" is forbidden");
+      return { decision: { phase: "Progressing", reason: "ClaimUpdated" }, outcome: { kind: "applied" }, writer: "fake" } as unknown as StepResult;
+    },
+  };
+};
+
+describe("sweep", () => {
+  it("steps every opted-in set of every namespace when the budget allows", async () => {
+    const h = harness({ db: ["b", "a"], queues: ["q"] });
+    const report = await sweep({ ...h, namespaces: ["queues", "db"], tick: 7, budget: { limit: 1000, perStep: 10, used: h.used } });
+    expect(h.stepped.sort()).toEqual(["db/a", "db/b", "queues/q"]);
+    expect(report).toMatchObject({ found: 3, deferred: 0 });
+  });
+
+  it("lists all namespaces when none are configured", async () => {
+    const h = harness({ db: ["a"], queues: ["q"] });
+    await sweep({ ...h, namespaces: [], tick: 0 });
+    expect(h.stepped).toEqual(["db/a", "queues/q"]);
+  });
+
+  it("stops within the subrequest budget and covers every set over consecutive ticks", async () => {
+    const names = ["s0", "s1", "s2", "s3", "s4", "s5", "s6"];
+    const seen = new Set<string>();
+    for (let tick = 100; tick < 103; tick++) {
+      const h = harness({ db: names });
+      // 50 subrequests: 1 list + 4 steps of 10 fit, a 5th would exceed the limit.
+      const report = await sweep({ ...h, namespaces: ["db"], tick, budget: { limit: 50, perStep: 10, used: h.used } });
+      expect(h.used()).toBeLessThanOrEqual(50);
+      expect(h.stepped).toHaveLength(4);
+      expect(report.deferred).toBe(3);
+      h.stepped.forEach((s) => seen.add(s));
+    }
+    // 3 ticks × 4 steps ≥ 7 sets: the rotation reached all of them.
+    expect([...seen].sort()).toEqual(names.map((n) => `db/${n}`));
+  });
+
+  it("rotates deterministically: the same tick starts at the same set", async () => {
+    const a = harness({ db: ["a", "b", "c", "d", "e"] });
+    const b = harness({ db: ["e", "d", "c", "b", "a"] });
+    await sweep({ ...a, namespaces: ["db"], tick: 3, budget: { limit: 21, perStep: 10, used: a.used } });
+    await sweep({ ...b, namespaces: ["db"], tick: 3, budget: { limit: 21, perStep: 10, used: b.used } });
+    expect(a.stepped).toEqual(b.stepped);
+    expect(a.stepped).toEqual(["db/b", "db/c"]); // capacity 2, start (3·2) mod 5 = 1
+  });
+
+  it("keeps going after a set fails, reporting its error", async () => {
+    const h = harness({ db: ["a", "broken", "c"] });
+    const report = await sweep({ ...h, namespaces: ["db"], tick: 0 });
+    expect(h.stepped).toEqual(["db/a", "db/broken", "db/c"]);
+    expect(report.stepped[1]).toEqual({ ref: { namespace: "db", name: "broken" }, error: 'statefulsets.apps "broken" is forbidden' });
+  });
+
+  it("steps nothing when the listing used up the budget, and reports an empty namespace", async () => {
+    const h = harness({ db: ["a"] }, 10, 45);
+    const report = await sweep({ ...h, namespaces: ["db"], tick: 0, budget: { limit: 50, perStep: 10, used: h.used } });
+    expect(report).toMatchObject({ found: 1, deferred: 1, stepped: [] });
+    const empty = harness({});
+    expect(await sweep({ ...empty, namespaces: ["db"], tick: 0 })).toEqual({ found: 0, stepped: [], deferred: 0, start: 0 });
+  });
+});

@@ -1,0 +1,130 @@
+// The Worker in the real Workers runtime: `wrangler dev` (workerd) against a fake API server on
+// 127.0.0.1, one route and one `scheduled` run (`/__scheduled`, from --test-scheduled).
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Keys } from "../../core/types.js";
+import { FakeKubeHttp } from "./fake-kube-http.js";
+import { desiredData } from "./fakes.js";
+
+const KUBE_TOKEN = "kube-token-for-the-fake-apiserver";
+const API_TOKEN = "api-token-0123456789abcdef";
+const ROOT = new URL("../..", import.meta.url).pathname;
+
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const s = createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+
+let kube: FakeKubeHttp;
+let child: ChildProcess | undefined;
+let base = "";
+let output = "";
+let persist = "";
+
+const waitForHealth = async (deadlineMs: number) => {
+  const until = Date.now() + deadlineMs;
+  for (;;) {
+    if (child?.exitCode !== null && child?.exitCode !== undefined) throw new Error(`wrangler dev exited ${child.exitCode}:\n${output}`);
+    try {
+      const res = await fetch(`${base}/healthz`);
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > until) throw new Error(`wrangler dev did not answer within ${deadlineMs} ms:\n${output}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+};
+
+beforeAll(async () => {
+  kube = new FakeKubeHttp(KUBE_TOKEN);
+  kube.statefulSet.metadata.annotations = { ...kube.statefulSet.metadata.annotations, ...desiredData("2Gi") };
+  await kube.start();
+  const [port, inspector] = [await freePort(), await freePort()];
+  base = `http://127.0.0.1:${port}`;
+  persist = mkdtempSync(join(tmpdir(), "claimstep-wrangler-"));
+  const vars = {
+    KUBE_API_SERVER: kube.url,
+    KUBE_TOKEN,
+    CLAIMSTEP_API_TOKEN: API_TOKEN,
+    CLAIMSTEP_NAMESPACES: "default",
+    CLAIMSTEP_SUBREQUEST_BUDGET: "50",
+  };
+  child = spawn(
+    process.execPath,
+    [
+      join(ROOT, "node_modules/wrangler/bin/wrangler.js"),
+      "dev",
+      "--ip", "127.0.0.1",
+      "--port", String(port),
+      "--inspector-port", String(inspector),
+      "--test-scheduled",
+      "--show-interactive-dev-session=false",
+      "--persist-to", persist,
+      "--log-level", "log",
+      ...Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`]),
+    ],
+    { cwd: ROOT, env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true", NO_COLOR: "1" }, detached: true, stdio: ["ignore", "pipe", "pipe"] },
+  );
+  child.stdout!.on("data", (d) => (output += d));
+  child.stderr!.on("data", (d) => (output += d));
+  await waitForHealth(120_000);
+}, 150_000);
+
+afterAll(async () => {
+  if (child?.pid && child.exitCode === null) {
+    try {
+      process.kill(-child.pid, "SIGTERM"); // the whole group: wrangler and its workerd
+    } catch {
+      // already gone
+    }
+    await new Promise((r) => setTimeout(r, 500));
+    try {
+      process.kill(-child.pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+  await kube?.stop();
+  if (persist) rmSync(persist, { recursive: true, force: true });
+});
+
+describe("the Worker in workerd", () => {
+  it("serves the plan of a set through the fake API server, writing nothing", async () => {
+    const res = await fetch(`${base}/v1/statefulsets/default/web`, { headers: { authorization: `Bearer ${API_TOKEN}` } });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as any;
+    expect(body.decision.phase).toBe("Progressing");
+    expect(body.decision.action).toMatchObject({ claim: "data-web-2", storage: "2Gi" });
+    expect(kube.writes()).toEqual([]);
+    const denied = await fetch(`${base}/v1/statefulsets/default/web`);
+    expect(denied.status).toBe(401);
+  });
+
+  it("steps the opted-in set on a scheduled run", async () => {
+    const res = await fetch(`${base}/__scheduled?cron=*+*+*+*+*`);
+    expect(res.status).toBe(200);
+    const writes = kube.writes();
+    expect(writes).toContainEqual(
+      expect.objectContaining({ method: "PATCH", path: "/api/v1/namespaces/default/persistentvolumeclaims/data-web-2", contentType: "application/apply-patch+yaml" }),
+    );
+    expect(kube.requests).toContainEqual(expect.objectContaining({ method: "GET", path: "/apis/apps/v1/namespaces/default/statefulsets" }));
+    expect(kube.claims.find((c) => c.metadata.name === "data-web-2").spec.resources.requests.storage).toBe("2Gi");
+    expect(kube.statefulSet.metadata.annotations[Keys.updateRevision]).toEqual(expect.any(String));
+    // The Worker's own log line reaches wrangler's output a moment after the response.
+    for (let i = 0; i < 40 && !output.includes('"msg":"scheduled"'); i++) await new Promise((r) => setTimeout(r, 250));
+    const line = output.split("\n").find((l) => l.includes('"msg":"scheduled"'));
+    expect(JSON.parse(line!)).toMatchObject({ cron: "* * * * *", found: 1, deferred: 0, stepped: [{ ref: { namespace: "default", name: "web" }, outcome: "applied" }] });
+    expect(output).not.toContain(KUBE_TOKEN);
+    expect(output).not.toContain(API_TOKEN);
+  });
+});
