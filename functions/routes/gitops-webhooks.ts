@@ -26,6 +26,8 @@ export interface GitOpsWebhookOptions {
 type Provider = "github" | "gitlab";
 
 export function gitopsWebhookRoutes(opts: GitOpsWebhookOptions): Hono {
+  if (opts.github && !opts.github.secret) throw new Error("GitHub webhook secret is empty: set it, or leave github out to disable the route");
+  if (opts.gitlab && !opts.gitlab.token) throw new Error("GitLab webhook token is empty: set it, or leave gitlab out to disable the route");
   const app = new Hono();
 
   const handle = async (

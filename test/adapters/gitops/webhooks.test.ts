@@ -1,0 +1,179 @@
+// POST /v1/webhooks/github and /v1/webhooks/gitlab: authenticity, event reduction, stepping.
+import { describe, expect, it } from "vitest";
+import { constantTimeEqual, signGitHubBody, verifyGitHubSignature, verifyGitLabToken } from "../../../adapters/gitops/webhook.js";
+import type { PullRequestEvent } from "../../../adapters/gitops/webhook.js";
+import type { SetRef } from "../../../core/types.js";
+import type { StepResult } from "../../../functions/step.js";
+import { gitopsWebhookRoutes } from "../../../functions/routes/gitops-webhooks.js";
+import { growDecision } from "./helpers.js";
+
+const SECRET = "It's a Secret to Everybody";
+const TOKEN = "gitlab-hook-token";
+const BRANCH = "claimstep/prod/db/7b5b44c86f/2";
+
+function app(step?: (ref: SetRef, e: PullRequestEvent) => Promise<StepResult>) {
+  const calls: Array<{ ref: SetRef; event: PullRequestEvent }> = [];
+  const decision = growDecision("2Gi");
+  const routes = gitopsWebhookRoutes({
+    github: { secret: SECRET },
+    gitlab: { token: TOKEN },
+    step:
+      step ??
+      (async (ref, event) => {
+        calls.push({ ref, event });
+        return { decision: { ...decision, phase: "Waiting", reason: "ClaimResizing", message: "resizing data-db-2" }, outcome: { kind: "none" }, writer: "test" };
+      }),
+  });
+  return { routes, calls };
+}
+
+const githubPayload = (action: string, merged: boolean, ref = BRANCH) =>
+  JSON.stringify({
+    action,
+    number: 7,
+    pull_request: { number: 7, html_url: "https://github.com/octo/fleet/pull/7", state: "closed", merged, head: { ref, sha: "a".repeat(40) }, base: { ref: "main" } },
+    repository: { full_name: "octo/fleet" },
+  });
+
+async function postGitHub(routes: ReturnType<typeof app>["routes"], body: string, opts: { event?: string; signature?: string | null } = {}) {
+  const headers: Record<string, string> = { "content-type": "application/json", "x-github-event": opts.event ?? "pull_request", "x-github-delivery": "d-1" };
+  const signature = opts.signature === undefined ? await signGitHubBody(SECRET, body) : opts.signature;
+  if (signature !== null) headers["x-hub-signature-256"] = signature;
+  return routes.request("/v1/webhooks/github", { method: "POST", headers, body });
+}
+
+const gitlabPayload = (action: string, state: string, source = BRANCH) =>
+  JSON.stringify({
+    object_kind: "merge_request",
+    event_type: "merge_request",
+    project: { path_with_namespace: "platform/fleet" },
+    object_attributes: { iid: 3, url: "https://gitlab.com/platform/fleet/-/merge_requests/3", action, state, source_branch: source, target_branch: "main" },
+  });
+
+const postGitLab = (routes: ReturnType<typeof app>["routes"], body: string, token: string | null = TOKEN, event = "Merge Request Hook") =>
+  routes.request("/v1/webhooks/gitlab", {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-gitlab-event": event, ...(token !== null ? { "x-gitlab-token": token } : {}) },
+    body,
+  });
+
+describe("signatures", () => {
+  it("match GitHub's documented test vector", async () => {
+    const expected = "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17";
+    expect(await signGitHubBody(SECRET, "Hello, World!")).toBe(expected);
+    expect(await verifyGitHubSignature(SECRET, new TextEncoder().encode("Hello, World!"), expected)).toBe(true);
+    expect(await verifyGitHubSignature(SECRET, new TextEncoder().encode("Hello, World?"), expected)).toBe(false);
+    expect(await verifyGitHubSignature(SECRET, new TextEncoder().encode("Hello, World!"), expected.replace("sha256=", "sha1="))).toBe(false);
+    expect(await verifyGitHubSignature(SECRET, new TextEncoder().encode("Hello, World!"), "sha256=zz")).toBe(false);
+    expect(await verifyGitHubSignature("", new TextEncoder().encode("x"), `sha256=${"00".repeat(32)}`)).toBe(false);
+  });
+
+  it("compare GitLab tokens and byte strings exactly", async () => {
+    expect(await verifyGitLabToken(TOKEN, TOKEN)).toBe(true);
+    expect(await verifyGitLabToken(TOKEN, `${TOKEN} `)).toBe(false);
+    expect(await verifyGitLabToken(TOKEN, null)).toBe(false);
+    expect(constantTimeEqual(new Uint8Array([1, 2]), new Uint8Array([1, 2]))).toBe(true);
+    expect(constantTimeEqual(new Uint8Array([1, 2]), new Uint8Array([1, 3]))).toBe(false);
+    expect(constantTimeEqual(new Uint8Array([1]), new Uint8Array([1, 0]))).toBe(false);
+  });
+});
+
+describe("POST /v1/webhooks/github", () => {
+  it("steps the set named by the branch when its pull request merges", async () => {
+    const { routes, calls } = app();
+    const res = await postGitHub(routes, githubPayload("closed", true));
+    expect(res.status).toBe(200);
+    expect(calls).toEqual([
+      {
+        ref: { namespace: "prod", name: "db" },
+        event: { outcome: "merged", branch: BRANCH, step: { ref: { namespace: "prod", name: "db" }, revision: "7b5b44c86f", ordinal: 2 }, number: 7, url: "https://github.com/octo/fleet/pull/7" },
+      },
+    ]);
+    expect(await res.json()).toEqual({
+      provider: "github",
+      pullRequest: { number: 7, url: "https://github.com/octo/fleet/pull/7", outcome: "merged", branch: BRANCH },
+      set: { namespace: "prod", name: "db" },
+      phase: "Waiting",
+      reason: "ClaimResizing",
+      message: "resizing data-db-2",
+      outcome: "none",
+    });
+  });
+
+  it("steps the set when its pull request is closed unmerged or reopened (the step records the pause or the resume)", async () => {
+    const { routes, calls } = app();
+    expect((await postGitHub(routes, githubPayload("closed", false))).status).toBe(200);
+    expect((await postGitHub(routes, githubPayload("reopened", false))).status).toBe(200);
+    expect(calls.map((c) => c.event.outcome)).toEqual(["closed", "reopened"]);
+  });
+
+  it("refuses a missing or wrong signature with 401, stepping nothing", async () => {
+    const { routes, calls } = app();
+    const body = githubPayload("closed", true);
+    expect((await postGitHub(routes, body, { signature: null })).status).toBe(401);
+    expect((await postGitHub(routes, body, { signature: await signGitHubBody("other secret", body) })).status).toBe(401);
+    const tampered = await postGitHub(routes, body.replace("prod", "kube-system"), { signature: await signGitHubBody(SECRET, body) });
+    expect(tampered.status).toBe(401);
+    expect(await tampered.json()).toEqual({ error: "github webhook: missing or wrong signature/token" });
+    expect(calls).toEqual([]);
+  });
+
+  it("acknowledges without stepping: other events, other actions, other branches", async () => {
+    const { routes, calls } = app();
+    const ping = await postGitHub(routes, JSON.stringify({ zen: "Keep it logically awesome.", hook_id: 1 }), { event: "ping" });
+    expect(ping.status).toBe(202);
+    expect(await ping.json()).toEqual({ ignored: "event ping is not pull_request" });
+    expect(await (await postGitHub(routes, githubPayload("opened", false))).json()).toEqual({ ignored: "action opened is not a merge, close or reopen" });
+    expect(await (await postGitHub(routes, githubPayload("closed", true, "feature/x"))).json()).toEqual({ ignored: "branch feature/x is not a claimstep branch" });
+    expect(calls).toEqual([]);
+  });
+
+  it("answers 400 to a signed body that is not JSON, and 500 naming the set when the step fails", async () => {
+    const { routes } = app(async () => {
+      throw new Error("GitHub octo/fleet: the token was rejected");
+    });
+    expect((await postGitHub(routes, "payload=%7B%7D")).status).toBe(400);
+    const res = await postGitHub(routes, githubPayload("closed", true));
+    expect(res.status).toBe(500);
+    expect(await res.json()).toEqual({ error: "step of prod/db failed: GitHub octo/fleet: the token was rejected" });
+  });
+
+  it("refuses to be built with an empty secret", () => {
+    const step = async (): Promise<StepResult> => { throw new Error("never"); };
+    expect(() => gitopsWebhookRoutes({ github: { secret: "" }, step })).toThrow(/GitHub webhook secret is empty/);
+    expect(() => gitopsWebhookRoutes({ gitlab: { token: "" }, step })).toThrow(/GitLab webhook token is empty/);
+  });
+
+  it("answers 404 when no GitHub secret is configured", async () => {
+    const routes = gitopsWebhookRoutes({ step: async () => { throw new Error("never"); } });
+    const body = githubPayload("closed", true);
+    expect((await postGitHub(routes, body)).status).toBe(404);
+    expect((await postGitLab(routes, gitlabPayload("merge", "merged"))).status).toBe(404);
+  });
+});
+
+describe("POST /v1/webhooks/gitlab", () => {
+  it("steps the set when its merge request merges, closes or reopens", async () => {
+    const { routes, calls } = app();
+    const res = await postGitLab(routes, gitlabPayload("merge", "merged"));
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ provider: "gitlab", pullRequest: { number: 3, outcome: "merged" }, set: { namespace: "prod", name: "db" } });
+    await postGitLab(routes, gitlabPayload("close", "closed"));
+    await postGitLab(routes, gitlabPayload("reopen", "opened"));
+    expect(calls.map((c) => c.event.outcome)).toEqual(["merged", "closed", "reopened"]);
+  });
+
+  it("refuses a missing or wrong X-Gitlab-Token with 401", async () => {
+    const { routes, calls } = app();
+    expect((await postGitLab(routes, gitlabPayload("merge", "merged"), null)).status).toBe(401);
+    expect((await postGitLab(routes, gitlabPayload("merge", "merged"), "guess")).status).toBe(401);
+    expect(calls).toEqual([]);
+  });
+
+  it("ignores other hooks and actions", async () => {
+    const { routes, calls } = app();
+    expect(await (await postGitLab(routes, JSON.stringify({ object_kind: "push" }), TOKEN, "Push Hook")).json()).toEqual({ ignored: "event Push Hook is not Merge Request Hook" });
+    expect(await (await postGitLab(routes, gitlabPayload("update", "opened"))).json()).toEqual({ ignored: "action update is not a merge, close or reopen" });
+    expect(calls).toEqual([]);
+  });
+});
