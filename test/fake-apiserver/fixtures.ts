@@ -24,6 +24,16 @@ export type FixtureName =
   | "sts-vct-update"
   | "unauthorized";
 
+/** A fixture's body (parsed JSON) and HTTP code: the last line when it is one (all `.txt` files, and `event-create.json`), else 200. */
+export function fixture(name: FixtureName): { body: any; code: number } {
+  const file = TXT.has(name) ? `${name}.txt` : `${name}.json`;
+  const text = readFileSync(new URL(`./fixtures/${file}`, import.meta.url), "utf8").trimEnd();
+  const cut = text.lastIndexOf("\n");
+  const last = text.slice(cut + 1).trim();
+  if (/^\d{3}$/.test(last)) return { body: JSON.parse(text.slice(0, cut)), code: Number(last) };
+  return { body: JSON.parse(text), code: 200 };
+}
+
 const TXT = new Set<FixtureName>([
   "event-create-invalid-generatename",
   "forbidden",
@@ -40,14 +50,3 @@ const TXT = new Set<FixtureName>([
   "sts-vct-update",
   "unauthorized",
 ]);
-
-/** A fixture's body (parsed JSON) and HTTP code (`.json` files are 200, or 201 for a create). */
-export function fixture(name: FixtureName): { body: any; code: number } {
-  if (TXT.has(name)) {
-    const text = readFileSync(new URL(`./fixtures/${name}.txt`, import.meta.url), "utf8").trimEnd();
-    const cut = text.lastIndexOf("\n");
-    return { body: JSON.parse(text.slice(0, cut)), code: Number(text.slice(cut + 1)) };
-  }
-  const body = JSON.parse(readFileSync(new URL(`./fixtures/${name}.json`, import.meta.url), "utf8"));
-  return { body, code: name === "event-create" ? 201 : 200 };
-}

@@ -301,9 +301,12 @@ export function createFakeApiServer(opts: FakeApiServerOptions): FakeApiServer {
     o.metadata.uid ??= uid();
     o.metadata.creationTimestamp ??= timestamp();
     if (t.resource === "persistentvolumeclaims") owners.set(keyOf(o.metadata.namespace, o.metadata.name), ownersFromManagedFields(o));
-    const m = Number(o.metadata.resourceVersion);
-    if (Number.isFinite(m) && m > rv) rv = m;
-    put(t.resource, o);
+    // A seeded resourceVersion is kept (GET answers the fixture as captured); later writes go above it.
+    const given = Number(o.metadata.resourceVersion);
+    if (o.metadata.resourceVersion !== undefined && Number.isInteger(given)) {
+      rv = Math.max(rv, given);
+      bucket(t.resource).set(keyOf(o.metadata.namespace, o.metadata.name), o);
+    } else put(t.resource, o);
   }
 
   const matchOf = (m: Match, r: RequestInfo): boolean => {
@@ -764,6 +767,7 @@ export function createFakeApiServer(opts: FakeApiServerOptions): FakeApiServer {
         return o ? json(o, 200) : fail(S.notFound(t, r.name!));
       }
       case "list":
+      case "watch":
         return doList(t, r);
       case "create":
         return r.name ? fail(S.methodNotAllowed()) : doCreate(t, r);

@@ -1,0 +1,210 @@
+// The fake's own behaviour: the parts other tests lean on (lists, counters, faults, hooks,
+// RBAC, the resizer, admission) must hold, or the tests built on it prove nothing.
+import { setupServer } from "msw/node";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { createFakeApiServer, statefulSetObjects, storageClassObjects, volumeAttributesClass } from "./index.js";
+import { matches, parseSelector } from "./selector.js";
+
+const BASE = "https://fake.kube:6443";
+const fake = createFakeApiServer({ baseUrl: BASE });
+const server = setupServer(...fake.handlers);
+beforeAll(() => server.listen({ onUnhandledRequest: "error" }));
+afterEach(() => fake.reset());
+afterAll(() => server.close());
+
+const get = async (path: string, init: RequestInit = {}) => {
+  const res = await fetch(`${BASE}${path}`, init);
+  return { code: res.status, body: (await res.json()) as any, headers: res.headers };
+};
+const patch = (path: string, body: unknown, type = "application/merge-patch+json") =>
+  get(path, { method: "PATCH", headers: { "Content-Type": type }, body: JSON.stringify(body) });
+
+describe("fake API server", () => {
+  it("pages lists with limit/continue and filters by label selector", async () => {
+    fake.seed(...statefulSetObjects({ replicas: 5 }), ...statefulSetObjects({ name: "other", replicas: 2 }));
+    const seen: string[] = [];
+    let cont = "";
+    let pages = 0;
+    do {
+      const r = await get(`/api/v1/namespaces/default/pods?labelSelector=${encodeURIComponent("app in (web)")}&limit=2${cont ? `&continue=${encodeURIComponent(cont)}` : ""}`);
+      expect(r.code).toBe(200);
+      seen.push(...r.body.items.map((i: any) => i.metadata.name));
+      cont = r.body.metadata.continue ?? "";
+      pages++;
+    } while (cont);
+    expect(pages).toBe(3);
+    expect(seen).toEqual(["web-0", "web-1", "web-2", "web-3", "web-4"]);
+    expect(fake.counters()).toEqual({ byRequest: { "list pods": 3 }, reads: 3, writes: 0, total: 3 });
+  });
+
+  it("rejects a selector it cannot parse, a fieldSelector and a watch (it never ignores them)", async () => {
+    expect((await get("/api/v1/namespaces/default/pods?labelSelector=a%20in%20b")).code).toBe(400);
+    expect((await get("/api/v1/namespaces/default/pods?fieldSelector=metadata.name%3Dx")).code).toBe(400);
+    expect((await get("/api/v1/namespaces/default/pods?watch=true")).code).toBe(400);
+  });
+
+  it("parses every selector form and matches as the API server does", () => {
+    const req = parseSelector("app=web,tier in (db, cache),!canary,zone notin (a),env!=prod,ready");
+    const labels = { app: "web", tier: "db", zone: "b", ready: "true" };
+    expect(matches(req, labels)).toBe(true);
+    expect(matches(req, { ...labels, canary: "1" })).toBe(false);
+    expect(matches(req, { ...labels, env: "prod" })).toBe(false);
+    expect(matches(req, { ...labels, tier: "web" })).toBe(false);
+    expect(matches(parseSelector(""), {})).toBe(true);
+    expect(() => parseSelector("a in b")).toThrow(/unable to parse/);
+  });
+
+  it("serves VolumeAttributesClasses only at the configured versions", async () => {
+    const old = createFakeApiServer({ baseUrl: "https://old.kube", volumeAttributesClassVersions: [] });
+    const beta = createFakeApiServer({ baseUrl: "https://beta.kube", volumeAttributesClassVersions: ["v1beta1"], objects: [volumeAttributesClass("gold")] });
+    const ask = (f: typeof old, base: string, v: string) => f.handle(new Request(`${base}/apis/storage.k8s.io/${v}/volumeattributesclasses`));
+    const notServed = { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message: "the server could not find the requested resource", reason: "NotFound", details: {}, code: 404 };
+    expect(await (await ask(old, "https://old.kube", "v1")).json()).toEqual(notServed);
+    expect((await ask(beta, "https://beta.kube", "v1")).status).toBe(404);
+    const ok = (await (await ask(beta, "https://beta.kube", "v1beta1")).json()) as any;
+    expect(ok.items.map((i: any) => i.metadata.name)).toEqual(["gold"]);
+  });
+
+  it("failNext answers with the API server's bodies and headers, then recovers", async () => {
+    fake.seed(...storageClassObjects());
+    fake.failNext("list storageclasses", { code: 429, retryAfterSeconds: 3 });
+    fake.failNext("list *", { code: 500 }, 2);
+    const first = await get("/apis/storage.k8s.io/v1/storageclasses");
+    expect(first.code).toBe(429);
+    expect(first.headers.get("Retry-After")).toBe("3");
+    expect(first.body).toMatchObject({ kind: "Status", reason: "TooManyRequests", details: { retryAfterSeconds: 3 } });
+    expect((await get("/apis/storage.k8s.io/v1/storageclasses")).body).toMatchObject({ code: 500, reason: "InternalError" });
+    expect((await get("/apis/storage.k8s.io/v1/storageclasses")).code).toBe(500);
+    expect((await get("/apis/storage.k8s.io/v1/storageclasses")).code).toBe(200);
+  });
+
+  it("a hanging request ends when the client aborts", async () => {
+    fake.failNext("list pods", { hang: true });
+    const err = await fetch(`${BASE}/api/v1/namespaces/default/pods`, { signal: AbortSignal.timeout(50) }).catch((e: unknown) => e);
+    expect((err as Error).name).toBe("TimeoutError");
+  });
+
+  it("beforeNext runs a racing writer before the request, which then sees its effect", async () => {
+    fake.seed(...statefulSetObjects({ replicas: 1 }));
+    const rv = fake.get("statefulsets", "default", "web")!.metadata.resourceVersion;
+    fake.beforeNext("patch statefulsets", () => {
+      fake.update("statefulsets", "default", "web", (o) => (o.metadata.annotations = { ...(o.metadata.annotations as object), other: "writer" }));
+    });
+    const r = await patch("/apis/apps/v1/namespaces/default/statefulsets/web", { metadata: { resourceVersion: rv, annotations: { mine: "x" } } });
+    expect(r.code).toBe(409);
+    expect(r.body.message).toBe('Operation cannot be fulfilled on statefulsets.apps "web": the object has been modified; please apply your changes to the latest version and try again');
+  });
+
+  it("a merge patch that changes nothing keeps the resourceVersion; one that changes bumps it", async () => {
+    fake.seed(...statefulSetObjects({ replicas: 1 }));
+    const rv = fake.get("statefulsets", "default", "web")!.metadata.resourceVersion as string;
+    expect((await patch("/apis/apps/v1/namespaces/default/statefulsets/web", {})).body.metadata.resourceVersion).toBe(rv);
+    const changed = await patch("/apis/apps/v1/namespaces/default/statefulsets/web", { metadata: { annotations: { a: "b" } } });
+    expect(Number(changed.body.metadata.resourceVersion)).toBeGreaterThan(Number(rv));
+  });
+
+  it("enforces RBAC rules and denials with messages naming verb and resource", async () => {
+    const ruled = createFakeApiServer({
+      baseUrl: "https://rbac.kube",
+      user: "u",
+      rules: [{ apiGroups: [""], resources: ["pods"], verbs: ["list"] }],
+      objects: storageClassObjects(),
+    });
+    const ask = async (path: string, method = "GET") => {
+      const res = await ruled.handle(new Request(`https://rbac.kube${path}`, { method, ...(method === "PATCH" ? { body: "{}", headers: { "Content-Type": "application/merge-patch+json" } } : {}) }));
+      return { code: res.status, body: (await res.json()) as any };
+    };
+    expect((await ask("/api/v1/namespaces/default/pods")).code).toBe(200);
+    expect((await ask("/apis/storage.k8s.io/v1/storageclasses")).body.message).toBe(
+      'storageclasses.storage.k8s.io is forbidden: User "u" cannot list resource "storageclasses" in API group "storage.k8s.io" at the cluster scope',
+    );
+    expect((await ask("/apis/apps/v1/namespaces/default/statefulsets/web", "PATCH")).body.message).toBe(
+      'statefulsets.apps "web" is forbidden: User "u" cannot patch resource "statefulsets" in API group "apps" in the namespace "default"',
+    );
+    ruled.deny("list", "pods");
+    expect((await ask("/api/v1/namespaces/default/pods")).code).toBe(403);
+  });
+
+  it("the resizer completes expansions and VAC changes of Bound claims only", async () => {
+    fake.seed(...statefulSetObjects({ replicas: 2 }), ...storageClassObjects());
+    fake.update("persistentvolumeclaims", "default", "data-web-1", (o: any) => {
+      o.spec.resources.requests.storage = "2Gi";
+      o.spec.volumeAttributesClassName = "gold";
+      o.status.allocatedResourceStatuses = { storage: "ControllerResizeInProgress" };
+    });
+    expect(fake.completeResizes()).toEqual(["data-web-1"]);
+    const done: any = fake.get("persistentvolumeclaims", "default", "data-web-1");
+    expect(done.status.capacity.storage).toBe("2Gi");
+    expect(done.status.currentVolumeAttributesClassName).toBe("gold");
+    expect(done.status.allocatedResourceStatuses).toBeUndefined();
+    expect(fake.completeResizes()).toEqual([]);
+  });
+
+  it("ResourceQuota admission refuses an expansion past requests.storage", async () => {
+    fake.seed(...statefulSetObjects({ replicas: 3 }), ...storageClassObjects(), {
+      apiVersion: "v1",
+      kind: "ResourceQuota",
+      metadata: { name: "storage", namespace: "default" },
+      spec: { hard: { "requests.storage": "3Gi" } },
+    });
+    const r = await patch(
+      "/api/v1/namespaces/default/persistentvolumeclaims/data-web-2?fieldManager=claimstep&force=true",
+      { apiVersion: "v1", kind: "PersistentVolumeClaim", metadata: { name: "data-web-2" }, spec: { resources: { requests: { storage: "2Gi" } } } },
+      "application/apply-patch+yaml",
+    );
+    expect(r.code).toBe(403);
+    expect(r.body.message).toBe(
+      'persistentvolumeclaims "data-web-2" is forbidden: exceeded quota: storage, requested: requests.storage=1Gi, used: requests.storage=3Gi, limited: requests.storage=3Gi',
+    );
+    expect((fake.get("persistentvolumeclaims", "default", "data-web-2") as any).spec.resources.requests.storage).toBe("1Gi");
+  });
+
+  it("server-side apply releases labels the manager no longer applies, and creates nothing a PVC needs", async () => {
+    fake.seed(...statefulSetObjects({ replicas: 1 }), ...storageClassObjects());
+    const apply = (labels: Record<string, string>, name = "data-web-0") =>
+      patch(
+        `/api/v1/namespaces/default/persistentvolumeclaims/${name}?fieldManager=claimstep&force=true`,
+        { apiVersion: "v1", kind: "PersistentVolumeClaim", metadata: { name, labels }, spec: { resources: { requests: { storage: "1Gi" } } } },
+        "application/apply-patch+yaml",
+      );
+    expect((await apply({ tier: "db", "claimstep.io/revision": "r1" })).body.metadata.labels).toEqual({ app: "web", tier: "db", "claimstep.io/revision": "r1" });
+    expect((await apply({ "claimstep.io/revision": "r2" })).body.metadata.labels).toEqual({ app: "web", "claimstep.io/revision": "r2" });
+    const missing = await apply({}, "data-web-9");
+    expect(missing.code).toBe(422);
+    expect(missing.body.message).toBe('PersistentVolumeClaim "data-web-9" is invalid: spec.accessModes: Required value: at least 1 access mode is required');
+  });
+
+  it("validates Event updates: series.count at least 2, identity fields immutable", async () => {
+    fake.seed(...statefulSetObjects({ replicas: 1 }));
+    const created = await get("/apis/events.k8s.io/v1/namespaces/default/events", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({
+        apiVersion: "events.k8s.io/v1",
+        kind: "Event",
+        metadata: { name: "web-1" },
+        eventTime: "2026-11-30T09:06:17.000000Z",
+        reportingController: "claimstep.io/stepper",
+        reportingInstance: "i",
+        action: "Wait",
+        reason: "ClaimResizing",
+        type: "Normal",
+        note: "n",
+        regarding: { apiVersion: "apps/v1", kind: "StatefulSet", namespace: "default", name: "web" },
+      }),
+    });
+    expect(created.code).toBe(201);
+    const path = "/apis/events.k8s.io/v1/namespaces/default/events/web-1";
+    expect((await patch(path, { series: { count: 1, lastObservedTime: "2026-11-30T09:07:17.000000Z" } })).body.message).toBe(
+      'Event "web-1" is invalid: series.count: Invalid value: 1: should be at least 2',
+    );
+    expect((await patch(path, { reason: "Other" })).code).toBe(422);
+    expect((await patch(path, { series: { count: 2, lastObservedTime: "2026-11-30T09:07:17.000000Z" } })).body.series.count).toBe(2);
+  });
+
+  it("answers 404 for what it does not serve, and counts it", async () => {
+    expect((await get("/apis/apps/v1/namespaces/default/deployments")).code).toBe(404);
+    expect((await get("/api/v1/namespaces/default/pods/web-0/status")).code).toBe(404);
+    expect(fake.counters().byRequest).toEqual({ "list deployments": 1 });
+  });
+});
