@@ -1,6 +1,8 @@
 // The diff the API server prints when a PVC's immutable spec changes: go-cmp's report of the
 // internal core.PersistentVolumeClaimSpec (fixtures pvc-change-class.txt, pvc-expand-unbound.txt).
 // Only what PVC specs contain is rendered; equal runs are elided with two records of context.
+// go-cmp marks lines with a non-breaking space ("\u00a0\u00a0", "-\u00a0", "+\u00a0") so that nobody
+// parses its output; the captured responses have them, so this has them too.
 import type { PersistentVolumeClaimSpec } from "../../core/k8s.js";
 import { formatBytes, toBytes } from "../../core/quantity.js";
 
@@ -79,15 +81,19 @@ const resourcesShort = (v: unknown): string => {
 };
 
 /** A ResourceList that differs: the whole list removed then added, one entry per line. */
-const listLines = (mark: string, name: string, m: Record<string, string> | undefined): string[] =>
+const NBSP = "\u00a0";
+/** The two-character prefix of a diff line. */
+const prefix = (mark: " " | "-" | "+") => `${mark === " " ? NBSP : mark}${NBSP}`;
+
+const listLines = (mark: "-" | "+", name: string, m: Record<string, string> | undefined): string[] =>
   m === undefined
-    ? [`${mark} \t\t${name}: nil,`]
+    ? [`${prefix(mark)}\t\t${name}: nil,`]
     : [
-        `${mark} \t\t${name}: core.ResourceList{`,
+        `${prefix(mark)}\t\t${name}: core.ResourceList{`,
         ...Object.keys(m)
           .sort()
-          .map((k) => `${mark} \t\t\ts${quote(k)}: ${quantity(m[k]!, true)},`),
-        `${mark} \t\t},`,
+          .map((k) => `${prefix(mark)}\t\t\ts${quote(k)}: ${quantity(m[k]!, true)},`),
+        `${prefix(mark)}\t\t},`,
       ];
 
 const sameJSON = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
@@ -95,12 +101,12 @@ const sameJSON = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.
 const resourcesNested = (typeName: string) => (a: unknown, b: unknown): string[] => {
   const x = a as Resources;
   const y = b as Resources;
-  const lines = [`  \tResources: ${typeName}{`];
+  const lines = [`${prefix(" ")}\tResources: ${typeName}{`];
   for (const [name, key] of [["Limits", "limits"], ["Requests", "requests"]] as const) {
-    if (sameJSON(x?.[key], y?.[key])) lines.push(`  \t\t${name}: ${resourceList(x?.[key], false)},`);
+    if (sameJSON(x?.[key], y?.[key])) lines.push(`${prefix(" ")}\t\t${name}: ${resourceList(x?.[key], false)},`);
     else lines.push(...listLines("-", name, x?.[key]), ...listLines("+", name, y?.[key]));
   }
-  lines.push("  \t},");
+  lines.push(`${prefix(" ")}\t},`);
   return lines;
 };
 
@@ -166,17 +172,17 @@ export function specDiff(oldSpec: Spec, newSpec: Spec, profile: SpecProfile): st
   });
 
   // Render, aligning runs of one-line records on the longest name in the run.
-  const out = ["  core.PersistentVolumeClaimSpec{"];
-  let pending: { mark: string; name: string; value: string }[] = [];
+  const out = [`${prefix(" ")}core.PersistentVolumeClaimSpec{`];
+  let pending: { mark: " " | "-" | "+"; name: string; value: string }[] = [];
   const flush = () => {
     const width = Math.max(0, ...pending.map((p) => p.name.length + 1));
-    for (const p of pending) out.push(`${p.mark} \t${`${p.name}:`.padEnd(width)} ${p.value},`);
+    for (const p of pending) out.push(`${prefix(p.mark)}\t${`${p.name}:`.padEnd(width)} ${p.value},`);
     pending = [];
   };
   for (const s of shown) {
     if (s.kind === "elided") {
       flush();
-      out.push(`  \t... // ${s.count} identical fields`);
+      out.push(`${prefix(" ")}\t... // ${s.count} identical fields`);
       continue;
     }
     const r = s.record;
@@ -190,6 +196,6 @@ export function specDiff(oldSpec: Spec, newSpec: Spec, profile: SpecProfile): st
     }
   }
   flush();
-  out.push("  }", "");
+  out.push(`${prefix(" ")}}`, "");
   return out.join("\n");
 }

@@ -75,6 +75,7 @@ export const driverOf = (ctx: ControllerContext, className: string | null | unde
   (className ? ctx.drivers.get(className) : undefined) ?? DEFAULT_DRIVER;
 
 export const CONTROLLER_MANAGER: ManagerRef = { manager: "kube-controller-manager", operation: "Update", apiVersion: "v1" };
+export const BINDER: ManagerRef = { manager: "kube-controller-manager", operation: "Update", apiVersion: "v1", subresource: "status" };
 export const RESIZER: ManagerRef = { manager: "csi-resizer", operation: "Update", apiVersion: "v1", subresource: "status" };
 export const KUBELET: ManagerRef = { manager: "kubelet", operation: "Update", apiVersion: "v1", subresource: "status" };
 

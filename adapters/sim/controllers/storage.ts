@@ -10,7 +10,7 @@
 import type { PersistentVolumeClaim } from "../../../core/k8s.js";
 import { formatBytes, toBytes } from "../../../core/quantity.js";
 import {
-  CONTROLLER_MANAGER,
+  BINDER,
   RESIZER,
   claimsOf,
   condition,
@@ -69,17 +69,16 @@ export class StorageControllers {
     this.bindAt.delete(key(pvc));
     const next = copy(pvc);
     const request = next.spec.resources?.requests?.storage ?? "0";
-    const volumeName = `pvc-${pvc.metadata.uid}`;
-    this.ctx.volumes.set(key(pvc), { name: volumeName, bytes: bytes(request), ...(vac ? { volumeAttributesClassName: vac } : {}) });
-    next.spec.volumeName = volumeName;
-    next.metadata.annotations = { ...(next.metadata.annotations ?? {}), "pv.kubernetes.io/bind-completed": "yes", "pv.kubernetes.io/bound-by-controller": "yes" };
+    // The volume is kept by the simulation; like the fixtures' cluster, binding is a status write
+    // (no PersistentVolume objects, spec.volumeName stays empty).
+    this.ctx.volumes.set(key(pvc), { name: `pvc-${pvc.metadata.uid}`, bytes: bytes(request), ...(vac ? { volumeAttributesClassName: vac } : {}) });
     next.status = {
       phase: "Bound",
       accessModes: next.spec.accessModes ?? ["ReadWriteOnce"],
       capacity: { storage: request },
       ...(vac ? { currentVolumeAttributesClassName: vac } : {}),
     };
-    writeClaim(this.ctx, next, CONTROLLER_MANAGER, "persistentvolume-controller");
+    writeClaim(this.ctx, next, BINDER, "persistentvolume-controller");
   }
 
   private resize(pvc: PersistentVolumeClaim): void {

@@ -1,0 +1,58 @@
+// Shared set-up of the simulated-cluster tests: the fixtures' cluster (set `web`, classes `fast`
+// and `fixed`) and the fixture bodies themselves.
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { expect } from "vitest";
+import { ApiError } from "../../../adapters/api-error.js";
+import { SimCluster, statefulSetManifest, type SimClusterOptions } from "../../../adapters/sim/cluster.js";
+
+const FIXTURES = fileURLToPath(new URL("../../../../shared/fixtures/apiserver/", import.meta.url));
+
+/** A `.txt` fixture: the body, then the HTTP code on the last line. */
+export function fixture(name: string): { code: number; body: Record<string, unknown> } {
+  const lines = readFileSync(`${FIXTURES}${name}`, "utf8").trimEnd().split("\n");
+  const code = Number(lines.pop());
+  return { code, body: JSON.parse(lines.join("\n")) as Record<string, unknown> };
+}
+
+export function jsonFixture(name: string): Record<string, unknown> {
+  return JSON.parse(readFileSync(`${FIXTURES}${name}`, "utf8")) as Record<string, unknown>;
+}
+
+/** The ApiError a promise rejects with. */
+export async function refusal(p: Promise<unknown>): Promise<ApiError> {
+  try {
+    await p;
+  } catch (err) {
+    if (err instanceof ApiError) return err;
+    throw err;
+  }
+  throw new Error("expected the API server to refuse the request");
+}
+
+export function expectFixture(err: ApiError, name: string): void {
+  const { code, body } = fixture(name);
+  expect(err.code).toBe(code);
+  expect(err.status).toEqual(body);
+}
+
+/** The cluster of the fixtures: StatefulSet `web` (3 replicas, template `data` 1Gi of class `fast`). */
+export async function fixtureCluster(opts: SimClusterOptions = {}): Promise<SimCluster> {
+  const cluster = new SimCluster({ volumeAttributesClasses: false, ...opts });
+  await cluster.addStorageClass("fast", { allowVolumeExpansion: true });
+  await cluster.addStorageClass("fixed", { allowVolumeExpansion: false });
+  await cluster.createStatefulSet(statefulSetManifest({ name: "web", replicas: 3, templates: [{ name: "data", storage: "1Gi", storageClassName: "fast" }] }));
+  return cluster;
+}
+
+/** A standalone claim, created the way `kubectl create` would. */
+export async function createClaim(cluster: SimCluster, name: string, storageClassName: string, storage = "1Gi"): Promise<void> {
+  await cluster.admin.create(
+    "persistentvolumeclaims",
+    { metadata: { name, namespace: "default" }, spec: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage } }, storageClassName, volumeMode: "Filesystem" }, status: { phase: "Pending" } },
+    { fieldManager: "kubectl-create" },
+  );
+  cluster.advance(5_000);
+}
+
+export const claimStorage = (storage: string, extra: Record<string, unknown> = {}) => ({ spec: { resources: { requests: { storage } } }, ...extra });
