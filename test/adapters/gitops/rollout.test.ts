@@ -1,0 +1,176 @@
+// A whole rollout in pull-request mode on the simulated cluster. claimstep never writes a claim:
+// each step opens a pull request; "merging" it in the fake forge applies its manifest to the
+// cluster the way Argo CD (ServerSideApply=true) would, and the forge's signed webhook steps the
+// set. Cron ticks in between let the resize finish. The rollout must end Complete.
+import { describe, expect, it } from "vitest";
+import YAML from "yaml";
+import { writerFor } from "../../../adapters/gitops/apply-via.js";
+import { signGitHubBody } from "../../../adapters/gitops/webhook.js";
+import { pullRequestWriter } from "../../../adapters/gitops/writer.js";
+import { SimCluster, claimTemplate, statefulSetManifest } from "../../../adapters/sim/cluster.js";
+import type { Json } from "../../../adapters/sim/store.js";
+import { Keys, type SetRef } from "../../../core/types.js";
+import { gitopsWebhookRoutes } from "../../../functions/routes/gitops-webhooks.js";
+import { runStep, type StepResult } from "../../../functions/step.js";
+import { FakeGitHub } from "./fake-github.js";
+import { FakeGitLab } from "./fake-gitlab.js";
+import { PATH_TEMPLATE, mswServer } from "./helpers.js";
+
+const server = mswServer();
+const SECRET = "webhook-secret";
+const REF: SetRef = { namespace: "prod", name: "db" };
+const ARGO = "argocd-controller";
+
+/** What the test needs of a forge: its open requests, a merge, and the webhook it then sends. */
+interface Forge {
+  config: Record<string, unknown>;
+  open(): number[];
+  merge(n: number): Array<{ path: string; text: string }>;
+  notifyMerged(routes: ReturnType<typeof gitopsWebhookRoutes>, n: number): Promise<Response>;
+  count(): number;
+  branches(): string[];
+}
+
+function github(): Forge {
+  const gh = new FakeGitHub("octo", "fleet");
+  server.use(...gh.handlers());
+  return {
+    config: { provider: "github", repository: "octo/fleet", pathTemplate: PATH_TEMPLATE, token: gh.token, labels: ["claimstep"] },
+    open: () => gh.pulls.filter((p) => p.state === "open").map((p) => p.number),
+    merge: (n) => gh.merge(n),
+    async notifyMerged(routes, n) {
+      const body = JSON.stringify(gh.webhookPayload(n, "closed"));
+      return routes.request("/v1/webhooks/github", {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-github-event": "pull_request", "x-hub-signature-256": await signGitHubBody(SECRET, body) },
+        body,
+      });
+    },
+    count: () => gh.pulls.length,
+    branches: () => gh.pulls.map((p) => p.head),
+  };
+}
+
+function gitlab(): Forge {
+  const gl = new FakeGitLab("platform/fleet");
+  server.use(...gl.handlers());
+  return {
+    config: { provider: "gitlab", repository: "platform/fleet", pathTemplate: PATH_TEMPLATE, token: gl.token },
+    open: () => gl.mergeRequests.filter((m) => m.state === "opened").map((m) => m.iid),
+    merge: (n) => gl.merge(n),
+    notifyMerged: (routes, n) =>
+      Promise.resolve(
+        routes.request("/v1/webhooks/gitlab", {
+          method: "POST",
+          headers: { "content-type": "application/json", "x-gitlab-event": "Merge Request Hook", "x-gitlab-token": SECRET },
+          body: JSON.stringify(gl.webhookPayload(n, "merge")),
+        }),
+      ),
+    count: () => gl.mergeRequests.length,
+    branches: () => gl.mergeRequests.map((m) => m.source_branch),
+  };
+}
+
+async function cluster(): Promise<SimCluster> {
+  const c = new SimCluster({ seed: 6 });
+  await c.addStorageClass("fast", { allowVolumeExpansion: true });
+  await c.createStatefulSet(statefulSetManifest({ name: "db", namespace: "prod", replicas: 3, templates: [{ name: "data", storage: "1Gi", storageClassName: "fast" }] }));
+  await c.admin.mergePatch(
+    "statefulsets",
+    "prod",
+    "db",
+    {
+      metadata: {
+        annotations: {
+          [Keys.applyVia]: "pull-request",
+          [Keys.templates]: JSON.stringify([claimTemplate({ name: "data", storage: "2Gi", storageClassName: "fast" })]),
+        },
+      },
+    },
+    { fieldManager: "kubectl" },
+  );
+  return c;
+}
+
+describe.each([
+  ["GitHub", github],
+  ["GitLab", gitlab],
+] as const)("a rollout in pull-request mode (%s)", (_name, makeForge) => {
+  it("runs to Complete with one merged pull request per ordinal, highest first, and no claim write by claimstep", async () => {
+    const sim = await cluster();
+    const forge = makeForge();
+    const prWriter = pullRequestWriter(forge.config, { statusWriter: sim.writer });
+    const choose = writerFor({ direct: sim.writer, pullRequest: prWriter });
+    const step = (ref: SetRef): Promise<StepResult> => runStep({ reader: sim.reader, writer: choose, ref, now: sim.now() });
+    const routes = gitopsWebhookRoutes({ github: { secret: SECRET }, gitlab: { token: SECRET }, step });
+
+    const phases: string[] = [];
+    let last: StepResult | undefined;
+    for (let tick = 0; tick < 60; tick++) {
+      last = await step(REF); // cron
+      phases.push(`${last.decision.phase}/${last.decision.reason}`);
+      if (last.decision.phase === "Complete") break;
+      expect(last.decision.phase, last.decision.message).not.toBe("Blocked");
+      for (const n of forge.open()) {
+        // A person approves: merge. The GitOps controller applies what was merged; the forge fires the webhook.
+        for (const file of forge.merge(n)) await sim.admin.applyClaim(YAML.parse(file.text) as Json, { fieldManager: ARGO, force: true });
+        const res = await forge.notifyMerged(routes, n);
+        expect(res.status).toBe(200);
+        phases.push(`webhook:${((await res.json()) as { phase: string }).phase}`);
+      }
+      sim.advance(30_000);
+    }
+
+    expect(last?.decision.phase).toBe("Complete");
+    const revision = last!.decision.revision!;
+    expect(forge.count()).toBe(3);
+    expect(forge.branches()).toEqual([2, 1, 0].map((o) => `claimstep/prod/db/${revision}/${o}`));
+    expect(phases).toContain("Waiting/AwaitingApproval");
+
+    const claims = (await sim.admin.list("persistentvolumeclaims", "prod")).items as Array<{ metadata: { name: string; labels: Record<string, string> }; spec: { resources: { requests: { storage: string } } } }>;
+    expect(claims.map((c) => [c.metadata.name, c.spec.resources.requests.storage, c.metadata.labels[Keys.revisionLabel]]).sort()).toEqual(
+      [0, 1, 2].map((o) => [`data-db-${o}`, "2Gi", revision]),
+    );
+    // Every claim write came from the GitOps controller; claimstep wrote only the set's status and events.
+    const claimWriters = new Set(sim.audit.filter((e) => e.resource === "persistentvolumeclaims" && e.verb === "apply").map((e) => e.actor));
+    expect(claimWriters).toEqual(new Set([ARGO]));
+    expect(sim.audit.some((e) => e.actor === "claimstep" && e.resource === "statefulsets" && e.verb === "patch")).toBe(true);
+    const set = (await sim.admin.get("statefulsets", "prod", "db")) as { metadata: { annotations: Record<string, string> } };
+    expect(set.metadata.annotations[Keys.currentRevision]).toBe(revision);
+
+    // Converged: one more step writes nothing anywhere.
+    const before = { audit: sim.audit.length, prs: forge.count() };
+    const again = await step(REF);
+    expect(again.decision.phase).toBe("Complete");
+    expect(sim.audit.slice(before.audit)).toEqual([]);
+    expect(forge.count()).toBe(before.prs);
+  });
+});
+
+describe("a rejected pull request in the simulated rollout", () => {
+  it("pauses the set (Blocked/ChangeRejected, recorded in its status) until it is reopened", async () => {
+    const sim = await cluster();
+    const gh = new FakeGitHub("octo", "fleet");
+    server.use(...gh.handlers());
+    const prWriter = pullRequestWriter({ provider: "github", repository: "octo/fleet", pathTemplate: PATH_TEMPLATE, token: gh.token }, { statusWriter: sim.writer });
+    const step = (ref: SetRef) => runStep({ reader: sim.reader, writer: writerFor({ direct: sim.writer, pullRequest: prWriter }), ref, now: sim.now() });
+    const routes = gitopsWebhookRoutes({ github: { secret: SECRET }, step });
+
+    expect((await step(REF)).decision).toMatchObject({ phase: "Waiting", reason: "AwaitingApproval" });
+    gh.close(1);
+    const body = JSON.stringify(gh.webhookPayload(1, "closed"));
+    const res = await routes.request("/v1/webhooks/github", {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-github-event": "pull_request", "x-hub-signature-256": await signGitHubBody(SECRET, body) },
+      body,
+    });
+    expect(await res.json()).toMatchObject({ phase: "Blocked", reason: "ChangeRejected", outcome: "refused", pullRequest: { outcome: "closed" } });
+    const set = (await sim.admin.get("statefulsets", "prod", "db")) as { metadata: { annotations: Record<string, string> } };
+    expect(JSON.parse(set.metadata.annotations[Keys.status]!)).toMatchObject({ phase: "Blocked", reason: "ChangeRejected" });
+    expect((await step(REF)).decision.reason).toBe("ChangeRejected");
+
+    gh.reopen(1);
+    expect((await step(REF)).decision).toMatchObject({ phase: "Waiting", reason: "AwaitingApproval" });
+    expect(gh.pulls).toHaveLength(1);
+  });
+});
