@@ -126,7 +126,7 @@ export class KubeClient {
     const items: z.infer<S>[] = [];
     let next: string | undefined;
     let restarted = false;
-    do {
+    for (;;) {
       let page: unknown;
       try {
         page = await this.send(route, target, {
@@ -149,8 +149,8 @@ export class KubeClient {
       const parsed = this.validate(route, target, pageSchema, page);
       items.push(...(parsed.items as z.infer<S>[]));
       next = parsed.metadata?.continue || undefined;
-    } while (next);
-    return items;
+      if (!next) return items;
+    }
   }
 
   /** PATCH with the given patch content type; returns the object the server answers. */
