@@ -6,7 +6,19 @@ type Requirement = { key: string; op: "In" | "NotIn" | "Exists" | "DoesNotExist"
 /** Parse the query-string form: `app=web`, `a!=b`, `tier in (db,cache)`, `!legacy`, `owner`. */
 export function parseSelector(text: string): Requirement[] {
   const out: Requirement[] = [];
-  const parts = text.match(/[^,(]+(\([^)]*\))?/g) ?? [];
+  // Split on commas outside parentheses.
+  const parts: string[] = [];
+  let depth = 0;
+  let current = "";
+  for (const ch of text) {
+    if (ch === "(") depth++;
+    if (ch === ")") depth--;
+    if (ch === "," && depth === 0) {
+      parts.push(current);
+      current = "";
+    } else current += ch;
+  }
+  parts.push(current);
   for (const raw of parts.map((p) => p.trim()).filter(Boolean)) {
     let m: RegExpExecArray | null;
     if ((m = /^([\w./-]+)\s+(in|notin)\s+\(([^)]*)\)$/.exec(raw))) {
