@@ -21,6 +21,8 @@ export interface GitOpsWebhookOptions {
   gitlab?: { token: string };
   /** Run one step of a set (typically runStep with the per-set writer choice). */
   step: (ref: SetRef, event: PullRequestEvent) => Promise<StepResult>;
+  /** Namespaces a branch may name; empty or absent = all (as the app's own allow list). */
+  namespaces?: readonly string[];
 }
 
 type Provider = "github" | "gitlab";
@@ -48,6 +50,9 @@ export function gitopsWebhookRoutes(opts: GitOpsWebhookOptions): Hono {
     const parsed = parse(body);
     if ("ignored" in parsed) return { status: 202 as const, body: { ignored: parsed.ignored } };
     const { event } = parsed;
+    if (opts.namespaces?.length && !opts.namespaces.includes(event.step.ref.namespace)) {
+      return { status: 403 as const, body: { error: `branch ${event.branch} names namespace ${event.step.ref.namespace}, which claimstep may not act in` } };
+    }
     try {
       const result = await opts.step(event.step.ref, event);
       return {

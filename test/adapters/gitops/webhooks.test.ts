@@ -138,6 +138,22 @@ describe("POST /v1/webhooks/github", () => {
     expect(await res.json()).toEqual({ error: "step of prod/db failed: GitHub octo/fleet: the token was rejected" });
   });
 
+  it("refuses a branch naming a namespace outside the allow list with 403", async () => {
+    const calls: SetRef[] = [];
+    const routes = gitopsWebhookRoutes({
+      github: { secret: SECRET },
+      namespaces: ["staging"],
+      step: async (ref) => {
+        calls.push(ref);
+        throw new Error("must not step");
+      },
+    });
+    const res = await postGitHub(routes, githubPayload("closed", true));
+    expect(res.status).toBe(403);
+    expect(await res.json()).toEqual({ error: `branch ${BRANCH} names namespace prod, which claimstep may not act in` });
+    expect(calls).toEqual([]);
+  });
+
   it("refuses to be built with an empty secret", () => {
     const step = async (): Promise<StepResult> => { throw new Error("never"); };
     expect(() => gitopsWebhookRoutes({ github: { secret: "" }, step })).toThrow(/GitHub webhook secret is empty/);
