@@ -47,10 +47,20 @@ function sameValue(path: string[], current: unknown, wanted: string): boolean {
   return String(current) === wanted;
 }
 
+/**
+ * A file claimstep creates also tells the GitOps controllers never to prune the claim: deleting
+ * the file later must not delete the volume (claimstep never deletes a PVC, nor lets its files do it).
+ */
+export const NO_PRUNE: Record<string, string> = {
+  "argocd.argoproj.io/sync-options": "Prune=false",
+  "kustomize.toolkit.fluxcd.io/prune": "disabled",
+};
+
 /** The manifest of a claim written from scratch. */
 export function newClaimManifest(action: PatchClaim): string {
   const doc = new YAML.Document({});
   for (const [path, value] of ownedFields(action)) doc.setIn(path, value);
+  for (const [k, v] of Object.entries(NO_PRUNE)) if (!doc.hasIn(["metadata", "annotations", k])) doc.setIn(["metadata", "annotations", k], v);
   doc.commentBefore = HEADER;
   return doc.toString();
 }

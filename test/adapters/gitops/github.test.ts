@@ -68,7 +68,12 @@ describe("GitHub pull-request writer", () => {
     expect(manifest).toEqual({
       apiVersion: "v1",
       kind: "PersistentVolumeClaim",
-      metadata: { name: "data-web-2", namespace: "default", labels: { "claimstep.io/revision": decision.revision } },
+      metadata: {
+        name: "data-web-2",
+        namespace: "default",
+        labels: { "claimstep.io/revision": decision.revision },
+        annotations: { "argocd.argoproj.io/sync-options": "Prune=false", "kustomize.toolkit.fluxcd.io/prune": "disabled" },
+      },
       spec: { resources: { requests: { storage: "2Gi" } } },
     });
     expect(github.repo.file("main", FILE)).toBeUndefined();

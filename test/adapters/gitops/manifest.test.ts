@@ -41,16 +41,21 @@ describe("newClaimManifest", () => {
         name: "data-db-2",
         namespace: "prod",
         labels: { tier: "db", "claimstep.io/revision": "7b5b44c86f" },
-        annotations: { note: "x" },
+        annotations: { note: "x", "argocd.argoproj.io/sync-options": "Prune=false", "kustomize.toolkit.fluxcd.io/prune": "disabled" },
       },
       spec: { resources: { requests: { storage: "20Gi" } }, volumeAttributesClassName: "gold" },
     });
   });
 
-  it("leaves volumeAttributesClassName and annotations out when the action has none", () => {
+  it("leaves volumeAttributesClassName out when the action has none, and always forbids pruning the claim", () => {
     const parsed = YAML.parse(newClaimManifest(action));
     expect(parsed.spec).toEqual({ resources: { requests: { storage: "20Gi" } } });
-    expect(parsed.metadata.annotations).toBeUndefined();
+    expect(parsed.metadata.annotations).toEqual({ "argocd.argoproj.io/sync-options": "Prune=false", "kustomize.toolkit.fluxcd.io/prune": "disabled" });
+  });
+
+  it("lets the action's own annotation win over the no-prune defaults", () => {
+    const parsed = YAML.parse(newClaimManifest({ ...action, annotations: { "argocd.argoproj.io/sync-options": "Prune=false,ServerSideApply=true" } }));
+    expect(parsed.metadata.annotations["argocd.argoproj.io/sync-options"]).toBe("Prune=false,ServerSideApply=true");
   });
 
   it("says who wrote it", () => {
