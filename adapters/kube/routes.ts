@@ -32,6 +32,8 @@ const route = (verb: Verb, group: string, version: string, resource: string, nam
 export const Routes = {
   getStatefulSet: route("get", "apps", "v1", "statefulsets", true),
   listStatefulSets: route("list", "apps", "v1", "statefulsets", true),
+  /** The same list across all namespaces (for a sweep over every opted-in set). */
+  listStatefulSetsAllNamespaces: route("list", "apps", "v1", "statefulsets", false),
   listPods: route("list", "", "v1", "pods", true),
   listClaims: route("list", "", "v1", "persistentvolumeclaims", true),
   listStorageClasses: route("list", "storage.k8s.io", "v1", "storageclasses", false),

@@ -1,0 +1,72 @@
+// deploy/kubernetes/rbac.yaml grants exactly what the direct adapter calls: every request in
+// adapters/kube/routes.ts is allowed, and no rule allows anything no route needs.
+import { readFileSync } from "node:fs";
+import { setupServer } from "msw/node";
+import { parseAllDocuments } from "yaml";
+import { describe, expect, it } from "vitest";
+import { Routes } from "../../../adapters/kube/routes.js";
+import { KubeClient } from "../../../adapters/kube/client.js";
+import { KubeReader } from "../../../adapters/kube/reader.js";
+import { KubeWriter } from "../../../adapters/kube/writer.js";
+import { createFakeApiServer, statefulSetObjects, storageClassObjects, volumeAttributesClass, type PolicyRule } from "../../fake-apiserver/index.js";
+
+const docs = parseAllDocuments(readFileSync(new URL("../../../deploy/kubernetes/rbac.yaml", import.meta.url), "utf8")).map((d) => d.toJS());
+const byKind = (kind: string) => docs.filter((d) => d.kind === kind);
+const SA = { kind: "ServiceAccount", name: "claimstep", namespace: "claimstep" };
+
+/** Rules of the roles bound to claimstep's ServiceAccount. */
+function grantedRules(): PolicyRule[] {
+  const bindings = [...byKind("ClusterRoleBinding"), ...byKind("RoleBinding")].filter((b) =>
+    b.subjects.some((s: any) => s.kind === SA.kind && s.name === SA.name && s.namespace === SA.namespace),
+  );
+  return bindings.flatMap((b) => {
+    const role = docs.find((d) => d.kind === b.roleRef.kind && d.metadata.name === b.roleRef.name);
+    expect(role, `${b.metadata.name} binds ${b.roleRef.kind} ${b.roleRef.name}, which must be in rbac.yaml`).toBeDefined();
+    return role.rules as PolicyRule[];
+  });
+}
+
+const triple = (group: string, resource: string, verb: string) => `${verb} ${resource}${group ? `.${group}` : ""}`;
+
+describe("deploy/kubernetes/rbac.yaml", () => {
+  it("declares the ServiceAccount claimstep/claimstep", () => {
+    expect(byKind("ServiceAccount").map((s) => `${s.metadata.namespace}/${s.metadata.name}`)).toEqual(["claimstep/claimstep"]);
+  });
+
+  it("grants exactly the requests of the adapter's route table", () => {
+    const granted = new Set<string>();
+    for (const rule of grantedRules()) {
+      for (const k of [...rule.apiGroups, ...rule.resources, ...rule.verbs]) expect(k, "no wildcards").not.toBe("*");
+      for (const g of rule.apiGroups) for (const r of rule.resources) for (const v of rule.verbs) granted.add(triple(g, r, v));
+    }
+    const called = new Set(Object.values(Routes).map((r) => triple(r.group, r.resource, r.verb)));
+    expect([...granted].sort()).toEqual([...called].sort());
+  });
+
+  it("is enough for a whole step: a reader and writer under only these rules are never refused", async () => {
+    const base = "https://rbac.test";
+    const fake = createFakeApiServer({
+      baseUrl: base,
+      rules: grantedRules(),
+      objects: [
+        ...statefulSetObjects({ desired: [{ name: "data", storage: "2Gi", storageClassName: "fast", volumeAttributesClassName: "gold" }] }),
+        ...storageClassObjects(),
+        volumeAttributesClass("gold"),
+      ],
+    });
+    const server = setupServer(...fake.handlers);
+    server.listen({ onUnhandledRequest: "error" });
+    try {
+      const client = new KubeClient({ server: base });
+      const snapshot = await new KubeReader(client).load({ namespace: "default", name: "web" });
+      const writer = new KubeWriter(client);
+      await writer.apply({ type: "PatchClaim", namespace: "default", claim: "data-web-2", template: "data", ordinal: 2, storage: "2Gi", labels: {}, annotations: {} }, {} as never);
+      await writer.annotateSet({ namespace: "default", name: "web" }, { "claimstep.io/update-revision": "r" }, snapshot.statefulSet.metadata.resourceVersion);
+      await writer.recordEvents({ namespace: "default", name: "web" }, [{ type: "Normal", reason: "ClaimUpdated", action: "PatchClaim", note: "n" }], new Date());
+      const verbs = new Set(fake.requests().map((r) => `${r.verb} ${r.resource}`));
+      expect(verbs).toEqual(new Set(["get statefulsets", "list pods", "list persistentvolumeclaims", "list storageclasses", "list volumeattributesclasses", "patch persistentvolumeclaims", "patch statefulsets", "patch events", "create events"]));
+    } finally {
+      server.close();
+    }
+  });
+});
