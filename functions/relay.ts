@@ -407,3 +407,49 @@ export async function kubeWatchSource(kc: KubeConfig): Promise<WatchSource> {
     },
   };
 }
+
+export interface RelayFromEnvOptions {
+  url: string;
+  env: Record<string, string | undefined>;
+  namespaces?: string[];
+  kubeconfig?: string;
+  context?: string;
+  log?: (entry: Record<string, unknown>) => void;
+}
+
+/** `claimstep relay`: run until SIGTERM/SIGINT, then exit 0. */
+export async function relayFromEnv(opts: RelayFromEnvOptions): Promise<number> {
+  const log = opts.log ?? ((entry) => console.log(JSON.stringify({ time: new Date().toISOString(), ...entry })));
+  const secret = (opts.env.CLAIMSTEP_WEBHOOK_SECRET ?? "").split(/[\s,]+/).filter(Boolean)[0];
+  if (!secret) throw new Error("relay: set CLAIMSTEP_WEBHOOK_SECRET (whsec_<base64>, the same secret as the app's)");
+  try {
+    new URL(opts.url);
+  } catch {
+    throw new Error(`relay: --url ${JSON.stringify(opts.url)} is not an absolute URL (e.g. https://claimstep.example.com/v1/relay)`);
+  }
+  const namespaces = opts.namespaces ?? (opts.env.CLAIMSTEP_NAMESPACES ?? "").split(/[\s,]+/).filter(Boolean);
+  const { loadKubeConfig } = await import("./kube-target.js");
+  const kc = await loadKubeConfig({ ...(opts.kubeconfig ? { kubeconfig: opts.kubeconfig } : {}), ...(opts.context ? { context: opts.context } : {}) });
+  const clock = systemClock;
+  const relay = new Relay({
+    source: await kubeWatchSource(kc),
+    clock,
+    namespaces,
+    log,
+    send: (event) => deliver(event, { url: opts.url, secret, fetch: (u, i) => fetch(u, i), clock, newId: () => `evt_${crypto.randomUUID()}`, log }),
+  });
+  relay.start();
+  log({ msg: "relay started", url: opts.url, namespaces: namespaces.length ? namespaces : "all" });
+  await new Promise<void>((resolve) => {
+    const stop = () => {
+      process.off("SIGTERM", stop);
+      process.off("SIGINT", stop);
+      resolve();
+    };
+    process.on("SIGTERM", stop);
+    process.on("SIGINT", stop);
+  });
+  await relay.stop();
+  log({ msg: "relay stopped" });
+  return 0;
+}

@@ -1,0 +1,160 @@
+// The Node server: the same Hono app on @hono/node-server, with kubeconfig or in-cluster auth
+// (or KUBE_API_SERVER + KUBE_TOKEN like the Worker, or the simulated cluster), an optional
+// interval loop that steps every opted-in set, and a graceful shutdown on SIGTERM/SIGINT.
+import type { AddressInfo } from "node:net";
+import { serve } from "@hono/node-server";
+import type { Hono } from "hono";
+import { KubeClient } from "../adapters/kube/client.js";
+import { createApp, type AppDeps } from "./app.js";
+import { RecentIds } from "./auth.js";
+import { configFromEnv, type AppConfig } from "./config.js";
+import { runStep } from "./step.js";
+import { sweep } from "./sweep.js";
+import { wire } from "./wiring.js";
+
+type Log = (entry: Record<string, unknown>) => void;
+const jsonLog: Log = (entry) => console.log(JSON.stringify({ time: new Date().toISOString(), ...entry }));
+
+export interface ServerOptions {
+  app: Hono<any>;
+  port: number;
+  hostname?: string;
+  /** Run `tick` every `intervalMs` (never two at once). */
+  intervalMs?: number;
+  tick?: () => Promise<unknown>;
+  log?: Log;
+  /** How long shutdown waits for in-flight requests and the running tick. */
+  drainMs?: number;
+}
+
+export interface RunningServer {
+  port: number;
+  /** Stop the loop, stop accepting, finish what is in flight (up to drainMs), then close. */
+  close(): Promise<void>;
+}
+
+export async function startServer(opts: ServerOptions): Promise<RunningServer> {
+  const log = opts.log ?? jsonLog;
+  const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
+    const s = serve({ fetch: opts.app.fetch, port: opts.port, hostname: opts.hostname ?? "0.0.0.0", overrideGlobalObjects: false }, () => resolve(s));
+  });
+  const port = (server.address() as AddressInfo).port;
+  log({ msg: "listening", port });
+
+  let running: Promise<unknown> | undefined;
+  let timer: ReturnType<typeof setInterval> | undefined;
+  if (opts.intervalMs && opts.tick) {
+    const tick = opts.tick;
+    timer = setInterval(() => {
+      if (running) return; // the previous pass is still going: skip this one
+      running = tick()
+        .catch((err) => log({ msg: "interval pass failed", error: (err as Error).message }))
+        .finally(() => {
+          running = undefined;
+        });
+    }, opts.intervalMs);
+  }
+
+  let closing: Promise<void> | undefined;
+  const close = () =>
+    (closing ??= (async () => {
+      if (timer) clearInterval(timer);
+      log({ msg: "shutting down" });
+      const drained = new Promise<void>((resolve) => server.close(() => resolve()));
+      if ("closeIdleConnections" in server) server.closeIdleConnections();
+      const deadline = new Promise<void>((resolve) => setTimeout(resolve, opts.drainMs ?? 10_000).unref());
+      await Promise.race([Promise.all([drained, running]), deadline]);
+      if ("closeAllConnections" in server) server.closeAllConnections();
+      log({ msg: "stopped" });
+    })());
+  return { port, close };
+}
+
+export interface ServeFromEnvOptions {
+  env: Record<string, string | undefined>;
+  port?: number;
+  kubeconfig?: string;
+  context?: string;
+  /** `sim[:scenario]`: serve the simulated cluster, its virtual time following the wall clock. */
+  cluster?: string;
+  log?: Log;
+}
+
+/** The API server client: KUBE_API_SERVER + KUBE_TOKEN when set, else kubeconfig / in-cluster. */
+async function kubeClientFor(config: AppConfig, opts: ServeFromEnvOptions): Promise<KubeClient> {
+  if (config.kube) {
+    const { server, token, headers } = config.kube;
+    return new KubeClient({ server, headers: { ...headers, ...(token ? { Authorization: `Bearer ${token}` } : {}) } });
+  }
+  const { nodeKubeClient } = await import("./kube-target.js");
+  return (await nodeKubeClient({ ...(opts.kubeconfig ? { kubeconfig: opts.kubeconfig } : {}), ...(opts.context ? { context: opts.context } : {}) })).client;
+}
+
+/** `claimstep serve` and the container's entry point: runs until SIGTERM/SIGINT, then exits 0. */
+export async function serveFromEnv(opts: ServeFromEnvOptions): Promise<number> {
+  const log = opts.log ?? jsonLog;
+  const config = configFromEnv(opts.env);
+  const replay = new RecentIds();
+  const port = opts.port ?? Number(opts.env.PORT ?? 8080);
+  let deps: AppDeps;
+  let listOptedIn: (ns: string | undefined) => Promise<{ namespace: string; name: string }[]>;
+  let wallClock: ReturnType<typeof setInterval> | undefined;
+
+  if (opts.cluster) {
+    const { simTarget } = await import("./cli.js");
+    const target = await simTarget(opts.cluster);
+    deps = {
+      reader: target.reader,
+      writerFor: target.writerFor,
+      auth: { bearerTokens: config.bearerTokens, webhookSecrets: config.webhookSecrets, replay },
+      now: () => target.now(),
+      namespaces: config.namespaces,
+      bodyLimitBytes: config.bodyLimitBytes,
+      log,
+    };
+    listOptedIn = (ns) => target.listOptedIn(ns);
+    wallClock = setInterval(() => void target.pause(1000), 1000);
+  } else {
+    const client = await kubeClientFor(config, opts);
+    const wiring = wire({ client, config, now: () => new Date(), replay, log, instance: opts.env.HOSTNAME ?? "claimstep" });
+    deps = wiring.deps;
+    listOptedIn = (ns) => wiring.listOptedIn(ns);
+  }
+
+  const app = createApp(deps);
+  let tick = 0;
+  const server = await startServer({
+    app,
+    port,
+    log,
+    ...(config.intervalSeconds > 0
+      ? {
+          intervalMs: config.intervalSeconds * 1000,
+          tick: () =>
+            sweep({
+              listOptedIn,
+              namespaces: config.namespaces,
+              step: (ref) => runStep({ reader: deps.reader, writer: deps.writerFor, ref, now: deps.now() }),
+              tick: tick++,
+              log,
+            }),
+        }
+      : {}),
+  });
+
+  await new Promise<void>((resolve) => {
+    const stop = (signal: string) => {
+      log({ msg: "signal", signal });
+      process.off("SIGTERM", onTerm);
+      process.off("SIGINT", onInt);
+      resolve();
+    };
+    const onTerm = () => stop("SIGTERM");
+    const onInt = () => stop("SIGINT");
+    process.on("SIGTERM", onTerm);
+    process.on("SIGINT", onInt);
+  });
+  if (wallClock) clearInterval(wallClock);
+  await server.close();
+  return 0;
+}
