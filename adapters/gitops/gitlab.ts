@@ -84,7 +84,8 @@ export class GitLabProvider implements GitProvider {
 
   async readFile(path: string, ref: string): Promise<RepoFile | undefined> {
     const [x, r] = await this.call("GET", this.project(`/repository/files/${encodeURIComponent(path)}?${new URLSearchParams({ ref })}`));
-    if (r.status === 404 && /file not found/i.test(messageOf(r.body))) return undefined;
+    // "File Not Found": no such file at the ref; "Commit Not Found": no such ref (e.g. a merged branch GitLab deleted).
+    if (r.status === 404 && /(file|commit) not found/i.test(messageOf(r.body))) return undefined;
     if (r.status === 404) throw this.notFound(x, r);
     if (r.status !== 200) throw unexpected(this.name, x, r);
     const file = GitLabFile.parse(r.body);

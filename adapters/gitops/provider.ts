@@ -61,8 +61,7 @@ export interface GitProvider {
   createPullRequest(pr: NewPullRequest): Promise<CreatedPullRequest>;
 }
 
-/** Prefer an open request, then a merged one, then the latest closed one. */
+/** The request that speaks for the branch now: an open one, else the latest. */
 export function currentPullRequest(prs: readonly PullRequest[]): PullRequest | undefined {
-  const rank: Record<PullRequestState, number> = { open: 0, merged: 1, closed: 2 };
-  return [...prs].sort((a, b) => rank[a.state] - rank[b.state] || b.number - a.number)[0];
+  return [...prs].sort((a, b) => Number(b.state === "open") - Number(a.state === "open") || b.number - a.number)[0];
 }

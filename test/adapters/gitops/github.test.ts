@@ -9,7 +9,7 @@ import { parseRepositoryConfig } from "../../../adapters/gitops/config.js";
 import { pullRequestWriter } from "../../../adapters/gitops/writer.js";
 import type { ActionWriter } from "../../../core/ports.js";
 import { FakeGitHub } from "./fake-github.js";
-import { PATH_TEMPLATE, growDecision, mswServer } from "./helpers.js";
+import { PATH_TEMPLATE, growDecision, mswServer, twoClaimDecisions } from "./helpers.js";
 
 const server = mswServer();
 const BRANCH = (rev: string, ordinal = 2) => `claimstep/default/web/${rev}/${ordinal}`;
@@ -196,6 +196,25 @@ describe("GitHub pull-request writer", () => {
     github.repo.write("main", FILE, EXISTING, "Revert claimstep");
     const reverted = await writer.apply(decision.action, decision);
     expect(reverted).toMatchObject({ kind: "refused", reason: "ChangeRejected", message: expect.stringContaining("no longer carries") });
+  });
+
+  it("proposes the second claim of an ordinal on the same branch once the first one's pull request is merged", async () => {
+    const { github, writer } = setup();
+    const [data, wal] = twoClaimDecisions();
+    const branch = BRANCH(data.revision!);
+    await writer.apply(data.action, data);
+    github.merge(1);
+    const outcome = await writer.apply(wal.action, wal);
+    expect(outcome).toMatchObject({ kind: "proposed", url: "https://github.com/octo/fleet/pull/2" });
+    expect(github.pulls.map((p) => [p.number, p.head, p.state, p.merged_at !== null])).toEqual([
+      [1, branch, "closed", true],
+      [2, branch, "open", false],
+    ]);
+    expect(github.repo.changes(branch).map((c) => c.path)).toEqual(["clusters/prod/claims/default/wal-web-2.yaml"]);
+    // A late repeat of the first claim's step points at the branch's open request and writes nothing.
+    const commits = github.repo.commits.length;
+    expect(await writer.apply(data.action, data)).toMatchObject({ kind: "proposed", url: "https://github.com/octo/fleet/pull/2" });
+    expect(github.repo.commits).toHaveLength(commits);
   });
 
   it("blocks with ApplyRejected, naming the file, when the manifest cannot be edited", async () => {

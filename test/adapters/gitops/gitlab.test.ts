@@ -137,6 +137,7 @@ describe("GitLab provider", () => {
     server.use(...gitlab.handlers());
     const p = provider(gitlab);
     expect(await p.readFile("missing.yaml", "main")).toBeUndefined();
+    expect(await p.readFile("a.yaml", "claimstep/deleted/after/merge/0")).toBeUndefined(); // 404 Commit Not Found
     expect(await p.readFile("a.yaml", "main")).toEqual({ text: "ü: 1\n", version: gitlab.repo.file("main", "a.yaml")!.lastCommit });
   });
 

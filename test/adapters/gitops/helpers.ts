@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll } from "vitest";
 import { setupServer } from "msw/node";
 import { planStep } from "../../../core/plan.js";
 import type { Decision, PatchClaim } from "../../../core/types.js";
-import { makeClaim, makeSet, snapshot } from "../../core/builders.js";
+import { annotate, applyPatch, makeClaim, makeSet, settle, snapshot } from "../../core/builders.js";
 
 export const NOW = new Date("2026-11-30T10:00:00Z");
 
@@ -31,3 +31,28 @@ export function growDecision(storage = "2Gi", extra: { vac?: string } = {}): Dec
 }
 
 export const PATH_TEMPLATE = "clusters/prod/claims/{namespace}/{name}.yaml";
+
+/**
+ * Two claim templates (data, wal) grown to 2Gi: the planner's decisions for ordinal 2, first for
+ * one claim, then — once that claim is applied and resized — for the other. Both share a branch.
+ */
+export function twoClaimDecisions(): [Decision & { action: PatchClaim }, Decision & { action: PatchClaim }] {
+  const set = makeSet({
+    live: [
+      { name: "data", storage: "1Gi" },
+      { name: "wal", storage: "1Gi" },
+    ],
+    desired: [
+      { name: "data", storage: "2Gi" },
+      { name: "wal", storage: "2Gi" },
+    ],
+  });
+  const claims = ["data", "wal"].flatMap((t) => [0, 1, 2].map((i) => makeClaim(`${t}-web-${i}`)));
+  let snap = snapshot(set, claims);
+  const first = planStep(snap, NOW);
+  if (!first.action) throw new Error(`expected an action, got ${first.phase}: ${first.message}`);
+  snap = annotate(settle(applyPatch(snap, first.action), first.action.claim), first.setAnnotations);
+  const second = planStep(snap, NOW);
+  if (!second.action) throw new Error(`expected a second action, got ${second.phase}: ${second.message}`);
+  return [first as Decision & { action: PatchClaim }, second as Decision & { action: PatchClaim }];
+}

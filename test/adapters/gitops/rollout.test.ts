@@ -71,10 +71,12 @@ function gitlab(): Forge {
   };
 }
 
-async function cluster(): Promise<SimCluster> {
+async function cluster(templates: readonly string[] = ["data"]): Promise<SimCluster> {
   const c = new SimCluster({ seed: 6 });
   await c.addStorageClass("fast", { allowVolumeExpansion: true });
-  await c.createStatefulSet(statefulSetManifest({ name: "db", namespace: "prod", replicas: 3, templates: [{ name: "data", storage: "1Gi", storageClassName: "fast" }] }));
+  await c.createStatefulSet(
+    statefulSetManifest({ name: "db", namespace: "prod", replicas: 3, templates: templates.map((name) => ({ name, storage: "1Gi", storageClassName: "fast" })) }),
+  );
   await c.admin.mergePatch(
     "statefulsets",
     "prod",
@@ -83,7 +85,7 @@ async function cluster(): Promise<SimCluster> {
       metadata: {
         annotations: {
           [Keys.applyVia]: "pull-request",
-          [Keys.templates]: JSON.stringify([claimTemplate({ name: "data", storage: "2Gi", storageClassName: "fast" })]),
+          [Keys.templates]: JSON.stringify(templates.map((name) => claimTemplate({ name, storage: "2Gi", storageClassName: "fast" }))),
         },
       },
     },
@@ -93,11 +95,12 @@ async function cluster(): Promise<SimCluster> {
 }
 
 describe.each([
-  ["GitHub", github],
-  ["GitLab", gitlab],
-] as const)("a rollout in pull-request mode (%s)", (_name, makeForge) => {
-  it("runs to Complete with one merged pull request per ordinal, highest first, and no claim write by claimstep", async () => {
-    const sim = await cluster();
+  ["GitHub", github, ["data"]],
+  ["GitLab", gitlab, ["data"]],
+  ["GitHub, two claim templates", github, ["data", "wal"]],
+] as const)("a rollout in pull-request mode (%s)", (_name, makeForge, templates) => {
+  it("runs to Complete with one merged pull request per claim, highest ordinal first, and no claim write by claimstep", async () => {
+    const sim = await cluster(templates);
     const forge = makeForge();
     const prWriter = pullRequestWriter(forge.config, { statusWriter: sim.writer });
     const choose = writerFor({ direct: sim.writer, pullRequest: prWriter });
@@ -123,13 +126,14 @@ describe.each([
 
     expect(last?.decision.phase).toBe("Complete");
     const revision = last!.decision.revision!;
-    expect(forge.count()).toBe(3);
-    expect(forge.branches()).toEqual([2, 1, 0].map((o) => `claimstep/prod/db/${revision}/${o}`));
+    expect(forge.count()).toBe(3 * templates.length);
+    // One branch per ordinal, highest first; each claim of the ordinal is its own pull request on it.
+    expect(forge.branches()).toEqual([2, 1, 0].flatMap((o) => templates.map(() => `claimstep/prod/db/${revision}/${o}`)));
     expect(phases).toContain("Waiting/AwaitingApproval");
 
     const claims = (await sim.admin.list("persistentvolumeclaims", "prod")).items as Array<{ metadata: { name: string; labels: Record<string, string> }; spec: { resources: { requests: { storage: string } } } }>;
     expect(claims.map((c) => [c.metadata.name, c.spec.resources.requests.storage, c.metadata.labels[Keys.revisionLabel]]).sort()).toEqual(
-      [0, 1, 2].map((o) => [`data-db-${o}`, "2Gi", revision]),
+      templates.flatMap((t) => [0, 1, 2].map((o) => [`${t}-db-${o}`, "2Gi", revision])),
     );
     // Every claim write came from the GitOps controller; claimstep wrote only the set's status and events.
     const claimWriters = new Set(sim.audit.filter((e) => e.resource === "persistentvolumeclaims" && e.verb === "apply").map((e) => e.actor));
