@@ -280,7 +280,8 @@ export function createApp(deps: AppDeps): Hono<Env> {
     if (err instanceof HTTPException) return err.getResponse();
     if (err instanceof ApiError) {
       if (err.kind === "NotFound") {
-        return problem(c, 404, "NotFound", `${err.message}: check the namespace and name (kubectl get statefulsets -n <namespace>)`);
+        const hint = /check the/.test(err.message) ? "" : ": check the namespace and name (kubectl get statefulsets -n <namespace>)";
+        return problem(c, 404, "NotFound", `${err.message}${hint}`);
       }
       if (err.kind === "Conflict" && !err.isFieldManagerConflict) {
         return problem(c, 409, "Conflict", `the StatefulSet changed while claimstep wrote it: retry (${err.message})`);

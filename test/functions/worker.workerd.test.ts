@@ -7,8 +7,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Keys } from "../../core/types.js";
-import { FakeKubeHttp } from "./fake-kube-http.js";
-import { desiredData } from "./fakes.js";
+import { statefulSetObjects, storageClassObjects } from "../fake-apiserver/index.js";
+import { serveFake, type SocketFake } from "./socket-fake.js";
 
 const KUBE_TOKEN = "kube-token-for-the-fake-apiserver";
 const API_TOKEN = "api-token-0123456789abcdef";
@@ -24,7 +24,7 @@ const freePort = () =>
     });
   });
 
-let kube: FakeKubeHttp;
+let kube: SocketFake;
 let child: ChildProcess | undefined;
 let base = "";
 let output = "";
@@ -46,9 +46,8 @@ const waitForHealth = async (deadlineMs: number) => {
 };
 
 beforeAll(async () => {
-  kube = new FakeKubeHttp(KUBE_TOKEN);
-  kube.statefulSet.metadata.annotations = { ...kube.statefulSet.metadata.annotations, ...desiredData("2Gi") };
-  await kube.start();
+  kube = await serveFake({ token: KUBE_TOKEN });
+  kube.fake.seed(...storageClassObjects(), ...statefulSetObjects({ desired: [{ name: "data", storage: "2Gi", storageClassName: "fast" }] }));
   const [port, inspector] = [await freePort(), await freePort()];
   base = `http://127.0.0.1:${port}`;
   persist = mkdtempSync(join(tmpdir(), "claimstep-wrangler-"));
@@ -94,7 +93,7 @@ afterAll(async () => {
       // already gone
     }
   }
-  await kube?.stop();
+  await kube?.close();
   if (persist) rmSync(persist, { recursive: true, force: true });
 });
 
@@ -105,7 +104,7 @@ describe("the Worker in workerd", () => {
     const body = (await res.json()) as any;
     expect(body.decision.phase).toBe("Progressing");
     expect(body.decision.action).toMatchObject({ claim: "data-web-2", storage: "2Gi" });
-    expect(kube.writes()).toEqual([]);
+    expect(kube.fake.counters().writes).toBe(0);
     const denied = await fetch(`${base}/v1/statefulsets/default/web`);
     expect(denied.status).toBe(401);
   });
@@ -113,13 +112,14 @@ describe("the Worker in workerd", () => {
   it("steps the opted-in set on a scheduled run", async () => {
     const res = await fetch(`${base}/__scheduled?cron=*+*+*+*+*`);
     expect(res.status).toBe(200);
-    const writes = kube.writes();
-    expect(writes).toContainEqual(
-      expect.objectContaining({ method: "PATCH", path: "/api/v1/namespaces/default/persistentvolumeclaims/data-web-2", contentType: "application/apply-patch+yaml" }),
-    );
-    expect(kube.requests).toContainEqual(expect.objectContaining({ method: "GET", path: "/apis/apps/v1/namespaces/default/statefulsets" }));
-    expect(kube.claims.find((c) => c.metadata.name === "data-web-2").spec.resources.requests.storage).toBe("2Gi");
-    expect(kube.statefulSet.metadata.annotations[Keys.updateRevision]).toEqual(expect.any(String));
+    const requests = kube.fake.requests().map((r) => `${r.verb} ${r.resource}${r.name ? ` ${r.name}` : ""}`);
+    expect(requests).toContain("list statefulsets");
+    expect(requests).toContain("patch persistentvolumeclaims data-web-2");
+    const claim: any = kube.fake.get("persistentvolumeclaims", "default", "data-web-2");
+    expect(claim.spec.resources.requests.storage).toBe("2Gi");
+    const set: any = kube.fake.get("statefulsets", "default", "web");
+    expect(set.metadata.annotations[Keys.updateRevision]).toEqual(expect.any(String));
+    expect(kube.fake.events("default").map((e: any) => e.reason)).toContain("ClaimUpdated");
     // The Worker's own log line reaches wrangler's output a moment after the response.
     for (let i = 0; i < 40 && !output.includes('"msg":"scheduled"'); i++) await new Promise((r) => setTimeout(r, 250));
     const line = output.split("\n").find((l) => l.includes('"msg":"scheduled"'));
