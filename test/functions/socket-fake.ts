@@ -24,7 +24,7 @@ export async function serveFake(opts: Omit<FakeApiServerOptions, "baseUrl">): Pr
       const headers = new Headers();
       for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string") headers.set(k, v);
       const answer = await fake!.handle(
-        new Request(`${url}${req.url}`, { method: req.method!, headers, ...(body && req.method !== "GET" ? { body } : {}) }),
+        new Request(`${url}${req.url}`, { method: req.method!, headers, ...(body && req.method !== "GET" ? { body: new Uint8Array(body) } : {}) }),
       );
       res.writeHead(answer.status, Object.fromEntries(answer.headers));
       res.end(Buffer.from(await answer.arrayBuffer()));
