@@ -18,6 +18,9 @@ export function commitMessage(action: PatchClaim, decision: Decision): string {
   return `claimstep: ${action.claim} → ${changeSummary(action)}\n\nStatefulSet ${decision.ref.namespace}/${decision.ref.name}, ordinal ${action.ordinal}, revision ${decision.revision ?? "?"}.`;
 }
 
+/** GitHub caps a body at 65,536 characters; a table of this many rows stays well below. */
+export const MAX_TABLE_ROWS = 200;
+
 function rows(ordinals: readonly OrdinalReport[], action: PatchClaim): string[] {
   const out: string[] = [];
   for (const o of ordinals) {
@@ -31,7 +34,12 @@ function rows(ordinals: readonly OrdinalReport[], action: PatchClaim): string[] 
       );
     }
   }
-  return out;
+  if (out.length <= MAX_TABLE_ROWS) return out;
+  // Keep the row of this pull request's claim visible.
+  const mine = out.findIndex((r) => r.includes("**← this PR**"));
+  const kept = out.slice(0, MAX_TABLE_ROWS);
+  if (mine >= MAX_TABLE_ROWS) kept[MAX_TABLE_ROWS - 1] = out[mine]!;
+  return [...kept, `| … | | ${out.length - MAX_TABLE_ROWS} more claims not shown | | | | | | | |`];
 }
 
 /** The Markdown body: what merging does, what closing does, and the plan of every ordinal. */
