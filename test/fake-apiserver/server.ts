@@ -103,7 +103,7 @@ export interface FakeApiServer {
   /** Answer the next `times` matching requests with a failure instead. */
   failNext(match: Match, failure: Failure, times?: number): void;
   /** Run `hook` just before the next matching request is handled (e.g. a racing writer). */
-  beforeNext(match: Match, hook: (r: RequestInfo) => void | Promise<void>): void;
+  beforeNext(match: Match, hook: (r: RequestInfo) => unknown): void;
   /** Refuse a verb on a resource as RBAC would (403 naming both). */
   deny(verb: Verb, resource: string): void;
 }
@@ -269,7 +269,7 @@ export function createFakeApiServer(opts: FakeApiServerOptions): FakeApiServer {
   let serial = 0;
   let log: RequestInfo[] = [];
   let faults: { match: Match; failure: Failure; left: number }[] = [];
-  let hooks: { match: Match; hook: (r: RequestInfo) => void | Promise<void> }[] = [];
+  let hooks: { match: Match; hook: (r: RequestInfo) => unknown }[] = [];
   let denied = new Set<string>();
 
   const keyOf = (ns: string | undefined, name: string) => `${ns ?? ""}/${name}`;

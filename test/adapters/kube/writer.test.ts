@@ -1,6 +1,6 @@
 import { setupServer } from "msw/node";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { Decision, EventRecord, PatchClaim } from "../../../core/types.js";
+import type { EventRecord, PatchClaim } from "../../../core/types.js";
 import { ApiError } from "../../../adapters/api-error.js";
 import { KubeClient } from "../../../adapters/kube/client.js";
 import { eventName, fitNote, microTime } from "../../../adapters/kube/events.js";
@@ -26,14 +26,13 @@ const action: PatchClaim = {
   labels: { tier: "db", "claimstep.io/revision": "7b5b44c86f" },
   annotations: {},
 };
-const decision = {} as Decision; // the direct writer needs only the action
 const blocked: EventRecord = { type: "Warning", reason: "ExpansionNotAllowed", action: "Block", note: "data-web-2: class fixed does not allow expansion" };
 const at = (s: number) => new Date(Date.UTC(2026, 10, 30, 9, 6, s));
 
 describe("KubeWriter.apply", () => {
   it("server-side applies only claimstep's fields, forced, as claimstep", async () => {
     fake.seed(...statefulSetObjects(), ...storageClassObjects());
-    expect(await writer().apply(action, decision)).toEqual({ kind: "applied", detail: "applied default/data-web-2: storage 2Gi" });
+    expect(await writer().apply(action)).toEqual({ kind: "applied", detail: "applied default/data-web-2: storage 2Gi" });
     const [req] = fake.requests();
     expect(req).toMatchObject({ method: "PATCH", resource: "persistentvolumeclaims", namespace: "default", name: "data-web-2", contentType: "application/apply-patch+yaml" });
     expect(Object.fromEntries(req!.query)).toEqual({ fieldManager: "claimstep", force: "true" });
@@ -51,7 +50,7 @@ describe("KubeWriter.apply", () => {
 
   it("carries volumeAttributesClassName and annotations when set", async () => {
     fake.seed(...statefulSetObjects(), ...storageClassObjects());
-    const out = await writer().apply({ ...action, storage: "1Gi", volumeAttributesClassName: "gold", annotations: { team: "payments" } }, decision);
+    const out = await writer().apply({ ...action, storage: "1Gi", volumeAttributesClassName: "gold", annotations: { team: "payments" } });
     expect(out).toEqual({ kind: "applied", detail: "applied default/data-web-2: storage 1Gi, volumeAttributesClassName gold" });
     const pvc: any = fake.get("persistentvolumeclaims", "default", "data-web-2");
     expect(pvc.spec.volumeAttributesClassName).toBe("gold");
@@ -60,7 +59,7 @@ describe("KubeWriter.apply", () => {
 
   it("throws the server's refusal as an ApiError (admission 403, with its words)", async () => {
     fake.seed(...statefulSetObjects({ templates: [{ name: "data", storage: "1Gi", storageClassName: "fixed" }] }), ...storageClassObjects());
-    const err = await writer().apply(action, decision).catch((e: unknown) => e);
+    const err = await writer().apply(action).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiError);
     expect(err).toMatchObject({ code: 403, isAdmissionForbidden: true });
     expect((err as ApiError).message).toBe(

@@ -60,7 +60,7 @@ describe("deploy/kubernetes/rbac.yaml", () => {
       const client = new KubeClient({ server: base });
       const snapshot = await new KubeReader(client).load({ namespace: "default", name: "web" });
       const writer = new KubeWriter(client);
-      await writer.apply({ type: "PatchClaim", namespace: "default", claim: "data-web-2", template: "data", ordinal: 2, storage: "2Gi", labels: {}, annotations: {} }, {} as never);
+      await writer.apply({ type: "PatchClaim", namespace: "default", claim: "data-web-2", template: "data", ordinal: 2, storage: "2Gi", labels: {}, annotations: {} });
       await writer.annotateSet({ namespace: "default", name: "web" }, { "claimstep.io/update-revision": "r" }, snapshot.statefulSet.metadata.resourceVersion);
       await writer.recordEvents({ namespace: "default", name: "web" }, [{ type: "Normal", reason: "ClaimUpdated", action: "PatchClaim", note: "n" }], new Date());
       const verbs = new Set(fake.requests().map((r) => `${r.verb} ${r.resource}`));

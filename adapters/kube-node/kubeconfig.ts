@@ -1,0 +1,105 @@
+// Node only: a KubeClient from a kubeconfig (KUBECONFIG, ~/.kube/config, a given file and
+// context, exec plugins, client certificates, insecure-skip-tls-verify) or from the pod's
+// service account, loaded by @kubernetes/client-node. Never import this from Worker code.
+import { readFileSync } from "node:fs";
+import type { Agent } from "node:http";
+import { KubeConfig } from "@kubernetes/client-node";
+import { KubeClient, type KubeClientOptions } from "../kube/client.js";
+import { agentFetch } from "./agent-fetch.js";
+
+export interface KubeConfigSource {
+  /** A kubeconfig file; default: $KUBECONFIG, ~/.kube/config, then the in-cluster service account. */
+  kubeconfig?: string;
+  /** A context of the kubeconfig; default its current-context. */
+  context?: string;
+  /** Use the pod's service account (KUBERNETES_SERVICE_HOST/PORT and its mounted token and CA). */
+  inCluster?: boolean;
+  /** Root under which the service account is mounted (default `/`), for unusual mounts and tests. */
+  inClusterRoot?: string;
+}
+
+export interface NodeKubeTarget {
+  client: KubeClient;
+  kubeConfig: KubeConfig;
+  /** API server URL. */
+  server: string;
+  context: string;
+  /** The context's namespace (or the service account's), as kubectl would default it. */
+  namespace: string;
+}
+
+const SA_DIR = "var/run/secrets/kubernetes.io/serviceaccount";
+
+export class KubeConfigError extends Error {
+  override readonly name = "KubeConfigError";
+}
+
+export function loadKubeConfig(src: KubeConfigSource = {}): KubeConfig {
+  const kc = new KubeConfig();
+  try {
+    if (src.inCluster) kc.loadFromCluster(src.inClusterRoot ? `${src.inClusterRoot.replace(/\/+$/, "")}/` : "");
+    else if (src.kubeconfig) kc.loadFromFile(src.kubeconfig);
+    else kc.loadFromDefault();
+  } catch (err) {
+    throw new KubeConfigError(`cannot load ${src.inCluster ? "the in-cluster service account" : `kubeconfig ${src.kubeconfig ?? "(default)"}`}: ${(err as Error).message}`);
+  }
+  if (src.context) {
+    if (!kc.getContextObject(src.context)) {
+      const known = kc.getContexts().map((c) => c.name);
+      throw new KubeConfigError(`kubeconfig has no context "${src.context}" (it has: ${known.join(", ") || "none"})`);
+    }
+    kc.setCurrentContext(src.context);
+  }
+  const cluster = kc.getCurrentCluster();
+  // loadFromDefault's last resort is http://localhost:8080, which is never what anyone meant.
+  if (!src.inCluster && !src.kubeconfig && kc.getCurrentContext() === "loaded-context" && cluster?.server === "http://localhost:8080") {
+    throw new KubeConfigError("no kubeconfig found: set KUBECONFIG, create ~/.kube/config, pass --kubeconfig, or run in a pod with a service account");
+  }
+  if (!cluster) throw new KubeConfigError(`kubeconfig context "${kc.getCurrentContext()}" names no cluster`);
+  return kc;
+}
+
+/** Options for KubeClient: the cluster's URL, an agent-aware fetch, and fresh credentials per request. */
+export function kubeClientOptions(kc: KubeConfig): KubeClientOptions {
+  const server = kc.getCurrentCluster()!.server;
+  let agent: { key: string; agent: Agent } | undefined;
+  // client-node builds a new agent per call: keep the first while its TLS material is unchanged (keep-alive).
+  const keep = (next: Agent | undefined) => {
+    if (!next) return;
+    const o = (next as unknown as { options?: Record<string, unknown> }).options ?? {};
+    const key = JSON.stringify([o.ca, o.cert, o.key, o.pfx, o.rejectUnauthorized, o.servername]);
+    if (agent?.key === key) return;
+    agent?.agent.destroy();
+    agent = { key, agent: next };
+  };
+  return {
+    server,
+    fetch: agentFetch(() => agent?.agent),
+    headers: async () => {
+      let init: RequestInit & { agent?: Agent };
+      try {
+        init = (await kc.applyToFetchOptions({})) as RequestInit & { agent?: Agent };
+      } catch (err) {
+        throw new KubeConfigError(`kubeconfig user "${kc.getCurrentUser()?.name ?? "?"}": cannot get credentials: ${(err as Error).message}`);
+      }
+      keep(init.agent);
+      return Object.fromEntries(new Headers(init.headers).entries());
+    },
+  };
+}
+
+/** A KubeClient for a kubeconfig context or the in-cluster service account. */
+export function nodeKubeTarget(src: KubeConfigSource = {}, extra: Partial<KubeClientOptions> = {}): NodeKubeTarget {
+  const kc = loadKubeConfig(src);
+  const options = kubeClientOptions(kc);
+  const context = kc.getCurrentContext();
+  let namespace = kc.getContextObject(context)?.namespace;
+  if (!namespace && (src.inCluster || context === "inClusterContext")) {
+    try {
+      namespace = readFileSync(`${src.inClusterRoot?.replace(/\/+$/, "") ?? ""}/${SA_DIR}/namespace`, "utf8").trim();
+    } catch {
+      // no namespace file: kubectl's default
+    }
+  }
+  return { client: new KubeClient({ ...options, ...extra }), kubeConfig: kc, server: options.server, context, namespace: namespace || "default" };
+}
