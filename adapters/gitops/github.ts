@@ -26,6 +26,7 @@ export class GitHubProvider implements GitProvider {
   private readonly api: string;
   private readonly fetchFn: Fetch;
   private readonly now: () => number;
+  private readonly timeoutMs: number | undefined;
 
   constructor(private readonly config: RepositoryConfig, opts: ProviderOptions = {}) {
     this.name = `GitHub ${config.repository}`;
@@ -34,6 +35,7 @@ export class GitHubProvider implements GitProvider {
     this.api = `${apiUrlOf(config)}/repos/${config.repository}`;
     this.fetchFn = opts.fetch ?? ((input, init) => fetch(input, init));
     this.now = opts.now ?? Date.now;
+    this.timeoutMs = opts.timeoutMs;
   }
 
   private async call(method: Exchange["method"], path: string, body?: unknown): Promise<[Exchange, Reply]> {
@@ -49,7 +51,7 @@ export class GitHubProvider implements GitProvider {
       },
       ...(body !== undefined ? { body } : {}),
     };
-    return [x, await exchange(this.fetchFn, this.name, x, this.now)];
+    return [x, await exchange(this.fetchFn, this.name, x, this.now, this.timeoutMs)];
   }
 
   private toPullRequest(p: z.infer<typeof GitHubPull>): PullRequest {

@@ -25,6 +25,7 @@ export class GitLabProvider implements GitProvider {
   private readonly api: string;
   private readonly fetchFn: Fetch;
   private readonly now: () => number;
+  private readonly timeoutMs: number | undefined;
 
   constructor(private readonly config: RepositoryConfig, opts: ProviderOptions = {}) {
     this.name = `GitLab ${config.repository}`;
@@ -32,6 +33,7 @@ export class GitLabProvider implements GitProvider {
     this.api = apiUrlOf(config);
     this.fetchFn = opts.fetch ?? ((input, init) => fetch(input, init));
     this.now = opts.now ?? Date.now;
+    this.timeoutMs = opts.timeoutMs;
   }
 
   private project(path: string): string {
@@ -46,7 +48,7 @@ export class GitLabProvider implements GitProvider {
       headers: { authorization: `Bearer ${this.config.token}`, accept: "application/json", "user-agent": "claimstep" },
       ...(body !== undefined ? { body } : {}),
     };
-    return [x, await exchange(this.fetchFn, this.name, x, this.now)];
+    return [x, await exchange(this.fetchFn, this.name, x, this.now, this.timeoutMs)];
   }
 
   private notFound(x: Exchange, r: Reply): GitProviderError {

@@ -77,11 +77,14 @@ async function bodyOf(res: Response): Promise<unknown> {
   }
 }
 
-export async function exchange(fetchFn: Fetch, provider: string, x: Exchange, nowMs: () => number): Promise<Reply> {
+export const DEFAULT_TIMEOUT_MS = 30_000;
+
+export async function exchange(fetchFn: Fetch, provider: string, x: Exchange, nowMs: () => number, timeoutMs = DEFAULT_TIMEOUT_MS): Promise<Reply> {
   let res: Response;
   try {
     res = await fetchFn(x.url, {
       method: x.method,
+      signal: AbortSignal.timeout(timeoutMs),
       headers: { ...x.headers, ...(x.body !== undefined ? { "content-type": "application/json" } : {}) },
       ...(x.body !== undefined ? { body: JSON.stringify(x.body) } : {}),
     });

@@ -7,6 +7,8 @@ export interface ProviderOptions {
   fetch?: Fetch;
   /** Clock for rate-limit reset arithmetic. */
   now?: () => number;
+  /** Give up on one request after this long (a transient failure). Default 30 s. */
+  timeoutMs?: number;
 }
 
 export type PullRequestState = "open" | "merged" | "closed";

@@ -18,8 +18,8 @@ export type StatusWriter = Pick<ActionWriter, "annotateSet" | "recordEvents">;
 export interface PullRequestWriterOptions extends ProviderOptions {
   /**
    * Writes `claimstep.io/status`, the revision annotations and Events (usually the direct API
-   * writer, whose RBAC allows only those). Absent: they are not written, and every step
-   * re-derives the state from the cluster and the repository, which is all it needs.
+   * writer, of which only annotateSet and recordEvents are used). Absent: they are not written,
+   * and every step re-derives the state from the cluster and the repository, which is all it needs.
    */
   statusWriter?: StatusWriter;
 }
@@ -126,7 +126,11 @@ const proposed = (pr: PullRequest, detail: string): ApplyOutcome => ({ kind: "pr
 /** A writer for a repository config (validated here), over the given fetch. */
 export function pullRequestWriter(config: unknown, opts: PullRequestWriterOptions = {}): PullRequestWriter {
   const parsed = parseRepositoryConfig(config);
-  const providerOpts: ProviderOptions = { ...(opts.fetch ? { fetch: opts.fetch } : {}), ...(opts.now ? { now: opts.now } : {}) };
+  const providerOpts: ProviderOptions = {
+    ...(opts.fetch ? { fetch: opts.fetch } : {}),
+    ...(opts.now ? { now: opts.now } : {}),
+    ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}),
+  };
   const provider = parsed.provider === "github" ? new GitHubProvider(parsed, providerOpts) : new GitLabProvider(parsed, providerOpts);
   return new PullRequestWriter(parsed, provider, opts.statusWriter);
 }

@@ -320,6 +320,16 @@ describe("GitHub errors", () => {
   });
 });
 
+describe("GitHub request timeout", () => {
+  it("a request that never answers is abandoned as a transient timeout", async () => {
+    const config = parseRepositoryConfig({ provider: "github", repository: "octo/fleet", pathTemplate: PATH_TEMPLATE, token: "t" });
+    const hanging = (_url: string, init?: RequestInit) =>
+      new Promise<Response>((_, reject) => init?.signal?.addEventListener("abort", () => reject(init.signal!.reason)));
+    const provider = new GitHubProvider(config, { fetch: hanging, timeoutMs: 20 });
+    await expect(provider.findPullRequests("b")).rejects.toMatchObject({ kind: "Timeout", isTransient: true, request: "GET /repos/octo/fleet/pulls" });
+  });
+});
+
 describe("GitHub provider", () => {
   const provider = (github: FakeGitHub) =>
     new GitHubProvider(parseRepositoryConfig({ provider: "github", repository: "octo/fleet", pathTemplate: PATH_TEMPLATE, token: github.token }));
