@@ -93,7 +93,7 @@ export function nodeKubeTarget(src: KubeConfigSource = {}, extra: Partial<KubeCl
   const kc = loadKubeConfig(src);
   const options = kubeClientOptions(kc);
   const context = kc.getCurrentContext();
-  let namespace = kc.getContextObject(context)?.namespace;
+  let namespace = kc.getContextObject(context)?.namespace?.trim();
   if (!namespace && (src.inCluster || context === "inClusterContext")) {
     try {
       namespace = readFileSync(`${src.inClusterRoot?.replace(/\/+$/, "") ?? ""}/${SA_DIR}/namespace`, "utf8").trim();
