@@ -94,7 +94,7 @@ const OPTIONS = {
   url: { type: "string" },
 } as const;
 
-type Flags = ReturnType<typeof parse>["values"];
+export type Flags = ReturnType<typeof parse>["values"];
 
 const parse = (argv: string[]) => parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
 
@@ -365,7 +365,8 @@ const describeError = (err: unknown): string => {
   return String(err);
 };
 
-export async function main(argv: string[], io: CliIO): Promise<number> {
+/** `connectTo` replaces how a Target is reached (tests pass a simulated cluster they keep). */
+export async function main(argv: string[], io: CliIO, connectTo: (flags: Flags, env: CliIO["env"]) => Promise<Target> = connect): Promise<number> {
   let parsed;
   try {
     parsed = parse(argv);
@@ -391,7 +392,7 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
   }
   let target: Promise<Target> | undefined;
   try {
-    return await handler({ flags, args, io, json: output === "json", target: () => (target ??= connect(flags, io.env)) });
+    return await handler({ flags, args, io, json: output === "json", target: () => (target ??= connectTo(flags, io.env)) });
   } catch (err) {
     io.stderr.write(`claimstep: ${describeError(err)}\n`);
     return EXIT.error;

@@ -42,7 +42,11 @@ function kubeconfigFetch(kc: KubeConfig): FetchLike {
   return async (url, init) => {
     const { default: nodeFetch } = await import("node-fetch");
     const signed = (await kc.applyToFetchOptions({})) as Record<string, any>;
-    const headers = { ...(signed.headers ?? {}), ...((init.headers as Record<string, string>) ?? {}) };
+    // client-node answers with node-fetch Headers (credentials included), which do not spread.
+    const headers: Record<string, string> = {};
+    if (typeof signed.headers?.forEach === "function") signed.headers.forEach((v: string, k: string) => (headers[k] = v));
+    else Object.assign(headers, signed.headers);
+    Object.assign(headers, init.headers);
     const res = await nodeFetch(url, {
       ...signed,
       method: init.method ?? "GET",

@@ -1,0 +1,93 @@
+// The CLI end to end: spawned through its bin launcher (as `npx claimstep` runs it), against the
+// embedded simulated cluster.
+import { spawn } from "node:child_process";
+import { describe, expect, it } from "vitest";
+
+const ROOT = new URL("../..", import.meta.url).pathname;
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+const claimstep = (...args: string[]) =>
+  new Promise<Run>((resolve, reject) => {
+    const child = spawn(process.execPath, [`${ROOT}bin/claimstep.js`, ...args], { cwd: ROOT, env: { ...process.env, NO_COLOR: "1" } });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
+    child.on("error", reject);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+
+describe("claimstep (spawned, --cluster sim)", () => {
+  it("--help shows usage and examples, exit 0", async () => {
+    const r = await claimstep("--help");
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/Usage:/);
+    expect(r.stdout).toMatch(/Examples:/);
+    expect(r.stdout).toMatch(/claimstep run web --cluster sim/);
+  });
+
+  it("run steps a rollout to Complete and exits 0, one plain line per change (no TTY)", async () => {
+    const r = await claimstep("run", "web", "--cluster", "sim");
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    const lines = r.stdout.split("\n");
+    expect(lines.filter((l) => / default\/web {2}Progressing {2}ClaimUpdated /.test(l))).toHaveLength(3); // one apply per ordinal
+    expect(r.stdout).toMatch(/default\/web {2}Complete {2}RolloutComplete .*3\/3 updated/);
+    expect(r.stdout).toMatch(/data-web-0 +2Gi +2Gi +2Gi/);
+    expect(r.stdout).not.toMatch(/\x1b\[/); // no terminal control codes in a pipe
+  });
+
+  it("run on a blocked set exits 2 and says why", async () => {
+    const r = await claimstep("run", "web", "--cluster", "sim:blocked");
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/default\/web is blocked \(ExpansionNotAllowed\): data-web-2: StorageClass fast does not set allowVolumeExpansion: true/);
+  });
+
+  it("run -o json prints one object per step; a resize the driver rejects ends Blocked/ResizeFailed, exit 2", async () => {
+    const r = await claimstep("run", "web", "--cluster", "sim:infeasible", "-o", "json");
+    expect(r.code).toBe(2);
+    const steps = r.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    expect(steps[0]).toMatchObject({ step: 1, outcome: { kind: "applied" }, decision: { phase: "Progressing" } });
+    expect(steps.at(-1).decision).toMatchObject({ phase: "Blocked", reason: "ResizeFailed" });
+    expect(steps.at(-1).decision.message).toMatch(/ControllerResizeInfeasible/);
+  });
+
+  it("plan writes nothing and prints the table; -o json gives the decision", async () => {
+    const text = await claimstep("plan", "web", "--cluster", "sim");
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(/action: PatchClaim default\/data-web-2 storage=2Gi/);
+    expect(text.stdout).toMatch(/dry run: nothing written/);
+    const json = await claimstep("plan", "web", "--cluster", "sim", "-o", "json");
+    expect(JSON.parse(json.stdout)).toMatchObject({ outcome: { kind: "dry-run" }, decision: { phase: "Progressing", action: { claim: "data-web-2" } } });
+  });
+
+  it("set writes the desired template, opts the set in, and shows the next step", async () => {
+    const r = await claimstep("set", "web", "data", "--storage", "3Gi", "--cluster", "sim:opted-out", "-o", "json");
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout);
+    expect(out).toMatchObject({ changed: true, ref: { namespace: "default", name: "web" } });
+    expect(out.templates[0].spec.resources.requests.storage).toBe("3Gi");
+    expect(out.plan.decision).toMatchObject({ phase: "Progressing", action: { claim: "data-web-2", storage: "3Gi" } });
+  });
+
+  it("errors exit 1 with a message naming the fix", async () => {
+    const unknownClaim = await claimstep("set", "web", "logs", "--storage", "3Gi", "--cluster", "sim");
+    expect(unknownClaim.code).toBe(1);
+    expect(unknownClaim.stderr).toMatch(/has no claim template "logs" \(it has: data\)/);
+    const badFlag = await claimstep("plan", "web", "--bogus");
+    expect(badFlag.code).toBe(1);
+    expect(badFlag.stderr).toMatch(/Unknown option '--bogus'/);
+    const missing = await claimstep("status", "nope", "--cluster", "sim");
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/"nope" not found/);
+  });
+});

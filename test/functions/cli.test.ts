@@ -1,0 +1,194 @@
+// The CLI in process: the live terminal display, what each command writes (the simulated
+// cluster's audit log), timeouts, and kubectl-style access through a kubeconfig to the msw fake.
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setupServer } from "msw/node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SimCluster } from "../../adapters/sim/cluster.js";
+import { SCENARIOS } from "../../functions/sim-scenarios.js";
+import { main, parseDuration, type Target } from "../../functions/cli.js";
+import { Keys } from "../../core/types.js";
+import { createFakeApiServer, statefulSetObjects, storageClassObjects } from "../fake-apiserver/index.js";
+
+const capture = (isTTY = false) => {
+  const out = { text: "", isTTY, write: (s: string) => void (out.text += s) };
+  const err = { text: "", write: (s: string) => void (err.text += s) };
+  return { io: { stdout: out, stderr: err, env: {} }, out, err };
+};
+
+/** A scenario's cluster kept by the test, offered to the CLI as its Target. */
+const simOf = async (scenario: string) => {
+  const sim = await SCENARIOS[scenario]!.build();
+  const target: Target = {
+    label: `sim ${scenario}`,
+    namespace: "default",
+    reader: sim.reader,
+    writerFor: () => sim.writer,
+    annotator: sim.writer,
+    listOptedIn: async () => [{ namespace: "default", name: "web" }],
+    now: () => sim.now(),
+    pause: async (ms) => sim.advance(ms),
+  };
+  const claimstepWrites = () => sim.audit.filter((e: any) => e.actor === "claimstep").length;
+  return { sim, target, connect: async () => target, claimstepWrites };
+};
+
+describe("parseDuration", () => {
+  it.each([
+    ["500ms", 500],
+    ["5s", 5000],
+    ["2m", 120_000],
+    ["1h", 3_600_000],
+    ["1.5s", 1500],
+    ["7", 7000],
+  ])("%s → %d ms", (s, ms) => expect(parseDuration(s, "interval")).toBe(ms));
+
+  it("rejects other forms naming the flag", () => {
+    expect(() => parseDuration("fast", "interval")).toThrow(/--interval "fast": expected a duration/);
+  });
+});
+
+describe("commands in process", () => {
+  it("run redraws one live view in place on a terminal, ending on Complete", async () => {
+    const { sim, connect } = await simOf("grow");
+    const { io, out } = capture(true);
+    expect(await main(["run", "web"], io, connect)).toBe(0);
+    const frames = out.text.split(/\x1b\[\d+A\x1b\[0J/);
+    expect(frames.length).toBeGreaterThan(3); // the first draw, then one redraw per step
+    const last = frames.at(-1)!;
+    expect(last).toMatch(/default\/web {2}Complete {2}RolloutComplete/);
+    expect(last).toMatch(/step \d+ · \d+s · sim grow · nothing to apply/);
+    expect(last.match(/ORDINAL/g)).toHaveLength(1);
+    expect(sim.now().getTime()).toBeGreaterThan(new Date("2026-11-30T10:10:00Z").getTime()); // virtual time moved
+  });
+
+  it("plan and step --dry-run write nothing; step writes once", async () => {
+    const s = await simOf("grow");
+    const before = s.claimstepWrites();
+    expect(await main(["plan", "web"], capture().io, s.connect)).toBe(0);
+    expect(await main(["step", "web", "--dry-run"], capture().io, s.connect)).toBe(0);
+    expect(s.claimstepWrites()).toBe(before);
+    const { io, out } = capture();
+    expect(await main(["step", "web"], io, s.connect)).toBe(0);
+    expect(out.text).toMatch(/applied default\/data-web-2/);
+    const claim = (await s.sim.admin.get("persistentvolumeclaims", "default", "data-web-2")) as any;
+    expect(claim.spec.resources.requests.storage).toBe("2Gi");
+  });
+
+  it("status shows what claimstep recorded, as a table and as JSON", async () => {
+    const s = await simOf("grow");
+    const none = capture();
+    expect(await main(["status"], none.io, s.connect)).toBe(0);
+    expect(none.out.text).toMatch(/default +web +- +- +- +- +- +no step yet/);
+    await main(["run", "web"], capture().io, s.connect);
+    const table = capture();
+    expect(await main(["status"], table.io, s.connect)).toBe(0);
+    expect(table.out.text).toMatch(/default +web +Complete +RolloutComplete +3\/3/);
+    const json = capture();
+    await main(["status", "web", "-o", "json"], json.io, s.connect);
+    const status = JSON.parse(json.out.text);
+    expect(status).toMatchObject({ strategy: "InPlace", status: { phase: "Complete" } });
+    expect(status.currentRevision).toBe(status.updateRevision);
+  });
+
+  it("status exits 2 when a set is blocked", async () => {
+    const s = await simOf("blocked");
+    await main(["step", "web"], capture().io, s.connect);
+    const { io, out } = capture();
+    expect(await main(["status"], io, s.connect)).toBe(2);
+    expect(out.text).toMatch(/Blocked +ExpansionNotAllowed/);
+  });
+
+  it("set then run: the new size rolls out", async () => {
+    const s = await simOf("opted-out");
+    expect(await main(["set", "web", "data", "--storage", "4Gi"], capture().io, s.connect)).toBe(0);
+    const set = (await s.sim.admin.get("statefulsets", "default", "web")) as any;
+    expect(set.metadata.annotations[Keys.strategy]).toBe("InPlace");
+    expect(await main(["run", "web"], capture().io, s.connect)).toBe(0);
+    const claim = (await s.sim.admin.get("persistentvolumeclaims", "default", "data-web-0")) as any;
+    expect(claim.status.capacity.storage).toBe("4Gi");
+  });
+
+  it("set with a VAC the cluster lacks is written, and exits 2 with the plan's reason", async () => {
+    const s = await simOf("opted-out");
+    const { io, out } = capture();
+    expect(await main(["set", "web", "data", "--storage", "2Gi", "--vac", "platinum"], io, s.connect)).toBe(2);
+    expect(out.text).toMatch(/Blocked {2}VolumeAttributesClassNotFound/);
+  });
+
+  it("run --timeout gives up with exit 1 while the set still progresses", async () => {
+    const s = await simOf("grow");
+    const { io, err } = capture();
+    expect(await main(["run", "web", "--interval", "1s", "--timeout", "2s"], io, s.connect)).toBe(1);
+    expect(err.text).toMatch(/default\/web is still (Waiting|Progressing) .* after 2s/);
+  });
+
+  it("usage errors exit 1", async () => {
+    const s = await simOf("grow");
+    for (const argv of [["run"], ["plan", "web", "-o", "yaml"], ["set", "web"], ["set", "web", "data"], ["run", "web", "--interval", "soon"]]) {
+      const { io, err } = capture();
+      expect(await main(argv, io, s.connect), argv.join(" ")).toBe(1);
+      expect(err.text).toMatch(/^claimstep: /);
+    }
+    const none = capture();
+    expect(await main([], none.io)).toBe(1);
+    expect(none.out.text).toMatch(/Usage:/);
+  });
+});
+
+describe("kubectl-style access (kubeconfig, context, namespace) against the msw fake", () => {
+  const fake = createFakeApiServer({ baseUrl: "https://kube.test:6443", token: "cli-user-token" });
+  const msw = setupServer(...fake.handlers);
+  const dir = mkdtempSync(join(tmpdir(), "claimstep-kubeconfig-"));
+  const kubeconfig = join(dir, "config");
+
+  beforeAll(() => {
+    msw.listen({ onUnhandledRequest: "error" });
+    writeFileSync(
+      kubeconfig,
+      `apiVersion: v1
+kind: Config
+clusters:
+  - name: test
+    cluster: {server: "https://kube.test:6443"}
+  - name: elsewhere
+    cluster: {server: "https://elsewhere.test:6443"}
+users:
+  - name: cli
+    user: {token: cli-user-token}
+contexts:
+  - name: prod
+    context: {cluster: test, user: cli, namespace: db}
+  - name: other
+    context: {cluster: elsewhere, user: cli}
+current-context: other
+`,
+    );
+    fake.seed(...storageClassObjects(), ...statefulSetObjects({ namespace: "db", desired: [{ name: "data", storage: "2Gi", storageClassName: "fast" }] }));
+  });
+  afterAll(() => {
+    msw.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("plans with --kubeconfig and --context, in the context's namespace", async () => {
+    const { io, out, err } = capture();
+    expect(await main(["plan", "web", "--kubeconfig", kubeconfig, "--context", "prod", "-o", "json"], io)).toBe(0);
+    expect(err.text).toBe("");
+    expect(JSON.parse(out.text).decision).toMatchObject({ ref: { namespace: "db", name: "web" }, action: { claim: "data-web-2" } });
+    expect(fake.counters().writes).toBe(0);
+  });
+
+  it("--namespace overrides the context's", async () => {
+    const { io, err } = capture();
+    expect(await main(["plan", "web", "--kubeconfig", kubeconfig, "--context", "prod", "-n", "default"], io)).toBe(1);
+    expect(err.text).toMatch(/StatefulSet default\/web not found/);
+  });
+
+  it("an unknown context is an error listing the known ones", async () => {
+    const { io, err } = capture();
+    expect(await main(["plan", "web", "--kubeconfig", kubeconfig, "--context", "nope"], io)).toBe(1);
+    expect(err.text).toMatch(/context "nope" is not in the kubeconfig \(contexts: prod, other\)/);
+  });
+});
