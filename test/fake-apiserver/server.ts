@@ -421,7 +421,8 @@ export function createFakeApiServer(opts: FakeApiServerOptions): FakeApiServer {
 
   function validateEventUpdate(t: ServedType, before: any, after: any): StatusBody | undefined {
     const causes = eventCauses(after, after.metadata.namespace);
-    for (const f of ["eventTime", "reportingController", "reportingInstance", "action", "reason", "type", "regarding"]) {
+    // As ValidateEventUpdate: reportingInstance may change (another replica saw it), the series too.
+    for (const f of ["eventTime", "reportingController", "action", "reason", "type", "regarding", "related", "note"]) {
       if (!sameJSON(before[f], after[f])) {
         causes.push({ reason: "FieldValueInvalid", message: `Invalid value: ${JSON.stringify(after[f] ?? null)}: field is immutable`, field: f });
       }
