@@ -50,19 +50,18 @@ export class PullRequestWriter implements ActionWriter {
     try {
       const pr = currentPullRequest(await this.provider.findPullRequests(branch));
       if (pr?.state === "closed") return this.rejected(pr, decision.ref, action);
-      if (pr?.state === "merged") {
-        const waiting = await this.afterMerge(pr, branch, path, action);
-        if (waiting) return waiting;
-        // The merged request was for another claim of this ordinal: propose this one on the same branch.
-      } else if (pr) {
+      if (pr?.state === "open") {
         await this.commit(branch, path, action, decision);
         return proposed(pr, `waiting for pull request #${pr.number} to be merged: ${describe(action)}`);
       }
-      // No pull request for this claim yet. If the base branch already says it (a person committed it), there is nothing to propose.
+      // No request yet, or a merged one. If the base branch carries the change, wait for the GitOps controller.
       const onBase = await this.provider.readFile(path, this.provider.baseBranch);
       if (carriesAction(onBase?.text, action, path)) {
+        if (pr) return proposed(pr, `pull request #${pr.number} is merged; waiting for the GitOps controller to apply ${path} (${describe(action)})`);
         return { kind: "proposed", detail: `${path} on ${this.provider.baseBranch} already carries ${describe(action)}; waiting for the GitOps controller to apply it` };
       }
+      if (pr && carriesAction((await this.provider.readFile(path, branch))?.text, action, path)) return this.reverted(pr, path, action);
+      // Nothing proposed for this claim yet (a merged request on this branch was for another claim of the ordinal).
       await this.provider.ensureBranch(branch);
       await this.commit(branch, path, action, decision);
       const created = await this.provider.createPullRequest({ branch, title: pullRequestTitle(action, decision), body: pullRequestBody(action, decision, path) });
@@ -90,18 +89,8 @@ export class PullRequestWriter implements ActionWriter {
     };
   }
 
-  /**
-   * Merged: wait for the GitOps controller if the base branch carries the change; block if the
-   * merged branch carried it but the base no longer does (reverted). Undefined when the merged
-   * request was about another claim of the same ordinal (one branch per ordinal).
-   */
-  private async afterMerge(pr: PullRequest, branch: string, path: string, action: PatchClaim): Promise<ApplyOutcome | undefined> {
-    const onBase = await this.provider.readFile(path, this.provider.baseBranch);
-    if (carriesAction(onBase?.text, action, path)) {
-      return proposed(pr, `pull request #${pr.number} is merged; waiting for the GitOps controller to apply ${path} (${describe(action)})`);
-    }
-    const onBranch = await this.provider.readFile(path, branch);
-    if (!carriesAction(onBranch?.text, action, path)) return undefined;
+  /** Merged with this very change, which the base branch no longer carries. */
+  private reverted(pr: PullRequest, path: string, action: PatchClaim): ApplyOutcome {
     return {
       kind: "refused",
       reason: "ChangeRejected",

@@ -107,6 +107,31 @@ describe("GitHub pull-request writer", () => {
     expect(outcomes[2]).toEqual(outcomes[1]);
   });
 
+  it("costs 7 requests to open a pull request (+1 for labels, +1 for reviewers), 2 per repeat, 2 after the merge", async () => {
+    const { github, writer } = setup({ labels: ["claimstep"], reviewers: ["alice"] });
+    const decision = growDecision("2Gi");
+    const f = "/repos/octo/fleet/contents/clusters/prod/claims/default/data-web-2.yaml";
+    await writer.apply(decision.action, decision);
+    expect(github.requests).toEqual([
+      "GET /repos/octo/fleet/pulls",
+      `GET ${f}`,
+      "GET /repos/octo/fleet/git/ref/heads/main",
+      "POST /repos/octo/fleet/git/refs",
+      `GET ${f}`,
+      `PUT ${f}`,
+      "POST /repos/octo/fleet/pulls",
+      "POST /repos/octo/fleet/issues/1/labels",
+      "POST /repos/octo/fleet/pulls/1/requested_reviewers",
+    ]);
+    github.requests.length = 0;
+    await writer.apply(decision.action, decision);
+    expect(github.requests).toEqual(["GET /repos/octo/fleet/pulls", `GET ${f}`]);
+    github.merge(1);
+    github.requests.length = 0;
+    await writer.apply(decision.action, decision);
+    expect(github.requests).toEqual(["GET /repos/octo/fleet/pulls", `GET ${f}`]);
+  });
+
   it("edits an existing manifest in place, keeping its comments", async () => {
     const { github, writer } = setup({ files: { [FILE]: EXISTING } });
     const decision = growDecision("2Gi");

@@ -63,6 +63,18 @@ describe("GitLab pull-request writer", () => {
     ]);
   });
 
+  it("costs 6 requests to open a merge request (+1 per reviewer username), 2 per repeat", async () => {
+    const { gitlab, writer } = setup({ labels: ["claimstep"], reviewers: ["alice"] });
+    const decision = growDecision("2Gi");
+    const p = `/api/v4/projects/${encodeURIComponent(PROJECT)}`;
+    const f = `${p}/repository/files/${encodeURIComponent(FILE)}`;
+    await writer.apply(decision.action, decision);
+    expect(gitlab.requests).toEqual([`GET ${p}/merge_requests`, `GET ${f}`, `POST ${p}/repository/branches`, `GET ${f}`, `POST ${f}`, "GET /api/v4/users", `POST ${p}/merge_requests`]);
+    gitlab.requests.length = 0;
+    await writer.apply(decision.action, decision);
+    expect(gitlab.requests).toEqual([`GET ${p}/merge_requests`, `GET ${f}`]);
+  });
+
   it("updates an existing file with PUT and last_commit_id, keeping its comments", async () => {
     const existing = "# keep me\napiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: data-web-2\n  namespace: default\nspec:\n  resources:\n    requests:\n      storage: 1Gi # was\n";
     const { gitlab, writer } = setup({ files: { [FILE]: existing } });
