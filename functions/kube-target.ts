@@ -1,62 +1,21 @@
 // Kubernetes access on Node, as kubectl users expect it: a kubeconfig file (--kubeconfig,
-// $KUBECONFIG, ~/.kube/config) and a context (--context), or the in-cluster service account.
-// @kubernetes/client-node loads the config (exec plugins, client certificates, CA) and signs each
-// request; the one REST client (adapters/kube) does the rest.
-import type { KubeConfig } from "@kubernetes/client-node";
+// $KUBECONFIG, ~/.kube/config) and a context (--context), or the in-cluster service account
+// (adapters/kube-node), for the CLI's commands and the relay's watches.
+import { Watch } from "@kubernetes/client-node";
 import { Keys, type SetRef } from "../core/types.js";
-import { KubeClient, type FetchLike } from "../adapters/kube/client.js";
+import type { KubeClient } from "../adapters/kube/client.js";
 import { KubeReader, listOptedInSets } from "../adapters/kube/reader.js";
 import { KubeWriter } from "../adapters/kube/writer.js";
 import { StatefulSet } from "../core/k8s.js";
 import { Routes } from "../adapters/kube/routes.js";
+import { kubeClientOptions, nodeKubeTarget, type KubeConfigSource } from "../adapters/kube-node/kubeconfig.js";
 import { writerFor } from "../adapters/gitops/apply-via.js";
 import { parseRepositoryConfig } from "../adapters/gitops/config.js";
 import { pullRequestWriter } from "../adapters/gitops/writer.js";
 import type { Target } from "./cli.js";
+import type { WatchEvent, WatchSource } from "./relay.js";
 
-export interface KubeConfigOptions {
-  kubeconfig?: string;
-  context?: string;
-}
-
-export async function loadKubeConfig(opts: KubeConfigOptions = {}): Promise<KubeConfig> {
-  const k8s = await import("@kubernetes/client-node");
-  const kc = new k8s.KubeConfig();
-  if (opts.kubeconfig) kc.loadFromFile(opts.kubeconfig);
-  else kc.loadFromDefault();
-  if (opts.context) {
-    if (!kc.getContextObject(opts.context)) {
-      const known = kc.getContexts().map((c) => c.name);
-      throw new Error(`context "${opts.context}" is not in the kubeconfig (contexts: ${known.join(", ") || "none"})`);
-    }
-    kc.setCurrentContext(opts.context);
-  }
-  if (!kc.getCurrentCluster()) {
-    throw new Error("no Kubernetes cluster configured: pass --kubeconfig/--context, set KUBECONFIG, run in a pod, or try --cluster sim");
-  }
-  return kc;
-}
-
-/** fetch through client-node's request options (TLS agent, credentials refreshed per request). */
-function kubeconfigFetch(kc: KubeConfig): FetchLike {
-  return async (url, init) => {
-    const { default: nodeFetch } = await import("node-fetch");
-    const signed = (await kc.applyToFetchOptions({})) as Record<string, any>;
-    // client-node answers with node-fetch Headers (credentials included), which do not spread.
-    const headers: Record<string, string> = {};
-    if (typeof signed.headers?.forEach === "function") signed.headers.forEach((v: string, k: string) => (headers[k] = v));
-    else Object.assign(headers, signed.headers);
-    Object.assign(headers, init.headers);
-    const res = await nodeFetch(url, {
-      ...signed,
-      method: init.method ?? "GET",
-      headers,
-      ...(init.body !== undefined && init.body !== null ? { body: init.body as string } : {}),
-      ...(init.signal ? { signal: init.signal as any } : {}),
-    });
-    return res as unknown as Response;
-  };
-}
+export type KubeConfigOptions = Pick<KubeConfigSource, "kubeconfig" | "context">;
 
 export interface NodeKube {
   client: KubeClient;
@@ -65,14 +24,30 @@ export interface NodeKube {
   label: string;
 }
 
-export async function nodeKubeClient(opts: KubeConfigOptions = {}): Promise<NodeKube> {
-  const kc = await loadKubeConfig(opts);
-  const cluster = kc.getCurrentCluster()!;
-  const context = kc.getContextObject(kc.getCurrentContext());
+export function nodeKubeClient(opts: KubeConfigOptions = {}): NodeKube {
+  const t = nodeKubeTarget(opts);
+  return { client: t.client, namespace: t.namespace, label: `context ${t.context}` };
+}
+
+/** The relay's watch source: client-node's Watch for streams, a plain LIST for (re)syncs. */
+export function kubeWatchSource(opts: KubeConfigOptions = {}): WatchSource {
+  const { kubeConfig } = nodeKubeTarget(opts);
+  const http = kubeClientOptions(kubeConfig);
+  const watcher = new Watch(kubeConfig);
   return {
-    client: new KubeClient({ server: cluster.server, fetch: kubeconfigFetch(kc) }),
-    namespace: context?.namespace ?? "default",
-    label: `context ${kc.getCurrentContext()}`,
+    async list(path) {
+      const headers = typeof http.headers === "function" ? await http.headers() : (http.headers ?? {});
+      const res = await http.fetch!(`${http.server}${path}`, { method: "GET", headers: { ...headers, Accept: "application/json" } });
+      const body: any = await res.json().catch(() => undefined);
+      if (!res.ok) throw Object.assign(new Error(`LIST ${path}: ${body?.message ?? `HTTP ${res.status}`}`), { statusCode: res.status });
+      return { items: body?.items ?? [], resourceVersion: String(body?.metadata?.resourceVersion ?? "") };
+    },
+    async watch(path, resourceVersion, onEvent, done) {
+      const query: Record<string, string | boolean> = { allowWatchBookmarks: true };
+      if (resourceVersion) query.resourceVersion = resourceVersion;
+      const controller = await watcher.watch(path, query, (type, object) => onEvent({ type: type as WatchEvent["type"], object }), (err) => done(err ?? undefined));
+      return { abort: () => controller.abort() };
+    },
   };
 }
 
@@ -88,7 +63,7 @@ export async function listOptedIn(client: KubeClient, namespace: string | undefi
 
 /** The CLI's Target on a real cluster: direct writes, or pull requests for sets that ask (CLAIMSTEP_GITOPS_REPOSITORY). */
 export async function kubeTarget(opts: KubeConfigOptions & { env: Record<string, string | undefined> }): Promise<Target> {
-  const kube = await nodeKubeClient(opts);
+  const kube = nodeKubeClient(opts);
   const direct = new KubeWriter(kube.client, { reportingInstance: "claimstep-cli" });
   const repo = opts.env.CLAIMSTEP_GITOPS_REPOSITORY;
   const pullRequest = repo

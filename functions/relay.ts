@@ -2,7 +2,6 @@
 // per set, and POSTs a Standard-Webhooks-signed `statefulset.changed` event to the step handler,
 // so steps follow cluster events within seconds. The watch source, the clock and fetch are
 // injected: debounce, signatures, retries and reconnects are tested without a cluster.
-import type { KubeConfig } from "@kubernetes/client-node";
 import { Keys, type SetRef } from "../core/types.js";
 import { webhookHeaders } from "./auth.js";
 import type { RelayEvent } from "./app.js";
@@ -384,30 +383,6 @@ export class Relay {
   }
 }
 
-/** The Node watch source: client-node's Watch for streams, its generic object API for lists. */
-export async function kubeWatchSource(kc: KubeConfig): Promise<WatchSource> {
-  const k8s = await import("@kubernetes/client-node");
-  const watcher = new k8s.Watch(kc);
-  const cluster = kc.getCurrentCluster();
-  if (!cluster) throw new Error("the kubeconfig has no current cluster: pass --context or set current-context");
-  return {
-    async list(path) {
-      const init = await kc.applyToFetchOptions({ method: "GET" });
-      const { default: nodeFetch } = await import("node-fetch");
-      const res = await nodeFetch(`${cluster.server}${path}`, init as any);
-      const body: any = await res.json().catch(() => undefined);
-      if (!res.ok) throw Object.assign(new Error(body?.message ?? `LIST ${path}: HTTP ${res.status}`), { statusCode: res.status });
-      return { items: body?.items ?? [], resourceVersion: String(body?.metadata?.resourceVersion ?? "") };
-    },
-    async watch(path, resourceVersion, onEvent, done) {
-      const query: Record<string, string | boolean> = { allowWatchBookmarks: true };
-      if (resourceVersion) query.resourceVersion = resourceVersion;
-      const controller = await watcher.watch(path, query, (type, object) => onEvent({ type: type as WatchEvent["type"], object }), (err) => done(err ?? undefined));
-      return { abort: () => controller.abort() };
-    },
-  };
-}
-
 export interface RelayFromEnvOptions {
   url: string;
   env: Record<string, string | undefined>;
@@ -428,11 +403,11 @@ export async function relayFromEnv(opts: RelayFromEnvOptions): Promise<number> {
     throw new Error(`relay: --url ${JSON.stringify(opts.url)} is not an absolute URL (e.g. https://claimstep.example.com/v1/relay)`);
   }
   const namespaces = opts.namespaces ?? (opts.env.CLAIMSTEP_NAMESPACES ?? "").split(/[\s,]+/).filter(Boolean);
-  const { loadKubeConfig } = await import("./kube-target.js");
-  const kc = await loadKubeConfig({ ...(opts.kubeconfig ? { kubeconfig: opts.kubeconfig } : {}), ...(opts.context ? { context: opts.context } : {}) });
+  const { kubeWatchSource } = await import("./kube-target.js");
+  const source = kubeWatchSource({ ...(opts.kubeconfig ? { kubeconfig: opts.kubeconfig } : {}), ...(opts.context ? { context: opts.context } : {}) });
   const clock = systemClock;
   const relay = new Relay({
-    source: await kubeWatchSource(kc),
+    source,
     clock,
     namespaces,
     log,

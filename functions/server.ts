@@ -87,7 +87,7 @@ async function kubeClientFor(config: AppConfig, opts: ServeFromEnvOptions): Prom
     return new KubeClient({ server, headers: { ...headers, ...(token ? { Authorization: `Bearer ${token}` } : {}) } });
   }
   const { nodeKubeClient } = await import("./kube-target.js");
-  return (await nodeKubeClient({ ...(opts.kubeconfig ? { kubeconfig: opts.kubeconfig } : {}), ...(opts.context ? { context: opts.context } : {}) })).client;
+  return nodeKubeClient({ ...(opts.kubeconfig ? { kubeconfig: opts.kubeconfig } : {}), ...(opts.context ? { context: opts.context } : {}) }).client;
 }
 
 /** `claimstep serve` and the container's entry point: runs until SIGTERM/SIGINT, then exits 0. */

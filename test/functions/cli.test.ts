@@ -3,13 +3,13 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { setupServer } from "msw/node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SimCluster } from "../../adapters/sim/cluster.js";
 import { SCENARIOS } from "../../functions/sim-scenarios.js";
 import { main, parseDuration, type Target } from "../../functions/cli.js";
 import { Keys } from "../../core/types.js";
-import { createFakeApiServer, statefulSetObjects, storageClassObjects } from "../fake-apiserver/index.js";
+import { statefulSetObjects, storageClassObjects } from "../fake-apiserver/index.js";
+import { serveFake, type SocketFake } from "./socket-fake.js";
 
 const capture = (isTTY = false) => {
   const out = { text: "", isTTY, write: (s: string) => void (out.text += s) };
@@ -137,21 +137,21 @@ describe("commands in process", () => {
   });
 });
 
-describe("kubectl-style access (kubeconfig, context, namespace) against the msw fake", () => {
-  const fake = createFakeApiServer({ baseUrl: "https://kube.test:6443", token: "cli-user-token" });
-  const msw = setupServer(...fake.handlers);
+describe("kubectl-style access (kubeconfig, context, namespace) against the fake API server", () => {
+  // Served on a socket: the kubeconfig fetch goes through node:http with the kubeconfig's agent.
+  let kube: SocketFake;
   const dir = mkdtempSync(join(tmpdir(), "claimstep-kubeconfig-"));
   const kubeconfig = join(dir, "config");
 
-  beforeAll(() => {
-    msw.listen({ onUnhandledRequest: "error" });
+  beforeAll(async () => {
+    kube = await serveFake({ token: "cli-user-token" });
     writeFileSync(
       kubeconfig,
       `apiVersion: v1
 kind: Config
 clusters:
   - name: test
-    cluster: {server: "https://kube.test:6443"}
+    cluster: {server: "${kube.url}", insecure-skip-tls-verify: true}
   - name: elsewhere
     cluster: {server: "https://elsewhere.test:6443"}
 users:
@@ -165,10 +165,10 @@ contexts:
 current-context: other
 `,
     );
-    fake.seed(...storageClassObjects(), ...statefulSetObjects({ namespace: "db", desired: [{ name: "data", storage: "2Gi", storageClassName: "fast" }] }));
+    kube.fake.seed(...storageClassObjects(), ...statefulSetObjects({ namespace: "db", desired: [{ name: "data", storage: "2Gi", storageClassName: "fast" }] }));
   });
-  afterAll(() => {
-    msw.close();
+  afterAll(async () => {
+    await kube.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -177,7 +177,7 @@ current-context: other
     expect(await main(["plan", "web", "--kubeconfig", kubeconfig, "--context", "prod", "-o", "json"], io)).toBe(0);
     expect(err.text).toBe("");
     expect(JSON.parse(out.text).decision).toMatchObject({ ref: { namespace: "db", name: "web" }, action: { claim: "data-web-2" } });
-    expect(fake.counters().writes).toBe(0);
+    expect(kube.fake.counters().writes).toBe(0);
   });
 
   it("--namespace overrides the context's", async () => {
@@ -189,6 +189,6 @@ current-context: other
   it("an unknown context is an error listing the known ones", async () => {
     const { io, err } = capture();
     expect(await main(["plan", "web", "--kubeconfig", kubeconfig, "--context", "nope"], io)).toBe(1);
-    expect(err.text).toMatch(/context "nope" is not in the kubeconfig \(contexts: prod, other\)/);
+    expect(err.text).toMatch(/kubeconfig has no context "nope" \(it has: prod, other\)/);
   });
 });
