@@ -48,6 +48,7 @@ export class KubeResponseError extends Error {
 }
 
 export const DEFAULT_PAGE_SIZE = 2000;
+const USER_AGENT = "claimstep";
 const DEFAULT_RETRY: RetryPolicy = { attempts: 3, baseDelayMs: 250, maxDelayMs: 4000, maxRetryAfterSeconds: 10 };
 
 // Node's TLS verification failures: retrying cannot help, the configuration must change.
@@ -193,6 +194,7 @@ export class KubeClient {
   private async attempt(url: string, route: Route, request: string, opts: RequestOptions): Promise<unknown> {
     const headers: Record<string, string> = {
       Accept: "application/json",
+      "User-Agent": USER_AGENT, // how the API server's audit log names the caller
       ...(typeof this.opts.headers === "function" ? await this.opts.headers() : this.opts.headers),
     };
     if (opts.body !== undefined) headers["Content-Type"] = opts.contentType ?? "application/json";

@@ -53,6 +53,8 @@ describe("KubeClient", () => {
     const [req] = fake.requests();
     expect(req!.headers.get("cf-access-client-id")).toBe("id.access");
     expect(req!.headers.get("accept")).toBe("application/json");
+    expect(req!.headers.get("user-agent")).toBe("claimstep");
+    expect(req!.headers.get("authorization")).toBe("Bearer t0ken");
   });
 
   it("keeps a path prefix of the server URL (an API proxy)", async () => {
