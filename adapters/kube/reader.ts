@@ -78,10 +78,11 @@ export class KubeReader implements StateReader {
   }
 }
 
-/** SetRefs of the StatefulSets in a namespace that opted in (`claimstep.io/volume-claim-update-strategy: InPlace`). */
-export async function listOptedInSets(client: KubeClient, namespace: string, signal?: AbortSignal): Promise<SetRef[]> {
-  const sets = await client.list(Routes.listStatefulSets, { namespace }, StatefulSet, signal ? { signal } : {});
+/** SetRefs of the StatefulSets that opted in (`claimstep.io/volume-claim-update-strategy: InPlace`), in a namespace or in all. */
+export async function listOptedInSets(client: KubeClient, namespace?: string, signal?: AbortSignal): Promise<SetRef[]> {
+  const route = namespace === undefined ? Routes.listStatefulSetsAllNamespaces : Routes.listStatefulSets;
+  const sets = await client.list(route, namespace === undefined ? {} : { namespace }, StatefulSet, signal ? { signal } : {});
   return sets
     .filter((s) => s.metadata.annotations?.[Keys.strategy] === "InPlace")
-    .map((s) => ({ namespace: s.metadata.namespace ?? namespace, name: s.metadata.name }));
+    .map((s) => ({ namespace: s.metadata.namespace ?? namespace ?? "default", name: s.metadata.name }));
 }

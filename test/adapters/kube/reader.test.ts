@@ -96,9 +96,16 @@ describe("KubeReader", () => {
     await expect(reader().load(web)).rejects.toThrow("unexpected answer to get statefulsets.apps default/web: spec.selector: ");
   });
 
-  it("lists the opted-in StatefulSets of a namespace", async () => {
+  it("lists the opted-in StatefulSets of a namespace, or of all", async () => {
     fake.seed(...statefulSetObjects({ name: "a", replicas: 0 }), ...statefulSetObjects({ name: "b", replicas: 0, strategy: null }));
     fake.seed(...statefulSetObjects({ name: "c", replicas: 0, strategy: "OnClaimDelete" }), ...statefulSetObjects({ name: "d", replicas: 0, namespace: "other" }));
-    expect(await listOptedInSets(new KubeClient({ server: BASE }), "default")).toEqual([{ namespace: "default", name: "a" }]);
+    fake.seed(...statefulSetObjects({ name: "e", replicas: 0, namespace: "other", strategy: "OnClaimDelete" }));
+    const client = new KubeClient({ server: BASE });
+    expect(await listOptedInSets(client, "default")).toEqual([{ namespace: "default", name: "a" }]);
+    expect(await listOptedInSets(client)).toEqual([
+      { namespace: "default", name: "a" },
+      { namespace: "other", name: "d" },
+    ]);
+    expect(fake.requests().map((r) => r.namespace)).toEqual(["default", undefined]);
   });
 });
