@@ -61,9 +61,14 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       if (timer) clearInterval(timer);
       log({ msg: "shutting down" });
       const drained = new Promise<void>((resolve) => server.close(() => resolve()));
-      if ("closeIdleConnections" in server) server.closeIdleConnections();
-      const deadline = new Promise<void>((resolve) => setTimeout(resolve, opts.drainMs ?? 10_000).unref());
-      await Promise.race([Promise.all([drained, running]), deadline]);
+      // Keep-alive connections turn idle once their request is answered: close them as they do.
+      const closeIdle = () => ("closeIdleConnections" in server ? server.closeIdleConnections() : undefined);
+      closeIdle();
+      const sweeper = setInterval(closeIdle, 50);
+      let deadline: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([Promise.all([drained, running]), new Promise<void>((resolve) => (deadline = setTimeout(resolve, opts.drainMs ?? 10_000)))]);
+      clearInterval(sweeper);
+      clearTimeout(deadline);
       if ("closeAllConnections" in server) server.closeAllConnections();
       log({ msg: "stopped" });
     })());
