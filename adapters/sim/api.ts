@@ -86,8 +86,10 @@ export class SimApi {
     return result;
   }
 
+  /** Record a refused request (with the object as it stood, for claims and sets) and throw. */
   private refuse(error: ApiError, entry: { actor: string; verb: "apply" | "patch" | "delete" | "create"; resource: Resource; namespace?: string; name: string; body?: Json }): never {
-    this.store.record({ ...entry, outcome: error.code });
+    const live = entry.resource === "persistentvolumeclaims" || entry.resource === "statefulsets" ? this.store.peek(entry.resource, entry.namespace, entry.name) : undefined;
+    this.store.record({ ...entry, outcome: error.code, ...(live ? { before: structuredClone(live) } : {}) });
     throw error;
   }
 
@@ -245,7 +247,7 @@ export class SimApi {
       if (!live) this.refuse(notFound(RESOURCES[r], name), entry);
       const wanted = isObject(patch.metadata) ? (patch.metadata.resourceVersion as string | undefined) : undefined;
       if (wanted !== undefined && wanted !== meta(live!).resourceVersion) this.refuse(staleResourceVersion(RESOURCES[r], name), entry);
-      const next = mergePatchJson(live, patch) as Json;
+      const next = mergePatchJson(structuredClone(live), patch) as Json;
       delete (next.metadata as Json).resourceVersion;
       if (r === "statefulsets") this.checkSetUpdate(live!, next, entry);
       if (r === "persistentvolumeclaims") this.checkClaimUpdate(live!, next, entry);

@@ -58,10 +58,19 @@ interface Stored {
 const keyOf = (namespace: string | undefined, name: string) => `${namespace ?? ""}/${name}`;
 const meta = (obj: Json) => obj.metadata as Json & { name: string; namespace?: string };
 
+function deepFreeze<T>(v: T): T {
+  if (v && typeof v === "object" && !Object.isFrozen(v)) {
+    Object.freeze(v);
+    for (const x of Object.values(v)) deepFreeze(x);
+  }
+  return v;
+}
+
 const WATCHED: ReadonlySet<Resource> = new Set(["persistentvolumeclaims", "statefulsets"]);
 
 export class Store {
   private readonly data = new Map<Resource, Map<string, Stored>>();
+  private readonly views = new WeakMap<Json, Json>();
   private revision = 100;
   readonly audit: AuditEntry[] = [];
   /** Bumped on every write: controllers use it to know whether a pass changed anything. */
@@ -94,14 +103,22 @@ export class Store {
     return out;
   }
 
-  /** A copy as the API server returns it: with managedFields. */
+  /**
+   * The object as the API server returns it (with apiVersion, kind and managedFields), deeply
+   * frozen: stored objects are replaced, never changed, so one view per stored version is shared
+   * by every reader (a caller that wants to edit it copies it first).
+   */
   view(r: Resource, obj: Json): Json {
+    const cached = this.views.get(obj);
+    if (cached) return cached;
     const copy = structuredClone(obj);
     const owners = this.owners(r, meta(obj).namespace, meta(obj).name);
     const managedFields = owners?.render(RESOURCES[r].apiVersion) ?? [];
     const m = copy.metadata as Json;
     if (managedFields.length) m.managedFields = managedFields;
-    return { apiVersion: RESOURCES[r].apiVersion, kind: RESOURCES[r].kind, ...copy };
+    const view = deepFreeze({ apiVersion: RESOURCES[r].apiVersion, kind: RESOURCES[r].kind, ...copy });
+    this.views.set(obj, view);
+    return view;
   }
 
   /** `generateName` plus the random suffix the API server appends. */

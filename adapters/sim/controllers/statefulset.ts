@@ -91,10 +91,9 @@ export function syncStatefulSets(ctx: ControllerContext): void {
     const claimNames = new Set(claimsOf(ctx).filter((c) => c.metadata.namespace === namespace).map((c) => c.metadata.name));
     for (let o = start; o < end; o++) {
       for (const t of set.spec.volumeClaimTemplates ?? []) {
-        const claim = claimFor(set, t, o);
-        const name = (claim.metadata as Json).name as string;
+        const name = `${t.metadata.name}-${set.metadata.name}-${o}`;
         if (!claimNames.has(name)) {
-          ctx.store.insert("persistentvolumeclaims", claim, CONTROLLER_MANAGER, ACTOR);
+          ctx.store.insert("persistentvolumeclaims", claimFor(set, t, o), CONTROLLER_MANAGER, ACTOR);
           claimNames.add(name);
         }
       }

@@ -1,0 +1,221 @@
+// Plays one scenario on the simulated cluster: claimstep steps (sometimes two racing), virtual time
+// between them, edits mid-rollout; the invariants are checked after every invocation.
+import { ApiError } from "../../adapters/api-error.js";
+import { SimCluster, claimTemplate, statefulSetManifest, type SetSpec } from "../../adapters/sim/cluster.js";
+import { Prng } from "../../adapters/sim/prng.js";
+import type { Json } from "../../adapters/sim/store.js";
+import type { ClaimTemplate } from "../../core/k8s.js";
+import type { StateReader } from "../../core/ports.js";
+import { Keys, type Decision, type Snapshot } from "../../core/types.js";
+import { runStep, type StepResult } from "../../functions/step.js";
+import { checkInFlight, checkWrites, completeIsTrue, inFlight, viewOf, type Violation } from "./invariants.js";
+import type { Scenario, TemplateSetup } from "./scenario.js";
+
+export interface RunResult {
+  violations: Violation[];
+  steps: number;
+  /** Ordinals in scope at the end, and their claims (for steps-per-ordinal figures). */
+  ordinals: number;
+  claims: number;
+  phase: Decision["phase"] | "none";
+  reason: string;
+  converged: boolean;
+  races: number;
+  transientFailures: number;
+  faults: number;
+}
+
+const ref = { namespace: "default", name: "db" };
+const NOT_REACHED = "never reached Converged";
+
+function templatesOf(s: Scenario, extraGi: number, desired: boolean): ClaimTemplate[] {
+  return s.templates.map((t: TemplateSetup, i) => {
+    const growGi = desired ? s.desired.growGi[i]! + extraGi : 0;
+    const vac = desired ? s.desired.vac[i] : t.vac;
+    const tpl = claimTemplate({
+      name: t.name,
+      storage: `${t.storageGi + growGi}Gi`,
+      storageClassName: desired && s.desired.classOf?.template === i ? s.desired.classOf.className : t.className,
+      ...(vac !== undefined ? { volumeAttributesClassName: vac } : {}),
+      ...(desired && s.desired.label ? { labels: { tier: `t${i}` } } : {}),
+    });
+    if (desired && s.desired.accessModes === i) tpl.spec.accessModes = ["ReadWriteMany"];
+    return tpl;
+  });
+}
+
+function annotationFor(s: Scenario, extraGi: number): string {
+  if (s.desired.invalid === "json") return "[{not json";
+  const templates = templatesOf(s, extraGi, true);
+  if (s.desired.invalid === "unknown-template") templates.push({ ...templates[0]!, metadata: { name: "extra" } });
+  return JSON.stringify(templates);
+}
+
+const patchSet = (c: SimCluster, patch: Json) => c.admin.mergePatch("statefulsets", ref.namespace, ref.name, patch, { fieldManager: "kubectl" });
+
+async function applyEdit(c: SimCluster, s: Scenario, edit: Scenario["edits"][number], state: { extraGi: number }): Promise<void> {
+  switch (edit.kind) {
+    case "retarget":
+      state.extraGi += edit.growGi;
+      await patchSet(c, { metadata: { annotations: { [Keys.templates]: annotationFor(s, state.extraGi) } } });
+      return;
+    case "rollback":
+      // Back to the live templates: claims already grown stay grown (target = max(template, spec)).
+      await patchSet(c, { metadata: { annotations: { [Keys.templates]: null } } });
+      return;
+    case "scale":
+      await patchSet(c, { spec: { replicas: edit.replicas } });
+      return;
+    case "partition":
+      await patchSet(c, { spec: { updateStrategy: { rollingUpdate: { partition: edit.partition } } } });
+      return;
+    case "maxUnavailable":
+      await patchSet(c, { spec: { updateStrategy: { rollingUpdate: { maxUnavailable: edit.value } } } });
+      return;
+  }
+}
+
+export async function buildCluster(s: Scenario): Promise<SimCluster> {
+  const c = new SimCluster({ seed: s.seed, volumeAttributesClasses: s.vacApi, faults: s.faults, latencies: { bindMs: s.latency.bindMs } });
+  for (const cls of s.classes) await c.addStorageClass(cls.name, { ...(cls.allowVolumeExpansion !== undefined ? { allowVolumeExpansion: cls.allowVolumeExpansion } : {}), driver: cls.driver });
+  if (s.vacApi) for (const vac of ["silver", "gold"]) await c.addVolumeAttributesClass(vac);
+  if (s.quotaGi !== undefined) await c.addStorageQuota(ref.namespace, "storage", `${s.quotaGi}Gi`);
+  const spec: SetSpec = {
+    name: ref.name,
+    replicas: s.replicas,
+    ordinalsStart: s.ordinalsStart,
+    ...(s.partition !== undefined ? { partition: s.partition } : {}),
+    ...(s.maxUnavailable !== undefined ? { maxUnavailable: s.maxUnavailable } : {}),
+    podManagementPolicy: s.parallel ? "Parallel" : "OrderedReady",
+    templates: s.templates.map((t) => ({ name: t.name, storage: `${t.storageGi}Gi`, storageClassName: t.className, ...(t.vac ? { volumeAttributesClassName: t.vac } : {}) })),
+  };
+  const manifest = statefulSetManifest(spec);
+  (manifest.spec as Json).volumeClaimTemplates = templatesOf(s, 0, false);
+  await c.createStatefulSet(manifest, 2 * 60_000 + s.replicas * 10_000);
+  await patchSet(c, { metadata: { annotations: { [Keys.templates]: annotationFor(s, 0) } } });
+  return c;
+}
+
+/** One invocation, or two racing (both load, then both plan and apply). Never throws for API errors. */
+async function invoke(c: SimCluster, race: boolean): Promise<{ results: StepResult[]; raced: boolean; failures: number; thrown: Violation[] }> {
+  const thrown: Violation[] = [];
+  let failures = 0;
+  const guarded = async (reader: StateReader): Promise<StepResult | undefined> => {
+    try {
+      const r = await runStep({ reader, writer: c.writer, ref, now: c.now() });
+      if (r.outcome.kind === "retry") failures++;
+      return r;
+    } catch (err) {
+      if (err instanceof ApiError && err.isTransient) {
+        failures++;
+        return undefined;
+      }
+      thrown.push({ invariant: "crash", message: `runStep threw: ${(err as Error).message}` });
+      return undefined;
+    }
+  };
+  let stale: Snapshot | undefined;
+  if (race) {
+    try {
+      stale = await c.reader.load(ref);
+    } catch (err) {
+      if (!(err instanceof ApiError && err.isTransient)) throw err;
+      failures++;
+    }
+  }
+  const results: StepResult[] = [];
+  const first = await guarded(c.reader);
+  if (first) results.push(first);
+  if (stale) {
+    const snapshot = stale;
+    const second = await guarded({ load: async () => snapshot });
+    if (second) results.push(second);
+  }
+  return { results, raced: stale !== undefined, failures, thrown };
+}
+
+export async function runScenario(s: Scenario): Promise<RunResult> {
+  const c = await buildCluster(s);
+  const prng = new Prng(s.seed ^ 0x5bd1e995);
+  const violations: Violation[] = [];
+  const pending = [...s.edits].sort((a, b) => a.atStep - b.atStep);
+  const state = { extraGi: 0 };
+  const ordinalsAtStart = Math.max(1, s.replicas) * s.templates.length;
+  const faulty = (s.faults.tooManyRequests ?? 0) + (s.faults.serverError ?? 0) + (s.faults.timeout ?? 0) > 0;
+  const budget = (60 + 8 * Math.max(ordinalsAtStart, 1) + 40 * s.edits.length) * (faulty ? 3 : 1);
+  let steps = 0;
+  let races = 0;
+  let transientFailures = 0;
+  let last: Decision | undefined;
+  let converged = false;
+
+  for (let i = 0; i < budget; i++) {
+    while (pending.length && pending[0]!.atStep <= i) await applyEdit(c, s, pending.shift()!, state);
+
+    const before = viewOf(c, ref);
+    const flyingBefore = inFlight(before);
+    const auditMark = c.audit.length;
+    const { results, raced, failures, thrown } = await invoke(c, prng.chance(s.raceRate));
+    steps += 1 + (raced ? 1 : 0);
+    races += raced ? 1 : 0;
+    transientFailures += failures;
+    violations.push(...thrown);
+    const after = viewOf(c, ref);
+    const entries = c.audit.slice(auditMark);
+    violations.push(...checkWrites(after, entries), ...checkInFlight(flyingBefore, inFlight(after), after));
+
+    if (raced && results.length === 2) {
+      // I9: the invocation on the older snapshot must not act once the other one has.
+      const firstWrote = entries.some((e) => e.actor === "claimstep" && e.outcome === "ok" && e.resource === "persistentvolumeclaims");
+      const claimWrites = entries.filter((e) => e.actor === "claimstep" && e.outcome === "ok" && e.resource === "persistentvolumeclaims");
+      if (firstWrote && claimWrites.length > 1) violations.push({ invariant: "I9", message: `both racing invocations wrote claims: ${claimWrites.map((e) => e.name).join(", ")}` });
+    }
+
+    for (const r of results) {
+      last = r.decision;
+      if (r.decision.phase === "Complete") {
+        const untrue = completeIsTrue(after);
+        if (untrue) violations.push({ invariant: "I6", message: untrue });
+      }
+    }
+
+    const decision = results[0]?.decision;
+    if (decision?.phase === "Complete" && results[0]!.outcome.kind !== "retry" && failures === 0) {
+      // I7: a repeat invocation on a converged set writes nothing.
+      const mark = c.audit.length;
+      const repeat = await invoke(c, false);
+      steps++;
+      transientFailures += repeat.failures;
+      violations.push(...repeat.thrown);
+      const wrote = c.audit.slice(mark).filter((e) => e.actor === "claimstep" && e.outcome === "ok");
+      if (repeat.results.length && repeat.failures === 0 && wrote.length) {
+        violations.push({ invariant: "I7", message: `a repeat invocation on a Complete set wrote ${wrote.map((e) => `${e.verb} ${e.resource}/${e.name}`).join(", ")}` });
+      }
+      if (repeat.results[0]?.decision.reason === "Converged" && !pending.length) {
+        converged = true;
+        last = repeat.results[0].decision;
+        break;
+      }
+    }
+    if (violations.length) break;
+    if (decision?.phase === "Blocked" && s.kind === "hostile" && !pending.length && i > 20) break;
+    c.advance(prng.int(s.gapSeconds[0], s.gapSeconds[1]) * 1000);
+  }
+
+  if (s.kind === "clean" && !converged && !violations.length) {
+    violations.push({ invariant: "I6", message: `${NOT_REACHED} within ${budget} invocations; last: ${last ? `${last.phase}/${last.reason}: ${last.message}` : "no decision"}` });
+  }
+  const v = viewOf(c, ref);
+  return {
+    violations,
+    steps,
+    ordinals: Math.max(0, v.end - v.first),
+    claims: Math.max(0, v.end - v.first) * s.templates.length,
+    phase: last?.phase ?? "none",
+    reason: last?.reason ?? "",
+    converged,
+    races,
+    transientFailures,
+    faults: Object.values(c.faults.counts).reduce((a, b) => a + b, 0),
+  };
+}

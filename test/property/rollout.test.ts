@@ -1,0 +1,55 @@
+// Property suite: random rollouts on the simulated cluster, with faults, races, retargets,
+// rollbacks and scaling mid-rollout; DESIGN.md invariants I1–I9 after every invocation, and
+// convergence (I6) when nothing blocks. CLAIMSTEP_PROPERTY_RUNS sets the number of cases (≥ 500).
+// CLAIMSTEP_PLANNER=<path> swaps core/plan.ts for another planner module (used to check that
+// deliberately broken planners are caught).
+import fc from "fast-check";
+import { describe, expect, it, vi } from "vitest";
+
+const runs = Number(process.env.CLAIMSTEP_PROPERTY_RUNS ?? 500);
+const planner = process.env.CLAIMSTEP_PLANNER;
+if (planner) vi.doMock("../../core/plan.js", () => import(/* @vite-ignore */ planner));
+
+const { runScenario } = await import("./harness.js");
+const { anyScenario, cleanScenario } = await import("./scenario.js");
+
+const describeViolations = (r: Awaited<ReturnType<typeof runScenario>>) =>
+  r.violations.map((v) => `${v.invariant}: ${v.message}`).join("\n");
+
+describe("claimstep on the simulated cluster (property)", () => {
+  it(`keeps I1–I9 on ${runs} random rollouts with faults, races and edits mid-rollout`, { timeout: 600_000 }, async () => {
+    let clean = 0;
+    let converged = 0;
+    await fc.assert(
+      fc.asyncProperty(anyScenario, async (s) => {
+        const r = await runScenario(s);
+        if (s.kind === "clean") {
+          clean++;
+          if (r.converged) converged++;
+        }
+        if (r.violations.length) throw new Error(describeViolations(r));
+      }),
+      { numRuns: runs, ...(planner ? { endOnFailure: true } : {}) },
+    );
+    // The generator really produces rollouts that complete.
+    expect(clean).toBeGreaterThan(runs / 2);
+    expect(converged).toBe(clean);
+  });
+
+  it("reaches Complete through faults and racing invocations", { timeout: 120_000 }, async () => {
+    const noisy = cleanScenario.map((s) => ({ ...s, faults: { tooManyRequests: 0.05, serverError: 0.05, timeout: 0.05, retryAfterSeconds: 2 }, raceRate: 0.5 }));
+    let faults = 0;
+    let races = 0;
+    await fc.assert(
+      fc.asyncProperty(noisy, async (s) => {
+        const r = await runScenario(s);
+        faults += r.faults;
+        races += r.races;
+        if (r.violations.length || !r.converged) throw new Error(describeViolations(r) || `not converged: ${r.phase}/${r.reason}`);
+      }),
+      { numRuns: 40, ...(planner ? { endOnFailure: true } : {}) },
+    );
+    expect(faults).toBeGreaterThan(0);
+    expect(races).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,180 @@
+// Random rollout scenarios: a StatefulSet and its classes, a requested change, edits made while
+// it rolls out (retargets, rollbacks, scaling, partition and maxUnavailable changes), API faults
+// and racing invocations. "clean" scenarios contain nothing that blocks, so they must converge;
+// "hostile" ones may contain any obstacle, and must stay safe and truthful.
+import fc from "fast-check";
+import type { DriverBehaviour } from "../../adapters/sim/controllers/context.js";
+import type { FaultPlan } from "../../adapters/sim/faults.js";
+
+export interface ClassSetup {
+  name: string;
+  allowVolumeExpansion?: boolean;
+  driver: DriverBehaviour;
+}
+
+export interface TemplateSetup {
+  name: string;
+  storageGi: number;
+  className: string;
+  vac?: string;
+  labels?: Record<string, string>;
+}
+
+/** The change requested through claimstep.io/volume-claim-templates. */
+export interface DesiredChange {
+  growGi: number[];
+  vac: (string | undefined)[];
+  label: boolean;
+  /** Obstacles (hostile only). */
+  classOf?: { template: number; className: string };
+  accessModes?: number;
+  invalid?: "json" | "unknown-template";
+}
+
+export type Edit =
+  | { atStep: number; kind: "retarget"; growGi: number }
+  | { atStep: number; kind: "rollback" }
+  | { atStep: number; kind: "scale"; replicas: number }
+  | { atStep: number; kind: "partition"; partition: number }
+  | { atStep: number; kind: "maxUnavailable"; value: number | string };
+
+export interface Scenario {
+  kind: "clean" | "hostile";
+  seed: number;
+  replicas: number;
+  ordinalsStart: number;
+  partition?: number;
+  maxUnavailable?: number | string;
+  parallel: boolean;
+  vacApi: boolean;
+  classes: ClassSetup[];
+  templates: TemplateSetup[];
+  desired: DesiredChange;
+  edits: Edit[];
+  faults: FaultPlan;
+  /** Probability per step that a second invocation races the first (loads, then both apply). */
+  raceRate: number;
+  /** A ResourceQuota requests.storage, in Gi (hostile). */
+  quotaGi?: number;
+  latency: { resizeMs: number; modifyMs: number; bindMs: number };
+  /** Virtual seconds between invocations: [min, max]. */
+  gapSeconds: [number, number];
+}
+
+const NAMES = ["data", "wal", "logs"] as const;
+const replicasArb = fc.oneof({ weight: 6, arbitrary: fc.integer({ min: 0, max: 8 }) }, { weight: 1, arbitrary: fc.integer({ min: 0, max: 50 }) });
+const maxUnavailableArb = fc.option(fc.oneof(fc.integer({ min: 1, max: 4 }), fc.constantFrom("25%", "50%", "100%")), { nil: undefined });
+const faultsArb: fc.Arbitrary<FaultPlan> = fc.oneof(
+  { weight: 2, arbitrary: fc.constant({}) },
+  { weight: 1, arbitrary: fc.record({ tooManyRequests: fc.constantFrom(0.02, 0.05), serverError: fc.constantFrom(0.02, 0.05), timeout: fc.constantFrom(0.02, 0.05), retryAfterSeconds: fc.integer({ min: 1, max: 5 }) }) },
+);
+
+function editArb(maxReplicas: number): fc.Arbitrary<Edit> {
+  const at = fc.integer({ min: 1, max: 30 });
+  return fc.oneof(
+    fc.record({ atStep: at, kind: fc.constant("retarget" as const), growGi: fc.integer({ min: 1, max: 2 }) }),
+    fc.record({ atStep: at, kind: fc.constant("rollback" as const) }),
+    fc.record({ atStep: at, kind: fc.constant("scale" as const), replicas: fc.integer({ min: 0, max: maxReplicas }) }),
+    fc.record({ atStep: at, kind: fc.constant("partition" as const), partition: fc.integer({ min: 0, max: 6 }) }),
+    fc.record({ atStep: at, kind: fc.constant("maxUnavailable" as const), value: fc.oneof(fc.integer({ min: 1, max: 3 }), fc.constant("50%")) }),
+  );
+}
+
+function base(kind: Scenario["kind"]) {
+  return fc
+    .record({
+      seed: fc.integer({ min: 1, max: 2 ** 31 - 1 }),
+      replicas: replicasArb,
+      ordinalsStart: fc.oneof({ weight: 3, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.integer({ min: 1, max: 5 }) }),
+      partition: fc.option(fc.integer({ min: 0, max: 6 }), { nil: undefined }),
+      maxUnavailable: maxUnavailableArb,
+      parallel: fc.boolean(),
+      vacApi: fc.boolean(),
+      templateCount: fc.integer({ min: 1, max: 3 }),
+      sizes: fc.array(fc.integer({ min: 1, max: 8 }), { minLength: 3, maxLength: 3 }),
+      grow: fc.array(fc.integer({ min: 0, max: 3 }), { minLength: 3, maxLength: 3 }),
+      vacSwitch: fc.array(fc.boolean(), { minLength: 3, maxLength: 3 }),
+      label: fc.boolean(),
+      faults: faultsArb,
+      raceRate: fc.constantFrom(0, 0, 0.25),
+      latency: fc.record({ resizeMs: fc.integer({ min: 500, max: 30_000 }), modifyMs: fc.integer({ min: 500, max: 20_000 }), bindMs: fc.integer({ min: 200, max: 5_000 }) }),
+      gapSeconds: fc.constantFrom<[number, number]>([1, 10], [2, 30], [5, 60]),
+      flaky: fc.boolean(),
+    })
+    .chain((b) =>
+      fc.array(editArb(Math.max(b.replicas + 3, 6)), { maxLength: 3 }).map((edits) => ({ ...b, edits, kind })),
+    );
+}
+
+/** Nothing blocks: every class expands, drivers succeed (possibly after transient failures), classes exist. */
+export const cleanScenario: fc.Arbitrary<Scenario> = base("clean").map((b) => {
+  const templates: TemplateSetup[] = NAMES.slice(0, b.templateCount).map((name, i) => ({
+    name,
+    storageGi: b.sizes[i]!,
+    className: "fast",
+    ...(b.vacApi && i === 1 ? { vac: "silver" } : {}),
+  }));
+  return {
+    kind: b.kind,
+    seed: b.seed,
+    replicas: b.replicas,
+    ordinalsStart: b.ordinalsStart,
+    ...(b.partition !== undefined ? { partition: b.partition } : {}),
+    ...(b.maxUnavailable !== undefined ? { maxUnavailable: b.maxUnavailable } : {}),
+    parallel: b.parallel,
+    vacApi: b.vacApi,
+    classes: [{ name: "fast", allowVolumeExpansion: true, driver: { resize: b.flaky ? "flaky" : "online", flakyFailures: 2, modify: "ok", resizeMs: b.latency.resizeMs, modifyMs: b.latency.modifyMs } }],
+    templates,
+    desired: {
+      growGi: templates.map((_, i) => b.grow[i]!),
+      // A class is switched only where the template has one: nothing can unset a claim's class.
+      vac: templates.map((t, i) => (t.vac && b.vacSwitch[i] ? "gold" : t.vac)),
+      label: b.label,
+    },
+    edits: b.edits,
+    faults: b.faults,
+    raceRate: b.raceRate,
+    latency: b.latency,
+    gapSeconds: b.gapSeconds,
+  };
+});
+
+/** An obstacle in about one hostile scenario in six, so that several rarely stack up. */
+const sometimes = fc.integer({ min: 0, max: 5 }).map((x) => x === 0);
+
+/** Anything may block: classes without expansion, offline or infeasible drivers, mismatches, quota, bad annotations. */
+export const hostileScenario: fc.Arbitrary<Scenario> = fc
+  .tuple(
+    cleanScenario,
+    fc.record({
+      allowVolumeExpansion: fc.constantFrom<boolean | undefined>(true, true, true, false, undefined),
+      resize: fc.constantFrom<DriverBehaviour["resize"]>("online", "offline", "infeasible", "flaky"),
+      modify: fc.constantFrom<"ok" | "infeasible">("ok", "infeasible"),
+      classMismatch: sometimes,
+      accessModes: sometimes,
+      missingVac: sometimes,
+      addVac: sometimes,
+      invalid: fc.constantFrom<DesiredChange["invalid"] | undefined>(undefined, undefined, undefined, undefined, undefined, undefined, "json", "unknown-template"),
+      quotaGi: fc.option(fc.integer({ min: 1, max: 60 }), { nil: undefined }),
+      unboundClass: sometimes,
+    }),
+  )
+  .map(([s, h]) => ({
+    ...s,
+    kind: "hostile" as const,
+    classes: [
+      { name: "fast", ...(h.allowVolumeExpansion !== undefined ? { allowVolumeExpansion: h.allowVolumeExpansion } : {}), driver: { ...s.classes[0]!.driver, resize: h.resize, modify: h.modify } },
+      { name: "other", allowVolumeExpansion: true, driver: { resize: "online" as const } },
+    ],
+    templates: s.templates.map((t, i) => (h.unboundClass && i === s.templates.length - 1 ? { ...t, className: "nosuch" } : t)),
+    desired: {
+      ...s.desired,
+      vac: s.desired.vac.map((v, i) => (h.missingVac && i === 0 ? "bronze" : h.addVac && v === undefined ? "gold" : v)),
+      ...(h.classMismatch ? { classOf: { template: 0, className: "other" } } : {}),
+      ...(h.accessModes ? { accessModes: s.templates.length - 1 } : {}),
+      ...(h.invalid ? { invalid: h.invalid } : {}),
+    },
+    ...(h.quotaGi !== undefined ? { quotaGi: h.quotaGi } : {}),
+  }));
+
+export const anyScenario: fc.Arbitrary<Scenario> = fc.oneof({ weight: 3, arbitrary: cleanScenario }, { weight: 1, arbitrary: hostileScenario });
