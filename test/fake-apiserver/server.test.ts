@@ -174,6 +174,23 @@ describe("fake API server", () => {
     expect(missing.body.message).toBe('PersistentVolumeClaim "data-web-9" is invalid: spec.accessModes: Required value: at least 1 access mode is required');
   });
 
+  it("server-side apply that stops applying a VAC clears it, which the API server refuses once the class took effect", async () => {
+    fake.seed(...statefulSetObjects({ replicas: 1, templates: [{ name: "data", storage: "1Gi", storageClassName: "fast", volumeAttributesClassName: "gold" }] }));
+    fake.seed(...storageClassObjects());
+    const apply = (spec: Record<string, unknown>) =>
+      patch(
+        "/api/v1/namespaces/default/persistentvolumeclaims/data-web-0?fieldManager=claimstep&force=true",
+        { apiVersion: "v1", kind: "PersistentVolumeClaim", metadata: { name: "data-web-0" }, spec: { resources: { requests: { storage: "1Gi" } }, ...spec } },
+        "application/apply-patch+yaml",
+      );
+    expect((await apply({ volumeAttributesClassName: "silver" })).code).toBe(200);
+    const cleared = await apply({});
+    expect(cleared.code).toBe(422);
+    expect(cleared.body.message).toBe(
+      'PersistentVolumeClaim "data-web-0" is invalid: spec.volumeAttributesClassName: Forbidden: update to nil is forbidden when status.currentVolumeAttributesClassName is not nil',
+    );
+  });
+
   it("validates Event updates: series.count at least 2, identity fields immutable", async () => {
     fake.seed(...statefulSetObjects({ replicas: 1 }));
     const created = await get("/apis/events.k8s.io/v1/namespaces/default/events", {

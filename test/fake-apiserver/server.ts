@@ -169,8 +169,9 @@ function writeField(o: any, f: Field, v: unknown): void {
     return;
   }
   if (f === VAC) {
-    if (v !== undefined) (o.spec ??= {}).volumeAttributesClassName = v;
-    return; // unsetting a VAC is not modelled: the field stays
+    if (v === undefined) delete o.spec?.volumeAttributesClassName;
+    else (o.spec ??= {}).volumeAttributesClassName = v;
+    return;
   }
   const [, , map, ...rest] = f.split(".");
   const key = rest.join(".");
@@ -358,6 +359,12 @@ export function createFakeApiServer(opts: FakeApiServerOptions): FakeApiServer {
     const newBytes = toBytes(newStorage);
     if (!sameJSON(withoutMutable(before.spec), withoutMutable(after.spec)) || (oldBytes !== newBytes && before.status?.phase !== "Bound")) {
       return S.invalid(t, name, [{ reason: "FieldValueForbidden", message: `${S.SPEC_IMMUTABLE}\n${specDiff(before.spec, after.spec)}`, field: "spec" }]);
+    }
+    // Kubernetes 1.34+: a class may be cleared only while none has taken effect.
+    if (before.spec?.volumeAttributesClassName && !after.spec?.volumeAttributesClassName && before.status?.currentVolumeAttributesClassName) {
+      return S.invalid(t, name, [
+        { reason: "FieldValueForbidden", message: "Forbidden: update to nil is forbidden when status.currentVolumeAttributesClassName is not nil", field: "spec.volumeAttributesClassName" },
+      ]);
     }
     if (newBytes < oldBytes) {
       return S.invalid(t, name, [{ reason: "FieldValueForbidden", message: S.SHRINK_FORBIDDEN, field: "spec.resources.requests.storage" }]);

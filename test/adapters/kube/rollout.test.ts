@@ -7,7 +7,7 @@ import { KubeClient } from "../../../adapters/kube/client.js";
 import { KubeReader } from "../../../adapters/kube/reader.js";
 import { KubeWriter } from "../../../adapters/kube/writer.js";
 import { PermissionError, runStep, type StepResult } from "../../../functions/step.js";
-import { createFakeApiServer, statefulSetObjects, storageClassObjects, type SetScenario } from "../../fake-apiserver/index.js";
+import { createFakeApiServer, statefulSetObjects, storageClassObjects, volumeAttributesClass, type SetScenario } from "../../fake-apiserver/index.js";
 
 const BASE = "https://kube.test:6443";
 const fake = createFakeApiServer({ baseUrl: BASE });
@@ -67,6 +67,27 @@ describe("a rollout through the direct adapter", () => {
     const again = await runStep({ reader, writer, ref: web, now: new Date(start + 3_600_000) });
     expect(again.decision.phase).toBe("Complete");
     expect(fake.counters().writes).toBe(0);
+  });
+
+  it("changes the VolumeAttributesClass of every claim (read from storage.k8s.io/v1)", async () => {
+    const templates = [{ name: "data", storage: "1Gi", storageClassName: "fast", volumeAttributesClassName: "gold" }];
+    fake.seed(...statefulSetObjects({ replicas: 3, templates, desired: [{ ...templates[0]!, volumeAttributesClassName: "platinum" }] }));
+    fake.seed(...storageClassObjects(), volumeAttributesClass("gold"), volumeAttributesClass("platinum"));
+    const results = await rollout();
+    expect(results.at(-1)!.decision.phase).toBe("Complete");
+    for (const n of [0, 1, 2]) {
+      expect(claim(n).spec.volumeAttributesClassName).toBe("platinum");
+      expect(claim(n).status.currentVolumeAttributesClassName).toBe("platinum");
+    }
+    expect(appliedClaims()).toEqual(["data-web-2", "data-web-1", "data-web-0"]);
+  });
+
+  it("a VolumeAttributesClass the cluster does not have: Blocked before any write", async () => {
+    fake.seed(...statefulSetObjects({ ...GROW, desired: [{ name: "data", storage: "1Gi", storageClassName: "fast", volumeAttributesClassName: "missing" }] }));
+    fake.seed(...storageClassObjects(), volumeAttributesClass("gold"));
+    const results = await rollout();
+    expect(results.at(-1)!.decision.phase).toBe("Blocked");
+    expect(appliedClaims()).toEqual([]);
   });
 
   it("a 409 race on the StatefulSet: the claim write stands, the next step repairs the status", async () => {
