@@ -9,6 +9,7 @@ import { ApiError } from "../adapters/api-error.js";
 import { claimEdit } from "./desired.js";
 import { SCENARIOS, scenarioName } from "./sim-scenarios.js";
 import { runStep, type StepResult } from "./step.js";
+import { sweep } from "./sweep.js";
 
 export const EXIT = { ok: 0, error: 1, blocked: 2 } as const;
 
@@ -17,6 +18,7 @@ export const HELP = `claimstep — roll out StatefulSet volumeClaimTemplates cha
 Usage:
   claimstep plan   <statefulset>                       show the next step and the per-ordinal table (no writes)
   claimstep step   <statefulset> [--dry-run]           run one step
+  claimstep step   --all [-n <ns> | -A]                one step of every opted-in set (for a CronJob)
   claimstep run    <statefulset> [--interval 5s] [--timeout 30m]
                                                        step until Complete or Blocked, showing progress
   claimstep status [<statefulset>] [-A]                what claimstep last recorded (all opted-in sets without a name)
@@ -32,7 +34,8 @@ Options:
       --kubeconfig <path>  kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster)
       --cluster sim[:<scenario>]
                            use the embedded simulated cluster instead (scenarios: ${Object.keys(SCENARIOS).join(", ")})
-  -A, --all-namespaces     status: every namespace
+  -A, --all-namespaces     status, step --all: every namespace
+      --all                step: every opted-in set of the namespace
   -o, --output text|json   output format (json: one object; for run, one object per step)
   -h, --help               this help
 
@@ -83,6 +86,7 @@ const OPTIONS = {
   kubeconfig: { type: "string" },
   cluster: { type: "string" },
   "all-namespaces": { type: "boolean", short: "A" },
+  all: { type: "boolean" },
   output: { type: "string", short: "o" },
   help: { type: "boolean", short: "h" },
   "dry-run": { type: "boolean" },
@@ -318,9 +322,32 @@ async function relay(ctx: Context): Promise<number> {
   });
 }
 
+/** `step --all`: one step of every opted-in set; exit 2 when one is blocked, 1 when one failed. */
+async function stepAll(ctx: Context): Promise<number> {
+  if (ctx.args[0]) throw new UsageError("step --all steps every opted-in set: give no StatefulSet name");
+  const target = await ctx.target();
+  const namespaces = ctx.flags["all-namespaces"] ? [] : [ctx.flags.namespace ?? target.namespace];
+  const dryRun = ctx.flags["dry-run"] ?? false;
+  const report = await sweep({
+    listOptedIn: (ns) => target.listOptedIn(ns),
+    namespaces,
+    step: (ref) => runStep({ reader: target.reader, writer: target.writerFor, ref, now: target.now(), dryRun }),
+    tick: 0,
+  });
+  if (ctx.json) print(ctx.io, JSON.stringify(report));
+  else if (report.found === 0) print(ctx.io, "no opted-in StatefulSets");
+  else {
+    for (const e of report.stepped) {
+      print(ctx.io, "error" in e ? `${e.ref.namespace}/${e.ref.name}  error: ${e.error}` : `${e.ref.namespace}/${e.ref.name}  ${e.phase}  ${e.reason}  (${e.outcome})`);
+    }
+  }
+  if (report.stepped.some((e) => "error" in e)) return EXIT.error;
+  return report.stepped.some((e) => "phase" in e && e.phase === "Blocked") ? EXIT.blocked : EXIT.ok;
+}
+
 const COMMANDS: Record<string, (ctx: Context) => Promise<number>> = {
   plan: (ctx) => plan(ctx, true),
-  step: (ctx) => plan(ctx, ctx.flags["dry-run"] ?? false),
+  step: (ctx) => (ctx.flags.all ? stepAll(ctx) : plan(ctx, ctx.flags["dry-run"] ?? false)),
   run,
   status,
   set,

@@ -124,6 +124,18 @@ describe("commands in process", () => {
     expect(err.text).toMatch(/default\/web is still (Waiting|Progressing) .* after 2s/);
   });
 
+  it("step --all steps every opted-in set; exit 2 when one is blocked", async () => {
+    const s = await simOf("grow");
+    const { io, out } = capture();
+    expect(await main(["step", "--all"], io, s.connect)).toBe(0);
+    expect(out.text).toBe("default/web  Progressing  ClaimUpdated  (applied)\n");
+    const blocked = await simOf("blocked");
+    const json = capture();
+    expect(await main(["step", "--all", "-A", "-o", "json"], json.io, blocked.connect)).toBe(2);
+    expect(JSON.parse(json.out.text)).toMatchObject({ found: 1, stepped: [{ phase: "Blocked", reason: "ExpansionNotAllowed" }] });
+    expect(await main(["step", "web", "--all"], capture().io, s.connect)).toBe(1);
+  });
+
   it("usage errors exit 1", async () => {
     const s = await simOf("grow");
     for (const argv of [["run"], ["plan", "web", "-o", "yaml"], ["set", "web"], ["set", "web", "data"], ["run", "web", "--interval", "soon"]]) {
