@@ -157,6 +157,7 @@ export const hostileScenario: fc.Arbitrary<Scenario> = fc
       invalid: fc.constantFrom<DesiredChange["invalid"] | undefined>(undefined, undefined, undefined, undefined, undefined, undefined, "json", "unknown-template"),
       quotaGi: fc.option(fc.integer({ min: 1, max: 60 }), { nil: undefined }),
       unboundClass: sometimes,
+      keepEdits: fc.boolean(),
     }),
   )
   .map(([s, h]) => ({
@@ -175,6 +176,8 @@ export const hostileScenario: fc.Arbitrary<Scenario> = fc
       ...(h.invalid ? { invalid: h.invalid } : {}),
     },
     ...(h.quotaGi !== undefined ? { quotaGi: h.quotaGi } : {}),
+    // Half the hostile rollouts run without edits, so that their obstacles are met head on.
+    edits: h.keepEdits ? s.edits : [],
   }));
 
 export const anyScenario: fc.Arbitrary<Scenario> = fc.oneof({ weight: 3, arbitrary: cleanScenario }, { weight: 1, arbitrary: hostileScenario });
