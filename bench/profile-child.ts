@@ -1,0 +1,65 @@
+// A profiled process (run by profile.ts with --enable-source-maps): warm a workload up, sample it
+// with the inspector's CPU profiler, and print self time by function and by file, the frames
+// mapped back to the TypeScript sources through the loader's source maps.
+import { findSourceMap } from "node:module";
+import { Session } from "node:inspector/promises";
+import { fileURLToPath } from "node:url";
+import { planStep } from "../core/plan.js";
+import { invokeScheduled, recordScheduled, withReplay } from "./b4-worker.js";
+import { summarize, type CallFrame, type CpuProfile, type Place } from "./cpuprofile.js";
+import { generateCluster, GENERATED_AT, parseResponses, responsesOf } from "./generate.js";
+import { parseRaw, validateResponses } from "./validate.js";
+
+const REPO = fileURLToPath(new URL("..", import.meta.url));
+
+/** A workload: set up, then `run` is sampled (after one warm-up call). */
+export const WORKLOADS: Record<string, () => Promise<{ run: () => Promise<void> | void }>> = {
+  /** planStep over a mid-rollout snapshot of 1,000 replicas × 3 templates. */
+  plan: async () => {
+    const snapshot = parseResponses(responsesOf(generateCluster({ replicas: 1000, stage: "mid" })));
+    return { run: () => void [...Array(30)].forEach(() => planStep(snapshot, GENERATED_AT)) };
+  },
+  /** Schema validation of the same responses, as the reader does it. */
+  validate: async () => {
+    const raw = parseRaw(responsesOf(generateCluster({ replicas: 1000, stage: "mid" })));
+    return { run: () => void [...Array(20)].forEach(() => validateResponses(raw)) };
+  },
+  /** The Worker's scheduled invocation over 100 replicas, answered from recorded responses. */
+  scheduled: async () => {
+    const recorded = await recordScheduled();
+    return {
+      run: () =>
+        withReplay(recorded, async () => {
+          for (let i = 0; i < 150; i++) await invokeScheduled();
+        }),
+    };
+  },
+};
+
+const maps = new Map<string, ReturnType<typeof findSourceMap>>();
+
+function place(frame: CallFrame): Place {
+  const fn = frame.functionName || (frame.url ? "(anonymous)" : "(program)");
+  if (!frame.url.startsWith("file://")) return { function: fn, file: frame.url };
+  if (!maps.has(frame.url)) maps.set(frame.url, findSourceMap(frame.url));
+  const entry = maps.get(frame.url)?.findEntry(frame.lineNumber, frame.columnNumber) as { originalSource?: string; originalLine?: number } | undefined;
+  const source = entry?.originalSource ?? frame.url;
+  const file = fileURLToPath(source).replace(REPO, "");
+  const line = entry?.originalLine !== undefined ? entry.originalLine + 1 : undefined;
+  return { function: fn, file, ...(line !== undefined && entry?.originalSource ? { line } : {}) };
+}
+
+const name = process.argv[2] ?? "";
+const workload = WORKLOADS[name];
+if (!workload) throw new Error(`profile-child: unknown workload ${JSON.stringify(name)} (one of ${Object.keys(WORKLOADS).join(", ")})`);
+const { run } = await workload();
+await run();
+const session = new Session();
+session.connect();
+await session.post("Profiler.enable");
+await session.post("Profiler.setSamplingInterval", { interval: 200 });
+await session.post("Profiler.start");
+await run();
+const { profile } = (await session.post("Profiler.stop")) as { profile: CpuProfile };
+session.disconnect();
+process.stdout.write(`PROFILE ${JSON.stringify(summarize(profile, place, 20))}\n`);

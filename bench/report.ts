@@ -1,0 +1,115 @@
+// The Markdown report of a run: one table per benchmark, then the verdicts and, for missed
+// targets, where the time goes.
+import type { B1Result } from "./b1-planner.js";
+import type { B2Result } from "./b2-requests.js";
+import type { B3Result } from "./b3-rollout.js";
+import type { B4Result } from "./b4-worker.js";
+import type { B5Result } from "./b5-memory.js";
+import type { ProfileSummary } from "./cpuprofile.js";
+import { formatMs, formatRatio, markdownTable } from "./harness.js";
+import type { Machine } from "./machine.js";
+import type { Verdict } from "./targets.js";
+
+export interface Results {
+  generatedAt: string;
+  durationSeconds: number;
+  machine: Machine;
+  b1: B1Result;
+  b2: B2Result;
+  b3: B3Result;
+  b4: B4Result;
+  b5: B5Result;
+  verdicts: Verdict[];
+  /** Self time by function and file of each workload profiled because a target was missed. */
+  profiles: Record<string, ProfileSummary>;
+}
+
+const kib = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
+const mib = (m: number) => `${m.toFixed(1)} MiB`;
+const pct = (share: number) => `${(share * 100).toFixed(1)}%`;
+const seconds = (ms: number) => `${(ms / 1000).toFixed(0)} s`;
+
+export function b1Table(b1: B1Result): string {
+  return markdownTable(
+    ["replicas", "claims", "responses", "JSON.parse", "planStep", "validation", "validation + planStep", "planStep / parse", "(validation + planStep) / parse"],
+    b1.rows.map((r) => [
+      String(r.replicas),
+      String(r.claims),
+      `${(r.responseBytes / 2 ** 20).toFixed(2)} MiB`,
+      formatMs(r.parse.median),
+      formatMs(r.plan.median),
+      formatMs(r.validate.median),
+      formatMs(r.validateAndPlan.median),
+      `**${formatRatio(r.planRatio)}**`,
+      `**${formatRatio(r.readSideRatio)}**`,
+    ]),
+  );
+}
+
+export function report(r: Results): string {
+  const out: string[] = [];
+  out.push(`# claimstep benchmarks`, "");
+  out.push(`${r.generatedAt} · ${r.machine.cpu} · nproc ${r.machine.nproc} · Node ${r.machine.node} · ${r.machine.platform} · run took ${r.durationSeconds.toFixed(0)} s`, "");
+
+  out.push(`## B1 planner cost vs JSON.parse (medians, mid-rollout snapshot, 3 claim templates)`, "");
+  out.push(b1Table(r.b1), "");
+  out.push(`planStep growth (log-log slope, 1 = linear): ${r.b1.planGrowth.map((g) => `${g.from}→${g.to} ${g.exponent.toFixed(2)}`).join(", ")}; JSON.parse: ${r.b1.parseGrowth.map((g) => `${g.from}→${g.to} ${g.exponent.toFixed(2)}`).join(", ")}`, "");
+
+  out.push(`## B2 API requests per step (msw fake API server, 3 claim templates, list page size ${r.b2.pageSize})`, "");
+  out.push(
+    markdownTable(
+      ["stage", "replicas", "claims", "decision", "reads", "writes", "event writes", "requests"],
+      r.b2.rows.map((x) => [x.stage, String(x.replicas), String(x.claims), x.decision, String(x.reads), String(x.writes), String(x.eventWrites), Object.entries(x.byRequest).map(([k, v]) => `${k} ×${v}`).join(", ")]),
+    ),
+    "",
+  );
+
+  out.push(`## B3 rollout time on the simulated cluster (${r.b3.rows[0]?.replicas ?? "?"} replicas, resize latency ${seconds(r.b3.resizeLatencyMs)}, measured ${seconds(r.b3.measuredLatencyMs)})`, "");
+  out.push(
+    markdownTable(
+      ["trigger", "maxUnavailable", "ideal ⌈N/k⌉·L", "total", "ratio", "steps", "claim writes"],
+      r.b3.rows.map((x) => [x.trigger, String(x.maxUnavailable), seconds(x.idealMs), seconds(x.totalMs), `**${formatRatio(x.ratio)}**`, String(x.steps), String(x.claimWrites)]),
+    ),
+    "",
+  );
+
+  out.push(`## B4 Worker`, "");
+  const b = r.b4.bundle;
+  out.push(`Bundle (\`wrangler deploy --dry-run\`): ${kib(b.rawBytes)} raw, **${kib(b.gzipBytes)} gzip** (wrangler: ${b.wranglerSays}).`, "");
+  if (b.byPackage.length) out.push(`By package: ${b.byPackage.slice(0, 8).map((p) => `${p.package} ${kib(p.bytes)} (${pct(p.share)})`).join(", ")}.`, "");
+  out.push(`CPU of one \`scheduled\` invocation (Node's process.cpuUsage() for the Worker's code path, not workerd's accounting):`, "");
+  out.push(
+    markdownTable(
+      ["set", "requests", "response bytes", "replayed answers: median", "p90", "with msw in-process: median", "first invocation (cold, msw)"],
+      r.b4.cpu.map((c) => [
+        `${r.b4.replicas} replicas × ${c.templates} template(s)`,
+        String(c.invocation.requests),
+        kib(c.responseBytes),
+        `**${formatMs(c.replay.medianMs)}**`,
+        formatMs(c.replay.p90Ms),
+        formatMs(c.msw.medianMs),
+        formatMs(c.msw.firstMs),
+      ]),
+    ),
+    "",
+  );
+
+  out.push(`## B5 memory while planning ${r.b5.replicas} replicas (${r.b5.claims} claims)`, "");
+  out.push(
+    markdownTable(
+      ["response text", "heap with snapshot", "peak while planning", "rise over snapshot", "peak over the whole step (parse + plan)", "held by the decision"],
+      [[mib(r.b5.responseMiB), mib(r.b5.snapshotHeapMiB), `**${mib(r.b5.planPeakMiB)}**`, mib(r.b5.planPeakRiseMiB), mib(r.b5.stepPeakMiB), mib(r.b5.decisionRetainedMiB)]],
+    ),
+    "",
+  );
+
+  out.push(`## Targets`, "");
+  out.push(markdownTable(["", "target", "figure", "met"], r.verdicts.map((v) => [v.id, v.target, v.figure, v.met ? "yes" : "**no**"])), "");
+
+  for (const [workload, p] of Object.entries(r.profiles)) {
+    out.push(`### Where the time goes: ${workload} (self time, ${p.totalMs.toFixed(0)} ms sampled)`, "");
+    out.push(markdownTable(["function", "self"], p.functions.slice(0, 10).map((f) => [f.name, pct(f.share)])), "");
+    out.push(`By file or package: ${p.files.slice(0, 8).map((f) => `${f.name} ${pct(f.share)}`).join(", ")}`, "");
+  }
+  return out.join("\n");
+}

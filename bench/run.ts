@@ -1,0 +1,71 @@
+// `npm run bench`: every benchmark of issue 7 in one run, a Markdown report on stdout and the
+// figures in bench/results.json. Progress goes to stderr.
+//   npm run bench                  # everything (a few minutes on 2 cores)
+//   npm run bench -- --quick       # small sizes only, for trying changes (not for results.json)
+import { writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { B1_SIZES, runB1 } from "./b1-planner.js";
+import { runB2 } from "./b2-requests.js";
+import { B3_TRIGGERS, runB3 } from "./b3-rollout.js";
+import { runB4 } from "./b4-worker.js";
+import { runB5 } from "./b5-memory.js";
+import { machine } from "./machine.js";
+import { profileWorkload, type Workload } from "./profile.js";
+import { report, type Results } from "./report.js";
+import { judgeB1, judgeB2, judgeB3, judgeB4 } from "./targets.js";
+
+const quick = process.argv.includes("--quick");
+const log = (line: string) => process.stderr.write(`${line}\n`);
+const started = performance.now();
+const elapsed = () => `${((performance.now() - started) / 1000).toFixed(0)} s`;
+
+log(`B1 planner vs JSON.parse${quick ? " (quick)" : ""}`);
+const b1 = runB1(quick ? [10, 100, 1000] : B1_SIZES, log);
+log(`B2 requests per step (${elapsed()})`);
+const b2 = await runB2(log);
+log(`B3 rollout time (${elapsed()})`);
+const b3 = await runB3(log);
+log(`B4 Worker (${elapsed()})`);
+const b4 = await runB4(log);
+log(`B5 memory (${elapsed()})`);
+const b5 = await runB5(quick ? 1000 : 10_000);
+
+const judged = {
+  b1: judgeB1(b1),
+  b2: judgeB2(b2),
+  b3: judgeB3(b3, B3_TRIGGERS[0]!.label),
+  b4: judgeB4(b4),
+};
+
+// Profile what missed a timing target, to name the function where the time goes.
+const toProfile = new Set<Workload>();
+if (judged.b1.some((v) => !v.met && v.id.includes("planStep"))) toProfile.add("plan");
+if (judged.b1.some((v) => !v.met && v.id.includes("validation"))) toProfile.add("validate");
+if (judged.b4.some((v) => !v.met)) toProfile.add("scheduled");
+const profiles: Results["profiles"] = {};
+for (const w of toProfile) {
+  log(`profiling ${w} (${elapsed()})`);
+  profiles[w] = await profileWorkload(w);
+}
+
+const results: Results = {
+  generatedAt: new Date().toISOString(),
+  durationSeconds: (performance.now() - started) / 1000,
+  machine: machine(),
+  b1,
+  b2,
+  b3,
+  b4,
+  b5,
+  verdicts: [...judged.b1, ...judged.b2, ...judged.b3, ...judged.b4],
+  profiles,
+};
+
+process.stdout.write(`${report(results)}\n`);
+if (quick) {
+  log(`quick run: bench/results.json left as it was (${elapsed()})`);
+} else {
+  const file = fileURLToPath(new URL("./results.json", import.meta.url));
+  writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
+  log(`wrote ${file} (${elapsed()})`);
+}

@@ -1,0 +1,79 @@
+// The targets of issue 7, judged from a run's figures: one verdict per target, with the figure
+// that decides it.
+import type { B1Result } from "./b1-planner.js";
+import type { B2Result } from "./b2-requests.js";
+import type { B3Result } from "./b3-rollout.js";
+import type { B4Result } from "./b4-worker.js";
+
+export interface Verdict {
+  id: string;
+  target: string;
+  figure: string;
+  met: boolean;
+}
+
+/** "Linear" growth: the log-log slope of planStep time per tenfold size stays within 1 ± this. */
+export const LINEAR_TOLERANCE = 0.2;
+
+export function judgeB1(b1: B1Result): Verdict[] {
+  const worst = (pick: (r: B1Result["rows"][number]) => number) => b1.rows.reduce((a, r) => (pick(r) > pick(a) ? r : a));
+  const plan = worst((r) => r.planRatio);
+  const read = worst((r) => r.readSideRatio);
+  const slopes = b1.planGrowth.map((g) => g.exponent);
+  return [
+    {
+      id: "B1 planStep / JSON.parse",
+      target: `≤ ${b1.targets.planRatio} at every size`,
+      figure: `worst ${plan.planRatio.toFixed(3)} at ${plan.replicas} replicas (${b1.rows.map((r) => r.planRatio.toFixed(2)).join(", ")})`,
+      met: b1.rows.every((r) => r.planRatio <= b1.targets.planRatio),
+    },
+    {
+      id: "B1 growth",
+      target: `linear (log-log slope 1 ± ${LINEAR_TOLERANCE} per tenfold size)`,
+      figure: `slopes ${b1.planGrowth.map((g) => `${g.from}→${g.to}: ${g.exponent.toFixed(2)}`).join(", ")}`,
+      met: slopes.every((s) => Math.abs(s - 1) <= LINEAR_TOLERANCE),
+    },
+    {
+      id: "B1 (validation + planStep) / JSON.parse",
+      target: `≤ ${b1.targets.readSideRatio} at every size`,
+      figure: `worst ${read.readSideRatio.toFixed(3)} at ${read.replicas} replicas (${b1.rows.map((r) => r.readSideRatio.toFixed(2)).join(", ")})`,
+      met: b1.rows.every((r) => r.readSideRatio <= b1.targets.readSideRatio),
+    },
+  ];
+}
+
+export function judgeB2(b2: B2Result): Verdict[] {
+  const maxReads = Math.max(...b2.rows.map((r) => r.reads));
+  const maxWrites = Math.max(...b2.rows.map((r) => r.writes));
+  const worstReads = b2.rows.find((r) => r.reads === maxReads)!;
+  return [
+    {
+      id: "B2 requests per step",
+      target: `constant; ≤ ${b2.target.reads} reads, ≤ ${b2.target.writes} writes plus events`,
+      figure: `${b2.constant ? "constant" : "not constant"}; at most ${maxReads} reads (${worstReads.replicas} replicas, ${worstReads.claims} claims), ${maxWrites} writes`,
+      met: b2.constant && maxReads <= b2.target.reads && maxWrites <= b2.target.writes,
+    },
+  ];
+}
+
+export function judgeB3(b3: B3Result, relayLabel: string): Verdict[] {
+  const relay = b3.rows.filter((r) => r.trigger === relayLabel);
+  if (!relay.length) throw new Error(`judgeB3: no rows for trigger ${relayLabel}`);
+  return [
+    {
+      id: "B3 rollout time with the relay",
+      target: `≤ ${b3.target.relayRatio} × ⌈N/k⌉·L`,
+      figure: relay.map((r) => `k=${r.maxUnavailable}: ${r.ratio.toFixed(3)}`).join(", "),
+      met: relay.every((r) => r.ratio <= b3.target.relayRatio),
+    },
+  ];
+}
+
+export function judgeB4(b4: B4Result): Verdict[] {
+  return b4.cpu.map((c) => ({
+    id: `B4 scheduled CPU, ${b4.replicas} replicas × ${c.templates} template(s)`,
+    target: `< ${b4.target.cpuMs} ms`,
+    figure: `${c.replay.medianMs.toFixed(1)} ms median (p90 ${c.replay.p90Ms.toFixed(1)}) replayed; ${c.msw.medianMs.toFixed(1)} ms with msw in-process`,
+    met: c.replay.medianMs < b4.target.cpuMs,
+  }));
+}
