@@ -54,6 +54,7 @@ export function wire(opts: WiringOptions): Wiring {
         ...(config.githubWebhookSecret ? { github: { secret: config.githubWebhookSecret } } : {}),
         ...(config.gitlabWebhookToken ? { gitlab: { token: config.gitlabWebhookToken } } : {}),
         step: (ref) => runStep({ reader, writer: choose, ref, now: opts.now() }),
+        namespaces: config.namespaces,
       }),
     });
   }
