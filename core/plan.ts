@@ -179,7 +179,12 @@ function planClaim(ctx: Context, t: ClaimTemplate, ordinal: number, pvc: Persist
       template: t.metadata.name,
       ordinal: ordinalOf(name),
       storage: target,
-      ...(vac !== undefined ? { volumeAttributesClassName: vac } : {}),
+      // SSA drops fields claimstep owned and omits: carry the claim's class rather than clear it.
+      ...(vac !== undefined
+        ? { volumeAttributesClassName: vac }
+        : pvc.spec.volumeAttributesClassName
+          ? { volumeAttributesClassName: pvc.spec.volumeAttributesClassName }
+          : {}),
       labels,
       annotations: { ...(t.metadata.annotations ?? {}) },
       ...(pvc.metadata.uid !== undefined ? { uid: pvc.metadata.uid } : {}),

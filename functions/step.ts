@@ -36,7 +36,7 @@ export interface StepResult {
 export class PermissionError extends Error {
   override readonly name = "PermissionError";
   constructor(override readonly cause: ApiError) {
-    super(`missing permission: ${cause.message}. Grant it in the claimstep Role (deploy/kubernetes/rbac.yaml).`);
+    super(`missing permission: ${cause.message}. Grant it in the claimstep ClusterRole (deploy/kubernetes/rbac.yaml).`);
   }
 }
 
@@ -46,8 +46,17 @@ const asRetry = (error: ApiError): StepOutcome => ({
   ...(error.retryAfterSeconds !== undefined ? { retryAfterSeconds: error.retryAfterSeconds } : {}),
 });
 
+/** An RBAC 403 (not an admission refusal) anywhere in a step is a PermissionError. */
+const permission = (err: unknown): unknown =>
+  err instanceof ApiError && err.code === 403 && !err.isAdmissionForbidden ? new PermissionError(err) : err;
+
 export async function runStep(opts: StepOptions): Promise<StepResult> {
-  const snapshot = await opts.reader.load(opts.ref);
+  let snapshot: Snapshot;
+  try {
+    snapshot = await opts.reader.load(opts.ref);
+  } catch (err) {
+    throw permission(err);
+  }
   const writer = typeof opts.writer === "function" ? opts.writer(snapshot) : opts.writer;
   let decision = planStep(snapshot, opts.now);
   const action = decision.action;
@@ -83,9 +92,7 @@ export async function runStep(opts: StepOptions): Promise<StepResult> {
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
       if (err.isTransient) return { decision, outcome: asRetry(err), writer: writer.name };
-      if (err.code === 401 || (err.code === 403 && !err.isAdmissionForbidden)) {
-        throw err.code === 403 ? new PermissionError(err) : err;
-      }
+      if (err.code === 401 || (err.code === 403 && !err.isAdmissionForbidden)) throw permission(err);
       const refusal = refusalOf(planned, err);
       decision = withVerdict(snapshot, decision, opts.now, { phase: "Blocked", ...refusal });
       outcome = { kind: "refused", error: err };
@@ -102,7 +109,7 @@ export async function runStep(opts: StepOptions): Promise<StepResult> {
     if (err instanceof ApiError && err.isTransient) {
       return { decision, outcome: outcome.kind === "none" ? asRetry(err) : outcome, writer: writer.name };
     }
-    throw err;
+    throw permission(err);
   }
   return { decision, outcome, writer: writer.name };
 }

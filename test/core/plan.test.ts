@@ -292,6 +292,11 @@ describe("rule 8: readiness from the real status fields", () => {
     s = settle(s, "data-web-2");
     expect(plan(s).action?.claim).toBe("data-web-1");
   });
+  it("vac-kept: a template that names no VAC carries the claim's class so the apply never clears it", () => {
+    const set = makeSet({ desired: [{ name: "data", storage: "2Gi" }] });
+    const d = plan(snapshot(set, claimsFor(set, { vac: "gold", currentVac: "gold" })));
+    expect(d.action).toMatchObject({ claim: "data-web-2", volumeAttributesClassName: "gold" });
+  });
   it("modify-infeasible: modifyVolumeStatus Infeasible blocks", () => {
     const vDesired = [{ name: "data", storage: "1Gi", vac: "gold" }];
     const set = makeSet({ desired: vDesired });

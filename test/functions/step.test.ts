@@ -135,6 +135,13 @@ describe("runStep", () => {
     await expect(runStep({ reader: reader(growing()), writer, ref, now: NOW })).rejects.toThrow(/missing permission: .*cannot list resource "pods"/);
   });
 
+  it("RBAC 403 on the read is a PermissionError too", async () => {
+    const { code, body } = statusFixture("forbidden.txt");
+    const { writer } = recordingWriter(async () => ({ kind: "applied" }));
+    const denied = { load: async () => { throw apiErrorFrom(code, body); } };
+    await expect(runStep({ reader: denied, writer, ref, now: NOW })).rejects.toThrow(PermissionError);
+  });
+
   it("the writer may be chosen per set", async () => {
     const a = recordingWriter(async () => ({ kind: "applied" }));
     const r = await runStep({ reader: reader(growing()), writer: (s) => (s.statefulSet.metadata.name === "web" ? a.writer : undefined!), ref, now: NOW });
