@@ -74,6 +74,26 @@ const cleanTemplate = (t: ClaimTemplate): ClaimTemplate => {
   return { ...rest, metadata };
 };
 
+/** JSON with object keys sorted, so documents compare by content, not by key order. */
+const stableJSON = (v: unknown): string =>
+  Array.isArray(v)
+    ? `[${v.map(stableJSON).join(",")}]`
+    : v && typeof v === "object"
+      ? `{${Object.keys(v)
+          .sort()
+          .map((k) => `${JSON.stringify(k)}:${stableJSON((v as Record<string, unknown>)[k])}`)
+          .join(",")}}`
+      : JSON.stringify(v);
+
+const sameDocument = (raw: string | undefined, value: unknown): boolean => {
+  if (raw === undefined) return false;
+  try {
+    return stableJSON(JSON.parse(raw)) === stableJSON(value);
+  } catch {
+    return false;
+  }
+};
+
 export type DesiredChange =
   | { ok: true; templates: ClaimTemplate[]; revision: string; annotations: Record<string, string>; changed: boolean }
   | { ok: false; message: string };
@@ -108,7 +128,7 @@ export function desiredChange(set: StatefulSet, posted: readonly ClaimTemplate[]
   const check = desiredTemplates({ ...set, metadata: { ...set.metadata, annotations: { ...set.metadata.annotations, ...annotations } } });
   if (!check.ok) return { ok: false, message: check.message };
   const existing = set.metadata.annotations ?? {};
-  const changed = Object.entries(annotations).some(([k, v]) => existing[k] !== v);
+  const changed = existing[Keys.strategy] !== "InPlace" || !sameDocument(existing[Keys.templates], merged);
   return { ok: true, templates: merged, revision: revisionOf(merged), annotations, changed };
 }
 

@@ -10,7 +10,7 @@ import { createApp } from "../../functions/app.js";
 import { RecentIds, webhookHeaders } from "../../functions/auth.js";
 import { configFromEnv } from "../../functions/config.js";
 import { wire } from "../../functions/wiring.js";
-import { runScheduled } from "../../functions/worker.js";
+import worker, { runScheduled } from "../../functions/worker.js";
 import { createFakeApiServer, fixture, statefulSetObjects, storageClassObjects } from "../fake-apiserver/index.js";
 
 const KUBE = "https://kube.test:6443";
@@ -201,6 +201,35 @@ describe("the API server's refusals", () => {
     const body = await res.json();
     expect(body.decision.phase).toBe("Blocked");
     expect(body.outcome).toMatchObject({ kind: "refused", error: { code: 403 } });
+  });
+});
+
+describe("the Worker's fetch (in Node, through msw)", () => {
+  const ctx = { waitUntil: () => {} };
+
+  it("serves the app configured from env, one app per env object", async () => {
+    const workerEnv = { ...env };
+    const res = await worker.fetch(new Request("https://claimstep.test/v1/statefulsets/default/web", { headers: bearer }), workerEnv, ctx);
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as any).decision.action.claim).toBe("data-web-2");
+    const denied = await worker.fetch(new Request("https://claimstep.test/v1/statefulsets/default/web"), workerEnv, ctx);
+    expect(denied.status).toBe(401);
+  });
+
+  it("answers 500 on a broken configuration, naming the variable only in the log", async () => {
+    const logged: string[] = [];
+    const original = console.log;
+    console.log = (line: string) => void logged.push(line);
+    try {
+      const res = await worker.fetch(new Request("https://claimstep.test/healthz"), { CLAIMSTEP_API_TOKEN: "short-secret-x" }, ctx);
+      expect(res.status).toBe(500);
+      expect(await res.json()).toEqual({ error: "Misconfigured", message: "the Worker's configuration is invalid; see its log" });
+    } finally {
+      console.log = original;
+    }
+    expect(logged.join("\n")).toMatch(/KUBE_API_SERVER: required/);
+    expect(logged.join("\n")).toMatch(/CLAIMSTEP_API_TOKEN: each token must be at least 16/);
+    expect(logged.join("\n")).not.toContain("short-secret-x");
   });
 });
 
