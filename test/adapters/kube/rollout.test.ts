@@ -205,7 +205,7 @@ describe("a rollout through the direct adapter", () => {
     const err = await runStep({ reader, writer, ref: web, now: new Date(start) }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(PermissionError);
     expect((err as Error).message).toBe(
-      'missing permission: patch persistentvolumeclaims default/data-web-2: persistentvolumeclaims "data-web-2" is forbidden: User "system:serviceaccount:claimstep:claimstep" cannot patch resource "persistentvolumeclaims" in API group "" in the namespace "default". Grant it in the claimstep Role (deploy/kubernetes/rbac.yaml).',
+      'missing permission: patch persistentvolumeclaims default/data-web-2: persistentvolumeclaims "data-web-2" is forbidden: User "system:serviceaccount:claimstep:claimstep" cannot patch resource "persistentvolumeclaims" in API group "" in the namespace "default". Grant it in the claimstep ClusterRole (deploy/kubernetes/rbac.yaml).',
     );
     expect(fake.counters().writes).toBe(1);
   });
@@ -215,8 +215,9 @@ describe("a rollout through the direct adapter", () => {
     fake.deny("list", "pods");
     const { reader, writer } = adapter();
     const err = await runStep({ reader, writer, ref: web, now: new Date(start) }).catch((e: unknown) => e);
-    expect(err).toMatchObject({ code: 403 });
-    expect((err as Error).message).toMatch(/list pods in default: pods is forbidden: User "system:serviceaccount:claimstep:claimstep" cannot list resource "pods"/);
+    expect(err).toBeInstanceOf(PermissionError);
+    expect((err as PermissionError).cause).toMatchObject({ code: 403 });
+    expect((err as Error).message).toMatch(/^missing permission: list pods in default: pods is forbidden: User "system:serviceaccount:claimstep:claimstep" cannot list resource "pods"/);
     expect(fake.counters().writes).toBe(0);
   });
 
