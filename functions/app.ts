@@ -74,7 +74,8 @@ const problem = (c: Context, status: ErrorStatus, error: string, message: string
 
 const mediaType = (c: Context): string => (c.req.header("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
 
-const outcomeJSON = (r: StepResult) => {
+/** A step's outcome as JSON: an ApiError reduced to its code, reason and message. */
+export const outcomeJSON = (r: StepResult) => {
   const o = r.outcome;
   if ((o.kind === "refused" || o.kind === "retry") && o.error) {
     return { ...o, error: { code: o.error.code, reason: o.error.reason, message: o.error.message } };

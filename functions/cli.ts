@@ -6,6 +6,7 @@ import type { ActionWriter, StateReader } from "../core/ports.js";
 import { renderDecision } from "../core/render.js";
 import { Keys, type Decision, type SetRef, type Snapshot, type StatusRecord } from "../core/types.js";
 import { ApiError } from "../adapters/api-error.js";
+import { outcomeJSON } from "./app.js";
 import { claimEdit } from "./desired.js";
 import { SCENARIOS, scenarioName } from "./sim-scenarios.js";
 import { runStep, type StepResult } from "./step.js";
@@ -111,14 +112,6 @@ export function parseDuration(s: string, flag: string): number {
 }
 
 const exitOf = (d: Decision): number => (d.phase === "Blocked" ? EXIT.blocked : EXIT.ok);
-
-const outcomeJSON = (r: StepResult) => {
-  const o = r.outcome;
-  if ((o.kind === "refused" || o.kind === "retry") && o.error) {
-    return { ...o, error: { code: o.error.code, reason: o.error.reason, message: o.error.message } };
-  }
-  return o;
-};
 
 const resultJSON = (r: StepResult) => ({ decision: r.decision, outcome: outcomeJSON(r), writer: r.writer });
 

@@ -45,6 +45,12 @@ describe("GET /healthz", () => {
     expect(await res.json()).toEqual({ ok: true });
   });
 
+  it("answers HEAD like GET, without a body", async () => {
+    const res = await makeApp().request("/healthz", { method: "HEAD" });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe("");
+  });
+
   it("is 405 with Allow for other methods", async () => {
     const res = await makeApp().request("/healthz", { method: "POST" });
     expect(res.status).toBe(405);
