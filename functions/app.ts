@@ -58,7 +58,7 @@ const StepRequest = z.strictObject({ namespace: Namespace, name: Name, dryRun: z
 export const RelayEvent = z.object({
   type: z.literal("statefulset.changed"),
   timestamp: z.iso.datetime(),
-  data: z.object({ namespace: Namespace, name: Name, causes: z.array(z.string().max(200)).max(50).optional() }),
+  data: z.object({ namespace: Namespace, name: Name, causes: z.array(z.string().max(512)).max(50).optional() }),
 });
 export type RelayEvent = z.infer<typeof RelayEvent>;
 

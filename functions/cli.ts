@@ -69,6 +69,8 @@ export interface Target {
 export interface Output {
   write(s: string): void;
   isTTY?: boolean;
+  /** Terminal height, when a terminal. */
+  rows?: number;
 }
 
 export interface CliIO {
@@ -151,9 +153,12 @@ class LiveView {
   constructor(private readonly out: Output) {}
 
   draw(text: string): void {
-    const clear = this.lines ? `\x1b[${this.lines}A\x1b[0J` : "";
+    const height = text.split("\n").length;
+    // Moving up works only within the screen: a taller view is redrawn from the top instead.
+    const tall = this.out.rows !== undefined && Math.max(height, this.lines) >= this.out.rows;
+    const clear = tall ? "\x1b[H\x1b[2J" : this.lines ? `\x1b[${this.lines}A\x1b[0J` : "";
     this.out.write(`${clear}${text}\n`);
-    this.lines = text.split("\n").length;
+    this.lines = height;
   }
 }
 

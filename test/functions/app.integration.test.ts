@@ -264,6 +264,16 @@ describe("the Worker's scheduled sweep (in Node, through msw)", () => {
     expect((fake.get("persistentvolumeclaims", "default", "data-opted-out-0") as any).spec.resources.requests.storage).toBe("1Gi");
   });
 
+  it("without CLAIMSTEP_NAMESPACES it lists StatefulSets cluster-wide", async () => {
+    many();
+    fake.seed(...statefulSetObjects({ name: "elsewhere", namespace: "queues", replicas: 1, desired: grown }));
+    const { CLAIMSTEP_NAMESPACES: _ns, ...allNamespaces } = env;
+    const report = await runScheduled({ scheduledTime: 0, cron: "* * * * *" }, { ...allNamespaces, CLAIMSTEP_SUBREQUEST_BUDGET: "1000" });
+    expect(report.found).toBe(13);
+    expect(fake.requests().filter((r) => r.verb === "list" && r.resource === "statefulsets").map((r) => r.namespace)).toEqual([undefined]);
+    expect(report.stepped.map((s) => s.ref)).toContainEqual({ namespace: "queues", name: "elsewhere" });
+  });
+
   it("a paid budget steps every set in one tick", async () => {
     many();
     const report = await runScheduled({ scheduledTime: 0, cron: "* * * * *" }, { ...env, CLAIMSTEP_SUBREQUEST_BUDGET: "1000" });

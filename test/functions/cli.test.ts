@@ -63,6 +63,15 @@ describe("commands in process", () => {
     expect(sim.now().getTime()).toBeGreaterThan(new Date("2026-11-30T10:10:00Z").getTime()); // virtual time moved
   });
 
+  it("redraws from the top of the screen when the view is taller than the terminal", async () => {
+    const { connect } = await simOf("grow");
+    const { io, out } = capture(true);
+    (out as { rows?: number }).rows = 5;
+    expect(await main(["run", "web"], io, connect)).toBe(0);
+    expect(out.text).toMatch(/\x1b\[H\x1b\[2J/);
+    expect(out.text).not.toMatch(/\x1b\[\d+A/);
+  });
+
   it("plan and step --dry-run write nothing; step writes once", async () => {
     const s = await simOf("grow");
     const before = s.claimstepWrites();
@@ -134,6 +143,25 @@ describe("commands in process", () => {
     expect(await main(["step", "--all", "-A", "-o", "json"], json.io, blocked.connect)).toBe(2);
     expect(JSON.parse(json.out.text)).toMatchObject({ found: 1, stepped: [{ phase: "Blocked", reason: "ExpansionNotAllowed" }] });
     expect(await main(["step", "web", "--all"], capture().io, s.connect)).toBe(1);
+  });
+
+  it("serve and relay refuse to start without what they need", async () => {
+    const serve = capture();
+    expect(await main(["serve", "--cluster", "sim"], serve.io)).toBe(1);
+    expect(serve.err.text).toMatch(/no authentication configured: set CLAIMSTEP_API_TOKEN/);
+    const noUrl = capture();
+    expect(await main(["relay"], noUrl.io)).toBe(1);
+    expect(noUrl.err.text).toMatch(/relay: give --url/);
+    const sim = capture();
+    expect(await main(["relay", "--url", "http://x/v1/relay", "--cluster", "sim"], sim.io)).toBe(1);
+    expect(sim.err.text).toMatch(/watches need a real cluster/);
+    const noSecret = capture();
+    expect(await main(["relay", "--url", "http://x/v1/relay"], noSecret.io)).toBe(1);
+    expect(noSecret.err.text).toMatch(/set CLAIMSTEP_WEBHOOK_SECRET/);
+    const badUrl = capture();
+    badUrl.io.env = { CLAIMSTEP_WEBHOOK_SECRET: `whsec_${btoa("0123456789abcdef0123")}` } as never;
+    expect(await main(["relay", "--url", "claimstep/v1/relay"], badUrl.io)).toBe(1);
+    expect(badUrl.err.text).toMatch(/is not an absolute URL/);
   });
 
   it("usage errors exit 1", async () => {
