@@ -134,7 +134,8 @@ async function invoke(c: SimCluster, race: boolean): Promise<{ results: StepResu
   return { results, raced: stale !== undefined, failures, thrown };
 }
 
-export async function runScenario(s: Scenario): Promise<RunResult> {
+/** `trace` receives one line per invocation (for replaying a failing scenario by hand). */
+export async function runScenario(s: Scenario, opts: { trace?: (line: string) => void } = {}): Promise<RunResult> {
   const c = await buildCluster(s);
   const prng = new Prng(s.seed ^ 0x5bd1e995);
   const violations: Violation[] = [];
@@ -162,6 +163,11 @@ export async function runScenario(s: Scenario): Promise<RunResult> {
     violations.push(...thrown);
     const after = viewOf(c, ref);
     const entries = c.audit.slice(auditMark);
+    opts.trace?.(
+      `#${i} t=${c.now().toISOString()}${raced ? " race" : ""} replicas=${after.end - after.start} in flight ${[...flyingBefore].join(",")}→${[...inFlight(after)].join(",")} | ` +
+        results.map((r) => `${r.decision.phase}/${r.decision.reason} ${r.outcome.kind}: ${r.decision.message}`).join(" || ") +
+        ` | writes: ${entries.filter((e) => e.actor === "claimstep" && e.resource === "persistentvolumeclaims").map((e) => `${e.name}:${e.outcome}`).join(",")}`,
+    );
     violations.push(...checkWrites(after, entries), ...checkInFlight(flyingBefore, inFlight(after), after));
 
     if (raced && results.length === 2) {
