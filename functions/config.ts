@@ -1,6 +1,7 @@
 // Environment → configuration, validated with zod. The same variables serve the Worker (bindings
 // and secrets) and Node (process.env). Error messages name the variable and the fix, never a value.
 import { z } from "zod";
+import { decodeWebhookSecret } from "./auth.js";
 import { RepositoryConfigError, parseRepositoryConfig, type RepositoryConfig } from "../adapters/gitops/config.js";
 
 /** Split a comma/space separated list, dropping empty entries. */
@@ -106,8 +107,18 @@ export function configFromEnv(env: Record<string, unknown>, opts: ConfigOptions 
   if (bearerTokens.some((t) => t.length < 16)) {
     problems.push("CLAIMSTEP_API_TOKEN: each token must be at least 16 characters (e.g. `openssl rand -hex 32`)");
   }
-  if (webhookSecrets.some((s) => !whsec.test(s))) {
-    problems.push("CLAIMSTEP_WEBHOOK_SECRET: each secret must look like whsec_<base64> (e.g. `echo whsec_$(openssl rand -base64 32)`)");
+  const secretProblem = (secret: string): string | undefined => {
+    if (!whsec.test(secret)) return "must look like whsec_<base64>";
+    try {
+      decodeWebhookSecret(secret);
+      return undefined;
+    } catch (err) {
+      return (err as Error).message;
+    }
+  };
+  const badSecret = webhookSecrets.map(secretProblem).find((p) => p !== undefined);
+  if (badSecret) {
+    problems.push(`CLAIMSTEP_WEBHOOK_SECRET: ${badSecret} (e.g. \`echo whsec_$(openssl rand -base64 32)\`)`);
   }
   for (const ns of namespaces.filter((n) => !dns1123.test(n))) {
     problems.push(`CLAIMSTEP_NAMESPACES: "${ns}" is not a valid namespace name`);

@@ -54,11 +54,26 @@ describe("configFromEnv", () => {
     expect(error).toBeInstanceOf(ConfigError);
     const problems = (error as ConfigError).problems;
     expect(problems.join("\n")).toMatch(/CLAIMSTEP_API_TOKEN: each token must be at least 16/);
-    expect(problems.join("\n")).toMatch(/CLAIMSTEP_WEBHOOK_SECRET: each secret must look like whsec_/);
+    expect(problems.join("\n")).toMatch(/CLAIMSTEP_WEBHOOK_SECRET: must look like whsec_<base64>/);
     expect(problems.join("\n")).toMatch(/"Bad_NS" is not a valid namespace/);
     expect(problems.join("\n")).toMatch(/CF_ACCESS_CLIENT_SECRET: required/);
     expect(problems.join("\n")).toMatch(/KUBE_API_SERVER: required/);
     expect((error as Error).message).not.toMatch(/short-secret|not-whsec-value/);
+  });
+
+  it("refuses a webhook secret too short to be one", () => {
+    expect(() => configFromEnv({ CLAIMSTEP_WEBHOOK_SECRET: `whsec_${btoa("short")}` })).toThrow(/CLAIMSTEP_WEBHOOK_SECRET: webhook secret is shorter than 16 bytes/);
+  });
+
+  it("reads the GitOps repository without its token, which comes from its own secret", () => {
+    const repo = JSON.stringify({ provider: "github", repository: "acme/infra", pathTemplate: "claims/{namespace}/{name}.yaml" });
+    const cfg = configFromEnv({ CLAIMSTEP_API_TOKEN: "x".repeat(20), CLAIMSTEP_GITOPS_REPOSITORY: repo, CLAIMSTEP_GITOPS_TOKEN: "ghp_secret" });
+    expect(cfg.gitops).toMatchObject({ provider: "github", repository: "acme/infra", token: "ghp_secret", baseBranch: "main" });
+    expect(() => configFromEnv({ CLAIMSTEP_API_TOKEN: "x".repeat(20), CLAIMSTEP_GITOPS_REPOSITORY: repo })).toThrow(/token is empty/);
+    expect(() =>
+      configFromEnv({ CLAIMSTEP_API_TOKEN: "x".repeat(20), CLAIMSTEP_GITOPS_REPOSITORY: JSON.stringify({ ...JSON.parse(repo), token: "inline" }) }),
+    ).toThrow(/leave the token out of the JSON/);
+    expect(() => configFromEnv({ CLAIMSTEP_API_TOKEN: "x".repeat(20), CLAIMSTEP_GITOPS_REPOSITORY: "{" })).toThrow(/CLAIMSTEP_GITOPS_REPOSITORY: not valid JSON/);
   });
 
   it("refuses to start without any authentication", () => {
