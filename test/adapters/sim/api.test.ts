@@ -140,3 +140,14 @@ describe("faults", () => {
     expect((await faulty(12)).outcomes).not.toEqual(a.outcomes);
   });
 });
+
+describe("merge patch bookkeeping", () => {
+  it("leaves the stored object untouched by a no-op patch (same resourceVersion, still readable)", async () => {
+    const c = await fixtureCluster();
+    await c.admin.mergePatch("statefulsets", ns, "web", { spec: { replicas: 4 } }, { fieldManager: "kubectl" });
+    const rv = await rvOf(c, "statefulsets", "web");
+    await c.admin.mergePatch("statefulsets", ns, "web", { spec: { replicas: 4 } }, { fieldManager: "kubectl" });
+    expect(await rvOf(c, "statefulsets", "web")).toBe(rv);
+    expect(Object.isFrozen(await c.admin.get("statefulsets", ns, "web"))).toBe(true);
+  });
+});

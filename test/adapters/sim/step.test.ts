@@ -5,6 +5,7 @@ import { SimCluster, claimTemplate, statefulSetManifest } from "../../../adapter
 import { boundedNote } from "../../../adapters/sim/writer.js";
 import type { Json } from "../../../adapters/sim/store.js";
 import type { Snapshot } from "../../../core/types.js";
+import type { StateReader } from "../../../core/ports.js";
 
 const ref = { namespace: "default", name: "db" };
 
@@ -18,7 +19,7 @@ async function cluster(opts: { storageClassName?: string } = {}) {
   return c;
 }
 
-const step = (c: SimCluster, reader = c.reader) => runStep({ reader, writer: c.writer, ref, now: c.now() });
+const step = (c: SimCluster, reader: StateReader = c.reader) => runStep({ reader, writer: c.writer, ref, now: c.now() });
 const claimstepWrites = (c: SimCluster) => c.audit.filter((a) => a.actor === "claimstep" && a.outcome === "ok").length;
 const events = async (c: SimCluster) => (await c.admin.list("events", "default")).items.filter((e) => e.reportingController === "claimstep.io/stepper");
 
