@@ -12,13 +12,16 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { setupServer } from "msw/node";
+import { listOf, StatefulSet } from "../core/k8s.js";
+import { planStep } from "../core/plan.js";
 import { Keys } from "../core/types.js";
 import worker, { type Env, type ScheduledController } from "../functions/worker.js";
 import type { FakeApiServer } from "../test/fake-apiserver/index.js";
 import { FAKE_TOKEN, FAKE_URL, fakeWith } from "./fake-cluster.js";
 import { THREE_TEMPLATES } from "./generate.js";
-import { median, percentile } from "./harness.js";
+import { compare, median, percentile } from "./harness.js";
 import { bytesBySource, packageOf, type SourceMap } from "./sourcemap.js";
+import { parseRaw, validateResponses } from "./validate.js";
 
 const REPO = fileURLToPath(new URL("..", import.meta.url));
 export const B4_REPLICAS = 100;
@@ -97,6 +100,20 @@ export interface B4Cpu {
   responseBytes: number;
   msw: CpuFigures;
   replay: CpuFigures;
+  /** The replayed invocation's CPU taken apart: the same work timed on its own (median CPU ms). */
+  breakdown: Breakdown;
+}
+
+export interface Breakdown {
+  /** JSON.parse of every response body the invocation received. */
+  parseMs: number;
+  /** zod validation of the read responses (and the sweep's StatefulSet list), as the reader does it. */
+  validateMs: number;
+  planMs: number;
+  /** The rest: fetch plumbing (Request/Response, body decoding, AbortSignal), config, wiring, writes, logs. */
+  restMs: number;
+  /** Bytes of each read's response. */
+  bytes: Record<"statefulSet" | "statefulSetList" | "pods" | "claims" | "storageClasses", number>;
 }
 
 export interface B4Result {
@@ -161,10 +178,11 @@ export async function scheduledOverMsw(templates: number, record?: Map<string, R
 /** Answer the global fetch from recorded answers while `run` runs. */
 export async function withReplay<T>(recorded: Map<string, Recorded>, run: () => Promise<T>): Promise<T> {
   const realFetch = globalThis.fetch;
+  // The REST client calls fetch(url string, init): the key needs no Request of its own.
   globalThis.fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
-    const request = new Request(input, init);
-    const r = recorded.get(`${request.method} ${request.url}`);
-    if (!r) throw new Error(`B4 replay: no recorded answer for ${request.method} ${request.url}`);
+    const key = `${init?.method ?? "GET"} ${String(input)}`;
+    const r = recorded.get(key);
+    if (!r) throw new Error(`B4 replay: no recorded answer for ${key}`);
     return new Response(r.body, { status: r.status, headers: r.headers });
   }) as typeof fetch;
   try {
@@ -213,7 +231,50 @@ export async function scheduledCpu(templates: number, iterations: number): Promi
     return runs;
   });
   const responseBytes = [...recorded.values()].reduce((n, r) => n + r.body.length, 0);
-  return { templates, claims, invocation, responseBytes, msw: figures(mswRuns), replay: figures(replayRuns) };
+  const replay = figures(replayRuns);
+  return { templates, claims, invocation, responseBytes, msw: figures(mswRuns), replay, breakdown: breakdownOf(recorded, replay.medianMs) };
+}
+
+const StatefulSetList = listOf(StatefulSet);
+
+/** Time the parts of the invocation that scale with the set, on the recorded bodies. */
+function breakdownOf(recorded: Map<string, Recorded>, totalMs: number): Breakdown {
+  const body = (pattern: RegExp): string => {
+    const hit = [...recorded].find(([key]) => pattern.test(key));
+    if (!hit) throw new Error(`B4 breakdown: no recorded answer matches ${pattern}`);
+    return hit[1].body;
+  };
+  const reads = {
+    statefulSet: body(/^GET \S+\/statefulsets\/web$/),
+    pods: body(/^GET \S+\/pods\?/),
+    claims: body(/^GET \S+\/persistentvolumeclaims\?/),
+    storageClasses: body(/^GET \S+\/storageclasses\?/),
+  };
+  const setList = body(/^GET \S+\/statefulsets\?/);
+  const bodies = [...recorded.values()].map((r) => r.body).filter((b) => b.length > 0);
+  const raw = parseRaw(reads);
+  const rawSets = JSON.parse(setList) as unknown;
+  const snapshot = validateResponses(raw);
+  const now = new Date(CONTROLLER.scheduledTime);
+  const t = compare(
+    {
+      parse: () => bodies.map((b) => JSON.parse(b) as unknown),
+      validate: () => [validateResponses(raw), StatefulSetList.parse(rawSets)],
+      plan: () => planStep(snapshot, now),
+    },
+    { warmupMs: 300, samples: 21, minSampleMs: 10, maxTotalMs: 6000 },
+  );
+  const parseMs = t.parse.cpu.median;
+  const validateMs = t.validate.cpu.median;
+  const planMs = t.plan.cpu.median;
+  const bytes = {
+    statefulSet: reads.statefulSet.length,
+    statefulSetList: setList.length,
+    pods: reads.pods.length,
+    claims: reads.claims.length,
+    storageClasses: reads.storageClasses.length,
+  };
+  return { parseMs, validateMs, planMs, restMs: totalMs - parseMs - validateMs - planMs, bytes };
 }
 
 export async function runB4(log: (line: string) => void = () => {}, iterations = 25): Promise<B4Result> {

@@ -15,16 +15,15 @@ const REPO = fileURLToPath(new URL("..", import.meta.url));
 /** A workload: set up, then `run` is sampled (after one warm-up call). */
 export const WORKLOADS: Record<string, () => Promise<{ run: () => Promise<void> | void }>> = {
   /** planStep over a mid-rollout snapshot of 1,000 replicas × 3 templates. */
-  plan: async () => {
-    const snapshot = parseResponses(responsesOf(generateCluster({ replicas: 1000, stage: "mid" })));
-    return { run: () => void [...Array(30)].forEach(() => planStep(snapshot, GENERATED_AT)) };
-  },
-  /** Schema validation of the same responses, as the reader does it. */
+  plan: async () => planLoop(1000, 30),
+  /** The same at 10 replicas, where the per-step fixed costs show. */
+  "plan-10": async () => planLoop(10, 3000),
+  /** Schema validation of the 1,000-replica responses, as the reader does it. */
   validate: async () => {
     const raw = parseRaw(responsesOf(generateCluster({ replicas: 1000, stage: "mid" })));
-    return { run: () => void [...Array(20)].forEach(() => validateResponses(raw)) };
+    return { run: () => repeat(20, () => validateResponses(raw)) };
   },
-  /** The Worker's scheduled invocation over 100 replicas, answered from recorded responses. */
+  /** The Worker's scheduled invocation over 100 replicas × 3 templates, answered from recorded responses. */
   scheduled: async () => {
     const recorded = await recordScheduled();
     return {
@@ -35,6 +34,15 @@ export const WORKLOADS: Record<string, () => Promise<{ run: () => Promise<void> 
     };
   },
 };
+
+function repeat(n: number, fn: () => unknown): void {
+  for (let i = 0; i < n; i++) fn();
+}
+
+function planLoop(replicas: number, times: number) {
+  const snapshot = parseResponses(responsesOf(generateCluster({ replicas, stage: "mid" })));
+  return { run: () => repeat(times, () => planStep(snapshot, GENERATED_AT)) };
+}
 
 const maps = new Map<string, ReturnType<typeof findSourceMap>>();
 
@@ -62,4 +70,4 @@ await session.post("Profiler.start");
 await run();
 const { profile } = (await session.post("Profiler.stop")) as { profile: CpuProfile };
 session.disconnect();
-process.stdout.write(`PROFILE ${JSON.stringify(summarize(profile, place, 20))}\n`);
+process.stdout.write(`PROFILE ${JSON.stringify(summarize(profile, place, 40))}\n`);

@@ -4,7 +4,7 @@ import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import type { ProfileSummary } from "./cpuprofile.js";
 
-export type Workload = "plan" | "validate" | "scheduled";
+export type Workload = "plan" | "plan-10" | "validate" | "scheduled";
 
 export async function profileWorkload(workload: Workload): Promise<ProfileSummary> {
   const child = fileURLToPath(new URL("./profile-child.ts", import.meta.url));

@@ -14,6 +14,8 @@ export interface Results {
   generatedAt: string;
   durationSeconds: number;
   machine: Machine;
+  /** 1-minute load average when the run started and ended: how busy the machine was. */
+  loadAverage: { atStart: number; atEnd: number };
   b1: B1Result;
   b2: B2Result;
   b3: B3Result;
@@ -31,17 +33,18 @@ const seconds = (ms: number) => `${(ms / 1000).toFixed(0)} s`;
 
 export function b1Table(b1: B1Result): string {
   return markdownTable(
-    ["replicas", "claims", "responses", "JSON.parse", "planStep", "validation", "validation + planStep", "planStep / parse", "(validation + planStep) / parse"],
+    ["replicas", "claims", "responses", "JSON.parse", "planStep", "validation", "validation + planStep", "planStep / parse", "(validation + planStep) / parse", "same ratios in CPU time"],
     b1.rows.map((r) => [
       String(r.replicas),
       String(r.claims),
       `${(r.responseBytes / 2 ** 20).toFixed(2)} MiB`,
-      formatMs(r.parse.median),
-      formatMs(r.plan.median),
-      formatMs(r.validate.median),
-      formatMs(r.validateAndPlan.median),
+      formatMs(r.parse.wall.median),
+      formatMs(r.plan.wall.median),
+      formatMs(r.validate.wall.median),
+      formatMs(r.validateAndPlan.wall.median),
       `**${formatRatio(r.planRatio)}**`,
       `**${formatRatio(r.readSideRatio)}**`,
+      `${formatRatio(r.cpuRatios.plan)} / ${formatRatio(r.cpuRatios.readSide)}`,
     ]),
   );
 }
@@ -49,9 +52,9 @@ export function b1Table(b1: B1Result): string {
 export function report(r: Results): string {
   const out: string[] = [];
   out.push(`# claimstep benchmarks`, "");
-  out.push(`${r.generatedAt} · ${r.machine.cpu} · nproc ${r.machine.nproc} · Node ${r.machine.node} · ${r.machine.platform} · run took ${r.durationSeconds.toFixed(0)} s`, "");
+  out.push(`${r.generatedAt} · ${r.machine.cpu} · nproc ${r.machine.nproc} · Node ${r.machine.node} · ${r.machine.platform} · run took ${r.durationSeconds.toFixed(0)} s · load average ${r.loadAverage.atStart.toFixed(1)} → ${r.loadAverage.atEnd.toFixed(1)}`, "");
 
-  out.push(`## B1 planner cost vs JSON.parse (medians, mid-rollout snapshot, 3 claim templates)`, "");
+  out.push(`## B1 planner cost vs JSON.parse (median wall time per call, interleaved; mid-rollout snapshot, 3 claim templates)`, "");
   out.push(b1Table(r.b1), "");
   out.push(`planStep growth (log-log slope, 1 = linear): ${r.b1.planGrowth.map((g) => `${g.from}→${g.to} ${g.exponent.toFixed(2)}`).join(", ")}; JSON.parse: ${r.b1.parseGrowth.map((g) => `${g.from}→${g.to} ${g.exponent.toFixed(2)}`).join(", ")}`, "");
 
@@ -80,19 +83,25 @@ export function report(r: Results): string {
   out.push(`CPU of one \`scheduled\` invocation (Node's process.cpuUsage() for the Worker's code path, not workerd's accounting):`, "");
   out.push(
     markdownTable(
-      ["set", "requests", "response bytes", "replayed answers: median", "p90", "with msw in-process: median", "first invocation (cold, msw)"],
+      ["set", "requests", "response bytes", "replayed answers: median", "p90", "of which JSON.parse / validation / planStep / rest", "with msw in-process: median", "first invocation (cold, msw)"],
       r.b4.cpu.map((c) => [
         `${r.b4.replicas} replicas × ${c.templates} template(s)`,
         String(c.invocation.requests),
         kib(c.responseBytes),
         `**${formatMs(c.replay.medianMs)}**`,
         formatMs(c.replay.p90Ms),
+        [c.breakdown.parseMs, c.breakdown.validateMs, c.breakdown.planMs, c.breakdown.restMs].map((ms) => formatMs(ms)).join(" / "),
         formatMs(c.msw.medianMs),
         formatMs(c.msw.firstMs),
       ]),
     ),
     "",
   );
+  const first = r.b4.cpu[0];
+  if (first) {
+    const b = first.breakdown.bytes;
+    out.push(`Response bytes of the ${first.templates}-template set: pods ${kib(b.pods)}, claims ${kib(b.claims)}, StatefulSet ${kib(b.statefulSet)}, StatefulSet list ${kib(b.statefulSetList)}, StorageClasses ${kib(b.storageClasses)}.`, "");
+  }
 
   out.push(`## B5 memory while planning ${r.b5.replicas} replicas (${r.b5.claims} claims)`, "");
   out.push(

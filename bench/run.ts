@@ -3,6 +3,7 @@
 //   npm run bench                  # everything (a few minutes on 2 cores)
 //   npm run bench -- --quick       # small sizes only, for trying changes (not for results.json)
 import { writeFileSync } from "node:fs";
+import { loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
 import { B1_SIZES, runB1 } from "./b1-planner.js";
 import { runB2 } from "./b2-requests.js";
@@ -17,6 +18,7 @@ import { judgeB1, judgeB2, judgeB3, judgeB4 } from "./targets.js";
 const quick = process.argv.includes("--quick");
 const log = (line: string) => process.stderr.write(`${line}\n`);
 const started = performance.now();
+const loadAtStart = loadavg()[0]!;
 const elapsed = () => `${((performance.now() - started) / 1000).toFixed(0)} s`;
 
 log(`B1 planner vs JSON.parse${quick ? " (quick)" : ""}`);
@@ -39,7 +41,10 @@ const judged = {
 
 // Profile what missed a timing target, to name the function where the time goes.
 const toProfile = new Set<Workload>();
-if (judged.b1.some((v) => !v.met && v.id.includes("planStep"))) toProfile.add("plan");
+if (judged.b1.some((v) => !v.met && !v.id.includes("validation"))) {
+  const worst = b1.rows.reduce((a, r) => (r.planRatio > a.planRatio ? r : a));
+  toProfile.add(worst.replicas <= 10 ? "plan-10" : "plan");
+}
 if (judged.b1.some((v) => !v.met && v.id.includes("validation"))) toProfile.add("validate");
 if (judged.b4.some((v) => !v.met)) toProfile.add("scheduled");
 const profiles: Results["profiles"] = {};
@@ -52,6 +57,7 @@ const results: Results = {
   generatedAt: new Date().toISOString(),
   durationSeconds: (performance.now() - started) / 1000,
   machine: machine(),
+  loadAverage: { atStart: loadAtStart, atEnd: loadavg()[0]! },
   b1,
   b2,
   b3,

