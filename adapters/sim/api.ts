@@ -134,6 +134,11 @@ export class SimApi {
     });
   }
 
+  /** `POST` an events.k8s.io/v1 Event (validated like the real one: generateName, eventTime, 1 kB note). */
+  async createEvent(event: Json, opts: { fieldManager: string }): Promise<Json> {
+    return this.create("events", event, opts);
+  }
+
   private validateEvent(obj: Json, actor: string): void {
     const m = meta(obj) as Json & { generateName?: string };
     const errors: FieldError[] = [];

@@ -153,12 +153,9 @@ export class Store {
     delete stored.apiVersion;
     delete stored.kind;
     const owners = new FieldOwners();
-    owners.recordUpdate(manager, undefined, stored, this.clock.stamp());
-    if (manager.operation === "Apply") {
-      // A create by apply: the applier owns what it sent, as an Apply entry.
-      owners.entries = [];
-      owners.apply(manager, {}, stored, true, this.clock.stamp());
-    }
+    // A create by apply makes the applier an Apply owner of what it sent; any other create, an Update owner.
+    if (manager.operation === "Apply") owners.apply(manager, {}, stored, true, this.clock.stamp());
+    else owners.recordUpdate(manager, undefined, stored, this.clock.stamp());
     this.table(r).set(keyOf(m.namespace, m.name!), { obj: stored, owners });
     this.writes++;
     this.record({ actor, verb, resource: r, ...(m.namespace ? { namespace: m.namespace } : {}), name: m.name!, outcome: "ok", ...(body ? { body } : {}), ...(WATCHED.has(r) ? { after: structuredClone(stored) } : {}) });

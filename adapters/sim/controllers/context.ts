@@ -22,7 +22,7 @@ export interface DriverBehaviour {
   resizeMs?: number;
   /** ControllerModifyVolume time, ms. */
   modifyMs?: number;
-  /** Block volumes need no file system expansion on the node. */
+  /** The CSI driver's name, as its messages show it. Default sim.csi.claimstep.io. */
   driverName?: string;
 }
 
@@ -134,7 +134,8 @@ export function emitEvent(ctx: ControllerContext, regarding: { kind: string; nam
   ctx.store.insert(
     "events",
     {
-      metadata: { generateName: `${regarding.name}.`.replace(/\.$/, "-"), namespace: regarding.namespace ?? "default" },
+      // Controllers name their events <object>.<suffix>, as client-go's recorder does.
+      metadata: { name: ctx.store.generateName(`${regarding.name}.`), namespace: regarding.namespace ?? "default" },
       eventTime: now,
       reportingController: controller,
       reportingInstance: `${controller}-sim`,

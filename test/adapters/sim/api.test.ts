@@ -151,3 +151,29 @@ describe("merge patch bookkeeping", () => {
     expect(Object.isFrozen(await c.admin.get("statefulsets", ns, "web"))).toBe(true);
   });
 });
+
+describe("claims created by apply, events", () => {
+  it("creates a complete claim by server-side apply, owned by the applier, and binds it", async () => {
+    const c = await fixtureCluster();
+    const manifest = {
+      apiVersion: "v1",
+      kind: "PersistentVolumeClaim",
+      metadata: { name: "extra", namespace: ns, labels: { app: "web" } },
+      spec: { accessModes: ["ReadWriteOnce"], storageClassName: "fast", resources: { requests: { storage: "3Gi" } } },
+    };
+    const created = await c.admin.applyClaim(manifest, { fieldManager: "gitops" });
+    const managed = (created.metadata as { managedFields: { manager: string; operation: string }[] }).managedFields;
+    expect(managed).toEqual([expect.objectContaining({ manager: "gitops", operation: "Apply" })]);
+    c.advance(10_000);
+    expect((await c.admin.get("persistentvolumeclaims", ns, "extra")).status).toMatchObject({ phase: "Bound", capacity: { storage: "3Gi" } });
+  });
+
+  it("refuses an Event whose note is over 1 kB", async () => {
+    const c = await fixtureCluster();
+    const err = await refusal(
+      c.admin.createEvent({ metadata: { generateName: "web-", namespace: ns }, eventTime: "2026-11-30T09:06:17.000000Z", reason: "X", note: "n".repeat(1025), type: "Normal" }, { fieldManager: "claimstep" }),
+    );
+    expect(err.code).toBe(422);
+    expect(err.causes).toEqual([{ reason: "FieldValueTooLong", message: "Too long: may not be more than 1024 bytes", field: "note" }]);
+  });
+});
