@@ -1,34 +1,56 @@
+// Every route and every error path of the app, through app.request(), with the app wired as the
+// Worker and the Node server wire it (KubeClient → KubeReader/KubeWriter) against the msw fake API
+// server.
 import { Hono } from "hono";
-import { beforeEach, describe, expect, it } from "vitest";
+import { setupServer } from "msw/node";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import type { StateReader } from "../../core/ports.js";
 import { Keys } from "../../core/types.js";
-import { ApiError } from "../../adapters/api-error.js";
+import { KubeClient } from "../../adapters/kube/client.js";
 import { createApp, type AppDeps } from "../../functions/app.js";
 import { RecentIds, webhookHeaders } from "../../functions/auth.js";
-import { FakeCluster, desiredData, fixtureError } from "./fakes.js";
+import { configFromEnv } from "../../functions/config.js";
+import { wire } from "../../functions/wiring.js";
+import { createFakeApiServer, fixture, statefulSetObjects, storageClassObjects } from "../fake-apiserver/index.js";
 
+const KUBE = "https://kube.test:6443";
+const KUBE_TOKEN = "sa-token-for-the-fake";
 const TOKEN = "test-token-0123456789abcdef";
 const SECRET = `whsec_${btoa("relay-secret-0123456789abcdef!!")}`;
 const NOW = new Date("2026-11-30T10:00:00Z");
 const bearer = { authorization: `Bearer ${TOKEN}` };
 const json = { ...bearer, "content-type": "application/json" };
+const grown = [{ name: "data", storage: "2Gi", storageClassName: "fast" }];
 
-let cluster: FakeCluster;
+const fake = createFakeApiServer({ baseUrl: KUBE, token: KUBE_TOKEN, now: () => NOW });
+const msw = setupServer(...fake.handlers);
+beforeAll(() => msw.listen({ onUnhandledRequest: "error" }));
+afterAll(() => msw.close());
+
 let logs: Array<Record<string, unknown>>;
 
-const makeApp = (over: Partial<AppDeps> = {}) =>
-  createApp({
-    reader: cluster.reader,
-    writerFor: () => cluster.writer,
-    auth: { bearerTokens: [TOKEN], webhookSecrets: [SECRET], replay: new RecentIds() },
-    now: () => NOW,
-    log: (e) => logs.push(e),
-    ...over,
-  });
+const makeApp = (over: Partial<AppDeps> = {}) => {
+  const config = configFromEnv({ CLAIMSTEP_API_TOKEN: TOKEN, CLAIMSTEP_WEBHOOK_SECRET: SECRET });
+  // One attempt per request: the app's own answers to 429/5xx are under test, not the client's retries.
+  const client = new KubeClient({ server: KUBE, headers: { Authorization: `Bearer ${KUBE_TOKEN}` }, retry: { attempts: 1 } });
+  const { deps } = wire({ client, config, now: () => NOW, replay: new RecentIds(), log: (e) => logs.push(e) });
+  return createApp({ ...deps, ...over });
+};
+
+const seed = (opts: Parameters<typeof statefulSetObjects>[0] = { desired: grown }) => {
+  fake.reset();
+  fake.seed(...storageClassObjects(), ...statefulSetObjects(opts));
+};
 
 beforeEach(() => {
-  cluster = new FakeCluster(desiredData("2Gi"));
+  seed();
   logs = [];
 });
+
+const writes = () => fake.counters().writes;
+const storageOf = (name: string) => (fake.get("persistentvolumeclaims", "default", name) as any).spec.resources.requests.storage;
+const setAnnotations = () => (fake.get("statefulsets", "default", "web") as any).metadata.annotations as Record<string, string>;
+const claimApplies = () => fake.requests().filter((r) => r.verb === "patch" && r.resource === "persistentvolumeclaims").map((r) => r.name);
 
 const signed = async (body: string, id = "msg_1", at = NOW) => ({
   "content-type": "application/json",
@@ -98,8 +120,7 @@ describe("GET /v1/statefulsets/:namespace/:name", () => {
     expect(body.outcome).toEqual({ kind: "dry-run" });
     expect(body.table).toMatch(/ORDINAL\s+POD/);
     expect(body.table).toMatch(/data-web-2/);
-    expect(cluster.writes).toBe(0);
-    expect(cluster.events).toHaveLength(0);
+    expect(writes()).toBe(0);
   });
 
   it("is 404 with a clear body for an unknown set", async () => {
@@ -107,8 +128,7 @@ describe("GET /v1/statefulsets/:namespace/:name", () => {
     expect(res.status).toBe(404);
     const body = await res.json();
     expect(body.error).toBe("NotFound");
-    expect(body.message).toMatch(/^statefulsets.apps "nope" not found: check the namespace and name/);
-    expect(body.message).toMatch(/kubectl get statefulsets/);
+    expect(body.message).toMatch(/^StatefulSet default\/nope not found \(.*statefulsets.apps "nope" not found\): check the name and the namespace$/);
   });
 
   it("is 400 listing the issues for an invalid name", async () => {
@@ -130,29 +150,33 @@ describe("GET /v1/statefulsets/:namespace/:name", () => {
   });
 
   it("is 502 when the API server rejects claimstep's own token, without leaking it", async () => {
-    cluster.failNext.load = fixtureError("unauthorized.txt");
+    fake.failNext("get statefulsets", fixture("unauthorized"));
     const res = await makeApp().request("/v1/statefulsets/default/web", { headers: bearer });
     expect(res.status).toBe(502);
     expect((await res.json()).message).toMatch(/credentials to the API server were rejected/);
   });
 
   it("is 503 with Retry-After when the API server is overloaded", async () => {
-    cluster.failNext.load = new ApiError(429, "TooManyRequests", "slow down", undefined, 7);
+    fake.failNext("get statefulsets", { code: 429, retryAfterSeconds: 7 });
     const res = await makeApp().request("/v1/statefulsets/default/web", { headers: bearer });
     expect(res.status).toBe(503);
     expect(res.headers.get("retry-after")).toBe("7");
   });
 
   it("is 502 naming the missing permission on RBAC refusal", async () => {
-    cluster.failNext.load = fixtureError("forbidden.txt");
+    fake.deny("list", "pods");
     const res = await makeApp().request("/v1/statefulsets/default/web", { headers: bearer });
     expect(res.status).toBe(502);
     expect((await res.json()).message).toMatch(/cannot list resource "pods"/);
   });
 
   it("is 500 with a generic message (details only in the log) on an unexpected error", async () => {
-    cluster.failNext.load = new TypeError("boom");
-    const res = await makeApp().request("/v1/statefulsets/default/web", { headers: bearer });
+    const broken: StateReader = {
+      load: async () => {
+        throw new TypeError("boom");
+      },
+    };
+    const res = await makeApp({ reader: broken }).request("/v1/statefulsets/default/web", { headers: bearer });
     expect(res.status).toBe(500);
     expect(await res.json()).toEqual({ error: "InternalError", message: "internal error; see the server log" });
     expect(logs).toContainEqual({ msg: "internal error", error: "TypeError: boom" });
@@ -167,10 +191,12 @@ describe("POST /v1/steps", () => {
     const res = await post(JSON.stringify({ namespace: "default", name: "web" }));
     expect(res.status).toBe(200);
     const body = await res.json();
-    expect(body.outcome).toEqual({ kind: "applied" });
-    expect(body.writer).toBe("fake");
-    expect(cluster.applied).toEqual([expect.objectContaining({ claim: "data-web-2", storage: "2Gi" })]);
-    expect(cluster.annotations.length).toBe(1); // update-revision + status
+    expect(body.outcome).toMatchObject({ kind: "applied", detail: expect.stringMatching(/^applied default\/data-web-2: storage/) });
+    expect(body.writer).toBe("direct");
+    expect(claimApplies()).toEqual(["data-web-2"]);
+    expect(storageOf("data-web-2")).toBe("2Gi");
+    expect(setAnnotations()[Keys.updateRevision]).toBe(body.decision.revision);
+    expect(fake.events("default").map((e: any) => e.reason)).toEqual(["ClaimUpdated"]);
     expect(logs).toContainEqual(expect.objectContaining({ msg: "step", name: "web", outcome: "applied", via: "bearer" }));
   });
 
@@ -178,7 +204,7 @@ describe("POST /v1/steps", () => {
     const res = await post(JSON.stringify({ namespace: "default", name: "web", dryRun: true }));
     expect(res.status).toBe(200);
     expect((await res.json()).outcome).toEqual({ kind: "dry-run" });
-    expect(cluster.writes).toBe(0);
+    expect(writes()).toBe(0);
   });
 
   it("is 415 for a body that is not JSON", async () => {
@@ -199,7 +225,7 @@ describe("POST /v1/steps", () => {
     const paths = body.issues.map((i: { path: string }) => i.path);
     expect(paths).toEqual(expect.arrayContaining(["name", "dryRun"]));
     expect(JSON.stringify(body.issues)).toMatch(/nmae/);
-    expect(cluster.writes).toBe(0);
+    expect(writes()).toBe(0);
   });
 
   it("is 413 beyond the body limit, with or without Content-Length", async () => {
@@ -210,7 +236,7 @@ describe("POST /v1/steps", () => {
     expect(await res.json()).toMatchObject({ error: "PayloadTooLarge" });
     const declared = await post(big, { ...json, "content-length": String(big.length) }, app);
     expect(declared.status).toBe(413);
-    expect(cluster.writes).toBe(0);
+    expect(writes()).toBe(0);
   });
 
   it("is 405 for GET", async () => {
@@ -222,21 +248,22 @@ describe("POST /v1/steps", () => {
   it("is 403 outside the configured namespaces, before touching the cluster", async () => {
     const res = await post(JSON.stringify({ namespace: "default", name: "web" }), json, makeApp({ namespaces: ["db"] }));
     expect(res.status).toBe(403);
-    expect(cluster.writes).toBe(0);
+    expect(writes()).toBe(0);
   });
 
   it("is 503 with Retry-After when the apply loses a race, having changed nothing", async () => {
-    cluster.failNext.apply = fixtureError("pvc-patch-stale-rv.txt");
+    fake.failNext("patch persistentvolumeclaims", fixture("pvc-patch-stale-rv"));
     const res = await post(JSON.stringify({ namespace: "default", name: "web" }));
     expect(res.status).toBe(503);
     expect(res.headers.get("retry-after")).toBe("5");
     const body = await res.json();
     expect(body.outcome).toMatchObject({ kind: "retry", error: { code: 409 } });
-    expect(cluster.writes).toBe(0);
+    expect(storageOf("data-web-2")).toBe("1Gi");
+    expect(setAnnotations()[Keys.updateRevision]).toBeUndefined(); // nor the status
   });
 
   it("reports a refusal by the API server as Blocked", async () => {
-    cluster.failNext.apply = fixtureError("pvc-expand-not-allowed.txt");
+    fake.failNext("patch persistentvolumeclaims", fixture("pvc-expand-not-allowed"));
     const res = await post(JSON.stringify({ namespace: "default", name: "web" }));
     expect(res.status).toBe(200);
     const body = await res.json();
@@ -249,9 +276,7 @@ describe("POST /v1/statefulsets/:namespace/:name/templates", () => {
   const post = (body: string, contentType: string, query = "", app = makeApp()) =>
     app.request(`/v1/statefulsets/default/web/templates${query}`, { method: "POST", headers: { ...bearer, "content-type": contentType }, body });
 
-  beforeEach(() => {
-    cluster = new FakeCluster(); // not opted in yet
-  });
+  beforeEach(() => seed({ strategy: null })); // not opted in yet
 
   const template = (storage: string) => [
     { metadata: { name: "data" }, spec: { accessModes: ["ReadWriteOnce"], storageClassName: "fast", resources: { requests: { storage } } } },
@@ -262,10 +287,10 @@ describe("POST /v1/statefulsets/:namespace/:name/templates", () => {
     expect(res.status).toBe(200);
     const body = await res.json();
     expect(body).toMatchObject({ changed: true, revision: expect.any(String) });
-    const ann = cluster.set().metadata.annotations!;
+    const ann = setAnnotations();
     expect(ann[Keys.strategy]).toBe("InPlace");
     expect(JSON.parse(ann[Keys.templates]!)).toEqual(template("5Gi"));
-    expect(cluster.applied).toHaveLength(0); // no step unless asked
+    expect(claimApplies()).toEqual([]); // no step unless asked
   });
 
   it("takes the templates from a whole StatefulSet manifest in YAML, and steps at once with ?step=true", async () => {
@@ -290,17 +315,18 @@ spec:
     const body = await res.json();
     expect(body.changed).toBe(true);
     expect(body.decision.phase).toBe("Progressing");
-    expect(body.outcome).toEqual({ kind: "applied" });
-    expect(cluster.applied).toEqual([expect.objectContaining({ claim: "data-web-2", storage: "3Gi" })]);
+    expect(body.outcome).toMatchObject({ kind: "applied", detail: expect.stringMatching(/^applied default\/data-web-2: storage/) });
+    expect(claimApplies()).toEqual(["data-web-2"]);
+    expect(storageOf("data-web-2")).toBe("3Gi");
   });
 
   it("writes nothing when the desired templates are already there", async () => {
     await post(JSON.stringify(template("5Gi")), "application/json");
-    const before = cluster.annotations.length;
+    const before = writes();
     const res = await post(JSON.stringify(template("5Gi")), "application/json");
     expect(res.status).toBe(200);
     expect((await res.json()).changed).toBe(false);
-    expect(cluster.annotations.length).toBe(before);
+    expect(writes()).toBe(before);
   });
 
   it("is 415 for other content types", async () => {
@@ -332,7 +358,7 @@ spec:
     const res = await post(JSON.stringify(body), "application/json");
     expect(res.status).toBe(400);
     expect(JSON.stringify(await res.json())).toMatch(message);
-    expect(cluster.writes).toBe(0);
+    expect(writes()).toBe(0);
   });
 
   it("is 400 when the manifest names another set", async () => {
@@ -357,7 +383,9 @@ spec:
   });
 
   it("is 409 when the set changed between read and write", async () => {
-    cluster.failNext.annotate = fixtureError("pvc-patch-stale-rv.txt");
+    fake.beforeNext("patch statefulsets", () => {
+      fake.update("statefulsets", "default", "web", (o: any) => (o.spec.replicas = 4)); // someone else wrote first
+    });
     const res = await post(JSON.stringify(template("5Gi")), "application/json");
     expect(res.status).toBe(409);
     expect((await res.json()).message).toMatch(/changed while claimstep wrote it: retry/);
@@ -379,8 +407,8 @@ describe("POST /v1/relay", () => {
     const body = relayBody();
     const res = await post(body, await signed(body));
     expect(res.status).toBe(200);
-    expect((await res.json()).outcome).toEqual({ kind: "applied" });
-    expect(cluster.applied).toHaveLength(1);
+    expect((await res.json()).outcome).toMatchObject({ kind: "applied" });
+    expect(claimApplies()).toEqual(["data-web-2"]);
     expect(logs).toContainEqual(expect.objectContaining({ msg: "step", via: "relay" }));
   });
 
@@ -391,7 +419,7 @@ describe("POST /v1/relay", () => {
     const again = await post(body, await signed(body, "msg_r"), app);
     expect(again.status).toBe(401);
     expect(await again.json()).toMatchObject({ failure: "Replayed" });
-    expect(cluster.applied).toHaveLength(1);
+    expect(claimApplies()).toHaveLength(1);
   });
 
   it("rejects a tampered body, a stale timestamp and a wrong secret", async () => {
@@ -404,7 +432,7 @@ describe("POST /v1/relay", () => {
     const other = `whsec_${btoa("some-other-secret-0123456789ab")}`;
     const forged = { "content-type": "application/json", ...(await webhookHeaders(other, "msg_f", NOW, body)) };
     expect((await post(body, forged)).status).toBe(401);
-    expect(cluster.writes).toBe(0);
+    expect(writes()).toBe(0);
     expect(JSON.stringify(logs)).not.toContain(SECRET);
   });
 
@@ -425,7 +453,7 @@ describe("POST /v1/relay", () => {
     expect(text.status).toBe(415);
     const denied = await post(body, await signed(body, "m3"), makeApp({ namespaces: ["db"] }));
     expect(denied.status).toBe(403);
-    expect(cluster.writes).toBe(0);
+    expect(writes()).toBe(0);
   });
 });
 
