@@ -37,10 +37,10 @@ export interface B1Result {
 /** Fewer, longer samples at the largest sizes keep the whole run within its time budget. */
 const optionsFor = (replicas: number): Partial<CompareOptions> =>
   replicas >= 10_000
-    ? { warmupMs: 1500, samples: 9, minSamples: 7, minSampleMs: 1, maxTotalMs: 20_000 }
+    ? { warmupMs: 1500, samples: 9, minSamples: 7, minSampleMs: 1, maxTotalMs: 25_000 }
     : replicas >= 1000
-      ? { warmupMs: 500, samples: 21, minSampleMs: 20, maxTotalMs: 8000 }
-      : { warmupMs: 300, samples: 31, minSampleMs: 10, maxTotalMs: 5000 };
+      ? { warmupMs: 500, samples: 21, minSampleMs: 20, maxTotalMs: 10_000 }
+      : { warmupMs: 300, samples: 51, minSampleMs: 10, maxTotalMs: 8000 };
 
 export function benchPlannerAt(replicas: number, options: Partial<CompareOptions> = optionsFor(replicas)): B1Row {
   const cluster = generateCluster({ replicas, stage: "mid" });
