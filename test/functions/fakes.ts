@@ -1,7 +1,7 @@
-// A small in-memory cluster for the app's unit tests: the real fixture objects, a reader that
-// loads them, and a writer that really changes them (with resourceVersion preconditions and the
-// API server's error bodies), so a test can see what a route wrote. Integration tests use the
-// msw fake API server and the simulated cluster instead.
+// A small in-memory cluster for the tests of the Node server and the relay, where the app is only
+// the far end: the real fixture objects, a reader that loads them, and a writer that really
+// changes them (with resourceVersion preconditions and the API server's error bodies). The app's
+// own tests use the msw fake API server; the CLI's the simulated cluster.
 import { readFileSync } from "node:fs";
 import type { PersistentVolumeClaim, Pod, StatefulSet, StorageClass } from "../../core/k8s.js";
 import type { ActionWriter, StateReader } from "../../core/ports.js";
@@ -30,8 +30,6 @@ export class FakeCluster {
   events: Array<{ ref: SetRef; event: EventRecord }> = [];
   applied: Action[] = [];
   annotations: Array<{ ref: SetRef; annotations: Record<string, string> }> = [];
-  /** Errors to throw from the next calls, by operation. */
-  failNext: Partial<Record<"load" | "apply" | "annotate", unknown>> = {};
 
   constructor(annotations: Record<string, string> = {}) {
     const web: StatefulSet = fixture("statefulset-web.json");
@@ -45,17 +43,8 @@ export class FakeCluster {
     return s;
   }
 
-  private take(op: "load" | "apply" | "annotate"): void {
-    const err = this.failNext[op];
-    if (err !== undefined) {
-      delete this.failNext[op];
-      throw err;
-    }
-  }
-
   reader: StateReader = {
     load: async (ref) => {
-      this.take("load");
       const set = this.sets.get(`${ref.namespace}/${ref.name}`);
       if (!set) throw fixtureError("statefulset-not-found.txt", `GET statefulsets ${ref.namespace}/${ref.name}`);
       const snapshot: Snapshot = {
@@ -73,7 +62,6 @@ export class FakeCluster {
     name: "fake",
     supports: ["PatchClaim"],
     apply: async (action) => {
-      this.take("apply");
       const pvc = this.claims.find((c) => c.metadata.name === action.claim);
       if (!pvc) throw new Error(`no claim ${action.claim}`);
       pvc.spec.resources = { ...pvc.spec.resources, requests: { ...pvc.spec.resources?.requests, storage: action.storage } };
@@ -82,7 +70,6 @@ export class FakeCluster {
       return { kind: "applied" };
     },
     annotateSet: async (ref, annotations, resourceVersion) => {
-      this.take("annotate");
       const set = this.set(ref);
       if (resourceVersion !== undefined && resourceVersion !== set.metadata.resourceVersion) {
         throw fixtureError("pvc-patch-stale-rv.txt");
