@@ -69,8 +69,9 @@ export interface Target {
 export interface Output {
   write(s: string): void;
   isTTY?: boolean;
-  /** Terminal height, when a terminal. */
+  /** Terminal size, when a terminal. */
   rows?: number;
+  columns?: number;
 }
 
 export interface CliIO {
@@ -153,7 +154,9 @@ class LiveView {
   constructor(private readonly out: Output) {}
 
   draw(text: string): void {
-    const height = text.split("\n").length;
+    // Lines longer than the terminal is wide take several rows.
+    const width = this.out.columns ?? Infinity;
+    const height = text.split("\n").reduce((rows, line) => rows + Math.max(1, Math.ceil(line.length / width)), 0);
     // Moving up works only within the screen: a taller view is redrawn from the top instead.
     const tall = this.out.rows !== undefined && Math.max(height, this.lines) >= this.out.rows;
     const clear = tall ? "\x1b[H\x1b[2J" : this.lines ? `\x1b[${this.lines}A\x1b[0J` : "";

@@ -63,6 +63,18 @@ describe("commands in process", () => {
     expect(sim.now().getTime()).toBeGreaterThan(new Date("2026-11-30T10:10:00Z").getTime()); // virtual time moved
   });
 
+  it("counts wrapped lines when it moves back up", async () => {
+    const { connect } = await simOf("grow");
+    const { io, out } = capture(true);
+    Object.assign(out, { rows: 1000, columns: 20 });
+    expect(await main(["run", "web"], io, connect)).toBe(0);
+    const ups = [...out.text.matchAll(/\x1b\[(\d+)A/g)].map((m) => Number(m[1]));
+    const firstFrame = out.text.split(/\x1b\[\d+A/)[0]!.replace(/\n$/, "");
+    const rows = firstFrame.split("\n").reduce((n, l) => n + Math.max(1, Math.ceil(l.length / 20)), 0);
+    expect(ups[0]).toBe(rows);
+    expect(rows).toBeGreaterThan(firstFrame.split("\n").length);
+  });
+
   it("redraws from the top of the screen when the view is taller than the terminal", async () => {
     const { connect } = await simOf("grow");
     const { io, out } = capture(true);
