@@ -64,6 +64,8 @@ export interface Target {
   now(): Date;
   /** Wait between the steps of `run`: a real sleep, or virtual time on the simulated cluster. */
   pause(ms: number): Promise<void>;
+  /** Real time to leave each frame of the live view on screen when `pause` takes none. */
+  frameMs?: number;
 }
 
 export interface Output {
@@ -215,6 +217,7 @@ async function run(ctx: Context): Promise<number> {
       ctx.io.stderr.write(`claimstep: ${ref.namespace}/${ref.name} is still ${d.phase} (${d.reason}) after ${ctx.flags.timeout}\n`);
       return EXIT.error;
     }
+    if (live && target.frameMs) await new Promise((resolve) => setTimeout(resolve, target.frameMs));
     const wait = r.outcome.kind === "retry" && r.outcome.retryAfterSeconds ? r.outcome.retryAfterSeconds * 1000 : interval;
     await target.pause(wait);
   }
@@ -374,6 +377,8 @@ export async function simTarget(cluster: string): Promise<Target> {
     },
     now: () => sim.now(),
     pause: async (ms) => sim.advance(ms),
+    // Virtual time passes at once: slow the terminal view down enough to watch the rollout.
+    frameMs: 120,
   };
 }
 
