@@ -1,5 +1,6 @@
 // The Worker in the real Workers runtime: `wrangler dev` (workerd) against a fake API server on
-// 127.0.0.1, one route and one `scheduled` run (`/__scheduled`, from --test-scheduled).
+// 127.0.0.1: the plan route, a signed relay event, and a `scheduled` run (`/__scheduled`, from
+// --test-scheduled). The tests run in order: each continues the rollout the previous one left.
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
@@ -7,11 +8,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Keys } from "../../core/types.js";
+import { webhookHeaders } from "../../functions/auth.js";
 import { statefulSetObjects, storageClassObjects } from "../fake-apiserver/index.js";
 import { serveFake, type SocketFake } from "./socket-fake.js";
 
 const KUBE_TOKEN = "kube-token-for-the-fake-apiserver";
 const API_TOKEN = "api-token-0123456789abcdef";
+const SECRET = `whsec_${btoa("workerd-relay-secret-0123456789")}`;
 const ROOT = new URL("../..", import.meta.url).pathname;
 
 const freePort = () =>
@@ -55,6 +58,8 @@ beforeAll(async () => {
     KUBE_API_SERVER: kube.url,
     KUBE_TOKEN,
     CLAIMSTEP_API_TOKEN: API_TOKEN,
+    CLAIMSTEP_WEBHOOK_SECRET: SECRET,
+    CLAIMSTEP_BODY_LIMIT_BYTES: "4096",
     CLAIMSTEP_NAMESPACES: "default",
     CLAIMSTEP_SUBREQUEST_BUDGET: "50",
   };
@@ -109,13 +114,39 @@ describe("the Worker in workerd", () => {
     expect(denied.status).toBe(401);
   });
 
+  it("steps on a signed relay event (the runtime's Web Crypto), rejects forgeries and replays, limits bodies", async () => {
+    const body = JSON.stringify({ type: "statefulset.changed", timestamp: new Date().toISOString(), data: { namespace: "default", name: "web" } });
+    const headers = { "content-type": "application/json", ...(await webhookHeaders(SECRET, "evt_workerd", new Date(), body)) };
+    // A wrong signature first: nothing is stepped, and the id is not burnt.
+    const forged = await fetch(`${base}/v1/relay`, { method: "POST", headers: { ...headers, "webhook-signature": "v1,AAAA" }, body });
+    expect(forged.status).toBe(401);
+    expect(kube.fake.counters().writes).toBe(0);
+    const tampered = await fetch(`${base}/v1/relay`, { method: "POST", headers, body: body.replace('"web"', '"other"') });
+    expect(tampered.status).toBe(401);
+    const accepted = await fetch(`${base}/v1/relay`, { method: "POST", headers, body });
+    expect(accepted.status).toBe(200);
+    expect(((await accepted.json()) as any).outcome.kind).toBe("applied");
+    const replayed = await fetch(`${base}/v1/relay`, { method: "POST", headers, body });
+    expect(replayed.status).toBe(401);
+    expect(((await replayed.json()) as any).failure).toBe("Replayed");
+    const writes = kube.fake.counters().writes;
+    const big = await fetch(`${base}/v1/steps`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${API_TOKEN}`, "content-type": "application/json" },
+      body: JSON.stringify({ namespace: "default", name: "web", pad: "x".repeat(8192) }),
+    });
+    expect(big.status).toBe(413);
+    expect(kube.fake.counters().writes).toBe(writes);
+    kube.fake.completeResizes(); // data-web-2 is grown: the next step moves on to ordinal 1
+  });
+
   it("steps the opted-in set on a scheduled run", async () => {
     const res = await fetch(`${base}/__scheduled?cron=*+*+*+*+*`);
     expect(res.status).toBe(200);
     const requests = kube.fake.requests().map((r) => `${r.verb} ${r.resource}${r.name ? ` ${r.name}` : ""}`);
     expect(requests).toContain("list statefulsets");
-    expect(requests).toContain("patch persistentvolumeclaims data-web-2");
-    const claim: any = kube.fake.get("persistentvolumeclaims", "default", "data-web-2");
+    expect(requests).toContain("patch persistentvolumeclaims data-web-1");
+    const claim: any = kube.fake.get("persistentvolumeclaims", "default", "data-web-1");
     expect(claim.spec.resources.requests.storage).toBe("2Gi");
     const set: any = kube.fake.get("statefulsets", "default", "web");
     expect(set.metadata.annotations[Keys.updateRevision]).toEqual(expect.any(String));
