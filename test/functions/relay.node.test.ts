@@ -1,6 +1,7 @@
 // The relay end to end on Node: client-node watches (through a kubeconfig) of a small watch-serving
 // API server on 127.0.0.1, debounce, and signed POSTs to the Node server running the app, which
 // verifies them and steps the set.
+import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -15,6 +16,7 @@ import { Relay, deliver, systemClock } from "../../functions/relay.js";
 import { startServer, type RunningServer } from "../../functions/server.js";
 import { FakeCluster, desiredData, fixture } from "./fakes.js";
 
+const ROOT = new URL("../..", import.meta.url).pathname;
 const TOKEN = "watch-token";
 const SECRET = `whsec_${Buffer.from("relay-e2e-secret-0123456789abcd").toString("base64")}`;
 const RESOURCES = {
@@ -155,4 +157,28 @@ current-context: ctx
       await relay.stop();
     }
   }, 30_000);
+
+  it("`claimstep relay` (spawned) sends a signed event for the opted-in set and exits 0 on SIGTERM", async () => {
+    const before = logs.filter((l) => l.msg === "step" && l.via === "relay").length;
+    const child = spawn(process.execPath, [`${ROOT}bin/claimstep.js`, "relay", "--kubeconfig", kubeconfig, "-n", "default"], {
+      cwd: ROOT,
+      env: { ...process.env, CLAIMSTEP_WEBHOOK_SECRET: SECRET, CLAIMSTEP_RELAY_URL: `http://127.0.0.1:${app.port}/v1/relay` },
+    });
+    let output = "";
+    child.stdout.on("data", (d) => (output += d));
+    child.stderr.on("data", (d) => (output += d));
+    const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
+    try {
+      // Its initial list of the opted-in set is a change: one signed event, verified and stepped.
+      await until(() => logs.filter((l) => l.msg === "step" && l.via === "relay").length === before + 1, 30_000);
+      expect(output).toMatch(/"msg":"relay started".*"namespaces":\["default"\]/);
+      child.kill("SIGTERM");
+      expect(await exited).toBe(0);
+      expect(output).toMatch(/"msg":"relay stopped"/);
+      expect(output).not.toContain(SECRET);
+      expect(logs.filter((l) => l.msg === "auth rejected")).toEqual([]);
+    } finally {
+      if (child.exitCode === null) child.kill("SIGKILL");
+    }
+  }, 60_000);
 });
