@@ -7,7 +7,7 @@ import { gcEvents, peakBetween } from "../../bench/b5-memory.js";
 import { bytesBySource, decodeVlq, packageOf } from "../../bench/sourcemap.js";
 import { groupOf, summarize, type CpuProfile } from "../../bench/cpuprofile.js";
 import { cpuModel } from "../../bench/machine.js";
-import { judgeB1, judgeB2, judgeB3 } from "../../bench/targets.js";
+import { judgeB1, judgeB2, judgeB3, overallSlope } from "../../bench/targets.js";
 import type { B1Result, B1Row } from "../../bench/b1-planner.js";
 import { statsOf } from "../../bench/harness.js";
 import type { B2Result } from "../../bench/b2-requests.js";
@@ -32,6 +32,10 @@ describe("statistics", () => {
   it("ratio refuses a zero floor", () => {
     expect(ratio(1, 4)).toBe(0.25);
     expect(() => ratio(1, 0)).toThrow(/floor must be positive/);
+  });
+  it("overall slope weighs each span by its decades", () => {
+    expect(overallSlope([{ from: 10, to: 100, exponent: 1 }, { from: 100, to: 1000, exponent: 2 }])).toBeCloseTo(1.5, 10);
+    expect(overallSlope([{ from: 10, to: 100, exponent: 1 }, { from: 100, to: 10_000, exponent: 2 }])).toBeCloseTo(5 / 3, 10);
   });
   it("growth exponent: 1 is linear, 2 quadratic", () => {
     expect(growthExponent(10, 1, 100, 10)).toBeCloseTo(1, 10);
@@ -150,9 +154,9 @@ describe("verdicts", () => {
     return { rows, planGrowth: growth(planSlopes), parseGrowth: growth(parseSlopes), targets: { planRatio: 0.5, readSideRatio: 1 } };
   };
   it("B1: every size must be within the ratio; growth is judged against JSON.parse's own", () => {
-    const [ratioOk, growthOk, readOk] = judgeB1(b1([0.4, 0.45], [1.3], [1.2]));
+    const [ratioOk, growthOk, readOk] = judgeB1(b1([0.4, 0.45, 0.4], [1.4, 1.0], [1.2, 1.2]));
     expect([ratioOk!.met, growthOk!.met, readOk!.met]).toEqual([true, true, true]);
-    const [ratioMiss, growthMiss] = judgeB1(b1([0.6, 0.45], [1.5], [1.2]));
+    const [ratioMiss, growthMiss] = judgeB1(b1([0.6, 0.45, 0.4], [1.5, 1.3], [1.2, 1.2]));
     expect(ratioMiss!.met).toBe(false);
     expect(ratioMiss!.figure).toMatch(/worst 0.600 at 10 replicas/);
     expect(growthMiss!.met).toBe(false);
