@@ -238,6 +238,34 @@ current-context: other
     expect(err.text).toMatch(/StatefulSet default\/web not found/);
   });
 
+  it("set writes both annotations in one merge patch under the resourceVersion it read", async () => {
+    kube.fake.resetCounters();
+    const before: any = kube.fake.get("statefulsets", "db", "web");
+    const { io, out, err } = capture();
+    expect(await main(["set", "web", "data", "--storage", "3Gi", "--kubeconfig", kubeconfig, "--context", "prod"], io)).toBe(0);
+    expect(err.text).toBe("");
+    expect(out.text).toMatch(/^db\/web: desired data storage 3Gi \(revision \w+\); opted in \(InPlace\)/);
+    const patches = kube.fake.requests().filter((r) => r.verb === "patch");
+    expect(patches).toHaveLength(1);
+    expect(patches[0]).toMatchObject({ resource: "statefulsets", name: "web", contentType: "application/merge-patch+json" });
+    const body = patches[0]!.body as any;
+    expect(body.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
+    expect(Object.keys(body.metadata.annotations).sort()).toEqual([Keys.strategy, Keys.templates].sort());
+    const after: any = kube.fake.get("statefulsets", "db", "web");
+    expect(JSON.parse(after.metadata.annotations[Keys.templates])[0].spec.resources.requests.storage).toBe("3Gi");
+  });
+
+  it("set loses a race with another writer: exit 1, nothing written", async () => {
+    kube.fake.beforeNext("patch statefulsets", () => {
+      kube.fake.update("statefulsets", "db", "web", (o: any) => (o.spec.replicas = 5));
+    });
+    const { io, err } = capture();
+    expect(await main(["set", "web", "data", "--storage", "9Gi", "--kubeconfig", kubeconfig, "--context", "prod"], io)).toBe(1);
+    expect(err.text).toMatch(/the object has been modified/);
+    const after: any = kube.fake.get("statefulsets", "db", "web");
+    expect(after.metadata.annotations[Keys.templates]).not.toContain("9Gi");
+  });
+
   it("an unknown context is an error listing the known ones", async () => {
     const { io, err } = capture();
     expect(await main(["plan", "web", "--kubeconfig", kubeconfig, "--context", "nope"], io)).toBe(1);
