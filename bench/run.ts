@@ -30,7 +30,8 @@ const b3 = await runB3(log);
 log(`B4 Worker (${elapsed()})`);
 const b4 = await runB4(log);
 log(`B5 memory (${elapsed()})`);
-const b5 = await runB5(quick ? 1000 : 10_000);
+// 10,000 replicas is the figure asked for; 1,000 shows how the heap scales.
+const b5 = [await runB5(1000), ...(quick ? [] : [await runB5(10_000)])];
 
 const judged = {
   b1: judgeB1(b1),
