@@ -1,11 +1,9 @@
 // From a configured Kubernetes REST client to everything an entry point serves with: reader,
 // per-set writer choice (direct or pull request), the GitOps webhook routes, and the listing of
 // opted-in sets. Shared by the Worker and the Node server; free of Node-only imports.
-import { StatefulSet } from "../core/k8s.js";
-import { Keys, type SetRef } from "../core/types.js";
+import type { SetRef } from "../core/types.js";
 import type { KubeClient } from "../adapters/kube/client.js";
 import { KubeReader, listOptedInSets } from "../adapters/kube/reader.js";
-import { Routes } from "../adapters/kube/routes.js";
 import { KubeWriter } from "../adapters/kube/writer.js";
 import { writerFor } from "../adapters/gitops/apply-via.js";
 import type { Fetch } from "../adapters/gitops/http.js";
@@ -33,9 +31,6 @@ export interface Wiring {
   /** Opted-in sets of a namespace, or of all namespaces. */
   listOptedIn(namespace: string | undefined): Promise<SetRef[]>;
 }
-
-// The cluster-wide list of StatefulSets: the same route without a namespace segment.
-const listAllStatefulSets = { ...Routes.listStatefulSets, namespaced: false };
 
 export function wire(opts: WiringOptions): Wiring {
   const { client, config } = opts;
@@ -72,12 +67,6 @@ export function wire(opts: WiringOptions): Wiring {
 
   return {
     deps,
-    async listOptedIn(namespace) {
-      if (namespace !== undefined) return listOptedInSets(client, namespace);
-      const sets = await client.list(listAllStatefulSets, {}, StatefulSet);
-      return sets
-        .filter((s) => s.metadata.annotations?.[Keys.strategy] === "InPlace")
-        .map((s) => ({ namespace: s.metadata.namespace ?? "default", name: s.metadata.name }));
-    },
+    listOptedIn: (namespace) => listOptedInSets(client, namespace),
   };
 }
