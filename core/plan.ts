@@ -375,7 +375,7 @@ export function planStep(snapshot: Snapshot, now: Date): Decision {
         });
       }
       const head = waits[0];
-      const message = `ordinal ${o.ordinal} waits until fewer than maxUnavailable=${maxUnavailable} ordinal(s) are in flight (${inFlight} now)${head ? `: ${head.message}` : ""}`;
+      const message = `${head ? `${head.message}; ` : ""}ordinal ${o.ordinal} starts when ${inFlight === 1 ? "the ordinal in flight is" : `${inFlight - maxUnavailable + 1} of the ${inFlight} ordinals in flight ${inFlight - maxUnavailable + 1 === 1 ? "is" : "are"}`} ready (maxUnavailable ${maxUnavailable})`;
       return decide({
         phase: "Waiting",
         reason: "ClaimResizing",
