@@ -323,6 +323,14 @@ describe("rule 9: maxUnavailable", () => {
   it("max-unavailable-2: two ordinals in flight at once, not three", () => {
     expect(inFlightAfter(2, 3)).toEqual(["data-web-2", "data-web-1"]);
   });
+  it("max-unavailable-wait-message: says what the next ordinal waits for", () => {
+    const set = makeSet({ replicas: 3, maxUnavailable: 2, desired: [{ name: "data", storage: "2Gi" }] });
+    let s = snapshot(set, claimsFor(set));
+    for (let i = 0; i < 2; i++) s = applyPatch(s, plan(s).action!);
+    const d = plan(s);
+    expect(d.phase).toBe("Waiting");
+    expect(d.message).toMatch(/^data-web-2: .*; ordinal 0 starts when 1 of the 2 ordinals in flight is ready \(maxUnavailable 2\)$/);
+  });
   it("max-unavailable-50%: percent of replicas rounded down", () => {
     expect(inFlightAfter("50%", 5)).toEqual(["data-web-4", "data-web-3"]);
   });
