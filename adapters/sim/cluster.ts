@@ -67,7 +67,6 @@ export class SimCluster {
     this.controllers = {
       store: this.store,
       clock: this.clock,
-      prng: this.prng,
       latencies: { ...DEFAULT_LATENCIES, ...opts.latencies },
       drivers: new Map(),
       volumes: new Map<string, Volume>(),

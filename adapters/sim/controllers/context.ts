@@ -3,7 +3,6 @@
 import type { Condition, PersistentVolumeClaim, Pod } from "../../../core/k8s.js";
 import type { VirtualClock } from "../clock.js";
 import type { ManagerRef } from "../errors.js";
-import type { Prng } from "../prng.js";
 import type { Json, Store } from "../store.js";
 
 /** How the CSI driver behind a StorageClass resizes and modifies volumes. */
@@ -65,7 +64,6 @@ export interface Volume {
 export interface ControllerContext {
   store: Store;
   clock: VirtualClock;
-  prng: Prng;
   latencies: Latencies;
   drivers: Map<string, DriverBehaviour>;
   volumes: Map<string, Volume>;
