@@ -74,7 +74,7 @@ export function judgeB3(b3: B3Result, relayLabel: string): Verdict[] {
   if (!relay.length) throw new Error(`judgeB3: no rows for trigger ${relayLabel}`);
   return [
     {
-      id: "B3 rollout time with the relay",
+      id: `B3 rollout time, ${relayLabel}`,
       target: `≤ ${b3.target.relayRatio} × ⌈N/k⌉·L`,
       figure: relay.map((r) => `k=${r.maxUnavailable}: ${r.ratio.toFixed(3)}`).join(", "),
       met: relay.every((r) => r.ratio <= b3.target.relayRatio),
