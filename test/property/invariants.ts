@@ -88,15 +88,19 @@ export function claimReady(pvc: PersistentVolumeClaim | undefined, t: ClaimTempl
 
 const claimName = (v: SetView, t: ClaimTemplate, o: number) => `${t.metadata.name}-${v.set.metadata.name}-${o}`;
 
-/** Ordinals in scope that claimstep has started at the current revision and that are not ready. */
+/**
+ * Ordinals in scope that claimstep has started at the current revision (a claim carries it) and
+ * not finished (a claim is not at the revision yet, or not ready): a half-updated ordinal is in
+ * flight even when the claims written so far are ready.
+ */
 export function inFlight(v: SetView): Set<number> {
   const out = new Set<number>();
   if (!v.desired || !v.revision) return out;
   for (let o = v.first; o < v.end; o++) {
     const pvcs = v.desired.map((t) => v.claims.get(claimName(v, t, o)));
-    const stamped = pvcs.some((p) => p?.metadata.labels?.[Keys.revisionLabel] === v.revision);
-    const notReady = v.desired.some((t, i) => pvcs[i] && !claimReady(pvcs[i], t));
-    if (stamped && notReady) out.add(o);
+    const atRevision = (p: PersistentVolumeClaim | undefined) => p?.metadata.labels?.[Keys.revisionLabel] === v.revision;
+    const finished = v.desired.every((t, i) => atRevision(pvcs[i]) && claimReady(pvcs[i], t));
+    if (pvcs.some(atRevision) && !finished) out.add(o);
   }
   return out;
 }
