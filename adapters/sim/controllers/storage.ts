@@ -178,9 +178,18 @@ export class StorageControllers {
     const wanted = pvc.spec.volumeAttributesClassName ?? undefined;
     const current = pvc.status?.currentVolumeAttributesClassName ?? undefined;
     const volume = this.ctx.volumes.get(key(pvc));
+    const mvs = pvc.status?.modifyVolumeStatus ?? undefined;
+    if (wanted && wanted === current && mvs) {
+      // The spec went back to the class in use: the pending modification is rolled back.
+      this.modifyAt.delete(key(pvc));
+      const next = copy(pvc);
+      delete next.status!.modifyVolumeStatus;
+      setConditions(next, ["ModifyingVolume", "ModifyVolumeError"], []);
+      writeClaim(this.ctx, next, RESIZER, "external-resizer");
+      return;
+    }
     if (!wanted || wanted === current || !volume) return;
     const uid = key(pvc);
-    const mvs = pvc.status?.modifyVolumeStatus ?? undefined;
     const regarding = { kind: "PersistentVolumeClaim", namespace: pvc.metadata.namespace ?? "default", name: pvc.metadata.name };
     if (mvs?.status === "Infeasible" && mvs.targetVolumeAttributesClassName === wanted) return; // until the spec changes
 

@@ -162,6 +162,22 @@ describe("VolumeAttributesClass modification", () => {
     expect((await claim(c, "data-db-0")).status?.currentVolumeAttributesClassName).toBe("platinum");
   });
 
+  it("rolls a pending modification back when the spec returns to the class in use", async () => {
+    const c = await cluster();
+    await c.admin.mergePatch("persistentvolumeclaims", ns, "data-db-0", { spec: { volumeAttributesClassName: "gold" } }, { fieldManager: "kubectl" });
+    c.advance(60_000);
+    await c.addVolumeAttributesClass("silver");
+    await modify(c, "silver");
+    c.advance(1_000);
+    expect((await claim(c, "data-db-0")).status?.modifyVolumeStatus).toEqual({ targetVolumeAttributesClassName: "silver", status: "InProgress" });
+    await modify(c, "gold");
+    c.advance(1_000);
+    const p = await claim(c, "data-db-0");
+    expect(p.status?.currentVolumeAttributesClassName).toBe("gold");
+    expect(p.status?.modifyVolumeStatus).toBeUndefined();
+    expect(p.status?.conditions).toBeUndefined();
+  });
+
   it("an infeasible modification is reported as such", async () => {
     const c = await cluster({ resize: "online", modify: "infeasible" });
     await modify(c, "gold");
