@@ -88,10 +88,23 @@ export function claimReady(pvc: PersistentVolumeClaim | undefined, t: ClaimTempl
 
 const claimName = (v: SetView, t: ClaimTemplate, o: number) => `${t.metadata.name}-${v.set.metadata.name}-${o}`;
 
+/** A change claimstep made to a claim (at an earlier revision) that the drivers are still carrying out. */
+function settling(p: PersistentVolumeClaim): boolean {
+  if (p.metadata.labels?.[Keys.revisionLabel] === undefined || p.status?.phase !== "Bound") return false;
+  const storage = p.status.allocatedResourceStatuses?.storage;
+  if (storage === "ControllerResizeInfeasible" || storage === "NodeResizeInfeasible" || p.status.modifyVolumeStatus?.status === "Infeasible") return false;
+  const vac = p.spec.volumeAttributesClassName;
+  return (
+    bytes(p.status.capacity?.storage) < bytes(p.spec.resources?.requests?.storage) ||
+    (vac !== undefined && vac !== null && (p.status.currentVolumeAttributesClassName !== vac || p.status.modifyVolumeStatus !== undefined))
+  );
+}
+
 /**
- * Ordinals in scope that claimstep has started at the current revision (a claim carries it) and
- * not finished (a claim is not at the revision yet, or not ready): a half-updated ordinal is in
- * flight even when the claims written so far are ready.
+ * Ordinals in scope that are in flight: claimstep has started them at the current revision (a
+ * claim carries it) and not finished them (a claim is not at the revision yet, or not ready) — a
+ * half-updated ordinal is in flight even when the claims written so far are ready — or a change
+ * claimstep made at an earlier revision is still being carried out on one of their claims.
  */
 export function inFlight(v: SetView): Set<number> {
   const out = new Set<number>();
@@ -100,7 +113,8 @@ export function inFlight(v: SetView): Set<number> {
     const pvcs = v.desired.map((t) => v.claims.get(claimName(v, t, o)));
     const atRevision = (p: PersistentVolumeClaim | undefined) => p?.metadata.labels?.[Keys.revisionLabel] === v.revision;
     const finished = v.desired.every((t, i) => atRevision(pvcs[i]) && claimReady(pvcs[i], t));
-    if (pvcs.some(atRevision) && !finished) out.add(o);
+    const started = pvcs.some(atRevision) && !finished;
+    if (started || pvcs.some((p) => p !== undefined && !atRevision(p) && settling(p))) out.add(o);
   }
   return out;
 }
