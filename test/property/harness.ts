@@ -2,6 +2,7 @@
 // between them, edits mid-rollout; the invariants are checked after every invocation.
 import { ApiError } from "../../adapters/api-error.js";
 import { SimCluster, claimTemplate, statefulSetManifest, type SetSpec } from "../../adapters/sim/cluster.js";
+import { DEFAULT_LATENCIES } from "../../adapters/sim/controllers/context.js";
 import { Prng } from "../../adapters/sim/prng.js";
 import type { Json } from "../../adapters/sim/store.js";
 import type { ClaimTemplate } from "../../core/k8s.js";
@@ -141,9 +142,16 @@ export async function runScenario(s: Scenario, opts: { trace?: (line: string) =>
   const violations: Violation[] = [];
   const pending = [...s.edits].sort((a, b) => a.atStep - b.atStep);
   const state = { extraGi: 0 };
-  const ordinalsAtStart = Math.max(1, s.replicas) * s.templates.length;
+  // Enough invocations for the slowest claim to settle between gaps, for every claim the set may have.
   const faulty = (s.faults.tooManyRequests ?? 0) + (s.faults.serverError ?? 0) + (s.faults.timeout ?? 0) > 0;
-  const budget = (60 + 8 * Math.max(ordinalsAtStart, 1) + 40 * s.edits.length) * (faulty ? 3 : 1);
+  const flaky = s.classes.some((c) => c.driver.resize === "flaky");
+  const mostReplicas = Math.max(1, s.replicas, ...s.edits.map((e) => (e.kind === "scale" ? e.replicas : 0)));
+  const claimMs = s.latency.bindMs + s.latency.resizeMs + s.latency.modifyMs + (flaky ? 2 * DEFAULT_LATENCIES.retryMs : 0) + 10_000;
+  const gapMs = ((s.gapSeconds[0] + s.gapSeconds[1]) / 2) * 1000;
+  const budget = Math.ceil((60 + mostReplicas * s.templates.length * (claimMs / gapMs + 3) + 40 * s.edits.length) * (faulty ? 3 : 1));
+  // A hostile rollout whose decision stops changing has met its obstacle.
+  let unchanged = 0;
+  let lastKey = "";
   let steps = 0;
   let races = 0;
   let transientFailures = 0;
@@ -205,6 +213,10 @@ export async function runScenario(s: Scenario, opts: { trace?: (line: string) =>
     }
     if (violations.length) break;
     if (decision?.phase === "Blocked" && s.kind === "hostile" && !pending.length && i > 20) break;
+    const key = decision ? `${decision.phase}|${decision.reason}|${decision.message}` : lastKey;
+    unchanged = key === lastKey ? unchanged + 1 : 0;
+    lastKey = key;
+    if (s.kind === "hostile" && !pending.length && unchanged > 80) break;
     c.advance(prng.int(s.gapSeconds[0], s.gapSeconds[1]) * 1000);
   }
 
