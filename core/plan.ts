@@ -71,12 +71,15 @@ const canonicalJSON = (v: unknown): string =>
       : val,
   );
 
+const sameSet = (a: readonly string[], b: readonly string[]): boolean =>
+  a.length === b.length && a.every((x) => b.includes(x)) && b.every((x) => a.includes(x));
+
 /** Immutable PVC spec fields the template sets and the claim differs on (rule 6). */
 function immutableMismatches(t: ClaimTemplate, pvc: PersistentVolumeClaim): string[] {
   const out: string[] = [];
   const ts = t.spec;
   const ps = pvc.spec;
-  if (ts.accessModes && canonicalJSON([...ts.accessModes].sort()) !== canonicalJSON([...(ps.accessModes ?? [])].sort())) {
+  if (ts.accessModes && !sameSet(ts.accessModes, ps.accessModes ?? [])) {
     out.push(`accessModes ${JSON.stringify(ps.accessModes ?? [])} → ${JSON.stringify(ts.accessModes)}`);
   }
   if (ts.volumeMode && (ps.volumeMode ?? "Filesystem") !== ts.volumeMode) out.push(`volumeMode ${ps.volumeMode ?? "Filesystem"} → ${ts.volumeMode}`);

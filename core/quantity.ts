@@ -53,9 +53,19 @@ export function parseQuantity(input: string): bigint {
   return sign === "-" ? -nanos : nanos;
 }
 
+// A step parses the same few strings ("10Gi", "20Gi") thousands of times: remember them.
+// Memoizing a pure function keeps it pure; the bound keeps memory flat on hostile input.
+const BYTES_MEMO_LIMIT = 4096;
+const bytesMemo = new Map<string, bigint>();
+
 /** The quantity as a whole number of bytes (units), rounded up. */
 export function toBytes(input: string): bigint {
-  return ceilDiv(parseQuantity(input), NANO);
+  const known = bytesMemo.get(input);
+  if (known !== undefined) return known;
+  const bytes = ceilDiv(parseQuantity(input), NANO);
+  if (bytesMemo.size >= BYTES_MEMO_LIMIT) bytesMemo.clear();
+  bytesMemo.set(input, bytes);
+  return bytes;
 }
 
 /** -1, 0 or 1 as a < b, a = b, a > b. */
