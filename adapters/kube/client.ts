@@ -121,8 +121,10 @@ export class KubeClient {
     route: Route,
     target: Target,
     item: S,
-    opts: { labelSelector?: string; signal?: AbortSignal } = {},
+    opts: { labelSelector?: string; signal?: AbortSignal; expected?: number } = {},
   ): Promise<z.infer<S>[]> {
+    // A page large enough for the expected items keeps a step at one request per list.
+    const pageSize = Math.max(this.pageSize, Math.ceil((opts.expected ?? 0) * 1.25));
     const pageSchema = listOf(item);
     const items: z.infer<S>[] = [];
     let next: string | undefined;
@@ -133,7 +135,7 @@ export class KubeClient {
         page = await this.send(route, target, {
           query: {
             ...(opts.labelSelector ? { labelSelector: opts.labelSelector } : {}),
-            limit: String(this.pageSize),
+            limit: String(pageSize),
             ...(next ? { continue: next } : {}),
           },
           ...(opts.signal ? { signal: opts.signal } : {}),

@@ -34,11 +34,13 @@ export class KubeReader implements StateReader {
     // select claims (matchExpressions could exclude the set's own claims).
     const podSelector = encodeLabelSelector(statefulSet.spec.selector);
     const claimSelector = encodeLabelSelector({ matchLabels: statefulSet.spec.selector.matchLabels ?? {} });
-    const opts = (labelSelector: string) => ({ labelSelector, ...(signal ? { signal } : {}) });
+    const opts = (labelSelector: string, expected: number) => ({ labelSelector, expected, ...(signal ? { signal } : {}) });
+    const replicas = statefulSet.spec.replicas ?? 1;
+    const templates = Math.max(1, statefulSet.spec.volumeClaimTemplates?.length ?? 1);
 
     const [pods, claims, storageClasses, volumeAttributesClasses] = await Promise.all([
-      this.client.list(Routes.listPods, target, Pod, opts(podSelector)).then(lean),
-      this.client.list(Routes.listClaims, target, PersistentVolumeClaim, opts(claimSelector)).then(lean),
+      this.client.list(Routes.listPods, target, Pod, opts(podSelector, replicas)).then(lean),
+      this.client.list(Routes.listClaims, target, PersistentVolumeClaim, opts(claimSelector, replicas * templates)).then(lean),
       this.client.list(Routes.listStorageClasses, {}, StorageClass, signal ? { signal } : {}).then(lean),
       namesVolumeAttributesClass(statefulSet) ? this.volumeAttributesClasses(signal) : Promise.resolve(undefined),
     ]);

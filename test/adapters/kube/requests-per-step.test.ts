@@ -72,6 +72,16 @@ describe("requests per step", () => {
     expect(large.converged!.byRequest).toEqual({ "get statefulsets": 1, "list pods": 1, "list persistentvolumeclaims": 1, "list storageclasses": 1 });
   });
 
+  it("3 claim templates at 1,000 replicas (3,000 claims) still list the claims in one request", async () => {
+    const templates: TemplateSpec[] = ["data", "wal", "logs"].map((name) => ({ name, storage: "1Gi", storageClassName: "fast" }));
+    fake.reset();
+    fake.seed(...statefulSetObjects({ replicas: 1000, templates, desired: templates.map((t) => ({ ...t, storage: "2Gi" })) }), ...storageClassObjects());
+    const client = new KubeClient({ server: BASE });
+    await runStep({ reader: new KubeReader(client), writer: new KubeWriter(client), ref: web, now: new Date(Date.UTC(2026, 10, 30, 10)) });
+    expect(fake.counters().reads).toBe(4);
+    expect(fake.counters().byRequest["list persistentvolumeclaims"]).toBe(1);
+  });
+
   it("a template naming a VolumeAttributesClass adds one read", async () => {
     const vac: TemplateSpec[] = [{ name: "data", storage: "1Gi", storageClassName: "fast", volumeAttributesClassName: "gold" }];
     const small = await measure(10, vac);
