@@ -48,6 +48,14 @@ export class KubeResponseError extends Error {
 }
 
 export const DEFAULT_PAGE_SIZE = 2000;
+
+// Building a zod schema costs more than validating a small page with it: build each once.
+const pageSchemas = new WeakMap<z.ZodType, z.ZodType>();
+const pageSchemaOf = <S extends z.ZodType>(item: S) => {
+  let schema = pageSchemas.get(item) as ReturnType<typeof listOf<S>> | undefined;
+  if (!schema) pageSchemas.set(item, (schema = listOf(item)));
+  return schema;
+};
 const USER_AGENT = "claimstep";
 const DEFAULT_RETRY: RetryPolicy = { attempts: 3, baseDelayMs: 250, maxDelayMs: 4000, maxRetryAfterSeconds: 10 };
 
@@ -125,7 +133,7 @@ export class KubeClient {
   ): Promise<z.infer<S>[]> {
     // A page large enough for the expected items keeps a step at one request per list.
     const pageSize = Math.max(this.pageSize, Math.ceil((opts.expected ?? 0) * 1.25));
-    const pageSchema = listOf(item);
+    const pageSchema = pageSchemaOf(item);
     const items: z.infer<S>[] = [];
     let next: string | undefined;
     let restarted = false;
