@@ -143,7 +143,7 @@ function planClaim(ctx: Context, t: ClaimTemplate, ordinal: number, pvc: Persist
   const stamped = pvc.metadata.labels?.[Keys.revisionLabel] !== undefined;
   const settling =
     stamped && !atRevision && specStorage !== undefined && !badSpec
-      ? claimReadiness(pvc, { storageBytes: specBytes }, name)
+      ? claimReadiness(pvc, { storageBytes: specBytes, ...(pvc.spec.volumeAttributesClassName ? { volumeAttributesClassName: pvc.spec.volumeAttributesClassName } : {}) }, name)
       : undefined;
   const inFlight =
     (atRevision && !needsUpdate && readiness.state !== "Ready") ||
@@ -348,9 +348,14 @@ export function planStep(snapshot: Snapshot, now: Date): Decision {
     makeDecision(snapshot, now, reports, { ...parts, revision, record: true });
 
   // Rules 8–9: walk highest first; at most maxUnavailable ordinals in flight.
-  const inFlight = inScope.filter((o) => o.claims.some((c) => c.inFlight)).length;
+  // An ordinal holds a slot from its first claim at the revision until it is done: a half-updated
+  // ordinal stays in flight even when the claims written so far are ready.
+  const occupied = (o: OrdinalPlan) =>
+    o.claims.some((c) => c.inFlight) || (o.claims.some((c) => c.report.revision === revision) && !o.claims.every((c) => c.done));
+  const inFlight = inScope.filter(occupied).length;
   const waits: { ordinal: number; message: string; notBound: boolean }[] = [];
   let missing = 0;
+  let noSlot: number | undefined;
   for (const o of inScope) {
     // A claim claimstep already brought to the revision whose resize failed for good.
     const failed = o.claims.find((c) => !c.needsUpdate && c.report.readiness.state === "Failed");
@@ -365,7 +370,7 @@ export function planStep(snapshot: Snapshot, now: Date): Decision {
     }
     const next = o.claims.find((c) => c.patch);
     if (next?.patch) {
-      const started = o.claims.some((c) => c.inFlight);
+      const started = occupied(o);
       if (started || inFlight < maxUnavailable) {
         const note = `${next.patch.claim}: ${describe(next.patch, next.pvc)}`;
         return decide({
@@ -377,15 +382,9 @@ export function planStep(snapshot: Snapshot, now: Date): Decision {
           events: [{ type: "Normal", reason: "ClaimUpdated", action: "PatchClaim", note }],
         });
       }
-      const head = waits[0];
-      const message = `${head ? `${head.message}; ` : ""}ordinal ${o.ordinal} starts when ${inFlight === 1 ? "the ordinal in flight is" : `${inFlight - maxUnavailable + 1} of the ${inFlight} ordinals in flight ${inFlight - maxUnavailable + 1 === 1 ? "is" : "are"}`} ready (maxUnavailable ${maxUnavailable})`;
-      return decide({
-        phase: "Waiting",
-        reason: "ClaimResizing",
-        message,
-        ordinal: head?.ordinal ?? o.ordinal,
-        events: [{ type: "Normal", reason: "ClaimResizing", action: "Wait", note: message }],
-      });
+      // No slot for this ordinal: a lower ordinal already in flight may still need its next claim.
+      noSlot ??= o.ordinal;
+      continue;
     }
     for (const c of o.claims) {
       const r = c.report.readiness;
@@ -394,6 +393,17 @@ export function planStep(snapshot: Snapshot, now: Date): Decision {
     }
   }
 
+  if (noSlot !== undefined) {
+    const head = waits[0];
+    const message = `${head ? `${head.message}; ` : ""}ordinal ${noSlot} starts when ${inFlight === 1 ? "the ordinal in flight is" : `${inFlight - maxUnavailable + 1} of the ${inFlight} ordinals in flight ${inFlight - maxUnavailable + 1 === 1 ? "is" : "are"}`} ready (maxUnavailable ${maxUnavailable})`;
+    return decide({
+      phase: "Waiting",
+      reason: "ClaimResizing",
+      message,
+      ordinal: head?.ordinal ?? noSlot,
+      events: [{ type: "Normal", reason: "ClaimResizing", action: "Wait", note: message }],
+    });
+  }
   const head = waits[0];
   if (head) {
     const message = head.message;

@@ -331,6 +331,17 @@ describe("rule 9: maxUnavailable", () => {
     expect(d.phase).toBe("Waiting");
     expect(d.message).toMatch(/^data-web-2: .*; ordinal 0 starts when 1 of the 2 ordinals in flight is ready \(maxUnavailable 2\)$/);
   });
+  it("half-updated-ordinal-holds-a-slot: an ordinal with some claims at the revision is finished before a new one starts", () => {
+    const live = [{ name: "data", storage: "1Gi" }, { name: "wal", storage: "1Gi" }];
+    const desired = [{ name: "data", storage: "2Gi" }, { name: "wal", storage: "2Gi" }];
+    const set = makeSet({ live, desired });
+    const claims = claimsFor(set);
+    // ordinal 1 was started (e.g. before ordinal 2's claims existed): data done, wal not yet written
+    const i = claims.findIndex((c) => c.metadata.name === "data-web-1");
+    claims[i] = makeClaim("data-web-1", { storage: "2Gi", revision: rev(...desired) });
+    const d = plan(snapshot(set, claims));
+    expect(d.action?.claim).toBe("wal-web-1");
+  });
   it("max-unavailable-50%: percent of replicas rounded down", () => {
     expect(inFlightAfter("50%", 5)).toEqual(["data-web-4", "data-web-3"]);
   });
