@@ -18,7 +18,7 @@ import {
   type ManagerRef,
 } from "./errors.js";
 import type { FaultInjector } from "./faults.js";
-import { matches } from "./selector.js";
+import { encodeLabelSelector, matchesLabels, parseLabelSelector } from "../kube/label-selector.js";
 import type { SpecProfile } from "./spec-diff.js";
 import { RESOURCES, type Json, type Resource, type Store } from "./store.js";
 import type { VirtualClock } from "./clock.js";
@@ -105,9 +105,12 @@ export class SimApi {
   async list(r: Resource, namespace?: string, opts: { labelSelector?: LabelSelector | string } = {}): Promise<{ metadata: { resourceVersion: string }; items: Json[] }> {
     return this.request(`LIST ${r} ${namespace ?? "(all)"}`, false, () => {
       if (!this.served(r)) throw resourceNotServed(r, "LIST");
+      // An object selector is sent the way the real client encodes it, then parsed as the server does.
+      const selector = opts.labelSelector;
+      const requirements = selector === undefined ? [] : parseLabelSelector(typeof selector === "string" ? selector : encodeLabelSelector(selector));
       const items = this.store
         .all(r, RESOURCES[r].namespaced ? namespace : undefined)
-        .filter((o) => !opts.labelSelector || matches(opts.labelSelector, meta(o).labels))
+        .filter((o) => matchesLabels(requirements, meta(o).labels))
         .sort((a, b) => (meta(a).name < meta(b).name ? -1 : 1))
         .map((o) => this.store.view(r, o));
       const rv = String(Math.max(100, ...items.map((i) => Number(meta(i).resourceVersion))));

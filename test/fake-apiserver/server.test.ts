@@ -3,7 +3,7 @@
 import { setupServer } from "msw/node";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createFakeApiServer, statefulSetObjects, storageClassObjects, volumeAttributesClass } from "./index.js";
-import { matches, parseSelector } from "./selector.js";
+import { matchesLabels, parseLabelSelector } from "../../adapters/kube/label-selector.js";
 
 const BASE = "https://fake.kube:6443";
 const fake = createFakeApiServer({ baseUrl: BASE });
@@ -44,14 +44,14 @@ describe("fake API server", () => {
   });
 
   it("parses every selector form and matches as the API server does", () => {
-    const req = parseSelector("app=web,tier in (db, cache),!canary,zone notin (a),env!=prod,ready");
+    const req = parseLabelSelector("app=web,tier in (db, cache),!canary,zone notin (a),env!=prod,ready");
     const labels = { app: "web", tier: "db", zone: "b", ready: "true" };
-    expect(matches(req, labels)).toBe(true);
-    expect(matches(req, { ...labels, canary: "1" })).toBe(false);
-    expect(matches(req, { ...labels, env: "prod" })).toBe(false);
-    expect(matches(req, { ...labels, tier: "web" })).toBe(false);
-    expect(matches(parseSelector(""), {})).toBe(true);
-    expect(() => parseSelector("a in b")).toThrow(/unable to parse/);
+    expect(matchesLabels(req, labels)).toBe(true);
+    expect(matchesLabels(req, { ...labels, canary: "1" })).toBe(false);
+    expect(matchesLabels(req, { ...labels, env: "prod" })).toBe(false);
+    expect(matchesLabels(req, { ...labels, tier: "web" })).toBe(false);
+    expect(matchesLabels(parseLabelSelector(""), {})).toBe(true);
+    expect(() => parseLabelSelector("a in b")).toThrow(/unable to parse/);
   });
 
   it("serves VolumeAttributesClasses only at the configured versions", async () => {

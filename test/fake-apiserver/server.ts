@@ -5,7 +5,7 @@
 import { http, type RequestHandler } from "msw";
 import { parse as parseYaml } from "yaml";
 import { formatBytes, toBytes } from "../../core/quantity.js";
-import { matches, parseSelector, SelectorSyntaxError } from "./selector.js";
+import { matchesLabels, parseLabelSelector, SelectorSyntaxError } from "../../adapters/kube/label-selector.js";
 import * as S from "./status.js";
 import type { ResourceType, StatusBody, StatusCause } from "./status.js";
 
@@ -453,14 +453,14 @@ export function createFakeApiServer(opts: FakeApiServerOptions): FakeApiServer {
     if (r.query.has("fieldSelector")) return fail(S.badRequest("the fake API server does not support fieldSelector"));
     let requirements;
     try {
-      requirements = parseSelector(r.query.get("labelSelector") ?? "");
+      requirements = parseLabelSelector(r.query.get("labelSelector") ?? "");
     } catch (err) {
       if (err instanceof SelectorSyntaxError) return fail(S.badRequest(err.message));
       throw err;
     }
     const all = [...bucket(t.resource).values()]
       .filter((o) => r.namespace === undefined || o.metadata.namespace === r.namespace)
-      .filter((o) => matches(requirements, o.metadata.labels as Record<string, string> | undefined))
+      .filter((o) => matchesLabels(requirements, o.metadata.labels as Record<string, string> | undefined))
       .sort((a, b) => (keyOf(a.metadata.namespace, a.metadata.name) < keyOf(b.metadata.namespace, b.metadata.name) ? -1 : 1));
     let start = 0;
     const token = r.query.get("continue");

@@ -1,8 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { LabelSelector } from "../../../core/k8s.js";
-import { encodeLabelSelector, LabelSelectorError } from "../../../adapters/kube/label-selector.js";
-import { matches, parseSelector } from "../../fake-apiserver/selector.js";
+import { encodeLabelSelector, LabelSelectorError, matchesLabels, parseLabelSelector } from "../../../adapters/kube/label-selector.js";
 
 /** What a LabelSelector means, straight from its definition (metav1.LabelSelector). */
 function selects(sel: LabelSelector, labels: Record<string, string>): boolean {
@@ -61,7 +60,7 @@ describe("encodeLabelSelector", () => {
     const labels = fc.dictionary(key, value, { maxKeys: 4 });
     fc.assert(
       fc.property(selector, labels, (sel, l) => {
-        expect(matches(parseSelector(encodeLabelSelector(sel)), l)).toBe(selects(sel, l));
+        expect(matchesLabels(parseLabelSelector(encodeLabelSelector(sel)), l)).toBe(selects(sel, l));
       }),
       { numRuns: 300 },
     );

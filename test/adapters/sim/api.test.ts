@@ -1,7 +1,7 @@
 // Server-side apply, merge patch, selectors, preconditions and faults of the simulated API server.
 import { describe, expect, it } from "vitest";
 import { SimCluster, statefulSetManifest } from "../../../adapters/sim/cluster.js";
-import { parseSelector, matches } from "../../../adapters/sim/selector.js";
+import { matchesLabels, parseLabelSelector } from "../../../adapters/kube/label-selector.js";
 import { fixtureCluster, refusal } from "./helpers.js";
 
 const ns = "default";
@@ -96,9 +96,9 @@ describe("merge patch, delete, list", () => {
     expect(await names({ labelSelector: { matchLabels: { app: "cache" } } })).toEqual(["data-cache-0", "data-cache-1"]);
     expect(await names({ labelSelector: "app in (web)" })).toEqual(["data-web-0", "data-web-1", "data-web-2"]);
     expect(await names({ labelSelector: { matchExpressions: [{ key: "app", operator: "NotIn", values: ["web"] }] } })).toHaveLength(2);
-    expect(matches(" app!=web , tier", { app: "db", tier: "x" })).toBe(true);
-    expect(parseSelector("!legacy")).toEqual([{ key: "legacy", op: "DoesNotExist", values: [] }]);
-    expect(() => parseSelector("a=(b")).toThrow(/unable to parse/);
+    expect(matchesLabels(parseLabelSelector(" app!=web , tier"), { app: "db", tier: "x" })).toBe(true);
+    expect(parseLabelSelector("!legacy")).toEqual([{ key: "legacy", op: "!exists" }]);
+    expect(() => parseLabelSelector("a=(b")).toThrow(/unable to parse/);
   });
 
   it("does not serve VolumeAttributesClasses on a v1.24 server", async () => {
