@@ -2,7 +2,6 @@
 // a rollout (an acting step, a waiting step that repeats, a converged set). The step is the real
 // one: functions/step.ts runStep over the direct adapters.
 import { runStep } from "../functions/step.js";
-import { DEFAULT_PAGE_SIZE } from "../adapters/kube/client.js";
 import { directAdapters, fakeWith, withMsw } from "./fake-cluster.js";
 import { NAMESPACE, SET_NAME, type RolloutStage } from "./generate.js";
 
@@ -25,8 +24,6 @@ export interface B2Result {
   rows: RequestCount[];
   /** Every stage costs the same at every size. */
   constant: boolean;
-  /** Items per LIST page the client asks for (limit=…): more claims than this cost another read. */
-  pageSize: number;
   target: { reads: number; writes: number };
 }
 
@@ -63,5 +60,5 @@ export async function runB2(log: (line: string) => void = () => {}): Promise<B2R
     const same = rows.filter((r) => r.stage === s);
     return same.every((r) => r.reads === same[0]!.reads && r.writes === same[0]!.writes && r.eventWrites === same[0]!.eventWrites);
   });
-  return { rows, constant, pageSize: DEFAULT_PAGE_SIZE, target: { reads: 4, writes: 2 } };
+  return { rows, constant, target: { reads: 4, writes: 2 } };
 }

@@ -4,26 +4,29 @@
 // - relay: the shipped watch relay's Debouncer (functions/relay.ts) fed by every change the
 //   cluster records (controllers' and claimstep's own writes, as a watch sees them), firing a step;
 // - relay, no debounce: a step at the very instant anything changes (the event-driven bound);
-// - relay with a 0.5 s quiet period: what a shorter debounce would give;
+// - relay with the earlier 2 s quiet period, for comparison;
 // - cron every P seconds: one step per tick, the change landing half a period before a tick.
 // Every step is the real one (functions/step.ts runStep over the simulated reader and writer).
 import { Keys, type SetRef } from "../core/types.js";
 import { claimTemplate, SimCluster, statefulSetManifest } from "../adapters/sim/cluster.js";
-import { Debouncer, type DebounceOptions, type RelayClock } from "../functions/relay.js";
+import { DEFAULT_DEBOUNCE, Debouncer, type DebounceOptions, type RelayClock } from "../functions/relay.js";
 import { runStep } from "../functions/step.js";
 
 export type Trigger =
   | { kind: "relay"; debounce: DebounceOptions; label: string }
   | { kind: "cron"; periodMs: number; label: string };
 
-/** The shipped relay's default debounce (functions/relay.ts). */
-export const RELAY_DEBOUNCE: DebounceOptions = { quietMs: 2000, maxWaitMs: 10_000 };
+const seconds = (ms: number) => `${ms / 1000} s`;
 
 export const B3_TRIGGERS: readonly Trigger[] = [
-  { kind: "relay", debounce: RELAY_DEBOUNCE, label: "relay (2 s debounce)" },
+  {
+    kind: "relay",
+    debounce: DEFAULT_DEBOUNCE,
+    label: `relay (shipped: ${seconds(DEFAULT_DEBOUNCE.quietMs)} quiet, ≤ ${seconds(DEFAULT_DEBOUNCE.maxWaitMs)})`,
+  },
   { kind: "relay", debounce: { quietMs: 0, maxWaitMs: 0 }, label: "relay (no debounce)" },
-  // What-if: the shipped relay with a shorter quiet period (the change proposed when k > 1 misses).
-  { kind: "relay", debounce: { quietMs: 500, maxWaitMs: 10_000 }, label: "relay (0.5 s debounce, what-if)" },
+  // The relay's earlier default, for comparison.
+  { kind: "relay", debounce: { quietMs: 2000, maxWaitMs: 10_000 }, label: "relay (2 s quiet, ≤ 10 s: earlier default)" },
   { kind: "cron", periodMs: 60_000, label: "cron 60 s" },
   { kind: "cron", periodMs: 300_000, label: "cron 300 s" },
 ];

@@ -59,7 +59,7 @@ export function report(r: Results): string {
   out.push(b1Table(r.b1), "");
   out.push(`planStep growth (log-log slope, 1 = linear): ${r.b1.planGrowth.map((g) => `${g.from}→${g.to} ${g.exponent.toFixed(2)}`).join(", ")}; JSON.parse: ${r.b1.parseGrowth.map((g) => `${g.from}→${g.to} ${g.exponent.toFixed(2)}`).join(", ")}`, "");
 
-  out.push(`## B2 API requests per step (msw fake API server, 3 claim templates, list page size ${r.b2.pageSize})`, "");
+  out.push(`## B2 API requests per step (msw fake API server, 3 claim templates)`, "");
   out.push(
     markdownTable(
       ["stage", "replicas", "claims", "decision", "reads", "writes", "event writes", "requests"],

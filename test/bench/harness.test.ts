@@ -164,7 +164,6 @@ describe("verdicts", () => {
   const b2 = (reads: number[], constant: boolean): B2Result => ({
     rows: reads.map((n, i) => ({ replicas: 10 ** (i + 1), claims: 3 * 10 ** (i + 1), stage: "start", decision: "", reads: n, writes: 2, eventWrites: 2, byRequest: {} })),
     constant,
-    pageSize: 2000,
     target: { reads: 4, writes: 2 },
   });
   it("B2 is met only when constant and within the counts", () => {
