@@ -1,6 +1,13 @@
 // What the simulated controllers share: the store, the clock, per-class driver behaviour, the
 // latencies, the backing volumes, and small helpers to write status and emit events.
-import type { Condition, PersistentVolumeClaim, Pod } from "../../../core/k8s.js";
+import type { Condition, ObjectMeta, PersistentVolumeClaim } from "../../../core/k8s.js";
+
+/** A pod as the simulated controllers handle it (core's Pod schema keeps only what a step reads). */
+export interface Pod {
+  metadata: ObjectMeta;
+  spec?: Record<string, unknown>;
+  status?: { phase?: string; conditions?: Condition[] };
+}
 import type { VirtualClock } from "../clock.js";
 import type { ManagerRef } from "../errors.js";
 import type { Json, Store } from "../store.js";

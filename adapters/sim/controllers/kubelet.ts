@@ -3,9 +3,9 @@
 // grows its file system, and so does a running pod for drivers with online expansion. Growing
 // finishes the resize: capacity = allocatedResources, the storage status and
 // FileSystemResizePending are cleared.
-import type { PersistentVolumeClaim, Pod } from "../../../core/k8s.js";
+import type { PersistentVolumeClaim } from "../../../core/k8s.js";
 import type { Json } from "../store.js";
-import { KUBELET, claimNamesOf, condition, driverOf, podsOf, setConditions, writeClaim, type ControllerContext } from "./context.js";
+import { KUBELET, claimNamesOf, condition, driverOf, podsOf, setConditions, writeClaim, type ControllerContext, type Pod } from "./context.js";
 
 export class Kubelet {
   private readonly startAt = new Map<string, number>();

@@ -3,9 +3,9 @@
 // <template>-<set>-<ordinal>, labelled with the set's selector.matchLabels and the template's
 // labels) and then the pod; pods outside the range are deleted, highest first; claims are kept
 // (persistentVolumeClaimRetentionPolicy Retain). OrderedReady creates one pod at a time.
-import type { ClaimTemplate, Pod, StatefulSet } from "../../../core/k8s.js";
+import type { ClaimTemplate, StatefulSet } from "../../../core/k8s.js";
 import type { Json } from "../store.js";
-import { CONTROLLER_MANAGER, claimsOf, podsOf, type ControllerContext } from "./context.js";
+import { CONTROLLER_MANAGER, claimsOf, podsOf, type ControllerContext, type Pod } from "./context.js";
 
 const ACTOR = "statefulset-controller";
 
