@@ -217,11 +217,13 @@ function obstacleOf(ctx: Context, t: ClaimTemplate, pvc: PersistentVolumeClaim, 
       message: `${name}: template "${t.metadata.name}" changes immutable fields (${immutable.join("; ")}); only storage, volumeAttributesClassName, labels and annotations can change in place. Restore them in the desired template`,
     };
   }
-  if (needsExpand && pvc.status?.phase !== "Bound") {
+  // The spec of an unbound claim is immutable: neither its request nor its VAC may change.
+  const changesVac = t.spec.volumeAttributesClassName != null && pvc.spec.volumeAttributesClassName !== t.spec.volumeAttributesClassName;
+  if ((needsExpand || changesVac) && pvc.status?.phase !== "Bound") {
     return {
       phase: "Waiting",
       reason: "ClaimNotBound",
-      message: `${name} is ${pvc.status?.phase ?? "not Bound"}; only a Bound claim can be expanded. Waiting for it to bind`,
+      message: `${name} is ${pvc.status?.phase ?? "not Bound"}; only a Bound claim can be ${needsExpand ? "expanded" : "moved to another VolumeAttributesClass"}. Waiting for it to bind`,
     };
   }
   if (needsExpand) {

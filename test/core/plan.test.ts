@@ -229,6 +229,14 @@ describe("rule 6: predicted rejections, no write", () => {
     expect(d).toMatchObject({ phase: "Waiting", reason: "ClaimNotBound" });
     noWrite(d);
   });
+  it("unbound-vac-waits: a VAC change of a Pending claim waits for it to bind (its spec is immutable)", () => {
+    const set = makeSet({ desired: [{ name: "data", storage: "1Gi", vac: "gold" }] });
+    const vacs = [{ metadata: { name: "gold" }, driverName: "example.com/fake" }];
+    const d = plan(snapshot(set, claimsFor(set, { phase: "Pending" }), { volumeAttributesClasses: vacs }));
+    expect(d).toMatchObject({ phase: "Waiting", reason: "ClaimNotBound" });
+    expect(d.message).toContain("moved to another VolumeAttributesClass");
+    noWrite(d);
+  });
   it("missing-vac: a VolumeAttributesClass that does not exist blocks", () => {
     const set = makeSet({ desired: [{ name: "data", storage: "1Gi", vac: "gold" }] });
     const vacs = [{ metadata: { name: "silver" }, driverName: "example.com/fake" }];

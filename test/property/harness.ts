@@ -231,6 +231,7 @@ export async function runScenario(s: Scenario, opts: { trace?: (line: string) =>
     claims: Math.max(0, v.end - v.first) * s.templates.length,
     phase: last?.phase ?? "none",
     reason: last?.reason ?? "",
+    message: last?.message ?? "",
     converged,
     races,
     transientFailures,
