@@ -283,20 +283,21 @@ export function planStep(snapshot: Snapshot, now: Date): Decision {
   const strategy = annotations[Keys.strategy];
   const idle = (reason: string, message: string, record: boolean) =>
     makeDecision(snapshot, now, [], { phase: "Idle", reason, message, record });
-
-  // Rule 1.
-  if (strategy === undefined || strategy === "OnClaimDelete") {
-    return idle("NotOptedIn", `${Keys.strategy} is ${strategy ?? "not set"}; set it to InPlace to let claimstep update this set's claims`, false);
-  }
-  if (strategy !== "InPlace") {
-    const message = `${Keys.strategy} is ${JSON.stringify(strategy)}; it must be InPlace or OnClaimDelete`;
-    return makeDecision(snapshot, now, [], {
+  const invalid = (message: string) =>
+    makeDecision(snapshot, now, [], {
       phase: "Blocked",
       reason: "InvalidTemplates",
       message,
       record: true,
       events: [{ type: "Warning", reason: "InvalidTemplates", action: "Block", note: message }],
     });
+
+  // Rule 1.
+  if (strategy === undefined || strategy === "OnClaimDelete") {
+    return idle("NotOptedIn", `${Keys.strategy} is ${strategy ?? "not set"}; set it to InPlace to let claimstep update this set's claims`, false);
+  }
+  if (strategy !== "InPlace") {
+    return invalid(`${Keys.strategy} is ${JSON.stringify(strategy)}; it must be InPlace or OnClaimDelete`);
   }
   if (set.spec.updateStrategy?.type === "OnDelete") {
     return idle("OnDelete", "spec.updateStrategy.type is OnDelete: claims are not updated automatically (as in KEP-4650); delete a pod's claim to recreate it from the template", true);
@@ -305,16 +306,8 @@ export function planStep(snapshot: Snapshot, now: Date): Decision {
   // Rule 2.
   const desired = desiredTemplates(set);
   const maxUnavailable = maxUnavailableOf(set);
-  if (!desired.ok || typeof maxUnavailable !== "number") {
-    const message = !desired.ok ? desired.message : (maxUnavailable as { error: string }).error;
-    return makeDecision(snapshot, now, [], {
-      phase: "Blocked",
-      reason: "InvalidTemplates",
-      message,
-      record: true,
-      events: [{ type: "Warning", reason: "InvalidTemplates", action: "Block", note: message }],
-    });
-  }
+  if (!desired.ok) return invalid(desired.message);
+  if (typeof maxUnavailable !== "number") return invalid(maxUnavailable.error);
   const revision = revisionOf(desired.templates);
 
   // Rule 3: ordinals in scope, highest first; condemned ones are reported, never touched.

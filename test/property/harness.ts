@@ -20,6 +20,8 @@ export interface RunResult {
   claims: number;
   phase: Decision["phase"] | "none";
   reason: string;
+  /** The last decision's message (why a hostile run stopped where it did). */
+  message: string;
   converged: boolean;
   races: number;
   transientFailures: number;
