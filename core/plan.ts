@@ -12,7 +12,6 @@ import {
   type ClaimReport,
   type Decision,
   type EventReason,
-  type EventRecord,
   type OrdinalReport,
   type PatchClaim,
   type Snapshot,
@@ -45,8 +44,6 @@ interface OrdinalPlan {
   claims: ClaimPlan[];
 }
 
-const ONE_HUNDRED = 100;
-
 /** Effective class of a PVC: the beta annotation wins over spec.storageClassName, as in the API server. */
 export function effectiveClass(pvc: PersistentVolumeClaim): string | undefined {
   return pvc.metadata.annotations?.[Keys.betaStorageClass] ?? pvc.spec.storageClassName ?? undefined;
@@ -59,7 +56,7 @@ export function maxUnavailableOf(set: StatefulSet): number | { error: string } {
   if (raw === undefined) return 1;
   if (typeof raw === "number") return Math.max(1, raw);
   const m = /^(\d+)%$/.exec(raw);
-  if (m) return Math.max(1, Math.floor((replicas * Number(m[1])) / ONE_HUNDRED));
+  if (m) return Math.max(1, Math.floor((replicas * Number(m[1])) / 100));
   if (/^\d+$/.test(raw)) return Math.max(1, Number(raw));
   return { error: `spec.updateStrategy.rollingUpdate.maxUnavailable ${JSON.stringify(raw)} is neither an integer nor a percentage` };
 }
@@ -180,7 +177,7 @@ function planClaim(ctx: Context, t: ClaimTemplate, ordinal: number, pvc: Persist
       namespace: ctx.namespace,
       claim: name,
       template: t.metadata.name,
-      ordinal: ordinalOf(name),
+      ordinal,
       storage: target,
       // SSA drops fields claimstep owned and omits: carry the claim's class rather than clear it.
       ...(vac !== undefined
@@ -195,8 +192,6 @@ function planClaim(ctx: Context, t: ClaimTemplate, ordinal: number, pvc: Persist
     },
   };
 }
-
-const ordinalOf = (claim: string): number => Number(claim.slice(claim.lastIndexOf("-") + 1));
 
 function obstacleOf(ctx: Context, t: ClaimTemplate, pvc: PersistentVolumeClaim, name: string, needsExpand: boolean, badSpec: string | undefined): Obstacle | undefined {
   if (badSpec) return { phase: "Blocked", reason: "ApplyRejected", message: `${name}: spec.resources.requests.storage is unreadable: ${badSpec}` };
@@ -479,4 +474,3 @@ function condemnedOrdinals(pvcs: PersistentVolumeClaim[], templates: ClaimTempla
   return [...found].sort((a, b) => b - a);
 }
 
-export type { EventRecord };
