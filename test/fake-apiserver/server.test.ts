@@ -1,16 +1,12 @@
 // The fake's own behaviour: the parts other tests lean on (lists, counters, faults, hooks,
 // RBAC, the resizer, admission) must hold, or the tests built on it prove nothing.
-import { setupServer } from "msw/node";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createFakeApiServer, statefulSetObjects, storageClassObjects, volumeAttributesClass } from "./index.js";
 import { matchesLabels, parseLabelSelector } from "../../adapters/kube/label-selector.js";
+import { useFakeApiServer } from "./msw.js";
 
 const BASE = "https://fake.kube:6443";
-const fake = createFakeApiServer({ baseUrl: BASE });
-const server = setupServer(...fake.handlers);
-beforeAll(() => server.listen({ onUnhandledRequest: "error" }));
-afterEach(() => fake.reset());
-afterAll(() => server.close());
+const { fake } = useFakeApiServer({ baseUrl: BASE });
 
 const get = async (path: string, init: RequestInit = {}) => {
   const res = await fetch(`${BASE}${path}`, init);

@@ -1,24 +1,17 @@
 // The REST client against the fake API server through msw: URLs, headers, pagination, typed
 // errors, and which failures it retries.
-import { setupServer } from "msw/node";
 import { http, HttpResponse } from "msw";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { Pod, StatefulSet } from "../../../core/k8s.js";
 import { ApiError } from "../../../adapters/api-error.js";
 import { KubeClient, KubeResponseError, parseRetryAfter, type KubeClientOptions } from "../../../adapters/kube/client.js";
 import { Routes } from "../../../adapters/kube/routes.js";
 import { createFakeApiServer, statefulSetObjects, storageClassObjects } from "../../fake-apiserver/index.js";
+import { useFakeApiServer } from "../../fake-apiserver/msw.js";
 
 const BASE = "https://kube.test:6443";
-const fake = createFakeApiServer({ baseUrl: BASE, token: "t0ken" });
-const server = setupServer(...fake.handlers);
-beforeAll(() => server.listen({ onUnhandledRequest: "error" }));
-afterEach(() => {
-  fake.reset();
-  server.resetHandlers();
-});
-afterAll(() => server.close());
+const { fake, server } = useFakeApiServer({ baseUrl: BASE, token: "t0ken" });
 
 function client(extra: Partial<KubeClientOptions> = {}) {
   const waits: number[] = [];

@@ -1,19 +1,12 @@
-import { setupServer } from "msw/node";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ApiError } from "../../../adapters/api-error.js";
 import { KubeClient, KubeResponseError } from "../../../adapters/kube/client.js";
 import { KubeReader, listOptedInSets } from "../../../adapters/kube/reader.js";
 import { capturedCluster, createFakeApiServer, fixture, statefulSetObjects, storageClassObjects, volumeAttributesClass } from "../../fake-apiserver/index.js";
+import { useFakeApiServer } from "../../fake-apiserver/msw.js";
 
 const BASE = "https://kube.test";
-const fake = createFakeApiServer({ baseUrl: BASE, volumeAttributesClassVersions: ["v1"] });
-const server = setupServer(...fake.handlers);
-beforeAll(() => server.listen({ onUnhandledRequest: "error" }));
-afterEach(() => {
-  fake.reset();
-  server.resetHandlers();
-});
-afterAll(() => server.close());
+const { fake, server } = useFakeApiServer({ baseUrl: BASE, volumeAttributesClassVersions: ["v1"] });
 
 const reader = (base = BASE) => new KubeReader(new KubeClient({ server: base, sleep: async () => {} }));
 const web = { namespace: "default", name: "web" };

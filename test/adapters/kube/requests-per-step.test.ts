@@ -1,17 +1,14 @@
 // Requests per step, counted by the fake API server: constant in the replica count.
-import { setupServer } from "msw/node";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { KubeClient } from "../../../adapters/kube/client.js";
 import { KubeReader } from "../../../adapters/kube/reader.js";
 import { KubeWriter } from "../../../adapters/kube/writer.js";
 import { runStep } from "../../../functions/step.js";
-import { createFakeApiServer, statefulSetObjects, storageClassObjects, volumeAttributesClass, type Counters, type TemplateSpec } from "../../fake-apiserver/index.js";
+import { statefulSetObjects, storageClassObjects, volumeAttributesClass, type Counters, type TemplateSpec } from "../../fake-apiserver/index.js";
+import { useFakeApiServer } from "../../fake-apiserver/msw.js";
 
 const BASE = "https://kube.test";
-const fake = createFakeApiServer({ baseUrl: BASE });
-const server = setupServer(...fake.handlers);
-beforeAll(() => server.listen({ onUnhandledRequest: "error" }));
-afterAll(() => server.close());
+const { fake } = useFakeApiServer({ baseUrl: BASE });
 
 const web = { namespace: "default", name: "web" };
 

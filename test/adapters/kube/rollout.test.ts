@@ -1,20 +1,16 @@
 // Whole rollouts: the planner and the direct adapter (runStep) against the fake API server,
 // with the faults a real cluster throws at them. The fake's resizer stands in for the CSI driver.
-import { setupServer } from "msw/node";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ApiError } from "../../../adapters/api-error.js";
 import { KubeClient } from "../../../adapters/kube/client.js";
 import { KubeReader } from "../../../adapters/kube/reader.js";
 import { KubeWriter } from "../../../adapters/kube/writer.js";
 import { PermissionError, runStep, type StepResult } from "../../../functions/step.js";
-import { createFakeApiServer, statefulSetObjects, storageClassObjects, volumeAttributesClass, type SetScenario } from "../../fake-apiserver/index.js";
+import { statefulSetObjects, storageClassObjects, volumeAttributesClass, type SetScenario } from "../../fake-apiserver/index.js";
+import { useFakeApiServer } from "../../fake-apiserver/msw.js";
 
 const BASE = "https://kube.test:6443";
-const fake = createFakeApiServer({ baseUrl: BASE });
-const server = setupServer(...fake.handlers);
-beforeAll(() => server.listen({ onUnhandledRequest: "error" }));
-afterEach(() => fake.reset());
-afterAll(() => server.close());
+const { fake } = useFakeApiServer({ baseUrl: BASE });
 
 const web = { namespace: "default", name: "web" };
 const GROW: SetScenario = { replicas: 3, desired: [{ name: "data", storage: "2Gi", storageClassName: "fast" }] };

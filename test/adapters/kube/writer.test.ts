@@ -1,18 +1,14 @@
-import { setupServer } from "msw/node";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { EventRecord, PatchClaim } from "../../../core/types.js";
 import { ApiError } from "../../../adapters/api-error.js";
 import { KubeClient } from "../../../adapters/kube/client.js";
 import { eventName, fitNote, microTime } from "../../../adapters/kube/events.js";
 import { KubeWriter } from "../../../adapters/kube/writer.js";
-import { createFakeApiServer, statefulSetObjects, storageClassObjects } from "../../fake-apiserver/index.js";
+import { statefulSetObjects, storageClassObjects } from "../../fake-apiserver/index.js";
+import { useFakeApiServer } from "../../fake-apiserver/msw.js";
 
 const BASE = "https://kube.test";
-const fake = createFakeApiServer({ baseUrl: BASE });
-const server = setupServer(...fake.handlers);
-beforeAll(() => server.listen({ onUnhandledRequest: "error" }));
-afterEach(() => fake.reset());
-afterAll(() => server.close());
+const { fake } = useFakeApiServer({ baseUrl: BASE });
 
 const writer = () => new KubeWriter(new KubeClient({ server: BASE, sleep: async () => {} }), { reportingInstance: "claimstep-7d9f" });
 const web = { namespace: "default", name: "web" };
