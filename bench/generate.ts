@@ -1,5 +1,5 @@
 // Synthetic StatefulSets of any size, shaped like the objects a real kube-apiserver returns
-// (/work/shared/fixtures/apiserver: managedFields, ownerReferences, projected token volumes,
+// (test/fixtures/apiserver/: managedFields, ownerReferences, projected token volumes,
 // last-applied-configuration), so that JSON.parse of the responses is an honest floor for a step.
 // Deterministic: the same options give the same bytes.
 import type { PersistentVolumeClaim, Pod, StatefulSet, StorageClass } from "../core/k8s.js";

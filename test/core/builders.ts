@@ -1,20 +1,16 @@
 // Snapshot builders for planner tests, starting from the real objects in the fixtures so the
 // shapes (defaults, managedFields, status) are those a real API server returns.
-import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import type { PersistentVolumeClaim, StatefulSet, StorageClass } from "../../core/k8s.js";
 import { Keys, type PatchClaim, type Snapshot } from "../../core/types.js";
+import { FIXTURES_DIR, fixtureJson, fixtureStatus } from "../fixtures/apiserver.js";
 
-export const FIXTURES = fileURLToPath(new URL("../../../shared/fixtures/apiserver/", import.meta.url));
+/** test/fixtures/apiserver/ (absolute, with a trailing slash). */
+export const FIXTURES = FIXTURES_DIR;
 
-export const fixture = <T = any>(file: string): T => JSON.parse(readFileSync(FIXTURES + file, "utf8")) as T;
+export const fixture = <T = any>(file: string): T => fixtureJson<T>(file);
 
 /** A `.txt` fixture: the Status body and the HTTP code on the last line. */
-export function statusFixture(file: string): { code: number; body: any } {
-  const text = readFileSync(FIXTURES + file, "utf8").trimEnd();
-  const cut = text.lastIndexOf("\n");
-  return { code: Number(text.slice(cut + 1)), body: JSON.parse(text.slice(0, cut)) };
-}
+export const statusFixture = (file: string): { code: number; body: any } => fixtureStatus(file);
 
 const clone = <T>(v: T): T => structuredClone(v);
 

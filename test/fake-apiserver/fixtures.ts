@@ -1,5 +1,5 @@
-// The captured API server responses (fixtures/README.md): bodies and codes, read as they are.
-import { readFileSync } from "node:fs";
+// The captured API server responses (test/fixtures/apiserver/README.md): bodies and codes, read as they are.
+import { fixtureStatus } from "../fixtures/apiserver.js";
 
 export type FixtureName =
   | "event-create-invalid-generatename"
@@ -26,12 +26,8 @@ export type FixtureName =
 
 /** A fixture's body (parsed JSON) and HTTP code: the last line when it is one (all `.txt` files, and `event-create.json`), else 200. */
 export function fixture(name: FixtureName): { body: any; code: number } {
-  const file = TXT.has(name) ? `${name}.txt` : `${name}.json`;
-  const text = readFileSync(new URL(`./fixtures/${file}`, import.meta.url), "utf8").trimEnd();
-  const cut = text.lastIndexOf("\n");
-  const last = text.slice(cut + 1).trim();
-  if (/^\d{3}$/.test(last)) return { body: JSON.parse(text.slice(0, cut)), code: Number(last) };
-  return { body: JSON.parse(text), code: 200 };
+  const { body, code } = fixtureStatus(TXT.has(name) ? `${name}.txt` : `${name}.json`);
+  return { body, code };
 }
 
 const TXT = new Set<FixtureName>([

@@ -2,21 +2,16 @@
 // the far end: the real fixture objects, a reader that loads them, and a writer that really
 // changes them (with resourceVersion preconditions and the API server's error bodies). The app's
 // own tests use the msw fake API server; the CLI's the simulated cluster.
-import { readFileSync } from "node:fs";
 import type { PersistentVolumeClaim, Pod, StatefulSet, StorageClass } from "../../core/k8s.js";
 import type { ActionWriter, StateReader } from "../../core/ports.js";
 import type { Action, EventRecord, SetRef, Snapshot } from "../../core/types.js";
 import { Keys } from "../../core/types.js";
 import { ApiError, apiErrorFrom } from "../../adapters/api-error.js";
+import { fixtureJson, fixtureStatus as loadFixtureStatus } from "../fixtures/apiserver.js";
 
-const FIXTURES = "/work/shared/fixtures/apiserver";
-export const fixture = (name: string): any => JSON.parse(readFileSync(`${FIXTURES}/${name}`, "utf8"));
-/** A `.txt` fixture: the body, then the HTTP code on the last line. */
-export const fixtureStatus = (name: string): { code: number; body: any } => {
-  const lines = readFileSync(`${FIXTURES}/${name}`, "utf8").trimEnd().split("\n");
-  const code = Number(lines.pop());
-  return { code, body: JSON.parse(lines.join("\n")) };
-};
+export const fixture = (name: string): any => fixtureJson(name);
+/** A `.txt` fixture (test/fixtures/apiserver/): the body, then the HTTP code on the last line. */
+export const fixtureStatus = (name: string): { code: number; body: any } => loadFixtureStatus(name);
 export const fixtureError = (name: string, request?: string): ApiError => {
   const { code, body } = fixtureStatus(name);
   return apiErrorFrom(code, body, request ? { request } : {});

@@ -1,22 +1,18 @@
 // Shared set-up of the simulated-cluster tests: the fixtures' cluster (set `web`, classes `fast`
 // and `fixed`) and the fixture bodies themselves.
-import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { expect } from "vitest";
 import { ApiError } from "../../../adapters/api-error.js";
 import { SimCluster, statefulSetManifest, type SimClusterOptions } from "../../../adapters/sim/cluster.js";
+import { fixtureJson, fixtureStatus } from "../../fixtures/apiserver.js";
 
-const FIXTURES = fileURLToPath(new URL("../../../../shared/fixtures/apiserver/", import.meta.url));
-
-/** A `.txt` fixture: the body, then the HTTP code on the last line. */
+/** A `.txt` fixture (test/fixtures/apiserver/): the body, then the HTTP code on the last line. */
 export function fixture(name: string): { code: number; body: Record<string, unknown> } {
-  const lines = readFileSync(`${FIXTURES}${name}`, "utf8").trimEnd().split("\n");
-  const code = Number(lines.pop());
-  return { code, body: JSON.parse(lines.join("\n")) as Record<string, unknown> };
+  const { code, body } = fixtureStatus(name);
+  return { code, body: body as Record<string, unknown> };
 }
 
 export function jsonFixture(name: string): Record<string, unknown> {
-  return JSON.parse(readFileSync(`${FIXTURES}${name}`, "utf8")) as Record<string, unknown>;
+  return fixtureJson<Record<string, unknown>>(name);
 }
 
 /** The ApiError a promise rejects with. */
