@@ -16,7 +16,14 @@ export interface KubeWriterOptions {
   reportingInstance?: string;
 }
 
-/** The PVC as claimstep applies it: only the fields it owns (a JSON object is valid YAML). */
+/**
+ * The PVC as claimstep applies it: only the fields it owns (a JSON object is valid YAML), and the
+ * claim's resourceVersion as the step read it. The API server treats that resourceVersion as a
+ * precondition (409 when stale, fixtures pvc-patch-stale-rv.txt), so a step that planned on a
+ * snapshot older than one another invocation already acted on loses the race instead of acting
+ * (I9), and two racing steps cannot both take an in-flight slot (I4). A repeat of a landed apply
+ * whose answer was lost also gets a 409: nothing changes, the next step reads afresh.
+ */
 export function claimApplyBody(a: PatchClaim): Record<string, unknown> {
   return {
     apiVersion: "v1",
@@ -26,6 +33,7 @@ export function claimApplyBody(a: PatchClaim): Record<string, unknown> {
       namespace: a.namespace,
       labels: a.labels,
       ...(Object.keys(a.annotations).length ? { annotations: a.annotations } : {}),
+      ...(a.resourceVersion !== undefined ? { resourceVersion: a.resourceVersion } : {}),
     },
     spec: {
       resources: { requests: { storage: a.storage } },

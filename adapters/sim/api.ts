@@ -287,7 +287,7 @@ export class SimApi {
   }
 
   /** `DELETE` with optional uid/resourceVersion preconditions. */
-  async delete(r: Resource, namespace: string | undefined, name: string, opts: { fieldManager: string } & DeleteOptions): Promise<void> {
+  async delete(r: Resource, namespace: string | undefined, name: string, opts: { fieldManager: string } & DeleteOptions): Promise<Json> {
     const entry = { actor: opts.fieldManager, verb: "delete" as const, resource: r, ...(namespace ? { namespace } : {}), name };
     return this.request(`DELETE ${r} ${namespace ?? ""}/${name}`, true, () => {
       const live = this.store.peek(r, namespace, name);
@@ -311,7 +311,16 @@ export class SimApi {
           }
         }
       }
+      // The garbage collector finishes at once; the answer is the object as the delete marked it.
+      const last = structuredClone(this.store.view(r, live!)) as Json;
       this.store.remove(r, namespace, name, opts.fieldManager);
+      const m = last.metadata as Json;
+      m.deletionTimestamp = this.ctx.clock.stamp();
+      m.deletionGracePeriodSeconds = 0;
+      if (opts.propagationPolicy === "Orphan" || opts.propagationPolicy === "Foreground") {
+        m.finalizers = [opts.propagationPolicy === "Orphan" ? "orphan" : "foregroundDeletion"];
+      }
+      return last;
     });
   }
 }

@@ -1,8 +1,14 @@
-// The simulated cluster: an in-memory API server (store + SimApi) with the StatefulSet
-// controller, PV controller, CSI external-resizer (expansion and ModifyVolume) and kubelet on a
-// virtual clock. `api` is what claimstep talks to (faults injected); `admin` is the same API
-// without faults, for seeding, tests and GitOps merges; `reader`/`writer` are the step's ports.
+// The simulated cluster: an in-memory API server (store + SimApi, served over HTTP by SimHttp)
+// with the StatefulSet controller, PV controller, CSI external-resizer (expansion and
+// ModifyVolume) and kubelet on a virtual clock. claimstep reaches it as it reaches a real one:
+// `client` is the production KubeClient over `http.fetchLike`, `reader`/`writer` the production
+// KubeReader/KubeWriter. `admin` is the API without faults or HTTP, for seeding and for the
+// controllers' and people's own writes (a GitOps merge, kubectl).
 import type { ClaimTemplate, StatefulSet } from "../../core/k8s.js";
+import { toBytes } from "../../core/quantity.js";
+import { KubeClient, type KubeClientOptions } from "../kube/client.js";
+import { KubeReader } from "../kube/reader.js";
+import { KubeWriter } from "../kube/writer.js";
 import { SimApi } from "./api.js";
 import { VirtualClock } from "./clock.js";
 import { DEFAULT_LATENCIES, type ControllerContext, type DriverBehaviour, type Latencies, type Volume } from "./controllers/context.js";
@@ -10,10 +16,9 @@ import { Kubelet } from "./controllers/kubelet.js";
 import { syncStatefulSets } from "./controllers/statefulset.js";
 import { StorageControllers } from "./controllers/storage.js";
 import { FaultInjector, type FaultPlan } from "./faults.js";
+import { SIM_SERVER, SimHttp, type Identity } from "./http.js";
 import { Prng } from "./prng.js";
-import { SimStateReader } from "./reader.js";
-import { Store, type AuditEntry, type Json } from "./store.js";
-import { SimActionWriter, type SimWriterOptions } from "./writer.js";
+import { RESOURCES, Store, type AuditEntry, type Json, type Resource } from "./store.js";
 
 export interface SimClusterOptions {
   /** Seeds every random choice (uids, faults). Default 1. */
@@ -22,9 +27,16 @@ export interface SimClusterOptions {
   start?: Date;
   /** Serve the VolumeAttributesClass API (a v1.31-like server). false: a v1.24 server, as the fixtures. Default true. */
   volumeAttributesClasses?: boolean;
+  /** storage.k8s.io versions serving VolumeAttributesClasses when they are served; default ["v1"]. */
+  volumeAttributesClassVersions?: ("v1" | "v1beta1")[];
   faults?: FaultPlan;
   latencies?: Partial<Latencies>;
-  writer?: SimWriterOptions;
+  /** Bearer tokens the HTTP server accepts, with their RBAC rules; absent = no authentication. */
+  tokens?: Record<string, Identity>;
+  /** The token `client()` sends by default (one of `tokens`). */
+  token?: string;
+  /** `reportingInstance` of the events `writer` records. */
+  reportingInstance?: string;
 }
 
 export interface StorageClassOptions {
@@ -43,17 +55,23 @@ export class SimCluster {
   readonly prng: Prng;
   readonly store: Store;
   readonly faults: FaultInjector;
-  /** claimstep's API: faults injected per request. */
+  /** The API server's logic, faults injected per request: what `http` serves. */
   readonly api: SimApi;
-  /** The same API without faults: seeding, tests, GitOps merges. */
+  /** The same API without faults or HTTP: seeding, tests, controllers' and people's writes. */
   readonly admin: SimApi;
-  readonly reader: SimStateReader;
-  readonly writer: SimActionWriter;
+  /** The API server over HTTP: a fetch handler with paths, RBAC, paging and test hooks. */
+  readonly http: SimHttp;
+  /** The production client, reader and writer, over `http`. */
+  readonly client: KubeClient;
+  readonly reader: KubeReader;
+  readonly writer: KubeWriter;
   private readonly controllers: ControllerContext;
   private readonly storage: StorageControllers;
   private readonly kubelet: Kubelet;
+  private readonly opts: SimClusterOptions;
 
   constructor(opts: SimClusterOptions = {}) {
+    this.opts = opts;
     this.clock = new VirtualClock(opts.start ?? new Date("2026-11-30T10:00:00Z"));
     this.prng = new Prng(opts.seed ?? 1);
     this.store = new Store(this.clock, this.prng);
@@ -62,8 +80,13 @@ export class SimCluster {
     this.faults = new FaultInjector(opts.faults ?? {}, new Prng((opts.seed ?? 1) ^ 0x9e3779b9));
     this.api = new SimApi({ store: this.store, clock: this.clock, profile }, this.faults);
     this.admin = new SimApi({ store: this.store, clock: this.clock, profile });
-    this.reader = new SimStateReader(this.api);
-    this.writer = new SimActionWriter(this.api, opts.writer);
+    this.http = new SimHttp(() => this.api, {
+      ...(opts.tokens ? { tokens: opts.tokens } : {}),
+      volumeAttributesClassVersions: opts.volumeAttributesClasses === false ? [] : (opts.volumeAttributesClassVersions ?? ["v1"]),
+    });
+    this.client = this.newClient();
+    this.reader = new KubeReader(this.client);
+    this.writer = new KubeWriter(this.client, { reportingInstance: opts.reportingInstance ?? "claimstep-sim" });
     this.controllers = {
       store: this.store,
       clock: this.clock,
@@ -73,6 +96,95 @@ export class SimCluster {
     };
     this.storage = new StorageControllers(this.controllers);
     this.kubelet = new Kubelet(this.controllers);
+  }
+
+  /**
+   * A production KubeClient that talks to this cluster's HTTP server. Retries do not wait in
+   * real time: the virtual clock stands still during a request, as it does while a step runs.
+   */
+  newClient(opts: Partial<KubeClientOptions> & { token?: string } = {}): KubeClient {
+    const { token = this.opts.token, ...rest } = opts;
+    return new KubeClient({
+      server: SIM_SERVER,
+      fetch: this.http.fetchLike,
+      sleep: async () => {},
+      ...(token !== undefined ? { headers: { Authorization: `Bearer ${token}` } } : {}),
+      ...rest,
+    });
+  }
+
+  /** Store objects as captured (fixtures): kind decides the resource; uid, resourceVersion and managedFields are kept. */
+  seed(...objects: Json[]): void {
+    for (const o of objects) this.store.seed(resourceOfKind(o.kind), o);
+  }
+
+  /** The object as the API server would answer it (a copy), or undefined. */
+  get(resource: string, namespace: string | undefined, name: string): Json | undefined {
+    const r = resourceNamed(resource);
+    const o = this.store.peek(r, namespace, name);
+    return o && structuredClone(this.store.view(r, o));
+  }
+
+  /** Objects of a resource (copies), optionally in one namespace. */
+  list(resource: string, namespace?: string): Json[] {
+    const r = resourceNamed(resource);
+    return this.store.all(r, namespace).map((o) => structuredClone(this.store.view(r, o)));
+  }
+
+  /** Change a stored object as a controller or a person would (a new resourceVersion, audited as `actor`). */
+  update(resource: string, namespace: string | undefined, name: string, change: (o: Json) => void, actor = "kubectl"): Json {
+    const r = resourceNamed(resource);
+    const live = this.store.peek(r, namespace, name);
+    if (!live) throw new Error(`simulated cluster: no ${resource} ${namespace ?? ""}/${name}`);
+    const next = structuredClone(live);
+    change(next);
+    const stored = this.store.replace(r, next, { manager: { manager: actor, operation: "Update", apiVersion: RESOURCES[r].apiVersion.replace(/^.*\//, "") } }, actor, "update");
+    return structuredClone(this.store.view(r, stored));
+  }
+
+  /** Remove an object outright (what the garbage collector or a person's delete leaves). */
+  remove(resource: string, namespace: string | undefined, name: string, actor = "kubectl"): void {
+    this.store.remove(resourceNamed(resource), namespace, name, actor);
+  }
+
+  /** events.k8s.io Events, oldest first. */
+  events(namespace?: string): Json[] {
+    return this.list("events", namespace).sort((a, b) => Number((a.metadata as Json).resourceVersion) - Number((b.metadata as Json).resourceVersion));
+  }
+
+  /**
+   * Finish every pending change of a Bound claim at once, as the resizer and kubelet would:
+   * capacity = request, the VAC in effect, resize conditions cleared. Returns the claims changed.
+   * For tests that seed objects as captured, where no simulated volume stands behind a claim.
+   */
+  completeResizes(): string[] {
+    const done: string[] = [];
+    for (const c of this.store.all("persistentvolumeclaims") as any[]) {
+      if (c.status?.phase !== "Bound") continue;
+      const request = c.spec?.resources?.requests?.storage;
+      const capacity = c.status?.capacity?.storage;
+      const vac = c.spec?.volumeAttributesClassName;
+      const grow = request !== undefined && (capacity === undefined || toBytes(String(request)) > toBytes(String(capacity)));
+      const modify = vac && c.status?.currentVolumeAttributesClassName !== vac;
+      if (!grow && !modify) continue;
+      this.update("persistentvolumeclaims", c.metadata.namespace, c.metadata.name, (next: any) => {
+        if (grow) next.status.capacity = { ...(next.status.capacity ?? {}), storage: request };
+        if (modify) next.status.currentVolumeAttributesClassName = vac;
+        delete next.status.modifyVolumeStatus;
+        delete next.status.allocatedResourceStatuses;
+        if (next.status.conditions) next.status.conditions = next.status.conditions.filter((x: any) => !/Resiz|ModifyingVolume/.test(x.type));
+      }, "csi-resizer");
+      done.push(c.metadata.name);
+    }
+    return done;
+  }
+
+  /** Forget every object, the audit log, and the HTTP server's log, faults, hooks and denials. */
+  reset(): void {
+    this.store.clear();
+    this.http.reset();
+    this.controllers.drivers.clear();
+    this.controllers.volumes.clear();
   }
 
   get audit(): readonly AuditEntry[] {
@@ -150,6 +262,17 @@ export class SimCluster {
     return at === undefined ? undefined : new Date(at);
   }
 }
+
+const resourceNamed = (name: string): Resource => {
+  if (!(name in RESOURCES)) throw new Error(`the simulated cluster does not store ${name}: it stores ${Object.keys(RESOURCES).join(", ")}`);
+  return name as Resource;
+};
+
+const resourceOfKind = (kind: unknown): Resource => {
+  const r = (Object.keys(RESOURCES) as Resource[]).find((x) => RESOURCES[x].kind === kind);
+  if (!r) throw new Error(`the simulated cluster does not store kind ${String(kind)}`);
+  return r;
+};
 
 /** A StatefulSet manifest as a person would write it (the demo, tests and property scenarios). */
 export interface SetSpec {

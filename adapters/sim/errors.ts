@@ -175,3 +175,64 @@ export function serverTimeout(request: string): ApiError {
     { request },
   );
 }
+
+// Refusals of the HTTP layer (authentication, RBAC, routing, bodies), as Status bodies.
+
+/** RBAC's refusal: names the user, the verb and the resource (forbidden.txt). */
+export function forbiddenByRbac(user: string, verb: string, r: ResourceName, namespace: string | undefined, name?: string): ApiError {
+  const scope = namespace ? `in the namespace "${namespace}"` : "at the cluster scope";
+  const subject = name !== undefined ? `${qualified(r)} "${name}"` : qualified(r);
+  return apiErrorFrom(
+    403,
+    failure(403, "Forbidden", `${subject} is forbidden: User "${user}" cannot ${verb} resource "${r.plural}" in API group "${r.group}" ${scope}`, {
+      ...(name !== undefined ? { name } : {}),
+      ...groupDetail(r),
+      kind: r.plural,
+    }),
+  );
+}
+
+/** A missing or unknown bearer token (unauthorized.txt). */
+export const unauthorized = (): ApiError => apiErrorFrom(401, failure(401, "Unauthorized", "Unauthorized"));
+
+/** A URL the server has no handler for (a group/version it does not serve). */
+export const notServed = (): ApiError => apiErrorFrom(404, failure(404, "NotFound", "the server could not find the requested resource", {}));
+
+export const badRequest = (message: string): ApiError => apiErrorFrom(400, failure(400, "BadRequest", message));
+
+export const methodNotAllowed = (): ApiError =>
+  apiErrorFrom(405, failure(405, "MethodNotAllowed", "the server does not allow this method on the requested resource"));
+
+export const unsupportedMediaType = (): ApiError =>
+  apiErrorFrom(
+    415,
+    failure(
+      415,
+      "UnsupportedMediaType",
+      "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
+    ),
+  );
+
+export const serviceUnavailable = (): ApiError => apiErrorFrom(503, failure(503, "ServiceUnavailable", "the server is currently unable to handle the request"));
+
+/** A list continued with a token older than the compaction window. */
+export const continueExpired = (): ApiError =>
+  apiErrorFrom(
+    410,
+    failure(
+      410,
+      "Expired",
+      "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.",
+    ),
+  );
+
+/** An apply without `fieldManager`. */
+export const fieldManagerRequired = (): ApiError =>
+  apiErrorFrom(
+    422,
+    failure(422, "Invalid", 'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch', {
+      group: "meta.k8s.io",
+      kind: "PatchOptions",
+      causes: [{ reason: "FieldValueRequired", message: "Required value: is required for apply patch", field: "fieldManager" }],
+    }),
+  );

@@ -155,6 +155,36 @@ export class FieldOwners {
     return { merged, conflicts: [] };
   }
 
+  /** The ownership table an object's `metadata.managedFields` describe (an object seeded as captured). */
+  static fromManagedFields(entries: unknown): FieldOwners {
+    const owners = new FieldOwners();
+    if (!Array.isArray(entries)) return owners;
+    for (const e of entries as Json[]) {
+      if (typeof e.manager !== "string") continue;
+      const fields = new Set<string>();
+      // FieldsV1: `f:<name>` maps; a node with no `f:` children (or a list's `k:`/`v:` items) is a leaf here.
+      const walk = (node: unknown, path: string[]) => {
+        const children = isObject(node) ? Object.keys(node).filter((k) => k.startsWith("f:")) : [];
+        if (!children.length) {
+          if (path.length > 1) fields.add(pathKey(path));
+          return;
+        }
+        for (const k of children) walk((node as Json)[k], [...path, k.slice(2)]);
+      };
+      walk(e.fieldsV1, []);
+      owners.entries.push({
+        manager: e.manager,
+        operation: e.operation === "Apply" ? "Apply" : "Update",
+        apiVersion: typeof e.apiVersion === "string" ? e.apiVersion : "v1",
+        ...(typeof e.subresource === "string" ? { subresource: e.subresource } : {}),
+        time: typeof e.time === "string" ? e.time : "",
+        fields,
+      });
+    }
+    owners.prune();
+    return owners;
+  }
+
   /** `metadata.managedFields` as the API server returns it (FieldsV1). */
   render(apiVersion: string): Json[] {
     return this.entries.map((e) => {

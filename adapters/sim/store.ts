@@ -163,6 +163,36 @@ export class Store {
   }
 
   /**
+   * Store an object as it was captured elsewhere (a fixture): its uid, creationTimestamp,
+   * resourceVersion and managedFields are kept, and later writes get higher resourceVersions.
+   * Replaces an object of the same name. Not an API request: nothing is audited.
+   */
+  seed(r: Resource, obj: Json): Json {
+    const m = { ...(obj.metadata as Json) } as Json & { name: string; namespace?: string };
+    if (!RESOURCES[r].namespaced) delete m.namespace;
+    else m.namespace ??= "default";
+    m.uid ??= this.prng.uuid();
+    m.creationTimestamp ??= this.clock.stamp();
+    const given = Number(m.resourceVersion);
+    if (m.resourceVersion !== undefined && Number.isInteger(given)) this.revision = Math.max(this.revision, given);
+    else m.resourceVersion = this.nextVersion();
+    const owners = FieldOwners.fromManagedFields(m.managedFields);
+    delete m.managedFields;
+    const stored: Json = { ...structuredClone(obj), metadata: m };
+    delete stored.apiVersion;
+    delete stored.kind;
+    this.table(r).set(keyOf(m.namespace, m.name), { obj: stored, owners });
+    this.writes++;
+    return stored;
+  }
+
+  /** Forget every object and the audit log (resourceVersions keep rising). */
+  clear(): void {
+    for (const table of this.data.values()) table.clear();
+    this.audit.length = 0;
+  }
+
+  /**
    * Replace an object (a new resourceVersion), recording `manager` as the writer of what changed,
    * or installing `owners` computed by an apply.
    */

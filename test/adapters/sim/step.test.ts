@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { runStep } from "../../../functions/step.js";
 import { SimCluster, claimTemplate, statefulSetManifest } from "../../../adapters/sim/cluster.js";
-import { boundedNote } from "../../../adapters/sim/writer.js";
+import { fitNote } from "../../../adapters/kube/events.js";
 import type { Json } from "../../../adapters/sim/store.js";
 import type { Snapshot } from "../../../core/types.js";
 import type { StateReader } from "../../../core/ports.js";
@@ -71,9 +71,9 @@ describe("runStep on the simulated cluster", () => {
 
   it("keeps event notes within the API server's 1 kB limit", () => {
     const long = "é".repeat(800);
-    const bounded = boundedNote(long);
+    const bounded = fitNote(long);
     expect(new TextEncoder().encode(bounded).length).toBeLessThanOrEqual(1024);
     expect(bounded.endsWith("...")).toBe(true);
-    expect(boundedNote("short")).toBe("short");
+    expect(fitNote("short")).toBe("short");
   });
 });

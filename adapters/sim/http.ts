@@ -1,0 +1,454 @@
+// The simulated API server over HTTP: a `fetch` handler (Request in, Response out) with the real
+// paths, verbs and content types, bearer tokens and RBAC rules, `limit`/`continue` paging, the
+// API server's Status bodies, a request log, and per-request faults and hooks for tests. Every
+// consumer of the simulated cluster reaches it this way, through the production KubeClient.
+import { parse as parseYaml } from "yaml";
+import { ApiError } from "../api-error.js";
+import { SelectorSyntaxError } from "../kube/label-selector.js";
+import type { SimApi } from "./api.js";
+import {
+  badRequest,
+  continueExpired,
+  fieldManagerRequired,
+  forbiddenByRbac,
+  internalError,
+  invalid,
+  methodNotAllowed,
+  notServed,
+  serverTimeout,
+  serviceUnavailable,
+  tooManyRequests,
+  unauthorized,
+  unsupportedMediaType,
+  type FieldError,
+} from "./errors.js";
+import { RESOURCES, type Json, type Resource } from "./store.js";
+
+/** RBAC verbs, as a Role grants them. */
+export type Verb = "get" | "list" | "watch" | "create" | "patch" | "update" | "delete" | "deletecollection";
+
+export interface PolicyRule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+}
+
+/** Who a bearer token is, and what RBAC lets it do (no rules: everything). */
+export interface Identity {
+  user: string;
+  rules?: PolicyRule[];
+}
+
+/** A request as the server understood it (what hooks, faults and the request log see). */
+export interface RequestInfo {
+  method: string;
+  verb: Verb;
+  group: string;
+  version: string;
+  resource: string;
+  namespace?: string;
+  name?: string;
+  query: URLSearchParams;
+  contentType: string;
+  /** Parsed JSON (or YAML, for apply) body, when there is one. */
+  body?: unknown;
+  headers: Headers;
+}
+
+/** Which requests a fault or hook applies to: `"patch persistentvolumeclaims"`, `"list *"`, `"* pods"`, or a predicate. */
+export type Match = string | ((r: RequestInfo) => boolean);
+
+/** An injected failure, answered with the API server's own body for that code. */
+export type Failure =
+  | { code: 429; retryAfterSeconds?: number }
+  | { code: 410 | 500 | 503 | 504 }
+  | { code: number; body: unknown; headers?: Record<string, string> }
+  /** No answer until the client gives up (its AbortSignal), then a 504. */
+  | { hang: true };
+
+export interface Counters {
+  /** `"<verb> <resource>"` → requests, e.g. `"list pods": 1`. */
+  byRequest: Record<string, number>;
+  /** get + list + watch. */
+  reads: number;
+  /** create, patch, update, delete. */
+  writes: number;
+  total: number;
+}
+
+export interface SimHttpOptions {
+  /** Bearer tokens the server accepts; absent = no authentication (every request is allowed). */
+  tokens?: Record<string, Identity>;
+  /** storage.k8s.io versions serving VolumeAttributesClasses: ["v1"] (1.34+), ["v1beta1"] (1.31–1.33), [] before. */
+  volumeAttributesClassVersions?: readonly ("v1" | "v1beta1")[];
+}
+
+/** Where the simulated cluster's API server "listens": only its own fetch handler answers here. */
+export const SIM_SERVER = "https://sim.claimstep.invalid";
+
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const DNS1123_SUBDOMAIN =
+  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+const validSubdomain = (s: string) => s.length <= 253 && DNS_SUBDOMAIN.test(s);
+const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
+
+const APPLY = "application/apply-patch+yaml";
+const MERGE = "application/merge-patch+json";
+
+const byPath = new Map<string, Resource>((Object.keys(RESOURCES) as Resource[]).map((r) => [`${RESOURCES[r].group}/${r}`, r]));
+
+const json = (body: unknown, status: number, headers: Record<string, string> = {}): Response =>
+  new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json", ...headers } });
+
+/** The Response of a refusal: the Status body, and Retry-After when the server asks for a wait. */
+export function errorResponse(err: ApiError): Response {
+  const body = err.status ?? { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message: err.message, code: err.code };
+  return json(body, err.code || 500, err.retryAfterSeconds !== undefined ? { "Retry-After": String(err.retryAfterSeconds) } : {});
+}
+
+const verbOf = (method: string, name: string | undefined, query: URLSearchParams): Verb | undefined => {
+  switch (method) {
+    case "GET":
+      return name ? "get" : query.get("watch") === "true" || query.get("watch") === "1" ? "watch" : "list";
+    case "POST":
+      return "create";
+    case "PATCH":
+      return "patch";
+    case "PUT":
+      return "update";
+    case "DELETE":
+      return name ? "delete" : "deletecollection";
+    default:
+      return undefined;
+  }
+};
+
+/** A continue token: where the next page starts, and the list's resourceVersion (for expiry). */
+const encodeContinue = (start: number, rv: string) => btoa(JSON.stringify({ start, rv }));
+
+export class SimHttp {
+  private log: RequestInfo[] = [];
+  private faults: { match: Match; failure: Failure; left: number }[] = [];
+  private hooks: { match: Match; hook: (r: RequestInfo) => unknown }[] = [];
+  private denied = new Set<string>();
+  /** Continue tokens older than this resourceVersion answer 410 (set by `expireContinueTokens`). */
+  private continueFloor = 0;
+  /** Exceptions that are bugs of the simulation, not API answers: tests assert there are none. */
+  readonly bugs: Error[] = [];
+
+  constructor(
+    private readonly api: () => SimApi,
+    private readonly opts: SimHttpOptions = {},
+  ) {}
+
+  /** The handler for Request objects (msw, workerd's outbound fetch, a socket bridge). */
+  readonly fetch = async (request: Request): Promise<Response> => {
+    const method = request.method.toUpperCase();
+    const text = method === "GET" || method === "HEAD" ? "" : await request.text();
+    return this.handle(method, request.url, request.headers, text, request.signal);
+  };
+
+  /** The same handler in the KubeClient's `fetch(url, init)` shape, without building a Request. */
+  readonly fetchLike = async (url: string, init: RequestInit = {}): Promise<Response> => {
+    const body = init.body;
+    if (body !== undefined && body !== null && typeof body !== "string") throw new TypeError("the simulated API server takes string bodies");
+    return this.handle((init.method ?? "GET").toUpperCase(), url, new Headers(init.headers), body ?? "", init.signal ?? undefined);
+  };
+
+  counters(): Counters {
+    const byRequest: Record<string, number> = {};
+    let reads = 0;
+    for (const r of this.log) {
+      const k = `${r.verb} ${r.resource}`;
+      byRequest[k] = (byRequest[k] ?? 0) + 1;
+      if (r.verb === "get" || r.verb === "list" || r.verb === "watch") reads++;
+    }
+    return { byRequest, reads, writes: this.log.length - reads, total: this.log.length };
+  }
+
+  /** Requests seen since the last reset, in order. */
+  requests(): RequestInfo[] {
+    return [...this.log];
+  }
+
+  resetCounters(): void {
+    this.log = [];
+  }
+
+  /** Forget the request log, faults, hooks and denials. */
+  reset(): void {
+    this.log = [];
+    this.faults = [];
+    this.hooks = [];
+    this.denied = new Set();
+    this.continueFloor = 0;
+    this.bugs.length = 0;
+  }
+
+  /** Answer the next `times` matching requests with a failure instead. */
+  failNext(match: Match, failure: Failure, times = 1): void {
+    this.faults.push({ match, failure, left: times });
+  }
+
+  /** Run `hook` just before the next matching request is handled (e.g. a racing writer). */
+  beforeNext(match: Match, hook: (r: RequestInfo) => unknown): void {
+    this.hooks.push({ match, hook });
+  }
+
+  /** Refuse a verb on a resource as RBAC would (403 naming both). */
+  deny(verb: Verb, resource: string): void {
+    this.denied.add(`${verb} ${resource}`);
+  }
+
+  /** Continue tokens handed out so far answer 410 Expired (etcd compacted past them). */
+  expireContinueTokens(currentRevision: string): void {
+    this.continueFloor = Number(currentRevision) + 1;
+  }
+
+  private async handle(method: string, href: string, headers: Headers, text: string, signal?: AbortSignal): Promise<Response> {
+    try {
+      return await this.route(method, href, headers, text, signal);
+    } catch (err) {
+      if (err instanceof ApiError) return errorResponse(err);
+      // A bug of the simulation: recorded for the tests, answered as a real server would a panic.
+      this.bugs.push(err as Error);
+      return errorResponse(internalError(`${method} ${href}`));
+    }
+  }
+
+  private parse(method: string, url: URL, headers: Headers, text: string): RequestInfo {
+    const prefix = new URL(SIM_SERVER).pathname.replace(/\/+$/, "");
+    const parts = url.pathname.slice(prefix.length).split("/").filter(Boolean).map(decodeURIComponent);
+    let group: string;
+    let version: string | undefined;
+    let rest: string[];
+    if (parts[0] === "api") [group, version, rest] = ["", parts[1], parts.slice(2)];
+    else if (parts[0] === "apis") [group, version, rest] = [parts[1] ?? "", parts[2], parts.slice(3)];
+    else throw notServed();
+    if (!version) throw notServed();
+    let namespace: string | undefined;
+    if (rest[0] === "namespaces" && rest.length >= 3) [namespace, rest] = [rest[1], rest.slice(2)];
+    const [resource, name, sub] = rest;
+    if (!resource || sub !== undefined) throw notServed();
+    const verb = verbOf(method, name, url.searchParams);
+    if (!verb) throw methodNotAllowed();
+    const contentType = (headers.get("content-type") ?? "").split(";")[0]!.trim();
+    let body: unknown;
+    if (text) {
+      try {
+        body = contentType === APPLY ? parseYaml(text) : JSON.parse(text);
+      } catch (err) {
+        throw badRequest(`the request body is not valid ${contentType === APPLY ? "YAML" : "JSON"}: ${(err as Error).message}`);
+      }
+    }
+    return {
+      method,
+      verb,
+      group,
+      version,
+      resource,
+      ...(namespace !== undefined ? { namespace } : {}),
+      ...(name !== undefined ? { name } : {}),
+      query: url.searchParams,
+      contentType,
+      ...(body !== undefined ? { body } : {}),
+      headers,
+    };
+  }
+
+  private matches(m: Match, r: RequestInfo): boolean {
+    if (typeof m === "function") return m(r);
+    const [verb = "*", resource = "*"] = m.trim().split(/\s+/);
+    return (verb === "*" || verb === r.verb) && (resource === "*" || resource === r.resource);
+  }
+
+  private allowed(identity: Identity | undefined, r: RequestInfo): boolean {
+    if (this.denied.has(`${r.verb} ${r.resource}`)) return false;
+    if (!identity?.rules) return true;
+    return identity.rules.some(
+      (rule) =>
+        (rule.apiGroups.includes("*") || rule.apiGroups.includes(r.group)) &&
+        (rule.resources.includes("*") || rule.resources.includes(r.resource)) &&
+        (rule.verbs.includes("*") || rule.verbs.includes(r.verb)),
+    );
+  }
+
+  private authenticate(headers: Headers): Identity | undefined {
+    if (!this.opts.tokens) return undefined;
+    const auth = headers.get("authorization") ?? "";
+    const token = /^Bearer (.+)$/.exec(auth)?.[1];
+    const identity = token !== undefined ? this.opts.tokens[token] : undefined;
+    if (!identity) throw unauthorized();
+    return identity;
+  }
+
+  private served(r: Resource, version: string): boolean {
+    if (r === "volumeattributesclasses") return (this.opts.volumeAttributesClassVersions ?? ["v1"]).includes(version as "v1");
+    return RESOURCES[r].apiVersion.endsWith(`/${version}`) || RESOURCES[r].apiVersion === version;
+  }
+
+  private async route(method: string, href: string, headers: Headers, text: string, signal?: AbortSignal): Promise<Response> {
+    const r = this.parse(method, new URL(href), headers, text);
+    this.log.push(r);
+    const identity = this.authenticate(headers);
+    const resource = byPath.get(`${r.group}/${r.resource}`);
+    if (!this.allowed(identity, r)) {
+      const shape = resource ? RESOURCES[resource] : { plural: r.resource, group: r.group, kind: r.resource };
+      throw forbiddenByRbac(identity?.user ?? "system:anonymous", r.verb, shape, r.namespace, r.verb === "create" || r.verb === "list" ? undefined : r.name);
+    }
+    if (!resource || !this.served(resource, r.version)) throw notServed();
+    const info = RESOURCES[resource];
+    if (info.namespaced ? r.namespace === undefined && r.verb !== "list" : r.namespace !== undefined) throw notServed();
+
+    const hookAt = this.hooks.findIndex((h) => this.matches(h.match, r));
+    if (hookAt >= 0) await this.hooks.splice(hookAt, 1)[0]!.hook(r);
+    const fault = this.faults.find((f) => f.left > 0 && this.matches(f.match, r));
+    if (fault) {
+      fault.left--;
+      this.faults = this.faults.filter((f) => f.left > 0);
+      return this.failure(fault.failure, `${r.verb} ${r.resource}`, signal);
+    }
+    // Who the audit log and managedFields name: the fieldManager, else the client's user agent.
+    const actor = r.query.get("fieldManager") ?? (headers.get("user-agent") ?? "unknown").split(/[/ ]/)[0]!;
+    const api = this.api();
+    switch (r.verb) {
+      case "get":
+        return json(await api.get(resource, r.namespace, r.name!), 200);
+      case "list":
+        return this.list(api, resource, r);
+      case "create":
+        if (r.name) throw methodNotAllowed();
+        return json(await api.create(resource, this.creatable(resource, r), { fieldManager: actor }), 201);
+      case "patch":
+        return this.patch(api, resource, r, actor);
+      case "delete":
+        return this.delete(api, resource, r, actor);
+      case "watch":
+        throw badRequest("the simulated API server does not serve watches");
+      default:
+        throw methodNotAllowed();
+    }
+  }
+
+  private async failure(f: Failure, request: string, signal?: AbortSignal): Promise<Response> {
+    if ("hang" in f) {
+      await new Promise<void>((resolve) => {
+        if (!signal) return resolve();
+        if (signal.aborted) return resolve();
+        signal.addEventListener("abort", () => resolve(), { once: true });
+      });
+      return errorResponse(serverTimeout(request));
+    }
+    if ("body" in f) return json(f.body, f.code, f.headers);
+    switch (f.code) {
+      case 429:
+        return errorResponse(tooManyRequests(f.retryAfterSeconds ?? 1, request));
+      case 410:
+        return errorResponse(continueExpired());
+      case 500:
+        return errorResponse(internalError(request));
+      case 503:
+        return errorResponse(serviceUnavailable());
+      case 504:
+        return errorResponse(serverTimeout(request));
+    }
+    return errorResponse(internalError(request));
+  }
+
+  private async list(api: SimApi, resource: Resource, r: RequestInfo): Promise<Response> {
+    if (r.query.has("fieldSelector")) throw badRequest("the simulated API server does not support fieldSelector");
+    let all;
+    try {
+      all = await api.list(resource, r.namespace, { labelSelector: r.query.get("labelSelector") ?? "" });
+    } catch (err) {
+      if (err instanceof SelectorSyntaxError) throw badRequest(err.message);
+      throw err;
+    }
+    let start = 0;
+    const token = r.query.get("continue");
+    if (token) {
+      let parsed: { start?: unknown; rv?: unknown };
+      try {
+        parsed = JSON.parse(atob(token)) as typeof parsed;
+      } catch {
+        throw badRequest(`continue key is not valid: ${token}`);
+      }
+      if (typeof parsed.start !== "number" || typeof parsed.rv !== "string") throw badRequest(`continue key is not valid: ${token}`);
+      if (Number(parsed.rv) < this.continueFloor) throw continueExpired();
+      start = parsed.start;
+    }
+    const limit = Number(r.query.get("limit") ?? "0");
+    const end = limit > 0 ? Math.min(all.items.length, start + limit) : all.items.length;
+    const metadata: Json = { resourceVersion: all.metadata.resourceVersion };
+    if (end < all.items.length) {
+      metadata.continue = encodeContinue(end, all.metadata.resourceVersion);
+      metadata.remainingItemCount = all.items.length - end;
+    }
+    const info = RESOURCES[resource];
+    // List items carry no apiVersion/kind: the list does.
+    const items = all.items.slice(start, end).map(({ apiVersion: _a, kind: _k, ...item }) => item);
+    return json({ kind: `${info.kind}List`, apiVersion: info.group ? `${info.group}/${r.version}` : r.version, metadata, items }, 200);
+  }
+
+  /** A create body checked as the API server does before storing it. */
+  private creatable(resource: Resource, r: RequestInfo): Json {
+    const info = RESOURCES[resource];
+    if (!isObject(r.body)) throw badRequest("the request body must be a JSON object");
+    const o = structuredClone(r.body);
+    if (o.kind !== info.kind) throw badRequest(`the kind in the data (${String(o.kind)}) does not match the expected kind (${info.kind})`);
+    if (!isObject(o.metadata)) throw badRequest("metadata is required");
+    const m = o.metadata;
+    if (info.namespaced) {
+      if (m.namespace !== undefined && m.namespace !== r.namespace) {
+        throw badRequest("the namespace of the provided object does not match the namespace sent on the request");
+      }
+      m.namespace = r.namespace;
+    }
+    const errors: FieldError[] = [];
+    const name = typeof m.name === "string" ? m.name : undefined;
+    const generateName = typeof m.generateName === "string" ? m.generateName : undefined;
+    if (!name && !generateName) errors.push({ type: "Required", field: "metadata.name", detail: "name or generateName is required" });
+    else if (name && !validSubdomain(name)) errors.push({ type: "Invalid", field: "metadata.name", value: name, detail: DNS1123_SUBDOMAIN });
+    if (errors.length) throw invalid(info, name ?? "", errors);
+    return o;
+  }
+
+  private async patch(api: SimApi, resource: Resource, r: RequestInfo, actor: string): Promise<Response> {
+    if (r.contentType === APPLY) {
+      if (!r.query.get("fieldManager")) throw fieldManagerRequired();
+      const applied = r.body;
+      if (!isObject(applied) || !isObject(applied.metadata)) throw badRequest("the apply patch must be an object with metadata");
+      if (resource !== "persistentvolumeclaims") throw badRequest(`the simulated API server applies PersistentVolumeClaims only, not ${resource}`);
+      if (applied.metadata.name !== r.name) throw badRequest(`the name of the object (${String(applied.metadata.name)}) does not match the name on the URL (${r.name})`);
+      if (applied.metadata.namespace !== undefined && applied.metadata.namespace !== r.namespace) {
+        throw badRequest("the namespace of the provided object does not match the namespace sent on the request");
+      }
+      const manifest = { ...applied, metadata: { ...applied.metadata, namespace: r.namespace } };
+      return json(await api.applyClaim(manifest, { fieldManager: actor, force: r.query.get("force") === "true" }), 200);
+    }
+    if (r.contentType === MERGE) {
+      if (!isObject(r.body)) throw badRequest("a merge patch must be a JSON object");
+      return json(await api.mergePatch(resource, r.namespace, r.name!, r.body, { fieldManager: actor }), 200);
+    }
+    throw unsupportedMediaType();
+  }
+
+  private async delete(api: SimApi, resource: Resource, r: RequestInfo, actor: string): Promise<Response> {
+    const options = isObject(r.body) ? r.body : {};
+    const pre = isObject(options.preconditions) ? options.preconditions : {};
+    const policy = String(options.propagationPolicy ?? r.query.get("propagationPolicy") ?? "Background");
+    if (!["Orphan", "Background", "Foreground"].includes(policy)) throw badRequest(`propagationPolicy ${policy} is not supported: use Orphan, Background or Foreground`);
+    const last = await api.delete(resource, r.namespace, r.name!, {
+      fieldManager: actor,
+      preconditions: {
+        ...(typeof pre.uid === "string" ? { uid: pre.uid } : {}),
+        ...(typeof pre.resourceVersion === "string" ? { resourceVersion: pre.resourceVersion } : {}),
+      },
+      propagationPolicy: policy as "Orphan" | "Background" | "Foreground",
+    });
+    if (policy === "Orphan") return json(last, 200);
+    const info = RESOURCES[resource];
+    const uid = (last.metadata as Json).uid;
+    return json({ kind: "Status", apiVersion: "v1", metadata: {}, status: "Success", details: { name: r.name, ...(info.group ? { group: info.group } : {}), kind: resource, uid } }, 200);
+  }
+}
