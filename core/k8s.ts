@@ -2,8 +2,28 @@
 // through untouched (real objects carry managedFields, status fields we ignore, …); the
 // fields the planner uses are checked.
 import { z } from "zod";
+import { QuantityError, quantityOfNumber } from "./quantity.js";
 
 const stringMap = z.record(z.string(), z.string());
+
+/**
+ * A resource quantity: a string, or a JSON number as the API server accepts (rule 14), read as
+ * its canonical string (1073741824 → "1073741824", 10000 → "10k"), so every reader sees strings.
+ * A number that is no quantity (fractional, negative) is refused here with the reason.
+ */
+export const Quantity = z
+  .union([z.string(), z.number()], { error: 'expected a quantity: a string such as "20Gi" or a whole number of bytes' })
+  .transform((q, ctx): string => {
+    if (typeof q === "string") return q;
+    try {
+      return quantityOfNumber(q);
+    } catch (err) {
+      if (!(err instanceof QuantityError)) throw err;
+      ctx.issues.push({ code: "custom", message: err.message, input: q });
+      return z.NEVER;
+    }
+  });
+const quantityMap = z.record(z.string(), Quantity);
 
 export const ObjectMeta = z.looseObject({
   name: z.string().min(1),
@@ -39,7 +59,7 @@ export type Condition = z.infer<typeof Condition>;
 export const PersistentVolumeClaimSpec = z.looseObject({
   accessModes: z.array(z.string()).optional(),
   resources: z
-    .looseObject({ requests: stringMap.optional(), limits: stringMap.optional() })
+    .looseObject({ requests: quantityMap.optional(), limits: quantityMap.optional() })
     .optional(),
   storageClassName: z.string().nullable().optional(),
   volumeMode: z.string().optional(),
@@ -53,9 +73,9 @@ export type PersistentVolumeClaimSpec = z.infer<typeof PersistentVolumeClaimSpec
 
 export const PersistentVolumeClaimStatus = z.looseObject({
   phase: z.string().optional(),
-  capacity: stringMap.optional(),
+  capacity: quantityMap.optional(),
   conditions: z.array(Condition).optional(),
-  allocatedResources: stringMap.optional(),
+  allocatedResources: quantityMap.optional(),
   allocatedResourceStatuses: stringMap.optional(),
   currentVolumeAttributesClassName: z.string().nullable().optional(),
   modifyVolumeStatus: z

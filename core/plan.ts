@@ -1,8 +1,8 @@
-// planStep: the single next safe action for one StatefulSet (DESIGN.md rules 1–12).
+// planStep: the single next safe action for one StatefulSet (DESIGN.md rules 1–14).
 // Pure: a function of the snapshot and the time it is given.
 import { makeDecision } from "./decision.js";
 import type { ClaimTemplate, PersistentVolumeClaim, StatefulSet, StorageClass } from "./k8s.js";
-import { parseQuantity, toBytes } from "./quantity.js";
+import { parseQuantity, quantityString, toBytes } from "./quantity.js";
 import { claimReadiness } from "./readiness.js";
 import { revisionOf } from "./revision.js";
 import { desiredTemplates } from "./templates.js";
@@ -95,6 +95,8 @@ interface Context {
   revision: string;
   classes: Map<string, StorageClass>;
   vacs: Set<string> | undefined;
+  /** Claims with a deletionTimestamp, by name: treated as missing (rule 13), kept only to say so. */
+  deleting: Map<string, PersistentVolumeClaim>;
 }
 
 function planClaim(ctx: Context, t: ClaimTemplate, ordinal: number, pvc: PersistentVolumeClaim | undefined): ClaimPlan {
@@ -104,7 +106,8 @@ function planClaim(ctx: Context, t: ClaimTemplate, ordinal: number, pvc: Persist
   const vac = t.spec.volumeAttributesClassName ?? undefined;
 
   if (!pvc) {
-    const readiness = claimReadiness(undefined, { storageBytes: tplBytes }, name);
+    // Missing, or being deleted (rule 13): readiness says which.
+    const readiness = claimReadiness(ctx.deleting.get(name), { storageBytes: tplBytes }, name);
     return {
       template: t,
       needsUpdate: false,
@@ -114,10 +117,13 @@ function planClaim(ctx: Context, t: ClaimTemplate, ordinal: number, pvc: Persist
     };
   }
 
-  const specStorage = pvc.spec.resources?.requests?.storage;
+  // Rule 14: a JSON number is a quantity too (objects not parsed by the schemas may carry one).
+  const rawSpec = pvc.spec.resources?.requests?.storage as string | number | undefined;
+  let specStorage = rawSpec === undefined ? undefined : String(rawSpec);
   let specBytes = 0n;
   let badSpec: string | undefined;
   try {
+    specStorage = rawSpec === undefined ? undefined : quantityString(rawSpec);
     specBytes = specStorage === undefined ? 0n : toBytes(specStorage);
   } catch (err) {
     badSpec = (err as Error).message;
@@ -318,8 +324,15 @@ export function planStep(snapshot: Snapshot, now: Date): Decision {
     revision,
     classes: new Map(snapshot.storageClasses.map((c) => [c.metadata.name, c])),
     vacs: snapshot.volumeAttributesClasses ? new Set(snapshot.volumeAttributesClasses.map((v) => v.metadata.name)) : undefined,
+    deleting: new Map(),
   };
-  const claims = new Map(snapshot.claims.map((c) => [c.metadata.name, c]));
+  // Rule 13: a claim with a deletionTimestamp is going away. It is left out of the index every
+  // rule reads, so it is treated as missing: never written, never ready, never at the revision.
+  const claims = new Map<string, PersistentVolumeClaim>();
+  for (const c of snapshot.claims) {
+    if (c.metadata.deletionTimestamp) ctx.deleting.set(c.metadata.name, c);
+    else claims.set(c.metadata.name, c);
+  }
   const pods = new Map(snapshot.pods.map((p) => [p.metadata.name, { ...(p.status?.phase ? { phase: p.status.phase } : {}) }]));
 
   const inScope: OrdinalPlan[] = [];
@@ -345,6 +358,7 @@ export function planStep(snapshot: Snapshot, now: Date): Decision {
   const inFlight = inScope.filter(occupied).length;
   const waits: { ordinal: number; message: string; notBound: boolean }[] = [];
   let missing = 0;
+  const deleting: string[] = [];
   let noSlot: number | undefined;
   for (const o of inScope) {
     // A claim claimstep already brought to the revision whose resize failed for good.
@@ -378,7 +392,10 @@ export function planStep(snapshot: Snapshot, now: Date): Decision {
     }
     for (const c of o.claims) {
       const r = c.report.readiness;
-      if (!c.report.exists) missing++;
+      if (!c.report.exists) {
+        missing++;
+        if (ctx.deleting.has(c.report.claim)) deleting.push(c.report.readiness.state === "Missing" ? c.report.readiness.message : c.report.claim);
+      }
       else if (!c.done && r.state !== "Ready") waits.push({ ordinal: o.ordinal, message: r.message, notBound: r.state === "NotBound" });
     }
   }
@@ -409,7 +426,9 @@ export function planStep(snapshot: Snapshot, now: Date): Decision {
     return decide({
       phase: "Waiting",
       reason: "ClaimMissing",
-      message: `${missing} claim(s) in scope do not exist yet; the StatefulSet controller creates them, then claimstep updates them`,
+      message: deleting.length
+        ? `${deleting[0]}, then claimstep updates it${missing > 1 ? ` (${missing} claim(s) in scope are missing or being deleted)` : ""}`
+        : `${missing} claim(s) in scope do not exist yet; the StatefulSet controller creates them, then claimstep updates them`,
     });
   }
 
@@ -434,7 +453,7 @@ function reportOnly(ctx: Context, templates: ClaimTemplate[], ordinal: number, c
       const pvc = claims.get(name);
       const readiness = pvc
         ? claimReadiness(pvc, { storageBytes: safeBytes(pvc.spec.resources?.requests?.storage) }, name)
-        : claimReadiness(undefined, { storageBytes: 0n }, name);
+        : claimReadiness(ctx.deleting.get(name), { storageBytes: 0n }, name);
       const report: ClaimReport = {
         template: t.metadata.name,
         claim: name,
@@ -449,7 +468,7 @@ function reportOnly(ctx: Context, templates: ClaimTemplate[], ordinal: number, c
   };
 }
 
-const safeBytes = (q: string | undefined): bigint => {
+const safeBytes = (q: string | number | undefined): bigint => {
   if (q === undefined) return 0n;
   try {
     return parseQuantity(q) >= 0n ? toBytes(q) : 0n;

@@ -1,11 +1,13 @@
 // Kubernetes resource quantities, exactly, with BigInt. Values are held in nano-units (the
 // finest precision Kubernetes keeps; finer values round up, as resource.Quantity does).
 //   <quantity> ::= <sign>? <digits>[.<digits>] (<binarySI> | <decimalSI> | e<signed int>)?
+// A quantity may also be a JSON number, as the API server accepts (`"storage": 1073741824`):
+// a non-negative integer, read as its canonical decimal form (rule 14).
 
 export class QuantityError extends Error {
   override readonly name = "QuantityError";
-  constructor(readonly input: string, reason: string) {
-    super(`invalid quantity ${JSON.stringify(input)}: ${reason} (examples: 20Gi, 500M, 1.5Ti, 1e9)`);
+  constructor(readonly input: string | number, reason: string) {
+    super(`invalid quantity ${typeof input === "number" ? String(input) : JSON.stringify(input)}: ${reason} (examples: 20Gi, 500M, 1.5Ti, 1e9)`);
   }
 }
 
@@ -23,14 +25,46 @@ const decimalSI: Record<string, number> = { n: -9, u: -6, m: -3, "": 0, k: 3, M:
 
 const GRAMMAR = /^([+-]?)(\d*)(?:\.(\d*))?(?:(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])|[eE]([+-]?\d+))?$/;
 
+/**
+ * The largest storage request claimstep accepts in a template: 2^63−1 bytes, the largest size a
+ * CSI driver can be asked for (CapacityRange is an int64). 8Ei is 2^63, one byte too many.
+ */
+export const MAX_STORAGE_BYTES = (1n << 63n) - 1n;
+
+/** A quantity as the API server accepts it: a string, or a JSON number. */
+export type QuantityInput = string | number;
+
+const decimalSuffixes = ["", "k", "M", "G", "T", "P", "E"];
+
+/**
+ * A JSON number as the canonical quantity string the API server would return for it (DecimalSI:
+ * 1000 → "1k", 1073741824 → "1073741824"). Only non-negative integers are quantities here.
+ */
+export function quantityOfNumber(n: number): string {
+  if (typeof n !== "number" || !Number.isFinite(n)) throw new QuantityError(n, "a JSON number quantity must be finite");
+  if (!Number.isInteger(n)) throw new QuantityError(n, `a JSON number quantity must be a whole number; write it as a string (e.g. "1.5Gi")`);
+  if (n < 0) throw new QuantityError(n, "a JSON number quantity must not be negative");
+  let value = BigInt(n);
+  let i = 0;
+  while (value !== 0n && value % 1000n === 0n && i < decimalSuffixes.length - 1) {
+    value /= 1000n;
+    i++;
+  }
+  return `${value}${decimalSuffixes[i]}`;
+}
+
+/** A quantity as a string: strings as they are, JSON numbers in their canonical form. */
+export const quantityString = (input: QuantityInput): string => (typeof input === "number" ? quantityOfNumber(input) : input);
+
 const ceilDiv = (a: bigint, b: bigint): bigint => {
   const q = a / b;
   return q * b === a || a < 0n ? q : q + 1n;
 };
 
 /** Parse a quantity to its exact value in nano-units. */
-export function parseQuantity(input: string): bigint {
-  if (typeof input !== "string") throw new QuantityError(String(input), "not a string");
+export function parseQuantity(quantity: QuantityInput): bigint {
+  if (typeof quantity !== "string" && typeof quantity !== "number") throw new QuantityError(String(quantity), "not a string or a number");
+  const input = quantityString(quantity);
   const s = input.trim();
   const m = GRAMMAR.exec(s);
   if (!s || !m) throw new QuantityError(input, "not a Kubernetes quantity");
@@ -59,7 +93,8 @@ const BYTES_MEMO_LIMIT = 4096;
 const bytesMemo = new Map<string, bigint>();
 
 /** The quantity as a whole number of bytes (units), rounded up. */
-export function toBytes(input: string): bigint {
+export function toBytes(input: QuantityInput): bigint {
+  if (typeof input === "number") return ceilDiv(parseQuantity(input), NANO);
   const known = bytesMemo.get(input);
   if (known !== undefined) return known;
   const bytes = ceilDiv(parseQuantity(input), NANO);
@@ -69,7 +104,7 @@ export function toBytes(input: string): bigint {
 }
 
 /** -1, 0 or 1 as a < b, a = b, a > b. */
-export function compareQuantity(a: string, b: string): -1 | 0 | 1 {
+export function compareQuantity(a: QuantityInput, b: QuantityInput): -1 | 0 | 1 {
   const x = parseQuantity(a);
   const y = parseQuantity(b);
   return x < y ? -1 : x > y ? 1 : 0;

@@ -76,6 +76,13 @@ function volumeClassReadiness(pvc: PersistentVolumeClaim, vac: string): ClaimRea
 /** Is this claim ready at what the template asks, and if not, why (rule 8). */
 export function claimReadiness(pvc: PersistentVolumeClaim | undefined, want: ReadinessWant, expectedName = "claim"): ClaimReadiness {
   if (!pvc) return { state: "Missing", message: `${expectedName}: not created yet (left to the StatefulSet controller)` };
+  // Rule 13: a claim being deleted is as good as missing, whatever its status says.
+  if (pvc.metadata.deletionTimestamp) {
+    return {
+      state: "Missing",
+      message: `${pvc.metadata.name} is being deleted (deletionTimestamp ${pvc.metadata.deletionTimestamp}); the StatefulSet controller re-creates it`,
+    };
+  }
   if (pvc.status?.phase !== "Bound") {
     return { state: "NotBound", message: `${pvc.metadata.name}: phase ${pvc.status?.phase ?? "unknown"}, not Bound` };
   }

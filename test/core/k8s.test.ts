@@ -2,7 +2,7 @@
 // cannot use.
 import { readdirSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { listOf, PersistentVolumeClaim, Pod, StatefulSet, Status, StorageClass } from "../../core/k8s.js";
+import { ClaimTemplate, listOf, PersistentVolumeClaim, Pod, StatefulSet, Status, StorageClass } from "../../core/k8s.js";
 import { FIXTURES, fixture, statusFixture } from "./builders.js";
 
 describe("fixtures parse", () => {
@@ -38,5 +38,39 @@ describe("strict on the fields used", () => {
   it("rejects a PVC without a name", () => {
     const pvc = fixture("pvc-list.json").items[0];
     expect(PersistentVolumeClaim.safeParse({ ...pvc, metadata: { ...pvc.metadata, name: "" } }).success).toBe(false);
+  });
+});
+
+describe("rule 14: a quantity may be a JSON number", () => {
+  const pvc = (requests: unknown, capacity: unknown) => ({
+    metadata: { name: "data-web-0" },
+    spec: { resources: { requests: { storage: requests }, limits: { storage: requests } } },
+    status: { phase: "Bound", capacity: { storage: capacity }, allocatedResources: { storage: capacity } },
+  });
+  it("reads numbers in requests, limits, capacity and allocatedResources as their canonical strings", () => {
+    const parsed = PersistentVolumeClaim.parse(pvc(1073741824, 2000));
+    expect(parsed.spec.resources?.requests?.storage).toBe("1073741824");
+    expect(parsed.spec.resources?.limits?.storage).toBe("1073741824");
+    expect(parsed.status?.capacity?.storage).toBe("2k");
+    expect(parsed.status?.allocatedResources?.storage).toBe("2k");
+  });
+  it("reads numbers in a set's live templates and in a template", () => {
+    const set = { metadata: { name: "web" }, spec: { selector: {}, volumeClaimTemplates: [{ metadata: { name: "data" }, spec: { resources: { requests: { storage: 10 } } } }] } };
+    expect(StatefulSet.parse(set).spec.volumeClaimTemplates?.[0]?.spec.resources?.requests?.storage).toBe("10");
+    expect(ClaimTemplate.parse(set.spec.volumeClaimTemplates[0]).spec.resources?.requests?.storage).toBe("10");
+  });
+  it.each([
+    [1.5, /invalid quantity 1\.5: .*whole number/],
+    [-1, /invalid quantity -1: .*negative/],
+    [true, /expected a quantity/],
+    [null, /expected a quantity/],
+  ])("refuses %j with the reason, at the field", (storage, message) => {
+    const r = PersistentVolumeClaim.safeParse(pvc(storage, "1Gi"));
+    expect(r.success).toBe(false);
+    expect(r.error!.issues[0]!.path).toEqual(["spec", "resources", "requests", "storage"]);
+    expect(r.error!.issues[0]!.message).toMatch(message);
+  });
+  it("leaves strings as they are (the planner judges them)", () => {
+    expect(PersistentVolumeClaim.parse(pvc("20Gi", "20Gi")).spec.resources?.requests?.storage).toBe("20Gi");
   });
 });

@@ -1,4 +1,4 @@
-// planStep, one named scenario per behaviour of DESIGN.md rules 1–12. Each scenario fails if
+// planStep, one named scenario per behaviour of DESIGN.md rules 1–14. Each scenario fails if
 // its rule breaks.
 import { describe, expect, it } from "vitest";
 import { planStep } from "../../core/plan.js";
@@ -422,5 +422,137 @@ describe("rule 12: never lowers, never writes out of scope", () => {
       expect(BigInt(d.action.storage.replace("Gi", "")) >= BigInt(before.spec.resources!.requests!.storage!.replace("Gi", ""))).toBe(true);
       s = settle(applyPatch(s, d.action), d.action.claim);
     }
+  });
+});
+
+describe("rule 13: a claim being deleted is treated as missing", () => {
+  const desired = [{ name: "data", storage: "2Gi" }];
+  const DELETED_AT = "2026-11-30T09:59:00Z";
+  const deleting = <T extends { metadata: { deletionTimestamp?: string } }>(c: T): T => {
+    c.metadata.deletionTimestamp = DELETED_AT;
+    return c;
+  };
+  it("terminating-not-written: no write ever targets it; the others proceed; the step waits for the re-created claim", () => {
+    const set = makeSet({ desired });
+    const claims = claimsFor(set).map((c) => (c.metadata.name === "data-web-1" ? deleting(c) : c));
+    const { order, final } = rollout(snapshot(set, claims));
+    expect(order).toEqual(["data-web-2", "data-web-0"]);
+    expect(final.phase).toBe("Waiting");
+    expect(final.reason).toBe("ClaimMissing");
+    expect(final.action).toBeUndefined();
+    expect(final.message).toBe(`data-web-1 is being deleted (deletionTimestamp ${DELETED_AT}); the StatefulSet controller re-creates it, then claimstep updates it`);
+    const o1 = final.ordinals.find((o) => o.ordinal === 1)!;
+    expect(o1.state).toBe("Pending");
+    expect(o1.claims[0]).toMatchObject({ claim: "data-web-1", exists: false, readiness: { state: "Missing" } });
+  });
+  it("terminating-not-complete: a terminating claim at the revision and ready does not count; no current-revision", () => {
+    const set = makeSet({ desired });
+    const claims = claimsFor(set, { storage: "2Gi", revision: rev(...desired) }).map((c) => (c.metadata.name === "data-web-2" ? deleting(c) : c));
+    const d = plan(snapshot(set, claims));
+    expect(d.phase).toBe("Waiting");
+    expect(d.reason).toBe("ClaimMissing");
+    expect(d.action).toBeUndefined();
+    expect(d.setAnnotations?.[Keys.currentRevision]).toBeUndefined();
+    expect(d.events.map((e) => e.reason)).not.toContain("RolloutComplete");
+    expect(d.status.counts.updated).toBe(2);
+  });
+  it("terminating-holds-no-slot: a terminating claim at the revision, still resizing, is not in flight", () => {
+    const set = makeSet({ desired, maxUnavailable: 1 });
+    const claims = claimsFor(set, { storage: "1Gi" });
+    claims[2] = deleting(makeClaim("data-web-2", { storage: "2Gi", capacity: "1Gi", revision: rev(...desired), allocatedResourceStatus: "ControllerResizeInProgress" }));
+    const d = plan(snapshot(set, claims));
+    expect(d.phase).toBe("Progressing");
+    expect(d.action?.claim).toBe("data-web-1");
+  });
+  it("several-missing: the count says how many are missing or being deleted", () => {
+    const set = makeSet({ desired });
+    const claims = claimsFor(set, { storage: "2Gi", revision: rev(...desired) })
+      .filter((c) => c.metadata.name !== "data-web-0")
+      .map((c) => (c.metadata.name === "data-web-1" ? deleting(c) : c));
+    const d = plan(snapshot(set, claims));
+    expect(d.reason).toBe("ClaimMissing");
+    expect(d.message).toMatch(/^data-web-1 is being deleted .*\(2 claim\(s\) in scope are missing or being deleted\)$/);
+  });
+});
+
+describe("rule 14: quantities as JSON numbers; nothing above 2^63−1 bytes", () => {
+  const blocked = (desired: string, pattern: RegExp) => {
+    const set = makeSet({ desired });
+    const d = plan(snapshot(set, claimsFor(set)));
+    expect(d.phase).toBe("Blocked");
+    expect(d.reason).toBe("InvalidTemplates");
+    expect(d.action).toBeUndefined();
+    expect(d.message).toMatch(pattern);
+    expect(d.events[0]).toMatchObject({ type: "Warning", reason: "InvalidTemplates" });
+    return d;
+  };
+  const withStorage = (storage: unknown) => {
+    const t = template({ name: "data", storage: "1Gi" });
+    return JSON.stringify([{ ...t, spec: { ...t.spec, resources: { requests: { storage } } } }]);
+  };
+
+  it("number-in-annotation: `\"storage\": 2147483648` is 2Gi: same revision, the claim is grown", () => {
+    const set = makeSet({ desired: withStorage(2147483648) });
+    const d = plan(snapshot(set, claimsFor(set)));
+    expect(d.phase).toBe("Progressing");
+    expect(d.revision).toBe(rev({ name: "data", storage: "2Gi" }));
+    expect(d.action).toMatchObject({ type: "PatchClaim", claim: "data-web-2", storage: "2147483648" });
+  });
+  it("number-in-annotation-small: `\"storage\": 10` is accepted (and then kept at the claim's larger request)", () => {
+    const set = makeSet({ desired: withStorage(10) });
+    const d = plan(snapshot(set, claimsFor(set)));
+    expect(d.phase).toBe("Progressing");
+    expect(d.revision).toBe(rev({ name: "data", storage: "10" }));
+    expect(d.action).toMatchObject({ claim: "data-web-2", storage: "1Gi" });
+  });
+  it("numbers-in-live-templates-and-claims: a rollout over objects whose quantities are JSON numbers completes", () => {
+    const set = makeSet({ desired: [{ name: "data", storage: "2Gi" }] });
+    (set.spec.volumeClaimTemplates![0]!.spec.resources!.requests as Record<string, unknown>).storage = 1073741824;
+    const claims = claimsFor(set).map((c) => {
+      (c.spec.resources!.requests as Record<string, unknown>).storage = 1073741824;
+      (c.status!.capacity as Record<string, unknown>).storage = 1073741824;
+      return c;
+    });
+    const { order, final } = rollout(snapshot(set, claims));
+    expect(order).toEqual(["data-web-2", "data-web-1", "data-web-0"]);
+    expect(final.phase).toBe("Complete");
+
+    // Without the annotation the live template (a number) is desired; the claims already match it.
+    const live = makeSet();
+    (live.spec.volumeClaimTemplates![0]!.spec.resources!.requests as Record<string, unknown>).storage = 1073741824;
+    const d = plan(snapshot(live, claims));
+    expect(d.revision).toBe(rev({ name: "data", storage: "1Gi" }));
+    expect(d.action).toMatchObject({ claim: "data-web-2", storage: "1073741824" });
+  });
+  it.each([
+    [1.5, /invalid quantity 1\.5: .*whole number/],
+    [-1, /invalid quantity -1: .*must not be negative/],
+    [true, /expected a quantity/],
+  ])("bad-number %j: blocked, naming the annotation and the field", (storage, pattern) => {
+    const d = blocked(withStorage(storage), pattern);
+    expect(d.message).toMatch(/^annotation claimstep\.io\/volume-claim-templates on default\/web: \[0\]\.spec\.resources\.requests\.storage: /);
+  });
+  it.each([["8Ei"], ["9223372036854775808"], ["1e19"], ["10E"]])("above-8Ei %s: blocked, naming the annotation, the template and the fix", (storage) => {
+    const d = blocked(withStorage(storage), /^annotation claimstep\.io\/volume-claim-templates on default\/web: template "data" requests .*more than the largest volume a CSI driver can be asked for \(9223372036854775807 bytes/);
+    expect(d.message).toMatch(/Fix: correct spec\.resources\.requests\.storage of template "data" in annotation claimstep\.io\/volume-claim-templates/);
+  });
+  it("above-8Ei-as-number: a JSON number of 2^63 is refused too", () => {
+    blocked(withStorage(2 ** 63), /template "data" requests 9223372036854775808 \(9223372036854775808 bytes\), more than/);
+  });
+  it("at-most-2^63−1: 7Ei and 8Ei less one byte are written", () => {
+    for (const storage of ["7Ei", "9223372036854775807"]) {
+      const set = makeSet({ desired: withStorage(storage) });
+      const d = plan(snapshot(set, claimsFor(set)));
+      expect(d.phase, storage).toBe("Progressing");
+      expect(d.action).toMatchObject({ claim: "data-web-2", storage });
+    }
+  });
+  it("above-8Ei-in-live-template: blocked with the way out (spec.volumeClaimTemplates cannot change)", () => {
+    const set = makeSet({ live: [{ name: "data", storage: "16Ei" }] });
+    const d = plan(snapshot(set, claimsFor(set)));
+    expect(d.phase).toBe("Blocked");
+    expect(d.reason).toBe("InvalidTemplates");
+    expect(d.action).toBeUndefined();
+    expect(d.message).toMatch(/^spec\.volumeClaimTemplates on default\/web: template "data" requests 16Ei .*Fix: spec\.volumeClaimTemplates cannot be changed: set annotation claimstep\.io\/volume-claim-templates/);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { compareQuantity, formatBytes, humanBytes, parseQuantity, QuantityError, toBytes } from "../../core/quantity.js";
+import { compareQuantity, formatBytes, humanBytes, MAX_STORAGE_BYTES, parseQuantity, QuantityError, quantityOfNumber, toBytes } from "../../core/quantity.js";
 
 describe("parseQuantity: every Kubernetes form, exactly", () => {
   it.each([
@@ -75,5 +75,33 @@ describe("compare and format", () => {
     expect(formatBytes(0n)).toBe("0");
     expect(humanBytes(1610612736n)).toBe("1.5Gi");
     expect(humanBytes(512n)).toBe("512");
+  });
+});
+
+describe("rule 14: JSON numbers and the largest request", () => {
+  it.each([
+    [0, "0", 0n],
+    [10, "10", 10n],
+    [1000, "1k", 1000n],
+    [5_000_000, "5M", 5_000_000n],
+    [1073741824, "1073741824", 1073741824n],
+    [2 ** 63, "9223372036854775808", 9223372036854775808n],
+  ])("%s is the quantity %s (%s bytes)", (n, canonical, bytes) => {
+    expect(quantityOfNumber(n)).toBe(canonical);
+    expect(toBytes(n)).toBe(bytes);
+    expect(toBytes(canonical)).toBe(bytes);
+    expect(compareQuantity(n, canonical)).toBe(0);
+  });
+  it.each([1.5, -1, NaN, Infinity, -Infinity])("rejects the number %s", (n) => {
+    expect(() => parseQuantity(n)).toThrow(QuantityError);
+    expect(() => toBytes(n)).toThrow(`invalid quantity ${String(n)}`);
+  });
+  it("still rejects what is neither a string nor a number", () => {
+    expect(() => parseQuantity(true as never)).toThrow(QuantityError);
+  });
+  it("the largest request is 2^63−1 bytes: 8Ei is one byte too many, 7Ei fits", () => {
+    expect(MAX_STORAGE_BYTES).toBe(9223372036854775807n);
+    expect(toBytes("8Ei")).toBe(MAX_STORAGE_BYTES + 1n);
+    expect(toBytes("7Ei") <= MAX_STORAGE_BYTES).toBe(true);
   });
 });

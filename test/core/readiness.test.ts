@@ -11,6 +11,7 @@ describe("claimReadiness", () => {
     ["ready", makeClaim("c", { storage: "2Gi", capacity: "2Gi" }), want("2Gi"), "Ready"],
     ["capacity above the template", makeClaim("c", { storage: "2Gi", capacity: "3Gi" }), want("2Gi"), "Ready"],
     ["missing", undefined, want("2Gi"), "Missing"],
+    ["being deleted, however ready (rule 13)", { ...makeClaim("c", { storage: "2Gi", capacity: "2Gi" }), metadata: { ...makeClaim("c").metadata, deletionTimestamp: "2026-11-30T09:59:00Z" } }, want("2Gi"), "Missing"],
     ["pending claim", makeClaim("c", { phase: "Pending" }), want("1Gi"), "NotBound"],
     ["request not raised", makeClaim("c", { storage: "1Gi" }), want("2Gi"), "Behind"],
     ["resizer has not started", makeClaim("c", { storage: "2Gi", capacity: "1Gi" }), want("2Gi"), "Resizing"],

@@ -9,7 +9,7 @@ import { FIELD_MANAGER, Keys } from "../../core/types.js";
 import type { SimCluster } from "../../adapters/sim/cluster.js";
 import type { AuditEntry, Json } from "../../adapters/sim/store.js";
 
-export type InvariantId = "I1" | "I2" | "I3" | "I4" | "I5" | "I6" | "I7" | "I8" | "I9" | "rule2" | "crash";
+export type InvariantId = "I1" | "I2" | "I3" | "I4" | "I5" | "I6" | "I7" | "I8" | "I9" | "rule2" | "rule13" | "crash";
 
 export interface Violation {
   invariant: InvariantId;
@@ -147,7 +147,7 @@ function templateOfClaim(v: SetView, claim: string): { t: ClaimTemplate; ordinal
 
 const sameJSON = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
 
-/** I1, I2, I3, I5, rule 2 and I9 on the requests claimstep made in one invocation. */
+/** I1, I2, I3, I5, rule 2, rule 13 and I9 on the requests claimstep made in one invocation. */
 export function checkWrites(v: SetView, entries: readonly AuditEntry[]): Violation[] {
   const out: Violation[] = [];
   for (const e of entries) {
@@ -164,6 +164,13 @@ export function checkWrites(v: SetView, entries: readonly AuditEntry[]): Violati
     const body = e.body as unknown as PersistentVolumeClaim | undefined;
     const asked = body?.spec?.resources?.requests?.storage;
     if (!v.desired) out.push({ invariant: "rule2", message: `claimstep wrote ${e.name} although the desired templates are invalid` });
+    // Rule 13: a claim being deleted is treated as missing and never written. A deletionTimestamp is
+    // never cleared, so a claim terminating in the snapshot the step read is still terminating in
+    // `before` (the object as stored when the request arrived, refused requests included).
+    const deletedAt = before?.metadata?.deletionTimestamp;
+    if (deletedAt !== undefined) {
+      out.push({ invariant: "rule13", message: `claimstep sent ${e.verb} to ${e.name}, which is being deleted (deletionTimestamp ${deletedAt}; outcome ${e.outcome})` });
+    }
     if (before && asked !== undefined && bytes(asked) < bytes(before.spec.resources?.requests?.storage)) {
       out.push({ invariant: "I2", message: `claimstep asked ${asked} for ${e.name}, which requests ${before.spec.resources?.requests?.storage}` });
     }
