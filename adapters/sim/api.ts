@@ -169,7 +169,7 @@ export class SimApi {
 
   private claimCreationErrors(pvc: PersistentVolumeClaim): FieldError[] {
     const errors: FieldError[] = [];
-    if (!pvc.spec?.accessModes?.length) errors.push({ type: "Required", field: "spec.accessModes" });
+    if (!pvc.spec?.accessModes?.length) errors.push({ type: "Required", field: "spec.accessModes", detail: "at least 1 access mode is required" });
     if (pvc.spec?.resources?.requests?.storage === undefined) errors.push({ type: "Required", field: "spec.resources[storage]" });
     return errors;
   }
@@ -258,6 +258,7 @@ export class SimApi {
       const next = mergePatchJson(structuredClone(live), patch) as Json;
       delete (next.metadata as Json).resourceVersion;
       if (r === "statefulsets") this.checkSetUpdate(live!, next, entry);
+      if (r === "events") this.checkEventUpdate(live!, next, entry);
       if (r === "persistentvolumeclaims") this.checkClaimUpdate(live!, next, entry);
       if (JSON.stringify(next) === JSON.stringify({ ...live, metadata: { ...meta(live!), resourceVersion: undefined } })) {
         return this.store.view(r, live!);
@@ -266,6 +267,23 @@ export class SimApi {
       const stored = this.store.replace(r, next, { manager }, opts.fieldManager, "patch", entry.body);
       return this.store.view(r, stored);
     });
+  }
+
+  /** As ValidateEventUpdate: a series of at least 2 with its time; what the event is about never changes. */
+  private checkEventUpdate(old: Json, next: Json, entry: Parameters<SimApi["refuse"]>[1]): void {
+    const errors: FieldError[] = [];
+    const series = next.series as Json | undefined;
+    if (isObject(series)) {
+      const count = series.count;
+      if (!(typeof count === "number" && count >= 2)) errors.push({ type: "Invalid", field: "series.count", value: String(count ?? 0), detail: "should be at least 2", raw: true });
+      if (!series.lastObservedTime) errors.push({ type: "Required", field: "series.lastObservedTime" });
+    }
+    for (const f of ["eventTime", "reportingController", "action", "reason", "type", "regarding", "related", "note"]) {
+      if (JSON.stringify(old[f] ?? null) !== JSON.stringify(next[f] ?? null)) {
+        errors.push({ type: "Invalid", field: f, value: JSON.stringify(next[f] ?? null), detail: "field is immutable", raw: true });
+      }
+    }
+    if (errors.length) this.refuse(invalid({ plural: "events", group: "", kind: "Event" }, meta(old).name, errors), entry);
   }
 
   private checkSetUpdate(old: Json, next: Json, entry: Parameters<SimApi["refuse"]>[1]): void {

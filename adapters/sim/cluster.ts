@@ -31,6 +31,10 @@ export interface SimClusterOptions {
   volumeAttributesClassVersions?: ("v1" | "v1beta1")[];
   faults?: FaultPlan;
   latencies?: Partial<Latencies>;
+  /** Where the HTTP server answers (the client's server URL); default SIM_SERVER. */
+  baseUrl?: string;
+  /** Who unauthenticated requests are, when `tokens` is absent (RBAC rules apply). */
+  anonymous?: Identity;
   /** Bearer tokens the HTTP server accepts, with their RBAC rules; absent = no authentication. */
   tokens?: Record<string, Identity>;
   /** The token `client()` sends by default (one of `tokens`). */
@@ -81,7 +85,9 @@ export class SimCluster {
     this.api = new SimApi({ store: this.store, clock: this.clock, profile }, this.faults);
     this.admin = new SimApi({ store: this.store, clock: this.clock, profile });
     this.http = new SimHttp(() => this.api, {
+      ...(opts.baseUrl ? { baseUrl: opts.baseUrl } : {}),
       ...(opts.tokens ? { tokens: opts.tokens } : {}),
+      ...(opts.anonymous ? { anonymous: opts.anonymous } : {}),
       volumeAttributesClassVersions: opts.volumeAttributesClasses === false ? [] : (opts.volumeAttributesClassVersions ?? ["v1"]),
     });
     this.client = this.newClient();
@@ -105,7 +111,7 @@ export class SimCluster {
   newClient(opts: Partial<KubeClientOptions> & { token?: string } = {}): KubeClient {
     const { token = this.opts.token, ...rest } = opts;
     return new KubeClient({
-      server: SIM_SERVER,
+      server: this.opts.baseUrl ?? SIM_SERVER,
       fetch: this.http.fetchLike,
       sleep: async () => {},
       ...(token !== undefined ? { headers: { Authorization: `Bearer ${token}` } } : {}),
@@ -114,32 +120,32 @@ export class SimCluster {
   }
 
   /** Store objects as captured (fixtures): kind decides the resource; uid, resourceVersion and managedFields are kept. */
-  seed(...objects: Json[]): void {
-    for (const o of objects) this.store.seed(resourceOfKind(o.kind), o);
+  seed(...objects: object[]): void {
+    for (const o of objects as Json[]) this.store.seed(resourceOfKind(o.kind), o);
   }
 
   /** The object as the API server would answer it (a copy), or undefined. */
-  get(resource: string, namespace: string | undefined, name: string): Json | undefined {
+  get(resource: string, namespace: string | undefined, name: string): SimObject | undefined {
     const r = resourceNamed(resource);
     const o = this.store.peek(r, namespace, name);
-    return o && structuredClone(this.store.view(r, o));
+    return o && (structuredClone(this.store.view(r, o)) as SimObject);
   }
 
   /** Objects of a resource (copies), optionally in one namespace. */
-  list(resource: string, namespace?: string): Json[] {
+  list(resource: string, namespace?: string): SimObject[] {
     const r = resourceNamed(resource);
-    return this.store.all(r, namespace).map((o) => structuredClone(this.store.view(r, o)));
+    return this.store.all(r, namespace).map((o) => structuredClone(this.store.view(r, o)) as SimObject);
   }
 
   /** Change a stored object as a controller or a person would (a new resourceVersion, audited as `actor`). */
-  update(resource: string, namespace: string | undefined, name: string, change: (o: Json) => void, actor = "kubectl"): Json {
+  update(resource: string, namespace: string | undefined, name: string, change: (o: SimObject) => void, actor = "kubectl"): SimObject {
     const r = resourceNamed(resource);
     const live = this.store.peek(r, namespace, name);
     if (!live) throw new Error(`simulated cluster: no ${resource} ${namespace ?? ""}/${name}`);
-    const next = structuredClone(live);
+    const next = structuredClone(live) as SimObject;
     change(next);
     const stored = this.store.replace(r, next, { manager: { manager: actor, operation: "Update", apiVersion: RESOURCES[r].apiVersion.replace(/^.*\//, "") } }, actor, "update");
-    return structuredClone(this.store.view(r, stored));
+    return structuredClone(this.store.view(r, stored)) as SimObject;
   }
 
   /** Remove an object outright (what the garbage collector or a person's delete leaves). */
@@ -148,8 +154,8 @@ export class SimCluster {
   }
 
   /** events.k8s.io Events, oldest first. */
-  events(namespace?: string): Json[] {
-    return this.list("events", namespace).sort((a, b) => Number((a.metadata as Json).resourceVersion) - Number((b.metadata as Json).resourceVersion));
+  events(namespace?: string): SimObject[] {
+    return this.list("events", namespace).sort((a, b) => Number(a.metadata.resourceVersion) - Number(b.metadata.resourceVersion));
   }
 
   /**
@@ -261,6 +267,12 @@ export class SimCluster {
     const at = this.clock.peekWake();
     return at === undefined ? undefined : new Date(at);
   }
+}
+
+/** An object as the facade methods hand it out: a copy, loosely typed for tests and seeding. */
+export interface SimObject {
+  metadata: { name: string; namespace?: string; [key: string]: any };
+  [key: string]: any;
 }
 
 const resourceNamed = (name: string): Resource => {

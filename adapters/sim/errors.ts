@@ -110,7 +110,8 @@ export function applyConflict(conflicts: { manager: ManagerRef; field: string }[
 export type FieldError =
   | { type: "Forbidden"; field: string; detail: string }
   | { type: "Required"; field: string; detail?: string }
-  | { type: "Invalid"; field: string; value: string; detail: string }
+  /** `raw`: the value is printed as given (a number, or JSON already), not quoted as a string. */
+  | { type: "Invalid"; field: string; value: string; detail: string; raw?: boolean }
   | { type: "TooLong"; field: string; limit: number };
 
 const causeReason: Record<FieldError["type"], string> = {
@@ -127,7 +128,7 @@ const errorBody = (e: FieldError): string => {
     case "Required":
       return e.detail ? `Required value: ${e.detail}` : "Required value";
     case "Invalid":
-      return `Invalid value: ${JSON.stringify(e.value)}: ${e.detail}`;
+      return `Invalid value: ${e.raw ? e.value : JSON.stringify(e.value)}: ${e.detail}`;
     case "TooLong":
       return `Too long: may not be more than ${e.limit} bytes`;
   }

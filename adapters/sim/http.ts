@@ -77,8 +77,12 @@ export interface Counters {
 }
 
 export interface SimHttpOptions {
-  /** Bearer tokens the server accepts; absent = no authentication (every request is allowed). */
+  /** Where the server answers, e.g. `https://kube.test:6443` or a proxy's `https://proxy.test/k8s/a`; default SIM_SERVER. */
+  baseUrl?: string;
+  /** Bearer tokens the server accepts; absent = no authentication. */
   tokens?: Record<string, Identity>;
+  /** Who a request is when `tokens` is absent (its rules still apply); default an unrestricted user. */
+  anonymous?: Identity;
   /** storage.k8s.io versions serving VolumeAttributesClasses: ["v1"] (1.34+), ["v1beta1"] (1.31–1.33), [] before. */
   volumeAttributesClassVersions?: readonly ("v1" | "v1beta1")[];
 }
@@ -217,7 +221,8 @@ export class SimHttp {
   }
 
   private parse(method: string, url: URL, headers: Headers, text: string): RequestInfo {
-    const prefix = new URL(SIM_SERVER).pathname.replace(/\/+$/, "");
+    const prefix = new URL(this.opts.baseUrl ?? SIM_SERVER).pathname.replace(/\/+$/, "");
+    if (!url.pathname.startsWith(prefix)) throw notServed();
     const parts = url.pathname.slice(prefix.length).split("/").filter(Boolean).map(decodeURIComponent);
     let group: string;
     let version: string | undefined;
@@ -274,7 +279,7 @@ export class SimHttp {
   }
 
   private authenticate(headers: Headers): Identity | undefined {
-    if (!this.opts.tokens) return undefined;
+    if (!this.opts.tokens) return this.opts.anonymous;
     const auth = headers.get("authorization") ?? "";
     const token = /^Bearer (.+)$/.exec(auth)?.[1];
     const identity = token !== undefined ? this.opts.tokens[token] : undefined;

@@ -14,7 +14,7 @@ import {
   type RolloutStage,
 } from "../../bench/generate.js";
 import { parseRaw, validateResponses } from "../../bench/validate.js";
-import { fixture } from "../fake-apiserver/fixtures.js";
+import { fixture } from "../fixtures/apiserver.js";
 
 /** Every key path of a JSON value (array items as `[]`), leaving out free-form maps. */
 function shapeOf(value: unknown, path = "", out = new Set<string>()): Set<string> {

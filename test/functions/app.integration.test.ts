@@ -11,7 +11,7 @@ import { RecentIds, webhookHeaders } from "../../functions/auth.js";
 import { configFromEnv } from "../../functions/config.js";
 import { wire } from "../../functions/wiring.js";
 import worker, { runScheduled } from "../../functions/worker.js";
-import { createFakeApiServer, fixture, statefulSetObjects, storageClassObjects } from "../fake-apiserver/index.js";
+import { createSimServer, fixture, statefulSetObjects, storageClassObjects } from "../support/index.js";
 
 const KUBE = "https://kube.test:6443";
 const KUBE_TOKEN = "sa-token-for-the-fake";
@@ -20,7 +20,7 @@ const SECRET = `whsec_${btoa("relay-secret-0123456789abcdef!!")}`;
 const GITHUB_SECRET = "github-webhook-secret";
 const grown = [{ name: "data", storage: "2Gi", storageClassName: "fast" }];
 
-const fake = createFakeApiServer({ baseUrl: KUBE, token: KUBE_TOKEN });
+const fake = createSimServer({ baseUrl: KUBE, token: KUBE_TOKEN });
 const msw = setupServer(...fake.handlers);
 beforeAll(() => msw.listen({ onUnhandledRequest: "error" }));
 afterEach(() => msw.resetHandlers());
@@ -58,8 +58,8 @@ describe("routes against the fake API server", () => {
     const body = await res.json();
     expect(body.decision.action).toMatchObject({ claim: "data-web-2", storage: "2Gi" });
     expect(body.writer).toBe("direct");
-    expect(fake.counters().writes).toBe(0);
-    expect(fake.counters().byRequest).toMatchObject({ "get statefulsets": 1, "list pods": 1, "list persistentvolumeclaims": 1, "list storageclasses": 1 });
+    expect(fake.http.counters().writes).toBe(0);
+    expect(fake.http.counters().byRequest).toMatchObject({ "get statefulsets": 1, "list pods": 1, "list persistentvolumeclaims": 1, "list storageclasses": 1 });
   });
 
   it("404 names the missing set", async () => {
@@ -82,10 +82,10 @@ describe("routes against the fake API server", () => {
     const set: any = fake.get("statefulsets", "default", "web");
     expect(set.metadata.annotations[Keys.currentRevision]).toBe(set.metadata.annotations[Keys.updateRevision]);
     expect(fake.events("default").map((e: any) => e.reason)).toContain("RolloutComplete");
-    fake.resetCounters();
+    fake.http.resetCounters();
     const again = await step(app);
     expect((await again.json()).decision.phase).toBe("Complete");
-    expect(fake.counters().writes).toBe(0);
+    expect(fake.http.counters().writes).toBe(0);
   });
 
   it("templates: a YAML manifest writes the annotation and opts in; ?step=true applies the first claim", async () => {
@@ -117,7 +117,7 @@ spec:
   });
 
   it("templates: 409 when the set changes between read and write, and nothing is written", async () => {
-    fake.beforeNext("patch statefulsets", () => {
+    fake.http.beforeNext("patch statefulsets", () => {
       fake.update("statefulsets", "default", "web", (o: any) => (o.spec.replicas = 4));
     });
     const res = await makeApp().request("/v1/statefulsets/default/web/templates", {
@@ -151,13 +151,13 @@ spec:
     expect(signed.status).toBe(202);
     const gitlab = await app.request("/v1/webhooks/gitlab", { method: "POST", body: "{}" });
     expect(gitlab.status).toBe(404); // not configured
-    expect(fake.counters().writes).toBe(0);
+    expect(fake.http.counters().writes).toBe(0);
   });
 });
 
 describe("the API server's refusals", () => {
   it("RBAC on the write: 502 and the claim untouched", async () => {
-    fake.deny("patch", "persistentvolumeclaims");
+    fake.http.deny("patch", "persistentvolumeclaims");
     const res = await step();
     expect(res.status).toBe(502);
     expect((await res.json()).message).toMatch(/missing permission: .*persistentvolumeclaims/);
@@ -171,7 +171,7 @@ describe("the API server's refusals", () => {
   });
 
   it("a lost race on the apply: 503, nothing changed, the next step continues", async () => {
-    fake.failNext("patch persistentvolumeclaims", { code: 409, body: fixture("pvc-patch-stale-rv").body });
+    fake.http.failNext("patch persistentvolumeclaims", { code: 409, body: fixture("pvc-patch-stale-rv").body });
     const res = await step();
     expect(res.status).toBe(503);
     expect(storageOf("data-web-2")).toBe("1Gi");
@@ -226,13 +226,13 @@ describe("the Worker's scheduled sweep (in Node, through msw)", () => {
     const seen = new Set<string>();
     const starts: number[] = [];
     for (let tick = 1000; tick < 1003; tick++) {
-      fake.resetCounters();
+      fake.http.resetCounters();
       const report = await runScheduled({ scheduledTime: tick * minute, cron: "* * * * *" }, workerEnv);
       expect(report.found).toBe(12);
       // Planned for 4 steps of 10 after the listing; the real steps cost less, so one more fits.
       expect(report.stepped.length).toBeGreaterThanOrEqual(4);
       expect(report.deferred).toBe(12 - report.stepped.length);
-      expect(fake.counters().total).toBeLessThanOrEqual(50);
+      expect(fake.http.counters().total).toBeLessThanOrEqual(50);
       report.stepped.forEach((s) => seen.add(s.ref.name));
       starts.push(report.start);
     }
@@ -248,7 +248,7 @@ describe("the Worker's scheduled sweep (in Node, through msw)", () => {
     const { CLAIMSTEP_NAMESPACES: _ns, ...allNamespaces } = env;
     const report = await runScheduled({ scheduledTime: 0, cron: "* * * * *" }, { ...allNamespaces, CLAIMSTEP_SUBREQUEST_BUDGET: "1000" });
     expect(report.found).toBe(13);
-    expect(fake.requests().filter((r) => r.verb === "list" && r.resource === "statefulsets").map((r) => r.namespace)).toEqual([undefined]);
+    expect(fake.http.requests().filter((r) => r.verb === "list" && r.resource === "statefulsets").map((r) => r.namespace)).toEqual([undefined]);
     expect(report.stepped.map((s) => s.ref)).toContainEqual({ namespace: "queues", name: "elsewhere" });
   });
 

@@ -11,7 +11,7 @@ import { createApp, type AppDeps } from "../../functions/app.js";
 import { RecentIds, webhookHeaders } from "../../functions/auth.js";
 import { configFromEnv } from "../../functions/config.js";
 import { wire } from "../../functions/wiring.js";
-import { createFakeApiServer, fixture, statefulSetObjects, storageClassObjects } from "../fake-apiserver/index.js";
+import { createSimServer, fixture, statefulSetObjects, storageClassObjects } from "../support/index.js";
 
 const KUBE = "https://kube.test:6443";
 const KUBE_TOKEN = "sa-token-for-the-fake";
@@ -22,7 +22,7 @@ const bearer = { authorization: `Bearer ${TOKEN}` };
 const json = { ...bearer, "content-type": "application/json" };
 const grown = [{ name: "data", storage: "2Gi", storageClassName: "fast" }];
 
-const fake = createFakeApiServer({ baseUrl: KUBE, token: KUBE_TOKEN, now: () => NOW });
+const fake = createSimServer({ baseUrl: KUBE, token: KUBE_TOKEN, now: NOW });
 const msw = setupServer(...fake.handlers);
 beforeAll(() => msw.listen({ onUnhandledRequest: "error" }));
 afterAll(() => msw.close());
@@ -47,10 +47,10 @@ beforeEach(() => {
   logs = [];
 });
 
-const writes = () => fake.counters().writes;
+const writes = () => fake.http.counters().writes;
 const storageOf = (name: string) => (fake.get("persistentvolumeclaims", "default", name) as any).spec.resources.requests.storage;
 const setAnnotations = () => (fake.get("statefulsets", "default", "web") as any).metadata.annotations as Record<string, string>;
-const claimApplies = () => fake.requests().filter((r) => r.verb === "patch" && r.resource === "persistentvolumeclaims").map((r) => r.name);
+const claimApplies = () => fake.http.requests().filter((r) => r.verb === "patch" && r.resource === "persistentvolumeclaims").map((r) => r.name);
 
 const signed = async (body: string, id = "msg_1", at = NOW) => ({
   "content-type": "application/json",
@@ -150,21 +150,21 @@ describe("GET /v1/statefulsets/:namespace/:name", () => {
   });
 
   it("is 502 when the API server rejects claimstep's own token, without leaking it", async () => {
-    fake.failNext("get statefulsets", fixture("unauthorized"));
+    fake.http.failNext("get statefulsets", fixture("unauthorized"));
     const res = await makeApp().request("/v1/statefulsets/default/web", { headers: bearer });
     expect(res.status).toBe(502);
     expect((await res.json()).message).toMatch(/credentials to the API server were rejected/);
   });
 
   it("is 503 with Retry-After when the API server is overloaded", async () => {
-    fake.failNext("get statefulsets", { code: 429, retryAfterSeconds: 7 });
+    fake.http.failNext("get statefulsets", { code: 429, retryAfterSeconds: 7 });
     const res = await makeApp().request("/v1/statefulsets/default/web", { headers: bearer });
     expect(res.status).toBe(503);
     expect(res.headers.get("retry-after")).toBe("7");
   });
 
   it("is 502 naming the missing permission on RBAC refusal", async () => {
-    fake.deny("list", "pods");
+    fake.http.deny("list", "pods");
     const res = await makeApp().request("/v1/statefulsets/default/web", { headers: bearer });
     expect(res.status).toBe(502);
     expect((await res.json()).message).toMatch(/cannot list resource "pods"/);
@@ -252,7 +252,7 @@ describe("POST /v1/steps", () => {
   });
 
   it("is 503 with Retry-After when the apply loses a race, having changed nothing", async () => {
-    fake.failNext("patch persistentvolumeclaims", fixture("pvc-patch-stale-rv"));
+    fake.http.failNext("patch persistentvolumeclaims", fixture("pvc-patch-stale-rv"));
     const res = await post(JSON.stringify({ namespace: "default", name: "web" }));
     expect(res.status).toBe(503);
     expect(res.headers.get("retry-after")).toBe("5");
@@ -263,7 +263,7 @@ describe("POST /v1/steps", () => {
   });
 
   it("reports a refusal by the API server as Blocked", async () => {
-    fake.failNext("patch persistentvolumeclaims", fixture("pvc-expand-not-allowed"));
+    fake.http.failNext("patch persistentvolumeclaims", fixture("pvc-expand-not-allowed"));
     const res = await post(JSON.stringify({ namespace: "default", name: "web" }));
     expect(res.status).toBe(200);
     const body = await res.json();
@@ -383,7 +383,7 @@ spec:
   });
 
   it("is 409 when the set changed between read and write", async () => {
-    fake.beforeNext("patch statefulsets", () => {
+    fake.http.beforeNext("patch statefulsets", () => {
       fake.update("statefulsets", "default", "web", (o: any) => (o.spec.replicas = 4)); // someone else wrote first
     });
     const res = await post(JSON.stringify(template("5Gi")), "application/json");

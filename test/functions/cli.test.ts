@@ -8,8 +8,8 @@ import { SimCluster } from "../../adapters/sim/cluster.js";
 import { SCENARIOS } from "../../functions/sim-scenarios.js";
 import { main, parseDuration, type Target } from "../../functions/cli.js";
 import { Keys } from "../../core/types.js";
-import { statefulSetObjects, storageClassObjects } from "../fake-apiserver/index.js";
-import { serveFake, type SocketFake } from "./socket-fake.js";
+import { statefulSetObjects, storageClassObjects } from "../support/index.js";
+import { serveSim, type SocketSim } from "../support/index.js";
 
 const capture = (isTTY = false) => {
   const out = { text: "", isTTY, write: (s: string) => void (out.text += s) };
@@ -191,12 +191,12 @@ describe("commands in process", () => {
 
 describe("kubectl-style access (kubeconfig, context, namespace) against the fake API server", () => {
   // Served on a socket: the kubeconfig fetch goes through node:http with the kubeconfig's agent.
-  let kube: SocketFake;
+  let kube: SocketSim;
   const dir = mkdtempSync(join(tmpdir(), "claimstep-kubeconfig-"));
   const kubeconfig = join(dir, "config");
 
   beforeAll(async () => {
-    kube = await serveFake({ token: "cli-user-token" });
+    kube = await serveSim({ token: "cli-user-token" });
     writeFileSync(
       kubeconfig,
       `apiVersion: v1
@@ -229,7 +229,7 @@ current-context: other
     expect(await main(["plan", "web", "--kubeconfig", kubeconfig, "--context", "prod", "-o", "json"], io)).toBe(0);
     expect(err.text).toBe("");
     expect(JSON.parse(out.text).decision).toMatchObject({ ref: { namespace: "db", name: "web" }, action: { claim: "data-web-2" } });
-    expect(kube.fake.counters().writes).toBe(0);
+    expect(kube.fake.http.counters().writes).toBe(0);
   });
 
   it("--namespace overrides the context's", async () => {
@@ -239,13 +239,13 @@ current-context: other
   });
 
   it("set writes both annotations in one merge patch under the resourceVersion it read", async () => {
-    kube.fake.resetCounters();
+    kube.fake.http.resetCounters();
     const before: any = kube.fake.get("statefulsets", "db", "web");
     const { io, out, err } = capture();
     expect(await main(["set", "web", "data", "--storage", "3Gi", "--kubeconfig", kubeconfig, "--context", "prod"], io)).toBe(0);
     expect(err.text).toBe("");
     expect(out.text).toMatch(/^db\/web: desired data storage 3Gi \(revision \w+\); opted in \(InPlace\)/);
-    const patches = kube.fake.requests().filter((r) => r.verb === "patch");
+    const patches = kube.fake.http.requests().filter((r) => r.verb === "patch");
     expect(patches).toHaveLength(1);
     expect(patches[0]).toMatchObject({ resource: "statefulsets", name: "web", contentType: "application/merge-patch+json" });
     const body = patches[0]!.body as any;
@@ -256,7 +256,7 @@ current-context: other
   });
 
   it("set loses a race with another writer: exit 1, nothing written", async () => {
-    kube.fake.beforeNext("patch statefulsets", () => {
+    kube.fake.http.beforeNext("patch statefulsets", () => {
       kube.fake.update("statefulsets", "db", "web", (o: any) => (o.spec.replicas = 5));
     });
     const { io, err } = capture();

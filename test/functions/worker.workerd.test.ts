@@ -9,8 +9,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Keys } from "../../core/types.js";
 import { webhookHeaders } from "../../functions/auth.js";
-import { statefulSetObjects, storageClassObjects } from "../fake-apiserver/index.js";
-import { serveFake, type SocketFake } from "./socket-fake.js";
+import { statefulSetObjects, storageClassObjects } from "../support/index.js";
+import { serveSim, type SocketSim } from "../support/index.js";
 
 const KUBE_TOKEN = "kube-token-for-the-fake-apiserver";
 const API_TOKEN = "api-token-0123456789abcdef";
@@ -27,7 +27,7 @@ const freePort = () =>
     });
   });
 
-let kube: SocketFake;
+let kube: SocketSim;
 let child: ChildProcess | undefined;
 let base = "";
 let output = "";
@@ -49,7 +49,7 @@ const waitForHealth = async (deadlineMs: number) => {
 };
 
 beforeAll(async () => {
-  kube = await serveFake({ token: KUBE_TOKEN });
+  kube = await serveSim({ token: KUBE_TOKEN });
   kube.fake.seed(...storageClassObjects(), ...statefulSetObjects({ desired: [{ name: "data", storage: "2Gi", storageClassName: "fast" }] }));
   const [port, inspector] = [await freePort(), await freePort()];
   base = `http://127.0.0.1:${port}`;
@@ -109,7 +109,7 @@ describe("the Worker in workerd", () => {
     const body = (await res.json()) as any;
     expect(body.decision.phase).toBe("Progressing");
     expect(body.decision.action).toMatchObject({ claim: "data-web-2", storage: "2Gi" });
-    expect(kube.fake.counters().writes).toBe(0);
+    expect(kube.fake.http.counters().writes).toBe(0);
     const denied = await fetch(`${base}/v1/statefulsets/default/web`);
     expect(denied.status).toBe(401);
   });
@@ -120,7 +120,7 @@ describe("the Worker in workerd", () => {
     // A wrong signature first: nothing is stepped, and the id is not burnt.
     const forged = await fetch(`${base}/v1/relay`, { method: "POST", headers: { ...headers, "webhook-signature": "v1,AAAA" }, body });
     expect(forged.status).toBe(401);
-    expect(kube.fake.counters().writes).toBe(0);
+    expect(kube.fake.http.counters().writes).toBe(0);
     const tampered = await fetch(`${base}/v1/relay`, { method: "POST", headers, body: body.replace('"web"', '"other"') });
     expect(tampered.status).toBe(401);
     const accepted = await fetch(`${base}/v1/relay`, { method: "POST", headers, body });
@@ -129,21 +129,21 @@ describe("the Worker in workerd", () => {
     const replayed = await fetch(`${base}/v1/relay`, { method: "POST", headers, body });
     expect(replayed.status).toBe(401);
     expect(((await replayed.json()) as any).failure).toBe("Replayed");
-    const writes = kube.fake.counters().writes;
+    const writes = kube.fake.http.counters().writes;
     const big = await fetch(`${base}/v1/steps`, {
       method: "POST",
       headers: { authorization: `Bearer ${API_TOKEN}`, "content-type": "application/json" },
       body: JSON.stringify({ namespace: "default", name: "web", pad: "x".repeat(8192) }),
     });
     expect(big.status).toBe(413);
-    expect(kube.fake.counters().writes).toBe(writes);
+    expect(kube.fake.http.counters().writes).toBe(writes);
     kube.fake.completeResizes(); // data-web-2 is grown: the next step moves on to ordinal 1
   });
 
   it("steps the opted-in set on a scheduled run", async () => {
     const res = await fetch(`${base}/__scheduled?cron=*+*+*+*+*`);
     expect(res.status).toBe(200);
-    const requests = kube.fake.requests().map((r) => `${r.verb} ${r.resource}${r.name ? ` ${r.name}` : ""}`);
+    const requests = kube.fake.http.requests().map((r) => `${r.verb} ${r.resource}${r.name ? ` ${r.name}` : ""}`);
     expect(requests).toContain("list statefulsets");
     expect(requests).toContain("patch persistentvolumeclaims data-web-1");
     const claim: any = kube.fake.get("persistentvolumeclaims", "default", "data-web-1");

@@ -14,7 +14,7 @@ import { StatefulSet } from "../../../core/k8s.js";
 import { ApiError } from "../../../adapters/api-error.js";
 import { Routes } from "../../../adapters/kube/routes.js";
 import { KubeConfigError, nodeKubeTarget } from "../../../adapters/kube-node/kubeconfig.js";
-import { fixture } from "../../fake-apiserver/index.js";
+import { fixture } from "../../support/index.js";
 
 let dir: string;
 let server: Server;

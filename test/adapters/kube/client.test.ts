@@ -7,11 +7,11 @@ import { Pod, StatefulSet } from "../../../core/k8s.js";
 import { ApiError } from "../../../adapters/api-error.js";
 import { KubeClient, KubeResponseError, parseRetryAfter, type KubeClientOptions } from "../../../adapters/kube/client.js";
 import { Routes } from "../../../adapters/kube/routes.js";
-import { createFakeApiServer, statefulSetObjects, storageClassObjects } from "../../fake-apiserver/index.js";
-import { useFakeApiServer } from "../../fake-apiserver/msw.js";
+import { createSimServer, statefulSetObjects, storageClassObjects } from "../../support/index.js";
+import { useSimServer } from "../../support/index.js";
 
 const BASE = "https://kube.test:6443";
-const { fake, server } = useFakeApiServer({ baseUrl: BASE, token: "t0ken" });
+const { fake, server } = useSimServer({ baseUrl: BASE, token: "t0ken" });
 
 function client(extra: Partial<KubeClientOptions> = {}) {
   const waits: number[] = [];
@@ -43,7 +43,7 @@ describe("KubeClient", () => {
     const { c } = client({ headers: async () => ({ Authorization: "Bearer t0ken", "CF-Access-Client-Id": "id.access" }) });
     const set = await c.get(Routes.getStatefulSet, web, StatefulSet);
     expect(set.metadata.name).toBe("web");
-    const [req] = fake.requests();
+    const [req] = fake.http.requests();
     expect(req!.headers.get("cf-access-client-id")).toBe("id.access");
     expect(req!.headers.get("accept")).toBe("application/json");
     expect(req!.headers.get("user-agent")).toBe("claimstep");
@@ -51,7 +51,7 @@ describe("KubeClient", () => {
   });
 
   it("keeps a path prefix of the server URL (an API proxy)", async () => {
-    const proxied = createFakeApiServer({ baseUrl: "https://proxy.test/k8s/cluster-a", objects: statefulSetObjects({ replicas: 1 }) });
+    const proxied = createSimServer({ baseUrl: "https://proxy.test/k8s/cluster-a", objects: statefulSetObjects({ replicas: 1 }) });
     server.use(...proxied.handlers);
     const c = new KubeClient({ server: "https://proxy.test/k8s/cluster-a/" });
     expect((await c.get(Routes.getStatefulSet, web, StatefulSet)).metadata.name).toBe("web");
@@ -62,7 +62,7 @@ describe("KubeClient", () => {
     const { c } = client({ pageSize: 3 });
     const pods = await c.list(Routes.listPods, { namespace: "default" }, Pod, { labelSelector: "app=web" });
     expect(pods.map((p) => p.metadata.name)).toEqual(["web-0", "web-1", "web-2", "web-3", "web-4", "web-5", "web-6"]);
-    expect(fake.requests().map((r) => [r.query.get("limit"), r.query.has("continue")])).toEqual([
+    expect(fake.http.requests().map((r) => [r.query.get("limit"), r.query.has("continue")])).toEqual([
       ["3", false],
       ["3", true],
       ["3", true],
@@ -71,16 +71,16 @@ describe("KubeClient", () => {
 
   it("restarts a list once when its continue token expired (410)", async () => {
     fake.seed(...statefulSetObjects({ replicas: 3 }));
-    fake.failNext((r) => r.resource === "pods" && r.query.has("continue"), { code: 410 });
+    fake.http.failNext((r) => r.resource === "pods" && r.query.has("continue"), { code: 410 });
     const { c } = client({ pageSize: 2 });
     const pods = await c.list(Routes.listPods, { namespace: "default" }, Pod);
     expect(pods).toHaveLength(3);
-    expect(fake.counters().byRequest["list pods"]).toBe(4);
+    expect(fake.http.counters().byRequest["list pods"]).toBe(4);
   });
 
   it("honours Retry-After on 429 for reads, then succeeds", async () => {
     fake.seed(...storageClassObjects());
-    fake.failNext("list storageclasses", { code: 429, retryAfterSeconds: 2 });
+    fake.http.failNext("list storageclasses", { code: 429, retryAfterSeconds: 2 });
     const { c, waits } = client();
     await c.list(Routes.listStorageClasses, {}, z.looseObject({ metadata: z.looseObject({ name: z.string() }) }));
     expect(waits).toEqual([2000]);
@@ -88,7 +88,7 @@ describe("KubeClient", () => {
 
   it("does not wait out a Retry-After longer than its bound: the caller (the next step) retries", async () => {
     fake.seed(...storageClassObjects());
-    fake.failNext("list storageclasses", { code: 429, retryAfterSeconds: 120 });
+    fake.http.failNext("list storageclasses", { code: 429, retryAfterSeconds: 120 });
     const { c, waits } = client();
     const err = await caught(c.list(Routes.listStorageClasses, {}, z.unknown()));
     expect(err).toMatchObject({ kind: "TooManyRequests", code: 429, retryAfterSeconds: 120, isTransient: true });
@@ -97,12 +97,12 @@ describe("KubeClient", () => {
 
   it("retries 5xx with backoff a bounded number of times", async () => {
     fake.seed(...statefulSetObjects({ replicas: 1 }));
-    fake.failNext("get statefulsets", { code: 500 }, 5);
+    fake.http.failNext("get statefulsets", { code: 500 }, 5);
     const { c, waits } = client();
     const err = await caught(c.get(Routes.getStatefulSet, web, StatefulSet));
     expect(err.kind).toBe("ServerError");
-    expect(err.message).toBe("get statefulsets.apps default/web: Internal error occurred: etcdserver: request timed out");
-    expect(fake.counters().byRequest["get statefulsets"]).toBe(3);
+    expect(err.message).toBe("get statefulsets.apps default/web: Internal error occurred: etcdserver: leader changed");
+    expect(fake.http.counters().byRequest["get statefulsets"]).toBe(3);
     expect(waits).toHaveLength(2);
     expect(waits[1]!).toBeGreaterThan(waits[0]! / 2);
   });
@@ -110,7 +110,7 @@ describe("KubeClient", () => {
   it("retries idempotent writes (server-side apply) but not the annotation merge patch", async () => {
     fake.seed(...statefulSetObjects({ replicas: 1 }), ...storageClassObjects());
     const { c } = client();
-    fake.failNext("patch persistentvolumeclaims", { code: 503 });
+    fake.http.failNext("patch persistentvolumeclaims", { code: 503 });
     const applied = (await c.patch(
       Routes.applyClaim,
       { namespace: "default", name: "data-web-0" },
@@ -119,10 +119,10 @@ describe("KubeClient", () => {
       { fieldManager: "claimstep", force: "true" },
     )) as any;
     expect(applied.spec.resources.requests.storage).toBe("2Gi");
-    fake.failNext("patch statefulsets", { code: 500 });
+    fake.http.failNext("patch statefulsets", { code: 500 });
     const err = await caught(c.patch(Routes.annotateStatefulSet, web, { metadata: { annotations: { a: "b" } } }, "application/merge-patch+json"));
     expect(err.kind).toBe("ServerError");
-    expect(fake.counters().byRequest).toMatchObject({ "patch persistentvolumeclaims": 2, "patch statefulsets": 1 });
+    expect(fake.http.counters().byRequest).toMatchObject({ "patch persistentvolumeclaims": 2, "patch statefulsets": 1 });
   });
 
   it("never retries a 409 and keeps the server's words for refusals", async () => {
@@ -136,14 +136,14 @@ describe("KubeClient", () => {
 
   it("says which permission RBAC refused, and tells it from an admission refusal", async () => {
     fake.seed(...statefulSetObjects({ replicas: 1 }));
-    fake.deny("list", "pods");
+    fake.http.deny("list", "pods");
     const { c } = client();
     const rbac = await caught(c.list(Routes.listPods, { namespace: "default" }, Pod));
     expect(rbac.isAdmissionForbidden).toBe(false);
     expect(rbac.message).toBe(
       'list pods in default: pods is forbidden: User "system:serviceaccount:claimstep:claimstep" cannot list resource "pods" in API group "" in the namespace "default"',
     );
-    fake.failNext("patch persistentvolumeclaims", {
+    fake.http.failNext("patch persistentvolumeclaims", {
       code: 403,
       body: { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message: 'persistentvolumeclaims "data-web-0" is forbidden: exceeded quota: q', reason: "Forbidden", code: 403 },
     });
@@ -161,10 +161,10 @@ describe("KubeClient", () => {
 
   it("times out each attempt with an AbortSignal, and retries reads", async () => {
     fake.seed(...statefulSetObjects({ replicas: 1 }));
-    fake.failNext("get statefulsets", { hang: true });
+    fake.http.failNext("get statefulsets", { hang: true });
     const { c } = client({ timeoutMs: 50 });
     expect((await c.get(Routes.getStatefulSet, web, StatefulSet)).metadata.name).toBe("web");
-    fake.failNext("get statefulsets", { hang: true }, 3);
+    fake.http.failNext("get statefulsets", { hang: true }, 3);
     const err = await caught(c.get(Routes.getStatefulSet, web, StatefulSet));
     expect(err).toMatchObject({ kind: "Timeout", isTransient: true });
     expect(err.message).toBe("get statefulsets.apps default/web: no answer from the API server within 50 ms");
@@ -172,12 +172,12 @@ describe("KubeClient", () => {
 
   it("stops at once when the caller aborts", async () => {
     fake.seed(...statefulSetObjects({ replicas: 1 }));
-    fake.failNext("get statefulsets", { hang: true }, 3);
+    fake.http.failNext("get statefulsets", { hang: true }, 3);
     const { c } = client();
     const ctl = new AbortController();
     setTimeout(() => ctl.abort(new Error("shutting down")), 20);
     await expect(c.get(Routes.getStatefulSet, web, StatefulSet, ctl.signal)).rejects.toThrow("shutting down");
-    expect(fake.counters().total).toBe(1);
+    expect(fake.http.counters().total).toBe(1);
   });
 
   it("network errors are transient; TLS verification errors are not", async () => {

@@ -2,11 +2,11 @@ import { describe, expect, it } from "vitest";
 import { ApiError } from "../../../adapters/api-error.js";
 import { KubeClient, KubeResponseError } from "../../../adapters/kube/client.js";
 import { KubeReader, listOptedInSets } from "../../../adapters/kube/reader.js";
-import { capturedCluster, createFakeApiServer, fixture, statefulSetObjects, storageClassObjects, volumeAttributesClass } from "../../fake-apiserver/index.js";
-import { useFakeApiServer } from "../../fake-apiserver/msw.js";
+import { capturedCluster, createSimServer, fixture, statefulSetObjects, storageClassObjects, volumeAttributesClass } from "../../support/index.js";
+import { useSimServer } from "../../support/index.js";
 
 const BASE = "https://kube.test";
-const { fake, server } = useFakeApiServer({ baseUrl: BASE, volumeAttributesClassVersions: ["v1"] });
+const { fake, server } = useSimServer({ baseUrl: BASE, volumeAttributesClassVersions: ["v1"] });
 
 const reader = (base = BASE) => new KubeReader(new KubeClient({ server: base, sleep: async () => {} }));
 const web = { namespace: "default", name: "web" };
@@ -20,8 +20,8 @@ describe("KubeReader", () => {
     expect(snap.claims.map((c) => c.metadata.name)).toEqual(["data-web-0", "data-web-1", "data-web-2"]);
     expect(snap.storageClasses.map((c) => c.metadata.name)).toEqual(["fast", "fixed"]);
     expect(snap.volumeAttributesClasses).toBeUndefined();
-    expect(fake.counters().byRequest).toEqual({ "get statefulsets": 1, "list pods": 1, "list persistentvolumeclaims": 1, "list storageclasses": 1 });
-    const q = Object.fromEntries(fake.requests().map((r) => [r.resource, Object.fromEntries(r.query)]));
+    expect(fake.http.counters().byRequest).toEqual({ "get statefulsets": 1, "list pods": 1, "list persistentvolumeclaims": 1, "list storageclasses": 1 });
+    const q = Object.fromEntries(fake.http.requests().map((r) => [r.resource, Object.fromEntries(r.query)]));
     expect(q.pods).toEqual({ labelSelector: "app=web", limit: "2000" });
     expect(q.persistentvolumeclaims).toEqual({ labelSelector: "app=web", limit: "2000" });
     expect(q.storageclasses).toEqual({ limit: "2000" });
@@ -44,7 +44,7 @@ describe("KubeReader", () => {
     const snap = await reader().load({ namespace: "default", name: "db" });
     expect(snap.pods.map((p) => p.metadata.name)).toEqual(["db-0", "db-1"]);
     expect(snap.claims.map((c) => c.metadata.name)).toEqual(["data-db-0", "data-db-1"]);
-    const q = Object.fromEntries(fake.requests().map((r) => [r.resource, r.query.get("labelSelector")]));
+    const q = Object.fromEntries(fake.http.requests().map((r) => [r.resource, r.query.get("labelSelector")]));
     expect(q).toMatchObject({ pods: "app=db,tier in (primary)", persistentvolumeclaims: "app=db" });
   });
 
@@ -53,7 +53,7 @@ describe("KubeReader", () => {
     fake.seed(...storageClassObjects(), volumeAttributesClass("gold"));
     const snap = await reader().load(web);
     expect(snap.volumeAttributesClasses?.map((v) => v.metadata.name)).toEqual(["gold"]);
-    expect(fake.counters().reads).toBe(5);
+    expect(fake.http.counters().reads).toBe(5);
   });
 
   it("falls back to storage.k8s.io/v1beta1, and treats a cluster without the API as having none", async () => {
@@ -62,13 +62,13 @@ describe("KubeReader", () => {
       [[], undefined, 2],
     ] as const) {
       const base = `https://vac-${versions.length}.test`;
-      const f = createFakeApiServer({ baseUrl: base, volumeAttributesClassVersions: [...versions] });
+      const f = createSimServer({ baseUrl: base, volumeAttributesClassVersions: [...versions] });
       server.use(...f.handlers);
       f.seed(...statefulSetObjects({ templates: [{ name: "data", storage: "1Gi", storageClassName: "fast", volumeAttributesClassName: "gold" }] }));
       f.seed(...storageClassObjects(), volumeAttributesClass("gold"));
       const snap = await reader(base).load(web);
       expect(snap.volumeAttributesClasses?.map((v) => v.metadata.name)).toEqual(want);
-      expect(f.counters().byRequest["list volumeattributesclasses"]).toBe(lists);
+      expect(f.http.counters().byRequest["list volumeattributesclasses"]).toBe(lists);
     }
   });
 
@@ -79,7 +79,7 @@ describe("KubeReader", () => {
     expect((err as ApiError).message).toBe(
       'StatefulSet shop/nope not found (get statefulsets.apps shop/nope: statefulsets.apps "nope" not found): check the name and the namespace',
     );
-    expect(fake.counters().total).toBe(1);
+    expect(fake.http.counters().total).toBe(1);
   });
 
   it("a set that is not a StatefulSet shape: a clear error, no guessing", async () => {
@@ -99,6 +99,6 @@ describe("KubeReader", () => {
       { namespace: "default", name: "a" },
       { namespace: "other", name: "d" },
     ]);
-    expect(fake.requests().map((r) => r.namespace)).toEqual(["default", undefined]);
+    expect(fake.http.requests().map((r) => r.namespace)).toEqual(["default", undefined]);
   });
 });

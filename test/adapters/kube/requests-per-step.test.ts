@@ -4,11 +4,11 @@ import { KubeClient } from "../../../adapters/kube/client.js";
 import { KubeReader } from "../../../adapters/kube/reader.js";
 import { KubeWriter } from "../../../adapters/kube/writer.js";
 import { runStep } from "../../../functions/step.js";
-import { statefulSetObjects, storageClassObjects, volumeAttributesClass, type Counters, type TemplateSpec } from "../../fake-apiserver/index.js";
-import { useFakeApiServer } from "../../fake-apiserver/msw.js";
+import { statefulSetObjects, storageClassObjects, volumeAttributesClass, type Counters, type TemplateSpec } from "../../support/index.js";
+import { useSimServer } from "../../support/index.js";
 
 const BASE = "https://kube.test";
-const { fake } = useFakeApiServer({ baseUrl: BASE });
+const { fake } = useSimServer({ baseUrl: BASE });
 
 const web = { namespace: "default", name: "web" };
 
@@ -21,9 +21,9 @@ async function measure(replicas: number, desired: TemplateSpec[]): Promise<Recor
   const writer = new KubeWriter(client);
   const t0 = Date.UTC(2026, 10, 30, 10);
   const step = async (name: string, minute: number) => {
-    fake.resetCounters();
+    fake.http.resetCounters();
     const r = await runStep({ reader, writer, ref: web, now: new Date(t0 + minute * 60_000) });
-    return [name, { ...fake.counters(), phase: r.decision.phase }] as const;
+    return [name, { ...fake.http.counters(), phase: r.decision.phase }] as const;
   };
   const out = [await step("first claim", 0), await step("waiting", 1), await step("waiting again", 2)];
   fake.completeResizes();
@@ -75,8 +75,8 @@ describe("requests per step", () => {
     fake.seed(...statefulSetObjects({ replicas: 1000, templates, desired: templates.map((t) => ({ ...t, storage: "2Gi" })) }), ...storageClassObjects());
     const client = new KubeClient({ server: BASE });
     await runStep({ reader: new KubeReader(client), writer: new KubeWriter(client), ref: web, now: new Date(Date.UTC(2026, 10, 30, 10)) });
-    expect(fake.counters().reads).toBe(4);
-    expect(fake.counters().byRequest["list persistentvolumeclaims"]).toBe(1);
+    expect(fake.http.counters().reads).toBe(4);
+    expect(fake.http.counters().byRequest["list persistentvolumeclaims"]).toBe(1);
   });
 
   it("a template naming a VolumeAttributesClass adds one read", async () => {

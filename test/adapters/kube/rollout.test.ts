@@ -6,11 +6,11 @@ import { KubeClient } from "../../../adapters/kube/client.js";
 import { KubeReader } from "../../../adapters/kube/reader.js";
 import { KubeWriter } from "../../../adapters/kube/writer.js";
 import { PermissionError, runStep, type StepResult } from "../../../functions/step.js";
-import { statefulSetObjects, storageClassObjects, volumeAttributesClass, type SetScenario } from "../../fake-apiserver/index.js";
-import { useFakeApiServer } from "../../fake-apiserver/msw.js";
+import { statefulSetObjects, storageClassObjects, volumeAttributesClass, type SetScenario } from "../../support/index.js";
+import { useSimServer } from "../../support/index.js";
 
 const BASE = "https://kube.test:6443";
-const { fake } = useFakeApiServer({ baseUrl: BASE });
+const { fake } = useSimServer({ baseUrl: BASE });
 
 const web = { namespace: "default", name: "web" };
 const GROW: SetScenario = { replicas: 3, desired: [{ name: "data", storage: "2Gi", storageClassName: "fast" }] };
@@ -38,7 +38,7 @@ async function rollout(each: (step: number) => void = () => {}, max = 30): Promi
 
 const claim = (n: number): any => fake.get("persistentvolumeclaims", "default", `data-web-${n}`);
 const setAnnotations = () => fake.get("statefulsets", "default", "web")!.metadata.annotations as Record<string, string>;
-const appliedClaims = () => fake.requests().filter((r) => r.verb === "patch" && r.resource === "persistentvolumeclaims").map((r) => r.name);
+const appliedClaims = () => fake.http.requests().filter((r) => r.verb === "patch" && r.resource === "persistentvolumeclaims").map((r) => r.name);
 
 function expectComplete(results: StepResult[]) {
   const last = results.at(-1)!;
@@ -59,10 +59,10 @@ describe("a rollout through the direct adapter", () => {
     expectComplete(results);
     expect(appliedClaims()).toEqual(["data-web-2", "data-web-1", "data-web-0"]);
     const { reader, writer } = adapter();
-    fake.resetCounters();
+    fake.http.resetCounters();
     const again = await runStep({ reader, writer, ref: web, now: new Date(start + 3_600_000) });
     expect(again.decision.phase).toBe("Complete");
-    expect(fake.counters().writes).toBe(0);
+    expect(fake.http.counters().writes).toBe(0);
   });
 
   it("changes the VolumeAttributesClass of every claim (read from storage.k8s.io/v1)", async () => {
@@ -90,7 +90,7 @@ describe("a rollout through the direct adapter", () => {
     fake.seed(...statefulSetObjects(GROW), ...storageClassObjects());
     const results = await rollout((step) => {
       if (step === 0) {
-        fake.beforeNext("patch statefulsets", () =>
+        fake.http.beforeNext("patch statefulsets", () =>
           fake.update("statefulsets", "default", "web", (o) => (o.metadata.annotations = { ...(o.metadata.annotations as object), "someone.else/touched": "yes" })),
         );
       }
@@ -119,7 +119,7 @@ describe("a rollout through the direct adapter", () => {
 
   it("a 429 with Retry-After on a read is waited out and the step goes on", async () => {
     fake.seed(...statefulSetObjects(GROW), ...storageClassObjects());
-    fake.failNext("list pods", { code: 429, retryAfterSeconds: 2 });
+    fake.http.failNext("list pods", { code: 429, retryAfterSeconds: 2 });
     const { reader, writer, waits } = adapter();
     const result = await runStep({ reader, writer, ref: web, now: new Date(start) });
     expect(waits).toEqual([2000]);
@@ -129,7 +129,7 @@ describe("a rollout through the direct adapter", () => {
   it("a 429 on the claim write asking for longer than a step waits: retry later, nothing changed", async () => {
     fake.seed(...statefulSetObjects(GROW), ...storageClassObjects());
     const results = await rollout((step) => {
-      if (step === 1) fake.failNext("patch persistentvolumeclaims", { code: 429, retryAfterSeconds: 60 });
+      if (step === 1) fake.http.failNext("patch persistentvolumeclaims", { code: 429, retryAfterSeconds: 60 });
     });
     expect(results[1]!.outcome).toMatchObject({ kind: "retry", retryAfterSeconds: 60, error: { kind: "TooManyRequests" } });
     expect(appliedClaims()).toEqual(["data-web-2", "data-web-1", "data-web-1", "data-web-0"]);
@@ -141,7 +141,7 @@ describe("a rollout through the direct adapter", () => {
     const before: string[] = [];
     const results = await rollout((step) => {
       if (step === 1) {
-        fake.failNext("patch persistentvolumeclaims", { code: 500 }, 3);
+        fake.http.failNext("patch persistentvolumeclaims", { code: 500 }, 3);
         before.push(claim(1).spec.resources.requests.storage);
       }
     });
@@ -153,7 +153,7 @@ describe("a rollout through the direct adapter", () => {
 
   it("admission refuses the expansion (class changed under us): Blocked/ExpansionNotAllowed with the server's message", async () => {
     fake.seed(...statefulSetObjects(GROW), ...storageClassObjects());
-    fake.beforeNext("patch persistentvolumeclaims", () => fake.update("storageclasses", undefined, "fast", (o) => (o.allowVolumeExpansion = false)));
+    fake.http.beforeNext("patch persistentvolumeclaims", () => fake.update("storageclasses", undefined, "fast", (o) => (o.allowVolumeExpansion = false)));
     const results = await rollout();
     const d = results.at(-1)!.decision;
     expect(d).toMatchObject({ phase: "Blocked", reason: "ExpansionNotAllowed" });
@@ -196,25 +196,25 @@ describe("a rollout through the direct adapter", () => {
 
   it("RBAC refuses the claim write: a PermissionError naming verb and resource, nothing written", async () => {
     fake.seed(...statefulSetObjects(GROW), ...storageClassObjects());
-    fake.deny("patch", "persistentvolumeclaims");
+    fake.http.deny("patch", "persistentvolumeclaims");
     const { reader, writer } = adapter();
     const err = await runStep({ reader, writer, ref: web, now: new Date(start) }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(PermissionError);
     expect((err as Error).message).toBe(
       'missing permission: patch persistentvolumeclaims default/data-web-2: persistentvolumeclaims "data-web-2" is forbidden: User "system:serviceaccount:claimstep:claimstep" cannot patch resource "persistentvolumeclaims" in API group "" in the namespace "default". Grant it in the claimstep ClusterRole (deploy/kubernetes/rbac.yaml).',
     );
-    expect(fake.counters().writes).toBe(1);
+    expect(fake.http.counters().writes).toBe(1);
   });
 
   it("RBAC refuses a read: the error names verb, resource and namespace", async () => {
     fake.seed(...statefulSetObjects(GROW), ...storageClassObjects());
-    fake.deny("list", "pods");
+    fake.http.deny("list", "pods");
     const { reader, writer } = adapter();
     const err = await runStep({ reader, writer, ref: web, now: new Date(start) }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(PermissionError);
     expect((err as PermissionError).cause).toMatchObject({ code: 403 });
     expect((err as Error).message).toMatch(/^missing permission: list pods in default: pods is forbidden: User "system:serviceaccount:claimstep:claimstep" cannot list resource "pods"/);
-    expect(fake.counters().writes).toBe(0);
+    expect(fake.http.counters().writes).toBe(0);
   });
 
   it("a missing StatefulSet: a NotFound naming namespace and name, nothing written", async () => {
@@ -222,6 +222,6 @@ describe("a rollout through the direct adapter", () => {
     const err = await runStep({ reader, writer, ref: { namespace: "shop", name: "orders" }, now: new Date(start) }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiError);
     expect((err as ApiError).message).toMatch(/^StatefulSet shop\/orders not found \(/);
-    expect(fake.counters()).toMatchObject({ total: 1, writes: 0 });
+    expect(fake.http.counters()).toMatchObject({ total: 1, writes: 0 });
   });
 });

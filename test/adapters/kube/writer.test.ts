@@ -4,11 +4,11 @@ import { ApiError } from "../../../adapters/api-error.js";
 import { KubeClient } from "../../../adapters/kube/client.js";
 import { eventName, fitNote, microTime } from "../../../adapters/kube/events.js";
 import { KubeWriter } from "../../../adapters/kube/writer.js";
-import { statefulSetObjects, storageClassObjects } from "../../fake-apiserver/index.js";
-import { useFakeApiServer } from "../../fake-apiserver/msw.js";
+import { statefulSetObjects, storageClassObjects } from "../../support/index.js";
+import { useSimServer } from "../../support/index.js";
 
 const BASE = "https://kube.test";
-const { fake } = useFakeApiServer({ baseUrl: BASE });
+const { fake } = useSimServer({ baseUrl: BASE });
 
 const writer = () => new KubeWriter(new KubeClient({ server: BASE, sleep: async () => {} }), { reportingInstance: "claimstep-7d9f" });
 const web = { namespace: "default", name: "web" };
@@ -29,7 +29,7 @@ describe("KubeWriter.apply", () => {
   it("server-side applies only claimstep's fields, forced, as claimstep", async () => {
     fake.seed(...statefulSetObjects(), ...storageClassObjects());
     expect(await writer().apply(action)).toEqual({ kind: "applied", detail: "applied default/data-web-2: storage 2Gi" });
-    const [req] = fake.requests();
+    const [req] = fake.http.requests();
     expect(req).toMatchObject({ method: "PATCH", resource: "persistentvolumeclaims", namespace: "default", name: "data-web-2", contentType: "application/apply-patch+yaml" });
     expect(Object.fromEntries(req!.query)).toEqual({ fieldManager: "claimstep", force: "true" });
     expect(req!.body).toEqual({
@@ -69,7 +69,7 @@ describe("KubeWriter.annotateSet", () => {
     fake.seed(...statefulSetObjects());
     const rv = fake.get("statefulsets", "default", "web")!.metadata.resourceVersion as string;
     await writer().annotateSet(web, { "claimstep.io/update-revision": "7b5b44c86f" }, rv);
-    const [req] = fake.requests();
+    const [req] = fake.http.requests();
     expect(req).toMatchObject({ contentType: "application/merge-patch+json", body: { metadata: { annotations: { "claimstep.io/update-revision": "7b5b44c86f" }, resourceVersion: rv } } });
     const set = fake.get("statefulsets", "default", "web")!;
     expect((set.metadata.annotations as Record<string, string>)["claimstep.io/update-revision"]).toBe("7b5b44c86f");
@@ -81,7 +81,7 @@ describe("KubeWriter.annotateSet", () => {
     const err = await writer().annotateSet(web, { "claimstep.io/status": "{}" }, "1").catch((e: unknown) => e);
     expect(err).toMatchObject({ kind: "Conflict", isTransient: true });
     expect((fake.get("statefulsets", "default", "web")!.metadata.annotations as Record<string, string>)["claimstep.io/status"]).toBeUndefined();
-    expect(fake.counters().total).toBe(1);
+    expect(fake.http.counters().total).toBe(1);
   });
 });
 
@@ -104,7 +104,7 @@ describe("KubeWriter.recordEvents", () => {
       regarding: { apiVersion: "apps/v1", kind: "StatefulSet", namespace: "default", name: "web" },
     });
     expect(event!.metadata.name).toMatch(/^web-[0-9a-f]{16}$/);
-    expect(fake.counters().byRequest).toEqual({ "patch events": 1, "create events": 1 });
+    expect(fake.http.counters().byRequest).toEqual({ "patch events": 1, "create events": 1 });
   });
 
   it("a set blocked for hours has one event with a growing count", async () => {
@@ -115,7 +115,7 @@ describe("KubeWriter.recordEvents", () => {
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({ eventTime: "2026-11-30T09:06:00.000000Z", series: { count: 5, lastObservedTime: "2026-11-30T09:06:40.000000Z" } });
     // First tick: a PATCH answered 404, then the create; every later tick: one PATCH.
-    expect(fake.counters().byRequest).toEqual({ "patch events": 1 + 4, "create events": 1 });
+    expect(fake.http.counters().byRequest).toEqual({ "patch events": 1 + 4, "create events": 1 });
   });
 
   it("a fresh writer (a new Worker invocation) continues the count with two requests and no read", async () => {
@@ -124,7 +124,7 @@ describe("KubeWriter.recordEvents", () => {
     await writer().recordEvents(web, [blocked], at(1));
     await writer().recordEvents(web, [blocked], at(2));
     expect(fake.events()[0]!.series).toEqual({ count: 3, lastObservedTime: "2026-11-30T09:06:02.000000Z" });
-    expect(fake.counters().reads).toBe(0);
+    expect(fake.http.counters().reads).toBe(0);
   });
 
   it("another invocation's count is never overwritten: a stale count is learned again", async () => {

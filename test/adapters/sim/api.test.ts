@@ -55,7 +55,7 @@ describe("server-side apply", () => {
     const c = await fixtureCluster();
     const err = await refusal(c.admin.applyClaim({ ...pvc({ a: "b" }), metadata: { name: "data-web-9", namespace: ns } }, { fieldManager: "claimstep", force: true }));
     expect(err.code).toBe(422);
-    expect(err.message).toBe('PersistentVolumeClaim "data-web-9" is invalid: spec.accessModes: Required value');
+    expect(err.message).toBe('PersistentVolumeClaim "data-web-9" is invalid: spec.accessModes: Required value: at least 1 access mode is required');
   });
 
   it("shows a shrink as the API server's 422 even when forced", async () => {

@@ -8,7 +8,7 @@ import { Routes } from "../../../adapters/kube/routes.js";
 import { KubeClient } from "../../../adapters/kube/client.js";
 import { KubeReader } from "../../../adapters/kube/reader.js";
 import { KubeWriter } from "../../../adapters/kube/writer.js";
-import { createFakeApiServer, statefulSetObjects, storageClassObjects, volumeAttributesClass, type PolicyRule } from "../../fake-apiserver/index.js";
+import { createSimServer, statefulSetObjects, storageClassObjects, volumeAttributesClass, type PolicyRule } from "../../support/index.js";
 
 const docs = parseAllDocuments(readFileSync(new URL("../../../deploy/kubernetes/rbac.yaml", import.meta.url), "utf8")).map((d) => d.toJS());
 const byKind = (kind: string) => docs.filter((d) => d.kind === kind);
@@ -45,7 +45,7 @@ describe("deploy/kubernetes/rbac.yaml", () => {
 
   it("is enough for a whole step: a reader and writer under only these rules are never refused", async () => {
     const base = "https://rbac.test";
-    const fake = createFakeApiServer({
+    const fake = createSimServer({
       baseUrl: base,
       rules: grantedRules(),
       objects: [
@@ -63,7 +63,7 @@ describe("deploy/kubernetes/rbac.yaml", () => {
       await writer.apply({ type: "PatchClaim", namespace: "default", claim: "data-web-2", template: "data", ordinal: 2, storage: "2Gi", labels: {}, annotations: {} });
       await writer.annotateSet({ namespace: "default", name: "web" }, { "claimstep.io/update-revision": "r" }, snapshot.statefulSet.metadata.resourceVersion);
       await writer.recordEvents({ namespace: "default", name: "web" }, [{ type: "Normal", reason: "ClaimUpdated", action: "PatchClaim", note: "n" }], new Date());
-      const verbs = new Set(fake.requests().map((r) => `${r.verb} ${r.resource}`));
+      const verbs = new Set(fake.http.requests().map((r) => `${r.verb} ${r.resource}`));
       expect(verbs).toEqual(new Set(["get statefulsets", "list pods", "list persistentvolumeclaims", "list storageclasses", "list volumeattributesclasses", "patch persistentvolumeclaims", "patch statefulsets", "patch events", "create events"]));
     } finally {
       server.close();

@@ -1,12 +1,12 @@
-// The fake's own behaviour: the parts other tests lean on (lists, counters, faults, hooks,
-// RBAC, the resizer, admission) must hold, or the tests built on it prove nothing.
+// The simulated API server over HTTP (SimHttp): the parts every other test leans on (paths,
+// lists and paging, counters, faults, hooks, RBAC, the resizer, admission) must hold, or the
+// tests built on it prove nothing.
 import { describe, expect, it } from "vitest";
-import { createFakeApiServer, statefulSetObjects, storageClassObjects, volumeAttributesClass } from "./index.js";
-import { matchesLabels, parseLabelSelector } from "../../adapters/kube/label-selector.js";
-import { useFakeApiServer } from "./msw.js";
+import { matchesLabels, parseLabelSelector } from "../../../adapters/kube/label-selector.js";
+import { createSimServer, statefulSetObjects, storageClassObjects, useSimServer, volumeAttributesClass } from "../../support/index.js";
 
 const BASE = "https://fake.kube:6443";
-const { fake } = useFakeApiServer({ baseUrl: BASE });
+const { fake } = useSimServer({ baseUrl: BASE });
 
 const get = async (path: string, init: RequestInit = {}) => {
   const res = await fetch(`${BASE}${path}`, init);
@@ -15,7 +15,7 @@ const get = async (path: string, init: RequestInit = {}) => {
 const patch = (path: string, body: unknown, type = "application/merge-patch+json") =>
   get(path, { method: "PATCH", headers: { "Content-Type": type }, body: JSON.stringify(body) });
 
-describe("fake API server", () => {
+describe("the simulated API server over HTTP", () => {
   it("pages lists with limit/continue and filters by label selector", async () => {
     fake.seed(...statefulSetObjects({ replicas: 5 }), ...statefulSetObjects({ name: "other", replicas: 2 }));
     const seen: string[] = [];
@@ -30,7 +30,7 @@ describe("fake API server", () => {
     } while (cont);
     expect(pages).toBe(3);
     expect(seen).toEqual(["web-0", "web-1", "web-2", "web-3", "web-4"]);
-    expect(fake.counters()).toEqual({ byRequest: { "list pods": 3 }, reads: 3, writes: 0, total: 3 });
+    expect(fake.http.counters()).toEqual({ byRequest: { "list pods": 3 }, reads: 3, writes: 0, total: 3 });
   });
 
   it("rejects a selector it cannot parse, a fieldSelector and a watch (it never ignores them)", async () => {
@@ -51,9 +51,9 @@ describe("fake API server", () => {
   });
 
   it("serves VolumeAttributesClasses only at the configured versions", async () => {
-    const old = createFakeApiServer({ baseUrl: "https://old.kube", volumeAttributesClassVersions: [] });
-    const beta = createFakeApiServer({ baseUrl: "https://beta.kube", volumeAttributesClassVersions: ["v1beta1"], objects: [volumeAttributesClass("gold")] });
-    const ask = (f: typeof old, base: string, v: string) => f.handle(new Request(`${base}/apis/storage.k8s.io/${v}/volumeattributesclasses`));
+    const old = createSimServer({ baseUrl: "https://old.kube", volumeAttributesClassVersions: [] });
+    const beta = createSimServer({ baseUrl: "https://beta.kube", volumeAttributesClassVersions: ["v1beta1"], objects: [volumeAttributesClass("gold")] });
+    const ask = (f: typeof old, base: string, v: string) => f.http.fetch(new Request(`${base}/apis/storage.k8s.io/${v}/volumeattributesclasses`));
     const notServed = { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message: "the server could not find the requested resource", reason: "NotFound", details: {}, code: 404 };
     expect(await (await ask(old, "https://old.kube", "v1")).json()).toEqual(notServed);
     expect((await ask(beta, "https://beta.kube", "v1")).status).toBe(404);
@@ -63,8 +63,8 @@ describe("fake API server", () => {
 
   it("failNext answers with the API server's bodies and headers, then recovers", async () => {
     fake.seed(...storageClassObjects());
-    fake.failNext("list storageclasses", { code: 429, retryAfterSeconds: 3 });
-    fake.failNext("list *", { code: 500 }, 2);
+    fake.http.failNext("list storageclasses", { code: 429, retryAfterSeconds: 3 });
+    fake.http.failNext("list *", { code: 500 }, 2);
     const first = await get("/apis/storage.k8s.io/v1/storageclasses");
     expect(first.code).toBe(429);
     expect(first.headers.get("Retry-After")).toBe("3");
@@ -75,7 +75,7 @@ describe("fake API server", () => {
   });
 
   it("a hanging request ends when the client aborts", async () => {
-    fake.failNext("list pods", { hang: true });
+    fake.http.failNext("list pods", { hang: true });
     const err = await fetch(`${BASE}/api/v1/namespaces/default/pods`, { signal: AbortSignal.timeout(50) }).catch((e: unknown) => e);
     expect((err as Error).name).toBe("TimeoutError");
   });
@@ -83,7 +83,7 @@ describe("fake API server", () => {
   it("beforeNext runs a racing writer before the request, which then sees its effect", async () => {
     fake.seed(...statefulSetObjects({ replicas: 1 }));
     const rv = fake.get("statefulsets", "default", "web")!.metadata.resourceVersion;
-    fake.beforeNext("patch statefulsets", () => {
+    fake.http.beforeNext("patch statefulsets", () => {
       fake.update("statefulsets", "default", "web", (o) => (o.metadata.annotations = { ...(o.metadata.annotations as object), other: "writer" }));
     });
     const r = await patch("/apis/apps/v1/namespaces/default/statefulsets/web", { metadata: { resourceVersion: rv, annotations: { mine: "x" } } });
@@ -100,14 +100,14 @@ describe("fake API server", () => {
   });
 
   it("enforces RBAC rules and denials with messages naming verb and resource", async () => {
-    const ruled = createFakeApiServer({
+    const ruled = createSimServer({
       baseUrl: "https://rbac.kube",
       user: "u",
       rules: [{ apiGroups: [""], resources: ["pods"], verbs: ["list"] }],
       objects: storageClassObjects(),
     });
     const ask = async (path: string, method = "GET") => {
-      const res = await ruled.handle(new Request(`https://rbac.kube${path}`, { method, ...(method === "PATCH" ? { body: "{}", headers: { "Content-Type": "application/merge-patch+json" } } : {}) }));
+      const res = await ruled.http.fetch(new Request(`https://rbac.kube${path}`, { method, ...(method === "PATCH" ? { body: "{}", headers: { "Content-Type": "application/merge-patch+json" } } : {}) }));
       return { code: res.status, body: (await res.json()) as any };
     };
     expect((await ask("/api/v1/namespaces/default/pods")).code).toBe(200);
@@ -117,7 +117,7 @@ describe("fake API server", () => {
     expect((await ask("/apis/apps/v1/namespaces/default/statefulsets/web", "PATCH")).body.message).toBe(
       'statefulsets.apps "web" is forbidden: User "u" cannot patch resource "statefulsets" in API group "apps" in the namespace "default"',
     );
-    ruled.deny("list", "pods");
+    ruled.http.deny("list", "pods");
     expect((await ask("/api/v1/namespaces/default/pods")).code).toBe(403);
   });
 
@@ -183,7 +183,7 @@ describe("fake API server", () => {
     const cleared = await apply({});
     expect(cleared.code).toBe(422);
     expect(cleared.body.message).toBe(
-      'PersistentVolumeClaim "data-web-0" is invalid: spec.volumeAttributesClassName: Forbidden: update to nil is forbidden when status.currentVolumeAttributesClassName is not nil',
+      'PersistentVolumeClaim "data-web-0" is invalid: spec.volumeAttributesClassName: Forbidden: update from non-nil value to nil is forbidden',
     );
   });
 
@@ -218,6 +218,6 @@ describe("fake API server", () => {
   it("answers 404 for what it does not serve, and counts it", async () => {
     expect((await get("/apis/apps/v1/namespaces/default/deployments")).code).toBe(404);
     expect((await get("/api/v1/namespaces/default/pods/web-0/status")).code).toBe(404);
-    expect(fake.counters().byRequest).toEqual({ "list deployments": 1 });
+    expect(fake.http.counters().byRequest).toEqual({ "list deployments": 1 });
   });
 });

@@ -1,8 +1,15 @@
-// Fixture-shaped objects for seeding the fake: a StatefulSet with its pods and claims at any
+// Fixture-shaped objects for seeding the simulated cluster: a StatefulSet with its pods and claims at any
 // replica count, cloned from the captured `web` objects so sizes and shapes stay realistic.
 import type { LabelSelector } from "../../core/k8s.js";
-import { fixture } from "./fixtures.js";
-import type { KubeObject } from "./server.js";
+import { fixture } from "../fixtures/apiserver.js";
+
+/** An object as the simulated cluster seeds it: its kind decides where it is stored. */
+export interface KubeObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata: { name: string; namespace?: string; [key: string]: unknown };
+  [key: string]: unknown;
+}
 
 export interface TemplateSpec {
   name: string;
