@@ -1,8 +1,8 @@
-// B2: API requests per step, counted by the msw fake API server, at two sizes and three points of
+// B2: API requests per step, counted by the simulated cluster's API server (through msw, as the Worker reaches it), at two sizes and three points of
 // a rollout (an acting step, a waiting step that repeats, a converged set). The step is the real
 // one: functions/step.ts runStep over the direct adapters.
 import { runStep } from "../functions/step.js";
-import { directAdapters, fakeWith, withMsw } from "./fake-cluster.js";
+import { directAdapters, simWith, withMsw } from "./sim-set.js";
 import { NAMESPACE, SET_NAME, type RolloutStage } from "./generate.js";
 
 export const B2_SIZES = [10, 1000] as const;
@@ -28,10 +28,10 @@ export interface B2Result {
 }
 
 export async function countStep(replicas: number, stage: RolloutStage): Promise<RequestCount> {
-  const fake = fakeWith({ replicas, stage });
+  const fake = simWith({ replicas, stage });
   const { reader, writer } = directAdapters();
   const result = await withMsw(fake, () => runStep({ reader, writer, ref: { namespace: NAMESPACE, name: SET_NAME }, now: new Date("2026-11-30T09:10:00Z") }));
-  const c = fake.counters();
+  const c = fake.http.counters();
   const eventWrites = Object.entries(c.byRequest)
     .filter(([k]) => / events$/.test(k) && !/^(get|list) /.test(k))
     .reduce((n, [, v]) => n + v, 0);

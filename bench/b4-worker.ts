@@ -16,8 +16,8 @@ import { listOf, StatefulSet } from "../core/k8s.js";
 import { planStep } from "../core/plan.js";
 import { Keys } from "../core/types.js";
 import worker, { type Env, type ScheduledController } from "../functions/worker.js";
-import type { FakeApiServer } from "../test/fake-apiserver/index.js";
-import { FAKE_TOKEN, FAKE_URL, fakeWith } from "./fake-cluster.js";
+import type { SimServer } from "../test/support/sim-server.js";
+import { SIM_TOKEN as FAKE_TOKEN, SIM_URL as FAKE_URL, simWith } from "./sim-set.js";
 import { THREE_TEMPLATES } from "./generate.js";
 import { compare, median, percentile } from "./harness.js";
 import { bytesBySource, packageOf, type SourceMap } from "./sourcemap.js";
@@ -159,8 +159,8 @@ export async function invokeScheduled(): Promise<{ cpuMs: number; wallMs: number
  * One scheduled invocation over msw against a fresh fake holding the set before its first step
  * (seeded outside the timing). `record` collects every answer for replaying.
  */
-export async function scheduledOverMsw(templates: number, record?: Map<string, Recorded>): Promise<{ cpuMs: number; wallMs: number; fake: FakeApiServer }> {
-  const fake = fakeWith({ replicas: B4_REPLICAS, templates: THREE_TEMPLATES.slice(0, templates), stage: "start" });
+export async function scheduledOverMsw(templates: number, record?: Map<string, Recorded>): Promise<{ cpuMs: number; wallMs: number; fake: SimServer }> {
+  const fake = simWith({ replicas: B4_REPLICAS, templates: THREE_TEMPLATES.slice(0, templates), stage: "start" });
   const server = setupServer(...fake.handlers);
   if (record) {
     server.events.on("response:mocked", async ({ request, response }) => {
@@ -224,7 +224,7 @@ export async function scheduledCpu(shapes: readonly number[], iterations: number
       const { fake, ...run } = await scheduledOverMsw(r.templates, i === 0 ? r.recorded : undefined);
       r.msw.push(run);
       if (i === 0) {
-        const c = fake.counters();
+        const c = fake.http.counters();
         const all = fake.list("persistentvolumeclaims", "default");
         const claim = all.find((p) => (p.metadata.labels as Record<string, string> | undefined)?.[Keys.revisionLabel]);
         r.claims = all.length;

@@ -14,7 +14,8 @@ import { RecentIds } from "../../functions/auth.js";
 import { kubeWatchSource } from "../../functions/kube-target.js";
 import { Relay, deliver, systemClock } from "../../functions/relay.js";
 import { startServer, type RunningServer } from "../../functions/server.js";
-import { FakeCluster, desiredData, fixture } from "./fakes.js";
+import { capturedSim, claimApplies, desiredData } from "../support/index.js";
+import { fixtureJson as fixture } from "../fixtures/apiserver.js";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 const TOKEN = "watch-token";
@@ -78,7 +79,7 @@ const until = async (cond: () => boolean, ms = 15_000) => {
 
 describe("relay on Node", () => {
   const kube = watchServer();
-  const cluster = new FakeCluster(desiredData("2Gi"));
+  const cluster = capturedSim(desiredData("2Gi"));
   const logs: any[] = [];
   let app: RunningServer;
   let dir = "";
@@ -134,7 +135,7 @@ current-context: ctx
     relay.start();
     try {
       // The initial list of the opted-in set is a change: one signed event, one step that applies.
-      await until(() => cluster.applied.length === 1);
+      await until(() => claimApplies(cluster).length === 1);
       expect(relay.tracked()).toEqual([{ namespace: "default", name: "web" }]);
       const pvcPath = "/api/v1/namespaces/default/persistentvolumeclaims";
       await until(() => kube.watching(pvcPath) === 1 && kube.watching("/api/v1/namespaces/default/pods") === 1);

@@ -5,7 +5,7 @@ import { Debouncer, Relay, ResilientWatch, deliver, type WatchEvent, type WatchS
 import { verifyWebhook } from "../../functions/auth.js";
 import type { RelayEvent } from "../../functions/app.js";
 import { ManualClock, settle } from "./manual-clock.js";
-import { fixture } from "./fakes.js";
+import { fixtureJson as fixture } from "../fixtures/apiserver.js";
 
 const SECRET = `whsec_${Buffer.from("relay-secret-0123456789abcdef!!").toString("base64")}`;
 

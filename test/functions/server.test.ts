@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { createApp } from "../../functions/app.js";
 import { RecentIds } from "../../functions/auth.js";
 import { startServer } from "../../functions/server.js";
-import { FakeCluster, desiredData } from "./fakes.js";
+import { capturedSim, desiredData } from "../support/index.js";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 const TOKEN = "serve-token-0123456789abcdef";
@@ -22,7 +22,7 @@ const until = async (cond: () => boolean, ms = 10_000) => {
 
 describe("startServer", () => {
   it("serves the app over HTTP and runs the interval loop, never two passes at once", async () => {
-    const cluster = new FakeCluster(desiredData("2Gi"));
+    const cluster = capturedSim(desiredData("2Gi"));
     const app = createApp({
       reader: cluster.reader,
       writerFor: () => cluster.writer,

@@ -1,7 +1,8 @@
 // What tests need to stand up an API server: the simulated cluster behind msw or a socket, objects
 // shaped like the captured ones, and the captured responses themselves.
-export { createSimServer, serveSim, simClusterOptions, useSimServer } from "./sim-server.js";
+export { capturedSim, claimApplies, createSimServer, serveSim, simClusterOptions } from "./sim-server.js";
+export { useSimServer } from "./use-sim-server.js";
 export type { Counters, Failure, KubeObject, Match, PolicyRule, RequestInfo, SimServer, SimServerOptions, SocketSim, Verb } from "./sim-server.js";
-export { capturedCluster, claimTemplate, statefulSetObjects, storageClassObjects, volumeAttributesClass } from "./objects.js";
+export { capturedCluster, claimTemplate, desiredData, statefulSetObjects, storageClassObjects, volumeAttributesClass } from "./objects.js";
 export type { SetScenario, TemplateSpec } from "./objects.js";
 export { fixture } from "../fixtures/apiserver.js";

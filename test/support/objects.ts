@@ -150,3 +150,11 @@ export function capturedCluster(): KubeObject[] {
     ...storageClassObjects(),
   ];
 }
+
+/** The set's annotations that opt it in and desire template `data` at `storage` (class `fast`). */
+export const desiredData = (storage: string): Record<string, string> => ({
+  "claimstep.io/volume-claim-update-strategy": "InPlace",
+  "claimstep.io/volume-claim-templates": JSON.stringify([
+    { metadata: { name: "data" }, spec: { accessModes: ["ReadWriteOnce"], storageClassName: "fast", resources: { requests: { storage } } } },
+  ]),
+});

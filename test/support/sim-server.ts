@@ -5,11 +5,9 @@
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { http, type RequestHandler } from "msw";
-import { setupServer, type SetupServer } from "msw/node";
-import { afterAll, afterEach, beforeAll } from "vitest";
 import { SimCluster, type SimClusterOptions } from "../../adapters/sim/cluster.js";
 import type { PolicyRule } from "../../adapters/sim/http.js";
-import type { KubeObject } from "./objects.js";
+import { capturedCluster, type KubeObject } from "./objects.js";
 
 export type { Counters, Failure, Match, PolicyRule, RequestInfo, Verb } from "../../adapters/sim/http.js";
 export type { KubeObject } from "./objects.js";
@@ -57,19 +55,6 @@ export function createSimServer(opts: SimServerOptions): SimServer {
   return cluster;
 }
 
-/** One simulated API server behind msw for a test file; its store, log and hooks reset after each test. */
-export function useSimServer(opts: SimServerOptions): { fake: SimServer; server: SetupServer } {
-  const fake = createSimServer(opts);
-  const server = setupServer(...fake.handlers);
-  beforeAll(() => server.listen({ onUnhandledRequest: "error" }));
-  afterEach(() => {
-    fake.reset();
-    server.resetHandlers();
-  });
-  afterAll(() => server.close());
-  return { fake, server };
-}
-
 export interface SocketSim {
   fake: SimCluster;
   url: string;
@@ -110,3 +95,17 @@ export async function serveSim(opts: Omit<SimServerOptions, "baseUrl">): Promise
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
+
+/**
+ * The captured cluster (StatefulSet `web`, its pods and claims, classes `fast` and `fixed`) in a
+ * simulated cluster, with `annotations` added to the set: for tests where the app is the far end.
+ */
+export function capturedSim(annotations: Record<string, string> = {}): SimCluster {
+  const sim = new SimCluster();
+  sim.seed(...capturedCluster());
+  sim.update("statefulsets", "default", "web", (s) => (s.metadata.annotations = { ...s.metadata.annotations, ...annotations }));
+  return sim;
+}
+
+/** claimstep's claim applies that landed. */
+export const claimApplies = (sim: SimCluster) => sim.audit.filter((e) => e.actor === "claimstep" && e.verb === "apply" && e.outcome === "ok");

@@ -1,17 +1,17 @@
-// A generated set served by the msw fake API server (test/fake-apiserver), and the direct
-// adapters (KubeClient, KubeReader, KubeWriter) pointed at it, as the Worker and the Node server
-// wire them.
+// A generated set seeded into the simulated cluster (adapters/sim), whose HTTP handler answers
+// every request, and the direct adapters (KubeClient, KubeReader, KubeWriter) pointed at it the
+// way the Worker and the Node server wire them.
 import { setupServer } from "msw/node";
 import { KubeClient } from "../adapters/kube/client.js";
 import { KubeReader } from "../adapters/kube/reader.js";
 import { KubeWriter } from "../adapters/kube/writer.js";
-import { createFakeApiServer, type FakeApiServer, type KubeObject } from "../test/fake-apiserver/index.js";
+import { createSimServer, type KubeObject, type SimServer } from "../test/support/sim-server.js";
 import { generateCluster, type GeneratedCluster, type SetShape } from "./generate.js";
 
-export const FAKE_URL = "https://kube.bench.test:6443";
-export const FAKE_TOKEN = "bench-token-0123456789abcdef";
+export const SIM_URL = "https://kube.bench.test:6443";
+export const SIM_TOKEN = "bench-token-0123456789abcdef";
 
-/** The generated objects with their kinds, as the fake API server stores them. */
+/** The generated objects with their kinds, as the simulated cluster seeds them. */
 export function seedObjects(c: GeneratedCluster): KubeObject[] {
   const kinded = (kind: string, apiVersion: string, items: object[]) => items.map((o) => ({ kind, apiVersion, ...structuredClone(o) }) as KubeObject);
   return [
@@ -22,19 +22,19 @@ export function seedObjects(c: GeneratedCluster): KubeObject[] {
   ];
 }
 
-/** A fake API server holding one generated set (VolumeAttributesClass API not served, as in v1.24). */
-export function fakeWith(shape: SetShape): FakeApiServer {
-  return createFakeApiServer({
-    baseUrl: FAKE_URL,
-    token: FAKE_TOKEN,
+/** A simulated cluster holding one generated set (VolumeAttributesClass API not served, as in v1.24). */
+export function simWith(shape: SetShape): SimServer {
+  return createSimServer({
+    baseUrl: SIM_URL,
+    token: SIM_TOKEN,
     objects: seedObjects(generateCluster(shape)),
     volumeAttributesClassVersions: [],
   });
 }
 
-/** Route the global fetch to the fake through msw while `run` runs. */
-export async function withMsw<T>(fake: FakeApiServer, run: () => Promise<T>): Promise<T> {
-  const server = setupServer(...fake.handlers);
+/** Route the global fetch to the simulated cluster through msw while `run` runs. */
+export async function withMsw<T>(sim: SimServer, run: () => Promise<T>): Promise<T> {
+  const server = setupServer(...sim.handlers);
   server.listen({ onUnhandledRequest: "error" });
   try {
     return await run();
@@ -45,6 +45,6 @@ export async function withMsw<T>(fake: FakeApiServer, run: () => Promise<T>): Pr
 
 /** The direct adapters over the global fetch, as functions/wiring.ts builds them. */
 export function directAdapters() {
-  const client = new KubeClient({ server: FAKE_URL, headers: { Authorization: `Bearer ${FAKE_TOKEN}` } });
+  const client = new KubeClient({ server: SIM_URL, headers: { Authorization: `Bearer ${SIM_TOKEN}` } });
   return { client, reader: new KubeReader(client), writer: new KubeWriter(client, { reportingInstance: "claimstep-bench" }) };
 }
