@@ -8,9 +8,10 @@ import { Keys, type Decision, type SetRef, type Snapshot, type StatusRecord } fr
 import { ApiError } from "../adapters/api-error.js";
 import { outcomeJSON } from "./app.js";
 import { claimEdit } from "./desired.js";
-import { SCENARIOS, scenarioName } from "./sim-scenarios.js";
+import { SCENARIOS, SET, scenarioName } from "../adapters/sim/scenarios.js";
 import { runStep, type StepResult } from "./step.js";
 import { sweep } from "./sweep.js";
+import { Timeline } from "./timeline.js";
 
 export const EXIT = { ok: 0, error: 1, blocked: 2 } as const;
 
@@ -34,10 +35,14 @@ Options:
       --context <name>     kubeconfig context
       --kubeconfig <path>  kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster)
       --cluster sim[:<scenario>]
-                           use the embedded simulated cluster instead (scenarios: ${Object.keys(SCENARIOS).join(", ")})
+                           use the embedded simulated cluster instead (StatefulSet ${SET.namespace}/${SET.name}; scenarios:
+                           ${Object.keys(SCENARIOS).join(", ")})
+      --seed <n>           with --cluster sim: seed of the simulation (uids, injected faults); default 1
   -A, --all-namespaces     status, step --all: every namespace
       --all                step: every opted-in set of the namespace
-  -o, --output text|json   output format (json: one object; for run, one object per step)
+  -o, --output text|json|timeline
+                           output format (json: one object; for run, one object per step;
+                           timeline, run only: one line per invocation, as npm start shows)
   -h, --help               this help
 
 Exit codes: 0 done or progressing, 2 blocked (the reason is printed), 1 error.
@@ -47,6 +52,7 @@ Examples:
   claimstep set web data --storage 20Gi -n db && claimstep run web -n db
   claimstep run web --cluster sim                  # a whole rollout on the simulated cluster
   claimstep run web --cluster sim:blocked; echo $?  # 2: the class does not allow expansion
+  claimstep run web --cluster sim:flaky-api --seed 7 -o timeline
   claimstep step web -n db -o json | jq .decision.phase
   claimstep status -A
 `;
@@ -66,6 +72,8 @@ export interface Target {
   pause(ms: number): Promise<void>;
   /** Real time to leave each frame of the live view on screen when `pause` takes none. */
   frameMs?: number;
+  /** A simulated scenario's summary and lesson, told around a timeline. */
+  story?: { name: string; summary: string; lesson: string };
 }
 
 export interface Output {
@@ -102,6 +110,7 @@ const OPTIONS = {
   vac: { type: "string" },
   port: { type: "string" },
   url: { type: "string" },
+  seed: { type: "string" },
 } as const;
 
 export type Flags = ReturnType<typeof parse>["values"];
@@ -172,6 +181,8 @@ interface Context {
   args: string[];
   io: CliIO;
   json: boolean;
+  /** `-o timeline` (run only). */
+  timeline: boolean;
   target: () => Promise<Target>;
 }
 
@@ -192,14 +203,42 @@ async function run(ctx: Context): Promise<number> {
   const interval = parseDuration(ctx.flags.interval ?? "5s", "interval");
   const timeout = ctx.flags.timeout ? parseDuration(ctx.flags.timeout, "timeout") : undefined;
   const started = target.now().getTime();
-  const live = !ctx.json && ctx.io.stdout.isTTY ? new LiveView(ctx.io.stdout) : undefined;
+  const realStart = Date.now();
+  const timeline = ctx.timeline ? new Timeline((line) => print(ctx.io, line), started) : undefined;
+  const live = !ctx.json && !timeline && ctx.io.stdout.isTTY ? new LiveView(ctx.io.stdout) : undefined;
+  if (timeline && target.story) {
+    print(ctx.io, `claimstep run · ${target.label}: ${target.story.summary}`);
+    print(ctx.io, `one invocation every ${interval / 1000} ${target.frameMs !== undefined ? "virtual " : ""}seconds\n`);
+  }
   let previous = "";
+  let last: Decision | undefined;
+  const finish = (code: number): number => {
+    if (!timeline) return code;
+    timeline.end(last, target.now().getTime(), Date.now() - realStart);
+    if (target.story) print(ctx.io, `${target.story.lesson}.`);
+    return code;
+  };
   for (let n = 1; ; n++) {
     const now = target.now();
-    const r = await runStep({ reader: target.reader, writer: target.writerFor, ref, now });
+    let r: StepResult;
+    try {
+      r = await runStep({ reader: target.reader, writer: target.writerFor, ref, now });
+    } catch (err) {
+      // The set could not be read (429, 5xx, timeout after the client's retries): nothing was
+      // written, so the run goes on; anything else (not found, permissions) ends it.
+      if (!(err instanceof ApiError && err.isTransient)) throw err;
+      if (timeline) timeline.failed(now.getTime(), n, err);
+      else if (ctx.json) print(ctx.io, JSON.stringify({ step: n, at: now.toISOString(), error: err.message }));
+      else ctx.io.stderr.write(`claimstep: ${ref.namespace}/${ref.name}: could not load the set (${err.message}); retrying\n`);
+      await target.pause(Math.max(interval, (err.retryAfterSeconds ?? 0) * 1000));
+      continue;
+    }
     const d = r.decision;
+    last = d;
     const elapsed = Math.round((now.getTime() - started) / 1000);
-    if (ctx.json) {
+    if (timeline) {
+      timeline.step(now.getTime(), n, r);
+    } else if (ctx.json) {
       print(ctx.io, JSON.stringify({ step: n, at: now.toISOString(), ...resultJSON(r) }));
     } else if (live) {
       live.draw(`${renderDecision(d)}\n\nstep ${n} · ${elapsed}s · ${target.label} · ${outcomeText(r)}`);
@@ -209,13 +248,15 @@ async function run(ctx: Context): Promise<number> {
       previous = key;
     }
     if (d.phase === "Complete" || d.phase === "Blocked" || d.phase === "Idle") {
-      if (!ctx.json && !live) print(ctx.io, `\n${renderDecision(d)}`);
+      if (!ctx.json && !live && !timeline) print(ctx.io, `\n${renderDecision(d)}`);
+      const code = finish(exitOf(d));
       if (d.phase === "Blocked" && !ctx.json) ctx.io.stderr.write(`claimstep: ${d.ref.namespace}/${d.ref.name} is blocked (${d.reason}): ${d.message}\n`);
-      return exitOf(d);
+      return code;
     }
     if (timeout !== undefined && target.now().getTime() - started >= timeout) {
-      ctx.io.stderr.write(`claimstep: ${ref.namespace}/${ref.name} is still ${d.phase} (${d.reason}) after ${ctx.flags.timeout}\n`);
-      return EXIT.error;
+      const code = finish(EXIT.error);
+      ctx.io.stderr.write(`claimstep: ${ref.namespace}/${ref.name} is still ${d.phase} (${d.reason}) after ${ctx.flags.timeout}: ${d.message}\n`);
+      return code;
     }
     if (live && target.frameMs) await new Promise((resolve) => setTimeout(resolve, target.frameMs));
     const wait = r.outcome.kind === "retry" && r.outcome.retryAfterSeconds ? r.outcome.retryAfterSeconds * 1000 : interval;
@@ -360,11 +401,15 @@ const COMMANDS: Record<string, (ctx: Context) => Promise<number>> = {
 };
 
 /** The simulated cluster of a scenario as a Target. */
-export async function simTarget(cluster: string): Promise<Target> {
+export async function simTarget(cluster: string, seed?: string): Promise<Target> {
   const name = scenarioName(cluster);
-  const sim = await SCENARIOS[name]!.build();
+  const seedValue = seed === undefined ? 1 : Number(seed);
+  if (!Number.isSafeInteger(seedValue)) throw new UsageError(`--seed ${JSON.stringify(seed)}: expected an integer`);
+  const scenario = SCENARIOS[name]!;
+  const sim = await scenario.build(seedValue);
   return {
     label: `simulated cluster (${name})`,
+    story: { name, summary: scenario.summary, lesson: scenario.lesson },
     namespace: "default",
     reader: sim.reader,
     writerFor: () => sim.writer,
@@ -383,7 +428,8 @@ export async function simTarget(cluster: string): Promise<Target> {
 }
 
 async function connect(flags: Flags, env: CliIO["env"]): Promise<Target> {
-  if (flags.cluster) return simTarget(flags.cluster);
+  if (flags.cluster) return simTarget(flags.cluster, flags.seed);
+  if (flags.seed !== undefined) throw new UsageError("--seed applies to the simulated cluster only (--cluster sim[:<scenario>])");
   const { kubeTarget } = await import("./kube-target.js");
   return kubeTarget({
     env,
@@ -419,13 +465,13 @@ export async function main(argv: string[], io: CliIO, connectTo: (flags: Flags, 
     return EXIT.error;
   }
   const output = flags.output ?? "text";
-  if (output !== "text" && output !== "json") {
-    io.stderr.write(`claimstep: --output ${JSON.stringify(output)}: use text or json\n`);
+  if (output !== "text" && output !== "json" && !(output === "timeline" && command === "run")) {
+    io.stderr.write(`claimstep: --output ${JSON.stringify(output)}: use text or json${command === "run" ? " or timeline" : ""}\n`);
     return EXIT.error;
   }
   let target: Promise<Target> | undefined;
   try {
-    return await handler({ flags, args, io, json: output === "json", target: () => (target ??= connectTo(flags, io.env)) });
+    return await handler({ flags, args, io, json: output === "json", timeline: output === "timeline", target: () => (target ??= connectTo(flags, io.env)) });
   } catch (err) {
     io.stderr.write(`claimstep: ${describeError(err)}\n`);
     return EXIT.error;

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SimCluster } from "../../adapters/sim/cluster.js";
-import { SCENARIOS } from "../../functions/sim-scenarios.js";
+import { SCENARIOS } from "../../adapters/sim/scenarios.js";
 import { main, parseDuration, type Target } from "../../functions/cli.js";
 import { Keys } from "../../core/types.js";
 import { statefulSetObjects, storageClassObjects } from "../support/index.js";

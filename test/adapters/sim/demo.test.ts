@@ -1,35 +1,53 @@
-// `npm start` (functions/demo.ts) on the embedded simulated cluster: exit codes and messages.
+// `npm start` is `claimstep run web --cluster sim:grow -o timeline …` on the embedded simulated
+// cluster: its exit codes and messages, spawned as a user runs it.
 import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 
 const root = fileURLToPath(new URL("../../../", import.meta.url));
+const START: string = JSON.parse(readFileSync(`${root}package.json`, "utf8")).scripts.start;
 
-function demo(...args: string[]): Promise<{ code: number; out: string }> {
+/** `npm start -- <args>`, without npm's own output. */
+function start(...args: string[]): Promise<{ code: number; out: string; err: string }> {
+  const [, ...argv] = START.split(" ");
   return new Promise((resolve) => {
-    execFile(process.execPath, ["--import", "tsx", "functions/demo.ts", ...args], { cwd: root }, (err, stdout, stderr) => {
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, out: stdout + stderr });
+    execFile(process.execPath, [...argv, ...args], { cwd: root }, (error, stdout, stderr) => {
+      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, out: stdout, err: stderr });
     });
   });
 }
 
 describe("npm start", () => {
-  it("completes the default rollout and exits 0", { timeout: 60_000 }, async () => {
-    const { code, out } = await demo("--quiet");
-    expect(code).toBe(0);
-    expect(out).toMatch(/^Complete: revision \w+ on every claim in scope \(\d+ invocations, 10 claim writes/m);
-    expect(out.match(/Updated/g)?.length).toBe(5);
+  it("is the CLI's run on the simulated cluster, as a timeline", () => {
+    expect(START).toMatch(/^node bin\/claimstep\.js run web --cluster sim:grow --output timeline /);
   });
 
-  it("exits 2 with the blocking message of blocked-class", { timeout: 60_000 }, async () => {
-    const { code, out } = await demo("--scenario", "blocked-class");
+  it("completes the default rollout highest ordinal first and exits 0", { timeout: 60_000 }, async () => {
+    const { code, out } = await start();
+    expect(code).toBe(0);
+    const applied = [...out.matchAll(/✓ applied default\/(\S+):/g)].map((m) => m[1]);
+    expect(applied).toEqual(["data-web-2", "wal-web-2", "data-web-1", "wal-web-1", "data-web-0", "wal-web-0"]);
+    expect(out).toMatch(/^\[\d\d:\d\d\] #\d+ +Complete\/RolloutComplete +all 3 ordinal\(s\) in scope are at revision \w+ and ready$/m);
+    expect(out).toMatch(/^\d+ invocations, 6 claim writes, 0 transient failures/m);
+  });
+
+  it("exits 2 with the blocking message of blocked-class, having written nothing", { timeout: 60_000 }, async () => {
+    const { code, out, err } = await start("--cluster", "sim:blocked-class");
     expect(code).toBe(2);
-    expect(out).toContain('Blocked: StorageClassMismatch: data-db-4 has storage class fast but template "data" asks for premium');
+    expect(err).toContain('blocked (StorageClassMismatch): data-web-2 has storage class fast but template "data" asks for premium');
+    expect(out).toMatch(/^1 invocations, 0 claim writes/m);
+  });
+
+  it("completes through injected API faults (flaky-api)", { timeout: 60_000 }, async () => {
+    const { code, out } = await start("--cluster", "sim:flaky-api", "--seed", "3");
+    expect(code).toBe(0);
+    expect(out).toContain("Complete/RolloutComplete");
   });
 
   it("rejects an unknown scenario with the list of scenarios", { timeout: 60_000 }, async () => {
-    const { code, out } = await demo("--scenario", "nope");
+    const { code, err } = await start("--cluster", "sim:nope");
     expect(code).toBe(1);
-    expect(out).toContain("choose one of: grow, blocked-class, offline-driver, flaky-api, quota");
+    expect(err).toContain("scenario one of grow, vac, blocked, blocked-class, infeasible, offline-driver, flaky-api, quota, opted-out");
   });
 });

@@ -1,0 +1,124 @@
+// The catalogue of ready-made simulated clusters: `npm start`, `claimstep … --cluster
+// sim[:<scenario>]` and the tests all build from here. Each holds StatefulSet default/web
+// (3 replicas; claim templates data 1Gi and wal 1Gi on VolumeAttributesClass silver, class fast)
+// and, unless it says otherwise, desires a change of them through the annotation.
+import { Keys } from "../../core/types.js";
+import { SimCluster, claimTemplate, statefulSetManifest, type SetSpec } from "./cluster.js";
+import type { DriverBehaviour } from "./controllers/context.js";
+import type { FaultPlan } from "./faults.js";
+
+export interface Scenario {
+  summary: string;
+  /** What a person should take away when it ends. */
+  lesson: string;
+  build(seed?: number): Promise<SimCluster>;
+}
+
+export const SET = { namespace: "default", name: "web" } as const;
+
+const LIVE: SetSpec["templates"] = [
+  { name: "data", storage: "1Gi", storageClassName: "fast" },
+  { name: "wal", storage: "1Gi", storageClassName: "fast", volumeAttributesClassName: "silver" },
+];
+/** The change most scenarios ask for: data grows to 2Gi, wal moves to VolumeAttributesClass gold. */
+const CHANGE: SetSpec["templates"] = [
+  { name: "data", storage: "2Gi", storageClassName: "fast" },
+  { name: "wal", storage: "1Gi", storageClassName: "fast", volumeAttributesClassName: "gold" },
+];
+
+interface Setup {
+  driver?: DriverBehaviour;
+  /** `allowVolumeExpansion` of class fast; default true. */
+  expandable?: boolean;
+  faults?: FaultPlan;
+  /** Desired templates; null: none (the set desires nothing yet). */
+  desired?: SetSpec["templates"] | null;
+  /** `claimstep.io/volume-claim-update-strategy`; default InPlace. */
+  strategy?: string;
+  /** A ResourceQuota on requests.storage in the namespace. */
+  quota?: string;
+}
+
+/** The cluster of a scenario: classes fast and premium, VACs silver and gold, the set, its request. */
+async function build(setup: Setup, seed = 1): Promise<SimCluster> {
+  // Cloud-like latencies: a controller resize takes ~25 s, a file system resize ~8 s, a modification ~20 s.
+  const sim = new SimCluster({
+    seed,
+    latencies: { resizeMs: 25_000, nodeResizeMs: 8_000, modifyMs: 20_000, retryMs: 30_000 },
+    ...(setup.faults ? { faults: setup.faults } : {}),
+  });
+  await sim.addStorageClass("fast", { allowVolumeExpansion: setup.expandable ?? true, driver: setup.driver ?? { resize: "online", modify: "ok" } });
+  await sim.addStorageClass("premium", { allowVolumeExpansion: true });
+  await sim.addVolumeAttributesClass("silver", { iops: "3000", throughput: "125" });
+  await sim.addVolumeAttributesClass("gold", { iops: "12000", throughput: "500" });
+  if (setup.quota) await sim.addStorageQuota(SET.namespace, "storage", setup.quota);
+  await sim.createStatefulSet(statefulSetManifest({ ...SET, replicas: 3, templates: LIVE, ...(setup.strategy ? { strategy: setup.strategy } : {}) }));
+  const desired = setup.desired === undefined ? CHANGE : setup.desired;
+  if (desired) {
+    // The request, as `kubectl annotate` (or `claimstep set`) writes it.
+    await sim.admin.mergePatch("statefulsets", SET.namespace, SET.name, { metadata: { annotations: { [Keys.templates]: JSON.stringify(desired.map(claimTemplate)) } } }, { fieldManager: "kubectl" });
+  }
+  return sim;
+}
+
+const scenario = (summary: string, lesson: string, setup: Setup): Scenario => ({ summary, lesson, build: (seed) => build(setup, seed) });
+
+export const SCENARIOS: Record<string, Scenario> = {
+  grow: scenario(
+    "grow data 1Gi → 2Gi and move wal to VolumeAttributesClass gold, one ordinal at a time",
+    "every claim was updated highest ordinal first, each waiting for the resize or modification to finish before the next",
+    {},
+  ),
+  vac: scenario(
+    "grow data to 2Gi and move it to VolumeAttributesClass gold",
+    "a size and a VolumeAttributesClass change go in one apply per claim; the claim is ready once both took effect",
+    { desired: [{ ...CHANGE[0]!, volumeAttributesClassName: "gold" }, LIVE[1]!] },
+  ),
+  blocked: scenario(
+    "class fast does not allow expansion (allowVolumeExpansion unset)",
+    "the API server would refuse the expansion: claimstep blocks with ExpansionNotAllowed before writing anything",
+    { expandable: false },
+  ),
+  "blocked-class": scenario(
+    "the desired data template names storage class premium, but the claims are of class fast",
+    "a claim's class is immutable: claimstep blocks before writing anything, with the fix in the message",
+    { desired: [{ ...CHANGE[0]!, storageClassName: "premium" }, CHANGE[1]!] },
+  ),
+  infeasible: scenario(
+    "the CSI driver rejects the expansion as infeasible",
+    "a terminal resize failure blocks the rollout at the first claim (ResizeFailed), so no other claim is touched",
+    { driver: { resize: "infeasible", modify: "ok" } },
+  ),
+  "offline-driver": scenario(
+    "the CSI driver of class fast only expands volumes no pod is using",
+    "the first resize waits on the driver's in-use error; a person must stop the pod (or the driver must support online expansion)",
+    { driver: { resize: "offline", modify: "ok", driverName: "offline.csi.example.com" } },
+  ),
+  "flaky-api": scenario(
+    "the API server answers 429, 500 or a timeout to one request in eight; the driver fails transiently too",
+    "a failed invocation leaves the cluster valid; the next one re-reads it and continues from where it really is",
+    { driver: { resize: "flaky", flakyFailures: 2, modify: "ok" }, faults: { tooManyRequests: 0.05, serverError: 0.04, timeout: 0.035, retryAfterSeconds: 2 } },
+  ),
+  quota: scenario(
+    "a ResourceQuota of 8Gi (6Gi in use) leaves room for only two of the three data claims to grow to 2Gi",
+    "the API server refused the expansion; claimstep reports it as QuotaExceeded with the quota's numbers",
+    { quota: "8Gi" },
+  ),
+  "opted-out": scenario(
+    "web is not opted in and desires nothing: try `claimstep set web data --storage 2Gi --cluster sim:opted-out`",
+    "a set that is not opted in is left alone: no write of any kind",
+    { strategy: "OnClaimDelete", desired: null },
+  ),
+};
+
+export const DEFAULT_SCENARIO = "grow";
+
+/** `sim` or `sim:<scenario>` → the scenario's name; throws listing the scenarios for anything else. */
+export function scenarioName(cluster: string): string {
+  const m = /^sim(?::(.+))?$/.exec(cluster);
+  const name = m ? (m[1] ?? DEFAULT_SCENARIO) : undefined;
+  if (!name || !Object.hasOwn(SCENARIOS, name)) {
+    throw new Error(`unknown --cluster ${JSON.stringify(cluster)}: use sim or sim:<scenario>, with scenario one of ${Object.keys(SCENARIOS).join(", ")}`);
+  }
+  return name;
+}
