@@ -3,7 +3,10 @@
 // tests built on it prove nothing.
 import { describe, expect, it } from "vitest";
 import { matchesLabels, parseLabelSelector } from "../../../adapters/kube/label-selector.js";
-import { createSimServer, statefulSetObjects, storageClassObjects, useSimServer, volumeAttributesClass } from "../../support/index.js";
+import { KubeClient } from "../../../adapters/kube/client.js";
+import { KubeReader } from "../../../adapters/kube/reader.js";
+import { KubeWriter } from "../../../adapters/kube/writer.js";
+import { capturedCluster, createSimServer, fixture, statefulSetObjects, storageClassObjects, useSimServer, volumeAttributesClass } from "../../support/index.js";
 
 const BASE = "https://fake.kube:6443";
 const { fake } = useSimServer({ baseUrl: BASE });
@@ -219,5 +222,57 @@ describe("the simulated API server over HTTP", () => {
     expect((await get("/apis/apps/v1/namespaces/default/deployments")).code).toBe(404);
     expect((await get("/api/v1/namespaces/default/pods/web-0/status")).code).toBe(404);
     expect(fake.http.counters().byRequest).toEqual({ "list deployments": 1 });
+  });
+
+  it("authenticates bearer tokens and answers 401/403 with the captured bodies, word for word", async () => {
+    const authed = createSimServer({ baseUrl: "https://auth.kube", token: "good", user: "stepper", rules: [{ apiGroups: ["apps"], resources: ["statefulsets"], verbs: ["get"] }] });
+    const ask = (token: string | undefined, path: string) =>
+      authed.http.fetch(new Request(`https://auth.kube${path}`, token ? { headers: { Authorization: `Bearer ${token}` } } : {}));
+    for (const token of [undefined, "wrong"]) {
+      const res = await ask(token, "/api/v1/namespaces/default/pods");
+      expect(res.status).toBe(401);
+      expect(await res.json()).toEqual(fixture("unauthorized").body);
+    }
+    const forbidden = await ask("good", "/api/v1/namespaces/default/pods");
+    expect(forbidden.status).toBe(403);
+    expect(await forbidden.json()).toEqual(fixture("forbidden").body);
+    expect(authed.http.counters().total).toBe(3);
+  });
+
+  it("takes a claim apply's metadata.resourceVersion as a precondition (pvc-patch-stale-rv), as the production writer sends it", async () => {
+    fake.seed(...capturedCluster());
+    const client = new KubeClient({ server: BASE });
+    const { claims } = await new KubeReader(client).load({ namespace: "default", name: "web" });
+    const read = claims.find((c) => c.metadata.name === "data-web-2")!;
+    const action = { type: "PatchClaim" as const, namespace: "default", claim: "data-web-2", template: "data", ordinal: 2, storage: "2Gi", labels: { "claimstep.io/revision": "r1" }, annotations: {}, resourceVersion: read.metadata.resourceVersion! };
+    fake.update("persistentvolumeclaims", "default", "data-web-2", (o) => (o.metadata.labels = { ...o.metadata.labels, touched: "yes" }));
+    const err = await new KubeWriter(client).apply(action).catch((e: unknown) => e as { code: number; message: string });
+    expect(err).toMatchObject({ code: 409 });
+    expect((err as { message: string }).message).toBe(fixture("pvc-patch-stale-rv").body.message.replace(/"[^"]+":/, '"data-web-2":'));
+    expect(fake.get("persistentvolumeclaims", "default", "data-web-2")!.spec.resources.requests.storage).toBe("1Gi");
+    const fresh = fake.get("persistentvolumeclaims", "default", "data-web-2")!.metadata.resourceVersion;
+    await new KubeWriter(client).apply({ ...action, resourceVersion: fresh });
+    expect(fake.get("persistentvolumeclaims", "default", "data-web-2")!.spec.resources.requests.storage).toBe("2Gi");
+  });
+
+  it("pages with limit/continue and answers 410 Expired to a continue token older than the compaction", async () => {
+    fake.seed(...statefulSetObjects({ replicas: 3 }));
+    const first = await get("/api/v1/namespaces/default/pods?limit=1");
+    expect(first.body.metadata.remainingItemCount).toBe(2);
+    fake.http.expireContinueTokens(fake.get("statefulsets", "default", "web")!.metadata.resourceVersion);
+    fake.update("pods", "default", "web-0", (o) => (o.metadata.labels = { ...o.metadata.labels, bumped: "1" }));
+    const stale = await get(`/api/v1/namespaces/default/pods?limit=1&continue=${encodeURIComponent(first.body.metadata.continue)}`);
+    expect(stale.code).toBe(410);
+    expect(stale.body.reason).toBe("Expired");
+  });
+
+  it("records an exception inside the model as a bug and answers 500, never a made-up success", async () => {
+    const broken = createSimServer({ baseUrl: "https://bug.kube" });
+    (broken.api as unknown as { get: () => never }).get = () => {
+      throw new TypeError("boom");
+    };
+    const res = await broken.http.fetch(new Request("https://bug.kube/apis/apps/v1/namespaces/default/statefulsets/web"));
+    expect(res.status).toBe(500);
+    expect(broken.http.bugs.map((b) => b.message)).toEqual(["boom"]);
   });
 });
