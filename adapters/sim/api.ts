@@ -61,6 +61,8 @@ const resourceNotServed = (r: Resource, request: string) =>
 /** events.k8s.io/v1 validation: `note` is at most 1 kB. */
 export const EVENT_NOTE_LIMIT = 1024;
 
+export const PVC_PROTECTION = "kubernetes.io/pvc-protection";
+
 const STS_MUTABLE = new Set(["replicas", "template", "updateStrategy", "persistentVolumeClaimRetentionPolicy", "minReadySeconds", "ordinals", "revisionHistoryLimit"]);
 
 export class SimApi {
@@ -304,6 +306,14 @@ export class SimApi {
     }
   }
 
+  /** A claim protected by kubernetes.io/pvc-protection that a pod of its namespace mounts. */
+  private inUse(pvc: Json): boolean {
+    if (!((meta(pvc).finalizers as string[] | undefined) ?? []).includes(PVC_PROTECTION)) return false;
+    return this.store.all("pods", meta(pvc).namespace).some((p) =>
+      (((p.spec as Json | undefined)?.volumes as Json[] | undefined) ?? []).some((v) => (v.persistentVolumeClaim as Json | undefined)?.claimName === meta(pvc).name),
+    );
+  }
+
   /** `DELETE` with optional uid/resourceVersion preconditions. */
   async delete(r: Resource, namespace: string | undefined, name: string, opts: { fieldManager: string } & DeleteOptions): Promise<Json> {
     const entry = { actor: opts.fieldManager, verb: "delete" as const, resource: r, ...(namespace ? { namespace } : {}), name };
@@ -314,6 +324,16 @@ export class SimApi {
       if (uid !== undefined && uid !== meta(live!).uid) this.refuse(uidPreconditionFailed(RESOURCES[r], name, uid, meta(live!).uid!), entry);
       if (resourceVersion !== undefined && resourceVersion !== meta(live!).resourceVersion) {
         this.refuse(resourceVersionPreconditionFailed(RESOURCES[r], name, resourceVersion, meta(live!).resourceVersion!), entry);
+      }
+      if (r === "persistentvolumeclaims" && this.inUse(live!)) {
+        // kubernetes.io/pvc-protection: a claim a pod still mounts only gets a deletionTimestamp;
+        // the protection controller removes it once no pod uses it.
+        if (meta(live!).deletionTimestamp) return this.store.view(r, live!);
+        const marked = structuredClone(live!);
+        (marked.metadata as Json).deletionTimestamp = this.ctx.clock.stamp();
+        (marked.metadata as Json).deletionGracePeriodSeconds = 0;
+        const stored = this.store.replace(r, marked, { manager: { manager: opts.fieldManager, operation: "Update", apiVersion: "v1" } }, opts.fieldManager, "delete");
+        return this.store.view(r, stored);
       }
       if (r === "statefulsets") {
         // The garbage collector: pods go with the set unless orphaned; claims are not owned by it.

@@ -13,6 +13,7 @@ import { SimApi } from "./api.js";
 import { VirtualClock } from "./clock.js";
 import { DEFAULT_LATENCIES, type ControllerContext, type DriverBehaviour, type Latencies, type Volume } from "./controllers/context.js";
 import { Kubelet } from "./controllers/kubelet.js";
+import { syncClaimProtection } from "./controllers/pvc-protection.js";
 import { syncStatefulSets } from "./controllers/statefulset.js";
 import { StorageControllers } from "./controllers/storage.js";
 import { FaultInjector, type FaultPlan } from "./faults.js";
@@ -244,6 +245,7 @@ export class SimCluster {
       syncStatefulSets(this.controllers);
       this.storage.sync();
       this.kubelet.sync();
+      syncClaimProtection(this.controllers);
       if (this.store.writes === before) return;
     }
     throw new Error(`simulated controllers did not settle after ${MAX_SETTLE_PASSES} passes at ${this.clock.now().toISOString()}`);

@@ -76,6 +76,16 @@ async function applyEdit(c: SimCluster, s: Scenario, edit: Scenario["edits"][num
     case "maxUnavailable":
       await patchSet(c, { spec: { updateStrategy: { rollingUpdate: { maxUnavailable: edit.value } } } });
       return;
+    case "deleteClaim": {
+      // `kubectl delete pvc` on a claim in use: the API server marks it, the pod keeps it (rule 13).
+      const set = c.get("statefulsets", ref.namespace, ref.name)!;
+      const replicas = Number(set.spec.replicas ?? 1);
+      if (!replicas) return;
+      const ordinal = Number(set.spec.ordinals?.start ?? 0) + (edit.index % replicas);
+      const name = `${s.templates[0]!.name}-${ref.name}-${ordinal}`;
+      if (c.get("persistentvolumeclaims", ref.namespace, name)) await c.admin.delete("persistentvolumeclaims", ref.namespace, name, { fieldManager: "kubectl" });
+      return;
+    }
   }
 }
 

@@ -36,7 +36,9 @@ export type Edit =
   | { atStep: number; kind: "rollback" }
   | { atStep: number; kind: "scale"; replicas: number }
   | { atStep: number; kind: "partition"; partition: number }
-  | { atStep: number; kind: "maxUnavailable"; value: number | string };
+  | { atStep: number; kind: "maxUnavailable"; value: number | string }
+  /** A person deletes a claim of an ordinal (`index` modulo the replicas) while its pod runs: it stays terminating (hostile only). */
+  | { atStep: number; kind: "deleteClaim"; index: number };
 
 export interface Scenario {
   kind: "clean" | "hostile";
@@ -158,6 +160,7 @@ export const hostileScenario: fc.Arbitrary<Scenario> = fc
       quotaGi: fc.option(fc.integer({ min: 1, max: 60 }), { nil: undefined }),
       unboundClass: sometimes,
       keepEdits: fc.boolean(),
+      deleteClaim: fc.option(fc.record({ atStep: fc.integer({ min: 0, max: 30 }), index: fc.nat(50) }), { nil: undefined, freq: 5 }),
     }),
   )
   .map(([s, h]) => ({
@@ -177,7 +180,7 @@ export const hostileScenario: fc.Arbitrary<Scenario> = fc
     },
     ...(h.quotaGi !== undefined ? { quotaGi: h.quotaGi } : {}),
     // Half the hostile rollouts run without edits, so that their obstacles are met head on.
-    edits: h.keepEdits ? s.edits : [],
+    edits: [...(h.keepEdits ? s.edits : []), ...(h.deleteClaim ? [{ ...h.deleteClaim, kind: "deleteClaim" as const }] : [])],
   }));
 
 export const anyScenario: fc.Arbitrary<Scenario> = fc.oneof({ weight: 3, arbitrary: cleanScenario }, { weight: 1, arbitrary: hostileScenario });
