@@ -2,7 +2,7 @@
 // API responses (the least any step must do with its input), planStep on the parsed snapshot,
 // and the whole read side after parsing (zod validation as the reader does it, then planStep).
 import { planStep } from "../core/plan.js";
-import { generateCluster, GENERATED_AT, parseResponses, responseBytes, responsesOf } from "./generate.js";
+import { DIRECT_WRITER, generateCluster, GENERATED_AT, parseResponses, responseBytes, responsesOf } from "./generate.js";
 import { compare, growthExponent, ratio, type CompareOptions, type Measured } from "./harness.js";
 import { parseRaw, validateResponses } from "./validate.js";
 
@@ -47,13 +47,13 @@ export function benchPlannerAt(replicas: number, options: Partial<CompareOptions
   const responses = responsesOf(cluster);
   const snapshot = parseResponses(responses);
   const raw = parseRaw(responses);
-  const decision = planStep(snapshot, GENERATED_AT);
+  const decision = planStep(snapshot, GENERATED_AT, DIRECT_WRITER);
   const stats = compare(
     {
       parse: () => parseResponses(responses),
-      plan: () => planStep(snapshot, GENERATED_AT),
+      plan: () => planStep(snapshot, GENERATED_AT, DIRECT_WRITER),
       validate: () => validateResponses(raw),
-      validateAndPlan: () => planStep(validateResponses(raw), GENERATED_AT),
+      validateAndPlan: () => planStep(validateResponses(raw), GENERATED_AT, DIRECT_WRITER),
     },
     options,
   );

@@ -29,8 +29,8 @@ export interface B2Result {
 
 export async function countStep(replicas: number, stage: RolloutStage): Promise<RequestCount> {
   const fake = simWith({ replicas, stage });
-  const { reader, writer } = directAdapters();
-  const result = await withMsw(fake, () => runStep({ reader, writer, ref: { namespace: NAMESPACE, name: SET_NAME }, now: new Date("2026-11-30T09:10:00Z") }));
+  const { reader, writers } = directAdapters();
+  const result = await withMsw(fake, () => runStep({ reader, writers, ref: { namespace: NAMESPACE, name: SET_NAME }, now: new Date("2026-11-30T09:10:00Z") }));
   const c = fake.http.counters();
   const eventWrites = Object.entries(c.byRequest)
     .filter(([k]) => / events$/.test(k) && !/^(get|list) /.test(k))

@@ -6,10 +6,10 @@
 // - relay, no debounce: a step at the very instant anything changes (the event-driven bound);
 // - relay with the earlier 2 s quiet period, for comparison;
 // - cron every P seconds: one step per tick, the change landing half a period before a tick.
-// Every step is the real one (functions/step.ts runStep over the simulated reader and writer).
+// Every step is the real one (functions/step.ts runStep over the simulated reader and writers).
 import { Keys, type SetRef } from "../core/types.js";
 import { claimTemplate, SimCluster, statefulSetManifest } from "../adapters/sim/cluster.js";
-import { DEFAULT_DEBOUNCE, Debouncer, type DebounceOptions, type RelayClock } from "../functions/relay.js";
+import { DEFAULT_DEBOUNCE, Debouncer, type DebounceOptions, type RelayClock } from "../functions/relay/index.js";
 import { runStep } from "../functions/step.js";
 
 export type Trigger =
@@ -134,7 +134,7 @@ export async function runRollout(c: RolloutCase): Promise<RolloutResult> {
   let doneAt: number | undefined;
   const step = async () => {
     steps++;
-    const { decision, outcome } = await runStep({ reader: sim.reader, writer: sim.writer, ref: REF, now: sim.now() });
+    const { decision, outcome } = await runStep({ reader: sim.reader, writers: sim.writers, ref: REF, now: sim.now() });
     if (outcome.kind === "applied" && decision.action) claimWrites++;
     if (outcome.kind === "retry" || outcome.kind === "refused") throw new Error(`B3: step failed (${outcome.kind}): ${decision.message}`);
     if (decision.phase === "Complete") doneAt = sim.clock.nowMs();

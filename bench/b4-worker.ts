@@ -18,7 +18,7 @@ import { Keys } from "../core/types.js";
 import worker, { type Env, type ScheduledController } from "../functions/worker.js";
 import type { SimServer } from "../test/support/sim-server.js";
 import { SIM_TOKEN as FAKE_TOKEN, SIM_URL as FAKE_URL, simWith } from "./sim-set.js";
-import { THREE_TEMPLATES } from "./generate.js";
+import { DIRECT_WRITER, THREE_TEMPLATES } from "./generate.js";
 import { compare, median, percentile } from "./harness.js";
 import { bytesBySource, packageOf, type SourceMap } from "./sourcemap.js";
 import { parseRaw, validateResponses } from "./validate.js";
@@ -277,7 +277,7 @@ function breakdownOf(recorded: Map<string, Recorded>, totalMs: number): Breakdow
     {
       parse: () => bodies.map((b) => JSON.parse(b) as unknown),
       validate: () => [validateResponses(raw), StatefulSetList.parse(rawSets)],
-      plan: () => planStep(snapshot, now),
+      plan: () => planStep(snapshot, now, DIRECT_WRITER),
     },
     { warmupMs: 300, samples: 21, minSampleMs: 10, maxTotalMs: 6000 },
   );

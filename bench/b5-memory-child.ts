@@ -3,7 +3,7 @@
 // GC trace ("testing"): between two of them, the heap only grows until a GC, so the largest
 // "before" size of the GCs in that window (and the size at its end) is the peak used heap.
 import { planStep } from "../core/plan.js";
-import { generateCluster, GENERATED_AT, parseResponses, responseBytes, responsesOf } from "./generate.js";
+import { DIRECT_WRITER, generateCluster, GENERATED_AT, parseResponses, responseBytes, responsesOf } from "./generate.js";
 
 const gc = (globalThis as { gc?: () => void }).gc;
 if (!gc) throw new Error("b5-memory-child must run with node --expose-gc");
@@ -20,7 +20,7 @@ const snapshot = parseResponses(responses);
 responses = undefined; // a step may drop the text once parsed
 gc(); // marker 2: the parsed snapshot is alive
 const withSnapshot = used();
-const decision = planStep(snapshot, GENERATED_AT);
+const decision = planStep(snapshot, GENERATED_AT, DIRECT_WRITER);
 const atEnd = used();
 gc(); // marker 3: snapshot and decision alive
 const withDecision = used();

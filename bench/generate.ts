@@ -4,8 +4,12 @@
 // Deterministic: the same options give the same bytes.
 import type { PersistentVolumeClaim, Pod, StatefulSet, StorageClass } from "../core/k8s.js";
 import { planStep } from "../core/plan.js";
+import type { WriterCapabilities } from "../core/ports.js";
 import { revisionOf } from "../core/revision.js";
 import { Keys, type Snapshot } from "../core/types.js";
+
+/** What the direct writer can do: the planner plans for it. */
+export const DIRECT_WRITER: WriterCapabilities = { name: "direct", supports: ["PatchClaim"], proposes: false };
 
 export const SET_NAME = "web";
 export const NAMESPACE = "default";
@@ -507,7 +511,7 @@ export function generateCluster(shape: SetShape): GeneratedCluster {
   // Past the start, claimstep has already written its status: stamp what the planner would
   // write now, so the set is as a previous step left it (and a converged set needs no write).
   if (full.stage !== "start") {
-    const decision = planStep(snapshotOf(cluster), GENERATED_AT);
+    const decision = planStep(snapshotOf(cluster), GENERATED_AT, DIRECT_WRITER);
     const annotations = cluster.statefulSet.metadata.annotations!;
     Object.assign(annotations, decision.setAnnotations ?? {});
   }

@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import { planStep } from "../core/plan.js";
 import { invokeScheduled, recordScheduled, withReplay } from "./b4-worker.js";
 import { summarize, type CallFrame, type CpuProfile, type Place } from "./cpuprofile.js";
-import { generateCluster, GENERATED_AT, parseResponses, responsesOf } from "./generate.js";
+import { DIRECT_WRITER, generateCluster, GENERATED_AT, parseResponses, responsesOf } from "./generate.js";
 import { parseRaw, validateResponses } from "./validate.js";
 
 const REPO = fileURLToPath(new URL("..", import.meta.url));
@@ -40,7 +40,7 @@ function repeat(n: number, fn: () => unknown): void {
 
 function planLoop(replicas: number, times: number) {
   const snapshot = parseResponses(responsesOf(generateCluster({ replicas, stage: "mid" })));
-  return { run: () => repeat(times, () => planStep(snapshot, GENERATED_AT)) };
+  return { run: () => repeat(times, () => planStep(snapshot, GENERATED_AT, DIRECT_WRITER)) };
 }
 
 const maps = new Map<string, ReturnType<typeof findSourceMap>>();

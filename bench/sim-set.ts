@@ -1,10 +1,10 @@
 // A generated set seeded into the simulated cluster (adapters/sim), whose HTTP handler answers
-// every request, and the direct adapters (KubeClient, KubeReader, KubeWriter) pointed at it the
+// every request, and the direct adapters (KubeClient, KubeReader, the direct writers) pointed at it the
 // way the Worker and the Node server wire them.
 import { setupServer } from "msw/node";
 import { KubeClient } from "../adapters/kube/client.js";
 import { KubeReader } from "../adapters/kube/reader.js";
-import { KubeWriter } from "../adapters/kube/writer.js";
+import { kubeWriters } from "../adapters/kube/writer.js";
 import { createSimServer, type KubeObject, type SimServer } from "../test/support/sim-server.js";
 import { generateCluster, type GeneratedCluster, type SetShape } from "./generate.js";
 
@@ -46,5 +46,5 @@ export async function withMsw<T>(sim: SimServer, run: () => Promise<T>): Promise
 /** The direct adapters over the global fetch, as functions/wiring.ts builds them. */
 export function directAdapters() {
   const client = new KubeClient({ server: SIM_URL, headers: { Authorization: `Bearer ${SIM_TOKEN}` } });
-  return { client, reader: new KubeReader(client), writer: new KubeWriter(client, { reportingInstance: "claimstep-bench" }) };
+  return { client, reader: new KubeReader(client), writers: kubeWriters(client, { reportingInstance: "claimstep-bench" }) };
 }

@@ -1,14 +1,13 @@
-// Building Decisions: the status record, the StatefulSet annotations that must change (only
-// those), and turning a writer's or server's refusal into a Blocked decision.
+// Building Decisions: the status record (with `since` carried over while the phase and reason
+// stay), the StatefulSet annotations that must change (only those), and the requeue hint.
 import type { StatefulSet } from "./k8s.js";
+import { phaseOf, requeueAfterOf, type Reason } from "./reasons.js";
 import {
   Keys,
   type Action,
   type Decision,
-  type EventReason,
   type EventRecord,
   type OrdinalReport,
-  type Phase,
   type SetRef,
   type Snapshot,
   type StatusRecord,
@@ -36,19 +35,36 @@ export function statusJSON(s: StatusRecord): string {
     ...(s.ordinal !== undefined ? { ordinal: s.ordinal } : {}),
     ...(s.revision !== undefined ? { revision: s.revision } : {}),
     counts: s.counts,
+    since: s.since,
     observedAt: s.observedAt,
   });
 }
 
-const sameStatus = (existing: string | undefined, next: StatusRecord): boolean => {
-  if (existing === undefined) return false;
+/** The status record as written, when it is one. */
+function parseStatus(raw: string | undefined): Partial<StatusRecord> | undefined {
+  if (raw === undefined) return undefined;
   try {
-    const old = JSON.parse(existing) as Partial<StatusRecord>;
-    return statusJSON({ ...next, observedAt: "" }) === statusJSON({ ...(old as StatusRecord), observedAt: "" });
+    const old: unknown = JSON.parse(raw);
+    return old && typeof old === "object" ? (old as Partial<StatusRecord>) : undefined;
   } catch {
-    return false;
+    return undefined;
   }
-};
+}
+
+// `since` and `observedAt` follow from the rest (since changes only with the phase or reason), so
+// they do not count as a change: a record written before `since` existed is not rewritten for it.
+const sameStatus = (old: Partial<StatusRecord> | undefined, next: StatusRecord): boolean =>
+  old !== undefined && statusJSON({ ...next, since: "", observedAt: "" }) === statusJSON({ ...(old as StatusRecord), since: "", observedAt: "" });
+
+/**
+ * When the phase and reason last changed: the previous record's `since` while they stay the same
+ * (its `observedAt` for a record written before `since` existed), else now.
+ */
+function sinceOf(old: Partial<StatusRecord> | undefined, next: Pick<StatusRecord, "phase" | "reason">, now: Date): string {
+  if (!old || old.phase !== next.phase || old.reason !== next.reason) return now.toISOString();
+  if (typeof old.since === "string") return old.since;
+  return typeof old.observedAt === "string" ? old.observedAt : now.toISOString();
+}
 
 /** The annotations to merge-patch: only those whose value changes. */
 export function annotationChanges(set: StatefulSet, wanted: Record<string, string | undefined>, status: StatusRecord): Record<string, string> | undefined {
@@ -57,15 +73,15 @@ export function annotationChanges(set: StatefulSet, wanted: Record<string, strin
   for (const [key, value] of Object.entries(wanted)) {
     if (value !== undefined && current[key] !== value) changes[key] = value;
   }
-  if (!sameStatus(current[Keys.status], status)) changes[Keys.status] = statusJSON(status);
+  if (!sameStatus(parseStatus(current[Keys.status]), status)) changes[Keys.status] = statusJSON(status);
   return Object.keys(changes).length ? changes : undefined;
 }
 
+/** What the rules concluded; the phase follows from the reason. */
 export interface DecisionParts {
-  phase: Phase;
-  reason: string;
+  reason: Reason;
   /** Reason recorded in the status annotation when it differs (a converged set keeps `RolloutComplete`). */
-  statusReason?: string;
+  statusReason?: Reason;
   message: string;
   revision?: string;
   action?: Action;
@@ -75,6 +91,8 @@ export interface DecisionParts {
   record: boolean;
   /** Revision every claim has reached, when the rollout completes. */
   currentRevision?: string;
+  /** Seconds until the next step; default: the reason's (core/reasons.ts). */
+  requeueAfter?: number;
 }
 
 export function refOf(set: StatefulSet): SetRef {
@@ -83,21 +101,26 @@ export function refOf(set: StatefulSet): SetRef {
 
 export function makeDecision(snapshot: Snapshot, now: Date, ordinals: OrdinalReport[], parts: DecisionParts): Decision {
   const set = snapshot.statefulSet;
+  const phase = phaseOf(parts.reason);
+  const reason = parts.statusReason ?? parts.reason;
+  const previous = parseStatus(set.metadata.annotations?.[Keys.status]);
   const status: StatusRecord = {
-    phase: parts.phase,
-    reason: parts.statusReason ?? parts.reason,
+    phase,
+    reason,
     message: parts.message,
     ...(parts.ordinal !== undefined ? { ordinal: parts.ordinal } : {}),
     ...(parts.revision !== undefined ? { revision: parts.revision } : {}),
     counts: countsOf(ordinals),
+    since: sinceOf(previous, { phase, reason }, now),
     observedAt: now.toISOString(),
   };
   const setAnnotations = parts.record
     ? annotationChanges(set, { [Keys.updateRevision]: parts.revision, [Keys.currentRevision]: parts.currentRevision }, status)
     : undefined;
+  const requeueAfter = parts.requeueAfter ?? requeueAfterOf(parts.reason);
   return {
     ref: refOf(set),
-    phase: parts.phase,
+    phase,
     reason: parts.reason,
     message: parts.message,
     ...(parts.revision !== undefined ? { revision: parts.revision } : {}),
@@ -107,53 +130,6 @@ export function makeDecision(snapshot: Snapshot, now: Date, ordinals: OrdinalRep
     ...(set.metadata.resourceVersion !== undefined ? { setResourceVersion: set.metadata.resourceVersion } : {}),
     status,
     ordinals,
+    ...(requeueAfter !== undefined ? { requeueAfter } : {}),
   };
-}
-
-export interface Verdict {
-  phase: Phase;
-  reason: string;
-  message: string;
-  /** Keep the planned action on the decision (e.g. a proposed pull request still describes it). */
-  keepAction?: boolean;
-}
-
-/** The same decision with another outcome (a refusal, a proposal): status and events follow it. */
-export function withVerdict(snapshot: Snapshot, decision: Decision, now: Date, verdict: Verdict): Decision {
-  const event: EventRecord | undefined =
-    verdict.phase === "Blocked"
-      ? { type: "Warning", reason: verdict.reason as EventReason, action: "Block", note: verdict.message }
-      : undefined;
-  return makeDecision(snapshot, now, decision.ordinals, {
-    phase: verdict.phase,
-    reason: verdict.reason,
-    message: verdict.message,
-    ...(decision.revision !== undefined ? { revision: decision.revision } : {}),
-    ...(verdict.keepAction && decision.action ? { action: decision.action } : {}),
-    ...(decision.status.ordinal !== undefined ? { ordinal: decision.status.ordinal } : {}),
-    events: event ? [event] : decision.events,
-    record: true,
-  });
-}
-
-/** What the API server said, reduced to what the planner needs (ApiError satisfies it). */
-export interface Refusal {
-  code: number;
-  message: string;
-  reason?: string | undefined;
-}
-
-/** Map the API server's refusal of a claim write to the Blocked reason a person acts on. */
-export function refusalOf(action: Action, refusal: Refusal): { reason: EventReason; message: string } {
-  const said = `the API server refused ${action.type} of ${action.namespace}/${action.claim} (${refusal.code}${refusal.reason ? ` ${refusal.reason}` : ""}): ${refusal.message}`;
-  if (refusal.code === 403 && /exceeded quota/i.test(refusal.message)) {
-    return { reason: "QuotaExceeded", message: `${said}. Raise the ResourceQuota's requests.storage or lower the template.` };
-  }
-  if (refusal.code === 403 && /must support resize|only dynamically provisioned/i.test(refusal.message)) {
-    return {
-      reason: "ExpansionNotAllowed",
-      message: `${said}. Set allowVolumeExpansion: true on the claim's StorageClass if its driver supports it.`,
-    };
-  }
-  return { reason: "ApplyRejected", message: `${said}. Fix the desired templates; nothing was changed.` };
 }

@@ -1,28 +1,57 @@
-// The two adapter seams of a step. The direct API server, the GitOps pull-request writer and
-// the simulated cluster all implement these.
-import type { Action, ActionType, Decision, EventReason, EventRecord, SetRef, Snapshot } from "./types.js";
+// The adapter seams of a step, split as Kubernetes splits its controllers' writes: a reader, a
+// claim writer (the one action), a set-status writer (the set's annotations) and an event
+// recorder. The direct API server implements all three writers; the GitOps pull-request writer
+// only the claim writer; the simulated cluster is reached through the direct ones.
+import type { Reason } from "./reasons.js";
+import type { ActionType, Decision, EventRecord, PatchClaim, SetRef, Snapshot } from "./types.js";
 
 export interface StateReader {
   /** Load one StatefulSet and what surrounds it. Throws ApiError (NotFound …) on failure. */
   load(ref: SetRef): Promise<Snapshot>;
 }
 
-/** What a writer did with an action. */
+/** What the planner needs to know of the writer that will carry out its action. */
+export interface WriterCapabilities {
+  /** Shown in decisions and results, e.g. `direct`, `pull-request writer (github)`. */
+  readonly name: string;
+  /** Action types this writer can carry out; any other becomes Blocked/ActionNotSupported. */
+  readonly supports: readonly ActionType[];
+  /** The writer proposes changes for a person to approve (a pull request) instead of applying them. */
+  readonly proposes: boolean;
+  /** Why this writer can carry out nothing at all, and what a person must do (e.g. no GitOps repository configured). */
+  readonly unavailable?: string;
+}
+
+/** What a claim writer did with an action. */
 export type ApplyOutcome =
   | { kind: "applied"; detail?: string }
   /** Accepted for later (e.g. a pull request awaiting merge): the step waits. */
   | { kind: "proposed"; detail: string; url?: string }
   /** The writer will not carry it out (e.g. its pull request was closed unmerged): the set blocks. */
-  | { kind: "refused"; reason: EventReason; message: string };
+  | { kind: "refused"; reason: Extract<Reason, "ChangeRejected" | "ApplyRejected">; message: string };
 
-export interface ActionWriter {
-  readonly name: string;
-  /** Action types this writer can carry out; any other becomes Blocked/ActionNotSupported. */
-  readonly supports: readonly ActionType[];
-  /** Apply one action. Throws ApiError when the server refuses. */
-  apply(action: Action, decision: Decision): Promise<ApplyOutcome>;
+/** Writes one claim: the single action of a step. */
+export interface ClaimWriter extends WriterCapabilities {
+  /** Apply one claim update; the decision is its context (revision, table). Throws ApiError when the server refuses. */
+  apply(action: PatchClaim, decision: Decision): Promise<ApplyOutcome>;
+}
+
+/** Writes claimstep's annotations on the StatefulSet. */
+export interface SetStatusWriter {
   /** Merge-patch StatefulSet annotations with a resourceVersion precondition. */
   annotateSet(ref: SetRef, annotations: Record<string, string>, resourceVersion?: string): Promise<void>;
+}
+
+/** Records Events on the StatefulSet. */
+export interface EventRecorder {
   /** Record events on the StatefulSet, de-duplicated (a repeat raises the count). */
   recordEvents(ref: SetRef, events: EventRecord[], now: Date): Promise<void>;
+}
+
+/** The three writers of a step. */
+export interface Writers {
+  /** The claim writer, or the choice of one per set (by `claimstep.io/apply-via`). */
+  claims: ClaimWriter | ((snapshot: Snapshot) => ClaimWriter);
+  status: SetStatusWriter;
+  events: EventRecorder;
 }

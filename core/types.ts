@@ -7,6 +7,7 @@ import type {
   StorageClass,
   VolumeAttributesClass,
 } from "./k8s.js";
+import type { EventReason, Reason } from "./reasons.js";
 
 /** Annotation and label keys of the user-facing contract (DESIGN.md). */
 export const Keys = {
@@ -70,23 +71,6 @@ export type Phase = "Idle" | "Progressing" | "Waiting" | "Blocked" | "Complete";
 
 export type EventType = "Normal" | "Warning";
 
-export type EventReason =
-  | "ClaimUpdated"
-  | "ClaimResizing"
-  | "RolloutComplete"
-  | "StorageClassMismatch"
-  | "ImmutableFieldMismatch"
-  | "ExpansionNotAllowed"
-  | "ClaimNotBound"
-  | "ResizeFailed"
-  | "ModifyVolumeFailed"
-  | "QuotaExceeded"
-  | "ApplyRejected"
-  | "InvalidTemplates"
-  | "VolumeAttributesClassNotFound"
-  | "ChangeRejected"
-  | "ActionNotSupported";
-
 /** An Event to record on the StatefulSet (events.k8s.io/v1), de-duplicated by the writer. */
 export interface EventRecord {
   type: EventType;
@@ -105,7 +89,7 @@ export type ClaimReadiness =
   | { state: "WaitingForPod"; message: string }
   | { state: "Modifying"; message: string }
   | { state: "Retrying"; message: string }
-  | { state: "Failed"; reason: "ResizeFailed" | "ModifyVolumeFailed"; message: string }
+  | { state: "Failed"; reason: Extract<Reason, "ResizeFailed" | "ModifyVolumeFailed">; message: string }
   | { state: "Behind"; message: string };
 export type ReadinessState = ClaimReadiness["state"];
 
@@ -145,19 +129,24 @@ export interface OrdinalReport {
 /** The compact JSON written to `claimstep.io/status`. */
 export interface StatusRecord {
   phase: Phase;
-  reason: string;
+  reason: Reason;
   message: string;
   ordinal?: number;
   revision?: string;
   counts: { updated: number; inFlight: number; pending: number; blocked: number; total: number };
+  /**
+   * When the phase or the reason last changed (as a condition's lastTransitionTime): carried over
+   * from the previous record while both stay the same.
+   */
+  since: string;
   observedAt: string;
 }
 
 export interface Decision {
   ref: SetRef;
   phase: Phase;
-  /** Machine-readable reason (an EventReason, or e.g. `Converged`, `OptedOut`, `OnDelete`). */
-  reason: string;
+  /** Machine-readable reason (core/reasons.ts): e.g. `ClaimUpdated`, `Converged`, `NotOptedIn`, `OnDelete`. */
+  reason: Reason;
   message: string;
   /** Update revision of the desired templates, when they are valid. */
   revision?: string;
@@ -173,4 +162,10 @@ export interface Decision {
   setResourceVersion?: string;
   status: StatusRecord;
   ordinals: OrdinalReport[];
+  /**
+   * Seconds after which the next step is worth running: short while Progressing, the driver's or
+   * a person's pace while Waiting, the server's Retry-After after a transient failure; absent when
+   * only a change of the set (Complete, Blocked, Idle) gives a step something to do.
+   */
+  requeueAfter?: number;
 }

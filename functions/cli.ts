@@ -2,12 +2,13 @@
 // a cluster (kubeconfig, like kubectl) or the embedded simulated cluster (`--cluster sim`).
 // Exit codes: 0 done or progressing, 2 blocked, 1 error.
 import { parseArgs } from "node:util";
-import type { ActionWriter, StateReader } from "../core/ports.js";
+import type { StateReader, Writers } from "../core/ports.js";
 import { renderDecision } from "../core/render.js";
-import { Keys, type Decision, type SetRef, type Snapshot, type StatusRecord } from "../core/types.js";
+import { Keys, type Decision, type SetRef, type StatusRecord } from "../core/types.js";
 import { ApiError } from "../adapters/api-error.js";
 import { outcomeJSON } from "./app.js";
-import { claimEdit } from "./desired.js";
+import { claimEdit } from "../core/desired.js";
+import { isOptedIn } from "../core/statefulset.js";
 import { SCENARIOS, SET, scenarioName } from "../adapters/sim/scenarios.js";
 import { runStep, type StepResult } from "./step.js";
 import { sweep } from "./sweep.js";
@@ -63,9 +64,8 @@ export interface Target {
   /** The namespace when none is given. */
   namespace: string;
   reader: StateReader;
-  writerFor: (snapshot: Snapshot) => ActionWriter;
-  /** Writes the desired-templates annotation (`set`). */
-  annotator: ActionWriter;
+  /** The claim writer (per set), and the status writer that also writes the desired templates (`set`). */
+  writers: Writers;
   listOptedIn(namespace: string | undefined): Promise<SetRef[]>;
   now(): Date;
   /** Wait between the steps of `run`: a real sleep, or virtual time on the simulated cluster. */
@@ -191,7 +191,7 @@ const print = (io: CliIO, s: string) => io.stdout.write(s.endsWith("\n") ? s : `
 async function plan(ctx: Context, dryRun = true): Promise<number> {
   const target = await ctx.target();
   const ref = refOf(ctx.flags, target, ctx.args[0], dryRun ? "plan" : "step");
-  const r = await runStep({ reader: target.reader, writer: target.writerFor, ref, now: target.now(), dryRun });
+  const r = await runStep({ reader: target.reader, writers: target.writers, ref, now: target.now(), dryRun });
   if (ctx.json) print(ctx.io, JSON.stringify(resultJSON(r)));
   else print(ctx.io, `${renderDecision(r.decision)}\n\n${outcomeText(r)}`);
   return exitOf(r.decision);
@@ -222,7 +222,7 @@ async function run(ctx: Context): Promise<number> {
     const now = target.now();
     let r: StepResult;
     try {
-      r = await runStep({ reader: target.reader, writer: target.writerFor, ref, now });
+      r = await runStep({ reader: target.reader, writers: target.writers, ref, now });
     } catch (err) {
       // The set could not be read (429, 5xx, timeout after the client's retries): nothing was
       // written, so the run goes on; anything else (not found, permissions) ends it.
@@ -259,7 +259,14 @@ async function run(ctx: Context): Promise<number> {
       return code;
     }
     if (live && target.frameMs) await new Promise((resolve) => setTimeout(resolve, target.frameMs));
-    const wait = r.outcome.kind === "retry" && r.outcome.retryAfterSeconds ? r.outcome.retryAfterSeconds * 1000 : interval;
+    // The server's Retry-After after a transient failure; else the decision's requeueAfter, with
+    // --interval as the default and the cap.
+    const wait =
+      r.outcome.kind === "retry" && r.outcome.retryAfterSeconds
+        ? r.outcome.retryAfterSeconds * 1000
+        : d.requeueAfter !== undefined
+          ? Math.min(d.requeueAfter * 1000, interval)
+          : interval;
     await target.pause(wait);
   }
 }
@@ -326,8 +333,8 @@ async function set(ctx: Context): Promise<number> {
     ...(ctx.flags.vac !== undefined ? { volumeAttributesClassName: ctx.flags.vac } : {}),
   });
   if (!change.ok) throw new UsageError(`set: ${change.message}`);
-  if (change.changed) await target.annotator.annotateSet(ref, change.annotations, snapshot.statefulSet.metadata.resourceVersion);
-  const next = await runStep({ reader: target.reader, writer: target.writerFor, ref, now: target.now(), dryRun: true });
+  if (change.changed) await target.writers.status.annotateSet(ref, change.annotations, snapshot.statefulSet.metadata.resourceVersion);
+  const next = await runStep({ reader: target.reader, writers: target.writers, ref, now: target.now(), dryRun: true });
   if (ctx.json) {
     print(ctx.io, JSON.stringify({ ref, changed: change.changed, revision: change.revision, templates: change.templates, plan: resultJSON(next) }));
   } else {
@@ -357,7 +364,7 @@ async function relay(ctx: Context): Promise<number> {
   const url = ctx.flags.url ?? ctx.io.env.CLAIMSTEP_RELAY_URL;
   if (!url) throw new UsageError("relay: give --url (the app's /v1/relay endpoint) or set CLAIMSTEP_RELAY_URL");
   if (ctx.flags.cluster) throw new UsageError("relay: watches need a real cluster; --cluster sim is not supported here");
-  const { relayFromEnv } = await import("./relay.js");
+  const { relayFromEnv } = await import("./relay/index.js");
   return relayFromEnv({
     url,
     env: ctx.io.env,
@@ -376,7 +383,7 @@ async function stepAll(ctx: Context): Promise<number> {
   const report = await sweep({
     listOptedIn: (ns) => target.listOptedIn(ns),
     namespaces,
-    step: (ref) => runStep({ reader: target.reader, writer: target.writerFor, ref, now: target.now(), dryRun }),
+    step: (ref) => runStep({ reader: target.reader, writers: target.writers, ref, now: target.now(), dryRun }),
     tick: 0,
   });
   if (ctx.json) print(ctx.io, JSON.stringify(report));
@@ -412,12 +419,11 @@ export async function simTarget(cluster: string, seed?: string): Promise<Target>
     story: { name, summary: scenario.summary, lesson: scenario.lesson },
     namespace: "default",
     reader: sim.reader,
-    writerFor: () => sim.writer,
-    annotator: sim.writer,
+    writers: sim.writers,
     async listOptedIn(namespace) {
       const list = await sim.admin.list("statefulsets", namespace);
       return list.items
-        .filter((s: any) => s.metadata?.annotations?.[Keys.strategy] === "InPlace")
+        .filter((s: any) => isOptedIn(s))
         .map((s: any) => ({ namespace: s.metadata.namespace, name: s.metadata.name }));
     },
     now: () => sim.now(),

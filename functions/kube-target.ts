@@ -2,10 +2,11 @@
 // $KUBECONFIG, ~/.kube/config) and a context (--context), or the in-cluster service account
 // (adapters/kube-node), for the CLI's commands and the relay's watches.
 import { Watch } from "@kubernetes/client-node";
-import { Keys, type SetRef } from "../core/types.js";
+import { isOptedIn } from "../core/statefulset.js";
+import type { SetRef } from "../core/types.js";
 import type { KubeClient } from "../adapters/kube/client.js";
 import { KubeReader, listOptedInSets } from "../adapters/kube/reader.js";
-import { KubeWriter } from "../adapters/kube/writer.js";
+import { kubeWriters } from "../adapters/kube/writer.js";
 import { StatefulSet } from "../core/k8s.js";
 import { Routes } from "../adapters/kube/routes.js";
 import { kubeClientOptions, nodeKubeTarget, type KubeConfigSource } from "../adapters/kube-node/kubeconfig.js";
@@ -13,7 +14,7 @@ import { writerFor } from "../adapters/gitops/apply-via.js";
 import { parseRepositoryConfig } from "../adapters/gitops/config.js";
 import { pullRequestWriter } from "../adapters/gitops/writer.js";
 import type { Target } from "./cli.js";
-import type { WatchEvent, WatchSource } from "./relay.js";
+import type { WatchEvent, WatchSource } from "./relay/index.js";
 
 export type KubeConfigOptions = Pick<KubeConfigSource, "kubeconfig" | "context">;
 
@@ -57,24 +58,21 @@ export async function listOptedIn(client: KubeClient, namespace: string | undefi
   if (namespace !== undefined) return listOptedInSets(client, namespace);
   const sets = await client.list(listAllStatefulSets, {}, StatefulSet);
   return sets
-    .filter((s) => s.metadata.annotations?.[Keys.strategy] === "InPlace")
+    .filter(isOptedIn)
     .map((s) => ({ namespace: s.metadata.namespace ?? "default", name: s.metadata.name }));
 }
 
 /** The CLI's Target on a real cluster: direct writes, or pull requests for sets that ask (CLAIMSTEP_GITOPS_REPOSITORY). */
 export async function kubeTarget(opts: KubeConfigOptions & { env: Record<string, string | undefined> }): Promise<Target> {
   const kube = nodeKubeClient(opts);
-  const direct = new KubeWriter(kube.client, { reportingInstance: "claimstep-cli" });
+  const direct = kubeWriters(kube.client, { reportingInstance: "claimstep-cli" });
   const repo = opts.env.CLAIMSTEP_GITOPS_REPOSITORY;
-  const pullRequest = repo
-    ? pullRequestWriter(parseRepositoryConfig({ ...JSON.parse(repo), token: opts.env.CLAIMSTEP_GITOPS_TOKEN ?? "" }), { statusWriter: direct })
-    : undefined;
+  const pullRequest = repo ? pullRequestWriter(parseRepositoryConfig({ ...JSON.parse(repo), token: opts.env.CLAIMSTEP_GITOPS_TOKEN ?? "" })) : undefined;
   return {
     label: kube.label,
     namespace: kube.namespace,
     reader: new KubeReader(kube.client),
-    writerFor: writerFor({ direct, ...(pullRequest ? { pullRequest } : {}) }),
-    annotator: direct,
+    writers: { ...direct, claims: writerFor({ direct: direct.claims, ...(pullRequest ? { pullRequest } : {}) }) },
     listOptedIn: (ns) => listOptedIn(kube.client, ns),
     now: () => new Date(),
     pause: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),

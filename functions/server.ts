@@ -110,7 +110,7 @@ export async function serveFromEnv(opts: ServeFromEnvOptions): Promise<number> {
     const target = await simTarget(opts.cluster);
     deps = {
       reader: target.reader,
-      writerFor: target.writerFor,
+      writers: target.writers,
       auth: { bearerTokens: config.bearerTokens, webhookSecrets: config.webhookSecrets, replay },
       now: () => target.now(),
       namespaces: config.namespaces,
@@ -139,7 +139,7 @@ export async function serveFromEnv(opts: ServeFromEnvOptions): Promise<number> {
             sweep({
               listOptedIn,
               namespaces: config.namespaces,
-              step: (ref) => runStep({ reader: deps.reader, writer: deps.writerFor, ref, now: deps.now() }),
+              step: (ref) => runStep({ reader: deps.reader, writers: deps.writers, ref, now: deps.now() }),
               tick: tick++,
               log,
             }),

@@ -1,15 +1,16 @@
-// One invocation: load → plan → apply at most one action → record status and events.
-// Every entry point (HTTP, cron, CLI, relay, simulation) goes through here.
+// One invocation: load → plan (final for the writer that will carry it out) → write at most one
+// claim → one verdict on what became of it → record status and events. Every entry point (HTTP,
+// cron, CLI, relay, simulation) goes through here.
 import { planStep } from "../core/plan.js";
-import { refusalOf, withVerdict } from "../core/decision.js";
-import type { ActionWriter, StateReader } from "../core/ports.js";
+import type { ClaimWriter, StateReader, Writers } from "../core/ports.js";
 import type { Decision, SetRef, Snapshot } from "../core/types.js";
+import { verdict, type WriteOutcome } from "../core/verdict.js";
 import { ApiError } from "../adapters/api-error.js";
 
 export interface StepOptions {
   reader: StateReader;
-  /** A writer, or a choice of writer per set (e.g. by `claimstep.io/apply-via`). */
-  writer: ActionWriter | ((snapshot: Snapshot) => ActionWriter);
+  /** The claim writer (or the choice of one per set, e.g. by `claimstep.io/apply-via`), the set-status writer and the event recorder. */
+  writers: Writers;
   ref: SetRef;
   now: Date;
   /** Plan only: no write of any kind. */
@@ -57,59 +58,36 @@ export async function runStep(opts: StepOptions): Promise<StepResult> {
   } catch (err) {
     throw permission(err);
   }
-  const writer = typeof opts.writer === "function" ? opts.writer(snapshot) : opts.writer;
-  let decision = planStep(snapshot, opts.now);
-  const action = decision.action;
+  const claims = typeof opts.writers.claims === "function" ? opts.writers.claims(snapshot) : opts.writers.claims;
+  const planned = planStep(snapshot, opts.now, claims);
+  if (opts.dryRun) return { decision: planned, outcome: { kind: "dry-run" }, writer: claims.name };
 
-  if (action && !writer.supports.includes(action.type)) {
-    decision = withVerdict(snapshot, decision, opts.now, {
-      phase: "Blocked",
-      reason: "ActionNotSupported",
-      message: `${writer.name} cannot apply ${action.type} of ${action.claim}: apply it by hand (kubectl apply --server-side --field-manager=claimstep --force-conflicts) or switch the set to claimstep.io/apply-via: direct`,
-    });
-  }
-  if (opts.dryRun) return { decision, outcome: { kind: "dry-run" }, writer: writer.name };
-
-  let outcome: StepOutcome = { kind: "none" };
-  const planned = decision.action;
-  if (planned) {
-    try {
-      const applied = await writer.apply(planned, decision);
-      if (applied.kind === "refused") {
-        decision = withVerdict(snapshot, decision, opts.now, { phase: "Blocked", reason: applied.reason, message: applied.message });
-        outcome = { kind: "refused" };
-      } else if (applied.kind === "proposed") {
-        decision = withVerdict(snapshot, decision, opts.now, {
-          phase: "Waiting",
-          reason: "AwaitingApproval",
-          message: applied.detail,
-          keepAction: true,
-        });
-        outcome = applied;
-      } else {
-        outcome = applied;
-      }
-    } catch (err) {
-      if (!(err instanceof ApiError)) throw err;
-      if (err.isTransient) return { decision, outcome: asRetry(err), writer: writer.name };
-      if (err.code === 401 || (err.code === 403 && !err.isAdmissionForbidden)) throw permission(err);
-      const refusal = refusalOf(planned, err);
-      decision = withVerdict(snapshot, decision, opts.now, { phase: "Blocked", ...refusal });
-      outcome = { kind: "refused", error: err };
-    }
-  }
+  const written = planned.action ? await write(claims, planned) : undefined;
+  const decision = written ? verdict(snapshot, opts.now, planned, written.result) : planned;
+  const outcome: StepOutcome = written?.outcome ?? { kind: "none" };
 
   try {
-    if (decision.setAnnotations) {
-      await writer.annotateSet(opts.ref, decision.setAnnotations, decision.setResourceVersion);
-    }
-    if (decision.events.length) await writer.recordEvents(opts.ref, decision.events, opts.now);
+    if (decision.setAnnotations) await opts.writers.status.annotateSet(opts.ref, decision.setAnnotations, decision.setResourceVersion);
+    if (decision.events.length) await opts.writers.events.recordEvents(opts.ref, decision.events, opts.now);
   } catch (err) {
     // The claim write (if any) has landed; a lost race on the status is repaired by the next step.
     if (err instanceof ApiError && err.isTransient) {
-      return { decision, outcome: outcome.kind === "none" ? asRetry(err) : outcome, writer: writer.name };
+      return { decision, outcome: outcome.kind === "none" ? asRetry(err) : outcome, writer: claims.name };
     }
     throw permission(err);
   }
-  return { decision, outcome, writer: writer.name };
+  return { decision, outcome, writer: claims.name };
+}
+
+/** Apply the decision's action: what became of it, for the verdict and for the caller. */
+async function write(writer: ClaimWriter, decision: Decision): Promise<{ result: WriteOutcome; outcome: StepOutcome }> {
+  try {
+    const applied = await writer.apply(decision.action!, decision);
+    return { result: applied, outcome: applied.kind === "refused" ? { kind: "refused" } : applied };
+  } catch (err) {
+    if (!(err instanceof ApiError)) throw err;
+    if (err.isTransient) return { result: { kind: "transient", retryAfterSeconds: err.retryAfterSeconds }, outcome: asRetry(err) };
+    if (err.code === 401 || (err.code === 403 && !err.isAdmissionForbidden)) throw permission(err);
+    return { result: { kind: "rejected", refusal: err }, outcome: { kind: "refused", error: err } };
+  }
 }

@@ -1,10 +1,12 @@
 // From a configured Kubernetes REST client to everything an entry point serves with: reader,
-// per-set writer choice (direct or pull request), the GitOps webhook routes, and the listing of
-// opted-in sets. Shared by the Worker and the Node server; free of Node-only imports.
+// writers (the claim writer chosen per set, direct or pull request; the set-status writer and
+// event recorder, always direct), the GitOps webhook routes, and the listing of opted-in sets.
+// Shared by the Worker and the Node server; free of Node-only imports.
+import type { Writers } from "../core/ports.js";
 import type { SetRef } from "../core/types.js";
 import type { KubeClient } from "../adapters/kube/client.js";
 import { KubeReader, listOptedInSets } from "../adapters/kube/reader.js";
-import { KubeWriter } from "../adapters/kube/writer.js";
+import { kubeWriters } from "../adapters/kube/writer.js";
 import { writerFor } from "../adapters/gitops/apply-via.js";
 import type { Fetch } from "../adapters/gitops/http.js";
 import { pullRequestWriter } from "../adapters/gitops/writer.js";
@@ -35,11 +37,9 @@ export interface Wiring {
 export function wire(opts: WiringOptions): Wiring {
   const { client, config } = opts;
   const reader = new KubeReader(client);
-  const direct = new KubeWriter(client, { reportingInstance: opts.instance ?? "claimstep" });
-  const pullRequest = config.gitops
-    ? pullRequestWriter(config.gitops, { statusWriter: direct, ...(opts.fetch ? { fetch: opts.fetch } : {}) })
-    : undefined;
-  const choose = writerFor({ direct, ...(pullRequest ? { pullRequest } : {}) });
+  const direct = kubeWriters(client, { reportingInstance: opts.instance ?? "claimstep" });
+  const pullRequest = config.gitops ? pullRequestWriter(config.gitops, opts.fetch ? { fetch: opts.fetch } : {}) : undefined;
+  const writers: Writers = { ...direct, claims: writerFor({ direct: direct.claims, ...(pullRequest ? { pullRequest } : {}) }) };
 
   const mounts: Mount[] = [];
   if (config.githubWebhookSecret || config.gitlabWebhookToken) {
@@ -48,7 +48,7 @@ export function wire(opts: WiringOptions): Wiring {
       app: gitopsWebhookRoutes({
         ...(config.githubWebhookSecret ? { github: { secret: config.githubWebhookSecret } } : {}),
         ...(config.gitlabWebhookToken ? { gitlab: { token: config.gitlabWebhookToken } } : {}),
-        step: (ref) => runStep({ reader, writer: choose, ref, now: opts.now() }),
+        step: (ref) => runStep({ reader, writers, ref, now: opts.now() }),
         namespaces: config.namespaces,
       }),
     });
@@ -56,7 +56,7 @@ export function wire(opts: WiringOptions): Wiring {
 
   const deps: AppDeps = {
     reader,
-    writerFor: choose,
+    writers,
     auth: { bearerTokens: config.bearerTokens, webhookSecrets: config.webhookSecrets, replay: opts.replay },
     now: opts.now,
     namespaces: config.namespaces,

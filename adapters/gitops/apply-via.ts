@@ -1,42 +1,39 @@
-// Per-set choice of writer: `claimstep.io/apply-via: direct | pull-request` on the StatefulSet
-// (default direct). runStep accepts `writer: (snapshot) => ActionWriter`; writerFor builds that.
-import type { ActionWriter } from "../../core/ports.js";
-import { Keys, type Snapshot } from "../../core/types.js";
-import type { StatefulSet } from "../../core/k8s.js";
+// Per-set choice of claim writer: `claimstep.io/apply-via: direct | pull-request` on the
+// StatefulSet (default direct; the policy is core/statefulset.ts). runStep accepts
+// `claims: (snapshot) => ClaimWriter`; writerFor builds that. It never throws: a set it cannot
+// serve gets a writer that carries out nothing, and the planner blocks it with the fix.
+import type { ClaimWriter } from "../../core/ports.js";
+import { Messages } from "../../core/reasons.js";
+import { applyViaOf } from "../../core/statefulset.js";
+import type { Snapshot } from "../../core/types.js";
 
-export const APPLY_VIA = ["direct", "pull-request"] as const;
-export type ApplyVia = (typeof APPLY_VIA)[number];
-
-export class ApplyViaError extends Error {
-  override readonly name = "ApplyViaError";
+export interface ClaimWriterChoice {
+  direct: ClaimWriter;
+  /** Absent when no GitOps repository is configured: a set asking for pull requests is then blocked. */
+  pullRequest?: ClaimWriter;
 }
 
-/** The set's apply mode; throws naming the set and the accepted values when the annotation is anything else. */
-export function applyViaOf(set: StatefulSet): ApplyVia {
-  const value = set.metadata.annotations?.[Keys.applyVia];
-  if (value === undefined) return "direct";
-  if ((APPLY_VIA as readonly string[]).includes(value)) return value as ApplyVia;
-  const where = `${set.metadata.namespace ?? "default"}/${set.metadata.name}`;
-  throw new ApplyViaError(
-    `StatefulSet ${where}: annotation ${Keys.applyVia}=${JSON.stringify(value)} is not one of ${APPLY_VIA.join(", ")}: fix or remove it (absent = direct)`,
-  );
+/** A writer that carries out nothing, saying why and what a person must do. */
+export function unavailableWriter(name: string, why: string): ClaimWriter {
+  return {
+    name,
+    supports: [],
+    proposes: false,
+    unavailable: why,
+    apply: async (action) => {
+      throw new Error(`${name} cannot apply ${action.type} of ${action.claim}: ${why}`);
+    },
+  };
 }
 
-export interface Writers {
-  direct: ActionWriter;
-  /** Absent when no GitOps repository is configured: a set asking for pull requests is then an error. */
-  pullRequest?: ActionWriter;
-}
-
-/** Pick each set's writer from its annotation. */
-export function writerFor(writers: Writers): (snapshot: Snapshot) => ActionWriter {
+/** Pick each set's claim writer from its annotation. */
+export function writerFor(writers: ClaimWriterChoice): (snapshot: Snapshot) => ClaimWriter {
   return (snapshot) => {
-    const via = applyViaOf(snapshot.statefulSet);
-    if (via === "direct") return writers.direct;
-    if (writers.pullRequest) return writers.pullRequest;
-    const s = snapshot.statefulSet.metadata;
-    throw new ApplyViaError(
-      `StatefulSet ${s.namespace ?? "default"}/${s.name} asks for ${Keys.applyVia}: pull-request, but no GitOps repository is configured: configure one, or set the annotation to direct`,
-    );
+    const set = snapshot.statefulSet;
+    const via = applyViaOf(set);
+    // The planner blocks such a set (InvalidApplyVia) before it plans any write.
+    if (!via.ok) return unavailableWriter("no writer", via.message);
+    if (via.via === "direct") return writers.direct;
+    return writers.pullRequest ?? unavailableWriter("pull-request writer (not configured)", Messages.pullRequestNotConfigured(set.metadata));
   };
 }

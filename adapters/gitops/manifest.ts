@@ -2,6 +2,7 @@
 // fit for server-side apply by Argo CD (ServerSideApply=true) or Flux. An existing file is edited
 // in place with the yaml Document API, so the comments and layout people keep there survive.
 import YAML, { type Document } from "yaml";
+import { claimApplyBody } from "../../core/apply-body.js";
 import { compareQuantity } from "../../core/quantity.js";
 import type { PatchClaim } from "../../core/types.js";
 
@@ -19,19 +20,22 @@ const HEADER =
   " Written by claimstep: a partial PersistentVolumeClaim for server-side apply\n" +
   " (Argo CD ServerSideApply=true, or Flux). Only these fields are claimstep's; the rest of the claim stays as it is.";
 
-/** The fields one action writes, as [path, value] pairs. */
+/**
+ * The fields one action writes, as [path, value] pairs: the leaves of the claim's apply body
+ * (core/apply-body.ts), without the resourceVersion precondition, which has no place in Git.
+ */
 function ownedFields(action: PatchClaim): Array<[string[], string]> {
-  const fields: Array<[string[], string]> = [
-    [["apiVersion"], "v1"],
-    [["kind"], "PersistentVolumeClaim"],
-    [["metadata", "name"], action.claim],
-    [["metadata", "namespace"], action.namespace],
-  ];
-  for (const [k, v] of Object.entries(action.labels)) fields.push([["metadata", "labels", k], v]);
-  for (const [k, v] of Object.entries(action.annotations)) fields.push([["metadata", "annotations", k], v]);
-  fields.push([["spec", "resources", "requests", "storage"], action.storage]);
-  if (action.volumeAttributesClassName) fields.push([["spec", "volumeAttributesClassName"], action.volumeAttributesClassName]);
-  return fields;
+  const fields: Array<[string[], string]> = [];
+  const walk = (value: unknown, path: string[]): void => {
+    if (value !== null && typeof value === "object") {
+      for (const [k, v] of Object.entries(value)) walk(v, [...path, k]);
+    } else if (value !== undefined) {
+      fields.push([path, String(value)]);
+    }
+  };
+  walk(claimApplyBody(action, { precondition: false }), []);
+  // An empty class name is no class: a manifest does not write one.
+  return fields.filter(([path, value]) => !(path.join(".") === "spec.volumeAttributesClassName" && value === ""));
 }
 
 // Storage compares as a quantity (20Gi = 21474836480); everything else as text.

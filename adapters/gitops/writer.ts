@@ -1,9 +1,10 @@
-// The GitOps ActionWriter: a step's claim update becomes one commit on a deterministic branch and
+// The GitOps claim writer: a step's claim update becomes one commit on a deterministic branch and
 // one pull request; merging it is the approval, and the GitOps controller (Argo CD, Flux) applies
 // it. Nothing here writes to the cluster, and nothing is remembered between invocations: the
-// branch, the file and the pull request's state in the repository are the whole state.
-import type { ActionWriter, ApplyOutcome } from "../../core/ports.js";
-import { type Action, type Decision, type EventRecord, Keys, type PatchClaim, type SetRef } from "../../core/types.js";
+// branch, the file and the pull request's state in the repository are the whole state. The set's
+// status and Events are not this writer's: the step records them through its own writers.
+import type { ApplyOutcome, ClaimWriter } from "../../core/ports.js";
+import { type Decision, Keys, type PatchClaim, type SetRef } from "../../core/types.js";
 import { branchName } from "./branch.js";
 import { claimPath, parseRepositoryConfig, type RepositoryConfig } from "./config.js";
 import { GitHubProvider } from "./github.js";
@@ -12,31 +13,21 @@ import { ManifestError, carriesAction, editClaimManifest } from "./manifest.js";
 import { type GitProvider, type ProviderOptions, type PullRequest, currentPullRequest } from "./provider.js";
 import { commitMessage, pullRequestBody, pullRequestTitle } from "./pull-request-text.js";
 
-/** Where status annotations and events go, since a GitOps writer must not write the cluster itself. */
-export type StatusWriter = Pick<ActionWriter, "annotateSet" | "recordEvents">;
+export type PullRequestWriterOptions = ProviderOptions;
 
-export interface PullRequestWriterOptions extends ProviderOptions {
-  /**
-   * Writes `claimstep.io/status`, the revision annotations and Events (usually the direct API
-   * writer, of which only annotateSet and recordEvents are used). Absent: they are not written,
-   * and every step re-derives the state from the cluster and the repository, which is all it needs.
-   */
-  statusWriter?: StatusWriter;
-}
-
-export class PullRequestWriter implements ActionWriter {
+export class PullRequestWriter implements ClaimWriter {
   readonly name: string;
   readonly supports = ["PatchClaim"] as const;
+  readonly proposes = true;
 
   constructor(
     private readonly config: RepositoryConfig,
     private readonly provider: GitProvider,
-    private readonly statusWriter?: StatusWriter,
   ) {
     this.name = `pull-request writer (${provider.name})`;
   }
 
-  async apply(action: Action, decision: Decision): Promise<ApplyOutcome> {
+  async apply(action: PatchClaim, decision: Decision): Promise<ApplyOutcome> {
     const revision = decision.revision ?? action.labels[Keys.revisionLabel];
     if (!revision) throw new Error(`${this.name}: the decision for ${action.claim} carries no revision; cannot name its branch`);
     const branch = branchName({ ref: decision.ref, revision, ordinal: action.ordinal });
@@ -97,14 +88,6 @@ export class PullRequestWriter implements ActionWriter {
       message: `pull request #${pr.number} (${pr.url}) was merged, but ${path} on ${this.provider.baseBranch} no longer carries ${describe(action)} (reverted?): restore it, or change the desired templates (a new revision opens a new pull request).`,
     };
   }
-
-  async annotateSet(ref: SetRef, annotations: Record<string, string>, resourceVersion?: string): Promise<void> {
-    await this.statusWriter?.annotateSet(ref, annotations, resourceVersion);
-  }
-
-  async recordEvents(ref: SetRef, events: EventRecord[], now: Date): Promise<void> {
-    await this.statusWriter?.recordEvents(ref, events, now);
-  }
 }
 
 const describe = (a: PatchClaim): string =>
@@ -121,5 +104,5 @@ export function pullRequestWriter(config: unknown, opts: PullRequestWriterOption
     ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}),
   };
   const provider = parsed.provider === "github" ? new GitHubProvider(parsed, providerOpts) : new GitLabProvider(parsed, providerOpts);
-  return new PullRequestWriter(parsed, provider, opts.statusWriter);
+  return new PullRequestWriter(parsed, provider);
 }

@@ -2,8 +2,9 @@
 // (plus VolumeAttributesClasses, only when a desired template names one).
 import { PersistentVolumeClaim, Pod, StatefulSet, StorageClass, VolumeAttributesClass } from "../../core/k8s.js";
 import type { StateReader } from "../../core/ports.js";
+import { isOptedIn } from "../../core/statefulset.js";
 import { desiredTemplates } from "../../core/templates.js";
-import { Keys, type SetRef, type Snapshot } from "../../core/types.js";
+import type { SetRef, Snapshot } from "../../core/types.js";
 import { ApiError } from "../api-error.js";
 import type { KubeClient } from "./client.js";
 import { encodeLabelSelector } from "./label-selector.js";
@@ -85,6 +86,6 @@ export async function listOptedInSets(client: KubeClient, namespace?: string, si
   const route = namespace === undefined ? Routes.listStatefulSetsAllNamespaces : Routes.listStatefulSets;
   const sets = await client.list(route, namespace === undefined ? {} : { namespace }, StatefulSet, signal ? { signal } : {});
   return sets
-    .filter((s) => s.metadata.annotations?.[Keys.strategy] === "InPlace")
+    .filter(isOptedIn)
     .map((s) => ({ namespace: s.metadata.namespace ?? namespace ?? "default", name: s.metadata.name }));
 }

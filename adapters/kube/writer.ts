@@ -1,8 +1,10 @@
-// ActionWriter over the API server: server-side apply of one PVC, a merge patch of the
-// StatefulSet's annotations, and de-duplicated Events.
+// The three writers over the API server, as Kubernetes splits them: the claim writer (one
+// server-side apply of one PVC), the set-status writer (a merge patch of the StatefulSet's
+// annotations under a resourceVersion precondition) and the event recorder (de-duplicated Events).
 import { z } from "zod";
-import type { ActionWriter, ApplyOutcome } from "../../core/ports.js";
-import { FIELD_MANAGER, type Action, type ActionType, type EventRecord, type PatchClaim, type SetRef } from "../../core/types.js";
+import { claimApplyBody } from "../../core/apply-body.js";
+import type { ApplyOutcome, ClaimWriter, EventRecorder, SetStatusWriter, Writers } from "../../core/ports.js";
+import { FIELD_MANAGER, type ActionType, type EventRecord, type PatchClaim, type SetRef } from "../../core/types.js";
 import { ApiError } from "../api-error.js";
 import type { KubeClient } from "./client.js";
 import { eventBody, eventName, microTime } from "./events.js";
@@ -14,32 +16,6 @@ export const MERGE_PATCH = "application/merge-patch+json";
 export interface KubeWriterOptions {
   /** `reportingInstance` of Events (e.g. the pod or Worker name); at most 128 characters. */
   reportingInstance?: string;
-}
-
-/**
- * The PVC as claimstep applies it: only the fields it owns (a JSON object is valid YAML), and the
- * claim's resourceVersion as the step read it. The API server treats that resourceVersion as a
- * precondition (409 when stale, fixtures pvc-patch-stale-rv.txt), so a step that planned on a
- * snapshot older than one another invocation already acted on loses the race instead of acting
- * (I9), and two racing steps cannot both take an in-flight slot (I4). A repeat of a landed apply
- * whose answer was lost also gets a 409: nothing changes, the next step reads afresh.
- */
-export function claimApplyBody(a: PatchClaim): Record<string, unknown> {
-  return {
-    apiVersion: "v1",
-    kind: "PersistentVolumeClaim",
-    metadata: {
-      name: a.claim,
-      namespace: a.namespace,
-      labels: a.labels,
-      ...(Object.keys(a.annotations).length ? { annotations: a.annotations } : {}),
-      ...(a.resourceVersion !== undefined ? { resourceVersion: a.resourceVersion } : {}),
-    },
-    spec: {
-      resources: { requests: { storage: a.storage } },
-      ...(a.volumeAttributesClassName !== undefined ? { volumeAttributesClassName: a.volumeAttributesClassName } : {}),
-    },
-  };
 }
 
 const EventState = z.looseObject({
@@ -54,9 +30,36 @@ interface SeriesState {
 
 const SERIES_CACHE_SIZE = 512;
 
-export class KubeWriter implements ActionWriter {
+/** Server-side apply of one PVC (fieldManager claimstep, force), with the resourceVersion it was read at. */
+export class KubeClaimWriter implements ClaimWriter {
   readonly name = "direct";
   readonly supports: readonly ActionType[] = ["PatchClaim"];
+  readonly proposes = false;
+
+  constructor(private readonly client: KubeClient) {}
+
+  async apply(action: PatchClaim): Promise<ApplyOutcome> {
+    await this.client.patch(Routes.applyClaim, { namespace: action.namespace, name: action.claim }, claimApplyBody(action), APPLY_PATCH, {
+      fieldManager: FIELD_MANAGER,
+      force: "true",
+    });
+    const vac = action.volumeAttributesClassName !== undefined ? `, volumeAttributesClassName ${action.volumeAttributesClassName}` : "";
+    return { kind: "applied", detail: `applied ${action.namespace}/${action.claim}: storage ${action.storage}${vac}` };
+  }
+}
+
+/** A merge patch of claimstep's annotations on the StatefulSet, under its resourceVersion as read. */
+export class KubeSetStatusWriter implements SetStatusWriter {
+  constructor(private readonly client: KubeClient) {}
+
+  async annotateSet(ref: SetRef, annotations: Record<string, string>, resourceVersion?: string): Promise<void> {
+    const metadata = { annotations, ...(resourceVersion !== undefined ? { resourceVersion } : {}) };
+    await this.client.patch(Routes.annotateStatefulSet, ref, { metadata }, MERGE_PATCH);
+  }
+}
+
+/** events.k8s.io/v1 Events on the StatefulSet; a repeat raises the series count of the one written. */
+export class KubeEventRecorder implements EventRecorder {
   private readonly reportingInstance: string;
   /** Count and resourceVersion of events this writer wrote: a repeat then costs one request instead of two. */
   private readonly series = new Map<string, SeriesState>();
@@ -67,24 +70,6 @@ export class KubeWriter implements ActionWriter {
       throw new Error(`reportingInstance ${JSON.stringify(instance)} must be 1 to 128 characters (e.g. the pod or Worker name)`);
     }
     this.reportingInstance = instance;
-  }
-
-  async apply(action: Action): Promise<ApplyOutcome> {
-    switch (action.type) {
-      case "PatchClaim": {
-        await this.client.patch(Routes.applyClaim, { namespace: action.namespace, name: action.claim }, claimApplyBody(action), APPLY_PATCH, {
-          fieldManager: FIELD_MANAGER,
-          force: "true",
-        });
-        const vac = action.volumeAttributesClassName !== undefined ? `, volumeAttributesClassName ${action.volumeAttributesClassName}` : "";
-        return { kind: "applied", detail: `applied ${action.namespace}/${action.claim}: storage ${action.storage}${vac}` };
-      }
-    }
-  }
-
-  async annotateSet(ref: SetRef, annotations: Record<string, string>, resourceVersion?: string): Promise<void> {
-    const metadata = { annotations, ...(resourceVersion !== undefined ? { resourceVersion } : {}) };
-    await this.client.patch(Routes.annotateStatefulSet, ref, { metadata }, MERGE_PATCH);
   }
 
   async recordEvents(ref: SetRef, events: EventRecord[], now: Date): Promise<void> {
@@ -145,4 +130,15 @@ export class KubeWriter implements ActionWriter {
     if (state.resourceVersion) this.series.set(name, state);
     return state;
   }
+}
+
+/** The three direct writers of one client. */
+export interface KubeWriters extends Writers {
+  claims: KubeClaimWriter;
+  status: KubeSetStatusWriter;
+  events: KubeEventRecorder;
+}
+
+export function kubeWriters(client: KubeClient, opts: KubeWriterOptions = {}): KubeWriters {
+  return { claims: new KubeClaimWriter(client), status: new KubeSetStatusWriter(client), events: new KubeEventRecorder(client, opts) };
 }

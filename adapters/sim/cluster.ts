@@ -1,14 +1,14 @@
 // The simulated cluster: an in-memory API server (store + SimApi, served over HTTP by SimHttp)
 // with the StatefulSet controller, PV controller, CSI external-resizer (expansion and
 // ModifyVolume) and kubelet on a virtual clock. claimstep reaches it as it reaches a real one:
-// `client` is the production KubeClient over `http.fetchLike`, `reader`/`writer` the production
-// KubeReader/KubeWriter. `admin` is the API without faults or HTTP, for seeding and for the
+// `client` is the production KubeClient over `http.fetchLike`, `reader`/`writers` the production
+// KubeReader and direct writers. `admin` is the API without faults or HTTP, for seeding and for the
 // controllers' and people's own writes (a GitOps merge, kubectl).
 import type { ClaimTemplate, StatefulSet } from "../../core/k8s.js";
 import { toBytes } from "../../core/quantity.js";
 import { KubeClient, type KubeClientOptions } from "../kube/client.js";
 import { KubeReader } from "../kube/reader.js";
-import { KubeWriter } from "../kube/writer.js";
+import { kubeWriters, type KubeWriters } from "../kube/writer.js";
 import { SimApi } from "./api.js";
 import { VirtualClock } from "./clock.js";
 import { DEFAULT_LATENCIES, type ControllerContext, type DriverBehaviour, type Latencies, type Volume } from "./controllers/context.js";
@@ -40,7 +40,7 @@ export interface SimClusterOptions {
   tokens?: Record<string, Identity>;
   /** The token `client()` sends by default (one of `tokens`). */
   token?: string;
-  /** `reportingInstance` of the events `writer` records. */
+  /** `reportingInstance` of the events `writers.events` records. */
   reportingInstance?: string;
 }
 
@@ -66,10 +66,10 @@ export class SimCluster {
   readonly admin: SimApi;
   /** The API server over HTTP: a fetch handler with paths, RBAC, paging and test hooks. */
   readonly http: SimHttp;
-  /** The production client, reader and writer, over `http`. */
+  /** The production client, reader and writers (claims, set status, events), over `http`. */
   readonly client: KubeClient;
   readonly reader: KubeReader;
-  readonly writer: KubeWriter;
+  readonly writers: KubeWriters;
   private readonly controllers: ControllerContext;
   private readonly storage: StorageControllers;
   private readonly kubelet: Kubelet;
@@ -93,7 +93,7 @@ export class SimCluster {
     });
     this.client = this.newClient();
     this.reader = new KubeReader(this.client);
-    this.writer = new KubeWriter(this.client, { reportingInstance: opts.reportingInstance ?? "claimstep-sim" });
+    this.writers = kubeWriters(this.client, { reportingInstance: opts.reportingInstance ?? "claimstep-sim" });
     this.controllers = {
       store: this.store,
       clock: this.clock,

@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { planStep } from "../../core/plan.js";
 import { Keys } from "../../core/types.js";
 import {
+  DIRECT_WRITER,
   generateCluster,
   GENERATED_AT,
   parseResponses,
@@ -93,7 +94,7 @@ describe("responses", () => {
 describe("rollout stages are what the planner sees", () => {
   const plan = (stage: RolloutStage, replicas = 6) => {
     const c = generateCluster({ replicas, stage });
-    return { c, d: planStep(parseResponses(responsesOf(c)), GENERATED_AT) };
+    return { c, d: planStep(parseResponses(responsesOf(c)), GENERATED_AT, DIRECT_WRITER) };
   };
   it("start: the highest ordinal's first claim is written next", () => {
     const { d } = plan("start");

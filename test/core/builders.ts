@@ -1,8 +1,12 @@
 // Snapshot builders for planner tests, starting from the real objects in the fixtures so the
 // shapes (defaults, managedFields, status) are those a real API server returns.
 import type { PersistentVolumeClaim, StatefulSet, StorageClass } from "../../core/k8s.js";
+import type { WriterCapabilities } from "../../core/ports.js";
 import { Keys, type PatchClaim, type Snapshot } from "../../core/types.js";
 import { FIXTURES_DIR, fixtureJson, fixtureStatus } from "../fixtures/apiserver.js";
+
+/** What the direct writer can do: the planner's usual third argument. */
+export const DIRECT: WriterCapabilities = { name: "direct", supports: ["PatchClaim"], proposes: false };
 
 /** test/fixtures/apiserver/ (absolute, with a trailing slash). */
 export const FIXTURES = FIXTURES_DIR;

@@ -4,10 +4,10 @@ import { describe, expect, it } from "vitest";
 import { planStep } from "../../core/plan.js";
 import { revisionOf } from "../../core/revision.js";
 import { Keys, type Decision, type Snapshot } from "../../core/types.js";
-import { annotate, applyPatch, claimsFor, makeClaim, makeSet, settle, snapshot, template } from "./builders.js";
+import { DIRECT, annotate, applyPatch, claimsFor, makeClaim, makeSet, settle, snapshot, template } from "./builders.js";
 
 const NOW = new Date("2026-11-30T10:00:00Z");
-const plan = (s: Snapshot): Decision => planStep(s, NOW);
+const plan = (s: Snapshot): Decision => planStep(s, NOW, DIRECT);
 const rev = (...t: Parameters<typeof template>[0][]) => revisionOf(t.map(template) as never);
 
 /** Run steps as a perfect cluster would (apply, then settle at once) until no action remains. */
@@ -370,7 +370,7 @@ describe("rules 10–11: completion, convergence, retarget", () => {
   it("converged: a repeat invocation on a complete set does nothing at all", () => {
     const set = makeSet({ desired: [{ name: "data", storage: "2Gi" }] });
     const { snapshot: end } = rollout(snapshot(set, claimsFor(set)));
-    const again = planStep(end, new Date("2026-12-01T00:00:00Z"));
+    const again = planStep(end, new Date("2026-12-01T00:00:00Z"), DIRECT);
     expect(again.phase).toBe("Complete");
     expect(again.reason).toBe("Converged");
     expect(again.action).toBeUndefined();
@@ -385,7 +385,7 @@ describe("rules 10–11: completion, convergence, retarget", () => {
     const d2 = plan(s);
     s = annotate(s, d2.setAnnotations);
     expect(d2.setAnnotations?.[Keys.status]).toBeDefined();
-    expect(planStep(s, new Date("2026-11-30T11:00:00Z")).setAnnotations).toBeUndefined();
+    expect(planStep(s, new Date("2026-11-30T11:00:00Z"), DIRECT).setAnnotations).toBeUndefined();
   });
   it("retarget: a new revision mid-rollout restarts from the top; larger claims stay larger", () => {
     const set = makeSet({ desired: [{ name: "data", storage: "5Gi" }] });

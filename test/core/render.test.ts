@@ -1,13 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { planStep } from "../../core/plan.js";
 import { alignColumns, renderDecision } from "../../core/render.js";
-import { claimsFor, makeClaim, makeSet, snapshot } from "./builders.js";
+import { DIRECT, claimsFor, makeClaim, makeSet, snapshot } from "./builders.js";
 
 describe("renderDecision", () => {
   it("shows the headline, the action and one aligned row per claim", () => {
     const set = makeSet({ live: [{ name: "data", storage: "1Gi" }, { name: "wal", storage: "1Gi" }], desired: [{ name: "data", storage: "2Gi" }, { name: "wal", storage: "1Gi" }] });
     const claims = claimsFor(set);
-    const d = planStep(snapshot(set, claims), new Date("2026-11-30T10:00:00Z"));
+    const d = planStep(snapshot(set, claims), new Date("2026-11-30T10:00:00Z"), DIRECT);
     const text = renderDecision(d);
     const lines = text.split("\n");
     expect(lines[0]).toBe(`default/web  Progressing  ClaimUpdated  revision ${d.revision}  0/3 updated`);
@@ -22,7 +22,7 @@ describe("renderDecision", () => {
   });
   it("renders a blocked set's reason", () => {
     const set = makeSet({ desired: [{ name: "data", storage: "2Gi", storageClassName: "fixed" }] });
-    const text = renderDecision(planStep(snapshot(set, [makeClaim("data-web-2")]), new Date(0)));
+    const text = renderDecision(planStep(snapshot(set, [makeClaim("data-web-2")]), new Date(0), DIRECT));
     expect(text).toContain("Blocked  StorageClassMismatch");
   });
   it("alignColumns pads all but the last column", () => {

@@ -12,7 +12,7 @@ import { Keys } from "../../core/types.js";
 import { createApp } from "../../functions/app.js";
 import { RecentIds } from "../../functions/auth.js";
 import { kubeWatchSource } from "../../functions/kube-target.js";
-import { Relay, deliver, systemClock } from "../../functions/relay.js";
+import { Relay, deliver, systemClock } from "../../functions/relay/index.js";
 import { startServer, type RunningServer } from "../../functions/server.js";
 import { capturedSim, claimApplies, desiredData } from "../support/index.js";
 import { fixtureJson as fixture } from "../fixtures/apiserver.js";
@@ -103,7 +103,7 @@ current-context: ctx
     app = await startServer({
       app: createApp({
         reader: cluster.reader,
-        writerFor: () => cluster.writer,
+        writers: cluster.writers,
         auth: { bearerTokens: [], webhookSecrets: [SECRET], replay: new RecentIds() },
         now: () => new Date(),
         log: (e) => logs.push(e),

@@ -25,7 +25,7 @@ describe("startServer", () => {
     const cluster = capturedSim(desiredData("2Gi"));
     const app = createApp({
       reader: cluster.reader,
-      writerFor: () => cluster.writer,
+      writers: cluster.writers,
       auth: { bearerTokens: [TOKEN], webhookSecrets: [], replay: new RecentIds() },
       now: () => new Date(),
     });

@@ -2,7 +2,7 @@
 // proposes, refuses, or the server answers with each of the real error bodies.
 import { describe, expect, it } from "vitest";
 import { apiErrorFrom } from "../../adapters/api-error.js";
-import type { ActionWriter, ApplyOutcome } from "../../core/ports.js";
+import type { ApplyOutcome, ClaimWriter, Writers } from "../../core/ports.js";
 import { Keys, type Action, type EventRecord, type Snapshot } from "../../core/types.js";
 import { PermissionError, runStep } from "../../functions/step.js";
 import { claimsFor, makeSet, snapshot, statusFixture } from "../core/builders.js";
@@ -10,24 +10,32 @@ import { claimsFor, makeSet, snapshot, statusFixture } from "../core/builders.js
 const NOW = new Date("2026-11-30T10:00:00Z");
 const ref = { namespace: "default", name: "web" };
 
-/** A writer that records every call and answers as told. */
+/** Writers that record every call; the claim writer answers as told. */
 function recordingWriter(answer: () => Promise<ApplyOutcome>, supports: Action["type"][] = ["PatchClaim"]) {
   const calls = { apply: [] as Action[], annotate: [] as Record<string, string>[], events: [] as EventRecord[] };
-  const writer: ActionWriter = {
+  const claims: ClaimWriter = {
     name: "recording",
     supports,
+    proposes: false,
     apply: async (a) => {
       calls.apply.push(a);
       return answer();
     },
-    annotateSet: async (_ref, annotations) => {
-      calls.annotate.push(annotations);
+  };
+  const writers: Writers = {
+    claims,
+    status: {
+      annotateSet: async (_ref, annotations) => {
+        calls.annotate.push(annotations);
+      },
     },
-    recordEvents: async (_ref, events) => {
-      calls.events.push(...events);
+    events: {
+      recordEvents: async (_ref, events) => {
+        calls.events.push(...events);
+      },
     },
   };
-  return { writer, calls };
+  return { writers, claims, calls };
 }
 
 const growing = (): Snapshot => {
@@ -42,8 +50,8 @@ const fails = (file: string) => async (): Promise<ApplyOutcome> => {
 
 describe("runStep", () => {
   it("applies the action, then records status and the ClaimUpdated event", async () => {
-    const { writer, calls } = recordingWriter(async () => ({ kind: "applied" }));
-    const r = await runStep({ reader: reader(growing()), writer, ref, now: NOW });
+    const { writers, calls } = recordingWriter(async () => ({ kind: "applied" }));
+    const r = await runStep({ reader: reader(growing()), writers, ref, now: NOW });
     expect(r.outcome.kind).toBe("applied");
     expect(calls.apply.map((a) => a.claim)).toEqual(["data-web-2"]);
     expect(calls.annotate[0]?.[Keys.updateRevision]).toBe(r.decision.revision);
@@ -51,16 +59,16 @@ describe("runStep", () => {
   });
 
   it("dry-run writes nothing", async () => {
-    const { writer, calls } = recordingWriter(async () => ({ kind: "applied" }));
-    const r = await runStep({ reader: reader(growing()), writer, ref, now: NOW, dryRun: true });
+    const { writers, calls } = recordingWriter(async () => ({ kind: "applied" }));
+    const r = await runStep({ reader: reader(growing()), writers, ref, now: NOW, dryRun: true });
     expect(r.outcome.kind).toBe("dry-run");
     expect(r.decision.action?.claim).toBe("data-web-2");
     expect(calls).toEqual({ apply: [], annotate: [], events: [] });
   });
 
   it("an action the writer cannot apply blocks with what a person must do", async () => {
-    const { writer, calls } = recordingWriter(async () => ({ kind: "applied" }), []);
-    const r = await runStep({ reader: reader(growing()), writer, ref, now: NOW });
+    const { writers, calls } = recordingWriter(async () => ({ kind: "applied" }), []);
+    const r = await runStep({ reader: reader(growing()), writers, ref, now: NOW });
     expect(r.decision).toMatchObject({ phase: "Blocked", reason: "ActionNotSupported" });
     expect(r.decision.message).toContain("kubectl apply --server-side");
     expect(calls.apply).toEqual([]);
@@ -68,15 +76,15 @@ describe("runStep", () => {
   });
 
   it("a proposal (pull request) makes the step wait for approval", async () => {
-    const { writer } = recordingWriter(async () => ({ kind: "proposed", detail: "pull request #7 awaits merge", url: "https://example.test/pr/7" }));
-    const r = await runStep({ reader: reader(growing()), writer, ref, now: NOW });
+    const { writers } = recordingWriter(async () => ({ kind: "proposed", detail: "pull request #7 awaits merge", url: "https://example.test/pr/7" }));
+    const r = await runStep({ reader: reader(growing()), writers, ref, now: NOW });
     expect(r.decision).toMatchObject({ phase: "Waiting", reason: "AwaitingApproval", message: "pull request #7 awaits merge" });
     expect(r.decision.action?.claim).toBe("data-web-2");
   });
 
   it("a writer's refusal blocks with its reason", async () => {
-    const { writer, calls } = recordingWriter(async () => ({ kind: "refused", reason: "ChangeRejected", message: "pull request #7 was closed without merging" }));
-    const r = await runStep({ reader: reader(growing()), writer, ref, now: NOW });
+    const { writers, calls } = recordingWriter(async () => ({ kind: "refused", reason: "ChangeRejected", message: "pull request #7 was closed without merging" }));
+    const r = await runStep({ reader: reader(growing()), writers, ref, now: NOW });
     expect(r.decision).toMatchObject({ phase: "Blocked", reason: "ChangeRejected" });
     expect(JSON.parse(calls.annotate[0]![Keys.status]!)).toMatchObject({ phase: "Blocked", reason: "ChangeRejected" });
   });
@@ -86,8 +94,8 @@ describe("runStep", () => {
     ["pvc-shrink.txt", "ApplyRejected", "field can not be less than previous value"],
     ["pvc-expand-unbound.txt", "ApplyRejected", "spec is immutable after creation"],
   ])("the server's %s becomes Blocked/%s with the server's message", async (file, reason, text) => {
-    const { writer, calls } = recordingWriter(fails(file));
-    const r = await runStep({ reader: reader(growing()), writer, ref, now: NOW });
+    const { writers, calls } = recordingWriter(fails(file));
+    const r = await runStep({ reader: reader(growing()), writers, ref, now: NOW });
     expect(r.outcome.kind).toBe("refused");
     expect(r.decision).toMatchObject({ phase: "Blocked", reason });
     expect(r.decision.message).toContain(text);
@@ -105,46 +113,46 @@ describe("runStep", () => {
       details: { name: "data-web-2", kind: "persistentvolumeclaims" },
       code: 403,
     };
-    const { writer } = recordingWriter(async () => {
+    const { writers } = recordingWriter(async () => {
       throw apiErrorFrom(403, body);
     });
-    const r = await runStep({ reader: reader(growing()), writer, ref, now: NOW });
+    const r = await runStep({ reader: reader(growing()), writers, ref, now: NOW });
     expect(r.decision).toMatchObject({ phase: "Blocked", reason: "QuotaExceeded" });
     expect(r.decision.message).toContain("exceeded quota");
   });
 
   it.each(["pvc-patch-stale-rv.txt"])("a lost race (%s) changes nothing and asks for a retry", async (file) => {
-    const { writer, calls } = recordingWriter(fails(file));
-    const r = await runStep({ reader: reader(growing()), writer, ref, now: NOW });
+    const { writers, calls } = recordingWriter(fails(file));
+    const r = await runStep({ reader: reader(growing()), writers, ref, now: NOW });
     expect(r.outcome.kind).toBe("retry");
     expect(calls.annotate).toEqual([]);
     expect(calls.events).toEqual([]);
   });
 
   it("429 carries Retry-After to the caller", async () => {
-    const { writer } = recordingWriter(async () => {
+    const { writers } = recordingWriter(async () => {
       throw apiErrorFrom(429, { kind: "Status", code: 429, reason: "TooManyRequests", message: "too many requests" }, { retryAfterSeconds: 3 });
     });
-    const r = await runStep({ reader: reader(growing()), writer, ref, now: NOW });
+    const r = await runStep({ reader: reader(growing()), writers, ref, now: NOW });
     expect(r.outcome).toMatchObject({ kind: "retry", retryAfterSeconds: 3 });
   });
 
   it("RBAC 403 is a configuration error naming the missing permission", async () => {
-    const { writer } = recordingWriter(fails("forbidden.txt"));
-    await expect(runStep({ reader: reader(growing()), writer, ref, now: NOW })).rejects.toThrow(PermissionError);
-    await expect(runStep({ reader: reader(growing()), writer, ref, now: NOW })).rejects.toThrow(/missing permission: .*cannot list resource "pods"/);
+    const { writers } = recordingWriter(fails("forbidden.txt"));
+    await expect(runStep({ reader: reader(growing()), writers, ref, now: NOW })).rejects.toThrow(PermissionError);
+    await expect(runStep({ reader: reader(growing()), writers, ref, now: NOW })).rejects.toThrow(/missing permission: .*cannot list resource "pods"/);
   });
 
   it("RBAC 403 on the read is a PermissionError too", async () => {
     const { code, body } = statusFixture("forbidden.txt");
-    const { writer } = recordingWriter(async () => ({ kind: "applied" }));
+    const { writers } = recordingWriter(async () => ({ kind: "applied" }));
     const denied = { load: async () => { throw apiErrorFrom(code, body); } };
-    await expect(runStep({ reader: denied, writer, ref, now: NOW })).rejects.toThrow(PermissionError);
+    await expect(runStep({ reader: denied, writers, ref, now: NOW })).rejects.toThrow(PermissionError);
   });
 
   it("the writer may be chosen per set", async () => {
     const a = recordingWriter(async () => ({ kind: "applied" }));
-    const r = await runStep({ reader: reader(growing()), writer: (s) => (s.statefulSet.metadata.name === "web" ? a.writer : undefined!), ref, now: NOW });
+    const r = await runStep({ reader: reader(growing()), writers: { ...a.writers, claims: (s) => (s.statefulSet.metadata.name === "web" ? a.claims : undefined!) }, ref, now: NOW });
     expect(r.writer).toBe("recording");
     expect(a.calls.apply).toHaveLength(1);
   });

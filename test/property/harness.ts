@@ -116,7 +116,7 @@ async function invoke(c: SimCluster, race: boolean): Promise<{ results: StepResu
   let failures = 0;
   const guarded = async (reader: StateReader): Promise<StepResult | undefined> => {
     try {
-      const r = await runStep({ reader, writer: c.writer, ref, now: c.now() });
+      const r = await runStep({ reader, writers: c.writers, ref, now: c.now() });
       if (r.outcome.kind === "retry") failures++;
       return r;
     } catch (err) {

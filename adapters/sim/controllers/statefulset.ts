@@ -4,16 +4,13 @@
 // labels) and then the pod; pods outside the range are deleted, highest first; claims are kept
 // (persistentVolumeClaimRetentionPolicy Retain). OrderedReady creates one pod at a time.
 import type { ClaimTemplate, StatefulSet } from "../../../core/k8s.js";
+import { claimName, podName, podOrdinal } from "../../../core/statefulset.js";
 import type { Json } from "../store.js";
 import { CONTROLLER_MANAGER, claimsOf, podsOf, type ControllerContext, type Pod } from "./context.js";
 
 const ACTOR = "statefulset-controller";
 
-const ordinalOfPod = (set: StatefulSet, pod: Pod): number | undefined => {
-  const prefix = `${set.metadata.name}-`;
-  const rest = pod.metadata.name.startsWith(prefix) ? pod.metadata.name.slice(prefix.length) : "";
-  return /^\d+$/.test(rest) ? Number(rest) : undefined;
-};
+const ordinalOfPod = (set: StatefulSet, pod: Pod): number | undefined => podOrdinal(pod.metadata.name, set.metadata.name);
 
 const ownedBy = (set: StatefulSet, pod: Pod): boolean =>
   (((pod.metadata as Json).ownerReferences as Json[] | undefined) ?? []).some((o) => o.uid === set.metadata.uid);
@@ -27,7 +24,7 @@ export function claimFor(set: StatefulSet, template: ClaimTemplate, ordinal: num
   spec.volumeMode ??= "Filesystem";
   return {
     metadata: {
-      name: `${template.metadata.name}-${set.metadata.name}-${ordinal}`,
+      name: claimName(template.metadata.name, set.metadata.name, ordinal),
       namespace: set.metadata.namespace ?? "default",
       labels: { ...(set.spec.selector.matchLabels ?? {}), ...(template.metadata.labels ?? {}) },
       ...(template.metadata.annotations ? { annotations: { ...template.metadata.annotations } } : {}),
@@ -39,7 +36,7 @@ export function claimFor(set: StatefulSet, template: ClaimTemplate, ordinal: num
 }
 
 function podFor(set: StatefulSet, ordinal: number): Json {
-  const name = `${set.metadata.name}-${ordinal}`;
+  const name = podName(set.metadata.name, ordinal);
   const template = (set.spec as Json).template as Json | undefined;
   const templateMeta = (template?.metadata as Json | undefined) ?? {};
   const templateSpec = (template?.spec as Json | undefined) ?? {};
@@ -60,7 +57,7 @@ function podFor(set: StatefulSet, ordinal: number): Json {
       containers: (templateSpec.containers as Json[] | undefined) ?? [{ name: "app", image: "registry.k8s.io/pause:3.9" }],
       volumes: (set.spec.volumeClaimTemplates ?? []).map((t) => ({
         name: t.metadata.name,
-        persistentVolumeClaim: { claimName: `${t.metadata.name}-${set.metadata.name}-${ordinal}` },
+        persistentVolumeClaim: { claimName: claimName(t.metadata.name, set.metadata.name, ordinal) },
       })),
       hostname: name,
       subdomain: set.spec.serviceName ?? set.metadata.name,
@@ -91,7 +88,7 @@ export function syncStatefulSets(ctx: ControllerContext): void {
     const claimNames = new Set(claimsOf(ctx).filter((c) => c.metadata.namespace === namespace).map((c) => c.metadata.name));
     for (let o = start; o < end; o++) {
       for (const t of set.spec.volumeClaimTemplates ?? []) {
-        const name = `${t.metadata.name}-${set.metadata.name}-${o}`;
+        const name = claimName(t.metadata.name, set.metadata.name, o);
         if (!claimNames.has(name)) {
           ctx.store.insert("persistentvolumeclaims", claimFor(set, t, o), CONTROLLER_MANAGER, ACTOR);
           claimNames.add(name);

@@ -1,31 +1,31 @@
 import { describe, expect, it } from "vitest";
-import { ApplyViaError, applyViaOf, writerFor } from "../../../adapters/gitops/apply-via.js";
-import type { ActionWriter } from "../../../core/ports.js";
+import { writerFor } from "../../../adapters/gitops/apply-via.js";
+import type { ClaimWriter } from "../../../core/ports.js";
+import { applyViaOf } from "../../../core/statefulset.js";
 import { Keys } from "../../../core/types.js";
 import { makeClaim, makeSet, snapshot } from "../../core/builders.js";
 
-const writer = (name: string): ActionWriter => ({
+const writer = (name: string): ClaimWriter => ({
   name,
   supports: ["PatchClaim"],
+  proposes: false,
   apply: async () => ({ kind: "applied" }),
-  annotateSet: async () => {},
-  recordEvents: async () => {},
 });
 
 const withVia = (value?: string) => makeSet(value === undefined ? {} : { annotations: { [Keys.applyVia]: value } });
 
 describe("applyViaOf", () => {
   it("defaults to direct and reads the annotation", () => {
-    expect(applyViaOf(withVia())).toBe("direct");
-    expect(applyViaOf(withVia("direct"))).toBe("direct");
-    expect(applyViaOf(withVia("pull-request"))).toBe("pull-request");
+    expect(applyViaOf(withVia())).toEqual({ ok: true, via: "direct" });
+    expect(applyViaOf(withVia("direct"))).toEqual({ ok: true, via: "direct" });
+    expect(applyViaOf(withVia("pull-request"))).toEqual({ ok: true, via: "pull-request" });
   });
 
   it("names the set, the value and the accepted values for anything else", () => {
-    expect(() => applyViaOf(withVia("PullRequest"))).toThrow(ApplyViaError);
-    expect(() => applyViaOf(withVia("PullRequest"))).toThrow(
-      'StatefulSet default/web: annotation claimstep.io/apply-via="PullRequest" is not one of direct, pull-request: fix or remove it (absent = direct)',
-    );
+    expect(applyViaOf(withVia("PullRequest"))).toEqual({
+      ok: false,
+      message: 'StatefulSet default/web: annotation claimstep.io/apply-via="PullRequest" is not one of direct, pull-request: fix or remove it (absent = direct)',
+    });
   });
 });
 
@@ -41,7 +41,16 @@ describe("writerFor", () => {
     expect(choose(snap("pull-request"))).toBe(pr);
   });
 
-  it("says what to do when a set asks for pull requests and no repository is configured", () => {
-    expect(() => writerFor({ direct })(snap("pull-request"))).toThrow(/asks for claimstep.io\/apply-via: pull-request, but no GitOps repository is configured/);
+  it("says what to do when a set asks for pull requests and no repository is configured: a writer that writes nothing", async () => {
+    const chosen = writerFor({ direct })(snap("pull-request"));
+    expect(chosen.supports).toEqual([]);
+    expect(chosen.unavailable).toMatch(/asks for claimstep.io\/apply-via: pull-request, but no GitOps repository is configured/);
+    await expect(chosen.apply(undefined as never, undefined as never).catch(() => "refused")).resolves.toBe("refused");
+  });
+
+  it("never throws for a value it does not know: the planner blocks the set (InvalidApplyVia)", () => {
+    const chosen = writerFor({ direct, pullRequest: pr })(snap("PullRequest"));
+    expect(chosen.supports).toEqual([]);
+    expect(chosen.unavailable).toContain('claimstep.io/apply-via="PullRequest"');
   });
 });

@@ -7,7 +7,6 @@ import { GitHubProvider } from "../../../adapters/gitops/github.js";
 import { GitProviderError } from "../../../adapters/gitops/http.js";
 import { parseRepositoryConfig } from "../../../adapters/gitops/config.js";
 import { pullRequestWriter } from "../../../adapters/gitops/writer.js";
-import type { ActionWriter } from "../../../core/ports.js";
 import { FakeGitHub } from "./fake-github.js";
 import { PATH_TEMPLATE, growDecision, mswServer, twoClaimDecisions } from "./helpers.js";
 
@@ -258,25 +257,13 @@ describe("GitHub pull-request writer", () => {
     expect(github.pull(1).reviewers).toEqual([]);
   });
 
-  it("delegates status and events to the status writer, and drops them without one", async () => {
-    const calls: string[] = [];
-    const statusWriter: Pick<ActionWriter, "annotateSet" | "recordEvents"> = {
-      annotateSet: async (ref, a, rv) => void calls.push(`annotate ${ref.name} ${Object.keys(a).join(",")} ${rv}`),
-      recordEvents: async (ref, e) => void calls.push(`events ${ref.name} ${e.map((x) => x.reason).join(",")}`),
-    };
+  it("is a claim writer only: it proposes, writes nothing to the cluster, and has no status or event writes of its own", () => {
     const github = new FakeGitHub("octo", "fleet");
-    const config = { provider: "github", repository: "octo/fleet", pathTemplate: PATH_TEMPLATE, token: github.token };
-    const withDelegate = pullRequestWriter(config, { statusWriter });
-    const ref = { namespace: "default", name: "web" };
-    await withDelegate.annotateSet(ref, { "claimstep.io/status": "{}" }, "7");
-    await withDelegate.recordEvents(ref, [{ type: "Normal", reason: "ClaimUpdated", action: "PatchClaim", note: "n" }], new Date());
-    expect(calls).toEqual(["annotate web claimstep.io/status 7", "events web ClaimUpdated"]);
-
-    const alone = pullRequestWriter(config);
-    await expect(alone.annotateSet(ref, { a: "b" })).resolves.toBeUndefined();
-    await expect(alone.recordEvents(ref, [], new Date())).resolves.toBeUndefined();
-    expect(alone.supports).toEqual(["PatchClaim"]);
-    expect(alone.name).toBe("pull-request writer (GitHub octo/fleet)");
+    const writer = pullRequestWriter({ provider: "github", repository: "octo/fleet", pathTemplate: PATH_TEMPLATE, token: github.token });
+    expect(writer.supports).toEqual(["PatchClaim"]);
+    expect(writer.proposes).toBe(true);
+    expect(writer.name).toBe("pull-request writer (GitHub octo/fleet)");
+    expect("annotateSet" in writer || "recordEvents" in writer).toBe(false);
   });
 });
 

@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll } from "vitest";
 import { setupServer } from "msw/node";
 import { planStep } from "../../../core/plan.js";
 import type { Decision, PatchClaim } from "../../../core/types.js";
-import { annotate, applyPatch, makeClaim, makeSet, settle, snapshot } from "../../core/builders.js";
+import { DIRECT, annotate, applyPatch, makeClaim, makeSet, settle, snapshot } from "../../core/builders.js";
 
 export const NOW = new Date("2026-11-30T10:00:00Z");
 
@@ -25,7 +25,7 @@ export function growDecision(storage = "2Gi", extra: { vac?: string } = {}): Dec
     [0, 1, 2].map((i) => makeClaim(`data-web-${i}`)),
     extra.vac ? { volumeAttributesClasses: [{ metadata: { name: extra.vac }, driverName: "csi.example.com" }] } : {},
   );
-  const decision = planStep(snap, NOW);
+  const decision = planStep(snap, NOW, DIRECT);
   if (!decision.action) throw new Error(`expected an action, got ${decision.phase}/${decision.reason}: ${decision.message}`);
   return decision as Decision & { action: PatchClaim };
 }
@@ -49,10 +49,10 @@ export function twoClaimDecisions(): [Decision & { action: PatchClaim }, Decisio
   });
   const claims = ["data", "wal"].flatMap((t) => [0, 1, 2].map((i) => makeClaim(`${t}-web-${i}`)));
   let snap = snapshot(set, claims);
-  const first = planStep(snap, NOW);
+  const first = planStep(snap, NOW, DIRECT);
   if (!first.action) throw new Error(`expected an action, got ${first.phase}: ${first.message}`);
   snap = annotate(settle(applyPatch(snap, first.action), first.action.claim), first.setAnnotations);
-  const second = planStep(snap, NOW);
+  const second = planStep(snap, NOW, DIRECT);
   if (!second.action) throw new Error(`expected a second action, got ${second.phase}: ${second.message}`);
   return [first as Decision & { action: PatchClaim }, second as Decision & { action: PatchClaim }];
 }

@@ -102,9 +102,9 @@ describe.each([
   it("runs to Complete with one merged pull request per claim, highest ordinal first, and no claim write by claimstep", async () => {
     const sim = await cluster(templates);
     const forge = makeForge();
-    const prWriter = pullRequestWriter(forge.config, { statusWriter: sim.writer });
-    const choose = writerFor({ direct: sim.writer, pullRequest: prWriter });
-    const step = (ref: SetRef): Promise<StepResult> => runStep({ reader: sim.reader, writer: choose, ref, now: sim.now() });
+    const prWriter = pullRequestWriter(forge.config);
+    const writers = { ...sim.writers, claims: writerFor({ direct: sim.writers.claims, pullRequest: prWriter }) };
+    const step = (ref: SetRef): Promise<StepResult> => runStep({ reader: sim.reader, writers, ref, now: sim.now() });
     const routes = gitopsWebhookRoutes({ github: { secret: SECRET }, gitlab: { token: SECRET }, step });
 
     const phases: string[] = [];
@@ -156,8 +156,9 @@ describe("a rejected pull request in the simulated rollout", () => {
     const sim = await cluster();
     const gh = new FakeGitHub("octo", "fleet");
     server.use(...gh.handlers());
-    const prWriter = pullRequestWriter({ provider: "github", repository: "octo/fleet", pathTemplate: PATH_TEMPLATE, token: gh.token }, { statusWriter: sim.writer });
-    const step = (ref: SetRef) => runStep({ reader: sim.reader, writer: writerFor({ direct: sim.writer, pullRequest: prWriter }), ref, now: sim.now() });
+    const prWriter = pullRequestWriter({ provider: "github", repository: "octo/fleet", pathTemplate: PATH_TEMPLATE, token: gh.token });
+    const writers = { ...sim.writers, claims: writerFor({ direct: sim.writers.claims, pullRequest: prWriter }) };
+    const step = (ref: SetRef) => runStep({ reader: sim.reader, writers, ref, now: sim.now() });
     const routes = gitopsWebhookRoutes({ github: { secret: SECRET }, step });
 
     expect((await step(REF)).decision).toMatchObject({ phase: "Waiting", reason: "AwaitingApproval" });

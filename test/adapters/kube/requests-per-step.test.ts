@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { KubeClient } from "../../../adapters/kube/client.js";
 import { KubeReader } from "../../../adapters/kube/reader.js";
-import { KubeWriter } from "../../../adapters/kube/writer.js";
+import { kubeWriters } from "../../../adapters/kube/writer.js";
 import { runStep } from "../../../functions/step.js";
 import { statefulSetObjects, storageClassObjects, volumeAttributesClass, type Counters, type TemplateSpec } from "../../support/index.js";
 import { useSimServer } from "../../support/index.js";
@@ -18,11 +18,11 @@ async function measure(replicas: number, desired: TemplateSpec[]): Promise<Recor
   fake.seed(...statefulSetObjects({ replicas, desired }), ...storageClassObjects(), volumeAttributesClass("gold"));
   const client = new KubeClient({ server: BASE });
   const reader = new KubeReader(client);
-  const writer = new KubeWriter(client);
+  const writers = kubeWriters(client);
   const t0 = Date.UTC(2026, 10, 30, 10);
   const step = async (name: string, minute: number) => {
     fake.http.resetCounters();
-    const r = await runStep({ reader, writer, ref: web, now: new Date(t0 + minute * 60_000) });
+    const r = await runStep({ reader, writers, ref: web, now: new Date(t0 + minute * 60_000) });
     return [name, { ...fake.http.counters(), phase: r.decision.phase }] as const;
   };
   const out = [await step("first claim", 0), await step("waiting", 1), await step("waiting again", 2)];
@@ -74,7 +74,7 @@ describe("requests per step", () => {
     fake.reset();
     fake.seed(...statefulSetObjects({ replicas: 1000, templates, desired: templates.map((t) => ({ ...t, storage: "2Gi" })) }), ...storageClassObjects());
     const client = new KubeClient({ server: BASE });
-    await runStep({ reader: new KubeReader(client), writer: new KubeWriter(client), ref: web, now: new Date(Date.UTC(2026, 10, 30, 10)) });
+    await runStep({ reader: new KubeReader(client), writers: kubeWriters(client), ref: web, now: new Date(Date.UTC(2026, 10, 30, 10)) });
     expect(fake.http.counters().reads).toBe(4);
     expect(fake.http.counters().byRequest["list persistentvolumeclaims"]).toBe(1);
   });

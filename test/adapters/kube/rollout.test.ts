@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { ApiError } from "../../../adapters/api-error.js";
 import { KubeClient } from "../../../adapters/kube/client.js";
 import { KubeReader } from "../../../adapters/kube/reader.js";
-import { KubeWriter } from "../../../adapters/kube/writer.js";
+import { kubeWriters } from "../../../adapters/kube/writer.js";
 import { PermissionError, runStep, type StepResult } from "../../../functions/step.js";
 import { statefulSetObjects, storageClassObjects, volumeAttributesClass, type SetScenario } from "../../support/index.js";
 import { useSimServer } from "../../support/index.js";
@@ -19,16 +19,16 @@ const start = Date.UTC(2026, 10, 30, 10, 0, 0);
 function adapter() {
   const waits: number[] = [];
   const client = new KubeClient({ server: BASE, sleep: async (ms) => void waits.push(ms) });
-  return { reader: new KubeReader(client), writer: new KubeWriter(client, { reportingInstance: "test" }), waits };
+  return { reader: new KubeReader(client), writers: kubeWriters(client, { reportingInstance: "test" }), waits };
 }
 
 /** Step (with the resizer finishing between steps) until Complete or Blocked; `each` may inject faults before a step. */
 async function rollout(each: (step: number) => void = () => {}, max = 30): Promise<StepResult[]> {
-  const { reader, writer } = adapter();
+  const { reader, writers } = adapter();
   const results: StepResult[] = [];
   for (let step = 0; step < max; step++) {
     each(step);
-    const result = await runStep({ reader, writer, ref: web, now: new Date(start + step * 60_000) });
+    const result = await runStep({ reader, writers, ref: web, now: new Date(start + step * 60_000) });
     results.push(result);
     if (result.decision.phase === "Complete" || result.decision.phase === "Blocked") return results;
     fake.completeResizes();
@@ -58,9 +58,9 @@ describe("a rollout through the direct adapter", () => {
     const results = await rollout();
     expectComplete(results);
     expect(appliedClaims()).toEqual(["data-web-2", "data-web-1", "data-web-0"]);
-    const { reader, writer } = adapter();
+    const { reader, writers } = adapter();
     fake.http.resetCounters();
-    const again = await runStep({ reader, writer, ref: web, now: new Date(start + 3_600_000) });
+    const again = await runStep({ reader, writers, ref: web, now: new Date(start + 3_600_000) });
     expect(again.decision.phase).toBe("Complete");
     expect(fake.http.counters().writes).toBe(0);
   });
@@ -120,8 +120,8 @@ describe("a rollout through the direct adapter", () => {
   it("a 429 with Retry-After on a read is waited out and the step goes on", async () => {
     fake.seed(...statefulSetObjects(GROW), ...storageClassObjects());
     fake.http.failNext("list pods", { code: 429, retryAfterSeconds: 2 });
-    const { reader, writer, waits } = adapter();
-    const result = await runStep({ reader, writer, ref: web, now: new Date(start) });
+    const { reader, writers, waits } = adapter();
+    const result = await runStep({ reader, writers, ref: web, now: new Date(start) });
     expect(waits).toEqual([2000]);
     expect(result.outcome.kind).toBe("applied");
   });
@@ -186,8 +186,8 @@ describe("a rollout through the direct adapter", () => {
     fake.seed(...statefulSetObjects({ ...GROW, templates: [{ name: "data", storage: "1Gi", storageClassName: "fixed" }], desired: [{ name: "data", storage: "2Gi", storageClassName: "fixed" }] }));
     fake.seed(...storageClassObjects());
     for (let tick = 0; tick < 6; tick++) {
-      const { reader, writer } = adapter(); // a fresh invocation each tick, as on Workers
-      const r = await runStep({ reader, writer, ref: web, now: new Date(start + tick * 3_600_000) });
+      const { reader, writers } = adapter(); // a fresh invocation each tick, as on Workers
+      const r = await runStep({ reader, writers, ref: web, now: new Date(start + tick * 3_600_000) });
       expect(r.decision).toMatchObject({ phase: "Blocked", reason: "ExpansionNotAllowed" });
     }
     expect(fake.events()).toHaveLength(1);
@@ -197,8 +197,8 @@ describe("a rollout through the direct adapter", () => {
   it("RBAC refuses the claim write: a PermissionError naming verb and resource, nothing written", async () => {
     fake.seed(...statefulSetObjects(GROW), ...storageClassObjects());
     fake.http.deny("patch", "persistentvolumeclaims");
-    const { reader, writer } = adapter();
-    const err = await runStep({ reader, writer, ref: web, now: new Date(start) }).catch((e: unknown) => e);
+    const { reader, writers } = adapter();
+    const err = await runStep({ reader, writers, ref: web, now: new Date(start) }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(PermissionError);
     expect((err as Error).message).toBe(
       'missing permission: patch persistentvolumeclaims default/data-web-2: persistentvolumeclaims "data-web-2" is forbidden: User "system:serviceaccount:claimstep:claimstep" cannot patch resource "persistentvolumeclaims" in API group "" in the namespace "default". Grant it in the claimstep ClusterRole (deploy/kubernetes/rbac.yaml).',
@@ -209,8 +209,8 @@ describe("a rollout through the direct adapter", () => {
   it("RBAC refuses a read: the error names verb, resource and namespace", async () => {
     fake.seed(...statefulSetObjects(GROW), ...storageClassObjects());
     fake.http.deny("list", "pods");
-    const { reader, writer } = adapter();
-    const err = await runStep({ reader, writer, ref: web, now: new Date(start) }).catch((e: unknown) => e);
+    const { reader, writers } = adapter();
+    const err = await runStep({ reader, writers, ref: web, now: new Date(start) }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(PermissionError);
     expect((err as PermissionError).cause).toMatchObject({ code: 403 });
     expect((err as Error).message).toMatch(/^missing permission: list pods in default: pods is forbidden: User "system:serviceaccount:claimstep:claimstep" cannot list resource "pods"/);
@@ -218,8 +218,8 @@ describe("a rollout through the direct adapter", () => {
   });
 
   it("a missing StatefulSet: a NotFound naming namespace and name, nothing written", async () => {
-    const { reader, writer } = adapter();
-    const err = await runStep({ reader, writer, ref: { namespace: "shop", name: "orders" }, now: new Date(start) }).catch((e: unknown) => e);
+    const { reader, writers } = adapter();
+    const err = await runStep({ reader, writers, ref: { namespace: "shop", name: "orders" }, now: new Date(start) }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiError);
     expect((err as ApiError).message).toMatch(/^StatefulSet shop\/orders not found \(/);
     expect(fake.http.counters()).toMatchObject({ total: 1, writes: 0 });

@@ -3,14 +3,17 @@ import type { EventRecord, PatchClaim } from "../../../core/types.js";
 import { ApiError } from "../../../adapters/api-error.js";
 import { KubeClient } from "../../../adapters/kube/client.js";
 import { eventName, fitNote, microTime } from "../../../adapters/kube/events.js";
-import { KubeWriter } from "../../../adapters/kube/writer.js";
+import { KubeClaimWriter, KubeEventRecorder, KubeSetStatusWriter } from "../../../adapters/kube/writer.js";
 import { statefulSetObjects, storageClassObjects } from "../../support/index.js";
 import { useSimServer } from "../../support/index.js";
 
 const BASE = "https://kube.test";
 const { fake } = useSimServer({ baseUrl: BASE });
 
-const writer = () => new KubeWriter(new KubeClient({ server: BASE, sleep: async () => {} }), { reportingInstance: "claimstep-7d9f" });
+const client = () => new KubeClient({ server: BASE, sleep: async () => {} });
+const claims = () => new KubeClaimWriter(client());
+const status = () => new KubeSetStatusWriter(client());
+const recorder = () => new KubeEventRecorder(client(), { reportingInstance: "claimstep-7d9f" });
 const web = { namespace: "default", name: "web" };
 const action: PatchClaim = {
   type: "PatchClaim",
@@ -25,10 +28,10 @@ const action: PatchClaim = {
 const blocked: EventRecord = { type: "Warning", reason: "ExpansionNotAllowed", action: "Block", note: "data-web-2: class fixed does not allow expansion" };
 const at = (s: number) => new Date(Date.UTC(2026, 10, 30, 9, 6, s));
 
-describe("KubeWriter.apply", () => {
+describe("KubeClaimWriter.apply", () => {
   it("server-side applies only claimstep's fields, forced, as claimstep", async () => {
     fake.seed(...statefulSetObjects(), ...storageClassObjects());
-    expect(await writer().apply(action)).toEqual({ kind: "applied", detail: "applied default/data-web-2: storage 2Gi" });
+    expect(await claims().apply(action)).toEqual({ kind: "applied", detail: "applied default/data-web-2: storage 2Gi" });
     const [req] = fake.http.requests();
     expect(req).toMatchObject({ method: "PATCH", resource: "persistentvolumeclaims", namespace: "default", name: "data-web-2", contentType: "application/apply-patch+yaml" });
     expect(Object.fromEntries(req!.query)).toEqual({ fieldManager: "claimstep", force: "true" });
@@ -46,7 +49,7 @@ describe("KubeWriter.apply", () => {
 
   it("carries volumeAttributesClassName and annotations when set", async () => {
     fake.seed(...statefulSetObjects(), ...storageClassObjects());
-    const out = await writer().apply({ ...action, storage: "1Gi", volumeAttributesClassName: "gold", annotations: { team: "payments" } });
+    const out = await claims().apply({ ...action, storage: "1Gi", volumeAttributesClassName: "gold", annotations: { team: "payments" } });
     expect(out).toEqual({ kind: "applied", detail: "applied default/data-web-2: storage 1Gi, volumeAttributesClassName gold" });
     const pvc: any = fake.get("persistentvolumeclaims", "default", "data-web-2");
     expect(pvc.spec.volumeAttributesClassName).toBe("gold");
@@ -55,7 +58,7 @@ describe("KubeWriter.apply", () => {
 
   it("throws the server's refusal as an ApiError (admission 403, with its words)", async () => {
     fake.seed(...statefulSetObjects({ templates: [{ name: "data", storage: "1Gi", storageClassName: "fixed" }] }), ...storageClassObjects());
-    const err = await writer().apply(action).catch((e: unknown) => e);
+    const err = await claims().apply(action).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiError);
     expect(err).toMatchObject({ code: 403, isAdmissionForbidden: true });
     expect((err as ApiError).message).toBe(
@@ -64,11 +67,11 @@ describe("KubeWriter.apply", () => {
   });
 });
 
-describe("KubeWriter.annotateSet", () => {
+describe("KubeSetStatusWriter.annotateSet", () => {
   it("merge-patches the annotations under the resourceVersion read", async () => {
     fake.seed(...statefulSetObjects());
     const rv = fake.get("statefulsets", "default", "web")!.metadata.resourceVersion as string;
-    await writer().annotateSet(web, { "claimstep.io/update-revision": "7b5b44c86f" }, rv);
+    await status().annotateSet(web, { "claimstep.io/update-revision": "7b5b44c86f" }, rv);
     const [req] = fake.http.requests();
     expect(req).toMatchObject({ contentType: "application/merge-patch+json", body: { metadata: { annotations: { "claimstep.io/update-revision": "7b5b44c86f" }, resourceVersion: rv } } });
     const set = fake.get("statefulsets", "default", "web")!;
@@ -78,17 +81,17 @@ describe("KubeWriter.annotateSet", () => {
 
   it("loses a race with a 409 and changes nothing", async () => {
     fake.seed(...statefulSetObjects());
-    const err = await writer().annotateSet(web, { "claimstep.io/status": "{}" }, "1").catch((e: unknown) => e);
+    const err = await status().annotateSet(web, { "claimstep.io/status": "{}" }, "1").catch((e: unknown) => e);
     expect(err).toMatchObject({ kind: "Conflict", isTransient: true });
     expect((fake.get("statefulsets", "default", "web")!.metadata.annotations as Record<string, string>)["claimstep.io/status"]).toBeUndefined();
     expect(fake.http.counters().total).toBe(1);
   });
 });
 
-describe("KubeWriter.recordEvents", () => {
+describe("KubeEventRecorder.recordEvents", () => {
   it("creates a valid events.k8s.io/v1 Event with a deterministic name", async () => {
     fake.seed(...statefulSetObjects());
-    await writer().recordEvents(web, [blocked], at(17));
+    await recorder().recordEvents(web, [blocked], at(17));
     const [event] = fake.events();
     expect(event).toMatchObject({
       apiVersion: "events.k8s.io/v1",
@@ -109,7 +112,7 @@ describe("KubeWriter.recordEvents", () => {
 
   it("a set blocked for hours has one event with a growing count", async () => {
     fake.seed(...statefulSetObjects());
-    const w = writer();
+    const w = recorder();
     for (let tick = 0; tick < 5; tick++) await w.recordEvents(web, [blocked], at(tick * 10));
     const events = fake.events();
     expect(events).toHaveLength(1);
@@ -120,26 +123,26 @@ describe("KubeWriter.recordEvents", () => {
 
   it("a fresh writer (a new Worker invocation) continues the count with two requests and no read", async () => {
     fake.seed(...statefulSetObjects());
-    await writer().recordEvents(web, [blocked], at(0));
-    await writer().recordEvents(web, [blocked], at(1));
-    await writer().recordEvents(web, [blocked], at(2));
+    await recorder().recordEvents(web, [blocked], at(0));
+    await recorder().recordEvents(web, [blocked], at(1));
+    await recorder().recordEvents(web, [blocked], at(2));
     expect(fake.events()[0]!.series).toEqual({ count: 3, lastObservedTime: "2026-11-30T09:06:02.000000Z" });
     expect(fake.http.counters().reads).toBe(0);
   });
 
   it("another invocation's count is never overwritten: a stale count is learned again", async () => {
     fake.seed(...statefulSetObjects());
-    const a = writer();
+    const a = recorder();
     await a.recordEvents(web, [blocked], at(0));
     await a.recordEvents(web, [blocked], at(1)); // a knows count 2
-    await writer().recordEvents(web, [blocked], at(2)); // someone else: 3
+    await recorder().recordEvents(web, [blocked], at(2)); // someone else: 3
     await a.recordEvents(web, [blocked], at(3)); // a's count is stale: 409, learn, 4
     expect(fake.events()[0]!.series!).toMatchObject({ count: 4 });
   });
 
   it("recreates an event that expired (event TTL)", async () => {
     fake.seed(...statefulSetObjects());
-    const w = writer();
+    const w = recorder();
     await w.recordEvents(web, [blocked], at(0));
     await w.recordEvents(web, [blocked], at(1));
     fake.remove("events", "default", eventName(web, blocked));
@@ -151,7 +154,7 @@ describe("KubeWriter.recordEvents", () => {
 
   it("different notes, reasons or sets are different events", async () => {
     fake.seed(...statefulSetObjects());
-    const w = writer();
+    const w = recorder();
     await w.recordEvents(web, [blocked, { ...blocked, note: "other" }, { ...blocked, reason: "QuotaExceeded" }], at(0));
     await w.recordEvents({ namespace: "default", name: "db" }, [blocked], at(0));
     expect(new Set(fake.events().map((e) => e.metadata.name)).size).toBe(4);
@@ -159,7 +162,7 @@ describe("KubeWriter.recordEvents", () => {
 
   it("two invocations creating the same event at once: one event", async () => {
     fake.seed(...statefulSetObjects());
-    await Promise.all([writer().recordEvents(web, [blocked], at(0)), writer().recordEvents(web, [blocked], at(0))]);
+    await Promise.all([recorder().recordEvents(web, [blocked], at(0)), recorder().recordEvents(web, [blocked], at(0))]);
     expect(fake.events()).toHaveLength(1);
   });
 
@@ -171,7 +174,7 @@ describe("KubeWriter.recordEvents", () => {
     const note = fitNote("é".repeat(2000));
     expect(new TextEncoder().encode(note).length).toBeLessThanOrEqual(1024);
     fake.seed(...statefulSetObjects());
-    await writer().recordEvents(web, [{ ...blocked, note: "x".repeat(5000) }], at(0));
+    await recorder().recordEvents(web, [{ ...blocked, note: "x".repeat(5000) }], at(0));
     expect(fake.events()).toHaveLength(1);
   });
 
@@ -180,6 +183,6 @@ describe("KubeWriter.recordEvents", () => {
   });
 
   it("refuses a reportingInstance the API server would reject", () => {
-    expect(() => new KubeWriter(new KubeClient({ server: BASE }), { reportingInstance: "x".repeat(129) })).toThrow(/1 to 128 characters/);
+    expect(() => new KubeEventRecorder(new KubeClient({ server: BASE }), { reportingInstance: "x".repeat(129) })).toThrow(/1 to 128 characters/);
   });
 });

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { matchesLabels, parseLabelSelector } from "../../../adapters/kube/label-selector.js";
 import { KubeClient } from "../../../adapters/kube/client.js";
 import { KubeReader } from "../../../adapters/kube/reader.js";
-import { KubeWriter } from "../../../adapters/kube/writer.js";
+import { KubeClaimWriter } from "../../../adapters/kube/writer.js";
 import { capturedCluster, createSimServer, fixture, statefulSetObjects, storageClassObjects, useSimServer, volumeAttributesClass } from "../../support/index.js";
 
 const BASE = "https://fake.kube:6443";
@@ -246,12 +246,12 @@ describe("the simulated API server over HTTP", () => {
     const read = claims.find((c) => c.metadata.name === "data-web-2")!;
     const action = { type: "PatchClaim" as const, namespace: "default", claim: "data-web-2", template: "data", ordinal: 2, storage: "2Gi", labels: { "claimstep.io/revision": "r1" }, annotations: {}, resourceVersion: read.metadata.resourceVersion! };
     fake.update("persistentvolumeclaims", "default", "data-web-2", (o) => (o.metadata.labels = { ...o.metadata.labels, touched: "yes" }));
-    const err = await new KubeWriter(client).apply(action).catch((e: unknown) => e as { code: number; message: string });
+    const err = await new KubeClaimWriter(client).apply(action).catch((e: unknown) => e as { code: number; message: string });
     expect(err).toMatchObject({ code: 409 });
     expect((err as { message: string }).message).toBe(fixture("pvc-patch-stale-rv").body.message.replace(/"[^"]+":/, '"data-web-2":'));
     expect(fake.get("persistentvolumeclaims", "default", "data-web-2")!.spec.resources.requests.storage).toBe("1Gi");
     const fresh = fake.get("persistentvolumeclaims", "default", "data-web-2")!.metadata.resourceVersion;
-    await new KubeWriter(client).apply({ ...action, resourceVersion: fresh });
+    await new KubeClaimWriter(client).apply({ ...action, resourceVersion: fresh });
     expect(fake.get("persistentvolumeclaims", "default", "data-web-2")!.spec.resources.requests.storage).toBe("2Gi");
   });
 

@@ -19,7 +19,7 @@ async function cluster(opts: { storageClassName?: string } = {}) {
   return c;
 }
 
-const step = (c: SimCluster, reader: StateReader = c.reader) => runStep({ reader, writer: c.writer, ref, now: c.now() });
+const step = (c: SimCluster, reader: StateReader = c.reader) => runStep({ reader, writers: c.writers, ref, now: c.now() });
 const claimstepWrites = (c: SimCluster) => c.audit.filter((a) => a.actor === "claimstep" && a.outcome === "ok").length;
 const events = async (c: SimCluster) => (await c.admin.list("events", "default")).items.filter((e) => e.reportingController === "claimstep.io/stepper");
 

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { Routes } from "../../../adapters/kube/routes.js";
 import { KubeClient } from "../../../adapters/kube/client.js";
 import { KubeReader } from "../../../adapters/kube/reader.js";
-import { KubeWriter } from "../../../adapters/kube/writer.js";
+import { kubeWriters } from "../../../adapters/kube/writer.js";
 import { createSimServer, statefulSetObjects, storageClassObjects, volumeAttributesClass, type PolicyRule } from "../../support/index.js";
 
 const docs = parseAllDocuments(readFileSync(new URL("../../../deploy/kubernetes/rbac.yaml", import.meta.url), "utf8")).map((d) => d.toJS());
@@ -59,10 +59,10 @@ describe("deploy/kubernetes/rbac.yaml", () => {
     try {
       const client = new KubeClient({ server: base });
       const snapshot = await new KubeReader(client).load({ namespace: "default", name: "web" });
-      const writer = new KubeWriter(client);
-      await writer.apply({ type: "PatchClaim", namespace: "default", claim: "data-web-2", template: "data", ordinal: 2, storage: "2Gi", labels: {}, annotations: {} });
-      await writer.annotateSet({ namespace: "default", name: "web" }, { "claimstep.io/update-revision": "r" }, snapshot.statefulSet.metadata.resourceVersion);
-      await writer.recordEvents({ namespace: "default", name: "web" }, [{ type: "Normal", reason: "ClaimUpdated", action: "PatchClaim", note: "n" }], new Date());
+      const writers = kubeWriters(client);
+      await writers.claims.apply({ type: "PatchClaim", namespace: "default", claim: "data-web-2", template: "data", ordinal: 2, storage: "2Gi", labels: {}, annotations: {} });
+      await writers.status.annotateSet({ namespace: "default", name: "web" }, { "claimstep.io/update-revision": "r" }, snapshot.statefulSet.metadata.resourceVersion);
+      await writers.events.recordEvents({ namespace: "default", name: "web" }, [{ type: "Normal", reason: "ClaimUpdated", action: "PatchClaim", note: "n" }], new Date());
       const verbs = new Set(fake.http.requests().map((r) => `${r.verb} ${r.resource}`));
       expect(verbs).toEqual(new Set(["get statefulsets", "list pods", "list persistentvolumeclaims", "list storageclasses", "list volumeattributesclasses", "patch persistentvolumeclaims", "patch statefulsets", "patch events", "create events"]));
     } finally {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { ClaimTemplate, StatefulSet } from "../../core/k8s.js";
 import { Keys } from "../../core/types.js";
-import { claimEdit, desiredChange, templatesFromDocument } from "../../functions/desired.js";
+import { claimEdit, desiredChange, templatesFromDocument } from "../../core/desired.js";
 import { fixtureJson as fixture } from "../fixtures/apiserver.js";
 
 const tpl = (name: string, storage: string, extra: Partial<ClaimTemplate["spec"]> = {}): ClaimTemplate => ({

@@ -1,0 +1,285 @@
+// The planner, part 2 — rules 4–8, 13 and 14 of DESIGN.md for one claim of one ordinal: its
+// name, its target, whether it needs claimstep's apply, whether the API server would accept that
+// apply (predicted, never provoked), whether it is ready, and the apply itself.
+import type { ClaimTemplate, PersistentVolumeClaim } from "./k8s.js";
+import { parseQuantity, quantityString, toBytes } from "./quantity.js";
+import { claimReadiness } from "./readiness.js";
+import { Messages, phaseOf, type EventReason, type ReasonOf } from "./reasons.js";
+import type { Scope } from "./scope.js";
+import { claimName, podName } from "./statefulset.js";
+import { Keys, type ClaimReadiness, type ClaimReport, type OrdinalReport, type PatchClaim } from "./types.js";
+
+/** Why a claim cannot be written now (rule 6), predicted from the objects instead of provoked. */
+export interface Obstacle {
+  reason: Extract<EventReason, ReasonOf<"Blocked" | "Waiting">>;
+  message: string;
+}
+
+/** One claim of one ordinal, fully evaluated. */
+export interface ClaimPlan {
+  report: ClaimReport;
+  template: ClaimTemplate;
+  pvc?: PersistentVolumeClaim;
+  /** The claim still needs claimstep's apply (rule 7). */
+  needsUpdate: boolean;
+  /** At the revision and ready (rule 8). */
+  done: boolean;
+  /** Occupies a maxUnavailable slot: written by claimstep and not yet ready. */
+  inFlight: boolean;
+  obstacle?: Obstacle;
+  patch?: PatchClaim;
+}
+
+export interface OrdinalPlan {
+  ordinal: number;
+  claims: ClaimPlan[];
+}
+
+/** Every claim of an ordinal in scope, evaluated. */
+export const evaluateOrdinal = (scope: Scope, ordinal: number): OrdinalPlan => ({
+  ordinal,
+  claims: scope.templates.map((t) => evaluateClaim(scope, t, ordinal)),
+});
+
+function evaluateClaim(scope: Scope, t: ClaimTemplate, ordinal: number): ClaimPlan {
+  // Rule 4: the claim `<template>-<set>-<ordinal>`; a missing one is left to the StatefulSet controller.
+  const name = claimName(t.metadata.name, scope.setName, ordinal);
+  const pvc = scope.claims.get(name);
+  const tplStorage = t.spec.resources!.requests!.storage!; // validated by desiredTemplates
+  const tplBytes = toBytes(tplStorage);
+  const vac = t.spec.volumeAttributesClassName ?? undefined;
+  if (!pvc) {
+    // Missing, or being deleted (rule 13): readiness says which.
+    const readiness = claimReadiness(scope.deleting.get(name), { storageBytes: tplBytes }, name);
+    return { template: t, needsUpdate: false, done: false, inFlight: false, report: { template: t.metadata.name, claim: name, exists: false, target: tplStorage, readiness } };
+  }
+
+  // Rule 14: a JSON number is a quantity too (objects not parsed by the schemas may carry one).
+  const rawSpec = pvc.spec.resources?.requests?.storage as string | number | undefined;
+  let specStorage = rawSpec === undefined ? undefined : String(rawSpec);
+  let specBytes = 0n;
+  let badSpec: string | undefined;
+  try {
+    specStorage = rawSpec === undefined ? undefined : quantityString(rawSpec);
+    specBytes = specStorage === undefined ? 0n : toBytes(specStorage);
+  } catch (err) {
+    badSpec = (err as Error).message;
+  }
+  const readableSpec = specStorage !== undefined && !badSpec;
+
+  // Rule 5: the target is max(template, claim spec): never ask for less than the claim already requests.
+  const target = readableSpec && specBytes >= tplBytes ? specStorage! : tplStorage;
+  // Rule 8 measures readiness at what the template asks: min(template, spec).
+  const required = readableSpec && specBytes < tplBytes ? specBytes : tplBytes;
+
+  // Rule 7: the claim needs an update when below target, on another VAC, missing template
+  // labels/annotations, or not at the revision.
+  const labels = { ...(t.metadata.labels ?? {}), [Keys.revisionLabel]: scope.revision };
+  const atRevision = pvc.metadata.labels?.[Keys.revisionLabel] === scope.revision;
+  const needsExpand = specBytes < tplBytes;
+  const needsUpdate =
+    needsExpand ||
+    (vac !== undefined && pvc.spec.volumeAttributesClassName !== vac) ||
+    !hasAll(pvc.metadata.labels, labels) ||
+    !hasAll(pvc.metadata.annotations, t.metadata.annotations);
+
+  // Rule 8: ready at min(template, spec) and at the VAC the template names.
+  const readiness: ClaimReadiness = claimReadiness(pvc, { storageBytes: required, ...(vac ? { volumeAttributesClassName: vac } : {}) }, name);
+  // Rule 9: a claim claimstep stamped earlier that is still settling its own request holds a slot too.
+  const stamped = pvc.metadata.labels?.[Keys.revisionLabel] !== undefined;
+  const settling =
+    stamped && !atRevision && readableSpec
+      ? claimReadiness(pvc, { storageBytes: specBytes, ...(pvc.spec.volumeAttributesClassName ? { volumeAttributesClassName: pvc.spec.volumeAttributesClassName } : {}) }, name)
+      : undefined;
+  const inFlight =
+    (atRevision && !needsUpdate && readiness.state !== "Ready") ||
+    (settling !== undefined && settling.state !== "Ready" && settling.state !== "Failed" && settling.state !== "NotBound");
+
+  const plan: ClaimPlan = {
+    report: claimReport(scope, t, name, pvc, specStorage, target, vac, needsUpdate, readiness),
+    template: t,
+    pvc,
+    needsUpdate: needsUpdate || !atRevision,
+    done: atRevision && !needsUpdate && readiness.state === "Ready",
+    inFlight,
+  };
+  if (!plan.needsUpdate) return plan;
+
+  // Rule 6: predict the API server's answer.
+  const obstacle = obstacleOf(scope, t, pvc, name, needsExpand, badSpec);
+  if (obstacle) return { ...plan, obstacle };
+
+  // Rule 7: one server-side apply of this claim, carrying only the fields claimstep owns.
+  return { ...plan, patch: patchOf(scope, t, pvc, name, ordinal, target, labels) };
+}
+
+const hasAll = (have: Record<string, string> | undefined, want: Record<string, string> | undefined): boolean =>
+  Object.entries(want ?? {}).every(([k, v]) => have?.[k] === v);
+
+function claimReport(
+  scope: Scope,
+  t: ClaimTemplate,
+  name: string,
+  pvc: PersistentVolumeClaim,
+  specStorage: string | undefined,
+  target: string,
+  vac: string | undefined,
+  needsUpdate: boolean,
+  readiness: ClaimReadiness,
+): ClaimReport {
+  const currentVac = pvc.status?.currentVolumeAttributesClassName;
+  return {
+    template: t.metadata.name,
+    claim: name,
+    exists: true,
+    ...(specStorage !== undefined ? { spec: specStorage } : {}),
+    ...(pvc.status?.capacity?.storage !== undefined ? { capacity: pvc.status.capacity.storage } : {}),
+    target,
+    ...(vac !== undefined || currentVac
+      ? { volumeAttributesClassName: { ...(vac !== undefined ? { desired: vac } : {}), ...(currentVac ? { current: currentVac } : {}) } }
+      : {}),
+    ...(pvc.metadata.labels?.[Keys.revisionLabel] !== undefined ? { revision: pvc.metadata.labels[Keys.revisionLabel] } : {}),
+    readiness: needsUpdate && readiness.state === "Ready" ? { state: "Behind", message: Messages.notAtRevision(name, scope.revision) } : readiness,
+  };
+}
+
+/** Effective class of a PVC: the beta annotation wins over spec.storageClassName, as in the API server. */
+export function effectiveClass(pvc: PersistentVolumeClaim): string | undefined {
+  return pvc.metadata.annotations?.[Keys.betaStorageClass] ?? pvc.spec.storageClassName ?? undefined;
+}
+
+/** Rule 6, in the order the API server checks: what it would answer to the apply, if not OK. */
+function obstacleOf(scope: Scope, t: ClaimTemplate, pvc: PersistentVolumeClaim, name: string, needsExpand: boolean, badSpec: string | undefined): Obstacle | undefined {
+  if (badSpec) return { reason: "ApplyRejected", message: Messages.unreadableSpec(name, badSpec) };
+
+  // The class of a claim is immutable (the beta annotation counts).
+  const wantClass = t.spec.storageClassName ?? undefined;
+  const haveClass = effectiveClass(pvc);
+  if (wantClass !== undefined && wantClass !== haveClass) {
+    return { reason: "StorageClassMismatch", message: Messages.storageClassMismatch(name, t.metadata.name, haveClass, wantClass) };
+  }
+
+  // So are accessModes, volumeMode, selector and data sources.
+  const immutable = immutableMismatches(t, pvc);
+  if (immutable.length) return { reason: "ImmutableFieldMismatch", message: Messages.immutableFieldMismatch(name, t.metadata.name, immutable) };
+
+  // The spec of an unbound claim is immutable: neither its request nor its VAC may change.
+  const changesVac = t.spec.volumeAttributesClassName != null && pvc.spec.volumeAttributesClassName !== t.spec.volumeAttributesClassName;
+  if ((needsExpand || changesVac) && pvc.status?.phase !== "Bound") {
+    return { reason: "ClaimNotBound", message: Messages.claimNotBound(name, pvc.status?.phase, needsExpand) };
+  }
+
+  // Expansion needs a dynamically provisioned claim whose class allows it.
+  if (needsExpand) {
+    const sc = haveClass !== undefined ? scope.classes.get(haveClass) : undefined;
+    if (!haveClass) return { reason: "ExpansionNotAllowed", message: Messages.staticallyProvisioned(name) };
+    if (!sc) return { reason: "ExpansionNotAllowed", message: Messages.storageClassNotFound(name, haveClass) };
+    if (sc.allowVolumeExpansion !== true) return { reason: "ExpansionNotAllowed", message: Messages.expansionNotAllowed(name, haveClass) };
+  }
+
+  // A VolumeAttributesClass named must exist.
+  const vac = t.spec.volumeAttributesClassName ?? undefined;
+  if (vac !== undefined && pvc.spec.volumeAttributesClassName !== vac && !scope.vacs?.has(vac)) {
+    return {
+      reason: "VolumeAttributesClassNotFound",
+      message: scope.vacs ? Messages.volumeAttributesClassNotFound(name, t.metadata.name, vac) : Messages.noVolumeAttributesClassApi(name, t.metadata.name, vac),
+    };
+  }
+  return undefined;
+}
+
+const canonicalJSON = (v: unknown): string =>
+  JSON.stringify(v, (_k, val: unknown) =>
+    val && typeof val === "object" && !Array.isArray(val)
+      ? Object.fromEntries(Object.entries(val as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1)))
+      : val,
+  );
+
+const sameSet = (a: readonly string[], b: readonly string[]): boolean =>
+  a.length === b.length && a.every((x) => b.includes(x)) && b.every((x) => a.includes(x));
+
+/** Immutable PVC spec fields the template sets and the claim differs on (rule 6). */
+function immutableMismatches(t: ClaimTemplate, pvc: PersistentVolumeClaim): string[] {
+  const out: string[] = [];
+  const ts = t.spec;
+  const ps = pvc.spec;
+  if (ts.accessModes && !sameSet(ts.accessModes, ps.accessModes ?? [])) {
+    out.push(`accessModes ${JSON.stringify(ps.accessModes ?? [])} → ${JSON.stringify(ts.accessModes)}`);
+  }
+  if (ts.volumeMode && (ps.volumeMode ?? "Filesystem") !== ts.volumeMode) out.push(`volumeMode ${ps.volumeMode ?? "Filesystem"} → ${ts.volumeMode}`);
+  for (const field of ["selector", "dataSource", "dataSourceRef"] as const) {
+    if (ts[field] && canonicalJSON(ts[field]) !== canonicalJSON(ps[field] ?? null)) out.push(field);
+  }
+  return out;
+}
+
+/** The apply of rule 7: storage = the target, the template's VAC, labels (with the revision) and annotations. */
+function patchOf(scope: Scope, t: ClaimTemplate, pvc: PersistentVolumeClaim, name: string, ordinal: number, target: string, labels: Record<string, string>): PatchClaim {
+  const vac = t.spec.volumeAttributesClassName ?? undefined;
+  return {
+    type: "PatchClaim",
+    namespace: scope.namespace,
+    claim: name,
+    template: t.metadata.name,
+    ordinal,
+    storage: target,
+    // SSA drops fields claimstep owned and omits: carry the claim's class rather than clear it.
+    ...(vac !== undefined
+      ? { volumeAttributesClassName: vac }
+      : pvc.spec.volumeAttributesClassName
+        ? { volumeAttributesClassName: pvc.spec.volumeAttributesClassName }
+        : {}),
+    labels,
+    annotations: { ...(t.metadata.annotations ?? {}) },
+    ...(pvc.metadata.uid !== undefined ? { uid: pvc.metadata.uid } : {}),
+    ...(pvc.metadata.resourceVersion !== undefined ? { resourceVersion: pvc.metadata.resourceVersion } : {}),
+  };
+}
+
+/** An ordinal outside the scope (below the partition, or condemned): its claims as found, for the report only. */
+export function reportOrdinal(scope: Scope, ordinal: number): OrdinalPlan {
+  return {
+    ordinal,
+    claims: scope.templates.map((t) => {
+      const name = claimName(t.metadata.name, scope.setName, ordinal);
+      const pvc = scope.claims.get(name);
+      const readiness = pvc
+        ? claimReadiness(pvc, { storageBytes: safeBytes(pvc.spec.resources?.requests?.storage) }, name)
+        : claimReadiness(scope.deleting.get(name), { storageBytes: 0n }, name);
+      const report: ClaimReport = {
+        template: t.metadata.name,
+        claim: name,
+        exists: pvc !== undefined,
+        ...(pvc?.spec.resources?.requests?.storage !== undefined ? { spec: pvc.spec.resources.requests.storage } : {}),
+        ...(pvc?.status?.capacity?.storage !== undefined ? { capacity: pvc.status.capacity.storage } : {}),
+        ...(pvc?.metadata.labels?.[Keys.revisionLabel] !== undefined ? { revision: pvc.metadata.labels[Keys.revisionLabel] } : {}),
+        readiness,
+      };
+      return { report, template: t, needsUpdate: false, done: false, inFlight: false, ...(pvc ? { pvc } : {}) };
+    }),
+  };
+}
+
+const safeBytes = (q: string | number | undefined): bigint => {
+  if (q === undefined) return 0n;
+  try {
+    return parseQuantity(q) >= 0n ? toBytes(q) : 0n;
+  } catch {
+    return 0n;
+  }
+};
+
+/** The state of an ordinal in scope, from its claims. */
+export function stateOf(o: OrdinalPlan): OrdinalReport["state"] {
+  if (o.claims.some((c) => (c.obstacle && phaseOf(c.obstacle.reason) === "Blocked") || c.report.readiness.state === "Failed")) return "Blocked";
+  if (o.claims.every((c) => c.done)) return "Updated";
+  if (o.claims.some((c) => c.needsUpdate || !c.report.exists)) return o.claims.some((c) => c.inFlight) ? "InFlight" : "Pending";
+  return "InFlight";
+}
+
+/** One row of the per-ordinal table. */
+export function ordinalReport(scope: Scope, o: OrdinalPlan, state: OrdinalReport["state"]): OrdinalReport {
+  const pod = podName(scope.setName, o.ordinal);
+  const phase = scope.podPhases.get(pod);
+  return { ordinal: o.ordinal, pod, ...(phase ? { podPhase: phase } : {}), state, claims: o.claims.map((c) => c.report) };
+}

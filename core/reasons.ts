@@ -1,0 +1,152 @@
+// Every reason a Decision can carry, as constants with the phase it belongs to, the type of the
+// Event it records (when it records one) and how soon to look at the set again; and the message
+// builders that say, for each, what happened and what a person can do (in the style of Argo
+// Rollouts' utils/conditions). The planner, the writer verdicts and every interface use these.
+import type { Action, EventRecord, EventType, Phase, PatchClaim } from "./types.js";
+import { Keys } from "./types.js";
+
+interface ReasonInfo {
+  phase: Phase;
+  /** Type of the Event recorded under this reason; absent: the reason records no Event of its own. */
+  event?: EventType;
+  /** Seconds until the next step is worth running (`Decision.requeueAfter`); absent: nothing to wait for. */
+  requeueAfter?: number;
+}
+
+/** Short while a rollout moves: the claim just written is worth looking at again soon. */
+const SOON = 2;
+/** The pace of a CSI driver: a resize or a modification takes seconds to minutes. */
+const DRIVER_PACE = 10;
+/** Controllers that create or bind claims. */
+const CONTROLLER_PACE = 15;
+/** A person approving a pull request. */
+const PERSON_PACE = 60;
+/** After a transient failure (lost race, 429, 5xx, timeout) that named no Retry-After. */
+export const RETRY_PACE = 5;
+
+export const REASONS = {
+  // Idle: claimstep leaves the set alone.
+  NotOptedIn: { phase: "Idle" },
+  OnDelete: { phase: "Idle" },
+  // Progressing: one claim is being written.
+  ClaimUpdated: { phase: "Progressing", event: "Normal", requeueAfter: SOON },
+  // Waiting: something outside claimstep has to happen first.
+  ClaimResizing: { phase: "Waiting", event: "Normal", requeueAfter: DRIVER_PACE },
+  ClaimNotBound: { phase: "Waiting", event: "Warning", requeueAfter: CONTROLLER_PACE },
+  ClaimMissing: { phase: "Waiting", requeueAfter: CONTROLLER_PACE },
+  AwaitingApproval: { phase: "Waiting", requeueAfter: PERSON_PACE },
+  // Blocked: a person has to act; stepping again changes nothing until they do.
+  InvalidTemplates: { phase: "Blocked", event: "Warning" },
+  InvalidApplyVia: { phase: "Blocked", event: "Warning" },
+  StorageClassMismatch: { phase: "Blocked", event: "Warning" },
+  ImmutableFieldMismatch: { phase: "Blocked", event: "Warning" },
+  ExpansionNotAllowed: { phase: "Blocked", event: "Warning" },
+  VolumeAttributesClassNotFound: { phase: "Blocked", event: "Warning" },
+  ResizeFailed: { phase: "Blocked", event: "Warning" },
+  ModifyVolumeFailed: { phase: "Blocked", event: "Warning" },
+  QuotaExceeded: { phase: "Blocked", event: "Warning" },
+  ApplyRejected: { phase: "Blocked", event: "Warning" },
+  ChangeRejected: { phase: "Blocked", event: "Warning" },
+  ActionNotSupported: { phase: "Blocked", event: "Warning" },
+  // Complete: every claim in scope is at the revision and ready.
+  RolloutComplete: { phase: "Complete", event: "Normal" },
+  Converged: { phase: "Complete" },
+} as const satisfies Record<string, ReasonInfo>;
+
+export type Reason = keyof typeof REASONS;
+
+/** Reasons that record an Event of their own. */
+export type EventReason = { [R in Reason]: (typeof REASONS)[R] extends { event: EventType } ? R : never }[Reason];
+
+/** Reasons of one phase, e.g. `ReasonOf<"Blocked">`. */
+export type ReasonOf<P extends Phase> = { [R in Reason]: (typeof REASONS)[R]["phase"] extends P ? R : never }[Reason];
+
+export const phaseOf = (reason: Reason): Phase => REASONS[reason].phase;
+
+export const requeueAfterOf = (reason: Reason): number | undefined => (REASONS[reason] as ReasonInfo).requeueAfter;
+
+const VERB: Record<Phase, string> = { Idle: "Idle", Progressing: "Update", Waiting: "Wait", Blocked: "Block", Complete: "Complete" };
+
+/**
+ * The Event of a reason. Its `action` verb follows the phase (`Block`, `Wait`, `Complete`), or is
+ * the type of the action written (`PatchClaim`).
+ */
+export function eventOf(reason: EventReason, note: string, action?: Action): EventRecord {
+  const info: ReasonInfo = REASONS[reason];
+  return { type: info.event!, reason, action: action?.type ?? VERB[info.phase], note };
+}
+
+const setName = (s: { namespace?: string | undefined; name: string }) => `${s.namespace ?? "default"}/${s.name}`;
+
+/** What a claim write changes, for messages and Events: `storage 1Gi → 2Gi; revision …`. */
+export function describeChange(p: PatchClaim, current: { storage?: string | undefined; volumeAttributesClassName?: string | null | undefined } | undefined): string {
+  const changes: string[] = [];
+  if (current?.storage !== p.storage) changes.push(`storage ${current?.storage ?? "?"} → ${p.storage}`);
+  if (p.volumeAttributesClassName !== undefined && current?.volumeAttributesClassName !== p.volumeAttributesClassName) {
+    changes.push(`volumeAttributesClassName ${current?.volumeAttributesClassName ?? "(none)"} → ${p.volumeAttributesClassName}`);
+  }
+  return `${changes.length ? changes.join(", ") : "labels"}; revision ${p.labels[Keys.revisionLabel]}`;
+}
+
+/** Message builders, one per situation, named after the reason they go with. */
+export const Messages = {
+  // Rule 1.
+  notOptedIn: (strategy: string | undefined) =>
+    `${Keys.strategy} is ${strategy ?? "not set"}; set it to InPlace to let claimstep update this set's claims`,
+  badStrategy: (strategy: string) => `${Keys.strategy} is ${JSON.stringify(strategy)}; it must be InPlace or OnClaimDelete`,
+  onDelete: () =>
+    "spec.updateStrategy.type is OnDelete: claims are not updated automatically (as in KEP-4650); delete a pod's claim to recreate it from the template",
+  badMaxUnavailable: (raw: unknown) =>
+    `spec.updateStrategy.rollingUpdate.maxUnavailable ${JSON.stringify(raw)} is neither an integer nor a percentage`,
+  badApplyVia: (set: { namespace?: string | undefined; name: string }, value: string, accepted: readonly string[]) =>
+    `StatefulSet ${setName(set)}: annotation ${Keys.applyVia}=${JSON.stringify(value)} is not one of ${accepted.join(", ")}: fix or remove it (absent = direct)`,
+
+  // Rule 6: predicted answers of the API server.
+  unreadableSpec: (claim: string, why: string) => `${claim}: spec.resources.requests.storage is unreadable: ${why}`,
+  storageClassMismatch: (claim: string, template: string, have: string | undefined, want: string) =>
+    `${claim} has storage class ${have ?? "(none)"} but template "${template}" asks for ${want}; the class of a claim is immutable. Restore storageClassName ${have ?? "(unset)"} in the desired template, or migrate the data to a new claim by hand`,
+  immutableFieldMismatch: (claim: string, template: string, fields: readonly string[]) =>
+    `${claim}: template "${template}" changes immutable fields (${fields.join("; ")}); only storage, volumeAttributesClassName, labels and annotations can change in place. Restore them in the desired template`,
+  claimNotBound: (claim: string, phase: string | undefined, expanding: boolean) =>
+    `${claim} is ${phase ?? "not Bound"}; only a Bound claim can be ${expanding ? "expanded" : "moved to another VolumeAttributesClass"}. Waiting for it to bind`,
+  staticallyProvisioned: (claim: string) =>
+    `${claim} has no storage class (statically provisioned); Kubernetes only expands dynamically provisioned claims`,
+  storageClassNotFound: (claim: string, className: string) => `${claim}: StorageClass ${className} does not exist, so the claim cannot be expanded`,
+  expansionNotAllowed: (claim: string, className: string) =>
+    `${claim}: StorageClass ${className} does not set allowVolumeExpansion: true. Set it (if the driver supports expansion) and the rollout continues`,
+  volumeAttributesClassNotFound: (claim: string, template: string, vac: string) =>
+    `${claim}: VolumeAttributesClass ${vac} does not exist. Create it or fix volumeAttributesClassName in template "${template}"`,
+  noVolumeAttributesClassApi: (claim: string, template: string, vac: string) =>
+    `${claim}: template "${template}" names VolumeAttributesClass ${vac} but this cluster has no VolumeAttributesClass API (storage.k8s.io v1 or v1beta1)`,
+
+  // Rules 7–9.
+  claimUpdated: (note: string) => `updating ${note}`,
+  notAtRevision: (claim: string, revision: string) => `${claim}: not yet at revision ${revision}`,
+  noSlot: (head: string | undefined, ordinal: number, inFlight: number, maxUnavailable: number) => {
+    const mustFinish = inFlight - maxUnavailable + 1;
+    const which = inFlight === 1 ? "the ordinal in flight is" : `${mustFinish} of the ${inFlight} ordinals in flight ${mustFinish === 1 ? "is" : "are"}`;
+    return `${head ? `${head}; ` : ""}ordinal ${ordinal} starts when ${which} ready (maxUnavailable ${maxUnavailable})`;
+  },
+  claimsMissing: (missing: number) =>
+    `${missing} claim(s) in scope do not exist yet; the StatefulSet controller creates them, then claimstep updates them`,
+  claimBeingDeleted: (first: string, missing: number) =>
+    `${first}, then claimstep updates it${missing > 1 ? ` (${missing} claim(s) in scope are missing or being deleted)` : ""}`,
+
+  // Rule 10.
+  complete: (ordinals: number, revision: string) => `all ${ordinals} ordinal(s) in scope are at revision ${revision} and ready`,
+
+  // The writer.
+  actionNotSupported: (writer: string, action: Action) =>
+    `${writer} cannot apply ${action.type} of ${action.claim}: apply it by hand (kubectl apply --server-side --field-manager=claimstep --force-conflicts) or switch the set to ${Keys.applyVia}: direct`,
+  writerUnavailable: (writer: string, action: Action, why: string) => `${writer} cannot apply ${action.type} of ${action.claim}: ${why}`,
+  pullRequestNotConfigured: (set: { namespace?: string | undefined; name: string }) =>
+    `StatefulSet ${setName(set)} asks for ${Keys.applyVia}: pull-request, but no GitOps repository is configured: configure one, or set the annotation to direct`,
+  awaitingApproval: (writer: string, planned: string) => `${writer} proposes the change for approval; once approved: ${planned}`,
+
+  // The API server's refusals of a claim write.
+  refused: (action: Action, code: number, reason: string | undefined, message: string) =>
+    `the API server refused ${action.type} of ${action.namespace}/${action.claim} (${code}${reason ? ` ${reason}` : ""}): ${message}`,
+  quotaExceeded: (said: string) => `${said}. Raise the ResourceQuota's requests.storage or lower the template.`,
+  expansionRefused: (said: string) => `${said}. Set allowVolumeExpansion: true on the claim's StorageClass if its driver supports it.`,
+  applyRejected: (said: string) => `${said}. Fix the desired templates; nothing was changed.`,
+} as const;

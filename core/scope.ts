@@ -1,0 +1,105 @@
+// The planner, part 1 — rules 1–3 of DESIGN.md: is the set claimstep's to step, what does it
+// desire, which ordinals are in scope. Either a conclusion that ends the step here (Idle, or
+// Blocked on invalid input: nothing is written to any claim), or the scope that claim
+// evaluation (core/claims.ts) and the walk (core/walk.ts) work in.
+import type { DecisionParts } from "./decision.js";
+import type { ClaimTemplate, PersistentVolumeClaim, StorageClass } from "./k8s.js";
+import { Messages, eventOf, type Reason } from "./reasons.js";
+import { revisionOf } from "./revision.js";
+import { applyViaOf, claimOrdinal, isCondemned, maxUnavailableOf, ordinalsOf, strategyOf, type Ordinals } from "./statefulset.js";
+import { desiredTemplates } from "./templates.js";
+import { Keys, type Snapshot } from "./types.js";
+
+/** What one step of one set works in once rules 1–3 hold. */
+export interface Scope {
+  setName: string;
+  namespace: string;
+  templates: ClaimTemplate[];
+  revision: string;
+  maxUnavailable: number;
+  ordinals: Ordinals;
+  /** Ordinals outside `[start, end)` that still have claims (condemned), highest first. */
+  condemned: number[];
+  /** Claims by name, without those being deleted. */
+  claims: Map<string, PersistentVolumeClaim>;
+  /** Claims with a deletionTimestamp, by name: treated as missing (rule 13), kept only to say so. */
+  deleting: Map<string, PersistentVolumeClaim>;
+  classes: Map<string, StorageClass>;
+  /** VolumeAttributesClass names; undefined when the cluster has no VolumeAttributesClass API. */
+  vacs: Set<string> | undefined;
+  /** Pod phases by pod name, for the report. */
+  podPhases: Map<string, string | undefined>;
+  /** The set's `claimstep.io/current-revision`. */
+  currentRevision: string | undefined;
+}
+
+export type ScopeResult = { ok: true; scope: Scope } | { ok: false; conclusion: DecisionParts };
+
+const stop = (conclusion: DecisionParts): ScopeResult => ({ ok: false, conclusion });
+
+const idle = (reason: Extract<Reason, "NotOptedIn" | "OnDelete">, message: string, record: boolean) => stop({ reason, message, record });
+
+/** Invalid input (rule 2): Blocked with the message, and a Warning event saying it. */
+const invalid = (reason: Extract<Reason, "InvalidTemplates" | "InvalidApplyVia">, message: string) =>
+  stop({ reason, message, record: true, events: [eventOf(reason, message)] });
+
+export function scopeOf(snapshot: Snapshot): ScopeResult {
+  const set = snapshot.statefulSet;
+
+  // Rule 1: strategy annotation absent or OnClaimDelete → Idle, no write of any kind; OnDelete → Idle.
+  const strategy = strategyOf(set);
+  if (strategy.kind === "OnClaimDelete") return idle("NotOptedIn", Messages.notOptedIn(strategy.value), false);
+  if (strategy.kind === "invalid") return invalid("InvalidTemplates", Messages.badStrategy(strategy.value));
+  if (set.spec.updateStrategy?.type === "OnDelete") return idle("OnDelete", Messages.onDelete(), true);
+
+  // Rule 2: desired templates = the annotation, else the live templates; invalid → Blocked.
+  const desired = desiredTemplates(set);
+  const maxUnavailable = maxUnavailableOf(set);
+  if (!desired.ok) return invalid("InvalidTemplates", desired.message);
+  if (!maxUnavailable.ok) return invalid("InvalidTemplates", maxUnavailable.message);
+
+  // How the set's claims are written (claimstep.io/apply-via): a value claimstep does not know → Blocked.
+  const via = applyViaOf(set);
+  if (!via.ok) return invalid("InvalidApplyVia", via.message);
+
+  // Rule 3: ordinals in scope [start + partition, start + replicas); condemned ones are reported, never touched.
+  const ordinals = ordinalsOf(set);
+  const setName = set.metadata.name;
+
+  // Rule 13: a claim with a deletionTimestamp is going away. It is left out of the index every
+  // rule reads, so it is treated as missing: never written, never ready, never at the revision.
+  const claims = new Map<string, PersistentVolumeClaim>();
+  const deleting = new Map<string, PersistentVolumeClaim>();
+  for (const c of snapshot.claims) (c.metadata.deletionTimestamp ? deleting : claims).set(c.metadata.name, c);
+
+  return {
+    ok: true,
+    scope: {
+      setName,
+      namespace: set.metadata.namespace ?? "default",
+      templates: desired.templates,
+      revision: revisionOf(desired.templates),
+      maxUnavailable: maxUnavailable.value,
+      ordinals,
+      condemned: condemnedOrdinals(snapshot.claims, desired.templates, setName, ordinals),
+      claims,
+      deleting,
+      classes: new Map(snapshot.storageClasses.map((c) => [c.metadata.name, c])),
+      vacs: snapshot.volumeAttributesClasses ? new Set(snapshot.volumeAttributesClasses.map((v) => v.metadata.name)) : undefined,
+      podPhases: new Map(snapshot.pods.map((p) => [p.metadata.name, p.status?.phase])),
+      currentRevision: set.metadata.annotations?.[Keys.currentRevision],
+    },
+  };
+}
+
+/** Ordinals outside [start, end) that still have claims of this set (condemned, rule 3), highest first. */
+function condemnedOrdinals(pvcs: readonly PersistentVolumeClaim[], templates: readonly ClaimTemplate[], setName: string, ordinals: Ordinals): number[] {
+  const found = new Set<number>();
+  for (const pvc of pvcs) {
+    for (const t of templates) {
+      const n = claimOrdinal(pvc.metadata.name, t.metadata.name, setName);
+      if (n !== undefined && isCondemned(ordinals, n)) found.add(n);
+    }
+  }
+  return [...found].sort((a, b) => b - a);
+}

@@ -1,0 +1,102 @@
+// The StatefulSet rules in one place, as the StatefulSet controller has them
+// (stateful_set_utils.go): the names of a set's claims and pods, the ordinals in scope, the
+// maxUnavailable budget, and claimstep's own per-set policies (opt-in, apply-via).
+import type { StatefulSet } from "./k8s.js";
+import { Messages } from "./reasons.js";
+import { Keys } from "./types.js";
+
+/** `<template>-<set>-`: every claim of one template of a set starts so (getPersistentVolumeClaimName). */
+export const claimPrefix = (template: string, set: string): string => `${template}-${set}-`;
+
+/** The claim of one template and ordinal: `<template>-<set>-<ordinal>`. */
+export const claimName = (template: string, set: string, ordinal: number): string => claimPrefix(template, set) + String(ordinal);
+
+/** The ordinal of a claim named for this template and set, or undefined for any other name. */
+export function claimOrdinal(claim: string, template: string, set: string): number | undefined {
+  const prefix = claimPrefix(template, set);
+  const rest = claim.startsWith(prefix) ? claim.slice(prefix.length) : "";
+  return /^\d+$/.test(rest) ? Number(rest) : undefined;
+}
+
+/** The pod of one ordinal: `<set>-<ordinal>` (getPodName). */
+export const podName = (set: string, ordinal: number): string => `${set}-${String(ordinal)}`;
+
+/** The ordinal of a pod named for this set, or undefined for any other name. */
+export function podOrdinal(pod: string, set: string): number | undefined {
+  const prefix = `${set}-`;
+  const rest = pod.startsWith(prefix) ? pod.slice(prefix.length) : "";
+  return /^\d+$/.test(rest) ? Number(rest) : undefined;
+}
+
+export const STRATEGIES = ["InPlace", "OnClaimDelete"] as const;
+
+/** The annotation that opts a set in. */
+export const OPT_IN = { [Keys.strategy]: "InPlace" } as const;
+
+/** Whether the set opted in (`claimstep.io/volume-claim-update-strategy: InPlace`). */
+export const isOptedIn = (set: Pick<StatefulSet, "metadata">): boolean => set.metadata.annotations?.[Keys.strategy] === "InPlace";
+
+/** The strategy annotation: absent or OnClaimDelete (the KEP's default) leave the set alone. */
+export type Strategy = { kind: "InPlace" } | { kind: "OnClaimDelete"; value: string | undefined } | { kind: "invalid"; value: string };
+
+export function strategyOf(set: Pick<StatefulSet, "metadata">): Strategy {
+  const value = set.metadata.annotations?.[Keys.strategy];
+  if (value === "InPlace") return { kind: "InPlace" };
+  if (value === undefined || value === "OnClaimDelete") return { kind: "OnClaimDelete", value };
+  return { kind: "invalid", value };
+}
+
+/** Ordinals of a set (rule 3): the replica range `[start, end)` and the scope `[first, end)` above the partition. */
+export interface Ordinals {
+  start: number;
+  end: number;
+  /** `start + partition` (the partition counts from `spec.ordinals.start`), at most `end`. */
+  first: number;
+}
+
+export function ordinalsOf(set: StatefulSet): Ordinals {
+  const start = set.spec.ordinals?.start ?? 0;
+  const replicas = set.spec.replicas ?? 1;
+  const partition = set.spec.updateStrategy?.rollingUpdate?.partition ?? 0;
+  return { start, end: start + replicas, first: start + Math.min(partition, replicas) };
+}
+
+/** `[hi, lo]` stepping down: ordinals are processed highest first. */
+const downFrom = (hi: number, lo: number): number[] => {
+  const out: number[] = [];
+  for (let o = hi; o >= lo; o--) out.push(o);
+  return out;
+};
+
+/** Ordinals in scope, highest first. */
+export const inScope = (o: Ordinals): number[] => downFrom(o.end - 1, o.first);
+
+/** Ordinals below the partition (never written, only reported), highest first. */
+export const belowPartition = (o: Ordinals): number[] => downFrom(o.first - 1, o.start);
+
+/** Whether an ordinal is outside the replica range (condemned: reported, never touched). */
+export const isCondemned = (o: Ordinals, ordinal: number): boolean => ordinal < o.start || ordinal >= o.end;
+
+/** `spec.updateStrategy.rollingUpdate.maxUnavailable`: int or percent of replicas rounded down, min 1; default 1. */
+export function maxUnavailableOf(set: StatefulSet): { ok: true; value: number } | { ok: false; message: string } {
+  const raw = set.spec.updateStrategy?.rollingUpdate?.maxUnavailable;
+  const replicas = set.spec.replicas ?? 1;
+  if (raw === undefined) return { ok: true, value: 1 };
+  if (typeof raw === "number") return { ok: true, value: Math.max(1, raw) };
+  const m = /^(\d+)%$/.exec(raw);
+  if (m) return { ok: true, value: Math.max(1, Math.floor((replicas * Number(m[1])) / 100)) };
+  if (/^\d+$/.test(raw)) return { ok: true, value: Math.max(1, Number(raw)) };
+  return { ok: false, message: Messages.badMaxUnavailable(raw) };
+}
+
+/** `claimstep.io/apply-via`: how a set's claims are written (default direct). */
+export const APPLY_VIA = ["direct", "pull-request"] as const;
+export type ApplyVia = (typeof APPLY_VIA)[number];
+
+/** The set's apply mode, or the message naming the set, the annotation, the value and the fix. */
+export function applyViaOf(set: Pick<StatefulSet, "metadata">): { ok: true; via: ApplyVia } | { ok: false; message: string } {
+  const value = set.metadata.annotations?.[Keys.applyVia];
+  if (value === undefined) return { ok: true, via: "direct" };
+  if ((APPLY_VIA as readonly string[]).includes(value)) return { ok: true, via: value as ApplyVia };
+  return { ok: false, message: Messages.badApplyVia(set.metadata, value, APPLY_VIA) };
+}

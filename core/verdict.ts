@@ -1,0 +1,82 @@
+// The writer's side of a decision, in one place. Before the write: what the writer's capabilities
+// make of the planned action (one it cannot carry out → Blocked/ActionNotSupported; a writer that
+// proposes → Waiting/AwaitingApproval). After it: what its answer, or the API server's, makes of
+// the decision (applied, proposed, refused, rejected by the server, or a transient failure).
+import { makeDecision, type DecisionParts } from "./decision.js";
+import { Messages, RETRY_PACE, eventOf, type Reason } from "./reasons.js";
+import type { ApplyOutcome, WriterCapabilities } from "./ports.js";
+import type { Action, Decision, Snapshot } from "./types.js";
+
+type Conclusion = Omit<DecisionParts, "revision" | "record">;
+
+/** The planned conclusion as this writer can carry it out. */
+export function forWriter(conclusion: Conclusion, writer: WriterCapabilities): Conclusion {
+  const { action, ...rest } = conclusion;
+  if (!action) return conclusion;
+  if (!writer.supports.includes(action.type)) {
+    const message = writer.unavailable !== undefined ? Messages.writerUnavailable(writer.name, action, writer.unavailable) : Messages.actionNotSupported(writer.name, action);
+    return { ...rest, reason: "ActionNotSupported", message, events: [eventOf("ActionNotSupported", message)] };
+  }
+  if (writer.proposes) return { ...conclusion, reason: "AwaitingApproval", message: Messages.awaitingApproval(writer.name, conclusion.message) };
+  return conclusion;
+}
+
+/** What the API server said, reduced to what a verdict needs (ApiError satisfies it). */
+export interface Refusal {
+  code: number;
+  message: string;
+  reason?: string | undefined;
+}
+
+/** What became of a decision's action. */
+export type WriteOutcome =
+  | ApplyOutcome
+  /** The API server refused the write (admission, validation): the set blocks with its words. */
+  | { kind: "rejected"; refusal: Refusal }
+  /** A lost race, 429, 5xx or timeout: nothing changed; the next invocation continues. */
+  | { kind: "transient"; retryAfterSeconds?: number | undefined };
+
+/** The final decision, given what became of its action. */
+export function verdict(snapshot: Snapshot, now: Date, decision: Decision, outcome: WriteOutcome): Decision {
+  switch (outcome.kind) {
+    case "applied":
+      return decision;
+    case "proposed":
+      // The proposal (e.g. a pull request) still describes the action; the step waits for approval.
+      return redecide(snapshot, now, decision, { reason: "AwaitingApproval", message: outcome.detail, action: decision.action, events: decision.events });
+    case "refused":
+      return blocked(snapshot, now, decision, outcome.reason, outcome.message);
+    case "rejected": {
+      const { reason, message } = refusalOf(decision.action!, outcome.refusal);
+      return blocked(snapshot, now, decision, reason, message);
+    }
+    case "transient": {
+      // Nothing is recorded: the next invocation re-reads the set and continues from where it is.
+      const { setAnnotations: _unwritten, ...rest } = decision;
+      return { ...rest, events: [], requeueAfter: outcome.retryAfterSeconds ?? RETRY_PACE };
+    }
+  }
+}
+
+const blocked = (snapshot: Snapshot, now: Date, decision: Decision, reason: Extract<Reason, "QuotaExceeded" | "ExpansionNotAllowed" | "ApplyRejected" | "ChangeRejected">, message: string) =>
+  redecide(snapshot, now, decision, { reason, message, events: [eventOf(reason, message)] });
+
+/** The same decision with another outcome: status and events follow it. */
+function redecide(snapshot: Snapshot, now: Date, decision: Decision, parts: Pick<DecisionParts, "reason" | "message" | "action" | "events">): Decision {
+  return makeDecision(snapshot, now, decision.ordinals, {
+    ...parts,
+    ...(decision.revision !== undefined ? { revision: decision.revision } : {}),
+    ...(decision.status.ordinal !== undefined ? { ordinal: decision.status.ordinal } : {}),
+    record: true,
+  });
+}
+
+/** Map the API server's refusal of a claim write to the Blocked reason a person acts on. */
+export function refusalOf(action: Action, refusal: Refusal): { reason: Extract<Reason, "QuotaExceeded" | "ExpansionNotAllowed" | "ApplyRejected">; message: string } {
+  const said = Messages.refused(action, refusal.code, refusal.reason, refusal.message);
+  if (refusal.code === 403 && /exceeded quota/i.test(refusal.message)) return { reason: "QuotaExceeded", message: Messages.quotaExceeded(said) };
+  if (refusal.code === 403 && /must support resize|only dynamically provisioned/i.test(refusal.message)) {
+    return { reason: "ExpansionNotAllowed", message: Messages.expansionRefused(said) };
+  }
+  return { reason: "ApplyRejected", message: Messages.applyRejected(said) };
+}

@@ -1,0 +1,104 @@
+// The planner, part 3 — rules 8–10 of DESIGN.md: walk the ordinals in scope highest first and
+// conclude the one thing this step does: block on the first failure or obstacle, write the next
+// claim while a maxUnavailable slot is free, else wait for what is in flight, else complete.
+import type { ClaimPlan, OrdinalPlan } from "./claims.js";
+import type { DecisionParts } from "./decision.js";
+import { Messages, describeChange, eventOf } from "./reasons.js";
+import type { Scope } from "./scope.js";
+
+/** The conclusion of the walk; the revision and the status record are the planner's to add. */
+export type WalkConclusion = Omit<DecisionParts, "revision" | "record">;
+
+/**
+ * An ordinal holds a slot from its first claim at the revision until it is done: a half-updated
+ * ordinal stays in flight even when the claims written so far are ready.
+ */
+const occupies = (o: OrdinalPlan, revision: string): boolean =>
+  o.claims.some((c) => c.inFlight) || (o.claims.some((c) => c.report.revision === revision) && !o.claims.every((c) => c.done));
+
+interface Wait {
+  ordinal: number;
+  message: string;
+  notBound: boolean;
+}
+
+export function walk(scope: Scope, ordinals: readonly OrdinalPlan[]): WalkConclusion {
+  const inFlight = ordinals.filter((o) => occupies(o, scope.revision)).length;
+  const waits: Wait[] = [];
+  const missing: ClaimPlan[] = [];
+  let noSlot: number | undefined;
+
+  for (const o of ordinals) {
+    // Rule 8: a claim claimstep already brought to the revision whose resize failed for good → Blocked.
+    const failed = o.claims.find((c) => !c.needsUpdate && c.report.readiness.state === "Failed");
+    if (failed?.report.readiness.state === "Failed") {
+      const { reason, message } = failed.report.readiness;
+      return { reason, message, ordinal: o.ordinal, events: [eventOf(reason, message)] };
+    }
+
+    // Rule 6: a predicted refusal → Blocked, or Waiting for the claim to bind.
+    const blocked = o.claims.find((c) => c.obstacle);
+    if (blocked?.obstacle) {
+      const { reason, message } = blocked.obstacle;
+      return { reason, message, ordinal: o.ordinal, events: [eventOf(reason, message)] };
+    }
+
+    // Rules 7 and 9: the ordinal's next claim, when it already holds a slot or a slot is free.
+    const next = o.claims.find((c) => c.patch);
+    if (next?.patch) {
+      if (occupies(o, scope.revision) || inFlight < scope.maxUnavailable) {
+        const note = `${next.patch.claim}: ${describeChange(next.patch, { storage: next.pvc?.spec.resources?.requests?.storage, volumeAttributesClassName: next.pvc?.spec.volumeAttributesClassName })}`;
+        return {
+          reason: "ClaimUpdated",
+          message: Messages.claimUpdated(note),
+          ordinal: o.ordinal,
+          action: next.patch,
+          events: [eventOf("ClaimUpdated", note, next.patch)],
+        };
+      }
+      // No slot for this ordinal: a lower ordinal already in flight may still need its next claim.
+      noSlot ??= o.ordinal;
+      continue;
+    }
+
+    // Rule 4 and 13: missing claims are the StatefulSet controller's; rule 8: the rest is waited for.
+    for (const c of o.claims) {
+      const r = c.report.readiness;
+      if (!c.report.exists) missing.push(c);
+      else if (!c.done && r.state !== "Ready") waits.push({ ordinal: o.ordinal, message: r.message, notBound: r.state === "NotBound" });
+    }
+  }
+
+  // Rule 9: at most maxUnavailable ordinals in flight; say what the next one waits for.
+  const head = waits[0];
+  if (noSlot !== undefined) {
+    const message = Messages.noSlot(head?.message, noSlot, inFlight, scope.maxUnavailable);
+    return { reason: "ClaimResizing", message, ordinal: head?.ordinal ?? noSlot, events: [eventOf("ClaimResizing", message)] };
+  }
+  // Rule 8: the claims in flight are not ready yet.
+  if (head) {
+    return { reason: head.notBound ? "ClaimNotBound" : "ClaimResizing", message: head.message, ordinal: head.ordinal, events: [eventOf("ClaimResizing", head.message)] };
+  }
+  // Rules 4 and 13: claims missing or being deleted; the StatefulSet controller re-creates them.
+  if (missing.length) {
+    const deleting = missing.filter((c) => scope.deleting.has(c.report.claim));
+    const first = deleting[0]?.report.readiness;
+    return {
+      reason: "ClaimMissing",
+      message: deleting.length
+        ? Messages.claimBeingDeleted(first?.state === "Missing" ? first.message : deleting[0]!.report.claim, missing.length)
+        : Messages.claimsMissing(missing.length),
+    };
+  }
+
+  // Rule 10: every claim in scope is at the revision and ready: current-revision is written once.
+  const alreadyComplete = scope.currentRevision === scope.revision;
+  const message = Messages.complete(ordinals.length, scope.revision);
+  return {
+    reason: alreadyComplete ? "Converged" : "RolloutComplete",
+    statusReason: "RolloutComplete",
+    message,
+    currentRevision: scope.revision,
+    events: alreadyComplete ? [] : [eventOf("RolloutComplete", message)],
+  };
+}
