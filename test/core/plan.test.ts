@@ -556,3 +556,123 @@ describe("rule 14: quantities as JSON numbers; nothing above 2^63−1 bytes", ()
     expect(d.message).toMatch(/^spec\.volumeClaimTemplates on default\/web: template "data" requests 16Ei .*Fix: spec\.volumeClaimTemplates cannot be changed: set annotation claimstep\.io\/volume-claim-templates/);
   });
 });
+
+describe("claimstep.io/apply-via", () => {
+  it("bad-apply-via: a value claimstep does not know blocks, naming the set, the annotation and the fix; no claim write", () => {
+    const set = makeSet({ desired: [{ name: "data", storage: "2Gi" }], annotations: { [Keys.applyVia]: "PullRequest" } });
+    const d = plan(snapshot(set, claimsFor(set)));
+    expect(d).toMatchObject({ phase: "Blocked", reason: "InvalidApplyVia" });
+    expect(d.message).toBe('StatefulSet default/web: annotation claimstep.io/apply-via="PullRequest" is not one of direct, pull-request: fix or remove it (absent = direct)');
+    expect(d.action).toBeUndefined();
+    expect(d.events).toEqual([{ type: "Warning", reason: "InvalidApplyVia", action: "Block", note: d.message }]);
+    expect(JSON.parse(d.setAnnotations![Keys.status]!)).toMatchObject({ phase: "Blocked", reason: "InvalidApplyVia" });
+    expect(d.requeueAfter).toBeUndefined();
+  });
+  it("apply-via-not-opted-in: a set that is not opted in stays Idle whatever the annotation says", () => {
+    const set = makeSet({ strategy: null, annotations: { [Keys.applyVia]: "PullRequest" } });
+    expect(plan(snapshot(set, claimsFor(set)))).toMatchObject({ phase: "Idle", reason: "NotOptedIn" });
+  });
+  it("apply-via-known: direct and pull-request plan as usual", () => {
+    for (const via of ["direct", "pull-request"]) {
+      const set = makeSet({ desired: [{ name: "data", storage: "2Gi" }], annotations: { [Keys.applyVia]: via } });
+      expect(plan(snapshot(set, claimsFor(set))).action?.claim, via).toBe("data-web-2");
+    }
+  });
+});
+
+describe("the writer's capabilities", () => {
+  const growing = () => {
+    const set = makeSet({ desired: [{ name: "data", storage: "2Gi" }] });
+    return snapshot(set, claimsFor(set));
+  };
+  it("action-not-supported: a writer without PatchClaim makes the planner block, saying what a person must do", () => {
+    const d = planStep(growing(), NOW, { name: "read-only", supports: [], proposes: false });
+    expect(d).toMatchObject({ phase: "Blocked", reason: "ActionNotSupported", status: { ordinal: 2 } });
+    expect(d.message).toBe(
+      "read-only cannot apply PatchClaim of data-web-2: apply it by hand (kubectl apply --server-side --field-manager=claimstep --force-conflicts) or switch the set to claimstep.io/apply-via: direct",
+    );
+    expect(d.action).toBeUndefined();
+    expect(d.events).toEqual([{ type: "Warning", reason: "ActionNotSupported", action: "Block", note: d.message }]);
+    expect(JSON.parse(d.setAnnotations![Keys.status]!)).toMatchObject({ phase: "Blocked", reason: "ActionNotSupported" });
+    // The per-ordinal table is still the plan's.
+    expect(d.ordinals.map((o) => o.state)).toEqual(["Pending", "Pending", "Pending"]);
+  });
+  it("writer-unavailable: a writer that can do nothing says why instead", () => {
+    const d = planStep(growing(), NOW, { name: "pull-request writer (not configured)", supports: [], proposes: false, unavailable: "configure a repository" });
+    expect(d).toMatchObject({ phase: "Blocked", reason: "ActionNotSupported", message: "pull-request writer (not configured) cannot apply PatchClaim of data-web-2: configure a repository" });
+  });
+  it("no-action-no-capability-needed: a writer without PatchClaim does not block a set with nothing to write", () => {
+    const d = planStep(rolloutEnd(), NOW, { name: "read-only", supports: [], proposes: false });
+    expect(d).toMatchObject({ phase: "Complete", reason: "Converged" });
+  });
+  it("proposes: a writer that proposes makes the planned write Waiting/AwaitingApproval, keeping the action", () => {
+    const d = planStep(growing(), NOW, { name: "pull-request writer (GitHub octo/fleet)", supports: ["PatchClaim"], proposes: true });
+    expect(d).toMatchObject({ phase: "Waiting", reason: "AwaitingApproval", action: { claim: "data-web-2" }, requeueAfter: 60 });
+    expect(d.message).toMatch(/^pull-request writer \(GitHub octo\/fleet\) proposes the change for approval; once approved: updating data-web-2: storage 1Gi → 2Gi/);
+  });
+});
+
+/** A set rolled out to Complete. */
+function rolloutEnd(): Snapshot {
+  const set = makeSet({ desired: [{ name: "data", storage: "2Gi" }] });
+  return rollout(snapshot(set, claimsFor(set))).snapshot;
+}
+
+describe("status since and requeueAfter", () => {
+  const at = (minutes: number) => new Date(NOW.getTime() + minutes * 60_000);
+  const status = (d: Decision) => JSON.parse(d.setAnnotations![Keys.status]!) as { phase: string; reason: string; since: string; observedAt: string };
+  it("since-kept: while phase and reason stay, since is the first step's time, even as the message changes", () => {
+    const set = makeSet({ replicas: 3, desired: [{ name: "data", storage: "2Gi" }] });
+    let s = snapshot(set, claimsFor(set));
+    // Step 1 writes data-web-2 (Progressing/ClaimUpdated).
+    const d1 = planStep(s, at(0), DIRECT);
+    expect(status(d1)).toMatchObject({ phase: "Progressing", reason: "ClaimUpdated", since: at(0).toISOString() });
+    s = settle(applyPatch(annotate(s, d1.setAnnotations), d1.action!), d1.action!.claim);
+    // Step 2 writes data-web-1: same phase and reason, another message: since stays.
+    const d2 = planStep(s, at(1), DIRECT);
+    expect(d2.reason).toBe("ClaimUpdated");
+    expect(status(d2)).toMatchObject({ since: at(0).toISOString(), observedAt: at(1).toISOString() });
+    expect(d2.status.since).toBe(at(0).toISOString());
+  });
+  it("since-reset: a change of phase or reason resets since", () => {
+    const set = makeSet({ desired: [{ name: "data", storage: "2Gi" }] });
+    let s = snapshot(set, claimsFor(set));
+    const d1 = planStep(s, at(0), DIRECT);
+    s = applyPatch(annotate(s, d1.setAnnotations), d1.action!);
+    // The claim is not resized yet: Waiting/ClaimResizing from now on.
+    const d2 = planStep(s, at(1), DIRECT);
+    expect(status(d2)).toMatchObject({ phase: "Waiting", reason: "ClaimResizing", since: at(1).toISOString() });
+    s = annotate(s, d2.setAnnotations);
+    // Still resizing a minute later: nothing written, since kept.
+    const d3 = planStep(s, at(2), DIRECT);
+    expect(d3.setAnnotations).toBeUndefined();
+    expect(d3.status.since).toBe(at(1).toISOString());
+    // Resized: the next write is Progressing again, since now.
+    const d4 = planStep(settle(s, d1.action!.claim), at(3), DIRECT);
+    expect(status(d4)).toMatchObject({ phase: "Progressing", reason: "ClaimUpdated", since: at(3).toISOString() });
+  });
+  it("since-legacy: a record written before since existed is not rewritten for it; its observedAt stands in", () => {
+    const set = makeSet({ desired: [{ name: "data", storage: "2Gi" }] });
+    let s = snapshot(set, claimsFor(set));
+    const d1 = planStep(s, at(0), DIRECT);
+    s = applyPatch(annotate(s, d1.setAnnotations), d1.action!);
+    const d2 = planStep(s, at(1), DIRECT);
+    const { since: _since, ...legacy } = status(d2);
+    s = annotate(s, { ...d2.setAnnotations, [Keys.status]: JSON.stringify(legacy) });
+    const d3 = planStep(s, at(5), DIRECT);
+    expect(d3.setAnnotations).toBeUndefined();
+    expect(d3.status.since).toBe(at(1).toISOString());
+  });
+  it("requeue-after: short while Progressing, the driver's pace while Waiting, none when Complete, Blocked or Idle", () => {
+    const set = makeSet({ desired: [{ name: "data", storage: "2Gi" }] });
+    let s = snapshot(set, claimsFor(set));
+    const d1 = plan(s);
+    expect(d1).toMatchObject({ phase: "Progressing", requeueAfter: 2 });
+    s = applyPatch(annotate(s, d1.setAnnotations), d1.action!);
+    expect(plan(s)).toMatchObject({ phase: "Waiting", reason: "ClaimResizing", requeueAfter: 10 });
+    expect(plan(rolloutEnd()).phase).toBe("Complete");
+    expect(plan(rolloutEnd()).requeueAfter).toBeUndefined();
+    expect(plan(snapshot(makeSet({ desired: "[{" }), claimsFor(makeSet()))).requeueAfter).toBeUndefined();
+    expect(plan(snapshot(makeSet({ strategy: null }), claimsFor(makeSet()))).requeueAfter).toBeUndefined();
+  });
+});

@@ -144,6 +144,23 @@ describe("commands in process", () => {
     expect(err.text).toMatch(/default\/web is still (Waiting|Progressing) .* after 2s/);
   });
 
+  it("run waits the decision's requeueAfter, with --interval as the cap", async () => {
+    const s = await simOf("grow");
+    const pauses: number[] = [];
+    const target: Target = { ...s.target, pause: async (ms) => void (pauses.push(ms), s.sim.advance(ms)) };
+    const { io, out } = capture();
+    expect(await main(["run", "web", "--interval", "7s", "-o", "json"], io, async () => target)).toBe(0);
+    const steps = out.text.trim().split("\n").map((l) => JSON.parse(l) as { decision: { phase: string; requeueAfter?: number } });
+    const phases = steps.map((x) => x.decision.phase);
+    expect(phases.at(-1)).toBe("Complete");
+    expect(steps.at(-1)!.decision.requeueAfter).toBeUndefined();
+    // One pause after every step but the last: 2 s after a write, the 10 s driver pace capped at 7 s while waiting.
+    expect(pauses).toEqual(steps.slice(0, -1).map((x) => Math.min(x.decision.requeueAfter! * 1000, 7000)));
+    expect(pauses).toContain(2000);
+    expect(pauses).toContain(7000);
+    expect(Math.max(...pauses)).toBeLessThanOrEqual(7000);
+  });
+
   it("step --all steps every opted-in set; exit 2 when one is blocked", async () => {
     const s = await simOf("grow");
     const { io, out } = capture();
