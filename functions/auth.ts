@@ -1,8 +1,10 @@
-// Inbound authentication: Standard Webhooks signatures (https://www.standardwebhooks.com/) or a
-// bearer token. Web Crypto only, so the same code runs on Workers and Node. Every comparison of a
-// secret-derived value is constant-time; no secret is ever put into a message.
+// Inbound authentication primitives: Standard Webhooks (https://www.standardwebhooks.com/) signing
+// and verification through the official `standardwebhooks` package, bearer tokens, and the
+// replay store. No Node-only code: the Worker and the Node server share it. No secret is ever put
+// into a message.
+import { Webhook, WebhookVerificationError } from "standardwebhooks";
 
-/** Standard Webhooks: reject timestamps further than this from our clock (the spec's 5 minutes). */
+/** Standard Webhooks' tolerance, fixed by the library: a timestamp further than this from our clock is refused. */
 export const DEFAULT_TOLERANCE_SECONDS = 5 * 60;
 
 const encoder = new TextEncoder();
@@ -11,38 +13,191 @@ export class SecretFormatError extends Error {
   override readonly name = "SecretFormatError";
 }
 
-/** `whsec_<base64>` → the HMAC key bytes. */
+/**
+ * Check one `whsec_<base64>` secret the way the library will read it, and return its key bytes.
+ * Throws SecretFormatError naming what is wrong (never the secret).
+ */
 export function decodeWebhookSecret(secret: string): Uint8Array {
   if (!secret.startsWith("whsec_")) throw new SecretFormatError("webhook secret must start with whsec_");
+  let bytes: Uint8Array;
   try {
-    const raw = atob(secret.slice("whsec_".length));
-    const bytes = Uint8Array.from(raw, (ch) => ch.charCodeAt(0));
-    if (bytes.length < 16) throw new SecretFormatError("webhook secret is shorter than 16 bytes");
-    return bytes;
-  } catch (err) {
-    if (err instanceof SecretFormatError) throw err;
+    new Webhook(secret); // what signing and verification will use: refuses bad base64 and empty keys
+    bytes = Uint8Array.from(atob(secret.slice("whsec_".length)), (ch) => ch.charCodeAt(0));
+  } catch {
     throw new SecretFormatError("webhook secret is not valid base64 after whsec_");
   }
+  if (bytes.length < 16) throw new SecretFormatError("webhook secret is shorter than 16 bytes");
+  return bytes;
 }
 
-const toBase64 = (bytes: Uint8Array): string => {
-  let s = "";
-  for (const b of bytes) s += String.fromCharCode(b);
-  return btoa(s);
-};
+/**
+ * `CLAIMSTEP_WEBHOOK_SECRET` as a list: one or more `whsec_` secrets separated by spaces or commas.
+ * During a rotation every one is accepted; signing uses the first.
+ */
+export const webhookSecretList = (raw: string | undefined): string[] => (raw ?? "").split(/[\s,]+/).filter(Boolean);
 
-const fromBase64 = (s: string): Uint8Array | undefined => {
-  try {
-    return Uint8Array.from(atob(s), (ch) => ch.charCodeAt(0));
-  } catch {
-    return undefined;
+/** The `webhook-signature` value for one body: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`. */
+export function signWebhook(secret: string, id: string, timestampSeconds: number, body: string): string {
+  return new Webhook(secret).sign(id, new Date(timestampSeconds * 1000), body);
+}
+
+/** The three Standard Webhooks headers for a body, signed with `secret` (the first of a rotation). */
+export function webhookHeaders(
+  secret: string,
+  id: string,
+  now: Date,
+  body: string,
+): Record<"webhook-id" | "webhook-timestamp" | "webhook-signature", string> {
+  const ts = Math.floor(now.getTime() / 1000);
+  return { "webhook-id": id, "webhook-timestamp": String(ts), "webhook-signature": signWebhook(secret, id, ts, body) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Replay store
+
+export type ReplayClaim = { ok: true } | { ok: false; reason: "replayed" } | { ok: false; reason: "full"; retryAfterSeconds: number };
+
+/** Remembers accepted delivery ids so that a captured request cannot be replayed. */
+export interface ReplayGuard {
+  /**
+   * Remember `id` until `expiresAtMs`. Refused when it is already remembered (a replay), or when
+   * the store is full of ids that have not expired yet (the caller answers 503 + Retry-After).
+   */
+  claim(id: string, nowMs: number, expiresAtMs: number): ReplayClaim;
+  /** Forget `id`: its delivery failed before doing anything, so a redelivery must be accepted. */
+  release(id: string): void;
+}
+
+/**
+ * An in-memory store of ids, each kept until its own expiry (for Standard Webhooks, the end of the
+ * timestamp's tolerance window, after which the timestamp check refuses a replay by itself). It
+ * never forgets an id early: when `capacity` ids are live, new ones are refused until the oldest
+ * expire. On Node there is one per process; on Workers one per isolate (README: a replay landing on
+ * another isolate is not caught; a step is idempotent, so the worst it can do is one more step).
+ */
+export class RecentIds implements ReplayGuard {
+  private readonly ids = new Map<string, number>();
+  constructor(readonly capacity = 10_000) {}
+
+  claim(id: string, nowMs: number, expiresAtMs: number): ReplayClaim {
+    this.dropExpiredHead(nowMs);
+    const until = this.ids.get(id);
+    if (until !== undefined) {
+      if (until > nowMs) return { ok: false, reason: "replayed" };
+      this.ids.delete(id);
+    }
+    if (this.ids.size >= this.capacity) {
+      this.dropExpired(nowMs);
+      if (this.ids.size >= this.capacity) {
+        let soonest = Infinity;
+        for (const at of this.ids.values()) soonest = Math.min(soonest, at);
+        return { ok: false, reason: "full", retryAfterSeconds: Math.max(1, Math.ceil((soonest - nowMs) / 1000)) };
+      }
+    }
+    this.ids.set(id, expiresAtMs);
+    return { ok: true };
   }
-};
 
-async function hmacSha256(key: Uint8Array, message: string): Promise<Uint8Array> {
-  const k = await crypto.subtle.importKey("raw", key as BufferSource, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
-  return new Uint8Array(await crypto.subtle.sign("HMAC", k, encoder.encode(message)));
+  release(id: string): void {
+    this.ids.delete(id);
+  }
+
+  get size(): number {
+    return this.ids.size;
+  }
+
+  /** Insertion order is roughly expiry order: drop expired ids from the front, cheaply. */
+  private dropExpiredHead(nowMs: number): void {
+    for (const [id, at] of this.ids) {
+      if (at > nowMs) return;
+      this.ids.delete(id);
+    }
+  }
+
+  private dropExpired(nowMs: number): void {
+    for (const [id, at] of this.ids) if (at <= nowMs) this.ids.delete(id);
+  }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Standard Webhooks verification
+
+export type WebhookFailure = "MissingHeaders" | "BadTimestamp" | "TimestampOutOfTolerance" | "NoMatchingSignature" | "Replayed";
+
+export type WebhookVerdict =
+  | { ok: true; id: string }
+  | { ok: false; failure: WebhookFailure; message: string }
+  | { ok: false; failure: "ReplayStoreFull"; message: string; retryAfterSeconds: number };
+
+export interface WebhookInput {
+  /** The accepted secrets (a rotation holds several), or verifiers built from them once. */
+  secrets: readonly (string | Webhook)[];
+  id: string | undefined;
+  timestamp: string | undefined;
+  signature: string | undefined;
+  body: string;
+  replay?: ReplayGuard;
+}
+
+/** Key of a Standard Webhooks id in a replay store shared with other kinds of deliveries. */
+export const webhookReplayKey = (id: string): string => `standard-webhooks:${id}`;
+
+/**
+ * Verify a Standard Webhooks request with the official library: timestamp within 5 minutes of this
+ * machine's clock, one `v1,` signature matching one of the secrets. The id is recorded only once
+ * the signature is valid, and kept until the timestamp leaves the tolerance window.
+ */
+export function verifyWebhook(input: WebhookInput): WebhookVerdict {
+  const { id, timestamp, signature } = input;
+  if (!id || !timestamp || !signature) {
+    return { ok: false, failure: "MissingHeaders", message: "webhook-id, webhook-timestamp and webhook-signature are all required" };
+  }
+  // The library reads the timestamp with parseInt, which takes "12abc": be strict first.
+  if (!/^\d{1,12}$/.test(timestamp)) {
+    return { ok: false, failure: "BadTimestamp", message: "webhook-timestamp must be integer Unix seconds" };
+  }
+  const headers = { "webhook-id": id, "webhook-timestamp": timestamp, "webhook-signature": signature };
+  let matched = false;
+  for (const secret of input.secrets) {
+    const verifier = typeof secret === "string" ? new Webhook(secret) : secret;
+    try {
+      verifier.verify(input.body, headers, { jsonParse: false });
+      matched = true;
+      break;
+    } catch (err) {
+      if (!(err instanceof WebhookVerificationError)) throw err;
+      if (/timestamp too (old|new)/i.test(err.message)) {
+        const skew = Math.abs(Math.floor(Date.now() / 1000) - Number(timestamp));
+        return {
+          ok: false,
+          failure: "TimestampOutOfTolerance",
+          message: `webhook-timestamp is ${skew}s away from the server clock (tolerance ${DEFAULT_TOLERANCE_SECONDS}s): sign requests when sending and check the sender's clock`,
+        };
+      }
+      // "No matching signature found": try the next secret of the rotation.
+    }
+  }
+  if (!matched) return { ok: false, failure: "NoMatchingSignature", message: "no webhook-signature matches the body" };
+  if (input.replay) {
+    const nowMs = Date.now();
+    const claim = input.replay.claim(webhookReplayKey(id), nowMs, (Number(timestamp) + DEFAULT_TOLERANCE_SECONDS + 1) * 1000);
+    if (!claim.ok && claim.reason === "replayed") {
+      return { ok: false, failure: "Replayed", message: `webhook-id ${JSON.stringify(id.slice(0, 64))} was already received` };
+    }
+    if (!claim.ok && claim.reason === "full") {
+      return {
+        ok: false,
+        failure: "ReplayStoreFull",
+        message: "too many signed requests within the replay window: retry later",
+        retryAfterSeconds: claim.retryAfterSeconds,
+      };
+    }
+  }
+  return { ok: true, id };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bearer tokens
 
 /** Compare two byte strings in time that depends only on their lengths (never on where they differ). */
 export function constantTimeEqual(a: Uint8Array, b: Uint8Array): boolean {
@@ -50,115 +205,6 @@ export function constantTimeEqual(a: Uint8Array, b: Uint8Array): boolean {
   const n = Math.max(a.length, b.length);
   for (let i = 0; i < n; i++) diff |= (a[i] ?? 0) ^ (b[i] ?? 0);
   return diff === 0;
-}
-
-/** The `webhook-signature` value for one body: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`. */
-export async function signWebhook(secret: string, id: string, timestampSeconds: number, body: string): Promise<string> {
-  const mac = await hmacSha256(decodeWebhookSecret(secret), `${id}.${timestampSeconds}.${body}`);
-  return `v1,${toBase64(mac)}`;
-}
-
-/** The three Standard Webhooks headers for a body. */
-export async function webhookHeaders(
-  secret: string,
-  id: string,
-  now: Date,
-  body: string,
-): Promise<Record<"webhook-id" | "webhook-timestamp" | "webhook-signature", string>> {
-  const ts = Math.floor(now.getTime() / 1000);
-  return { "webhook-id": id, "webhook-timestamp": String(ts), "webhook-signature": await signWebhook(secret, id, ts, body) };
-}
-
-/** Remembers recently accepted webhook ids so a captured request cannot be replayed. */
-export interface ReplayGuard {
-  /** Record `id` as seen at `nowMs`; true when it was already seen within the window. */
-  seen(id: string, nowMs: number): boolean;
-}
-
-/**
- * An in-memory LRU of ids, each kept for the tolerance window (after which the timestamp check
- * rejects a replay anyway). On Node there is one per process. On Workers there is one per isolate:
- * a replay that lands on another isolate within the window is not caught (a step is idempotent,
- * so the worst a replay can do is run one more step).
- */
-export class RecentIds implements ReplayGuard {
-  private readonly ids = new Map<string, number>();
-  constructor(
-    private readonly capacity = 10_000,
-    private readonly windowMs = 2 * DEFAULT_TOLERANCE_SECONDS * 1000,
-  ) {}
-
-  seen(id: string, nowMs: number): boolean {
-    const at = this.ids.get(id);
-    if (at !== undefined && nowMs - at < this.windowMs) return true;
-    this.ids.delete(id);
-    this.ids.set(id, nowMs);
-    while (this.ids.size > this.capacity) {
-      const oldest = this.ids.keys().next().value as string;
-      this.ids.delete(oldest);
-    }
-    return false;
-  }
-
-  get size(): number {
-    return this.ids.size;
-  }
-}
-
-export type WebhookFailure =
-  | "MissingHeaders"
-  | "BadTimestamp"
-  | "TimestampOutOfTolerance"
-  | "NoMatchingSignature"
-  | "Replayed";
-
-export type WebhookVerdict = { ok: true; id: string } | { ok: false; failure: WebhookFailure; message: string };
-
-export interface WebhookInput {
-  secrets: readonly string[];
-  id: string | undefined;
-  timestamp: string | undefined;
-  signature: string | undefined;
-  body: string;
-  now: Date;
-  replay?: ReplayGuard;
-  toleranceSeconds?: number;
-}
-
-/** Verify a Standard Webhooks request. The id is recorded only once the signature is valid. */
-export async function verifyWebhook(input: WebhookInput): Promise<WebhookVerdict> {
-  const { id, timestamp, signature } = input;
-  if (!id || !timestamp || !signature) {
-    return { ok: false, failure: "MissingHeaders", message: "webhook-id, webhook-timestamp and webhook-signature are all required" };
-  }
-  if (!/^\d{1,12}$/.test(timestamp)) {
-    return { ok: false, failure: "BadTimestamp", message: "webhook-timestamp must be integer Unix seconds" };
-  }
-  const tolerance = input.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
-  const skew = Math.abs(Math.floor(input.now.getTime() / 1000) - Number(timestamp));
-  if (skew > tolerance) {
-    return {
-      ok: false,
-      failure: "TimestampOutOfTolerance",
-      message: `webhook-timestamp is ${skew}s away from the server clock (tolerance ${tolerance}s): sign requests when sending and check the sender's clock`,
-    };
-  }
-  const candidates = signature
-    .split(" ")
-    .filter((part) => part.startsWith("v1,"))
-    .map((part) => fromBase64(part.slice(3)))
-    .filter((b): b is Uint8Array => b !== undefined);
-  let match = false;
-  for (const secret of input.secrets) {
-    const expected = await hmacSha256(decodeWebhookSecret(secret), `${id}.${timestamp}.${input.body}`);
-    // Compare against every candidate (no early exit) so timing says nothing about which matched.
-    for (const candidate of candidates) match = constantTimeEqual(expected, candidate) || match;
-  }
-  if (!match) return { ok: false, failure: "NoMatchingSignature", message: "no webhook-signature matches the body" };
-  if (input.replay?.seen(id, input.now.getTime())) {
-    return { ok: false, failure: "Replayed", message: `webhook-id ${JSON.stringify(id.slice(0, 64))} was already received` };
-  }
-  return { ok: true, id };
 }
 
 async function sha256(s: string): Promise<Uint8Array> {

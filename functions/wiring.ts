@@ -50,6 +50,8 @@ export function wire(opts: WiringOptions): Wiring {
         ...(config.gitlabWebhookToken ? { gitlab: { token: config.gitlabWebhookToken } } : {}),
         step: (ref) => runStep({ reader, writers, ref, now: opts.now() }),
         namespaces: config.namespaces,
+        replay: opts.replay,
+        ...(opts.log ? { log: opts.log } : {}),
       }),
     });
   }

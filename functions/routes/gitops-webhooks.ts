@@ -2,8 +2,15 @@
 // approval of its step, so step the set named by its branch; a pull request closed unmerged (or
 // reopened) also steps it, and the step records the pause (Blocked/ChangeRejected) or the resume.
 // Mount with `app.route("/", gitopsWebhookRoutes({...}))`.
-import { Hono } from "hono";
+//
+// Each route: the forge is configured (else 404) → the delivery is authentic (middleware, else
+// 401) → it is a pull-request event of a claimstep branch (else 202, ignored) → its namespace is
+// allowed (else 403) → it was not delivered before (else 401 Replayed; 503 when the replay store is
+// full) → one step. A set that no longer exists is 202 (ignored), not an error: GitLab disables a
+// webhook that keeps failing, and a pull request of a deleted set is nothing to retry.
+import { Hono, type MiddlewareHandler } from "hono";
 import type { SetRef } from "../../core/types.js";
+import { ApiError } from "../../adapters/api-error.js";
 import {
   type Parsed,
   type PullRequestEvent,
@@ -12,7 +19,15 @@ import {
   verifyGitHubSignature,
   verifyGitLabToken,
 } from "../../adapters/gitops/webhook.js";
-import type { StepResult } from "../step.js";
+import { RecentIds, type ReplayGuard } from "../auth.js";
+import { Problem, onError } from "../http/problem.js";
+import { PermissionError, type StepResult } from "../step.js";
+
+/**
+ * How long a forge delivery is remembered. GitHub and GitLab sign no timestamp, so there is no
+ * tolerance window to match: an hour covers their own retries and redeliveries.
+ */
+export const FORGE_REPLAY_WINDOW_MS = 60 * 60 * 1000;
 
 export interface GitOpsWebhookOptions {
   /** The secret of the GitHub webhook (X-Hub-Signature-256). Absent: the GitHub route answers 404. */
@@ -23,80 +38,141 @@ export interface GitOpsWebhookOptions {
   step: (ref: SetRef, event: PullRequestEvent) => Promise<StepResult>;
   /** Namespaces a branch may name; empty or absent = all (as the app's own allow list). */
   namespaces?: readonly string[];
+  /** Delivery ids already acted on (the app's store, shared with Standard Webhooks); default: its own. */
+  replay?: ReplayGuard;
+  log?: (entry: Record<string, unknown>) => void;
 }
 
 type Provider = "github" | "gitlab";
 
+const sha256Hex = async (bytes: ArrayBuffer): Promise<string> =>
+  [...new Uint8Array(await crypto.subtle.digest("SHA-256", bytes))].map((b) => b.toString(16).padStart(2, "0")).join("");
+
 export function gitopsWebhookRoutes(opts: GitOpsWebhookOptions): Hono {
   if (opts.github && !opts.github.secret) throw new Error("GitHub webhook secret is empty: set it, or leave github out to disable the route");
   if (opts.gitlab && !opts.gitlab.token) throw new Error("GitLab webhook token is empty: set it, or leave gitlab out to disable the route");
+  const replay = opts.replay ?? new RecentIds();
+  const log = opts.log ?? (() => {});
   const app = new Hono();
 
-  const handle = async (
-    provider: Provider,
-    raw: Uint8Array,
-    authentic: (raw: Uint8Array) => Promise<boolean>,
-    parse: (body: unknown) => Parsed,
-  ) => {
-    if (!(await authentic(raw))) {
-      return { status: 401 as const, body: { error: `${provider} webhook: missing or wrong signature/token` } };
+  /** 404 when the forge has no secret configured. */
+  const configured = (provider: Provider, what: string): MiddlewareHandler =>
+    async function configured(_c, next) {
+      if (!opts[provider]) throw new Problem(404, "NotFound", `${provider === "github" ? "GitHub" : "GitLab"} webhooks are not configured (no ${what})`);
+      return next();
+    };
+
+  const unauthentic = (provider: Provider) => new Problem(401, "Unauthorized", `${provider} webhook: missing or wrong signature/token`);
+
+  /** X-Hub-Signature-256: HMAC-SHA256 of the raw body with the webhook secret. */
+  const githubSignature: MiddlewareHandler = async function githubSignature(c, next) {
+    const raw = new Uint8Array(await c.req.arrayBuffer());
+    if (!(await verifyGitHubSignature(opts.github!.secret, raw, c.req.header("x-hub-signature-256")))) throw unauthentic("github");
+    return next();
+  };
+
+  /** X-Gitlab-Token: the shared secret itself. */
+  const gitlabToken: MiddlewareHandler = async function gitlabToken(c, next) {
+    if (!(await verifyGitLabToken(opts.gitlab!.token, c.req.header("x-gitlab-token")))) throw unauthentic("gitlab");
+    return next();
+  };
+
+  /**
+   * Record a stepping delivery (by its id and by its body, so that neither a verbatim replay nor one
+   * with a new id header gets through) and return what to release if the step fails.
+   */
+  const claim = (provider: Provider, keys: string[]): (() => void) => {
+    const now = Date.now();
+    const claimed: string[] = [];
+    const releaseAll = () => claimed.forEach((k) => replay.release(k));
+    for (const key of keys) {
+      const r = replay.claim(key, now, now + FORGE_REPLAY_WINDOW_MS);
+      if (r.ok) {
+        claimed.push(key);
+        continue;
+      }
+      releaseAll();
+      if (r.reason === "full") {
+        throw new Problem(503, "Unavailable", "too many webhook deliveries within the replay window: retry later", {
+          headers: { "Retry-After": String(r.retryAfterSeconds) },
+        });
+      }
+      log({ msg: "webhook replayed", provider });
+      throw new Problem(401, "Unauthorized", `${provider} webhook: this delivery was already received`, { extra: { failure: "Replayed" } });
     }
+    return releaseAll;
+  };
+
+  const handle = async (provider: Provider, raw: ArrayBuffer, parse: (body: unknown) => Parsed, deliveryId: string | undefined, bodyKey: string) => {
     let body: unknown;
     try {
       body = JSON.parse(new TextDecoder().decode(raw));
     } catch {
-      return { status: 400 as const, body: { error: `${provider} webhook: the body is not JSON (set the webhook content type to application/json)` } };
+      throw new Problem(400, "BadRequest", `${provider} webhook: the body is not JSON (set the webhook content type to application/json)`);
     }
     const parsed = parse(body);
     if ("ignored" in parsed) return { status: 202 as const, body: { ignored: parsed.ignored } };
     const { event } = parsed;
-    if (opts.namespaces?.length && !opts.namespaces.includes(event.step.ref.namespace)) {
-      return { status: 403 as const, body: { error: `branch ${event.branch} names namespace ${event.step.ref.namespace}, which claimstep may not act in` } };
+    const ref = event.step.ref;
+    if (opts.namespaces?.length && !opts.namespaces.includes(ref.namespace)) {
+      throw new Problem(403, "Forbidden", `branch ${event.branch} names namespace ${ref.namespace}, which claimstep may not act in`);
     }
+    if (!deliveryId) {
+      throw new Problem(400, "BadRequest", `${provider} webhook: the delivery has no ${provider === "github" ? "X-GitHub-Delivery" : "Idempotency-Key or X-Gitlab-Event-UUID"} header`);
+    }
+    const release = claim(provider, [`${provider}:delivery:${deliveryId}`, `${provider}:body:${bodyKey}`]);
+    let result: StepResult;
     try {
-      const result = await opts.step(event.step.ref, event);
-      return {
-        status: 200 as const,
-        body: {
-          provider,
-          pullRequest: { number: event.number, url: event.url, outcome: event.outcome, branch: event.branch },
-          set: event.step.ref,
-          phase: result.decision.phase,
-          reason: result.decision.reason,
-          message: result.decision.message,
-          outcome: result.outcome.kind,
-        },
-      };
+      result = await opts.step(ref, event);
     } catch (err) {
-      return { status: 500 as const, body: { error: `step of ${event.step.ref.namespace}/${event.step.ref.name} failed: ${(err as Error).message}` } };
+      if (err instanceof ApiError && err.kind === "NotFound") {
+        log({ msg: "webhook for a missing set", provider, namespace: ref.namespace, name: ref.name });
+        return { status: 202 as const, body: { ignored: `StatefulSet ${ref.namespace}/${ref.name} does not exist (branch ${event.branch})` } };
+      }
+      release(); // nothing was done: a redelivery must be accepted
+      if (err instanceof ApiError || err instanceof PermissionError) throw err; // 503, 502, 409 as the app answers them
+      throw new Problem(500, "InternalError", `step of ${ref.namespace}/${ref.name} failed: ${(err as Error).message}`, { cause: err });
     }
+    return {
+      status: 200 as const,
+      body: {
+        provider,
+        pullRequest: { number: event.number, url: event.url, outcome: event.outcome, branch: event.branch },
+        set: ref,
+        phase: result.decision.phase,
+        reason: result.decision.reason,
+        message: result.decision.message,
+        outcome: result.outcome.kind,
+      },
+    };
   };
 
-  app.post("/v1/webhooks/github", async (c) => {
-    const github = opts.github;
-    if (!github) return c.json({ error: "GitHub webhooks are not configured (no webhook secret)" }, 404);
-    const raw = new Uint8Array(await c.req.arrayBuffer());
+  app.post("/v1/webhooks/github", configured("github", "webhook secret"), githubSignature, async (c) => {
+    const raw = await c.req.arrayBuffer();
     const r = await handle(
       "github",
       raw,
-      (b) => verifyGitHubSignature(github.secret, b, c.req.header("x-hub-signature-256")),
       (body) => parseGitHubEvent(c.req.header("x-github-event"), body),
+      c.req.header("x-github-delivery"),
+      c.req.header("x-hub-signature-256")!, // the HMAC of the body, checked above
     );
     return c.json(r.body, r.status);
   });
 
-  app.post("/v1/webhooks/gitlab", async (c) => {
-    const gitlab = opts.gitlab;
-    if (!gitlab) return c.json({ error: "GitLab webhooks are not configured (no webhook token)" }, 404);
-    const raw = new Uint8Array(await c.req.arrayBuffer());
+  app.post("/v1/webhooks/gitlab", configured("gitlab", "webhook token"), gitlabToken, async (c) => {
+    const raw = await c.req.arrayBuffer();
     const r = await handle(
       "gitlab",
       raw,
-      () => verifyGitLabToken(gitlab.token, c.req.header("x-gitlab-token")),
       (body) => parseGitLabEvent(c.req.header("x-gitlab-event"), body),
+      // Idempotency-Key is the same across GitLab's retries of one delivery (GitLab 17.4+);
+      // X-Gitlab-Event-UUID identifies the event.
+      c.req.header("idempotency-key") ?? c.req.header("x-gitlab-event-uuid"),
+      await sha256Hex(raw),
     );
     return c.json(r.body, r.status);
   });
 
+  app.onError(onError(log));
   return app;
 }

@@ -1,5 +1,6 @@
 import { createHmac } from "node:crypto";
-import { describe, expect, it } from "vitest";
+import { Webhook } from "standardwebhooks";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import {
   RecentIds,
   bearerMatches,
@@ -8,6 +9,7 @@ import {
   signWebhook,
   verifyWebhook,
   webhookHeaders,
+  webhookSecretList,
 } from "../../functions/auth.js";
 
 const key = Buffer.from("claimstep-test-key-0123456789abcdef");
@@ -17,40 +19,59 @@ const now = new Date("2026-11-30T10:00:00Z");
 const ts = Math.floor(now.getTime() / 1000);
 const body = '{"type":"statefulset.changed"}';
 
-const input = async (over: Partial<Parameters<typeof verifyWebhook>[0]> = {}) => ({
+const input = (over: Partial<Parameters<typeof verifyWebhook>[0]> = {}) => ({
   secrets: [secret],
   id: "msg_1",
   timestamp: String(ts),
-  signature: await signWebhook(secret, "msg_1", ts, body),
+  signature: signWebhook(secret, "msg_1", ts, body),
   body,
-  now,
   ...over,
 });
 
-describe("Standard Webhooks signing", () => {
-  it("signs id.timestamp.body with HMAC-SHA256 of the base64-decoded secret (checked against node:crypto)", async () => {
+// The library checks timestamps against Date.now(): stand at `now`.
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ["Date"], now });
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe("Standard Webhooks signing (the standardwebhooks package)", () => {
+  it("signs id.timestamp.body with HMAC-SHA256 of the base64-decoded secret (checked against node:crypto)", () => {
     const expected = createHmac("sha256", key).update(`msg_1.${ts}.${body}`).digest("base64");
-    expect(await signWebhook(secret, "msg_1", ts, body)).toBe(`v1,${expected}`);
-    const headers = await webhookHeaders(secret, "msg_1", now, body);
+    expect(signWebhook(secret, "msg_1", ts, body)).toBe(`v1,${expected}`);
+    const headers = webhookHeaders(secret, "msg_1", now, body);
     expect(headers).toEqual({ "webhook-id": "msg_1", "webhook-timestamp": String(ts), "webhook-signature": `v1,${expected}` });
+    // What the official library's verifier accepts, whatever claimstep makes of it.
+    expect(() => new Webhook(secret).verify(body, headers)).not.toThrow();
   });
 
   it("rejects secrets that are not whsec_<base64>", () => {
     expect(() => decodeWebhookSecret("plain")).toThrow(/whsec_/);
     expect(() => decodeWebhookSecret("whsec_***")).toThrow(/base64/);
     expect(() => decodeWebhookSecret(`whsec_${btoa("short")}`)).toThrow(/16 bytes/);
+    expect(decodeWebhookSecret(secret)).toEqual(new Uint8Array(key));
+  });
+
+  it("reads a rotation: several secrets separated by spaces or commas, the first signs", () => {
+    expect(webhookSecretList(`${otherSecret}, ${secret}`)).toEqual([otherSecret, secret]);
+    expect(webhookSecretList(` ${otherSecret}\n${secret} `)).toEqual([otherSecret, secret]);
+    expect(webhookSecretList(undefined)).toEqual([]);
   });
 });
 
 describe("verifyWebhook", () => {
-  it("accepts a valid signature", async () => {
-    expect(await verifyWebhook(await input())).toEqual({ ok: true, id: "msg_1" });
+  it("accepts a valid signature", () => {
+    expect(verifyWebhook(input())).toEqual({ ok: true, id: "msg_1" });
   });
 
-  it("accepts when one of several space-separated signatures matches, and with a rotated secret list", async () => {
-    const good = await signWebhook(secret, "msg_1", ts, body);
-    expect((await verifyWebhook(await input({ signature: `v1,AAAA v1a,xyz ${good}` }))).ok).toBe(true);
-    expect((await verifyWebhook(await input({ secrets: [otherSecret, secret] }))).ok).toBe(true);
+  it("accepts when one of several space-separated signatures matches, and any secret of a rotation", () => {
+    const good = signWebhook(secret, "msg_1", ts, body);
+    expect(verifyWebhook(input({ signature: `v1,AAAA v1a,xyz ${good}` })).ok).toBe(true);
+    expect(verifyWebhook(input({ secrets: [otherSecret, secret] })).ok).toBe(true);
+    expect(verifyWebhook(input({ secrets: [secret, otherSecret] })).ok).toBe(true);
+    // Signed with the new secret while the receiver still lists the old one first.
+    expect(verifyWebhook(input({ secrets: [secret, otherSecret], signature: signWebhook(otherSecret, "msg_1", ts, body) })).ok).toBe(true);
   });
 
   it.each([
@@ -58,43 +79,74 @@ describe("verifyWebhook", () => {
     ["missing timestamp", { timestamp: undefined }, "MissingHeaders"],
     ["missing signature", { signature: undefined }, "MissingHeaders"],
     ["non-numeric timestamp", { timestamp: "2026-11-30" }, "BadTimestamp"],
+    ["timestamp with trailing junk", { timestamp: `${ts}abc` }, "BadTimestamp"],
     ["timestamp 6 minutes old", { timestamp: String(ts - 360) }, "TimestampOutOfTolerance"],
     ["timestamp 6 minutes ahead", { timestamp: String(ts + 360) }, "TimestampOutOfTolerance"],
     ["tampered body", { body: '{"type":"other"}' }, "NoMatchingSignature"],
     ["wrong secret", { secrets: [otherSecret] }, "NoMatchingSignature"],
     ["unversioned signature", { signature: "not-a-signature" }, "NoMatchingSignature"],
     ["bad base64", { signature: "v1,@@@" }, "NoMatchingSignature"],
-  ] as const)("rejects %s", async (_name, over, failure) => {
-    const verdict = await verifyWebhook(await input(over as never));
-    expect(verdict).toMatchObject({ ok: false, failure });
+  ] as const)("rejects %s", (_name, over, failure) => {
+    expect(verifyWebhook(input(over as never))).toMatchObject({ ok: false, failure });
   });
 
-  it("accepts a timestamp exactly at the tolerance edge", async () => {
+  it("accepts a timestamp exactly at the tolerance edge", () => {
     const old = ts - 300;
-    const sig = await signWebhook(secret, "msg_1", old, body);
-    expect((await verifyWebhook(await input({ timestamp: String(old), signature: sig }))).ok).toBe(true);
+    expect(verifyWebhook(input({ timestamp: String(old), signature: signWebhook(secret, "msg_1", old, body) })).ok).toBe(true);
   });
 
-  it("rejects a replayed id, but only once the signature was valid", async () => {
+  it("rejects a replayed id, but only once the signature was valid", () => {
     const replay = new RecentIds();
-    expect((await verifyWebhook(await input({ replay, body: "forged" }))).ok).toBe(false);
+    expect(verifyWebhook(input({ replay, body: "forged" })).ok).toBe(false);
     expect(replay.size).toBe(0);
-    expect((await verifyWebhook(await input({ replay }))).ok).toBe(true);
-    expect(await verifyWebhook(await input({ replay }))).toMatchObject({ ok: false, failure: "Replayed" });
+    expect(verifyWebhook(input({ replay })).ok).toBe(true);
+    expect(verifyWebhook(input({ replay }))).toMatchObject({ ok: false, failure: "Replayed" });
+  });
+
+  it("keeps an id for the whole tolerance window of its timestamp, then the timestamp check takes over", () => {
+    const replay = new RecentIds();
+    expect(verifyWebhook(input({ replay })).ok).toBe(true);
+    vi.setSystemTime(new Date(now.getTime() + 299_000));
+    expect(verifyWebhook(input({ replay }))).toMatchObject({ ok: false, failure: "Replayed" });
+    vi.setSystemTime(new Date(now.getTime() + 302_000));
+    expect(verifyWebhook(input({ replay }))).toMatchObject({ ok: false, failure: "TimestampOutOfTolerance" });
+    expect(replay.claim("other", Date.now(), Date.now() + 1000)).toEqual({ ok: true });
+    expect(replay.size).toBe(1); // the expired id is gone
+  });
+
+  // Defect: the store was an LRU of 10,000 ids, so 10,000 other signed requests pushed an id out
+  // well within its window and the captured request could be replayed.
+  it("cannot be made to forget an id by 10,000 other deliveries: it refuses new ones instead (503)", () => {
+    const replay = new RecentIds();
+    expect(verifyWebhook(input({ replay })).ok).toBe(true);
+    for (let i = 0; i < 9_999; i++) {
+      const id = `other_${i}`;
+      expect(verifyWebhook(input({ replay, id, signature: signWebhook(secret, id, ts, body) })).ok).toBe(true);
+    }
+    const extra = verifyWebhook(input({ replay, id: "one_more", signature: signWebhook(secret, "one_more", ts, body) }));
+    expect(extra).toMatchObject({ ok: false, failure: "ReplayStoreFull", retryAfterSeconds: 301 });
+    expect(verifyWebhook(input({ replay }))).toMatchObject({ ok: false, failure: "Replayed" });
   });
 });
 
 describe("RecentIds", () => {
-  it("forgets ids after the window and evicts the oldest beyond capacity", () => {
-    const ids = new RecentIds(2, 1000);
-    expect(ids.seen("a", 0)).toBe(false);
-    expect(ids.seen("a", 500)).toBe(true);
-    expect(ids.seen("a", 1500)).toBe(false); // window passed: the timestamp check guards it now
-    expect(ids.seen("b", 1600)).toBe(false);
-    expect(ids.seen("c", 1700)).toBe(false);
+  it("keeps each id until its own expiry, refuses new ids while full, and says when room frees up", () => {
+    const ids = new RecentIds(2);
+    expect(ids.claim("a", 0, 1000)).toEqual({ ok: true });
+    expect(ids.claim("a", 500, 1500)).toEqual({ ok: false, reason: "replayed" });
+    expect(ids.claim("b", 600, 5000)).toEqual({ ok: true });
+    expect(ids.claim("c", 700, 5000)).toEqual({ ok: false, reason: "full", retryAfterSeconds: 1 }); // a expires at 1000
+    expect(ids.claim("a", 900, 1900)).toEqual({ ok: false, reason: "replayed" }); // still remembered
+    expect(ids.claim("c", 1000, 5000)).toEqual({ ok: true }); // a expired: room for c
+    expect(ids.claim("a", 1100, 2100)).toEqual({ ok: false, reason: "full", retryAfterSeconds: 4 });
     expect(ids.size).toBe(2);
-    expect(ids.seen("a", 1800)).toBe(false); // evicted as the oldest
-    expect(ids.seen("c", 1900)).toBe(true);
+  });
+
+  it("forgets a released id (its delivery failed before doing anything)", () => {
+    const ids = new RecentIds();
+    expect(ids.claim("a", 0, 1000).ok).toBe(true);
+    ids.release("a");
+    expect(ids.claim("a", 10, 1000).ok).toBe(true);
   });
 });
 

@@ -1,6 +1,6 @@
 // A clock whose timers fire only when the test advances time, for the relay's debounce,
 // backoff and reconnect tests.
-import type { RelayClock } from "../../functions/relay.js";
+import type { RelayClock } from "../../functions/relay/index.js";
 
 export class ManualClock implements RelayClock {
   private ms: number;

@@ -3,6 +3,8 @@ import { describe, expect, it } from "vitest";
 import { constantTimeEqual, signGitHubBody, verifyGitHubSignature, verifyGitLabToken } from "../../../adapters/gitops/webhook.js";
 import type { PullRequestEvent } from "../../../adapters/gitops/webhook.js";
 import type { SetRef } from "../../../core/types.js";
+import { ApiError } from "../../../adapters/api-error.js";
+import { RecentIds } from "../../../functions/auth.js";
 import type { StepResult } from "../../../functions/step.js";
 import { gitopsWebhookRoutes } from "../../../functions/routes/gitops-webhooks.js";
 import { growDecision } from "./helpers.js";
@@ -35,8 +37,13 @@ const githubPayload = (action: string, merged: boolean, ref = BRANCH) =>
     repository: { full_name: "octo/fleet" },
   });
 
-async function postGitHub(routes: ReturnType<typeof app>["routes"], body: string, opts: { event?: string; signature?: string | null } = {}) {
-  const headers: Record<string, string> = { "content-type": "application/json", "x-github-event": opts.event ?? "pull_request", "x-github-delivery": "d-1" };
+let deliveries = 0;
+const nextDelivery = () => `delivery-${++deliveries}`;
+
+async function postGitHub(routes: ReturnType<typeof app>["routes"], body: string, opts: { event?: string; signature?: string | null; delivery?: string | null } = {}) {
+  const headers: Record<string, string> = { "content-type": "application/json", "x-github-event": opts.event ?? "pull_request" };
+  const delivery = opts.delivery === undefined ? nextDelivery() : opts.delivery;
+  if (delivery !== null) headers["x-github-delivery"] = delivery;
   const signature = opts.signature === undefined ? await signGitHubBody(SECRET, body) : opts.signature;
   if (signature !== null) headers["x-hub-signature-256"] = signature;
   return routes.request("/v1/webhooks/github", { method: "POST", headers, body });
@@ -50,10 +57,16 @@ const gitlabPayload = (action: string, state: string, source = BRANCH) =>
     object_attributes: { iid: 3, url: "https://gitlab.com/platform/fleet/-/merge_requests/3", action, state, source_branch: source, target_branch: "main" },
   });
 
-const postGitLab = (routes: ReturnType<typeof app>["routes"], body: string, token: string | null = TOKEN, event = "Merge Request Hook") =>
+const postGitLab = (
+  routes: ReturnType<typeof app>["routes"],
+  body: string,
+  token: string | null = TOKEN,
+  event = "Merge Request Hook",
+  ids: Record<string, string> = { "x-gitlab-event-uuid": nextDelivery() },
+) =>
   routes.request("/v1/webhooks/gitlab", {
     method: "POST",
-    headers: { "content-type": "application/json", "x-gitlab-event": event, ...(token !== null ? { "x-gitlab-token": token } : {}) },
+    headers: { "content-type": "application/json", "x-gitlab-event": event, ...ids, ...(token !== null ? { "x-gitlab-token": token } : {}) },
     body,
   });
 
@@ -114,7 +127,7 @@ describe("POST /v1/webhooks/github", () => {
     expect((await postGitHub(routes, body, { signature: await signGitHubBody("other secret", body) })).status).toBe(401);
     const tampered = await postGitHub(routes, body.replace("prod", "kube-system"), { signature: await signGitHubBody(SECRET, body) });
     expect(tampered.status).toBe(401);
-    expect(await tampered.json()).toEqual({ error: "github webhook: missing or wrong signature/token" });
+    expect(await tampered.json()).toEqual({ error: "Unauthorized", message: "github webhook: missing or wrong signature/token" });
     expect(calls).toEqual([]);
   });
 
@@ -135,7 +148,7 @@ describe("POST /v1/webhooks/github", () => {
     expect((await postGitHub(routes, "payload=%7B%7D")).status).toBe(400);
     const res = await postGitHub(routes, githubPayload("closed", true));
     expect(res.status).toBe(500);
-    expect(await res.json()).toEqual({ error: "step of prod/db failed: GitHub octo/fleet: the token was rejected" });
+    expect(await res.json()).toEqual({ error: "InternalError", message: "step of prod/db failed: GitHub octo/fleet: the token was rejected" });
   });
 
   it("refuses a branch naming a namespace outside the allow list with 403", async () => {
@@ -150,7 +163,7 @@ describe("POST /v1/webhooks/github", () => {
     });
     const res = await postGitHub(routes, githubPayload("closed", true));
     expect(res.status).toBe(403);
-    expect(await res.json()).toEqual({ error: `branch ${BRANCH} names namespace prod, which claimstep may not act in` });
+    expect(await res.json()).toEqual({ error: "Forbidden", message: `branch ${BRANCH} names namespace prod, which claimstep may not act in` });
     expect(calls).toEqual([]);
   });
 
@@ -191,5 +204,95 @@ describe("POST /v1/webhooks/gitlab", () => {
     expect(await (await postGitLab(routes, JSON.stringify({ object_kind: "push" }), TOKEN, "Push Hook")).json()).toEqual({ ignored: "event Push Hook is not Merge Request Hook" });
     expect(await (await postGitLab(routes, gitlabPayload("update", "opened"))).json()).toEqual({ ignored: "action update is not a merge, close or reopen" });
     expect(calls).toEqual([]);
+  });
+});
+
+describe("replayed deliveries", () => {
+  // Defect: neither route remembered deliveries, so a captured delivery stepped the set again
+  // each time it was sent.
+  it("GitHub: the same delivery, or the same signed body under a new X-GitHub-Delivery, is 401 and steps nothing", async () => {
+    const { routes, calls } = app();
+    const body = githubPayload("closed", true);
+    expect((await postGitHub(routes, body, { delivery: "d-replay" })).status).toBe(200);
+    const again = await postGitHub(routes, body, { delivery: "d-replay" });
+    expect(again.status).toBe(401);
+    expect(await again.json()).toEqual({ error: "Unauthorized", message: "github webhook: this delivery was already received", failure: "Replayed" });
+    expect((await postGitHub(routes, body, { delivery: "d-forged-new-id" })).status).toBe(401);
+    expect(calls).toHaveLength(1);
+  });
+
+  it("GitLab: the same Idempotency-Key or X-Gitlab-Event-UUID, or the same body, is 401 and steps nothing", async () => {
+    const { routes, calls } = app();
+    const body = gitlabPayload("merge", "merged");
+    expect((await postGitLab(routes, body, TOKEN, undefined, { "idempotency-key": "k-1", "x-gitlab-event-uuid": "u-1" })).status).toBe(200);
+    expect((await postGitLab(routes, body, TOKEN, undefined, { "idempotency-key": "k-1", "x-gitlab-event-uuid": "u-2" })).status).toBe(401);
+    expect((await postGitLab(routes, body, TOKEN, undefined, { "x-gitlab-event-uuid": "u-1" })).status).toBe(401);
+    expect((await postGitLab(routes, body, TOKEN, undefined, { "x-gitlab-event-uuid": "u-3" })).status).toBe(401);
+    expect(calls).toHaveLength(1);
+  });
+
+  it("refuses a stepping delivery without its id (400), but acknowledges ignored ones as before", async () => {
+    const { routes, calls } = app();
+    const res = await postGitHub(routes, githubPayload("closed", true), { delivery: null });
+    expect(res.status).toBe(400);
+    expect((await res.json()).message).toMatch(/X-GitHub-Delivery/);
+    expect((await postGitLab(routes, gitlabPayload("merge", "merged"), TOKEN, undefined, {})).status).toBe(400);
+    const ping = JSON.stringify({ zen: "Keep it logically awesome.", hook_id: 1 });
+    expect((await postGitHub(routes, ping, { event: "ping", delivery: "p" })).status).toBe(202);
+    expect((await postGitHub(routes, ping, { event: "ping", delivery: "p" })).status).toBe(202); // a re-ping is no replay
+    expect(calls).toEqual([]);
+  });
+
+  it("accepts the redelivery of a delivery whose step failed", async () => {
+    let fail = true;
+    const steps: SetRef[] = [];
+    const routes = gitopsWebhookRoutes({
+      github: { secret: SECRET },
+      step: async (ref) => {
+        steps.push(ref);
+        if (fail) throw new ApiError(503, "ServerError", "etcd is sad");
+        return { decision: growDecision("2Gi"), outcome: { kind: "none" }, writer: "test" };
+      },
+    });
+    const body = githubPayload("closed", true);
+    const first = await postGitHub(routes, body, { delivery: "d-retry" });
+    expect(first.status).toBe(503);
+    expect(first.headers.get("retry-after")).toBe("5");
+    fail = false;
+    expect((await postGitHub(routes, body, { delivery: "d-retry" })).status).toBe(200);
+    expect(steps).toHaveLength(2);
+  });
+
+  it("answers 503 with Retry-After, stepping nothing, while the replay store is full", async () => {
+    const calls: SetRef[] = [];
+    const routes = gitopsWebhookRoutes({
+      github: { secret: SECRET },
+      replay: new RecentIds(2), // one delivery takes two entries: its id and its body
+      step: async (ref) => {
+        calls.push(ref);
+        return { decision: growDecision("2Gi"), outcome: { kind: "none" }, writer: "test" };
+      },
+    });
+    expect((await postGitHub(routes, githubPayload("closed", true))).status).toBe(200);
+    const full = await postGitHub(routes, githubPayload("reopened", false));
+    expect(full.status).toBe(503);
+    expect(Number(full.headers.get("retry-after"))).toBeGreaterThan(3500); // the first delivery's hour
+    expect(calls).toHaveLength(1);
+  });
+});
+
+describe("a set that does not exist", () => {
+  // Defect: a merged pull request of a set deleted since answered 500 with the API server's message,
+  // so the forge reported a failure (GitLab disables webhooks that keep failing).
+  it("is 202: acknowledged and ignored, not an error to retry", async () => {
+    const notFound = new ApiError(404, "NotFound", 'StatefulSet prod/db not found (statefulsets.apps "db" not found): check the name and the namespace');
+    const { routes } = app(async () => {
+      throw notFound;
+    });
+    const github = await postGitHub(routes, githubPayload("closed", true));
+    expect(github.status).toBe(202);
+    expect(await github.json()).toEqual({ ignored: `StatefulSet prod/db does not exist (branch ${BRANCH})` });
+    const gitlab = await postGitLab(routes, gitlabPayload("merge", "merged"));
+    expect(gitlab.status).toBe(202);
   });
 });

@@ -1,0 +1,56 @@
+// POST one `statefulset.changed` event to the app, signed with Standard Webhooks (the official
+// library, through functions/auth.ts), retried with backoff.
+import { webhookHeaders } from "../auth.js";
+import { type RelayClock, backoffMs, sleep } from "./clock.js";
+import type { RelayEvent } from "./event.js";
+
+export interface DeliveryOptions {
+  url: string;
+  secret: string;
+  fetch: typeof fetch;
+  clock: RelayClock;
+  newId: () => string;
+  maxAttempts?: number;
+  backoff?: { baseMs: number; maxMs: number };
+  log(entry: Record<string, unknown>): void;
+}
+
+export type DeliveryResult = { ok: true; status: number; attempts: number } | { ok: false; status?: number; attempts: number; error: string };
+
+/**
+ * POST one event, signed, retrying network errors, 429 and 5xx with backoff (honouring
+ * Retry-After). Each attempt is signed afresh with its own webhook-id, so the receiver's replay
+ * guard accepts the retry of a request it failed to process.
+ */
+export async function deliver(event: RelayEvent, opts: DeliveryOptions): Promise<DeliveryResult> {
+  const body = JSON.stringify(event);
+  const maxAttempts = opts.maxAttempts ?? 6;
+  const { baseMs, maxMs } = opts.backoff ?? { baseMs: 1000, maxMs: 60_000 };
+  let last: { status?: number; error: string } = { error: "not sent" };
+  for (let attempt = 0; attempt < maxAttempts; attempt++) {
+    let retryAfterMs: number | undefined;
+    try {
+      const headers = { "content-type": "application/json", ...(await webhookHeaders(opts.secret, opts.newId(), opts.clock.now(), body)) };
+      const res = await opts.fetch(opts.url, { method: "POST", headers, body });
+      await res.arrayBuffer().catch(() => undefined);
+      if (res.ok) return { ok: true, status: res.status, attempts: attempt + 1 };
+      last = { status: res.status, error: `HTTP ${res.status}` };
+      if (res.status !== 429 && res.status < 500) {
+        opts.log({ msg: "relay event refused", status: res.status, namespace: event.data.namespace, name: event.data.name });
+        return { ok: false, status: res.status, attempts: attempt + 1, error: last.error };
+      }
+      const ra = Number(res.headers.get("retry-after"));
+      if (Number.isFinite(ra) && ra > 0) retryAfterMs = ra * 1000;
+    } catch (err) {
+      last = { error: (err as Error)?.message ?? String(err) };
+    }
+    if (attempt + 1 < maxAttempts) {
+      const wait = Math.min(maxMs, retryAfterMs ?? backoffMs(attempt, baseMs, maxMs));
+      opts.log({ msg: "relay delivery failed: retrying", error: last.error, retryInMs: wait, namespace: event.data.namespace, name: event.data.name });
+      await sleep(opts.clock, wait);
+    }
+  }
+  opts.log({ msg: "relay delivery gave up", error: last.error, namespace: event.data.namespace, name: event.data.name });
+  return { ok: false, attempts: maxAttempts, ...last };
+}
+
