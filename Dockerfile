@@ -15,6 +15,9 @@ RUN printf 'import { main } from "./functions/cli.ts";\nprocess.exitCode = await
 
 FROM node:20.20-bookworm-slim
 ENV NODE_ENV=production
+# `claimstep serve` binds 127.0.0.1 unless told otherwise; in a container the port must be
+# reachable from outside it (--host overrides this).
+ENV CLAIMSTEP_HOST=0.0.0.0
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts && npm cache clean --force

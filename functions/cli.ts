@@ -27,7 +27,8 @@ Usage:
   claimstep status [<statefulset>] [-A]                what claimstep last recorded (all opted-in sets without a name)
   claimstep set    <statefulset> <claim> [--storage 20Gi] [--vac gold]
                                                        write the desired claim template and opt the set in
-  claimstep serve  [--port 8080]                       the HTTP app on Node (env: CLAIMSTEP_API_TOKEN …)
+  claimstep serve  [--port 8080] [--host 127.0.0.1]   the HTTP app on Node (env: CLAIMSTEP_API_TOKEN …); --host 0.0.0.0
+                                                       (the container image's default) listens on every interface
   claimstep relay  --url https://claimstep.example.com/v1/relay
                                                        watch opted-in sets and POST signed events (env: CLAIMSTEP_WEBHOOK_SECRET)
 
@@ -109,6 +110,7 @@ const OPTIONS = {
   storage: { type: "string" },
   vac: { type: "string" },
   port: { type: "string" },
+  host: { type: "string" },
   url: { type: "string" },
   seed: { type: "string" },
 } as const;
@@ -354,6 +356,7 @@ async function serve(ctx: Context): Promise<number> {
   return serveFromEnv({
     env: ctx.io.env,
     ...(ctx.flags.port ? { port: Number(ctx.flags.port) } : {}),
+    ...(ctx.flags.host ? { host: ctx.flags.host } : {}),
     ...(ctx.flags.kubeconfig ? { kubeconfig: ctx.flags.kubeconfig } : {}),
     ...(ctx.flags.context ? { context: ctx.flags.context } : {}),
     ...(ctx.flags.cluster ? { cluster: ctx.flags.cluster } : {}),

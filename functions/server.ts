@@ -15,9 +15,17 @@ import { wire } from "./wiring.js";
 type Log = (entry: Record<string, unknown>) => void;
 const jsonLog: Log = (entry) => console.log(JSON.stringify({ time: new Date().toISOString(), ...entry }));
 
+/**
+ * Where `claimstep serve` listens unless told (--host, CLAIMSTEP_HOST): this machine only. The
+ * container image sets CLAIMSTEP_HOST=0.0.0.0, and deployment.yaml passes --host 0.0.0.0, so that
+ * the pod's port is reachable.
+ */
+export const DEFAULT_HOST = "127.0.0.1";
+
 export interface ServerOptions {
   app: Hono<any>;
   port: number;
+  /** The address to bind; default 127.0.0.1 (this machine only). */
   hostname?: string;
   /** Run `tick` every `intervalMs` (never two at once). */
   intervalMs?: number;
@@ -36,10 +44,10 @@ export interface RunningServer {
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const log = opts.log ?? jsonLog;
   const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
-    const s = serve({ fetch: opts.app.fetch, port: opts.port, hostname: opts.hostname ?? "0.0.0.0", overrideGlobalObjects: false }, () => resolve(s));
+    const s = serve({ fetch: opts.app.fetch, port: opts.port, hostname: opts.hostname ?? DEFAULT_HOST, overrideGlobalObjects: false }, () => resolve(s));
   });
   const port = (server.address() as AddressInfo).port;
-  log({ msg: "listening", port });
+  log({ msg: "listening", host: opts.hostname ?? DEFAULT_HOST, port });
 
   let running: Promise<unknown> | undefined;
   let timer: ReturnType<typeof setInterval> | undefined;
@@ -78,6 +86,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
 export interface ServeFromEnvOptions {
   env: Record<string, string | undefined>;
   port?: number;
+  /** The address to bind (--host); else CLAIMSTEP_HOST, else 127.0.0.1. */
+  host?: string;
   kubeconfig?: string;
   context?: string;
   /** `sim[:scenario]`: serve the simulated cluster, its virtual time following the wall clock. */
@@ -131,6 +141,7 @@ export async function serveFromEnv(opts: ServeFromEnvOptions): Promise<number> {
   const server = await startServer({
     app,
     port,
+    hostname: opts.host ?? (opts.env.CLAIMSTEP_HOST || DEFAULT_HOST),
     log,
     ...(config.intervalSeconds > 0
       ? {

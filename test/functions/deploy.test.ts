@@ -42,6 +42,13 @@ describe("Kubernetes manifests", () => {
     }
   });
 
+  it("serve on every interface of the pod (claimstep serve binds 127.0.0.1 unless told)", () => {
+    const deployment = docs("deployment.yaml").find((o) => o.kind === "Deployment");
+    const args: string[] = podSpecOf(deployment).containers[0].args;
+    expect(args[args.indexOf("--host") + 1]).toBe("0.0.0.0");
+    expect(readFileSync(join(ROOT, "Dockerfile"), "utf8")).toMatch(/^ENV CLAIMSTEP_HOST=0\.0\.0\.0$/m);
+  });
+
   it("give the relay list and watch only", () => {
     const role = docs("relay.yaml").find((o) => o.kind === "ClusterRole");
     const verbs = new Set(role.rules.flatMap((r: any) => r.verbs));
