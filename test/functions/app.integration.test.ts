@@ -155,6 +155,40 @@ spec:
   });
 });
 
+describe("GitOps webhooks end to end", () => {
+  const merged = (set: string) =>
+    JSON.stringify({
+      action: "closed",
+      pull_request: { number: 9, html_url: "https://github.com/octo/fleet/pull/9", merged: true, head: { ref: `claimstep/default/${set}/7b5b44c86f/2` } },
+    });
+  const deliver = async (app: ReturnType<typeof makeApp>, body: string, delivery: string) =>
+    app.request("/v1/webhooks/github", {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-github-event": "pull_request", "x-github-delivery": delivery, "x-hub-signature-256": await signGitHubBody(GITHUB_SECRET, body) },
+      body,
+    });
+
+  // Defect: the API server's 404 became a 500 carrying its message, which the forge shows as a
+  // failed delivery (and GitLab disables webhooks that keep failing).
+  it("a merged pull request of a set that no longer exists is 202, ignored", async () => {
+    const res = await deliver(makeApp(), merged("ghost"), "d-ghost");
+    expect(res.status).toBe(202);
+    expect(await res.json()).toEqual({ ignored: "StatefulSet default/ghost does not exist (branch claimstep/default/ghost/7b5b44c86f/2)" });
+    expect(fake.http.counters().writes).toBe(0);
+  });
+
+  it("steps the set once per delivery: a replay is 401", async () => {
+    const app = makeApp();
+    const body = merged("web");
+    expect((await deliver(app, body, "d-1")).status).toBe(200);
+    const writes = fake.http.counters().writes;
+    const again = await deliver(app, body, "d-1");
+    expect(again.status).toBe(401);
+    expect(await again.json()).toMatchObject({ failure: "Replayed" });
+    expect(fake.http.counters().writes).toBe(writes);
+  });
+});
+
 describe("the API server's refusals", () => {
   it("RBAC on the write: 502 and the claim untouched", async () => {
     fake.http.deny("patch", "persistentvolumeclaims");

@@ -342,6 +342,23 @@ spec:
     expect((await res.json()).issues[0].message).toMatch(/not valid YAML/);
   });
 
+  // Defect: composing deeply nested YAML cost about a second of CPU per request (then a stack
+  // overflow), and one large mapping several seconds: both are refused before parsing now.
+  it.each([
+    ["nested flow sequences", "[".repeat(200_000), "the YAML body nests deeper than 64 levels"],
+    ["nested flow sequences hidden among quoted brackets", '["]", '.repeat(40_000), "the YAML body nests deeper than 64 levels"],
+    ["nested block sequences", `${"- ".repeat(100_000)}x`, "the YAML body nests deeper than 64 levels"],
+    ["a mapping of 20,000 keys", Array.from({ length: 20_000 }, (_, i) => `k${i}: v`).join("\n"), "the YAML body holds more than 5000 nodes"],
+  ])("is 400 naming the limit, at once, for %s", async (_name, body, message) => {
+    const started = performance.now();
+    const res = await post(body, "application/yaml");
+    const elapsed = performance.now() - started;
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({ error: "BadRequest", message, issues: [{ path: "(body)", message }] });
+    expect(elapsed).toBeLessThan(500);
+    expect(writes()).toBe(0);
+  });
+
   it("is 400 listing schema issues", async () => {
     const res = await post(JSON.stringify([{ metadata: {}, spec: { accessModes: "RWO" } }]), "application/json");
     expect(res.status).toBe(400);
@@ -421,6 +438,25 @@ describe("POST /v1/relay", () => {
     expect(again.status).toBe(401);
     expect(await again.json()).toMatchObject({ failure: "Replayed" });
     expect(claimApplies()).toHaveLength(1);
+  });
+
+  // Defect: the replay store was an LRU of 10,000 ids: after 10,000 other signed requests a captured
+  // one was accepted again within its 5 minutes. Now ids stay until they expire; when the store is
+  // full, new signed requests get 503 with Retry-After instead.
+  it("keeps refusing a replay however many requests follow, and answers 503 + Retry-After when full", async () => {
+    const app = makeApp({ auth: { bearerTokens: [TOKEN], webhookSecrets: [SECRET], replay: new RecentIds(3) } });
+    const body = relayBody();
+    const first = await signed(body, "evt_first");
+    expect((await post(body, first, app)).status).toBe(200);
+    for (const id of ["evt_2", "evt_3"]) expect((await post(body, await signed(body, id), app)).status).toBe(200);
+    const full = await post(body, await signed(body, "evt_4"), app);
+    expect(full.status).toBe(503);
+    expect(Number(full.headers.get("retry-after"))).toBeGreaterThanOrEqual(300);
+    expect(await full.json()).toEqual({ error: "Unavailable", message: "too many signed requests within the replay window: retry later" });
+    const replayed = await post(body, first, app);
+    expect(replayed.status).toBe(401);
+    expect(await replayed.json()).toMatchObject({ failure: "Replayed" });
+    expect(logs.filter((l) => l.msg === "step")).toHaveLength(3); // neither the 503 nor the replay stepped
   });
 
   it("rejects a tampered body, a stale timestamp and a wrong secret", async () => {
