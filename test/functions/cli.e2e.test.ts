@@ -40,7 +40,7 @@ describe("claimstep (spawned, --cluster sim)", () => {
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     const lines = r.stdout.split("\n");
-    expect(lines.filter((l) => / default\/web {2}Progressing {2}ClaimUpdated /.test(l))).toHaveLength(3); // one apply per ordinal
+    expect(lines.filter((l) => / default\/web {2}Progressing {2}ClaimUpdated /.test(l))).toHaveLength(6); // one apply per claim: data and wal of 3 ordinals
     expect(r.stdout).toMatch(/default\/web {2}Complete {2}RolloutComplete .*3\/3 updated/);
     expect(r.stdout).toMatch(/data-web-0 +2Gi +2Gi +2Gi/);
     expect(r.stdout).not.toMatch(/\x1b\[/); // no terminal control codes in a pipe
@@ -82,7 +82,7 @@ describe("claimstep (spawned, --cluster sim)", () => {
   it("errors exit 1 with a message naming the fix", async () => {
     const unknownClaim = await claimstep("set", "web", "logs", "--storage", "3Gi", "--cluster", "sim");
     expect(unknownClaim.code).toBe(1);
-    expect(unknownClaim.stderr).toMatch(/has no claim template "logs" \(it has: data\)/);
+    expect(unknownClaim.stderr).toMatch(/has no claim template "logs" \(it has: data, wal\)/);
     const badFlag = await claimstep("plan", "web", "--bogus");
     expect(badFlag.code).toBe(1);
     expect(badFlag.stderr).toMatch(/Unknown option '--bogus'/);
