@@ -42,7 +42,12 @@ function github(): Forge {
       const body = JSON.stringify(gh.webhookPayload(n, "closed"));
       return routes.request("/v1/webhooks/github", {
         method: "POST",
-        headers: { "content-type": "application/json", "x-github-event": "pull_request", "x-hub-signature-256": await signGitHubBody(SECRET, body) },
+        headers: {
+          "content-type": "application/json",
+          "x-github-event": "pull_request",
+          "x-github-delivery": crypto.randomUUID(),
+          "x-hub-signature-256": await signGitHubBody(SECRET, body),
+        },
         body,
       });
     },
@@ -62,7 +67,7 @@ function gitlab(): Forge {
       Promise.resolve(
         routes.request("/v1/webhooks/gitlab", {
           method: "POST",
-          headers: { "content-type": "application/json", "x-gitlab-event": "Merge Request Hook", "x-gitlab-token": SECRET },
+          headers: { "content-type": "application/json", "x-gitlab-event": "Merge Request Hook", "x-gitlab-event-uuid": crypto.randomUUID(), "x-gitlab-token": SECRET },
           body: JSON.stringify(gl.webhookPayload(n, "merge")),
         }),
       ),
@@ -166,7 +171,12 @@ describe("a rejected pull request in the simulated rollout", () => {
     const body = JSON.stringify(gh.webhookPayload(1, "closed"));
     const res = await routes.request("/v1/webhooks/github", {
       method: "POST",
-      headers: { "content-type": "application/json", "x-github-event": "pull_request", "x-hub-signature-256": await signGitHubBody(SECRET, body) },
+      headers: {
+        "content-type": "application/json",
+        "x-github-event": "pull_request",
+        "x-github-delivery": crypto.randomUUID(),
+        "x-hub-signature-256": await signGitHubBody(SECRET, body),
+      },
       body,
     });
     expect(await res.json()).toMatchObject({ phase: "Blocked", reason: "ChangeRejected", outcome: "refused", pullRequest: { outcome: "closed" } });
