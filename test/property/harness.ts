@@ -1,6 +1,6 @@
 // Plays one scenario on the simulated cluster: claimstep steps (sometimes two racing), virtual time
 // between them, edits mid-rollout; the invariants are checked after every invocation. Steps reach
-// the cluster as they reach a real one: the production KubeReader/KubeWriter over its HTTP handler.
+// the cluster as they reach a real one: the production KubeReader and direct writers over its HTTP handler.
 import { ApiError } from "../../adapters/api-error.js";
 import { SimCluster, claimTemplate, statefulSetManifest, type SetSpec } from "../../adapters/sim/cluster.js";
 import { DEFAULT_LATENCIES } from "../../adapters/sim/controllers/context.js";

@@ -1,4 +1,4 @@
-// claimstep's step runner on the simulated cluster through its StateReader and ActionWriter.
+// claimstep's step runner on the simulated cluster through its StateReader and writers.
 import { describe, expect, it } from "vitest";
 import { runStep } from "../../../functions/step.js";
 import { SimCluster, claimTemplate, statefulSetManifest } from "../../../adapters/sim/cluster.js";
