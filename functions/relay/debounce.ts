@@ -8,7 +8,6 @@ export interface DebounceOptions {
   maxWaitMs: number;
 }
 
-/** Coalesces bursts of events per key into one call carrying all their causes. */
 /**
  * Half a second collapses the burst of watch events one change makes (PVC, pod, set), yet keeps
  * a resize's next step close behind it: with 2 s, resizes of other ordinals kept restarting the
@@ -16,6 +15,7 @@ export interface DebounceOptions {
  */
 export const DEFAULT_DEBOUNCE: DebounceOptions = { quietMs: 500, maxWaitMs: 5_000 };
 
+/** Coalesces bursts of events per key into one call carrying all their causes. */
 export class Debouncer {
   private readonly pending = new Map<string, { first: number; timer: unknown; causes: Set<string> }>();
 
