@@ -50,8 +50,12 @@ function evaluateClaim(scope: Scope, t: ClaimTemplate, ordinal: number): ClaimPl
   const vac = t.spec.volumeAttributesClassName ?? undefined;
   if (!pvc) {
     // Missing, or being deleted (rule 13): readiness says which.
-    const readiness = claimReadiness(scope.deleting.get(name), { storageBytes: tplBytes }, name);
-    return { template: t, needsUpdate: false, done: false, inFlight: false, report: { template: t.metadata.name, claim: name, exists: false, target: tplStorage, readiness } };
+    const deleting = scope.deleting.get(name);
+    const readiness = claimReadiness(deleting, { storageBytes: tplBytes }, name);
+    // Rules 9 and 13: a claim claimstep wrote that is then deleted is never ready again, and its
+    // ordinal is no less disrupted: it keeps the slot, so no other ordinal starts in its place.
+    const inFlight = deleting?.metadata.labels?.[Keys.revisionLabel] !== undefined;
+    return { template: t, needsUpdate: false, done: false, inFlight, report: { template: t.metadata.name, claim: name, exists: false, target: tplStorage, readiness } };
   }
 
   // Rule 14: a JSON number is a quantity too (objects not parsed by the schemas may carry one).

@@ -19,7 +19,7 @@ const occupies = (o: OrdinalPlan, revision: string): boolean =>
 interface Wait {
   ordinal: number;
   message: string;
-  notBound: boolean;
+  reason: "ClaimResizing" | "ClaimNotBound" | "ClaimMissing";
 }
 
 export function walk(scope: Scope, ordinals: readonly OrdinalPlan[]): WalkConclusion {
@@ -64,8 +64,11 @@ export function walk(scope: Scope, ordinals: readonly OrdinalPlan[]): WalkConclu
     // Rule 4 and 13: missing claims are the StatefulSet controller's; rule 8: the rest is waited for.
     for (const c of o.claims) {
       const r = c.report.readiness;
-      if (!c.report.exists) missing.push(c);
-      else if (!c.done && r.state !== "Ready") waits.push({ ordinal: o.ordinal, message: r.message, notBound: r.state === "NotBound" });
+      if (!c.report.exists) {
+        missing.push(c);
+        // A claim deleted while in flight still holds its slot: what the next ordinal waits for.
+        if (c.inFlight) waits.push({ ordinal: o.ordinal, message: r.state === "Ready" ? c.report.claim : r.message, reason: "ClaimMissing" });
+      } else if (!c.done && r.state !== "Ready") waits.push({ ordinal: o.ordinal, message: r.message, reason: r.state === "NotBound" ? "ClaimNotBound" : "ClaimResizing" });
     }
   }
 
@@ -73,11 +76,12 @@ export function walk(scope: Scope, ordinals: readonly OrdinalPlan[]): WalkConclu
   const head = waits[0];
   if (noSlot !== undefined) {
     const message = Messages.noSlot(head?.message, noSlot, inFlight, scope.maxUnavailable);
-    return { reason: "ClaimResizing", message, ordinal: head?.ordinal ?? noSlot, events: [eventOf("ClaimResizing", message)] };
+    const reason = head?.reason === "ClaimMissing" ? "ClaimMissing" : "ClaimResizing";
+    return { reason, message, ordinal: head?.ordinal ?? noSlot, ...(reason === "ClaimResizing" ? { events: [eventOf("ClaimResizing", message)] } : {}) };
   }
   // Rule 8: the claims in flight are not ready yet.
-  if (head) {
-    return { reason: head.notBound ? "ClaimNotBound" : "ClaimResizing", message: head.message, ordinal: head.ordinal, events: [eventOf("ClaimResizing", head.message)] };
+  if (head && head.reason !== "ClaimMissing") {
+    return { reason: head.reason, message: head.message, ordinal: head.ordinal, events: [eventOf("ClaimResizing", head.message)] };
   }
   // Rules 4 and 13: claims missing or being deleted; the StatefulSet controller re-creates them.
   if (missing.length) {

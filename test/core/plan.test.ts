@@ -456,13 +456,17 @@ describe("rule 13: a claim being deleted is treated as missing", () => {
     expect(d.events.map((e) => e.reason)).not.toContain("RolloutComplete");
     expect(d.status.counts.updated).toBe(2);
   });
-  it("terminating-holds-no-slot: a terminating claim at the revision, still resizing, is not in flight", () => {
+  it("terminating-holds-its-slot: a claim claimstep wrote, deleted while resizing, keeps its ordinal in flight (I4, found by the soak)", () => {
     const set = makeSet({ desired, maxUnavailable: 1 });
     const claims = claimsFor(set, { storage: "1Gi" });
     claims[2] = deleting(makeClaim("data-web-2", { storage: "2Gi", capacity: "1Gi", revision: rev(...desired), allocatedResourceStatus: "ControllerResizeInProgress" }));
     const d = plan(snapshot(set, claims));
-    expect(d.phase).toBe("Progressing");
-    expect(d.action?.claim).toBe("data-web-1");
+    expect(d.action).toBeUndefined();
+    expect(d.phase).toBe("Waiting");
+    expect(d.ordinals.find((o) => o.ordinal === 1)!.state).toBe("Pending");
+    // With a second slot, the next ordinal may start.
+    const two = plan(snapshot(makeSet({ desired, maxUnavailable: 2 }), claims));
+    expect(two.action?.claim).toBe("data-web-1");
   });
   it("several-missing: the count says how many are missing or being deleted", () => {
     const set = makeSet({ desired });
