@@ -4,7 +4,6 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SimCluster } from "../../adapters/sim/cluster.js";
 import { SCENARIOS } from "../../adapters/sim/scenarios.js";
 import { main, parseDuration, type Target } from "../../functions/cli.js";
 import { Keys } from "../../core/types.js";

@@ -1,0 +1,45 @@
+// `claimstep --help`: what a person reads first, kept apart so the commands stay short.
+import { SCENARIOS, SET } from "../../adapters/sim/scenarios.js";
+
+export const HELP = `claimstep — roll out StatefulSet volumeClaimTemplates changes to existing PVCs, one ordinal at a time
+
+Usage:
+  claimstep plan   <statefulset>                       show the next step and the per-ordinal table (no writes)
+  claimstep step   <statefulset> [--dry-run]           run one step
+  claimstep step   --all [-n <ns> | -A]                one step of every opted-in set (for a CronJob)
+  claimstep run    <statefulset> [--interval 5s] [--timeout 30m]
+                                                       step until Complete or Blocked, showing progress
+  claimstep status [<statefulset>] [-A]                what claimstep last recorded (all opted-in sets without a name)
+  claimstep set    <statefulset> <claim> [--storage 20Gi] [--vac gold]
+                                                       write the desired claim template and opt the set in
+  claimstep serve  [--port 8080] [--host 127.0.0.1]   the HTTP app on Node (env: CLAIMSTEP_API_TOKEN …); --host 0.0.0.0
+                                                       (the container image's default) listens on every interface
+  claimstep relay  --url https://claimstep.example.com/v1/relay
+                                                       watch opted-in sets and POST signed events (env: CLAIMSTEP_WEBHOOK_SECRET)
+
+Options:
+  -n, --namespace <ns>     namespace (default: the context's, else "default")
+      --context <name>     kubeconfig context
+      --kubeconfig <path>  kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster)
+      --cluster sim[:<scenario>]
+                           use the embedded simulated cluster instead (StatefulSet ${SET.namespace}/${SET.name}; scenarios:
+                           ${Object.keys(SCENARIOS).join(", ")})
+      --seed <n>           with --cluster sim: seed of the simulation (uids, injected faults); default 1
+  -A, --all-namespaces     status, step --all: every namespace
+      --all                step: every opted-in set of the namespace
+  -o, --output text|json|timeline
+                           output format (json: one object; for run, one object per step;
+                           timeline, run only: one line per invocation, as npm start shows)
+  -h, --help               this help
+
+Exit codes: 0 done or progressing, 2 blocked (the reason is printed), 1 error.
+
+Examples:
+  claimstep plan web -n db
+  claimstep set web data --storage 20Gi -n db && claimstep run web -n db
+  claimstep run web --cluster sim                  # a whole rollout on the simulated cluster
+  claimstep run web --cluster sim:blocked; echo $?  # 2: the class does not allow expansion
+  claimstep run web --cluster sim:flaky-api --seed 7 -o timeline
+  claimstep step web -n db -o json | jq .decision.phase
+  claimstep status -A
+`;

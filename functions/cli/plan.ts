@@ -1,0 +1,37 @@
+// `plan` and `step` (one set), `step --all` (every opted-in set, for a CronJob).
+import { renderDecision } from "../../core/render.js";
+import { runStep } from "../step.js";
+import { sweep } from "../sweep.js";
+import { EXIT, UsageError, exitOf, outcomeText, print, refOf, resultJSON, type Context } from "./context.js";
+
+export async function plan(ctx: Context, dryRun = true): Promise<number> {
+  const target = await ctx.target();
+  const ref = refOf(ctx.flags, target, ctx.args[0], dryRun ? "plan" : "step");
+  const r = await runStep({ reader: target.reader, writers: target.writers, ref, now: target.now(), dryRun });
+  if (ctx.json) print(ctx.io, JSON.stringify(resultJSON(r)));
+  else print(ctx.io, `${renderDecision(r.decision)}\n\n${outcomeText(r)}`);
+  return exitOf(r.decision);
+}
+
+/** `step --all`: one step of every opted-in set; exit 2 when one is blocked, 1 when one failed. */
+export async function stepAll(ctx: Context): Promise<number> {
+  if (ctx.args[0]) throw new UsageError("step --all steps every opted-in set: give no StatefulSet name");
+  const target = await ctx.target();
+  const namespaces = ctx.flags["all-namespaces"] ? [] : [ctx.flags.namespace ?? target.namespace];
+  const dryRun = ctx.flags["dry-run"] ?? false;
+  const report = await sweep({
+    listOptedIn: (ns) => target.listOptedIn(ns),
+    namespaces,
+    step: (ref) => runStep({ reader: target.reader, writers: target.writers, ref, now: target.now(), dryRun }),
+    tick: 0,
+  });
+  if (ctx.json) print(ctx.io, JSON.stringify(report));
+  else if (report.found === 0) print(ctx.io, "no opted-in StatefulSets");
+  else {
+    for (const e of report.stepped) {
+      print(ctx.io, "error" in e ? `${e.ref.namespace}/${e.ref.name}  error: ${e.error}` : `${e.ref.namespace}/${e.ref.name}  ${e.phase}  ${e.reason}  (${e.outcome})`);
+    }
+  }
+  if (report.stepped.some((e) => "error" in e)) return EXIT.error;
+  return report.stepped.some((e) => "phase" in e && e.phase === "Blocked") ? EXIT.blocked : EXIT.ok;
+}

@@ -1,0 +1,82 @@
+// `run`: step until Complete or Blocked, as a live view, plain lines, JSON lines or a timeline.
+import type { Decision } from "../../core/types.js";
+import { renderDecision } from "../../core/render.js";
+import { ApiError } from "../../adapters/api-error.js";
+import { runStep, type StepResult } from "../step.js";
+import { Timeline } from "../timeline.js";
+import { EXIT, exitOf, outcomeText, parseDuration, plainLine, print, refOf, resultJSON, type Context } from "./context.js";
+import { LiveView } from "./live-view.js";
+
+export async function run(ctx: Context): Promise<number> {
+  const target = await ctx.target();
+  const ref = refOf(ctx.flags, target, ctx.args[0], "run");
+  const interval = parseDuration(ctx.flags.interval ?? "5s", "interval");
+  const timeout = ctx.flags.timeout ? parseDuration(ctx.flags.timeout, "timeout") : undefined;
+  const started = target.now().getTime();
+  const realStart = Date.now();
+  const timeline = ctx.timeline ? new Timeline((line) => print(ctx.io, line), started) : undefined;
+  const live = !ctx.json && !timeline && ctx.io.stdout.isTTY ? new LiveView(ctx.io.stdout) : undefined;
+  if (timeline && target.story) {
+    print(ctx.io, `claimstep run · ${target.label}: ${target.story.summary}`);
+    print(ctx.io, `one invocation every ${interval / 1000} ${target.frameMs !== undefined ? "virtual " : ""}seconds\n`);
+  }
+  let previous = "";
+  let last: Decision | undefined;
+  const finish = (code: number): number => {
+    if (!timeline) return code;
+    timeline.end(last, target.now().getTime(), Date.now() - realStart);
+    if (target.story) print(ctx.io, `${target.story.lesson}.`);
+    return code;
+  };
+  for (let n = 1; ; n++) {
+    const now = target.now();
+    let r: StepResult;
+    try {
+      r = await runStep({ reader: target.reader, writers: target.writers, ref, now });
+    } catch (err) {
+      // The set could not be read (429, 5xx, timeout after the client's retries): nothing was
+      // written, so the run goes on; anything else (not found, permissions) ends it.
+      if (!(err instanceof ApiError && err.isTransient)) throw err;
+      if (timeline) timeline.failed(now.getTime(), n, err);
+      else if (ctx.json) print(ctx.io, JSON.stringify({ step: n, at: now.toISOString(), error: err.message }));
+      else ctx.io.stderr.write(`claimstep: ${ref.namespace}/${ref.name}: could not load the set (${err.message}); retrying\n`);
+      await target.pause(Math.max(interval, (err.retryAfterSeconds ?? 0) * 1000));
+      continue;
+    }
+    const d = r.decision;
+    last = d;
+    const elapsed = Math.round((now.getTime() - started) / 1000);
+    if (timeline) {
+      timeline.step(now.getTime(), n, r);
+    } else if (ctx.json) {
+      print(ctx.io, JSON.stringify({ step: n, at: now.toISOString(), ...resultJSON(r) }));
+    } else if (live) {
+      live.draw(`${renderDecision(d)}\n\nstep ${n} · ${elapsed}s · ${target.label} · ${outcomeText(r)}`);
+    } else {
+      const key = `${d.phase}|${d.reason}|${d.message}|${r.outcome.kind}`;
+      if (key !== previous || r.outcome.kind === "applied") print(ctx.io, plainLine(now, r));
+      previous = key;
+    }
+    if (d.phase === "Complete" || d.phase === "Blocked" || d.phase === "Idle") {
+      if (!ctx.json && !live && !timeline) print(ctx.io, `\n${renderDecision(d)}`);
+      const code = finish(exitOf(d));
+      if (d.phase === "Blocked" && !ctx.json) ctx.io.stderr.write(`claimstep: ${d.ref.namespace}/${d.ref.name} is blocked (${d.reason}): ${d.message}\n`);
+      return code;
+    }
+    if (timeout !== undefined && target.now().getTime() - started >= timeout) {
+      const code = finish(EXIT.error);
+      ctx.io.stderr.write(`claimstep: ${ref.namespace}/${ref.name} is still ${d.phase} (${d.reason}) after ${ctx.flags.timeout}: ${d.message}\n`);
+      return code;
+    }
+    if (live && target.frameMs) await new Promise((resolve) => setTimeout(resolve, target.frameMs));
+    // The server's Retry-After after a transient failure; else the decision's requeueAfter, with
+    // --interval as the default and the cap.
+    const wait =
+      r.outcome.kind === "retry" && r.outcome.retryAfterSeconds
+        ? r.outcome.retryAfterSeconds * 1000
+        : d.requeueAfter !== undefined
+          ? Math.min(d.requeueAfter * 1000, interval)
+          : interval;
+    await target.pause(wait);
+  }
+}
