@@ -10,6 +10,7 @@ import { relay, serve } from "./cli/serve.js";
 import { set } from "./cli/set.js";
 import { simTarget } from "./cli/sim-target.js";
 import { status } from "./cli/status.js";
+import { version } from "./cli/version.js";
 
 export { EXIT, parseDuration } from "./cli/context.js";
 export { HELP } from "./cli/help.js";
@@ -24,6 +25,7 @@ const COMMANDS: Record<string, (ctx: Context) => Promise<number>> = {
   set,
   serve,
   relay,
+  version,
 };
 
 async function connect(flags: Flags, env: CliIO["env"]): Promise<Target> {
@@ -47,7 +49,8 @@ const describeError = (err: unknown): string => {
 export async function main(argv: string[], io: CliIO, connectTo: (flags: Flags, env: CliIO["env"]) => Promise<Target> = connect): Promise<number> {
   let parsed;
   try {
-    parsed = parse(argv);
+    // `claimstep --version` is `claimstep version`.
+    parsed = parse(argv[0] === "--version" ? ["version", ...argv.slice(1)] : argv);
   } catch (err) {
     io.stderr.write(`claimstep: ${(err as Error).message}\nRun claimstep --help for usage.\n`);
     return EXIT.error;

@@ -16,6 +16,7 @@ Usage:
                                                        (the container image's default) listens on every interface
   claimstep relay  --url https://claimstep.example.com/v1/relay
                                                        watch opted-in sets and POST signed events (env: CLAIMSTEP_WEBHOOK_SECRET)
+  claimstep version                                    the version of claimstep (also: claimstep --version)
 
 Options:
   -n, --namespace <ns>     namespace (default: the context's, else "default")

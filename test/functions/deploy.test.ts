@@ -1,8 +1,7 @@
 // The deployment files: manifests that reference what exists (service accounts, secrets, CLI
-// commands, configuration variables), a relay that may only list and watch, and the Dockerfile's
-// bundling step producing a CLI that runs.
-import { execFileSync, execSync } from "node:child_process";
-import { readFileSync, rmSync } from "node:fs";
+// commands, configuration variables), a relay that may only list and watch, one image set through
+// kustomize, and a Dockerfile whose numeric user is the manifests' runAsUser/runAsGroup.
+import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { parseAllDocuments } from "yaml";
 import { describe, expect, it } from "vitest";
@@ -11,6 +10,61 @@ const ROOT = new URL("../..", import.meta.url).pathname;
 const docs = (file: string): any[] => parseAllDocuments(readFileSync(join(ROOT, "deploy/kubernetes", file), "utf8")).map((d) => d.toJS());
 const podSpecOf = (o: any) => (o.kind === "CronJob" ? o.spec.jobTemplate.spec.template.spec : o.spec.template.spec);
 const CONFIG_VARS = readFileSync(join(ROOT, "functions/config.ts"), "utf8");
+const PACKAGE = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string; files: string[] };
+
+interface Instruction {
+  op: string;
+  args: string;
+}
+interface Stage {
+  from: string;
+  name?: string;
+  instructions: Instruction[];
+}
+
+/** A Dockerfile's stages: continuation lines joined, comment and blank lines dropped (as Docker parses it). */
+export function dockerfileStages(text: string): Stage[] {
+  const logical: string[] = [];
+  let pending = "";
+  for (const raw of text.split("\n")) {
+    const line = raw.trim();
+    if (!line || line.startsWith("#")) continue;
+    if (line.endsWith("\\")) {
+      pending += `${line.slice(0, -1).trim()} `;
+      continue;
+    }
+    logical.push(pending + line);
+    pending = "";
+  }
+  if (pending) logical.push(pending.trim());
+  const stages: Stage[] = [];
+  for (const line of logical) {
+    const [, op = "", args = ""] = /^(\S+)\s*(.*)$/.exec(line) ?? [];
+    const instruction = { op: op.toUpperCase(), args };
+    if (instruction.op === "FROM") {
+      const [from = "", as, name] = args.split(/\s+/);
+      stages.push({ from, ...(as?.toUpperCase() === "AS" && name ? { name } : {}), instructions: [] });
+    } else {
+      const stage = stages.at(-1);
+      if (!stage) throw new Error(`Dockerfile: ${op} before FROM`);
+      stage.instructions.push(instruction);
+    }
+  }
+  return stages;
+}
+
+/** The user and group of USER uid:gid, both numeric; throws on anything else (a name cannot be verified non-root). */
+export function numericUser(user: string): { uid: number; gid: number } {
+  const m = /^(\d+):(\d+)$/.exec(user.trim());
+  if (!m) throw new Error(`USER ${user}: not numeric uid:gid (the kubelet cannot verify a named user is non-root)`);
+  return { uid: Number(m[1]), gid: Number(m[2]) };
+}
+
+const STAGES = dockerfileStages(readFileSync(join(ROOT, "Dockerfile"), "utf8"));
+const RUNTIME = STAGES.at(-1)!;
+const ops = (stage: Stage, op: string) => stage.instructions.filter((i) => i.op === op).map((i) => i.args);
+/** The image's user: the last USER of the runtime stage. */
+const imageUser = () => numericUser(ops(RUNTIME, "USER").at(-1) ?? "root");
 
 describe("Kubernetes manifests", () => {
   const rbac = docs("rbac.yaml");
@@ -19,11 +73,17 @@ describe("Kubernetes manifests", () => {
 
   it("run under existing service accounts, non-root, read-only, without capabilities", () => {
     expect(workloads.map((w) => w.metadata.name).sort()).toEqual(["claimstep", "claimstep", "claimstep-relay"]);
+    const image = imageUser();
     for (const w of workloads) {
       const pod = podSpecOf(w);
       expect(accounts).toContain(`${w.metadata.namespace}/${pod.serviceAccountName}`);
       expect(pod.securityContext.runAsNonRoot).toBe(true);
+      // The kubelet can only verify runAsNonRoot with a numeric user: the image's, in the pod.
+      expect(pod.securityContext, w.metadata.name).toMatchObject({ runAsUser: image.uid, runAsGroup: image.gid });
       for (const c of pod.containers) {
+        for (const key of ["runAsUser", "runAsGroup"] as const) {
+          if (c.securityContext?.[key] !== undefined) expect(c.securityContext[key], `${c.name} ${key}`).toBe(pod.securityContext[key]);
+        }
         expect(c.securityContext).toMatchObject({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ["ALL"] } });
         expect(c.resources.limits.memory).toBeDefined();
       }
@@ -67,29 +127,61 @@ describe("Kubernetes manifests", () => {
     const url = podSpecOf(relay).containers[0].env.find((e: any) => e.name === "CLAIMSTEP_RELAY_URL").value;
     expect(url).toBe(`http://${service.metadata.name}.${service.metadata.namespace}.svc/v1/relay`);
   });
+
+  it("take their image from kustomization.yaml (images:), at the package's version", () => {
+    const [kustomization] = docs("kustomization.yaml");
+    const files = readdirSync(join(ROOT, "deploy/kubernetes")).filter((f) => f.endsWith(".yaml") && f !== "kustomization.yaml");
+    for (const r of kustomization.resources) expect(files, r).toContain(r);
+    // Every manifest is a resource, but the CronJob, the alternative to the server (see the comment).
+    expect([...kustomization.resources, "cronjob.yaml"].sort()).toEqual(files.sort());
+    const names = new Map<string, any>(kustomization.images.map((i: any) => [i.name, i]));
+    for (const w of workloads) {
+      for (const c of podSpecOf(w).containers) {
+        const [name, tag] = c.image.split(":");
+        expect(names.has(name), `${w.metadata.name}: image ${c.image} has an images: entry`).toBe(true);
+        expect(tag, `${w.metadata.name}: ${c.image}`).toBe(PACKAGE.version);
+      }
+    }
+    for (const i of names.values()) expect(String(i.newTag)).toBe(PACKAGE.version);
+  });
 });
 
 describe("Dockerfile", () => {
-  it("its bundling step produces a CLI that runs a rollout on the simulated cluster", () => {
-    const dockerfile = readFileSync(join(ROOT, "Dockerfile"), "utf8");
-    const step = /RUN (printf [\s\S]*?--outfile=dist\/claimstep\.mjs)/.exec(dockerfile)?.[1];
-    expect(step).toBeDefined();
-    const out = `dist/claimstep-test-${process.pid}.mjs`;
-    try {
-      execSync(step!.replace(/\\\n\s*/g, " ").replace("dist/claimstep.mjs", out), { cwd: ROOT, stdio: "pipe", shell: "/bin/bash" });
-      const bundle = readFileSync(join(ROOT, out), "utf8");
-      expect(bundle).not.toContain("tsx/esm");
-      let code = 0;
-      let stdout = "";
-      try {
-        stdout = execFileSync(process.execPath, [join(ROOT, out), "run", "web", "--cluster", "sim"], { cwd: ROOT, encoding: "utf8" });
-      } catch (err) {
-        code = (err as { status: number }).status;
-      }
-      expect(code).toBe(0);
-      expect(stdout).toMatch(/Complete {2}RolloutComplete/);
-    } finally {
-      rmSync(join(ROOT, out), { force: true });
-    }
-  }, 60_000);
+  it("runs as a numeric non-root user and group, the manifests' runAsUser/runAsGroup", () => {
+    const image = imageUser();
+    expect(image.uid).toBeGreaterThan(0);
+    expect(image.gid).toBeGreaterThan(0);
+    expect(() => numericUser("node")).toThrow(/not numeric/);
+    expect(() => numericUser("65532")).toThrow(/not numeric/);
+    expect(() => numericUser("65532:node")).toThrow(/not numeric/);
+    expect(numericUser("65532:65532")).toEqual({ uid: 65532, gid: 65532 });
+  });
+
+  it("starts the compiled CLI with node, in exec form (no shell at run time, no tsx)", async () => {
+    const [entrypoint, cmd] = [ops(RUNTIME, "ENTRYPOINT"), ops(RUNTIME, "CMD")].map((a) => JSON.parse(a.at(-1) ?? "null") as string[] | null);
+    expect(entrypoint?.[0]).toBe("node");
+    expect(entrypoint?.[1]).toBe("/app/bin/claimstep.js");
+    const { HELP } = await import("../../functions/cli.js");
+    expect(HELP).toContain(`claimstep ${cmd?.[0]}`);
+    for (const i of RUNTIME.instructions) expect(`${i.op} ${i.args}`).not.toMatch(/tsx|\.ts\b/);
+  });
+
+  it("builds as the package does (npm ci, npm run build, dev dependencies pruned) and copies dist/, node_modules and package.json", () => {
+    const [build] = STAGES;
+    const runs = ops(build!, "RUN").join(" && ");
+    expect(runs).toMatch(/npm ci\b/);
+    expect(runs).toMatch(/npm run build\b/);
+    expect(runs).toMatch(/npm prune --omit=dev\b/);
+    expect(runs.indexOf("npm run build")).toBeLessThan(runs.indexOf("npm prune"));
+    // What the build stage copies from the repository exists; tsconfig.build.json among it.
+    const copied = ops(build!, "COPY").flatMap((a) => a.split(/\s+/).slice(0, -1));
+    for (const src of copied) expect(existsSync(join(ROOT, src)), src).toBe(true);
+    expect(copied).toContain("tsconfig.build.json");
+    // The runtime stage takes the compiled directories the package ships, and nothing uncompiled.
+    const fromBuild = ops(RUNTIME, "COPY").map((a) => a.split(/\s+/)).filter((w) => w[0] === `--from=${build!.name}`).map((w) => w[1]!.replace(/^\/src\//, ""));
+    const shipped = PACKAGE.files.map((f) => f.replace(/\/$/, "")).filter((f) => f.startsWith("dist/") || f.startsWith("bin/"));
+    expect(fromBuild.sort()).toEqual(["node_modules", "package.json", ...shipped].sort());
+    const tsconfig = JSON.parse(readFileSync(join(ROOT, "tsconfig.build.json"), "utf8").replace(/^\s*\/\/.*$/gm, "")) as { include: string[]; compilerOptions: { outDir: string } };
+    expect(tsconfig.include.map((d) => `${tsconfig.compilerOptions.outDir}/${d}`).sort()).toEqual(shipped.filter((f) => f.startsWith("dist/")).sort());
+  });
 });
