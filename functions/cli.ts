@@ -8,7 +8,7 @@ import { plan, stepAll } from "./cli/plan.js";
 import { run } from "./cli/run.js";
 import { relay, serve } from "./cli/serve.js";
 import { set } from "./cli/set.js";
-import { simTarget } from "./cli/sim-target.js";
+import { persistentSimTarget, sim } from "./cli/sim-target.js";
 import { status } from "./cli/status.js";
 import { version } from "./cli/version.js";
 
@@ -25,12 +25,14 @@ const COMMANDS: Record<string, (ctx: Context) => Promise<number>> = {
   set,
   serve,
   relay,
+  sim,
   version,
 };
 
 async function connect(flags: Flags, env: CliIO["env"]): Promise<Target> {
-  if (flags.cluster) return simTarget(flags.cluster, flags.seed);
+  if (flags.cluster) return persistentSimTarget(flags, env);
   if (flags.seed !== undefined) throw new UsageError("--seed applies to the simulated cluster only (--cluster sim[:<scenario>])");
+  if (flags["sim-state"] !== undefined) throw new UsageError("--sim-state applies to the simulated cluster only (--cluster sim[:<scenario>])");
   const { kubeTarget } = await import("./kube-target.js");
   return kubeTarget({
     env,
@@ -44,6 +46,18 @@ const describeError = (err: unknown): string => {
   if (err instanceof Error) return err.message;
   return String(err);
 };
+
+/** A Target that keeps state (the simulated cluster's file) saves it once the command ended: false if that failed. */
+async function saved(target: Promise<Target> | undefined, io: CliIO): Promise<boolean> {
+  const t = await target?.catch(() => undefined); // a target that could not be reached was the command's error
+  try {
+    await t?.save?.();
+    return true;
+  } catch (err) {
+    io.stderr.write(`claimstep: ${describeError(err)}\n`);
+    return false;
+  }
+}
 
 /** `connectTo` replaces how a Target is reached (tests pass a simulated cluster they keep). */
 export async function main(argv: string[], io: CliIO, connectTo: (flags: Flags, env: CliIO["env"]) => Promise<Target> = connect): Promise<number> {
@@ -77,5 +91,8 @@ export async function main(argv: string[], io: CliIO, connectTo: (flags: Flags, 
   } catch (err) {
     io.stderr.write(`claimstep: ${describeError(err)}\n`);
     return EXIT.error;
+  } finally {
+    // What the command did stays, even when it failed (as on a real cluster).
+    if (!(await saved(target, io))) return EXIT.error;
   }
 }

@@ -1,6 +1,12 @@
 // The simulation's only notion of time. Nothing in the simulation uses timers: controllers ask
 // to be woken at an instant, and `advance` moves time forward through those instants.
 
+export interface ClockState {
+  nowMs: number;
+  /** Pending wake-ups (ms since the epoch), ascending. */
+  wakes: number[];
+}
+
 export class VirtualClock {
   private ms: number;
   private readonly wakes: number[] = [];
@@ -43,6 +49,18 @@ export class VirtualClock {
   /** Earliest pending wake-up, if any. */
   peekWake(): number | undefined {
     return this.wakes.find((w) => w > this.ms);
+  }
+
+  /** The time and the pending wake-ups, to save the simulation and continue it later. */
+  state(): ClockState {
+    return { nowMs: this.ms, wakes: this.wakes.filter((w) => w > this.ms) };
+  }
+
+  /** Continue from a state `state()` returned (it may move the clock back: this is a restore). */
+  restore(state: ClockState): void {
+    this.ms = state.nowMs;
+    this.wakes.length = 0;
+    for (const w of state.wakes) this.wakeAt(w);
   }
 
   /** Move the clock to `atMs` (never backwards). */

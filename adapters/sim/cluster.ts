@@ -19,6 +19,7 @@ import { StorageControllers } from "./controllers/storage.js";
 import { FaultInjector, type FaultPlan } from "./faults.js";
 import { SIM_SERVER, SimHttp, type Identity } from "./http.js";
 import { Prng } from "./prng.js";
+import { SIM_CLUSTER_STATE_VERSION, checkClusterState, type SimClusterState } from "./state.js";
 import { RESOURCES, Store, type AuditEntry, type Json, type Resource } from "./store.js";
 
 export interface SimClusterOptions {
@@ -268,6 +269,46 @@ export class SimCluster {
   nextActivity(): Date | undefined {
     const at = this.clock.peekWake();
     return at === undefined ? undefined : new Date(at);
+  }
+
+  /**
+   * Everything needed to continue this cluster exactly where it is, as plain JSON: the objects
+   * with their resourceVersions, uids and field owners, the revision counter, the clock and its
+   * pending wake-ups, the controllers' timers, the volumes, the PRNGs, the drivers, latencies and
+   * fault plan. Not kept: the audit log, the HTTP server's request log and test hooks.
+   */
+  toJSON(): SimClusterState {
+    const { start: _start, faults: _faults, latencies: _latencies, ...options } = this.opts;
+    return {
+      version: SIM_CLUSTER_STATE_VERSION,
+      options: structuredClone(options),
+      clock: this.clock.state(),
+      prng: this.prng.state(),
+      faults: this.faults.state(),
+      latencies: { ...this.controllers.latencies },
+      drivers: structuredClone(Object.fromEntries(this.controllers.drivers)),
+      volumes: Object.fromEntries(
+        [...this.controllers.volumes].map(([uid, v]) => [uid, { ...v, bytes: v.bytes.toString() }]),
+      ),
+      storage: this.storage.state(),
+      kubelet: this.kubelet.state(),
+      store: this.store.state(),
+    };
+  }
+
+  /** The cluster `toJSON` described, continuing from there; throws on a state of another version or shape. */
+  static restore(json: unknown): SimCluster {
+    const state = checkClusterState(json);
+    const sim = new SimCluster({ ...state.options, start: new Date(state.clock.nowMs), latencies: state.latencies, faults: state.faults.plan });
+    sim.clock.restore(state.clock);
+    sim.prng.restore(state.prng);
+    sim.faults.restore(state.faults);
+    sim.store.restore(state.store);
+    for (const [name, behaviour] of Object.entries(state.drivers)) sim.controllers.drivers.set(name, structuredClone(behaviour));
+    for (const [uid, v] of Object.entries(state.volumes)) sim.controllers.volumes.set(uid, { ...v, bytes: BigInt(v.bytes) });
+    sim.storage.restore(state.storage);
+    sim.kubelet.restore(state.kubelet);
+    return sim;
   }
 }
 

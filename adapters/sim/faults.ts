@@ -15,6 +15,13 @@ export interface FaultPlan {
 
 export type FaultKind = "tooManyRequests" | "serverError" | "timeoutBefore" | "timeoutAfterCommit";
 
+/** What a FaultInjector needs to go on where it stopped: its plan, its PRNG, its counts. */
+export interface FaultState {
+  plan: FaultPlan;
+  prng: number;
+  counts: Record<FaultKind, number>;
+}
+
 export class FaultInjector {
   readonly counts: Record<FaultKind, number> = { tooManyRequests: 0, serverError: 0, timeoutBefore: 0, timeoutAfterCommit: 0 };
 
@@ -22,6 +29,16 @@ export class FaultInjector {
     public plan: FaultPlan,
     private readonly prng: Prng,
   ) {}
+
+  state(): FaultState {
+    return { plan: structuredClone(this.plan), prng: this.prng.state(), counts: { ...this.counts } };
+  }
+
+  restore(state: FaultState): void {
+    this.plan = structuredClone(state.plan);
+    this.prng.restore(state.prng);
+    Object.assign(this.counts, state.counts);
+  }
 
   /** Decide the fate of one request. A timeout on a write lands half the time after the commit. */
   roll(write: boolean): FaultKind | undefined {

@@ -82,6 +82,12 @@ export interface ManagerEntry extends ManagerRef {
 const sameManager = (a: ManagerRef, b: ManagerRef) =>
   a.manager === b.manager && a.operation === b.operation && (a.subresource ?? "") === (b.subresource ?? "");
 
+/** One manager's entry as the simulation saves it: its leaves as paths, in the order it took them. */
+export interface ManagerState extends ManagerRef {
+  time: string;
+  fields: string[][];
+}
+
 /** The ownership table of one object. */
 export class FieldOwners {
   entries: ManagerEntry[] = [];
@@ -153,6 +159,17 @@ export class FieldOwners {
     mine.fields = configKeys;
     this.prune();
     return { merged, conflicts: [] };
+  }
+
+  /** The table exactly (unlike `render`, which merges paths into FieldsV1), to save the simulation. */
+  state(): ManagerState[] {
+    return this.entries.map((e) => ({ ...e, fields: [...e.fields].map((k) => [...fromKey(k)]) }));
+  }
+
+  static fromState(entries: ManagerState[]): FieldOwners {
+    const owners = new FieldOwners();
+    owners.entries = entries.map(({ fields, ...ref }) => ({ ...ref, fields: new Set(fields.map(pathKey)) }));
+    return owners;
   }
 
   /** The ownership table an object's `metadata.managedFields` describe (an object seeded as captured). */

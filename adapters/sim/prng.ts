@@ -1,16 +1,26 @@
 // A seeded PRNG (mulberry32): every random choice of the simulation comes from here, so a seed
 // replays the same run.
 export class Prng {
-  private state: number;
+  private current: number;
 
   constructor(seed: number) {
-    this.state = seed >>> 0;
+    this.current = seed >>> 0;
+  }
+
+  /** The generator's whole state: another Prng given it by `restore` continues the same sequence. */
+  state(): number {
+    return this.current;
+  }
+
+  /** Continue from a state `state()` returned. */
+  restore(state: number): void {
+    this.current = state >>> 0;
   }
 
   /** Uniform in [0, 1). */
   next(): number {
-    this.state = (this.state + 0x6d2b79f5) >>> 0;
-    let t = this.state;
+    this.current = (this.current + 0x6d2b79f5) >>> 0;
+    let t = this.current;
     t = Math.imul(t ^ (t >>> 15), t | 1);
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;

@@ -1,7 +1,7 @@
 // The simulated etcd: objects by resource, namespace and name; a global resourceVersion bumped on
 // every write; field ownership per object; and an audit log of every request that reached it.
 import type { ResourceName, ManagerRef } from "./errors.js";
-import { FieldOwners } from "./fields.js";
+import { FieldOwners, type ManagerState } from "./fields.js";
 import type { Prng } from "./prng.js";
 import type { VirtualClock } from "./clock.js";
 
@@ -48,6 +48,13 @@ export interface AuditEntry {
   /** The object before and after, for writes to claims and sets. */
   before?: Json;
   after?: Json;
+}
+
+/** The store as the simulation saves it: objects in storage order with their field owners, and the revision. */
+export interface StoreState {
+  /** The last resourceVersion handed out. */
+  revision: number;
+  objects: Partial<Record<Resource, { object: Json; owners: ManagerState[] }[]>>;
 }
 
 interface Stored {
@@ -184,6 +191,29 @@ export class Store {
     this.table(r).set(keyOf(m.namespace, m.name), { obj: stored, owners });
     this.writes++;
     return stored;
+  }
+
+  /** Every object with its owners, and the revision counter (not the audit log: it only records). */
+  state(): StoreState {
+    const objects: StoreState["objects"] = {};
+    for (const [r, table] of this.data) {
+      if (table.size) objects[r] = [...table.values()].map((s) => ({ object: structuredClone(s.obj), owners: s.owners.state() }));
+    }
+    return { revision: this.revision, objects };
+  }
+
+  /** Replace every object and the revision counter with a saved state; the audit log starts empty. */
+  restore(state: StoreState): void {
+    this.clear();
+    for (const [r, entries] of Object.entries(state.objects) as [Resource, { object: Json; owners: ManagerState[] }[]][]) {
+      if (!(r in RESOURCES)) throw new Error(`the simulated cluster does not store ${r}`);
+      for (const { object, owners } of entries) {
+        const m = meta(object);
+        this.table(r).set(keyOf(RESOURCES[r].namespaced ? m.namespace : undefined, m.name), { obj: structuredClone(object), owners: FieldOwners.fromState(owners) });
+      }
+    }
+    this.revision = state.revision;
+    this.writes++;
   }
 
   /** Forget every object and the audit log (resourceVersions keep rising). */

@@ -22,6 +22,8 @@ export interface Target {
   pause(ms: number): Promise<void>;
   /** Real time to leave each frame of the live view on screen when `pause` takes none. */
   frameMs?: number;
+  /** Keep what the command did, once it ended (the simulated cluster's state file). */
+  save?(): Promise<void>;
   /** A simulated scenario's summary and lesson, told around a timeline. */
   story?: { name: string; summary: string; lesson: string };
 }
@@ -62,6 +64,7 @@ export const OPTIONS = {
   host: { type: "string" },
   url: { type: "string" },
   seed: { type: "string" },
+  "sim-state": { type: "string" },
 } as const;
 
 export type Flags = ReturnType<typeof parse>["values"];

@@ -17,6 +17,8 @@ Usage:
   claimstep relay  --url https://claimstep.example.com/v1/relay
                                                        watch opted-in sets and POST signed events (env: CLAIMSTEP_WEBHOOK_SECRET)
   claimstep version                                    the version of claimstep (also: claimstep --version)
+  claimstep sim    reset [--cluster sim:<scenario> | --all]
+                                                       forget the simulated cluster kept between commands
 
 Options:
   -n, --namespace <ns>     namespace (default: the context's, else "default")
@@ -26,6 +28,9 @@ Options:
                            use the embedded simulated cluster instead (StatefulSet ${SET.namespace}/${SET.name}; scenarios:
                            ${Object.keys(SCENARIOS).join(", ")})
       --seed <n>           with --cluster sim: seed of the simulation (uids, injected faults); default 1
+      --sim-state <file>   with --cluster sim: the file that keeps the simulated cluster between commands, its
+                           clock moving on with real time (default $XDG_STATE_HOME/claimstep/sim-<scenario>.json,
+                           else ~/.local/state/claimstep/…; none: keep nothing)
   -A, --all-namespaces     status, step --all: every namespace
       --all                step: every opted-in set of the namespace
   -o, --output text|json|timeline
@@ -39,6 +44,7 @@ Examples:
   claimstep plan web -n db
   claimstep set web data --storage 20Gi -n db && claimstep run web -n db
   claimstep run web --cluster sim                  # a whole rollout on the simulated cluster
+  claimstep sim reset                              # … which is kept between commands: start it over
   claimstep run web --cluster sim:blocked; echo $?  # 2: the class does not allow expansion
   claimstep run web --cluster sim:flaky-api --seed 7 -o timeline
   claimstep step web -n db -o json | jq .decision.phase

@@ -1,6 +1,9 @@
 // The CLI end to end: spawned through its bin launcher (as `npx claimstep` runs it), against the
 // embedded simulated cluster.
 import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
@@ -11,9 +14,11 @@ interface Run {
   stderr: string;
 }
 
+/** Each run on a simulated cluster of its own: a new state directory (`--cluster sim` keeps the cluster there). */
 const claimstep = (...args: string[]) =>
   new Promise<Run>((resolve, reject) => {
-    const child = spawn(process.execPath, [`${ROOT}bin/claimstep.js`, ...args], { cwd: ROOT, env: { ...process.env, NO_COLOR: "1" } });
+    const state = mkdtempSync(join(tmpdir(), "claimstep-e2e-"));
+    const child = spawn(process.execPath, [`${ROOT}bin/claimstep.js`, ...args], { cwd: ROOT, env: { ...process.env, NO_COLOR: "1", XDG_STATE_HOME: state } });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d) => (stdout += d));
@@ -22,6 +27,7 @@ const claimstep = (...args: string[]) =>
     child.on("error", reject);
     child.on("close", (code) => {
       clearTimeout(timer);
+      rmSync(state, { recursive: true, force: true });
       resolve({ code, stdout, stderr });
     });
   });

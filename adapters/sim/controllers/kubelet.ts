@@ -7,11 +7,31 @@ import type { PersistentVolumeClaim } from "../../../core/k8s.js";
 import type { Json } from "../store.js";
 import { KUBELET, claimNamesOf, condition, driverOf, podsOf, setConditions, writeClaim, type ControllerContext, type Pod } from "./context.js";
 
+/** When a pod starts (per pod uid) and a file system expansion finishes (per claim uid), ms since the epoch. */
+export interface KubeletState {
+  startAt: Record<string, number>;
+  expandAt: Record<string, number>;
+}
+
 export class Kubelet {
   private readonly startAt = new Map<string, number>();
   private readonly expandAt = new Map<string, number>();
 
   constructor(private readonly ctx: ControllerContext) {}
+
+  state(): KubeletState {
+    return { startAt: Object.fromEntries(this.startAt), expandAt: Object.fromEntries(this.expandAt) };
+  }
+
+  restore(state: KubeletState): void {
+    for (const [table, saved] of [
+      [this.startAt, state.startAt],
+      [this.expandAt, state.expandAt],
+    ] as const) {
+      table.clear();
+      for (const [uid, n] of Object.entries(saved)) table.set(uid, n);
+    }
+  }
 
   private claim(pod: Pod, name: string): PersistentVolumeClaim | undefined {
     return this.ctx.store.peek("persistentvolumeclaims", pod.metadata.namespace, name) as unknown as PersistentVolumeClaim | undefined;

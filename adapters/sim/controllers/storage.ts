@@ -30,6 +30,14 @@ const copy = (pvc: PersistentVolumeClaim) => structuredClone(pvc);
 /** When an operation on a claim is due; per claim uid. */
 type Due = Map<string, number>;
 
+/** The controllers' timers and retry counts, per claim uid (due times in ms since the epoch). */
+export interface StorageState {
+  bindAt: Record<string, number>;
+  resizeAt: Record<string, number>;
+  resizeAttempts: Record<string, number>;
+  modifyAt: Record<string, number>;
+}
+
 export class StorageControllers {
   private readonly bindAt: Due = new Map();
   private readonly resizeAt: Due = new Map();
@@ -37,6 +45,27 @@ export class StorageControllers {
   private readonly modifyAt: Due = new Map();
 
   constructor(private readonly ctx: ControllerContext) {}
+
+  state(): StorageState {
+    return {
+      bindAt: Object.fromEntries(this.bindAt),
+      resizeAt: Object.fromEntries(this.resizeAt),
+      resizeAttempts: Object.fromEntries(this.resizeAttempts),
+      modifyAt: Object.fromEntries(this.modifyAt),
+    };
+  }
+
+  restore(state: StorageState): void {
+    for (const [table, saved] of [
+      [this.bindAt, state.bindAt],
+      [this.resizeAt, state.resizeAt],
+      [this.resizeAttempts, state.resizeAttempts],
+      [this.modifyAt, state.modifyAt],
+    ] as const) {
+      table.clear();
+      for (const [uid, n] of Object.entries(saved)) table.set(uid, n);
+    }
+  }
 
   sync(): void {
     for (const pvc of claimsOf(this.ctx)) {

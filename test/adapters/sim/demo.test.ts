@@ -1,18 +1,22 @@
 // `npm start` is `claimstep run web --cluster sim:grow -o timeline …` on the embedded simulated
 // cluster: its exit codes and messages, spawned as a user runs it.
 import { execFile } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 
 const root = fileURLToPath(new URL("../../../", import.meta.url));
 const START: string = JSON.parse(readFileSync(`${root}package.json`, "utf8")).scripts.start;
 
-/** `npm start -- <args>`, without npm's own output. */
+/** `npm start -- <args>`, without npm's own output, as a first run (no simulated cluster kept from before). */
 function start(...args: string[]): Promise<{ code: number; out: string; err: string }> {
   const [, ...argv] = START.split(" ");
+  const state = mkdtempSync(join(tmpdir(), "claimstep-demo-"));
   return new Promise((resolve) => {
-    execFile(process.execPath, [...argv, ...args], { cwd: root }, (error, stdout, stderr) => {
+    execFile(process.execPath, [...argv, ...args], { cwd: root, env: { ...process.env, XDG_STATE_HOME: state } }, (error, stdout, stderr) => {
+      rmSync(state, { recursive: true, force: true });
       resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, out: stdout, err: stderr });
     });
   });

@@ -1,0 +1,97 @@
+// The simulated cluster as saved state (SimCluster.toJSON / SimCluster.restore): its shape, and
+// the checks a state read back from a file passes before the cluster is rebuilt from it, so that a
+// damaged or foreign file is a clear error rather than a cluster that breaks later.
+import type { ClockState } from "./clock.js";
+import type { SimClusterOptions } from "./cluster.js";
+import type { DriverBehaviour, Latencies } from "./controllers/context.js";
+import type { KubeletState } from "./controllers/kubelet.js";
+import type { StorageState } from "./controllers/storage.js";
+import type { FaultState } from "./faults.js";
+import { RESOURCES, type StoreState } from "./store.js";
+
+/** Bumped whenever the shape below changes in a way an older claimstep cannot read. */
+export const SIM_CLUSTER_STATE_VERSION = 1;
+
+export interface SimClusterState {
+  version: typeof SIM_CLUSTER_STATE_VERSION;
+  /** How the cluster was made, less what lives on below (start time, fault plan, latencies). */
+  options: Omit<SimClusterOptions, "start" | "faults" | "latencies">;
+  clock: ClockState;
+  /** State of the PRNG behind uids and generated names. */
+  prng: number;
+  faults: FaultState;
+  latencies: Latencies;
+  /** CSI driver behaviour per StorageClass. */
+  drivers: Record<string, DriverBehaviour>;
+  /** The backing volume of each bound claim, per claim uid; bytes as a decimal string. */
+  volumes: Record<string, { name: string; bytes: string; volumeAttributesClassName?: string }>;
+  storage: StorageState;
+  kubelet: KubeletState;
+  store: StoreState;
+}
+
+class Invalid extends Error {}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+function need(ok: boolean, what: string): asserts ok {
+  if (!ok) throw new Invalid(what);
+}
+
+const numbers = (v: unknown, what: string) => {
+  need(isRecord(v), `${what} is not an object`);
+  for (const [k, n] of Object.entries(v)) need(Number.isFinite(n), `${what}.${k} is not a number`);
+};
+
+/** `json` as a SimClusterState, or an error saying what is wrong with it. */
+export function checkClusterState(json: unknown): SimClusterState {
+  if (isRecord(json) && json.version !== SIM_CLUSTER_STATE_VERSION) {
+    throw new Error(`simulated cluster state of version ${JSON.stringify(json.version)}: this claimstep reads version ${SIM_CLUSTER_STATE_VERSION}`);
+  }
+  try {
+    need(isRecord(json), "it is not an object");
+    need(isRecord(json.options), "options is not an object");
+    const clock = json.clock as ClockState;
+    need(isRecord(clock) && Number.isFinite(clock.nowMs), "clock.nowMs is not a number");
+    need(Array.isArray(clock.wakes) && clock.wakes.every(Number.isFinite), "clock.wakes is not a list of numbers");
+    need(Number.isInteger(json.prng), "prng is not an integer");
+    const faults = json.faults as FaultState;
+    need(isRecord(faults) && isRecord(faults.plan) && Number.isInteger(faults.prng), "faults is not a fault plan with its PRNG state");
+    numbers(faults.counts, "faults.counts");
+    numbers(json.latencies, "latencies");
+    need(isRecord(json.drivers) && Object.values(json.drivers).every((d) => isRecord(d) && typeof d.resize === "string"), "drivers is not a map of driver behaviours");
+    need(isRecord(json.volumes), "volumes is not an object");
+    for (const [uid, v] of Object.entries(json.volumes)) {
+      need(isRecord(v) && typeof v.name === "string" && typeof v.bytes === "string" && /^\d+$/.test(v.bytes), `volumes.${uid} is not a volume with a size in bytes`);
+    }
+    const storage = json.storage as Record<string, unknown>;
+    need(isRecord(storage), "storage is not an object");
+    for (const k of ["bindAt", "resizeAt", "resizeAttempts", "modifyAt"]) numbers(storage[k], `storage.${k}`);
+    const kubelet = json.kubelet as Record<string, unknown>;
+    need(isRecord(kubelet), "kubelet is not an object");
+    for (const k of ["startAt", "expandAt"]) numbers(kubelet[k], `kubelet.${k}`);
+    const store = json.store as Record<string, unknown>;
+    need(isRecord(store) && Number.isInteger(store.revision), "store.revision is not an integer");
+    need(isRecord(store.objects), "store.objects is not an object");
+    for (const [r, entries] of Object.entries(store.objects)) {
+      need(Object.hasOwn(RESOURCES, r), `store.objects.${r}: the simulated cluster stores no such resource`);
+      need(Array.isArray(entries), `store.objects.${r} is not a list`);
+      entries.forEach((e: unknown, i) => {
+        const at = `store.objects.${r}[${i}]`;
+        need(isRecord(e) && isRecord(e.object) && isRecord(e.object.metadata) && typeof e.object.metadata.name === "string", `${at} is not an object with a name`);
+        need(typeof e.object.metadata.resourceVersion === "string" && typeof e.object.metadata.uid === "string", `${at} has no uid or resourceVersion`);
+        need(
+          Array.isArray(e.owners) &&
+            e.owners.every(
+              (o: unknown) => isRecord(o) && typeof o.manager === "string" && Array.isArray(o.fields) && o.fields.every((p: unknown) => Array.isArray(p) && p.every((s) => typeof s === "string")),
+            ),
+          `${at}.owners is not a list of field managers`,
+        );
+      });
+    }
+    return json as unknown as SimClusterState;
+  } catch (err) {
+    if (err instanceof Invalid) throw new Error(`not a simulated cluster's state: ${err.message}`);
+    throw err;
+  }
+}
