@@ -10,13 +10,17 @@ import { describe, expect, it } from "vitest";
 const root = fileURLToPath(new URL("../../../", import.meta.url));
 const START: string = JSON.parse(readFileSync(`${root}package.json`, "utf8")).scripts.start;
 
-/** `npm start -- <args>`, without npm's own output, as a first run (no simulated cluster kept from before). */
+/** `npm start -- <args>`, without npm's own output, with a state directory of its own (or the one given, kept). */
 function start(...args: string[]): Promise<{ code: number; out: string; err: string }> {
+  return startIn(undefined, ...args);
+}
+
+function startIn(shared: string | undefined, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
   const [, ...argv] = START.split(" ");
-  const state = mkdtempSync(join(tmpdir(), "claimstep-demo-"));
+  const state = shared ?? mkdtempSync(join(tmpdir(), "claimstep-demo-"));
   return new Promise((resolve) => {
     execFile(process.execPath, [...argv, ...args], { cwd: root, env: { ...process.env, XDG_STATE_HOME: state } }, (error, stdout, stderr) => {
-      rmSync(state, { recursive: true, force: true });
+      if (!shared) rmSync(state, { recursive: true, force: true });
       resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, out: stdout, err: stderr });
     });
   });
@@ -24,7 +28,8 @@ function start(...args: string[]): Promise<{ code: number; out: string; err: str
 
 describe("npm start", () => {
   it("is the CLI's run on the simulated cluster, as a timeline", () => {
-    expect(START).toMatch(/^node bin\/claimstep\.js run web --cluster sim:grow --output timeline /);
+    // --sim-state none: every npm start shows the whole rollout afresh, whatever an earlier one left.
+    expect(START).toMatch(/^node bin\/claimstep\.js run web --cluster sim:grow --sim-state none --output timeline /);
   });
 
   it("completes the default rollout highest ordinal first and exits 0", { timeout: 60_000 }, async () => {
@@ -34,6 +39,18 @@ describe("npm start", () => {
     expect(applied).toEqual(["data-web-2", "wal-web-2", "data-web-1", "wal-web-1", "data-web-0", "wal-web-0"]);
     expect(out).toMatch(/^\[\d\d:\d\d\] #\d+ +Complete\/RolloutComplete +all 3 ordinal\(s\) in scope are at revision \w+ and ready$/m);
     expect(out).toMatch(/^\d+ invocations, 6 claim writes, 0 transient failures/m);
+  });
+
+  it("starts afresh every time: a second run rolls out again", { timeout: 60_000 }, async () => {
+    const state = mkdtempSync(join(tmpdir(), "claimstep-demo-shared-"));
+    try {
+      const first = await startIn(state);
+      const second = await startIn(state);
+      expect([first.code, second.code]).toEqual([0, 0]);
+      expect(second.out).toMatch(/^\d+ invocations, 6 claim writes/m);
+    } finally {
+      rmSync(state, { recursive: true, force: true });
+    }
   });
 
   it("exits 2 with the blocking message of blocked-class, having written nothing", { timeout: 60_000 }, async () => {
