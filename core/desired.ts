@@ -2,7 +2,7 @@
 // read the templates a document carries, merge them into the current desired templates, validate
 // the result exactly as the planner will (core/templates.ts), and produce the annotations to
 // merge-patch, which also opt the set in.
-import { z } from "zod";
+import * as z from "./zod.js";
 import { ClaimTemplate, StatefulSet } from "./k8s.js";
 import { revisionOf } from "./revision.js";
 import { OPT_IN, isOptedIn } from "./statefulset.js";
@@ -17,9 +17,9 @@ export interface Issue {
 const pathOf = (path: readonly PropertyKey[]): string =>
   path.map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`)).join("").replace(/^\./, "") || "(body)";
 
-const issuesOf = (error: z.ZodError): Issue[] => error.issues.map((i) => ({ path: pathOf(i.path), message: i.message }));
+const issuesOf = (error: z.core.$ZodError): Issue[] => error.issues.map((i) => ({ path: pathOf(i.path), message: i.message }));
 
-const StatefulSetManifest = StatefulSet.extend({ kind: z.literal("StatefulSet") });
+const StatefulSetManifest = z.extend(StatefulSet, { kind: z.literal("StatefulSet") });
 
 /**
  * The templates a body carries: a JSON/YAML array of claim templates, or a whole StatefulSet
@@ -27,7 +27,7 @@ const StatefulSetManifest = StatefulSet.extend({ kind: z.literal("StatefulSet") 
  */
 export function templatesFromDocument(value: unknown, ref: SetRef): { ok: true; templates: ClaimTemplate[] } | { ok: false; issues: Issue[] } {
   if (Array.isArray(value)) {
-    const parsed = z.array(ClaimTemplate).min(1, "at least one claim template is needed").safeParse(value);
+    const parsed = z.array(ClaimTemplate).check(z.minLength(1, "at least one claim template is needed")).safeParse(value);
     return parsed.success ? { ok: true, templates: parsed.data } : { ok: false, issues: issuesOf(parsed.error) };
   }
   if (typeof value === "object" && value !== null && "kind" in value) {

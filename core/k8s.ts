@@ -1,7 +1,7 @@
 // zod schemas of the Kubernetes subset claimstep reads. Loose objects: unknown fields pass
 // through untouched (real objects carry managedFields, status fields we ignore, …); the
 // fields the planner uses are checked.
-import { z } from "zod";
+import * as z from "./zod.js";
 import { QuantityError, quantityOfNumber } from "./quantity.js";
 
 const stringMap = z.record(z.string(), z.string());
@@ -11,9 +11,9 @@ const stringMap = z.record(z.string(), z.string());
  * its canonical string (1073741824 → "1073741824", 10000 → "10k"), so every reader sees strings.
  * A number that is no quantity (fractional, negative) is refused here with the reason.
  */
-export const Quantity = z
-  .union([z.string(), z.number()], { error: 'expected a quantity: a string such as "20Gi" or a whole number of bytes' })
-  .transform((q, ctx): string => {
+export const Quantity = z.pipe(
+  z.union([z.string(), z.number()], { error: 'expected a quantity: a string such as "20Gi" or a whole number of bytes' }),
+  z.transform((q: string | number, ctx): string => {
     if (typeof q === "string") return q;
     try {
       return quantityOfNumber(q);
@@ -22,164 +22,161 @@ export const Quantity = z
       ctx.issues.push({ code: "custom", message: err.message, input: q });
       return z.NEVER;
     }
-  });
+  }),
+);
 const quantityMap = z.record(z.string(), Quantity);
 
 export const ObjectMeta = z.looseObject({
-  name: z.string().min(1),
-  namespace: z.string().optional(),
-  uid: z.string().optional(),
-  resourceVersion: z.string().optional(),
-  generation: z.number().optional(),
-  labels: stringMap.optional(),
-  annotations: stringMap.optional(),
-  deletionTimestamp: z.string().optional(),
+  name: z.string().check(z.minLength(1)),
+  namespace: z.optional(z.string()),
+  uid: z.optional(z.string()),
+  resourceVersion: z.optional(z.string()),
+  generation: z.optional(z.number()),
+  labels: z.optional(stringMap),
+  annotations: z.optional(stringMap),
+  deletionTimestamp: z.optional(z.string()),
 });
 export type ObjectMeta = z.infer<typeof ObjectMeta>;
 
 export const LabelSelectorRequirement = z.looseObject({
   key: z.string(),
   operator: z.enum(["In", "NotIn", "Exists", "DoesNotExist"]),
-  values: z.array(z.string()).optional(),
+  values: z.optional(z.array(z.string())),
 });
 export const LabelSelector = z.looseObject({
-  matchLabels: stringMap.optional(),
-  matchExpressions: z.array(LabelSelectorRequirement).optional(),
+  matchLabels: z.optional(stringMap),
+  matchExpressions: z.optional(z.array(LabelSelectorRequirement)),
 });
 export type LabelSelector = z.infer<typeof LabelSelector>;
 
 const Condition = z.looseObject({
   type: z.string(),
   status: z.string(),
-  reason: z.string().optional(),
-  message: z.string().optional(),
+  reason: z.optional(z.string()),
+  message: z.optional(z.string()),
 });
 export type Condition = z.infer<typeof Condition>;
 
 export const PersistentVolumeClaimSpec = z.looseObject({
-  accessModes: z.array(z.string()).optional(),
-  resources: z
-    .looseObject({ requests: quantityMap.optional(), limits: quantityMap.optional() })
-    .optional(),
-  storageClassName: z.string().nullable().optional(),
-  volumeMode: z.string().optional(),
-  volumeName: z.string().optional(),
-  selector: LabelSelector.nullable().optional(),
-  dataSource: z.looseObject({}).nullable().optional(),
-  dataSourceRef: z.looseObject({}).nullable().optional(),
-  volumeAttributesClassName: z.string().nullable().optional(),
+  accessModes: z.optional(z.array(z.string())),
+  resources: z.optional(z.looseObject({ requests: z.optional(quantityMap), limits: z.optional(quantityMap) })),
+  storageClassName: z.optional(z.nullable(z.string())),
+  volumeMode: z.optional(z.string()),
+  volumeName: z.optional(z.string()),
+  selector: z.optional(z.nullable(LabelSelector)),
+  dataSource: z.optional(z.nullable(z.looseObject({}))),
+  dataSourceRef: z.optional(z.nullable(z.looseObject({}))),
+  volumeAttributesClassName: z.optional(z.nullable(z.string())),
 });
 export type PersistentVolumeClaimSpec = z.infer<typeof PersistentVolumeClaimSpec>;
 
 export const PersistentVolumeClaimStatus = z.looseObject({
-  phase: z.string().optional(),
-  capacity: quantityMap.optional(),
-  conditions: z.array(Condition).optional(),
-  allocatedResources: quantityMap.optional(),
-  allocatedResourceStatuses: stringMap.optional(),
-  currentVolumeAttributesClassName: z.string().nullable().optional(),
-  modifyVolumeStatus: z
-    .looseObject({ targetVolumeAttributesClassName: z.string().optional(), status: z.string() })
-    .nullable()
-    .optional(),
+  phase: z.optional(z.string()),
+  capacity: z.optional(quantityMap),
+  conditions: z.optional(z.array(Condition)),
+  allocatedResources: z.optional(quantityMap),
+  allocatedResourceStatuses: z.optional(stringMap),
+  currentVolumeAttributesClassName: z.optional(z.nullable(z.string())),
+  modifyVolumeStatus: z.optional(z.nullable(z.looseObject({ targetVolumeAttributesClassName: z.optional(z.string()), status: z.string() }))),
 });
 export type PersistentVolumeClaimStatus = z.infer<typeof PersistentVolumeClaimStatus>;
 
 export const PersistentVolumeClaim = z.looseObject({
-  apiVersion: z.string().optional(),
-  kind: z.string().optional(),
+  apiVersion: z.optional(z.string()),
+  kind: z.optional(z.string()),
   metadata: ObjectMeta,
   spec: PersistentVolumeClaimSpec,
-  status: PersistentVolumeClaimStatus.optional(),
+  status: z.optional(PersistentVolumeClaimStatus),
 });
 export type PersistentVolumeClaim = z.infer<typeof PersistentVolumeClaim>;
 
 /** A volumeClaimTemplate: a PVC whose metadata needs only a name. */
 export const ClaimTemplate = z.looseObject({
-  apiVersion: z.string().optional(),
-  kind: z.string().optional(),
+  apiVersion: z.optional(z.string()),
+  kind: z.optional(z.string()),
   metadata: z.looseObject({
-    name: z.string().min(1),
-    labels: stringMap.optional(),
-    annotations: stringMap.optional(),
+    name: z.string().check(z.minLength(1)),
+    labels: z.optional(stringMap),
+    annotations: z.optional(stringMap),
   }),
   spec: PersistentVolumeClaimSpec,
 });
 export type ClaimTemplate = z.infer<typeof ClaimTemplate>;
 
-export const IntOrString = z.union([z.number().int(), z.string()]);
+export const IntOrString = z.union([z.int(), z.string()]);
+
+/** A whole number ≥ 0 (replicas, partition, ordinals.start). */
+const count = () => z.int().check(z.minimum(0));
 
 export const StatefulSet = z.looseObject({
-  apiVersion: z.string().optional(),
-  kind: z.string().optional(),
+  apiVersion: z.optional(z.string()),
+  kind: z.optional(z.string()),
   metadata: ObjectMeta,
   spec: z.looseObject({
-    replicas: z.number().int().min(0).optional(),
+    replicas: z.optional(count()),
     selector: LabelSelector,
-    serviceName: z.string().optional(),
-    volumeClaimTemplates: z.array(ClaimTemplate).optional(),
-    updateStrategy: z
-      .looseObject({
-        type: z.string().optional(),
-        rollingUpdate: z
-          .looseObject({
-            partition: z.number().int().min(0).optional(),
-            maxUnavailable: IntOrString.optional(),
-          })
-          .optional(),
-      })
-      .optional(),
-    ordinals: z.looseObject({ start: z.number().int().min(0).optional() }).optional(),
+    serviceName: z.optional(z.string()),
+    volumeClaimTemplates: z.optional(z.array(ClaimTemplate)),
+    updateStrategy: z.optional(
+      z.looseObject({
+        type: z.optional(z.string()),
+        rollingUpdate: z.optional(
+          z.looseObject({
+            partition: z.optional(count()),
+            maxUnavailable: z.optional(IntOrString),
+          }),
+        ),
+      }),
+    ),
+    ordinals: z.optional(z.looseObject({ start: z.optional(count()) })),
   }),
-  status: z.looseObject({}).optional(),
+  status: z.optional(z.looseObject({})),
 });
 export type StatefulSet = z.infer<typeof StatefulSet>;
 
 // Pods are half of what a step reads, and the planner reads only their names and phases (for the
 // report): validate just those.
 export const Pod = z.looseObject({
-  metadata: z.looseObject({ name: z.string().min(1), namespace: z.string().optional() }),
-  status: z.looseObject({ phase: z.string().optional() }).optional(),
+  metadata: z.looseObject({ name: z.string().check(z.minLength(1)), namespace: z.optional(z.string()) }),
+  status: z.optional(z.looseObject({ phase: z.optional(z.string()) })),
 });
 export type Pod = z.infer<typeof Pod>;
 
 export const StorageClass = z.looseObject({
   metadata: ObjectMeta,
   provisioner: z.string(),
-  allowVolumeExpansion: z.boolean().optional(),
+  allowVolumeExpansion: z.optional(z.boolean()),
 });
 export type StorageClass = z.infer<typeof StorageClass>;
 
 export const VolumeAttributesClass = z.looseObject({
   metadata: ObjectMeta,
   driverName: z.string(),
-  parameters: stringMap.optional(),
+  parameters: z.optional(stringMap),
 });
 export type VolumeAttributesClass = z.infer<typeof VolumeAttributesClass>;
 
-export const listOf = <T extends z.ZodType>(item: T) =>
+export const listOf = <T extends z.core.$ZodType>(item: T) =>
   z.looseObject({
-    metadata: z.looseObject({ resourceVersion: z.string().optional(), continue: z.string().optional() }).optional(),
+    metadata: z.optional(z.looseObject({ resourceVersion: z.optional(z.string()), continue: z.optional(z.string()) })),
     items: z.array(item),
   });
 
 /** The API server's error body (`kind: Status`). */
 export const Status = z.looseObject({
   kind: z.literal("Status"),
-  status: z.string().optional(),
-  message: z.string().optional(),
-  reason: z.string().optional(),
-  code: z.number().int(),
-  details: z
-    .looseObject({
-      name: z.string().optional(),
-      group: z.string().optional(),
-      kind: z.string().optional(),
-      causes: z
-        .array(z.looseObject({ reason: z.string().optional(), message: z.string().optional(), field: z.string().optional() }))
-        .optional(),
-      retryAfterSeconds: z.number().optional(),
-    })
-    .optional(),
+  status: z.optional(z.string()),
+  message: z.optional(z.string()),
+  reason: z.optional(z.string()),
+  code: z.int(),
+  details: z.optional(
+    z.looseObject({
+      name: z.optional(z.string()),
+      group: z.optional(z.string()),
+      kind: z.optional(z.string()),
+      causes: z.optional(z.array(z.looseObject({ reason: z.optional(z.string()), message: z.optional(z.string()), field: z.optional(z.string()) }))),
+      retryAfterSeconds: z.optional(z.number()),
+    }),
+  ),
 });
 export type Status = z.infer<typeof Status>;

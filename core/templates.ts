@@ -1,6 +1,6 @@
 // The desired claim templates (rule 2): the annotation if present, else the live templates.
 // Every way the annotation can be wrong yields one precise message; nothing is written then.
-import { z } from "zod";
+import * as z from "./zod.js";
 import { ClaimTemplate, type StatefulSet } from "./k8s.js";
 import { MAX_STORAGE_BYTES, QuantityError, quantityString, toBytes } from "./quantity.js";
 import { Keys } from "./types.js";

@@ -7,7 +7,7 @@
 // that only does the work. Every refusal is a thrown Problem (an HTTPException) and one error
 // handler writes the README's `{"error","message","issues"?}` bodies.
 import { type Context, Hono } from "hono";
-import * as z from "zod";
+import * as z from "../core/zod.js";
 import type { StateReader, Writers } from "../core/ports.js";
 import { renderDecision } from "../core/render.js";
 import type { SetRef } from "../core/types.js";
@@ -47,9 +47,9 @@ export interface AppDeps {
 }
 
 const PathRef = z.object({ namespace: Namespace, name: Name });
-const StepRequest = z.strictObject({ namespace: Namespace, name: Name, dryRun: z.boolean().optional() });
+const StepRequest = z.strictObject({ namespace: Namespace, name: Name, dryRun: z.optional(z.boolean()) });
 type StepRequest = z.infer<typeof StepRequest>;
-const TemplatesQuery = z.looseObject({ step: z.enum(["true", "false", "1", "0"]).optional() });
+const TemplatesQuery = z.looseObject({ step: z.optional(z.enum(["true", "false", "1", "0"])) });
 
 /** A step's outcome as JSON: an ApiError reduced to its code, reason and message. */
 export const outcomeJSON = (r: StepResult) => {

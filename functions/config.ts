@@ -1,6 +1,6 @@
 // Environment → configuration, validated with zod. The same variables serve the Worker (bindings
 // and secrets) and Node (process.env). Error messages name the variable and the fix, never a value.
-import { z } from "zod";
+import * as z from "../core/zod.js";
 import { decodeWebhookSecret } from "./auth.js";
 import { RepositoryConfigError, parseRepositoryConfig, type RepositoryConfig } from "../adapters/gitops/config.js";
 
@@ -12,29 +12,29 @@ const list = (raw: string | undefined): string[] =>
     .filter(Boolean);
 
 const intVar = (min: number, fallback: number) =>
-  z
-    .string()
-    .optional()
-    .transform((s, ctx) => {
+  z.pipe(
+    z.optional(z.string()),
+    z.transform((s: string | undefined, ctx): number => {
       if (s === undefined || s.trim() === "") return fallback;
       const n = Number(s);
       if (!Number.isInteger(n) || n < min) {
-        ctx.addIssue({ code: "custom", message: `must be an integer ≥ ${min}` });
+        ctx.issues.push({ code: "custom", message: `must be an integer ≥ ${min}`, input: s });
         return z.NEVER;
       }
       return n;
-    });
+    }),
+  );
 
 const whsec = /^whsec_[A-Za-z0-9+/]+={0,2}$/;
 const dns1123 = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 const EnvSchema = z.looseObject({
   /** Bearer tokens accepted by the HTTP app (several during a rotation). */
-  CLAIMSTEP_API_TOKEN: z.string().optional(),
+  CLAIMSTEP_API_TOKEN: z.optional(z.string()),
   /** Standard Webhooks secrets `whsec_<base64>` (several during a rotation). */
-  CLAIMSTEP_WEBHOOK_SECRET: z.string().optional(),
+  CLAIMSTEP_WEBHOOK_SECRET: z.optional(z.string()),
   /** Namespaces claimstep may act in; empty = all. */
-  CLAIMSTEP_NAMESPACES: z.string().optional(),
+  CLAIMSTEP_NAMESPACES: z.optional(z.string()),
   CLAIMSTEP_BODY_LIMIT_BYTES: intVar(1024, 256 * 1024),
   /** Subrequests one invocation may make (Workers free: 50, paid: 1000). */
   CLAIMSTEP_SUBREQUEST_BUDGET: intVar(1, 50),
@@ -45,17 +45,17 @@ const EnvSchema = z.looseObject({
   /** Node server: step every opted-in set this often; 0 = off. */
   CLAIMSTEP_INTERVAL_SECONDS: intVar(0, 0),
   /** Worker: the API server reached with plain fetch (through Cloudflare Tunnel when private). */
-  KUBE_API_SERVER: z.url({ protocol: /^https?$/ }).optional(),
-  KUBE_TOKEN: z.string().optional(),
+  KUBE_API_SERVER: z.optional(z.url({ protocol: /^https?$/ })),
+  KUBE_TOKEN: z.optional(z.string()),
   /** Cloudflare Access service token, sent as CF-Access-Client-Id/-Secret. */
-  CF_ACCESS_CLIENT_ID: z.string().optional(),
-  CF_ACCESS_CLIENT_SECRET: z.string().optional(),
+  CF_ACCESS_CLIENT_ID: z.optional(z.string()),
+  CF_ACCESS_CLIENT_SECRET: z.optional(z.string()),
   /** GitOps repository (JSON, adapters/gitops/config.ts) for sets with `claimstep.io/apply-via: pull-request`. */
-  CLAIMSTEP_GITOPS_REPOSITORY: z.string().optional(),
+  CLAIMSTEP_GITOPS_REPOSITORY: z.optional(z.string()),
   /** Its API token (a secret, kept out of the JSON). */
-  CLAIMSTEP_GITOPS_TOKEN: z.string().optional(),
-  CLAIMSTEP_GITHUB_WEBHOOK_SECRET: z.string().optional(),
-  CLAIMSTEP_GITLAB_WEBHOOK_TOKEN: z.string().optional(),
+  CLAIMSTEP_GITOPS_TOKEN: z.optional(z.string()),
+  CLAIMSTEP_GITHUB_WEBHOOK_SECRET: z.optional(z.string()),
+  CLAIMSTEP_GITLAB_WEBHOOK_TOKEN: z.optional(z.string()),
 });
 
 export interface AppConfig {

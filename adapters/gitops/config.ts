@@ -1,6 +1,6 @@
 // The repository a pull-request writer proposes changes to, validated with messages that name the
 // field and the fix. Tokens come from the runtime's secrets; nothing here reads the environment.
-import { z } from "zod";
+import * as z from "../../core/zod.js";
 
 /** Placeholders a path template may use; `{name}` (the PVC name) is required so each claim has its own file. */
 export const PATH_PLACEHOLDERS = ["namespace", "name", "statefulset", "template", "ordinal"] as const;
@@ -13,10 +13,9 @@ export const DEFAULT_API_URL = {
 
 const placeholdersIn = (template: string): string[] => [...template.matchAll(/\{([^}]*)\}/g)].map((m) => m[1] ?? "");
 
-const PathTemplate = z
-  .string()
-  .min(1, "pathTemplate is empty: give a path like clusters/prod/claims/{namespace}/{name}.yaml")
-  .superRefine((t, ctx) => {
+const PathTemplate = z.string().check(
+  z.minLength(1, "pathTemplate is empty: give a path like clusters/prod/claims/{namespace}/{name}.yaml"),
+  z.superRefine((t: string, ctx) => {
     const unknown = placeholdersIn(t).filter((p) => !(PATH_PLACEHOLDERS as readonly string[]).includes(p));
     if (unknown.length) {
       ctx.addIssue({
@@ -33,39 +32,39 @@ const PathTemplate = z
     if (!/\.ya?ml$/.test(t)) {
       ctx.addIssue({ code: "custom", message: "pathTemplate must end in .yaml or .yml" });
     }
-  });
+  }),
+);
 
 // Git ref names: no spaces, no '..', no ':', '~', '^', '?', '*', '[', '\', no leading '-'.
-const BranchName = z
-  .string()
-  .min(1)
-  .regex(/^(?!-)(?!.*\.\.)[^\s~^:?*[\\]+$/, "is not a valid branch name");
+const BranchName = z.string().check(z.minLength(1), z.regex(/^(?!-)(?!.*\.\.)[^\s~^:?*[\\]+$/, "is not a valid branch name"));
 
 export const RepositoryConfig = z
   .strictObject({
     provider: z.enum(["github", "gitlab"], { error: 'provider must be "github" or "gitlab"' }),
     /** GitHub: `owner/repo`. GitLab: the project path (`group/subgroup/project`) or its numeric id. */
-    repository: z.string().min(1, "repository is empty"),
-    baseBranch: BranchName.default("main"),
+    repository: z.string().check(z.minLength(1, "repository is empty")),
+    baseBranch: z._default(BranchName, "main"),
     pathTemplate: PathTemplate,
-    token: z.string().min(1, "token is empty: set the API token (a secret) with contents and pull-request write access"),
-    apiUrl: z.url({ error: "apiUrl must be an absolute URL such as https://github.example.com/api/v3" }).optional(),
-    labels: z.array(z.string().min(1)).default([]),
+    token: z.string().check(z.minLength(1, "token is empty: set the API token (a secret) with contents and pull-request write access")),
+    apiUrl: z.optional(z.url({ error: "apiUrl must be an absolute URL such as https://github.example.com/api/v3" })),
+    labels: z._default(z.array(z.string().check(z.minLength(1))), []),
     /** GitHub: logins, or `org/team` for team review. GitLab: usernames or numeric user ids. */
-    reviewers: z.array(z.string().min(1)).default([]),
+    reviewers: z._default(z.array(z.string().check(z.minLength(1))), []),
   })
-  .superRefine((c, ctx) => {
-    if (c.provider === "github" && !/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/.test(c.repository)) {
-      ctx.addIssue({ code: "custom", path: ["repository"], message: `repository "${c.repository}" must be owner/repo for GitHub` });
-    }
-    if (c.provider === "gitlab" && !/^(\d+|[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)+)$/.test(c.repository)) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["repository"],
-        message: `repository "${c.repository}" must be a GitLab project path (group/project) or a numeric project id`,
-      });
-    }
-  });
+  .check(
+    z.superRefine((c, ctx) => {
+      if (c.provider === "github" && !/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/.test(c.repository)) {
+        ctx.addIssue({ code: "custom", path: ["repository"], message: `repository "${c.repository}" must be owner/repo for GitHub` });
+      }
+      if (c.provider === "gitlab" && !/^(\d+|[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)+)$/.test(c.repository)) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["repository"],
+          message: `repository "${c.repository}" must be a GitLab project path (group/project) or a numeric project id`,
+        });
+      }
+    }),
+  );
 export type RepositoryConfig = z.output<typeof RepositoryConfig>;
 export type RepositoryConfigInput = z.input<typeof RepositoryConfig>;
 

@@ -1,16 +1,16 @@
 // GitHub REST (api.github.com or GitHub Enterprise's /api/v3) behind the GitProvider seam.
 // Endpoints: pulls (list, create), git refs (get, create), contents (get, put), issue labels,
 // requested reviewers. Error bodies are GitHub's: {message, errors?, documentation_url, status}.
-import { z } from "zod";
+import * as z from "../../core/zod.js";
 import { type RepositoryConfig, apiUrlOf } from "./config.js";
 import { decodeBase64, encodeBase64 } from "./base64.js";
 import { type Exchange, type Fetch, GitProviderError, type Reply, exchange, lostRace, messageOf, unexpected } from "./http.js";
 import type { CreatedPullRequest, FileWrite, GitProvider, NewPullRequest, ProviderOptions, PullRequest, RepoFile } from "./provider.js";
 
 const GitHubPull = z.looseObject({
-  number: z.number().int(),
+  number: z.int(),
   state: z.enum(["open", "closed"]),
-  merged_at: z.string().nullable().optional(),
+  merged_at: z.optional(z.nullable(z.string())),
   html_url: z.string(),
   head: z.looseObject({ ref: z.string() }),
 });

@@ -1,20 +1,20 @@
 // GitLab REST v4 (gitlab.com or self-managed) behind the GitProvider seam. Endpoints: merge
 // requests (list, create), repository branches (create), repository files (get, create, update),
 // users (to turn reviewer usernames into ids). Error bodies are GitLab's: {"message": …}.
-import { z } from "zod";
+import * as z from "../../core/zod.js";
 import { type RepositoryConfig, apiUrlOf } from "./config.js";
 import { decodeBase64 } from "./base64.js";
 import { type Exchange, type Fetch, GitProviderError, type Reply, exchange, lostRace, messageOf, unexpected } from "./http.js";
 import type { CreatedPullRequest, FileWrite, GitProvider, NewPullRequest, ProviderOptions, PullRequest, RepoFile } from "./provider.js";
 
 const GitLabMergeRequest = z.looseObject({
-  iid: z.number().int(),
+  iid: z.int(),
   state: z.enum(["opened", "closed", "merged", "locked"]),
   web_url: z.string(),
   source_branch: z.string(),
 });
 const GitLabFile = z.looseObject({ encoding: z.string(), content: z.string(), last_commit_id: z.string() });
-const GitLabUser = z.looseObject({ id: z.number().int(), username: z.string() });
+const GitLabUser = z.looseObject({ id: z.int(), username: z.string() });
 
 // `locked` is GitLab's transient state while a merge is being carried out.
 const STATE = { opened: "open", locked: "open", merged: "merged", closed: "closed" } as const;

@@ -1,7 +1,7 @@
 // Incoming pull-request webhooks: authenticity checks (Web Crypto, constant time) and the
 // reduction of GitHub's and GitLab's payloads to the one thing claimstep cares about — which
 // claimstep branch was merged, closed or reopened.
-import { z } from "zod";
+import * as z from "../../core/zod.js";
 import { type StepBranch, parseBranch } from "./branch.js";
 
 const encoder = new TextEncoder();
@@ -54,9 +54,9 @@ export interface PullRequestEvent {
 const GitHubPullRequestPayload = z.looseObject({
   action: z.string(),
   pull_request: z.looseObject({
-    number: z.number().int(),
+    number: z.int(),
     html_url: z.string(),
-    merged: z.boolean().nullable().optional(),
+    merged: z.optional(z.nullable(z.boolean())),
     head: z.looseObject({ ref: z.string() }),
   }),
 });
@@ -64,9 +64,9 @@ const GitHubPullRequestPayload = z.looseObject({
 const GitLabMergeRequestPayload = z.looseObject({
   object_kind: z.literal("merge_request"),
   object_attributes: z.looseObject({
-    iid: z.number().int(),
+    iid: z.int(),
     url: z.string(),
-    action: z.string().optional(),
+    action: z.optional(z.string()),
     state: z.string(),
     source_branch: z.string(),
   }),

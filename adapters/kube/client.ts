@@ -2,7 +2,7 @@
 // on Node alike, and msw sees every request. It builds URLs from the route table, adds auth
 // headers, times out each attempt, follows list pagination, parses `Status` bodies into
 // ApiError, and retries what is safe to retry.
-import type { z } from "zod";
+import type * as z from "../../core/zod.js";
 import { listOf } from "../../core/k8s.js";
 import { ApiError, apiErrorFrom } from "../api-error.js";
 import { describeRequest, methodOf, pathOf, type Route, type Target } from "./routes.js";
@@ -50,8 +50,8 @@ export class KubeResponseError extends Error {
 export const DEFAULT_PAGE_SIZE = 2000;
 
 // Building a zod schema costs more than validating a small page with it: build each once.
-const pageSchemas = new WeakMap<z.ZodType, z.ZodType>();
-const pageSchemaOf = <S extends z.ZodType>(item: S) => {
+const pageSchemas = new WeakMap<z.ZodMiniType, z.ZodMiniType>();
+const pageSchemaOf = <S extends z.ZodMiniType>(item: S) => {
   let schema = pageSchemas.get(item) as ReturnType<typeof listOf<S>> | undefined;
   if (!schema) pageSchemas.set(item, (schema = listOf(item)));
   return schema;
@@ -119,13 +119,13 @@ export class KubeClient {
   }
 
   /** GET one object and validate it. */
-  async get<S extends z.ZodType>(route: Route, target: Target, schema: S, signal?: AbortSignal): Promise<z.infer<S>> {
+  async get<S extends z.ZodMiniType>(route: Route, target: Target, schema: S, signal?: AbortSignal): Promise<z.infer<S>> {
     const body = await this.send(route, target, signal ? { signal } : {});
     return this.validate(route, target, schema, body);
   }
 
   /** LIST every page (limit/continue), validating each item; an expired continue token restarts the list once. */
-  async list<S extends z.ZodType>(
+  async list<S extends z.ZodMiniType>(
     route: Route,
     target: Target,
     item: S,
@@ -255,7 +255,7 @@ export class KubeClient {
     throw new ApiError(err.code, err.kind, `${err.request}: ${err.message}${hint}`, err.status, err.retryAfterSeconds, err.request);
   }
 
-  private validate<S extends z.ZodType>(route: Route, target: Target, schema: S, body: unknown): z.infer<S> {
+  private validate<S extends z.ZodMiniType>(route: Route, target: Target, schema: S, body: unknown): z.infer<S> {
     const parsed = schema.safeParse(body);
     if (parsed.success) return parsed.data;
     const issue = parsed.error.issues[0]!;

@@ -1,7 +1,7 @@
 // The three writers over the API server, as Kubernetes splits them: the claim writer (one
 // server-side apply of one PVC), the set-status writer (a merge patch of the StatefulSet's
 // annotations under a resourceVersion precondition) and the event recorder (de-duplicated Events).
-import { z } from "zod";
+import * as z from "../../core/zod.js";
 import { claimApplyBody } from "../../core/apply-body.js";
 import type { ApplyOutcome, ClaimWriter, EventRecorder, SetStatusWriter, Writers } from "../../core/ports.js";
 import { FIELD_MANAGER, type ActionType, type EventRecord, type PatchClaim, type SetRef } from "../../core/types.js";
@@ -19,8 +19,8 @@ export interface KubeWriterOptions {
 }
 
 const EventState = z.looseObject({
-  metadata: z.looseObject({ resourceVersion: z.string().optional() }),
-  series: z.looseObject({ count: z.number().int() }).nullable().optional(),
+  metadata: z.looseObject({ resourceVersion: z.optional(z.string()) }),
+  series: z.optional(z.nullable(z.looseObject({ count: z.int() }))),
 });
 
 interface SeriesState {

@@ -1,29 +1,55 @@
-// Build the Worker as `wrangler deploy` would (dry run) and check what went into the bundle:
-// nothing Node-only (client-node, node-fetch, undici), and report its size.
+// Build the Worker as `wrangler deploy` would (dry run, minified as wrangler.toml says) and check
+// what went into the bundle: nothing Node-only (client-node, node-fetch, undici), no classic zod,
+// and at most 100 KiB gzipped (issue 11). The size and the largest contributors are printed.
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { gzipSync } from "node:zlib";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { bytesBySource, packageOf, type SourceMap } from "../../bench/sourcemap.js";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
+/** The budget for worker.js gzipped (zlib's default level, a little above wrangler's own figure). */
+const GZIP_BUDGET_BYTES = 100 * 1024;
+
 const out = mkdtempSync(join(tmpdir(), "claimstep-worker-"));
+let code: Buffer;
+let text: string;
+let map: SourceMap;
+let wranglerSays: string;
+
+beforeAll(() => {
+  const said = execFileSync(process.execPath, [join(ROOT, "node_modules/wrangler/bin/wrangler.js"), "deploy", "--dry-run", "--outdir", out], {
+    cwd: ROOT,
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true", NO_COLOR: "1" },
+    stdio: "pipe",
+    timeout: 120_000,
+  });
+  wranglerSays = /Total Upload:[^\n]*/.exec(said.toString("utf8"))?.[0].trim() ?? "(wrangler printed no size)";
+  code = readFileSync(join(out, "worker.js"));
+  text = code.toString("utf8");
+  map = JSON.parse(readFileSync(join(out, "worker.js.map"), "utf8")) as SourceMap;
+}, 150_000);
 
 afterAll(() => rmSync(out, { recursive: true, force: true }));
 
+const kib = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
+
+/** Minified bytes by npm package (zod by directory: core, mini, locales) or repository directory, largest first. */
+function contributors(): { name: string; bytes: number }[] {
+  const totals = new Map<string, number>();
+  for (const [source, bytes] of bytesBySource(map, text)) {
+    const path = source === "(unmapped)" ? source : resolve(out, source);
+    let name = path === "(unmapped)" ? path : packageOf(path, ROOT);
+    if (name === "zod") name = `zod/${/node_modules\/zod\/(?:v4\/)?([^/]+)/.exec(path)?.[1] ?? "?"}`;
+    totals.set(name, (totals.get(name) ?? 0) + bytes);
+  }
+  return [...totals].map(([name, bytes]) => ({ name, bytes })).sort((a, b) => b.bytes - a.bytes);
+}
+
 describe("the Worker bundle", () => {
   it("holds no @kubernetes/client-node, node-fetch or undici code", () => {
-    execFileSync(process.execPath, [join(ROOT, "node_modules/wrangler/bin/wrangler.js"), "deploy", "--dry-run", "--outdir", out], {
-      cwd: ROOT,
-      env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true", NO_COLOR: "1" },
-      stdio: "pipe",
-      timeout: 120_000,
-    });
-    const code = readFileSync(join(out, "worker.js"));
-    const map = JSON.parse(readFileSync(join(out, "worker.js.map"), "utf8")) as { sources: string[] };
-    const text = code.toString("utf8");
-
     // The source map lists every module bundled: the authoritative check.
     expect(map.sources.length).toBeGreaterThan(20);
     expect(map.sources.some((s) => s.includes("functions/worker.ts"))).toBe(true);
@@ -32,11 +58,25 @@ describe("the Worker bundle", () => {
       expect(text).not.toContain(`node_modules/${banned}/`);
     }
     expect(text).not.toMatch(/from\s*["']@kubernetes\/client-node["']|require\(["']@kubernetes\/client-node["']\)/);
+  });
 
-    const raw = code.length;
+  it("holds zod/mini only: no classic zod, JSON Schema code or locales besides English", () => {
+    const zod = map.sources.filter((s) => s.includes("node_modules/zod/"));
+    expect(zod.some((s) => s.includes("/zod/v4/mini/"))).toBe(true);
+    expect(zod.filter((s) => /\/zod\/v4\/classic\/|json-schema|\/zod\/v3\//.test(s))).toEqual([]);
+    expect(zod.filter((s) => s.includes("/locales/") && !s.endsWith("/locales/en.js"))).toEqual([]);
+  });
+
+  it(`is at most ${kib(GZIP_BUDGET_BYTES)} gzipped`, () => {
     const gzip = gzipSync(code).length;
-    console.log(`Worker bundle: ${(raw / 1024).toFixed(1)} KiB raw, ${(gzip / 1024).toFixed(1)} KiB gzip, ${map.sources.length} modules`);
-    // Workers Free accepts 3 MiB compressed; keep well inside it.
-    expect(gzip).toBeLessThan(1024 * 1024);
-  }, 150_000);
+    const top = contributors();
+    const all = top.reduce((n, c) => n + c.bytes, 0);
+    const report = [
+      `Worker bundle: ${kib(code.length)} raw, ${kib(gzip)} gzip (${gzip} bytes; budget ${GZIP_BUDGET_BYTES}), ${map.sources.length} modules; wrangler: ${wranglerSays}`,
+      "largest contributors (minified bytes):",
+      ...top.slice(0, 12).map((c) => `  ${kib(c.bytes).padStart(10)}  ${(100 * (c.bytes / all)).toFixed(1).padStart(5)}%  ${c.name}`),
+    ].join("\n");
+    console.log(report);
+    expect(gzip, report).toBeLessThanOrEqual(GZIP_BUDGET_BYTES);
+  });
 });

@@ -2,7 +2,7 @@
 // errors, and which failures it retries.
 import { http, HttpResponse } from "msw";
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
+import * as z from "../../../core/zod.js";
 import { Pod, StatefulSet } from "../../../core/k8s.js";
 import { ApiError } from "../../../adapters/api-error.js";
 import { KubeClient, KubeResponseError, parseRetryAfter, type KubeClientOptions } from "../../../adapters/kube/client.js";
