@@ -5,6 +5,7 @@ import type { B2Result } from "./b2-requests.js";
 import type { B3Result } from "./b3-rollout.js";
 import type { B4Result } from "./b4-worker.js";
 import type { B5Result } from "./b5-memory.js";
+import type { B6Result } from "./b6-cold-start.js";
 import type { ProfileSummary } from "./cpuprofile.js";
 import { formatMs, formatRatio, markdownTable } from "./harness.js";
 import type { Machine } from "./machine.js";
@@ -22,6 +23,8 @@ export interface Results {
   b4: B4Result;
   /** By size, the largest (10,000 replicas) last. */
   b5: B5Result[];
+  /** CLI cold start (absent from runs before it was measured). */
+  b6?: B6Result;
   verdicts: Verdict[];
   /** Self time by function and file of each workload profiled because a target was missed. */
   profiles: Record<string, ProfileSummary>;
@@ -121,6 +124,17 @@ export function report(r: Results): string {
     ),
     "",
   );
+
+  if (r.b6) {
+    out.push(`## B6 CLI cold start (compiled dist/ as installed, a new node process each, wall time from spawn to exit, ${r.b6.rounds} rounds interleaved)`, "");
+    out.push(
+      markdownTable(
+        ["command", "median", "p90", "min", "median / node -e 0"],
+        [r.b6.floor, ...r.b6.cases].map((c) => [`\`${c.label}\``, formatMs(c.wall.median), formatMs(c.wall.p90), formatMs(c.wall.min), c === r.b6!.floor ? "1 (floor)" : `**${c.ratio.toFixed(1)}**`]),
+      ),
+      "",
+    );
+  }
 
   out.push(`## Targets`, "");
   out.push(markdownTable(["", "target", "figure", "met"], r.verdicts.map((v) => [v.id, v.target, v.figure, v.met ? "yes" : "**no**"])), "");

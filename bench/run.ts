@@ -10,6 +10,7 @@ import { runB2 } from "./b2-requests.js";
 import { B3_TRIGGERS, runB3 } from "./b3-rollout.js";
 import { runB4 } from "./b4-worker.js";
 import { runB5 } from "./b5-memory.js";
+import { runB6 } from "./b6-cold-start.js";
 import { machine } from "./machine.js";
 import { profileWorkload, type Workload } from "./profile.js";
 import { report, type Results } from "./report.js";
@@ -32,6 +33,8 @@ const b4 = await runB4(log);
 log(`B5 memory (${elapsed()})`);
 // 10,000 replicas is the figure asked for; 1,000 shows how the heap scales.
 const b5 = [await runB5(1000), ...(quick ? [] : [await runB5(10_000)])];
+log(`B6 CLI cold start (${elapsed()})`);
+const b6 = runB6(log, quick ? 10 : 30);
 
 const judged = {
   b1: judgeB1(b1),
@@ -65,6 +68,7 @@ const results: Results = {
   b3,
   b4,
   b5,
+  b6,
   verdicts: [...judged.b1, ...judged.b2, ...judged.b3, ...judged.b4],
   profiles,
 };
