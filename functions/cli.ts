@@ -2,7 +2,11 @@
 // a cluster (kubeconfig, like kubectl) or the embedded simulated cluster (`--cluster sim`).
 // Exit codes: 0 done or progressing, 2 blocked, 1 error. One file per command in functions/cli/.
 import { ApiError } from "../adapters/api-error.js";
-import { EXIT, UsageError, parse, type CliIO, type Context, type Flags, type Target } from "./cli/context.js";
+import { parseArgs } from "node:util";
+import { EXIT, OPTIONS, UsageError, parse, type CliIO, type Context, type Flags, type Output, type OutputFormat, type Target } from "./cli/context.js";
+import { colorEnabled } from "./cli/color.js";
+import { SPECS, misuse, usageOf } from "./cli/commands.js";
+import { completion } from "./cli/completion.js";
 import { HELP } from "./cli/help.js";
 import { plan, stepAll } from "./cli/plan.js";
 import { run } from "./cli/run.js";
@@ -27,6 +31,7 @@ const COMMANDS: Record<string, (ctx: Context) => Promise<number>> = {
   relay,
   sim,
   version,
+  completion: (ctx) => completion(ctx, Object.keys(COMMANDS)),
 };
 
 async function connect(flags: Flags, env: CliIO["env"]): Promise<Target> {
@@ -59,18 +64,76 @@ async function saved(target: Promise<Target> | undefined, io: CliIO): Promise<bo
   }
 }
 
+/** The command of an argv that does not parse (for its usage). */
+function commandIn(argv: string[]): string | undefined {
+  const { positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: false });
+  return positionals[0];
+}
+
+/** parseArgs' messages, as kubectl words them. */
+function flagError(err: Error): string {
+  const unknown = /^Unknown option '([^']+)'/.exec(err.message);
+  if (unknown) return `unknown flag ${unknown[1]}`;
+  return err.message;
+}
+
+/** An unknown or misplaced flag or argument: the message, then the command's usage (exit 1). */
+function usageError(io: CliIO, command: string | undefined, message: string): number {
+  const spec = command ? SPECS[command] : undefined;
+  if (spec) io.stderr.write(`claimstep ${command}: ${message}\n\n${usageOf(command!, spec)}`);
+  else io.stderr.write(`claimstep: ${message}\nRun claimstep --help for usage.\n`);
+  return EXIT.error;
+}
+
+/**
+ * A closed pipe (`claimstep … | head -1`) is the reader saying it has seen enough: stop writing
+ * and let the command end (its signal aborts), instead of an unhandled EPIPE. The listeners stay:
+ * the error is emitted after the write that failed, possibly once main has returned.
+ */
+function guardPipes(io: CliIO): { out: Output; signal: AbortSignal } {
+  const closed = new AbortController();
+  type Stream = Output & { on?: (event: "error", listener: (err: NodeJS.ErrnoException) => void) => unknown };
+  const stdout = io.stdout as Stream;
+  const stderr = io.stderr as Stream;
+  stdout.on?.("error", (err) => {
+    if (err.code !== "EPIPE" && err.code !== "ERR_STREAM_DESTROYED" && !closed.signal.aborted) io.stderr.write(`claimstep: stdout: ${err.message}\n`);
+    closed.abort();
+  });
+  if (stderr !== stdout) stderr.on?.("error", () => undefined);
+  const out: Output = {
+    write: (s) => void (closed.signal.aborted || stdout.write(s)),
+    get isTTY() {
+      return stdout.isTTY;
+    },
+    get rows() {
+      return stdout.rows;
+    },
+    get columns() {
+      return stdout.columns;
+    },
+  };
+  return { out, signal: closed.signal };
+}
+
 /** `connectTo` replaces how a Target is reached (tests pass a simulated cluster they keep). */
-export async function main(argv: string[], io: CliIO, connectTo: (flags: Flags, env: CliIO["env"]) => Promise<Target> = connect): Promise<number> {
+export async function main(argv: string[], given: CliIO, connectTo: (flags: Flags, env: CliIO["env"]) => Promise<Target> = connect): Promise<number> {
+  const { out, signal } = guardPipes(given);
+  const io: CliIO = { ...given, stdout: out };
   let parsed;
   try {
     // `claimstep --version` is `claimstep version`.
     parsed = parse(argv[0] === "--version" ? ["version", ...argv.slice(1)] : argv);
   } catch (err) {
-    io.stderr.write(`claimstep: ${(err as Error).message}\nRun claimstep --help for usage.\n`);
-    return EXIT.error;
+    return usageError(io, commandIn(argv), flagError(err as Error));
   }
   const { values: flags, positionals } = parsed;
   const [command, ...args] = positionals;
+  // `claimstep <cmd> --help`, `claimstep help <cmd>`: that command's usage.
+  const about = command === "help" ? args[0] : flags.help ? command : undefined;
+  if (about && SPECS[about]) {
+    io.stdout.write(usageOf(about, SPECS[about]));
+    return EXIT.ok;
+  }
   if (flags.help || !command || command === "help") {
     io.stdout.write(HELP);
     return command || flags.help ? EXIT.ok : EXIT.error;
@@ -80,14 +143,29 @@ export async function main(argv: string[], io: CliIO, connectTo: (flags: Flags, 
     io.stderr.write(`claimstep: unknown command ${JSON.stringify(command)}; commands: ${Object.keys(COMMANDS).join(", ")}\n`);
     return EXIT.error;
   }
-  const output = flags.output ?? "text";
-  if (output !== "text" && output !== "json" && !(output === "timeline" && command === "run")) {
-    io.stderr.write(`claimstep: --output ${JSON.stringify(output)}: use text or json${command === "run" ? " or timeline" : ""}\n`);
+  const spec = SPECS[command];
+  const wrong = spec && misuse(command, spec, flags, args);
+  if (wrong) return usageError(io, command, wrong);
+  const formats: readonly string[] = spec?.output ?? ["text", "json", "yaml"];
+  const output = flags.output ?? formats[0]!;
+  if (!formats.includes(output)) {
+    io.stderr.write(`claimstep ${command}: --output ${JSON.stringify(output)}: use ${formats.join(", ")}\n`);
     return EXIT.error;
   }
+  const format = output as OutputFormat;
   let target: Promise<Target> | undefined;
   try {
-    return await handler({ flags, args, io, json: output === "json", timeline: output === "timeline", target: () => (target ??= connectTo(flags, io.env)) });
+    return await handler({
+      flags,
+      args,
+      io,
+      json: format === "json" || format === "yaml",
+      format,
+      timeline: format === "timeline",
+      color: colorEnabled(io, flags["no-color"]),
+      signal,
+      target: () => (target ??= connectTo(flags, io.env)),
+    });
   } catch (err) {
     io.stderr.write(`claimstep: ${describeError(err)}\n`);
     return EXIT.error;

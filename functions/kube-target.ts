@@ -75,6 +75,16 @@ export async function kubeTarget(opts: KubeConfigOptions & { env: Record<string,
     writers: { ...direct, claims: writerFor({ direct: direct.claims, ...(pullRequest ? { pullRequest } : {}) }) },
     listOptedIn: (ns) => listOptedIn(kube.client, ns),
     now: () => new Date(),
-    pause: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+    pause: (ms, signal) =>
+      new Promise<void>((resolve) => {
+        if (signal?.aborted) return resolve();
+        const done = () => {
+          clearTimeout(timer);
+          signal?.removeEventListener("abort", done);
+          resolve();
+        };
+        const timer = setTimeout(done, ms);
+        signal?.addEventListener("abort", done, { once: true });
+      }),
   };
 }

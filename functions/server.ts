@@ -35,6 +35,11 @@ export interface ServerOptions {
   drainMs?: number;
 }
 
+/** The server could not listen: the message names the fix. */
+export class ListenError extends Error {
+  override readonly name = "ListenError";
+}
+
 export interface RunningServer {
   port: number;
   /** Stop the loop, stop accepting, finish what is in flight (up to drainMs), then close. */
@@ -43,8 +48,21 @@ export interface RunningServer {
 
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const log = opts.log ?? jsonLog;
-  const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
-    const s = serve({ fetch: opts.app.fetch, port: opts.port, hostname: opts.hostname ?? DEFAULT_HOST, overrideGlobalObjects: false }, () => resolve(s));
+  const host = opts.hostname ?? DEFAULT_HOST;
+  const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
+    // A port in use (or an address not of this machine) is one line naming the fix, not an unhandled 'error' event.
+    const failed = (err: NodeJS.ErrnoException) => {
+      const where = `${host}:${opts.port}`;
+      if (err.code === "EADDRINUSE") reject(new ListenError(`cannot listen on ${where}: the port is in use (EADDRINUSE); stop what listens there or choose another with --port (or PORT)`));
+      else if (err.code === "EADDRNOTAVAIL") reject(new ListenError(`cannot listen on ${where}: no such address on this machine (EADDRNOTAVAIL); choose another with --host (or CLAIMSTEP_HOST)`));
+      else if (err.code === "EACCES") reject(new ListenError(`cannot listen on ${where}: permission denied (EACCES); ports below 1024 need privileges, choose another with --port (or PORT)`));
+      else reject(new ListenError(`cannot listen on ${where}: ${err.message}`));
+    };
+    const s = serve({ fetch: opts.app.fetch, port: opts.port, hostname: host, overrideGlobalObjects: false }, () => {
+      s.off("error", failed);
+      resolve(s);
+    });
+    s.once("error", failed);
   });
   const port = (server.address() as AddressInfo).port;
   log({ msg: "listening", host: opts.hostname ?? DEFAULT_HOST, port });
@@ -156,6 +174,10 @@ export async function serveFromEnv(opts: ServeFromEnvOptions): Promise<number> {
             }),
         }
       : {}),
+  }).catch((err: unknown) => {
+    // Nothing may keep the process alive once it cannot listen.
+    if (wallClock) clearInterval(wallClock);
+    throw err;
   });
 
   await new Promise<void>((resolve) => {

@@ -41,7 +41,15 @@ export function loadKubeConfig(src: KubeConfigSource = {}): KubeConfig {
     else if (src.kubeconfig) kc.loadFromFile(src.kubeconfig);
     else kc.loadFromDefault();
   } catch (err) {
-    throw new KubeConfigError(`cannot load ${src.inCluster ? "the in-cluster service account" : `kubeconfig ${src.kubeconfig ?? "(default)"}`}: ${(err as Error).message}`);
+    const reason = (err as Error).message;
+    if (src.inCluster) throw new KubeConfigError(`cannot load the in-cluster service account: ${reason}`);
+    if (src.kubeconfig) throw new KubeConfigError(`cannot load kubeconfig ${src.kubeconfig}: ${reason}`);
+    // loadFromDefault reads $KUBECONFIG (a list of files), else ~/.kube/config: name the one that failed.
+    const env = process.env.KUBECONFIG;
+    if (env) {
+      throw new KubeConfigError(`cannot load kubeconfig from $KUBECONFIG (KUBECONFIG=${env}): ${reason}; point KUBECONFIG at a kubeconfig file, unset it, or pass --kubeconfig`);
+    }
+    throw new KubeConfigError(`cannot load kubeconfig ~/.kube/config: ${reason}`);
   }
   if (src.context) {
     if (!kc.getContextObject(src.context)) {
@@ -56,6 +64,12 @@ export function loadKubeConfig(src: KubeConfigSource = {}): KubeConfig {
     throw new KubeConfigError("no kubeconfig found: set KUBECONFIG, create ~/.kube/config, pass --kubeconfig, or run in a pod with a service account");
   }
   if (!cluster) throw new KubeConfigError(`kubeconfig context "${kc.getCurrentContext()}" names no cluster`);
+  // A plain-HTTP server (`kubectl proxy`'s http://127.0.0.1:8001) is used as kubectl uses it.
+  // client-node refuses one unless skipTLSVerify is set, which means nothing without TLS: set it,
+  // so that it builds a plain http.Agent.
+  if (/^http:/i.test(cluster.server) && !cluster.skipTLSVerify) {
+    kc.clusters = kc.clusters.map((c) => (c.name === cluster.name ? { ...c, skipTLSVerify: true } : c));
+  }
   return kc;
 }
 

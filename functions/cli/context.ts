@@ -1,6 +1,7 @@
 // What every command shares: where it acts (a Target), its flags and output, exit codes, and the
 // one-line renderings of a step.
 import { parseArgs } from "node:util";
+import YAML from "yaml";
 import type { StateReader, Writers } from "../../core/ports.js";
 import type { Decision, SetRef } from "../../core/types.js";
 import { outcomeJSON } from "../app.js";
@@ -18,8 +19,11 @@ export interface Target {
   writers: Writers;
   listOptedIn(namespace: string | undefined): Promise<SetRef[]>;
   now(): Date;
-  /** Wait between the steps of `run`: a real sleep, or virtual time on the simulated cluster. */
-  pause(ms: number): Promise<void>;
+  /**
+   * Wait between the steps of `run` (and the reads of `status --watch`): a real sleep, or virtual
+   * time on the simulated cluster. A real sleep ends early when `signal` aborts (stdout closed).
+   */
+  pause(ms: number, signal?: AbortSignal): Promise<void>;
   /** Real time to leave each frame of the live view on screen when `pause` takes none. */
   frameMs?: number;
   /** Keep what the command did, once it ended (the simulated cluster's state file). */
@@ -65,6 +69,9 @@ export const OPTIONS = {
   url: { type: "string" },
   seed: { type: "string" },
   "sim-state": { type: "string" },
+  watch: { type: "boolean", short: "w" },
+  "allow-smaller": { type: "boolean" },
+  "no-color": { type: "boolean" },
 } as const;
 
 export type Flags = ReturnType<typeof parse>["values"];
@@ -113,14 +120,29 @@ export function refOf(flags: Flags, target: Target, name: string | undefined, wh
   return { namespace: flags.namespace ?? target.namespace, name };
 }
 
+/** `-o`: which formats a command offers is in its spec (functions/cli/commands.ts). */
+export type OutputFormat = "text" | "json" | "yaml" | "wide" | "timeline";
+
 export interface Context {
   flags: Flags;
   args: string[];
   io: CliIO;
+  /** `-o json` or `-o yaml`: print objects with `emit`, not text. */
   json: boolean;
+  format: OutputFormat;
   /** `-o timeline` (run only). */
   timeline: boolean;
+  /** Colour phases: stdout is a terminal, and neither NO_COLOR nor --no-color says otherwise. */
+  color: boolean;
+  /** Aborts when stdout is gone (a closed pipe): long-running commands stop. */
+  signal: AbortSignal;
   target: () => Promise<Target>;
 }
 
 export const print = (io: CliIO, s: string) => io.stdout.write(s.endsWith("\n") ? s : `${s}\n`);
+
+/** One object as `-o json` (one line) or `-o yaml`; `stream` (one object per step): YAML documents separated by `---`. */
+export function emit(ctx: Pick<Context, "io" | "format">, value: unknown, stream = false): void {
+  if (ctx.format === "yaml") print(ctx.io, `${stream ? "---\n" : ""}${YAML.stringify(value, { lineWidth: 0 })}`);
+  else print(ctx.io, JSON.stringify(value));
+}

@@ -10,15 +10,21 @@ Usage:
   claimstep run    <statefulset> [--interval 5s] [--timeout 30m]
                                                        step until Complete or Blocked, showing progress
   claimstep status [<statefulset>] [-A]                what claimstep last recorded (all opted-in sets without a name)
-  claimstep set    <statefulset> <claim> [--storage 20Gi] [--vac gold]
+  claimstep status <statefulset> --watch [--timeout 30m]
+                                                       follow it until Complete (0) or Blocked (2), read-only (-w)
+  claimstep set    <statefulset> <claim> [--storage 20Gi] [--vac gold] [--dry-run]
                                                        write the desired claim template and opt the set in
+                                                       (--dry-run: the annotation diff and the plan, nothing written)
   claimstep serve  [--port 8080] [--host 127.0.0.1]   the HTTP app on Node (env: CLAIMSTEP_API_TOKEN …); --host 0.0.0.0
                                                        (the container image's default) listens on every interface
   claimstep relay  --url https://claimstep.example.com/v1/relay
                                                        watch opted-in sets and POST signed events (env: CLAIMSTEP_WEBHOOK_SECRET)
   claimstep version                                    the version of claimstep (also: claimstep --version)
+  claimstep completion bash|zsh|fish                   a shell completion script
   claimstep sim    reset [--cluster sim:<scenario> | --all]
                                                        forget the simulated cluster kept between commands
+
+Each command's own flags: claimstep <command> --help (a flag another command owns is refused).
 
 Options:
   -n, --namespace <ns>     namespace (default: the context's, else "default")
@@ -33,12 +39,14 @@ Options:
                            else ~/.local/state/claimstep/…; none: keep nothing)
   -A, --all-namespaces     status, step --all: every namespace
       --all                step: every opted-in set of the namespace
-  -o, --output text|json|timeline
-                           output format (json: one object; for run, one object per step;
-                           timeline, run only: one line per invocation, as npm start shows)
-  -h, --help               this help
+  -o, --output text|json|yaml|wide|timeline
+                           output format (json, yaml: one object; for run, one object per step;
+                           wide, status only: more columns; timeline, run only: one line per
+                           invocation, as npm start shows)
+      --no-color           no colour (also NO_COLOR=1; never coloured when stdout is not a terminal)
+  -h, --help               this help (after a command: that command's usage)
 
-Exit codes: 0 done or progressing, 2 blocked (the reason is printed), 1 error.
+Exit codes: 0 done or progressing, 2 blocked or not opted in (the reason is printed), 1 error.
 
 Examples:
   claimstep plan web -n db
@@ -48,5 +56,7 @@ Examples:
   claimstep run web --cluster sim:blocked; echo $?  # 2: the class does not allow expansion
   claimstep run web --cluster sim:flaky-api --seed 7 -o timeline
   claimstep step web -n db -o json | jq .decision.phase
-  claimstep status -A
+  claimstep status -A -o wide
+  claimstep status web -n db -w --timeout 30m     # like kubectl rollout status
+  source <(claimstep completion bash)
 `;

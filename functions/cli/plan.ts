@@ -2,14 +2,15 @@
 import { renderDecision } from "../../core/render.js";
 import { runStep } from "../step.js";
 import { sweep } from "../sweep.js";
-import { EXIT, UsageError, exitOf, outcomeText, print, refOf, resultJSON, type Context } from "./context.js";
+import { paintHeadline, paintPhase } from "./color.js";
+import { EXIT, UsageError, emit, exitOf, outcomeText, print, refOf, resultJSON, type Context } from "./context.js";
 
 export async function plan(ctx: Context, dryRun = true): Promise<number> {
   const target = await ctx.target();
   const ref = refOf(ctx.flags, target, ctx.args[0], dryRun ? "plan" : "step");
   const r = await runStep({ reader: target.reader, writers: target.writers, ref, now: target.now(), dryRun });
-  if (ctx.json) print(ctx.io, JSON.stringify(resultJSON(r)));
-  else print(ctx.io, `${renderDecision(r.decision)}\n\n${outcomeText(r)}`);
+  if (ctx.json) emit(ctx, resultJSON(r));
+  else print(ctx.io, `${paintHeadline(renderDecision(r.decision), r.decision.phase, ctx.color)}\n\n${outcomeText(r)}`);
   return exitOf(r.decision);
 }
 
@@ -25,11 +26,11 @@ export async function stepAll(ctx: Context): Promise<number> {
     step: (ref) => runStep({ reader: target.reader, writers: target.writers, ref, now: target.now(), dryRun }),
     tick: 0,
   });
-  if (ctx.json) print(ctx.io, JSON.stringify(report));
+  if (ctx.json) emit(ctx, report);
   else if (report.found === 0) print(ctx.io, "no opted-in StatefulSets");
   else {
     for (const e of report.stepped) {
-      print(ctx.io, "error" in e ? `${e.ref.namespace}/${e.ref.name}  error: ${e.error}` : `${e.ref.namespace}/${e.ref.name}  ${e.phase}  ${e.reason}  (${e.outcome})`);
+      print(ctx.io, "error" in e ? `${e.ref.namespace}/${e.ref.name}  error: ${e.error}` : `${e.ref.namespace}/${e.ref.name}  ${paintPhase(e.phase, ctx.color)}  ${e.reason}  (${e.outcome})`);
     }
   }
   if (report.stepped.some((e) => "error" in e)) return EXIT.error;

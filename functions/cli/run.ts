@@ -1,10 +1,13 @@
-// `run`: step until Complete or Blocked, as a live view, plain lines, JSON lines or a timeline.
+// `run`: step until Complete or Blocked, as a live view, plain lines, JSON lines (YAML
+// documents) or a timeline. A set claimstep leaves alone (not opted in) exits 2: a CI job must not
+// pass having done nothing.
 import type { Decision } from "../../core/types.js";
 import { renderDecision } from "../../core/render.js";
 import { ApiError } from "../../adapters/api-error.js";
 import { runStep, type StepResult } from "../step.js";
 import { Timeline } from "../timeline.js";
-import { EXIT, exitOf, outcomeText, parseDuration, plainLine, print, refOf, resultJSON, type Context } from "./context.js";
+import { paintHeadline } from "./color.js";
+import { EXIT, emit, exitOf, outcomeText, parseDuration, plainLine, print, refOf, resultJSON, type Context } from "./context.js";
 import { LiveView } from "./live-view.js";
 
 export async function run(ctx: Context): Promise<number> {
@@ -29,6 +32,8 @@ export async function run(ctx: Context): Promise<number> {
     return code;
   };
   for (let n = 1; ; n++) {
+    // stdout is gone (a closed pipe): stop stepping, as a reader that has seen enough asks.
+    if (ctx.signal.aborted) return EXIT.ok;
     const now = target.now();
     let r: StepResult;
     try {
@@ -38,9 +43,9 @@ export async function run(ctx: Context): Promise<number> {
       // written, so the run goes on; anything else (not found, permissions) ends it.
       if (!(err instanceof ApiError && err.isTransient)) throw err;
       if (timeline) timeline.failed(now.getTime(), n, err);
-      else if (ctx.json) print(ctx.io, JSON.stringify({ step: n, at: now.toISOString(), error: err.message }));
+      else if (ctx.json) emit(ctx, { step: n, at: now.toISOString(), error: err.message }, true);
       else ctx.io.stderr.write(`claimstep: ${ref.namespace}/${ref.name}: could not load the set (${err.message}); retrying\n`);
-      await target.pause(Math.max(interval, (err.retryAfterSeconds ?? 0) * 1000));
+      await target.pause(Math.max(interval, (err.retryAfterSeconds ?? 0) * 1000), ctx.signal);
       continue;
     }
     const d = r.decision;
@@ -49,18 +54,20 @@ export async function run(ctx: Context): Promise<number> {
     if (timeline) {
       timeline.step(now.getTime(), n, r);
     } else if (ctx.json) {
-      print(ctx.io, JSON.stringify({ step: n, at: now.toISOString(), ...resultJSON(r) }));
+      emit(ctx, { step: n, at: now.toISOString(), ...resultJSON(r) }, true);
     } else if (live) {
-      live.draw(`${renderDecision(d)}\n\nstep ${n} · ${elapsed}s · ${target.label} · ${outcomeText(r)}`);
+      live.draw(`${paintHeadline(renderDecision(d), d.phase, ctx.color)}\n\nstep ${n} · ${elapsed}s · ${target.label} · ${outcomeText(r)}`);
     } else {
       const key = `${d.phase}|${d.reason}|${d.message}|${r.outcome.kind}`;
-      if (key !== previous || r.outcome.kind === "applied") print(ctx.io, plainLine(now, r));
+      if (key !== previous || r.outcome.kind === "applied") print(ctx.io, paintHeadline(plainLine(now, r), d.phase, ctx.color));
       previous = key;
     }
     if (d.phase === "Complete" || d.phase === "Blocked" || d.phase === "Idle") {
-      if (!ctx.json && !live && !timeline) print(ctx.io, `\n${renderDecision(d)}`);
-      const code = finish(exitOf(d));
+      if (!ctx.json && !live && !timeline) print(ctx.io, `\n${paintHeadline(renderDecision(d), d.phase, ctx.color)}`);
+      // Idle (not opted in, or spec.updateStrategy OnDelete): nothing was or will be done; that is no success.
+      const code = finish(d.phase === "Idle" ? EXIT.blocked : exitOf(d));
       if (d.phase === "Blocked" && !ctx.json) ctx.io.stderr.write(`claimstep: ${d.ref.namespace}/${d.ref.name} is blocked (${d.reason}): ${d.message}\n`);
+      if (d.phase === "Idle") ctx.io.stderr.write(`claimstep: ${d.ref.namespace}/${d.ref.name} is left alone (${d.reason}): ${d.message}; nothing was done\n`);
       return code;
     }
     if (timeout !== undefined && target.now().getTime() - started >= timeout) {
@@ -69,6 +76,7 @@ export async function run(ctx: Context): Promise<number> {
       return code;
     }
     if (live && target.frameMs) await new Promise((resolve) => setTimeout(resolve, target.frameMs));
+    if (ctx.signal.aborted) return EXIT.ok;
     // The server's Retry-After after a transient failure; else the decision's requeueAfter, with
     // --interval as the default and the cap.
     const wait =
@@ -77,6 +85,6 @@ export async function run(ctx: Context): Promise<number> {
         : d.requeueAfter !== undefined
           ? Math.min(d.requeueAfter * 1000, interval)
           : interval;
-    await target.pause(wait);
+    await target.pause(wait, ctx.signal);
   }
 }

@@ -1,11 +1,21 @@
 // `serve` and `relay`: the long-running Node processes, loaded only when asked for.
 import { UsageError, type Context } from "./context.js";
 
+/** A TCP port, from --port or $PORT: refused at once rather than left to listen() (which throws later, while the process keeps running). */
+export function portOf(flag: string | undefined, env: string | undefined): number | undefined {
+  const [raw, source] = flag !== undefined ? [flag, "--port"] : env !== undefined && env !== "" ? [env, "$PORT"] : [undefined, ""];
+  if (raw === undefined) return undefined;
+  const port = /^\d{1,5}$/.test(raw.trim()) ? Number(raw) : NaN;
+  if (!(port >= 0 && port <= 65535)) throw new UsageError(`serve: ${source} ${JSON.stringify(raw)} is not a port: give a number from 1 to 65535 (0: any free one), e.g. --port 8080`);
+  return port;
+}
+
 export async function serve(ctx: Context): Promise<number> {
+  const port = portOf(ctx.flags.port, ctx.io.env.PORT);
   const { serveFromEnv } = await import("../server.js");
   return serveFromEnv({
     env: ctx.io.env,
-    ...(ctx.flags.port ? { port: Number(ctx.flags.port) } : {}),
+    ...(port !== undefined ? { port } : {}),
     ...(ctx.flags.host ? { host: ctx.flags.host } : {}),
     ...(ctx.flags.kubeconfig ? { kubeconfig: ctx.flags.kubeconfig } : {}),
     ...(ctx.flags.context ? { context: ctx.flags.context } : {}),

@@ -1,8 +1,86 @@
 // `set`: write the desired claim template and opt the set in, then show the plan it causes.
+// Refused, nothing written: a size below what the claims already request (claims never shrink)
+// unless --allow-smaller, a VolumeAttributesClass the cluster does not have. `--dry-run` writes
+// nothing: it prints the annotation diff and the plan the change would cause.
 import { claimEdit } from "../../core/desired.js";
+import type { ClaimTemplate } from "../../core/k8s.js";
+import { compareQuantity, quantityString, type QuantityInput } from "../../core/quantity.js";
 import { renderDecision } from "../../core/render.js";
+import { revisionOf } from "../../core/revision.js";
+import { claimOrdinal } from "../../core/statefulset.js";
+import { desiredTemplates } from "../../core/templates.js";
+import { Keys, type SetRef, type Snapshot } from "../../core/types.js";
 import { runStep } from "../step.js";
-import { UsageError, exitOf, print, refOf, resultJSON, type Context } from "./context.js";
+import { paintHeadline } from "./color.js";
+import { UsageError, emit, exitOf, print, refOf, resultJSON, type Context } from "./context.js";
+
+/** At most this many claims are named in a refusal. */
+const NAMED_CLAIMS = 10;
+
+type Storage = QuantityInput | undefined;
+const storageOf = (spec: { resources?: { requests?: { storage?: Storage } | undefined } | undefined } | undefined): Storage => spec?.resources?.requests?.storage;
+
+/** Why `storage` would shrink claim template `claim` (its live size, its claims' requests), or undefined. */
+function shrinks(snapshot: Snapshot, ref: SetRef, claim: string, storage: string): string | undefined {
+  const live = storageOf(snapshot.statefulSet.spec.volumeClaimTemplates?.find((t) => t.metadata.name === claim)?.spec);
+  const claims = snapshot.claims
+    .map((c) => ({ name: c.metadata.name, ordinal: claimOrdinal(c.metadata.name, claim, ref.name), storage: storageOf(c.spec) }))
+    .filter((c): c is { name: string; ordinal: number; storage: QuantityInput } => c.ordinal !== undefined && c.storage !== undefined)
+    .sort((a, b) => a.ordinal - b.ordinal);
+  const sizes = [...(live !== undefined ? [live] : []), ...claims.map((c) => c.storage)];
+  const larger = sizes.filter((s) => compareQuantity(storage, s) < 0);
+  if (larger.length === 0) return undefined;
+  const largest = larger.reduce((a, b) => (compareQuantity(a, b) >= 0 ? a : b));
+  const named = claims.slice(0, NAMED_CLAIMS).map((c) => `${c.name} ${quantityString(c.storage)}`);
+  if (claims.length > NAMED_CLAIMS) named.push(`and ${claims.length - NAMED_CLAIMS} more`);
+  const what = [
+    ...(live !== undefined ? [`template ${claim} ${quantityString(live)}`] : []),
+    ...(named.length ? [`claims ${named.join(", ")}`] : []),
+  ].join("; ");
+  return (
+    `set: --storage ${storage} is below the current size (${what}): claims never shrink (Kubernetes refuses to lower a claim's storage request), ` +
+    `so the rollout would change nothing. Give at least ${quantityString(largest)}, or --allow-smaller to write it anyway; nothing written`
+  );
+}
+
+/** Why `vac` cannot be used on this cluster, or undefined. */
+function missingClass(snapshot: Snapshot, vac: string): string | undefined {
+  const classes = snapshot.volumeAttributesClasses;
+  if (classes === undefined) return `set: --vac ${vac}: this cluster serves no VolumeAttributesClass API (storage.k8s.io); nothing written`;
+  if (classes.some((c) => c.metadata.name === vac)) return undefined;
+  const names = classes.map((c) => c.metadata.name).sort();
+  return `set: VolumeAttributesClass "${vac}" not found (the cluster has: ${names.join(", ") || "none"}); nothing written`;
+}
+
+/** Every leaf of a JSON value, by path. */
+function leaves(value: unknown, path = "", out = new Map<string, string>()): Map<string, string> {
+  if (value && typeof value === "object") {
+    for (const [k, v] of Object.entries(value)) leaves(v, Array.isArray(value) ? `${path}[${k}]` : path ? `${path}.${k}` : k, out);
+  } else if (value !== undefined) {
+    out.set(path, typeof value === "string" ? value : JSON.stringify(value));
+  }
+  return out;
+}
+
+interface FieldChange {
+  template: string;
+  path: string;
+  from: string | null;
+  to: string | null;
+}
+
+/** Field by field, what changes from the old desired templates to the new ones. */
+function templateDiff(before: readonly ClaimTemplate[], after: readonly ClaimTemplate[]): FieldChange[] {
+  const changes: FieldChange[] = [];
+  for (const t of after) {
+    const old = leaves(before.find((b) => b.metadata.name === t.metadata.name) ?? {});
+    const now = leaves(t);
+    for (const path of new Set([...old.keys(), ...now.keys()])) {
+      if (old.get(path) !== now.get(path)) changes.push({ template: t.metadata.name, path, from: old.get(path) ?? null, to: now.get(path) ?? null });
+    }
+  }
+  return changes;
+}
 
 export async function set(ctx: Context): Promise<number> {
   const target = await ctx.target();
@@ -15,18 +93,64 @@ export async function set(ctx: Context): Promise<number> {
     ...(ctx.flags.vac !== undefined ? { volumeAttributesClassName: ctx.flags.vac } : {}),
   });
   if (!change.ok) throw new UsageError(`set: ${change.message}`);
-  if (change.changed) await target.writers.status.annotateSet(ref, change.annotations, snapshot.statefulSet.metadata.resourceVersion);
-  const next = await runStep({ reader: target.reader, writers: target.writers, ref, now: target.now(), dryRun: true });
+  if (ctx.flags.storage !== undefined && !ctx.flags["allow-smaller"]) {
+    const why = shrinks(snapshot, ref, claim, ctx.flags.storage);
+    if (why) throw new UsageError(why);
+  }
+  if (ctx.flags.vac) {
+    const why = missingClass(snapshot, ctx.flags.vac);
+    if (why) throw new UsageError(why);
+  }
+  const dryRun = ctx.flags["dry-run"] ?? false;
+  const annotations = snapshot.statefulSet.metadata.annotations ?? {};
+  let next;
+  if (dryRun) {
+    // The plan the change would cause: the same snapshot with the new annotations, nothing written.
+    const preview: Snapshot = {
+      ...snapshot,
+      statefulSet: { ...snapshot.statefulSet, metadata: { ...snapshot.statefulSet.metadata, annotations: { ...annotations, ...change.annotations } } },
+    };
+    next = await runStep({ reader: { load: async () => preview }, writers: target.writers, ref, now: target.now(), dryRun: true });
+  } else {
+    if (change.changed) await target.writers.status.annotateSet(ref, change.annotations, snapshot.statefulSet.metadata.resourceVersion);
+    next = await runStep({ reader: target.reader, writers: target.writers, ref, now: target.now(), dryRun: true });
+  }
+  const before = desiredTemplates(snapshot.statefulSet);
+  const beforeTemplates = before.ok ? before.templates : [];
+  const diff = templateDiff(beforeTemplates, change.templates);
+  const strategy = { from: annotations[Keys.strategy] ?? null, to: change.annotations[Keys.strategy] ?? null };
   if (ctx.json) {
-    print(ctx.io, JSON.stringify({ ref, changed: change.changed, revision: change.revision, templates: change.templates, plan: resultJSON(next) }));
+    emit(ctx, {
+      ref,
+      ...(dryRun ? { dryRun: true } : {}),
+      changed: change.changed,
+      revision: change.revision,
+      templates: change.templates,
+      ...(dryRun
+        ? { previous: { revision: before.ok ? revisionOf(before.templates) : null, templates: before.ok ? before.templates : null }, annotations: change.annotations, diff, strategy }
+        : {}),
+      plan: resultJSON(next),
+    });
   } else {
     const t = change.templates.find((x) => x.metadata.name === claim)!;
     const vac = t.spec.volumeAttributesClassName ? `, volumeAttributesClassName ${t.spec.volumeAttributesClassName}` : "";
-    print(
-      ctx.io,
-      `${ref.namespace}/${ref.name}: ${change.changed ? "desired" : "already desires"} ${claim} storage ${t.spec.resources?.requests?.storage}${vac} (revision ${change.revision}); opted in (InPlace)\n\n${renderDecision(next.decision)}`,
-    );
+    const plan = paintHeadline(renderDecision(next.decision), next.decision.phase, ctx.color);
+    if (dryRun) {
+      const lines = [`${ref.namespace}/${ref.name}: dry run, nothing written. ${change.changed ? "It would write:" : "Nothing to write: it already desires this."}`];
+      if (change.changed) {
+        const from = before.ok ? revisionOf(before.templates) : "(invalid)";
+        lines.push(`  ${Keys.templates}: revision ${from} → ${change.revision}${before.ok && before.source === "spec" ? " (the live templates until now)" : ""}`);
+        for (const c of diff) lines.push(`    ${c.template}: ${c.path}: ${c.from ?? "(unset)"} → ${c.to ?? "(unset)"}`);
+        if (diff.length === 0) lines.push("    (same templates)");
+        lines.push(`  ${Keys.strategy}: ${strategy.from === strategy.to ? `${strategy.to} (unchanged)` : `${strategy.from ?? "(unset)"} → ${strategy.to}`}`);
+      }
+      print(ctx.io, `${lines.join("\n")}\n\nThe plan it would cause:\n${plan}`);
+    } else {
+      print(
+        ctx.io,
+        `${ref.namespace}/${ref.name}: ${change.changed ? "desired" : "already desires"} ${claim} storage ${t.spec.resources?.requests?.storage}${vac} (revision ${change.revision}); opted in (InPlace)\n\n${plan}`,
+      );
+    }
   }
-  // Written either way; a plan that is already Blocked (e.g. an unknown VAC) says so in the exit code.
   return exitOf(next.decision);
 }

@@ -10,10 +10,11 @@ import { Keys } from "../../core/types.js";
 import { statefulSetObjects, storageClassObjects } from "../support/index.js";
 import { serveSim, type SocketSim } from "../support/index.js";
 
+// NO_COLOR: these tests read the layout; colour on a terminal is tested in cli-manners.test.ts.
 const capture = (isTTY = false) => {
   const out = { text: "", isTTY, write: (s: string) => void (out.text += s) };
   const err = { text: "", write: (s: string) => void (err.text += s) };
-  return { io: { stdout: out, stderr: err, env: {} }, out, err };
+  return { io: { stdout: out, stderr: err, env: { NO_COLOR: "1" } }, out, err };
 };
 
 /** A scenario's cluster kept by the test, offered to the CLI as its Target. */
@@ -129,11 +130,12 @@ describe("commands in process", () => {
     expect(claim.status.capacity.storage).toBe("4Gi");
   });
 
-  it("set with a VAC the cluster lacks is written, and exits 2 with the plan's reason", async () => {
+  it("set with a VAC the cluster lacks is refused before anything is written, exit 1", async () => {
     const s = await simOf("opted-out");
-    const { io, out } = capture();
-    expect(await main(["set", "web", "data", "--storage", "2Gi", "--vac", "platinum"], io, s.connect)).toBe(2);
-    expect(out.text).toMatch(/Blocked {2}VolumeAttributesClassNotFound/);
+    const { io, err } = capture();
+    expect(await main(["set", "web", "data", "--storage", "2Gi", "--vac", "platinum"], io, s.connect)).toBe(1);
+    expect(err.text).toMatch(/VolumeAttributesClass "platinum" not found \(the cluster has: gold, silver\); nothing written/);
+    expect(s.claimstepWrites()).toBe(0);
   });
 
   it("run --timeout gives up with exit 1 while the set still progresses", async () => {
@@ -193,10 +195,10 @@ describe("commands in process", () => {
 
   it("usage errors exit 1", async () => {
     const s = await simOf("grow");
-    for (const argv of [["run"], ["plan", "web", "-o", "yaml"], ["set", "web"], ["set", "web", "data"], ["run", "web", "--interval", "soon"]]) {
+    for (const argv of [["run"], ["plan", "web", "-o", "timeline"], ["set", "web"], ["set", "web", "data"], ["run", "web", "--interval", "soon"]]) {
       const { io, err } = capture();
       expect(await main(argv, io, s.connect), argv.join(" ")).toBe(1);
-      expect(err.text).toMatch(/^claimstep: /);
+      expect(err.text).toMatch(/^claimstep( \w+)?: /);
     }
     const none = capture();
     expect(await main([], none.io)).toBe(1);

@@ -1,0 +1,225 @@
+// What each command accepts, as kubectl declares it: its own flags, the global flags that make
+// sense for it, its -o formats, its arguments; `claimstep <cmd> --help` renders it, and an
+// unknown or misplaced flag is refused with it. A command without a spec here (added elsewhere)
+// accepts every flag and has only the overall help.
+import { SCENARIOS } from "../../adapters/sim/scenarios.js";
+import { OPTIONS, type Flags, type OutputFormat } from "./context.js";
+
+type FlagName = keyof typeof OPTIONS;
+
+interface FlagHelp {
+  /** The value's placeholder, for flags that take one. */
+  value?: string;
+  help: string;
+}
+
+/** Every flag's help line (a flag missing here is shown without one). */
+export const FLAG_HELP: Partial<Record<FlagName, FlagHelp>> = {
+  namespace: { value: "ns", help: `namespace (default: the context's, else "default")` },
+  context: { value: "name", help: "kubeconfig context" },
+  kubeconfig: { value: "path", help: "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster)" },
+  cluster: { value: "sim[:scenario]", help: `the embedded simulated cluster instead (scenarios: ${Object.keys(SCENARIOS).join(", ")})` },
+  seed: { value: "n", help: "with --cluster sim: seed of the simulation (uids, injected faults); default 1" },
+  "sim-state": { value: "file|none", help: "with --cluster sim: the file that keeps the cluster between commands (default: under $XDG_STATE_HOME)" },
+  output: { value: "format", help: "output format" },
+  help: { help: "this command's usage" },
+  "no-color": { help: "no colour (also NO_COLOR=1; never coloured when stdout is not a terminal)" },
+  "all-namespaces": { help: "every namespace" },
+  all: { help: "every opted-in set of the namespace (-A: of every namespace)" },
+  "dry-run": { help: "write nothing; show what would be written" },
+  interval: { value: "duration", help: "time between steps" },
+  timeout: { value: "duration", help: "give up (exit 1) after this long" },
+  storage: { value: "quantity", help: "desired claim size, e.g. 20Gi (claims never shrink)" },
+  vac: { value: "class", help: "desired VolumeAttributesClass (must exist)" },
+  "allow-smaller": { help: "write a --storage below the claims' current size anyway (they keep their size)" },
+  watch: { help: "follow the set until Complete (exit 0) or Blocked (exit 2), printing each transition; never writes" },
+  port: { value: "port", help: "port to listen on (default: $PORT, else 8080)" },
+  host: { value: "address", help: "address to listen on (default: $CLAIMSTEP_HOST, else 127.0.0.1; 0.0.0.0: every interface)" },
+  url: { value: "url", help: "the app's /v1/relay endpoint (default: $CLAIMSTEP_RELAY_URL)" },
+};
+
+/** Valid for every command (unless its spec leaves one out): where it acts, how it prints. */
+export const GLOBAL_FLAGS: readonly FlagName[] = ["namespace", "context", "kubeconfig", "cluster", "seed", "sim-state", "output", "no-color", "help"];
+
+export interface CommandSpec {
+  summary: string;
+  /** Usage lines after `claimstep `. */
+  usage: string[];
+  /** Its own flags. */
+  flags: FlagName[];
+  /** Global flags that make no sense for it. */
+  without?: FlagName[];
+  /** `-o` formats it offers; the first is the default. */
+  output: OutputFormat[];
+  /** How many arguments it takes at most. */
+  maxArgs: number;
+  /** Shells it completes its first argument from. */
+  argValues?: string[];
+  examples: string[];
+  /** More to say, after the flags. */
+  notes?: string;
+  /** What a flag means for this command, when it says more than FLAG_HELP. */
+  flagHelp?: Partial<Record<FlagName, string>>;
+}
+
+const TARGET_OUTPUT: OutputFormat[] = ["text", "json", "yaml"];
+
+export const SPECS: Record<string, CommandSpec> = {
+  plan: {
+    summary: "show the next step and the per-ordinal table; writes nothing",
+    usage: ["plan <statefulset> [flags]"],
+    flags: [],
+    output: TARGET_OUTPUT,
+    maxArgs: 1,
+    examples: ["claimstep plan web -n db", "claimstep plan web --cluster sim -o yaml"],
+  },
+  step: {
+    summary: "run one step (at most one claim written)",
+    usage: ["step <statefulset> [--dry-run] [flags]", "step --all [-n <ns> | -A] [--dry-run] [flags]"],
+    flags: ["dry-run", "all", "all-namespaces"],
+    flagHelp: { "dry-run": "plan the step, write nothing (as plan)" },
+    output: TARGET_OUTPUT,
+    maxArgs: 1,
+    examples: ["claimstep step web -n db", "claimstep step --all -A    # what the CronJob runs"],
+  },
+  run: {
+    summary: "step until Complete or Blocked, showing progress",
+    usage: ["run <statefulset> [--interval 5s] [--timeout 30m] [flags]"],
+    flags: ["interval", "timeout"],
+    flagHelp: { interval: "time between steps (default 5s; shorter while a claim is being written)" },
+    output: ["text", "json", "yaml", "timeline"],
+    maxArgs: 1,
+    examples: ["claimstep run web -n db --timeout 30m", "claimstep run web --cluster sim:flaky-api --seed 7 -o timeline"],
+    notes: "Exit codes: 0 Complete, 2 Blocked or not opted in (the reason goes to stderr), 1 error or --timeout.\n-o json|yaml: one object per step; -o timeline: one line per invocation.",
+  },
+  status: {
+    summary: "what claimstep last recorded: one set, or every opted-in set",
+    usage: ["status [<statefulset>] [-A] [flags]", "status <statefulset> --watch [--interval 2s] [--timeout 30m] [flags]"],
+    flags: ["all-namespaces", "watch", "interval", "timeout"],
+    flagHelp: { interval: "with --watch: time between reads (default 2s)", timeout: "with --watch: give up (exit 1) after this long" },
+    output: ["text", "json", "yaml", "wide"],
+    maxArgs: 1,
+    examples: ["claimstep status -A -o wide", "claimstep status web -n db -w --timeout 30m   # like kubectl rollout status"],
+    notes:
+      "--watch re-reads the set every --interval (default 2s) and prints a line when its phase, reason\nor message changes. Exit codes: 0 Complete, 2 Blocked (or not opted in), 1 error or --timeout.",
+  },
+  set: {
+    summary: "write the desired claim template and opt the set in, then show the plan it causes",
+    usage: ["set <statefulset> <claim> [--storage 20Gi] [--vac gold] [--dry-run] [flags]"],
+    flags: ["storage", "vac", "dry-run", "allow-smaller"],
+    flagHelp: { "dry-run": "write nothing: print the annotation diff (old → new desired templates) and the plan it would cause" },
+    output: TARGET_OUTPUT,
+    maxArgs: 2,
+    examples: [
+      "claimstep set web data --storage 20Gi -n db --dry-run   # the annotation diff and the plan; nothing written",
+      "claimstep set web data --storage 20Gi --vac gold -n db && claimstep run web -n db",
+    ],
+    notes:
+      "Refused, nothing written (exit 1): a --storage below the template's or a claim's current size\n(claims never shrink; --allow-smaller writes it anyway), a --vac the cluster does not have.",
+  },
+  serve: {
+    summary: "the HTTP app on Node (env: CLAIMSTEP_API_TOKEN …)",
+    usage: ["serve [--port 8080] [--host 127.0.0.1] [flags]"],
+    flags: ["port", "host"],
+    without: ["namespace", "seed", "sim-state", "output"],
+    output: ["text"],
+    maxArgs: 0,
+    examples: ["CLAIMSTEP_API_TOKEN=$(openssl rand -hex 32) claimstep serve --port 8080", "claimstep serve --host 0.0.0.0    # every interface (the container image's default)"],
+  },
+  relay: {
+    summary: "watch opted-in sets and POST signed events (env: CLAIMSTEP_WEBHOOK_SECRET)",
+    usage: ["relay --url https://claimstep.example.com/v1/relay [flags]"],
+    flags: ["url"],
+    without: ["seed", "sim-state", "output"],
+    output: ["text"],
+    maxArgs: 0,
+    examples: ["claimstep relay --url https://claimstep.example.com/v1/relay -n db"],
+  },
+  sim: {
+    summary: "the simulated cluster's saved state: reset forgets it",
+    usage: ["sim reset [--cluster sim:<scenario> | --sim-state <file> | --all]"],
+    flags: ["all"],
+    flagHelp: { all: "forget every scenario's saved cluster (in the state directory)" },
+    without: ["namespace", "context", "kubeconfig", "seed"],
+    output: ["text", "json"],
+    maxArgs: 1,
+    argValues: ["reset"],
+    examples: ["claimstep sim reset                     # the default scenario (grow) starts afresh", "claimstep sim reset --cluster sim:blocked", "claimstep sim reset --all"],
+  },
+  version: {
+    summary: "the version of claimstep (also: claimstep --version)",
+    usage: ["version [-o json]"],
+    flags: [],
+    without: ["namespace", "context", "kubeconfig", "cluster", "seed", "sim-state"],
+    output: ["text", "json"],
+    maxArgs: 0,
+    examples: ["claimstep --version", "claimstep version -o json"],
+  },
+  completion: {
+    summary: "print a shell completion script",
+    usage: ["completion bash|zsh|fish"],
+    flags: [],
+    without: ["namespace", "context", "kubeconfig", "cluster", "seed", "sim-state", "output"],
+    output: ["text"],
+    maxArgs: 1,
+    argValues: ["bash", "zsh", "fish"],
+    examples: [
+      "source <(claimstep completion bash)             # in ~/.bashrc",
+      "claimstep completion zsh > \"${fpath[1]}/_claimstep\"",
+      "claimstep completion fish > ~/.config/fish/completions/claimstep.fish",
+    ],
+  },
+};
+
+/** The flags a command accepts: its own, then the global ones it keeps. */
+export function flagsOf(spec: CommandSpec): FlagName[] {
+  return [...spec.flags, ...GLOBAL_FLAGS.filter((f) => !spec.without?.includes(f))];
+}
+
+const flagLabel = (name: FlagName, spec: CommandSpec): string => {
+  const short = (OPTIONS[name] as { short?: string }).short;
+  const value = name === "output" ? spec.output.join("|") : FLAG_HELP[name]?.value;
+  return `${short ? `-${short}, ` : "    "}--${name}${value ? ` <${value}>` : ""}`;
+};
+
+const flagLines = (names: readonly FlagName[], spec: CommandSpec): string => {
+  const rows = names.map((n) => {
+    let help = spec.flagHelp?.[n] ?? FLAG_HELP[n]?.help ?? "";
+    if (n === "output") help = `output format (default ${spec.output[0]})`;
+    return [flagLabel(n, spec), help] as const;
+  });
+  const width = Math.max(...rows.map(([l]) => l.length));
+  return rows.map(([l, h]) => `  ${l.padEnd(width)}  ${h}`.trimEnd()).join("\n");
+};
+
+/** `claimstep <cmd> --help`. */
+export function usageOf(command: string, spec: CommandSpec): string {
+  const globals = GLOBAL_FLAGS.filter((f) => !spec.without?.includes(f) && !(f === "output" && spec.output.length === 1));
+  const parts = [
+    `claimstep ${command} — ${spec.summary}`,
+    "",
+    "Usage:",
+    ...spec.usage.map((u) => `  claimstep ${u}`),
+  ];
+  if (spec.flags.length) parts.push("", "Flags:", flagLines(spec.flags, spec));
+  parts.push("", "Global flags:", flagLines(globals, spec));
+  if (spec.notes) parts.push("", spec.notes);
+  parts.push("", "Examples:", ...spec.examples.map((e) => `  ${e}`));
+  return `${parts.join("\n")}\n`;
+}
+
+/** Why these flags and arguments do not suit the command, or undefined when they do. */
+export function misuse(command: string, spec: CommandSpec, flags: Flags, args: readonly string[]): string | undefined {
+  const accepted = new Set<string>(flagsOf(spec));
+  for (const name of Object.keys(flags) as FlagName[]) {
+    if (accepted.has(name)) continue;
+    const owners = Object.entries(SPECS)
+      .filter(([, s]) => s.flags.includes(name))
+      .map(([c]) => c);
+    // A flag no command claims as its own is global: refused only where its spec leaves it out.
+    if (owners.length === 0 && !spec.without?.includes(name)) continue;
+    return `--${name} is not a flag of ${command}${owners.length ? ` (it is a flag of ${owners.join(", ")})` : ""}`;
+  }
+  if (args.length > spec.maxArgs) return `unexpected argument ${JSON.stringify(args[spec.maxArgs])}`;
+  return undefined;
+}
