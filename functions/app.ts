@@ -6,6 +6,7 @@
 // limit, authenticate, validate the URL/query/body with zod, guard the namespace — and a handler
 // that only does the work. Every refusal is a thrown Problem (an HTTPException) and one error
 // handler writes the README's `{"error","message","issues"?}` bodies.
+import { outcomeJSON } from "./outcome.js";
 import { type Context, Hono } from "hono";
 import * as z from "../core/zod.js";
 import type { StateReader, Writers } from "../core/ports.js";
@@ -51,14 +52,7 @@ const StepRequest = z.strictObject({ namespace: Namespace, name: Name, dryRun: z
 type StepRequest = z.infer<typeof StepRequest>;
 const TemplatesQuery = z.looseObject({ step: z.optional(z.enum(["true", "false", "1", "0"])) });
 
-/** A step's outcome as JSON: an ApiError reduced to its code, reason and message. */
-export const outcomeJSON = (r: StepResult) => {
-  const o = r.outcome;
-  if ((o.kind === "refused" || o.kind === "retry") && o.error) {
-    return { ...o, error: { code: o.error.code, reason: o.error.reason, message: o.error.message } };
-  }
-  return o;
-};
+export { outcomeJSON };
 
 const stepJSON = (r: StepResult) => ({
   decision: r.decision,

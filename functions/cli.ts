@@ -1,41 +1,38 @@
 // `claimstep`: plan, step, run, status, set, serve and relay from a terminal or a CI job, against
 // a cluster (kubeconfig, like kubectl) or the embedded simulated cluster (`--cluster sim`).
 // Exit codes: 0 done or progressing, 2 blocked, 1 error. One file per command in functions/cli/.
-import { ApiError } from "../adapters/api-error.js";
 import { parseArgs } from "node:util";
 import { EXIT, OPTIONS, UsageError, parse, type CliIO, type Context, type Flags, type Output, type OutputFormat, type Target } from "./cli/context.js";
 import { colorEnabled } from "./cli/color.js";
 import { SPECS, misuse, usageOf } from "./cli/commands.js";
-import { completion } from "./cli/completion.js";
 import { HELP } from "./cli/help.js";
-import { plan, stepAll } from "./cli/plan.js";
-import { run } from "./cli/run.js";
-import { relay, serve } from "./cli/serve.js";
-import { set } from "./cli/set.js";
-import { persistentSimTarget, sim } from "./cli/sim-target.js";
-import { status } from "./cli/status.js";
-import { version } from "./cli/version.js";
 
 export { EXIT, parseDuration } from "./cli/context.js";
 export { HELP } from "./cli/help.js";
-export { simTarget } from "./cli/sim-target.js";
+/** A fresh in-memory simulated cluster as a Target (serve --cluster sim; tests). */
+export const simTarget: typeof import("./cli/sim-target.js").simTarget = async (...args) => (await import("./cli/sim-target.js")).simTarget(...args);
 export type { CliIO, Flags, Output, Target } from "./cli/context.js";
 
+// Each command's module is loaded when it runs: `claimstep --version` need not load the simulation,
+// the planner or the HTTP stack.
 const COMMANDS: Record<string, (ctx: Context) => Promise<number>> = {
-  plan: (ctx) => plan(ctx, true),
-  step: (ctx) => (ctx.flags.all ? stepAll(ctx) : plan(ctx, ctx.flags["dry-run"] ?? false)),
-  run,
-  status,
-  set,
-  serve,
-  relay,
-  sim,
-  version,
-  completion: (ctx) => completion(ctx, Object.keys(COMMANDS)),
+  plan: async (ctx) => (await import("./cli/plan.js")).plan(ctx, true),
+  step: async (ctx) => {
+    const { plan, stepAll } = await import("./cli/plan.js");
+    return ctx.flags.all ? stepAll(ctx) : plan(ctx, ctx.flags["dry-run"] ?? false);
+  },
+  run: async (ctx) => (await import("./cli/run.js")).run(ctx),
+  status: async (ctx) => (await import("./cli/status.js")).status(ctx),
+  set: async (ctx) => (await import("./cli/set.js")).set(ctx),
+  serve: async (ctx) => (await import("./cli/serve.js")).serve(ctx),
+  relay: async (ctx) => (await import("./cli/serve.js")).relay(ctx),
+  sim: async (ctx) => (await import("./cli/sim-target.js")).sim(ctx),
+  version: async (ctx) => (await import("./cli/version.js")).version(ctx),
+  completion: async (ctx) => (await import("./cli/completion.js")).completion(ctx, Object.keys(COMMANDS)),
 };
 
 async function connect(flags: Flags, env: CliIO["env"]): Promise<Target> {
-  if (flags.cluster) return persistentSimTarget(flags, env);
+  if (flags.cluster) return (await import("./cli/sim-target.js")).persistentSimTarget(flags, env);
   if (flags.seed !== undefined) throw new UsageError("--seed applies to the simulated cluster only (--cluster sim[:<scenario>])");
   if (flags["sim-state"] !== undefined) throw new UsageError("--sim-state applies to the simulated cluster only (--cluster sim[:<scenario>])");
   const { kubeTarget } = await import("./kube-target.js");
@@ -47,7 +44,6 @@ async function connect(flags: Flags, env: CliIO["env"]): Promise<Target> {
 }
 
 const describeError = (err: unknown): string => {
-  if (err instanceof ApiError) return err.message;
   if (err instanceof Error) return err.message;
   return String(err);
 };

@@ -6,6 +6,9 @@ import { Keys } from "../../core/types.js";
 import { SimCluster, claimTemplate, statefulSetManifest, type SetSpec } from "./cluster.js";
 import type { DriverBehaviour } from "./controllers/context.js";
 import type { FaultPlan } from "./faults.js";
+import { SET, type ScenarioName } from "./scenario-names.js";
+
+export { DEFAULT_SCENARIO, SCENARIO_NAMES, SET, scenarioName } from "./scenario-names.js";
 
 export interface Scenario {
   summary: string;
@@ -14,7 +17,6 @@ export interface Scenario {
   build(seed?: number): Promise<SimCluster>;
 }
 
-export const SET = { namespace: "default", name: "web" } as const;
 
 const LIVE: SetSpec["templates"] = [
   { name: "data", storage: "1Gi", storageClassName: "fast" },
@@ -63,6 +65,7 @@ async function build(setup: Setup, seed = 1): Promise<SimCluster> {
 
 const scenario = (summary: string, lesson: string, setup: Setup): Scenario => ({ summary, lesson, build: (seed) => build(setup, seed) });
 
+/** Every name of SCENARIO_NAMES, and no other (the type checks both ways). */
 export const SCENARIOS: Record<string, Scenario> = {
   grow: scenario(
     "grow data 1Gi → 2Gi and move wal to VolumeAttributesClass gold, one ordinal at a time",
@@ -109,16 +112,4 @@ export const SCENARIOS: Record<string, Scenario> = {
     "a set that is not opted in is left alone: no write of any kind",
     { strategy: "OnClaimDelete", desired: null },
   ),
-};
-
-export const DEFAULT_SCENARIO = "grow";
-
-/** `sim` or `sim:<scenario>` → the scenario's name; throws listing the scenarios for anything else. */
-export function scenarioName(cluster: string): string {
-  const m = /^sim(?::(.+))?$/.exec(cluster);
-  const name = m ? (m[1] ?? DEFAULT_SCENARIO) : undefined;
-  if (!name || !Object.hasOwn(SCENARIOS, name)) {
-    throw new Error(`unknown --cluster ${JSON.stringify(cluster)}: use sim or sim:<scenario>, with scenario one of ${Object.keys(SCENARIOS).join(", ")}`);
-  }
-  return name;
-}
+} satisfies Record<ScenarioName, Scenario>;

@@ -2,7 +2,7 @@
 // sense for it, its -o formats, its arguments; `claimstep <cmd> --help` renders it, and an
 // unknown or misplaced flag is refused with it. A command without a spec here (added elsewhere)
 // accepts every flag and has only the overall help.
-import { SCENARIOS } from "../../adapters/sim/scenarios.js";
+import { SCENARIO_NAMES } from "../../adapters/sim/scenario-names.js";
 import { OPTIONS, type Flags, type OutputFormat } from "./context.js";
 
 type FlagName = keyof typeof OPTIONS;
@@ -18,7 +18,7 @@ export const FLAG_HELP: Partial<Record<FlagName, FlagHelp>> = {
   namespace: { value: "ns", help: `namespace (default: the context's, else "default")` },
   context: { value: "name", help: "kubeconfig context" },
   kubeconfig: { value: "path", help: "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster)" },
-  cluster: { value: "sim[:scenario]", help: `the embedded simulated cluster instead (scenarios: ${Object.keys(SCENARIOS).join(", ")})` },
+  cluster: { value: "sim[:scenario]", help: `the embedded simulated cluster instead (scenarios: ${SCENARIO_NAMES.join(", ")})` },
   seed: { value: "n", help: "with --cluster sim: seed of the simulation (uids, injected faults); default 1" },
   "sim-state": { value: "file|none", help: "with --cluster sim: the file that keeps the cluster between commands (default: under $XDG_STATE_HOME)" },
   output: { value: "format", help: "output format" },

@@ -1,7 +1,7 @@
 // `claimstep completion bash|zsh|fish`: a completion script built from the command specs
 // (functions/cli/commands.ts): commands, each command's flags, -o formats, the simulated
 // cluster's scenarios after --cluster, kubeconfig contexts after --context (from kubectl).
-import { SCENARIOS } from "../../adapters/sim/scenarios.js";
+import { SCENARIO_NAMES } from "../../adapters/sim/scenario-names.js";
 import { EXIT, OPTIONS, UsageError, type Context } from "./context.js";
 import { GLOBAL_FLAGS, SPECS, flagsOf, type CommandSpec } from "./commands.js";
 
@@ -32,7 +32,7 @@ function model(commands: readonly string[]): Model {
       };
     }),
     valued: (Object.keys(OPTIONS) as FlagName[]).filter((n) => OPTIONS[n].type === "string").flatMap(words),
-    clusters: ["sim", ...Object.keys(SCENARIOS).map((s) => `sim:${s}`)],
+    clusters: ["sim", ...SCENARIO_NAMES.map((s) => `sim:${s}`)],
   };
 }
 

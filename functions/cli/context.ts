@@ -4,7 +4,7 @@ import { parseArgs } from "node:util";
 import YAML from "yaml";
 import type { StateReader, Writers } from "../../core/ports.js";
 import type { Decision, SetRef } from "../../core/types.js";
-import { outcomeJSON } from "../app.js";
+import { outcomeJSON } from "../outcome.js";
 import type { StepResult } from "../step.js";
 
 export const EXIT = { ok: 0, error: 1, blocked: 2 } as const;

@@ -1,5 +1,5 @@
 // `claimstep --help`: what a person reads first, kept apart so the commands stay short.
-import { SCENARIOS, SET } from "../../adapters/sim/scenarios.js";
+import { SCENARIO_NAMES, SET } from "../../adapters/sim/scenario-names.js";
 
 export const HELP = `claimstep — roll out StatefulSet volumeClaimTemplates changes to existing PVCs, one ordinal at a time
 
@@ -32,7 +32,7 @@ Options:
       --kubeconfig <path>  kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster)
       --cluster sim[:<scenario>]
                            use the embedded simulated cluster instead (StatefulSet ${SET.namespace}/${SET.name}; scenarios:
-                           ${Object.keys(SCENARIOS).join(", ")})
+                           ${SCENARIO_NAMES.join(", ")})
       --seed <n>           with --cluster sim: seed of the simulation (uids, injected faults); default 1
       --sim-state <file>   with --cluster sim: the file that keeps the simulated cluster between commands, its
                            clock moving on with real time (default $XDG_STATE_HOME/claimstep/sim-<scenario>.json,
