@@ -5,9 +5,15 @@
 import type { Reason } from "./reasons.js";
 import type { ActionType, Decision, EventRecord, PatchClaim, SetRef, Snapshot } from "./types.js";
 
+export interface LoadOptions {
+  signal?: AbortSignal;
+  /** List the VolumeAttributesClasses even when no template names one yet (`set --vac`). */
+  volumeAttributesClasses?: boolean;
+}
+
 export interface StateReader {
   /** Load one StatefulSet and what surrounds it. Throws ApiError (NotFound …) on failure. */
-  load(ref: SetRef): Promise<Snapshot>;
+  load(ref: SetRef, opts?: LoadOptions): Promise<Snapshot>;
 }
 
 /** What the planner needs to know of the writer that will carry out its action. */

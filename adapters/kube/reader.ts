@@ -1,7 +1,7 @@
 // StateReader over the API server: one GET and three LISTs whatever the replica count
 // (plus VolumeAttributesClasses, only when a desired template names one).
 import { PersistentVolumeClaim, Pod, StatefulSet, StorageClass, VolumeAttributesClass } from "../../core/k8s.js";
-import type { StateReader } from "../../core/ports.js";
+import type { LoadOptions, StateReader } from "../../core/ports.js";
 import { isOptedIn } from "../../core/statefulset.js";
 import { desiredTemplates } from "../../core/templates.js";
 import type { SetRef, Snapshot } from "../../core/types.js";
@@ -27,7 +27,7 @@ export function namesVolumeAttributesClass(set: StatefulSet): boolean {
 export class KubeReader implements StateReader {
   constructor(private readonly client: KubeClient) {}
 
-  async load(ref: SetRef, signal?: AbortSignal): Promise<Snapshot> {
+  async load(ref: SetRef, { signal, volumeAttributesClasses: withClasses = false }: LoadOptions = {}): Promise<Snapshot> {
     const statefulSet = await this.getStatefulSet(ref, signal);
     const target = { namespace: ref.namespace };
     // Pods carry the pod template's labels, so the whole selector matches them. The StatefulSet
@@ -43,7 +43,7 @@ export class KubeReader implements StateReader {
       this.client.list(Routes.listPods, target, Pod, opts(podSelector, replicas)).then(lean),
       this.client.list(Routes.listClaims, target, PersistentVolumeClaim, opts(claimSelector, replicas * templates)).then(lean),
       this.client.list(Routes.listStorageClasses, {}, StorageClass, signal ? { signal } : {}).then(lean),
-      namesVolumeAttributesClass(statefulSet) ? this.volumeAttributesClasses(signal) : Promise.resolve(undefined),
+      withClasses || namesVolumeAttributesClass(statefulSet) ? this.volumeAttributesClasses(signal) : Promise.resolve(undefined),
     ]);
     return { statefulSet, pods, claims, storageClasses, volumeAttributesClasses };
   }

@@ -87,7 +87,7 @@ export async function set(ctx: Context): Promise<number> {
   const ref = refOf(ctx.flags, target, ctx.args[0], "set");
   const claim = ctx.args[1];
   if (!claim) throw new UsageError("set: name the claim template too, e.g. claimstep set web data --storage 20Gi");
-  const snapshot = await target.reader.load(ref);
+  const snapshot = await target.reader.load(ref, { volumeAttributesClasses: ctx.flags.vac !== undefined });
   const change = claimEdit(snapshot.statefulSet, claim, {
     ...(ctx.flags.storage !== undefined ? { storage: ctx.flags.storage } : {}),
     ...(ctx.flags.vac !== undefined ? { volumeAttributesClassName: ctx.flags.vac } : {}),

@@ -162,6 +162,18 @@ describe("set", () => {
     expect(await main(["set", "web", "data", "--vac", "gold"], capture().io, s.connect)).toBe(0);
     expect(JSON.parse((await s.annotations())[Keys.templates])[0].spec.volumeAttributesClassName).toBe("gold");
   });
+
+  it("--vac finds the classes even when no template names one yet (the reader lists them only on request)", async () => {
+    const s = await simOf("opted-out");
+    // Drop every VolumeAttributesClass from the templates: nothing names one, as on a cluster new to them.
+    s.sim.update("statefulsets", "default", "web", (o) => {
+      o.spec.volumeClaimTemplates = o.spec.volumeClaimTemplates.filter((t: any) => !t.spec.volumeAttributesClassName);
+    });
+    const { io, err } = capture();
+    expect(await main(["set", "web", "data", "--storage", "2Gi", "--vac", "gold"], io, s.connect)).toBe(0);
+    expect(err.text).toBe("");
+    expect(JSON.parse((await s.annotations())[Keys.templates])[0].spec.volumeAttributesClassName).toBe("gold");
+  });
 });
 
 describe("run", () => {
