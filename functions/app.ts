@@ -5,7 +5,7 @@
 // Hono's way: each route is a chain of middleware (functions/http/) — read the body within the
 // limit, authenticate, validate the URL/query/body with zod, guard the namespace — and a handler
 // that only does the work. Every refusal is a thrown Problem (an HTTPException) and one error
-// handler writes the README's `{"error","message","issues"?}` bodies.
+// handler writes docs/operating.md's `{"error","message","issues"?}` bodies.
 import { outcomeJSON } from "./outcome.js";
 import { type Context, Hono } from "hono";
 import * as z from "../core/zod.js";

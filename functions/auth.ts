@@ -72,7 +72,7 @@ export interface ReplayGuard {
  * An in-memory store of ids, each kept until its own expiry (for Standard Webhooks, the end of the
  * timestamp's tolerance window, after which the timestamp check refuses a replay by itself). It
  * never forgets an id early: when `capacity` ids are live, new ones are refused until the oldest
- * expire. On Node there is one per process; on Workers one per isolate (README: a replay landing on
+ * expire. On Node there is one per process; on Workers one per isolate (docs/deploying.md: a replay landing on
  * another isolate is not caught; a step is idempotent, so the worst it can do is one more step).
  */
 export class RecentIds implements ReplayGuard {

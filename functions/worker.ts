@@ -23,7 +23,7 @@ export type Env = Record<string, unknown>;
 
 const log = (entry: Record<string, unknown>) => console.log(JSON.stringify(entry));
 
-// Per isolate: webhook ids seen here. Another isolate has its own (see README, "Deploy to
+// Per isolate: webhook ids seen here. Another isolate has its own (see docs/deploying.md, "Deploy to
 // Cloudflare Workers"); a replay there costs at most one more idempotent step.
 const replay = new RecentIds();
 

@@ -1,5 +1,5 @@
 // Every error the HTTP app answers is a `Problem`: Hono's HTTPException carrying the JSON body the
-// README documents, `{"error","message","issues"?}` (plus a few route-specific fields), and its
+// docs/operating.md documents, `{"error","message","issues"?}` (plus a few route-specific fields), and its
 // headers (Retry-After, Allow, WWW-Authenticate). Middleware and handlers throw; one error handler
 // (`onError`) turns every thrown value into such a response, including the API server's errors.
 import type { Context, ErrorHandler, NotFoundHandler } from "hono";

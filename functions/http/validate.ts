@@ -5,7 +5,7 @@ import { validator } from "hono/validator";
 import type * as z from "../../core/zod.js";
 import { type Issue, Problem } from "./problem.js";
 
-/** zod issues as the README's `issues`: `data.namespace`, `[0].spec.accessModes`, `(body)`. */
+/** zod issues as docs/operating.md's `issues`: `data.namespace`, `[0].spec.accessModes`, `(body)`. */
 export const issuesOf = (error: z.core.$ZodError): Issue[] =>
   error.issues.map((i) => ({ path: i.path.map(String).join(".") || "(body)", message: i.message }));
 

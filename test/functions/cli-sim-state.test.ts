@@ -41,7 +41,7 @@ function playground() {
 }
 
 describe("--cluster sim keeps the simulated cluster between commands", () => {
-  it("set → run → status, as the README walks through", async () => {
+  it("set → run → status, as README.md and docs/operating.md walk through", async () => {
     const { clock, file, claimstep, saved } = playground();
     expect(existsSync(file)).toBe(false);
 
