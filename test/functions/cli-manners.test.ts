@@ -9,9 +9,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import YAML from "yaml";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { SCENARIOS } from "../../adapters/sim/scenarios.js";
+import { SCENARIO_NAMES } from "../../adapters/sim/scenario-names.js";
+import { simOf } from "../support/cli-target.js";
 import { Keys } from "../../core/types.js";
-import { main, type Target } from "../../functions/cli.js";
+import { main } from "../../functions/cli.js";
 import { runStep } from "../../functions/step.js";
 import { serveSim, statefulSetObjects, storageClassObjects, type SocketSim } from "../support/index.js";
 
@@ -19,27 +20,6 @@ const capture = (isTTY = false, env: Record<string, string> = {}) => {
   const out = { text: "", isTTY, write: (s: string) => void (out.text += s) };
   const err = { text: "", write: (s: string) => void (err.text += s) };
   return { io: { stdout: out, stderr: err, env }, out, err };
-};
-
-/** A scenario's cluster kept by the test, offered to the CLI as its Target; `onPause` runs in each pause (e.g. a controller's step). */
-const simOf = async (scenario: string, onPause?: (sim: Awaited<ReturnType<(typeof SCENARIOS)[string]["build"]>>) => Promise<void>) => {
-  const sim = await SCENARIOS[scenario]!.build();
-  const target: Target = {
-    label: `sim ${scenario}`,
-    namespace: "default",
-    reader: sim.reader,
-    writers: sim.writers,
-    listOptedIn: async () => [{ namespace: "default", name: "web" }],
-    now: () => sim.now(),
-    pause: async (ms) => {
-      sim.advance(ms);
-      await onPause?.(sim);
-    },
-  };
-  const writes = () => sim.audit.filter((e: any) => e.actor === "claimstep").length;
-  const annotations = async () => ((await sim.admin.get("statefulsets", "default", "web")) as any).metadata.annotations ?? {};
-  const step = () => runStep({ reader: sim.reader, writers: sim.writers, ref: { namespace: "default", name: "web" }, now: sim.now() });
-  return { sim, target, connect: async () => target, writes, annotations, step };
 };
 
 const COLOR = /\x1b\[\d+m/;
@@ -332,7 +312,7 @@ describe("completion", () => {
       expect(set).not.toContain("--watch");
       expect(complete("claimstep status -")).toEqual(expect.arrayContaining(["-w", "--watch", "-A"]));
       expect(complete("claimstep run web --cluster sim:fl")).toEqual(["flaky-api"]);
-      expect(complete("claimstep run web --cluster ")).toEqual(["sim", ...Object.keys(SCENARIOS).map((s) => `sim:${s}`)]);
+      expect(complete("claimstep run web --cluster ")).toEqual(["sim", ...SCENARIO_NAMES.map((s) => `sim:${s}`)]);
       expect(complete("claimstep status -o ")).toEqual(["text", "json", "yaml", "wide"]);
       expect(complete("claimstep completion ")).toEqual(["bash", "zsh", "fish"]);
     } finally {

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SCENARIOS } from "../../adapters/sim/scenarios.js";
+import { simOf } from "../support/cli-target.js";
 import { main, parseDuration, type Target } from "../../functions/cli.js";
 import { Keys } from "../../core/types.js";
 import { statefulSetObjects, storageClassObjects } from "../support/index.js";
@@ -15,22 +15,6 @@ const capture = (isTTY = false) => {
   const out = { text: "", isTTY, write: (s: string) => void (out.text += s) };
   const err = { text: "", write: (s: string) => void (err.text += s) };
   return { io: { stdout: out, stderr: err, env: { NO_COLOR: "1" } }, out, err };
-};
-
-/** A scenario's cluster kept by the test, offered to the CLI as its Target. */
-const simOf = async (scenario: string) => {
-  const sim = await SCENARIOS[scenario]!.build();
-  const target: Target = {
-    label: `sim ${scenario}`,
-    namespace: "default",
-    reader: sim.reader,
-    writers: sim.writers,
-    listOptedIn: async () => [{ namespace: "default", name: "web" }],
-    now: () => sim.now(),
-    pause: async (ms) => sim.advance(ms),
-  };
-  const claimstepWrites = () => sim.audit.filter((e: any) => e.actor === "claimstep").length;
-  return { sim, target, connect: async () => target, claimstepWrites };
 };
 
 describe("parseDuration", () => {
