@@ -2,7 +2,7 @@
 // name, its target, whether it needs claimstep's apply, whether the API server would accept that
 // apply (predicted, never provoked), whether it is ready, and the apply itself.
 import type { ClaimTemplate, PersistentVolumeClaim } from "./k8s.js";
-import { parseQuantity, quantityString, toBytes } from "./quantity.js";
+import { formatBytes, parseQuantity, quantityString, toBytes } from "./quantity.js";
 import { claimReadiness } from "./readiness.js";
 import { Messages, phaseOf, type EventReason, type ReasonOf } from "./reasons.js";
 import type { Scope } from "./scope.js";
@@ -71,8 +71,12 @@ function evaluateClaim(scope: Scope, t: ClaimTemplate, ordinal: number): ClaimPl
   }
   const readableSpec = specStorage !== undefined && !badSpec;
 
-  // Rule 5: the target is max(template, claim spec): never ask for less than the claim already requests.
-  const target = readableSpec && specBytes >= tplBytes ? specStorage! : tplStorage;
+  // X1–X3: a claim whose expansion failed comes back down to the template when the server allows it.
+  const recovery = readableSpec && specBytes > tplBytes ? recoveryOf(pvc, name, specStorage!, tplStorage, tplBytes) : undefined;
+  const lowers = recovery === "lower";
+  // Rule 5: the target is max(template, claim spec): never ask for less than the claim already
+  // requests, except X1 (the template's request, lowering a failed expansion).
+  const target = lowers || !(readableSpec && specBytes >= tplBytes) ? tplStorage : specStorage!;
   // Rule 8 measures readiness at what the template asks: min(template, spec).
   const required = readableSpec && specBytes < tplBytes ? specBytes : tplBytes;
 
@@ -83,6 +87,7 @@ function evaluateClaim(scope: Scope, t: ClaimTemplate, ordinal: number): ClaimPl
   const needsExpand = specBytes < tplBytes;
   const needsUpdate =
     needsExpand ||
+    lowers ||
     (vac !== undefined && pvc.spec.volumeAttributesClassName !== vac) ||
     !hasAll(pvc.metadata.labels, labels) ||
     !hasAll(pvc.metadata.annotations, t.metadata.annotations);
@@ -109,8 +114,8 @@ function evaluateClaim(scope: Scope, t: ClaimTemplate, ordinal: number): ClaimPl
   };
   if (!plan.needsUpdate) return plan;
 
-  // Rule 6: predict the API server's answer.
-  const obstacle = obstacleOf(scope, t, pvc, name, needsExpand, badSpec);
+  // Rule 6: predict the API server's answer (X2: it refuses the lowering recovery would need).
+  const obstacle = obstacleOf(scope, t, pvc, name, needsExpand, badSpec) ?? (recovery !== undefined && recovery !== "lower" ? recovery : undefined);
   if (obstacle) return { ...plan, obstacle };
 
   // Rule 7: one server-side apply of this claim, carrying only the fields claimstep owns.
@@ -145,6 +150,38 @@ function claimReport(
     ...(pvc.metadata.labels?.[Keys.revisionLabel] !== undefined ? { revision: pvc.metadata.labels[Keys.revisionLabel] } : {}),
     readiness: needsUpdate && readiness.state === "Ready" ? { state: "Behind", message: Messages.notAtRevision(name, scope.revision) } : readiness,
   };
+}
+
+/** Storage allocation statuses of an expansion that failed for good (KEP-1790). */
+const INFEASIBLE: readonly string[] = ["ControllerResizeInfeasible", "NodeResizeInfeasible"];
+
+/**
+ * X1–X3 of DESIGN.md ("Recovering from a failed expansion"), for a claim that requests more than
+ * the template: "lower" when its expansion failed and the template is strictly above
+ * status.capacity (the only decrease the API server accepts, Kubernetes ≥ 1.34); the obstacle
+ * when it failed, claimstep wrote it (revision label) and it cannot come down; undefined otherwise: rule 5 holds, the claim keeps its
+ * request (an expansion in progress or done is never undone).
+ */
+function recoveryOf(pvc: PersistentVolumeClaim, name: string, spec: string, template: string, tplBytes: bigint): "lower" | Obstacle | undefined {
+  const statuses = pvc.status?.allocatedResourceStatuses ?? undefined;
+  const allocation = statuses?.storage;
+  const capacity = pvc.status?.capacity?.storage;
+  const capBytes = capacity === undefined ? undefined : safeBytes(capacity);
+  if (allocation !== undefined && INFEASIBLE.includes(allocation)) {
+    if (capBytes === undefined) return undefined;
+    if (tplBytes > capBytes) return "lower";
+    // A request someone else raised and that failed does not hold the rollout: the template is
+    // satisfied (rule 5). One claimstep wrote is its own to undo, and it says why it cannot.
+    if (pvc.metadata.labels?.[Keys.revisionLabel] === undefined) return undefined;
+    return { reason: "RecoveryNotPossible", message: Messages.recoveryNotPossible(name, spec, allocation, capacity!, template, formatBytes(capBytes + 1n)) };
+  }
+  // A server that reports no allocatedResourceStatuses (older than 1.34, or the feature off)
+  // refuses every decrease: a claim its driver failed to grow stays where it is.
+  const failing = pvc.status?.conditions?.some((c) => (c.type === "ControllerResizeError" || c.type === "NodeResizeError") && c.status === "True");
+  if (statuses === undefined && failing && (capBytes === undefined || capBytes < safeBytes(spec))) {
+    return { reason: "ResizeFailed", message: Messages.recoveryNeedsNewerServer(name, spec, template) };
+  }
+  return undefined;
 }
 
 /** Effective class of a PVC: the beta annotation wins over spec.storageClassName, as in the API server. */

@@ -25,6 +25,12 @@ function storageReadiness(pvc: PersistentVolumeClaim, want: bigint): ClaimReadin
   const controllerError = condition(pvc, "ControllerResizeError");
   const nodeError = condition(pvc, "NodeResizeError");
   if (allocation === "ControllerResizeInfeasible" || allocation === "NodeResizeInfeasible") {
+    // The request changed since (lowered, X1, or raised): the resizer retries at the new one.
+    const allocated = pvc.status?.allocatedResources?.storage;
+    const spec = pvc.spec.resources?.requests?.storage;
+    if (allocated !== undefined && spec !== undefined && toBytes(allocated) !== toBytes(String(spec))) {
+      return { state: "Resizing", message: `${name}: the resize to ${allocated} was infeasible; waiting for the resizer to retry at the request ${spec}` };
+    }
     return {
       state: "Failed",
       reason: "ResizeFailed",

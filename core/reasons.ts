@@ -43,6 +43,7 @@ export const REASONS = {
   ExpansionNotAllowed: { phase: "Blocked", event: "Warning" },
   VolumeAttributesClassNotFound: { phase: "Blocked", event: "Warning" },
   ResizeFailed: { phase: "Blocked", event: "Warning" },
+  RecoveryNotPossible: { phase: "Blocked", event: "Warning" },
   ModifyVolumeFailed: { phase: "Blocked", event: "Warning" },
   QuotaExceeded: { phase: "Blocked", event: "Warning" },
   ApplyRejected: { phase: "Blocked", event: "Warning" },
@@ -118,6 +119,12 @@ export const Messages = {
     `${claim}: VolumeAttributesClass ${vac} does not exist. Create it or fix volumeAttributesClassName in template "${template}"`,
   noVolumeAttributesClassApi: (claim: string, template: string, vac: string) =>
     `${claim}: template "${template}" names VolumeAttributesClass ${vac} but this cluster has no VolumeAttributesClass API (storage.k8s.io v1 or v1beta1)`,
+
+  // X2: a failed expansion that cannot be undone as the template asks.
+  recoveryNotPossible: (claim: string, spec: string, allocation: string, capacity: string, template: string, smallest: string) =>
+    `${claim}: the expansion to ${spec} failed (${allocation}) but the template asks for ${template}, not above the claim's capacity ${capacity}; the API server only lowers a request to more than status.capacity. Set the template to ${smallest} or more (the smallest request it accepts) to bring the claim back down`,
+  recoveryNeedsNewerServer: (claim: string, spec: string, template: string) =>
+    `${claim}: the expansion to ${spec} failed and the template now asks for ${template}, but this API server reports no status.allocatedResourceStatuses: recovery needs Kubernetes 1.34 or later (RecoverVolumeExpansionFailure), which accepts a lower request; until then restore the template to ${spec} or fix the storage backend`,
 
   // Rules 7–9.
   claimUpdated: (note: string) => `updating ${note}`,

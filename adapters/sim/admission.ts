@@ -17,8 +17,13 @@ const IMMUTABLE_TEXT: Record<SpecProfile, string> = {
   vac: "spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims",
 };
 
-/** Validation of a PVC update; the errors in the API server's order. */
-export function validateClaimUpdate(old: PersistentVolumeClaim, next: PersistentVolumeClaim, profile: SpecProfile): FieldError[] {
+/**
+ * Validation of a PVC update; the errors in the API server's order. `recovery`: the server has
+ * RecoverVolumeExpansionFailure (GA in Kubernetes 1.34): a request may be lowered, but only to a
+ * value strictly above status.capacity (fixtures pvc-decrease-to-capacity.txt,
+ * pvc-decrease-above-capacity.txt); without it every decrease is refused (pvc-shrink.txt).
+ */
+export function validateClaimUpdate(old: PersistentVolumeClaim, next: PersistentVolumeClaim, profile: SpecProfile, recovery = false): FieldError[] {
   const errors: FieldError[] = [];
   if (next.metadata.uid !== undefined && next.metadata.uid !== old.metadata.uid) {
     errors.push({ type: "Invalid", field: "metadata.uid", value: next.metadata.uid, detail: "field is immutable" });
@@ -49,7 +54,11 @@ export function validateClaimUpdate(old: PersistentVolumeClaim, next: Persistent
     errors.push({ type: "Forbidden", field: "spec", detail: `${IMMUTABLE_TEXT[profile]}\n${specDiff(oldClone, newClone, profile)}` });
   }
   if (bytesOf(storage) < bytesOf(storageOf(old))) {
-    errors.push({ type: "Forbidden", field: "spec.resources.requests.storage", detail: "field can not be less than previous value" });
+    if (!recovery) {
+      errors.push({ type: "Forbidden", field: "spec.resources.requests.storage", detail: "field can not be less than previous value" });
+    } else if (bytesOf(storage) <= bytesOf(old.status?.capacity?.storage)) {
+      errors.push({ type: "Forbidden", field: "spec.resources.requests.storage", detail: "field can not be less than status.capacity" });
+    }
   }
   if (profile === "vac" && old.spec.volumeAttributesClassName && !next.spec.volumeAttributesClassName) {
     errors.push({ type: "Forbidden", field: "spec.volumeAttributesClassName", detail: "update from non-nil value to nil is forbidden" });

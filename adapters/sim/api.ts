@@ -28,6 +28,8 @@ export interface ApiContext {
   clock: VirtualClock;
   /** Which API server is simulated: v1.24 (as the fixtures) or one serving VolumeAttributesClass. */
   profile: SpecProfile;
+  /** RecoverVolumeExpansionFailure (Kubernetes ≥ 1.34): a request may be lowered to above status.capacity. */
+  expansionRecovery?: boolean;
 }
 
 export interface ApplyOptions {
@@ -192,7 +194,7 @@ export class SimApi {
   private checkClaimUpdate(old: Json, next: Json, entry: Parameters<SimApi["refuse"]>[1]): void {
     const oldPvc = old as unknown as PersistentVolumeClaim;
     const nextPvc = next as unknown as PersistentVolumeClaim;
-    const errors = validateClaimUpdate(oldPvc, nextPvc, this.ctx.profile);
+    const errors = validateClaimUpdate(oldPvc, nextPvc, this.ctx.profile, this.ctx.expansionRecovery === true);
     if (errors.length) this.refuse(validationError(meta(old).name, errors), entry);
     const refused = admitClaimUpdate(oldPvc, nextPvc, this.claimContext(meta(old).namespace ?? "default"));
     if (refused) this.refuse(refused, entry);

@@ -31,6 +31,12 @@ export interface SimClusterOptions {
   volumeAttributesClasses?: boolean;
   /** storage.k8s.io versions serving VolumeAttributesClasses when they are served; default ["v1"]. */
   volumeAttributesClassVersions?: ("v1" | "v1beta1")[];
+  /**
+   * A Kubernetes ≥ 1.34 server (RecoverVolumeExpansionFailure): a claim's request may be lowered to
+   * any value strictly above status.capacity. Default: true, false on the v1.24 server
+   * (`volumeAttributesClasses: false`), which refuses every decrease.
+   */
+  expansionRecovery?: boolean;
   faults?: FaultPlan;
   latencies?: Partial<Latencies>;
   /** Where the HTTP server answers (the client's server URL); default SIM_SERVER. */
@@ -84,8 +90,9 @@ export class SimCluster {
     const profile = opts.volumeAttributesClasses === false ? "v1.24" : "vac";
     // Faults draw from their own stream so that enabling them does not change uids or names.
     this.faults = new FaultInjector(opts.faults ?? {}, new Prng((opts.seed ?? 1) ^ 0x9e3779b9));
-    this.api = new SimApi({ store: this.store, clock: this.clock, profile }, this.faults);
-    this.admin = new SimApi({ store: this.store, clock: this.clock, profile });
+    const expansionRecovery = opts.expansionRecovery ?? opts.volumeAttributesClasses !== false;
+    this.api = new SimApi({ store: this.store, clock: this.clock, profile, expansionRecovery }, this.faults);
+    this.admin = new SimApi({ store: this.store, clock: this.clock, profile, expansionRecovery });
     this.http = new SimHttp(() => this.api, {
       ...(opts.baseUrl ? { baseUrl: opts.baseUrl } : {}),
       ...(opts.tokens ? { tokens: opts.tokens } : {}),

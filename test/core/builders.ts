@@ -84,6 +84,8 @@ export interface ClaimSpec {
   labels?: Record<string, string>;
   conditions?: { type: string; message?: string }[];
   allocatedResourceStatus?: string;
+  /** status.allocatedResources.storage. */
+  allocated?: string;
   modifyVolumeStatus?: { status: string; targetVolumeAttributesClassName?: string };
   accessModes?: string[];
 }
@@ -106,6 +108,7 @@ export function makeClaim(name: string, c: ClaimSpec = {}): PersistentVolumeClai
     ...((c.phase ?? "Bound") === "Bound" ? { capacity: { storage: c.capacity ?? storage } } : {}),
     ...(c.conditions ? { conditions: c.conditions.map((x) => ({ status: "True", ...x })) } : {}),
     ...(c.allocatedResourceStatus ? { allocatedResourceStatuses: { storage: c.allocatedResourceStatus } } : {}),
+    ...(c.allocated ? { allocatedResources: { storage: c.allocated } } : {}),
     ...(c.currentVac ? { currentVolumeAttributesClassName: c.currentVac } : {}),
     ...(c.modifyVolumeStatus ? { modifyVolumeStatus: c.modifyVolumeStatus } : {}),
   };

@@ -20,6 +20,8 @@ export interface DriverBehaviour {
    * every expansion (ControllerResizeInfeasible); flaky: transient failures, then success.
    */
   resize: "online" | "offline" | "infeasible" | "flaky";
+  /** The largest volume the backend provides: an expansion beyond it is infeasible, whatever `resize` says. */
+  maxStorage?: string;
   /** Transient failures of a flaky driver before it succeeds (per expansion). Default 2. */
   flakyFailures?: number;
   /** ok: ControllerModifyVolume succeeds; infeasible: it is rejected (modifyVolumeStatus Infeasible). */

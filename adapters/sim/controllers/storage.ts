@@ -3,7 +3,8 @@
 // controller applying VolumeAttributesClasses. Each moves the real PVC status fields:
 //   resize: allocatedResources + allocatedResourceStatuses.storage=ControllerResizeInProgress +
 //           condition Resizing → NodeResizePending + FileSystemResizePending (kubelet finishes) |
-//           ControllerResizeInfeasible + ControllerResizeError (driver rejected it) |
+//           ControllerResizeInfeasible + ControllerResizeError (driver rejected it; a changed
+//           request, larger or lowered, retries) |
 //           ControllerResizeError while an offline-only driver finds the volume in use.
 //   modify: modifyVolumeStatus {target, Pending|InProgress|Infeasible} + ModifyingVolume /
 //           ModifyVolumeError → currentVolumeAttributesClassName, modifyVolumeStatus cleared.
@@ -119,7 +120,10 @@ export class StorageControllers {
     // Nothing to do: the volume is as large as asked, or the node still has to finish.
     if (spec <= volume.bytes) return;
     if (allocation === "NodeResizePending" && allocated >= spec) return;
-    if (allocation === "ControllerResizeInfeasible" && allocated >= spec) return; // a new, larger request retries
+    // An infeasible request waits for the spec to change: a larger one retries, and so does a
+    // lowered one (RecoverVolumeExpansionFailure), which lowers allocatedResources as well since
+    // the earlier expansion never succeeded.
+    if (allocation === "ControllerResizeInfeasible" && allocated === spec) return;
     const driver = driverOf(this.ctx, pvc.spec.storageClassName);
     const uid = key(pvc);
 
@@ -131,6 +135,7 @@ export class StorageControllers {
       const status = (next.status ??= {});
       status.allocatedResources = { ...(status.allocatedResources ?? {}), storage: pvc.spec.resources!.requests!.storage! };
       status.allocatedResourceStatuses = { ...(status.allocatedResourceStatuses ?? {}), storage: "ControllerResizeInProgress" };
+      if (allocation === "ControllerResizeInfeasible") setConditions(next, ["ControllerResizeError"], []);
       if (!hasCondition(pvc, "Resizing")) setConditions(next, ["FileSystemResizePending"], [condition(this.ctx, "Resizing")]);
       writeClaim(this.ctx, next, RESIZER, "external-resizer");
       this.resizeAt.set(uid, this.ctx.clock.nowMs() + (driver.resizeMs ?? this.ctx.latencies.resizeMs));
@@ -163,7 +168,7 @@ export class StorageControllers {
         return;
       }
     }
-    if (driver.resize === "infeasible") {
+    if (driver.resize === "infeasible" || (driver.maxStorage !== undefined && target > toBytes(driver.maxStorage))) {
       const error = `${resizer}: rpc error: code = OutOfRange desc = requested size ${formatBytes(target)} is not supported by the backend of class ${pvc.spec.storageClassName}`;
       const next = copy(pvc);
       next.status!.allocatedResourceStatuses = { ...(next.status!.allocatedResourceStatuses ?? {}), storage: "ControllerResizeInfeasible" };
