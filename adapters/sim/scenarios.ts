@@ -2,6 +2,7 @@
 // sim[:<scenario>]` and the tests all build from here. Each holds StatefulSet default/web
 // (3 replicas; claim templates data 1Gi and wal 1Gi on VolumeAttributesClass silver, class fast)
 // and, unless it says otherwise, desires a change of them through the annotation.
+import { planStep } from "../../core/plan.js";
 import { Keys } from "../../core/types.js";
 import { SimCluster, claimTemplate, statefulSetManifest, type SetSpec } from "./cluster.js";
 import type { DriverBehaviour } from "./controllers/context.js";
@@ -65,6 +66,28 @@ async function build(setup: Setup, seed = 1): Promise<SimCluster> {
 
 const scenario = (summary: string, lesson: string, setup: Setup): Scenario => ({ summary, lesson, build: (seed) => build(setup, seed) });
 
+/** The annotation `kubectl annotate` (or `claimstep set`) writes. */
+const desire = (sim: SimCluster, templates: SetSpec["templates"]) =>
+  sim.admin.mergePatch("statefulsets", SET.namespace, SET.name, { metadata: { annotations: { [Keys.templates]: JSON.stringify(templates.map(claimTemplate)) } } }, { fieldManager: "kubectl" });
+
+/**
+ * `recover`, where the failure has already happened: someone asked for data 1Ti, claimstep wrote
+ * data-web-2 (the highest ordinal) at 1Ti, the driver (volumes up to 100Gi) marked it
+ * ControllerResizeInfeasible, and the desired template went back to 2Gi. What is left is the undo.
+ */
+async function buildRecover(seed = 1): Promise<SimCluster> {
+  const sim = await build({ driver: { resize: "online", modify: "ok", maxStorage: "100Gi" }, desired: null }, seed);
+  const tooBig: SetSpec["templates"] = [{ ...LIVE[0]!, storage: "1Ti" }, LIVE[1]!];
+  await desire(sim, tooBig);
+  // claimstep's first step of that rollout, as it made it.
+  const decision = planStep(await sim.reader.load(SET), sim.now(), sim.writers.claims);
+  if (decision.action?.claim !== "data-web-2") throw new Error(`recover: expected the first step to write data-web-2, got ${decision.phase}/${decision.reason}`);
+  await sim.writers.claims.apply(decision.action);
+  sim.advance(2 * 60_000);
+  await desire(sim, [{ ...LIVE[0]!, storage: "2Gi" }, LIVE[1]!]);
+  return sim;
+}
+
 /** Every name of SCENARIO_NAMES, and no other (the type checks both ways). */
 export const SCENARIOS: Record<string, Scenario> = {
   grow: scenario(
@@ -107,6 +130,13 @@ export const SCENARIOS: Record<string, Scenario> = {
     "the API server refused the expansion; claimstep reports it as QuotaExceeded with the quota's numbers",
     { quota: "8Gi" },
   ),
+  recover: {
+    summary:
+      "data asked for 1Ti, more than the driver provides (100Gi): data-web-2 failed as ControllerResizeInfeasible; the desired data is back to 2Gi",
+    lesson:
+      "a failed expansion is undone by lowering the template: the failed claim comes back down to 2Gi (Kubernetes ≥ 1.34 accepts a request above status.capacity), then the rollout goes on",
+    build: buildRecover,
+  },
   "opted-out": scenario(
     "web is not opted in and desires nothing: try `claimstep set web data --storage 2Gi --cluster sim:opted-out`",
     "a set that is not opted in is left alone: no write of any kind",

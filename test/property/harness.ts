@@ -38,7 +38,7 @@ function templatesOf(s: Scenario, extraGi: number, desired: boolean): ClaimTempl
     const vac = desired ? s.desired.vac[i] : t.vac;
     const tpl = claimTemplate({
       name: t.name,
-      storage: `${t.storageGi + growGi}Gi`,
+      storage: `${Math.max(1, t.storageGi + growGi)}Gi`,
       storageClassName: desired && s.desired.classOf?.template === i ? s.desired.classOf.className : t.className,
       ...(vac !== undefined ? { volumeAttributesClassName: vac } : {}),
       ...(desired && s.desired.label ? { labels: { tier: `t${i}` } } : {}),
@@ -61,6 +61,10 @@ async function applyEdit(c: SimCluster, s: Scenario, edit: Scenario["edits"][num
   switch (edit.kind) {
     case "retarget":
       state.extraGi += edit.growGi;
+      await patchSet(c, { metadata: { annotations: { [Keys.templates]: annotationFor(s, state.extraGi) } } });
+      return;
+    case "lower":
+      state.extraGi -= edit.byGi;
       await patchSet(c, { metadata: { annotations: { [Keys.templates]: annotationFor(s, state.extraGi) } } });
       return;
     case "rollback":

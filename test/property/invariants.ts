@@ -147,6 +147,28 @@ function templateOfClaim(v: SetView, claim: string): { t: ClaimTemplate; ordinal
 
 const sameJSON = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
 
+/**
+ * I2 as revised by X1–X3: claimstep asked `asked`, less than the claim requested. Only a claim
+ * whose expansion failed (allocatedResourceStatuses.storage *Infeasible) may come down, only to
+ * the desired template's request, and only strictly above status.capacity.
+ */
+function checkLowering(v: SetView, name: string, before: PersistentVolumeClaim, asked: string): Violation[] {
+  const out: Violation[] = [];
+  const spec = before.spec.resources?.requests?.storage;
+  const allocation = before.status?.allocatedResourceStatuses?.storage;
+  const capacity = before.status?.capacity?.storage;
+  const t = templateOfClaim(v, name)?.t;
+  const tpl = t?.spec.resources?.requests?.storage;
+  if (allocation !== "ControllerResizeInfeasible" && allocation !== "NodeResizeInfeasible") {
+    const how = allocation ?? (bytes(capacity) >= bytes(spec) ? "succeeded" : "no failure reported");
+    out.push({ invariant: "I2", message: `claimstep lowered ${name} from ${spec} to ${asked} although its expansion has not failed (${how}, capacity ${capacity})` });
+  }
+  if (bytes(asked) <= bytes(capacity)) out.push({ invariant: "I2", message: `claimstep lowered ${name} from ${spec} to ${asked}, not above its capacity ${capacity}` });
+  if (tpl === undefined || bytes(asked) < bytes(tpl)) out.push({ invariant: "I2", message: `claimstep lowered ${name} from ${spec} to ${asked}, below the desired template's ${tpl}` });
+  else if (bytes(asked) !== bytes(tpl)) out.push({ invariant: "I2", message: `claimstep lowered ${name} from ${spec} to ${asked}, not to the desired template's ${tpl}` });
+  return out;
+}
+
 /** I1, I2, I3, I5, rule 2, rule 13 and I9 on the requests claimstep made in one invocation. */
 export function checkWrites(v: SetView, entries: readonly AuditEntry[]): Violation[] {
   const out: Violation[] = [];
@@ -171,9 +193,7 @@ export function checkWrites(v: SetView, entries: readonly AuditEntry[]): Violati
     if (deletedAt !== undefined) {
       out.push({ invariant: "rule13", message: `claimstep sent ${e.verb} to ${e.name}, which is being deleted (deletionTimestamp ${deletedAt}; outcome ${e.outcome})` });
     }
-    if (before && asked !== undefined && bytes(asked) < bytes(before.spec.resources?.requests?.storage)) {
-      out.push({ invariant: "I2", message: `claimstep asked ${asked} for ${e.name}, which requests ${before.spec.resources?.requests?.storage}` });
-    }
+    if (before && asked !== undefined && bytes(asked) < bytes(before.spec.resources?.requests?.storage)) out.push(...checkLowering(v, e.name, before, asked));
     if (before && body?.spec && (body.spec as Json).resources === undefined) {
       out.push({ invariant: "I2", message: `claimstep applied ${e.name} without its storage request (the server would drop claimstep's request)` });
     }

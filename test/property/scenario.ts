@@ -37,6 +37,8 @@ export type Edit =
   | { atStep: number; kind: "scale"; replicas: number }
   | { atStep: number; kind: "partition"; partition: number }
   | { atStep: number; kind: "maxUnavailable"; value: number | string }
+  /** A person lowers the desired sizes by `byGi` (at least 1Gi each): the undo of a failed expansion (X1–X3; hostile only). */
+  | { atStep: number; kind: "lower"; byGi: number }
   /** A person deletes a claim of an ordinal (`index` modulo the replicas) while its pod runs: it stays terminating (hostile only). */
   | { atStep: number; kind: "deleteClaim"; index: number };
 
@@ -160,6 +162,9 @@ export const hostileScenario: fc.Arbitrary<Scenario> = fc
       quotaGi: fc.option(fc.integer({ min: 1, max: 60 }), { nil: undefined }),
       unboundClass: sometimes,
       keepEdits: fc.boolean(),
+      // Recovering from a failed expansion: the driver cannot grow past maxGi, and the desired
+      // sizes come down later (sometimes above the claims' capacity, sometimes to or below it).
+      recovery: fc.option(fc.record({ maxGi: fc.integer({ min: 1, max: 10 }), atStep: fc.integer({ min: 2, max: 40 }), byGi: fc.integer({ min: 1, max: 6 }) }), { nil: undefined, freq: 2 }),
       deleteClaim: fc.option(fc.record({ atStep: fc.integer({ min: 0, max: 30 }), index: fc.nat(50) }), { nil: undefined, freq: 5 }),
     }),
   )
@@ -167,7 +172,16 @@ export const hostileScenario: fc.Arbitrary<Scenario> = fc
     ...s,
     kind: "hostile" as const,
     classes: [
-      { name: "fast", ...(h.allowVolumeExpansion !== undefined ? { allowVolumeExpansion: h.allowVolumeExpansion } : {}), driver: { ...s.classes[0]!.driver, resize: h.resize, modify: h.modify } },
+      {
+        name: "fast",
+        ...(h.allowVolumeExpansion !== undefined ? { allowVolumeExpansion: h.allowVolumeExpansion } : {}),
+        driver: {
+          ...s.classes[0]!.driver,
+          resize: h.recovery && h.resize === "infeasible" ? ("online" as const) : h.resize,
+          modify: h.modify,
+          ...(h.recovery ? { maxStorage: `${h.recovery.maxGi}Gi` } : {}),
+        },
+      },
       { name: "other", allowVolumeExpansion: true, driver: { resize: "online" as const } },
     ],
     templates: s.templates.map((t, i) => (h.unboundClass && i === s.templates.length - 1 ? { ...t, className: "nosuch" } : t)),
@@ -180,7 +194,11 @@ export const hostileScenario: fc.Arbitrary<Scenario> = fc
     },
     ...(h.quotaGi !== undefined ? { quotaGi: h.quotaGi } : {}),
     // Half the hostile rollouts run without edits, so that their obstacles are met head on.
-    edits: [...(h.keepEdits ? s.edits : []), ...(h.deleteClaim ? [{ ...h.deleteClaim, kind: "deleteClaim" as const }] : [])],
+    edits: [
+      ...(h.keepEdits ? s.edits : []),
+      ...(h.deleteClaim ? [{ ...h.deleteClaim, kind: "deleteClaim" as const }] : []),
+      ...(h.recovery ? [{ atStep: h.recovery.atStep, kind: "lower" as const, byGi: h.recovery.byGi }] : []),
+    ],
   }));
 
 export const anyScenario: fc.Arbitrary<Scenario> = fc.oneof({ weight: 3, arbitrary: cleanScenario }, { weight: 1, arbitrary: hostileScenario });

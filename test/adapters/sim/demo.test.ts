@@ -66,9 +66,19 @@ describe("npm start", () => {
     expect(out).toContain("Complete/RolloutComplete");
   });
 
+  it("recover: the claim whose expansion to 1Ti failed comes back down to 2Gi first, then the rollout ends Complete (exit 0)", { timeout: 60_000 }, async () => {
+    const { code, out } = await start("--cluster", "sim:recover");
+    expect(code).toBe(0);
+    expect(out).toMatch(/^\[00:00\] #1 +Progressing\/ClaimUpdated +updating data-web-2: storage 1Ti → 2Gi; revision \w+$/m);
+    const applied = [...out.matchAll(/✓ applied default\/(\S+): storage (\S+?)[,\n]/g)].map((m) => `${m[1]} ${m[2]}`);
+    expect(applied).toEqual(["data-web-2 2Gi", "wal-web-2 1Gi", "data-web-1 2Gi", "wal-web-1 1Gi", "data-web-0 2Gi", "wal-web-0 1Gi"]);
+    expect(out).toMatch(/^\[\d\d:\d\d\] #\d+ +Complete\/RolloutComplete +all 3 ordinal\(s\) in scope are at revision \w+ and ready$/m);
+    expect(out).toMatch(/^2 +web-2 \(Running\) +Updated +data-web-2 +2Gi +2Gi +2Gi/m);
+  });
+
   it("rejects an unknown scenario with the list of scenarios", { timeout: 60_000 }, async () => {
     const { code, err } = await start("--cluster", "sim:nope");
     expect(code).toBe(1);
-    expect(err).toContain("scenario one of grow, vac, blocked, blocked-class, infeasible, offline-driver, flaky-api, quota, opted-out");
+    expect(err).toContain("scenario one of grow, vac, blocked, blocked-class, infeasible, offline-driver, flaky-api, quota, recover, opted-out");
   });
 });
