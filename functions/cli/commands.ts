@@ -115,7 +115,7 @@ export const SPECS: Record<string, CommandSpec> = {
       "claimstep set web data --storage 20Gi --vac gold -n db && claimstep run web -n db",
     ],
     notes:
-      "Refused, nothing written (exit 1): a --storage below the template's or a claim's current size\n(claims never shrink; --allow-smaller writes it anyway), a --vac the cluster does not have.",
+      "Refused, nothing written (exit 1): a --storage below the template's or a claim's current size\n(claims never shrink; --allow-smaller writes it anyway), a --vac the cluster does not have.\nA claim whose expansion failed is no obstacle when --storage is above its capacity: it comes\nback down to it (Kubernetes ≥ 1.34), and set says which claims, to what.",
   },
   serve: {
     summary: "the HTTP app on Node (env: CLAIMSTEP_API_TOKEN …)",

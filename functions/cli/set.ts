@@ -1,10 +1,11 @@
 // `set`: write the desired claim template and opt the set in, then show the plan it causes.
 // Refused, nothing written: a size below what the claims already request (claims never shrink)
-// unless --allow-smaller, a VolumeAttributesClass the cluster does not have. `--dry-run` writes
+// unless --allow-smaller — except a claim whose expansion failed, which comes back down to a size
+// above its capacity (X1; the output says which claims, to what), a VolumeAttributesClass the cluster does not have. `--dry-run` writes
 // nothing: it prints the annotation diff and the plan the change would cause.
 import { claimEdit } from "../../core/desired.js";
 import type { ClaimTemplate } from "../../core/k8s.js";
-import { compareQuantity, quantityString, type QuantityInput } from "../../core/quantity.js";
+import { compareQuantity, formatBytes, quantityString, toBytes, type QuantityInput } from "../../core/quantity.js";
 import { renderDecision } from "../../core/render.js";
 import { revisionOf } from "../../core/revision.js";
 import { claimOrdinal } from "../../core/statefulset.js";
@@ -20,16 +21,42 @@ const NAMED_CLAIMS = 10;
 type Storage = QuantityInput | undefined;
 const storageOf = (spec: { resources?: { requests?: { storage?: Storage } | undefined } | undefined } | undefined): Storage => spec?.resources?.requests?.storage;
 
-/** Why `storage` would shrink claim template `claim` (its live size, its claims' requests), or undefined. */
-function shrinks(snapshot: Snapshot, ref: SetRef, claim: string, storage: string): string | undefined {
+/** Storage allocation statuses of an expansion that failed for good. */
+const INFEASIBLE: readonly string[] = ["ControllerResizeInfeasible", "NodeResizeInfeasible"];
+
+interface SizeCheck {
+  /** Why `storage` would shrink claim template `claim`: refused. */
+  refusal?: string;
+  /** Claims whose expansion failed that `storage` brings back down (X1 of DESIGN.md), one line each. */
+  recovers: string[];
+}
+
+/**
+ * Would `storage` shrink claim template `claim` (its live size, its claims' requests)? A claim
+ * whose expansion failed does not count when `storage` is strictly above its capacity: claimstep
+ * lowers it to `storage` (Kubernetes ≥ 1.34, X1); that is reported instead.
+ */
+function sizeCheck(snapshot: Snapshot, ref: SetRef, claim: string, storage: string): SizeCheck {
   const live = storageOf(snapshot.statefulSet.spec.volumeClaimTemplates?.find((t) => t.metadata.name === claim)?.spec);
-  const claims = snapshot.claims
-    .map((c) => ({ name: c.metadata.name, ordinal: claimOrdinal(c.metadata.name, claim, ref.name), storage: storageOf(c.spec) }))
-    .filter((c): c is { name: string; ordinal: number; storage: QuantityInput } => c.ordinal !== undefined && c.storage !== undefined)
+  const all = snapshot.claims
+    .map((c) => ({
+      name: c.metadata.name,
+      ordinal: claimOrdinal(c.metadata.name, claim, ref.name),
+      storage: storageOf(c.spec),
+      allocation: c.status?.allocatedResourceStatuses?.storage,
+      capacity: c.status?.capacity?.storage as Storage,
+    }))
+    .filter((c): c is { name: string; ordinal: number; storage: QuantityInput; allocation: string | undefined; capacity: Storage } => c.ordinal !== undefined && c.storage !== undefined)
     .sort((a, b) => a.ordinal - b.ordinal);
+  const failed = (c: (typeof all)[number]) => c.allocation !== undefined && INFEASIBLE.includes(c.allocation) && compareQuantity(storage, c.storage) < 0;
+  const comesDown = (c: (typeof all)[number]) => failed(c) && c.capacity !== undefined && compareQuantity(storage, c.capacity) > 0;
+  const recovers = all
+    .filter(comesDown)
+    .map((c) => `${c.name}: its expansion to ${quantityString(c.storage)} failed (${c.allocation}); claimstep brings it back down to ${storage} (above its capacity ${quantityString(c.capacity!)})`);
+  const claims = all.filter((c) => !comesDown(c));
   const sizes = [...(live !== undefined ? [live] : []), ...claims.map((c) => c.storage)];
   const larger = sizes.filter((s) => compareQuantity(storage, s) < 0);
-  if (larger.length === 0) return undefined;
+  if (larger.length === 0) return { recovers };
   const largest = larger.reduce((a, b) => (compareQuantity(a, b) >= 0 ? a : b));
   const named = claims.slice(0, NAMED_CLAIMS).map((c) => `${c.name} ${quantityString(c.storage)}`);
   if (claims.length > NAMED_CLAIMS) named.push(`and ${claims.length - NAMED_CLAIMS} more`);
@@ -37,10 +64,17 @@ function shrinks(snapshot: Snapshot, ref: SetRef, claim: string, storage: string
     ...(live !== undefined ? [`template ${claim} ${quantityString(live)}`] : []),
     ...(named.length ? [`claims ${named.join(", ")}`] : []),
   ].join("; ");
-  return (
-    `set: --storage ${storage} is below the current size (${what}): claims never shrink (Kubernetes refuses to lower a claim's storage request), ` +
-    `so the rollout would change nothing. Give at least ${quantityString(largest)}, or --allow-smaller to write it anyway; nothing written`
-  );
+  // Failed claims that cannot come down this far: the smallest request the server accepts is capacity + 1 byte.
+  const stuck = claims.filter((c) => failed(c) && c.capacity !== undefined);
+  const lowest = stuck.length
+    ? ` (${stuck.map((c) => `${c.name}'s expansion failed, but Kubernetes lowers a request only above status.capacity: at least ${formatBytes(toBytes(c.capacity!) + 1n)} for it`).join("; ")})`
+    : "";
+  return {
+    recovers,
+    refusal:
+      `set: --storage ${storage} is below the current size (${what}): claims never shrink (Kubernetes refuses to lower a claim's storage request)${lowest}, ` +
+      `so the rollout would change nothing. Give at least ${quantityString(largest)}, or --allow-smaller to write it anyway; nothing written`,
+  };
 }
 
 /** Why `vac` cannot be used on this cluster, or undefined. */
@@ -93,10 +127,9 @@ export async function set(ctx: Context): Promise<number> {
     ...(ctx.flags.vac !== undefined ? { volumeAttributesClassName: ctx.flags.vac } : {}),
   });
   if (!change.ok) throw new UsageError(`set: ${change.message}`);
-  if (ctx.flags.storage !== undefined && !ctx.flags["allow-smaller"]) {
-    const why = shrinks(snapshot, ref, claim, ctx.flags.storage);
-    if (why) throw new UsageError(why);
-  }
+  const sizes = ctx.flags.storage !== undefined ? sizeCheck(snapshot, ref, claim, ctx.flags.storage) : { recovers: [] };
+  if (sizes.refusal && !ctx.flags["allow-smaller"]) throw new UsageError(sizes.refusal);
+  const recovery = sizes.recovers.length ? `\nRecovering from a failed expansion (Kubernetes ≥ 1.34):\n${sizes.recovers.map((r) => `  ${r}`).join("\n")}\n` : "";
   if (ctx.flags.vac) {
     const why = missingClass(snapshot, ctx.flags.vac);
     if (why) throw new UsageError(why);
@@ -126,6 +159,7 @@ export async function set(ctx: Context): Promise<number> {
       changed: change.changed,
       revision: change.revision,
       templates: change.templates,
+      ...(sizes.recovers.length ? { recovers: sizes.recovers } : {}),
       ...(dryRun
         ? { previous: { revision: before.ok ? revisionOf(before.templates) : null, templates: before.ok ? before.templates : null }, annotations: change.annotations, diff, strategy }
         : {}),
@@ -144,11 +178,11 @@ export async function set(ctx: Context): Promise<number> {
         if (diff.length === 0) lines.push("    (same templates)");
         lines.push(`  ${Keys.strategy}: ${strategy.from === strategy.to ? `${strategy.to} (unchanged)` : `${strategy.from ?? "(unset)"} → ${strategy.to}`}`);
       }
-      print(ctx.io, `${lines.join("\n")}\n\nThe plan it would cause:\n${plan}`);
+      print(ctx.io, `${lines.join("\n")}\n${recovery}\nThe plan it would cause:\n${plan}`);
     } else {
       print(
         ctx.io,
-        `${ref.namespace}/${ref.name}: ${change.changed ? "desired" : "already desires"} ${claim} storage ${t.spec.resources?.requests?.storage}${vac} (revision ${change.revision}); opted in (InPlace)\n\n${plan}`,
+        `${ref.namespace}/${ref.name}: ${change.changed ? "desired" : "already desires"} ${claim} storage ${t.spec.resources?.requests?.storage}${vac} (revision ${change.revision}); opted in (InPlace)\n${recovery}\n${plan}`,
       );
     }
   }

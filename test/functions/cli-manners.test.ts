@@ -130,6 +130,21 @@ describe("set", () => {
     expect(JSON.parse((await s.annotations())[Keys.templates])[0].spec.resources.requests.storage).toBe("500Mi");
   });
 
+  it("a size below a failed claim's request is no shrink: the claim comes back down to it (X1), and the output says which and to what", async () => {
+    const s = await simOf("recover");
+    const { io, out } = capture();
+    expect(await main(["set", "web", "data", "--storage", "3Gi"], io, s.connect)).toBe(0);
+    expect(out.text).toContain("Recovering from a failed expansion (Kubernetes ≥ 1.34):");
+    expect(out.text).toContain("data-web-2: its expansion to 1Ti failed (ControllerResizeInfeasible); claimstep brings it back down to 3Gi (above its capacity 1Gi)");
+    expect(out.text).toMatch(/updating data-web-2: storage 1Ti → 3Gi/);
+    expect(JSON.parse((await s.annotations())[Keys.templates])[0].spec.resources.requests.storage).toBe("3Gi");
+    // At its capacity it cannot come down: refused, naming the smallest request the server accepts.
+    const stuck = capture();
+    expect(await main(["set", "web", "data", "--storage", "1Gi"], stuck.io, s.connect)).toBe(1);
+    expect(stuck.err.text).toContain("data-web-2's expansion failed, but Kubernetes lowers a request only above status.capacity: at least 1073741825 for it");
+    expect(JSON.parse((await s.annotations())[Keys.templates])[0].spec.resources.requests.storage).toBe("3Gi");
+  });
+
   it("--vac checks the VolumeAttributesClass exists before writing: refused with the classes there are", async () => {
     const s = await simOf("opted-out");
     const before = await s.annotations();
