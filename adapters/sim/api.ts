@@ -97,12 +97,26 @@ export class SimApi {
     throw error;
   }
 
+  /**
+   * An object as this server shows it. A server without RecoverVolumeExpansionFailure (older than
+   * 1.34, or the gate off) drops a claim's status.allocatedResources and allocatedResourceStatuses
+   * (the controllers, which keep them in the store, still track the resize by them).
+   */
+  private view(r: Resource, obj: Json): Json {
+    const view = this.store.view(r, obj);
+    if (r !== "persistentvolumeclaims" || this.ctx.expansionRecovery !== false) return view;
+    const status = view.status as Json | undefined;
+    if (!status || (status.allocatedResources === undefined && status.allocatedResourceStatuses === undefined)) return view;
+    const { allocatedResources: _r, allocatedResourceStatuses: _s, ...rest } = status;
+    return { ...view, status: rest };
+  }
+
   async get(r: Resource, namespace: string | undefined, name: string): Promise<Json> {
     return this.request(`GET ${r} ${namespace ?? ""}/${name}`, false, () => {
       if (!this.served(r)) throw resourceNotServed(r, "GET");
       const obj = this.store.peek(r, namespace, name);
       if (!obj) throw notFound(RESOURCES[r], name);
-      return this.store.view(r, obj);
+      return this.view(r, obj);
     });
   }
 
@@ -116,7 +130,7 @@ export class SimApi {
         .all(r, RESOURCES[r].namespaced ? namespace : undefined)
         .filter((o) => matchesLabels(requirements, meta(o).labels))
         .sort((a, b) => (meta(a).name < meta(b).name ? -1 : 1))
-        .map((o) => this.store.view(r, o));
+        .map((o) => this.view(r, o));
       const rv = String(Math.max(100, ...items.map((i) => Number(meta(i).resourceVersion))));
       return { metadata: { resourceVersion: rv }, items };
     });
@@ -137,7 +151,7 @@ export class SimApi {
       }
       const manager: ManagerRef = { manager: opts.fieldManager, operation: "Update", apiVersion: RESOURCES[r].apiVersion.replace(/^.*\//, "") };
       const stored = this.store.insert(r, obj, manager, opts.fieldManager, "create", structuredClone(obj));
-      return this.store.view(r, stored);
+      return this.view(r, stored);
     });
   }
 
@@ -233,7 +247,7 @@ export class SimApi {
         delete (created.metadata as Json).resourceVersion;
         delete (created.metadata as Json).uid;
         const stored = this.store.insert(r, { ...created, metadata: { ...(created.metadata as Json), namespace } }, manager, opts.fieldManager, "apply", entry.body);
-        return this.store.view(r, stored);
+        return this.view(r, stored);
       }
       const owners = this.store.owners(r, namespace, m.name)!.clone();
       const now = this.ctx.clock.stamp();
@@ -246,7 +260,7 @@ export class SimApi {
       if (wantedVersion !== undefined && wantedVersion !== meta(live).resourceVersion) this.refuse(staleResourceVersion(PVC_RESOURCE, m.name), entry);
       this.checkClaimUpdate(live, merged, entry);
       const stored = this.store.replace(r, merged, { manager, owners }, opts.fieldManager, "apply", entry.body);
-      return this.store.view(r, stored);
+      return this.view(r, stored);
     });
   }
 
@@ -265,11 +279,11 @@ export class SimApi {
       if (r === "events") this.checkEventUpdate(live!, next, entry);
       if (r === "persistentvolumeclaims") this.checkClaimUpdate(live!, next, entry);
       if (JSON.stringify(next) === JSON.stringify({ ...live, metadata: { ...meta(live!), resourceVersion: undefined } })) {
-        return this.store.view(r, live!);
+        return this.view(r, live!);
       }
       const manager: ManagerRef = { manager: opts.fieldManager, operation: "Update", apiVersion: RESOURCES[r].apiVersion.replace(/^.*\//, "") };
       const stored = this.store.replace(r, next, { manager }, opts.fieldManager, "patch", entry.body);
-      return this.store.view(r, stored);
+      return this.view(r, stored);
     });
   }
 
@@ -330,12 +344,12 @@ export class SimApi {
       if (r === "persistentvolumeclaims" && this.inUse(live!)) {
         // kubernetes.io/pvc-protection: a claim a pod still mounts only gets a deletionTimestamp;
         // the protection controller removes it once no pod uses it.
-        if (meta(live!).deletionTimestamp) return this.store.view(r, live!);
+        if (meta(live!).deletionTimestamp) return this.view(r, live!);
         const marked = structuredClone(live!);
         (marked.metadata as Json).deletionTimestamp = this.ctx.clock.stamp();
         (marked.metadata as Json).deletionGracePeriodSeconds = 0;
         const stored = this.store.replace(r, marked, { manager: { manager: opts.fieldManager, operation: "Update", apiVersion: "v1" } }, opts.fieldManager, "delete");
-        return this.store.view(r, stored);
+        return this.view(r, stored);
       }
       if (r === "statefulsets") {
         // The garbage collector: pods go with the set unless orphaned; claims are not owned by it.

@@ -94,7 +94,7 @@ async function applyEdit(c: SimCluster, s: Scenario, edit: Scenario["edits"][num
 }
 
 export async function buildCluster(s: Scenario): Promise<SimCluster> {
-  const c = new SimCluster({ seed: s.seed, volumeAttributesClasses: s.vacApi, faults: s.faults, latencies: { bindMs: s.latency.bindMs } });
+  const c = new SimCluster({ seed: s.seed, volumeAttributesClasses: s.vacApi, faults: s.faults, latencies: { bindMs: s.latency.bindMs, ...(s.latency.nodeResizeMs !== undefined ? { nodeResizeMs: s.latency.nodeResizeMs } : {}) } });
   for (const cls of s.classes) await c.addStorageClass(cls.name, { ...(cls.allowVolumeExpansion !== undefined ? { allowVolumeExpansion: cls.allowVolumeExpansion } : {}), driver: cls.driver });
   if (s.vacApi) for (const vac of ["silver", "gold"]) await c.addVolumeAttributesClass(vac);
   if (s.quotaGi !== undefined) await c.addStorageQuota(ref.namespace, "storage", `${s.quotaGi}Gi`);
@@ -163,7 +163,7 @@ export async function runScenario(s: Scenario, opts: { trace?: (line: string) =>
   const faulty = (s.faults.tooManyRequests ?? 0) + (s.faults.serverError ?? 0) + (s.faults.timeout ?? 0) > 0;
   const flaky = s.classes.some((c) => c.driver.resize === "flaky");
   const mostReplicas = Math.max(1, s.replicas, ...s.edits.map((e) => (e.kind === "scale" ? e.replicas : 0)));
-  const claimMs = s.latency.bindMs + s.latency.resizeMs + s.latency.modifyMs + (flaky ? 2 * DEFAULT_LATENCIES.retryMs : 0) + 10_000;
+  const claimMs = s.latency.bindMs + s.latency.resizeMs + s.latency.modifyMs + (s.latency.nodeResizeMs ?? 0) + (flaky ? 2 * DEFAULT_LATENCIES.retryMs : 0) + 10_000;
   const gapMs = ((s.gapSeconds[0] + s.gapSeconds[1]) / 2) * 1000;
   const budget = Math.ceil((60 + mostReplicas * s.templates.length * (claimMs / gapMs + 3) + 40 * s.edits.length) * (faulty ? 3 : 1));
   // A hostile rollout whose decision stops changing has met its obstacle.

@@ -60,7 +60,7 @@ export interface Scenario {
   raceRate: number;
   /** A ResourceQuota requests.storage, in Gi (hostile). */
   quotaGi?: number;
-  latency: { resizeMs: number; modifyMs: number; bindMs: number };
+  latency: { resizeMs: number; modifyMs: number; bindMs: number; nodeResizeMs?: number };
   /** Virtual seconds between invocations: [min, max]. */
   gapSeconds: [number, number];
 }
@@ -201,4 +201,40 @@ export const hostileScenario: fc.Arbitrary<Scenario> = fc
     ],
   }));
 
-export const anyScenario: fc.Arbitrary<Scenario> = fc.oneof({ weight: 3, arbitrary: cleanScenario }, { weight: 1, arbitrary: hostileScenario });
+/**
+ * Recovering from a failed expansion (X1–X3): a rollout whose first template grows past what the
+ * driver provides (maxStorage, at or above the claims' capacity), then the desired sizes come
+ * down by 1Gi or more — sometimes still too large (infeasible again), sometimes feasible and above
+ * the capacity (the failed claims come back down), sometimes to or below it (RecoveryNotPossible).
+ */
+export const recoveryScenario: fc.Arbitrary<Scenario> = fc
+  .tuple(
+    cleanScenario,
+    fc.integer({ min: 1, max: 4 }),
+    fc.integer({ min: 0, max: 3 }),
+    fc.integer({ min: 2, max: 40 }),
+    fc.integer({ min: 1, max: 6 }),
+    // A slow file system resize keeps expansions that succeeded on the controller (NodeResizePending) around.
+    fc.integer({ min: 1_000, max: 180_000 }),
+    // Sometimes every expansion is feasible: the lowering then meets expansions in progress or done, never to be undone (X3).
+    fc.integer({ min: 0, max: 2 }).map((x) => x === 0),
+  )
+  .map(([s, extra, under, atStep, byGi, nodeResizeMs, feasible]) => {
+    const growGi = s.desired.growGi.map((g, i) => (i === 0 ? g + extra : g));
+    const t0 = s.templates[0]!;
+    const maxGi = feasible ? 1024 : t0.storageGi + Math.max(0, growGi[0]! - 1 - under);
+    return {
+      ...s,
+      kind: "hostile" as const,
+      classes: s.classes.map((c) => ({ ...c, driver: { ...c.driver, maxStorage: `${maxGi}Gi` } })),
+      desired: { ...s.desired, growGi },
+      latency: { ...s.latency, nodeResizeMs },
+      edits: [...s.edits, { atStep, kind: "lower" as const, byGi: Math.min(byGi, growGi[0]! + 1) }],
+    };
+  });
+
+export const anyScenario: fc.Arbitrary<Scenario> = fc.oneof(
+  { weight: 3, arbitrary: cleanScenario },
+  { weight: 1, arbitrary: hostileScenario },
+  { weight: 1, arbitrary: recoveryScenario },
+);

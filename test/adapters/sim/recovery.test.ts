@@ -58,6 +58,20 @@ describe("lowering a request (RecoverVolumeExpansionFailure) answers like fixtur
   });
 });
 
+describe("the older server's status", () => {
+  it("reports no allocatedResources nor allocatedResourceStatuses (the failure shows as ControllerResizeError only)", async () => {
+    const c = await recoveringCluster(false);
+    c.advance(5 * 60_000);
+    const p = await claim(c, "data-web-0");
+    expect(p.status?.allocatedResourceStatuses).toBeUndefined();
+    expect(p.status?.allocatedResources).toBeUndefined();
+    expect(p.status?.conditions?.find((x) => x.type === "ControllerResizeError")?.message).toMatch(/not supported/);
+    const recent = await recoveringCluster(true);
+    recent.advance(5 * 60_000);
+    expect((await claim(recent, "data-web-0")).status?.allocatedResourceStatuses).toEqual({ storage: "ControllerResizeInfeasible" });
+  });
+});
+
 describe("the resizer after a lowered request", () => {
   async function cluster() {
     const c = new SimCluster({ seed: 3 });
