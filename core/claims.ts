@@ -159,8 +159,9 @@ const INFEASIBLE: readonly string[] = ["ControllerResizeInfeasible", "NodeResize
  * X1–X3 of DESIGN.md ("Recovering from a failed expansion"), for a claim that requests more than
  * the template: "lower" when its expansion failed and the template is strictly above
  * status.capacity (the only decrease the API server accepts, Kubernetes ≥ 1.34); the obstacle
- * when it failed, claimstep wrote it (revision label) and it cannot come down; undefined otherwise: rule 5 holds, the claim keeps its
- * request (an expansion in progress or done is never undone).
+ * when it failed, claimstep wrote it (revision label) and it cannot come down; undefined
+ * otherwise: rule 5 holds, the claim keeps its request (an expansion in progress or done is never
+ * undone).
  */
 function recoveryOf(pvc: PersistentVolumeClaim, name: string, spec: string, template: string, tplBytes: bigint): "lower" | Obstacle | undefined {
   const statuses = pvc.status?.allocatedResourceStatuses ?? undefined;
