@@ -102,7 +102,7 @@ export class SimApi {
    * 1.34, or the gate off) drops a claim's status.allocatedResources and allocatedResourceStatuses
    * (the controllers, which keep them in the store, still track the resize by them).
    */
-  private view(r: Resource, obj: Json): Json {
+  view(r: Resource, obj: Json): Json {
     const view = this.store.view(r, obj);
     if (r !== "persistentvolumeclaims" || this.ctx.expansionRecovery !== false) return view;
     const status = view.status as Json | undefined;

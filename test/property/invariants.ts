@@ -61,7 +61,10 @@ export function viewOf(cluster: SimCluster, ref: { namespace: string; name: stri
   const start = set.spec.ordinals?.start ?? 0;
   const replicas = set.spec.replicas ?? 1;
   const partition = set.spec.updateStrategy?.rollingUpdate?.partition ?? 0;
-  const claims = new Map((cluster.store.all("persistentvolumeclaims", ref.namespace) as unknown as PersistentVolumeClaim[]).map((c) => [c.metadata.name, c]));
+  // Claims as the API server shows them: what an older server does not report (a failed
+  // expansion's allocatedResourceStatuses) no client could know, so the oracle does not either.
+  const shown = cluster.store.all("persistentvolumeclaims", ref.namespace).map((c) => cluster.admin.view("persistentvolumeclaims", c) as unknown as PersistentVolumeClaim);
+  const claims = new Map(shown.map((c) => [c.metadata.name, c]));
   return {
     set,
     desired,
