@@ -51,16 +51,21 @@ describe("rule 1: opt-in and OnDelete", () => {
   });
 });
 
+/** The plan of a set desiring `desired`: Blocked/InvalidTemplates, no write, a warning naming it. */
+const invalidTemplates = (desired: string, pattern: RegExp) => {
+  const set = makeSet({ desired });
+  const d = plan(snapshot(set, claimsFor(set)));
+  expect(d.phase).toBe("Blocked");
+  expect(d.reason).toBe("InvalidTemplates");
+  expect(d.action).toBeUndefined();
+  expect(d.message).toMatch(pattern);
+  expect(d.events[0]).toMatchObject({ type: "Warning", reason: "InvalidTemplates" });
+  return d;
+};
+
 describe("rule 2: desired templates", () => {
   const blocked = (desired: string, pattern: RegExp) => {
-    const set = makeSet({ desired });
-    const d = plan(snapshot(set, claimsFor(set)));
-    expect(d.phase).toBe("Blocked");
-    expect(d.reason).toBe("InvalidTemplates");
-    expect(d.action).toBeUndefined();
-    expect(d.message).toMatch(pattern);
-    expect(d.events[0]).toMatchObject({ type: "Warning", reason: "InvalidTemplates" });
-    expect(d.setAnnotations?.[Keys.status]).toBeDefined();
+    expect(invalidTemplates(desired, pattern).setAnnotations?.[Keys.status]).toBeDefined();
   };
   it("bad-json: names the annotation and the JSON error", () => blocked("[{", /volume-claim-templates on default\/web is not valid JSON/));
   it("not-an-array: schema errors name the expectation", () => blocked(`{"metadata":{}}`, /expected a JSON array/));
@@ -480,16 +485,7 @@ describe("rule 13: a claim being deleted is treated as missing", () => {
 });
 
 describe("rule 14: quantities as JSON numbers; nothing above 2^63−1 bytes", () => {
-  const blocked = (desired: string, pattern: RegExp) => {
-    const set = makeSet({ desired });
-    const d = plan(snapshot(set, claimsFor(set)));
-    expect(d.phase).toBe("Blocked");
-    expect(d.reason).toBe("InvalidTemplates");
-    expect(d.action).toBeUndefined();
-    expect(d.message).toMatch(pattern);
-    expect(d.events[0]).toMatchObject({ type: "Warning", reason: "InvalidTemplates" });
-    return d;
-  };
+  const blocked = invalidTemplates;
   const withStorage = (storage: unknown) => {
     const t = template({ name: "data", storage: "1Gi" });
     return JSON.stringify([{ ...t, spec: { ...t.spec, resources: { requests: { storage } } } }]);
