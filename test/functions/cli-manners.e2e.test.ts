@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 
-const ROOT = new URL("../..", import.meta.url).pathname;
+import { ROOT, runClaimstep } from "../support/spawn-cli.js";
 // The simulated cluster's saved state goes to a directory of this test's own.
 const STATE = mkdtempSync(join(tmpdir(), "claimstep-pipe-"));
 afterAll(() => rmSync(STATE, { recursive: true, force: true }));
@@ -68,20 +68,7 @@ describe("claimstep | a reader that closes early", () => {
 
 describe("claimstep serve that cannot listen", () => {
   /** Spawn claimstep serve; killed (code null) if still running after 20 s. */
-  const serve = (...args: string[]) =>
-    new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-      const child = spawn(process.execPath, [`${ROOT}bin/claimstep.js`, "serve", "--cluster", "sim", ...args], { cwd: ROOT, env: { ...process.env, ...ENV } });
-      let stdout = "";
-      let stderr = "";
-      child.stdout.on("data", (d) => (stdout += d));
-      child.stderr.on("data", (d) => (stderr += d));
-      const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
-      child.on("error", reject);
-      child.on("close", (code) => {
-        clearTimeout(timer);
-        resolve({ code, stdout, stderr });
-      });
-    });
+  const serve = (...args: string[]) => runClaimstep(["serve", "--cluster", "sim", ...args], ENV, 20_000);
 
   it("--port abc: exit 1 at once, one line (it used to hang)", async () => {
     const r = await serve("--port", "abc");

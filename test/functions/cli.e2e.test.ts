@@ -1,36 +1,21 @@
 // The CLI end to end: spawned through its bin launcher (as `npx claimstep` runs it), against the
 // embedded simulated cluster.
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 
-const ROOT = new URL("../..", import.meta.url).pathname;
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+import { runClaimstep, type Run } from "../support/spawn-cli.js";
 
 /** Each run on a simulated cluster of its own: a new state directory (`--cluster sim` keeps the cluster there). */
-const claimstep = (...args: string[]) =>
-  new Promise<Run>((resolve, reject) => {
-    const state = mkdtempSync(join(tmpdir(), "claimstep-e2e-"));
-    const child = spawn(process.execPath, [`${ROOT}bin/claimstep.js`, ...args], { cwd: ROOT, env: { ...process.env, NO_COLOR: "1", XDG_STATE_HOME: state } });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => (stdout += d));
-    child.stderr.on("data", (d) => (stderr += d));
-    const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
-    child.on("error", reject);
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      rmSync(state, { recursive: true, force: true });
-      resolve({ code, stdout, stderr });
-    });
-  });
+async function claimstep(...args: string[]): Promise<Run> {
+  const state = mkdtempSync(join(tmpdir(), "claimstep-e2e-"));
+  try {
+    return await runClaimstep(args, { NO_COLOR: "1", XDG_STATE_HOME: state }, 60_000);
+  } finally {
+    rmSync(state, { recursive: true, force: true });
+  }
+}
 
 describe("claimstep (spawned, --cluster sim)", () => {
   it("--help shows usage and examples, exit 0", async () => {
