@@ -52,7 +52,6 @@ const StepRequest = z.strictObject({ namespace: Namespace, name: Name, dryRun: z
 type StepRequest = z.infer<typeof StepRequest>;
 const TemplatesQuery = z.looseObject({ step: z.optional(z.enum(["true", "false", "1", "0"])) });
 
-
 const stepJSON = (r: StepResult) => ({
   decision: r.decision,
   outcome: outcomeJSON(r),
