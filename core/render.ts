@@ -1,33 +1,30 @@
 // Plain-text rendering of a Decision for logs and the CLI: a headline, the action, and the
 // per-ordinal table (one row per claim), aligned so a person can scan it.
-import type { ClaimReport, Decision, OrdinalReport } from "./types.js";
+import type { Decision, OrdinalReport } from "./types.js";
+import { actionText, ordinalRows, podsCoordinated } from "./view.js";
 
-const readinessText = (c: ClaimReport): string =>
-  c.readiness.state === "Ready" ? "Ready" : `${c.readiness.state}: ${c.readiness.message.replace(`${c.claim}: `, "")}`;
-
-const vacText = (c: ClaimReport): string => {
-  const v = c.volumeAttributesClassName;
-  if (!v) return "-";
-  if (v.desired && v.current && v.desired !== v.current) return `${v.current}→${v.desired}`;
-  return v.desired ?? v.current ?? "-";
-};
-
-/** Rows of the per-ordinal table, highest ordinal first. */
-export function tableRows(ordinals: readonly OrdinalReport[]): string[][] {
+/**
+ * Rows of the per-ordinal table, highest ordinal first, one per claim; with pods (readiness and
+ * template revision) once they are coordinated. The cells are the view model's (core/view.ts),
+ * the status page's too.
+ */
+export function tableRows(ordinals: readonly OrdinalReport[], pods = podsCoordinated(undefined, ordinals)): string[][] {
   const rows: string[][] = [];
-  for (const o of ordinals) {
+  for (const o of ordinalRows(ordinals)) {
     o.claims.forEach((c, i) => {
+      const first = i === 0;
       rows.push([
-        i === 0 ? String(o.ordinal) : "",
-        i === 0 ? `${o.pod}${o.podPhase ? ` (${o.podPhase})` : ""}` : "",
-        i === 0 ? o.state : "",
+        first ? String(o.ordinal) : "",
+        first ? o.pod : "",
+        ...(pods ? [first ? o.ready : "", first ? o.revision : ""] : []),
+        first ? o.state : "",
         c.claim,
-        c.spec ?? "-",
-        c.capacity ?? "-",
-        c.target ?? "-",
-        vacText(c),
-        c.revision ?? "-",
-        readinessText(c),
+        c.spec,
+        c.capacity,
+        c.target,
+        c.vac,
+        c.revision,
+        c.readinessText,
       ]);
     });
   }
@@ -35,6 +32,8 @@ export function tableRows(ordinals: readonly OrdinalReport[]): string[][] {
 }
 
 export const TABLE_HEADER = ["ORDINAL", "POD", "STATE", "CLAIM", "SPEC", "CAPACITY", "TARGET", "VAC", "REVISION", "READINESS"];
+/** The header with the pod columns. */
+export const TABLE_HEADER_PODS = ["ORDINAL", "POD", "POD-READY", "POD-REVISION", "STATE", "CLAIM", "SPEC", "CAPACITY", "TARGET", "VAC", "REVISION", "READINESS"];
 
 /** Left-aligned columns separated by two spaces; the last column is not padded. */
 export function alignColumns(rows: readonly (readonly string[])[]): string {
@@ -45,8 +44,8 @@ export function alignColumns(rows: readonly (readonly string[])[]): string {
     .join("\n");
 }
 
-export function renderTable(ordinals: readonly OrdinalReport[]): string {
-  return ordinals.length ? alignColumns([TABLE_HEADER, ...tableRows(ordinals)]) : "(no ordinals)";
+export function renderTable(ordinals: readonly OrdinalReport[], pods = podsCoordinated(undefined, ordinals)): string {
+  return ordinals.length ? alignColumns([pods ? TABLE_HEADER_PODS : TABLE_HEADER, ...tableRows(ordinals, pods)]) : "(no ordinals)";
 }
 
 export function renderHeadline(d: Decision): string {
@@ -57,7 +56,7 @@ export function renderHeadline(d: Decision): string {
 
 export function renderDecision(d: Decision): string {
   const lines = [renderHeadline(d)];
-  if (d.action) lines.push(`  action: ${d.action.type} ${d.action.namespace}/${d.action.claim} storage=${d.action.storage}${d.action.volumeAttributesClassName ? ` volumeAttributesClassName=${d.action.volumeAttributesClassName}` : ""}`);
+  if (d.action) lines.push(`  action: ${actionText(d.action)}`);
   if (d.ordinals.length) lines.push("", renderTable(d.ordinals));
   return lines.join("\n");
 }

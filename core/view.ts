@@ -1,0 +1,359 @@
+// The view model of a set, shared by every interface that shows one: `claimstep status` (the
+// table, `-o wide`, `--watch`), the status page (`/ui`, `/ui/:namespace/:name`) and the plain-text
+// table of core/render.ts. Every field a person reads is computed here once, so the terminal and
+// the page cannot disagree. Pure: strings in, strings out (no clock, no I/O; times are the
+// cluster's own timestamps, shown as found).
+import type { ClaimTemplate, StatefulSet } from "./k8s.js";
+import { revisionOf } from "./revision.js";
+import { applyViaOf } from "./statefulset.js";
+import { desiredTemplates } from "./templates.js";
+import { Keys, type Action, type ClaimReport, type Decision, type OrdinalReport, type SetRef, type StatusRecord } from "./types.js";
+
+/** How a set's claim writes are carried out (`claimstep.io/apply-via`). */
+export interface ApplyMode {
+  mode: "direct" | "pull-request" | "invalid";
+  /** The annotation's value when it is invalid. */
+  value?: string;
+  /** The pull request awaiting approval, when the recorded message names one (http(s) only). */
+  link?: string;
+}
+
+/** What `claimstep status` shows of one set, and the status page's list. */
+export interface SetSummary {
+  ref: SetRef;
+  /** `claimstep.io/volume-claim-update-strategy` (default OnClaimDelete). */
+  strategy: string;
+  optedIn: boolean;
+  /** The recorded phase; `-` for an opted-in set never stepped; `Idle` for a set not opted in. */
+  phase: string;
+  reason: string;
+  message: string;
+  since: string;
+  observedAt: string;
+  /** `claimstep.io/update-revision` (`-` when none). */
+  revision: string;
+  /** `claimstep.io/current-revision` (`-` when none). */
+  currentRevision: string;
+  /** The revision of the desired templates as they are now (null: they are invalid). */
+  desiredRevision: string | null;
+  /** Ordinals done / in scope, when a step recorded them. */
+  progress?: { done: number; total: number };
+  /** `2/3` (or `-`). */
+  updated: string;
+  counts?: StatusRecord["counts"];
+  ordinal?: number;
+  applyMode: ApplyMode;
+  /** The record as written (`status -o json` prints it). */
+  status: StatusRecord | null;
+}
+
+const parseStatus = (raw: string | undefined): StatusRecord | null => {
+  if (!raw) return null;
+  try {
+    const parsed = JSON.parse(raw) as unknown;
+    return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) ? (parsed as StatusRecord) : null;
+  } catch {
+    return null;
+  }
+};
+
+const str = (v: unknown, fallback = "-"): string => (typeof v === "string" && v !== "" ? v : typeof v === "number" ? String(v) : fallback);
+
+/** The last http(s) URL of a message (a pull request's link), or undefined. */
+export function linkIn(message: string): string | undefined {
+  const all = [...message.matchAll(/https?:\/\/[^\s<>"'`]+/g)];
+  const last = all.at(-1)?.[0]?.replace(/[.,;:)\]]+$/, "");
+  return last && /^https?:\/\/[^/\s]+/.test(last) ? last : undefined;
+}
+
+export function applyModeOf(set: Pick<StatefulSet, "metadata">, message: string): ApplyMode {
+  const via = applyViaOf(set);
+  if (!via.ok) return { mode: "invalid", value: set.metadata.annotations?.[Keys.applyVia] ?? "" };
+  if (via.via === "direct") return { mode: "direct" };
+  const link = linkIn(message);
+  return { mode: "pull-request", ...(link ? { link } : {}) };
+}
+
+/** One set as `claimstep status` and `/ui` show it, from its annotations. */
+export function summarize(set: StatefulSet): SetSummary {
+  const a = set.metadata.annotations ?? {};
+  const strategy = a[Keys.strategy] ?? "OnClaimDelete";
+  const optedIn = strategy === "InPlace";
+  const s = parseStatus(a[Keys.status]);
+  const desired = desiredTemplates(set);
+  const counts = s && typeof s.counts === "object" && s.counts !== null ? s.counts : undefined;
+  const progress = counts && Number.isFinite(counts.updated) && Number.isFinite(counts.total) ? { done: counts.updated, total: counts.total } : undefined;
+  const message = s ? str(s.message, "") : optedIn ? "no step yet" : `not opted in (${strategy})`;
+  return {
+    ref: { namespace: set.metadata.namespace ?? "default", name: set.metadata.name },
+    strategy,
+    optedIn,
+    phase: s ? str(s.phase) : optedIn ? "-" : "Idle",
+    reason: s ? str(s.reason) : "-",
+    message,
+    since: s ? str(s.since) : "-",
+    observedAt: s ? str(s.observedAt) : "-",
+    revision: a[Keys.updateRevision] ?? "-",
+    currentRevision: a[Keys.currentRevision] ?? "-",
+    desiredRevision: desired.ok ? revisionOf(desired.templates) : null,
+    ...(progress ? { progress } : {}),
+    updated: progress ? `${progress.done}/${progress.total}` : "-",
+    ...(counts ? { counts } : {}),
+    ...(s && typeof s.ordinal === "number" ? { ordinal: s.ordinal } : {}),
+    applyMode: applyModeOf(set, message),
+    status: s,
+  };
+}
+
+/** How a watch ends: Complete (exit 0), or a set that will not move without a person (exit 2). */
+export type WatchEnd = "complete" | "blocked";
+
+/** What `status --watch` prints, and the status page's live headline. */
+export interface Headline {
+  phase: string;
+  reason: string;
+  message: string;
+  /** `2/3 updated`, once a step recorded this revision. */
+  updated?: string;
+  end?: WatchEnd;
+}
+
+/** The recorded status, once it is about the desired revision (as a rollout's observedGeneration). */
+export function headlineOf(s: SetSummary): Headline {
+  if (!s.optedIn) {
+    return {
+      phase: "Idle",
+      reason: "NotOptedIn",
+      message: `not opted in: ${Keys.strategy} is ${s.strategy}; set it to InPlace (claimstep set does) to let claimstep update this set's claims`,
+      end: "blocked",
+    };
+  }
+  const r = s.status;
+  // A status of an earlier revision says nothing of this one yet.
+  if (!r || (r.revision ?? null) !== s.desiredRevision) {
+    return {
+      phase: "-",
+      reason: "NotObserved",
+      message: `no step recorded for revision ${s.desiredRevision ?? "(invalid templates)"} yet (claimstep serve, a step --all CronJob or claimstep run steps it)`,
+    };
+  }
+  const updated = `${s.updated} updated`;
+  if (s.phase === "Complete") return { phase: s.phase, reason: s.reason, message: s.message, updated, end: "complete" };
+  // Blocked until a person acts; Idle (spec.updateStrategy OnDelete): never updated by claimstep.
+  if (s.phase === "Blocked" || s.phase === "Idle") return { phase: s.phase, reason: s.reason, message: s.message, updated, end: "blocked" };
+  return { phase: s.phase, reason: s.reason, message: s.message, updated };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The per-ordinal table
+
+/** A claim's readiness as one cell: `Ready`, or `<state>: <why>` without the claim's own name. */
+export const readinessText = (c: ClaimReport): string =>
+  c.readiness.state === "Ready" ? "Ready" : `${c.readiness.state}: ${c.readiness.message.replace(`${c.claim}: `, "")}`;
+
+/** The VolumeAttributesClass cell: `current→desired` while they differ. */
+export const vacText = (c: ClaimReport): string => {
+  const v = c.volumeAttributesClassName;
+  if (!v) return "-";
+  if (v.desired && v.current && v.desired !== v.current) return `${v.current}→${v.desired}`;
+  return v.desired ?? v.current ?? "-";
+};
+
+export interface ClaimRow {
+  claim: string;
+  template: string;
+  spec: string;
+  capacity: string;
+  target: string;
+  vac: string;
+  revision: string;
+  /** Ready, Resizing, Failed, … */
+  readiness: string;
+  /** The readiness cell of the text table (`Resizing: the driver is resizing the volume`). */
+  readinessText: string;
+}
+
+export interface PodCells {
+  /** `web-2`, with ` (Running)` when the phase is known. */
+  pod: string;
+  /** `Ready`, `NotReady`, or `-` when there is no pod. */
+  ready: string;
+  /** The pod's template revision, with ` (updated)` when it runs the set's update revision. */
+  revision: string;
+}
+
+export interface OrdinalRow extends PodCells {
+  ordinal: number;
+  podName: string;
+  state: string;
+  claims: ClaimRow[];
+}
+
+export const podCells = (o: OrdinalReport): PodCells => ({
+  pod: `${o.pod}${o.podPhase ? ` (${o.podPhase})` : ""}`,
+  ready: o.podReady === undefined ? "-" : o.podReady ? "Ready" : "NotReady",
+  revision: o.podRevision === undefined ? "-" : `${o.podRevision}${o.podUpdated === true ? " (updated)" : o.podUpdated === false ? " (old)" : ""}`,
+});
+
+export function ordinalRows(ordinals: readonly OrdinalReport[]): OrdinalRow[] {
+  return ordinals.map((o) => ({
+    ordinal: o.ordinal,
+    podName: o.pod,
+    ...podCells(o),
+    state: o.state,
+    claims: o.claims.map((c) => ({
+      claim: c.claim,
+      template: c.template,
+      spec: c.spec ?? "-",
+      capacity: c.capacity ?? "-",
+      target: c.target ?? "-",
+      vac: vacText(c),
+      revision: c.revision ?? "-",
+      readiness: c.readiness.state,
+      readinessText: readinessText(c),
+    })),
+  }));
+}
+
+/** Pods are shown once claimstep coordinates them (ClaimsFirst, restarts) or a report carries pod details. */
+export function podsCoordinated(set: Pick<StatefulSet, "metadata"> | undefined, ordinals: readonly OrdinalReport[]): boolean {
+  const a = set?.metadata.annotations ?? {};
+  if (a[Keys.podCoordination] === "ClaimsFirst" || a[Keys.restartPods] === "WhenRequired") return true;
+  return ordinals.some((o) => o.podReady !== undefined || o.podRevision !== undefined);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The next step
+
+/** One line for any action of a decision. */
+export function actionText(action: Action): string {
+  switch (action.type) {
+    case "PatchClaim":
+      return `PatchClaim ${action.namespace}/${action.claim} storage=${action.storage}${action.volumeAttributesClassName ? ` volumeAttributesClassName=${action.volumeAttributesClassName}` : ""}`;
+    case "PatchPartition":
+      return `PatchPartition ${action.namespace}/${action.set} partition ${action.from} → ${action.partition}${
+        typeof action.userPartition === "number" ? ` (recording the user's partition ${action.userPartition})` : action.userPartition === null ? " (restoring the user's partition)" : ""
+      }`;
+    case "EvictPod":
+      return `EvictPod ${action.namespace}/${action.pod} (ordinal ${action.ordinal}: ${action.claim} waits on its pod to finish resizing)`;
+  }
+}
+
+export interface NextStep {
+  phase: string;
+  reason: string;
+  message: string;
+  /** What the step would write, or `nothing to write`. */
+  action: string;
+  revision: string;
+  /** Seconds after which the next step is worth running. */
+  requeueAfter?: number;
+}
+
+export const nextStepOf = (d: Decision): NextStep => ({
+  phase: d.phase,
+  reason: d.reason,
+  message: d.message,
+  action: d.action ? actionText(d.action) : "nothing to write",
+  revision: d.revision ?? "-",
+  ...(d.requeueAfter !== undefined ? { requeueAfter: d.requeueAfter } : {}),
+});
+
+// ---------------------------------------------------------------------------------------------
+// Desired vs live templates
+
+export interface TemplateField {
+  field: string;
+  live: string;
+  desired: string;
+  changed: boolean;
+}
+
+export interface TemplateView {
+  name: string;
+  fields: TemplateField[];
+}
+
+export interface TemplatesView {
+  /** Where the desired templates come from: the annotation, or the live spec. */
+  source: "annotation" | "spec" | "invalid";
+  /** Why the annotation is invalid. */
+  error?: string;
+  templates: TemplateView[];
+}
+
+const mapText = (m: Record<string, string> | undefined): string =>
+  m && Object.keys(m).length
+    ? Object.keys(m)
+        .sort()
+        .map((k) => `${k}=${m[k]}`)
+        .join(", ")
+    : "-";
+
+const fieldsOf = (t: ClaimTemplate | undefined): Record<string, string> => ({
+  storage: str(t?.spec.resources?.requests?.storage),
+  storageClassName: str(t?.spec.storageClassName),
+  volumeAttributesClassName: str(t?.spec.volumeAttributesClassName),
+  accessModes: t?.spec.accessModes?.length ? t.spec.accessModes.join(", ") : "-",
+  labels: mapText(t?.metadata.labels),
+  annotations: mapText(t?.metadata.annotations),
+});
+
+export function templatesView(set: StatefulSet): TemplatesView {
+  const live = set.spec.volumeClaimTemplates ?? [];
+  const desired = desiredTemplates(set);
+  const byName = new Map((desired.ok ? desired.templates : []).map((t) => [t.metadata.name, t]));
+  const templates = live.map((t) => {
+    const l = fieldsOf(t);
+    const d = desired.ok ? fieldsOf(byName.get(t.metadata.name) ?? t) : undefined;
+    return {
+      name: t.metadata.name,
+      fields: Object.keys(l).map((field) => ({ field, live: l[field]!, desired: d ? d[field]! : "-", changed: d ? d[field] !== l[field] : false })),
+    };
+  });
+  return desired.ok ? { source: desired.source, templates } : { source: "invalid", error: desired.message, templates };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Events and the whole page
+
+/** One Event of claimstep on the set, as read from the Events API. */
+export interface EventRow {
+  /** The latest occurrence (series.lastObservedTime, else eventTime), as the API server wrote it. */
+  time: string;
+  type: string;
+  reason: string;
+  note: string;
+  count: number;
+}
+
+/** Newest first (ISO timestamps sort as text), at most `limit`. */
+export const recentEvents = (events: readonly EventRow[], limit = 20): EventRow[] =>
+  [...events].sort((a, b) => (a.time < b.time ? 1 : a.time > b.time ? -1 : 0)).slice(0, limit);
+
+export interface SetPageView {
+  summary: SetSummary;
+  headline: Headline;
+  next: NextStep;
+  ordinals: OrdinalRow[];
+  pods: boolean;
+  templates: TemplatesView;
+  /** Newest first; absent when they could not be read (with why). */
+  events: EventRow[];
+  eventsError?: string;
+}
+
+/** The set's page: the recorded status, the plan of the next step (no write), templates, events. */
+export function setPage(set: StatefulSet, planned: Decision, events: readonly EventRow[] | { error: string }): SetPageView {
+  const summary = summarize(set);
+  return {
+    summary,
+    headline: headlineOf(summary),
+    next: nextStepOf(planned),
+    ordinals: ordinalRows(planned.ordinals),
+    pods: podsCoordinated(set, planned.ordinals),
+    templates: templatesView(set),
+    events: "error" in events ? [] : recentEvents(events),
+    ...("error" in events ? { eventsError: events.error } : {}),
+  };
+}
