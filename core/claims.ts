@@ -3,6 +3,7 @@
 // apply (predicted, never provoked), whether it is ready, and the apply itself.
 import type { ClaimTemplate, PersistentVolumeClaim } from "./k8s.js";
 import { formatBytes, parseQuantity, quantityString, toBytes } from "./quantity.js";
+import { podColumns } from "./pods.js";
 import { claimReadiness } from "./readiness.js";
 import { Messages, phaseOf, type EventReason, type ReasonOf } from "./reasons.js";
 import type { Scope } from "./scope.js";
@@ -323,5 +324,5 @@ export function stateOf(o: OrdinalPlan): OrdinalReport["state"] {
 export function ordinalReport(scope: Scope, o: OrdinalPlan, state: OrdinalReport["state"]): OrdinalReport {
   const pod = podName(scope.setName, o.ordinal);
   const phase = scope.podPhases.get(pod);
-  return { ordinal: o.ordinal, pod, ...(phase ? { podPhase: phase } : {}), state, claims: o.claims.map((c) => c.report) };
+  return { ordinal: o.ordinal, pod, ...(phase ? { podPhase: phase } : {}), ...podColumns(scope, o.ordinal), state, claims: o.claims.map((c) => c.report) };
 }

@@ -93,6 +93,8 @@ export interface DecisionParts {
   currentRevision?: string;
   /** Seconds until the next step; default: the reason's (core/reasons.ts). */
   requeueAfter?: number;
+  /** Other claimstep annotations to write with the status (e.g. the record of an eviction). */
+  annotations?: Record<string, string>;
 }
 
 export function refOf(set: StatefulSet): SetRef {
@@ -115,7 +117,7 @@ export function makeDecision(snapshot: Snapshot, now: Date, ordinals: OrdinalRep
     observedAt: now.toISOString(),
   };
   const setAnnotations = parts.record
-    ? annotationChanges(set, { [Keys.updateRevision]: parts.revision, [Keys.currentRevision]: parts.currentRevision }, status)
+    ? annotationChanges(set, { ...parts.annotations, [Keys.updateRevision]: parts.revision, [Keys.currentRevision]: parts.currentRevision }, status)
     : undefined;
   const requeueAfter = parts.requeueAfter ?? requeueAfterOf(parts.reason);
   return {

@@ -35,6 +35,7 @@ export const ObjectMeta = z.looseObject({
   labels: z.optional(stringMap),
   annotations: z.optional(stringMap),
   deletionTimestamp: z.optional(z.string()),
+  creationTimestamp: z.optional(z.string()),
 });
 export type ObjectMeta = z.infer<typeof ObjectMeta>;
 
@@ -54,6 +55,7 @@ const Condition = z.looseObject({
   status: z.string(),
   reason: z.optional(z.string()),
   message: z.optional(z.string()),
+  lastTransitionTime: z.optional(z.nullable(z.string())),
 });
 export type Condition = z.infer<typeof Condition>;
 
@@ -130,15 +132,31 @@ export const StatefulSet = z.looseObject({
     ),
     ordinals: z.optional(z.looseObject({ start: z.optional(count()) })),
   }),
-  status: z.optional(z.looseObject({})),
+  // The pod rollout, as the StatefulSet controller reports it (pod coordination, P1–P5).
+  status: z.optional(
+    z.looseObject({
+      observedGeneration: z.optional(z.number()),
+      replicas: z.optional(z.number()),
+      readyReplicas: z.optional(z.number()),
+      currentRevision: z.optional(z.string()),
+      updateRevision: z.optional(z.string()),
+    }),
+  ),
 });
 export type StatefulSet = z.infer<typeof StatefulSet>;
 
-// Pods are half of what a step reads, and the planner reads only their names and phases (for the
-// report): validate just those.
+// Pods are half of what a step reads; the planner reads their names, revision labels, uids,
+// creation times and readiness (pod coordination and restarts): validate just those.
 export const Pod = z.looseObject({
-  metadata: z.looseObject({ name: z.string().check(z.minLength(1)), namespace: z.optional(z.string()) }),
-  status: z.optional(z.looseObject({ phase: z.optional(z.string()) })),
+  metadata: z.looseObject({
+    name: z.string().check(z.minLength(1)),
+    namespace: z.optional(z.string()),
+    uid: z.optional(z.string()),
+    labels: z.optional(stringMap),
+    creationTimestamp: z.optional(z.string()),
+    deletionTimestamp: z.optional(z.string()),
+  }),
+  status: z.optional(z.looseObject({ phase: z.optional(z.string()), conditions: z.optional(z.array(Condition)) })),
 });
 export type Pod = z.infer<typeof Pod>;
 

@@ -1,15 +1,19 @@
-// planStep: the single next safe action for one StatefulSet (DESIGN.md rules 1–14), final when
-// it returns. Pure: a function of the snapshot, the time it is given and the capabilities of the
-// writer that will carry the action out. The rules live in three parts, each read top-down as
-// the decision table: scope (rules 1–3), claim evaluation (rules 4–8, 13, 14), the walk (8–10).
+// planStep: the single next safe action for one StatefulSet (DESIGN.md rules 1–14 and the pod
+// rules P1–P5, R1–R3), final when it returns. Pure: a function of the snapshot, the time it is
+// given and the capabilities of the writer that will carry the action out. The rules live in
+// parts, each read top-down as the decision table: scope (rules 1–3), claim evaluation (rules
+// 4–8, 13, 14), the pods (core/pods.ts), the walk (8–10).
 import { evaluateOrdinal, ordinalReport, reportOrdinal, stateOf } from "./claims.js";
 import { makeDecision } from "./decision.js";
+import { lastEvictionJSON } from "./pod-policy.js";
+import { coordinationOf, partitionStep, podsInFlight, restartStep } from "./pods.js";
 import type { WriterCapabilities } from "./ports.js";
+import { phaseOf } from "./reasons.js";
 import { scopeOf } from "./scope.js";
 import { belowPartition, inScope } from "./statefulset.js";
-import type { Decision, OrdinalReport, Snapshot } from "./types.js";
+import { Keys, type Decision, type OrdinalReport, type Snapshot } from "./types.js";
 import { forWriter } from "./verdict.js";
-import { walk } from "./walk.js";
+import { inFlightCount, walk, type WalkConclusion } from "./walk.js";
 
 /** Compute the single next safe step for one StatefulSet, as the given writer can carry it out. */
 export function planStep(snapshot: Snapshot, now: Date, writer: WriterCapabilities): Decision {
@@ -20,13 +24,31 @@ export function planStep(snapshot: Snapshot, now: Date, writer: WriterCapabiliti
 
   // Rules 4–8: every claim of every ordinal in scope, highest first.
   const ordinals = inScope(scope.ordinals).map((o) => evaluateOrdinal(scope, o));
+  // P3: with pods coordinated, an ordinal stays in flight until its pod runs the new template.
+  const coordination = coordinationOf(scope);
+  const busy = podsInFlight(scope, coordination, ordinals);
   const reports: OrdinalReport[] = [
-    ...ordinals.map((o) => ordinalReport(scope, o, stateOf(o))),
+    ...ordinals.map((o) => ordinalReport(scope, o, busy.has(o.ordinal) ? "InFlight" : stateOf(o))),
     ...belowPartition(scope.ordinals).map((o) => ordinalReport(scope, reportOrdinal(scope, o), "OutOfScope")),
     ...scope.condemned.map((o) => ordinalReport(scope, reportOrdinal(scope, o), "Condemned")),
   ];
 
-  // Rules 8–10: the one thing to do now, as this writer can do it.
-  const conclusion = forWriter(walk(scope, ordinals), writer);
-  return makeDecision(snapshot, now, reports, { ...conclusion, revision: scope.revision, record: true });
+  // The one thing to do now: move the partition (P1, P2, P4), else restart a pod (R1–R3), else
+  // what the walk of the claims says (rules 8–10), as this writer can do it.
+  const conclusion = forWriter(next(), writer);
+  const annotations = conclusion.action?.type === "EvictPod" ? { [Keys.lastEviction]: lastEvictionJSON({ pod: conclusion.action.pod, uid: conclusion.action.uid, at: now.toISOString(), result: "Evicted" }) } : undefined;
+  return makeDecision(snapshot, now, reports, { ...conclusion, revision: scope.revision, record: true, ...(annotations ? { annotations } : {}) });
+
+  function next(): WalkConclusion {
+    const partition = partitionStep(scope, coordination, ordinals, busy);
+    if (partition) return partition;
+    const walked = walk(scope, ordinals, busy);
+    if (walked.action || phaseBlocks(walked)) return walked;
+    const restart = restartStep(scope, ordinals, inFlightCount(scope, ordinals, busy), now.getTime());
+    if (restart && "evict" in restart) return restart.evict;
+    return restart?.wait ?? walked;
+  }
 }
+
+/** A Blocked walk stops everything else: a person acts first. */
+const phaseBlocks = (c: WalkConclusion): boolean => phaseOf(c.reason) === "Blocked";

@@ -3,7 +3,7 @@
 // recorder. The direct API server implements all three writers; the GitOps pull-request writer
 // only the claim writer; the simulated cluster is reached through the direct ones.
 import type { Reason } from "./reasons.js";
-import type { ActionType, Decision, EventRecord, PatchClaim, SetRef, Snapshot } from "./types.js";
+import type { ActionType, Decision, EventRecord, EvictPod, PatchClaim, PatchPartition, SetRef, Snapshot } from "./types.js";
 
 export interface LoadOptions {
   signal?: AbortSignal;
@@ -54,10 +54,29 @@ export interface EventRecorder {
   recordEvents(ref: SetRef, events: EventRecord[], now: Date): Promise<void>;
 }
 
-/** The three writers of a step. */
+/** What became of a pod-side action. */
+export type PodOutcome = { kind: "applied"; detail: string } | { kind: "budget"; message: string };
+
+/**
+ * The pod side (DESIGN.md "Pods"): the partition and evictions. Operational, so always direct,
+ * with the set-status writer's credentials, whatever writes the claims.
+ */
+export interface PodWriter {
+  /**
+   * Merge-patch the partition, the user-partition record (a number records, null removes) and the
+   * set's annotations of this step in one request, under the set's resourceVersion as read.
+   */
+  patchPartition(action: PatchPartition, annotations: Record<string, string> | undefined): Promise<PodOutcome>;
+  /** POST pods/<name>/eviction with the pod's uid as precondition; a PodDisruptionBudget's 429 is `budget`. */
+  evict(action: EvictPod): Promise<PodOutcome>;
+}
+
+/** The writers of a step. */
 export interface Writers {
   /** The claim writer, or the choice of one per set (by `claimstep.io/apply-via`). */
   claims: ClaimWriter | ((snapshot: Snapshot) => ClaimWriter);
   status: SetStatusWriter;
   events: EventRecorder;
+  /** Partition patches and evictions; absent: a step that needs one blocks saying so. */
+  pods?: PodWriter;
 }

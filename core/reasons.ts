@@ -3,6 +3,7 @@
 // builders that say, for each, what happened and what a person can do (in the style of Argo
 // Rollouts' utils/conditions). The planner, the writer verdicts and every interface use these.
 import type { Action, EventRecord, EventType, Phase, PatchClaim } from "./types.js";
+import { actionTarget } from "./actions.js";
 import { Keys } from "./types.js";
 
 interface ReasonInfo {
@@ -21,6 +22,8 @@ const DRIVER_PACE = 10;
 const CONTROLLER_PACE = 15;
 /** A person approving a pull request. */
 const PERSON_PACE = 60;
+/** A PodDisruptionBudget charged by a failed eviction frees itself after about two minutes. */
+const BUDGET_PACE = 120;
 /** After a transient failure (lost race, 429, 5xx, timeout) that named no Retry-After. */
 export const RETRY_PACE = 5;
 
@@ -30,7 +33,14 @@ export const REASONS = {
   OnDelete: { phase: "Idle" },
   // Progressing: one claim is being written.
   ClaimUpdated: { phase: "Progressing", event: "Normal", requeueAfter: SOON },
+  // Progressing: the partition moves or a pod is restarted (DESIGN.md "Pods").
+  PartitionHeld: { phase: "Progressing", event: "Normal", requeueAfter: SOON },
+  PartitionLowered: { phase: "Progressing", event: "Normal", requeueAfter: SOON },
+  PartitionRestored: { phase: "Progressing", event: "Normal", requeueAfter: SOON },
+  PodEvicted: { phase: "Progressing", event: "Normal", requeueAfter: CONTROLLER_PACE },
   // Waiting: something outside claimstep has to happen first.
+  PodUpdating: { phase: "Waiting", requeueAfter: CONTROLLER_PACE },
+  DisruptionBudget: { phase: "Waiting", event: "Warning", requeueAfter: BUDGET_PACE },
   ClaimResizing: { phase: "Waiting", event: "Normal", requeueAfter: DRIVER_PACE },
   ClaimNotBound: { phase: "Waiting", event: "Warning", requeueAfter: CONTROLLER_PACE },
   ClaimMissing: { phase: "Waiting", requeueAfter: CONTROLLER_PACE },
@@ -38,6 +48,7 @@ export const REASONS = {
   // Blocked: a person has to act; stepping again changes nothing until they do.
   InvalidTemplates: { phase: "Blocked", event: "Warning" },
   InvalidApplyVia: { phase: "Blocked", event: "Warning" },
+  InvalidPodPolicy: { phase: "Blocked", event: "Warning" },
   StorageClassMismatch: { phase: "Blocked", event: "Warning" },
   ImmutableFieldMismatch: { phase: "Blocked", event: "Warning" },
   ExpansionNotAllowed: { phase: "Blocked", event: "Warning" },
@@ -139,20 +150,48 @@ export const Messages = {
   claimBeingDeleted: (first: string, missing: number) =>
     `${first}, then claimstep updates it${missing > 1 ? ` (${missing} claim(s) in scope are missing or being deleted)` : ""}`,
 
+  // Pods (P1–P5, R1–R3).
+  podPending: (pod: string, revision: string | undefined, updated: boolean, exists: boolean, held: boolean) =>
+    !exists
+      ? `claims ready; pod ${pod} is being re-created by the StatefulSet controller`
+      : !updated
+        ? held
+          ? `claims ready; pod ${pod} waits for the partition to reach it before the StatefulSet controller replaces it${revision ? ` (revision ${revision})` : ""}`
+          : `claims ready; waiting for the StatefulSet controller to replace pod ${pod}${revision ? ` with revision ${revision}` : ""}`
+        : `claims ready; pod ${pod} runs the new pod template and is not Ready yet`,
+  partitionHeld: (partition: number, user: number) =>
+    `the pod template and the claims change together: holding pods at partition ${partition} (yours, ${user}, recorded in ${Keys.userPartition}) so each pod is replaced only after its claims are ready`,
+  partitionLowered: (partition: number, from: number, ordinal: number, set: string) =>
+    `claims of ordinals ≥ ${ordinal} are ready: partition ${from} → ${partition}, so the StatefulSet controller replaces pod ${set}-${ordinal}`,
+  partitionRestored: (user: number, from: number, why: string) =>
+    `${why}: restoring your partition ${user} (was ${from}) and removing ${Keys.userPartition}`,
+  podEvicted: (pod: string, claim: string, why: string) =>
+    `evicting pod ${pod} so that ${claim} finishes growing when the pod mounts it again: ${why}`,
+  restartDue: (waiting: string, pod: string, at: string) => `${waiting}; claimstep restarts pod ${pod} at ${at} (${Keys.restartAfter}) if it is still waiting`,
+  restartWaitsForPods: (pod: string, notReady: readonly string[]) =>
+    `pod ${pod} needs a restart to finish its volume's resize; claimstep evicts it once every other pod in scope is Ready (not Ready: ${notReady.join(", ")})`,
+  restartWaitsForSlot: (pod: string, inFlight: number, maxUnavailable: number) =>
+    `pod ${pod} needs a restart to finish its volume's resize, but ${inFlight} ordinals are in flight (maxUnavailable ${maxUnavailable})`,
+  budgetCharged: (said: string | undefined, pod: string, until: string) =>
+    `${said ?? "a PodDisruptionBudget refused the eviction"} (evicting ${pod}); the refused eviction charges the budget until about ${until}, claimstep asks again then`,
+  budgetRefused: (pod: string, message: string) => `the eviction of pod ${pod} would violate its PodDisruptionBudget: ${message}`,
+
   // Rule 10.
   complete: (ordinals: number, revision: string) => `all ${ordinals} ordinal(s) in scope are at revision ${revision} and ready`,
 
   // The writer.
   actionNotSupported: (writer: string, action: Action) =>
-    `${writer} cannot apply ${action.type} of ${action.claim}: apply it by hand (kubectl apply --server-side --field-manager=claimstep --force-conflicts) or switch the set to ${Keys.applyVia}: direct`,
-  writerUnavailable: (writer: string, action: Action, why: string) => `${writer} cannot apply ${action.type} of ${action.claim}: ${why}`,
+    action.type === "PatchClaim"
+      ? `${writer} cannot apply ${action.type} of ${action.claim}: apply it by hand (kubectl apply --server-side --field-manager=claimstep --force-conflicts) or switch the set to ${Keys.applyVia}: direct`
+      : `${writer} cannot apply ${action.type} of ${actionTarget(action)}: partition patches and evictions go to the API server directly; run claimstep with access to it`,
+  writerUnavailable: (writer: string, action: Action, why: string) => `${writer} cannot apply ${action.type} of ${actionTarget(action)}: ${why}`,
   pullRequestNotConfigured: (set: { namespace?: string | undefined; name: string }) =>
     `StatefulSet ${setName(set)} asks for ${Keys.applyVia}: pull-request, but no GitOps repository is configured: configure one, or set the annotation to direct`,
   awaitingApproval: (writer: string, planned: string) => `${writer} proposes the change for approval; once approved: ${planned}`,
 
   // The API server's refusals of a claim write.
   refused: (action: Action, code: number, reason: string | undefined, message: string) =>
-    `the API server refused ${action.type} of ${action.namespace}/${action.claim} (${code}${reason ? ` ${reason}` : ""}): ${message}`,
+    `the API server refused ${action.type} of ${action.namespace}/${actionTarget(action)} (${code}${reason ? ` ${reason}` : ""}): ${message}`,
   quotaExceeded: (said: string) => `${said}. Raise the ResourceQuota's requests.storage or lower the template.`,
   expansionRefused: (said: string) => `${said}. Set allowVolumeExpansion: true on the claim's StorageClass if its driver supports it.`,
   applyRejected: (said: string) => `${said}. Fix the desired templates; nothing was changed.`,

@@ -3,7 +3,8 @@
 // Blocked on invalid input: nothing is written to any claim), or the scope that claim
 // evaluation (core/claims.ts) and the walk (core/walk.ts) work in.
 import type { DecisionParts } from "./decision.js";
-import type { ClaimTemplate, PersistentVolumeClaim, StorageClass } from "./k8s.js";
+import type { ClaimTemplate, PersistentVolumeClaim, Pod, StorageClass } from "./k8s.js";
+import { podPolicyOf, type PodPolicy } from "./pod-policy.js";
 import { Messages, eventOf, type Reason } from "./reasons.js";
 import { revisionOf } from "./revision.js";
 import { applyViaOf, claimOrdinal, isCondemned, maxUnavailableOf, ordinalsOf, strategyOf, type Ordinals } from "./statefulset.js";
@@ -29,8 +30,22 @@ export interface Scope {
   vacs: Set<string> | undefined;
   /** Pod phases by pod name, for the report. */
   podPhases: Map<string, string | undefined>;
+  /** Pods by name. */
+  pods: Map<string, Pod>;
   /** The set's `claimstep.io/current-revision`. */
   currentRevision: string | undefined;
+  /** The pod extensions' settings (pod coordination, restarts). */
+  policy: PodPolicy;
+  /** `spec.updateStrategy.type` is RollingUpdate (the default). */
+  rollingUpdate: boolean;
+  /** spec.updateStrategy.rollingUpdate.partition as read (0 when unset). */
+  livePartition: number;
+  /** The pod template revision the StatefulSet controller rolls out (status.updateRevision). */
+  podUpdateRevision: string | undefined;
+  /** The pod template is rolling: status.updateRevision ≠ status.currentRevision. */
+  podsRolling: boolean;
+  /** The set's resourceVersion as read: the precondition of a partition patch. */
+  setResourceVersion: string | undefined;
 }
 
 export type ScopeResult = { ok: true; scope: Scope } | { ok: false; conclusion: DecisionParts };
@@ -40,7 +55,7 @@ const stop = (conclusion: DecisionParts): ScopeResult => ({ ok: false, conclusio
 const idle = (reason: Extract<Reason, "NotOptedIn" | "OnDelete">, message: string, record: boolean) => stop({ reason, message, record });
 
 /** Invalid input (rule 2): Blocked with the message, and a Warning event saying it. */
-const invalid = (reason: Extract<Reason, "InvalidTemplates" | "InvalidApplyVia">, message: string) =>
+const invalid = (reason: Extract<Reason, "InvalidTemplates" | "InvalidApplyVia" | "InvalidPodPolicy">, message: string) =>
   stop({ reason, message, record: true, events: [eventOf(reason, message)] });
 
 export function scopeOf(snapshot: Snapshot): ScopeResult {
@@ -62,8 +77,14 @@ export function scopeOf(snapshot: Snapshot): ScopeResult {
   const via = applyViaOf(set);
   if (!via.ok) return invalid("InvalidApplyVia", via.message);
 
-  // Rule 3: ordinals in scope [start + partition, start + replicas); condemned ones are reported, never touched.
-  const ordinals = ordinalsOf(set);
+  // The pod extensions' annotations (DESIGN.md "Pods"): a value claimstep does not know → Blocked.
+  const pod = podPolicyOf(set);
+  if (!pod.ok) return invalid("InvalidPodPolicy", pod.message);
+  const { policy } = pod;
+
+  // Rule 3: ordinals in scope [start + partition, start + replicas); condemned ones are reported,
+  // never touched. While claimstep holds the partition (P1), the user's recorded one counts.
+  const ordinals = ordinalsOf(set, policy.userPartition);
   const setName = set.metadata.name;
 
   // Rule 13: a claim with a deletionTimestamp is going away. It is left out of the index every
@@ -87,7 +108,14 @@ export function scopeOf(snapshot: Snapshot): ScopeResult {
       classes: new Map(snapshot.storageClasses.map((c) => [c.metadata.name, c])),
       vacs: snapshot.volumeAttributesClasses ? new Set(snapshot.volumeAttributesClasses.map((v) => v.metadata.name)) : undefined,
       podPhases: new Map(snapshot.pods.map((p) => [p.metadata.name, p.status?.phase])),
+      pods: new Map(snapshot.pods.map((p) => [p.metadata.name, p])),
       currentRevision: set.metadata.annotations?.[Keys.currentRevision],
+      policy,
+      rollingUpdate: (set.spec.updateStrategy?.type ?? "RollingUpdate") === "RollingUpdate",
+      livePartition: set.spec.updateStrategy?.rollingUpdate?.partition ?? 0,
+      podUpdateRevision: set.status?.updateRevision,
+      podsRolling: set.status?.updateRevision !== undefined && set.status.currentRevision !== undefined && set.status.updateRevision !== set.status.currentRevision,
+      setResourceVersion: set.metadata.resourceVersion,
     },
   };
 }

@@ -54,10 +54,11 @@ export interface Ordinals {
   first: number;
 }
 
-export function ordinalsOf(set: StatefulSet): Ordinals {
+/** `partition`: the one that counts, when it is not the live one (the user's, while claimstep holds the live one). */
+export function ordinalsOf(set: StatefulSet, partitionOverride?: number): Ordinals {
   const start = set.spec.ordinals?.start ?? 0;
   const replicas = set.spec.replicas ?? 1;
-  const partition = set.spec.updateStrategy?.rollingUpdate?.partition ?? 0;
+  const partition = partitionOverride ?? set.spec.updateStrategy?.rollingUpdate?.partition ?? 0;
   return { start, end: start + replicas, first: start + Math.min(partition, replicas) };
 }
 

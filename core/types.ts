@@ -18,6 +18,18 @@ export const Keys = {
   status: "claimstep.io/status",
   applyVia: "claimstep.io/apply-via",
   revisionLabel: "claimstep.io/revision",
+  /** `ClaimsFirst` (default `None`): pods are replaced only after their claims are ready (P1–P5). */
+  podCoordination: "claimstep.io/pod-coordination",
+  /** The user's partition, recorded while claimstep holds `spec.updateStrategy.rollingUpdate.partition` (P1, P4). */
+  userPartition: "claimstep.io/user-partition",
+  /** `WhenRequired` (default `Never`): evict a pod whose volume cannot finish growing while it runs (R1–R3). */
+  restartPods: "claimstep.io/restart-pods",
+  /** How long a file system resize may wait on its pod before claimstep restarts it (default 5m). */
+  restartAfter: "claimstep.io/restart-after",
+  /** JSON record of claimstep's last eviction attempt: `{pod, uid, at, result, message?}` (R2, R3). */
+  lastEviction: "claimstep.io/last-eviction",
+  /** The pod template revision label the StatefulSet controller puts on every pod. */
+  podRevisionLabel: "controller-revision-hash",
   betaStorageClass: "volume.beta.kubernetes.io/storage-class",
 } as const;
 
@@ -63,8 +75,38 @@ export interface PatchClaim {
   resourceVersion?: string;
 }
 
-/** The single action a Decision may carry. A union so later work (pod coordination) can add cases. */
-export type Action = PatchClaim;
+/**
+ * Move `spec.updateStrategy.rollingUpdate.partition` (P1, P2, P4, P5): a merge patch of the
+ * StatefulSet under its resourceVersion as read, carrying the user-partition record in the same
+ * request (recorded on take-over, removed on restore).
+ */
+export interface PatchPartition {
+  type: "PatchPartition";
+  namespace: string;
+  set: string;
+  /** The partition to write (counted from spec.ordinals.start). */
+  partition: number;
+  /** The partition as read. */
+  from: number;
+  /** Record the user's partition (a number: take-over), remove the record (null: restore), or leave it (absent). */
+  userPartition?: number | null;
+  resourceVersion?: string;
+}
+
+/** Evict one pod through the Eviction API (policy/v1), which honours PodDisruptionBudgets (R2). */
+export interface EvictPod {
+  type: "EvictPod";
+  namespace: string;
+  pod: string;
+  /** The pod's uid as read: the eviction's precondition (409 when the pod was replaced since). */
+  uid: string;
+  ordinal: number;
+  /** The claim whose file system resize waits on this pod. */
+  claim: string;
+}
+
+/** The single action a Decision may carry. */
+export type Action = PatchClaim | PatchPartition | EvictPod;
 export type ActionType = Action["type"];
 
 export type Phase = "Idle" | "Progressing" | "Waiting" | "Blocked" | "Complete";
@@ -122,6 +164,12 @@ export interface OrdinalReport {
   ordinal: number;
   pod: string;
   podPhase?: string;
+  /** The pod's Ready condition (absent when the pod does not exist). */
+  podReady?: boolean;
+  /** The pod's pod-template revision (`controller-revision-hash`). */
+  podRevision?: string;
+  /** Whether the pod runs the set's `status.updateRevision` (absent when the set reports none). */
+  podUpdated?: boolean;
   state: OrdinalState;
   claims: ClaimReport[];
 }

@@ -5,7 +5,8 @@
 import { makeDecision, type DecisionParts } from "./decision.js";
 import { Messages, RETRY_PACE, eventOf, type Reason } from "./reasons.js";
 import type { ApplyOutcome, WriterCapabilities } from "./ports.js";
-import type { Action, Decision, Snapshot } from "./types.js";
+import { lastEvictionJSON } from "./pod-policy.js";
+import { Keys, type Action, type Decision, type Snapshot } from "./types.js";
 
 type Conclusion = Omit<DecisionParts, "revision" | "record">;
 
@@ -14,10 +15,12 @@ export function forWriter(conclusion: Conclusion, writer: WriterCapabilities): C
   const { action, ...rest } = conclusion;
   if (!action) return conclusion;
   if (!writer.supports.includes(action.type)) {
-    const message = writer.unavailable !== undefined ? Messages.writerUnavailable(writer.name, action, writer.unavailable) : Messages.actionNotSupported(writer.name, action);
+    const message =
+      writer.unavailable !== undefined && action.type === "PatchClaim" ? Messages.writerUnavailable(writer.name, action, writer.unavailable) : Messages.actionNotSupported(writer.name, action);
     return { ...rest, reason: "ActionNotSupported", message, events: [eventOf("ActionNotSupported", message)] };
   }
-  if (writer.proposes) return { ...conclusion, reason: "AwaitingApproval", message: Messages.awaitingApproval(writer.name, conclusion.message) };
+  // Partition patches and evictions are operational: they go direct, never through a proposal.
+  if (writer.proposes && action.type === "PatchClaim") return { ...conclusion, reason: "AwaitingApproval", message: Messages.awaitingApproval(writer.name, conclusion.message) };
   return conclusion;
 }
 
@@ -34,7 +37,9 @@ export type WriteOutcome =
   /** The API server refused the write (admission, validation): the set blocks with its words. */
   | { kind: "rejected"; refusal: Refusal }
   /** A lost race, 429, 5xx or timeout: nothing changed; the next invocation continues. */
-  | { kind: "transient"; retryAfterSeconds?: number | undefined };
+  | { kind: "transient"; retryAfterSeconds?: number | undefined }
+  /** R3: a PodDisruptionBudget refused the eviction (429); the budget stays charged for a while. */
+  | { kind: "budget"; message: string };
 
 /** The final decision, given what became of its action. */
 export function verdict(snapshot: Snapshot, now: Date, decision: Decision, outcome: WriteOutcome): Decision {
@@ -49,6 +54,24 @@ export function verdict(snapshot: Snapshot, now: Date, decision: Decision, outco
     case "rejected": {
       const { reason, message } = refusalOf(decision.action!, outcome.refusal);
       return blocked(snapshot, now, decision, reason, message);
+    }
+    case "budget": {
+      // R3: recorded, so that no step asks again while the refused eviction charges the budget.
+      const action = decision.action!;
+      const pod = action.type === "EvictPod" ? action : undefined;
+      const message = Messages.budgetRefused(pod?.pod ?? "?", outcome.message);
+      const record: Record<string, string> = pod ? { [Keys.lastEviction]: lastEvictionJSON({ pod: pod.pod, uid: pod.uid, at: now.toISOString(), result: "DisruptionBudget", message: outcome.message }) } : {};
+      return {
+        ...makeDecision(snapshot, now, decision.ordinals, {
+          reason: "DisruptionBudget",
+          message,
+          ...(decision.revision !== undefined ? { revision: decision.revision } : {}),
+          ...(decision.status.ordinal !== undefined ? { ordinal: decision.status.ordinal } : {}),
+          events: [eventOf("DisruptionBudget", message)],
+          record: true,
+          annotations: record,
+        }),
+      };
     }
     case "transient": {
       // Nothing is recorded: the next invocation re-reads the set and continues from where it is.

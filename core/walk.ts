@@ -6,6 +6,7 @@ import type { DecisionParts } from "./decision.js";
 import { Messages, describeChange, eventOf } from "./reasons.js";
 import type { Scope } from "./scope.js";
 
+
 /** The conclusion of the walk; the revision and the status record are the planner's to add. */
 export type WalkConclusion = Omit<DecisionParts, "revision" | "record">;
 
@@ -13,17 +14,25 @@ export type WalkConclusion = Omit<DecisionParts, "revision" | "record">;
  * An ordinal holds a slot from its first claim at the revision until it is done: a half-updated
  * ordinal stays in flight even when the claims written so far are ready.
  */
-const occupies = (o: OrdinalPlan, revision: string): boolean =>
+const claimsOccupy = (o: OrdinalPlan, revision: string): boolean =>
   o.claims.some((c) => c.inFlight) || (o.claims.some((c) => c.report.revision === revision) && !o.claims.every((c) => c.done));
+
+/**
+ * Ordinals in flight (rule 9): by their claims, or (P3, pods coordinated) by a pod not yet
+ * replaced and Ready after its claims are done: `busy`, with what each waits for.
+ */
+export const inFlightCount = (scope: Scope, ordinals: readonly OrdinalPlan[], busy: ReadonlyMap<number, string> = new Map()): number =>
+  ordinals.filter((o) => claimsOccupy(o, scope.revision) || busy.has(o.ordinal)).length;
 
 interface Wait {
   ordinal: number;
   message: string;
-  reason: "ClaimResizing" | "ClaimNotBound" | "ClaimMissing";
+  reason: "ClaimResizing" | "ClaimNotBound" | "ClaimMissing" | "PodUpdating";
 }
 
-export function walk(scope: Scope, ordinals: readonly OrdinalPlan[]): WalkConclusion {
-  const inFlight = ordinals.filter((o) => occupies(o, scope.revision)).length;
+export function walk(scope: Scope, ordinals: readonly OrdinalPlan[], busy: ReadonlyMap<number, string> = new Map()): WalkConclusion {
+  const occupies = (o: OrdinalPlan, revision: string): boolean => claimsOccupy(o, revision) || busy.has(o.ordinal);
+  const inFlight = inFlightCount(scope, ordinals, busy);
   const waits: Wait[] = [];
   const missing: ClaimPlan[] = [];
   let noSlot: number | undefined;
@@ -70,16 +79,20 @@ export function walk(scope: Scope, ordinals: readonly OrdinalPlan[]): WalkConclu
         if (c.inFlight) waits.push({ ordinal: o.ordinal, message: r.state === "Ready" ? c.report.claim : r.message, reason: "ClaimMissing" });
       } else if (!c.done && r.state !== "Ready") waits.push({ ordinal: o.ordinal, message: r.message, reason: r.state === "NotBound" ? "ClaimNotBound" : "ClaimResizing" });
     }
+    // P3: claims done, the pod not yet replaced and Ready.
+    const pod = busy.get(o.ordinal);
+    if (pod !== undefined) waits.push({ ordinal: o.ordinal, message: pod, reason: "PodUpdating" });
   }
 
   // Rule 9: at most maxUnavailable ordinals in flight; say what the next one waits for.
   const head = waits[0];
   if (noSlot !== undefined) {
     const message = Messages.noSlot(head?.message, noSlot, inFlight, scope.maxUnavailable);
-    const reason = head?.reason === "ClaimMissing" ? "ClaimMissing" : "ClaimResizing";
+    const reason = head?.reason === "ClaimMissing" || head?.reason === "PodUpdating" ? head.reason : "ClaimResizing";
     return { reason, message, ordinal: head?.ordinal ?? noSlot, ...(reason === "ClaimResizing" ? { events: [eventOf("ClaimResizing", message)] } : {}) };
   }
-  // Rule 8: the claims in flight are not ready yet.
+  // Rule 8: the claims in flight are not ready yet; P3: nor the pods that follow them.
+  if (head && head.reason === "PodUpdating") return { reason: head.reason, message: head.message, ordinal: head.ordinal };
   if (head && head.reason !== "ClaimMissing") {
     return { reason: head.reason, message: head.message, ordinal: head.ordinal, events: [eventOf("ClaimResizing", head.message)] };
   }

@@ -2,7 +2,7 @@
 // claim → one verdict on what became of it → record status and events. Every entry point (HTTP,
 // cron, CLI, relay, simulation) goes through here.
 import { planStep } from "../core/plan.js";
-import type { ClaimWriter, StateReader, Writers } from "../core/ports.js";
+import type { ClaimWriter, StateReader, WriterCapabilities, Writers } from "../core/ports.js";
 import type { Decision, SetRef, Snapshot } from "../core/types.js";
 import { verdict, type WriteOutcome } from "../core/verdict.js";
 import { ApiError } from "../adapters/api-error.js";
@@ -59,15 +59,17 @@ export async function runStep(opts: StepOptions): Promise<StepResult> {
     throw permission(err);
   }
   const claims = typeof opts.writers.claims === "function" ? opts.writers.claims(snapshot) : opts.writers.claims;
-  const planned = planStep(snapshot, opts.now, claims);
+  const planned = planStep(snapshot, opts.now, capabilities(claims, opts.writers));
   if (opts.dryRun) return { decision: planned, outcome: { kind: "dry-run" }, writer: claims.name };
 
-  const written = planned.action ? await write(claims, planned) : undefined;
+  const written = planned.action ? await write(claims, opts.writers, planned) : undefined;
   const decision = written ? verdict(snapshot, opts.now, planned, written.result) : planned;
   const outcome: StepOutcome = written?.outcome ?? { kind: "none" };
+  // A partition patch carries the step's annotations itself: the set's resourceVersion has moved.
+  const annotated = decision.action?.type === "PatchPartition" && written?.result.kind === "applied";
 
   try {
-    if (decision.setAnnotations) await opts.writers.status.annotateSet(opts.ref, decision.setAnnotations, decision.setResourceVersion);
+    if (decision.setAnnotations && !annotated) await opts.writers.status.annotateSet(opts.ref, decision.setAnnotations, decision.setResourceVersion);
     if (decision.events.length) await opts.writers.events.recordEvents(opts.ref, decision.events, opts.now);
   } catch (err) {
     // The claim write (if any) has landed; a lost race on the status is repaired by the next step.
@@ -79,10 +81,27 @@ export async function runStep(opts: StepOptions): Promise<StepResult> {
   return { decision, outcome, writer: claims.name };
 }
 
+/** What the step's writers can carry out: the claim writer's actions, and the pod side's when there is one. */
+function capabilities(claims: ClaimWriter, writers: Writers): WriterCapabilities {
+  if (!writers.pods) return claims;
+  return {
+    name: claims.name,
+    supports: [...claims.supports, "PatchPartition", "EvictPod"],
+    proposes: claims.proposes,
+    ...(claims.unavailable !== undefined ? { unavailable: claims.unavailable } : {}),
+  };
+}
+
 /** Apply the decision's action: what became of it, for the verdict and for the caller. */
-async function write(writer: ClaimWriter, decision: Decision): Promise<{ result: WriteOutcome; outcome: StepOutcome }> {
+async function write(claims: ClaimWriter, writers: Writers, decision: Decision): Promise<{ result: WriteOutcome; outcome: StepOutcome }> {
+  const action = decision.action!;
   try {
-    const applied = await writer.apply(decision.action!, decision);
+    if (action.type !== "PatchClaim") {
+      const pods = writers.pods!; // planned only when present (capabilities)
+      const done = action.type === "PatchPartition" ? await pods.patchPartition(action, decision.setAnnotations) : await pods.evict(action);
+      return { result: done, outcome: done.kind === "applied" ? done : { kind: "none" } };
+    }
+    const applied = await claims.apply(action, decision);
     return { result: applied, outcome: applied.kind === "refused" ? { kind: "refused" } : applied };
   } catch (err) {
     if (!(err instanceof ApiError)) throw err;

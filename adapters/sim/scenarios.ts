@@ -81,7 +81,7 @@ async function buildRecover(seed = 1): Promise<SimCluster> {
   await desire(sim, tooBig);
   // claimstep's first step of that rollout, as it made it.
   const decision = planStep(await sim.reader.load(SET), sim.now(), sim.writers.claims);
-  if (decision.action?.claim !== "data-web-2") throw new Error(`recover: expected the first step to write data-web-2, got ${decision.phase}/${decision.reason}`);
+  if (decision.action?.type !== "PatchClaim" || decision.action.claim !== "data-web-2") throw new Error(`recover: expected the first step to write data-web-2, got ${decision.phase}/${decision.reason}`);
   await sim.writers.claims.apply(decision.action);
   sim.advance(2 * 60_000);
   await desire(sim, [{ ...LIVE[0]!, storage: "2Gi" }, LIVE[1]!]);

@@ -1,5 +1,6 @@
 // The benchmark's synthetic sets are what they claim to be: shaped like the captured API server
 // objects, valid for the reader's schemas, and at the rollout stage they are named after.
+import { patchOf } from "../core/builders.js";
 import { describe, expect, it } from "vitest";
 import { planStep } from "../../core/plan.js";
 import { Keys } from "../../core/types.js";
@@ -99,8 +100,8 @@ describe("rollout stages are what the planner sees", () => {
   it("start: the highest ordinal's first claim is written next", () => {
     const { d } = plan("start");
     expect(d.phase).toBe("Progressing");
-    expect(d.action?.claim).toBe("data-web-5");
-    expect(d.action?.storage).toBe("20Gi");
+    expect(patchOf(d.action)?.claim).toBe("data-web-5");
+    expect(patchOf(d.action)?.storage).toBe("20Gi");
   });
   it("mid: the upper half is updated, the next ordinal resizes, the rest wait; the status is already written", () => {
     const { c, d } = plan("mid");

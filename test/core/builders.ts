@@ -2,7 +2,7 @@
 // shapes (defaults, managedFields, status) are those a real API server returns.
 import type { PersistentVolumeClaim, StatefulSet, StorageClass } from "../../core/k8s.js";
 import type { WriterCapabilities } from "../../core/ports.js";
-import { Keys, type PatchClaim, type Snapshot } from "../../core/types.js";
+import { Keys, type Action, type PatchClaim, type Snapshot } from "../../core/types.js";
 import { FIXTURES_DIR, fixtureJson, fixtureStatus } from "../fixtures/apiserver.js";
 
 /** What the direct writer can do: the planner's usual third argument. */
@@ -139,7 +139,14 @@ export function claimsFor(set: StatefulSet, c: ClaimSpec = {}): PersistentVolume
 }
 
 /** What the API server does with claimstep's apply: spec, VAC and labels change, status does not. */
-export function applyPatch(s: Snapshot, p: PatchClaim): Snapshot {
+/** The claim write a decision carries (the test fails here when it carries another action). */
+export function patchOf(a: Action | undefined): PatchClaim {
+  if (a?.type !== "PatchClaim") throw new Error(`expected a PatchClaim, got ${a?.type ?? "no action"}`);
+  return a;
+}
+
+export function applyPatch(s: Snapshot, action: Action): Snapshot {
+  const p = patchOf(action);
   const claims = s.claims.map((c) => {
     if (c.metadata.name !== p.claim) return c;
     const next = clone(c);

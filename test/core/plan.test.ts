@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { planStep } from "../../core/plan.js";
 import { revisionOf } from "../../core/revision.js";
 import { Keys, type Decision, type Snapshot } from "../../core/types.js";
-import { DIRECT, annotate, applyPatch, claimsFor, makeClaim, makeSet, settle, snapshot, template } from "./builders.js";
+import { DIRECT, annotate, applyPatch, claimsFor, makeClaim, makeSet, settle, snapshot, template, patchOf } from "./builders.js";
 
 const NOW = new Date("2026-11-30T10:00:00Z");
 const plan = (s: Snapshot): Decision => planStep(s, NOW, DIRECT);
@@ -17,8 +17,8 @@ function rollout(s: Snapshot, max = 100): { order: string[]; final: Decision; sn
     const d = plan(s);
     s = annotate(s, d.setAnnotations);
     if (!d.action) return { order, final: d, snapshot: s };
-    order.push(d.action.claim);
-    s = settle(applyPatch(s, d.action), d.action.claim);
+    order.push(patchOf(d.action).claim);
+    s = settle(applyPatch(s, d.action), patchOf(d.action).claim);
   }
   throw new Error("no convergence");
 }
@@ -182,7 +182,7 @@ describe("rule 5: target = max(template, PVC spec)", () => {
   it("equal-bytes: 2Gi and 2147483648 are the same request; the PVC's string is kept", () => {
     const set = makeSet({ desired: [{ name: "data", storage: "2147483648" }] });
     const d = plan(snapshot(set, claimsFor(set, { storage: "2Gi" })));
-    expect(d.action?.storage).toBe("2Gi");
+    expect(patchOf(d.action)?.storage).toBe("2Gi");
   });
   it("larger-failed-expansion: someone else's failed larger resize does not hold the rollout", () => {
     const set = makeSet({ desired: [{ name: "data", storage: "2Gi" }] });
@@ -303,7 +303,7 @@ describe("rule 8: readiness from the real status fields", () => {
     expect(second.action).toBeUndefined();
     expect(second.ordinals[0]!.claims[0]!.readiness.state).toBe("Modifying");
     s = settle(s, "data-web-2");
-    expect(plan(s).action?.claim).toBe("data-web-1");
+    expect(patchOf(plan(s).action)?.claim).toBe("data-web-1");
   });
   it("vac-kept: a template that names no VAC carries the claim's class so the apply never clears it", () => {
     const set = makeSet({ desired: [{ name: "data", storage: "2Gi" }] });
@@ -328,7 +328,7 @@ describe("rule 9: maxUnavailable", () => {
     for (let i = 0; i < replicas; i++) {
       const d = plan(s);
       if (!d.action) break;
-      written.push(d.action.claim);
+      written.push(patchOf(d.action).claim);
       s = applyPatch(s, d.action); // never settles
     }
     return written;
@@ -353,7 +353,7 @@ describe("rule 9: maxUnavailable", () => {
     const i = claims.findIndex((c) => c.metadata.name === "data-web-1");
     claims[i] = makeClaim("data-web-1", { storage: "2Gi", revision: rev(...desired) });
     const d = plan(snapshot(set, claims));
-    expect(d.action?.claim).toBe("wal-web-1");
+    expect(patchOf(d.action)?.claim).toBe("wal-web-1");
   });
   it("max-unavailable-50%: percent of replicas rounded down", () => {
     expect(inFlightAfter("50%", 5)).toEqual(["data-web-4", "data-web-3"]);
@@ -397,7 +397,7 @@ describe("rules 10–11: completion, convergence, retarget", () => {
     let s = snapshot(set, claimsFor(set));
     for (let i = 0; i < 1; i++) {
       const d = plan(s);
-      s = settle(applyPatch(annotate(s, d.setAnnotations), d.action!), d.action!.claim);
+      s = settle(applyPatch(annotate(s, d.setAnnotations), d.action!), patchOf(d.action).claim);
     }
     expect(s.claims.find((c) => c.metadata.name === "data-web-2")!.spec.resources!.requests!.storage).toBe("5Gi");
     // the user retargets to 3Gi (e.g. rollout undo of a too-large change)
@@ -421,11 +421,11 @@ describe("rule 12: never lowers, never writes out of scope", () => {
       const d = plan(s);
       s = annotate(s, d.setAnnotations);
       if (!d.action) break;
-      const before = s.claims.find((c) => c.metadata.name === d.action!.claim)!;
-      expect(Number(d.action.claim.split("-").pop())).toBeGreaterThanOrEqual(2);
-      expect(Number(d.action.claim.split("-").pop())).toBeLessThan(5);
-      expect(BigInt(d.action.storage.replace("Gi", "")) >= BigInt(before.spec.resources!.requests!.storage!.replace("Gi", ""))).toBe(true);
-      s = settle(applyPatch(s, d.action), d.action.claim);
+      const before = s.claims.find((c) => c.metadata.name === patchOf(d.action).claim)!;
+      expect(Number(patchOf(d.action).claim.split("-").pop())).toBeGreaterThanOrEqual(2);
+      expect(Number(patchOf(d.action).claim.split("-").pop())).toBeLessThan(5);
+      expect(BigInt(patchOf(d.action).storage.replace("Gi", "")) >= BigInt(before.spec.resources!.requests!.storage!.replace("Gi", ""))).toBe(true);
+      s = settle(applyPatch(s, d.action), patchOf(d.action).claim);
     }
   });
 });
@@ -471,7 +471,7 @@ describe("rule 13: a claim being deleted is treated as missing", () => {
     expect(d.ordinals.find((o) => o.ordinal === 1)!.state).toBe("Pending");
     // With a second slot, the next ordinal may start.
     const two = plan(snapshot(makeSet({ desired, maxUnavailable: 2 }), claims));
-    expect(two.action?.claim).toBe("data-web-1");
+    expect(patchOf(two.action)?.claim).toBe("data-web-1");
   });
   it("several-missing: the count says how many are missing or being deleted", () => {
     const set = makeSet({ desired });
@@ -575,7 +575,7 @@ describe("claimstep.io/apply-via", () => {
   it("apply-via-known: direct and pull-request plan as usual", () => {
     for (const via of ["direct", "pull-request"]) {
       const set = makeSet({ desired: [{ name: "data", storage: "2Gi" }], annotations: { [Keys.applyVia]: via } });
-      expect(plan(snapshot(set, claimsFor(set))).action?.claim, via).toBe("data-web-2");
+      expect(patchOf(plan(snapshot(set, claimsFor(set))).action).claim, via).toBe("data-web-2");
     }
   });
 });
@@ -627,7 +627,7 @@ describe("status since and requeueAfter", () => {
     // Step 1 writes data-web-2 (Progressing/ClaimUpdated).
     const d1 = planStep(s, at(0), DIRECT);
     expect(status(d1)).toMatchObject({ phase: "Progressing", reason: "ClaimUpdated", since: at(0).toISOString() });
-    s = settle(applyPatch(annotate(s, d1.setAnnotations), d1.action!), d1.action!.claim);
+    s = settle(applyPatch(annotate(s, d1.setAnnotations), d1.action!), patchOf(d1.action).claim);
     // Step 2 writes data-web-1: same phase and reason, another message: since stays.
     const d2 = planStep(s, at(1), DIRECT);
     expect(d2.reason).toBe("ClaimUpdated");
@@ -648,7 +648,7 @@ describe("status since and requeueAfter", () => {
     expect(d3.setAnnotations).toBeUndefined();
     expect(d3.status.since).toBe(at(1).toISOString());
     // Resized: the next write is Progressing again, since now.
-    const d4 = planStep(settle(s, d1.action!.claim), at(3), DIRECT);
+    const d4 = planStep(settle(s, patchOf(d1.action).claim), at(3), DIRECT);
     expect(status(d4)).toMatchObject({ phase: "Progressing", reason: "ClaimUpdated", since: at(3).toISOString() });
   });
   it("since-legacy: a record written before since existed is not rewritten for it; its observedAt stands in", () => {

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { planStep } from "../../core/plan.js";
 import { revisionOf } from "../../core/revision.js";
 import type { Decision, PatchClaim, Snapshot } from "../../core/types.js";
-import { DIRECT, claimsFor, makeClaim, makeSet, snapshot, template, type ClaimSpec } from "./builders.js";
+import { DIRECT, claimsFor, makeClaim, makeSet, snapshot, template, type ClaimSpec, patchOf } from "./builders.js";
 
 const NOW = new Date("2026-11-30T10:00:00Z");
 const plan = (s: Snapshot): Decision => planStep(s, NOW, DIRECT);
@@ -80,7 +80,7 @@ describe("X2: when the claim cannot come down", () => {
 
 describe("X3: never for an expansion in progress or succeeded", () => {
   const notLowered = (d: Decision) => {
-    if (d.action?.type === "PatchClaim" && d.action.claim === "data-web-2") expect(d.action.storage).toBe("1Ti");
+    if (d.action?.type === "PatchClaim" && patchOf(d.action).claim === "data-web-2") expect(patchOf(d.action).storage).toBe("1Ti");
     expect(d.ordinals.find((o) => o.ordinal === 2)!.claims[0]!.target).toBe("1Ti");
   };
   it("ControllerResizeInProgress: the request stays", () => notLowered(at("20Gi", { allocatedResourceStatus: "ControllerResizeInProgress", conditions: [{ type: "Resizing" }] })));
@@ -98,6 +98,6 @@ describe("X2 only for claimstep's own claims", () => {
     claims[2] = makeClaim("data-web-2", { storage: "1Ti", capacity: "10Gi", allocated: "1Ti", ...infeasible });
     const d = plan(snapshot(set, claims));
     expect(d.reason).not.toBe("RecoveryNotPossible");
-    expect(d.action?.storage).not.toBe("10Gi");
+    expect(patchOf(d.action)?.storage).not.toBe("10Gi");
   });
 });

@@ -5,7 +5,7 @@ import { apiErrorFrom } from "../../adapters/api-error.js";
 import type { ApplyOutcome, ClaimWriter, Writers } from "../../core/ports.js";
 import { Keys, type Action, type EventRecord, type Snapshot } from "../../core/types.js";
 import { PermissionError, runStep } from "../../functions/step.js";
-import { claimsFor, makeSet, snapshot, statusFixture } from "../core/builders.js";
+import { claimsFor, makeSet, snapshot, statusFixture, patchOf } from "../core/builders.js";
 
 const NOW = new Date("2026-11-30T10:00:00Z");
 const ref = { namespace: "default", name: "web" };
@@ -53,7 +53,7 @@ describe("runStep", () => {
     const { writers, calls } = recordingWriter(async () => ({ kind: "applied" }));
     const r = await runStep({ reader: reader(growing()), writers, ref, now: NOW });
     expect(r.outcome.kind).toBe("applied");
-    expect(calls.apply.map((a) => a.claim)).toEqual(["data-web-2"]);
+    expect(calls.apply.map((a) => patchOf(a).claim)).toEqual(["data-web-2"]);
     expect(calls.annotate[0]?.[Keys.updateRevision]).toBe(r.decision.revision);
     expect(calls.events.map((e) => e.reason)).toEqual(["ClaimUpdated"]);
   });
@@ -62,7 +62,7 @@ describe("runStep", () => {
     const { writers, calls } = recordingWriter(async () => ({ kind: "applied" }));
     const r = await runStep({ reader: reader(growing()), writers, ref, now: NOW, dryRun: true });
     expect(r.outcome.kind).toBe("dry-run");
-    expect(r.decision.action?.claim).toBe("data-web-2");
+    expect(patchOf(r.decision.action)?.claim).toBe("data-web-2");
     expect(calls).toEqual({ apply: [], annotate: [], events: [] });
   });
 
@@ -79,7 +79,7 @@ describe("runStep", () => {
     const { writers } = recordingWriter(async () => ({ kind: "proposed", detail: "pull request #7 awaits merge", url: "https://example.test/pr/7" }));
     const r = await runStep({ reader: reader(growing()), writers, ref, now: NOW });
     expect(r.decision).toMatchObject({ phase: "Waiting", reason: "AwaitingApproval", message: "pull request #7 awaits merge" });
-    expect(r.decision.action?.claim).toBe("data-web-2");
+    expect(patchOf(r.decision.action)?.claim).toBe("data-web-2");
   });
 
   it("a writer's refusal blocks with its reason", async () => {

@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll } from "vitest";
 import { setupServer } from "msw/node";
 import { planStep } from "../../../core/plan.js";
 import type { Decision, PatchClaim } from "../../../core/types.js";
-import { DIRECT, annotate, applyPatch, makeClaim, makeSet, settle, snapshot } from "../../core/builders.js";
+import { DIRECT, annotate, applyPatch, makeClaim, makeSet, settle, snapshot, patchOf } from "../../core/builders.js";
 
 export const NOW = new Date("2026-11-30T10:00:00Z");
 
@@ -51,7 +51,7 @@ export function twoClaimDecisions(): [Decision & { action: PatchClaim }, Decisio
   let snap = snapshot(set, claims);
   const first = planStep(snap, NOW, DIRECT);
   if (!first.action) throw new Error(`expected an action, got ${first.phase}: ${first.message}`);
-  snap = annotate(settle(applyPatch(snap, first.action), first.action.claim), first.setAnnotations);
+  snap = annotate(settle(applyPatch(snap, first.action), patchOf(first.action).claim), first.setAnnotations);
   const second = planStep(snap, NOW, DIRECT);
   if (!second.action) throw new Error(`expected a second action, got ${second.phase}: ${second.message}`);
   return [first as Decision & { action: PatchClaim }, second as Decision & { action: PatchClaim }];

@@ -1,0 +1,226 @@
+// The planner's pod rules (DESIGN.md "Pods"): claims first, then the pod (P1–P5), through the one
+// lever the StatefulSet controller obeys, spec.updateStrategy.rollingUpdate.partition; and
+// restarting a pod whose volume cannot finish growing while it runs (R1–R3), through the Eviction
+// API. Pure: a function of the scope, the evaluated claims and the time it is given.
+import type { ClaimPlan, OrdinalPlan } from "./claims.js";
+import type { Pod } from "./k8s.js";
+import { BUDGET_CHARGE_SECONDS } from "./pod-policy.js";
+import { Messages, eventOf } from "./reasons.js";
+import type { Scope } from "./scope.js";
+import { podName } from "./statefulset.js";
+import { Keys, type EvictPod, type OrdinalReport, type PatchPartition } from "./types.js";
+import type { WalkConclusion } from "./walk.js";
+
+/** One ordinal's pod as the pod rules read it. */
+export interface PodState {
+  name: string;
+  pod?: Pod;
+  ready: boolean;
+  /** `controller-revision-hash`. */
+  revision?: string;
+  /** At the set's status.updateRevision (true when the set reports none). */
+  updated: boolean;
+}
+
+const isReady = (pod: Pod): boolean =>
+  !pod.metadata.deletionTimestamp && (pod.status?.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True");
+
+export function podStateOf(scope: Scope, ordinal: number): PodState {
+  const name = podName(scope.setName, ordinal);
+  const pod = scope.pods.get(name);
+  if (!pod) return { name, ready: false, updated: false };
+  const revision = pod.metadata.labels?.[Keys.podRevisionLabel];
+  return {
+    name,
+    pod,
+    ready: isReady(pod),
+    ...(revision !== undefined ? { revision } : {}),
+    updated: scope.podUpdateRevision === undefined || revision === scope.podUpdateRevision,
+  };
+}
+
+/** The pod columns of one row of the per-ordinal table. */
+export function podColumns(scope: Scope, ordinal: number): Pick<OrdinalReport, "podReady" | "podRevision" | "podUpdated"> {
+  const p = podStateOf(scope, ordinal);
+  if (!p.pod) return {};
+  return {
+    podReady: p.ready,
+    ...(p.revision !== undefined ? { podRevision: p.revision } : {}),
+    ...(scope.podUpdateRevision !== undefined ? { podUpdated: p.updated } : {}),
+  };
+}
+
+const claimsDone = (o: OrdinalPlan): boolean => o.claims.every((c) => c.done);
+
+/** Whether claimstep orders this set's pods after its claims in this step (P1–P4). */
+export interface Coordination {
+  /** ClaimsFirst applies: a claim rollout and a pod rollout at once, or claimstep still holds the partition. */
+  active: boolean;
+  /** claimstep holds the partition (the user's is recorded in `claimstep.io/user-partition`). */
+  holding: boolean;
+  /** The user's partition: the recorded one while holding, else the live one. */
+  userPartition: number;
+  /** spec.updateStrategy.rollingUpdate.partition as read (0 when unset). */
+  livePartition: number;
+}
+
+export function coordinationOf(scope: Scope): Coordination {
+  const holding = scope.policy.userPartition !== undefined;
+  const eligible =
+    scope.policy.coordination === "ClaimsFirst" &&
+    scope.rollingUpdate &&
+    scope.currentRevision !== scope.revision &&
+    scope.podsRolling;
+  return {
+    active: eligible || (holding && scope.policy.coordination === "ClaimsFirst" && scope.rollingUpdate),
+    holding,
+    userPartition: scope.policy.userPartition ?? scope.livePartition,
+    livePartition: scope.livePartition,
+  };
+}
+
+/**
+ * P3: ordinals whose claims are done but whose pod does not yet run the update revision or is
+ * not Ready, with what they wait for. They stay in flight (rule 9) until the pod is.
+ */
+export function podsInFlight(scope: Scope, c: Coordination, ordinals: readonly OrdinalPlan[]): Map<number, string> {
+  const busy = new Map<number, string>();
+  if (!c.active) return busy;
+  const partitionOrdinal = scope.ordinals.start + c.livePartition;
+  for (const o of ordinals) {
+    if (!claimsDone(o)) continue;
+    const p = podStateOf(scope, o.ordinal);
+    if (p.updated && p.ready) continue;
+    busy.set(o.ordinal, Messages.podPending(p.name, scope.podUpdateRevision, p.updated, !!p.pod, o.ordinal < partitionOrdinal));
+  }
+  return busy;
+}
+
+/** P2: the partition that lets the controller replace exactly the pods whose claims are done. */
+export function partitionTarget(scope: Scope, c: Coordination, ordinals: readonly OrdinalPlan[]): number {
+  const { start, end } = scope.ordinals;
+  let lowest = end;
+  for (const o of ordinals) {
+    // Highest first: stop at the first ordinal whose claims are not done.
+    if (!claimsDone(o)) break;
+    lowest = o.ordinal;
+  }
+  return Math.max(lowest - start, c.userPartition);
+}
+
+const partitionPatch = (scope: Scope, c: Coordination, partition: number, userPartition?: number | null): PatchPartition => ({
+  type: "PatchPartition",
+  namespace: scope.namespace,
+  set: scope.setName,
+  partition,
+  from: c.livePartition,
+  ...(userPartition !== undefined ? { userPartition } : {}),
+  ...(scope.setResourceVersion !== undefined ? { resourceVersion: scope.setResourceVersion } : {}),
+});
+
+/**
+ * P1, P2 and P4: the partition patch this step makes, if any: take the partition over (recording
+ * the user's), lower it to the ordinals whose claims are done, or restore the user's once every
+ * ordinal is done (or once ClaimsFirst no longer applies while claimstep holds it).
+ */
+export function partitionStep(scope: Scope, c: Coordination, ordinals: readonly OrdinalPlan[], busy: ReadonlyMap<number, string>): WalkConclusion | undefined {
+  const stillApplies = scope.policy.coordination === "ClaimsFirst" && scope.rollingUpdate;
+  if (c.holding && !stillApplies) {
+    const message = Messages.partitionRestored(c.userPartition, c.livePartition, "pod coordination no longer applies");
+    return { reason: "PartitionRestored", message, action: partitionPatch(scope, c, c.userPartition, null), events: [eventOf("PartitionRestored", message)] };
+  }
+  if (!c.active) return undefined;
+
+  const target = partitionTarget(scope, c, ordinals);
+  const allDone = ordinals.every(claimsDone) && busy.size === 0;
+  if (c.holding && allDone) {
+    const message = Messages.partitionRestored(c.userPartition, c.livePartition, "every ordinal's claims and pod are done");
+    return { reason: "PartitionRestored", message, action: partitionPatch(scope, c, c.userPartition, null), events: [eventOf("PartitionRestored", message)] };
+  }
+  if (!c.holding && target > c.livePartition) {
+    const message = Messages.partitionHeld(target, c.livePartition);
+    return { reason: "PartitionHeld", message, action: partitionPatch(scope, c, target, c.livePartition), events: [eventOf("PartitionHeld", message)] };
+  }
+  // Only ever lowered while held, one patch per step, never below the user's (target ≥ it).
+  if (c.holding && c.livePartition > target) {
+    const message = Messages.partitionLowered(target, c.livePartition, scope.ordinals.start + target, scope.setName);
+    return { reason: "PartitionLowered", message, ordinal: scope.ordinals.start + target, action: partitionPatch(scope, c, target), events: [eventOf("PartitionLowered", message)] };
+  }
+  return undefined;
+}
+
+/** The moment a claim started waiting on its pod (R1), or "now" when the resizer reports the volume in use. */
+function waitingOnPodSince(c: ClaimPlan): number | "in-use" | undefined {
+  const pvc = c.pvc;
+  const state = c.report.readiness.state;
+  if (!pvc) return undefined;
+  const conditions = pvc.status?.conditions ?? [];
+  if (state === "Retrying") {
+    const inUse = conditions.some((x) => x.type === "ControllerResizeError" && x.status === "True" && /\bin[- ]use\b/i.test(x.message ?? ""));
+    return inUse ? "in-use" : undefined;
+  }
+  if (state !== "WaitingForPod") return undefined;
+  const pending = conditions.find((x) => x.type === "FileSystemResizePending" && x.status === "True");
+  const since = pending?.lastTransitionTime ? Date.parse(pending.lastTransitionTime) : NaN;
+  return Number.isNaN(since) ? undefined : since;
+}
+
+/** What R1–R3 conclude: evict a pod now, or wait (a budget's charge, or the restart's due time). */
+export type RestartStep = { evict: WalkConclusion } | { wait: WalkConclusion } | undefined;
+
+/**
+ * R1–R3: the one pod to restart, if a claim at the revision waits on it long enough, every other
+ * pod in scope is Ready, the ordinal fits in maxUnavailable, and the pod was not itself created
+ * (or evicted by claimstep) less than restart-after ago.
+ */
+export function restartStep(scope: Scope, ordinals: readonly OrdinalPlan[], inFlight: number, nowMs: number): RestartStep {
+  if (scope.policy.restart !== "WhenRequired") return undefined;
+  const after = scope.policy.restartAfterSeconds * 1000;
+  let dueWait: WalkConclusion | undefined;
+  for (const o of ordinals) {
+    for (const c of o.claims) {
+      if (c.needsUpdate || c.report.revision !== scope.revision) continue;
+      const since = waitingOnPodSince(c);
+      if (since === undefined) continue;
+      const p = podStateOf(scope, o.ordinal);
+      if (!p.pod?.metadata.uid) continue; // being re-created: the mount finishes the resize
+      const created = Date.parse(p.pod.metadata.creationTimestamp ?? "");
+      const due = Math.max(since === "in-use" ? nowMs : since + after, Number.isNaN(created) ? nowMs : created + after);
+      const last = scope.policy.lastEviction;
+      // R3: a failed eviction charges the budget for about two minutes: do not ask again sooner.
+      if (last?.result === "DisruptionBudget") {
+        const free = Date.parse(last.at) + BUDGET_CHARGE_SECONDS * 1000;
+        if (nowMs < free) {
+          const message = Messages.budgetCharged(last.message, last.pod, new Date(free).toISOString());
+          return { wait: { reason: "DisruptionBudget", message, ordinal: o.ordinal, requeueAfter: Math.ceil((free - nowMs) / 1000) } };
+        }
+      }
+      // R2: one restart per wait: never again within restart-after of claimstep's own eviction.
+      const evictedAt = last?.result === "Evicted" && last.pod === p.name ? Date.parse(last.at) + after : 0;
+      const at = Math.max(due, evictedAt);
+      if (nowMs < at) {
+        dueWait ??= { reason: "ClaimResizing", message: Messages.restartDue(c.report.readiness.state === "Ready" ? c.report.claim : (c.report.readiness as { message: string }).message, p.name, new Date(at).toISOString()), ordinal: o.ordinal, requeueAfter: Math.max(1, Math.ceil((at - nowMs) / 1000)) };
+        continue;
+      }
+      const notReady = inScopeOrdinals(scope).filter((n) => n !== o.ordinal && !podStateOf(scope, n).ready);
+      if (notReady.length) {
+        dueWait ??= { reason: "ClaimResizing", message: Messages.restartWaitsForPods(p.name, notReady.map((n) => podName(scope.setName, n))), ordinal: o.ordinal };
+        continue;
+      }
+      if (inFlight > scope.maxUnavailable) {
+        dueWait ??= { reason: "ClaimResizing", message: Messages.restartWaitsForSlot(p.name, inFlight, scope.maxUnavailable), ordinal: o.ordinal };
+        continue;
+      }
+      const action: EvictPod = { type: "EvictPod", namespace: scope.namespace, pod: p.name, uid: p.pod.metadata.uid, ordinal: o.ordinal, claim: c.report.claim };
+      const message = Messages.podEvicted(p.name, c.report.claim, since === "in-use" ? "the driver expands it only while no pod uses it" : `its file system resize has waited since ${new Date(since).toISOString()}`);
+      return { evict: { reason: "PodEvicted", message, ordinal: o.ordinal, action, events: [eventOf("PodEvicted", message)] } };
+    }
+  }
+  return dueWait ? { wait: dueWait } : undefined;
+}
+
+const inScopeOrdinals = (scope: Scope): number[] => {
+  const out: number[] = [];
+  for (let o = scope.ordinals.first; o < scope.ordinals.end; o++) out.push(o);
+  return out;
+};
