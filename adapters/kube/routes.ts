@@ -12,6 +12,8 @@ export interface Route {
   /** Plural resource name, as in URLs and RBAC rules. */
   resource: string;
   namespaced: boolean;
+  /** A subresource of one named object (`eviction` of `pods/<name>/eviction`): RBAC names it `pods/eviction`. */
+  subresource?: string;
   /**
    * Safe to resend after a 429, 5xx or timeout: reads, and writes whose repeat changes nothing
    * (server-side apply with force, a create with a fixed name, a patch with a resourceVersion
@@ -20,12 +22,13 @@ export interface Route {
   retry: boolean;
 }
 
-const route = (verb: Verb, group: string, version: string, resource: string, namespaced: boolean, retry = true): Route => ({
+const route = (verb: Verb, group: string, version: string, resource: string, namespaced: boolean, retry = true, subresource?: string): Route => ({
   verb,
   group,
   version,
   resource,
   namespaced,
+  ...(subresource !== undefined ? { subresource } : {}),
   retry,
 });
 
@@ -42,6 +45,12 @@ export const Routes = {
   applyClaim: route("patch", "", "v1", "persistentvolumeclaims", true),
   // A lost race must surface (409) and a landed-but-unanswered write is repaired by the next step.
   annotateStatefulSet: route("patch", "apps", "v1", "statefulsets", true, false),
+  // The partition and the user-partition record in one merge patch (P1, P2, P4): like the
+  // annotations, a lost race must surface as 409, never be resent.
+  patchPartition: route("patch", "apps", "v1", "statefulsets", true, false),
+  // R2: never resent: a 429 is a PodDisruptionBudget's answer, and a landed eviction's repeat
+  // would evict the pod that replaced it were it not for the uid precondition.
+  evictPod: route("create", "", "v1", "pods", true, false, "eviction"),
   patchEvent: route("patch", "events.k8s.io", "v1", "events", true),
   createEvent: route("create", "events.k8s.io", "v1", "events", true),
 } as const satisfies Record<string, Route>;
@@ -58,18 +67,21 @@ const HTTP_METHOD: Record<Verb, string> = { get: "GET", list: "GET", patch: "PAT
 
 export const methodOf = (r: Route): string => HTTP_METHOD[r.verb];
 
-/** `resource.group` as kubectl and RBAC messages write it (`pods`, `statefulsets.apps`). */
-export const qualifiedResource = (r: Route): string => (r.group ? `${r.resource}.${r.group}` : r.resource);
+/** The resource as RBAC names it: `pods`, or `pods/eviction` for a subresource. */
+export const rbacResource = (r: Route): string => (r.subresource ? `${r.resource}/${r.subresource}` : r.resource);
+
+/** `resource.group` as kubectl and RBAC messages write it (`pods`, `pods/eviction`, `statefulsets.apps`). */
+export const qualifiedResource = (r: Route): string => (r.group ? `${rbacResource(r)}.${r.group}` : rbacResource(r));
 
 /** The URL path of a route, e.g. `/apis/apps/v1/namespaces/default/statefulsets/web`. */
 export function pathOf(r: Route, t: Target): string {
   const base = r.group ? `/apis/${r.group}/${r.version}` : `/api/${r.version}`;
   if (r.namespaced && !t.namespace) throw new Error(`${r.verb} ${qualifiedResource(r)} needs a namespace`);
   const ns = r.namespaced ? `/namespaces/${encodeURIComponent(t.namespace!)}` : "";
-  const needsName = r.verb === "get" || r.verb === "patch";
+  const needsName = r.verb === "get" || r.verb === "patch" || r.subresource !== undefined;
   if (needsName && !t.name) throw new Error(`${r.verb} ${qualifiedResource(r)} needs a name`);
   const name = needsName ? `/${encodeURIComponent(t.name!)}` : "";
-  return `${base}${ns}/${r.resource}${name}`;
+  return `${base}${ns}/${r.resource}${name}${r.subresource ? `/${r.subresource}` : ""}`;
 }
 
 /** What a request does, for error messages: `list pods in default`, `get statefulsets.apps default/web`. */

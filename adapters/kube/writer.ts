@@ -3,8 +3,8 @@
 // annotations under a resourceVersion precondition) and the event recorder (de-duplicated Events).
 import * as z from "../../core/zod.js";
 import { claimApplyBody } from "../../core/apply-body.js";
-import type { ApplyOutcome, ClaimWriter, EventRecorder, SetStatusWriter, Writers } from "../../core/ports.js";
-import { FIELD_MANAGER, type ActionType, type EventRecord, type PatchClaim, type SetRef } from "../../core/types.js";
+import type { ApplyOutcome, ClaimWriter, EventRecorder, PodOutcome, PodWriter, SetStatusWriter, Writers } from "../../core/ports.js";
+import { FIELD_MANAGER, Keys, type ActionType, type EventRecord, type EvictPod, type PatchClaim, type PatchPartition, type SetRef } from "../../core/types.js";
 import { ApiError } from "../api-error.js";
 import type { KubeClient } from "./client.js";
 import { eventBody, eventName, microTime } from "./events.js";
@@ -55,6 +55,47 @@ export class KubeSetStatusWriter implements SetStatusWriter {
   async annotateSet(ref: SetRef, annotations: Record<string, string>, resourceVersion?: string): Promise<void> {
     const metadata = { annotations, ...(resourceVersion !== undefined ? { resourceVersion } : {}) };
     await this.client.patch(Routes.annotateStatefulSet, ref, { metadata }, MERGE_PATCH);
+  }
+}
+
+/**
+ * The pod side, always direct: the partition (merge patch under the set's resourceVersion, with
+ * the user-partition record and the step's annotations in the same request) and evictions
+ * (policy/v1 Eviction with the pod's uid as precondition; claimstep never DELETEs a pod).
+ */
+export class KubePodWriter implements PodWriter {
+  constructor(private readonly client: KubeClient) {}
+
+  async patchPartition(action: PatchPartition, annotations: Record<string, string> | undefined): Promise<PodOutcome> {
+    const record = action.userPartition === undefined ? {} : { [Keys.userPartition]: action.userPartition === null ? null : String(action.userPartition) };
+    const body = {
+      metadata: {
+        ...(action.resourceVersion !== undefined ? { resourceVersion: action.resourceVersion } : {}),
+        annotations: { ...annotations, ...record },
+      },
+      spec: { updateStrategy: { rollingUpdate: { partition: action.partition } } },
+    };
+    await this.client.patch(Routes.patchPartition, { namespace: action.namespace, name: action.set }, body, MERGE_PATCH);
+    return { kind: "applied", detail: `patched ${action.namespace}/${action.set}: partition ${action.from} → ${action.partition}` };
+  }
+
+  async evict(action: EvictPod): Promise<PodOutcome> {
+    const body = {
+      apiVersion: "policy/v1",
+      kind: "Eviction",
+      metadata: { name: action.pod, namespace: action.namespace },
+      deleteOptions: { preconditions: { uid: action.uid } },
+    };
+    try {
+      await this.client.create(Routes.evictPod, { namespace: action.namespace, name: action.pod }, body);
+    } catch (err) {
+      // A PodDisruptionBudget's refusal is an answer, not a fault: the step waits (R3).
+      if (!(err instanceof ApiError) || err.code !== 429) throw err;
+      const budget = err.causes.find((c) => c.reason === "DisruptionBudget");
+      if (!budget) throw err;
+      return { kind: "budget", message: budget.message ?? err.message };
+    }
+    return { kind: "applied", detail: `evicted ${action.namespace}/${action.pod} (uid ${action.uid})` };
   }
 }
 
@@ -132,13 +173,14 @@ export class KubeEventRecorder implements EventRecorder {
   }
 }
 
-/** The three direct writers of one client. */
+/** The direct writers of one client. */
 export interface KubeWriters extends Writers {
   claims: KubeClaimWriter;
   status: KubeSetStatusWriter;
   events: KubeEventRecorder;
+  pods: KubePodWriter;
 }
 
 export function kubeWriters(client: KubeClient, opts: KubeWriterOptions = {}): KubeWriters {
-  return { claims: new KubeClaimWriter(client), status: new KubeSetStatusWriter(client), events: new KubeEventRecorder(client, opts) };
+  return { claims: new KubeClaimWriter(client), status: new KubeSetStatusWriter(client), events: new KubeEventRecorder(client, opts), pods: new KubePodWriter(client) };
 }

@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { setupServer } from "msw/node";
 import { parseAllDocuments } from "yaml";
 import { describe, expect, it } from "vitest";
-import { Routes } from "../../../adapters/kube/routes.js";
+import { Routes, rbacResource } from "../../../adapters/kube/routes.js";
 import { KubeClient } from "../../../adapters/kube/client.js";
 import { KubeReader } from "../../../adapters/kube/reader.js";
 import { kubeWriters } from "../../../adapters/kube/writer.js";
@@ -39,7 +39,7 @@ describe("deploy/kubernetes/rbac.yaml", () => {
       for (const k of [...rule.apiGroups, ...rule.resources, ...rule.verbs]) expect(k, "no wildcards").not.toBe("*");
       for (const g of rule.apiGroups) for (const r of rule.resources) for (const v of rule.verbs) granted.add(triple(g, r, v));
     }
-    const called = new Set(Object.values(Routes).map((r) => triple(r.group, r.resource, r.verb)));
+    const called = new Set(Object.values(Routes).map((r) => triple(r.group, rbacResource(r), r.verb)));
     expect([...granted].sort()).toEqual([...called].sort());
   });
 
