@@ -21,6 +21,7 @@ import { validate } from "./http/validate.js";
 import { YAML_LIMITS, yamlOverLimits } from "./http/yaml-bounds.js";
 import { Name, Namespace, RelayEvent } from "./relay/event.js";
 import { runStep, type StepResult } from "./step.js";
+import { uiRoutes, type UiOptions } from "./ui/routes.js";
 
 export type { AuthSettings } from "./http/authenticate.js";
 
@@ -45,6 +46,8 @@ export interface AppDeps {
   mounts?: readonly Mount[];
   /** Structured log sink; entries never hold secrets or request headers. */
   log?: (entry: Record<string, unknown>) => void;
+  /** The status page (`/ui`, functions/ui/), served when viewer tokens are configured. */
+  ui?: UiOptions;
 }
 
 const PathRef = z.object({ namespace: Namespace, name: Name });
@@ -160,6 +163,13 @@ export function createApp(deps: AppDeps): Hono<AuthEnv> {
       return stepResponse(c, await step({ namespace, name }, false, "relay"));
     },
   );
+
+  if (deps.ui && deps.ui.viewers.length) {
+    app.route(
+      "/",
+      uiRoutes({ ...deps.ui, reader: deps.reader, writers: deps.writers, now: deps.now, namespaces: allowed, apiTokens: deps.auth.bearerTokens, log }),
+    );
+  }
 
   for (const m of deps.mounts ?? []) {
     app.use(`${m.prefix}/*`, body);

@@ -31,6 +31,11 @@ const dns1123 = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const EnvSchema = z.looseObject({
   /** Bearer tokens accepted by the HTTP app (several during a rotation). */
   CLAIMSTEP_API_TOKEN: z.optional(z.string()),
+  /**
+   * The status page's viewer tokens (read-only; never a step token): `<token>` sees every
+   * namespace claimstep manages, `<ns>+<ns>:<token>` only those (several during a rotation).
+   */
+  CLAIMSTEP_VIEWER_TOKEN: z.optional(z.string()),
   /** Standard Webhooks secrets `whsec_<base64>` (several during a rotation). */
   CLAIMSTEP_WEBHOOK_SECRET: z.optional(z.string()),
   /** Namespaces claimstep may act in; empty = all. */
@@ -58,8 +63,32 @@ const EnvSchema = z.looseObject({
   CLAIMSTEP_GITLAB_WEBHOOK_TOKEN: z.optional(z.string()),
 });
 
+/** A viewer token of the status page and the namespaces it may see (absent: all claimstep manages). */
+export interface Viewer {
+  token: string;
+  namespaces?: string[];
+}
+
+/** `CLAIMSTEP_VIEWER_TOKEN`'s entries: `<token>` or `<ns>+<ns>:<token>`. */
+export function parseViewers(raw: string | undefined): { viewers: Viewer[]; problems: string[] } {
+  const viewers: Viewer[] = [];
+  const problems: string[] = [];
+  for (const entry of list(raw)) {
+    const colon = entry.lastIndexOf(":");
+    const token = colon < 0 ? entry : entry.slice(colon + 1);
+    const namespaces = colon < 0 ? undefined : entry.slice(0, colon).split("+").filter(Boolean);
+    if (token.length < 16) problems.push("CLAIMSTEP_VIEWER_TOKEN: each token must be at least 16 characters (e.g. `openssl rand -hex 32`)");
+    if (namespaces !== undefined && namespaces.length === 0) problems.push("CLAIMSTEP_VIEWER_TOKEN: name the namespaces before the colon (`prod+staging:<token>`), or give the token alone");
+    for (const ns of (namespaces ?? []).filter((n) => !dns1123.test(n))) problems.push(`CLAIMSTEP_VIEWER_TOKEN: "${ns}" is not a valid namespace name`);
+    viewers.push({ token, ...(namespaces?.length ? { namespaces } : {}) });
+  }
+  return { viewers, problems: [...new Set(problems)] };
+}
+
 export interface AppConfig {
   bearerTokens: string[];
+  /** The status page's viewer tokens; absent: the page is off. */
+  viewers?: Viewer[];
   webhookSecrets: string[];
   namespaces: string[];
   bodyLimitBytes: number;
@@ -98,10 +127,15 @@ export function configFromEnv(env: Record<string, unknown>, opts: ConfigOptions 
   const bearerTokens = list(e.CLAIMSTEP_API_TOKEN);
   const webhookSecrets = list(e.CLAIMSTEP_WEBHOOK_SECRET);
   const namespaces = list(e.CLAIMSTEP_NAMESPACES);
+  const { viewers, problems: viewerProblems } = parseViewers(e.CLAIMSTEP_VIEWER_TOKEN);
+  problems.push(...viewerProblems);
+  if (viewers.some((v) => bearerTokens.includes(v.token))) {
+    problems.push("CLAIMSTEP_VIEWER_TOKEN: a viewer token must not be a CLAIMSTEP_API_TOKEN (the page is read-only; give it a token of its own)");
+  }
 
-  if (bearerTokens.length === 0 && webhookSecrets.length === 0) {
+  if (bearerTokens.length === 0 && webhookSecrets.length === 0 && viewers.length === 0) {
     problems.push(
-      "no authentication configured: set CLAIMSTEP_API_TOKEN (bearer) and/or CLAIMSTEP_WEBHOOK_SECRET (whsec_<base64>)",
+      "no authentication configured: set CLAIMSTEP_API_TOKEN (bearer) and/or CLAIMSTEP_WEBHOOK_SECRET (whsec_<base64>) (or CLAIMSTEP_VIEWER_TOKEN for the status page alone)",
     );
   }
   if (bearerTokens.some((t) => t.length < 16)) {
@@ -161,6 +195,7 @@ export function configFromEnv(env: Record<string, unknown>, opts: ConfigOptions 
   }
   return {
     bearerTokens,
+    ...(viewers.length ? { viewers } : {}),
     webhookSecrets,
     namespaces,
     bodyLimitBytes: e.CLAIMSTEP_BODY_LIMIT_BYTES,

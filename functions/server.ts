@@ -134,19 +134,23 @@ export async function serveFromEnv(opts: ServeFromEnvOptions): Promise<number> {
   let wallClock: ReturnType<typeof setInterval> | undefined;
 
   if (opts.cluster) {
-    const { simTarget } = await import("./cli.js");
-    const target = await simTarget(opts.cluster);
+    // The playground: the scenario's simulated cluster, its virtual time following the wall clock.
+    const { SCENARIOS, scenarioName } = await import("../adapters/sim/scenarios.js");
+    const { listOptedInSets } = await import("../adapters/kube/reader.js");
+    const { uiSource } = await import("./ui/source.js");
+    const sim = await SCENARIOS[scenarioName(opts.cluster)]!.build(1);
     deps = {
-      reader: target.reader,
-      writers: target.writers,
+      reader: sim.reader,
+      writers: sim.writers,
       auth: { bearerTokens: config.bearerTokens, webhookSecrets: config.webhookSecrets, replay },
-      now: () => target.now(),
+      now: () => sim.now(),
       namespaces: config.namespaces,
       bodyLimitBytes: config.bodyLimitBytes,
       log,
+      ...(config.viewers?.length ? { ui: { viewers: config.viewers, source: uiSource(sim.client) } } : {}),
     };
-    listOptedIn = (ns) => target.listOptedIn(ns);
-    wallClock = setInterval(() => void target.pause(1000), 1000);
+    listOptedIn = (ns) => listOptedInSets(sim.client, ns);
+    wallClock = setInterval(() => sim.advance(1000), 1000);
   } else {
     const client = await kubeClientFor(config, opts);
     const wiring = wire({ client, config, now: () => new Date(), replay, log, instance: opts.env.HOSTNAME ?? "claimstep" });
@@ -156,14 +160,16 @@ export async function serveFromEnv(opts: ServeFromEnvOptions): Promise<number> {
 
   const app = createApp(deps);
   let tick = 0;
+  // The playground steps its sets by itself (every 2 s) unless CLAIMSTEP_INTERVAL_SECONDS says otherwise.
+  const intervalSeconds = opts.cluster && !opts.env.CLAIMSTEP_INTERVAL_SECONDS ? 2 : config.intervalSeconds;
   const server = await startServer({
     app,
     port,
     hostname: opts.host ?? (opts.env.CLAIMSTEP_HOST || DEFAULT_HOST),
     log,
-    ...(config.intervalSeconds > 0
+    ...(intervalSeconds > 0
       ? {
-          intervalMs: config.intervalSeconds * 1000,
+          intervalMs: intervalSeconds * 1000,
           tick: () =>
             sweep({
               listOptedIn,
@@ -179,6 +185,7 @@ export async function serveFromEnv(opts: ServeFromEnvOptions): Promise<number> {
     if (wallClock) clearInterval(wallClock);
     throw err;
   });
+  if (deps.ui) log({ msg: "status page", url: `http://${opts.host ?? (opts.env.CLAIMSTEP_HOST || DEFAULT_HOST)}:${server.port}/ui` });
 
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {

@@ -15,6 +15,7 @@ import type { ReplayGuard } from "./auth.js";
 import type { AppConfig } from "./config.js";
 import { gitopsWebhookRoutes } from "./routes/gitops-webhooks.js";
 import { runStep } from "./step.js";
+import { uiSource } from "./ui/source.js";
 
 export interface WiringOptions {
   client: KubeClient;
@@ -65,6 +66,7 @@ export function wire(opts: WiringOptions): Wiring {
     bodyLimitBytes: config.bodyLimitBytes,
     mounts,
     ...(opts.log ? { log: opts.log } : {}),
+    ...(config.viewers?.length ? { ui: { viewers: config.viewers, source: uiSource(client) } } : {}),
   };
 
   return {

@@ -1,0 +1,52 @@
+// The status page's CSS (inline, allowed by its hash in the Content-Security-Policy) and its one
+// small script (served from /ui/app.js: `script-src 'self'`, no inline script at all). No
+// framework, no build step.
+
+export const CSS = `:root{color-scheme:light;--fg:#1b1f24;--muted:#57606a;--line:#d0d7de;--bg:#fff;--soft:#f6f8fa;--ok:#116329;--warn:#7d4e00;--bad:#a40e26;--info:#0b4f9c}
+*{box-sizing:border-box}body{margin:0;font:15px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:var(--fg);background:var(--bg)}
+a{color:var(--info)}a:focus-visible,button:focus-visible,input:focus-visible{outline:3px solid var(--info);outline-offset:2px}
+header.top{display:flex;gap:1rem;align-items:center;padding:.5rem 1.25rem;border-bottom:1px solid var(--line);background:var(--soft)}
+header.top .brand{font-weight:700;margin-right:auto}header.top form{margin:0}
+main{padding:1rem 1.25rem;max-width:1400px}h1{font-size:1.35rem;margin:.2rem 0 .6rem}h2{font-size:1.05rem;margin:1.4rem 0 .4rem}
+.skip{position:absolute;left:-999px}.skip:focus{left:1rem;top:.5rem;background:var(--bg);padding:.25rem .5rem}
+table{border-collapse:collapse;width:100%;font-size:.9rem}th,td{border-bottom:1px solid var(--line);padding:.3rem .5rem;text-align:left;vertical-align:top}
+th{background:var(--soft);font-weight:600}td.num{font-variant-numeric:tabular-nums;white-space:nowrap}tbody.ord{border-top:2px solid var(--line)}
+code,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.85em;overflow-wrap:anywhere}
+.phase{display:inline-block;padding:0 .45rem;border-radius:1rem;font-weight:600;border:1px solid currentColor}
+.p-Complete,.s-Updated,.s-Ready{color:var(--ok)}.p-Blocked,.s-Blocked,.s-Failed{color:var(--bad)}.p-Waiting,.s-InFlight{color:var(--warn)}.p-Progressing{color:var(--info)}
+dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem;margin:.4rem 0}dl.facts dt{color:var(--muted)}dl.facts dd{margin:0;overflow-wrap:anywhere}
+progress{width:12rem;height:.9rem;vertical-align:middle}.muted{color:var(--muted)}.changed{font-weight:700}
+.note{overflow-wrap:anywhere}.error{color:var(--bad)}
+form.login{max-width:28rem;display:grid;gap:.5rem}input[type=password]{font:inherit;padding:.4rem;border:1px solid var(--muted);border-radius:4px}
+button{font:inherit;padding:.3rem .8rem;border:1px solid var(--muted);border-radius:4px;background:var(--bg);color:var(--fg);cursor:pointer}
+.live-status{font-size:.85rem}`;
+
+/**
+ * The page's script: follows the set's live fragment through server-sent events (EventSource
+ * reconnects when the server ends a stream, as it does after a few updates), or polls it where
+ * streaming is not there; swaps it in place and says so to screen readers, keeping focus.
+ */
+export const SCRIPT = `(function(){"use strict";
+var live=document.getElementById("live");if(!live)return;
+var said=document.getElementById("live-status"),n=0,last="";
+function swap(html){if(html===last)return;last=html;
+var f=document.activeElement,id=f&&live.contains(f)&&f.id?f.id:"";
+live.innerHTML=html;n++;live.setAttribute("data-updates",String(n));
+if(id){var g=document.getElementById(id);if(g)g.focus();}
+var h=live.querySelector("[data-headline]");if(said&&h)said.textContent="Updated: "+h.getAttribute("data-headline");}
+function poll(){fetch(live.getAttribute("data-poll"),{credentials:"same-origin",headers:{accept:"text/html"}}).then(function(r){
+if(r.status===401){location.reload();return"";}return r.ok?r.text():"";}).then(function(t){if(t)swap(t);},function(){});}
+var every=Number(live.getAttribute("data-every"))||2;
+if(window.EventSource&&live.getAttribute("data-stream")){var es=new EventSource(live.getAttribute("data-stream"));
+es.addEventListener("view",function(e){swap(e.data);});
+es.addEventListener("denied",function(){es.close();location.reload();});
+es.onerror=function(){if(es.readyState===2){es.close();setInterval(poll,every*1000);}};}
+else setInterval(poll,every*1000);})();`;
+
+/** `'sha256-<base64>'` of a text, as a Content-Security-Policy source. */
+export async function cspHash(text: string): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
+  let binary = "";
+  for (const b of digest) binary += String.fromCharCode(b);
+  return `'sha256-${btoa(binary)}'`;
+}

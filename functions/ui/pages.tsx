@@ -1,0 +1,407 @@
+// The status page's HTML, server-rendered with hono/jsx: every value from the cluster is a JSX
+// child or attribute, so hono escapes it (a StorageClass name, an API server's message or an
+// annotation holding markup shows as text). The only raw HTML is our own CSS.
+import type { Child } from "hono/jsx";
+import type { SetSummary, SetPageView, OrdinalRow } from "../../core/view.js";
+import { CSS } from "./assets.js";
+
+export const SCRIPT_PATH = "/ui/app.js";
+
+const setHref = (ns: string, name: string) => `/ui/${encodeURIComponent(ns)}/${encodeURIComponent(name)}`;
+
+export function Layout(props: { title: string; signedIn: boolean; script?: boolean; children: Child }) {
+  return (
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <meta name="referrer" content="no-referrer" />
+        <title>{props.title}</title>
+        <link rel="icon" href="data:," />
+        <style dangerouslySetInnerHTML={{ __html: CSS }} />
+        {props.script ? <script src={SCRIPT_PATH} defer /> : null}
+      </head>
+      <body>
+        <a class="skip" href="#main">
+          Skip to content
+        </a>
+        <header class="top">
+          <span class="brand">claimstep</span>
+          <nav aria-label="Status pages">
+            <a href="/ui">All sets</a>
+          </nav>
+          {props.signedIn ? (
+            <form method="post" action="/ui/logout">
+              <button type="submit">Sign out</button>
+            </form>
+          ) : null}
+        </header>
+        <main id="main" tabindex={-1}>
+          {props.children}
+        </main>
+      </body>
+    </html>
+  );
+}
+
+export function LoginPage(props: { reason: string; next: string }) {
+  return (
+    <Layout title="Sign in · claimstep" signedIn={false}>
+      <h1>Sign in to the status page</h1>
+      <p role="alert" class="error" data-login-reason>
+        {props.reason}
+      </p>
+      <form class="login" method="post" action="/ui/login">
+        <label for="token">Viewer token (CLAIMSTEP_VIEWER_TOKEN; read-only, never the step token)</label>
+        <input id="token" name="token" type="password" autocomplete="current-password" required />
+        <input type="hidden" name="next" value={props.next} />
+        <button type="submit">Sign in</button>
+      </form>
+      <p class="muted">The token is kept in an HttpOnly, Secure, SameSite=Strict cookie of this site only.</p>
+    </Layout>
+  );
+}
+
+export function MessagePage(props: { title: string; heading: string; message: string; signedIn: boolean }) {
+  return (
+    <Layout title={`${props.title} · claimstep`} signedIn={props.signedIn}>
+      <h1>{props.heading}</h1>
+      <p class="error" data-error>
+        {props.message}
+      </p>
+      <p>
+        <a href="/ui">Back to all sets</a>
+      </p>
+    </Layout>
+  );
+}
+
+const Phase = (props: { phase: string }) => <span class={`phase p-${props.phase}`}>{props.phase}</span>;
+
+function Progress(props: { s: SetSummary }) {
+  const p = props.s.progress;
+  if (!p) return <span class="muted">-</span>;
+  return (
+    <span>
+      <progress value={p.done} max={Math.max(p.total, 1)} aria-label={`${props.s.ref.namespace}/${props.s.ref.name}: ${p.done} of ${p.total} ordinals done`}>
+        {p.done}/{p.total}
+      </progress>{" "}
+      <span data-field="updated">{props.s.updated}</span>
+    </span>
+  );
+}
+
+function ApplyMode(props: { s: SetSummary }) {
+  const m = props.s.applyMode;
+  if (m.mode === "invalid") return <span class="error">invalid: {m.value}</span>;
+  if (m.mode === "direct") return <span>direct</span>;
+  return (
+    <span>
+      pull request
+      {m.link ? (
+        <>
+          {" "}
+          <a href={m.link} rel="noopener noreferrer">
+            {m.link}
+          </a>
+        </>
+      ) : null}
+    </span>
+  );
+}
+
+export function ListPage(props: { sets: SetSummary[]; errors: string[]; scope: string }) {
+  return (
+    <Layout title="StatefulSets · claimstep" signedIn={true}>
+      <h1>Opted-in StatefulSets</h1>
+      <p class="muted">{props.scope}</p>
+      {props.errors.map((e) => (
+        <p class="error" role="alert">
+          {e}
+        </p>
+      ))}
+      {props.sets.length === 0 ? (
+        <p data-empty>No opted-in StatefulSets here (annotate one with claimstep.io/volume-claim-update-strategy: InPlace, or use claimstep set).</p>
+      ) : (
+        <table data-sets>
+          <caption class="skip">Opted-in StatefulSets, by namespace</caption>
+          <thead>
+            <tr>
+              <th scope="col">Namespace</th>
+              <th scope="col">Name</th>
+              <th scope="col">Phase</th>
+              <th scope="col">Reason</th>
+              <th scope="col">Since</th>
+              <th scope="col">Revision</th>
+              <th scope="col">Progress</th>
+              <th scope="col">Apply</th>
+            </tr>
+          </thead>
+          <tbody>
+            {props.sets.map((s) => (
+              <tr data-set={`${s.ref.namespace}/${s.ref.name}`}>
+                <td>{s.ref.namespace}</td>
+                <td>
+                  <a href={setHref(s.ref.namespace, s.ref.name)}>{s.ref.name}</a>
+                </td>
+                <td data-field="phase">
+                  <Phase phase={s.phase} />
+                </td>
+                <td data-field="reason">{s.reason}</td>
+                <td data-field="since" class="num">
+                  {s.since}
+                </td>
+                <td data-field="revision">
+                  <code>{s.revision}</code>
+                </td>
+                <td>
+                  <Progress s={s} />
+                </td>
+                <td data-field="apply">
+                  <ApplyMode s={s} />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </Layout>
+  );
+}
+
+function OrdinalBody(props: { o: OrdinalRow; pods: boolean }) {
+  const { o, pods } = props;
+  const span = Math.max(1, o.claims.length);
+  const lead = [
+    <th scope="rowgroup" rowspan={span} class="num">
+      {o.ordinal}
+    </th>,
+    <td rowspan={span} data-field="pod">
+      {o.pod}
+    </td>,
+    ...(pods
+      ? [
+          <td rowspan={span} data-field="pod-ready" class={`s-${o.ready}`}>
+            {o.ready}
+          </td>,
+          <td rowspan={span} data-field="pod-revision">
+            <code>{o.revision}</code>
+          </td>,
+        ]
+      : []),
+    <td rowspan={span} data-field="state" class={`s-${o.state}`}>
+      {o.state}
+    </td>,
+  ];
+  if (o.claims.length === 0) {
+    return (
+      <tbody class="ord" data-ordinal={String(o.ordinal)}>
+        <tr>
+          {lead}
+          <td colspan={7} class="muted">
+            no claims
+          </td>
+        </tr>
+      </tbody>
+    );
+  }
+  return (
+    <tbody class="ord" data-ordinal={String(o.ordinal)}>
+      {o.claims.map((c, i) => (
+        <tr data-claim={c.claim}>
+          {i === 0 ? lead : null}
+          <td>
+            <code>{c.claim}</code>
+          </td>
+          <td class="num" data-field="spec">
+            {c.spec}
+          </td>
+          <td class="num" data-field="capacity">
+            {c.capacity}
+          </td>
+          <td class="num" data-field="target">
+            {c.target}
+          </td>
+          <td data-field="vac">{c.vac}</td>
+          <td data-field="revision">
+            <code>{c.revision}</code>
+          </td>
+          <td data-field="readiness" class={`s-${c.readiness}`}>
+            {c.readinessText}
+          </td>
+        </tr>
+      ))}
+    </tbody>
+  );
+}
+
+/** The part of the set's page that follows the rollout (swapped in place by the script). */
+export function LiveFragment(props: { view: SetPageView }) {
+  const { summary: s, headline: h, next, ordinals, pods, templates, events } = props.view;
+  return (
+    <div data-headline={`${h.phase} ${h.reason}${h.updated ? ` ${h.updated}` : ""}`}>
+      <h2 id="status">Status</h2>
+      <dl class="facts" data-headline-fields>
+        <dt>Phase</dt>
+        <dd data-field="phase">
+          <Phase phase={h.phase} />
+        </dd>
+        <dt>Reason</dt>
+        <dd data-field="reason">{h.reason}</dd>
+        <dt>Message</dt>
+        <dd data-field="message" class="note">
+          {h.message}
+        </dd>
+        <dt>Progress</dt>
+        <dd>
+          <Progress s={s} />
+        </dd>
+        <dt>Since</dt>
+        <dd data-field="since">{s.since}</dd>
+        <dt>Observed</dt>
+        <dd data-field="observed">{s.observedAt}</dd>
+        <dt>Revision</dt>
+        <dd data-field="revision">
+          <code>{s.revision}</code> <span class="muted">(current: </span>
+          <code data-field="current-revision">{s.currentRevision}</code>
+          <span class="muted">)</span>
+        </dd>
+        <dt>Apply</dt>
+        <dd data-field="apply">
+          <ApplyMode s={s} />
+        </dd>
+      </dl>
+
+      <h2 id="ordinals">Ordinals</h2>
+      {ordinals.length === 0 ? (
+        <p class="muted">No ordinals.</p>
+      ) : (
+        <table data-ordinals>
+          <caption class="skip">Per-ordinal table: claims{pods ? " and pods" : ""}, highest ordinal first</caption>
+          <thead>
+            <tr>
+              <th scope="col">Ordinal</th>
+              <th scope="col">Pod</th>
+              {pods ? <th scope="col">Pod ready</th> : null}
+              {pods ? <th scope="col">Pod revision</th> : null}
+              <th scope="col">State</th>
+              <th scope="col">Claim</th>
+              <th scope="col">Spec</th>
+              <th scope="col">Capacity</th>
+              <th scope="col">Target</th>
+              <th scope="col">VAC</th>
+              <th scope="col">Revision</th>
+              <th scope="col">Readiness</th>
+            </tr>
+          </thead>
+          {ordinals.map((o) => (
+            <OrdinalBody o={o} pods={pods} />
+          ))}
+        </table>
+      )}
+
+      <h2 id="next">Next step (planned, not written)</h2>
+      <dl class="facts" data-next>
+        <dt>Decision</dt>
+        <dd>
+          <Phase phase={next.phase} /> <span data-field="next-reason">{next.reason}</span>
+        </dd>
+        <dt>Message</dt>
+        <dd data-field="next-message" class="note">
+          {next.message}
+        </dd>
+        <dt>Action</dt>
+        <dd data-field="next-action">
+          <code>{next.action}</code>
+        </dd>
+      </dl>
+
+      <h2 id="events">Recent events</h2>
+      {props.view.eventsError ? (
+        <p class="error" data-events-error>
+          {props.view.eventsError}
+        </p>
+      ) : events.length === 0 ? (
+        <p class="muted">No events of claimstep on this set.</p>
+      ) : (
+        <table data-events>
+          <caption class="skip">claimstep's events on this set, newest first</caption>
+          <thead>
+            <tr>
+              <th scope="col">Time</th>
+              <th scope="col">Type</th>
+              <th scope="col">Reason</th>
+              <th scope="col">Count</th>
+              <th scope="col">Note</th>
+            </tr>
+          </thead>
+          <tbody>
+            {events.map((e) => (
+              <tr>
+                <td class="num">{e.time}</td>
+                <td class={e.type === "Warning" ? "s-Blocked" : ""}>{e.type}</td>
+                <td>{e.reason}</td>
+                <td class="num">{e.count}</td>
+                <td class="note">{e.note}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+
+      <h2 id="templates">Claim templates: desired vs live</h2>
+      <p class="muted" data-templates-source>
+        Desired templates from {templates.source === "annotation" ? "the claimstep.io/volume-claim-templates annotation" : templates.source === "spec" ? "the live spec (no annotation)" : "an invalid annotation"}.
+      </p>
+      {templates.error ? (
+        <p class="error" data-templates-error>
+          {templates.error}
+        </p>
+      ) : null}
+      {templates.templates.map((t) => (
+        <table data-template={t.name}>
+          <caption>
+            Template <code>{t.name}</code>
+          </caption>
+          <thead>
+            <tr>
+              <th scope="col">Field</th>
+              <th scope="col">Live</th>
+              <th scope="col">Desired</th>
+            </tr>
+          </thead>
+          <tbody>
+            {t.fields.map((f) => (
+              <tr class={f.changed ? "changed" : ""}>
+                <th scope="row">{f.field}</th>
+                <td>{f.live}</td>
+                <td>
+                  {f.desired}
+                  {f.changed ? <span class="muted"> (changed)</span> : null}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ))}
+    </div>
+  );
+}
+
+export function SetPage(props: { view: SetPageView; every: number; stream: boolean }) {
+  const { ref } = props.view.summary;
+  const base = setHref(ref.namespace, ref.name);
+  return (
+    <Layout title={`${ref.namespace}/${ref.name} · claimstep`} signedIn={true} script={true}>
+      <h1>
+        StatefulSet <span data-field="namespace">{ref.namespace}</span>/<span data-field="name">{ref.name}</span>
+      </h1>
+      <p class="live-status muted" id="live-status" role="status" aria-live="polite">
+        Follows the rollout live.
+      </p>
+      <section id="live" aria-labelledby="status" data-poll={`${base}/fragment`} data-stream={props.stream ? `${base}/stream` : undefined} data-every={String(props.every)}>
+        <LiveFragment view={props.view} />
+      </section>
+    </Layout>
+  );
+}

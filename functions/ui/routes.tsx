@@ -1,0 +1,240 @@
+// The status page's routes, mounted into the one Hono app (functions/app.ts), so the Worker and
+// the Node server serve it alike:
+//   GET  /ui                        the opted-in sets the viewer may see
+//   GET  /ui/:namespace/:name       one set: status, per-ordinal table, next step, events, templates
+//   GET  /ui/:namespace/:name/stream    server-sent events: the live part, re-rendered when it changes
+//   GET  /ui/:namespace/:name/fragment  the live part once (polling, where a runtime cannot stream)
+//   GET  /ui/login, POST /ui/login, POST /ui/logout, GET /ui/app.js
+// Read-only: it loads and plans (planStep, no write) and lists Events; nothing else.
+import { Hono, type Context } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { csrf } from "hono/csrf";
+import { streamSSE } from "hono/streaming";
+import { ApiError } from "../../adapters/api-error.js";
+import { planStep } from "../../core/plan.js";
+import type { StateReader, Writers } from "../../core/ports.js";
+import type { SetRef } from "../../core/types.js";
+import { setPage, summarize, type SetPageView, type SetSummary } from "../../core/view.js";
+import { bearerMatches } from "../auth.js";
+import type { Viewer } from "../config.js";
+import { Name, Namespace } from "../relay/event.js";
+import { CSS, SCRIPT, cspHash } from "./assets.js";
+import { LiveFragment, ListPage, LoginPage, MessagePage, SetPage } from "./pages.js";
+import { forgetToken, keepToken, viewerOf, whoIs } from "./session.js";
+import type { UiSource } from "./source.js";
+
+export interface UiOptions {
+  viewers: readonly Viewer[];
+  source: UiSource;
+  /** Seconds between two renders of the live part (the stream's pace, the polling interval). */
+  everySeconds?: number;
+  /**
+   * Renders one stream sends before it ends (the browser reconnects at once): bounds what one
+   * request costs (each render reads the set: a Worker counts its subrequests). Default 8.
+   */
+  streamRenders?: number;
+  /** Serve the stream (false: the page polls the fragment). Default true. */
+  stream?: boolean;
+}
+
+export interface UiDeps extends UiOptions {
+  reader: StateReader;
+  writers: Writers;
+  now: () => Date;
+  /** Namespaces claimstep manages (CLAIMSTEP_NAMESPACES); empty = all. */
+  namespaces: readonly string[];
+  /** The step API's bearer tokens: refused at the login form. */
+  apiTokens: readonly string[];
+  log?: (entry: Record<string, unknown>) => void;
+}
+
+const html = async (c: Context, node: unknown, status = 200) => c.html(`<!DOCTYPE html>${await String(node)}`, status as 200);
+
+/** Where the login form may send the viewer back to: a path of the page only. */
+const safeNext = (raw: unknown): string => (typeof raw === "string" && /^\/ui(\/[A-Za-z0-9._~%-]*)*$/.test(raw) && !raw.includes("//") ? raw : "/ui");
+
+export function uiRoutes(deps: UiDeps): Hono {
+  const app = new Hono();
+  const every = deps.everySeconds ?? 2;
+  const renders = deps.streamRenders ?? 8;
+  const stream = deps.stream ?? true;
+  const log = deps.log ?? (() => {});
+  let styleHash: Promise<string> | undefined;
+
+  // Every answer of the page: its own CSP (our script from /ui/app.js, our CSS by its hash, no
+  // inline script or style attribute, no frames), no caching, no sniffing, no referrer.
+  app.use("/ui", headers);
+  app.use("/ui/*", headers);
+  async function headers(c: Context, next: () => Promise<void>) {
+    await next();
+    styleHash ??= cspHash(CSS);
+    c.header(
+      "Content-Security-Policy",
+      `default-src 'none'; script-src 'self'; style-src ${await styleHash}; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
+    );
+    c.header("X-Content-Type-Options", "nosniff");
+    c.header("Referrer-Policy", "no-referrer");
+    c.header("X-Frame-Options", "DENY");
+    if (!c.res.headers.get("Cache-Control")) c.header("Cache-Control", "no-store");
+  }
+
+  const login = (c: Context, reason: string, status: number, clear = false) => {
+    if (clear) forgetToken(c);
+    return html(c, <LoginPage reason={reason} next={safeNext(c.req.path)} />, status);
+  };
+
+  const refOf = (c: Context): SetRef | undefined => {
+    const namespace = Namespace.safeParse(c.req.param("namespace"));
+    const name = Name.safeParse(c.req.param("name"));
+    return namespace.success && name.success ? { namespace: namespace.data, name: name.data } : undefined;
+  };
+
+  const allowed = (namespaces: readonly string[] | undefined, ns: string) => namespaces === undefined || namespaces.includes(ns);
+
+  async function view(ref: SetRef): Promise<SetPageView> {
+    const [snapshot, events] = await Promise.all([deps.reader.load(ref), deps.source.events(ref)]);
+    const writer = typeof deps.writers.claims === "function" ? deps.writers.claims(snapshot) : deps.writers.claims;
+    return setPage(snapshot.statefulSet, planStep(snapshot, deps.now(), writer), events);
+  }
+
+  /** A set the viewer may not see, or that does not exist: a page naming it. */
+  const problemPage = (c: Context, ref: SetRef | undefined, err: unknown) => {
+    const named = ref ? `${ref.namespace}/${ref.name}` : `${c.req.param("namespace")}/${c.req.param("name")}`;
+    if (!ref) return html(c, <MessagePage title="Not found" heading="Not found" message={`"${named}" is not a StatefulSet name (namespace/name)`} signedIn={true} />, 404);
+    if (err instanceof ApiError && err.kind === "NotFound") {
+      return html(c, <MessagePage title="Not found" heading={`StatefulSet ${named} not found`} message={`No StatefulSet ${named}: check the name and the namespace.`} signedIn={true} />, 404);
+    }
+    const message = err instanceof Error ? err.message : String(err);
+    log({ msg: "ui read failed", namespace: ref.namespace, name: ref.name, error: message });
+    return html(c, <MessagePage title="Unavailable" heading={`StatefulSet ${named} could not be read`} message={message} signedIn={true} />, 502);
+  };
+
+  app.get("/ui/app.js", (c) => {
+    c.header("Content-Type", "text/javascript; charset=utf-8");
+    c.header("Cache-Control", "no-cache");
+    return c.body(SCRIPT);
+  });
+
+  app.get("/ui/login", async (c) => {
+    const who = await whoIs(c, deps.viewers, deps.namespaces);
+    if (who.ok) return c.redirect("/ui", 303);
+    return html(c, <LoginPage reason={who.clear ? who.reason : "Sign in with a viewer token to see the rollouts."} next={safeNext(c.req.query("next"))} />, 200);
+  });
+
+  const formLimit = bodyLimit({ maxSize: 4096, onError: (c) => c.text("the form is too large", 413) });
+  const sameOrigin = csrf();
+
+  app.post("/ui/login", formLimit, sameOrigin, async (c) => {
+    const form = await c.req.parseBody();
+    const token = typeof form.token === "string" ? form.token.trim() : "";
+    const next = safeNext(form.next);
+    const again = (reason: string) => html(c, <LoginPage reason={reason} next={next} />, 401);
+    if (!token) return again("Enter a viewer token.");
+    if (await bearerMatches(`Bearer ${token}`, deps.apiTokens)) {
+      log({ msg: "ui login refused", why: "step token" });
+      return again("That is a step (API) token: the status page takes a viewer token of its own (CLAIMSTEP_VIEWER_TOKEN), read-only.");
+    }
+    if (!/^\S{1,512}$/.test(token) || !(await viewerOf(token, deps.viewers))) {
+      log({ msg: "ui login refused", why: "unknown token" });
+      return again("The viewer token is not valid.");
+    }
+    keepToken(c, token);
+    return c.redirect(next, 303);
+  });
+
+  app.post("/ui/logout", formLimit, sameOrigin, (c) => {
+    forgetToken(c);
+    return c.redirect("/ui/login", 303);
+  });
+
+  app.get("/ui", async (c) => {
+    const who = await whoIs(c, deps.viewers, deps.namespaces);
+    if (!who.ok) return login(c, who.reason, 401, who.clear);
+    const namespaces = who.namespaces;
+    const sets: SetSummary[] = [];
+    const errors: string[] = [];
+    for (const ns of namespaces ?? [undefined]) {
+      try {
+        for (const s of await deps.source.listSets(ns)) sets.push(summarize(s));
+      } catch (err) {
+        errors.push(`${ns === undefined ? "all namespaces" : `namespace ${ns}`}: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+    sets.sort((a, b) => a.ref.namespace.localeCompare(b.ref.namespace) || a.ref.name.localeCompare(b.ref.name));
+    const scope = namespaces === undefined ? "All namespaces." : namespaces.length ? `Namespaces: ${namespaces.join(", ")}.` : "No namespace: this viewer token sees none that claimstep manages here.";
+    return html(c, <ListPage sets={sets} errors={errors} scope={scope} />);
+  });
+
+  app.get("/ui/:namespace/:name", async (c) => {
+    const who = await whoIs(c, deps.viewers, deps.namespaces);
+    if (!who.ok) return login(c, who.reason, 401, who.clear);
+    const ref = refOf(c);
+    if (ref && !allowed(who.namespaces, ref.namespace)) {
+      return html(c, <MessagePage title="Not allowed" heading={`Namespace ${ref.namespace} is not yours to see`} message={`This viewer token does not see namespace ${ref.namespace}.`} signedIn={true} />, 403);
+    }
+    try {
+      if (!ref) throw new Error("bad reference");
+      return html(c, <SetPage view={await view(ref)} every={every} stream={stream} />);
+    } catch (err) {
+      return problemPage(c, ref, err);
+    }
+  });
+
+  /** The live part's two ways: 401/403/404 as plain text (the script reloads the page on 401). */
+  const live = async (c: Context): Promise<{ ref: SetRef } | Response> => {
+    const who = await whoIs(c, deps.viewers, deps.namespaces);
+    if (!who.ok) {
+      if (who.clear) forgetToken(c);
+      return c.text(who.reason, 401);
+    }
+    const ref = refOf(c);
+    if (!ref) return c.text("not a StatefulSet name", 404);
+    if (!allowed(who.namespaces, ref.namespace)) return c.text(`this viewer token does not see namespace ${ref.namespace}`, 403);
+    return { ref };
+  };
+
+  const fragment = async (ref: SetRef): Promise<string> => {
+    try {
+      return String(<LiveFragment view={await view(ref)} />);
+    } catch (err) {
+      const message = err instanceof ApiError && err.kind === "NotFound" ? `StatefulSet ${ref.namespace}/${ref.name} not found.` : `could not read the set: ${err instanceof Error ? err.message : String(err)}`;
+      return String(
+        <div data-headline="unavailable">
+          <p class="error" role="alert">
+            {message}
+          </p>
+        </div>,
+      );
+    }
+  };
+
+  app.get("/ui/:namespace/:name/fragment", async (c) => {
+    const ok = await live(c);
+    if (ok instanceof Response) return ok;
+    return c.html(await fragment(ok.ref));
+  });
+
+  app.get("/ui/:namespace/:name/stream", async (c) => {
+    const ok = await live(c);
+    if (ok instanceof Response) return ok;
+    if (!stream) return c.text("streaming is off here: poll the fragment", 404);
+    return streamSSE(c, async (sse) => {
+      let aborted = false;
+      sse.onAbort(() => {
+        aborted = true;
+      });
+      let last = "";
+      for (let i = 0; i < renders && !aborted; i++) {
+        const now = await fragment(ok.ref);
+        if (now !== last) {
+          last = now;
+          await sse.writeSSE({ event: "view", data: now, retry: every * 1000 });
+        }
+        if (i < renders - 1) await sse.sleep(every * 1000);
+      }
+    });
+  });
+
+  app.all("/ui/*", (c) => html(c, <MessagePage title="Not found" heading="Not found" message={`No page at ${c.req.path}.`} signedIn={false} />, 404));
+  return app;
+}
