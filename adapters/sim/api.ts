@@ -14,6 +14,10 @@ import {
   resourceVersionPreconditionFailed,
   staleResourceVersion,
   uidPreconditionFailed,
+  evictionBlocked,
+  evictionBudgetNotObserved,
+  evictionManyBudgets,
+  evictionSucceeded,
   type FieldError,
   type ManagerRef,
 } from "./errors.js";
@@ -21,6 +25,8 @@ import type { FaultInjector } from "./faults.js";
 import { encodeLabelSelector, matchesLabels, parseLabelSelector } from "../kube/label-selector.js";
 import type { SpecProfile } from "./spec-diff.js";
 import { RESOURCES, type Json, type Resource, type Store } from "./store.js";
+import { defaultStatefulSet } from "./defaults.js";
+import { budgetsOf, isPodReady, setDisruptionAllowedCondition } from "./controllers/disruption.js";
 import type { VirtualClock } from "./clock.js";
 
 export interface ApiContext {
@@ -57,6 +63,18 @@ export function mergePatchJson(target: unknown, patch: unknown): unknown {
   return out;
 }
 
+/** The RFC 7386 merge patch that turns `from` into `to` (removed keys as null, arrays replaced whole). */
+export function mergePatchFor(from: unknown, to: unknown): unknown {
+  if (!isObject(from) || !isObject(to)) return structuredClone(to);
+  const patch: Json = {};
+  for (const k of Object.keys(from)) if (!(k in to)) patch[k] = null;
+  for (const [k, v] of Object.entries(to)) {
+    if (JSON.stringify(from[k]) === JSON.stringify(v)) continue;
+    patch[k] = k in from && isObject(from[k]) && isObject(v) ? mergePatchFor(from[k], v) : structuredClone(v);
+  }
+  return patch;
+}
+
 const resourceNotServed = (r: Resource, request: string) =>
   apiErrorFrom(404, { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message: "the server could not find the requested resource", reason: "NotFound", details: {}, code: 404 }, { request: `${request} (${r})` });
 
@@ -91,7 +109,7 @@ export class SimApi {
   }
 
   /** Record a refused request (with the object as it stood, for claims and sets) and throw. */
-  private refuse(error: ApiError, entry: { actor: string; verb: "apply" | "patch" | "delete" | "create"; resource: Resource; namespace?: string; name: string; body?: Json }): never {
+  private refuse(error: ApiError, entry: { actor: string; verb: "apply" | "patch" | "delete" | "create"; resource: Resource; namespace?: string; name: string; subresource?: string; body?: Json }): never {
     const live = entry.resource === "persistentvolumeclaims" || entry.resource === "statefulsets" ? this.store.peek(entry.resource, entry.namespace, entry.name) : undefined;
     this.store.record({ ...entry, outcome: error.code, ...(live ? { before: structuredClone(live) } : {}) });
     throw error;
@@ -145,6 +163,13 @@ export class SimApi {
         this.refuse(alreadyExists(RESOURCES[r], name), { actor: opts.fieldManager, verb: "create", resource: r, ...(m.namespace ? { namespace: m.namespace } : {}), name });
       }
       if (r === "events") this.validateEvent(obj, opts.fieldManager);
+      if (r === "statefulsets" || r === "poddisruptionbudgets") {
+        // PrepareForCreate: the status is the controllers' to write, whatever the request carried.
+        obj = structuredClone(obj);
+        delete obj.status;
+        if (r === "statefulsets") defaultStatefulSet(obj);
+        if (r === "poddisruptionbudgets") this.validateBudget(obj, opts.fieldManager);
+      }
       if (r === "persistentvolumeclaims") {
         const errors = this.claimCreationErrors(obj as unknown as PersistentVolumeClaim);
         if (errors.length) this.refuse(invalid(PVC_RESOURCE, name ?? "", errors), { actor: opts.fieldManager, verb: "create", resource: r, name: name ?? "" });
@@ -275,6 +300,13 @@ export class SimApi {
       if (wanted !== undefined && wanted !== meta(live!).resourceVersion) this.refuse(staleResourceVersion(RESOURCES[r], name), entry);
       const next = mergePatchJson(structuredClone(live), patch) as Json;
       delete (next.metadata as Json).resourceVersion;
+      if (r === "statefulsets" || r === "poddisruptionbudgets") {
+        // The main resource ignores status (it is written through the status subresource).
+        if (live!.status === undefined) delete next.status;
+        else next.status = structuredClone(live!.status);
+      }
+      if (r === "statefulsets") defaultStatefulSet(next);
+      if (r === "poddisruptionbudgets") this.validateBudget(next, opts.fieldManager);
       if (r === "statefulsets") this.checkSetUpdate(live!, next, entry);
       if (r === "events") this.checkEventUpdate(live!, next, entry);
       if (r === "persistentvolumeclaims") this.checkClaimUpdate(live!, next, entry);
@@ -330,6 +362,80 @@ export class SimApi {
     );
   }
 
+  /** A PodDisruptionBudget's spec as ValidatePodDisruptionBudgetSpec checks it (the parts the simulation reads). */
+  private validateBudget(pdb: Json, actor: string): void {
+    const spec = (pdb.spec as Json | undefined) ?? {};
+    const errors: FieldError[] = [];
+    if (spec.minAvailable !== undefined && spec.maxUnavailable !== undefined) {
+      errors.push({ type: "Invalid", field: "spec", value: JSON.stringify(spec), detail: "minAvailable and maxUnavailable cannot be both set", raw: true });
+    }
+    for (const f of ["minAvailable", "maxUnavailable"] as const) {
+      const v = spec[f];
+      if (v === undefined) continue;
+      const ok = (typeof v === "number" && Number.isInteger(v) && v >= 0) || (typeof v === "string" && /^\d+%$/.test(v) && Number(v.slice(0, -1)) <= 100);
+      if (!ok) errors.push({ type: "Invalid", field: `spec.${f}`, value: JSON.stringify(v), detail: "must be a non-negative integer or a percentage between 0% and 100%", raw: true });
+    }
+    if (errors.length) this.refuse(invalid(RESOURCES.poddisruptionbudgets, meta(pdb).name, errors), { actor, verb: "create", resource: "poddisruptionbudgets", ...(meta(pdb).namespace ? { namespace: meta(pdb).namespace! } : {}), name: meta(pdb).name });
+  }
+
+  /**
+   * `POST pods/<name>/eviction` (policy/v1 or v1beta1 Eviction), as eviction.go: a pod that is
+   * Pending, finished or being deleted is deleted at once; else the budgets selecting the pod are
+   * found (more than one: a Status with code 500); a pod that is not Ready is deleted without
+   * charging its budget when the budget is healthy (IfHealthyBudget) or says AlwaysAllow; else a
+   * budget not yet observed at its generation, or allowing no disruption, answers 429; else it is
+   * charged FIRST (disruptionsAllowed − 1, disruptedPods[pod] = now, through its status) and THEN
+   * the pod is deleted under the request's deleteOptions preconditions (409 on a uid mismatch,
+   * with the budget left charged). Returns the Status to answer (code 201 on success).
+   */
+  async evict(namespace: string, name: string, eviction: Json, opts: { fieldManager: string }): Promise<Json> {
+    const entry = { actor: opts.fieldManager, verb: "create" as const, resource: "pods" as const, namespace, name, subresource: "eviction", body: structuredClone(eviction) };
+    return this.request(`POST pods/eviction ${namespace}/${name}`, true, () => {
+      const pod = this.store.peek("pods", namespace, name);
+      if (!pod) this.refuse(notFound(RESOURCES.pods, name), entry);
+      const deleteOptions = isObject(eviction.deleteOptions) ? eviction.deleteOptions : {};
+      const pre = isObject(deleteOptions.preconditions) ? deleteOptions.preconditions : {};
+      const remove = (): Json => {
+        if (typeof pre.uid === "string" && pre.uid !== meta(pod!).uid) this.refuse(uidPreconditionFailed(RESOURCES.pods, name, pre.uid, meta(pod!).uid!), entry);
+        if (typeof pre.resourceVersion === "string" && pre.resourceVersion !== meta(pod!).resourceVersion) {
+          this.refuse(resourceVersionPreconditionFailed(RESOURCES.pods, name, pre.resourceVersion, meta(pod!).resourceVersion!), entry);
+        }
+        this.store.record({ ...entry, outcome: "ok" });
+        this.store.remove("pods", namespace, name, opts.fieldManager, "eviction");
+        return evictionSucceeded();
+      };
+      const phase = (pod!.status as Json | undefined)?.phase;
+      // canIgnorePDB: the pod disrupts nothing (not started, finished, or already going).
+      if (phase === "Pending" || phase === "Succeeded" || phase === "Failed" || meta(pod!).deletionTimestamp) return remove();
+      const budgets = budgetsOf(this.store, pod!);
+      if (budgets.length > 1) {
+        this.store.record({ ...entry, outcome: 500 });
+        return evictionManyBudgets();
+      }
+      const pdb = budgets[0];
+      if (!pdb) return remove();
+      const spec = (pdb.spec as Json | undefined) ?? {};
+      const status = (pdb.status as Json | undefined) ?? {};
+      if (!isPodReady(pod!)) {
+        // Deleting an unready pod disrupts nothing the budget protects: not charged.
+        if (spec.unhealthyPodEvictionPolicy === "AlwaysAllow") return remove();
+        if (Number(status.currentHealthy ?? 0) >= Number(status.desiredHealthy ?? 0) && Number(status.desiredHealthy ?? 0) > 0) return remove();
+      }
+      // checkAndDecrement
+      if (Number(status.observedGeneration ?? 0) < Number(meta(pdb).generation ?? 1)) this.refuse(evictionBudgetNotObserved(meta(pdb).name), entry);
+      if (Number(status.disruptionsAllowed ?? 0) <= 0) {
+        this.refuse(evictionBlocked(meta(pdb).name, Number(status.desiredHealthy ?? 0), Number(status.currentHealthy ?? 0)), entry);
+      }
+      const charged = structuredClone(pdb);
+      const next = charged.status as Json;
+      next.disruptionsAllowed = Number(next.disruptionsAllowed) - 1;
+      if (next.disruptionsAllowed === 0) setDisruptionAllowedCondition(next, this.ctx.clock.stamp());
+      next.disruptedPods = { ...((next.disruptedPods as Json | undefined) ?? {}), [name]: this.ctx.clock.stamp() };
+      this.store.replace("poddisruptionbudgets", charged, { manager: { manager: "kube-apiserver", operation: "Update", apiVersion: "v1", subresource: "status" } }, opts.fieldManager, "status");
+      return remove();
+    });
+  }
+
   /** `DELETE` with optional uid/resourceVersion preconditions. */
   async delete(r: Resource, namespace: string | undefined, name: string, opts: { fieldManager: string } & DeleteOptions): Promise<Json> {
     const entry = { actor: opts.fieldManager, verb: "delete" as const, resource: r, ...(namespace ? { namespace } : {}), name };
@@ -352,16 +458,19 @@ export class SimApi {
         return this.view(r, stored);
       }
       if (r === "statefulsets") {
-        // The garbage collector: pods go with the set unless orphaned; claims are not owned by it.
-        for (const pod of this.store.all("pods", namespace)) {
-          const owned = ((meta(pod).ownerReferences as Json[] | undefined) ?? []).some((o) => o.uid === meta(live!).uid);
-          if (!owned) continue;
-          if (opts.propagationPolicy === "Orphan") {
-            const orphan = structuredClone(pod);
-            delete (orphan.metadata as Json).ownerReferences;
-            this.store.replace("pods", orphan, { manager: { manager: "kube-controller-manager", operation: "Update", apiVersion: "v1" } }, "garbage-collector", "update");
-          } else {
-            this.store.remove("pods", namespace, meta(pod).name, "garbage-collector");
+        // The garbage collector: pods and ControllerRevisions go with the set unless orphaned;
+        // claims are not owned by it.
+        for (const dependent of ["pods", "controllerrevisions"] as const) {
+          for (const obj of this.store.all(dependent, namespace)) {
+            const owned = ((meta(obj).ownerReferences as Json[] | undefined) ?? []).some((o) => o.uid === meta(live!).uid);
+            if (!owned) continue;
+            if (opts.propagationPolicy === "Orphan") {
+              const orphan = structuredClone(obj);
+              delete (orphan.metadata as Json).ownerReferences;
+              this.store.replace(dependent, orphan, { manager: { manager: "kube-controller-manager", operation: "Update", apiVersion: RESOURCES[dependent].apiVersion.replace(/^.*\//, "") } }, "garbage-collector", "update");
+            } else {
+              this.store.remove(dependent, namespace, meta(obj).name, "garbage-collector");
+            }
           }
         }
       }

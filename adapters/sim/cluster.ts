@@ -9,10 +9,11 @@ import { toBytes } from "../../core/quantity.js";
 import { KubeClient, type KubeClientOptions } from "../kube/client.js";
 import { KubeReader } from "../kube/reader.js";
 import { kubeWriters, type KubeWriters } from "../kube/writer.js";
-import { SimApi } from "./api.js";
+import { SimApi, mergePatchFor } from "./api.js";
 import { VirtualClock } from "./clock.js";
 import { DEFAULT_LATENCIES, type ControllerContext, type DriverBehaviour, type Latencies, type Volume } from "./controllers/context.js";
 import { Kubelet } from "./controllers/kubelet.js";
+import { syncDisruptionBudgets } from "./controllers/disruption.js";
 import { syncClaimProtection } from "./controllers/pvc-protection.js";
 import { syncStatefulSets } from "./controllers/statefulset.js";
 import { StorageControllers } from "./controllers/storage.js";
@@ -240,6 +241,75 @@ export class SimCluster {
     await this.admin.create("resourcequotas", { metadata: { name, namespace }, spec: { hard: { "requests.storage": requestsStorage } } }, { fieldManager: KUBECTL });
   }
 
+  /**
+   * A PodDisruptionBudget (policy/v1) selecting pods by labels, as `kubectl create pdb` makes it;
+   * the disruption controller computes its status at once.
+   */
+  async addPodDisruptionBudget(
+    namespace: string,
+    name: string,
+    opts: { minAvailable?: number | string; maxUnavailable?: number | string; matchLabels: Record<string, string> },
+  ): Promise<void> {
+    await this.admin.create(
+      "poddisruptionbudgets",
+      {
+        metadata: { name, namespace },
+        spec: {
+          ...(opts.minAvailable !== undefined ? { minAvailable: opts.minAvailable } : {}),
+          ...(opts.maxUnavailable !== undefined ? { maxUnavailable: opts.maxUnavailable } : {}),
+          selector: { matchLabels: { ...opts.matchLabels } },
+        },
+      },
+      { fieldManager: KUBECTL },
+    );
+    this.settle();
+  }
+
+  /**
+   * A person's edit of a StatefulSet's pod template (`kubectl edit`): `change` edits a copy of
+   * `spec.template`, sent as a JSON merge patch (a new generation and, unless the template is
+   * unchanged, a new update revision that the StatefulSet controller rolls out). Controllers do
+   * not run: advance the clock to see the rollout.
+   */
+  async setPodTemplate(namespace: string, set: string, change: (template: SimObject) => void): Promise<SimObject> {
+    const live = this.store.peek("statefulsets", namespace, set);
+    if (!live) throw new Error(`simulated cluster: no statefulsets ${namespace}/${set}`);
+    const template = structuredClone(((live.spec as Json).template as Json | undefined) ?? { metadata: {}, spec: {} }) as SimObject;
+    const before = structuredClone(template);
+    change(template);
+    const patch = { spec: { template: mergePatchFor(before, template) } };
+    return (await this.admin.mergePatch("statefulsets", namespace, set, patch as Json, { fieldManager: KUBECTL })) as SimObject;
+  }
+
+  /** `kubectl set image statefulset/<set> <container>=<image>` (default: the first container). */
+  async setImage(namespace: string, set: string, image: string, container?: string): Promise<SimObject> {
+    return this.setPodTemplate(namespace, set, (t) => {
+      const containers = (t.spec?.containers as { name: string; image?: string }[] | undefined) ?? [];
+      const target = container === undefined ? containers[0] : containers.find((c) => c.name === container);
+      if (!target) throw new Error(`simulated cluster: statefulset ${namespace}/${set} has no container ${container ?? "at all"}`);
+      target.image = image;
+    });
+  }
+
+  /**
+   * A policy/v1 Eviction of a pod through the API (no faults), as `kubectl drain` sends it: the
+   * Status answered (code 201), or the API server's refusal thrown (429 budget, 409 uid, 404).
+   */
+  async evictPod(namespace: string, pod: string, uid?: string): Promise<SimObject> {
+    const eviction = {
+      apiVersion: "policy/v1",
+      kind: "Eviction",
+      metadata: { name: pod, namespace },
+      ...(uid !== undefined ? { deleteOptions: { preconditions: { uid } } } : {}),
+    };
+    return (await this.admin.evict(namespace, pod, eviction, { fieldManager: KUBECTL })) as unknown as SimObject;
+  }
+
+  /** A person's `kubectl delete pod` (no budget is consulted; claimstep never does this, it evicts). */
+  async deletePod(namespace: string, pod: string): Promise<void> {
+    await this.admin.delete("pods", namespace, pod, { fieldManager: KUBECTL });
+  }
+
   /** Create a StatefulSet and let the controllers bring up its claims and pods. */
   async createStatefulSet(set: StatefulSet | Json, settleMs = 10 * 60_000): Promise<void> {
     await this.admin.create("statefulsets", set as Json, { fieldManager: KUBECTL });
@@ -254,6 +324,7 @@ export class SimCluster {
       this.storage.sync();
       this.kubelet.sync();
       syncClaimProtection(this.controllers);
+      syncDisruptionBudgets(this.controllers);
       if (this.store.writes === before) return;
     }
     throw new Error(`simulated controllers did not settle after ${MAX_SETTLE_PASSES} passes at ${this.clock.now().toISOString()}`);
@@ -346,6 +417,12 @@ export interface SetSpec {
   partition?: number;
   maxUnavailable?: number | string;
   podManagementPolicy?: "OrderedReady" | "Parallel";
+  /** spec.updateStrategy.type; default RollingUpdate. */
+  updateStrategy?: "RollingUpdate" | "OnDelete";
+  /** The container image of the pod template; default registry.k8s.io/pause:3.9. */
+  image?: string;
+  /** Annotations of the pod template (a change of them is a new revision, as `rev: "2"` in the fixtures). */
+  podAnnotations?: Record<string, string>;
   /** claimstep.io/volume-claim-update-strategy; default InPlace. */
   strategy?: string;
 }
@@ -383,8 +460,14 @@ export function statefulSetManifest(spec: SetSpec): Json {
       serviceName: spec.name,
       podManagementPolicy: spec.podManagementPolicy ?? "OrderedReady",
       ...(spec.ordinalsStart !== undefined ? { ordinals: { start: spec.ordinalsStart } } : {}),
-      updateStrategy: { type: "RollingUpdate", ...(Object.keys(rollingUpdate).length ? { rollingUpdate } : {}) },
-      template: { metadata: { labels }, spec: { containers: [{ name: "app", image: "registry.k8s.io/pause:3.9" }] } },
+      updateStrategy:
+        spec.updateStrategy === "OnDelete"
+          ? { type: "OnDelete" }
+          : { type: "RollingUpdate", ...(Object.keys(rollingUpdate).length ? { rollingUpdate } : {}) },
+      template: {
+        metadata: { labels, ...(spec.podAnnotations ? { annotations: { ...spec.podAnnotations } } : {}) },
+        spec: { containers: [{ name: "app", image: spec.image ?? "registry.k8s.io/pause:3.9" }] },
+      },
       volumeClaimTemplates: spec.templates.map(claimTemplate),
     },
   };

@@ -177,15 +177,56 @@ export function serverTimeout(request: string): ApiError {
   );
 }
 
+// The Eviction subresource (pkg/registry/core/pod/storage/eviction.go).
+
+const EVICTION_BLOCKED = "Cannot evict pod as it would violate the pod's disruption budget.";
+
+/** 429: the budget allows no disruption now (pod-evict-pdb-blocked.txt). */
+export function evictionBlocked(budget: string, desiredHealthy: number, currentHealthy: number): ApiError {
+  return apiErrorFrom(
+    429,
+    failure(429, "TooManyRequests", EVICTION_BLOCKED, {
+      causes: [{ reason: "DisruptionBudget", message: `The disruption budget ${budget} needs ${desiredHealthy} healthy pods and has ${currentHealthy} currently` }],
+    }),
+  );
+}
+
+/** 429 with Retry-After 10: the disruption controller has not yet observed the budget's generation. */
+export function evictionBudgetNotObserved(budget: string): ApiError {
+  return apiErrorFrom(
+    429,
+    failure(429, "TooManyRequests", EVICTION_BLOCKED, {
+      causes: [{ reason: "DisruptionBudget", message: `The disruption budget ${budget} is still being processed by the server.` }],
+      retryAfterSeconds: 10,
+    }),
+    { retryAfterSeconds: 10 },
+  );
+}
+
+/** The answer (a Status, code 500) when more than one budget selects the pod. */
+export const evictionManyBudgets = () => ({
+  kind: "Status",
+  apiVersion: "v1",
+  metadata: {},
+  status: "Failure",
+  message: "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.",
+  code: 500,
+});
+
+/** 201: the pod was evicted (pod-evict-ok.txt). */
+export const evictionSucceeded = () => ({ kind: "Status", apiVersion: "v1", metadata: {}, status: "Success", code: 201 });
+
 // Refusals of the HTTP layer (authentication, RBAC, routing, bodies), as Status bodies.
 
 /** RBAC's refusal: names the user, the verb and the resource (forbidden.txt). */
-export function forbiddenByRbac(user: string, verb: string, r: ResourceName, namespace: string | undefined, name?: string): ApiError {
+export function forbiddenByRbac(user: string, verb: string, r: ResourceName, namespace: string | undefined, name?: string, subresource?: string): ApiError {
   const scope = namespace ? `in the namespace "${namespace}"` : "at the cluster scope";
   const subject = name !== undefined ? `${qualified(r)} "${name}"` : qualified(r);
+  // The authorizer names a subresource with its resource: `pods/eviction`.
+  const resource = subresource ? `${r.plural}/${subresource}` : r.plural;
   return apiErrorFrom(
     403,
-    failure(403, "Forbidden", `${subject} is forbidden: User "${user}" cannot ${verb} resource "${r.plural}" in API group "${r.group}" ${scope}`, {
+    failure(403, "Forbidden", `${subject} is forbidden: User "${user}" cannot ${verb} resource "${resource}" in API group "${r.group}" ${scope}`, {
       ...(name !== undefined ? { name } : {}),
       ...groupDetail(r),
       kind: r.plural,

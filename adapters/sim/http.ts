@@ -46,6 +46,8 @@ export interface RequestInfo {
   group: string;
   version: string;
   resource: string;
+  /** The subresource of the URL (`eviction` in `pods/<name>/eviction`), if any. */
+  subresource?: string;
   namespace?: string;
   name?: string;
   query: URLSearchParams;
@@ -55,7 +57,10 @@ export interface RequestInfo {
   headers: Headers;
 }
 
-/** Which requests a fault or hook applies to: `"patch persistentvolumeclaims"`, `"list *"`, `"* pods"`, or a predicate. */
+/**
+ * Which requests a fault or hook applies to: `"patch persistentvolumeclaims"`, `"list *"`,
+ * `"* pods"`, `"create pods/eviction"` (a subresource is named with its resource), or a predicate.
+ */
 export type Match = string | ((r: RequestInfo) => boolean);
 
 /** An injected failure, answered with the API server's own body for that code. */
@@ -110,6 +115,14 @@ export function errorResponse(err: ApiError): Response {
   return json(body, err.code || 500, err.retryAfterSeconds !== undefined ? { "Retry-After": String(err.retryAfterSeconds) } : {});
 }
 
+/** `pods/eviction` for a subresource request, else the resource: what RBAC, faults and counters name. */
+export const resourceOf = (r: Pick<RequestInfo, "resource" | "subresource">): string => (r.subresource ? `${r.resource}/${r.subresource}` : r.resource);
+
+/** Subresources the simulated API server serves: `<resource>/<subresource>` → the verbs it answers. */
+const SUBRESOURCES: Record<string, Verb[]> = { "pods/eviction": ["create"] };
+
+const EVICTION_VERSIONS = new Set(["policy/v1", "policy/v1beta1"]);
+
 const verbOf = (method: string, name: string | undefined, query: URLSearchParams): Verb | undefined => {
   switch (method) {
     case "GET":
@@ -163,7 +176,7 @@ export class SimHttp {
     const byRequest: Record<string, number> = {};
     let reads = 0;
     for (const r of this.log) {
-      const k = `${r.verb} ${r.resource}`;
+      const k = `${r.verb} ${resourceOf(r)}`;
       byRequest[k] = (byRequest[k] ?? 0) + 1;
       if (r.verb === "get" || r.verb === "list" || r.verb === "watch") reads++;
     }
@@ -199,7 +212,7 @@ export class SimHttp {
     this.hooks.push({ match, hook });
   }
 
-  /** Refuse a verb on a resource as RBAC would (403 naming both). */
+  /** Refuse a verb on a resource (`pods`, or a subresource: `pods/eviction`) as RBAC would (403 naming both). */
   deny(verb: Verb, resource: string): void {
     this.denied.add(`${verb} ${resource}`);
   }
@@ -233,8 +246,9 @@ export class SimHttp {
     if (!version) throw notServed();
     let namespace: string | undefined;
     if (rest[0] === "namespaces" && rest.length >= 3) [namespace, rest] = [rest[1], rest.slice(2)];
-    const [resource, name, sub] = rest;
-    if (!resource || sub !== undefined) throw notServed();
+    const [resource, name, subresource, extra] = rest;
+    if (!resource || extra !== undefined) throw notServed();
+    if (subresource !== undefined && !SUBRESOURCES[`${resource}/${subresource}`]) throw notServed();
     const verb = verbOf(method, name, url.searchParams);
     if (!verb) throw methodNotAllowed();
     const contentType = (headers.get("content-type") ?? "").split(";")[0]!.trim();
@@ -252,6 +266,7 @@ export class SimHttp {
       group,
       version,
       resource,
+      ...(subresource !== undefined ? { subresource } : {}),
       ...(namespace !== undefined ? { namespace } : {}),
       ...(name !== undefined ? { name } : {}),
       query: url.searchParams,
@@ -264,16 +279,23 @@ export class SimHttp {
   private matches(m: Match, r: RequestInfo): boolean {
     if (typeof m === "function") return m(r);
     const [verb = "*", resource = "*"] = m.trim().split(/\s+/);
-    return (verb === "*" || verb === r.verb) && (resource === "*" || resource === r.resource);
+    return (verb === "*" || verb === r.verb) && (resource === "*" || resource === resourceOf(r));
   }
 
+  /**
+   * RBAC as the authorizer matches a rule (rbac.ResourceMatches): `*`, the exact resource, or for
+   * a subresource the exact `pods/eviction` or `*\/eviction` (`pods` does not grant `pods/eviction`).
+   */
   private allowed(identity: Identity | undefined, r: RequestInfo): boolean {
-    if (this.denied.has(`${r.verb} ${r.resource}`)) return false;
+    const resource = resourceOf(r);
+    if (this.denied.has(`${r.verb} ${resource}`)) return false;
     if (!identity?.rules) return true;
+    const resourceMatches = (ruleResource: string) =>
+      ruleResource === "*" || ruleResource === resource || (r.subresource !== undefined && ruleResource === `*/${r.subresource}`);
     return identity.rules.some(
       (rule) =>
         (rule.apiGroups.includes("*") || rule.apiGroups.includes(r.group)) &&
-        (rule.resources.includes("*") || rule.resources.includes(r.resource)) &&
+        rule.resources.some(resourceMatches) &&
         (rule.verbs.includes("*") || rule.verbs.includes(r.verb)),
     );
   }
@@ -299,9 +321,15 @@ export class SimHttp {
     const resource = byPath.get(`${r.group}/${r.resource}`);
     if (!this.allowed(identity, r)) {
       const shape = resource ? RESOURCES[resource] : { plural: r.resource, group: r.group, kind: r.resource };
-      throw forbiddenByRbac(identity?.user ?? "system:anonymous", r.verb, shape, r.namespace, r.verb === "create" || r.verb === "list" ? undefined : r.name);
+      const name = r.subresource !== undefined ? r.name : r.verb === "create" || r.verb === "list" ? undefined : r.name;
+      throw forbiddenByRbac(identity?.user ?? "system:anonymous", r.verb, shape, r.namespace, name, r.subresource);
     }
     if (!resource || !this.served(resource, r.version)) throw notServed();
+    if (r.subresource !== undefined) {
+      const verbs = SUBRESOURCES[resourceOf(r)];
+      if (!verbs || r.name === undefined) throw notServed();
+      if (!verbs.includes(r.verb)) throw methodNotAllowed();
+    }
     const info = RESOURCES[resource];
     if (info.namespaced ? r.namespace === undefined && r.verb !== "list" : r.namespace !== undefined) throw notServed();
 
@@ -322,6 +350,7 @@ export class SimHttp {
       case "list":
         return this.list(api, resource, r);
       case "create":
+        if (r.subresource === "eviction") return this.evict(api, r, actor);
         if (r.name) throw methodNotAllowed();
         return json(await api.create(resource, this.creatable(resource, r), { fieldManager: actor }), 201);
       case "patch":
@@ -436,6 +465,23 @@ export class SimHttp {
       return json(await api.mergePatch(resource, r.namespace, r.name!, r.body, { fieldManager: actor }), 200);
     }
     throw unsupportedMediaType();
+  }
+
+  /** `POST .../pods/<name>/eviction` with a policy/v1 (or v1beta1) Eviction. */
+  private async evict(api: SimApi, r: RequestInfo, actor: string): Promise<Response> {
+    const e = r.body;
+    if (!isObject(e)) throw badRequest("the request body must be a JSON object");
+    if (e.kind !== "Eviction" || !EVICTION_VERSIONS.has(String(e.apiVersion))) {
+      throw badRequest(`the body of an eviction must be a policy/v1 (or policy/v1beta1) Eviction, not ${String(e.apiVersion)} ${String(e.kind)}`);
+    }
+    const m = isObject(e.metadata) ? e.metadata : {};
+    if (m.name !== undefined && m.name !== "" && m.name !== r.name) throw badRequest("name in URL does not match name in Eviction object");
+    if (m.namespace !== undefined && m.namespace !== "" && m.namespace !== r.namespace) {
+      throw badRequest("the namespace of the provided object does not match the namespace sent on the request");
+    }
+    if (e.deleteOptions !== undefined && e.deleteOptions !== null && !isObject(e.deleteOptions)) throw badRequest("deleteOptions must be an object");
+    const status = await api.evict(r.namespace!, r.name!, e, { fieldManager: actor });
+    return json(status, Number(status.code) || 201);
   }
 
   private async delete(api: SimApi, resource: Resource, r: RequestInfo, actor: string): Promise<Response> {

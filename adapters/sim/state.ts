@@ -10,7 +10,8 @@ import type { FaultState } from "./faults.js";
 import { RESOURCES, type StoreState } from "./store.js";
 
 /** Bumped whenever the shape below changes in a way an older claimstep cannot read. */
-export const SIM_CLUSTER_STATE_VERSION = 1;
+// 2: ControllerRevisions and PodDisruptionBudgets in the store, pods at real template revisions.
+export const SIM_CLUSTER_STATE_VERSION = 2;
 
 export interface SimClusterState {
   version: typeof SIM_CLUSTER_STATE_VERSION;

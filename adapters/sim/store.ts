@@ -14,7 +14,9 @@ export type Resource =
   | "storageclasses"
   | "volumeattributesclasses"
   | "resourcequotas"
-  | "events";
+  | "events"
+  | "controllerrevisions"
+  | "poddisruptionbudgets";
 
 export interface ResourceInfo extends ResourceName {
   apiVersion: string;
@@ -29,7 +31,15 @@ export const RESOURCES: Record<Resource, ResourceInfo> = {
   volumeattributesclasses: { plural: "volumeattributesclasses", group: "storage.k8s.io", kind: "VolumeAttributesClass", apiVersion: "storage.k8s.io/v1", namespaced: false },
   resourcequotas: { plural: "resourcequotas", group: "", kind: "ResourceQuota", apiVersion: "v1", namespaced: true },
   events: { plural: "events", group: "events.k8s.io", kind: "Event", apiVersion: "events.k8s.io/v1", namespaced: true },
+  controllerrevisions: { plural: "controllerrevisions", group: "apps", kind: "ControllerRevision", apiVersion: "apps/v1", namespaced: true },
+  poddisruptionbudgets: { plural: "poddisruptionbudgets", group: "policy", kind: "PodDisruptionBudget", apiVersion: "policy/v1", namespaced: true },
 };
+
+/**
+ * Resources whose `metadata.generation` the API server keeps: 1 at creation, + 1 on every change
+ * of `spec` (the registry strategies' PrepareForUpdate), unchanged by status writes.
+ */
+export const GENERATION: ReadonlySet<Resource> = new Set(["statefulsets", "poddisruptionbudgets"]);
 
 /** One request that reached the store (or was refused there): what the invariants are checked on. */
 export interface AuditEntry {
@@ -43,6 +53,8 @@ export interface AuditEntry {
   name: string;
   /** "ok", or the HTTP code of the refusal. */
   outcome: "ok" | number;
+  /** `eviction` for an Eviction request (`create pods/eviction`) and the pod deletion it made. */
+  subresource?: string;
   /** The request body (apply configuration or patch), for API requests. */
   body?: Json;
   /** The object before and after, for writes to claims and sets. */
@@ -155,6 +167,7 @@ export class Store {
     m.uid = this.prng.uuid();
     m.resourceVersion = this.nextVersion();
     m.creationTimestamp = this.clock.stamp();
+    if (GENERATION.has(r)) m.generation = 1;
     delete m.managedFields;
     const stored: Json = { ...structuredClone(obj), metadata: m };
     delete stored.apiVersion;
@@ -240,6 +253,10 @@ export class Store {
     newMeta.uid = meta(before).uid;
     newMeta.creationTimestamp = meta(before).creationTimestamp;
     newMeta.resourceVersion = this.nextVersion();
+    if (GENERATION.has(r)) {
+      const generation = Number(meta(before).generation ?? 1);
+      newMeta.generation = JSON.stringify(before.spec ?? null) === JSON.stringify(obj.spec ?? null) ? generation : generation + 1;
+    }
     if (how.owners) stored.owners = how.owners;
     else stored.owners.recordUpdate(how.manager, before, obj, this.clock.stamp());
     stored.obj = obj;
@@ -257,12 +274,21 @@ export class Store {
     return obj;
   }
 
-  remove(r: Resource, namespace: string | undefined, name: string, actor: string): void {
+  remove(r: Resource, namespace: string | undefined, name: string, actor: string, subresource?: string): void {
     const key = keyOf(RESOURCES[r].namespaced ? namespace : undefined, name);
     const stored = this.table(r).get(key);
     if (!stored) return;
     this.table(r).delete(key);
     this.writes++;
-    this.record({ actor, verb: "delete", resource: r, ...(namespace ? { namespace } : {}), name, outcome: "ok", ...(WATCHED.has(r) ? { before: structuredClone(stored.obj) } : {}) });
+    this.record({
+      actor,
+      verb: "delete",
+      resource: r,
+      ...(namespace ? { namespace } : {}),
+      name,
+      ...(subresource ? { subresource } : {}),
+      outcome: "ok",
+      ...(WATCHED.has(r) ? { before: structuredClone(stored.obj) } : {}),
+    });
   }
 }

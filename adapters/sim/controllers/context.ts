@@ -20,6 +20,13 @@ export interface DriverBehaviour {
    * every expansion (ControllerResizeInfeasible); flaky: transient failures, then success.
    */
   resize: "online" | "offline" | "infeasible" | "flaky";
+  /**
+   * How the node grows the file system after the controller expansion. online (default): the
+   * kubelet grows it while the pod runs; offline: only when a pod (re)mounts the volume, so the
+   * claim stays NodeResizePending + FileSystemResizePending until its pod restarts. An `offline`
+   * `resize` driver is offline on the node too.
+   */
+  nodeExpansion?: "online" | "offline";
   /** The largest volume the backend provides: an expansion beyond it is infeasible, whatever `resize` says. */
   maxStorage?: string;
   /** Transient failures of a flaky driver before it succeeds (per expansion). Default 2. */
@@ -95,6 +102,10 @@ export const claimNamesOf = (pod: Pod): string[] =>
   (((pod.spec as Json | undefined)?.volumes as Json[] | undefined) ?? [])
     .map((v) => (v.persistentVolumeClaim as Json | undefined)?.claimName as string | undefined)
     .filter((n): n is string => n !== undefined);
+
+/** Pods whose containers run (phase Running): what publishes a volume on a node. */
+export const runningPodsUsing = (ctx: ControllerContext, pvc: PersistentVolumeClaim): Pod[] =>
+  podsUsing(ctx, pvc).filter((p) => p.status?.phase === "Running");
 
 /** Pods (not terminated) that use a claim. */
 export const podsUsing = (ctx: ControllerContext, pvc: PersistentVolumeClaim): Pod[] =>

@@ -1,9 +1,13 @@
 // The kubelet, as far as claims are concerned: a pod starts (Running, Ready) once every claim it
 // mounts is bound; mounting a volume whose controller expansion is done (NodeResizePending)
-// grows its file system, and so does a running pod for drivers with online expansion. Growing
-// finishes the resize: capacity = allocatedResources, the storage status and
-// FileSystemResizePending are cleared.
+// grows its file system, and so does a running pod for drivers with online node expansion
+// (not `nodeExpansion: "offline"`, not `resize: "offline"`). Growing finishes the resize:
+// capacity = allocatedResources, the storage status and FileSystemResizePending are cleared.
+// A pod does not start while a claim of an offline-only driver (`resize: "offline"`) has a
+// controller expansion pending (the request above the volume, not infeasible): the volume must
+// stay unpublished until the resizer has grown it, then the mount finishes the resize.
 import type { PersistentVolumeClaim } from "../../../core/k8s.js";
+import { toBytes } from "../../../core/quantity.js";
 import type { Json } from "../store.js";
 import { KUBELET, claimNamesOf, condition, driverOf, podsOf, setConditions, writeClaim, type ControllerContext, type Pod } from "./context.js";
 
@@ -44,6 +48,10 @@ export class Kubelet {
       if (pod.status?.phase !== "Running") {
         if (claims.some((c) => c?.status?.phase !== "Bound")) continue;
         const uid = pod.metadata.uid!;
+        if (claims.some((c) => this.awaitsOfflineExpansion(c!))) {
+          this.startAt.delete(uid);
+          continue;
+        }
         const due = this.startAt.get(uid) ?? now + this.ctx.latencies.podStartMs;
         if (!this.startAt.has(uid)) {
           this.startAt.set(uid, due);
@@ -65,7 +73,7 @@ export class Kubelet {
       for (const c of claims) {
         if (!c || c.status?.allocatedResourceStatuses?.storage !== "NodeResizePending") continue;
         const driver = driverOf(this.ctx, c.spec.storageClassName);
-        if (driver.resize === "offline") continue; // grows at the next mount
+        if (driver.resize === "offline" || driver.nodeExpansion === "offline") continue; // grows at the next mount
         const uid = c.metadata.uid!;
         const due = this.expandAt.get(uid) ?? now + this.ctx.latencies.nodeResizeMs;
         if (!this.expandAt.has(uid)) {
@@ -77,6 +85,16 @@ export class Kubelet {
         this.finish(c);
       }
     }
+  }
+
+  /** A claim of an offline-only driver whose controller expansion has yet to happen. */
+  private awaitsOfflineExpansion(pvc: PersistentVolumeClaim): boolean {
+    if (driverOf(this.ctx, pvc.spec.storageClassName).resize !== "offline") return false;
+    const volume = this.ctx.volumes.get(pvc.metadata.uid!);
+    const request = pvc.spec.resources?.requests?.storage;
+    if (!volume || request === undefined) return false;
+    if (pvc.status?.allocatedResourceStatuses?.storage === "ControllerResizeInfeasible") return false;
+    return toBytes(request) > volume.bytes;
   }
 
   private finish(pvc: PersistentVolumeClaim): void {

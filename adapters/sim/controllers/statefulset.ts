@@ -1,22 +1,84 @@
-// The StatefulSet controller, as far as claims are concerned: for every ordinal in
-// [start, start + replicas) it creates the claims from the live volumeClaimTemplates (named
-// <template>-<set>-<ordinal>, labelled with the set's selector.matchLabels and the template's
-// labels) and then the pod; pods outside the range are deleted, highest first; claims are kept
-// (persistentVolumeClaimRetentionPolicy Retain). OrderedReady creates one pod at a time.
+// The StatefulSet controller (pkg/controller/statefulset/stateful_set_control.go) on the
+// simulated store:
+// - history: the revision of `spec.template` is `<set>-<hash>`, hash = FNV-1 32 of the patch the
+//   controller stores (`{"spec":{"template":{…,"$patch":"replace"}}}`, keys sorted as Go marshals
+//   a map) followed by the collisionCount, written through Kubernetes' SafeEncodeString; every
+//   revision is an apps/v1 ControllerRevision owned by the set (`data` holds that patch,
+//   `revision` its number; a template changed back bumps the older revision's number), pruned to
+//   revisionHistoryLimit; `status.currentRevision` names the revision pods below the partition
+//   are (re-)created at;
+// - pods: for every ordinal in [start, start + replicas) the claims from the live
+//   volumeClaimTemplates (named <template>-<set>-<ordinal>, labelled with the set's
+//   selector.matchLabels and the template's labels), then the pod, labelled
+//   `controller-revision-hash`; pods outside the range are deleted, highest first; claims are
+//   kept (persistentVolumeClaimRetentionPolicy Retain). OrderedReady creates one pod at a time and
+//   waits for it to be Ready; orphaned pods and revisions matching the selector are adopted;
+// - RollingUpdate: once every pod exists (and, OrderedReady, is Ready), outdated pods with
+//   ordinal ≥ start + partition are deleted highest first while fewer than maxUnavailable (int or
+//   percent of replicas rounded down, at least 1; default 1) pods in range are unavailable; a
+//   deleted pod is re-created at once, at updateRevision (ordinal ≥ start + partition) or
+//   currentRevision. OnDelete never deletes; its pods are re-created at updateRevision;
+// - status (subresource, written only when it changes): observedGeneration, replicas,
+//   readyReplicas, currentReplicas, updatedReplicas, currentRevision, updateRevision,
+//   collisionCount, availableReplicas; currentRevision becomes updateRevision once every pod is
+//   updated and Ready (completeRollingUpdate).
 import type { ClaimTemplate, StatefulSet } from "../../../core/k8s.js";
+import { fnv1_32, safeEncode } from "../../../core/revision.js";
 import { claimName, podName, podOrdinal } from "../../../core/statefulset.js";
+import { encodeLabelSelector, matchesLabels, parseLabelSelector } from "../../kube/label-selector.js";
+import type { ManagerRef } from "../errors.js";
 import type { Json } from "../store.js";
 import { CONTROLLER_MANAGER, claimsOf, podsOf, type ControllerContext, type Pod } from "./context.js";
+import { scaledIntOrPercent } from "./disruption.js";
 
 const ACTOR = "statefulset-controller";
+const APPS_MANAGER: ManagerRef = { manager: "kube-controller-manager", operation: "Update", apiVersion: "v1" };
+const STATUS_MANAGER: ManagerRef = { ...APPS_MANAGER, subresource: "status" };
+
+/** The pod label naming a pod's revision. */
+export const REVISION_LABEL = "controller-revision-hash";
+/** The label a ControllerRevision carries with its hash. */
+export const HASH_LABEL = "controller.kubernetes.io/hash";
+
+const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
+const metaOf = (o: Json | Pod) => o.metadata as Json & { name: string; namespace?: string; uid?: string; labels?: Record<string, string>; ownerReferences?: Json[] };
 
 const ordinalOfPod = (set: StatefulSet, pod: Pod): number | undefined => podOrdinal(pod.metadata.name, set.metadata.name);
 
-const ownedBy = (set: StatefulSet, pod: Pod): boolean =>
-  (((pod.metadata as Json).ownerReferences as Json[] | undefined) ?? []).some((o) => o.uid === set.metadata.uid);
+const ownedBy = (set: StatefulSet, o: Json | Pod): boolean => (metaOf(o).ownerReferences ?? []).some((r) => r.uid === set.metadata.uid);
+const hasController = (o: Json | Pod): boolean => (metaOf(o).ownerReferences ?? []).some((r) => r.controller === true);
 
 const isReady = (pod: Pod | undefined): boolean =>
   pod?.status?.phase === "Running" && (pod.status.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True");
+
+const revisionOfPod = (pod: Pod): string | undefined => pod.metadata.labels?.[REVISION_LABEL];
+
+/** JSON as Go's encoding/json writes a map: keys sorted, `<`, `>`, `&`, U+2028 and U+2029 escaped. */
+export function goJson(v: unknown): string {
+  const sorted = (x: unknown): unknown =>
+    Array.isArray(x) ? x.map(sorted) : isObject(x) ? Object.fromEntries(Object.keys(x).sort().map((k) => [k, sorted(x[k])])) : x;
+  return JSON.stringify(sorted(v)).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
+/** What a ControllerRevision of a StatefulSet holds: the patch that restores its pod template. */
+export const revisionData = (template: Json): Json => ({ spec: { template: { ...structuredClone(template), $patch: "replace" } } });
+
+/** The hash of a pod template (HashControllerRevision of its patch, probed with collisionCount). */
+export function templateHash(template: Json, collisionCount = 0): string {
+  return safeEncode(String(fnv1_32(new TextEncoder().encode(goJson(revisionData(template)) + String(collisionCount)))));
+}
+
+/** The pod template a ControllerRevision holds. */
+function templateOf(revision: Json): Json {
+  const t = structuredClone((((revision.data as Json | undefined)?.spec as Json | undefined)?.template as Json | undefined) ?? {});
+  delete t.$patch;
+  return t;
+}
+
+const selectorMatches = (set: StatefulSet, labels: Record<string, string> | undefined): boolean =>
+  matchesLabels(parseLabelSelector(encodeLabelSelector(set.spec.selector)), labels ?? {});
+
+const ownerRef = (set: StatefulSet): Json => ({ apiVersion: "apps/v1", kind: "StatefulSet", name: set.metadata.name, uid: set.metadata.uid, controller: true, blockOwnerDeletion: true });
 
 /** The claim the controller creates for one template and ordinal. */
 export function claimFor(set: StatefulSet, template: ClaimTemplate, ordinal: number): Json {
@@ -35,30 +97,41 @@ export function claimFor(set: StatefulSet, template: ClaimTemplate, ordinal: num
   };
 }
 
-function podFor(set: StatefulSet, ordinal: number): Json {
+/** A revision: its name and the pod template it stands for. */
+interface Revision {
+  name: string;
+  template: Json;
+}
+
+function podFor(set: StatefulSet, ordinal: number, revision: Revision): Json {
   const name = podName(set.metadata.name, ordinal);
-  const template = (set.spec as Json).template as Json | undefined;
-  const templateMeta = (template?.metadata as Json | undefined) ?? {};
-  const templateSpec = (template?.spec as Json | undefined) ?? {};
+  const templateMeta = (revision.template.metadata as Json | undefined) ?? {};
+  const templateSpec = (revision.template.spec as Json | undefined) ?? {};
+  const annotations = templateMeta.annotations as Record<string, string> | undefined;
   return {
     metadata: {
       name,
+      generateName: `${set.metadata.name}-`,
       namespace: set.metadata.namespace ?? "default",
       labels: {
         ...((templateMeta.labels as Record<string, string> | undefined) ?? set.spec.selector.matchLabels ?? {}),
-        "controller-revision-hash": `${set.metadata.name}-sim`,
+        [REVISION_LABEL]: revision.name,
         "statefulset.kubernetes.io/pod-name": name,
         "apps.kubernetes.io/pod-index": String(ordinal),
       },
-      ownerReferences: [{ apiVersion: "apps/v1", kind: "StatefulSet", name: set.metadata.name, uid: set.metadata.uid, controller: true, blockOwnerDeletion: true }],
+      ...(annotations && Object.keys(annotations).length ? { annotations: { ...annotations } } : {}),
+      ownerReferences: [ownerRef(set)],
     },
     spec: {
       ...structuredClone(templateSpec),
       containers: (templateSpec.containers as Json[] | undefined) ?? [{ name: "app", image: "registry.k8s.io/pause:3.9" }],
-      volumes: (set.spec.volumeClaimTemplates ?? []).map((t) => ({
-        name: t.metadata.name,
-        persistentVolumeClaim: { claimName: claimName(t.metadata.name, set.metadata.name, ordinal) },
-      })),
+      volumes: [
+        ...(set.spec.volumeClaimTemplates ?? []).map((t) => ({
+          name: t.metadata.name,
+          persistentVolumeClaim: { claimName: claimName(t.metadata.name, set.metadata.name, ordinal) },
+        })),
+        ...(((templateSpec.volumes as Json[] | undefined) ?? []).filter((v) => !(set.spec.volumeClaimTemplates ?? []).some((t) => t.metadata.name === v.name))),
+      ],
       hostname: name,
       subdomain: set.spec.serviceName ?? set.metadata.name,
     },
@@ -66,25 +139,103 @@ function podFor(set: StatefulSet, ordinal: number): Json {
   };
 }
 
+/** ClaimPods / ClaimControllerRevisions: orphans matching the selector become the set's. */
+function adoptOrphans(ctx: ControllerContext, set: StatefulSet, namespace: string): void {
+  for (const r of ["pods", "controllerrevisions"] as const) {
+    for (const o of ctx.store.all(r, namespace)) {
+      if (hasController(o) || metaOf(o).deletionTimestamp || !selectorMatches(set, metaOf(o).labels)) continue;
+      if (r === "pods" && ordinalOfPod(set, o as unknown as Pod) === undefined) continue;
+      const next = structuredClone(o);
+      (next.metadata as Json).ownerReferences = [...(metaOf(o).ownerReferences ?? []), ownerRef(set)];
+      ctx.store.replace(r, next, { manager: r === "pods" ? CONTROLLER_MANAGER : APPS_MANAGER }, ACTOR, "update");
+    }
+  }
+}
+
+/** getStatefulSetRevisions: the current and update revisions, the update one stored if new. */
+function revisions(ctx: ControllerContext, set: StatefulSet, namespace: string): { current: Revision; update: Revision } {
+  const history = ctx.store
+    .all("controllerrevisions", namespace)
+    .filter((r) => ownedBy(set, r))
+    .sort((a, b) => Number(a.revision ?? 0) - Number(b.revision ?? 0));
+  const template = (((set.spec as Json).template as Json | undefined) ?? {}) as Json;
+  const collisionCount = Number((set.status as Json | undefined)?.collisionCount ?? 0);
+  const hash = templateHash(template, collisionCount);
+  const updateName = `${set.metadata.name}-${hash}`;
+  const last = history[history.length - 1];
+  const nextRevision = Number(last?.revision ?? 0) + 1;
+  const equal = history.find((r) => metaOf(r).name === updateName);
+  if (!equal) {
+    ctx.store.insert(
+      "controllerrevisions",
+      {
+        metadata: {
+          name: updateName,
+          namespace,
+          labels: { ...(((template.metadata as Json | undefined)?.labels as Record<string, string> | undefined) ?? {}), [HASH_LABEL]: hash },
+          ownerReferences: [ownerRef(set)],
+        },
+        data: revisionData(template),
+        revision: nextRevision,
+      },
+      APPS_MANAGER,
+      ACTOR,
+    );
+  } else if (equal !== last) {
+    // Rolled back to an older template: that revision becomes the latest.
+    ctx.store.replace("controllerrevisions", { ...structuredClone(equal), revision: nextRevision }, { manager: APPS_MANAGER }, ACTOR, "update");
+  }
+  const update: Revision = { name: updateName, template: structuredClone(template) };
+  const currentName = (set.status as Json | undefined)?.currentRevision as string | undefined;
+  const stored = currentName !== undefined && currentName !== updateName ? history.find((r) => metaOf(r).name === currentName) : undefined;
+  return { current: stored ? { name: currentName!, template: templateOf(stored) } : update, update };
+}
+
+/** truncateHistory: revisions no pod and neither status revision uses, beyond revisionHistoryLimit, oldest first. */
+function truncateHistory(ctx: ControllerContext, set: StatefulSet, namespace: string, live: Set<string>): void {
+  const limit = Number((set.spec as Json).revisionHistoryLimit ?? 10);
+  const old = ctx.store
+    .all("controllerrevisions", namespace)
+    .filter((r) => ownedBy(set, r) && !live.has(metaOf(r).name))
+    .sort((a, b) => Number(a.revision ?? 0) - Number(b.revision ?? 0));
+  for (const r of old.slice(0, Math.max(0, old.length - limit))) ctx.store.remove("controllerrevisions", namespace, metaOf(r).name, ACTOR);
+}
+
 export function syncStatefulSets(ctx: ControllerContext): void {
   for (const raw of ctx.store.all("statefulsets")) {
     const set = raw as unknown as StatefulSet;
-    const namespace = set.metadata.namespace ?? "default";
-    const start = set.spec.ordinals?.start ?? 0;
-    const end = start + (set.spec.replicas ?? 1);
-    const parallel = (set.spec as Json).podManagementPolicy === "Parallel";
-    const pods = podsOf(ctx).filter((p) => p.metadata.namespace === namespace && ownedBy(set, p));
-    const byOrdinal = new Map<number, Pod>();
-    for (const p of pods) {
-      const o = ordinalOfPod(set, p);
-      if (o !== undefined) byOrdinal.set(o, p);
-    }
+    if ((set.metadata as Json).deletionTimestamp) continue;
+    syncSet(ctx, set);
+  }
+}
 
-    // Condemned pods first, highest ordinal first (one at a time unless Parallel).
-    const condemned = [...byOrdinal.keys()].filter((o) => o < start || o >= end).sort((a, b) => b - a);
-    for (const o of parallel ? condemned : condemned.slice(0, 1)) ctx.store.remove("pods", namespace, byOrdinal.get(o)!.metadata.name, ACTOR);
-    if (condemned.length && !parallel) continue;
+function syncSet(ctx: ControllerContext, set: StatefulSet): void {
+  const namespace = set.metadata.namespace ?? "default";
+  adoptOrphans(ctx, set, namespace);
+  const { current, update } = revisions(ctx, set, namespace);
+  const start = set.spec.ordinals?.start ?? 0;
+  const replicas = set.spec.replicas ?? 1;
+  const end = start + replicas;
+  const parallel = (set.spec as Json).podManagementPolicy === "Parallel";
+  const rolling = (set.spec.updateStrategy?.type ?? "RollingUpdate") === "RollingUpdate";
+  const partition = set.spec.updateStrategy?.rollingUpdate?.partition ?? 0;
+  const owned = () => podsOf(ctx).filter((p) => p.metadata.namespace === namespace && ownedBy(set, p));
+  const byOrdinal = new Map<number, Pod>();
+  for (const p of owned()) {
+    const o = ordinalOfPod(set, p);
+    if (o !== undefined) byOrdinal.set(o, p);
+  }
 
+  let blocked = false;
+  // Condemned pods first, highest ordinal first (one at a time unless Parallel).
+  const condemned = [...byOrdinal.keys()].filter((o) => o < start || o >= end).sort((a, b) => b - a);
+  for (const o of parallel ? condemned : condemned.slice(0, 1)) {
+    ctx.store.remove("pods", namespace, byOrdinal.get(o)!.metadata.name, ACTOR);
+    byOrdinal.delete(o);
+  }
+  if (condemned.length && !parallel) blocked = true;
+
+  if (!blocked) {
     const claimNames = new Set(claimsOf(ctx).filter((c) => c.metadata.namespace === namespace).map((c) => c.metadata.name));
     for (let o = start; o < end; o++) {
       for (const t of set.spec.volumeClaimTemplates ?? []) {
@@ -96,11 +247,62 @@ export function syncStatefulSets(ctx: ControllerContext): void {
       }
       const pod = byOrdinal.get(o);
       if (!pod) {
-        ctx.store.insert("pods", podFor(set, o), CONTROLLER_MANAGER, ACTOR);
-        if (!parallel) break;
+        // newVersionedStatefulSetPod: below the partition at the current revision.
+        const revision = rolling && o < start + partition ? current : update;
+        const created = ctx.store.insert("pods", podFor(set, o, revision), CONTROLLER_MANAGER, ACTOR) as unknown as Pod;
+        byOrdinal.set(o, created);
+        if (!parallel) {
+          blocked = true;
+          break;
+        }
       } else if (!parallel && !isReady(pod)) {
+        blocked = true;
         break;
       }
     }
   }
+
+  if (rolling && !blocked) {
+    // updateWithMaxUnavailable: delete outdated pods, highest first, within maxUnavailable.
+    const rollingUpdate = (set.spec.updateStrategy?.rollingUpdate ?? {}) as Json;
+    const maxUnavailable = Math.max(1, scaledIntOrPercent(rollingUpdate.maxUnavailable ?? 1, replicas, false) ?? 1);
+    let unavailable = 0;
+    for (let o = start; o < end; o++) if (!isReady(byOrdinal.get(o))) unavailable++;
+    let budget = maxUnavailable - unavailable;
+    for (let o = end - 1; o >= start + partition && budget > 0; o--) {
+      const pod = byOrdinal.get(o);
+      if (!pod || revisionOfPod(pod) === update.name) continue;
+      ctx.store.remove("pods", namespace, pod.metadata.name, ACTOR);
+      byOrdinal.delete(o);
+      budget--;
+    }
+  }
+
+  // Status.
+  const pods = owned();
+  const ready = pods.filter((p) => isReady(p)).length;
+  let currentReplicas = pods.filter((p) => revisionOfPod(p) === current.name).length;
+  const updatedReplicas = pods.filter((p) => revisionOfPod(p) === update.name).length;
+  let currentRevision = current.name;
+  if (rolling && updatedReplicas === pods.length && ready === pods.length) {
+    // completeRollingUpdate
+    currentReplicas = updatedReplicas;
+    currentRevision = update.name;
+  }
+  const status: Json = {
+    observedGeneration: Number((set.metadata as Json).generation ?? 1),
+    replicas: pods.length,
+    readyReplicas: ready,
+    currentReplicas,
+    updatedReplicas,
+    currentRevision,
+    updateRevision: update.name,
+    collisionCount: Number((set.status as Json | undefined)?.collisionCount ?? 0),
+    availableReplicas: ready,
+  };
+  const live = new Set([currentRevision, update.name, ...pods.map(revisionOfPod).filter((r): r is string => r !== undefined)]);
+  truncateHistory(ctx, set, namespace, live);
+  const latest = ctx.store.peek("statefulsets", namespace, set.metadata.name);
+  if (!latest || goJson(latest.status ?? {}) === goJson(status)) return;
+  ctx.store.replace("statefulsets", { ...structuredClone(latest), status }, { manager: STATUS_MANAGER }, ACTOR, "status");
 }

@@ -5,7 +5,8 @@
 //           condition Resizing → NodeResizePending + FileSystemResizePending (kubelet finishes) |
 //           ControllerResizeInfeasible + ControllerResizeError (driver rejected it; a changed
 //           request, larger or lowered, retries) |
-//           ControllerResizeError while an offline-only driver finds the volume in use.
+//           ControllerResizeError while an offline-only driver finds the volume in use by a
+//           running pod (re-checked within reactMs once no running pod uses it).
 //   modify: modifyVolumeStatus {target, Pending|InProgress|Infeasible} + ModifyingVolume /
 //           ModifyVolumeError → currentVolumeAttributesClassName, modifyVolumeStatus cleared.
 import type { PersistentVolumeClaim } from "../../../core/k8s.js";
@@ -18,7 +19,7 @@ import {
   driverOf,
   emitEvent,
   hasCondition,
-  podsUsing,
+  runningPodsUsing,
   setConditions,
   writeClaim,
   type ControllerContext,
@@ -143,6 +144,16 @@ export class StorageControllers {
       return;
     }
 
+    // An offline-only driver waiting out its back-off after an in-use refusal re-checks soon
+    // after the last running pod stopped using the volume (the pod's deletion is an event).
+    if (driver.resize === "offline" && hasCondition(pvc, "ControllerResizeError") && !runningPodsUsing(this.ctx, pvc).length) {
+      const soon = this.ctx.clock.nowMs() + this.ctx.latencies.reactMs;
+      const due = this.resizeAt.get(uid);
+      if (due !== undefined && due > soon) {
+        this.resizeAt.set(uid, soon);
+        this.ctx.clock.wakeAt(soon);
+      }
+    }
     // ControllerExpandVolume, when due.
     if (!this.ready(this.resizeAt, pvc, driver.resizeMs ?? this.ctx.latencies.resizeMs)) return;
     this.resizeAt.delete(uid);
@@ -155,7 +166,7 @@ export class StorageControllers {
     const regarding = { kind: "PersistentVolumeClaim", namespace: pvc.metadata.namespace ?? "default", name: pvc.metadata.name };
 
     if (driver.resize === "offline") {
-      const users = podsUsing(this.ctx, pvc);
+      const users = runningPodsUsing(this.ctx, pvc);
       if (users.length) {
         const error = `${resizer}: rpc error: code = FailedPrecondition desc = volume ${volume.name} is in use by pod ${users[0]!.metadata.name}; the driver only supports offline expansion`;
         emitEvent(this.ctx, regarding, "Warning", "VolumeResizeFailed", `Unable to expand ${regarding.namespace}/${regarding.name} because CSI driver ${driver.driverName ?? "sim.csi.claimstep.io"} only supports offline expansion and volume is currently in-use`, "external-resizer");

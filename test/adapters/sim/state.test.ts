@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { SimCluster } from "../../../adapters/sim/cluster.js";
 import { SCENARIOS } from "../../../adapters/sim/scenarios.js";
+import { SIM_CLUSTER_STATE_VERSION } from "../../../adapters/sim/state.js";
 import { RESOURCES, type Resource } from "../../../adapters/sim/store.js";
 import { SimStateError, defaultSimStatePath, readSimState, removeSimState, writeSimState } from "../../../adapters/sim/state-file.js";
 import { runStep } from "../../../functions/step.js";
@@ -54,7 +55,7 @@ describe("SimCluster.toJSON / SimCluster.restore", () => {
     await drive(kept, 4);
     // Mid-rollout: controllers have timers running and wake-ups pending.
     const state = JSON.parse(JSON.stringify(kept));
-    expect(state.version).toBe(1);
+    expect(state.version).toBe(SIM_CLUSTER_STATE_VERSION);
     expect(state.clock.wakes.length).toBeGreaterThan(0);
     const restored = SimCluster.restore(state);
     expect(restored.toJSON()).toEqual(kept.toJSON());
@@ -90,7 +91,7 @@ describe("SimCluster.toJSON / SimCluster.restore", () => {
 
   it("refuses a state of another version, or of the wrong shape, saying what is wrong", async () => {
     const state = JSON.parse(JSON.stringify(await SCENARIOS.grow!.build()));
-    expect(() => SimCluster.restore({ ...state, version: 2 })).toThrow(/state of version 2: this claimstep reads version 1/);
+    expect(() => SimCluster.restore({ ...state, version: 1 })).toThrow(new RegExp(`state of version 1: this claimstep reads version ${SIM_CLUSTER_STATE_VERSION}`));
     expect(() => SimCluster.restore({ ...state, clock: { nowMs: "soon", wakes: [] } })).toThrow(/clock.nowMs is not a number/);
     expect(() => SimCluster.restore({ ...state, store: { ...state.store, objects: { widgets: [] } } })).toThrow(/stores no such resource/);
     expect(() => SimCluster.restore(null)).toThrow(/not a simulated cluster's state/);

@@ -1,0 +1,45 @@
+// The API server's defaulting of a StatefulSet's pod template (SetDefaults_PodSpec,
+// SetDefaults_Container, SetDefaults_ContainerPort), and how the template serialises
+// (`metadata.creationTimestamp: null`, `resources: {}`): the StatefulSet controller hashes the
+// template as stored, so with these a set gets the same revision names as on a real cluster
+// (fixtures/apiserver/sts-partitioned-after.json: `web-6ff65b68cb`, `web-7c4fb86845`).
+import type { Json } from "./store.js";
+
+const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** The tag of an image reference as Kubernetes' parsers.ParseImageName sees it ("latest" when none, "" with a digest). */
+function imageTag(image: string): string {
+  if (image.includes("@")) return "";
+  const lastSlash = image.lastIndexOf("/");
+  const colon = image.lastIndexOf(":");
+  return colon > lastSlash ? image.slice(colon + 1) : "latest";
+}
+
+function defaultContainer(c: Json): void {
+  if (!c.imagePullPolicy) c.imagePullPolicy = imageTag(String(c.image ?? "")) === "latest" ? "Always" : "IfNotPresent";
+  c.resources ??= {};
+  c.terminationMessagePath ??= "/dev/termination-log";
+  c.terminationMessagePolicy ??= "File";
+  for (const p of (c.ports as Json[] | undefined) ?? []) if (isObject(p)) p.protocol ??= "TCP";
+}
+
+/** Default a pod template in place (a StatefulSet's `spec.template`). */
+export function defaultPodTemplate(template: Json): void {
+  const m = (template.metadata ??= {}) as Json;
+  if (!("creationTimestamp" in m)) m.creationTimestamp = null;
+  const spec = (template.spec ??= {}) as Json;
+  for (const list of ["initContainers", "containers"]) {
+    for (const c of (spec[list] as Json[] | undefined) ?? []) if (isObject(c)) defaultContainer(c);
+  }
+  spec.restartPolicy ??= "Always";
+  spec.terminationGracePeriodSeconds ??= 30;
+  spec.dnsPolicy ??= "ClusterFirst";
+  spec.securityContext ??= {};
+  spec.schedulerName ??= "default-scheduler";
+}
+
+/** Default a StatefulSet's pod template in place, when it has one. */
+export function defaultStatefulSet(set: Json): void {
+  const spec = set.spec as Json | undefined;
+  if (isObject(spec) && isObject(spec.template)) defaultPodTemplate(spec.template);
+}
