@@ -4,7 +4,7 @@
 // the set, the annotation, the value and the fix; the planner blocks on it and writes nothing.
 import * as z from "./zod.js";
 import type { StatefulSet } from "./k8s.js";
-import { Keys } from "./types.js";
+import { Keys, type PatchPartition } from "./types.js";
 
 export const POD_COORDINATION = ["None", "ClaimsFirst"] as const;
 export const RESTART_PODS = ["Never", "WhenRequired"] as const;
@@ -105,3 +105,26 @@ export function podPolicyOf(set: Pick<StatefulSet, "metadata">): { ok: true; pol
 /** The record written after an eviction attempt, in a fixed key order. */
 export const lastEvictionJSON = (e: LastEviction): string =>
   JSON.stringify({ pod: e.pod, uid: e.uid, at: e.at, result: e.result, ...(e.message !== undefined ? { message: e.message } : {}) });
+
+/**
+ * P5 (`claimstep set … --hold-pods`): the partition patch that holds every pod until its claims
+ * are ready, with ClaimsFirst and the user's partition recorded (kept when already recorded), so
+ * that a pod template change applied next rolls nothing before its claims.
+ */
+export function holdPods(set: StatefulSet): { action: PatchPartition; annotations: Record<string, string> } {
+  const live = set.spec.updateStrategy?.rollingUpdate?.partition ?? 0;
+  const recorded = set.metadata.annotations?.[Keys.userPartition];
+  const replicas = set.spec.replicas ?? 1;
+  return {
+    action: {
+      type: "PatchPartition",
+      namespace: set.metadata.namespace ?? "default",
+      set: set.metadata.name,
+      partition: Math.max(replicas, live),
+      from: live,
+      ...(recorded === undefined ? { userPartition: live } : {}),
+      ...(set.metadata.resourceVersion !== undefined ? { resourceVersion: set.metadata.resourceVersion } : {}),
+    },
+    annotations: { [Keys.podCoordination]: "ClaimsFirst" },
+  };
+}

@@ -32,6 +32,7 @@ export const FLAG_HELP: Partial<Record<FlagName, FlagHelp>> = {
   storage: { value: "quantity", help: "desired claim size, e.g. 20Gi (claims never shrink)" },
   vac: { value: "class", help: "desired VolumeAttributesClass (must exist)" },
   "allow-smaller": { help: "write a --storage below the claims' current size anyway (they keep their size)" },
+  "hold-pods": { help: "hold every pod (partition = replicas, yours recorded) until its claims are ready: pod coordination ClaimsFirst" },
   watch: { help: "follow the set until Complete (exit 0) or Blocked (exit 2), printing each transition; never writes" },
   port: { value: "port", help: "port to listen on (default: $PORT, else 8080)" },
   host: { value: "address", help: "address to listen on (default: $CLAIMSTEP_HOST, else 127.0.0.1; 0.0.0.0: every interface)" },
@@ -105,17 +106,18 @@ export const SPECS: Record<string, CommandSpec> = {
   },
   set: {
     summary: "write the desired claim template and opt the set in, then show the plan it causes",
-    usage: ["set <statefulset> <claim> [--storage 20Gi] [--vac gold] [--dry-run] [flags]"],
-    flags: ["storage", "vac", "dry-run", "allow-smaller"],
+    usage: ["set <statefulset> <claim> [--storage 20Gi] [--vac gold] [--hold-pods] [--dry-run] [flags]"],
+    flags: ["storage", "vac", "dry-run", "allow-smaller", "hold-pods"],
     flagHelp: { "dry-run": "write nothing: print the annotation diff (old → new desired templates) and the plan it would cause" },
     output: TARGET_OUTPUT,
     maxArgs: 2,
     examples: [
       "claimstep set web data --storage 20Gi -n db --dry-run   # the annotation diff and the plan; nothing written",
       "claimstep set web data --storage 20Gi --vac gold -n db && claimstep run web -n db",
+      "claimstep set web data --storage 20Gi --hold-pods -n db   # then change the pod template: each pod waits for its claims",
     ],
     notes:
-      "Refused, nothing written (exit 1): a --storage below the template's or a claim's current size\n(claims never shrink; --allow-smaller writes it anyway), a --vac the cluster does not have.\nA claim whose expansion failed is no obstacle when --storage is above its capacity: it comes\nback down to it (Kubernetes ≥ 1.34), and set says which claims, to what.",
+      "Refused, nothing written (exit 1): a --storage below the template's or a claim's current size\n(claims never shrink; --allow-smaller writes it anyway), a --vac the cluster does not have.\nA claim whose expansion failed is no obstacle when --storage is above its capacity: it comes\nback down to it (Kubernetes ≥ 1.34), and set says which claims, to what.\n--hold-pods writes, in the same patch, the partition = replicas, your partition in\nclaimstep.io/user-partition and claimstep.io/pod-coordination: ClaimsFirst: a pod template\nchange applied next replaces each pod only once its claims are ready; claimstep restores your\npartition when done. A GitOps tool that owns the set must ignore the partition (docs/gitops.md).",
   },
   serve: {
     summary: "the HTTP app on Node (env: CLAIMSTEP_API_TOKEN …)",

@@ -71,6 +71,7 @@ export const OPTIONS = {
   "sim-state": { type: "string" },
   watch: { type: "boolean", short: "w" },
   "allow-smaller": { type: "boolean" },
+  "hold-pods": { type: "boolean" },
   "no-color": { type: "boolean" },
 } as const;
 

@@ -4,6 +4,7 @@
 // above its capacity (X1; the output says which claims, to what), a VolumeAttributesClass the cluster does not have. `--dry-run` writes
 // nothing: it prints the annotation diff and the plan the change would cause.
 import { claimEdit } from "../../core/desired.js";
+import { holdPods } from "../../core/pod-policy.js";
 import type { ClaimTemplate } from "../../core/k8s.js";
 import { compareQuantity, formatBytes, quantityString, toBytes, type QuantityInput } from "../../core/quantity.js";
 import { renderDecision } from "../../core/render.js";
@@ -116,6 +117,9 @@ function templateDiff(before: readonly ClaimTemplate[], after: readonly ClaimTem
   return changes;
 }
 
+const holdText = (hold: ReturnType<typeof holdPods>): string =>
+  `pods held: partition ${hold.action.from} → ${hold.action.partition}${hold.action.userPartition !== undefined ? ` (yours, ${hold.action.userPartition}, recorded in ${Keys.userPartition})` : " (yours already recorded)"}; ${Keys.podCoordination}: ClaimsFirst`;
+
 export async function set(ctx: Context): Promise<number> {
   const target = await ctx.target();
   const ref = refOf(ctx.flags, target, ctx.args[0], "set");
@@ -136,16 +140,23 @@ export async function set(ctx: Context): Promise<number> {
   }
   const dryRun = ctx.flags["dry-run"] ?? false;
   const annotations = snapshot.statefulSet.metadata.annotations ?? {};
+  // P5: the partition held in the same patch as the desired templates.
+  const hold = ctx.flags["hold-pods"] ? holdPods(snapshot.statefulSet) : undefined;
+  if (hold && !target.writers.pods) throw new UsageError("set: --hold-pods patches the partition, which needs direct access to the API server; nothing written");
+  const written = hold ? { ...change.annotations, ...hold.annotations } : change.annotations;
   let next;
   if (dryRun) {
     // The plan the change would cause: the same snapshot with the new annotations, nothing written.
+    const held: Record<string, string> = hold ? { [Keys.userPartition]: String(hold.action.userPartition ?? annotations[Keys.userPartition]) } : {};
+    const spec = hold ? { ...snapshot.statefulSet.spec, updateStrategy: { ...snapshot.statefulSet.spec.updateStrategy, rollingUpdate: { ...snapshot.statefulSet.spec.updateStrategy?.rollingUpdate, partition: hold.action.partition } } } : snapshot.statefulSet.spec;
     const preview: Snapshot = {
       ...snapshot,
-      statefulSet: { ...snapshot.statefulSet, metadata: { ...snapshot.statefulSet.metadata, annotations: { ...annotations, ...change.annotations } } },
+      statefulSet: { ...snapshot.statefulSet, spec, metadata: { ...snapshot.statefulSet.metadata, annotations: { ...annotations, ...written, ...held } } },
     };
     next = await runStep({ reader: { load: async () => preview }, writers: target.writers, ref, now: target.now(), dryRun: true });
   } else {
-    if (change.changed) await target.writers.status.annotateSet(ref, change.annotations, snapshot.statefulSet.metadata.resourceVersion);
+    if (hold) await target.writers.pods!.patchPartition(hold.action, written);
+    else if (change.changed) await target.writers.status.annotateSet(ref, change.annotations, snapshot.statefulSet.metadata.resourceVersion);
     next = await runStep({ reader: target.reader, writers: target.writers, ref, now: target.now(), dryRun: true });
   }
   const before = desiredTemplates(snapshot.statefulSet);
@@ -160,6 +171,7 @@ export async function set(ctx: Context): Promise<number> {
       revision: change.revision,
       templates: change.templates,
       ...(sizes.recovers.length ? { recovers: sizes.recovers } : {}),
+      ...(hold ? { holdPods: { partition: hold.action.partition, from: hold.action.from, ...(hold.action.userPartition !== undefined ? { userPartition: hold.action.userPartition } : {}) } } : {}),
       ...(dryRun
         ? { previous: { revision: before.ok ? revisionOf(before.templates) : null, templates: before.ok ? before.templates : null }, annotations: change.annotations, diff, strategy }
         : {}),
@@ -178,11 +190,12 @@ export async function set(ctx: Context): Promise<number> {
         if (diff.length === 0) lines.push("    (same templates)");
         lines.push(`  ${Keys.strategy}: ${strategy.from === strategy.to ? `${strategy.to} (unchanged)` : `${strategy.from ?? "(unset)"} → ${strategy.to}`}`);
       }
+      if (hold) lines.push(`  ${holdText(hold)}`);
       print(ctx.io, `${lines.join("\n")}\n${recovery}\nThe plan it would cause:\n${plan}`);
     } else {
       print(
         ctx.io,
-        `${ref.namespace}/${ref.name}: ${change.changed ? "desired" : "already desires"} ${claim} storage ${t.spec.resources?.requests?.storage}${vac} (revision ${change.revision}); opted in (InPlace)\n${recovery}\n${plan}`,
+        `${ref.namespace}/${ref.name}: ${change.changed ? "desired" : "already desires"} ${claim} storage ${t.spec.resources?.requests?.storage}${vac} (revision ${change.revision}); opted in (InPlace)${hold ? `\n${holdText(hold)}` : ""}\n${recovery}\n${plan}`,
       );
     }
   }
