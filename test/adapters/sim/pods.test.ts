@@ -221,6 +221,11 @@ describe("the Eviction subresource and PodDisruptionBudgets", () => {
 
     // The budget lowered to 2 (generation 2): one disruption allowed once the controller saw it.
     await sim.admin.mergePatch("poddisruptionbudgets", ns, "web", { spec: { minAvailable: 2 } }, { fieldManager: "kubectl" });
+    // Until the disruption controller has observed generation 2, evictions wait (Retry-After 10).
+    const early = await evict(sim, "web-2", uid);
+    expect(early.code).toBe(429);
+    expect(early.headers.get("Retry-After")).toBe("10");
+    expect(early.body.details).toEqual({ causes: [{ reason: "DisruptionBudget", message: "The disruption budget web is still being processed by the server." }], retryAfterSeconds: 10 });
     sim.settle();
     expect(sim.get("poddisruptionbudgets", ns, "web")!.status).toMatchObject({ disruptionsAllowed: 1, observedGeneration: 2 });
 
@@ -262,10 +267,28 @@ describe("the Eviction subresource and PodDisruptionBudgets", () => {
     expect(sim.get("poddisruptionbudgets", ns, "web")!.status).toMatchObject({ disruptionsAllowed: 1 });
     expect(sim.audit.filter((a) => a.subresource === "eviction").map((a) => `${a.verb} ${a.name} ${a.outcome}`)).toEqual([
       "create web-2 429",
+      "create web-2 429",
       "create web-2 409",
       "create web-2 ok",
       "delete web-2 ok",
     ]);
+  });
+
+  it("PodDisruptionBudgets over HTTP: create (status is the controller's), get, list; minAvailable with maxUnavailable is refused", async () => {
+    const sim = await fixtureSet();
+    const path = `/apis/policy/v1/namespaces/${ns}/poddisruptionbudgets`;
+    const pdb = { apiVersion: "policy/v1", kind: "PodDisruptionBudget", metadata: { name: "web" }, spec: { minAvailable: 2, selector: { matchLabels: { app: "web" } } }, status: { disruptionsAllowed: 9 } };
+    const created = await call(sim, "POST", path, pdb);
+    expect(created.code).toBe(201);
+    expect(created.body.metadata).toMatchObject({ name: "web", namespace: ns, generation: 1 });
+    expect(created.body.status).toBeUndefined();
+    sim.settle();
+    expect((await call(sim, "GET", `${path}/web`)).body.status).toMatchObject({ disruptionsAllowed: 1, currentHealthy: 3, desiredHealthy: 2, expectedPods: 3, observedGeneration: 1 });
+    const list = await call(sim, "GET", path);
+    expect(list.body.kind).toBe("PodDisruptionBudgetList");
+    expect(list.body.items.map((i: any) => i.metadata.name)).toEqual(["web"]);
+    const both = await call(sim, "POST", path, { ...pdb, metadata: { name: "both" }, spec: { ...pdb.spec, maxUnavailable: 1 } });
+    expect(both.code).toBe(422);
   });
 
   it("404 for a missing pod; no budget, no deleteOptions or policy/v1beta1: evicted; a body that is not an Eviction: 400", async () => {
