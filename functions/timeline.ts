@@ -28,7 +28,7 @@ export class Timeline {
   private repeats = 0;
   private quietSince: string | undefined;
   private first = true;
-  readonly tally = { invocations: 0, writes: 0, failures: 0 };
+  readonly tally = { invocations: 0, writes: 0, partitionPatches: 0, evictions: 0, failures: 0 };
 
   constructor(
     private readonly say: (line: string) => void,
@@ -72,7 +72,10 @@ export class Timeline {
     if (progress !== this.lastProgress) this.say(`${INDENT}ordinals: ${progress}`);
     this.lastProgress = progress;
     if (o.kind === "applied") {
-      this.tally.writes++;
+      const type = d.action?.type;
+      if (type === "PatchPartition") this.tally.partitionPatches++;
+      else if (type === "EvictPod") this.tally.evictions++;
+      else this.tally.writes++;
       this.say(`${INDENT}✓ ${o.detail ?? "applied"}`);
     } else if (o.kind === "proposed") {
       this.say(`${INDENT}⧗ ${o.detail}`);
@@ -89,6 +92,7 @@ export class Timeline {
     this.flush();
     if (last) this.say(`\n${renderDecision(last)}`);
     const t = this.tally;
-    this.say(`\n${t.invocations} invocations, ${t.writes} claim writes, ${t.failures} transient failures, ${clock(atMs - this.startedMs)} of cluster time in ${realMs} ms`);
+    const pods = [...(t.partitionPatches ? [`${t.partitionPatches} partition patches`] : []), ...(t.evictions ? [`${t.evictions} evictions`] : [])];
+    this.say(`\n${t.invocations} invocations, ${t.writes} claim writes, ${pods.map((p) => `${p}, `).join("")}${t.failures} transient failures, ${clock(atMs - this.startedMs)} of cluster time in ${realMs} ms`);
   }
 }

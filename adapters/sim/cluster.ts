@@ -13,6 +13,7 @@ import { SimApi, mergePatchFor } from "./api.js";
 import { VirtualClock } from "./clock.js";
 import { DEFAULT_LATENCIES, type ControllerContext, type DriverBehaviour, type Latencies, type Volume } from "./controllers/context.js";
 import { Kubelet } from "./controllers/kubelet.js";
+import { People, type ScheduledEdit } from "./controllers/people.js";
 import { syncDisruptionBudgets } from "./controllers/disruption.js";
 import { syncClaimProtection } from "./controllers/pvc-protection.js";
 import { syncStatefulSets } from "./controllers/statefulset.js";
@@ -81,6 +82,7 @@ export class SimCluster {
   private readonly controllers: ControllerContext;
   private readonly storage: StorageControllers;
   private readonly kubelet: Kubelet;
+  private readonly people: People;
   private readonly opts: SimClusterOptions;
 
   constructor(opts: SimClusterOptions = {}) {
@@ -112,6 +114,23 @@ export class SimCluster {
     };
     this.storage = new StorageControllers(this.controllers);
     this.kubelet = new Kubelet(this.controllers);
+    this.people = new People(this.controllers, (edit) => this.applyEdit(edit));
+  }
+
+  /**
+   * A person's merge patch of an object at a later virtual time (`kubectl patch` at 10:08), kept
+   * in the saved state. An edit of an object that is gone by then is dropped.
+   */
+  scheduleEdit(at: Date, edit: Omit<ScheduledEdit, "atMs">): void {
+    resourceNamed(edit.resource);
+    this.people.schedule({ ...edit, atMs: at.getTime() });
+  }
+
+  private applyEdit(edit: ScheduledEdit): void {
+    const r = resourceNamed(edit.resource);
+    const live = this.store.peek(r, edit.namespace, edit.name);
+    if (!live) return;
+    this.update(edit.resource, edit.namespace, edit.name, (o) => deepMerge(o, edit.mergePatch), edit.actor ?? KUBECTL);
   }
 
   /**
@@ -320,6 +339,7 @@ export class SimCluster {
   settle(): void {
     for (let pass = 0; pass < MAX_SETTLE_PASSES; pass++) {
       const before = this.store.writes;
+      this.people.sync();
       syncStatefulSets(this.controllers);
       this.storage.sync();
       this.kubelet.sync();
@@ -370,6 +390,7 @@ export class SimCluster {
       ),
       storage: this.storage.state(),
       kubelet: this.kubelet.state(),
+      people: this.people.state(),
       store: this.store.state(),
     };
   }
@@ -386,6 +407,7 @@ export class SimCluster {
     for (const [uid, v] of Object.entries(state.volumes)) sim.controllers.volumes.set(uid, { ...v, bytes: BigInt(v.bytes) });
     sim.storage.restore(state.storage);
     sim.kubelet.restore(state.kubelet);
+    sim.people.restore(state.people ?? []);
     return sim;
   }
 }
@@ -394,6 +416,15 @@ export class SimCluster {
 export interface SimObject {
   metadata: { name: string; namespace?: string; [key: string]: any };
   [key: string]: any;
+}
+
+/** JSON merge patch (RFC 7386) of `patch` into `target`, in place: null removes a key. */
+function deepMerge(target: Json, patch: Json): void {
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) delete target[k];
+    else if (typeof v === "object" && !Array.isArray(v) && typeof target[k] === "object" && target[k] !== null && !Array.isArray(target[k])) deepMerge(target[k] as Json, v as Json);
+    else target[k] = structuredClone(v);
+  }
 }
 
 const resourceNamed = (name: string): Resource => {

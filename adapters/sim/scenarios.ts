@@ -40,6 +40,17 @@ interface Setup {
   strategy?: string;
   /** A ResourceQuota on requests.storage in the namespace. */
   quota?: string;
+  /** Replicas of web; default 3. */
+  replicas?: number;
+  maxUnavailable?: number;
+  /** Other annotations written with the desired templates (pod coordination, restarts). */
+  annotations?: Record<string, string>;
+  /** Written with the desired templates, as `claimstep set … --hold-pods` does (P5). */
+  holdPods?: boolean;
+  /** Then a new image in the pod template, as `kubectl set image` (a pod rollout). */
+  image?: string;
+  /** A PodDisruptionBudget `web` over the set's pods; `relaxAfterMs`: a person lowers minAvailable by one then. */
+  budget?: { minAvailable: number; relaxAfterMs?: number };
 }
 
 /** The cluster of a scenario: classes fast and premium, VACs silver and gold, the set, its request. */
@@ -55,12 +66,31 @@ async function build(setup: Setup, seed = 1): Promise<SimCluster> {
   await sim.addVolumeAttributesClass("silver", { iops: "3000", throughput: "125" });
   await sim.addVolumeAttributesClass("gold", { iops: "12000", throughput: "500" });
   if (setup.quota) await sim.addStorageQuota(SET.namespace, "storage", setup.quota);
-  await sim.createStatefulSet(statefulSetManifest({ ...SET, replicas: 3, templates: LIVE, ...(setup.strategy ? { strategy: setup.strategy } : {}) }));
+  const replicas = setup.replicas ?? 3;
+  await sim.createStatefulSet(
+    statefulSetManifest({
+      ...SET,
+      replicas,
+      templates: LIVE,
+      ...(setup.strategy ? { strategy: setup.strategy } : {}),
+      ...(setup.maxUnavailable !== undefined ? { maxUnavailable: setup.maxUnavailable } : {}),
+    }),
+  );
+  if (setup.budget) {
+    await sim.addPodDisruptionBudget(SET.namespace, SET.name, { minAvailable: setup.budget.minAvailable, matchLabels: { app: SET.name } });
+    if (setup.budget.relaxAfterMs !== undefined) {
+      const at = new Date(sim.now().getTime() + setup.budget.relaxAfterMs);
+      sim.scheduleEdit(at, { resource: "poddisruptionbudgets", namespace: SET.namespace, name: SET.name, mergePatch: { spec: { minAvailable: setup.budget.minAvailable - 1 } } });
+    }
+  }
   const desired = setup.desired === undefined ? CHANGE : setup.desired;
   if (desired) {
-    // The request, as `kubectl annotate` (or `claimstep set`) writes it.
-    await sim.admin.mergePatch("statefulsets", SET.namespace, SET.name, { metadata: { annotations: { [Keys.templates]: JSON.stringify(desired.map(claimTemplate)) } } }, { fieldManager: "kubectl" });
+    // The request, as `kubectl annotate` (or `claimstep set`, `--hold-pods` for P5) writes it.
+    const annotations = { [Keys.templates]: JSON.stringify(desired.map(claimTemplate)), ...setup.annotations, ...(setup.holdPods ? { [Keys.podCoordination]: "ClaimsFirst", [Keys.userPartition]: "0" } : {}) };
+    const spec = setup.holdPods ? { spec: { updateStrategy: { rollingUpdate: { partition: replicas } } } } : {};
+    await sim.admin.mergePatch("statefulsets", SET.namespace, SET.name, { metadata: { annotations }, ...spec }, { fieldManager: "kubectl" });
   }
+  if (setup.image) await sim.setImage(SET.namespace, SET.name, setup.image);
   return sim;
 }
 
@@ -116,9 +146,33 @@ export const SCENARIOS: Record<string, Scenario> = {
     { driver: { resize: "infeasible", modify: "ok" } },
   ),
   "offline-driver": scenario(
-    "the CSI driver of class fast only expands volumes no pod is using",
-    "the first resize waits on the driver's in-use error; a person must stop the pod (or the driver must support online expansion)",
-    { driver: { resize: "offline", modify: "ok", driverName: "offline.csi.example.com" } },
+    "the CSI driver of class fast only expands volumes no pod is using; restart-pods: WhenRequired",
+    "each resize waited on the driver's in-use error until claimstep evicted that one pod (Eviction API, every other pod Ready); the volume grew while the pod was down",
+    { driver: { resize: "offline", modify: "ok", driverName: "offline.csi.example.com" }, annotations: { [Keys.restartPods]: "WhenRequired" } },
+  ),
+  "node-expansion-restart": scenario(
+    "the driver grows volumes online but the node grows the file system only at mount; restart-pods: WhenRequired, restart-after 2m",
+    "each claim waited FileSystemResizePending on its running pod; after restart-after claimstep evicted that pod, the new one mounted the volume and the file system grew",
+    { driver: { resize: "online", nodeExpansion: "offline", modify: "ok" }, annotations: { [Keys.restartPods]: "WhenRequired", [Keys.restartAfter]: "2m" } },
+  ),
+  "pdb-blocks": scenario(
+    "restarts needed (file system grows only at mount) under a PodDisruptionBudget minAvailable 3 of 3, which a person relaxes to 2 after 8 minutes",
+    "while the budget allowed no disruption claimstep waited (DisruptionBudget, asking again only after the refused eviction's two-minute charge); once it allowed one, each pod was restarted in turn",
+    {
+      driver: { resize: "online", nodeExpansion: "offline", modify: "ok" },
+      annotations: { [Keys.restartPods]: "WhenRequired", [Keys.restartAfter]: "1m" },
+      budget: { minAvailable: 3, relaxAfterMs: 8 * 60_000 },
+    },
+  ),
+  "pods-claims-first": scenario(
+    "5 replicas: data grows to 2Gi and the pod template gets a new image together; pod-coordination: ClaimsFirst, pods held (set --hold-pods), maxUnavailable 1",
+    "each pod was replaced only after its own claims were ready (the partition went down one ordinal at a time), then the next ordinal's claims began; your partition came back at the end",
+    { replicas: 5, maxUnavailable: 1, holdPods: true, image: "registry.k8s.io/pause:3.10" },
+  ),
+  "pods-claims-first-2": scenario(
+    "as pods-claims-first with maxUnavailable 2: two ordinals' claims and pods in flight at once",
+    "two ordinals moved at a time, each still claims first, then its pod",
+    { replicas: 5, maxUnavailable: 2, holdPods: true, image: "registry.k8s.io/pause:3.10" },
   ),
   "flaky-api": scenario(
     "the API server answers 429, 500 or a timeout to one request in eight; the driver fails transiently too",

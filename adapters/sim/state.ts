@@ -5,6 +5,7 @@ import type { ClockState } from "./clock.js";
 import type { SimClusterOptions } from "./cluster.js";
 import type { DriverBehaviour, Latencies } from "./controllers/context.js";
 import type { KubeletState } from "./controllers/kubelet.js";
+import type { ScheduledEdit } from "./controllers/people.js";
 import type { StorageState } from "./controllers/storage.js";
 import type { FaultState } from "./faults.js";
 import { RESOURCES, type StoreState } from "./store.js";
@@ -28,6 +29,8 @@ export interface SimClusterState {
   volumes: Record<string, { name: string; bytes: string; volumeAttributesClassName?: string }>;
   storage: StorageState;
   kubelet: KubeletState;
+  /** People's edits still to come (scenarios that script a person); absent in older files. */
+  people?: ScheduledEdit[];
   store: StoreState;
 }
 
@@ -71,6 +74,12 @@ export function checkClusterState(json: unknown): SimClusterState {
     const kubelet = json.kubelet as Record<string, unknown>;
     need(isRecord(kubelet), "kubelet is not an object");
     for (const k of ["startAt", "expandAt"]) numbers(kubelet[k], `kubelet.${k}`);
+    if (json.people !== undefined) {
+      need(
+        Array.isArray(json.people) && json.people.every((e: unknown) => isRecord(e) && Number.isFinite(e.atMs) && typeof e.resource === "string" && typeof e.name === "string" && isRecord(e.mergePatch)),
+        "people is not a list of scheduled edits",
+      );
+    }
     const store = json.store as Record<string, unknown>;
     need(isRecord(store) && Number.isInteger(store.revision), "store.revision is not an integer");
     need(isRecord(store.objects), "store.objects is not an object");

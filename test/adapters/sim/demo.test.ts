@@ -77,9 +77,48 @@ describe("npm start", () => {
     expect(out).toMatch(/^2 +web-2 \(Running\) +(?:Ready +web-\w+ \(updated\) +)?Updated +data-web-2 +2Gi +2Gi +2Gi/m);
   });
 
+  it("pods-claims-first: claims, then that ordinal's pod (the partition one ordinal lower), then the next; your partition restored (exit 0)", { timeout: 60_000 }, async () => {
+    const { code, out } = await start("--cluster", "sim:pods-claims-first");
+    expect(code).toBe(0);
+    const done = [...out.matchAll(/✓ (?:applied default\/(\S+):|patched default\/web: (partition \d+ → \d+))/g)].map((m) => m[1] ?? m[2]);
+    const expected: string[] = [];
+    for (let o = 4; o >= 0; o--) expected.push(`data-web-${o}`, `wal-web-${o}`, `partition ${o + 1} → ${o}`);
+    expect(done).toEqual([...expected, "partition 0 → 0"]);
+    expect(out).toMatch(/PartitionRestored +every ordinal's claims and pod are done: restoring your partition 0/);
+    expect(out).toMatch(/^\d+ invocations, 10 claim writes, 6 partition patches, 0 transient failures/m);
+  });
+
+  it("pods-claims-first-2: two ordinals' claims in flight before the first pod is replaced (exit 0)", { timeout: 60_000 }, async () => {
+    const { code, out } = await start("--cluster", "sim:pods-claims-first-2");
+    expect(code).toBe(0);
+    const done = [...out.matchAll(/✓ (?:applied default\/(\S+):|patched default\/web: (partition \d+ → \d+))/g)].map((m) => m[1] ?? m[2]);
+    expect(done.slice(0, 4)).toEqual(["data-web-4", "wal-web-4", "data-web-3", "wal-web-3"]);
+    expect(done.at(-1)).toBe("partition 0 → 0");
+    expect(out).toContain("Complete/RolloutComplete");
+  });
+
+  it.each(["node-expansion-restart", "offline-driver"])("%s: one eviction per ordinal, highest first, then Complete (exit 0)", { timeout: 60_000 }, async (scenario) => {
+    const { code, out } = await start("--cluster", `sim:${scenario}`);
+    expect(code).toBe(0);
+    expect([...out.matchAll(/✓ evicted default\/(web-\d)/g)].map((m) => m[1])).toEqual(["web-2", "web-1", "web-0"]);
+    expect(out).toMatch(/^\d+ invocations, 6 claim writes, 3 evictions, 0 transient failures/m);
+    expect(out).toContain("Complete/RolloutComplete");
+  });
+
+  it("pdb-blocks: Waiting/DisruptionBudget while the budget allows no disruption, then Complete once it allows one (exit 0)", { timeout: 60_000 }, async () => {
+    const { code, out } = await start("--cluster", "sim:pdb-blocks");
+    expect(code).toBe(0);
+    const firstBudget = out.indexOf("Waiting/DisruptionBudget");
+    const firstEviction = out.indexOf("✓ evicted default/web-2");
+    expect(firstBudget).toBeGreaterThan(0);
+    expect(firstEviction).toBeGreaterThan(firstBudget);
+    expect(out).toContain("The disruption budget web needs 3 healthy pods and has 3 currently");
+    expect(out).toContain("Complete/RolloutComplete");
+  });
+
   it("rejects an unknown scenario with the list of scenarios", { timeout: 60_000 }, async () => {
     const { code, err } = await start("--cluster", "sim:nope");
     expect(code).toBe(1);
-    expect(err).toContain("scenario one of grow, vac, blocked, blocked-class, infeasible, offline-driver, flaky-api, quota, recover, opted-out");
+    expect(err).toContain("scenario one of grow, vac, blocked, blocked-class, infeasible, offline-driver, node-expansion-restart, pods-claims-first, pods-claims-first-2, pdb-blocks, flaky-api, quota, recover, opted-out");
   });
 });
