@@ -105,7 +105,8 @@ async function write(claims: ClaimWriter, writers: Writers, decision: Decision):
     return { result: applied, outcome: applied.kind === "refused" ? { kind: "refused" } : applied };
   } catch (err) {
     if (!(err instanceof ApiError)) throw err;
-    if (err.isTransient) return { result: { kind: "transient", retryAfterSeconds: err.retryAfterSeconds }, outcome: asRetry(err) };
+    // A pod or set gone since the read (404) is a lost race like a 409: the next step re-plans.
+    if (err.isTransient || (action.type !== "PatchClaim" && err.kind === "NotFound")) return { result: { kind: "transient", retryAfterSeconds: err.retryAfterSeconds }, outcome: asRetry(err) };
     if (err.code === 401 || (err.code === 403 && !err.isAdmissionForbidden)) throw permission(err);
     return { result: { kind: "rejected", refusal: err }, outcome: { kind: "refused", error: err } };
   }

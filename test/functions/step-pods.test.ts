@@ -1,0 +1,90 @@
+// runStep with the pod side, on the simulated cluster through the production client: a partition
+// patch carries the step's annotations itself (one request), a budget's refusal is recorded so no
+// step asks again for two minutes, a lost race on the uid changes nothing.
+import { describe, expect, it } from "vitest";
+import { Keys } from "../../core/types.js";
+import { SCENARIOS, SET } from "../../adapters/sim/scenarios.js";
+import type { SimCluster } from "../../adapters/sim/cluster.js";
+import { runStep, type StepResult } from "../../functions/step.js";
+
+const step = (sim: SimCluster): Promise<StepResult> => runStep({ reader: sim.reader, writers: sim.writers, ref: SET, now: sim.now() });
+
+/** Step every 10 s of virtual time until `until` says stop. */
+async function stepUntil(sim: SimCluster, until: (r: StepResult) => boolean, limit = 500): Promise<StepResult> {
+  for (let i = 0; i < limit; i++) {
+    const r = await step(sim);
+    if (until(r)) return r;
+    sim.advance(10_000);
+  }
+  throw new Error("never happened");
+}
+
+describe("runStep with the pod side", () => {
+  it("a partition patch writes the step's annotations in the same request", async () => {
+    const sim = await SCENARIOS["pods-claims-first"]!.build();
+    sim.http.resetCounters();
+    const r = await stepUntil(sim, (x) => x.decision.action?.type === "PatchPartition");
+    expect(r.outcome).toEqual({ kind: "applied", detail: "patched default/web: partition 5 → 4" });
+    const last = sim.http.requests().filter((q) => q.resource === "statefulsets" && q.verb === "patch").at(-1)!;
+    expect((last.body as any).metadata.annotations[Keys.status]).toContain('"reason":"PartitionLowered"');
+    const set = sim.get("statefulsets", SET.namespace, SET.name)!;
+    expect(JSON.parse(set.metadata.annotations[Keys.status]).reason).toBe("PartitionLowered");
+    expect(set.spec.updateStrategy.rollingUpdate.partition).toBe(4);
+  });
+
+  it("a budget's refusal is Waiting/DisruptionBudget, recorded; the next step does not ask again", async () => {
+    const sim = await SCENARIOS["pdb-blocks"]!.build();
+    const r = await stepUntil(sim, (x) => x.decision.reason === "DisruptionBudget");
+    expect(r.decision.phase).toBe("Waiting");
+    expect(r.outcome).toEqual({ kind: "none" });
+    const record = JSON.parse(sim.get("statefulsets", SET.namespace, SET.name)!.metadata.annotations[Keys.lastEviction]);
+    expect(record).toMatchObject({ pod: "web-2", result: "DisruptionBudget", message: "The disruption budget web needs 3 healthy pods and has 3 currently" });
+    const evictions = () => sim.http.requests().filter((q) => q.subresource === "eviction").length;
+    const before = evictions();
+    sim.advance(60_000);
+    const again = await step(sim);
+    expect(again.decision.reason).toBe("DisruptionBudget");
+    expect(again.decision.action).toBeUndefined();
+    expect(evictions()).toBe(before);
+    const events = sim.events(SET.namespace).filter((e) => e.reason === "DisruptionBudget");
+    expect(events[0]).toMatchObject({ type: "Warning", regarding: { kind: "StatefulSet", name: "web" } });
+  });
+
+  it("an eviction whose pod was replaced meanwhile (409 on the uid) changes nothing; the next step re-plans", async () => {
+    const sim = await SCENARIOS["node-expansion-restart"]!.build();
+    // Step until the eviction is due (planned, not yet carried out).
+    for (let i = 0; i < 200; i++) {
+      const planned = await runStep({ reader: sim.reader, writers: sim.writers, ref: SET, now: sim.now(), dryRun: true });
+      if (planned.decision.action?.type === "EvictPod") break;
+      await step(sim);
+      sim.advance(10_000);
+    }
+    // A person deletes the pod between claimstep's read and its eviction; the controller re-creates it.
+    sim.http.beforeNext("create pods/eviction", async () => {
+      await sim.deletePod(SET.namespace, "web-2");
+      sim.settle();
+    });
+    const r = await step(sim);
+    expect(r.decision.action?.type, `${r.decision.reason}: ${r.decision.message}`).toBe("EvictPod");
+    expect(r.outcome.kind).toBe("retry");
+    expect(r.decision.phase).toBe("Progressing");
+    expect(sim.get("statefulsets", SET.namespace, SET.name)!.metadata.annotations[Keys.lastEviction]).toBeUndefined();
+    // The replacement mounted the volume: the next step finds nothing to restart.
+    sim.advance(10_000);
+    expect((await step(sim)).decision.action?.type).toBe("PatchClaim");
+  });
+
+  it("an eviction of a pod gone meanwhile (404) is a lost race too, not a refusal", async () => {
+    const sim = await SCENARIOS["node-expansion-restart"]!.build();
+    for (let i = 0; i < 200; i++) {
+      const planned = await runStep({ reader: sim.reader, writers: sim.writers, ref: SET, now: sim.now(), dryRun: true });
+      if (planned.decision.action?.type === "EvictPod") break;
+      await step(sim);
+      sim.advance(10_000);
+    }
+    sim.http.beforeNext("create pods/eviction", () => sim.deletePod(SET.namespace, "web-2"));
+    const r = await step(sim);
+    expect(r.outcome.kind).toBe("retry");
+    expect(r.decision.phase).not.toBe("Blocked");
+  });
+});
