@@ -25,7 +25,7 @@ import type { FaultInjector } from "./faults.js";
 import { encodeLabelSelector, matchesLabels, parseLabelSelector } from "../kube/label-selector.js";
 import type { SpecProfile } from "./spec-diff.js";
 import { RESOURCES, type Json, type Resource, type Store } from "./store.js";
-import { defaultStatefulSet } from "./defaults.js";
+import { defaultRetentionPolicy, defaultStatefulSet } from "./defaults.js";
 import { budgetsOf, isPodReady, setDisruptionAllowedCondition } from "./controllers/disruption.js";
 import type { VirtualClock } from "./clock.js";
 
@@ -164,10 +164,15 @@ export class SimApi {
       }
       if (r === "events") this.validateEvent(obj, opts.fieldManager);
       if (r === "statefulsets" || r === "poddisruptionbudgets") {
-        // PrepareForCreate: the status is the controllers' to write, whatever the request carried.
+        // PrepareForCreate: the status is the controllers' to write, whatever the request carried
+        // (a StatefulSet's zero status shows its non-omitempty fields: sts-create-recreated.txt).
         obj = structuredClone(obj);
         delete obj.status;
-        if (r === "statefulsets") defaultStatefulSet(obj);
+        if (r === "statefulsets") {
+          defaultStatefulSet(obj);
+          defaultRetentionPolicy(obj);
+          obj.status = { replicas: 0, availableReplicas: 0 };
+        }
         if (r === "poddisruptionbudgets") this.validateBudget(obj, opts.fieldManager);
       }
       if (r === "persistentvolumeclaims") {
@@ -436,10 +441,26 @@ export class SimApi {
     });
   }
 
-  /** `DELETE` with optional uid/resourceVersion preconditions. */
-  async delete(r: Resource, namespace: string | undefined, name: string, opts: { fieldManager: string } & DeleteOptions): Promise<Json> {
+  /**
+   * `DELETE` with optional uid/resourceVersion preconditions, as the API server's registry does
+   * it (BeforeDelete, then deletion with finalizers):
+   * - preconditions first (409, also for an object already being deleted);
+   * - an object already being deleted (deletionTimestamp) is answered again, unchanged;
+   * - a claim a pod mounts (kubernetes.io/pvc-protection) only gets a deletionTimestamp;
+   * - propagationPolicy Orphan or Foreground: the object gets a deletionTimestamp,
+   *   deletionGracePeriodSeconds 0 and the finalizer `orphan` or `foregroundDeletion`, a new
+   *   resourceVersion and no new field owner (sts-delete-orphan-precond.txt), and stays until the
+   *   garbage collector has orphaned (or deleted) its dependents; so does an object with other
+   *   finalizers;
+   * - Background (the default): the object goes at once; the garbage collector deletes its
+   *   dependents later (the pods and ControllerRevisions of a set, and the claims of a set with
+   *   `whenDeleted: Delete`).
+   * Returns the object as it stands, or as it was when it went (`gone`).
+   */
+  async deleteObject(r: Resource, namespace: string | undefined, name: string, opts: { fieldManager: string } & DeleteOptions): Promise<{ object: Json; gone: boolean }> {
     const entry = { actor: opts.fieldManager, verb: "delete" as const, resource: r, ...(namespace ? { namespace } : {}), name };
     return this.request(`DELETE ${r} ${namespace ?? ""}/${name}`, true, () => {
+      if (!this.served(r)) throw resourceNotServed(r, "DELETE");
       const live = this.store.peek(r, namespace, name);
       if (!live) this.refuse(notFound(RESOURCES[r], name), entry);
       const { uid, resourceVersion } = opts.preconditions ?? {};
@@ -447,43 +468,35 @@ export class SimApi {
       if (resourceVersion !== undefined && resourceVersion !== meta(live!).resourceVersion) {
         this.refuse(resourceVersionPreconditionFailed(RESOURCES[r], name, resourceVersion, meta(live!).resourceVersion!), entry);
       }
-      if (r === "persistentvolumeclaims" && this.inUse(live!)) {
-        // kubernetes.io/pvc-protection: a claim a pod still mounts only gets a deletionTimestamp;
-        // the protection controller removes it once no pod uses it.
-        if (meta(live!).deletionTimestamp) return this.view(r, live!);
+      if (meta(live!).deletionTimestamp) {
+        this.store.record({ ...entry, outcome: "ok" });
+        return { object: this.view(r, live!), gone: false };
+      }
+      const finalizers = ((meta(live!).finalizers as string[] | undefined) ?? []).filter((f) => !(r === "persistentvolumeclaims" && f === PVC_PROTECTION && !this.inUse(live!)));
+      const policy = opts.propagationPolicy ?? "Background";
+      if (policy === "Orphan" && !finalizers.includes("orphan")) finalizers.push("orphan");
+      if (policy === "Foreground" && !finalizers.includes("foregroundDeletion")) finalizers.push("foregroundDeletion");
+      if (finalizers.length) {
         const marked = structuredClone(live!);
-        (marked.metadata as Json).deletionTimestamp = this.ctx.clock.stamp();
-        (marked.metadata as Json).deletionGracePeriodSeconds = 0;
-        const stored = this.store.replace(r, marked, { manager: { manager: opts.fieldManager, operation: "Update", apiVersion: "v1" } }, opts.fieldManager, "delete");
-        return this.view(r, stored);
+        const m = marked.metadata as Json;
+        m.deletionTimestamp = this.ctx.clock.stamp();
+        m.deletionGracePeriodSeconds = 0;
+        m.finalizers = finalizers;
+        const owners = this.store.owners(r, namespace, name)!.clone();
+        const stored = this.store.replace(r, marked, { manager: { manager: opts.fieldManager, operation: "Update", apiVersion: "v1" }, owners }, opts.fieldManager, "delete");
+        return { object: this.view(r, stored), gone: false };
       }
-      if (r === "statefulsets") {
-        // The garbage collector: pods and ControllerRevisions go with the set unless orphaned;
-        // claims are not owned by it.
-        for (const dependent of ["pods", "controllerrevisions"] as const) {
-          for (const obj of this.store.all(dependent, namespace)) {
-            const owned = ((meta(obj).ownerReferences as Json[] | undefined) ?? []).some((o) => o.uid === meta(live!).uid);
-            if (!owned) continue;
-            if (opts.propagationPolicy === "Orphan") {
-              const orphan = structuredClone(obj);
-              delete (orphan.metadata as Json).ownerReferences;
-              this.store.replace(dependent, orphan, { manager: { manager: "kube-controller-manager", operation: "Update", apiVersion: RESOURCES[dependent].apiVersion.replace(/^.*\//, "") } }, "garbage-collector", "update");
-            } else {
-              this.store.remove(dependent, namespace, meta(obj).name, "garbage-collector");
-            }
-          }
-        }
-      }
-      // The garbage collector finishes at once; the answer is the object as the delete marked it.
-      const last = structuredClone(this.store.view(r, live!)) as Json;
+      const last = structuredClone(this.view(r, live!)) as Json;
       this.store.remove(r, namespace, name, opts.fieldManager);
       const m = last.metadata as Json;
       m.deletionTimestamp = this.ctx.clock.stamp();
       m.deletionGracePeriodSeconds = 0;
-      if (opts.propagationPolicy === "Orphan" || opts.propagationPolicy === "Foreground") {
-        m.finalizers = [opts.propagationPolicy === "Orphan" ? "orphan" : "foregroundDeletion"];
-      }
-      return last;
+      return { object: last, gone: true };
     });
+  }
+
+  /** `DELETE`: the object as `deleteObject` answers it. */
+  async delete(r: Resource, namespace: string | undefined, name: string, opts: { fieldManager: string } & DeleteOptions): Promise<Json> {
+    return (await this.deleteObject(r, namespace, name, opts)).object;
   }
 }

@@ -9,12 +9,13 @@ import { toBytes } from "../../core/quantity.js";
 import { KubeClient, type KubeClientOptions } from "../kube/client.js";
 import { KubeReader } from "../kube/reader.js";
 import { kubeWriters, type KubeWriters } from "../kube/writer.js";
-import { SimApi, mergePatchFor } from "./api.js";
+import { SimApi, mergePatchFor, type DeleteOptions } from "./api.js";
 import { VirtualClock } from "./clock.js";
 import { DEFAULT_LATENCIES, type ControllerContext, type DriverBehaviour, type Latencies, type Volume } from "./controllers/context.js";
 import { Kubelet } from "./controllers/kubelet.js";
 import { People, type ScheduledEdit } from "./controllers/people.js";
 import { syncDisruptionBudgets } from "./controllers/disruption.js";
+import { GarbageCollector } from "./controllers/garbage-collector.js";
 import { syncClaimProtection } from "./controllers/pvc-protection.js";
 import { syncStatefulSets } from "./controllers/statefulset.js";
 import { StorageControllers } from "./controllers/storage.js";
@@ -83,6 +84,7 @@ export class SimCluster {
   private readonly storage: StorageControllers;
   private readonly kubelet: Kubelet;
   private readonly people: People;
+  private readonly gc: GarbageCollector;
   private readonly opts: SimClusterOptions;
 
   constructor(opts: SimClusterOptions = {}) {
@@ -115,6 +117,7 @@ export class SimCluster {
     this.storage = new StorageControllers(this.controllers);
     this.kubelet = new Kubelet(this.controllers);
     this.people = new People(this.controllers, (edit) => this.applyEdit(edit));
+    this.gc = new GarbageCollector(this.controllers);
   }
 
   /**
@@ -220,6 +223,7 @@ export class SimCluster {
     this.http.reset();
     this.controllers.drivers.clear();
     this.controllers.volumes.clear();
+    this.gc.clear();
   }
 
   get audit(): readonly AuditEntry[] {
@@ -329,6 +333,34 @@ export class SimCluster {
     await this.admin.delete("pods", namespace, pod, { fieldManager: KUBECTL });
   }
 
+  /**
+   * A person's `kubectl scale statefulset/<set> --replicas=<n>`: spec.replicas through the API (a
+   * new generation). Controllers do not run: advance the clock to see pods and claims come or go.
+   */
+  async scale(namespace: string, set: string, replicas: number): Promise<SimObject> {
+    return (await this.admin.mergePatch("statefulsets", namespace, set, { spec: { replicas } }, { fieldManager: KUBECTL })) as SimObject;
+  }
+
+  /**
+   * A person's edit of spec.persistentVolumeClaimRetentionPolicy (`kubectl patch`); an unset
+   * field is left as it is. The StatefulSet controller then adds (whenDeleted: Delete) or
+   * removes (Retain) its owner reference on the claims of the set's pods.
+   */
+  async setRetentionPolicy(namespace: string, set: string, policy: RetentionPolicy): Promise<SimObject> {
+    const patch = { spec: { persistentVolumeClaimRetentionPolicy: { ...policy } } };
+    return (await this.admin.mergePatch("statefulsets", namespace, set, patch, { fieldManager: KUBECTL })) as SimObject;
+  }
+
+  /**
+   * A person's `kubectl delete statefulset/<set>` (`--cascade=orphan`: propagationPolicy Orphan;
+   * the default is Background, which loses the pods and, with `whenDeleted: Delete`, the claims).
+   * Returns the set as the API server answered (with its deletionTimestamp); the garbage
+   * collector finishes `latencies.gcMs` later.
+   */
+  async deleteStatefulSet(namespace: string, set: string, opts: DeleteOptions = {}): Promise<SimObject> {
+    return (await this.admin.delete("statefulsets", namespace, set, { fieldManager: KUBECTL, ...opts })) as SimObject;
+  }
+
   /** Create a StatefulSet and let the controllers bring up its claims and pods. */
   async createStatefulSet(set: StatefulSet | Json, settleMs = 10 * 60_000): Promise<void> {
     await this.admin.create("statefulsets", set as Json, { fieldManager: KUBECTL });
@@ -343,6 +375,7 @@ export class SimCluster {
       syncStatefulSets(this.controllers);
       this.storage.sync();
       this.kubelet.sync();
+      this.gc.sync();
       syncClaimProtection(this.controllers);
       syncDisruptionBudgets(this.controllers);
       if (this.store.writes === before) return;
@@ -391,6 +424,7 @@ export class SimCluster {
       storage: this.storage.state(),
       kubelet: this.kubelet.state(),
       people: this.people.state(),
+      gc: this.gc.state(),
       store: this.store.state(),
     };
   }
@@ -408,6 +442,7 @@ export class SimCluster {
     sim.storage.restore(state.storage);
     sim.kubelet.restore(state.kubelet);
     sim.people.restore(state.people ?? []);
+    sim.gc.restore(state.gc);
     return sim;
   }
 }
@@ -456,6 +491,14 @@ export interface SetSpec {
   podAnnotations?: Record<string, string>;
   /** claimstep.io/volume-claim-update-strategy; default InPlace. */
   strategy?: string;
+  /** spec.persistentVolumeClaimRetentionPolicy; the API server defaults both to Retain. */
+  retentionPolicy?: RetentionPolicy;
+}
+
+/** A StatefulSet's persistentVolumeClaimRetentionPolicy. */
+export interface RetentionPolicy {
+  whenDeleted?: "Retain" | "Delete";
+  whenScaled?: "Retain" | "Delete";
 }
 
 export function claimTemplate(t: SetSpec["templates"][number]): ClaimTemplate {
@@ -500,6 +543,7 @@ export function statefulSetManifest(spec: SetSpec): Json {
         spec: { containers: [{ name: "app", image: spec.image ?? "registry.k8s.io/pause:3.9" }] },
       },
       volumeClaimTemplates: spec.templates.map(claimTemplate),
+      ...(spec.retentionPolicy ? { persistentVolumeClaimRetentionPolicy: { ...spec.retentionPolicy } } : {}),
     },
   };
 }

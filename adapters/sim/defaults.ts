@@ -43,3 +43,15 @@ export function defaultStatefulSet(set: Json): void {
   const spec = set.spec as Json | undefined;
   if (isObject(spec) && isObject(spec.template)) defaultPodTemplate(spec.template);
 }
+
+/**
+ * SetDefaults_StatefulSet's `persistentVolumeClaimRetentionPolicy` (StatefulSetAutoDeletePVC, on
+ * since 1.27): Retain for whichever of whenDeleted and whenScaled is unset. Applied on create only,
+ * so that a set stored without it (seeded as captured) does not change spec on its next write.
+ */
+export function defaultRetentionPolicy(set: Json): void {
+  const spec = set.spec as Json | undefined;
+  if (!isObject(spec)) return;
+  const p = isObject(spec.persistentVolumeClaimRetentionPolicy) ? spec.persistentVolumeClaimRetentionPolicy : {};
+  spec.persistentVolumeClaimRetentionPolicy = { whenDeleted: p.whenDeleted ?? "Retain", whenScaled: p.whenScaled ?? "Retain" };
+}

@@ -11,6 +11,8 @@ export interface ResourceName {
 
 const qualified = (r: ResourceName): string => (r.group ? `${r.plural}.${r.group}` : r.plural);
 const groupDetail = (r: ResourceName) => (r.group ? { group: r.group } : {});
+/** How a precondition failure names the kind: `Pod`, `StatefulSet.apps` (sts-delete-orphan-stale-rv.txt). */
+const qualifiedKind = (r: ResourceName): string => (r.group ? `${r.kind}.${r.group}` : r.kind);
 
 const failure = (code: number, reason: string, message: string, details?: Record<string, unknown>) => ({
   kind: "Status",
@@ -51,20 +53,20 @@ export function uidPreconditionFailed(r: ResourceName, name: string, wanted: str
     failure(
       409,
       "Conflict",
-      `Operation cannot be fulfilled on ${r.kind} "${name}": the UID in the precondition (${wanted}) does not match the UID in record (${actual}). The object might have been deleted and then recreated`,
+      `Operation cannot be fulfilled on ${qualifiedKind(r)} "${name}": the UID in the precondition (${wanted}) does not match the UID in record (${actual}). The object might have been deleted and then recreated`,
       { name, ...groupDetail(r), kind: r.kind },
     ),
   );
 }
 
-/** DELETE with preconditions.resourceVersion that does not match. */
+/** DELETE with preconditions.resourceVersion that does not match (sts-delete-orphan-stale-rv.txt). */
 export function resourceVersionPreconditionFailed(r: ResourceName, name: string, wanted: string, actual: string): ApiError {
   return apiErrorFrom(
     409,
     failure(
       409,
       "Conflict",
-      `Operation cannot be fulfilled on ${r.kind} "${name}": the ResourceVersion in the precondition (${wanted}) does not match the ResourceVersion in record (${actual}). The object might have been modified`,
+      `Operation cannot be fulfilled on ${qualifiedKind(r)} "${name}": the ResourceVersion in the precondition (${wanted}) does not match the ResourceVersion in record (${actual}). The object might have been modified`,
       { name, ...groupDetail(r), kind: r.kind },
     ),
   );

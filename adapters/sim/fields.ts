@@ -15,8 +15,8 @@ const fromKey = (k: string): Path => JSON.parse(k) as Path;
 /** `.spec.resources.requests.storage`, as conflicts print a path. */
 export const printPath = (p: Path): string => p.map((s) => `.${s}`).join("");
 
-/** Top-level parts of an object that field managers own. */
-const OWNED_ROOTS = { main: ["metadata", "spec"], status: ["status"] } as const;
+/** Top-level parts of an object that field managers own (`data`, `binaryData`: a ConfigMap's). */
+const OWNED_ROOTS = { main: ["metadata", "spec", "data", "binaryData"], status: ["status"] } as const;
 const IDENTITY = new Set(["name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp", "managedFields", "generateName", "deletionTimestamp"]);
 
 /** Leaf paths an object (or an apply configuration) sets. */

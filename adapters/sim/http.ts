@@ -69,7 +69,12 @@ export type Failure =
   | { code: 410 | 500 | 503 | 504 }
   | { code: number; body: unknown; headers?: Record<string, string> }
   /** No answer until the client gives up (its AbortSignal), then a 504. */
-  | { hang: true };
+  | { hang: true }
+  /**
+   * The request lands (the server applies it, refusals included) but its answer is lost: the
+   * client sees a 504 Timeout (default) or a 503, as when a connection drops after the commit.
+   */
+  | { lost: true; code?: 503 | 504 };
 
 export interface Counters {
   /** `"<verb> <resource>"` → requests, e.g. `"list pods": 1`. */
@@ -339,8 +344,23 @@ export class SimHttp {
     if (fault) {
       fault.left--;
       this.faults = this.faults.filter((f) => f.left > 0);
-      return this.failure(fault.failure, `${r.verb} ${r.resource}`, signal);
+      const f = fault.failure;
+      if ("lost" in f) {
+        try {
+          await this.serve(r, resource, headers);
+        } catch (err) {
+          if (!(err instanceof ApiError)) throw err;
+        }
+        const request = `${r.verb} ${r.resource}`;
+        return errorResponse(f.code === 503 ? serviceUnavailable() : serverTimeout(request));
+      }
+      return this.failure(f, `${r.verb} ${r.resource}`, signal);
     }
+    return this.serve(r, resource, headers);
+  }
+
+  /** Answer a request that passed authentication, RBAC, routing, hooks and faults. */
+  private async serve(r: RequestInfo, resource: Resource, headers: Headers): Promise<Response> {
     // Who the audit log and managedFields name: the fieldManager, else the client's user agent.
     const actor = r.query.get("fieldManager") ?? (headers.get("user-agent") ?? "unknown").split(/[/ ]/)[0]!;
     const api = this.api();
@@ -487,9 +507,12 @@ export class SimHttp {
   private async delete(api: SimApi, resource: Resource, r: RequestInfo, actor: string): Promise<Response> {
     const options = isObject(r.body) ? r.body : {};
     const pre = isObject(options.preconditions) ? options.preconditions : {};
+    if (r.body !== undefined && (!isObject(r.body) || (r.body.kind !== undefined && r.body.kind !== "DeleteOptions"))) {
+      throw badRequest(`the body of a DELETE must be a DeleteOptions, not ${isObject(r.body) ? String(r.body.kind) : typeof r.body}`);
+    }
     const policy = String(options.propagationPolicy ?? r.query.get("propagationPolicy") ?? "Background");
     if (!["Orphan", "Background", "Foreground"].includes(policy)) throw badRequest(`propagationPolicy ${policy} is not supported: use Orphan, Background or Foreground`);
-    const last = await api.delete(resource, r.namespace, r.name!, {
+    const { object, gone } = await api.deleteObject(resource, r.namespace, r.name!, {
       fieldManager: actor,
       preconditions: {
         ...(typeof pre.uid === "string" ? { uid: pre.uid } : {}),
@@ -497,9 +520,11 @@ export class SimHttp {
       },
       propagationPolicy: policy as "Orphan" | "Background" | "Foreground",
     });
-    if (policy === "Orphan") return json(last, 200);
+    // An object that stays (finalizers: orphan, foregroundDeletion, pvc-protection) is answered
+    // as it now stands; one that went at once, with a Status naming it.
+    if (!gone) return json(object, 200);
     const info = RESOURCES[resource];
-    const uid = (last.metadata as Json).uid;
+    const uid = (object.metadata as Json).uid;
     return json({ kind: "Status", apiVersion: "v1", metadata: {}, status: "Success", details: { name: r.name, ...(info.group ? { group: info.group } : {}), kind: resource, uid } }, 200);
   }
 }

@@ -4,6 +4,7 @@
 import type { ClockState } from "./clock.js";
 import type { SimClusterOptions } from "./cluster.js";
 import type { DriverBehaviour, Latencies } from "./controllers/context.js";
+import type { GarbageCollectorState } from "./controllers/garbage-collector.js";
 import type { KubeletState } from "./controllers/kubelet.js";
 import type { ScheduledEdit } from "./controllers/people.js";
 import type { StorageState } from "./controllers/storage.js";
@@ -31,6 +32,8 @@ export interface SimClusterState {
   kubelet: KubeletState;
   /** People's edits still to come (scenarios that script a person); absent in older files. */
   people?: ScheduledEdit[];
+  /** The garbage collector's pending work; absent in older files (none pending). */
+  gc?: GarbageCollectorState;
   store: StoreState;
 }
 
@@ -79,6 +82,10 @@ export function checkClusterState(json: unknown): SimClusterState {
         Array.isArray(json.people) && json.people.every((e: unknown) => isRecord(e) && Number.isFinite(e.atMs) && typeof e.resource === "string" && typeof e.name === "string" && isRecord(e.mergePatch)),
         "people is not a list of scheduled edits",
       );
+    }
+    if (json.gc !== undefined) {
+      need(isRecord(json.gc), "gc is not an object");
+      numbers(json.gc.due, "gc.due");
     }
     const store = json.store as Record<string, unknown>;
     need(isRecord(store) && Number.isInteger(store.revision), "store.revision is not an integer");

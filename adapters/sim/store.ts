@@ -16,7 +16,8 @@ export type Resource =
   | "resourcequotas"
   | "events"
   | "controllerrevisions"
-  | "poddisruptionbudgets";
+  | "poddisruptionbudgets"
+  | "configmaps";
 
 export interface ResourceInfo extends ResourceName {
   apiVersion: string;
@@ -33,6 +34,7 @@ export const RESOURCES: Record<Resource, ResourceInfo> = {
   events: { plural: "events", group: "events.k8s.io", kind: "Event", apiVersion: "events.k8s.io/v1", namespaced: true },
   controllerrevisions: { plural: "controllerrevisions", group: "apps", kind: "ControllerRevision", apiVersion: "apps/v1", namespaced: true },
   poddisruptionbudgets: { plural: "poddisruptionbudgets", group: "policy", kind: "PodDisruptionBudget", apiVersion: "policy/v1", namespaced: true },
+  configmaps: { plural: "configmaps", group: "", kind: "ConfigMap", apiVersion: "v1", namespaced: true },
 };
 
 /**

@@ -56,6 +56,11 @@ export interface Latencies {
   modifyMs: number;
   /** Back-off before a failed resize or modify is retried. */
   retryMs: number;
+  /**
+   * The garbage collector's delay: from an owner deleted with the `orphan` or `foregroundDeletion`
+   * finalizer, or a dependent whose owners are all gone, to its work on them.
+   */
+  gcMs: number;
 }
 
 export const DEFAULT_LATENCIES: Latencies = {
@@ -66,6 +71,7 @@ export const DEFAULT_LATENCIES: Latencies = {
   nodeResizeMs: 3_000,
   modifyMs: 6_000,
   retryMs: 15_000,
+  gcMs: 300,
 };
 
 export const DEFAULT_DRIVER: DriverBehaviour = { resize: "online", modify: "ok" };

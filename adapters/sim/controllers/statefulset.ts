@@ -21,7 +21,13 @@
 // - status (subresource, written only when it changes): observedGeneration, replicas,
 //   readyReplicas, currentReplicas, updatedReplicas, currentRevision, updateRevision,
 //   collisionCount, availableReplicas; currentRevision becomes updateRevision once every pod is
-//   updated and Ready (completeRollingUpdate).
+//   updated and Ready (completeRollingUpdate);
+// - persistentVolumeClaimRetentionPolicy (StatefulSetAutoDeletePVC, updateClaimOwnerRefForSetAndPod,
+//   controller references since KEP-1847's update): once an ordinal's pod exists, its claims carry
+//   a controller reference to the set when `whenDeleted: Delete` (none with `Retain`); a pod
+//   condemned by a scale-down hands its claims to itself first when `whenScaled: Delete`, so that
+//   the garbage collector deletes them after the pod. A claim another controller owns is left
+//   alone. A set being deleted is not acted on.
 import type { ClaimTemplate, StatefulSet } from "../../../core/k8s.js";
 import { fnv1_32, safeEncode } from "../../../core/revision.js";
 import { claimName, podName, podOrdinal } from "../../../core/statefulset.js";
@@ -139,6 +145,48 @@ function podFor(set: StatefulSet, ordinal: number, revision: Revision): Json {
   };
 }
 
+/** spec.persistentVolumeClaimRetentionPolicy, defaulted (Retain, Retain). */
+function retentionOf(set: StatefulSet): { whenDeleted: string; whenScaled: string } {
+  const p = ((set.spec as Json).persistentVolumeClaimRetentionPolicy ?? {}) as Json;
+  return { whenDeleted: String(p.whenDeleted ?? "Retain"), whenScaled: String(p.whenScaled ?? "Retain") };
+}
+
+const podRef = (pod: Pod): Json => ({ apiVersion: "v1", kind: "Pod", name: pod.metadata.name, uid: pod.metadata.uid, controller: true, blockOwnerDeletion: true });
+
+/**
+ * UpdatePodClaimForRetentionPolicy: the owner references of the claims of one ordinal's pod as
+ * the policy wants them (`condemned`: the pod is being removed by a scale-down).
+ */
+function updateClaimOwnerRefs(ctx: ControllerContext, set: StatefulSet, pod: Pod, ordinal: number, condemned: boolean): void {
+  const namespace = set.metadata.namespace ?? "default";
+  const policy = retentionOf(set);
+  for (const t of set.spec.volumeClaimTemplates ?? []) {
+    const claim = ctx.store.peek("persistentvolumeclaims", namespace, claimName(t.metadata.name, set.metadata.name, ordinal));
+    if (!claim || metaOf(claim).deletionTimestamp) continue;
+    const before = metaOf(claim).ownerReferences ?? [];
+    let refs = [...before];
+    const unexpectedController = refs.some((r) => r.controller === true && r.uid !== set.metadata.uid && r.uid !== pod.metadata.uid);
+    const remove = (uid: string | undefined) => (refs = refs.filter((r) => r.uid !== uid));
+    const add = (ref: Json) => {
+      if (unexpectedController || refs.some((r) => r.uid === ref.uid)) return;
+      refs.push(ref);
+    };
+    if (condemned && policy.whenScaled === "Delete") {
+      remove(set.metadata.uid);
+      add(podRef(pod));
+    } else {
+      remove(pod.metadata.uid);
+      if (policy.whenDeleted === "Delete") add(ownerRef(set));
+      else remove(set.metadata.uid);
+    }
+    if (JSON.stringify(refs) === JSON.stringify(before)) continue;
+    const next = structuredClone(claim);
+    if (refs.length) (next.metadata as Json).ownerReferences = refs;
+    else delete (next.metadata as Json).ownerReferences;
+    ctx.store.replace("persistentvolumeclaims", next, { manager: CONTROLLER_MANAGER }, ACTOR, "update");
+  }
+}
+
 /** ClaimPods / ClaimControllerRevisions: orphans matching the selector become the set's. */
 function adoptOrphans(ctx: ControllerContext, set: StatefulSet, namespace: string): void {
   for (const r of ["pods", "controllerrevisions"] as const) {
@@ -230,6 +278,7 @@ function syncSet(ctx: ControllerContext, set: StatefulSet): void {
   // Condemned pods first, highest ordinal first (one at a time unless Parallel).
   const condemned = [...byOrdinal.keys()].filter((o) => o < start || o >= end).sort((a, b) => b - a);
   for (const o of parallel ? condemned : condemned.slice(0, 1)) {
+    updateClaimOwnerRefs(ctx, set, byOrdinal.get(o)!, o, true);
     ctx.store.remove("pods", namespace, byOrdinal.get(o)!.metadata.name, ACTOR);
     byOrdinal.delete(o);
   }
@@ -246,6 +295,7 @@ function syncSet(ctx: ControllerContext, set: StatefulSet): void {
         }
       }
       const pod = byOrdinal.get(o);
+      if (pod) updateClaimOwnerRefs(ctx, set, pod, o, false);
       if (!pod) {
         // newVersionedStatefulSetPod: below the partition at the current revision.
         const revision = rolling && o < start + partition ? current : update;

@@ -86,6 +86,10 @@ describe("merge patch, delete, list", () => {
     await c.admin.delete("statefulsets", ns, "web", { fieldManager: "kubectl", propagationPolicy: "Orphan", preconditions: { uid } });
     expect((await c.admin.list("pods", ns)).items).toHaveLength(3);
     expect((await c.admin.list("persistentvolumeclaims", ns)).items).toHaveLength(3);
+    // The set lingers with its orphan finalizer until the garbage collector is done.
+    expect(((await c.admin.get("statefulsets", ns, "web")).metadata as { finalizers: string[] }).finalizers).toEqual(["orphan"]);
+    c.advance(1_000);
+    expect((await c.admin.list("pods", ns)).items).toHaveLength(3);
     expect((await refusal(c.admin.get("statefulsets", ns, "web"))).code).toBe(404);
   });
 
