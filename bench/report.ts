@@ -26,6 +26,8 @@ export interface Results {
   /** CLI cold start (absent from runs before it was measured). */
   b6?: B6Result;
   verdicts: Verdict[];
+  /** Benchmarks run again alone since (`npm run bench -- --only b3`), their figures replacing the run's. */
+  reruns?: { benchmark: string; at: string; durationSeconds: number; loadAverage: { atStart: number; atEnd: number } }[];
   /** Self time by function and file of each workload profiled because a target was missed. */
   profiles: Record<string, ProfileSummary>;
 }
@@ -53,10 +55,35 @@ export function b1Table(b1: B1Result): string {
   );
 }
 
+/** The claims-first rows, each beside the claims-only row of the same trigger and k when there is one. */
+export function b3ClaimsFirstTable(b3: B3Result): string {
+  const cf = b3.claimsFirst;
+  if (!cf) return "";
+  return markdownTable(
+    ["trigger", "maxUnavailable", "ideal ⌈N/k⌉·(L_claim + L_pod)", "total", "ratio", "claims only: ratio", "steps", "claim writes", "partition patches"],
+    cf.rows.map((x) => {
+      const claimsOnly = b3.rows.find((c) => c.trigger === x.trigger && c.maxUnavailable === x.maxUnavailable);
+      return [
+        x.trigger,
+        String(x.maxUnavailable),
+        seconds(x.idealMs),
+        seconds(x.totalMs),
+        `**${formatRatio(x.ratio)}**`,
+        claimsOnly ? formatRatio(claimsOnly.ratio) : "—",
+        String(x.steps),
+        String(x.claimWrites),
+        String(x.partitionPatches ?? "—"),
+      ];
+    }),
+  );
+}
+
 export function report(r: Results): string {
   const out: string[] = [];
   out.push(`# claimstep benchmarks`, "");
   out.push(`${r.generatedAt} · ${r.machine.cpu} · nproc ${r.machine.nproc} · Node ${r.machine.node} · ${r.machine.platform} · run took ${r.durationSeconds.toFixed(0)} s · load average ${r.loadAverage.atStart.toFixed(1)} → ${r.loadAverage.atEnd.toFixed(1)}`, "");
+
+  for (const x of r.reruns ?? []) out.push(`${x.benchmark.toUpperCase()} run again alone: ${x.at} · took ${x.durationSeconds.toFixed(0)} s · load average ${x.loadAverage.atStart.toFixed(1)} → ${x.loadAverage.atEnd.toFixed(1)}`, "");
 
   out.push(`## B1 planner cost vs JSON.parse (median wall time per call, interleaved; mid-rollout snapshot, 3 claim templates)`, "");
   out.push(b1Table(r.b1), "");
@@ -79,6 +106,15 @@ export function report(r: Results): string {
     ),
     "",
   );
+
+  const cf = r.b3.claimsFirst;
+  if (cf) {
+    out.push(
+      `## B3-claims-first: claims, then the pod, per ordinal (ClaimsFirst with a pod template change, ${cf.rows[0]?.replicas ?? "?"} replicas, L_claim ${seconds(cf.claimLatencyMs)}, L_pod ${seconds(cf.podLatencyMs)} (pod start ${seconds(cf.podStartMs)}), measured on 1 replica)`,
+      "",
+    );
+    out.push(b3ClaimsFirstTable(r.b3), "");
+  }
 
   out.push(`## B4 Worker`, "");
   const b = r.b4.bundle;

@@ -82,6 +82,22 @@ export function judgeB3(b3: B3Result, relayLabel: string): Verdict[] {
   ];
 }
 
+/** B3-claims-first: the claims-first rows of a trigger against ⌈N/k⌉·(L_claim + L_pod); none in runs before it was measured. */
+export function judgeB3ClaimsFirst(b3: B3Result, relayLabel: string): Verdict[] {
+  const cf = b3.claimsFirst;
+  if (!cf) return [];
+  const relay = cf.rows.filter((r) => r.trigger === relayLabel);
+  if (!relay.length) throw new Error(`judgeB3ClaimsFirst: no rows for trigger ${relayLabel}`);
+  return [
+    {
+      id: `B3-claims-first rollout time, ${relayLabel}`,
+      target: `≤ ${b3.target.relayRatio} × ⌈N/k⌉·(L_claim + L_pod)`,
+      figure: `N=${relay[0]!.replicas}, L_claim ${cf.claimLatencyMs / 1000} s, L_pod ${cf.podLatencyMs / 1000} s; ${relay.map((r) => `k=${r.maxUnavailable}: ${r.ratio.toFixed(3)}`).join(", ")}`,
+      met: relay.every((r) => r.ratio <= b3.target.relayRatio),
+    },
+  ];
+}
+
 export function judgeB4(b4: B4Result): Verdict[] {
   return b4.cpu.map((c) => ({
     id: `B4 scheduled CPU, ${b4.replicas} replicas × ${c.templates} template(s)`,

@@ -7,7 +7,7 @@ import { gcEvents, peakBetween } from "../../bench/b5-memory.js";
 import { bytesBySource, decodeVlq, packageOf } from "../../bench/sourcemap.js";
 import { groupOf, summarize, type CpuProfile } from "../../bench/cpuprofile.js";
 import { cpuModel } from "../../bench/machine.js";
-import { judgeB1, judgeB2, judgeB3, overallSlope } from "../../bench/targets.js";
+import { judgeB1, judgeB2, judgeB3, judgeB3ClaimsFirst, overallSlope } from "../../bench/targets.js";
 import type { B1Result, B1Row } from "../../bench/b1-planner.js";
 import { statsOf } from "../../bench/harness.js";
 import type { B2Result } from "../../bench/b2-requests.js";
@@ -175,6 +175,21 @@ describe("verdicts", () => {
     const b3: B3Result = { resizeLatencyMs: 60_000, measuredLatencyMs: 60_000, rows: [row("relay", 1.01), row("cron", 5)], target: { relayRatio: 1.05 } };
     expect(judgeB3(b3, "relay")[0]!.met).toBe(true);
     expect(() => judgeB3(b3, "nope")).toThrow(/no rows/);
+  });
+  it("B3-claims-first: every k of the trigger within the target; absent from older runs", () => {
+    const row = (trigger: string, maxUnavailable: number, ratio: number): RolloutResult => ({ mode: "claims-first", trigger, replicas: 50, maxUnavailable, idealMs: 1, totalMs: ratio, ratio, steps: 1, claimWrites: 1, partitionPatches: 1 });
+    const b3 = (ratios: number[]): B3Result => ({
+      resizeLatencyMs: 60_000,
+      measuredLatencyMs: 60_000,
+      rows: [],
+      claimsFirst: { podStartMs: 30_000, claimLatencyMs: 60_000, podLatencyMs: 30_000, rows: [...ratios.map((r, i) => row("relay", i + 1, r)), row("cron", 1, 1.5)] },
+      target: { relayRatio: 1.05 },
+    });
+    const [met] = judgeB3ClaimsFirst(b3([1.01, 1.02]), "relay");
+    expect(met).toMatchObject({ met: true, figure: "N=50, L_claim 60 s, L_pod 30 s; k=1: 1.010, k=2: 1.020" });
+    expect(judgeB3ClaimsFirst(b3([1.01, 1.06]), "relay")[0]!.met).toBe(false);
+    expect(() => judgeB3ClaimsFirst(b3([1]), "nope")).toThrow(/no rows/);
+    expect(judgeB3ClaimsFirst({ resizeLatencyMs: 1, measuredLatencyMs: 1, rows: [], target: { relayRatio: 1.05 } }, "relay")).toEqual([]);
   });
 });
 
