@@ -296,6 +296,12 @@ function syncSet(ctx: ControllerContext, set: StatefulSet): void {
       }
       const pod = byOrdinal.get(o);
       if (pod) updateClaimOwnerRefs(ctx, set, pod, o, false);
+      if (!pod && ctx.store.peek("pods", namespace, podName(set.metadata.name, o))) {
+        // A pod of that name the set does not own (still another owner's, or being collected):
+        // the create would be 409 AlreadyExists; the controller retries later.
+        blocked = true;
+        break;
+      }
       if (!pod) {
         // newVersionedStatefulSetPod: below the partition at the current revision.
         const revision = rolling && o < start + partition ? current : update;
