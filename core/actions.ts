@@ -10,6 +10,13 @@ export function actionTarget(action: Action): string {
       return action.set;
     case "EvictPod":
       return action.pod;
+    case "WriteRecord":
+      return `configmaps/${action.record.metadata.name}`;
+    case "DeleteRecord":
+      return `configmaps/${action.name}`;
+    case "OrphanSet":
+    case "CreateSet":
+      return action.set;
   }
 }
 
@@ -23,5 +30,9 @@ export function describeAction(action: Action): string {
       return `${action.type} ${where} partition ${action.from}→${action.partition}${action.userPartition === null ? " (restores yours)" : action.userPartition !== undefined ? ` (records yours, ${action.userPartition})` : ""}`;
     case "EvictPod":
       return `${action.type} ${where} (for ${action.claim})`;
+    case "OrphanSet":
+      return `${action.type} ${where} (DELETE, propagationPolicy Orphan, uid ${action.uid})`;
+    default:
+      return `${action.type} ${where}`;
   }
 }

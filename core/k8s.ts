@@ -39,6 +39,14 @@ export const ObjectMeta = z.looseObject({
 });
 export type ObjectMeta = z.infer<typeof ObjectMeta>;
 
+export const OwnerReference = z.looseObject({
+  apiVersion: z.optional(z.string()),
+  kind: z.optional(z.string()),
+  name: z.optional(z.string()),
+  uid: z.string(),
+  controller: z.optional(z.boolean()),
+});
+
 export const LabelSelectorRequirement = z.looseObject({
   key: z.string(),
   operator: z.enum(["In", "NotIn", "Exists", "DoesNotExist"]),
@@ -155,10 +163,18 @@ export const Pod = z.looseObject({
     labels: z.optional(stringMap),
     creationTimestamp: z.optional(z.string()),
     deletionTimestamp: z.optional(z.string()),
+    ownerReferences: z.optional(z.array(OwnerReference)),
   }),
   status: z.optional(z.looseObject({ phase: z.optional(z.string()), conditions: z.optional(z.array(Condition)) })),
 });
 export type Pod = z.infer<typeof Pod>;
+
+/** The finalize record (DESIGN.md "Re-creating the set"): a ConfigMap of string data. */
+export const ConfigMap = z.looseObject({
+  metadata: ObjectMeta,
+  data: z.optional(z.record(z.string(), z.string())),
+});
+export type ConfigMap = z.infer<typeof ConfigMap>;
 
 export const StorageClass = z.looseObject({
   metadata: ObjectMeta,

@@ -8,19 +8,33 @@ import { makeDecision } from "./decision.js";
 import { lastEvictionJSON } from "./pod-policy.js";
 import { coordinationOf, partitionStep, podsInFlight, restartStep } from "./pods.js";
 import type { WriterCapabilities } from "./ports.js";
-import { phaseOf } from "./reasons.js";
+import { finalizeOf, finalizeStep } from "./finalize.js";
+import { eventOf, phaseOf } from "./reasons.js";
 import { scopeOf } from "./scope.js";
 import { belowPartition, inScope } from "./statefulset.js";
 import { Keys, type Decision, type OrdinalReport, type Snapshot } from "./types.js";
 import { forWriter } from "./verdict.js";
 import { inFlightCount, walk, type WalkConclusion } from "./walk.js";
 
+export interface PlanOptions {
+  /** Re-create the set with the new templates once complete, whatever `claimstep.io/finalize` says (`claimstep finalize`). */
+  finalize?: boolean;
+}
+
 /** Compute the single next safe step for one StatefulSet, as the given writer can carry it out. */
-export function planStep(snapshot: Snapshot, now: Date, writer: WriterCapabilities): Decision {
+export function planStep(snapshot: Snapshot, now: Date, writer: WriterCapabilities, opts: PlanOptions = {}): Decision {
+  // F3: the set is gone mid re-create; its record holds the one to create.
+  if (snapshot.setMissing) {
+    const created = finalizeStep(snapshot, { wanted: true, converged: true, revision: "", desired: [] });
+    if (created) return makeDecision(snapshot, now, [], { ...forWriter(created, writer), record: false });
+  }
+
   // Rules 1–3: opt-in, desired templates, scope; or Idle / Blocked right here.
   const scoped = scopeOf(snapshot);
   if (!scoped.ok) return makeDecision(snapshot, now, [], scoped.conclusion);
   const { scope } = scoped;
+  const finalize = finalizeOf(snapshot.statefulSet);
+  if (!finalize.ok) return makeDecision(snapshot, now, [], { reason: "InvalidPodPolicy", message: finalize.message, record: true, events: [eventOf("InvalidPodPolicy", finalize.message)] });
 
   // Rules 4–8: every claim of every ordinal in scope, highest first.
   const ordinals = inScope(scope.ordinals).map((o) => evaluateOrdinal(scope, o));
@@ -40,9 +54,18 @@ export function planStep(snapshot: Snapshot, now: Date, writer: WriterCapabiliti
   return makeDecision(snapshot, now, reports, { ...conclusion, revision: scope.revision, record: true, ...(annotations ? { annotations } : {}) });
 
   function next(): WalkConclusion {
+    // F1–F4 (finalize.ts): mid re-create, the record decides; once complete, it may start one.
+    const recreate = (converged: boolean) =>
+      finalizeStep(snapshot, { wanted: finalize.ok && (finalize.recreate || opts.finalize === true), converged, revision: scope.revision, desired: scope.templates });
+    if (snapshot.recreateRecord) {
+      const walked = walk(scope, ordinals, busy);
+      const step = recreate(walked.reason === "Converged");
+      if (step) return step;
+    }
     const partition = partitionStep(scope, coordination, ordinals, busy);
     if (partition) return partition;
     const walked = walk(scope, ordinals, busy);
+    if (walked.reason === "Converged") return recreate(true) ?? walked;
     if (walked.action || phaseBlocks(walked)) return walked;
     const restart = restartStep(scope, ordinals, inFlightCount(scope, ordinals, busy), now.getTime());
     if (restart && "evict" in restart) return restart.evict;

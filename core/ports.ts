@@ -3,10 +3,12 @@
 // recorder. The direct API server implements all three writers; the GitOps pull-request writer
 // only the claim writer; the simulated cluster is reached through the direct ones.
 import type { Reason } from "./reasons.js";
-import type { ActionType, Decision, EventRecord, EvictPod, PatchClaim, PatchPartition, SetRef, Snapshot } from "./types.js";
+import type { ActionType, CreateSet, Decision, DeleteRecord, EventRecord, EvictPod, OrphanSet, PatchClaim, PatchPartition, SetRef, Snapshot, WriteRecord } from "./types.js";
 
 export interface LoadOptions {
   signal?: AbortSignal;
+  /** Read the re-create record even when the set does not ask for finalize (`claimstep finalize`). */
+  recreateRecord?: boolean;
   /** List the VolumeAttributesClasses even when no template names one yet (`set --vac`). */
   volumeAttributesClasses?: boolean;
 }
@@ -71,6 +73,17 @@ export interface PodWriter {
   evict(action: EvictPod): Promise<PodOutcome>;
 }
 
+/**
+ * The re-create (DESIGN.md "Re-creating the set", F1–F4), always direct: the record, the orphan
+ * delete of the set, its creation from the record, the record's removal. Each is one request.
+ */
+export interface RecreateWriter {
+  writeRecord(action: WriteRecord): Promise<{ kind: "applied"; detail: string }>;
+  orphanSet(action: OrphanSet): Promise<{ kind: "applied"; detail: string }>;
+  createSet(action: CreateSet): Promise<{ kind: "applied"; detail: string }>;
+  deleteRecord(action: DeleteRecord): Promise<{ kind: "applied"; detail: string }>;
+}
+
 /** The writers of a step. */
 export interface Writers {
   /** The claim writer, or the choice of one per set (by `claimstep.io/apply-via`). */
@@ -79,4 +92,6 @@ export interface Writers {
   events: EventRecorder;
   /** Partition patches and evictions; absent: a step that needs one blocks saying so. */
   pods?: PodWriter;
+  /** The re-create's requests; absent: a step that needs one blocks saying so. */
+  recreate?: RecreateWriter;
 }

@@ -38,8 +38,14 @@ export const REASONS = {
   PartitionLowered: { phase: "Progressing", event: "Normal", requeueAfter: SOON },
   PartitionRestored: { phase: "Progressing", event: "Normal", requeueAfter: SOON },
   PodEvicted: { phase: "Progressing", event: "Normal", requeueAfter: CONTROLLER_PACE },
+  // Progressing: one request of the re-create (DESIGN.md "Re-creating the set", F1–F4).
+  RecordWritten: { phase: "Progressing", event: "Normal", requeueAfter: SOON },
+  SetOrphaned: { phase: "Progressing", event: "Normal", requeueAfter: SOON },
+  SetCreated: { phase: "Progressing", event: "Normal", requeueAfter: SOON },
+  RecordDiscarded: { phase: "Progressing", event: "Normal", requeueAfter: SOON },
   // Waiting: something outside claimstep has to happen first.
   PodUpdating: { phase: "Waiting", requeueAfter: CONTROLLER_PACE },
+  Recreating: { phase: "Waiting", requeueAfter: SOON },
   DisruptionBudget: { phase: "Waiting", event: "Warning", requeueAfter: BUDGET_PACE },
   ClaimResizing: { phase: "Waiting", event: "Normal", requeueAfter: DRIVER_PACE },
   ClaimNotBound: { phase: "Waiting", event: "Warning", requeueAfter: CONTROLLER_PACE },
@@ -49,6 +55,7 @@ export const REASONS = {
   InvalidTemplates: { phase: "Blocked", event: "Warning" },
   InvalidApplyVia: { phase: "Blocked", event: "Warning" },
   InvalidPodPolicy: { phase: "Blocked", event: "Warning" },
+  RecordUnreadable: { phase: "Blocked", event: "Warning" },
   StorageClassMismatch: { phase: "Blocked", event: "Warning" },
   ImmutableFieldMismatch: { phase: "Blocked", event: "Warning" },
   ExpansionNotAllowed: { phase: "Blocked", event: "Warning" },
@@ -62,6 +69,8 @@ export const REASONS = {
   ActionNotSupported: { phase: "Blocked", event: "Warning" },
   // Complete: every claim in scope is at the revision and ready.
   RolloutComplete: { phase: "Complete", event: "Normal" },
+  SetRecreated: { phase: "Complete", event: "Normal" },
+  Finalized: { phase: "Complete" },
   Converged: { phase: "Complete" },
 } as const satisfies Record<string, ReasonInfo>;
 
@@ -175,6 +184,24 @@ export const Messages = {
   budgetCharged: (said: string | undefined, pod: string, until: string) =>
     `${said ?? "a PodDisruptionBudget refused the eviction"} (evicting ${pod}); the refused eviction charges the budget until about ${until}, claimstep asks again then`,
   budgetRefused: (pod: string, message: string) => `the eviction of pod ${pod} would violate its PodDisruptionBudget: ${message}`,
+
+  // Re-creating the set (F1–F4).
+  recordWritten: (record: string, set: string, revision: string) =>
+    `re-creating ${set} with the templates of revision ${revision}: the new manifest is recorded in ConfigMap ${record} first, so that a crash at any point leaves what the next step needs`,
+  setOrphaned: (namespace: string, set: string, record: string) =>
+    `deleting StatefulSet ${namespace}/${set} with propagationPolicy Orphan (uid and resourceVersion preconditions): its pods and claims stay; ConfigMap ${record} holds the set to create`,
+  setFinalizing: (set: string) => `StatefulSet ${set} is being deleted (orphan): waiting for the garbage collector to release its pods and claims, then claimstep creates it anew`,
+  setCreating: (namespace: string, set: string, record: string) => `creating StatefulSet ${namespace}/${set} from ConfigMap ${record}, with the new claim templates`,
+  awaitingAdoption: (pods: readonly string[]) => `the re-created set has not adopted ${pods.length} pod(s) yet (${pods.slice(0, 5).join(", ")}${pods.length > 5 ? ", …" : ""})`,
+  setRecreated: (namespace: string, set: string, oldUid: string, newUid: string, revision: string) =>
+    `StatefulSet ${namespace}/${set} re-created with the claim templates of revision ${revision} (uid ${oldUid} → ${newUid}); every pod and claim kept; the record is removed`,
+  recordDiscarded: (record: string, why: string) => `discarding ConfigMap ${record}, which nothing acted on yet: ${why}`,
+  podsNotAtRest: (set: string) =>
+    `the re-create of ${set} waits for its pod rollout to be at rest (status.currentRevision = updateRevision, every replica Ready, observedGeneration = generation)`,
+  recreateWouldDiffer: (set: string) => `the templates to re-create ${set} with do not hash to the desired revision; re-create it by hand (claimstep never deletes a set it cannot re-create exactly)`,
+  recordUnreadable: (why: string) => `${why}: claimstep wrote this record and cannot read it back; fix or delete the ConfigMap (the StatefulSet still exists)`,
+  recordUnreadableSetGone: (why: string, namespace: string, set: string) =>
+    `StatefulSet ${namespace}/${set} is gone and its re-create record is unreadable (${why}): re-create the set by hand from the record's statefulset.json or from your manifests; its pods and claims are kept`,
 
   // Rule 10.
   complete: (ordinals: number, revision: string) => `all ${ordinals} ordinal(s) in scope are at revision ${revision} and ready`,

@@ -1,6 +1,7 @@
 // The spine: what a step reads (Snapshot), what it decides (Decision) and the one thing it may
 // do (Action). Every adapter and entry point speaks these types.
 import type {
+  ConfigMap,
   PersistentVolumeClaim,
   Pod,
   StatefulSet,
@@ -28,6 +29,8 @@ export const Keys = {
   restartAfter: "claimstep.io/restart-after",
   /** JSON record of claimstep's last eviction attempt: `{pod, uid, at, result, message?}` (R2, R3). */
   lastEviction: "claimstep.io/last-eviction",
+  /** `Recreate` (default `Never`): re-create the set with the new templates once a rollout is done (F1–F4). */
+  finalize: "claimstep.io/finalize",
   /** The pod template revision label the StatefulSet controller puts on every pod. */
   podRevisionLabel: "controller-revision-hash",
   betaStorageClass: "volume.beta.kubernetes.io/storage-class",
@@ -51,6 +54,13 @@ export interface Snapshot {
   storageClasses: StorageClass[];
   /** `undefined` when the cluster has no VolumeAttributesClass API. */
   volumeAttributesClasses: VolumeAttributesClass[] | undefined;
+  /**
+   * The re-create record (ConfigMap `claimstep-recreate-<set>`), read when finalize applies or
+   * the set is gone; absent when there is none (or it was not read).
+   */
+  recreateRecord?: ConfigMap;
+  /** The StatefulSet does not exist: `statefulSet` is the manifest the record holds (F3). */
+  setMissing?: boolean;
 }
 
 /**
@@ -105,8 +115,43 @@ export interface EvictPod {
   claim: string;
 }
 
+/** F1: create the re-create record, ConfigMap `claimstep-recreate-<set>` (409 when one exists). */
+export interface WriteRecord {
+  type: "WriteRecord";
+  namespace: string;
+  set: string;
+  /** The ConfigMap to create. */
+  record: ConfigMap;
+}
+
+/** F2: DELETE the set, propagationPolicy Orphan, with the uid and resourceVersion as read. */
+export interface OrphanSet {
+  type: "OrphanSet";
+  namespace: string;
+  set: string;
+  uid: string;
+  resourceVersion: string;
+}
+
+/** F3: POST the set from the record (409 AlreadyExists while the old one finalizes). */
+export interface CreateSet {
+  type: "CreateSet";
+  namespace: string;
+  set: string;
+  manifest: StatefulSet;
+}
+
+/** F4: DELETE the record (uid precondition), once the new set has adopted its pods. */
+export interface DeleteRecord {
+  type: "DeleteRecord";
+  namespace: string;
+  set: string;
+  name: string;
+  uid: string;
+}
+
 /** The single action a Decision may carry. */
-export type Action = PatchClaim | PatchPartition | EvictPod;
+export type Action = PatchClaim | PatchPartition | EvictPod | WriteRecord | OrphanSet | CreateSet | DeleteRecord;
 export type ActionType = Action["type"];
 
 export type Phase = "Idle" | "Progressing" | "Waiting" | "Blocked" | "Complete";

@@ -37,7 +37,7 @@ export interface StepResult {
 export class PermissionError extends Error {
   override readonly name = "PermissionError";
   constructor(override readonly cause: ApiError) {
-    super(`missing permission: ${cause.message}. Grant it in the claimstep ClusterRole (deploy/kubernetes/rbac.yaml).`);
+    super(`missing permission: ${cause.message}. Grant it in the claimstep ClusterRole (deploy/kubernetes/rbac.yaml; re-creating sets needs the claimstep-finalize one, rbac-finalize.yaml).`);
   }
 }
 
@@ -66,7 +66,9 @@ export async function runStep(opts: StepOptions): Promise<StepResult> {
   const decision = written ? verdict(snapshot, opts.now, planned, written.result) : planned;
   const outcome: StepOutcome = written?.outcome ?? { kind: "none" };
   // A partition patch carries the step's annotations itself: the set's resourceVersion has moved.
-  const annotated = decision.action?.type === "PatchPartition" && written?.result.kind === "applied";
+  // After an orphan delete or a create, the set is not the one read: nothing to annotate.
+  const type = decision.action?.type;
+  const annotated = written?.result.kind === "applied" && (type === "PatchPartition" || type === "OrphanSet" || type === "CreateSet");
 
   try {
     if (decision.setAnnotations && !annotated) await opts.writers.status.annotateSet(opts.ref, decision.setAnnotations, decision.setResourceVersion);
@@ -83,10 +85,14 @@ export async function runStep(opts: StepOptions): Promise<StepResult> {
 
 /** What the step's writers can carry out: the claim writer's actions, and the pod side's when there is one. */
 function capabilities(claims: ClaimWriter, writers: Writers): WriterCapabilities {
-  if (!writers.pods) return claims;
+  if (!writers.pods && !writers.recreate) return claims;
   return {
     name: claims.name,
-    supports: [...claims.supports, "PatchPartition", "EvictPod"],
+    supports: [
+      ...claims.supports,
+      ...(writers.pods ? (["PatchPartition", "EvictPod"] as const) : []),
+      ...(writers.recreate ? (["WriteRecord", "OrphanSet", "CreateSet", "DeleteRecord"] as const) : []),
+    ],
     proposes: claims.proposes,
     ...(claims.unavailable !== undefined ? { unavailable: claims.unavailable } : {}),
   };
@@ -96,17 +102,33 @@ function capabilities(claims: ClaimWriter, writers: Writers): WriterCapabilities
 async function write(claims: ClaimWriter, writers: Writers, decision: Decision): Promise<{ result: WriteOutcome; outcome: StepOutcome }> {
   const action = decision.action!;
   try {
-    if (action.type !== "PatchClaim") {
-      const pods = writers.pods!; // planned only when present (capabilities)
+    // Planned only when the writer is present (capabilities).
+    if (action.type === "PatchPartition" || action.type === "EvictPod") {
+      const pods = writers.pods!;
       const done = action.type === "PatchPartition" ? await pods.patchPartition(action, decision.setAnnotations) : await pods.evict(action);
       return { result: done, outcome: done.kind === "applied" ? done : { kind: "none" } };
+    }
+    if (action.type !== "PatchClaim") {
+      const recreate = writers.recreate!;
+      const done =
+        action.type === "WriteRecord"
+          ? await recreate.writeRecord(action)
+          : action.type === "OrphanSet"
+            ? await recreate.orphanSet(action)
+            : action.type === "CreateSet"
+              ? await recreate.createSet(action)
+              : await recreate.deleteRecord(action);
+      return { result: done, outcome: done };
     }
     const applied = await claims.apply(action, decision);
     return { result: applied, outcome: applied.kind === "refused" ? { kind: "refused" } : applied };
   } catch (err) {
     if (!(err instanceof ApiError)) throw err;
-    // A pod or set gone since the read (404) is a lost race like a 409: the next step re-plans.
-    if (err.isTransient || (action.type !== "PatchClaim" && err.kind === "NotFound")) return { result: { kind: "transient", retryAfterSeconds: err.retryAfterSeconds }, outcome: asRetry(err) };
+    // A pod, set or record gone since the read (404), or one already there (409 AlreadyExists: a
+    // landed create whose answer was lost, or the old set still finalizing) is a lost race like a
+    // 409: the next step re-reads and re-plans.
+    const raced = action.type !== "PatchClaim" && (err.kind === "NotFound" || err.kind === "AlreadyExists");
+    if (err.isTransient || raced) return { result: { kind: "transient", retryAfterSeconds: err.retryAfterSeconds }, outcome: asRetry(err) };
     if (err.code === 401 || (err.code === 403 && !err.isAdmissionForbidden)) throw permission(err);
     return { result: { kind: "rejected", refusal: err }, outcome: { kind: "refused", error: err } };
   }

@@ -169,6 +169,11 @@ export class KubeClient {
     return this.send(route, target, { body, contentType, query, ...(signal ? { signal } : {}) });
   }
 
+  /** DELETE an object with DeleteOptions (preconditions, propagationPolicy) as the body. */
+  delete(route: Route, target: Target, options: unknown, signal?: AbortSignal): Promise<unknown> {
+    return this.send(route, target, { body: options, contentType: "application/json", ...(signal ? { signal } : {}) });
+  }
+
   /** POST a new object. */
   create(route: Route, target: Target, body: unknown, signal?: AbortSignal): Promise<unknown> {
     return this.send(route, target, { body, contentType: "application/json", ...(signal ? { signal } : {}) });

@@ -1,6 +1,7 @@
 // StateReader over the API server: one GET and three LISTs whatever the replica count
 // (plus VolumeAttributesClasses, only when a desired template names one).
-import { PersistentVolumeClaim, Pod, StatefulSet, StorageClass, VolumeAttributesClass } from "../../core/k8s.js";
+import { ConfigMap, PersistentVolumeClaim, Pod, StatefulSet, StorageClass, VolumeAttributesClass } from "../../core/k8s.js";
+import { finalizeOf, readRecord, recordName } from "../../core/finalize.js";
 import type { LoadOptions, StateReader } from "../../core/ports.js";
 import { isOptedIn } from "../../core/statefulset.js";
 import { desiredTemplates } from "../../core/templates.js";
@@ -8,7 +9,7 @@ import type { SetRef, Snapshot } from "../../core/types.js";
 import { ApiError } from "../api-error.js";
 import type { KubeClient } from "./client.js";
 import { encodeLabelSelector } from "./label-selector.js";
-import { Routes } from "./routes.js";
+import { RecreateRoutes, Routes } from "./routes.js";
 
 /** managedFields are the bulk of every object and nothing reads them: drop them as they arrive. */
 const lean = <T extends { metadata: Record<string, unknown> }>(items: T[]): T[] => {
@@ -27,8 +28,23 @@ export function namesVolumeAttributesClass(set: StatefulSet): boolean {
 export class KubeReader implements StateReader {
   constructor(private readonly client: KubeClient) {}
 
-  async load(ref: SetRef, { signal, volumeAttributesClasses: withClasses = false }: LoadOptions = {}): Promise<Snapshot> {
-    const statefulSet = await this.getStatefulSet(ref, signal);
+  async load(ref: SetRef, { signal, volumeAttributesClasses: withClasses = false, recreateRecord: withRecord = false }: LoadOptions = {}): Promise<Snapshot> {
+    let statefulSet: StatefulSet;
+    let recreateRecord: ConfigMap | undefined;
+    let setMissing = false;
+    try {
+      statefulSet = await this.getStatefulSet(ref, signal);
+    } catch (err) {
+      // F3: a set gone mid re-create is described by its record (one GET, only when the set is missing).
+      if (!(err instanceof ApiError && err.kind === "NotFound")) throw err;
+      recreateRecord = await this.record(ref, signal, true);
+      const read = recreateRecord && readRecord(recreateRecord);
+      if (!read) throw err;
+      statefulSet = read.ok ? { ...read.record.manifest, metadata: { ...read.record.manifest.metadata, namespace: ref.namespace, name: ref.name } } : { metadata: { name: ref.name, namespace: ref.namespace }, spec: { selector: {} } };
+      setMissing = true;
+    }
+    const finalize = finalizeOf(statefulSet);
+    const wantsRecord = !setMissing && (withRecord || (finalize.ok && finalize.recreate));
     const target = { namespace: ref.namespace };
     // Pods carry the pod template's labels, so the whole selector matches them. The StatefulSet
     // controller copies only selector.matchLabels onto the claims it creates, so only those
@@ -39,13 +55,30 @@ export class KubeReader implements StateReader {
     const replicas = statefulSet.spec.replicas ?? 1;
     const templates = Math.max(1, statefulSet.spec.volumeClaimTemplates?.length ?? 1);
 
-    const [pods, claims, storageClasses, volumeAttributesClasses] = await Promise.all([
+    const [pods, claims, storageClasses, volumeAttributesClasses, record] = await Promise.all([
       this.client.list(Routes.listPods, target, Pod, opts(podSelector, replicas)).then(lean),
       this.client.list(Routes.listClaims, target, PersistentVolumeClaim, opts(claimSelector, replicas * templates)).then(lean),
       this.client.list(Routes.listStorageClasses, {}, StorageClass, signal ? { signal } : {}).then(lean),
       withClasses || namesVolumeAttributesClass(statefulSet) ? this.volumeAttributesClasses(signal) : Promise.resolve(undefined),
+      wantsRecord ? this.record(ref, signal, false) : Promise.resolve(recreateRecord),
     ]);
-    return { statefulSet, pods, claims, storageClasses, volumeAttributesClasses };
+    return { statefulSet, pods, claims, storageClasses, volumeAttributesClasses, ...(record ? { recreateRecord: record } : {}), ...(setMissing ? { setMissing } : {}) };
+  }
+
+  /**
+   * The re-create record, or undefined when there is none. `quiet`: also undefined when reading
+   * it is forbidden (a set that is simply missing must stay a NotFound for users who did not grant
+   * the finalize Role).
+   */
+  private async record(ref: SetRef, signal: AbortSignal | undefined, quiet: boolean): Promise<ConfigMap | undefined> {
+    try {
+      const cm = await this.client.get(RecreateRoutes.getRecord, { namespace: ref.namespace, name: recordName(ref.name) }, ConfigMap, signal);
+      delete cm.metadata.managedFields;
+      return cm;
+    } catch (err) {
+      if (err instanceof ApiError && (err.kind === "NotFound" || (quiet && err.code === 403))) return undefined;
+      throw err;
+    }
   }
 
   private async getStatefulSet(ref: SetRef, signal?: AbortSignal): Promise<StatefulSet> {

@@ -2,7 +2,7 @@
 // policy reads it, and the RBAC test checks deploy/kubernetes/rbac.yaml grants exactly these.
 
 /** The RBAC verb of a request (what a Role must grant), not the HTTP method. */
-export type Verb = "get" | "list" | "patch" | "create";
+export type Verb = "get" | "list" | "patch" | "create" | "delete";
 
 export interface Route {
   verb: Verb;
@@ -55,6 +55,19 @@ export const Routes = {
   createEvent: route("create", "events.k8s.io", "v1", "events", true),
 } as const satisfies Record<string, Route>;
 
+/**
+ * The re-create's requests (DESIGN.md "Re-creating the set", F1–F4), apart: a bigger permission,
+ * granted by a Role of its own (deploy/kubernetes/rbac-finalize.yaml) that users may leave out.
+ * None is resent: each is repaired or finished by the next step, which reads what landed.
+ */
+export const RecreateRoutes = {
+  getRecord: route("get", "", "v1", "configmaps", true),
+  createRecord: route("create", "", "v1", "configmaps", true, false),
+  deleteRecord: route("delete", "", "v1", "configmaps", true, false),
+  deleteStatefulSet: route("delete", "apps", "v1", "statefulsets", true, false),
+  createStatefulSet: route("create", "apps", "v1", "statefulsets", true, false),
+} as const satisfies Record<string, Route>;
+
 export type RouteName = keyof typeof Routes;
 
 /** Where a request goes: a namespace and/or a name, as the route needs. */
@@ -63,7 +76,7 @@ export interface Target {
   name?: string;
 }
 
-const HTTP_METHOD: Record<Verb, string> = { get: "GET", list: "GET", patch: "PATCH", create: "POST" };
+const HTTP_METHOD: Record<Verb, string> = { get: "GET", list: "GET", patch: "PATCH", create: "POST", delete: "DELETE" };
 
 export const methodOf = (r: Route): string => HTTP_METHOD[r.verb];
 
@@ -78,7 +91,7 @@ export function pathOf(r: Route, t: Target): string {
   const base = r.group ? `/apis/${r.group}/${r.version}` : `/api/${r.version}`;
   if (r.namespaced && !t.namespace) throw new Error(`${r.verb} ${qualifiedResource(r)} needs a namespace`);
   const ns = r.namespaced ? `/namespaces/${encodeURIComponent(t.namespace!)}` : "";
-  const needsName = r.verb === "get" || r.verb === "patch" || r.subresource !== undefined;
+  const needsName = r.verb === "get" || r.verb === "patch" || r.verb === "delete" || r.subresource !== undefined;
   if (needsName && !t.name) throw new Error(`${r.verb} ${qualifiedResource(r)} needs a name`);
   const name = needsName ? `/${encodeURIComponent(t.name!)}` : "";
   return `${base}${ns}/${r.resource}${name}${r.subresource ? `/${r.subresource}` : ""}`;

@@ -3,12 +3,25 @@
 // annotations under a resourceVersion precondition) and the event recorder (de-duplicated Events).
 import * as z from "../../core/zod.js";
 import { claimApplyBody } from "../../core/apply-body.js";
-import type { ApplyOutcome, ClaimWriter, EventRecorder, PodOutcome, PodWriter, SetStatusWriter, Writers } from "../../core/ports.js";
-import { FIELD_MANAGER, Keys, type ActionType, type EventRecord, type EvictPod, type PatchClaim, type PatchPartition, type SetRef } from "../../core/types.js";
+import type { ApplyOutcome, ClaimWriter, EventRecorder, PodOutcome, PodWriter, RecreateWriter, SetStatusWriter, Writers } from "../../core/ports.js";
+import {
+  FIELD_MANAGER,
+  Keys,
+  type ActionType,
+  type CreateSet,
+  type DeleteRecord,
+  type EventRecord,
+  type EvictPod,
+  type OrphanSet,
+  type PatchClaim,
+  type PatchPartition,
+  type SetRef,
+  type WriteRecord,
+} from "../../core/types.js";
 import { ApiError } from "../api-error.js";
 import type { KubeClient } from "./client.js";
 import { eventBody, eventName, microTime } from "./events.js";
-import { Routes } from "./routes.js";
+import { RecreateRoutes, Routes } from "./routes.js";
 
 export const APPLY_PATCH = "application/apply-patch+yaml";
 export const MERGE_PATCH = "application/merge-patch+json";
@@ -99,6 +112,39 @@ export class KubePodWriter implements PodWriter {
   }
 }
 
+/**
+ * The re-create (F1–F4), one request each, never resent: create the record, DELETE the set
+ * (propagationPolicy Orphan, uid and resourceVersion preconditions), POST the set from the
+ * record, DELETE the record (uid precondition).
+ */
+export class KubeRecreateWriter implements RecreateWriter {
+  constructor(private readonly client: KubeClient) {}
+
+  async writeRecord(action: WriteRecord) {
+    const body = { apiVersion: "v1", kind: "ConfigMap", ...action.record };
+    await this.client.create(RecreateRoutes.createRecord, { namespace: action.namespace }, body);
+    return { kind: "applied" as const, detail: `created ConfigMap ${action.namespace}/${action.record.metadata.name}` };
+  }
+
+  async orphanSet(action: OrphanSet) {
+    const options = { apiVersion: "v1", kind: "DeleteOptions", propagationPolicy: "Orphan", preconditions: { uid: action.uid, resourceVersion: action.resourceVersion } };
+    await this.client.delete(RecreateRoutes.deleteStatefulSet, { namespace: action.namespace, name: action.set }, options);
+    return { kind: "applied" as const, detail: `deleted StatefulSet ${action.namespace}/${action.set} (orphan; uid ${action.uid})` };
+  }
+
+  async createSet(action: CreateSet) {
+    const body = { apiVersion: "apps/v1", kind: "StatefulSet", ...action.manifest };
+    const created = (await this.client.create(RecreateRoutes.createStatefulSet, { namespace: action.namespace }, body)) as { metadata?: { uid?: string } } | undefined;
+    return { kind: "applied" as const, detail: `created StatefulSet ${action.namespace}/${action.set}${created?.metadata?.uid ? ` (uid ${created.metadata.uid})` : ""}` };
+  }
+
+  async deleteRecord(action: DeleteRecord) {
+    const options = { apiVersion: "v1", kind: "DeleteOptions", preconditions: { uid: action.uid } };
+    await this.client.delete(RecreateRoutes.deleteRecord, { namespace: action.namespace, name: action.name }, options);
+    return { kind: "applied" as const, detail: `deleted ConfigMap ${action.namespace}/${action.name}` };
+  }
+}
+
 /** events.k8s.io/v1 Events on the StatefulSet; a repeat raises the series count of the one written. */
 export class KubeEventRecorder implements EventRecorder {
   private readonly reportingInstance: string;
@@ -179,8 +225,15 @@ export interface KubeWriters extends Writers {
   status: KubeSetStatusWriter;
   events: KubeEventRecorder;
   pods: KubePodWriter;
+  recreate: KubeRecreateWriter;
 }
 
 export function kubeWriters(client: KubeClient, opts: KubeWriterOptions = {}): KubeWriters {
-  return { claims: new KubeClaimWriter(client), status: new KubeSetStatusWriter(client), events: new KubeEventRecorder(client, opts), pods: new KubePodWriter(client) };
+  return {
+    claims: new KubeClaimWriter(client),
+    status: new KubeSetStatusWriter(client),
+    events: new KubeEventRecorder(client, opts),
+    pods: new KubePodWriter(client),
+    recreate: new KubeRecreateWriter(client),
+  };
 }

@@ -19,7 +19,7 @@ const seeded = () => {
   return fake.get("statefulsets", "default", "web")!;
 };
 
-const partition = (set: { metadata: { resourceVersion?: string } }, p: Partial<PatchPartition> = {}): PatchPartition => ({
+const partition = (set: any, p: Partial<PatchPartition> = {}): PatchPartition => ({
   type: "PatchPartition",
   namespace: "default",
   set: "web",
@@ -71,7 +71,7 @@ describe("KubePodWriter.patchPartition", () => {
   });
 });
 
-const eviction = (pod: { metadata: { uid?: string } }): EvictPod => ({ type: "EvictPod", namespace: "default", pod: "web-2", uid: pod.metadata.uid!, ordinal: 2, claim: "data-web-2" });
+const eviction = (pod: any): EvictPod => ({ type: "EvictPod", namespace: "default", pod: "web-2", uid: pod.metadata.uid!, ordinal: 2, claim: "data-web-2" });
 
 describe("KubePodWriter.evict", () => {
   it("POSTs a policy/v1 Eviction with the pod's uid as precondition; the pod is re-created with a new uid", async () => {

@@ -79,7 +79,14 @@ describe("KubeReader", () => {
     expect((err as ApiError).message).toBe(
       'StatefulSet shop/nope not found (get statefulsets.apps shop/nope: statefulsets.apps "nope" not found): check the name and the namespace',
     );
-    expect(fake.http.counters().total).toBe(1);
+    // The GET of the set, and of the re-create record that would describe a set gone mid re-create.
+    expect(fake.http.requests().map((r) => `${r.verb} ${r.resource}`)).toEqual(["get statefulsets", "get configmaps"]);
+  });
+
+  it("a missing StatefulSet stays a NotFound for a claimstep without the finalize Role (the record's GET forbidden)", async () => {
+    fake.http.deny("get", "configmaps");
+    const err = await reader().load({ namespace: "shop", name: "nope" }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ kind: "NotFound", code: 404 });
   });
 
   it("a set that is not a StatefulSet shape: a clear error, no guessing", async () => {

@@ -4,13 +4,15 @@ import { readFileSync } from "node:fs";
 import { setupServer } from "msw/node";
 import { parseAllDocuments } from "yaml";
 import { describe, expect, it } from "vitest";
-import { Routes, rbacResource } from "../../../adapters/kube/routes.js";
+import { RecreateRoutes, Routes, rbacResource } from "../../../adapters/kube/routes.js";
 import { KubeClient } from "../../../adapters/kube/client.js";
 import { KubeReader } from "../../../adapters/kube/reader.js";
 import { kubeWriters } from "../../../adapters/kube/writer.js";
 import { createSimServer, statefulSetObjects, storageClassObjects, volumeAttributesClass, type PolicyRule } from "../../support/index.js";
 
-const docs = parseAllDocuments(readFileSync(new URL("../../../deploy/kubernetes/rbac.yaml", import.meta.url), "utf8")).map((d) => d.toJS());
+const load = (file: string) => parseAllDocuments(readFileSync(new URL(`../../../deploy/kubernetes/${file}`, import.meta.url), "utf8")).map((d) => d.toJS());
+const docs = load("rbac.yaml");
+const finalizeDocs = load("rbac-finalize.yaml");
 const byKind = (kind: string) => docs.filter((d) => d.kind === kind);
 const SA = { kind: "ServiceAccount", name: "claimstep", namespace: "claimstep" };
 
@@ -27,6 +29,26 @@ function grantedRules(): PolicyRule[] {
 }
 
 const triple = (group: string, resource: string, verb: string) => `${verb} ${resource}${group ? `.${group}` : ""}`;
+
+describe("deploy/kubernetes/rbac-finalize.yaml", () => {
+  it("grants exactly the re-create's requests, in a Role of its own bound to claimstep", () => {
+    const role = finalizeDocs.find((d) => d.kind === "ClusterRole");
+    const binding = finalizeDocs.find((d) => d.kind === "ClusterRoleBinding");
+    expect(role.metadata.name).toBe("claimstep-finalize");
+    expect(binding.roleRef.name).toBe("claimstep-finalize");
+    expect(binding.subjects).toEqual([SA]);
+    const granted = new Set<string>();
+    for (const rule of role.rules as PolicyRule[]) for (const g of rule.apiGroups) for (const r of rule.resources) for (const v of rule.verbs) granted.add(triple(g, r, v));
+    const called = new Set(Object.values(RecreateRoutes).map((r) => triple(r.group, rbacResource(r), r.verb)));
+    expect([...granted].sort()).toEqual([...called].sort());
+  });
+
+  it("is listed in kustomization.yaml apart from rbac.yaml, so it can be left out", () => {
+    const k = load("kustomization.yaml")[0];
+    expect(k.resources).toContain("rbac.yaml");
+    expect(k.resources).toContain("rbac-finalize.yaml");
+  });
+});
 
 describe("deploy/kubernetes/rbac.yaml", () => {
   it("declares the ServiceAccount claimstep/claimstep", () => {

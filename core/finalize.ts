@@ -1,0 +1,241 @@
+// Re-creating the set with the new templates (DESIGN.md "Re-creating the set", F1–F4): the
+// `kubectl delete sts --cascade=orphan` + re-apply dance, one request per step, each step
+// starting from what it finds, so a crash between any two requests is finished by the next
+// invocation. The manifest is never only in memory: it is in the record (a ConfigMap) before the
+// set is deleted, and the record goes only once the new set has adopted its pods.
+import * as z from "./zod.js";
+import type { ClaimTemplate, ConfigMap, StatefulSet } from "./k8s.js";
+import { StatefulSet as StatefulSetSchema } from "./k8s.js";
+import { Messages, eventOf } from "./reasons.js";
+import { revisionOf } from "./revision.js";
+import { podName } from "./statefulset.js";
+import { Keys, type Snapshot } from "./types.js";
+import type { WalkConclusion } from "./walk.js";
+
+export const FINALIZE = ["Never", "Recreate"] as const;
+
+/** `claimstep.io/finalize`: Recreate, Never (the default), or why the value is refused. */
+export function finalizeOf(set: Pick<StatefulSet, "metadata">): { ok: true; recreate: boolean } | { ok: false; message: string } {
+  const value = set.metadata.annotations?.[Keys.finalize];
+  if (value === undefined || value === "Never") return { ok: true, recreate: false };
+  if (value === "Recreate") return { ok: true, recreate: true };
+  return {
+    ok: false,
+    message: `StatefulSet ${set.metadata.namespace ?? "default"}/${set.metadata.name}: annotation ${Keys.finalize}=${JSON.stringify(value)} is not one of ${FINALIZE.join(", ")}: fix or remove it (absent = Never)`,
+  };
+}
+export const RECORD_PREFIX = "claimstep-recreate-";
+export const recordName = (set: string): string => `${RECORD_PREFIX}${set}`;
+
+/** Keys of the record's data. */
+export const RecordKeys = { manifest: "statefulset.json", oldUid: "old-uid", oldResourceVersion: "old-resource-version", revision: "revision" } as const;
+
+/** Metadata the API server sets: never part of a manifest to create. */
+const SERVER_SET = ["uid", "resourceVersion", "creationTimestamp", "generation", "managedFields", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"] as const;
+
+/** The live templates with the desired storage, VAC, labels and annotations merged onto them. */
+export function mergeTemplates(live: readonly ClaimTemplate[], desired: readonly ClaimTemplate[]): ClaimTemplate[] {
+  return live.map((t) => {
+    const d = desired.find((x) => x.metadata.name === t.metadata.name);
+    if (!d) return structuredClone(t);
+    const merged = structuredClone(t);
+    const storage = d.spec.resources?.requests?.storage;
+    if (storage !== undefined) merged.spec.resources = { ...merged.spec.resources, requests: { ...merged.spec.resources?.requests, storage } };
+    // The four fields claimstep rolls out are the desired ones, exactly (the revision hashes them).
+    if (d.spec.volumeAttributesClassName) merged.spec.volumeAttributesClassName = d.spec.volumeAttributesClassName;
+    else delete merged.spec.volumeAttributesClassName;
+    if (d.metadata.labels) merged.metadata.labels = { ...d.metadata.labels };
+    else delete merged.metadata.labels;
+    if (d.metadata.annotations) merged.metadata.annotations = { ...d.metadata.annotations };
+    else delete merged.metadata.annotations;
+    return merged;
+  });
+}
+
+/**
+ * The set to re-create (F1): the live one without its server-set metadata and status, without
+ * claimstep's desired-templates annotation, with the desired templates merged onto the live ones.
+ */
+export function recreatedManifest(set: StatefulSet, desired: readonly ClaimTemplate[]): StatefulSet {
+  const manifest = structuredClone(set) as StatefulSet & Record<string, unknown>;
+  delete manifest.status;
+  const meta = manifest.metadata as Record<string, unknown>;
+  for (const k of SERVER_SET) delete meta[k];
+  const annotations = { ...set.metadata.annotations };
+  delete annotations[Keys.templates];
+  manifest.metadata.annotations = annotations;
+  manifest.spec.volumeClaimTemplates = mergeTemplates(set.spec.volumeClaimTemplates ?? [], desired);
+  return manifest;
+}
+
+/** F1's record: the manifest plus the old uid, resourceVersion and the revision it carries. */
+export function recordOf(set: StatefulSet, manifest: StatefulSet, revision: string): ConfigMap {
+  return {
+    metadata: {
+      name: recordName(set.metadata.name),
+      namespace: set.metadata.namespace ?? "default",
+      labels: { "app.kubernetes.io/managed-by": "claimstep", [Keys.revisionLabel]: revision },
+      annotations: { "claimstep.io/statefulset": set.metadata.name },
+    },
+    data: {
+      [RecordKeys.manifest]: JSON.stringify(manifest),
+      [RecordKeys.oldUid]: set.metadata.uid ?? "",
+      [RecordKeys.oldResourceVersion]: set.metadata.resourceVersion ?? "",
+      [RecordKeys.revision]: revision,
+    },
+  };
+}
+
+export interface Record_ {
+  manifest: StatefulSet;
+  oldUid: string;
+  revision: string;
+  uid: string;
+}
+
+const RecordData = z.object({
+  [RecordKeys.manifest]: z.string(),
+  [RecordKeys.oldUid]: z.string().check(z.minLength(1)),
+  [RecordKeys.oldResourceVersion]: z.optional(z.string()),
+  [RecordKeys.revision]: z.string().check(z.minLength(1)),
+});
+
+/** The record as claimstep wrote it, or why it cannot be read. */
+export function readRecord(cm: ConfigMap): { ok: true; record: Record_ } | { ok: false; message: string } {
+  const where = `ConfigMap ${cm.metadata.namespace ?? "default"}/${cm.metadata.name}`;
+  const data = RecordData.safeParse(cm.data ?? {});
+  if (!data.success) return { ok: false, message: `${where}: ${data.error.issues[0]!.path.join(".") || "data"}: ${data.error.issues[0]!.message}` };
+  let json: unknown;
+  try {
+    json = JSON.parse(data.data[RecordKeys.manifest]);
+  } catch (err) {
+    return { ok: false, message: `${where}: ${RecordKeys.manifest} is not JSON (${(err as Error).message})` };
+  }
+  const manifest = StatefulSetSchema.safeParse(json);
+  if (!manifest.success) return { ok: false, message: `${where}: ${RecordKeys.manifest} is not a StatefulSet (${manifest.error.issues[0]!.message})` };
+  return { ok: true, record: { manifest: manifest.data, oldUid: data.data[RecordKeys.oldUid], revision: data.data[RecordKeys.revision], uid: cm.metadata.uid ?? "" } };
+}
+
+/** Paths where two manifests differ, the claim templates and claimstep's annotations aside. */
+export function unexpectedDifferences(a: StatefulSet, b: StatefulSet): string[] {
+  const strip = (s: StatefulSet): unknown => {
+    const copy = structuredClone(s) as StatefulSet;
+    copy.spec.volumeClaimTemplates = [];
+    copy.metadata.annotations = Object.fromEntries(Object.entries(copy.metadata.annotations ?? {}).filter(([k]) => !k.startsWith("claimstep.io/")));
+    return copy;
+  };
+  const out: string[] = [];
+  diff(strip(a), strip(b), "", out);
+  return out;
+}
+
+function diff(a: unknown, b: unknown, path: string, out: string[]): void {
+  if (out.length >= 5) return;
+  if (a && b && typeof a === "object" && typeof b === "object" && Array.isArray(a) === Array.isArray(b)) {
+    const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+    for (const k of [...keys].sort()) diff((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], path ? `${path}.${k}` : k, out);
+    return;
+  }
+  if (JSON.stringify(a) !== JSON.stringify(b)) out.push(path || "(root)");
+}
+
+/** The set's pod rollout is at rest: nothing for the StatefulSet controller to do (before F1, F2). */
+export function rolloutAtRest(set: StatefulSet): boolean {
+  const s = set.status;
+  return (
+    s !== undefined &&
+    s.currentRevision === s.updateRevision &&
+    (s.readyReplicas ?? 0) === (set.spec.replicas ?? 1) &&
+    s.observedGeneration === set.metadata.generation
+  );
+}
+
+/** Pods of the set's ordinals that the set (this uid) does not own yet. */
+function notAdopted(snapshot: Snapshot): string[] {
+  const set = snapshot.statefulSet;
+  const start = set.spec.ordinals?.start ?? 0;
+  const pods = new Map(snapshot.pods.map((p) => [p.metadata.name, p]));
+  const out: string[] = [];
+  for (let o = start; o < start + (set.spec.replicas ?? 1); o++) {
+    const name = podName(set.metadata.name, o);
+    const owner = pods.get(name)?.metadata.ownerReferences?.find((r) => r.controller);
+    if (owner?.uid !== set.metadata.uid) out.push(name);
+  }
+  return out;
+}
+
+export interface FinalizeContext {
+  /** `claimstep.io/finalize: Recreate`, or `claimstep finalize` asking for it. */
+  wanted: boolean;
+  /** The claim rollout is Complete at `revision` (rule 10) and recorded so. */
+  converged: boolean;
+  revision: string;
+  desired: readonly ClaimTemplate[];
+}
+
+const ref = (set: StatefulSet) => ({ namespace: set.metadata.namespace ?? "default", set: set.metadata.name });
+
+/**
+ * F1–F4: the one request of the re-create this step makes, or what it waits for; undefined when
+ * there is nothing to re-create (the live templates already are the desired ones, or it is not wanted).
+ */
+export function finalizeStep(snapshot: Snapshot, c: FinalizeContext): WalkConclusion | undefined {
+  const set = snapshot.statefulSet;
+  const cm = snapshot.recreateRecord;
+  const name = recordName(set.metadata.name);
+
+  // F3: the old set is gone; the record holds the new one.
+  if (snapshot.setMissing) {
+    if (!cm) return undefined;
+    const read = readRecord(cm);
+    if (!read.ok) return blocked(Messages.recordUnreadableSetGone(read.message, set.metadata.namespace ?? "default", set.metadata.name));
+    const message = Messages.setCreating(set.metadata.namespace ?? "default", set.metadata.name, name);
+    return { reason: "SetCreated", message, action: { type: "CreateSet", ...ref(set), manifest: read.record.manifest }, events: [eventOf("SetCreated", message)] };
+  }
+
+  if (cm) {
+    const read = readRecord(cm);
+    if (!read.ok) return blocked(Messages.recordUnreadable(read.message));
+    const { record } = read;
+    const discard = (why: string): WalkConclusion => {
+      const message = Messages.recordDiscarded(name, why);
+      return { reason: "RecordDiscarded", message, action: { type: "DeleteRecord", ...ref(set), name, uid: record.uid }, events: [eventOf("RecordDiscarded", message)] };
+    };
+    if (set.metadata.uid !== record.oldUid) {
+      // F4: a new set exists; the record goes once it has adopted every pod.
+      const waiting = notAdopted(snapshot);
+      if (waiting.length) return { reason: "Recreating", message: Messages.awaitingAdoption(waiting) };
+      const message = Messages.setRecreated(set.metadata.namespace ?? "default", set.metadata.name, record.oldUid, set.metadata.uid ?? "?", record.revision);
+      return { reason: "SetRecreated", statusReason: "Finalized", message, action: { type: "DeleteRecord", ...ref(set), name, uid: record.uid }, events: [eventOf("SetRecreated", message)] };
+    }
+    // The old set, being deleted: the garbage collector orphans its pods and claims, then it goes.
+    if (set.metadata.deletionTimestamp) return { reason: "Recreating", message: Messages.setFinalizing(set.metadata.name) };
+    // F2, guarded: still wanted, still complete at the record's revision, the set unchanged but for
+    // its claim templates and claimstep's annotations; else the record is discarded (nothing
+    // acted on it yet: the set still exists with the uid it names).
+    if (!c.wanted) return discard(`${Keys.finalize} is no longer Recreate`);
+    if (!c.converged || c.revision !== record.revision) return discard(`the rollout is no longer complete at revision ${record.revision}`);
+    const changed = unexpectedDifferences(record.manifest, recreatedManifest(set, c.desired));
+    if (changed.length) return discard(`the StatefulSet changed since it was written (${changed.join(", ")})`);
+    if (!rolloutAtRest(set)) return { reason: "Recreating", message: Messages.podsNotAtRest(set.metadata.name) };
+    const message = Messages.setOrphaned(set.metadata.namespace ?? "default", set.metadata.name, name);
+    return {
+      reason: "SetOrphaned",
+      message,
+      action: { type: "OrphanSet", ...ref(set), uid: set.metadata.uid ?? "", resourceVersion: set.metadata.resourceVersion ?? "" },
+      events: [eventOf("SetOrphaned", message)],
+    };
+  }
+
+  // F1: only when wanted, complete, the live templates behind, the pods at rest.
+  if (!c.wanted || !c.converged) return undefined;
+  const live = set.spec.volumeClaimTemplates ?? [];
+  if (revisionOf(mergeTemplates(live, c.desired)) !== c.revision) return blocked(Messages.recreateWouldDiffer(set.metadata.name));
+  if (revisionOf(live) === c.revision) return undefined;
+  if (!rolloutAtRest(set)) return { reason: "Recreating", message: Messages.podsNotAtRest(set.metadata.name) };
+  const manifest = recreatedManifest(set, c.desired);
+  const message = Messages.recordWritten(name, set.metadata.name, c.revision);
+  return { reason: "RecordWritten", message, action: { type: "WriteRecord", ...ref(set), record: recordOf(set, manifest, c.revision) }, events: [eventOf("RecordWritten", message)] };
+}
+
+const blocked = (message: string): WalkConclusion => ({ reason: "RecordUnreadable", message, events: [eventOf("RecordUnreadable", message)] });

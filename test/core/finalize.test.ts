@@ -1,0 +1,203 @@
+// Re-creating the set (DESIGN.md F1–F4) as planner scenarios: each step makes the one request
+// the state it finds calls for, so a crash between any two requests is finished by the next step.
+import { describe, expect, it } from "vitest";
+import { mergeTemplates, readRecord, recordName, recreatedManifest, unexpectedDifferences } from "../../core/finalize.js";
+import type { ConfigMap, StatefulSet } from "../../core/k8s.js";
+import { planStep } from "../../core/plan.js";
+import type { WriterCapabilities } from "../../core/ports.js";
+import { revisionOf } from "../../core/revision.js";
+import { desiredTemplates } from "../../core/templates.js";
+import { Keys, type Decision, type Snapshot, type WriteRecord } from "../../core/types.js";
+import { claimsFor, makeClaim, makeSet, snapshot, type SetSpec } from "./builders.js";
+
+const ALL: WriterCapabilities = {
+  name: "direct",
+  supports: ["PatchClaim", "PatchPartition", "EvictPod", "WriteRecord", "OrphanSet", "CreateSet", "DeleteRecord"],
+  proposes: false,
+};
+const NOW = new Date("2026-11-30T12:00:00Z");
+const plan = (s: Snapshot, opts = {}): Decision => planStep(s, NOW, ALL, opts);
+
+/** A set complete at the desired 2Gi (claims at the revision, current-revision written), live templates still 1Gi. */
+function complete(extra: Partial<SetSpec> = {}, annotations: Record<string, string> = { [Keys.finalize]: "Recreate" }): Snapshot {
+  const set = makeSet({ desired: [{ name: "data", storage: "2Gi" }], annotations, ...extra });
+  const desired = desiredTemplates(set);
+  if (!desired.ok) throw new Error(desired.message);
+  const revision = revisionOf(desired.templates);
+  set.metadata.annotations = { ...set.metadata.annotations, [Keys.currentRevision]: revision, [Keys.updateRevision]: revision };
+  set.metadata.generation = 1;
+  set.status = { ...set.status, observedGeneration: 1 };
+  return snapshot(set, claimsFor(set, { storage: "2Gi", revision }));
+}
+
+const withRecord = (s: Snapshot, record: ConfigMap): Snapshot => ({ ...s, recreateRecord: { ...record, metadata: { ...record.metadata, uid: "record-uid" } } });
+
+/** The record F1 would write for this snapshot. */
+const recordFor = (s: Snapshot): ConfigMap => (plan(s).action as WriteRecord).record;
+
+describe("F1: the record first", () => {
+  it("writes ConfigMap claimstep-recreate-<set> with the new manifest, the old uid and the revision", () => {
+    const s = complete();
+    const d = plan(s);
+    expect(d.reason).toBe("RecordWritten");
+    const record = (d.action as WriteRecord).record;
+    expect(record.metadata.name).toBe("claimstep-recreate-web");
+    const read = readRecord(record);
+    if (!read.ok) throw new Error(read.message);
+    expect(read.record.oldUid).toBe(s.statefulSet.metadata.uid);
+    expect(read.record.revision).toBe(d.revision);
+    const m = read.record.manifest;
+    expect(m.spec.volumeClaimTemplates![0]!.spec.resources!.requests!.storage).toBe("2Gi");
+    expect(m.spec.volumeClaimTemplates![0]!.spec.accessModes).toEqual(["ReadWriteOnce"]);
+    for (const k of ["uid", "resourceVersion", "creationTimestamp", "generation", "managedFields"]) expect(m.metadata).not.toHaveProperty(k);
+    expect(m).not.toHaveProperty("status");
+    expect(m.metadata.annotations).not.toHaveProperty(Keys.templates);
+    expect(m.spec.template).toEqual(s.statefulSet.spec.template);
+    expect(revisionOf(m.spec.volumeClaimTemplates!)).toBe(d.revision);
+  });
+
+  it("not without claimstep.io/finalize: Recreate (or claimstep finalize)", () => {
+    const s = complete({}, {});
+    expect(plan(s).reason).toBe("Converged");
+    expect(plan(s, { finalize: true }).reason).toBe("RecordWritten");
+  });
+
+  it("not before the rollout is complete", () => {
+    const s = complete();
+    s.claims[0] = makeClaim(s.claims[0]!.metadata.name, { storage: "1Gi" });
+    expect(plan(s).action?.type).toBe("PatchClaim");
+  });
+
+  it("not while the pods roll", () => {
+    const s = complete();
+    s.statefulSet.status = { ...s.statefulSet.status, updateRevision: "web-other" };
+    const d = plan(s);
+    expect(d.reason).toBe("Recreating");
+    expect(d.action).toBeUndefined();
+  });
+
+  it("not when the live templates already are the desired ones", () => {
+    const s = complete();
+    s.statefulSet.spec.volumeClaimTemplates = recreatedManifest(s.statefulSet, (desiredTemplates(s.statefulSet) as unknown as { templates: never[] }).templates).spec.volumeClaimTemplates!;
+    expect(plan(s).reason).toBe("Converged");
+  });
+
+  it("refuses a bad value of the annotation, writing nothing", () => {
+    const s = complete({}, { [Keys.finalize]: "Always" });
+    const d = plan(s);
+    expect(d.phase).toBe("Blocked");
+    expect(d.message).toMatch(/claimstep.io\/finalize="Always" is not one of Never, Recreate/);
+  });
+});
+
+describe("F2: the orphan delete, guarded", () => {
+  it("deletes the set with its uid and resourceVersion as read once the record exists", () => {
+    const s = complete();
+    const d = plan(withRecord(s, recordFor(s)));
+    expect(d.reason).toBe("SetOrphaned");
+    expect(d.action).toEqual({ type: "OrphanSet", namespace: "default", set: "web", uid: s.statefulSet.metadata.uid, resourceVersion: s.statefulSet.metadata.resourceVersion });
+  });
+
+  it("discards a record the set no longer matches (a changed pod template), never deleting the set", () => {
+    const s = complete();
+    const record = recordFor(s);
+    (s.statefulSet.spec as any).template.spec.containers[0].image = "busybox:2";
+    const d = plan(withRecord(s, record));
+    expect(d.reason).toBe("RecordDiscarded");
+    expect(d.action).toEqual({ type: "DeleteRecord", namespace: "default", set: "web", name: "claimstep-recreate-web", uid: "record-uid" });
+    expect(d.message).toMatch(/spec\.template/);
+  });
+
+  it("discards a record when finalize is no longer wanted", () => {
+    const s = complete();
+    const record = recordFor(s);
+    delete s.statefulSet.metadata.annotations![Keys.finalize];
+    expect(plan(withRecord(s, record)).reason).toBe("RecordDiscarded");
+  });
+
+  it("ignores claimstep's own annotations changing in between (the status it writes)", () => {
+    const s = complete();
+    const record = recordFor(s);
+    s.statefulSet.metadata.annotations![Keys.status] = '{"phase":"Complete"}';
+    expect(plan(withRecord(s, record)).reason).toBe("SetOrphaned");
+  });
+
+  it("waits while the old set finalizes (deletionTimestamp)", () => {
+    const s = complete();
+    const record = recordFor(s);
+    s.statefulSet.metadata.deletionTimestamp = NOW.toISOString();
+    const d = plan(withRecord(s, record));
+    expect(d.reason).toBe("Recreating");
+    expect(d.action).toBeUndefined();
+  });
+});
+
+describe("F3: the set from the record", () => {
+  it("creates the set from the record when it is gone", () => {
+    const s = complete();
+    const record = recordFor(s);
+    const read = readRecord(record);
+    if (!read.ok) throw new Error(read.message);
+    const gone: Snapshot = { ...withRecord(s, record), statefulSet: read.record.manifest, setMissing: true };
+    const d = plan(gone);
+    expect(d.reason).toBe("SetCreated");
+    expect(d.action).toEqual({ type: "CreateSet", namespace: "default", set: "web", manifest: read.record.manifest });
+    expect(d.setAnnotations).toBeUndefined();
+  });
+
+  it("blocks, naming the way out, when the set is gone and the record unreadable", () => {
+    const s = complete();
+    const record = recordFor(s);
+    record.data!["statefulset.json"] = "{not json";
+    const d = plan({ ...withRecord(s, record), setMissing: true });
+    expect(d.phase).toBe("Blocked");
+    expect(d.message).toMatch(/is gone and its re-create record is unreadable .*re-create the set by hand/);
+  });
+});
+
+describe("F4: the record goes once the new set has adopted its pods", () => {
+  const recreated = (adopted: boolean): Snapshot => {
+    const s = complete();
+    const record = recordFor(s);
+    const read = readRecord(record);
+    if (!read.ok) throw new Error(read.message);
+    const set: StatefulSet = { ...read.record.manifest, metadata: { ...read.record.manifest.metadata, uid: "new-uid", resourceVersion: "900", generation: 1 } };
+    set.status = s.statefulSet.status!;
+    const pods = s.pods.map((p) => ({ ...p, metadata: { ...p.metadata, ownerReferences: [{ apiVersion: "apps/v1", kind: "StatefulSet", name: "web", uid: adopted ? "new-uid" : "old", controller: true }] } }));
+    return { ...withRecord(s, record), statefulSet: set, pods };
+  };
+
+  it("waits for adoption", () => {
+    const d = plan(recreated(false));
+    expect(d.reason).toBe("Recreating");
+    expect(d.message).toMatch(/has not adopted 3 pod\(s\) yet \(web-0, web-1, web-2\)/);
+  });
+
+  it("then deletes the record (uid precondition): Complete/Finalized, event SetRecreated", () => {
+    const d = plan(recreated(true));
+    expect(d.reason).toBe("SetRecreated");
+    expect(d.phase).toBe("Complete");
+    expect(d.status.reason).toBe("Finalized");
+    expect(d.action).toEqual({ type: "DeleteRecord", namespace: "default", set: "web", name: recordName("web"), uid: "record-uid" });
+    expect(d.events.map((e) => e.reason)).toEqual(["SetRecreated"]);
+  });
+});
+
+describe("the record's pure parts", () => {
+  it("merges exactly the four rolled-out fields of the desired templates onto the live ones", () => {
+    const live = makeSet().spec.volumeClaimTemplates!;
+    const merged = mergeTemplates(live, [{ metadata: { name: "data", labels: { tier: "db" } }, spec: { resources: { requests: { storage: "5Gi" } }, volumeAttributesClassName: "gold" } }]);
+    expect(merged[0]!.spec).toMatchObject({ accessModes: ["ReadWriteOnce"], storageClassName: "fast", resources: { requests: { storage: "5Gi" } }, volumeAttributesClassName: "gold" });
+    expect(merged[0]!.metadata.labels).toEqual({ tier: "db" });
+  });
+
+  it("compares manifests but for the claim templates and claimstep's annotations", () => {
+    const a = makeSet();
+    const b = structuredClone(a);
+    b.spec.volumeClaimTemplates = [];
+    b.metadata.annotations = { ...b.metadata.annotations, "claimstep.io/status": "x" };
+    expect(unexpectedDifferences(a, b)).toEqual([]);
+    b.spec.replicas = 7;
+    expect(unexpectedDifferences(a, b)).toEqual(["spec.replicas"]);
+  });
+});
