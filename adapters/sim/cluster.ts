@@ -1,6 +1,6 @@
 // The simulated cluster: an in-memory API server (store + SimApi, served over HTTP by SimHttp)
 // with the StatefulSet controller, PV controller, CSI external-resizer (expansion and
-// ModifyVolume) and kubelet on a virtual clock. claimstep reaches it as it reaches a real one:
+// ModifyVolume), kubelet and garbage collector on a virtual clock. claimstep reaches it as it reaches a real one:
 // `client` is the production KubeClient over `http.fetchLike`, `reader`/`writers` the production
 // KubeReader and direct writers. `admin` is the API without faults or HTTP, for seeding and for the
 // controllers' and people's own writes (a GitOps merge, kubectl).
