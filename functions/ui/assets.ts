@@ -16,7 +16,7 @@ code,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.85
 .p-Complete,.s-Updated,.s-Ready{color:var(--ok)}.p-Blocked,.s-Blocked,.s-Failed{color:var(--bad)}.p-Waiting,.s-InFlight{color:var(--warn)}.p-Progressing{color:var(--info)}
 dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem;margin:.4rem 0}dl.facts dt{color:var(--muted)}dl.facts dd{margin:0;overflow-wrap:anywhere}
 progress{width:12rem;height:.9rem;vertical-align:middle}.muted{color:var(--muted)}.changed{font-weight:700}
-.note{overflow-wrap:anywhere}.error{color:var(--bad)}
+.note{overflow-wrap:anywhere}td.nw code{white-space:nowrap;overflow-wrap:normal}.error{color:var(--bad)}
 form.login{max-width:28rem;display:grid;gap:.5rem}input[type=password]{font:inherit;padding:.4rem;border:1px solid var(--muted);border-radius:4px}
 button{font:inherit;padding:.3rem .8rem;border:1px solid var(--muted);border-radius:4px;background:var(--bg);color:var(--fg);cursor:pointer}
 .live-status{font-size:.85rem}`;

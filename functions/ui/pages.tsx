@@ -210,7 +210,7 @@ function OrdinalBody(props: { o: OrdinalRow; pods: boolean }) {
       {o.claims.map((c, i) => (
         <tr data-claim={c.claim}>
           {i === 0 ? lead : null}
-          <td>
+          <td class="nw">
             <code>{c.claim}</code>
           </td>
           <td class="num" data-field="spec">
@@ -223,7 +223,7 @@ function OrdinalBody(props: { o: OrdinalRow; pods: boolean }) {
             {c.target}
           </td>
           <td data-field="vac">{c.vac}</td>
-          <td data-field="revision">
+          <td data-field="revision" class="nw">
             <code>{c.revision}</code>
           </td>
           <td data-field="readiness" class={`s-${c.readiness}`}>

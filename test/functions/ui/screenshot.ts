@@ -1,0 +1,25 @@
+// `npm run screenshot:ui`: regenerates docs/status-page.png, the set page of default/web on the
+// simulated cluster (sim:grow) in the middle of its rollout, at 1280×800 in Debian's chromium.
+import { fileURLToPath } from "node:url";
+import { launch } from "./browser.js";
+import { VIEWER_TOKEN, startUi } from "./harness.js";
+
+const OUT = fileURLToPath(new URL("../../../docs/status-page.png", import.meta.url));
+
+const ui = await startUi({ everySeconds: 60 });
+const browser = await launch({ width: 1280, height: 800 });
+try {
+  // Mid-rollout: ordinal 2 done, ordinal 1 resizing.
+  for (let i = 0; i < 7; i++) await ui.step(i < 2 ? 2_000 : 10_000);
+  const page = await browser.context.newPage();
+  await page.goto(`${ui.url}/ui/login`);
+  await page.fill("#token", VIEWER_TOKEN);
+  await Promise.all([page.waitForURL(`${ui.url}/ui`), page.press("#token", "Enter")]);
+  await page.goto(`${ui.url}/ui/default/web`);
+  await page.waitForSelector("[data-ordinals]");
+  await page.screenshot({ path: OUT, fullPage: false });
+  console.log(`wrote ${OUT}`);
+} finally {
+  await browser.close();
+  await ui.close();
+}
