@@ -10,6 +10,7 @@ import { coordinationOf, partitionStep, podsInFlight, restartStep } from "./pods
 import type { WriterCapabilities } from "./ports.js";
 import { finalizeOf, finalizeStep } from "./finalize.js";
 import { eventOf, phaseOf } from "./reasons.js";
+import { revisionOf } from "./revision.js";
 import { scopeOf } from "./scope.js";
 import { belowPartition, inScope } from "./statefulset.js";
 import { Keys, type Decision, type OrdinalReport, type Snapshot } from "./types.js";
@@ -66,6 +67,9 @@ export function planStep(snapshot: Snapshot, now: Date, writer: WriterCapabiliti
     if (partition) return partition;
     const walked = walk(scope, ordinals, busy);
     if (walked.reason === "Converged") return recreate(true) ?? walked;
+    // Complete now, and the re-create starts with the next step: worth one soon.
+    const wantsRecreate = finalize.ok && (finalize.recreate || opts.finalize === true);
+    if (walked.reason === "RolloutComplete" && wantsRecreate && revisionOf(snapshot.statefulSet.spec.volumeClaimTemplates ?? []) !== scope.revision) return { ...walked, requeueAfter: 2 };
     if (walked.action || phaseBlocks(walked)) return walked;
     const restart = restartStep(scope, ordinals, inFlightCount(scope, ordinals, busy), now.getTime());
     if (restart && "evict" in restart) return restart.evict;

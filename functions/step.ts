@@ -15,6 +15,8 @@ export interface StepOptions {
   now: Date;
   /** Plan only: no write of any kind. */
   dryRun?: boolean;
+  /** Re-create the set with its new templates once complete, whatever its annotation says (`claimstep finalize`). */
+  finalize?: boolean;
 }
 
 export type StepOutcome =
@@ -54,12 +56,12 @@ const permission = (err: unknown): unknown =>
 export async function runStep(opts: StepOptions): Promise<StepResult> {
   let snapshot: Snapshot;
   try {
-    snapshot = await opts.reader.load(opts.ref);
+    snapshot = await opts.reader.load(opts.ref, opts.finalize ? { recreateRecord: true } : {});
   } catch (err) {
     throw permission(err);
   }
   const claims = typeof opts.writers.claims === "function" ? opts.writers.claims(snapshot) : opts.writers.claims;
-  const planned = planStep(snapshot, opts.now, capabilities(claims, opts.writers));
+  const planned = planStep(snapshot, opts.now, capabilities(claims, opts.writers), opts.finalize ? { finalize: true } : {});
   if (opts.dryRun) return { decision: planned, outcome: { kind: "dry-run" }, writer: claims.name };
 
   const written = planned.action ? await write(claims, opts.writers, planned) : undefined;

@@ -28,7 +28,7 @@ export class Timeline {
   private repeats = 0;
   private quietSince: string | undefined;
   private first = true;
-  readonly tally = { invocations: 0, writes: 0, partitionPatches: 0, evictions: 0, failures: 0 };
+  readonly tally = { invocations: 0, writes: 0, partitionPatches: 0, evictions: 0, recreate: 0, failures: 0 };
 
   constructor(
     private readonly say: (line: string) => void,
@@ -75,7 +75,8 @@ export class Timeline {
       const type = d.action?.type;
       if (type === "PatchPartition") this.tally.partitionPatches++;
       else if (type === "EvictPod") this.tally.evictions++;
-      else this.tally.writes++;
+      else if (type === "PatchClaim" || type === undefined) this.tally.writes++;
+      else this.tally.recreate++;
       this.say(`${INDENT}✓ ${o.detail ?? "applied"}`);
     } else if (o.kind === "proposed") {
       this.say(`${INDENT}⧗ ${o.detail}`);
@@ -92,7 +93,11 @@ export class Timeline {
     this.flush();
     if (last) this.say(`\n${renderDecision(last)}`);
     const t = this.tally;
-    const pods = [...(t.partitionPatches ? [`${t.partitionPatches} partition patches`] : []), ...(t.evictions ? [`${t.evictions} evictions`] : [])];
+    const pods = [
+      ...(t.partitionPatches ? [`${t.partitionPatches} partition patches`] : []),
+      ...(t.evictions ? [`${t.evictions} evictions`] : []),
+      ...(t.recreate ? [`${t.recreate} re-create requests`] : []),
+    ];
     this.say(`\n${t.invocations} invocations, ${t.writes} claim writes, ${pods.map((p) => `${p}, `).join("")}${t.failures} transient failures, ${clock(atMs - this.startedMs)} of cluster time in ${realMs} ms`);
   }
 }

@@ -4,7 +4,8 @@
 // and, unless it says otherwise, desires a change of them through the annotation.
 import { planStep } from "../../core/plan.js";
 import { Keys } from "../../core/types.js";
-import { SimCluster, claimTemplate, statefulSetManifest, type SetSpec } from "./cluster.js";
+import { runStep } from "../../functions/step.js";
+import { SimCluster, claimTemplate, statefulSetManifest, type RetentionPolicy, type SetSpec } from "./cluster.js";
 import type { DriverBehaviour } from "./controllers/context.js";
 import type { FaultPlan } from "./faults.js";
 import { SET, type ScenarioName } from "./scenario-names.js";
@@ -49,6 +50,10 @@ interface Setup {
   holdPods?: boolean;
   /** Then a new image in the pod template, as `kubectl set image` (a pod rollout). */
   image?: string;
+  /** persistentVolumeClaimRetentionPolicy of the set. */
+  retention?: RetentionPolicy;
+  /** A person scales the set to this many replicas, this long after the build (`kubectl scale`). */
+  scaleLater?: { replicas: number; afterMs: number };
   /** A PodDisruptionBudget `web` over the set's pods; `relaxAfterMs`: a person lowers minAvailable by one then. */
   budget?: { minAvailable: number; relaxAfterMs?: number };
 }
@@ -74,8 +79,13 @@ async function build(setup: Setup, seed = 1): Promise<SimCluster> {
       templates: LIVE,
       ...(setup.strategy ? { strategy: setup.strategy } : {}),
       ...(setup.maxUnavailable !== undefined ? { maxUnavailable: setup.maxUnavailable } : {}),
+      ...(setup.retention ? { retentionPolicy: setup.retention } : {}),
     }),
   );
+  if (setup.scaleLater) {
+    const at = new Date(sim.now().getTime() + setup.scaleLater.afterMs);
+    sim.scheduleEdit(at, { resource: "statefulsets", namespace: SET.namespace, name: SET.name, mergePatch: { spec: { replicas: setup.scaleLater.replicas } } });
+  }
   if (setup.budget) {
     await sim.addPodDisruptionBudget(SET.namespace, SET.name, { minAvailable: setup.budget.minAvailable, matchLabels: { app: SET.name } });
     if (setup.budget.relaxAfterMs !== undefined) {
@@ -116,6 +126,27 @@ async function buildRecover(seed = 1): Promise<SimCluster> {
   sim.advance(2 * 60_000);
   await desire(sim, [{ ...LIVE[0]!, storage: "2Gi" }, LIVE[1]!]);
   return sim;
+}
+
+const FINALIZE_SETUP: Setup = { annotations: { [Keys.finalize]: "Recreate" }, retention: { whenDeleted: "Delete", whenScaled: "Retain" } };
+
+/**
+ * `finalize-crash`, where the crash has already happened: the rollout completed, claimstep wrote
+ * the record and deleted the set (orphan), and the process died before creating it again. What is
+ * left: pods and claims without a set, and the record.
+ */
+async function buildFinalizeCrash(seed = 1): Promise<SimCluster> {
+  const sim = await build(FINALIZE_SETUP, seed);
+  for (let i = 0; i < 500; i++) {
+    const r = await runStep({ reader: sim.reader, writers: sim.writers, ref: SET, now: sim.now() });
+    if (r.decision.action?.type === "OrphanSet") {
+      sim.advance(60_000); // the garbage collector releases the pods and claims; nobody creates the set
+      if (sim.get("statefulsets", SET.namespace, SET.name)) throw new Error("finalize-crash: the set is still there after the orphan delete");
+      return sim;
+    }
+    sim.advance(10_000);
+  }
+  throw new Error("finalize-crash: the rollout never reached the re-create");
 }
 
 /** Every name of SCENARIO_NAMES, and no other (the type checks both ways). */
@@ -164,6 +195,17 @@ export const SCENARIOS: Record<string, Scenario> = {
       budget: { minAvailable: 3, relaxAfterMs: 8 * 60_000 },
     },
   ),
+  finalize: scenario(
+    "grow, then re-create web with the new templates (claimstep.io/finalize: Recreate; claims owned by the set, whenDeleted: Delete); right after, a person scales web to 4",
+    "the set was re-created from a recorded manifest (orphan delete, create, adoption): every pod and claim kept, and the scale-up created data-web-3 at the new size",
+    // The re-create ends 1:50 into the run; the scale-up follows it.
+    { ...FINALIZE_SETUP, scaleLater: { replicas: 4, afterMs: 115_000 } },
+  ),
+  "finalize-crash": {
+    summary: "the re-create of web was cut short: the set was deleted (orphan) and the process died before creating it again; the record is all that is left",
+    lesson: "the next invocation found the record and no set, created the set from it, waited for adoption and removed the record: a crash between any two requests is finished by the next step",
+    build: buildFinalizeCrash,
+  },
   "pods-claims-first": scenario(
     "5 replicas: data grows to 2Gi and the pod template gets a new image together; pod-coordination: ClaimsFirst, pods held (set --hold-pods), maxUnavailable 1",
     "each pod was replaced only after its own claims were ready (the partition went down one ordinal at a time), then the next ordinal's claims began; your partition came back at the end",

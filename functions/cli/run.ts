@@ -62,7 +62,9 @@ export async function run(ctx: Context): Promise<number> {
       if (key !== previous || r.outcome.kind === "applied") print(ctx.io, paintHeadline(plainLine(now, r), d.phase, ctx.color));
       previous = key;
     }
-    if (d.phase === "Complete" || d.phase === "Blocked" || d.phase === "Idle") {
+    // Complete with more to do (a re-create follows the rollout) is not the end yet.
+    const done = d.phase === "Complete" ? !d.action && d.requeueAfter === undefined : d.phase === "Blocked" || d.phase === "Idle";
+    if (done) {
       if (!ctx.json && !live && !timeline) print(ctx.io, `\n${paintHeadline(renderDecision(d), d.phase, ctx.color)}`);
       // Idle (not opted in, or spec.updateStrategy OnDelete): nothing was or will be done; that is no success.
       const code = finish(d.phase === "Idle" ? EXIT.blocked : exitOf(d));

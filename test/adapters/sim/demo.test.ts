@@ -116,9 +116,28 @@ describe("npm start", () => {
     expect(out).toContain("Complete/RolloutComplete");
   });
 
+  it("finalize: after the rollout, record → orphan delete → create → record removed; the scale-up's claims come at the new size (exit 0)", { timeout: 60_000 }, async () => {
+    const { code, out } = await start("--cluster", "sim:finalize");
+    expect(code).toBe(0);
+    const reasons = [...out.matchAll(/^\[\d\d:\d\d\] #\d+ +\w+\/(\w+)/gm)].map((m) => m[1]);
+    const from = reasons.indexOf("RolloutComplete");
+    expect(reasons.slice(from, from + 5)).toEqual(["RolloutComplete", "RecordWritten", "SetOrphaned", "SetCreated", "SetRecreated"]);
+    expect(out).toMatch(/✓ created ConfigMap default\/claimstep-recreate-web\n[\s\S]*✓ deleted StatefulSet default\/web \(orphan; uid [\w-]+\)\n[\s\S]*✓ created StatefulSet default\/web \(uid [\w-]+\)\n[\s\S]*✓ deleted ConfigMap default\/claimstep-recreate-web/);
+    expect(out).toMatch(/^3 +web-3 \(Running\) .* Updated +data-web-3 +2Gi +2Gi +2Gi/m);
+    expect(out).toMatch(/^\d+ invocations, 8 claim writes, 4 re-create requests, 0 transient failures/m);
+  });
+
+  it("finalize-crash: the next invocation creates the set from the record and finishes (exit 0)", { timeout: 60_000 }, async () => {
+    const { code, out } = await start("--cluster", "sim:finalize-crash");
+    expect(code).toBe(0);
+    expect(out).toMatch(/^\[00:00\] #1 +Progressing\/SetCreated +creating StatefulSet default\/web from ConfigMap claimstep-recreate-web/m);
+    expect(out).toContain("Complete/SetRecreated");
+    expect(out).toMatch(/Complete\/Converged/);
+  });
+
   it("rejects an unknown scenario with the list of scenarios", { timeout: 60_000 }, async () => {
     const { code, err } = await start("--cluster", "sim:nope");
     expect(code).toBe(1);
-    expect(err).toContain("scenario one of grow, vac, blocked, blocked-class, infeasible, offline-driver, node-expansion-restart, pods-claims-first, pods-claims-first-2, pdb-blocks, flaky-api, quota, recover, opted-out");
+    expect(err).toContain("scenario one of grow, vac, blocked, blocked-class, infeasible, offline-driver, node-expansion-restart, pods-claims-first, pods-claims-first-2, pdb-blocks, finalize, finalize-crash, flaky-api, quota, recover, opted-out");
   });
 });
