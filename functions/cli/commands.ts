@@ -93,6 +93,17 @@ export const SPECS: Record<string, CommandSpec> = {
     examples: ["claimstep run web -n db --timeout 30m", "claimstep run web --cluster sim:flaky-api --seed 7 -o timeline"],
     notes: "Exit codes: 0 Complete, 2 Blocked or not opted in (the reason goes to stderr), 1 error or --timeout.\n-o json|yaml: one object per step; -o timeline: one line per invocation.",
   },
+  finalize: {
+    summary: "re-create the set with its new claim templates (orphan delete + create, pods and claims kept)",
+    usage: ["finalize <statefulset> [--dry-run] [--interval 5s] [--timeout 30m] [flags]"],
+    flags: ["dry-run", "interval", "timeout"],
+    flagHelp: { "dry-run": "show the template changes and the next request; write nothing" },
+    output: ["text", "json", "yaml", "timeline"],
+    maxArgs: 1,
+    examples: ["claimstep finalize web -n db --dry-run   # what it would write", "claimstep finalize web -n db"],
+    notes:
+      "Once a rollout is complete the live spec.volumeClaimTemplates still hold the old sizes (the API\nserver refuses to edit them). finalize writes the new manifest to ConfigMap claimstep-recreate-<set>,\ndeletes the set with propagationPolicy Orphan (uid and resourceVersion preconditions), creates it\nfrom the record and removes the record once the new set has adopted its pods: one request per\nstep, so a crash at any point is finished by the next invocation. Refused while the rollout is not\ncomplete. Needs the claimstep-finalize Role (deploy/kubernetes/rbac-finalize.yaml).\nclaimstep.io/finalize: Recreate on the set makes every step do this on its own.\nExit codes: 0 re-created (or nothing to do), 2 Blocked, 1 error or --timeout.",
+  },
   status: {
     summary: "what claimstep last recorded: one set, or every opted-in set",
     usage: ["status [<statefulset>] [-A] [flags]", "status <statefulset> --watch [--interval 2s] [--timeout 30m] [flags]"],

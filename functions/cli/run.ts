@@ -10,9 +10,14 @@ import { paintHeadline } from "./color.js";
 import { EXIT, emit, exitOf, outcomeText, parseDuration, plainLine, print, refOf, resultJSON, type Context } from "./context.js";
 import { LiveView } from "./live-view.js";
 
-export async function run(ctx: Context): Promise<number> {
+export interface RunOptions {
+  /** Re-create the set with its new templates once complete (`claimstep finalize`). */
+  finalize?: boolean;
+}
+
+export async function run(ctx: Context, opts: RunOptions = {}): Promise<number> {
   const target = await ctx.target();
-  const ref = refOf(ctx.flags, target, ctx.args[0], "run");
+  const ref = refOf(ctx.flags, target, ctx.args[0], opts.finalize ? "finalize" : "run");
   const interval = parseDuration(ctx.flags.interval ?? "5s", "interval");
   const timeout = ctx.flags.timeout ? parseDuration(ctx.flags.timeout, "timeout") : undefined;
   const started = target.now().getTime();
@@ -37,7 +42,7 @@ export async function run(ctx: Context): Promise<number> {
     const now = target.now();
     let r: StepResult;
     try {
-      r = await runStep({ reader: target.reader, writers: target.writers, ref, now });
+      r = await runStep({ reader: target.reader, writers: target.writers, ref, now, ...(opts.finalize ? { finalize: true } : {}) });
     } catch (err) {
       // The set could not be read (429, 5xx, timeout after the client's retries): nothing was
       // written, so the run goes on; anything else (not found, permissions) ends it.

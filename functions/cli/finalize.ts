@@ -1,0 +1,73 @@
+// `finalize`: re-create a set with its new claim templates on demand (DESIGN.md F1–F4), whatever
+// its `claimstep.io/finalize` says. It shows first what the re-create would write (the live
+// templates → the new ones, and the record), then steps until the set is re-created; `--dry-run`
+// stops there. Refused, nothing written, while the rollout is not complete.
+import { recordName, recreatedManifest } from "../../core/finalize.js";
+import { renderDecision } from "../../core/render.js";
+import { revisionOf } from "../../core/revision.js";
+import { desiredTemplates } from "../../core/templates.js";
+import { runStep } from "../step.js";
+import { paintHeadline } from "./color.js";
+import { EXIT, UsageError, emit, print, refOf, resultJSON, type Context } from "./context.js";
+import { run } from "./run.js";
+
+/** `data: storage 1Gi → 2Gi` lines: what the re-created set's templates change. */
+function templateChanges(live: readonly { metadata: { name: string }; spec: { resources?: { requests?: { storage?: unknown } | undefined } | undefined; volumeAttributesClassName?: string | null | undefined } }[], next: typeof live): string[] {
+  const out: string[] = [];
+  for (const t of next) {
+    const old = live.find((l) => l.metadata.name === t.metadata.name);
+    const from = String(old?.spec.resources?.requests?.storage ?? "?");
+    const to = String(t.spec.resources?.requests?.storage ?? "?");
+    if (from !== to) out.push(`${t.metadata.name}: storage ${from} → ${to}`);
+    const vf = old?.spec.volumeAttributesClassName ?? "(none)";
+    const vt = t.spec.volumeAttributesClassName ?? "(none)";
+    if (vf !== vt) out.push(`${t.metadata.name}: volumeAttributesClassName ${vf} → ${vt}`);
+  }
+  return out;
+}
+
+export async function finalize(ctx: Context): Promise<number> {
+  const target = await ctx.target();
+  const ref = refOf(ctx.flags, target, ctx.args[0], "finalize");
+  const planned = await runStep({ reader: target.reader, writers: target.writers, ref, now: target.now(), dryRun: true, finalize: true });
+  const d = planned.decision;
+  const recreating = d.action !== undefined && ["WriteRecord", "OrphanSet", "CreateSet", "DeleteRecord"].includes(d.action.type);
+  const midway = ["Recreating", "SetRecreated", "RecordUnreadable"].includes(d.reason);
+  if (!recreating && !midway) {
+    if (d.phase === "Complete") {
+      print(ctx.io, `${ref.namespace}/${ref.name}: nothing to re-create: its live claim templates already are the desired ones (revision ${d.revision ?? "?"})`);
+      return EXIT.ok;
+    }
+    throw new UsageError(
+      `finalize: ${ref.namespace}/${ref.name} is ${d.phase} (${d.reason}): the re-create starts only once the rollout is complete; run \`claimstep run ${ref.name}\` first. Nothing written`,
+    );
+  }
+
+  // What the re-create writes, before anything is written.
+  const snapshot = await target.reader.load(ref, { recreateRecord: true });
+  const desired = desiredTemplates(snapshot.statefulSet);
+  const next = desired.ok && !snapshot.setMissing ? recreatedManifest(snapshot.statefulSet, desired.templates) : undefined;
+  const changes = next ? templateChanges(snapshot.statefulSet.spec.volumeClaimTemplates ?? [], next.spec.volumeClaimTemplates ?? []) : [];
+  if (ctx.json) {
+    emit(ctx, {
+      ref,
+      record: recordName(ref.name),
+      ...(next ? { revision: revisionOf(next.spec.volumeClaimTemplates ?? []), templates: next.spec.volumeClaimTemplates, changes } : {}),
+      ...(snapshot.recreateRecord ? { recordExists: true } : {}),
+      plan: resultJSON(planned),
+    });
+    if (ctx.flags["dry-run"]) return EXIT.ok;
+  } else {
+    const lines = [
+      `${ref.namespace}/${ref.name}: ${ctx.flags["dry-run"] ? "dry run, nothing written. " : ""}re-create with the new claim templates (record: ConfigMap ${ref.namespace}/${recordName(ref.name)}${snapshot.recreateRecord ? ", already written" : ""})`,
+      ...changes.map((c) => `  ${c}`),
+      "  pods and claims are kept: the set is deleted with propagationPolicy Orphan and created again from the record",
+      "",
+      paintHeadline(renderDecision(d), d.phase, ctx.color),
+    ];
+    print(ctx.io, lines.join("\n"));
+    if (ctx.flags["dry-run"]) return EXIT.ok;
+    print(ctx.io, "");
+  }
+  return run(ctx, { finalize: true });
+}
