@@ -1,14 +1,14 @@
 // Plain-text rendering of a Decision for logs and the CLI: a headline, the action, and the
 // per-ordinal table (one row per claim), aligned so a person can scan it.
 import type { Decision, OrdinalReport } from "./types.js";
-import { actionText, ordinalRows, podsCoordinated } from "./view.js";
+import { actionText, ordinalRows } from "./view.js";
 
 /**
  * Rows of the per-ordinal table, highest ordinal first, one per claim; with pods (readiness and
- * template revision) once they are coordinated. The cells are the view model's (core/view.ts),
+ * template revision) when asked, as where claimstep coordinates them (core/view.ts podsCoordinated). The cells are the view model's (core/view.ts),
  * the status page's too.
  */
-export function tableRows(ordinals: readonly OrdinalReport[], pods = podsCoordinated(undefined, ordinals)): string[][] {
+export function tableRows(ordinals: readonly OrdinalReport[], pods = false): string[][] {
   const rows: string[][] = [];
   for (const o of ordinalRows(ordinals)) {
     o.claims.forEach((c, i) => {
@@ -44,7 +44,7 @@ export function alignColumns(rows: readonly (readonly string[])[]): string {
     .join("\n");
 }
 
-export function renderTable(ordinals: readonly OrdinalReport[], pods = podsCoordinated(undefined, ordinals)): string {
+export function renderTable(ordinals: readonly OrdinalReport[], pods = false): string {
   return ordinals.length ? alignColumns([pods ? TABLE_HEADER_PODS : TABLE_HEADER, ...tableRows(ordinals, pods)]) : "(no ordinals)";
 }
 

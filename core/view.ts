@@ -215,11 +215,10 @@ export function ordinalRows(ordinals: readonly OrdinalReport[]): OrdinalRow[] {
   }));
 }
 
-/** Pods are shown once claimstep coordinates them (ClaimsFirst, restarts) or a report carries pod details. */
-export function podsCoordinated(set: Pick<StatefulSet, "metadata"> | undefined, ordinals: readonly OrdinalReport[]): boolean {
-  const a = set?.metadata.annotations ?? {};
-  if (a[Keys.podCoordination] === "ClaimsFirst" || a[Keys.restartPods] === "WhenRequired") return true;
-  return ordinals.some((o) => o.podReady !== undefined || o.podRevision !== undefined);
+/** Pods are shown once claimstep coordinates them: `pod-coordination: ClaimsFirst` or `restart-pods: WhenRequired`. */
+export function podsCoordinated(set: Pick<StatefulSet, "metadata">): boolean {
+  const a = set.metadata.annotations ?? {};
+  return a[Keys.podCoordination] === "ClaimsFirst" || a[Keys.restartPods] === "WhenRequired";
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -236,6 +235,19 @@ export function actionText(action: Action): string {
       }`;
     case "EvictPod":
       return `EvictPod ${action.namespace}/${action.pod} (ordinal ${action.ordinal}: ${action.claim} waits on its pod to finish resizing)`;
+    case "WriteRecord":
+      return `WriteRecord ${action.namespace}/${action.record.metadata?.name ?? "?"} (the record to re-create ${action.set} from)`;
+    case "OrphanSet":
+      return `OrphanSet ${action.namespace}/${action.set} (delete the StatefulSet, orphaning its pods and claims)`;
+    case "CreateSet":
+      return `CreateSet ${action.namespace}/${action.set} (re-create the StatefulSet with the desired claim templates)`;
+    case "DeleteRecord":
+      return `DeleteRecord ${action.namespace}/${action.name} (the re-created set has adopted its pods)`;
+    default: {
+      // An action this view does not know yet still shows what it is.
+      const other = action as { type: string; namespace?: string };
+      return `${other.type}${other.namespace ? ` in ${other.namespace}` : ""}`;
+    }
   }
 }
 
@@ -351,7 +363,7 @@ export function setPage(set: StatefulSet, planned: Decision, events: readonly Ev
     headline: headlineOf(summary),
     next: nextStepOf(planned),
     ordinals: ordinalRows(planned.ordinals),
-    pods: podsCoordinated(set, planned.ordinals),
+    pods: podsCoordinated(set),
     templates: templatesView(set),
     events: "error" in events ? [] : recentEvents(events),
     ...("error" in events ? { eventsError: events.error } : {}),

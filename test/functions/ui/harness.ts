@@ -38,7 +38,7 @@ export interface UiServerOptions {
 }
 
 export async function startUi(opts: UiServerOptions = {}): Promise<UiServer> {
-  const sim = await SCENARIOS[opts.scenario ?? "grow"].build(1);
+  const sim = await SCENARIOS[opts.scenario ?? "grow"]!.build(1);
   const app = createApp({
     reader: sim.reader,
     writers: sim.writers,
