@@ -16,6 +16,7 @@ export function actionTarget(action: Action): string {
       return `configmaps/${action.name}`;
     case "OrphanSet":
     case "CreateSet":
+    case "ProposeRecreate":
       return action.set;
   }
 }

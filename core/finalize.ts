@@ -70,6 +70,8 @@ export function recreatedManifest(set: StatefulSet, desired: readonly ClaimTempl
 
 /** F1's record: the manifest plus the old uid, resourceVersion and the revision it carries. */
 export function recordOf(set: StatefulSet, manifest: StatefulSet, revision: string): ConfigMap {
+  // The approval of a pull request is spent by this re-create: the new set does not carry it.
+  if (manifest.metadata.annotations) delete manifest.metadata.annotations[Keys.recreateApproved];
   return {
     metadata: {
       name: recordName(set.metadata.name),
@@ -167,6 +169,8 @@ function notAdopted(snapshot: Snapshot): string[] {
 export interface FinalizeContext {
   /** `claimstep.io/finalize: Recreate`, or `claimstep finalize` asking for it. */
   wanted: boolean;
+  /** The set's claims go through pull requests: the re-create is proposed and approved first. */
+  viaPullRequest?: boolean;
   /** The claim rollout is Complete at `revision` (rule 10) and recorded so. */
   converged: boolean;
   revision: string;
@@ -233,6 +237,14 @@ export function finalizeStep(snapshot: Snapshot, c: FinalizeContext): WalkConclu
   if (revisionOf(mergeTemplates(live, c.desired)) !== c.revision) return blocked(Messages.recreateWouldDiffer(set.metadata.name));
   if (revisionOf(live) === c.revision) return undefined;
   if (!rolloutAtRest(set)) return { reason: "Recreating", message: Messages.podsNotAtRest(set.metadata.name) };
+  // GitOps: the manifest in Git must carry the new templates first; merging that is the approval.
+  if (c.viaPullRequest && set.metadata.annotations?.[Keys.recreateApproved] !== c.revision) {
+    return {
+      reason: "Recreating",
+      message: Messages.recreateProposed(set.metadata.name, c.revision),
+      action: { type: "ProposeRecreate", ...ref(set), revision: c.revision, templates: [...c.desired] },
+    };
+  }
   const manifest = recreatedManifest(set, c.desired);
   const message = Messages.recordWritten(name, set.metadata.name, c.revision);
   return { reason: "RecordWritten", message, action: { type: "WriteRecord", ...ref(set), record: recordOf(set, manifest, c.revision) }, events: [eventOf("RecordWritten", message)] };

@@ -12,7 +12,7 @@ import { finalizeOf, finalizeStep } from "./finalize.js";
 import { eventOf, phaseOf } from "./reasons.js";
 import { revisionOf } from "./revision.js";
 import { scopeOf } from "./scope.js";
-import { belowPartition, inScope } from "./statefulset.js";
+import { applyViaOf, belowPartition, inScope } from "./statefulset.js";
 import { Keys, type Decision, type OrdinalReport, type Snapshot } from "./types.js";
 import { forWriter } from "./verdict.js";
 import { inFlightCount, walk, type WalkConclusion } from "./walk.js";
@@ -57,7 +57,13 @@ export function planStep(snapshot: Snapshot, now: Date, writer: WriterCapabiliti
   function next(): WalkConclusion {
     // F1–F4 (finalize.ts): mid re-create, the record decides; once complete, it may start one.
     const recreate = (converged: boolean) =>
-      finalizeStep(snapshot, { wanted: finalize.ok && (finalize.recreate || opts.finalize === true), converged, revision: scope.revision, desired: scope.templates });
+      finalizeStep(snapshot, {
+        wanted: finalize.ok && (finalize.recreate || opts.finalize === true),
+        viaPullRequest: applyViaOf(snapshot.statefulSet).ok && (applyViaOf(snapshot.statefulSet) as { via: string }).via === "pull-request",
+        converged,
+        revision: scope.revision,
+        desired: scope.templates,
+      });
     if (snapshot.recreateRecord) {
       const walked = walk(scope, ordinals, busy);
       const step = recreate(walked.reason === "Converged");

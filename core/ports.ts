@@ -3,7 +3,7 @@
 // recorder. The direct API server implements all three writers; the GitOps pull-request writer
 // only the claim writer; the simulated cluster is reached through the direct ones.
 import type { Reason } from "./reasons.js";
-import type { ActionType, CreateSet, Decision, DeleteRecord, EventRecord, EvictPod, OrphanSet, PatchClaim, PatchPartition, SetRef, Snapshot, WriteRecord } from "./types.js";
+import type { ActionType, ClaimAction, CreateSet, Decision, DeleteRecord, EventRecord, EvictPod, OrphanSet, PatchClaim, PatchPartition, SetRef, Snapshot, WriteRecord } from "./types.js";
 
 export interface LoadOptions {
   signal?: AbortSignal;
@@ -40,8 +40,8 @@ export type ApplyOutcome =
 
 /** Writes one claim: the single action of a step. */
 export interface ClaimWriter extends WriterCapabilities {
-  /** Apply one claim update; the decision is its context (revision, table). Throws ApiError when the server refuses. */
-  apply(action: PatchClaim, decision: Decision): Promise<ApplyOutcome>;
+  /** Apply one claim update (or propose a re-create); the decision is its context (revision, table). Throws ApiError when the server refuses. */
+  apply(action: ClaimAction, decision: Decision): Promise<ApplyOutcome>;
 }
 
 /** Writes claimstep's annotations on the StatefulSet. */

@@ -43,6 +43,7 @@ export const REASONS = {
   SetOrphaned: { phase: "Progressing", event: "Normal", requeueAfter: SOON },
   SetCreated: { phase: "Progressing", event: "Normal", requeueAfter: SOON },
   RecordDiscarded: { phase: "Progressing", event: "Normal", requeueAfter: SOON },
+  RecreateApproved: { phase: "Progressing", event: "Normal", requeueAfter: SOON },
   // Waiting: something outside claimstep has to happen first.
   PodUpdating: { phase: "Waiting", requeueAfter: CONTROLLER_PACE },
   Recreating: { phase: "Waiting", requeueAfter: SOON },
@@ -199,6 +200,10 @@ export const Messages = {
   podsNotAtRest: (set: string) =>
     `the re-create of ${set} waits for its pod rollout to be at rest (status.currentRevision = updateRevision, every replica Ready, observedGeneration = generation)`,
   recreateWouldDiffer: (set: string) => `the templates to re-create ${set} with do not hash to the desired revision; re-create it by hand (claimstep never deletes a set it cannot re-create exactly)`,
+  recreateProposed: (set: string, revision: string) =>
+    `re-creating ${set} with the templates of revision ${revision}: proposed as a pull request that makes the StatefulSet's manifest carry them; merging it approves the re-create`,
+  recreateApproved: (set: string, revision: string, detail: string | undefined) =>
+    `the re-create of ${set} at revision ${revision} is approved${detail ? ` (${detail})` : ""}; the next steps write the record, delete the set (orphan) and create it again`,
   recordUnreadable: (why: string) => `${why}: claimstep wrote this record and cannot read it back; fix or delete the ConfigMap (the StatefulSet still exists)`,
   recordUnreadableSetGone: (why: string, namespace: string, set: string) =>
     `StatefulSet ${namespace}/${set} is gone and its re-create record is unreadable (${why}): re-create the set by hand from the record's statefulset.json or from your manifests; its pods and claims are kept`,

@@ -1,6 +1,7 @@
 // The spine: what a step reads (Snapshot), what it decides (Decision) and the one thing it may
 // do (Action). Every adapter and entry point speaks these types.
 import type {
+  ClaimTemplate,
   ConfigMap,
   PersistentVolumeClaim,
   Pod,
@@ -31,6 +32,8 @@ export const Keys = {
   lastEviction: "claimstep.io/last-eviction",
   /** `Recreate` (default `Never`): re-create the set with the new templates once a rollout is done (F1–F4). */
   finalize: "claimstep.io/finalize",
+  /** The revision whose re-create a merged pull request approved (GitOps mode, before F1). */
+  recreateApproved: "claimstep.io/recreate-approved",
   /** The pod template revision label the StatefulSet controller puts on every pod. */
   podRevisionLabel: "controller-revision-hash",
   betaStorageClass: "volume.beta.kubernetes.io/storage-class",
@@ -150,8 +153,25 @@ export interface DeleteRecord {
   uid: string;
 }
 
+/**
+ * GitOps mode, before F1: propose the re-create as a pull request that edits the StatefulSet's
+ * manifest in Git to carry the desired templates (and drop the desired-templates annotation);
+ * merging it approves F1–F4. A claim-writer action: only the pull-request writer carries it out.
+ */
+export interface ProposeRecreate {
+  type: "ProposeRecreate";
+  namespace: string;
+  set: string;
+  revision: string;
+  /** The desired claim templates, as the manifest in Git must carry them. */
+  templates: ClaimTemplate[];
+}
+
+/** What a claim writer carries out: a claim, or (pull requests) the proposal of a re-create. */
+export type ClaimAction = PatchClaim | ProposeRecreate;
+
 /** The single action a Decision may carry. */
-export type Action = PatchClaim | PatchPartition | EvictPod | WriteRecord | OrphanSet | CreateSet | DeleteRecord;
+export type Action = PatchClaim | PatchPartition | EvictPod | WriteRecord | OrphanSet | CreateSet | DeleteRecord | ProposeRecreate;
 export type ActionType = Action["type"];
 
 export type Phase = "Idle" | "Progressing" | "Waiting" | "Blocked" | "Complete";

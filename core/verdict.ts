@@ -19,8 +19,9 @@ export function forWriter(conclusion: Conclusion, writer: WriterCapabilities): C
       writer.unavailable !== undefined && action.type === "PatchClaim" ? Messages.writerUnavailable(writer.name, action, writer.unavailable) : Messages.actionNotSupported(writer.name, action);
     return { ...rest, reason: "ActionNotSupported", message, events: [eventOf("ActionNotSupported", message)] };
   }
-  // Partition patches and evictions are operational: they go direct, never through a proposal.
-  if (writer.proposes && action.type === "PatchClaim") return { ...conclusion, reason: "AwaitingApproval", message: Messages.awaitingApproval(writer.name, conclusion.message) };
+  // Partition patches, evictions and the re-create's requests are operational: they go direct,
+  // never through a proposal; a claim write, or the re-create itself, is proposed.
+  if (writer.proposes && (action.type === "PatchClaim" || action.type === "ProposeRecreate")) return { ...conclusion, reason: "AwaitingApproval", message: Messages.awaitingApproval(writer.name, conclusion.message) };
   return conclusion;
 }
 
@@ -45,6 +46,18 @@ export type WriteOutcome =
 export function verdict(snapshot: Snapshot, now: Date, decision: Decision, outcome: WriteOutcome): Decision {
   switch (outcome.kind) {
     case "applied":
+      // A merged re-create proposal: approved; recorded so the next step begins F1 directly.
+      if (decision.action?.type === "ProposeRecreate") {
+        const revision = decision.action.revision;
+        return makeDecision(snapshot, now, decision.ordinals, {
+          reason: "RecreateApproved",
+          message: Messages.recreateApproved(decision.action.set, revision, outcome.detail),
+          revision,
+          record: true,
+          annotations: { [Keys.recreateApproved]: revision },
+          events: [eventOf("RecreateApproved", Messages.recreateApproved(decision.action.set, revision, outcome.detail))],
+        });
+      }
       return decision;
     case "proposed":
       // The proposal (e.g. a pull request) still describes the action; the step waits for approval.

@@ -110,7 +110,7 @@ async function write(claims: ClaimWriter, writers: Writers, decision: Decision):
       const done = action.type === "PatchPartition" ? await pods.patchPartition(action, decision.setAnnotations) : await pods.evict(action);
       return { result: done, outcome: done.kind === "applied" ? done : { kind: "none" } };
     }
-    if (action.type !== "PatchClaim") {
+    if (action.type !== "PatchClaim" && action.type !== "ProposeRecreate") {
       const recreate = writers.recreate!;
       const done =
         action.type === "WriteRecord"
@@ -129,7 +129,7 @@ async function write(claims: ClaimWriter, writers: Writers, decision: Decision):
     // A pod, set or record gone since the read (404), or one already there (409 AlreadyExists: a
     // landed create whose answer was lost, or the old set still finalizing) is a lost race like a
     // 409: the next step re-reads and re-plans.
-    const raced = action.type !== "PatchClaim" && (err.kind === "NotFound" || err.kind === "AlreadyExists");
+    const raced = action.type !== "PatchClaim" && action.type !== "ProposeRecreate" && (err.kind === "NotFound" || err.kind === "AlreadyExists");
     if (err.isTransient || raced) return { result: { kind: "transient", retryAfterSeconds: err.retryAfterSeconds }, outcome: asRetry(err) };
     if (err.code === 401 || (err.code === 403 && !err.isAdmissionForbidden)) throw permission(err);
     return { result: { kind: "rejected", refusal: err }, outcome: { kind: "refused", error: err } };

@@ -2,6 +2,7 @@
 // StatefulSet (default direct; the policy is core/statefulset.ts). runStep accepts
 // `claims: (snapshot) => ClaimWriter`; writerFor builds that. It never throws: a set it cannot
 // serve gets a writer that carries out nothing, and the planner blocks it with the fix.
+import { actionTarget } from "../../core/actions.js";
 import type { ClaimWriter } from "../../core/ports.js";
 import { Messages } from "../../core/reasons.js";
 import { applyViaOf } from "../../core/statefulset.js";
@@ -21,7 +22,7 @@ export function unavailableWriter(name: string, why: string): ClaimWriter {
     proposes: false,
     unavailable: why,
     apply: async (action) => {
-      throw new Error(`${name} cannot apply ${action.type} of ${action.claim}: ${why}`);
+      throw new Error(`${name} cannot apply ${action.type} of ${actionTarget(action)}: ${why}`);
     },
   };
 }

@@ -201,3 +201,28 @@ describe("the record's pure parts", () => {
     expect(unexpectedDifferences(a, b)).toEqual(["spec.replicas"]);
   });
 });
+
+describe("GitOps: the re-create is proposed, and merging the proposal approves it", () => {
+  const PR: WriterCapabilities = { ...ALL, name: "pull-request writer (github)", supports: [...ALL.supports, "ProposeRecreate"], proposes: true };
+  const viaPR = () => complete({}, { [Keys.finalize]: "Recreate", [Keys.applyVia]: "pull-request" });
+
+  it("proposes the manifest change instead of writing the record", () => {
+    const d = planStep(viaPR(), NOW, PR);
+    expect(d.reason).toBe("AwaitingApproval");
+    expect(d.action).toMatchObject({ type: "ProposeRecreate", set: "web", revision: d.revision });
+  });
+
+  it("a merged proposal is recorded as approved; the next step writes the record", async () => {
+    const { verdict } = await import("../../core/verdict.js");
+    const s = viaPR();
+    const planned = planStep(s, NOW, PR);
+    const d = verdict(s, NOW, planned, { kind: "applied", detail: "pull request #7 is merged" });
+    expect(d.reason).toBe("RecreateApproved");
+    expect(d.setAnnotations![Keys.recreateApproved]).toBe(planned.revision);
+    s.statefulSet.metadata.annotations![Keys.recreateApproved] = planned.revision!;
+    const next = planStep(s, NOW, PR);
+    expect(next.action?.type).toBe("WriteRecord");
+    const read = readRecord((next.action as WriteRecord).record);
+    expect(read.ok && read.record.manifest.metadata.annotations).not.toHaveProperty(Keys.recreateApproved);
+  });
+});
