@@ -10,7 +10,7 @@ import type { ClaimTemplate } from "../../core/k8s.js";
 import type { StateReader } from "../../core/ports.js";
 import { Keys, type Decision, type Snapshot } from "../../core/types.js";
 import { runStep, type StepResult } from "../../functions/step.js";
-import { checkInFlight, checkWrites, completeIsTrue, inFlight, viewOf, type Violation } from "./invariants.js";
+import { checkInFlight, checkRestored, checkWrites, completeIsTrue, inFlight, newPodLedger, viewOf, type Violation } from "./invariants.js";
 import type { Scenario, TemplateSetup } from "./scenario.js";
 
 export interface RunResult {
@@ -27,6 +27,10 @@ export interface RunResult {
   races: number;
   transientFailures: number;
   faults: number;
+  /** claimstep's accepted partition patches and evictions, and the evictions a budget refused. */
+  partitionPatches: number;
+  evictions: number;
+  budgetRefusals: number;
 }
 
 const ref = { namespace: "default", name: "db" };
@@ -57,8 +61,27 @@ function annotationFor(s: Scenario, extraGi: number): string {
 
 const patchSet = (c: SimCluster, patch: Json) => c.admin.mergePatch("statefulsets", ref.namespace, ref.name, patch, { fieldManager: "kubectl" });
 
-async function applyEdit(c: SimCluster, s: Scenario, edit: Scenario["edits"][number], state: { extraGi: number }): Promise<void> {
+interface EditState {
+  extraGi: number;
+  /** Pod template changes made so far (the image tag). */
+  images: number;
+  /** The user's partition as the user last set it (I10 d). */
+  userPartition: number;
+}
+
+async function applyEdit(c: SimCluster, s: Scenario, edit: Scenario["edits"][number], state: EditState): Promise<void> {
   switch (edit.kind) {
+    case "image":
+      state.images++;
+      await c.setImage(ref.namespace, ref.name, `registry.k8s.io/pause:3.${10 + state.images}`);
+      return;
+    case "userPartition": {
+      // docs/pods.md: while claimstep holds the partition, the user's goes in the record.
+      state.userPartition = edit.partition;
+      const held = c.get("statefulsets", ref.namespace, ref.name)?.metadata.annotations?.[Keys.userPartition] !== undefined;
+      await patchSet(c, held ? { metadata: { annotations: { [Keys.userPartition]: String(edit.partition) } } } : { spec: { updateStrategy: { rollingUpdate: { partition: edit.partition } } } });
+      return;
+    }
     case "retarget":
       state.extraGi += edit.growGi;
       await patchSet(c, { metadata: { annotations: { [Keys.templates]: annotationFor(s, state.extraGi) } } });
@@ -75,6 +98,7 @@ async function applyEdit(c: SimCluster, s: Scenario, edit: Scenario["edits"][num
       await patchSet(c, { spec: { replicas: edit.replicas } });
       return;
     case "partition":
+      state.userPartition = edit.partition;
       await patchSet(c, { spec: { updateStrategy: { rollingUpdate: { partition: edit.partition } } } });
       return;
     case "maxUnavailable":
@@ -94,7 +118,12 @@ async function applyEdit(c: SimCluster, s: Scenario, edit: Scenario["edits"][num
 }
 
 export async function buildCluster(s: Scenario): Promise<SimCluster> {
-  const c = new SimCluster({ seed: s.seed, volumeAttributesClasses: s.vacApi, faults: s.faults, latencies: { bindMs: s.latency.bindMs, ...(s.latency.nodeResizeMs !== undefined ? { nodeResizeMs: s.latency.nodeResizeMs } : {}) } });
+  const latencies = {
+    bindMs: s.latency.bindMs,
+    ...(s.latency.nodeResizeMs !== undefined ? { nodeResizeMs: s.latency.nodeResizeMs } : {}),
+    ...(s.latency.podStartMs !== undefined ? { podStartMs: s.latency.podStartMs } : {}),
+  };
+  const c = new SimCluster({ seed: s.seed, volumeAttributesClasses: s.vacApi, faults: s.faults, latencies });
   for (const cls of s.classes) await c.addStorageClass(cls.name, { ...(cls.allowVolumeExpansion !== undefined ? { allowVolumeExpansion: cls.allowVolumeExpansion } : {}), driver: cls.driver });
   if (s.vacApi) for (const vac of ["silver", "gold"]) await c.addVolumeAttributesClass(vac);
   if (s.quotaGi !== undefined) await c.addStorageQuota(ref.namespace, "storage", `${s.quotaGi}Gi`);
@@ -109,13 +138,30 @@ export async function buildCluster(s: Scenario): Promise<SimCluster> {
   };
   const manifest = statefulSetManifest(spec);
   (manifest.spec as Json).volumeClaimTemplates = templatesOf(s, 0, false);
-  await c.createStatefulSet(manifest, 2 * 60_000 + s.replicas * 10_000);
-  await patchSet(c, { metadata: { annotations: { [Keys.templates]: annotationFor(s, 0) } } });
+  await c.createStatefulSet(manifest, 2 * 60_000 + s.replicas * (10_000 + (s.latency.podStartMs ?? 0)));
+  const pods = s.pods;
+  if (pods?.budget) {
+    await c.addPodDisruptionBudget(ref.namespace, ref.name, { minAvailable: pods.budget.minAvailable, matchLabels: { app: ref.name } });
+    if (pods.budget.relaxAfterMs !== undefined) {
+      const at = new Date(c.now().getTime() + pods.budget.relaxAfterMs);
+      c.scheduleEdit(at, { resource: "poddisruptionbudgets", namespace: ref.namespace, name: ref.name, mergePatch: { spec: { minAvailable: pods.budget.minAvailable - 1 } } });
+    }
+  }
+  // The request, as `kubectl annotate` or `claimstep set` writes it: with --hold-pods (P5) the
+  // same merge patch holds every pod (partition = replicas) and records the user's partition.
+  const annotations: Record<string, string> = {
+    [Keys.templates]: annotationFor(s, 0),
+    ...(pods?.claimsFirst ? { [Keys.podCoordination]: "ClaimsFirst" } : {}),
+    ...(pods?.restartAfter ? { [Keys.restartPods]: "WhenRequired", [Keys.restartAfter]: pods.restartAfter } : {}),
+  };
+  const live = s.partition ?? 0;
+  if (pods?.hold) annotations[Keys.userPartition] = String(live);
+  await patchSet(c, { metadata: { annotations }, ...(pods?.hold ? { spec: { updateStrategy: { rollingUpdate: { partition: Math.max(s.replicas, live) } } } } : {}) });
   return c;
 }
 
 /** One invocation, or two racing (both load, then both plan and apply). Never throws for API errors. */
-async function invoke(c: SimCluster, race: boolean): Promise<{ results: StepResult[]; raced: boolean; failures: number; thrown: Violation[] }> {
+async function invoke(c: SimCluster, race: boolean): Promise<{ results: StepResult[]; raced: boolean; failures: number; thrown: Violation[]; staleFromSeq?: number }> {
   const thrown: Violation[] = [];
   let failures = 0;
   const guarded = async (reader: StateReader): Promise<StepResult | undefined> => {
@@ -144,12 +190,14 @@ async function invoke(c: SimCluster, race: boolean): Promise<{ results: StepResu
   const results: StepResult[] = [];
   const first = await guarded(c.reader);
   if (first) results.push(first);
+  let staleFromSeq: number | undefined;
   if (stale) {
     const snapshot = stale;
+    staleFromSeq = c.audit.length + 1;
     const second = await guarded({ load: async () => snapshot });
     if (second) results.push(second);
   }
-  return { results, raced: stale !== undefined, failures, thrown };
+  return { results, raced: stale !== undefined, failures, thrown, ...(staleFromSeq !== undefined ? { staleFromSeq } : {}) };
 }
 
 /** `trace` receives one line per invocation (for replaying a failing scenario by hand). */
@@ -158,14 +206,23 @@ export async function runScenario(s: Scenario, opts: { trace?: (line: string) =>
   const prng = new Prng(s.seed ^ 0x5bd1e995);
   const violations: Violation[] = [];
   const pending = [...s.edits].sort((a, b) => a.atStep - b.atStep);
-  const state = { extraGi: 0 };
+  const state: EditState = { extraGi: 0, images: 0, userPartition: s.partition ?? 0 };
+  const ledger = newPodLedger();
   // Enough invocations for the slowest claim to settle between gaps, for every claim the set may have.
   const faulty = (s.faults.tooManyRequests ?? 0) + (s.faults.serverError ?? 0) + (s.faults.timeout ?? 0) > 0;
   const flaky = s.classes.some((c) => c.driver.resize === "flaky");
   const mostReplicas = Math.max(1, s.replicas, ...s.edits.map((e) => (e.kind === "scale" ? e.replicas : 0)));
+  // Pods: a replacement per ordinal (ClaimsFirst waits for it), a restart after restart-after and
+  // a refused eviction's two-minute charge per ordinal, a budget relaxed late.
+  const podStartMs = s.latency.podStartMs ?? DEFAULT_LATENCIES.podStartMs;
+  const restartMs = s.pods?.restartAfter ? (s.pods.restartAfter === "5m" ? 300_000 : s.pods.restartAfter === "1m" ? 60_000 : 30_000) + 120_000 + podStartMs : 0;
+  const podMs = s.pods ? 2 * podStartMs + restartMs : 0;
   const claimMs = s.latency.bindMs + s.latency.resizeMs + s.latency.modifyMs + (s.latency.nodeResizeMs ?? 0) + (flaky ? 2 * DEFAULT_LATENCIES.retryMs : 0) + 10_000;
   const gapMs = ((s.gapSeconds[0] + s.gapSeconds[1]) / 2) * 1000;
-  const budget = Math.ceil((60 + mostReplicas * s.templates.length * (claimMs / gapMs + 3) + 40 * s.edits.length) * (faulty ? 3 : 1));
+  const podSteps = s.pods ? mostReplicas * (podMs / gapMs + 3) + (s.pods.budget?.relaxAfterMs ?? 0) / gapMs : 0;
+  const budget = Math.ceil((60 + mostReplicas * s.templates.length * (claimMs / gapMs + 3) + podSteps + 40 * s.edits.length) * (faulty ? 3 : 1));
+  // A waiting rollout (kind waiting) whose decision stops changing has met the wait it is allowed.
+  let lastProgressMs = c.now().getTime();
   // A hostile rollout whose decision stops changing has met its obstacle.
   let unchanged = 0;
   let lastKey = "";
@@ -181,7 +238,7 @@ export async function runScenario(s: Scenario, opts: { trace?: (line: string) =>
     const before = viewOf(c, ref);
     const flyingBefore = inFlight(before);
     const auditMark = c.audit.length;
-    const { results, raced, failures, thrown } = await invoke(c, prng.chance(s.raceRate));
+    const { results, raced, failures, thrown, staleFromSeq } = await invoke(c, prng.chance(s.raceRate));
     steps += 1 + (raced ? 1 : 0);
     races += raced ? 1 : 0;
     transientFailures += failures;
@@ -191,9 +248,14 @@ export async function runScenario(s: Scenario, opts: { trace?: (line: string) =>
     opts.trace?.(
       `#${i} t=${c.now().toISOString()}${raced ? " race" : ""} replicas=${after.end - after.start} in flight ${[...flyingBefore].join(",")}→${[...inFlight(after)].join(",")} | ` +
         results.map((r) => `${r.decision.phase}/${r.decision.reason} ${r.outcome.kind}: ${r.decision.message}`).join(" || ") +
-        ` | writes: ${entries.filter((e) => e.actor === "claimstep" && e.resource === "persistentvolumeclaims").map((e) => `${e.name}:${e.outcome}`).join(",")}`,
+        ` | writes: ${entries
+          .filter((e) => e.actor === "claimstep" && (e.resource === "persistentvolumeclaims" || (e.resource === "pods" && e.verb === "create") || (e.resource === "statefulsets" && (e.body?.spec as unknown) !== undefined)))
+          .map((e) => `${e.resource === "pods" ? "evict " : ""}${e.name}${e.resource === "statefulsets" ? ` partition ${before.livePartition}→${JSON.stringify(e.body?.spec)}` : ""}:${e.outcome}`)
+          .join(",")} | partition ${after.livePartition} user ${after.userPartition}${after.recordedPartition !== undefined ? " (held)" : ""}`,
     );
-    violations.push(...checkWrites(after, entries), ...checkInFlight(flyingBefore, inFlight(after), after));
+    const show = (r: "persistentvolumeclaims", o: Json) => c.admin.view(r, o);
+    violations.push(...checkWrites(before, entries, { show, ledger, firstSeq: auditMark + 1, ...(staleFromSeq !== undefined ? { staleFromSeq } : {}) }), ...checkInFlight(flyingBefore, inFlight(after), after));
+    if (entries.some((e) => e.actor === "claimstep" && e.outcome === "ok" && (e.resource === "persistentvolumeclaims" || e.resource === "pods" || (e.resource === "statefulsets" && (e.body?.spec as unknown) !== undefined)))) lastProgressMs = c.now().getTime();
     // An exception inside the simulated API server is a bug of the model, never an answer to prove things on.
     for (const bug of c.http.bugs.splice(0)) violations.push({ invariant: "crash", message: `the simulated API server failed: ${bug.stack ?? bug.message}` });
 
@@ -209,6 +271,8 @@ export async function runScenario(s: Scenario, opts: { trace?: (line: string) =>
       if (r.decision.phase === "Complete") {
         const untrue = completeIsTrue(after);
         if (untrue) violations.push({ invariant: "I6", message: untrue });
+        // I10 (d): done means the user's partition is back and claimstep's record of it gone.
+        violations.push(...checkRestored(after, state.userPartition));
       }
     }
 
@@ -236,14 +300,23 @@ export async function runScenario(s: Scenario, opts: { trace?: (line: string) =>
     unchanged = key === lastKey ? unchanged + 1 : 0;
     lastKey = key;
     if (s.kind === "hostile" && !pending.length && unchanged > 80) break;
+    if (s.kind === "waiting" && !pending.length && c.now().getTime() - lastProgressMs > 20 * 60_000) break;
     c.advance(prng.int(s.gapSeconds[0], s.gapSeconds[1]) * 1000);
   }
 
   if (s.kind === "clean" && !converged && !violations.length) {
     violations.push({ invariant: "I6", message: `${NOT_REACHED} within ${budget} invocations; last: ${last ? `${last.phase}/${last.reason}: ${last.message}` : "no decision"}` });
   }
+  // A rollout that may only wait (a budget, a volume that grows at mount) waits: it is never Blocked.
+  if (s.kind === "waiting" && !converged && !violations.length && last?.phase === "Blocked" && !s.waitsFor?.startsWith("KNOWN BUG")) {
+    violations.push({ invariant: "I6", message: `a rollout expected to wait (${s.waitsFor}) ended Blocked: ${last.reason}: ${last.message}` });
+  }
   const v = viewOf(c, ref);
+  const own = c.audit.filter((e) => e.actor === "claimstep");
   return {
+    partitionPatches: own.filter((e) => e.resource === "statefulsets" && e.outcome === "ok" && (e.body?.spec as unknown) !== undefined).length,
+    evictions: own.filter((e) => e.resource === "pods" && e.verb === "create" && e.outcome === "ok").length,
+    budgetRefusals: own.filter((e) => e.resource === "pods" && e.verb === "create" && e.outcome === 429).length,
     violations,
     steps,
     ordinals: Math.max(0, v.end - v.first),

@@ -9,7 +9,7 @@ import { FIELD_MANAGER, Keys } from "../../core/types.js";
 import type { SimCluster } from "../../adapters/sim/cluster.js";
 import type { AuditEntry, Json } from "../../adapters/sim/store.js";
 
-export type InvariantId = "I1" | "I2" | "I3" | "I4" | "I5" | "I6" | "I7" | "I8" | "I9" | "rule2" | "rule13" | "crash";
+export type InvariantId = "I1" | "I2" | "I3" | "I4" | "I5" | "I6" | "I7" | "I8" | "I9" | "I10" | "I11" | "rule2" | "rule13" | "crash";
 
 export interface Violation {
   invariant: InvariantId;
@@ -26,6 +26,20 @@ export interface SetView {
   end: number;
   maxUnavailable: number;
   claims: Map<string, PersistentVolumeClaim>;
+  /** The set's pods by name, as the API server shows them. */
+  pods: Map<string, PodView>;
+  /** spec.updateStrategy.rollingUpdate.partition (0 when unset). */
+  livePartition: number;
+  /** `claimstep.io/user-partition` while claimstep holds the live partition (P1), else undefined. */
+  recordedPartition: number | undefined;
+  /** The user's partition: the recorded one while claimstep holds the live one, else the live one (rule 3, P1). */
+  userPartition: number;
+}
+
+/** A pod as the oracle reads it. */
+export interface PodView {
+  metadata: { name: string; uid?: string; creationTimestamp?: string; deletionTimestamp?: string; labels?: Record<string, string> };
+  status?: { phase?: string; conditions?: { type: string; status: string }[] };
 }
 
 const bytes = (q: string | undefined | null): bigint => (q === undefined || q === null ? 0n : toBytes(q));
@@ -57,23 +71,40 @@ function maxUnavailableOf(set: StatefulSet): number {
 
 export function viewOf(cluster: SimCluster, ref: { namespace: string; name: string }): SetView {
   const set = cluster.store.peek("statefulsets", ref.namespace, ref.name) as unknown as StatefulSet;
-  const desired = desiredOf(set);
-  const start = set.spec.ordinals?.start ?? 0;
-  const replicas = set.spec.replicas ?? 1;
-  const partition = set.spec.updateStrategy?.rollingUpdate?.partition ?? 0;
   // Claims as the API server shows them: what an older server does not report (a failed
   // expansion's allocatedResourceStatuses) no client could know, so the oracle does not either.
   const shown = cluster.store.all("persistentvolumeclaims", ref.namespace).map((c) => cluster.admin.view("persistentvolumeclaims", c) as unknown as PersistentVolumeClaim);
-  const claims = new Map(shown.map((c) => [c.metadata.name, c]));
+  const pods = cluster.store.all("pods", ref.namespace).map((p) => cluster.admin.view("pods", p) as unknown as PodView);
+  return viewFrom(set, new Map(shown.map((c) => [c.metadata.name, c])), new Map(pods.map((p) => [p.metadata.name, p])));
+}
+
+const recordedOf = (set: StatefulSet): number | undefined => {
+  const raw = set.metadata.annotations?.[Keys.userPartition];
+  return raw !== undefined && /^\d{1,9}$/.test(raw) ? Number(raw) : undefined;
+};
+
+/** The view of a set, its claims and its pods (live, or as they stood before one request). */
+export function viewFrom(set: StatefulSet, claims: Map<string, PersistentVolumeClaim>, pods: Map<string, PodView>): SetView {
+  const desired = desiredOf(set);
+  const start = set.spec.ordinals?.start ?? 0;
+  const replicas = set.spec.replicas ?? 1;
+  const livePartition = set.spec.updateStrategy?.rollingUpdate?.partition ?? 0;
+  const recordedPartition = recordedOf(set);
+  // Rule 3 with P1: while claimstep holds the partition, the user's recorded one bounds the scope.
+  const userPartition = recordedPartition ?? livePartition;
   return {
     set,
     desired,
     revision: desired ? revisionOf(desired) : undefined,
     start,
-    first: start + Math.min(partition, replicas),
+    first: start + Math.min(userPartition, replicas),
     end: start + replicas,
     maxUnavailable: maxUnavailableOf(set),
     claims,
+    pods,
+    livePartition,
+    recordedPartition,
+    userPartition,
   };
 }
 
@@ -172,60 +203,284 @@ function checkLowering(v: SetView, name: string, before: PersistentVolumeClaim, 
   return out;
 }
 
-/** I1, I2, I3, I5, rule 2, rule 13 and I9 on the requests claimstep made in one invocation. */
-export function checkWrites(v: SetView, entries: readonly AuditEntry[]): Violation[] {
+/** What the pod invariants remember across the invocations of one run (I11). */
+export interface PodLedger {
+  /** Ordinal → when claimstep last evicted its pod (virtual ms). */
+  evictedAt: Map<number, number>;
+  /** A PodDisruptionBudget's refusals (429) of claimstep's evictions: when, and the audit seq. */
+  budgetRefusals: { atMs: number; seq: number }[];
+}
+
+export const newPodLedger = (): PodLedger => ({ evictedAt: new Map(), budgetRefusals: [] });
+
+export interface ReplayContext {
+  /** An object as the API server shows it (an older server hides a claim's allocatedResourceStatuses). */
+  show: (resource: "persistentvolumeclaims", obj: Json) => Json;
+  ledger: PodLedger;
+  /**
+   * The audit seq from which requests come from the racing invocation that loaded its snapshot
+   * before the invocation began (`firstSeq`): what happened since, it could not know.
+   */
+  staleFromSeq?: number;
+  firstSeq: number;
+}
+
+/** R3: a refused eviction charges the budget for about two minutes; no eviction is asked for sooner. */
+const BUDGET_CHARGE_MS = 2 * 60_000;
+const DEFAULT_RESTART_AFTER_MS = 5 * 60_000;
+
+function durationMs(raw: string | undefined): number {
+  if (raw === undefined || !/^(\d+[hms])+$/.test(raw)) return DEFAULT_RESTART_AFTER_MS;
+  let total = 0;
+  for (const [, n, unit] of raw.matchAll(/(\d+)([hms])/g)) total += Number(n) * ({ h: 3600, m: 60, s: 1 } as Record<string, number>)[unit!]! * 1000;
+  return total;
+}
+
+const podReady = (p: PodView | undefined): boolean =>
+  !!p && !p.metadata.deletionTimestamp && (p.status?.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True");
+
+const ordinalOfPod = (v: SetView, pod: string): number | undefined => {
+  const prefix = `${v.set.metadata.name}-`;
+  return pod.startsWith(prefix) && /^\d+$/.test(pod.slice(prefix.length)) ? Number(pod.slice(prefix.length)) : undefined;
+};
+
+const partitionOf = (body: Json | undefined): unknown => ((((body?.spec as Json | undefined)?.updateStrategy as Json | undefined)?.rollingUpdate as Json | undefined) ?? {}).partition;
+
+/** Every claim of ordinal `o` at the revision and ready (KEP readiness), or why not. */
+function notDone(v: SetView, o: number): string | undefined {
+  if (!v.desired || !v.revision) return "the desired templates are invalid";
+  for (const t of v.desired) {
+    const name = claimName(v, t, o);
+    const pvc = v.claims.get(name);
+    if (!pvc) return `${name} does not exist`;
+    if (pvc.metadata.labels?.[Keys.revisionLabel] !== v.revision) return `${name} is at revision ${pvc.metadata.labels?.[Keys.revisionLabel]}, not ${v.revision}`;
+    if (!claimReady(pvc, t)) return `${name} is not ready (spec ${pvc.spec.resources?.requests?.storage}, capacity ${pvc.status?.capacity?.storage}, phase ${pvc.status?.phase})`;
+  }
+  return undefined;
+}
+
+/**
+ * I10 on one partition patch claimstep made (accepted by the server), with the set and claims as
+ * the store held them at that request: (a) every ordinal whose pod the lowering lets the
+ * controller replace has its claims at the revision and ready; (b) never below the user's
+ * partition (the record, or the live one at take-over, which is what the record must say); (c)
+ * once held, only lowered (the restore excepted); no move without ClaimsFirst or a record.
+ */
+function checkPartitionPatch(v: SetView, e: AuditEntry): Violation[] {
   const out: Violation[] = [];
-  for (const e of entries) {
-    if (e.actor !== FIELD_MANAGER) continue;
-    if (e.verb === "delete") out.push({ invariant: "I1", message: `claimstep deleted ${e.resource} ${e.name}` });
-    if (e.resource === "statefulsets" && e.outcome === "ok") {
-      const rv = ((e.body?.metadata as Json | undefined)?.resourceVersion as string | undefined) ?? undefined;
-      if (rv === undefined) out.push({ invariant: "I9", message: `claimstep patched the StatefulSet without a resourceVersion precondition: ${JSON.stringify(e.body).slice(0, 200)}` });
-      const spec = (e.body as Json | undefined)?.spec;
-      if (spec !== undefined) out.push({ invariant: "I5", message: `claimstep wrote the StatefulSet's spec: ${JSON.stringify(spec)}` });
-    }
-    if (e.resource !== "persistentvolumeclaims") continue;
-    const before = e.before as unknown as PersistentVolumeClaim | undefined;
-    const body = e.body as unknown as PersistentVolumeClaim | undefined;
-    const asked = body?.spec?.resources?.requests?.storage;
-    if (!v.desired) out.push({ invariant: "rule2", message: `claimstep wrote ${e.name} although the desired templates are invalid` });
-    // Rule 13: a claim being deleted is treated as missing and never written. A deletionTimestamp is
-    // never cleared, so a claim terminating in the snapshot the step read is still terminating in
-    // `before` (the object as stored when the request arrived, refused requests included).
-    const deletedAt = before?.metadata?.deletionTimestamp;
-    if (deletedAt !== undefined) {
-      out.push({ invariant: "rule13", message: `claimstep sent ${e.verb} to ${e.name}, which is being deleted (deletionTimestamp ${deletedAt}; outcome ${e.outcome})` });
-    }
-    if (before && asked !== undefined && bytes(asked) < bytes(before.spec.resources?.requests?.storage)) out.push(...checkLowering(v, e.name, before, asked));
-    if (before && body?.spec && (body.spec as Json).resources === undefined) {
-      out.push({ invariant: "I2", message: `claimstep applied ${e.name} without its storage request (the server would drop claimstep's request)` });
-    }
-    const owner = templateOfClaim(v, e.name);
-    if (!owner) {
-      out.push({ invariant: "I3", message: `claimstep wrote ${e.name}, which belongs to no template of the set` });
-      continue;
-    }
-    if (owner.ordinal < v.first || owner.ordinal >= v.end) {
-      out.push({ invariant: "I3", message: `claimstep wrote ${e.name} (ordinal ${owner.ordinal}) outside [${v.first}, ${v.end})` });
-    }
-    if (before) {
-      const want = owner.t.spec.storageClassName ?? undefined;
-      if (want !== undefined && want !== effectiveClass(before)) {
-        out.push({ invariant: "I5", message: `claimstep wrote ${e.name} of class ${effectiveClass(before)} while the template asks for ${want}` });
-      }
-      const ts = owner.t.spec;
-      const ps = before.spec;
-      const mismatch =
-        (ts.accessModes && !sameJSON([...ts.accessModes].sort(), [...(ps.accessModes ?? [])].sort())) ||
-        (ts.volumeMode && ts.volumeMode !== (ps.volumeMode ?? "Filesystem")) ||
-        (ts.selector && !sameJSON(ts.selector, ps.selector)) ||
-        (ts.dataSource && !sameJSON(ts.dataSource, ps.dataSource));
-      if (mismatch) out.push({ invariant: "I5", message: `claimstep wrote ${e.name} whose immutable fields differ from template ${owner.t.metadata.name}` });
-    }
-    if (e.outcome === "ok" && (body?.metadata as Json | undefined)?.resourceVersion === undefined) {
-      out.push({ invariant: "I9", message: `claimstep wrote ${e.name} without the resourceVersion it read` });
+  const say = (message: string) => out.push({ invariant: "I10", message: `partition patch at ${e.at}: ${message}` });
+  const p = partitionOf(e.body);
+  if (typeof p !== "number" || !Number.isInteger(p) || p < 0) return [{ invariant: "I10", message: `claimstep wrote partition ${JSON.stringify(p)}` }];
+  const from = v.livePartition;
+  const record = ((e.body?.metadata as Json | undefined)?.annotations as Json | undefined)?.[Keys.userPartition];
+  const coordination = v.set.metadata.annotations?.[Keys.podCoordination];
+  let lowered = p < from;
+  if (record === null) {
+    // P4: the restore.
+    if (v.recordedPartition === undefined) say(`restored partition ${p} without a record of the user's (${Keys.userPartition})`);
+    else if (p !== v.recordedPartition) say(`restored partition ${p}, not the user's recorded ${v.recordedPartition}`);
+    // Restoring at once because ClaimsFirst was turned off is the user's choice: no readiness owed.
+    if (coordination !== "ClaimsFirst") lowered = false;
+  } else if (record !== undefined) {
+    // P1: the take-over.
+    if (v.recordedPartition !== undefined) say(`took the partition over again while holding it: the record ${v.recordedPartition} overwritten with ${JSON.stringify(record)}`);
+    if (record !== String(from)) say(`recorded the user's partition as ${JSON.stringify(record)} while the live one was ${from}`);
+    if (coordination !== "ClaimsFirst") say(`took the partition over without ${Keys.podCoordination}: ClaimsFirst (${JSON.stringify(coordination)})`);
+    if (p < from) say(`took the partition over by lowering it (${from} → ${p}), below the user's ${from}`);
+  } else {
+    if (v.recordedPartition === undefined) say(`moved the partition ${from} → ${p} without holding it (no ${Keys.userPartition} record)`);
+    else if (p < v.recordedPartition) say(`wrote partition ${p}, below the user's ${v.recordedPartition}`);
+    if (p >= from) say(`did not lower the partition while holding it (${from} → ${p})`);
+  }
+  if (lowered) {
+    for (let o = v.start + p; o < Math.min(v.start + from, v.end); o++) {
+      const why = notDone(v, o);
+      if (why) say(`lowered ${from} → ${p}, letting the controller replace pod ${v.set.metadata.name}-${o} although ${why}`);
     }
   }
+  return out;
+}
+
+/** A claim of the pod's ordinal at the revision that waits on its pod (R1), or why none does. */
+function waitingClaim(v: SetView, o: number, nowMs: number, afterMs: number): { claim: string } | { why: string } {
+  if (!v.desired || !v.revision) return { why: "the desired templates are invalid" };
+  const notes: string[] = [];
+  for (const t of v.desired) {
+    const name = claimName(v, t, o);
+    const pvc = v.claims.get(name);
+    if (!pvc) continue;
+    if (pvc.metadata.labels?.[Keys.revisionLabel] !== v.revision) {
+      notes.push(`${name} not at the revision`);
+      continue;
+    }
+    const conditions = pvc.status?.conditions ?? [];
+    if (conditions.some((c) => c.type === "ControllerResizeError" && c.status === "True" && /\bin[- ]use\b/i.test(c.message ?? ""))) return { claim: name };
+    const pending = conditions.find((c) => c.type === "FileSystemResizePending" && c.status === "True");
+    if (!pending) {
+      notes.push(`${name} waits on nothing`);
+      continue;
+    }
+    const since = Date.parse(pending.lastTransitionTime ?? "");
+    if (Number.isNaN(since) || nowMs - since < afterMs) {
+      notes.push(`${name} FileSystemResizePending only since ${pending.lastTransitionTime} (restart-after ${afterMs / 1000}s)`);
+      continue;
+    }
+    return { claim: name };
+  }
+  return { why: notes.join("; ") || "no claim" };
+}
+
+/**
+ * I11 on one eviction request of claimstep's: a uid precondition, restart-pods WhenRequired; and,
+ * when the pod it names is the pod as stored (the request could evict it): a claim of the pod at
+ * the revision waits on it (R1), the pod is not itself younger than restart-after, every other pod
+ * in scope is Ready, the ordinals in flight fit in maxUnavailable; never two evictions of one
+ * ordinal within restart-after; never an eviction within two minutes of a budget's refusal it
+ * could know of.
+ */
+function checkEviction(v: SetView, e: AuditEntry, ctx: ReplayContext): Violation[] {
+  const out: Violation[] = [];
+  const say = (message: string) => out.push({ invariant: "I11", message: `eviction of ${e.name} at ${e.at} (${e.outcome}): ${message}` });
+  const nowMs = Date.parse(e.at);
+  const annotations = v.set.metadata.annotations ?? {};
+  const afterMs = durationMs(annotations[Keys.restartAfter]);
+  const uid = ((((e.body?.deleteOptions as Json | undefined)?.preconditions as Json | undefined) ?? {}).uid) as string | undefined;
+  if (typeof uid !== "string" || !uid) say(`no uid precondition: ${JSON.stringify(e.body)}`);
+  if (annotations[Keys.restartPods] !== "WhenRequired") say(`${Keys.restartPods} is ${JSON.stringify(annotations[Keys.restartPods])}, not WhenRequired`);
+  // R3: the refusals this request's invocation could have known of.
+  const knownBefore = ctx.staleFromSeq !== undefined && e.seq >= ctx.staleFromSeq ? ctx.firstSeq : e.seq;
+  const refused = ctx.ledger.budgetRefusals.filter((r) => r.seq < knownBefore && nowMs - r.atMs < BUDGET_CHARGE_MS);
+  if (refused.length) say(`asked again ${(nowMs - refused[refused.length - 1]!.atMs) / 1000}s after a PodDisruptionBudget refused an eviction (at least ${BUDGET_CHARGE_MS / 1000}s)`);
+  const o = ordinalOfPod(v, e.name);
+  const pod = v.pods.get(e.name);
+  if (o === undefined) {
+    say("not a pod of the set");
+    return out;
+  }
+  if (pod && uid !== undefined && pod.metadata.uid === uid) {
+    if (o < v.first || o >= v.end) say(`ordinal ${o} is outside [${v.first}, ${v.end})`);
+    const waiting = waitingClaim(v, o, nowMs, afterMs);
+    if ("why" in waiting) say(`no claim of ordinal ${o} at the revision waits on its pod: ${waiting.why}`);
+    const created = Date.parse(pod.metadata.creationTimestamp ?? "");
+    if (!Number.isNaN(created) && nowMs - created < afterMs) say(`the pod was created ${(nowMs - created) / 1000}s ago, less than restart-after ${afterMs / 1000}s (that restart already happened)`);
+    const notReady: string[] = [];
+    for (let n = v.first; n < v.end; n++) {
+      const name = `${v.set.metadata.name}-${n}`;
+      if (n !== o && !podReady(v.pods.get(name))) notReady.push(name);
+    }
+    if (notReady.length) say(`another pod in scope is not Ready: ${notReady.join(", ")}`);
+    const flying = inFlight(v);
+    flying.add(o);
+    if (flying.size > v.maxUnavailable) say(`${flying.size} ordinals in flight (${[...flying].sort((a, b) => b - a).join(", ")}) > maxUnavailable ${v.maxUnavailable}`);
+  }
+  if (e.outcome === "ok") {
+    const last = ctx.ledger.evictedAt.get(o);
+    if (last !== undefined && nowMs - last < afterMs) say(`evicting twice for one resize: ordinal ${o} was evicted ${(nowMs - last) / 1000}s before (restart-after ${afterMs / 1000}s)`);
+    ctx.ledger.evictedAt.set(o, nowMs);
+  } else if (e.outcome === 429) {
+    ctx.ledger.budgetRefusals.push({ atMs: nowMs, seq: e.seq });
+  }
+  return out;
+}
+
+/**
+ * I1, I2, I3, I5, I9, I10, I11, rule 2 and rule 13 on the requests claimstep made in one
+ * invocation. `before` is the cluster as the invocation found it; the audit log is replayed over
+ * it, so that every request is judged on the set, claims and pods as the store held them when it
+ * arrived (claimstep's own earlier requests included; nothing else runs during an invocation).
+ */
+export function checkWrites(before: SetView, entries: readonly AuditEntry[], ctx: ReplayContext): Violation[] {
+  const out: Violation[] = [];
+  let set = before.set;
+  const claims = new Map(before.claims);
+  const pods = new Map(before.pods);
+  for (const e of entries) {
+    if (e.actor === FIELD_MANAGER) out.push(...checkRequest(viewFrom(set, claims, pods), e, ctx));
+    // The store after this request.
+    if (e.outcome !== "ok") continue;
+    if (e.resource === "statefulsets" && e.after) set = e.after as unknown as StatefulSet;
+    else if (e.resource === "persistentvolumeclaims") {
+      if (e.verb === "delete" && !e.after) claims.delete(e.name);
+      else if (e.after) claims.set(e.name, ctx.show("persistentvolumeclaims", e.after) as unknown as PersistentVolumeClaim);
+    } else if (e.resource === "pods" && e.verb === "delete") pods.delete(e.name);
+  }
+  return out;
+}
+
+function checkRequest(v: SetView, e: AuditEntry, ctx: ReplayContext): Violation[] {
+  const out: Violation[] = [];
+  if (e.resource === "pods") {
+    if (e.verb === "create" && e.subresource === "eviction") return checkEviction(v, e, ctx);
+    // The deletion an accepted eviction makes is the API server's, named after the evicter.
+    if (e.verb === "delete" && e.subresource === "eviction") return [];
+    return [{ invariant: "I11", message: `claimstep sent ${e.verb} pods/${e.name}${e.subresource ? `/${e.subresource}` : ""} (${e.outcome}): a pod is only ever removed through POST pods/<name>/eviction` }];
+  }
+  if (e.verb === "delete") out.push({ invariant: "I1", message: `claimstep deleted ${e.resource} ${e.name}` });
+  if (e.resource === "statefulsets") {
+    const spec = (e.body as Json | undefined)?.spec;
+    const partitionOnly = spec !== undefined && sameJSON(spec, { updateStrategy: { rollingUpdate: { partition: partitionOf(e.body) } } });
+    if (e.outcome === "ok") {
+      const rv = ((e.body?.metadata as Json | undefined)?.resourceVersion as string | undefined) ?? undefined;
+      if (rv === undefined) out.push({ invariant: "I9", message: `claimstep patched the StatefulSet without a resourceVersion precondition: ${JSON.stringify(e.body).slice(0, 200)}` });
+      if (spec !== undefined && !partitionOnly) out.push({ invariant: "I5", message: `claimstep wrote the StatefulSet's spec beyond the partition: ${JSON.stringify(spec)}` });
+      if (partitionOnly) out.push(...checkPartitionPatch(v, e));
+      else if (((e.body?.metadata as Json | undefined)?.annotations as Json | undefined)?.[Keys.userPartition] !== undefined) {
+        out.push({ invariant: "I10", message: `claimstep wrote ${Keys.userPartition} without moving the partition: ${JSON.stringify(e.body).slice(0, 200)}` });
+      }
+    }
+  }
+  if (e.resource !== "persistentvolumeclaims") return out;
+  const before = e.before as unknown as PersistentVolumeClaim | undefined;
+  const body = e.body as unknown as PersistentVolumeClaim | undefined;
+  const asked = body?.spec?.resources?.requests?.storage;
+  if (!v.desired) out.push({ invariant: "rule2", message: `claimstep wrote ${e.name} although the desired templates are invalid` });
+  // Rule 13: a claim being deleted is treated as missing and never written. A deletionTimestamp is
+  // never cleared, so a claim terminating in the snapshot the step read is still terminating in
+  // `before` (the object as stored when the request arrived, refused requests included).
+  const deletedAt = before?.metadata?.deletionTimestamp;
+  if (deletedAt !== undefined) {
+    out.push({ invariant: "rule13", message: `claimstep sent ${e.verb} to ${e.name}, which is being deleted (deletionTimestamp ${deletedAt}; outcome ${e.outcome})` });
+  }
+  if (before && asked !== undefined && bytes(asked) < bytes(before.spec.resources?.requests?.storage)) out.push(...checkLowering(v, e.name, before, asked));
+  if (before && body?.spec && (body.spec as Json).resources === undefined) {
+    out.push({ invariant: "I2", message: `claimstep applied ${e.name} without its storage request (the server would drop claimstep's request)` });
+  }
+  const owner = templateOfClaim(v, e.name);
+  if (!owner) {
+    out.push({ invariant: "I3", message: `claimstep wrote ${e.name}, which belongs to no template of the set` });
+    return out;
+  }
+  // I3 with P1: while claimstep holds the live partition, the user's recorded one bounds the scope.
+  if (owner.ordinal < v.first || owner.ordinal >= v.end) {
+    const held = v.recordedPartition !== undefined ? ` (the user's partition ${v.recordedPartition}, claimstep holding the live one at ${v.livePartition})` : "";
+    out.push({ invariant: "I3", message: `claimstep wrote ${e.name} (ordinal ${owner.ordinal}) outside [${v.first}, ${v.end})${held}` });
+  }
+  if (before) {
+    const want = owner.t.spec.storageClassName ?? undefined;
+    if (want !== undefined && want !== effectiveClass(before)) {
+      out.push({ invariant: "I5", message: `claimstep wrote ${e.name} of class ${effectiveClass(before)} while the template asks for ${want}` });
+    }
+    const ts = owner.t.spec;
+    const ps = before.spec;
+    const mismatch =
+      (ts.accessModes && !sameJSON([...ts.accessModes].sort(), [...(ps.accessModes ?? [])].sort())) ||
+      (ts.volumeMode && ts.volumeMode !== (ps.volumeMode ?? "Filesystem")) ||
+      (ts.selector && !sameJSON(ts.selector, ps.selector)) ||
+      (ts.dataSource && !sameJSON(ts.dataSource, ps.dataSource));
+    if (mismatch) out.push({ invariant: "I5", message: `claimstep wrote ${e.name} whose immutable fields differ from template ${owner.t.metadata.name}` });
+  }
+  if (e.outcome === "ok" && (body?.metadata as Json | undefined)?.resourceVersion === undefined) {
+    out.push({ invariant: "I9", message: `claimstep wrote ${e.name} without the resourceVersion it read` });
+  }
+  return out;
+}
+
+/** I10 (d): a converged run leaves the user's partition in place and no record of it. */
+export function checkRestored(v: SetView, userPartition: number): Violation[] {
+  const out: Violation[] = [];
+  const record = v.set.metadata.annotations?.[Keys.userPartition];
+  if (record !== undefined) out.push({ invariant: "I10", message: `Complete while ${Keys.userPartition}=${record} is still recorded (the partition not restored; live ${v.livePartition})` });
+  if (v.livePartition !== userPartition) out.push({ invariant: "I10", message: `Complete with partition ${v.livePartition}, not the user's ${userPartition}` });
   return out;
 }
 

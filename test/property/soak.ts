@@ -5,7 +5,7 @@
 // Exit code 1 when any invariant is violated; each violation is printed with its scenario.
 import fc from "fast-check";
 import { runScenario } from "./harness.js";
-import { anyScenario } from "./scenario.js";
+import { anyScenario, type Scenario } from "./scenario.js";
 
 const runs = Number(process.env.CLAIMSTEP_SOAK_RUNS ?? 10_000);
 const seed = Number(process.env.CLAIMSTEP_SOAK_SEED ?? 20261130);
@@ -15,6 +15,7 @@ const counts = {
   cases: 0,
   clean: 0,
   hostile: 0,
+  waiting: 0,
   converged: 0,
   invocations: 0,
   races: 0,
@@ -23,6 +24,28 @@ const counts = {
   violations: 0,
 };
 const byInvariant = new Map<string, number>();
+/** The modes of the cases (one case counts in several). */
+const modes = new Map<string, number>();
+const pods = { partitionPatches: 0, evictions: 0, budgetRefusals: 0 };
+
+function modesOf(s: Scenario): string[] {
+  const out: string[] = [];
+  const driver = s.classes[0]!.driver;
+  if (s.pods) {
+    out.push("pods");
+    if (s.pods.claimsFirst) out.push(s.pods.hold ? "pods: ClaimsFirst, held (set --hold-pods)" : "pods: ClaimsFirst, taken over");
+    if (s.pods.restartAfter) out.push(`pods: restart-pods WhenRequired, restart-after ${s.pods.restartAfter}`);
+    if (s.pods.budget) out.push(`pods: PodDisruptionBudget minAvailable ${s.pods.budget.minAvailable === s.replicas ? "N" : "N-1"}${s.pods.budget.relaxAfterMs !== undefined ? ", relaxed later" : ""}`);
+    if (s.edits.some((e) => e.kind === "image")) out.push(`pods: pod template change${s.desired.growGi.every((g) => g === 0) && s.desired.vac.every((v, i) => v === s.templates[i]!.vac) ? " without a claim change" : " with a claim change"}`);
+    if (s.edits.some((e) => e.kind === "userPartition") || s.partition !== undefined) out.push("pods: a user's partition");
+    if (s.waitsFor) out.push(`waiting: ${s.waitsFor.replace(/\(.*$/, "").trim()}`);
+  }
+  if (driver.nodeExpansion === "offline") out.push("driver: node expansion offline");
+  if (driver.resize === "offline") out.push("driver: offline-only");
+  if (s.raceRate > 0) out.push("racing invocations");
+  if (Object.keys(s.faults).length) out.push("API faults");
+  return out;
+}
 const endings = new Map<string, number>();
 let cleanSteps = 0;
 let cleanOrdinals = 0;
@@ -39,6 +62,10 @@ for (let batch = 0; counts.cases < runs; batch++) {
     counts.races += r.races;
     counts.faultsInjected += r.faults;
     counts.transientFailures += r.transientFailures;
+    for (const m of modesOf(s)) modes.set(m, (modes.get(m) ?? 0) + 1);
+    pods.partitionPatches += r.partitionPatches;
+    pods.evictions += r.evictions;
+    pods.budgetRefusals += r.budgetRefusals;
     const ending = `${s.kind} ${r.phase}/${r.reason}`;
     endings.set(ending, (endings.get(ending) ?? 0) + 1);
     if (r.converged) counts.converged++;
@@ -60,13 +87,16 @@ const perOrdinal = cleanOrdinals ? cleanSteps / cleanOrdinals : 0;
 const perClaim = cleanClaims ? cleanSteps / cleanClaims : 0;
 console.log(`
 claimstep soak on the simulated cluster (seed ${seed})
-  cases                 ${counts.cases} (${counts.clean} clean, ${counts.hostile} hostile)
+  cases                 ${counts.cases} (${counts.clean} clean, ${counts.hostile} hostile, ${counts.waiting} waiting)
   converged             ${counts.converged} (every clean case must: ${counts.clean})
   invocations           ${counts.invocations} (${counts.races} racing pairs)
   API faults injected   ${counts.faultsInjected} (${counts.transientFailures} invocations saw a transient failure)
   invariant violations  ${counts.violations}${byInvariant.size ? ` (${[...byInvariant].map(([k, v]) => `${k}: ${v}`).join(", ")})` : ""}
   mean invocations per ordinal, clean rollouts: ${perOrdinal.toFixed(2)} (${perClaim.toFixed(2)} per claim)
+  pods                  ${pods.partitionPatches} partition patches, ${pods.evictions} evictions, ${pods.budgetRefusals} refused by a budget
   time                  ${((Date.now() - started) / 1000).toFixed(1)} s
+  modes:
+${[...modes].sort((a, b) => b[1] - a[1]).map(([k, v]) => `    ${String(v).padStart(6)}  ${k}`).join("\n")}
   endings:
 ${[...endings].sort((a, b) => b[1] - a[1]).map(([k, v]) => `    ${String(v).padStart(6)}  ${k}`).join("\n")}`);
 process.exitCode = counts.violations ? 1 : 0;
