@@ -1,6 +1,7 @@
 // Property suite: random rollouts on the simulated cluster, with faults, races, retargets,
-// rollbacks and scaling mid-rollout; DESIGN.md invariants I1–I9 after every invocation, and
-// convergence (I6) when nothing blocks. CLAIMSTEP_PROPERTY_RUNS sets the number of cases (≥ 500)
+// rollbacks and scaling mid-rollout, and the pod rules of issue 13 (ClaimsFirst, user partitions,
+// pod template changes, restarts, budgets); DESIGN.md invariants I1–I11 after every invocation,
+// and convergence (I6) when nothing blocks. CLAIMSTEP_PROPERTY_RUNS sets the number of cases (≥ 500)
 // and CLAIMSTEP_PROPERTY_SEED the seed (fixed by default so CI is reproducible; `npm run soak`
 // explores many more).
 // CLAIMSTEP_PLANNER=<path> swaps core/plan.ts for another planner module (used to check that
@@ -14,13 +15,13 @@ const planner = process.env.CLAIMSTEP_PLANNER;
 if (planner) vi.doMock("../../core/plan.js", () => import(/* @vite-ignore */ planner));
 
 const { runScenario } = await import("./harness.js");
-const { anyScenario, cleanScenario } = await import("./scenario.js");
+const { anyScenario, cleanScenario, podScenario } = await import("./scenario.js");
 
 const describeViolations = (r: Awaited<ReturnType<typeof runScenario>>) =>
   r.violations.map((v) => `${v.invariant}: ${v.message}`).join("\n");
 
 describe("claimstep on the simulated cluster (property)", () => {
-  it(`keeps I1–I9 on ${runs} random rollouts with faults, races and edits mid-rollout`, { timeout: 600_000 }, async () => {
+  it(`keeps I1–I11 on ${runs} random rollouts with faults, races and edits mid-rollout`, { timeout: 600_000 }, async () => {
     let clean = 0;
     let converged = 0;
     await fc.assert(
@@ -37,6 +38,27 @@ describe("claimstep on the simulated cluster (property)", () => {
     // The generator really produces rollouts that complete.
     expect(clean).toBeGreaterThan(runs / 2);
     expect(converged).toBe(clean);
+  });
+
+  it("coordinates pods: ClaimsFirst, restarts and budgets keep I10/I11, and converge unless a pod rule must wait", { timeout: 300_000 }, async () => {
+    let partitionPatches = 0;
+    let evictions = 0;
+    let clean = 0;
+    await fc.assert(
+      fc.asyncProperty(podScenario, async (s) => {
+        const r = await runScenario(s);
+        partitionPatches += r.partitionPatches;
+        evictions += r.evictions;
+        if (s.kind === "clean") clean++;
+        if (r.violations.length) throw new Error(describeViolations(r));
+        if (s.kind === "clean" && !r.converged) throw new Error(`not converged: ${r.phase}/${r.reason}: ${r.message}`);
+      }),
+      { numRuns: Math.max(60, Math.floor(runs / 5)), seed: seed + 2, ...(planner ? { endOnFailure: true } : {}) },
+    );
+    // The generator really moves partitions and restarts pods, and most pod rollouts must complete.
+    expect(partitionPatches).toBeGreaterThan(0);
+    expect(evictions).toBeGreaterThan(0);
+    expect(clean).toBeGreaterThan(Math.max(60, Math.floor(runs / 5)) / 2);
   });
 
   it("reaches Complete through faults and racing invocations", { timeout: 120_000 }, async () => {
