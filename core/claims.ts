@@ -4,7 +4,7 @@
 import type { ClaimTemplate, PersistentVolumeClaim } from "./k8s.js";
 import { formatBytes, parseQuantity, quantityString, toBytes } from "./quantity.js";
 import { podColumns } from "./pods.js";
-import { claimReadiness } from "./readiness.js";
+import { claimReadiness, resizeBlockedByPod } from "./readiness.js";
 import { Messages, phaseOf, type EventReason, type ReasonOf } from "./reasons.js";
 import type { Scope } from "./scope.js";
 import { claimName, podName } from "./statefulset.js";
@@ -179,7 +179,8 @@ function recoveryOf(pvc: PersistentVolumeClaim, name: string, spec: string, temp
   }
   // A server that reports no allocatedResourceStatuses (older than 1.34, or the feature off)
   // refuses every decrease: a claim its driver failed to grow stays where it is.
-  const failing = pvc.status?.conditions?.some((c) => (c.type === "ControllerResizeError" || c.type === "NodeResizeError") && c.status === "True");
+  // (A volume in use is no failure: its expansion waits on the pod.)
+  const failing = !resizeBlockedByPod(pvc) && pvc.status?.conditions?.some((c) => (c.type === "ControllerResizeError" || c.type === "NodeResizeError") && c.status === "True");
   if (statuses === undefined && failing && (capBytes === undefined || capBytes < safeBytes(spec))) {
     return { reason: "ResizeFailed", message: Messages.recoveryNeedsNewerServer(name, spec, template) };
   }

@@ -6,7 +6,7 @@
 import { evaluateOrdinal, ordinalReport, reportOrdinal, stateOf } from "./claims.js";
 import { makeDecision } from "./decision.js";
 import { lastEvictionJSON } from "./pod-policy.js";
-import { coordinationOf, partitionStep, podsInFlight, restartStep } from "./pods.js";
+import { coordinationOf, partitionStep, podsPending, restartStep } from "./pods.js";
 import type { WriterCapabilities } from "./ports.js";
 import { finalizeOf, finalizeStep } from "./finalize.js";
 import { eventOf, phaseOf } from "./reasons.js";
@@ -41,9 +41,10 @@ export function planStep(snapshot: Snapshot, now: Date, writer: WriterCapabiliti
   const ordinals = inScope(scope.ordinals).map((o) => evaluateOrdinal(scope, o));
   // P3: with pods coordinated, an ordinal stays in flight until its pod runs the new template.
   const coordination = coordinationOf(scope);
-  const busy = podsInFlight(scope, coordination, ordinals);
+  const pending = podsPending(scope, coordination, ordinals);
+  const busy = pending.busy;
   const reports: OrdinalReport[] = [
-    ...ordinals.map((o) => ordinalReport(scope, o, busy.has(o.ordinal) ? "InFlight" : stateOf(o))),
+    ...ordinals.map((o) => ordinalReport(scope, o, busy.has(o.ordinal) ? "InFlight" : pending.held.has(o.ordinal) ? "Pending" : stateOf(o))),
     ...belowPartition(scope.ordinals).map((o) => ordinalReport(scope, reportOrdinal(scope, o), "OutOfScope")),
     ...scope.condemned.map((o) => ordinalReport(scope, reportOrdinal(scope, o), "Condemned")),
   ];
@@ -69,7 +70,7 @@ export function planStep(snapshot: Snapshot, now: Date, writer: WriterCapabiliti
       const step = recreate(walked.reason === "Converged");
       if (step) return step;
     }
-    const partition = partitionStep(scope, coordination, ordinals, busy);
+    const partition = partitionStep(scope, coordination, ordinals, pending);
     if (partition) return partition;
     const walked = walk(scope, ordinals, busy);
     if (walked.reason === "Converged") return recreate(true) ?? walked;

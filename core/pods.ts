@@ -6,6 +6,7 @@ import type { ClaimPlan, OrdinalPlan } from "./claims.js";
 import type { Pod } from "./k8s.js";
 import { BUDGET_CHARGE_SECONDS } from "./pod-policy.js";
 import { Messages, eventOf } from "./reasons.js";
+import { resizeBlockedByPod } from "./readiness.js";
 import type { Scope } from "./scope.js";
 import { podName } from "./statefulset.js";
 import { Keys, type EvictPod, type OrdinalReport, type PatchPartition } from "./types.js";
@@ -79,21 +80,32 @@ export function coordinationOf(scope: Scope): Coordination {
   };
 }
 
-/**
- * P3: ordinals whose claims are done but whose pod does not yet run the update revision or is
- * not Ready, with what they wait for. They stay in flight (rule 9) until the pod is.
- */
-export function podsInFlight(scope: Scope, c: Coordination, ordinals: readonly OrdinalPlan[]): Map<number, string> {
+/** What P3 makes of the ordinals whose claims are done but whose pod is not yet replaced and Ready. */
+export interface PodsPending {
+  /** In flight (rule 9): the controller may replace the pod (at or above the live partition), or it is not Ready. */
+  busy: Map<number, string>;
+  /**
+   * Held below the live partition with a Ready pod: waiting for the partition to reach them, they
+   * disrupt nothing and hold no slot (else a higher ordinal whose claims are not done — a scale-up,
+   * a new revision — could never get one, and the partition never come down: a deadlock).
+   */
+  held: Map<number, string>;
+}
+
+/** P3: ordinals whose claims are done and whose pod does not yet run the update revision or is not Ready. */
+export function podsPending(scope: Scope, c: Coordination, ordinals: readonly OrdinalPlan[]): PodsPending {
   const busy = new Map<number, string>();
-  if (!c.active) return busy;
+  const held = new Map<number, string>();
+  if (!c.active) return { busy, held };
   const partitionOrdinal = scope.ordinals.start + c.livePartition;
   for (const o of ordinals) {
     if (!claimsDone(o)) continue;
     const p = podStateOf(scope, o.ordinal);
     if (p.updated && p.ready) continue;
-    busy.set(o.ordinal, Messages.podPending(p.name, scope.podUpdateRevision, p.updated, !!p.pod, o.ordinal < partitionOrdinal));
+    const below = o.ordinal < partitionOrdinal;
+    (below && p.ready ? held : busy).set(o.ordinal, Messages.podPending(p.name, scope.podUpdateRevision, p.updated, !!p.pod, below));
   }
-  return busy;
+  return { busy, held };
 }
 
 /** P2: the partition that lets the controller replace exactly the pods whose claims are done. */
@@ -123,7 +135,7 @@ const partitionPatch = (scope: Scope, c: Coordination, partition: number, userPa
  * the user's), lower it to the ordinals whose claims are done, or restore the user's once every
  * ordinal is done (or once ClaimsFirst no longer applies while claimstep holds it).
  */
-export function partitionStep(scope: Scope, c: Coordination, ordinals: readonly OrdinalPlan[], busy: ReadonlyMap<number, string>): WalkConclusion | undefined {
+export function partitionStep(scope: Scope, c: Coordination, ordinals: readonly OrdinalPlan[], pending: PodsPending): WalkConclusion | undefined {
   const stillApplies = scope.policy.coordination === "ClaimsFirst" && scope.rollingUpdate;
   if (c.holding && !stillApplies) {
     const message = Messages.partitionRestored(c.userPartition, c.livePartition, "pod coordination no longer applies");
@@ -132,7 +144,7 @@ export function partitionStep(scope: Scope, c: Coordination, ordinals: readonly 
   if (!c.active) return undefined;
 
   const target = partitionTarget(scope, c, ordinals);
-  const allDone = ordinals.every(claimsDone) && busy.size === 0;
+  const allDone = ordinals.every(claimsDone) && pending.busy.size === 0 && pending.held.size === 0;
   if (c.holding && allDone) {
     const message = Messages.partitionRestored(c.userPartition, c.livePartition, "every ordinal's claims and pod are done");
     return { reason: "PartitionRestored", message, action: partitionPatch(scope, c, c.userPartition, null), events: [eventOf("PartitionRestored", message)] };
@@ -155,10 +167,7 @@ function waitingOnPodSince(c: ClaimPlan): number | "in-use" | undefined {
   const state = c.report.readiness.state;
   if (!pvc) return undefined;
   const conditions = pvc.status?.conditions ?? [];
-  if (state === "Retrying") {
-    const inUse = conditions.some((x) => x.type === "ControllerResizeError" && x.status === "True" && /\bin[- ]use\b/i.test(x.message ?? ""));
-    return inUse ? "in-use" : undefined;
-  }
+  if (state === "Retrying") return resizeBlockedByPod(pvc) ? "in-use" : undefined;
   if (state !== "WaitingForPod") return undefined;
   const pending = conditions.find((x) => x.type === "FileSystemResizePending" && x.status === "True");
   const since = pending?.lastTransitionTime ? Date.parse(pending.lastTransitionTime) : NaN;

@@ -14,6 +14,13 @@ export interface ReadinessWant {
 const condition = (pvc: PersistentVolumeClaim, type: string): Condition | undefined =>
   pvc.status?.conditions?.find((c) => c.type === type && c.status === "True");
 
+/**
+ * The resizer reports the volume in use (an offline-only driver: it expands only while no pod
+ * uses the volume): not a failure, the expansion waits on the pod (R1).
+ */
+export const resizeBlockedByPod = (pvc: PersistentVolumeClaim): boolean =>
+  (pvc.status?.conditions ?? []).some((c) => c.type === "ControllerResizeError" && c.status === "True" && /\bin[- ]use\b/i.test(c.message ?? ""));
+
 const withMessage = (what: string, c: Condition | undefined): string =>
   c?.message ? `${what}: ${c.message}` : what;
 

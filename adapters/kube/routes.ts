@@ -53,6 +53,8 @@ export const Routes = {
   evictPod: route("create", "", "v1", "pods", true, false, "eviction"),
   patchEvent: route("patch", "events.k8s.io", "v1", "events", true),
   createEvent: route("create", "events.k8s.io", "v1", "events", true),
+  /** The status page's recent events of claimstep (read-only). */
+  listEvents: route("list", "events.k8s.io", "v1", "events", true),
 } as const satisfies Record<string, Route>;
 
 /**

@@ -16,7 +16,7 @@ import type { EventRow } from "../../core/view.js";
  * `events.events.k8s.io`). One page of at most EVENTS_PAGE; the API server keeps Events for an
  * hour by default, so that is claimstep's recent history.
  */
-export const listEvents: Route = { verb: "list", group: "events.k8s.io", version: "v1", resource: "events", namespaced: true, retry: true };
+export const listEvents: Route = Routes.listEvents;
 export const EVENTS_PAGE = 500;
 
 export interface UiSource {

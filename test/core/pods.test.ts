@@ -164,6 +164,16 @@ describe("P3: an ordinal is in flight until its pod runs the new template and is
     expect(d.action).toMatchObject({ type: "PatchClaim", claim: "data-web-1" });
   });
 
+  it("a pod held below the partition holds no slot: a higher ordinal added by a scale-up still gets its claims (no deadlock)", () => {
+    // Ordinals 1 and 0 have their claims done but their pods wait for the partition (2); the
+    // scale-up's ordinal 3 has claims at the old size, so the partition cannot come down past it.
+    const spec = holding(0, 2, { replicas: 4 });
+    const base = world({ set: spec, rolling: true });
+    const d = plan(world({ set: spec, rolling: true, claims: done(base, 2, 1, 0), pods: { 2: { revision: NEW } } }));
+    expect(d.action).toMatchObject({ type: "PatchClaim", claim: "data-web-3" });
+    expect(d.ordinals.find((o) => o.ordinal === 1)).toMatchObject({ state: "Pending", podUpdated: false });
+  });
+
   it("with maxUnavailable 2, a second ordinal's claims start while the first pod is replaced", () => {
     const spec = holding(0, 2, { maxUnavailable: 2 });
     const base = world({ set: spec, rolling: true });

@@ -76,6 +76,12 @@ describe("X2: when the claim cannot come down", () => {
     expect(d.action).toBeUndefined();
     expect(d.message).toContain("recovery needs Kubernetes 1.34 or later");
   });
+
+  it("…but a volume in use (an offline-only driver waiting on its pod) is no failure: the request stays, nothing blocks", () => {
+    const d = at("20Gi", { allocated: undefined as never, conditions: [{ type: "ControllerResizeError", message: "volume pvc-1 is in use by pod web-2; the driver only supports offline expansion" }] });
+    expect(d.phase).not.toBe("Blocked");
+    expect(d.ordinals.find((o) => o.ordinal === 2)!.claims[0]!.target).toBe("1Ti");
+  });
 });
 
 describe("X3: never for an expansion in progress or succeeded", () => {
