@@ -13,27 +13,45 @@ export const DEFAULT_API_URL = {
 
 const placeholdersIn = (template: string): string[] => [...template.matchAll(/\{([^}]*)\}/g)].map((m) => m[1] ?? "");
 
-const PathTemplate = z.string().check(
-  z.minLength(1, "pathTemplate is empty: give a path like clusters/prod/claims/{namespace}/{name}.yaml"),
-  z.superRefine((t: string, ctx) => {
-    const unknown = placeholdersIn(t).filter((p) => !(PATH_PLACEHOLDERS as readonly string[]).includes(p));
-    if (unknown.length) {
-      ctx.addIssue({
-        code: "custom",
-        message: `pathTemplate uses unknown placeholder(s) ${unknown.map((p) => `{${p}}`).join(", ")}; allowed: ${PATH_PLACEHOLDERS.map((p) => `{${p}}`).join(" ")}`,
-      });
-    }
-    if (!placeholdersIn(t).includes("name")) {
-      ctx.addIssue({ code: "custom", message: "pathTemplate must contain {name} (the PVC name) so every claim gets its own file" });
-    }
-    if (t.startsWith("/") || t.split("/").includes("..")) {
-      ctx.addIssue({ code: "custom", message: "pathTemplate must be relative to the repository root, without '..'" });
-    }
-    if (!/\.ya?ml$/.test(t)) {
-      ctx.addIssue({ code: "custom", message: "pathTemplate must end in .yaml or .yml" });
-    }
-  }),
-);
+/** Placeholders the StatefulSet's path template may use (finalize in GitOps mode). */
+export const SET_PATH_PLACEHOLDERS = ["namespace", "statefulset"] as const;
+export type SetPathPlaceholder = (typeof SET_PATH_PLACEHOLDERS)[number];
+
+/** A relative .yaml/.yml path with known placeholders; `required` placeholders must appear. */
+function pathTemplate(field: string, allowed: readonly string[], example: string, required?: { placeholder: string; why: string }) {
+  return z.string().check(
+    z.minLength(1, `${field} is empty: give a path like ${example}`),
+    z.superRefine((t: string, ctx) => {
+      const unknown = placeholdersIn(t).filter((p) => !allowed.includes(p));
+      if (unknown.length) {
+        ctx.addIssue({
+          code: "custom",
+          message: `${field} uses unknown placeholder(s) ${unknown.map((p) => `{${p}}`).join(", ")}; allowed: ${allowed.map((p) => `{${p}}`).join(" ")}`,
+        });
+      }
+      if (required && !placeholdersIn(t).includes(required.placeholder)) {
+        ctx.addIssue({ code: "custom", message: `${field} must contain {${required.placeholder}} ${required.why}` });
+      }
+      if (t.startsWith("/") || t.split("/").includes("..")) {
+        ctx.addIssue({ code: "custom", message: `${field} must be relative to the repository root, without '..'` });
+      }
+      if (!/\.ya?ml$/.test(t)) {
+        ctx.addIssue({ code: "custom", message: `${field} must end in .yaml or .yml` });
+      }
+    }),
+  );
+}
+
+const PathTemplate = pathTemplate("pathTemplate", PATH_PLACEHOLDERS, "clusters/prod/claims/{namespace}/{name}.yaml", {
+  placeholder: "name",
+  why: "(the PVC name) so every claim gets its own file",
+});
+
+/**
+ * The file holding a StatefulSet's manifest, which a re-create proposal edits. It may hold
+ * several documents (the StatefulSet is found by kind and name), so no placeholder is required.
+ */
+const SetPathTemplate = pathTemplate("statefulSetPathTemplate", SET_PATH_PLACEHOLDERS, "clusters/prod/apps/{namespace}/{statefulset}.yaml");
 
 // Git ref names: no spaces, no '..', no ':', '~', '^', '?', '*', '[', '\', no leading '-'.
 const BranchName = z.string().check(z.minLength(1), z.regex(/^(?!-)(?!.*\.\.)[^\s~^:?*[\\]+$/, "is not a valid branch name"));
@@ -45,6 +63,8 @@ export const RepositoryConfig = z
     repository: z.string().check(z.minLength(1, "repository is empty")),
     baseBranch: z._default(BranchName, "main"),
     pathTemplate: PathTemplate,
+    /** Where each StatefulSet's manifest is (`{namespace}`, `{statefulset}`): the file a re-create proposal edits. */
+    statefulSetPathTemplate: z.optional(SetPathTemplate),
     token: z.string().check(z.minLength(1, "token is empty: set the API token (a secret) with contents and pull-request write access")),
     apiUrl: z.optional(z.url({ error: "apiUrl must be an absolute URL such as https://github.example.com/api/v3" })),
     labels: z._default(z.array(z.string().check(z.minLength(1))), []),
@@ -81,6 +101,11 @@ export function parseRepositoryConfig(input: unknown): RepositoryConfig {
 }
 
 export const apiUrlOf = (c: RepositoryConfig): string => (c.apiUrl ?? DEFAULT_API_URL[c.provider]).replace(/\/+$/, "");
+
+/** The file of one StatefulSet, e.g. `clusters/prod/apps/{namespace}/{statefulset}.yaml` → `clusters/prod/apps/prod/db.yaml`. */
+export function setPath(template: string, values: Record<SetPathPlaceholder, string>): string {
+  return template.replace(/\{([a-z]+)\}/g, (_, key: SetPathPlaceholder) => values[key]);
+}
 
 export type PathValues = Record<PathPlaceholder, string | number>;
 

@@ -1,6 +1,9 @@
 // What a pull request says: a title naming the change, and a body saying what merging does, what
-// closing does, and the per-ordinal plan as a Markdown table built from the Decision.
-import type { Decision, OrdinalReport, PatchClaim } from "../../core/types.js";
+// closing does, and the per-ordinal plan as a Markdown table built from the Decision. A re-create
+// proposal says what merging approves, the templates before → after, and the GitOps tool's part.
+import { recordName } from "../../core/finalize.js";
+import { Keys, type Decision, type OrdinalReport, type PatchClaim, type ProposeRecreate } from "../../core/types.js";
+import { TEMPLATE_FIELDS, type TemplateChange } from "./set-manifest.js";
 
 const cell = (s: string | undefined): string => (s === undefined || s === "" ? "–" : s.replace(/\|/g, "\\|").replace(/\n/g, " "));
 
@@ -59,6 +62,50 @@ export function pullRequestBody(action: PatchClaim, decision: Decision, path: st
     ...rows(decision.ordinals, action),
     "",
     "<sub>Opened by claimstep. The branch name encodes the set, the revision and the ordinal; do not rename it.</sub>",
+    "",
+  ].join("\n");
+}
+
+// The re-create proposal (finalize in GitOps mode): one pull request per set and revision.
+
+/** The template changes as one line, e.g. `data: storage 10Gi → 20Gi; wal: labels – → tier=db`. */
+export function templateChangeSummary(changes: readonly TemplateChange[]): string {
+  return changes.map((c) => `${c.template}: ${c.field} ${c.before} → ${c.after}`).join("; ");
+}
+
+export function recreateTitle(action: ProposeRecreate): string {
+  return `claimstep: re-create StatefulSet ${action.namespace}/${action.set} with the claim templates of revision ${action.revision}`;
+}
+
+export function recreateCommitMessage(action: ProposeRecreate, changes: readonly TemplateChange[]): string {
+  return [
+    `claimstep: ${action.set} volumeClaimTemplates → revision ${action.revision}`,
+    "",
+    `StatefulSet ${action.namespace}/${action.set}: the claim templates carry the desired values${changes.length ? ` (${templateChangeSummary(changes)})` : ""};`,
+    `the ${Keys.templates} annotation is removed. Merging approves the re-create of the set.`,
+  ].join("\n");
+}
+
+/** The Markdown body: what merging does, the templates before → after, the GitOps tool's part, what closing does. */
+export function recreateBody(action: ProposeRecreate, decision: Decision, path: string, changes: readonly TemplateChange[], baseBranch: string): string {
+  const set = `${action.namespace}/${action.set}`;
+  const table = changes.length
+    ? [`| template | field | before (${cell(baseBranch)}) | after |`, "|---|---|---|---|", ...changes.map((c) => `| ${cell(c.template)} | ${c.field} | ${cell(c.before)} | ${cell(c.after)} |`)]
+    : [`The templates in \`${path}\` already carry these values; only the annotation goes.`];
+  return [
+    `claimstep proposes re-creating StatefulSet \`${set}\` with the claim templates of revision \`${action.revision}\`. Every claim of the set is at that revision; only the set's \`spec.volumeClaimTemplates\` still hold the old values, and the API server refuses any edit of them, so the set has to be deleted and created again.`,
+    "",
+    `**Merging** this pull request changes \`${path}\`: the StatefulSet's \`spec.volumeClaimTemplates\` carry the desired templates (${TEMPLATE_FIELDS.join(", ")}; nothing else) and the annotation \`${Keys.templates}\` is removed; comments and every other field stay as they are. Merging approves the re-create: claimstep records the new manifest in ConfigMap \`${action.namespace}/${recordName(action.set)}\`, deletes the StatefulSet with \`propagationPolicy: Orphan\`, creates it from the record, and removes the record once the new set has adopted its pods. **The pods and the claims are kept**: no pod is restarted, no claim or volume is deleted.`,
+    "",
+    ...table,
+    "",
+    `**Argo CD / Flux.** After the re-create the live StatefulSet equals this manifest, and your GitOps tool finds it in sync. Until then a sync of the set fails, because the API server refuses to edit \`volumeClaimTemplates\` ("updates to statefulset spec for fields other than … are forbidden"): that is expected and harmless. Wait for claimstep — the merge steps the set at once through the webhook, and the re-create takes a few steps. Do not force the sync (Argo CD \`Replace=true\`/\`Force=true\`, Flux \`spec.force: true\`): that deletes the set without orphaning its pods and bypasses claimstep's recovery record.`,
+    "",
+    `**Closing** it without merging leaves the set as it is and pauses its re-create (Blocked, reason ChangeRejected) until this pull request is reopened or the desired templates change (a new revision).`,
+    "",
+    `Status now: **${decision.phase}** (${decision.reason}) — ${decision.message}`,
+    "",
+    "<sub>Opened by claimstep. The branch name encodes the set and the revision; do not rename it.</sub>",
     "",
   ].join("\n");
 }

@@ -3,21 +3,27 @@
 // it. Nothing here writes to the cluster, and nothing is remembered between invocations: the
 // branch, the file and the pull request's state in the repository are the whole state. The set's
 // status and Events are not this writer's: the step records them through its own writers.
+//
+// It also proposes the re-create of a set (ProposeRecreate, finalize in GitOps mode): a pull
+// request that edits the StatefulSet's manifest to carry the desired claim templates; once the
+// base branch carries them (merged), the re-create is approved (`applied`), and the step's direct
+// writers carry out F1–F4.
 import type { ApplyOutcome, ClaimWriter } from "../../core/ports.js";
-import { type Decision, Keys, type PatchClaim, type SetRef } from "../../core/types.js";
+import { type ClaimAction, type Decision, Keys, type PatchClaim, type ProposeRecreate, type SetRef } from "../../core/types.js";
 import { branchName } from "./branch.js";
-import { claimPath, parseRepositoryConfig, type RepositoryConfig } from "./config.js";
+import { claimPath, parseRepositoryConfig, setPath, type RepositoryConfig } from "./config.js";
 import { GitHubProvider } from "./github.js";
 import { GitLabProvider } from "./gitlab.js";
 import { ManifestError, carriesAction, editClaimManifest } from "./manifest.js";
 import { type GitProvider, type ProviderOptions, type PullRequest, currentPullRequest } from "./provider.js";
-import { commitMessage, pullRequestBody, pullRequestTitle } from "./pull-request-text.js";
+import { commitMessage, pullRequestBody, pullRequestTitle, recreateBody, recreateCommitMessage, recreateTitle, templateChangeSummary } from "./pull-request-text.js";
+import { carriesTemplates, editSetManifest, templateChanges } from "./set-manifest.js";
 
 export type PullRequestWriterOptions = ProviderOptions;
 
 export class PullRequestWriter implements ClaimWriter {
   readonly name: string;
-  readonly supports = ["PatchClaim"] as const;
+  readonly supports = ["PatchClaim", "ProposeRecreate"] as const;
   readonly proposes = true;
 
   constructor(
@@ -27,7 +33,16 @@ export class PullRequestWriter implements ClaimWriter {
     this.name = `pull-request writer (${provider.name})`;
   }
 
-  async apply(action: PatchClaim, decision: Decision): Promise<ApplyOutcome> {
+  async apply(action: ClaimAction, decision: Decision): Promise<ApplyOutcome> {
+    try {
+      return action.type === "ProposeRecreate" ? await this.proposeRecreate(action, decision) : await this.patchClaim(action, decision);
+    } catch (err) {
+      if (!(err instanceof ManifestError)) throw err;
+      return { kind: "refused", reason: "ApplyRejected", message: `${this.name}: ${err.message}` };
+    }
+  }
+
+  private async patchClaim(action: PatchClaim, decision: Decision): Promise<ApplyOutcome> {
     const revision = decision.revision ?? action.labels[Keys.revisionLabel];
     if (!revision) throw new Error(`${this.name}: the decision for ${action.claim} carries no revision; cannot name its branch`);
     const branch = branchName({ ref: decision.ref, revision, ordinal: action.ordinal });
@@ -38,30 +53,84 @@ export class PullRequestWriter implements ClaimWriter {
       template: action.template,
       ordinal: action.ordinal,
     });
-    try {
-      const pr = currentPullRequest(await this.provider.findPullRequests(branch));
-      if (pr?.state === "closed") return this.rejected(pr, decision.ref, action);
-      if (pr?.state === "open") {
-        await this.commit(branch, path, action, decision);
-        return proposed(pr, `waiting for pull request #${pr.number} to be merged: ${describe(action)}`);
-      }
-      // No request yet, or a merged one. If the base branch carries the change, wait for the GitOps controller.
-      const onBase = await this.provider.readFile(path, this.provider.baseBranch);
-      if (carriesAction(onBase?.text, action, path)) {
-        if (pr) return proposed(pr, `pull request #${pr.number} is merged; waiting for the GitOps controller to apply ${path} (${describe(action)})`);
-        return { kind: "proposed", detail: `${path} on ${this.provider.baseBranch} already carries ${describe(action)}; waiting for the GitOps controller to apply it` };
-      }
-      if (pr && carriesAction((await this.provider.readFile(path, branch))?.text, action, path)) return this.reverted(pr, path, action);
-      // Nothing proposed for this claim yet (a merged request on this branch was for another claim of the ordinal).
-      await this.provider.ensureBranch(branch);
+    const pr = currentPullRequest(await this.provider.findPullRequests(branch));
+    if (pr?.state === "closed") return this.rejected(pr, decision.ref, action);
+    if (pr?.state === "open") {
       await this.commit(branch, path, action, decision);
-      const created = await this.provider.createPullRequest({ branch, title: pullRequestTitle(action, decision), body: pullRequestBody(action, decision, path) });
-      const notes = created.notes.length ? ` (${created.notes.join("; ")})` : "";
-      return proposed(created, `opened pull request #${created.number}; merge it to continue: ${describe(action)}${notes}`);
-    } catch (err) {
-      if (!(err instanceof ManifestError)) throw err;
-      return { kind: "refused", reason: "ApplyRejected", message: `${this.name}: ${err.message}` };
+      return proposed(pr, `waiting for pull request #${pr.number} to be merged: ${describe(action)}`);
     }
+    // No request yet, or a merged one. If the base branch carries the change, wait for the GitOps controller.
+    const onBase = await this.provider.readFile(path, this.provider.baseBranch);
+    if (carriesAction(onBase?.text, action, path)) {
+      if (pr) return proposed(pr, `pull request #${pr.number} is merged; waiting for the GitOps controller to apply ${path} (${describe(action)})`);
+      return { kind: "proposed", detail: `${path} on ${this.provider.baseBranch} already carries ${describe(action)}; waiting for the GitOps controller to apply it` };
+    }
+    if (pr && carriesAction((await this.provider.readFile(path, branch))?.text, action, path)) return this.reverted(pr, path, action);
+    // Nothing proposed for this claim yet (a merged request on this branch was for another claim of the ordinal).
+    await this.provider.ensureBranch(branch);
+    await this.commit(branch, path, action, decision);
+    const created = await this.provider.createPullRequest({ branch, title: pullRequestTitle(action, decision), body: pullRequestBody(action, decision, path) });
+    const notes = created.notes.length ? ` (${created.notes.join("; ")})` : "";
+    return proposed(created, `opened pull request #${created.number}; merge it to continue: ${describe(action)}${notes}`);
+  }
+
+  /**
+   * The re-create proposal: one branch and at most one pull request per set and revision. The
+   * base branch's manifest carrying the desired templates is the approval.
+   */
+  private async proposeRecreate(action: ProposeRecreate, decision: Decision): Promise<ApplyOutcome> {
+    const template = this.config.statefulSetPathTemplate;
+    const set = `${action.namespace}/${action.set}`;
+    if (!template) {
+      throw new ManifestError(
+        `StatefulSet ${set} asks for ${Keys.finalize}: Recreate, and re-creating it needs a pull request that edits its manifest, but the repository configuration has no statefulSetPathTemplate: add one naming the file of each StatefulSet, e.g. "statefulSetPathTemplate": "clusters/prod/apps/{namespace}/{statefulset}.yaml" in CLAIMSTEP_GITOPS_REPOSITORY (placeholders {namespace} {statefulset}), or remove ${Keys.finalize}`,
+      );
+    }
+    const path = setPath(template, { namespace: action.namespace, statefulset: action.set });
+    const branch = branchName({ ref: { namespace: action.namespace, name: action.set }, revision: action.revision, recreate: true });
+    const base = this.provider.baseBranch;
+    const what = `re-create of ${set} with the claim templates of revision ${action.revision}`;
+
+    const pr = currentPullRequest(await this.provider.findPullRequests(branch));
+    if (pr?.state === "closed") {
+      return {
+        kind: "refused",
+        reason: "ChangeRejected",
+        message: `pull request #${pr.number} (${pr.url}) proposing the ${what} was closed without merging: the re-create is paused and the set stays as it is. Reopen it to continue, or change the desired templates (a new revision opens a new pull request), or remove ${Keys.finalize}.`,
+      };
+    }
+    if (pr?.state === "open") {
+      await this.commitSet(branch, path, action);
+      return proposed(pr, `waiting for pull request #${pr.number} to be merged: it approves the ${what}`);
+    }
+    // No request yet, or a merged one: the base branch carrying the templates is the approval.
+    const onBase = (await this.provider.readFile(path, base))?.text;
+    if (carriesTemplates(onBase, action, path, base)) {
+      const carried = `${path} on ${base} carries the claim templates of revision ${action.revision}`;
+      return { kind: "applied", detail: pr ? `pull request #${pr.number} (${pr.url}) is merged: ${carried}` : carried };
+    }
+    if (pr) {
+      return {
+        kind: "refused",
+        reason: "ChangeRejected",
+        message: `pull request #${pr.number} (${pr.url}) was merged, but ${path} on ${base} no longer carries the claim templates of revision ${action.revision} (reverted?): restore them, or change the desired templates (a new revision opens a new pull request).`,
+      };
+    }
+    const changes = templateChanges(onBase, action, path, base);
+    await this.provider.ensureBranch(branch);
+    await this.commitSet(branch, path, action);
+    const created = await this.provider.createPullRequest({ branch, title: recreateTitle(action), body: recreateBody(action, decision, path, changes, base) });
+    const notes = created.notes.length ? ` (${created.notes.join("; ")})` : "";
+    return proposed(created, `opened pull request #${created.number}; merging it approves the ${what} (${templateChangeSummary(changes)})${notes}`);
+  }
+
+  /** Make the branch's manifest carry the templates: at most one commit, none when it already does. */
+  private async commitSet(branch: string, path: string, action: ProposeRecreate): Promise<void> {
+    const file = await this.provider.readFile(path, branch);
+    const edited = editSetManifest(file?.text, action, path, branch);
+    if (!edited.changed) return;
+    const message = recreateCommitMessage(action, templateChanges(file?.text, action, path, branch));
+    await this.provider.writeFile({ path, branch, text: edited.text, message, ...(file ? { previous: file } : {}) });
   }
 
   /** Make the branch carry the change: at most one commit, none when the file already matches. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { branchName, parseBranch } from "../../../adapters/gitops/branch.js";
-import { RepositoryConfigError, apiUrlOf, claimPath, parseRepositoryConfig } from "../../../adapters/gitops/config.js";
+import { RepositoryConfigError, apiUrlOf, claimPath, parseRepositoryConfig, setPath } from "../../../adapters/gitops/config.js";
 
 describe("branch names", () => {
   const step = { ref: { namespace: "prod", name: "db" }, revision: "7b5b44c86f", ordinal: 2 };
@@ -11,8 +11,15 @@ describe("branch names", () => {
     expect(parseBranch("refs/heads/claimstep/prod/db.v2/7b5b44c86f/10")).toEqual({ ...step, ref: { namespace: "prod", name: "db.v2" }, ordinal: 10 });
   });
 
+  it("name the re-create proposal claimstep/{namespace}/{statefulset}/{revision}/recreate, and parse it back", () => {
+    const recreate = { ref: { namespace: "prod", name: "db" }, revision: "7b5b44c86f", recreate: true } as const;
+    expect(branchName(recreate)).toBe("claimstep/prod/db/7b5b44c86f/recreate");
+    expect(parseBranch("claimstep/prod/db/7b5b44c86f/recreate")).toEqual(recreate);
+    expect(parseBranch("refs/heads/claimstep/prod/db/7b5b44c86f/recreate")).toEqual(recreate);
+  });
+
   it("reject branches that are not claimstep's", () => {
-    for (const name of ["main", "claimstep/prod/db/rev", "claimstep/prod/db/rev/2/extra", "feature/prod/db/rev/2", "claimstep/prod/db/rev/02", "claimstep/prod/db/rev/-1", "claimstep/Prod/db/rev/1", "claimstep//db/rev/1"]) {
+    for (const name of ["main", "claimstep/prod/db/rev/Recreate", "claimstep/prod/db/rev/recreate/2", "claimstep/prod/db/rev", "claimstep/prod/db/rev/2/extra", "feature/prod/db/rev/2", "claimstep/prod/db/rev/02", "claimstep/prod/db/rev/-1", "claimstep/Prod/db/rev/1", "claimstep//db/rev/1"]) {
       expect(parseBranch(name), name).toBeUndefined();
     }
   });
@@ -62,6 +69,30 @@ describe("repository config", () => {
     expect(() => parseRepositoryConfig({ ...valid, baseBranch: "ma in" })).toThrow(/baseBranch: is not a valid branch name/);
     expect(() => parseRepositoryConfig({ ...valid, apiUrl: "github" })).toThrow(/apiUrl must be an absolute URL/);
     expect(() => parseRepositoryConfig({ ...valid, reviewer: ["x"] })).toThrow(/reviewer/);
+  });
+
+  it("takes an optional statefulSetPathTemplate ({namespace} {statefulset}, relative, .yaml/.yml) and renders it", () => {
+    const c = parseRepositoryConfig({ ...valid, statefulSetPathTemplate: "clusters/prod/apps/{namespace}/{statefulset}.yaml" });
+    expect(c.statefulSetPathTemplate).toBe("clusters/prod/apps/{namespace}/{statefulset}.yaml");
+    expect(setPath(c.statefulSetPathTemplate!, { namespace: "prod", statefulset: "db" })).toBe("clusters/prod/apps/prod/db.yaml");
+    // One file may hold every set (found by kind and name): no placeholder is required.
+    expect(parseRepositoryConfig({ ...valid, statefulSetPathTemplate: "apps/statefulsets.yml" }).statefulSetPathTemplate).toBe("apps/statefulsets.yml");
+    expect(parseRepositoryConfig(valid)).not.toHaveProperty("statefulSetPathTemplate");
+  });
+
+  it("names every problem of statefulSetPathTemplate", () => {
+    let message = "";
+    try {
+      parseRepositoryConfig({ ...valid, statefulSetPathTemplate: "/../apps/{namespace}/{name}-{ordinal}.json" });
+    } catch (e) {
+      message = (e as Error).message;
+    }
+    expect(message).toContain("statefulSetPathTemplate: statefulSetPathTemplate uses unknown placeholder(s) {name}, {ordinal}; allowed: {namespace} {statefulset}");
+    expect(message).toContain("statefulSetPathTemplate must be relative to the repository root, without '..'");
+    expect(message).toContain("statefulSetPathTemplate must end in .yaml or .yml");
+    expect(() => parseRepositoryConfig({ ...valid, statefulSetPathTemplate: "" })).toThrow(
+      /statefulSetPathTemplate is empty: give a path like clusters\/prod\/apps\/\{namespace\}\/\{statefulset\}.yaml/,
+    );
   });
 
   it("renders the claim path", () => {

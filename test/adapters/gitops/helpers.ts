@@ -3,8 +3,11 @@
 import { afterAll, afterEach, beforeAll } from "vitest";
 import { setupServer } from "msw/node";
 import { planStep } from "../../../core/plan.js";
-import type { Decision, PatchClaim } from "../../../core/types.js";
-import { DIRECT, annotate, applyPatch, makeClaim, makeSet, settle, snapshot, patchOf } from "../../core/builders.js";
+import type { WriterCapabilities } from "../../../core/ports.js";
+import { revisionOf } from "../../../core/revision.js";
+import { desiredTemplates } from "../../../core/templates.js";
+import { Keys, type Decision, type PatchClaim, type ProposeRecreate } from "../../../core/types.js";
+import { DIRECT, annotate, applyPatch, claimsFor, makeClaim, makeSet, settle, snapshot, patchOf } from "../../core/builders.js";
 
 export const NOW = new Date("2026-11-30T10:00:00Z");
 
@@ -55,4 +58,76 @@ export function twoClaimDecisions(): [Decision & { action: PatchClaim }, Decisio
   const second = planStep(snap, NOW, DIRECT);
   if (!second.action) throw new Error(`expected a second action, got ${second.phase}: ${second.message}`);
   return [first as Decision & { action: PatchClaim }, second as Decision & { action: PatchClaim }];
+}
+
+/** What the planner knows of the pull-request writer (it proposes; the re-create's requests go direct). */
+export const PULL_REQUESTS: WriterCapabilities = {
+  name: "pull-request writer (GitHub octo/fleet)",
+  supports: ["PatchClaim", "ProposeRecreate", "WriteRecord", "OrphanSet", "CreateSet", "DeleteRecord"],
+  proposes: true,
+};
+
+/** `{namespace}/{statefulset}`: where the re-create proposal finds each set's manifest. */
+export const SET_PATH_TEMPLATE = "clusters/prod/apps/{namespace}/{statefulset}.yaml";
+
+/**
+ * The planner's decision for set `web` (3 replicas, pull-request mode, finalize Recreate) whose
+ * claims are all at the desired 2Gi while its live templates still say 1Gi: propose the re-create.
+ */
+export function recreateDecision(desired: { storage?: string; vac?: string } = {}): Decision & { action: ProposeRecreate } {
+  const set = makeSet({
+    desired: [{ name: "data", storage: desired.storage ?? "2Gi", ...(desired.vac ? { vac: desired.vac } : {}) }],
+    annotations: { [Keys.finalize]: "Recreate", [Keys.applyVia]: "pull-request" },
+  });
+  const templates = desiredTemplates(set);
+  if (!templates.ok) throw new Error(templates.message);
+  const revision = revisionOf(templates.templates);
+  set.metadata.annotations = { ...set.metadata.annotations, [Keys.currentRevision]: revision, [Keys.updateRevision]: revision };
+  set.metadata.generation = 1;
+  set.status = { ...set.status, observedGeneration: 1 };
+  const snap = snapshot(
+    set,
+    claimsFor(set, { storage: desired.storage ?? "2Gi", revision, ...(desired.vac ? { vac: desired.vac, currentVac: desired.vac } : {}) }),
+    desired.vac ? { volumeAttributesClasses: [{ metadata: { name: desired.vac }, driverName: "csi.example.com" }] } : {},
+  );
+  const decision = planStep(snap, NOW, PULL_REQUESTS);
+  if (decision.action?.type !== "ProposeRecreate") throw new Error(`expected ProposeRecreate, got ${decision.phase}/${decision.reason}: ${decision.message}`);
+  return decision as Decision & { action: ProposeRecreate };
+}
+
+/** Set `web`'s manifest as a person keeps it in Git: the live templates (1Gi) and claimstep's annotations. */
+export function webManifest(desiredJson: string): string {
+  return `# web — the storefront's database
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: web
+  namespace: default
+  annotations:
+    claimstep.io/volume-claim-update-strategy: InPlace
+    claimstep.io/apply-via: pull-request
+    claimstep.io/finalize: Recreate
+    claimstep.io/volume-claim-templates: '${desiredJson}'
+spec:
+  replicas: 3
+  serviceName: web
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+        - name: app
+          image: registry.k8s.io/pause:3.9
+  volumeClaimTemplates:
+    - metadata:
+        name: data # the only volume
+      spec:
+        accessModes: [ReadWriteOnce]
+        storageClassName: fast
+        resources:
+          requests:
+            storage: 1Gi # as created
+`;
 }
