@@ -31,6 +31,8 @@ export interface RunResult {
   partitionPatches: number;
   evictions: number;
   budgetRefusals: number;
+  /** Occurrences of known, reported core bugs (KNOWN BUG 3), which are not counted as violations. */
+  knownBugHits: string[];
 }
 
 const ref = { namespace: "default", name: "db" };
@@ -317,6 +319,7 @@ export async function runScenario(s: Scenario, opts: { trace?: (line: string) =>
     partitionPatches: own.filter((e) => e.resource === "statefulsets" && e.outcome === "ok" && (e.body?.spec as unknown) !== undefined).length,
     evictions: own.filter((e) => e.resource === "pods" && e.verb === "create" && e.outcome === "ok").length,
     budgetRefusals: own.filter((e) => e.resource === "pods" && e.verb === "create" && e.outcome === 429).length,
+    knownBugHits: ledger.knownBugHits,
     violations,
     steps,
     ordinals: Math.max(0, v.end - v.first),

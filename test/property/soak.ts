@@ -27,6 +27,7 @@ const byInvariant = new Map<string, number>();
 /** The modes of the cases (one case counts in several). */
 const modes = new Map<string, number>();
 const pods = { partitionPatches: 0, evictions: 0, budgetRefusals: 0 };
+let knownHits = 0;
 
 function modesOf(s: Scenario): string[] {
   const out: string[] = [];
@@ -66,6 +67,10 @@ for (let batch = 0; counts.cases < runs; batch++) {
     pods.partitionPatches += r.partitionPatches;
     pods.evictions += r.evictions;
     pods.budgetRefusals += r.budgetRefusals;
+    for (const hit of r.knownBugHits) {
+      knownHits++;
+      if (knownHits <= 3) console.log(`known bug hit in case ${counts.cases} (batch seed ${seed + batch}): ${hit}\n  scenario: ${JSON.stringify(s)}`);
+    }
     const ending = `${s.kind} ${r.phase}/${r.reason}`;
     endings.set(ending, (endings.get(ending) ?? 0) + 1);
     if (r.converged) counts.converged++;
@@ -93,6 +98,7 @@ claimstep soak on the simulated cluster (seed ${seed})
   API faults injected   ${counts.faultsInjected} (${counts.transientFailures} invocations saw a transient failure)
   invariant violations  ${counts.violations}${byInvariant.size ? ` (${[...byInvariant].map(([k, v]) => `${k}: ${v}`).join(", ")})` : ""}
   mean invocations per ordinal, clean rollouts: ${perOrdinal.toFixed(2)} (${perClaim.toFixed(2)} per claim)
+  known bug 3 hits      ${knownHits} (a budget's refusal unrecorded after a failed status write, asked again sooner; reported, not counted as violations)
   pods                  ${pods.partitionPatches} partition patches, ${pods.evictions} evictions, ${pods.budgetRefusals} refused by a budget
   time                  ${((Date.now() - started) / 1000).toFixed(1)} s
   modes:
