@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { runStep } from "../../functions/step.js";
 import { buildCluster, runScenario } from "./harness.js";
-import type { Scenario } from "./scenario.js";
+import { knownBug, type Scenario } from "./scenario.js";
 
 const base = {
   kind: "clean",
@@ -95,5 +95,28 @@ describe("known core bug 3: a refused eviction whose record is lost is asked aga
     const refusals = c.audit.filter((e) => e.actor === "claimstep" && e.subresource === "eviction" && e.verb === "create").map((e) => Date.parse(e.at));
     expect(refusals.length).toBeGreaterThan(0);
     for (let i = 1; i < refusals.length; i++) expect(refusals[i]! - refusals[i - 1]!).toBeGreaterThanOrEqual(120_000);
+  });
+});
+
+// KNOWN BUG 4 (R2, core/pods.ts restartStep): two ordinals in flight, each claim waiting on a
+// restart of its pod (node expansion offline); a person lowers maxUnavailable 2 → 1: R2 evicts only
+// when the ordinals in flight fit maxUnavailable, and they only leave flight through a restart.
+describe("known core bug 4: lowering maxUnavailable below the ordinals waiting on restarts deadlocks", () => {
+  const s: Scenario = {
+    ...base,
+    replicas: 2,
+    vacApi: true,
+    maxUnavailable: 2,
+    classes: [{ name: "fast", allowVolumeExpansion: true, driver: { resize: "online", nodeExpansion: "offline", modify: "ok", resizeMs: 4_000 } }],
+    edits: [{ atStep: 3, kind: "maxUnavailable", value: 1 }],
+    pods: { claimsFirst: false, hold: false, restartAfter: "30s" },
+  };
+  it("is classified as a known bug by the generator (kind waiting in the soak)", () => {
+    expect(knownBug(s)).toMatch(/^KNOWN BUG 4/);
+  });
+  it.fails("converges", async () => {
+    const r = await runScenario(s);
+    expect(r.violations).toEqual([]);
+    expect(r.converged).toBe(true);
   });
 });

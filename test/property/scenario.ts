@@ -346,12 +346,19 @@ export function waitingReason(s: Scenario): string | undefined {
  * one may stall, so it is held to the safety invariants only (kind waiting). Remove an entry
  * once its bug is fixed, and the soak holds those scenarios to I6 again.
  */
-export function knownBug(_s: Scenario): string | undefined {
+export function knownBug(s: Scenario): string | undefined {
   // KNOWN BUG 1 (P2/P3 deadlock after a scale-up or a new revision under ClaimsFirst) and KNOWN
   // BUG 2 (an offline-only expansion waiting on its pod taken for a failed one on a pre-1.34
   // server) were fixed in 4726180; their scenarios are regression tests in known-bugs.test.ts.
   // KNOWN BUG 3 (a budget's refusal unrecorded after a failed status write) is not a property of
   // a scenario: the oracle counts its occurrences (PodLedger.knownBugHits).
+  // KNOWN BUG 4 (R2 liveness, core/pods.ts restartStep): maxUnavailable lowered mid-rollout below
+  // the ordinals already in flight, each waiting on a restart of its pod: R2 evicts only when the
+  // in-flight count fits maxUnavailable, the count only falls when a restart happens — Waiting
+  // ("needs a restart … but 2 ordinals are in flight (maxUnavailable 1)") for ever.
+  const driver = s.classes[0]!.driver;
+  const atMount = driver.resize === "offline" || driver.nodeExpansion === "offline";
+  if (atMount && s.pods?.restartAfter && s.edits.some((e) => e.kind === "maxUnavailable")) return "KNOWN BUG 4: maxUnavailable lowered below the ordinals in flight that wait on restarts deadlocks R2";
   return undefined;
 }
 
