@@ -16,6 +16,8 @@ const seed = Number(process.env.CLAIMSTEP_RECREATE_SEED ?? 20261130);
 const describeCase = (c: RecreateCase, r: Awaited<ReturnType<typeof runRecreateCase>>) =>
   `case ${JSON.stringify(c)}\n${r.violations.map((v) => `  #${v.at} ${v.invariant}: ${v.message}`).join("\n")}`;
 
+const quiet = (c: RecreateCase): RecreateCase => ({ ...c, killRate: 0, raceRate: 0, editRate: 0, faults: { tooManyRequests: 0, serverError: 0, timeout: 0 } });
+
 describe("the re-create on the simulated cluster (property, I12)", () => {
   it(`keeps every pod and claim and finishes, on ${runs} random re-creates with kills, lost answers, races, faults and edits`, { timeout: 300_000 }, async () => {
     const totals = { invocations: 0, kills: 0, lost: 0, races: 0, faults: 0, edits: 0, absent: 0, deleting: 0 };
@@ -44,6 +46,18 @@ describe("the re-create on the simulated cluster (property, I12)", () => {
     expect(totals.deleting).toBeGreaterThan(0);
   });
 
+  it("a crash before, a crash after, or a lost answer of each request of F1–F4 is finished by the next invocations", { timeout: 60_000 }, async () => {
+    const quietCase = quiet(fc.sample(recreateCase, { numRuns: 1, seed: seed + 3 })[0]!);
+    for (const request of ["POST configmaps", "DELETE statefulsets", "POST statefulsets", "DELETE configmaps"]) {
+      for (const mode of ["die-before", "die-after", "lost"] as const) {
+        const r = await runRecreateCase(quietCase, { killAt: { request, mode } });
+        expect(r.violations, `${mode} ${request}: ${describeCase(quietCase, r)}`).toEqual([]);
+        expect(r.killPoints.some((k) => k.includes(request)), `${mode} ${request}: the kill never happened (${r.killPoints.join("; ")})`).toBe(true);
+        expect(r.writes).toEqual(["POST configmaps", "DELETE statefulsets/db", "POST statefulsets", "DELETE configmaps/claimstep-recreate-db"]);
+      }
+    }
+  });
+
   // Bug → the invariant that must catch it (others may fire too, as its consequences).
   const CATCHES: Record<PlantedBug, RecreateInvariant[]> = {
     "delete-before-record": ["I12-record-first", "I12-set-gone"],
@@ -52,7 +66,6 @@ describe("the re-create on the simulated cluster (property, I12)", () => {
     "record-removed-before-create": ["I12-record-early", "I12-set-gone"],
     "changed-pod-template": ["I12-template", "I12-pods"],
   };
-  const quiet = (c: RecreateCase): RecreateCase => ({ ...c, killRate: 0, raceRate: 0, editRate: 0, faults: { tooManyRequests: 0, serverError: 0, timeout: 0 } });
   const sample = fc.sample(recreateCase, { numRuns: 6, seed: seed + 14 });
 
   for (const bug of PLANTED_BUGS) {

@@ -309,7 +309,7 @@ class ProcessKilled extends Error {
   override readonly name = "ProcessKilled";
 }
 
-type KillMode = "die-before" | "die-after" | "lost";
+export type KillMode = "die-before" | "die-after" | "lost";
 interface Kill {
   mode: KillMode;
   /** 1-based request of the process's step, or its first write (the action, when it has one). */
@@ -322,6 +322,8 @@ export interface RunOptions {
   trace?: (line: string) => void;
   /** Keep going after a violation (planted-bug runs show every invariant that fires). */
   keepGoing?: boolean;
+  /** Besides the case's own kills: the first request of this kind (`DELETE statefulsets/db`, see requestKind) kills its process so. */
+  killAt?: { request: string; mode: KillMode };
 }
 
 const SETTLE_BUILD_MS = 3 * 60_000;
@@ -367,6 +369,9 @@ export async function runRecreateCase(c: RecreateCase, opts: RunOptions = {}): P
   };
   const result: RecreateResult = { violations, invocations: 0, races: 0, kills: 0, lost: 0, faults: 0, edits: 0, sawAbsent: 0, sawDeleting: 0, finishedInChaos: false, writes: [], killPoints: [] };
 
+  // `opts.killAt`: once, during the chaos.
+  let forcedDone = false;
+  let chaosOn = false;
   // Lost answers: one permanent fault entry whose predicate fires when a process asks for it.
   let loseNext = false;
   sim.http.failNext(
@@ -435,16 +440,21 @@ export async function runRecreateCase(c: RecreateCase, opts: RunOptions = {}): P
       if (opt.editAt === n) await personEdits(`between requests of ${opt.label ?? "a step"}`);
       const method = (init.method ?? "GET").toUpperCase();
       const path = url.replace(/^https?:\/\/[^/]+/, "");
-      const targeted = !!kill && (kill.at === n || (kill.at === "first-write" && method !== "GET" && !wrote));
+      const forced = chaosOn && !forcedDone && opts.killAt?.request === requestKind(method, path);
+      if (forced) {
+        forcedDone = true;
+        kill = { mode: opts.killAt!.mode, at: n };
+      }
+      const mode = kill && (kill.at === n || (kill.at === "first-write" && method !== "GET" && !wrote)) ? kill.mode : undefined;
       if (method !== "GET") wrote = true;
-      if (targeted && kill.mode === "die-before") {
+      if (mode === "die-before") {
         dead = true;
         state.killed = true;
         state.killPoint = `killed before ${requestKind(method, path)}`;
         trace?.(`  ${opt.label ?? ""} killed before request ${n}: ${init.method ?? "GET"} ${url.replace(/^https?:\/\/[^/]+/, "")}`);
         throw new ProcessKilled("killed");
       }
-      if (targeted && kill.mode === "lost") {
+      if (mode === "lost") {
         loseNext = true;
         state.lost++;
         state.killPoint = `answer lost: ${requestKind(method, path)}`;
@@ -455,7 +465,8 @@ export async function runRecreateCase(c: RecreateCase, opts: RunOptions = {}): P
       const pre = judged ? observe(sim) : undefined;
       const res = await sim.http.fetchLike(url, init);
       if (pre) checkRequest(method, path, body, res.status, pre, observe(sim), opt.label ?? "");
-      if (targeted && kill!.mode === "die-after") {
+      else trace?.(`  ${opt.label ?? ""} ${requestKind(method, path)} → ${res.status}`);
+      if (mode === "die-after") {
         dead = true;
         state.killed = true;
         state.killPoint = `killed after ${requestKind(method, path)} → ${res.status}`;
@@ -623,6 +634,7 @@ export async function runRecreateCase(c: RecreateCase, opts: RunOptions = {}): P
 
   // The chaos.
   sim.faults.plan = { ...c.faults, retryAfterSeconds: 1 };
+  chaosOn = true;
   for (let i = 0; i < c.chaosSteps; i++) {
     await step(true);
     if (violations.length && !opts.keepGoing) break;
@@ -634,6 +646,7 @@ export async function runRecreateCase(c: RecreateCase, opts: RunOptions = {}): P
 
   // Clean steps: no faults, no kills, no races, no edits; the re-create must finish.
   sim.faults.plan = {};
+  chaosOn = false;
   let finished = false;
   if (!violations.length || opts.keepGoing) {
     for (let i = 0; i < 60 && !finished; i++) {
