@@ -3,26 +3,29 @@
 //   npm run soak:recreate                              3,000 cases
 //   CLAIMSTEP_RECREATE_SOAK_RUNS=20000 npm run soak:recreate
 //   CLAIMSTEP_RECREATE_SOAK_SEED=7 npm run soak:recreate   (replay)
+//   CLAIMSTEP_RECREATE_SLOW=1 npm run soak:recreate        (with slow steps on old snapshots: finds the KNOWN BUG of recreate.ts)
 // Exit code 1 when any invariant is violated; each violation is printed with its case (replay one
 // with `runRecreateCase(case, { trace: console.log })`).
 import fc from "fast-check";
-import { recreateCase, runRecreateCase } from "./recreate.js";
+import { recreateCase, recreateCaseWithSlowSteps, runRecreateCase } from "./recreate.js";
 
 const runs = Number(process.env.CLAIMSTEP_RECREATE_SOAK_RUNS ?? 3_000);
 const seed = Number(process.env.CLAIMSTEP_RECREATE_SOAK_SEED ?? 20261130);
 const BATCH = 250;
+const arbitrary = process.env.CLAIMSTEP_RECREATE_SLOW === "1" ? recreateCaseWithSlowSteps : recreateCase;
 
-const counts = { cases: 0, invocations: 0, kills: 0, lostAnswers: 0, races: 0, faultsInjected: 0, edits: 0, sawAbsent: 0, sawOrphaning: 0, finishedDuringChaos: 0, violations: 0 };
+const counts = { cases: 0, invocations: 0, slowSteps: 0, kills: 0, lostAnswers: 0, races: 0, faultsInjected: 0, edits: 0, sawAbsent: 0, sawOrphaning: 0, finishedDuringChaos: 0, violations: 0 };
 const byInvariant = new Map<string, number>();
 const killPoints = new Map<string, number>();
 const started = Date.now();
 
 for (let batch = 0; counts.cases < runs; batch++) {
-  const cases = fc.sample(recreateCase, { numRuns: Math.min(BATCH, runs - counts.cases), seed: seed + batch });
+  const cases = fc.sample(arbitrary, { numRuns: Math.min(BATCH, runs - counts.cases), seed: seed + batch });
   for (const c of cases) {
     const r = await runRecreateCase(c);
     counts.cases++;
     counts.invocations += r.invocations;
+    counts.slowSteps += r.slowSteps;
     counts.kills += r.kills;
     counts.lostAnswers += r.lost;
     counts.races += r.races;
@@ -55,7 +58,7 @@ for (const [k, v] of killPoints) {
 console.log(`
 claimstep re-create soak on the simulated cluster (seed ${seed})
   cases                   ${counts.cases} (every one finished its re-create once the faults stopped, or is a violation)
-  invocations             ${counts.invocations} (${counts.races} racing pairs on one snapshot)
+  invocations             ${counts.invocations} (${counts.races} racing pairs on one snapshot, ${counts.slowSteps} slow steps on older ones)
   processes killed        ${counts.kills}; answers lost ${counts.lostAnswers}; API faults injected ${counts.faultsInjected}
   a person's edits        ${counts.edits}
   invocations that found  the set absent (F3 pending): ${counts.sawAbsent}; the old set still orphaning: ${counts.sawOrphaning}

@@ -51,6 +51,13 @@ export interface RecreateCase {
   raceRate: number;
   /** Per invocation: a person's edit before it (or between two of its requests). */
   editRate: number;
+  /**
+   * Per invocation: a slow process reads a snapshot now and acts on it 1–3 invocations later, after
+   * the invocation of that time (half the time a person's annotation is there only while it
+   * reads, as when a GitOps tool reverts a `kubectl annotate`). 0 in `recreateCase`: it finds the
+   * known bug (see `recreateCaseWithSlowSteps`).
+   */
+  slowRate?: number;
   faults: { tooManyRequests: number; serverError: number; timeout: number };
 }
 
@@ -77,6 +84,16 @@ export const recreateCase: fc.Arbitrary<RecreateCase> = fc
     templates: templates.map((t, i) => ({ name: TEMPLATE_NAMES[i]!, ...t })),
     faults: noisy ? { tooManyRequests: 0.05, serverError: 0.05, timeout: 0.06 } : { tooManyRequests: 0, serverError: 0, timeout: 0 },
   }));
+
+/**
+ * Cases with slow processes acting on old snapshots. KNOWN BUG (issue 14): a step whose snapshot
+ * predates the orphan DELETE may discard the record (RecordDiscarded) while the set is being
+ * deleted; once the GC is done, the set is gone and no record re-creates it (I12-record-early,
+ * I12-set-gone). `npm run soak:recreate` with CLAIMSTEP_RECREATE_SLOW=1 explores them.
+ */
+export const recreateCaseWithSlowSteps: fc.Arbitrary<RecreateCase> = fc
+  .tuple(recreateCase, fc.constantFrom(0.2, 0.4))
+  .map(([c, slowRate]) => ({ ...c, slowRate }));
 
 /** The desired templates of a case, as `kubectl annotate` writes them. */
 export function desiredTemplates(c: RecreateCase): ClaimTemplate[] {
@@ -293,6 +310,8 @@ export interface RecreateResult {
   lost: number;
   faults: number;
   edits: number;
+  /** Steps of slow processes on old snapshots. */
+  slowSteps: number;
   /** Invocations that found the set absent (F3 pending), and those still orphaning (deletionTimestamp). */
   sawAbsent: number;
   sawDeleting: number;
@@ -367,7 +386,7 @@ export async function runRecreateCase(c: RecreateCase, opts: RunOptions = {}): P
     violations.push({ invariant, message, at });
     trace?.(`  VIOLATION ${invariant}: ${message}`);
   };
-  const result: RecreateResult = { violations, invocations: 0, races: 0, kills: 0, lost: 0, faults: 0, edits: 0, sawAbsent: 0, sawDeleting: 0, finishedInChaos: false, writes: [], killPoints: [] };
+  const result: RecreateResult = { violations, invocations: 0, races: 0, kills: 0, lost: 0, faults: 0, edits: 0, slowSteps: 0, sawAbsent: 0, sawDeleting: 0, finishedInChaos: false, writes: [], killPoints: [] };
 
   // `opts.killAt`: once, during the chaos.
   let forcedDone = false;
@@ -613,6 +632,39 @@ export async function runRecreateCase(c: RecreateCase, opts: RunOptions = {}): P
     return ms;
   };
 
+  /** A slow process's snapshot, and the invocation after which it acts. */
+  let slow: { snapshot: Snapshot; due: number } | undefined;
+  /** The slow process acts if due (true: it did not), then maybe another one reads. */
+  const slowProcess = async (): Promise<boolean> => {
+    let quiet = true;
+    if (slow && slow.due <= at) {
+      const { snapshot } = slow;
+      slow = undefined;
+      quiet = false;
+      result.slowSteps++;
+      const p = processOf(undefined, { label: "slow" });
+      try {
+        const r = await runStep({ reader: { load: async () => structuredClone(snapshot) }, writers: p.writers, ref: REF, now: sim.now() });
+        trace?.(`  slow: ${r.decision.phase}/${r.decision.reason} ${r.decision.action?.type ?? "-"} ${r.outcome.kind}: ${r.decision.message}`);
+      } catch (err) {
+        if (!(err instanceof ApiError)) throw err;
+      }
+    }
+    if (!slow && c.slowRate && prng.chance(c.slowRate) && observe(sim).set) {
+      const flap = prng.chance(0.5);
+      const annotate = (value: string | null) => sim.admin.mergePatch("statefulsets", REF.namespace, REF.name, { metadata: { annotations: { "example.com/flap": value } } }, { fieldManager: "kubectl" });
+      if (flap) await annotate("1");
+      try {
+        slow = { snapshot: await processOf(undefined).reader.load(REF), due: at + prng.int(1, 3) };
+        trace?.(`  a slow process read its snapshot${flap ? " while example.com/flap was there (reverted right after)" : ""}; it acts after invocation #${slow.due}`);
+      } catch (err) {
+        if (!(err instanceof ApiError)) throw err;
+      }
+      if (flap && observe(sim).set) await annotate(null);
+    }
+    return quiet;
+  };
+
   const step = async (chaos: boolean) => {
     at++;
     result.invocations++;
@@ -621,7 +673,10 @@ export async function runRecreateCase(c: RecreateCase, opts: RunOptions = {}): P
     if (!before.set) result.sawAbsent++;
     else if (before.set.deleting) result.sawDeleting++;
     trace?.(`#${at}${chaos ? "" : " (clean)"} t=${sim.now().toISOString().slice(11, 23)} set=${before.set ? `${before.set.uid.slice(0, 8)}${before.set.deleting ? " deleting" : ""}` : "absent"} record=${before.record ? "yes" : "no"}`);
-    const { undisturbed, decisions } = await invoke(chaos);
+    const invoked = await invoke(chaos);
+    const { decisions } = invoked;
+    let { undisturbed } = invoked;
+    if (chaos) undisturbed = (await slowProcess()) && undisturbed;
     const after = observe(sim);
     checkWorld(after, `after invocation #${at}`);
     // F3 is one request: an undisturbed invocation that finds the set absent creates it.
