@@ -13,6 +13,7 @@ export function actionTarget(action: Action): string {
     case "WriteRecord":
       return `configmaps/${action.record.metadata.name}`;
     case "DeleteRecord":
+    case "ArmRecord":
       return `configmaps/${action.name}`;
     case "OrphanSet":
     case "CreateSet":

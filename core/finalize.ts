@@ -9,7 +9,7 @@ import { StatefulSet as StatefulSetSchema } from "./k8s.js";
 import { Messages, eventOf } from "./reasons.js";
 import { revisionOf } from "./revision.js";
 import { podName } from "./statefulset.js";
-import { Keys, type Snapshot } from "./types.js";
+import { Keys, type ArmRecord, type DeleteRecord, type Snapshot } from "./types.js";
 import type { WalkConclusion } from "./walk.js";
 
 export const FINALIZE = ["Never", "Recreate"] as const;
@@ -28,7 +28,7 @@ export const RECORD_PREFIX = "claimstep-recreate-";
 export const recordName = (set: string): string => `${RECORD_PREFIX}${set}`;
 
 /** Keys of the record's data. */
-export const RecordKeys = { manifest: "statefulset.json", oldUid: "old-uid", oldResourceVersion: "old-resource-version", revision: "revision" } as const;
+export const RecordKeys = { manifest: "statefulset.json", oldUid: "old-uid", oldResourceVersion: "old-resource-version", revision: "revision", armed: "armed" } as const;
 
 /** Metadata the API server sets: never part of a manifest to create. */
 const SERVER_SET = ["uid", "resourceVersion", "creationTimestamp", "generation", "managedFields", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"] as const;
@@ -93,6 +93,9 @@ export interface Record_ {
   oldUid: string;
   revision: string;
   uid: string;
+  resourceVersion: string;
+  /** Armed for the orphan delete (see ArmRecord). */
+  armed: boolean;
 }
 
 const RecordData = z.object({
@@ -100,6 +103,7 @@ const RecordData = z.object({
   [RecordKeys.oldUid]: z.string().check(z.minLength(1)),
   [RecordKeys.oldResourceVersion]: z.optional(z.string()),
   [RecordKeys.revision]: z.string().check(z.minLength(1)),
+  [RecordKeys.armed]: z.optional(z.string()),
 });
 
 /** The record as claimstep wrote it, or why it cannot be read. */
@@ -115,7 +119,17 @@ export function readRecord(cm: ConfigMap): { ok: true; record: Record_ } | { ok:
   }
   const manifest = StatefulSetSchema.safeParse(json);
   if (!manifest.success) return { ok: false, message: `${where}: ${RecordKeys.manifest} is not a StatefulSet (${manifest.error.issues[0]!.message})` };
-  return { ok: true, record: { manifest: manifest.data, oldUid: data.data[RecordKeys.oldUid], revision: data.data[RecordKeys.revision], uid: cm.metadata.uid ?? "" } };
+  return {
+    ok: true,
+    record: {
+      manifest: manifest.data,
+      oldUid: data.data[RecordKeys.oldUid],
+      revision: data.data[RecordKeys.revision],
+      uid: cm.metadata.uid ?? "",
+      resourceVersion: cm.metadata.resourceVersion ?? "",
+      armed: data.data[RecordKeys.armed] === "true",
+    },
+  };
 }
 
 /** Paths where two manifests differ, the claim templates and claimstep's annotations aside. */
@@ -201,9 +215,14 @@ export function finalizeStep(snapshot: Snapshot, c: FinalizeContext): WalkConclu
     const read = readRecord(cm);
     if (!read.ok) return blocked(Messages.recordUnreadable(read.message));
     const { record } = read;
+    // Never discard an armed record: a step that read it armed may be older than the orphan delete
+    // it allowed. Disarming changes its resourceVersion; only then can it go, and only as read.
     const discard = (why: string): WalkConclusion => {
-      const message = Messages.recordDiscarded(name, why);
-      return { reason: "RecordDiscarded", message, action: { type: "DeleteRecord", ...ref(set), name, uid: record.uid }, events: [eventOf("RecordDiscarded", message)] };
+      const message = Messages.recordDiscarded(name, why, record.armed);
+      const action: DeleteRecord | ArmRecord = record.armed
+        ? { type: "ArmRecord", ...ref(set), name, armed: false, resourceVersion: record.resourceVersion }
+        : { type: "DeleteRecord", ...ref(set), name, uid: record.uid, resourceVersion: record.resourceVersion };
+      return { reason: "RecordDiscarded", message, action, events: [eventOf("RecordDiscarded", message)] };
     };
     if (set.metadata.uid !== record.oldUid) {
       // F4: a new set exists; the record goes once it has adopted every pod.
@@ -222,6 +241,10 @@ export function finalizeStep(snapshot: Snapshot, c: FinalizeContext): WalkConclu
     const changed = unexpectedDifferences(record.manifest, recreatedManifest(set, c.desired));
     if (changed.length) return discard(`the StatefulSet changed since it was written (${changed.join(", ")})`);
     if (!rolloutAtRest(set)) return { reason: "Recreating", message: Messages.podsNotAtRest(set.metadata.name) };
+    if (!record.armed) {
+      const message = Messages.recordArmed(name, set.metadata.name);
+      return { reason: "RecordArmed", message, action: { type: "ArmRecord", ...ref(set), name, armed: true, resourceVersion: record.resourceVersion } };
+    }
     const message = Messages.setOrphaned(set.metadata.namespace ?? "default", set.metadata.name, name);
     return {
       reason: "SetOrphaned",

@@ -3,7 +3,7 @@
 // recorder. The direct API server implements all three writers; the GitOps pull-request writer
 // only the claim writer; the simulated cluster is reached through the direct ones.
 import type { Reason } from "./reasons.js";
-import type { ActionType, ClaimAction, CreateSet, Decision, DeleteRecord, EventRecord, EvictPod, OrphanSet, PatchClaim, PatchPartition, SetRef, Snapshot, WriteRecord } from "./types.js";
+import type { ActionType, ArmRecord, ClaimAction, CreateSet, Decision, DeleteRecord, EventRecord, EvictPod, OrphanSet, PatchClaim, PatchPartition, SetRef, Snapshot, WriteRecord } from "./types.js";
 
 export interface LoadOptions {
   signal?: AbortSignal;
@@ -79,6 +79,7 @@ export interface PodWriter {
  */
 export interface RecreateWriter {
   writeRecord(action: WriteRecord): Promise<{ kind: "applied"; detail: string }>;
+  armRecord(action: ArmRecord): Promise<{ kind: "applied"; detail: string }>;
   orphanSet(action: OrphanSet): Promise<{ kind: "applied"; detail: string }>;
   createSet(action: CreateSet): Promise<{ kind: "applied"; detail: string }>;
   deleteRecord(action: DeleteRecord): Promise<{ kind: "applied"; detail: string }>;

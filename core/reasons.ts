@@ -40,6 +40,7 @@ export const REASONS = {
   PodEvicted: { phase: "Progressing", event: "Normal", requeueAfter: CONTROLLER_PACE },
   // Progressing: one request of the re-create (DESIGN.md "Re-creating the set", F1–F4).
   RecordWritten: { phase: "Progressing", event: "Normal", requeueAfter: SOON },
+  RecordArmed: { phase: "Progressing", requeueAfter: SOON },
   SetOrphaned: { phase: "Progressing", event: "Normal", requeueAfter: SOON },
   SetCreated: { phase: "Progressing", event: "Normal", requeueAfter: SOON },
   RecordDiscarded: { phase: "Progressing", event: "Normal", requeueAfter: SOON },
@@ -196,7 +197,12 @@ export const Messages = {
   awaitingAdoption: (pods: readonly string[]) => `the re-created set has not adopted ${pods.length} pod(s) yet (${pods.slice(0, 5).join(", ")}${pods.length > 5 ? ", …" : ""})`,
   setRecreated: (namespace: string, set: string, oldUid: string, newUid: string, revision: string) =>
     `StatefulSet ${namespace}/${set} re-created with the claim templates of revision ${revision} (uid ${oldUid} → ${newUid}); every pod and claim kept; the record is removed`,
-  recordDiscarded: (record: string, why: string) => `discarding ConfigMap ${record}, which nothing acted on yet: ${why}`,
+  recordDiscarded: (record: string, why: string, armed: boolean) =>
+    armed
+      ? `disarming ConfigMap ${record} (the set still stands untouched), then discarding it: ${why}`
+      : `discarding ConfigMap ${record}, which nothing acted on yet: ${why}`,
+  recordArmed: (record: string, set: string) =>
+    `the record ConfigMap ${record} matches ${set}: arming it for the orphan delete (a step that read it before cannot discard it any more)`,
   podsNotAtRest: (set: string) =>
     `the re-create of ${set} waits for its pod rollout to be at rest (status.currentRevision = updateRevision, every replica Ready, observedGeneration = generation)`,
   recreateWouldDiffer: (set: string) => `the templates to re-create ${set} with do not hash to the desired revision; re-create it by hand (claimstep never deletes a set it cannot re-create exactly)`,

@@ -144,13 +144,30 @@ export interface CreateSet {
   manifest: StatefulSet;
 }
 
-/** F4: DELETE the record (uid precondition), once the new set has adopted its pods. */
+/**
+ * Before F2: arm the record (or disarm it), a merge patch under the record's resourceVersion as
+ * read. The set is deleted only with an armed record, and a record is discarded only unarmed and
+ * under the resourceVersion it was read at: arming changes it, so a step that decided to discard
+ * on a snapshot older than the orphan delete loses the race instead of losing the set.
+ */
+export interface ArmRecord {
+  type: "ArmRecord";
+  namespace: string;
+  set: string;
+  name: string;
+  armed: boolean;
+  resourceVersion: string;
+}
+
+/** F4 (or a discard): DELETE the record (uid precondition; a discard also its resourceVersion). */
 export interface DeleteRecord {
   type: "DeleteRecord";
   namespace: string;
   set: string;
   name: string;
   uid: string;
+  /** Set for a discard: the record exactly as read (unarmed), or nothing. */
+  resourceVersion?: string;
 }
 
 /**
@@ -171,7 +188,7 @@ export interface ProposeRecreate {
 export type ClaimAction = PatchClaim | ProposeRecreate;
 
 /** The single action a Decision may carry. */
-export type Action = PatchClaim | PatchPartition | EvictPod | WriteRecord | OrphanSet | CreateSet | DeleteRecord | ProposeRecreate;
+export type Action = PatchClaim | PatchPartition | EvictPod | WriteRecord | ArmRecord | OrphanSet | CreateSet | DeleteRecord | ProposeRecreate;
 export type ActionType = Action["type"];
 
 export type Phase = "Idle" | "Progressing" | "Waiting" | "Blocked" | "Complete";

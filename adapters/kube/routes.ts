@@ -65,6 +65,7 @@ export const Routes = {
 export const RecreateRoutes = {
   getRecord: route("get", "", "v1", "configmaps", true),
   createRecord: route("create", "", "v1", "configmaps", true, false),
+  patchRecord: route("patch", "", "v1", "configmaps", true, false),
   deleteRecord: route("delete", "", "v1", "configmaps", true, false),
   deleteStatefulSet: route("delete", "apps", "v1", "statefulsets", true, false),
   createStatefulSet: route("create", "apps", "v1", "statefulsets", true, false),

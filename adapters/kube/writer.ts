@@ -8,6 +8,7 @@ import {
   FIELD_MANAGER,
   Keys,
   type ActionType,
+  type ArmRecord,
   type CreateSet,
   type DeleteRecord,
   type EventRecord,
@@ -22,6 +23,7 @@ import { ApiError } from "../api-error.js";
 import type { KubeClient } from "./client.js";
 import { eventBody, eventName, microTime } from "./events.js";
 import { RecreateRoutes, Routes } from "./routes.js";
+import { RecordKeys } from "../../core/finalize.js";
 
 export const APPLY_PATCH = "application/apply-patch+yaml";
 export const MERGE_PATCH = "application/merge-patch+json";
@@ -126,6 +128,12 @@ export class KubeRecreateWriter implements RecreateWriter {
     return { kind: "applied" as const, detail: `created ConfigMap ${action.namespace}/${action.record.metadata.name}` };
   }
 
+  async armRecord(action: ArmRecord) {
+    const body = { metadata: { resourceVersion: action.resourceVersion }, data: { [RecordKeys.armed]: String(action.armed) } };
+    await this.client.patch(RecreateRoutes.patchRecord, { namespace: action.namespace, name: action.name }, body, MERGE_PATCH);
+    return { kind: "applied" as const, detail: `${action.armed ? "armed" : "disarmed"} ConfigMap ${action.namespace}/${action.name}` };
+  }
+
   async orphanSet(action: OrphanSet) {
     const options = { apiVersion: "v1", kind: "DeleteOptions", propagationPolicy: "Orphan", preconditions: { uid: action.uid, resourceVersion: action.resourceVersion } };
     await this.client.delete(RecreateRoutes.deleteStatefulSet, { namespace: action.namespace, name: action.set }, options);
@@ -139,7 +147,8 @@ export class KubeRecreateWriter implements RecreateWriter {
   }
 
   async deleteRecord(action: DeleteRecord) {
-    const options = { apiVersion: "v1", kind: "DeleteOptions", preconditions: { uid: action.uid } };
+    const preconditions = { uid: action.uid, ...(action.resourceVersion !== undefined ? { resourceVersion: action.resourceVersion } : {}) };
+    const options = { apiVersion: "v1", kind: "DeleteOptions", preconditions };
     await this.client.delete(RecreateRoutes.deleteRecord, { namespace: action.namespace, name: action.name }, options);
     return { kind: "applied" as const, detail: `deleted ConfigMap ${action.namespace}/${action.name}` };
   }

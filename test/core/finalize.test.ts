@@ -12,7 +12,7 @@ import { claimsFor, makeClaim, makeSet, snapshot, type SetSpec } from "./builder
 
 const ALL: WriterCapabilities = {
   name: "direct",
-  supports: ["PatchClaim", "PatchPartition", "EvictPod", "WriteRecord", "OrphanSet", "CreateSet", "DeleteRecord"],
+  supports: ["PatchClaim", "PatchPartition", "EvictPod", "WriteRecord", "ArmRecord", "OrphanSet", "CreateSet", "DeleteRecord"],
   proposes: false,
 };
 const NOW = new Date("2026-11-30T12:00:00Z");
@@ -30,7 +30,10 @@ function complete(extra: Partial<SetSpec> = {}, annotations: Record<string, stri
   return snapshot(set, claimsFor(set, { storage: "2Gi", revision }));
 }
 
-const withRecord = (s: Snapshot, record: ConfigMap): Snapshot => ({ ...s, recreateRecord: { ...record, metadata: { ...record.metadata, uid: "record-uid" } } });
+const withRecord = (s: Snapshot, record: ConfigMap, armed = true): Snapshot => ({
+  ...s,
+  recreateRecord: { ...record, metadata: { ...record.metadata, uid: "record-uid", resourceVersion: "77" }, data: { ...record.data, armed: String(armed) } },
+});
 
 /** The record F1 would write for this snapshot. */
 const recordFor = (s: Snapshot): ConfigMap => (plan(s).action as WriteRecord).record;
@@ -91,7 +94,13 @@ describe("F1: the record first", () => {
 });
 
 describe("F2: the orphan delete, guarded", () => {
-  it("deletes the set with its uid and resourceVersion as read once the record exists", () => {
+  it("arms the record first (a merge patch under its resourceVersion)", () => {
+    const s = complete();
+    const d = plan(withRecord(s, recordFor(s), false));
+    expect(d.action).toEqual({ type: "ArmRecord", namespace: "default", set: "web", name: "claimstep-recreate-web", armed: true, resourceVersion: "77" });
+  });
+
+  it("deletes the set with its uid and resourceVersion as read once the record is armed", () => {
     const s = complete();
     const d = plan(withRecord(s, recordFor(s)));
     expect(d.reason).toBe("SetOrphaned");
@@ -102,10 +111,19 @@ describe("F2: the orphan delete, guarded", () => {
     const s = complete();
     const record = recordFor(s);
     (s.statefulSet.spec as any).template.spec.containers[0].image = "busybox:2";
-    const d = plan(withRecord(s, record));
+    const d = plan(withRecord(s, record, false));
     expect(d.reason).toBe("RecordDiscarded");
-    expect(d.action).toEqual({ type: "DeleteRecord", namespace: "default", set: "web", name: "claimstep-recreate-web", uid: "record-uid" });
+    expect(d.action).toEqual({ type: "DeleteRecord", namespace: "default", set: "web", name: "claimstep-recreate-web", uid: "record-uid", resourceVersion: "77" });
     expect(d.message).toMatch(/spec\.template/);
+  });
+
+  it("never deletes an armed record: it disarms it first (a step that read it may be older than the orphan delete)", () => {
+    const s = complete();
+    const record = recordFor(s);
+    (s.statefulSet.spec as any).template.spec.containers[0].image = "busybox:2";
+    const d = plan(withRecord(s, record, true));
+    expect(d.reason).toBe("RecordDiscarded");
+    expect(d.action).toEqual({ type: "ArmRecord", namespace: "default", set: "web", name: "claimstep-recreate-web", armed: false, resourceVersion: "77" });
   });
 
   it("discards a record when finalize is no longer wanted", () => {

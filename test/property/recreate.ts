@@ -161,6 +161,7 @@ function plant(bug: PlantedBug, right: RecreateWriter, client: KubeClient): Recr
 
 const bind = (w: RecreateWriter): RecreateWriter => ({
   writeRecord: (a) => w.writeRecord(a),
+  armRecord: (a) => w.armRecord(a),
   orphanSet: (a) => w.orphanSet(a),
   createSet: (a) => w.createSet(a),
   deleteRecord: (a) => w.deleteRecord(a),
@@ -206,6 +207,8 @@ interface RecordState {
   uid: string;
   oldUid: string;
   template?: string;
+  /** Armed for the orphan delete (core/finalize.ts: the set is deleted only with an armed record). */
+  armed: boolean;
 }
 interface World {
   set?: SetState;
@@ -254,7 +257,7 @@ function observe(sim: SimCluster): World {
     } catch {
       template = undefined;
     }
-    record = { uid: cm.metadata.uid, oldUid: cm.data?.[RecordKeys.oldUid] ?? "", ...(template !== undefined ? { template } : {}) };
+    record = { uid: cm.metadata.uid, oldUid: cm.data?.[RecordKeys.oldUid] ?? "", armed: cm.data?.[RecordKeys.armed] === "true", ...(template !== undefined ? { template } : {}) };
   }
   return {
     ...(raw
@@ -518,6 +521,7 @@ export async function runRecreateCase(c: RecreateCase, opts: RunOptions = {}): P
         if (!pre.record) violate("I12-record-first", `${label}: StatefulSet ${REF.name} (uid ${pre.set!.uid}) deleted while no record ${RECORD} existed`);
         else if (pre.record.oldUid !== pre.set!.uid) violate("I12-record-first", `${label}: StatefulSet ${REF.name} (uid ${pre.set!.uid}) deleted while the record names uid ${pre.record.oldUid}`);
         else if (pre.record.template !== pre.set!.template) violate("I12-record-first", `${label}: StatefulSet ${REF.name} deleted while the record's pod template differs from the set's`);
+        else if (!pre.record.armed) violate("I12-record-first", `${label}: StatefulSet ${REF.name} deleted while the record was not armed (a step that read it unarmed could still discard it)`);
       }
     }
     if (isSet && method === "POST") {
@@ -529,6 +533,7 @@ export async function runRecreateCase(c: RecreateCase, opts: RunOptions = {}): P
       } else if (status < 300) violate("I12-one-set", `${label}: POST of StatefulSet ${REF.name} answered ${status} but no new set is there`);
     }
     if (isRecord && method === "POST" && !pre.record && post.record) result.writes.push("POST configmaps");
+    if (isRecord && method === "PATCH" && pre.record && post.record && pre.record.armed !== post.record.armed) result.writes.push(`PATCH configmaps/${RECORD}`);
     if (isRecord && method === "DELETE" && pre.record && !post.record) {
       result.writes.push(`DELETE configmaps/${RECORD}`);
       const s = pre.set;

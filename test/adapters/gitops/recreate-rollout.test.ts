@@ -151,7 +151,7 @@ describe.each([
     // The merge of the proposal approved the re-create; then one request per step: record, orphan delete, create, record removed.
     const from = reasons.indexOf("webhook:RecreateApproved");
     expect(from).toBeGreaterThan(reasons.indexOf("RolloutComplete"));
-    expect(reasons.slice(from + 1).filter((r) => !["Recreating"].includes(r))).toEqual(["RecordWritten", "SetOrphaned", "SetCreated", "SetRecreated"]);
+    expect(reasons.slice(from + 1).filter((r) => !["Recreating"].includes(r))).toEqual(["RecordWritten", "RecordArmed", "SetOrphaned", "SetCreated", "SetRecreated"]);
     // Before the re-create, Argo CD's sync of the set is refused by the API server (the note in the pull request).
     expect(argoSyncs).toEqual([422]);
 

@@ -121,10 +121,10 @@ describe("npm start", () => {
     expect(code).toBe(0);
     const reasons = [...out.matchAll(/^\[\d\d:\d\d\] #\d+ +\w+\/(\w+)/gm)].map((m) => m[1]);
     const from = reasons.indexOf("RolloutComplete");
-    expect(reasons.slice(from, from + 5)).toEqual(["RolloutComplete", "RecordWritten", "SetOrphaned", "SetCreated", "SetRecreated"]);
-    expect(out).toMatch(/✓ created ConfigMap default\/claimstep-recreate-web\n[\s\S]*✓ deleted StatefulSet default\/web \(orphan; uid [\w-]+\)\n[\s\S]*✓ created StatefulSet default\/web \(uid [\w-]+\)\n[\s\S]*✓ deleted ConfigMap default\/claimstep-recreate-web/);
+    expect(reasons.slice(from, from + 6)).toEqual(["RolloutComplete", "RecordWritten", "RecordArmed", "SetOrphaned", "SetCreated", "SetRecreated"]);
+    expect(out).toMatch(/✓ created ConfigMap default\/claimstep-recreate-web\n[\s\S]*✓ armed ConfigMap default\/claimstep-recreate-web\n[\s\S]*✓ deleted StatefulSet default\/web \(orphan; uid [\w-]+\)\n[\s\S]*✓ created StatefulSet default\/web \(uid [\w-]+\)\n[\s\S]*✓ deleted ConfigMap default\/claimstep-recreate-web/);
     expect(out).toMatch(/^3 +web-3 \(Running\) .* Updated +data-web-3 +2Gi +2Gi +2Gi/m);
-    expect(out).toMatch(/^\d+ invocations, 8 claim writes, 4 re-create requests, 0 transient failures/m);
+    expect(out).toMatch(/^\d+ invocations, 8 claim writes, 5 re-create requests, 0 transient failures/m);
   });
 
   it("finalize-crash: the next invocation creates the set from the record and finishes (exit 0)", { timeout: 60_000 }, async () => {
