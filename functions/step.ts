@@ -93,7 +93,7 @@ function capabilities(claims: ClaimWriter, writers: Writers): WriterCapabilities
     supports: [
       ...claims.supports,
       ...(writers.pods ? (["PatchPartition", "EvictPod"] as const) : []),
-      ...(writers.recreate ? (["WriteRecord", "OrphanSet", "CreateSet", "DeleteRecord"] as const) : []),
+      ...(writers.recreate ? (["WriteRecord", "ArmRecord", "OrphanSet", "CreateSet", "DeleteRecord"] as const) : []),
     ],
     proposes: claims.proposes,
     ...(claims.unavailable !== undefined ? { unavailable: claims.unavailable } : {}),
@@ -115,7 +115,9 @@ async function write(claims: ClaimWriter, writers: Writers, decision: Decision):
       const done =
         action.type === "WriteRecord"
           ? await recreate.writeRecord(action)
-          : action.type === "OrphanSet"
+          : action.type === "ArmRecord"
+            ? await recreate.armRecord(action)
+            : action.type === "OrphanSet"
             ? await recreate.orphanSet(action)
             : action.type === "CreateSet"
               ? await recreate.createSet(action)
