@@ -18,6 +18,7 @@ export function actionTarget(action: Action): string {
     case "OrphanSet":
     case "CreateSet":
     case "ProposeRecreate":
+    case "RaiseTemplate":
       return action.set;
   }
 }
@@ -34,6 +35,8 @@ export function describeAction(action: Action): string {
       return `${action.type} ${where} (for ${action.claim})`;
     case "OrphanSet":
       return `${action.type} ${where} (DELETE, propagationPolicy Orphan, uid ${action.uid})`;
+    case "RaiseTemplate":
+      return `${action.type} ${where} template ${action.template} ${action.from}→${action.to}`;
     default:
       return `${action.type} ${where}`;
   }

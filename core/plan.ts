@@ -8,6 +8,7 @@ import { makeDecision } from "./decision.js";
 import { lastEvictionJSON } from "./pod-policy.js";
 import { coordinationOf, partitionStep, podsPending, restartStep } from "./pods.js";
 import type { WriterCapabilities } from "./ports.js";
+import { autogrowOf, autogrowStep } from "./autogrow.js";
 import { finalizeOf, finalizeStep } from "./finalize.js";
 import { eventOf, phaseOf } from "./reasons.js";
 import { revisionOf } from "./revision.js";
@@ -35,7 +36,9 @@ export function planStep(snapshot: Snapshot, now: Date, writer: WriterCapabiliti
   if (!scoped.ok) return makeDecision(snapshot, now, [], scoped.conclusion);
   const { scope } = scoped;
   const finalize = finalizeOf(snapshot.statefulSet);
-  if (!finalize.ok) return makeDecision(snapshot, now, [], { reason: "InvalidPodPolicy", message: finalize.message, record: true, events: [eventOf("InvalidPodPolicy", finalize.message)] });
+  if (!finalize.ok) return makeDecision(snapshot, now, [], { reason: "InvalidPolicy", message: finalize.message, record: true, events: [eventOf("InvalidPolicy", finalize.message)] });
+  const autogrow = autogrowOf(snapshot.statefulSet);
+  if (!autogrow.ok) return makeDecision(snapshot, now, [], { reason: "InvalidPolicy", message: autogrow.message, record: true, events: [eventOf("InvalidPolicy", autogrow.message)] });
 
   // Rules 4–8: every claim of every ordinal in scope, highest first.
   const ordinals = inScope(scope.ordinals).map((o) => evaluateOrdinal(scope, o));
@@ -73,7 +76,15 @@ export function planStep(snapshot: Snapshot, now: Date, writer: WriterCapabiliti
     const partition = partitionStep(scope, coordination, ordinals, pending);
     if (partition) return partition;
     const walked = walk(scope, ordinals, busy);
-    if (walked.reason === "Converged") return recreate(true) ?? walked;
+    if (walked.reason === "Converged") {
+      // Autogrow (autogrow.ts) before the re-create: a full disk is the more urgent.
+      const grow = autogrow.ok && autogrow.policy
+        ? autogrowStep({ set: snapshot.statefulSet, policy: autogrow.policy, reading: snapshot.volumeUsage, templates: scope.templates, ordinals: inScope(scope.ordinals), revision: scope.revision, revisionOf })
+        : undefined;
+      if (grow && "conclusion" in grow) return grow.conclusion;
+      const settled = recreate(true) ?? walked;
+      return grow && settled === walked ? { ...walked, message: `${walked.message}; ${grow.note}` } : settled;
+    }
     // Complete now, and the re-create starts with the next step: worth one soon.
     const wantsRecreate = finalize.ok && (finalize.recreate || opts.finalize === true);
     if (walked.reason === "RolloutComplete" && wantsRecreate && revisionOf(snapshot.statefulSet.spec.volumeClaimTemplates ?? []) !== scope.revision) return { ...walked, requeueAfter: 2 };

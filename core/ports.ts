@@ -2,6 +2,7 @@
 // claim writer (the one action), a set-status writer (the set's annotations) and an event
 // recorder. The direct API server implements all three writers; the GitOps pull-request writer
 // only the claim writer; the simulated cluster is reached through the direct ones.
+import type { UsageReading } from "./autogrow.js";
 import type { Reason } from "./reasons.js";
 import type { ActionType, ArmRecord, ClaimAction, CreateSet, Decision, DeleteRecord, EventRecord, EvictPod, OrphanSet, PatchClaim, PatchPartition, SetRef, Snapshot, WriteRecord } from "./types.js";
 
@@ -16,6 +17,15 @@ export interface LoadOptions {
 export interface StateReader {
   /** Load one StatefulSet and what surrounds it. Throws ApiError (NotFound …) on failure. */
   load(ref: SetRef, opts?: LoadOptions): Promise<Snapshot>;
+}
+
+/**
+ * Autogrow's metrics: the usage of a set's claims (kubelet_volume_stats_used_bytes and
+ * _capacity_bytes), one instant query. Never throws: an unreachable server or a query error is a
+ * reading that says why (the step goes on without autogrow).
+ */
+export interface MetricsReader {
+  usage(ref: SetRef, claims: readonly string[], signal?: AbortSignal): Promise<UsageReading>;
 }
 
 /** What the planner needs to know of the writer that will carry out its action. */

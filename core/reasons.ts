@@ -45,6 +45,7 @@ export const REASONS = {
   SetCreated: { phase: "Progressing", event: "Normal", requeueAfter: SOON },
   RecordDiscarded: { phase: "Progressing", event: "Normal", requeueAfter: SOON },
   RecreateApproved: { phase: "Progressing", event: "Normal", requeueAfter: SOON },
+  AutogrowTriggered: { phase: "Progressing", event: "Normal", requeueAfter: SOON },
   // Waiting: something outside claimstep has to happen first.
   PodUpdating: { phase: "Waiting", requeueAfter: CONTROLLER_PACE },
   Recreating: { phase: "Waiting", requeueAfter: SOON },
@@ -56,8 +57,9 @@ export const REASONS = {
   // Blocked: a person has to act; stepping again changes nothing until they do.
   InvalidTemplates: { phase: "Blocked", event: "Warning" },
   InvalidApplyVia: { phase: "Blocked", event: "Warning" },
-  InvalidPodPolicy: { phase: "Blocked", event: "Warning" },
+  InvalidPolicy: { phase: "Blocked", event: "Warning" },
   RecordUnreadable: { phase: "Blocked", event: "Warning" },
+  AutogrowLimit: { phase: "Blocked", event: "Warning" },
   StorageClassMismatch: { phase: "Blocked", event: "Warning" },
   ImmutableFieldMismatch: { phase: "Blocked", event: "Warning" },
   ExpansionNotAllowed: { phase: "Blocked", event: "Warning" },
@@ -213,6 +215,13 @@ export const Messages = {
   recordUnreadable: (why: string) => `${why}: claimstep wrote this record and cannot read it back; fix or delete the ConfigMap (the StatefulSet still exists)`,
   recordUnreadableSetGone: (why: string, namespace: string, set: string) =>
     `StatefulSet ${namespace}/${set} is gone and its re-create record is unreadable (${why}): re-create the set by hand from the record's statefulset.json or from your manifests; its pods and claims are kept`,
+
+  // Autogrow.
+  autogrowTriggered: (claim: string, usage: string, template: string, from: string, to: string) =>
+    `${claim} uses ${usage}: raising template ${template} ${from} → ${to} in ${Keys.templates}; the rollout then grows every ordinal`,
+  autogrowLimit: (claim: string, usage: string, template: string, max: string) =>
+    `${claim} uses ${usage}, but template ${template} is already at the autogrow max ${max}: raise max in ${Keys.autogrow}, or free space`,
+  autogrowNoMetrics: (why: string) => `autogrow skipped this step: ${why}`,
 
   // Rule 10.
   complete: (ordinals: number, revision: string) => `all ${ordinals} ordinal(s) in scope are at revision ${revision} and ready`,

@@ -55,7 +55,7 @@ const stop = (conclusion: DecisionParts): ScopeResult => ({ ok: false, conclusio
 const idle = (reason: Extract<Reason, "NotOptedIn" | "OnDelete">, message: string, record: boolean) => stop({ reason, message, record });
 
 /** Invalid input (rule 2): Blocked with the message, and a Warning event saying it. */
-const invalid = (reason: Extract<Reason, "InvalidTemplates" | "InvalidApplyVia" | "InvalidPodPolicy">, message: string) =>
+const invalid = (reason: Extract<Reason, "InvalidTemplates" | "InvalidApplyVia" | "InvalidPolicy">, message: string) =>
   stop({ reason, message, record: true, events: [eventOf(reason, message)] });
 
 export function scopeOf(snapshot: Snapshot): ScopeResult {
@@ -79,7 +79,7 @@ export function scopeOf(snapshot: Snapshot): ScopeResult {
 
   // The pod extensions' annotations (DESIGN.md "Pods"): a value claimstep does not know → Blocked.
   const pod = podPolicyOf(set);
-  if (!pod.ok) return invalid("InvalidPodPolicy", pod.message);
+  if (!pod.ok) return invalid("InvalidPolicy", pod.message);
   const { policy } = pod;
 
   // Rule 3: ordinals in scope [start + partition, start + replicas); condemned ones are reported,

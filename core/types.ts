@@ -9,6 +9,7 @@ import type {
   StorageClass,
   VolumeAttributesClass,
 } from "./k8s.js";
+import type { UsageReading } from "./autogrow.js";
 import type { EventReason, Reason } from "./reasons.js";
 
 /** Annotation and label keys of the user-facing contract (DESIGN.md). */
@@ -32,6 +33,10 @@ export const Keys = {
   lastEviction: "claimstep.io/last-eviction",
   /** `Recreate` (default `Never`): re-create the set with the new templates once a rollout is done (F1–F4). */
   finalize: "claimstep.io/finalize",
+  /** Autogrow policy: `{"threshold":"80%","increase":"25%","max":"1Ti"}` (optional `template`). */
+  autogrow: "claimstep.io/autogrow",
+  /** The revision autogrow last grew from: one growth per revision. */
+  autogrownFrom: "claimstep.io/autogrown-from",
   /** The revision whose re-create a merged pull request approved (GitOps mode, before F1). */
   recreateApproved: "claimstep.io/recreate-approved",
   /** The pod template revision label the StatefulSet controller puts on every pod. */
@@ -64,6 +69,8 @@ export interface Snapshot {
   recreateRecord?: ConfigMap;
   /** The StatefulSet does not exist: `statefulSet` is the manifest the record holds (F3). */
   setMissing?: boolean;
+  /** Autogrow's reading of the claims' usage (one instant Prometheus query), when it applies. */
+  volumeUsage?: UsageReading;
 }
 
 /**
@@ -184,11 +191,31 @@ export interface ProposeRecreate {
   templates: ClaimTemplate[];
 }
 
-/** What a claim writer carries out: a claim, or (pull requests) the proposal of a re-create. */
-export type ClaimAction = PatchClaim | ProposeRecreate;
+/**
+ * Autogrow: raise one template's desired size in `claimstep.io/volume-claim-templates` (merge
+ * patch under the set's resourceVersion as read, with the autogrown-from record), or propose that
+ * as a pull request in GitOps mode. The rollout that follows grows every ordinal.
+ */
+export interface RaiseTemplate {
+  type: "RaiseTemplate";
+  namespace: string;
+  set: string;
+  template: string;
+  from: string;
+  to: string;
+  /** The whole desired templates after the raise (the annotation's new value). */
+  templates: ClaimTemplate[];
+  /** The revision grown from, and the one the raise makes. */
+  fromRevision: string;
+  toRevision: string;
+  resourceVersion?: string;
+}
+
+/** What a claim writer carries out: a claim, a raise of the desired templates, or (pull requests) the proposal of a re-create. */
+export type ClaimAction = PatchClaim | ProposeRecreate | RaiseTemplate;
 
 /** The single action a Decision may carry. */
-export type Action = PatchClaim | PatchPartition | EvictPod | WriteRecord | ArmRecord | OrphanSet | CreateSet | DeleteRecord | ProposeRecreate;
+export type Action = PatchClaim | PatchPartition | EvictPod | WriteRecord | ArmRecord | OrphanSet | CreateSet | DeleteRecord | ProposeRecreate | RaiseTemplate;
 export type ActionType = Action["type"];
 
 export type Phase = "Idle" | "Progressing" | "Waiting" | "Blocked" | "Complete";

@@ -2,8 +2,9 @@
 // claim → one verdict on what became of it → record status and events. Every entry point (HTTP,
 // cron, CLI, relay, simulation) goes through here.
 import { planStep } from "../core/plan.js";
-import type { ClaimWriter, StateReader, WriterCapabilities, Writers } from "../core/ports.js";
-import type { Decision, SetRef, Snapshot } from "../core/types.js";
+import { autogrowOf } from "../core/autogrow.js";
+import type { ClaimWriter, MetricsReader, StateReader, WriterCapabilities, Writers } from "../core/ports.js";
+import { Keys, type Action, type ClaimAction, type Decision, type SetRef, type Snapshot } from "../core/types.js";
 import { verdict, type WriteOutcome } from "../core/verdict.js";
 import { ApiError } from "../adapters/api-error.js";
 
@@ -17,6 +18,8 @@ export interface StepOptions {
   dryRun?: boolean;
   /** Re-create the set with its new templates once complete, whatever its annotation says (`claimstep finalize`). */
   finalize?: boolean;
+  /** Autogrow's metrics (Prometheus); absent: a set asking for autogrow goes on without it, saying so. */
+  metrics?: MetricsReader;
 }
 
 export type StepOutcome =
@@ -60,6 +63,7 @@ export async function runStep(opts: StepOptions): Promise<StepResult> {
   } catch (err) {
     throw permission(err);
   }
+  snapshot = await withUsage(snapshot, opts);
   const claims = typeof opts.writers.claims === "function" ? opts.writers.claims(snapshot) : opts.writers.claims;
   const planned = planStep(snapshot, opts.now, capabilities(claims, opts.writers), opts.finalize ? { finalize: true } : {});
   if (opts.dryRun) return { decision: planned, outcome: { kind: "dry-run" }, writer: claims.name };
@@ -68,9 +72,10 @@ export async function runStep(opts: StepOptions): Promise<StepResult> {
   const decision = written ? verdict(snapshot, opts.now, planned, written.result) : planned;
   const outcome: StepOutcome = written?.outcome ?? { kind: "none" };
   // A partition patch carries the step's annotations itself: the set's resourceVersion has moved.
-  // After an orphan delete or a create, the set is not the one read: nothing to annotate.
+  // After an orphan delete or a create, the set is not the one read: nothing to annotate; a raise
+  // of the desired templates moved its resourceVersion (its next step records the status).
   const type = decision.action?.type;
-  const annotated = written?.result.kind === "applied" && (type === "PatchPartition" || type === "OrphanSet" || type === "CreateSet");
+  const annotated = written?.result.kind === "applied" && (type === "PatchPartition" || type === "OrphanSet" || type === "CreateSet" || type === "RaiseTemplate");
 
   try {
     if (decision.setAnnotations && !annotated) await opts.writers.status.annotateSet(opts.ref, decision.setAnnotations, decision.setResourceVersion);
@@ -84,6 +89,22 @@ export async function runStep(opts: StepOptions): Promise<StepResult> {
   }
   return { decision, outcome, writer: claims.name };
 }
+
+/**
+ * Autogrow reads the claims' usage only where it may act: the set asks for it and no rollout is in
+ * progress (update-revision = current-revision), so other steps cost no query.
+ */
+async function withUsage(snapshot: Snapshot, opts: StepOptions): Promise<Snapshot> {
+  const set = snapshot.statefulSet;
+  const policy = autogrowOf(set);
+  const a = set.metadata.annotations ?? {};
+  if (!policy.ok || !policy.policy || snapshot.setMissing || a[Keys.currentRevision] === undefined || a[Keys.updateRevision] !== a[Keys.currentRevision]) return snapshot;
+  if (!opts.metrics) return snapshot;
+  const claims = snapshot.claims.map((c) => c.metadata.name);
+  return { ...snapshot, volumeUsage: await opts.metrics.usage(opts.ref, claims) };
+}
+
+const isClaimAction = (a: Action): a is ClaimAction => a.type === "PatchClaim" || a.type === "ProposeRecreate" || a.type === "RaiseTemplate";
 
 /** What the step's writers can carry out: the claim writer's actions, and the pod side's when there is one. */
 function capabilities(claims: ClaimWriter, writers: Writers): WriterCapabilities {
@@ -110,7 +131,7 @@ async function write(claims: ClaimWriter, writers: Writers, decision: Decision):
       const done = action.type === "PatchPartition" ? await pods.patchPartition(action, decision.setAnnotations) : await pods.evict(action);
       return { result: done, outcome: done.kind === "applied" ? done : { kind: "none" } };
     }
-    if (action.type !== "PatchClaim" && action.type !== "ProposeRecreate") {
+    if (action.type !== "PatchClaim" && action.type !== "ProposeRecreate" && action.type !== "RaiseTemplate") {
       const recreate = writers.recreate!;
       const done =
         action.type === "WriteRecord"
@@ -131,7 +152,7 @@ async function write(claims: ClaimWriter, writers: Writers, decision: Decision):
     // A pod, set or record gone since the read (404), or one already there (409 AlreadyExists: a
     // landed create whose answer was lost, or the old set still finalizing) is a lost race like a
     // 409: the next step re-reads and re-plans.
-    const raced = action.type !== "PatchClaim" && action.type !== "ProposeRecreate" && (err.kind === "NotFound" || err.kind === "AlreadyExists");
+    const raced = !isClaimAction(action) && (err.kind === "NotFound" || err.kind === "AlreadyExists");
     if (err.isTransient || raced) return { result: { kind: "transient", retryAfterSeconds: err.retryAfterSeconds }, outcome: asRetry(err) };
     if (err.code === 401 || (err.code === 403 && !err.isAdmissionForbidden)) throw permission(err);
     return { result: { kind: "rejected", refusal: err }, outcome: { kind: "refused", error: err } };

@@ -35,6 +35,7 @@ export class PullRequestWriter implements ClaimWriter {
 
   async apply(action: ClaimAction, decision: Decision): Promise<ApplyOutcome> {
     try {
+      if (action.type === "RaiseTemplate") throw new ManifestError(`${this.name} cannot propose ${action.type} yet`);
       return action.type === "ProposeRecreate" ? await this.proposeRecreate(action, decision) : await this.patchClaim(action, decision);
     } catch (err) {
       if (!(err instanceof ManifestError)) throw err;

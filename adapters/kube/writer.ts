@@ -9,6 +9,9 @@ import {
   Keys,
   type ActionType,
   type ArmRecord,
+  type ClaimAction,
+  type Decision,
+  type RaiseTemplate,
   type CreateSet,
   type DeleteRecord,
   type EventRecord,
@@ -48,12 +51,20 @@ const SERIES_CACHE_SIZE = 512;
 /** Server-side apply of one PVC (fieldManager claimstep, force), with the resourceVersion it was read at. */
 export class KubeClaimWriter implements ClaimWriter {
   readonly name = "direct";
-  readonly supports: readonly ActionType[] = ["PatchClaim"];
+  readonly supports: readonly ActionType[] = ["PatchClaim", "RaiseTemplate"];
   readonly proposes = false;
 
   constructor(private readonly client: KubeClient) {}
 
-  async apply(action: PatchClaim): Promise<ApplyOutcome> {
+  /** Autogrow: the desired templates raised, with the record and the step's annotations, in one merge patch. */
+  private async raise(action: RaiseTemplate, decision: Decision | undefined): Promise<ApplyOutcome> {
+    await this.client.patch(Routes.annotateStatefulSet, { namespace: action.namespace, name: action.set }, raiseBody(action, decision?.setAnnotations), MERGE_PATCH);
+    return { kind: "applied", detail: `raised ${action.namespace}/${action.set} template ${action.template}: ${action.from} → ${action.to} (revision ${action.toRevision})` };
+  }
+
+  async apply(action: ClaimAction, decision?: Decision): Promise<ApplyOutcome> {
+    if (action.type === "RaiseTemplate") return this.raise(action, decision);
+    if (action.type !== "PatchClaim") throw new Error(`direct writer cannot apply ${action.type} of ${action.set}: it is proposed through a pull request`);
     await this.client.patch(Routes.applyClaim, { namespace: action.namespace, name: action.claim }, claimApplyBody(action), APPLY_PATCH, {
       fieldManager: FIELD_MANAGER,
       force: "true",
@@ -64,6 +75,13 @@ export class KubeClaimWriter implements ClaimWriter {
 }
 
 /** A merge patch of claimstep's annotations on the StatefulSet, under its resourceVersion as read. */
+export const raiseBody = (action: RaiseTemplate, annotations: Record<string, string> | undefined) => ({
+  metadata: {
+    ...(action.resourceVersion !== undefined ? { resourceVersion: action.resourceVersion } : {}),
+    annotations: { ...annotations, [Keys.templates]: JSON.stringify(action.templates), [Keys.autogrownFrom]: action.fromRevision },
+  },
+});
+
 export class KubeSetStatusWriter implements SetStatusWriter {
   constructor(private readonly client: KubeClient) {}
 

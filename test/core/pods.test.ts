@@ -211,7 +211,7 @@ describe("bad pod annotations block and write nothing", () => {
   ])("%s=%s", (key, value, message) => {
     const d = plan(world({ set: { annotations: { [key]: value } }, rolling: true }));
     expect(d.phase).toBe("Blocked");
-    expect(d.reason).toBe("InvalidPodPolicy");
+    expect(d.reason).toBe("InvalidPolicy");
     expect(d.message).toMatch(message);
     expect(d.action).toBeUndefined();
   });

@@ -1,0 +1,171 @@
+// Autogrow (DESIGN.md "Autogrow"): when a claim in scope fills up, raise its template's desired
+// size in the desired-templates annotation, and let the normal rollout grow every ordinal, one at
+// a time, so replicas stay alike and a scale-up or a re-create matches. Pure: the usage comes in
+// the snapshot (one instant Prometheus query per step, read by an adapter).
+import * as z from "./zod.js";
+import type { ClaimTemplate, StatefulSet } from "./k8s.js";
+import { formatBytes, humanBytes, parseQuantity, toBytes } from "./quantity.js";
+import { Messages, eventOf } from "./reasons.js";
+import { claimName } from "./statefulset.js";
+import { Keys } from "./types.js";
+import type { WalkConclusion } from "./walk.js";
+
+const GI = 1024n ** 3n;
+
+/** A percentage such as `80%` or `12.5%` (of a claim's capacity). */
+const Percent = z.string().check(z.regex(/^(\d{1,3})(\.\d{1,2})?%$/, 'expected a percentage such as "80%"'));
+const QuantityText = z.string().check(
+  z.refine((q: string) => {
+    try {
+      return parseQuantity(q) > 0n;
+    } catch {
+      return false;
+    }
+  }, 'expected a positive quantity such as "10Gi"'),
+);
+
+export const AutogrowPolicy = z.strictObject({
+  threshold: Percent,
+  increase: z.union([Percent, QuantityText]),
+  max: QuantityText,
+  template: z.optional(z.string().check(z.minLength(1))),
+});
+export type AutogrowPolicy = z.infer<typeof AutogrowPolicy>;
+
+/** Hundredths of a percent, exactly: "12.5%" → 1250. */
+const basisPoints = (p: string): bigint => {
+  const m = /^(\d+)(?:\.(\d{1,2}))?%$/.exec(p)!;
+  return BigInt(m[1]!) * 100n + BigInt((m[2] ?? "").padEnd(2, "0"));
+};
+
+/** `claimstep.io/autogrow` as written, or why it is refused (absent: undefined). */
+export function autogrowOf(set: Pick<StatefulSet, "metadata">): { ok: true; policy: AutogrowPolicy | undefined } | { ok: false; message: string } {
+  const raw = set.metadata.annotations?.[Keys.autogrow];
+  if (raw === undefined) return { ok: true, policy: undefined };
+  const where = `StatefulSet ${set.metadata.namespace ?? "default"}/${set.metadata.name}: annotation ${Keys.autogrow}`;
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch (err) {
+    return { ok: false, message: `${where} is not JSON (${(err as Error).message}); expected e.g. {"threshold":"80%","increase":"25%","max":"1Ti"}` };
+  }
+  const parsed = AutogrowPolicy.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    return { ok: false, message: `${where}: ${issue.path.join(".") || "value"}: ${issue.message}; expected e.g. {"threshold":"80%","increase":"25%","max":"1Ti"}` };
+  }
+  const threshold = basisPoints(parsed.data.threshold);
+  if (threshold <= 0n || threshold > 10_000n) return { ok: false, message: `${where}: threshold ${parsed.data.threshold} must be above 0% and at most 100%` };
+  return { ok: true, policy: parsed.data };
+}
+
+/** One claim's usage as the kubelet reports it (kubelet_volume_stats_*). */
+export interface VolumeUsage {
+  claim: string;
+  usedBytes: bigint;
+  capacityBytes: bigint;
+}
+
+/** What the metrics adapter found for the set's claims. */
+export type UsageReading = { ok: true; volumes: VolumeUsage[] } | { ok: false; message: string };
+
+/** The growth one step makes: a template's new desired size, and the usage that caused it. */
+export interface Growth {
+  template: string;
+  from: string;
+  to: string;
+  /** The claim over the threshold, and its usage. */
+  claim: string;
+  usedBytes: bigint;
+  capacityBytes: bigint;
+}
+
+export type AutogrowDecision = { kind: "grow"; growth: Growth } | { kind: "limit"; template: string; claim: string; usage: string; max: string } | { kind: "none" };
+
+const roundUpGi = (b: bigint): bigint => ((b + GI - 1n) / GI) * GI;
+
+/** `43%` of a claim, for messages. */
+export const percentOf = (used: bigint, capacity: bigint): string => (capacity > 0n ? `${(Number((used * 10_000n) / capacity) / 100).toFixed(1)}%` : "?");
+
+/**
+ * The growth this usage calls for: the fullest claim at or above the threshold (of the named
+ * template, when the policy names one), its template raised to min(max, roundUpGi(max(capacity ×
+ * (1 + increase) or capacity + increase, desired))); at max already → the limit.
+ */
+export function autogrowDecision(policy: AutogrowPolicy, templates: readonly ClaimTemplate[], setName: string, ordinals: readonly number[], volumes: readonly VolumeUsage[]): AutogrowDecision {
+  const threshold = basisPoints(policy.threshold);
+  const byClaim = new Map(volumes.map((v) => [v.claim, v]));
+  let worst: { t: ClaimTemplate; v: VolumeUsage; ratio: bigint } | undefined;
+  for (const t of templates) {
+    if (policy.template !== undefined && t.metadata.name !== policy.template) continue;
+    for (const o of ordinals) {
+      const v = byClaim.get(claimName(t.metadata.name, setName, o));
+      if (!v || v.capacityBytes <= 0n) continue;
+      const ratio = (v.usedBytes * 10_000n) / v.capacityBytes;
+      if (ratio >= threshold && (!worst || ratio > worst.ratio)) worst = { t, v, ratio };
+    }
+  }
+  if (!worst) return { kind: "none" };
+  const { t, v } = worst;
+  const desired = toBytes(t.spec.resources!.requests!.storage!);
+  const max = toBytes(policy.max);
+  const grown = policy.increase.endsWith("%") ? v.capacityBytes + (v.capacityBytes * basisPoints(policy.increase)) / 10_000n : v.capacityBytes + toBytes(policy.increase);
+  const target = roundUpGi(grown > desired ? grown : desired);
+  const to = target < max ? target : max;
+  const usage = `${humanBytes(v.usedBytes)} of ${humanBytes(v.capacityBytes)} (${percentOf(v.usedBytes, v.capacityBytes)})`;
+  if (desired >= max) return { kind: "limit", template: t.metadata.name, claim: v.claim, usage, max: policy.max };
+  // The desired size already grows it (a rollout in progress): nothing to raise.
+  if (to <= desired) return { kind: "none" };
+  return { kind: "grow", growth: { template: t.metadata.name, from: String(t.spec.resources!.requests!.storage!), to: formatBytes(to), claim: v.claim, usedBytes: v.usedBytes, capacityBytes: v.capacityBytes } };
+}
+
+/**
+ * The autogrow step of a set whose rollout is complete at `revision`: a raise of the fullest
+ * claim's template, Blocked at max, or nothing (no policy, no claim over the threshold, already
+ * grown from this revision, or no usage to read — then `note` says why, and the step goes on).
+ */
+export function autogrowStep(a: {
+  set: StatefulSet;
+  policy: AutogrowPolicy;
+  reading: UsageReading | undefined;
+  templates: readonly ClaimTemplate[];
+  ordinals: readonly number[];
+  revision: string;
+  revisionOf: (templates: readonly ClaimTemplate[]) => string;
+}): { conclusion: WalkConclusion } | { note: string } | undefined {
+  const { set, policy, reading, templates } = a;
+  if (set.metadata.annotations?.[Keys.autogrownFrom] === a.revision) return undefined; // one growth per revision
+  if (!reading) return { note: Messages.autogrowNoMetrics("no metrics were read (no Prometheus configured: CLAIMSTEP_PROMETHEUS_URL)") };
+  if (!reading.ok) return { note: Messages.autogrowNoMetrics(reading.message) };
+  const decided = autogrowDecision(policy, templates, set.metadata.name, a.ordinals, reading.volumes);
+  if (decided.kind === "none") return undefined;
+  if (decided.kind === "limit") {
+    const message = Messages.autogrowLimit(decided.claim, decided.usage, decided.template, decided.max);
+    return { conclusion: { reason: "AutogrowLimit", message, events: [eventOf("AutogrowLimit", message)] } };
+  }
+  const g = decided.growth;
+  const raised = templates.map((t) =>
+    t.metadata.name === g.template ? { ...t, spec: { ...t.spec, resources: { ...t.spec.resources, requests: { ...t.spec.resources?.requests, storage: g.to } } } } : t,
+  );
+  const usage = `${humanBytes(g.usedBytes)} of ${humanBytes(g.capacityBytes)} (${percentOf(g.usedBytes, g.capacityBytes)})`;
+  const message = Messages.autogrowTriggered(g.claim, usage, g.template, g.from, g.to);
+  return {
+    conclusion: {
+      reason: "AutogrowTriggered",
+      message,
+      action: {
+        type: "RaiseTemplate",
+        namespace: set.metadata.namespace ?? "default",
+        set: set.metadata.name,
+        template: g.template,
+        from: g.from,
+        to: g.to,
+        templates: raised,
+        fromRevision: a.revision,
+        toRevision: a.revisionOf(raised),
+        ...(set.metadata.resourceVersion !== undefined ? { resourceVersion: set.metadata.resourceVersion } : {}),
+      },
+      events: [eventOf("AutogrowTriggered", message)],
+    },
+  };
+}
