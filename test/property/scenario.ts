@@ -352,13 +352,14 @@ export function knownBug(s: Scenario): string | undefined {
   // server) were fixed in 4726180; their scenarios are regression tests in known-bugs.test.ts.
   // KNOWN BUG 3 (a budget's refusal unrecorded after a failed status write) is not a property of
   // a scenario: the oracle counts its occurrences (PodLedger.knownBugHits).
-  // KNOWN BUG 4 (R2 liveness, core/pods.ts restartStep): maxUnavailable lowered mid-rollout below
-  // the ordinals already in flight, each waiting on a restart of its pod: R2 evicts only when the
+  // KNOWN BUG 4 (R2 liveness, core/pods.ts restartStep): more ordinals in flight than maxUnavailable
+  // (maxUnavailable lowered mid-rollout, or a scale-down and up bringing back ordinals whose claims
+  // were left mid-resize), each waiting on a restart of its pod: R2 evicts only when the
   // in-flight count fits maxUnavailable, the count only falls when a restart happens — Waiting
   // ("needs a restart … but 2 ordinals are in flight (maxUnavailable 1)") for ever.
   const driver = s.classes[0]!.driver;
   const atMount = driver.resize === "offline" || driver.nodeExpansion === "offline";
-  if (atMount && s.pods?.restartAfter && s.edits.some((e) => e.kind === "maxUnavailable")) return "KNOWN BUG 4: maxUnavailable lowered below the ordinals in flight that wait on restarts deadlocks R2";
+  if (atMount && s.pods?.restartAfter && s.edits.some((e) => e.kind === "maxUnavailable" || e.kind === "scale")) return "KNOWN BUG 4: more ordinals in flight than maxUnavailable, waiting on restarts, deadlocks R2";
   return undefined;
 }
 
