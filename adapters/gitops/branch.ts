@@ -1,19 +1,26 @@
 // Deterministic branch names: one branch per (set, revision, ordinal), so every invocation of the
 // same step finds the same branch and pull request, and a new revision gets a fresh one. The
 // proposal to re-create the set (finalize in GitOps mode) has one branch per (set, revision),
-// whose last part is `recreate` instead of an ordinal.
+// whose last part is `recreate` instead of an ordinal; autogrow's raise of the desired templates
+// has one per (set, revision grown from), whose last part is `autogrow`.
 import type { SetRef } from "../../core/types.js";
 
 export const BRANCH_PREFIX = "claimstep";
 /** The last part of the branch of a re-create proposal. */
 export const RECREATE_PART = "recreate";
+/** The last part of the branch of an autogrow proposal (its revision is the one grown from). */
+export const AUTOGROW_PART = "autogrow";
 
-/** A claim step's branch (an ordinal), or the re-create proposal's (`recreate: true`). */
-export type StepBranch = { ref: SetRef; revision: string; ordinal: number } | { ref: SetRef; revision: string; recreate: true };
+/** A claim step's branch (an ordinal), the re-create proposal's (`recreate: true`), or autogrow's (`autogrow: true`). */
+export type StepBranch =
+  | { ref: SetRef; revision: string; ordinal: number }
+  | { ref: SetRef; revision: string; recreate: true }
+  | { ref: SetRef; revision: string; autogrow: true };
 
-/** `claimstep/{namespace}/{statefulset}/{revision}/{ordinal}`, or `…/{revision}/recreate`. */
+/** `claimstep/{namespace}/{statefulset}/{revision}/{ordinal}`, `…/{revision}/recreate` or `…/{revision}/autogrow`. */
 export function branchName(b: StepBranch): string {
-  return [BRANCH_PREFIX, b.ref.namespace, b.ref.name, b.revision, "ordinal" in b ? String(b.ordinal) : RECREATE_PART].join("/");
+  const last = "ordinal" in b ? String(b.ordinal) : "recreate" in b ? RECREATE_PART : AUTOGROW_PART;
+  return [BRANCH_PREFIX, b.ref.namespace, b.ref.name, b.revision, last].join("/");
 }
 
 // Kubernetes names are DNS subdomains/labels (no '/'); the revision is safe-encoded alphanumerics.
@@ -27,6 +34,7 @@ export function parseBranch(name: string): StepBranch | undefined {
   if (![namespace, set, revision].every((p) => PART.test(p))) return undefined;
   const ref = { namespace, name: set };
   if (last === RECREATE_PART) return { ref, revision, recreate: true };
+  if (last === AUTOGROW_PART) return { ref, revision, autogrow: true };
   if (!/^(0|[1-9]\d*)$/.test(last)) return undefined;
   return { ref, revision, ordinal: Number(last) };
 }

@@ -120,6 +120,11 @@ export class GitHubProvider implements GitProvider {
     return { ...created, notes: await this.decorate(created.number) };
   }
 
+  async updatePullRequest(number: number, text: { title: string; body: string }): Promise<void> {
+    const [x, r] = await this.call("PATCH", `/pulls/${number}`, { title: text.title, body: text.body });
+    if (r.status !== 200) throw unexpected(this.name, x, r);
+  }
+
   /** Labels and reviewers; a refusal here is reported, not fatal: the pull request exists. */
   private async decorate(number: number): Promise<string[]> {
     const notes: string[] = [];

@@ -132,6 +132,12 @@ export class GitLabProvider implements GitProvider {
     return { ...this.toPullRequest(GitLabMergeRequest.parse(r.body)), notes };
   }
 
+  async updatePullRequest(number: number, text: { title: string; body: string }): Promise<void> {
+    const [x, r] = await this.call("PUT", this.project(`/merge_requests/${number}`), { title: text.title, description: text.body });
+    if (r.status === 404) throw this.notFound(x, r);
+    if (r.status !== 200) throw unexpected(this.name, x, r);
+  }
+
   /** Numeric ids stay; usernames are looked up. An unknown username is reported, not fatal. */
   private async reviewerIds(notes: string[]): Promise<number[]> {
     const ids: number[] = [];

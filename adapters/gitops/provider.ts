@@ -61,6 +61,8 @@ export interface GitProvider {
   writeFile(write: FileWrite): Promise<void>;
   /** Open a pull request with the configured labels and reviewers; if one is already open for the branch, return it. */
   createPullRequest(pr: NewPullRequest): Promise<CreatedPullRequest>;
+  /** Rewrite an open request's title and body (when a later step changes what its branch proposes). */
+  updatePullRequest(number: number, text: { title: string; body: string }): Promise<void>;
 }
 
 /** The request that speaks for the branch now: an open one, else the latest. */

@@ -1,9 +1,11 @@
 // What a pull request says: a title naming the change, and a body saying what merging does, what
 // closing does, and the per-ordinal plan as a Markdown table built from the Decision. A re-create
 // proposal says what merging approves, the templates before → after, and the GitOps tool's part.
+// Autogrow's proposal says the usage that caused it, the template sizes before → after, and that
+// merging grows every ordinal through claimstep's rollout, one at a time.
 import { recordName } from "../../core/finalize.js";
-import { Keys, type Decision, type OrdinalReport, type PatchClaim, type ProposeRecreate } from "../../core/types.js";
-import { TEMPLATE_FIELDS, type TemplateChange } from "./set-manifest.js";
+import { Keys, type Decision, type OrdinalReport, type PatchClaim, type ProposeRecreate, type RaiseTemplate } from "../../core/types.js";
+import { type Growth, TEMPLATE_FIELDS, type TemplateChange } from "./set-manifest.js";
 
 const cell = (s: string | undefined): string => (s === undefined || s === "" ? "–" : s.replace(/\|/g, "\\|").replace(/\n/g, " "));
 
@@ -106,6 +108,49 @@ export function recreateBody(action: ProposeRecreate, decision: Decision, path: 
     `Status now: **${decision.phase}** (${decision.reason}) — ${decision.message}`,
     "",
     "<sub>Opened by claimstep. The branch name encodes the set and the revision; do not rename it.</sub>",
+    "",
+  ].join("\n");
+}
+
+// Autogrow's proposal (RaiseTemplate in GitOps mode): one pull request per set and revision grown from.
+
+/** The growths as one line, e.g. `data 10Gi → 13Gi, wal 1Gi → 2Gi`. */
+export const growthSummary = (grown: readonly Growth[]): string => grown.map((g) => `${g.template} ${g.from} → ${g.to}`).join(", ");
+
+export function raiseTitle(action: RaiseTemplate, grown: readonly Growth[]): string {
+  return `claimstep: autogrow StatefulSet ${action.namespace}/${action.set} — ${growthSummary(grown)}`;
+}
+
+export function raiseCommitMessage(action: RaiseTemplate, grown: readonly Growth[], decision: Decision): string {
+  return [
+    `claimstep: autogrow ${action.set} — ${growthSummary(grown)}`,
+    "",
+    `StatefulSet ${action.namespace}/${action.set}, grown from revision ${action.fromRevision}: ${decision.message}.`,
+    `${Keys.templates} carries the raised size; ${Keys.autogrownFrom}: ${action.fromRevision}.`,
+  ].join("\n");
+}
+
+/** The Markdown body: the usage that caused it, the sizes before → after, what merging does, what closing does. */
+export function raiseBody(action: RaiseTemplate, grown: readonly Growth[], decision: Decision, path: string, policy: string | undefined): string {
+  const set = `${action.namespace}/${action.set}`;
+  return [
+    `claimstep's autogrow proposes growing the claims of StatefulSet \`${set}\`${policy ? ` (\`${Keys.autogrow}: ${policy}\`)` : ""}:`,
+    "",
+    `> ${cell(decision.message)}`,
+    "",
+    "| template | storage now (revision " + `\`${action.fromRevision}\`` + ") | after |",
+    "|---|---|---|",
+    ...grown.map((g) => `| ${cell(g.template)} | ${cell(g.from)} | ${cell(g.to)} |`),
+    "",
+    `**Merging** this pull request changes \`${path}\`: the annotation \`${Keys.templates}\` carries the raised size, and \`${Keys.autogrownFrom}: ${action.fromRevision}\` records the revision grown from (one growth per revision); \`spec.volumeClaimTemplates\`, comments and every other field stay as they are. Your GitOps controller (Argo CD, Flux) applies the annotation, and the merge steps the set at once through the webhook. Then **every ordinal grows through claimstep's rollout, one at a time** — in pull-request mode one pull request per claim, as for any change of the desired templates — so the replicas stay alike and a scale-up (or a re-create) gets the new size.`,
+    "",
+    `While this pull request is open, a later step that finds a claim fuller still updates it (the branch is one per revision grown from) instead of opening another.`,
+    "",
+    `**Closing** it without merging blocks autogrow of \`${set}\` (Blocked, reason ChangeRejected) for as long as a claim stays over the threshold, until a person acts: reopen this pull request, raise the desired templates in \`${path}\` yourself (a new revision), or change or remove \`${Keys.autogrow}\`.`,
+    "",
+    `Status now: **${decision.phase}** (${decision.reason}) — ${decision.message}`,
+    "",
+    "<sub>Opened by claimstep. The branch name encodes the set and the revision grown from; do not rename it.</sub>",
     "",
   ].join("\n");
 }

@@ -8,22 +8,50 @@
 // request that edits the StatefulSet's manifest to carry the desired claim templates; once the
 // base branch carries them (merged), the re-create is approved (`applied`), and the step's direct
 // writers carry out F1–F4.
+//
+// And autogrow's raise of the desired templates (RaiseTemplate): a pull request that edits the
+// desired-templates annotation in the StatefulSet's manifest, one branch per set and revision grown
+// from (a later, larger growth updates it); once the base branch carries it (merged), the raise is
+// done (`applied`): the GitOps controller applies the annotation, and the rollout grows every claim.
 import type { ApplyOutcome, ClaimWriter } from "../../core/ports.js";
-import { type ClaimAction, type Decision, Keys, type PatchClaim, type ProposeRecreate, type SetRef } from "../../core/types.js";
+import { type ClaimAction, type Decision, Keys, type PatchClaim, type ProposeRecreate, type RaiseTemplate, type SetRef } from "../../core/types.js";
 import { branchName } from "./branch.js";
 import { claimPath, parseRepositoryConfig, setPath, type RepositoryConfig } from "./config.js";
 import { GitHubProvider } from "./github.js";
 import { GitLabProvider } from "./gitlab.js";
 import { ManifestError, carriesAction, editClaimManifest } from "./manifest.js";
 import { type GitProvider, type ProviderOptions, type PullRequest, currentPullRequest } from "./provider.js";
-import { commitMessage, pullRequestBody, pullRequestTitle, recreateBody, recreateCommitMessage, recreateTitle, templateChangeSummary } from "./pull-request-text.js";
-import { carriesTemplates, editSetManifest, templateChanges } from "./set-manifest.js";
+import {
+  commitMessage,
+  growthSummary,
+  pullRequestBody,
+  pullRequestTitle,
+  raiseBody,
+  raiseCommitMessage,
+  raiseTitle,
+  recreateBody,
+  recreateCommitMessage,
+  recreateTitle,
+  templateChangeSummary,
+} from "./pull-request-text.js";
+import {
+  type ManifestDesired,
+  carriesRaise,
+  carriesTemplates,
+  editRaiseManifest,
+  editSetManifest,
+  growths,
+  manifestDesired,
+  raisedTemplates,
+  templateChanges,
+  templatesBefore,
+} from "./set-manifest.js";
 
 export type PullRequestWriterOptions = ProviderOptions;
 
 export class PullRequestWriter implements ClaimWriter {
   readonly name: string;
-  readonly supports = ["PatchClaim", "ProposeRecreate"] as const;
+  readonly supports = ["PatchClaim", "ProposeRecreate", "RaiseTemplate"] as const;
   readonly proposes = true;
 
   constructor(
@@ -35,7 +63,7 @@ export class PullRequestWriter implements ClaimWriter {
 
   async apply(action: ClaimAction, decision: Decision): Promise<ApplyOutcome> {
     try {
-      if (action.type === "RaiseTemplate") throw new ManifestError(`${this.name} cannot propose ${action.type} yet`);
+      if (action.type === "RaiseTemplate") return await this.raiseTemplate(action, decision);
       return action.type === "ProposeRecreate" ? await this.proposeRecreate(action, decision) : await this.patchClaim(action, decision);
     } catch (err) {
       if (!(err instanceof ManifestError)) throw err;
@@ -123,6 +151,79 @@ export class PullRequestWriter implements ClaimWriter {
     const created = await this.provider.createPullRequest({ branch, title: recreateTitle(action), body: recreateBody(action, decision, path, changes, base) });
     const notes = created.notes.length ? ` (${created.notes.join("; ")})` : "";
     return proposed(created, `opened pull request #${created.number}; merging it approves the ${what} (${templateChangeSummary(changes)})${notes}`);
+  }
+
+  /**
+   * Autogrow's raise: one branch and at most one pull request per set and revision grown from. The
+   * base branch's manifest carrying the growth from that revision is the raise done.
+   */
+  private async raiseTemplate(action: RaiseTemplate, decision: Decision): Promise<ApplyOutcome> {
+    const template = this.config.statefulSetPathTemplate;
+    const set = `${action.namespace}/${action.set}`;
+    if (!template) {
+      throw new ManifestError(
+        `StatefulSet ${set} asks for ${Keys.autogrow}, and in GitOps mode a growth is a pull request that raises the ${Keys.templates} annotation in its manifest, but the repository configuration has no statefulSetPathTemplate: add one naming the file of each StatefulSet, e.g. "statefulSetPathTemplate": "clusters/prod/apps/{namespace}/{statefulset}.yaml" in CLAIMSTEP_GITOPS_REPOSITORY (placeholders {namespace} {statefulset}), or raise the annotation in Git yourself, or remove ${Keys.autogrow}`,
+      );
+    }
+    const path = setPath(template, { namespace: action.namespace, statefulset: action.set });
+    const branch = branchName({ ref: { namespace: action.namespace, name: action.set }, revision: action.fromRevision, autogrow: true });
+    const base = this.provider.baseBranch;
+    const what = `autogrow of ${set} from revision ${action.fromRevision}`;
+
+    const pr = currentPullRequest(await this.provider.findPullRequests(branch));
+    if (pr?.state === "closed") {
+      return {
+        kind: "refused",
+        reason: "ChangeRejected",
+        message: `pull request #${pr.number} (${pr.url}) proposing the ${what} was closed without merging: autogrow of ${set} is blocked until a person acts (it would raise template ${action.template} ${action.from} → ${action.to}). Reopen it to continue, or raise the desired templates in ${path} yourself (a new revision), or change or remove ${Keys.autogrow}.`,
+      };
+    }
+    if (pr?.state === "open") {
+      const committed = await this.commitRaise(branch, path, action, decision);
+      if (committed) await this.provider.updatePullRequest(pr.number, { title: raiseTitle(action, committed.grown), body: raiseBody(action, committed.grown, decision, path, committed.policy) });
+      const now = committed ? `updated it: ${growthSummary(committed.grown)}` : `template ${action.template} ${action.from} → ${action.to}`;
+      return proposed(pr, `waiting for pull request #${pr.number} to be merged (${what}; ${now})`);
+    }
+    // No request yet, or a merged one: the base branch carrying the growth is the raise done.
+    const onBase = manifestDesired((await this.provider.readFile(path, base))?.text, action, path, base);
+    if (carriesRaise(onBase, action)) {
+      const carried = `${path} on ${base} carries the growth of ${set} from revision ${action.fromRevision} (${growthSummary(growths(templatesBefore(action), onBase.templates)) || `revision ${onBase.revision}`}); the GitOps controller applies it, then the rollout grows every claim`;
+      return { kind: "applied", detail: pr ? `pull request #${pr.number} (${pr.url}) is merged: ${carried}` : carried };
+    }
+    if (pr) {
+      return {
+        kind: "refused",
+        reason: "ChangeRejected",
+        message: `pull request #${pr.number} (${pr.url}) was merged, but ${path} on ${base} no longer carries the ${what} (reverted?): autogrow of ${set} is blocked until a person acts: restore it, or raise the desired templates yourself (a new revision), or change or remove ${Keys.autogrow}.`,
+      };
+    }
+    if (onBase.revision !== action.fromRevision) {
+      // Git's desired templates moved on (a change not yet applied): raising the live ones would undo it.
+      return {
+        kind: "proposed",
+        detail: `${path} on ${base} holds other desired templates (revision ${onBase.revision}) than the live set (revision ${action.fromRevision}): waiting for the GitOps controller to apply them before autogrow proposes anything (it would raise template ${action.template} ${action.from} → ${action.to})`,
+      };
+    }
+    await this.provider.ensureBranch(branch);
+    const committed = (await this.commitRaise(branch, path, action, decision)) ?? { grown: growths(templatesBefore(action), action.templates), policy: onBase.policy };
+    const created = await this.provider.createPullRequest({ branch, title: raiseTitle(action, committed.grown), body: raiseBody(action, committed.grown, decision, path, committed.policy) });
+    const notes = created.notes.length ? ` (${created.notes.join("; ")})` : "";
+    return proposed(created, `opened pull request #${created.number}; merging it grows ${set}: ${growthSummary(committed.grown)}, every claim through the rollout${notes}`);
+  }
+
+  /**
+   * Make the branch's manifest carry the raise (combined with one from the same revision it already
+   * carries: the larger size wins): at most one commit; undefined when it already does.
+   */
+  private async commitRaise(branch: string, path: string, action: RaiseTemplate, decision: Decision): Promise<{ grown: ReturnType<typeof growths>; policy: string | undefined } | undefined> {
+    const file = await this.provider.readFile(path, branch);
+    const onBranch: ManifestDesired = manifestDesired(file?.text, action, path, branch);
+    const templates = raisedTemplates(onBranch, action);
+    const edited = editRaiseManifest(file?.text, action, templates, path, branch);
+    if (!edited.changed) return undefined;
+    const grown = growths(templatesBefore(action), templates);
+    await this.provider.writeFile({ path, branch, text: edited.text, message: raiseCommitMessage(action, grown, decision), ...(file ? { previous: file } : {}) });
+    return { grown, policy: onBranch.policy };
   }
 
   /** Make the branch's manifest carry the templates: at most one commit, none when it already does. */

@@ -18,8 +18,15 @@ describe("branch names", () => {
     expect(parseBranch("refs/heads/claimstep/prod/db/7b5b44c86f/recreate")).toEqual(recreate);
   });
 
+  it("name autogrow's proposal claimstep/{namespace}/{statefulset}/{revision grown from}/autogrow, and parse it back", () => {
+    const autogrow = { ref: { namespace: "prod", name: "db" }, revision: "7b5b44c86f", autogrow: true } as const;
+    expect(branchName(autogrow)).toBe("claimstep/prod/db/7b5b44c86f/autogrow");
+    expect(parseBranch("claimstep/prod/db/7b5b44c86f/autogrow")).toEqual(autogrow);
+    expect(parseBranch("refs/heads/claimstep/prod/db/7b5b44c86f/autogrow")).toEqual(autogrow);
+  });
+
   it("reject branches that are not claimstep's", () => {
-    for (const name of ["main", "claimstep/prod/db/rev/Recreate", "claimstep/prod/db/rev/recreate/2", "claimstep/prod/db/rev", "claimstep/prod/db/rev/2/extra", "feature/prod/db/rev/2", "claimstep/prod/db/rev/02", "claimstep/prod/db/rev/-1", "claimstep/Prod/db/rev/1", "claimstep//db/rev/1"]) {
+    for (const name of ["main", "claimstep/prod/db/rev/Recreate", "claimstep/prod/db/rev/recreate/2", "claimstep/prod/db/rev/Autogrow", "claimstep/prod/db/rev/autogrow/1", "claimstep/prod/db/rev", "claimstep/prod/db/rev/2/extra", "feature/prod/db/rev/2", "claimstep/prod/db/rev/02", "claimstep/prod/db/rev/-1", "claimstep/Prod/db/rev/1", "claimstep//db/rev/1"]) {
       expect(parseBranch(name), name).toBeUndefined();
     }
   });

@@ -299,6 +299,17 @@ export class FakeGitHub {
         return this.json(this.pullJSON(pull), 201);
       }),
 
+      http.patch(`${root}/pulls/:number`, async ({ request, params }) => {
+        const denied = guard(request, params);
+        if (denied) return denied;
+        const pull = this.pulls.find((p) => p.number === Number(params.number));
+        if (!pull) return this.error(404, "Not Found", "pulls/pulls#update-a-pull-request");
+        const body = (await request.json()) as { title?: string; body?: string };
+        if (body.title !== undefined) pull.title = body.title;
+        if (body.body !== undefined) pull.body = body.body;
+        return this.json(this.pullJSON(pull));
+      }),
+
       http.post(`${root}/issues/:number/labels`, async ({ request, params }) => {
         const denied = guard(request, params);
         if (denied) return denied;

@@ -255,6 +255,17 @@ export class FakeGitLab {
         return this.json(this.mrJSON(mr), 201);
       }),
 
+      http.put(`${root}/merge_requests/:iid`, async ({ request, params }) => {
+        const denied = guard(request, params);
+        if (denied) return denied;
+        const mr = this.mergeRequests.find((m) => m.iid === Number(params.iid));
+        if (!mr) return this.message(404, "404 Not found");
+        const body = (await request.json()) as { title?: string; description?: string };
+        if (body.title !== undefined) mr.title = body.title;
+        if (body.description !== undefined) mr.description = body.description;
+        return this.json(this.mrJSON(mr));
+      }),
+
       http.get(`${GITLAB_API}/users`, ({ request, params }) => {
         const denied = guard(request, params, false);
         if (denied) return denied;

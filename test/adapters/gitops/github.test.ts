@@ -260,7 +260,7 @@ describe("GitHub pull-request writer", () => {
   it("is a claim writer only: it proposes, writes nothing to the cluster, and has no status or event writes of its own", () => {
     const github = new FakeGitHub("octo", "fleet");
     const writer = pullRequestWriter({ provider: "github", repository: "octo/fleet", pathTemplate: PATH_TEMPLATE, token: github.token });
-    expect(writer.supports).toEqual(["PatchClaim", "ProposeRecreate"]);
+    expect(writer.supports).toEqual(["PatchClaim", "ProposeRecreate", "RaiseTemplate"]);
     expect(writer.proposes).toBe(true);
     expect(writer.name).toBe("pull-request writer (GitHub octo/fleet)");
     expect("annotateSet" in writer || "recordEvents" in writer).toBe(false);

@@ -63,7 +63,7 @@ export function twoClaimDecisions(): [Decision & { action: PatchClaim }, Decisio
 /** What the planner knows of the pull-request writer (it proposes; the re-create's requests go direct). */
 export const PULL_REQUESTS: WriterCapabilities = {
   name: "pull-request writer (GitHub octo/fleet)",
-  supports: ["PatchClaim", "ProposeRecreate", "WriteRecord", "OrphanSet", "CreateSet", "DeleteRecord"],
+  supports: ["PatchClaim", "ProposeRecreate", "RaiseTemplate", "WriteRecord", "OrphanSet", "CreateSet", "DeleteRecord"],
   proposes: true,
 };
 
