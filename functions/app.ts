@@ -9,7 +9,7 @@
 import { outcomeJSON } from "./outcome.js";
 import { type Context, Hono } from "hono";
 import * as z from "../core/zod.js";
-import type { StateReader, Writers } from "../core/ports.js";
+import type { MetricsReader, StateReader, Writers } from "../core/ports.js";
 import { renderDecision } from "../core/render.js";
 import type { SetRef } from "../core/types.js";
 import { desiredChange, templatesFromDocument } from "../core/desired.js";
@@ -48,6 +48,8 @@ export interface AppDeps {
   log?: (entry: Record<string, unknown>) => void;
   /** The status page (`/ui`, functions/ui/), served when viewer tokens are configured. */
   ui?: UiOptions;
+  /** Autogrow's metrics (CLAIMSTEP_PROMETHEUS_URL); absent: sets asking for autogrow go on without it. */
+  metrics?: MetricsReader;
 }
 
 const PathRef = z.object({ namespace: Namespace, name: Name });
@@ -75,7 +77,7 @@ export function createApp(deps: AppDeps): Hono<AuthEnv> {
   const urlNamespace = namespaceGuard(allowed, "param", (ref: SetRef) => ref.namespace);
 
   const step = async (ref: SetRef, dryRun: boolean, via: string): Promise<StepResult> => {
-    const result = await runStep({ reader: deps.reader, writers: deps.writers, ref, now: deps.now(), dryRun });
+    const result = await runStep({ reader: deps.reader, writers: deps.writers, metrics: deps.metrics, ref, now: deps.now(), dryRun });
     log({
       msg: "step",
       via,

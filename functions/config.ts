@@ -61,6 +61,15 @@ const EnvSchema = z.looseObject({
   CLAIMSTEP_GITOPS_TOKEN: z.optional(z.string()),
   CLAIMSTEP_GITHUB_WEBHOOK_SECRET: z.optional(z.string()),
   CLAIMSTEP_GITLAB_WEBHOOK_TOKEN: z.optional(z.string()),
+  /** Autogrow's metrics: a Prometheus-compatible HTTP API (Prometheus, Thanos, VictoriaMetrics, Mimir). */
+  CLAIMSTEP_PROMETHEUS_URL: z.optional(z.string()),
+  /** Its bearer token (a secret), or … */
+  CLAIMSTEP_PROMETHEUS_TOKEN: z.optional(z.string()),
+  /** … basic auth (the password a secret). */
+  CLAIMSTEP_PROMETHEUS_USERNAME: z.optional(z.string()),
+  CLAIMSTEP_PROMETHEUS_PASSWORD: z.optional(z.string()),
+  /** How long one query may take. */
+  CLAIMSTEP_PROMETHEUS_TIMEOUT_SECONDS: z.optional(z.string()),
 });
 
 /** A viewer token of the status page and the namespaces it may see (absent: all claimstep manages). */
@@ -85,6 +94,68 @@ export function parseViewers(raw: string | undefined): { viewers: Viewer[]; prob
   return { viewers, problems: [...new Set(problems)] };
 }
 
+/** Where autogrow reads the claims' usage (adapters/metrics/prometheus.ts). */
+export interface PrometheusConfig {
+  url: string;
+  token?: string;
+  basic?: { username: string; password: string };
+  timeoutMs: number;
+}
+
+const PROMETHEUS_VARS = ["CLAIMSTEP_PROMETHEUS_URL", "CLAIMSTEP_PROMETHEUS_TOKEN", "CLAIMSTEP_PROMETHEUS_USERNAME", "CLAIMSTEP_PROMETHEUS_PASSWORD", "CLAIMSTEP_PROMETHEUS_TIMEOUT_SECONDS"] as const;
+
+/**
+ * The CLAIMSTEP_PROMETHEUS_* variables alone (the CLI reads them without the server's), with the
+ * problems found; never a value in a message.
+ */
+export function prometheusConfig(env: Partial<Record<(typeof PROMETHEUS_VARS)[number], string | undefined>>): { config?: PrometheusConfig; problems: string[] } {
+  const problems: string[] = [];
+  const blank = (v: string | undefined) => (v === undefined || v.trim() === "" ? undefined : v.trim());
+  const url = blank(env.CLAIMSTEP_PROMETHEUS_URL);
+  const token = blank(env.CLAIMSTEP_PROMETHEUS_TOKEN);
+  const username = blank(env.CLAIMSTEP_PROMETHEUS_USERNAME);
+  const password = env.CLAIMSTEP_PROMETHEUS_PASSWORD === "" ? undefined : env.CLAIMSTEP_PROMETHEUS_PASSWORD;
+  const timeout = blank(env.CLAIMSTEP_PROMETHEUS_TIMEOUT_SECONDS);
+  const timeoutSeconds = timeout === undefined ? 10 : Number(timeout);
+  if (!Number.isInteger(timeoutSeconds) || timeoutSeconds < 1) problems.push("CLAIMSTEP_PROMETHEUS_TIMEOUT_SECONDS: must be an integer ≥ 1");
+  if (url === undefined) {
+    const orphans = PROMETHEUS_VARS.slice(1).filter((k) => blank(env[k]) !== undefined);
+    if (orphans.length) problems.push(`${orphans.join(", ")}: set only with CLAIMSTEP_PROMETHEUS_URL (the Prometheus HTTP API, e.g. http://prometheus-operated.monitoring:9090)`);
+    return { problems };
+  }
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(url);
+  } catch {
+    problems.push("CLAIMSTEP_PROMETHEUS_URL: not a URL; expected the Prometheus HTTP API's base, e.g. http://prometheus-operated.monitoring:9090 (claimstep adds /api/v1/query)");
+  }
+  if (parsed) {
+    if (parsed.protocol !== "http:" && parsed.protocol !== "https:") problems.push("CLAIMSTEP_PROMETHEUS_URL: must be an http:// or https:// URL");
+    if (parsed.username || parsed.password) problems.push("CLAIMSTEP_PROMETHEUS_URL: leave credentials out of the URL; use CLAIMSTEP_PROMETHEUS_USERNAME and CLAIMSTEP_PROMETHEUS_PASSWORD (a secret)");
+    if (parsed.search || parsed.hash) problems.push("CLAIMSTEP_PROMETHEUS_URL: give the API's base URL without a query or fragment");
+    if (/\/api\/v1(\/query)?\/?$/.test(parsed.pathname)) problems.push("CLAIMSTEP_PROMETHEUS_URL: give the base URL without /api/v1 (claimstep adds /api/v1/query)");
+  }
+  if (token !== undefined && (username !== undefined || password !== undefined)) {
+    problems.push("CLAIMSTEP_PROMETHEUS_TOKEN and CLAIMSTEP_PROMETHEUS_USERNAME/_PASSWORD: give a bearer token or basic auth, not both");
+  } else if (username !== undefined && password === undefined) {
+    problems.push("CLAIMSTEP_PROMETHEUS_PASSWORD: required with CLAIMSTEP_PROMETHEUS_USERNAME (basic auth)");
+  } else if (password !== undefined && username === undefined) {
+    problems.push("CLAIMSTEP_PROMETHEUS_USERNAME: required with CLAIMSTEP_PROMETHEUS_PASSWORD (basic auth)");
+  } else if (username?.includes(":")) {
+    problems.push("CLAIMSTEP_PROMETHEUS_USERNAME: must not contain a colon (basic auth)");
+  }
+  if (problems.length) return { problems };
+  return {
+    config: {
+      url: url.replace(/\/+$/, ""),
+      ...(token !== undefined ? { token } : {}),
+      ...(username !== undefined && password !== undefined ? { basic: { username, password } } : {}),
+      timeoutMs: timeoutSeconds * 1000,
+    },
+    problems,
+  };
+}
+
 export interface AppConfig {
   bearerTokens: string[];
   /** The status page's viewer tokens; absent: the page is off. */
@@ -100,6 +171,8 @@ export interface AppConfig {
   gitops?: RepositoryConfig;
   githubWebhookSecret?: string;
   gitlabWebhookToken?: string;
+  /** Autogrow's metrics; absent: sets asking for autogrow go on without it, saying so. */
+  prometheus?: PrometheusConfig;
 }
 
 export class ConfigError extends Error {
@@ -186,6 +259,8 @@ export function configFromEnv(env: Record<string, unknown>, opts: ConfigOptions 
       else problems.push(`CLAIMSTEP_GITOPS_REPOSITORY: not valid JSON (${(err as Error).message})`);
     }
   }
+  const prometheus = prometheusConfig(e);
+  problems.push(...prometheus.problems);
   if (problems.length) throw new ConfigError(problems);
 
   const headers: Record<string, string> = {};
@@ -209,5 +284,6 @@ export function configFromEnv(env: Record<string, unknown>, opts: ConfigOptions 
     ...(gitops ? { gitops } : {}),
     ...(e.CLAIMSTEP_GITHUB_WEBHOOK_SECRET ? { githubWebhookSecret: e.CLAIMSTEP_GITHUB_WEBHOOK_SECRET } : {}),
     ...(e.CLAIMSTEP_GITLAB_WEBHOOK_TOKEN ? { gitlabWebhookToken: e.CLAIMSTEP_GITLAB_WEBHOOK_TOKEN } : {}),
+    ...(prometheus.config ? { prometheus: prometheus.config } : {}),
   };
 }

@@ -13,6 +13,8 @@ import { kubeClientOptions, nodeKubeTarget, type KubeConfigSource } from "../ada
 import { writerFor } from "../adapters/gitops/apply-via.js";
 import { parseRepositoryConfig } from "../adapters/gitops/config.js";
 import { pullRequestWriter } from "../adapters/gitops/writer.js";
+import { PrometheusMetrics } from "../adapters/metrics/prometheus.js";
+import { ConfigError, prometheusConfig } from "./config.js";
 import type { Target } from "./cli.js";
 import type { WatchEvent, WatchSource } from "./relay/index.js";
 
@@ -62,17 +64,24 @@ export async function listOptedIn(client: KubeClient, namespace: string | undefi
     .map((s) => ({ namespace: s.metadata.namespace ?? "default", name: s.metadata.name }));
 }
 
-/** The CLI's Target on a real cluster: direct writes, or pull requests for sets that ask (CLAIMSTEP_GITOPS_REPOSITORY). */
+/**
+ * The CLI's Target on a real cluster: direct writes, or pull requests for sets that ask
+ * (CLAIMSTEP_GITOPS_REPOSITORY); autogrow's metrics from CLAIMSTEP_PROMETHEUS_URL (and its
+ * credentials), as the server reads them.
+ */
 export async function kubeTarget(opts: KubeConfigOptions & { env: Record<string, string | undefined> }): Promise<Target> {
   const kube = nodeKubeClient(opts);
   const direct = kubeWriters(kube.client, { reportingInstance: "claimstep-cli" });
   const repo = opts.env.CLAIMSTEP_GITOPS_REPOSITORY;
   const pullRequest = repo ? pullRequestWriter(parseRepositoryConfig({ ...JSON.parse(repo), token: opts.env.CLAIMSTEP_GITOPS_TOKEN ?? "" })) : undefined;
+  const prometheus = prometheusConfig(opts.env);
+  if (prometheus.problems.length) throw new ConfigError(prometheus.problems);
   return {
     label: kube.label,
     namespace: kube.namespace,
     reader: new KubeReader(kube.client),
     writers: { ...direct, claims: writerFor({ direct: direct.claims, ...(pullRequest ? { pullRequest } : {}) }) },
+    ...(prometheus.config ? { metrics: new PrometheusMetrics(prometheus.config) } : {}),
     listOptedIn: (ns) => listOptedIn(kube.client, ns),
     now: () => new Date(),
     pause: (ms, signal) =>

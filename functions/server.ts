@@ -148,6 +148,8 @@ export async function serveFromEnv(opts: ServeFromEnvOptions): Promise<number> {
       bodyLimitBytes: config.bodyLimitBytes,
       log,
       ...(config.viewers?.length ? { ui: { viewers: config.viewers, source: uiSource(sim.client) } } : {}),
+      // Autogrow reads the simulated cluster's own Prometheus (CLAIMSTEP_PROMETHEUS_URL is not used).
+      metrics: sim.metrics,
     };
     listOptedIn = (ns) => listOptedInSets(sim.client, ns);
     wallClock = setInterval(() => sim.advance(1000), 1000);
@@ -174,7 +176,7 @@ export async function serveFromEnv(opts: ServeFromEnvOptions): Promise<number> {
             sweep({
               listOptedIn,
               namespaces: config.namespaces,
-              step: (ref) => runStep({ reader: deps.reader, writers: deps.writers, ref, now: deps.now() }),
+              step: (ref) => runStep({ reader: deps.reader, writers: deps.writers, metrics: deps.metrics, ref, now: deps.now() }),
               tick: tick++,
               log,
             }),

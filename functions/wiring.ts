@@ -1,8 +1,9 @@
 // From a configured Kubernetes REST client to everything an entry point serves with: reader,
 // writers (the claim writer chosen per set, direct or pull request; the set-status writer and
-// event recorder, always direct), the GitOps webhook routes, and the listing of opted-in sets.
+// event recorder, always direct), autogrow's metrics (Prometheus, when configured), the GitOps
+// webhook routes, and the listing of opted-in sets.
 // Shared by the Worker and the Node server; free of Node-only imports.
-import type { Writers } from "../core/ports.js";
+import type { MetricsReader, Writers } from "../core/ports.js";
 import type { SetRef } from "../core/types.js";
 import type { KubeClient } from "../adapters/kube/client.js";
 import { KubeReader, listOptedInSets } from "../adapters/kube/reader.js";
@@ -10,6 +11,7 @@ import { kubeWriters } from "../adapters/kube/writer.js";
 import { writerFor } from "../adapters/gitops/apply-via.js";
 import type { Fetch } from "../adapters/gitops/http.js";
 import { pullRequestWriter } from "../adapters/gitops/writer.js";
+import { PrometheusMetrics } from "../adapters/metrics/prometheus.js";
 import type { AppDeps, Mount } from "./app.js";
 import type { ReplayGuard } from "./auth.js";
 import type { AppConfig } from "./config.js";
@@ -23,7 +25,7 @@ export interface WiringOptions {
   now: () => Date;
   replay: ReplayGuard;
   log?: (entry: Record<string, unknown>) => void;
-  /** fetch for the Git hosting API (the Worker passes its counting fetch). */
+  /** fetch for the Git hosting API and Prometheus (the Worker passes its counting fetch). */
   fetch?: Fetch;
   /** `reportingInstance` of Events. */
   instance?: string;
@@ -41,6 +43,7 @@ export function wire(opts: WiringOptions): Wiring {
   const direct = kubeWriters(client, { reportingInstance: opts.instance ?? "claimstep" });
   const pullRequest = config.gitops ? pullRequestWriter(config.gitops, opts.fetch ? { fetch: opts.fetch } : {}) : undefined;
   const writers: Writers = { ...direct, claims: writerFor({ direct: direct.claims, ...(pullRequest ? { pullRequest } : {}) }) };
+  const metrics: MetricsReader | undefined = config.prometheus ? new PrometheusMetrics({ ...config.prometheus, ...(opts.fetch ? { fetch: opts.fetch } : {}) }) : undefined;
 
   const mounts: Mount[] = [];
   if (config.githubWebhookSecret || config.gitlabWebhookToken) {
@@ -49,7 +52,7 @@ export function wire(opts: WiringOptions): Wiring {
       app: gitopsWebhookRoutes({
         ...(config.githubWebhookSecret ? { github: { secret: config.githubWebhookSecret } } : {}),
         ...(config.gitlabWebhookToken ? { gitlab: { token: config.gitlabWebhookToken } } : {}),
-        step: (ref) => runStep({ reader, writers, ref, now: opts.now() }),
+        step: (ref) => runStep({ reader, writers, metrics, ref, now: opts.now() }),
         namespaces: config.namespaces,
         replay: opts.replay,
         ...(opts.log ? { log: opts.log } : {}),
@@ -67,6 +70,7 @@ export function wire(opts: WiringOptions): Wiring {
     mounts,
     ...(opts.log ? { log: opts.log } : {}),
     ...(config.viewers?.length ? { ui: { viewers: config.viewers, source: uiSource(client) } } : {}),
+    ...(metrics ? { metrics } : {}),
   };
 
   return {

@@ -69,7 +69,7 @@ export async function runScheduled(controller: ScheduledController, env: Env): P
   const report = await sweep({
     listOptedIn: (ns) => wiring.listOptedIn(ns),
     namespaces: config.namespaces,
-    step: (ref) => runStep({ reader: wiring.deps.reader, writers: wiring.deps.writers, ref, now: now() }),
+    step: (ref) => runStep({ reader: wiring.deps.reader, writers: wiring.deps.writers, metrics: wiring.deps.metrics, ref, now: now() }),
     tick: Math.floor(controller.scheduledTime / (config.tickSeconds * 1000)),
     budget: { limit: config.subrequestBudget, perStep: config.subrequestsPerStep, used: counter.used },
     log,

@@ -19,6 +19,9 @@ import { GarbageCollector } from "./controllers/garbage-collector.js";
 import { syncClaimProtection } from "./controllers/pvc-protection.js";
 import { syncStatefulSets } from "./controllers/statefulset.js";
 import { StorageControllers } from "./controllers/storage.js";
+import { Workloads, type VolumeStats, type Workload, type WorkloadOptions } from "./controllers/workload.js";
+import { PrometheusMetrics } from "../metrics/prometheus.js";
+import { PROMETHEUS_PATH, SimPrometheus } from "./prometheus.js";
 import { FaultInjector, type FaultPlan } from "./faults.js";
 import { SIM_SERVER, SimHttp, type Identity } from "./http.js";
 import { Prng } from "./prng.js";
@@ -80,6 +83,11 @@ export class SimCluster {
   readonly client: KubeClient;
   readonly reader: KubeReader;
   readonly writers: KubeWriters;
+  /** The kubelets' volume stats over the Prometheus HTTP API, at `<server>/prometheus` (served by `http`). */
+  readonly prometheus: SimPrometheus;
+  /** Autogrow's production metrics reader (PrometheusMetrics), querying `prometheus` through `http`. */
+  readonly metrics: PrometheusMetrics;
+  private readonly workloads: Workloads;
   private readonly controllers: ControllerContext;
   private readonly storage: StorageControllers;
   private readonly kubelet: Kubelet;
@@ -98,7 +106,12 @@ export class SimCluster {
     const expansionRecovery = opts.expansionRecovery ?? opts.volumeAttributesClasses !== false;
     this.api = new SimApi({ store: this.store, clock: this.clock, profile, expansionRecovery }, this.faults);
     this.admin = new SimApi({ store: this.store, clock: this.clock, profile, expansionRecovery });
+    this.prometheus = new SimPrometheus(
+      () => this.workloads.stats(),
+      () => this.clock.nowMs(),
+    );
     this.http = new SimHttp(() => this.api, {
+      prometheus: this.prometheus,
       ...(opts.baseUrl ? { baseUrl: opts.baseUrl } : {}),
       ...(opts.tokens ? { tokens: opts.tokens } : {}),
       ...(opts.anonymous ? { anonymous: opts.anonymous } : {}),
@@ -118,6 +131,33 @@ export class SimCluster {
     this.kubelet = new Kubelet(this.controllers);
     this.people = new People(this.controllers, (edit) => this.applyEdit(edit));
     this.gc = new GarbageCollector(this.controllers);
+    this.workloads = new Workloads(this.controllers);
+    this.metrics = new PrometheusMetrics({ url: `${(opts.baseUrl ?? SIM_SERVER).replace(/\/+$/, "")}${PROMETHEUS_PATH}`, fetch: this.http.fetchLike });
+  }
+
+  /**
+   * An application filling its volumes: each Bound claim of `namespace` named `claims` (a name, or
+   * a prefix ending in `-` such as `data-web-`) gains `bytesPerSecond` of used bytes per virtual
+   * second while a Running pod mounts it, never beyond its file system's size (status.capacity).
+   * `startUsed` (bytes or a quantity) sets the used bytes of the claims it names at once. Setting
+   * it again for the same claims changes it; kept in the saved state.
+   */
+  setWorkload(namespace: string, claims: string, opts: WorkloadOptions): void {
+    this.workloads.set(namespace, claims, opts);
+  }
+
+  /** Stop the workloads (of a namespace, or the one over `claims`); their data stays. */
+  clearWorkloads(namespace?: string, claims?: string): void {
+    this.workloads.clear(namespace, claims);
+  }
+
+  listWorkloads(): Workload[] {
+    return this.workloads.list();
+  }
+
+  /** What the kubelets report now: used and capacity bytes of every mounted, Bound claim. */
+  volumeStats(): VolumeStats[] {
+    return this.workloads.stats();
   }
 
   /**
@@ -221,6 +261,8 @@ export class SimCluster {
   reset(): void {
     this.store.clear();
     this.http.reset();
+    this.prometheus.reset();
+    this.workloads.restore({ workloads: [], used: {} });
     this.controllers.drivers.clear();
     this.controllers.volumes.clear();
     this.gc.clear();
@@ -371,6 +413,8 @@ export class SimCluster {
   settle(): void {
     for (let pass = 0; pass < MAX_SETTLE_PASSES; pass++) {
       const before = this.store.writes;
+      // First: what the workloads wrote since the last instant, on the volumes mounted all along.
+      this.workloads.sync();
       this.people.sync();
       syncStatefulSets(this.controllers);
       this.storage.sync();
@@ -425,6 +469,7 @@ export class SimCluster {
       kubelet: this.kubelet.state(),
       people: this.people.state(),
       gc: this.gc.state(),
+      workloads: this.workloads.state(),
       store: this.store.state(),
     };
   }
@@ -443,6 +488,7 @@ export class SimCluster {
     sim.kubelet.restore(state.kubelet);
     sim.people.restore(state.people ?? []);
     sim.gc.restore(state.gc);
+    if (state.workloads) sim.workloads.restore(state.workloads);
     return sim;
   }
 }

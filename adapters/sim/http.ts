@@ -6,6 +6,7 @@ import { parse as parseYaml } from "yaml";
 import { ApiError } from "../api-error.js";
 import { SelectorSyntaxError } from "../kube/label-selector.js";
 import type { SimApi } from "./api.js";
+import { PROMETHEUS_PATH, type SimPrometheus } from "./prometheus.js";
 import {
   badRequest,
   continueExpired,
@@ -95,6 +96,11 @@ export interface SimHttpOptions {
   anonymous?: Identity;
   /** storage.k8s.io versions serving VolumeAttributesClasses: ["v1"] (1.34+), ["v1beta1"] (1.31–1.33), [] before. */
   volumeAttributesClassVersions?: readonly ("v1" | "v1beta1")[];
+  /**
+   * The Prometheus served under `<baseUrl>/prometheus` (the kubelets' volume stats), outside the
+   * API server's authentication, RBAC, request log and faults.
+   */
+  prometheus?: SimPrometheus;
 }
 
 /** Where the simulated cluster's API server "listens": only its own fetch handler answers here. */
@@ -229,6 +235,8 @@ export class SimHttp {
 
   private async handle(method: string, href: string, headers: Headers, text: string, signal?: AbortSignal): Promise<Response> {
     try {
+      const prometheus = this.opts.prometheus && this.prometheusPath(href);
+      if (prometheus !== undefined) return await this.opts.prometheus!.handle(method, prometheus.path, prometheus.search, headers, text, signal);
       return await this.route(method, href, headers, text, signal);
     } catch (err) {
       if (err instanceof ApiError) return errorResponse(err);
@@ -236,6 +244,14 @@ export class SimHttp {
       this.bugs.push(err as Error);
       return errorResponse(internalError(`${method} ${href}`));
     }
+  }
+
+  /** `<baseUrl>/prometheus/<path>` → the path after /prometheus, and the query string. */
+  private prometheusPath(href: string): { path: string; search: URLSearchParams } | undefined {
+    const url = new URL(href);
+    const prefix = new URL(this.opts.baseUrl ?? SIM_SERVER).pathname.replace(/\/+$/, "") + PROMETHEUS_PATH;
+    if (url.pathname !== prefix && !url.pathname.startsWith(`${prefix}/`)) return undefined;
+    return { path: url.pathname.slice(prefix.length) || "/", search: url.searchParams };
   }
 
   private parse(method: string, url: URL, headers: Headers, text: string): RequestInfo {

@@ -149,6 +149,39 @@ async function buildFinalizeCrash(seed = 1): Promise<SimCluster> {
   throw new Error("finalize-crash: the rollout never reached the re-create");
 }
 
+/** `autogrow`'s policy: grow by half at 80% full, up to 8Gi. */
+export const AUTOGROW_POLICY = { threshold: "80%", increase: "50%", max: "8Gi" } as const;
+const MI = 1024 * 1024;
+
+/**
+ * `autogrow`: web complete at data 1Gi with claimstep.io/autogrow, an application filling its data
+ * volumes (data-web-2 at 2 MiB/s, data-web-1 at 1 MiB/s, data-web-0 at 0.5 MiB/s; wal slowly),
+ * claimstep stepping it while it fills, until data-web-2 crosses 80% (about two minutes in).
+ */
+async function buildAutogrow(seed = 1): Promise<SimCluster> {
+  const sim = await build({ desired: LIVE, annotations: { [Keys.autogrow]: JSON.stringify(AUTOGROW_POLICY) } }, seed);
+  // claimstep's rollout of the templates as they are (the claims get its revision label) to Complete.
+  for (let i = 0; ; i++) {
+    if (i === 200) throw new Error("autogrow: the rollout of the live templates never completed");
+    const r = await runStep({ reader: sim.reader, writers: sim.writers, ref: SET, now: sim.now(), metrics: sim.metrics });
+    if (r.decision.phase === "Complete") break;
+    sim.advance(10_000);
+  }
+  sim.setWorkload(SET.namespace, "data-web-2", { bytesPerSecond: 2 * MI, startUsed: 600 * MI });
+  sim.setWorkload(SET.namespace, "data-web-1", { bytesPerSecond: 1 * MI, startUsed: 400 * MI });
+  sim.setWorkload(SET.namespace, "data-web-0", { bytesPerSecond: 0.5 * MI, startUsed: 300 * MI });
+  sim.setWorkload(SET.namespace, "wal-web-", { bytesPerSecond: 64 * 1024, startUsed: 50 * MI });
+  // Then its plan (a dry run: the real step is the run's first) reads the usage every 10 s while
+  // the disks fill, until one is over 80%.
+  for (let i = 0; i < 100; i++) {
+    sim.advance(10_000);
+    const r = await runStep({ reader: sim.reader, writers: sim.writers, ref: SET, now: sim.now(), metrics: sim.metrics, dryRun: true });
+    if (r.decision.reason === "AutogrowTriggered") return sim;
+    if (r.decision.phase !== "Complete") throw new Error(`autogrow: expected web to stay complete, got ${r.decision.phase}/${r.decision.reason}: ${r.decision.message}`);
+  }
+  throw new Error("autogrow: no claim crossed the threshold");
+}
+
 /** Every name of SCENARIO_NAMES, and no other (the type checks both ways). */
 export const SCENARIOS: Record<string, Scenario> = {
   grow: scenario(
@@ -232,6 +265,12 @@ export const SCENARIOS: Record<string, Scenario> = {
     lesson:
       "a failed expansion is undone by lowering the template: the failed claim comes back down to 2Gi (Kubernetes ≥ 1.34 accepts a request above status.capacity), then the rollout goes on",
     build: buildRecover,
+  },
+  autogrow: {
+    summary: `web is complete at data 1Gi with claimstep.io/autogrow ${JSON.stringify(AUTOGROW_POLICY)}; an application fills data-web-2 at 2 MiB/s (data-web-1 at 1, data-web-0 at 0.5): it has just crossed 80%`,
+    lesson:
+      "the usage (one Prometheus query per step) crossed the threshold: claimstep raised the desired data template by half, rounded up to whole Gi, and the normal rollout grew every ordinal alike, highest first; no claim is above the threshold any more",
+    build: buildAutogrow,
   },
   "opted-out": scenario(
     "web is not opted in and desires nothing: try `claimstep set web data --storage 2Gi --cluster sim:opted-out`",

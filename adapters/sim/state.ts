@@ -7,6 +7,7 @@ import type { DriverBehaviour, Latencies } from "./controllers/context.js";
 import type { GarbageCollectorState } from "./controllers/garbage-collector.js";
 import type { KubeletState } from "./controllers/kubelet.js";
 import type { ScheduledEdit } from "./controllers/people.js";
+import type { WorkloadState } from "./controllers/workload.js";
 import type { StorageState } from "./controllers/storage.js";
 import type { FaultState } from "./faults.js";
 import { RESOURCES, type StoreState } from "./store.js";
@@ -34,6 +35,8 @@ export interface SimClusterState {
   people?: ScheduledEdit[];
   /** The garbage collector's pending work; absent in older files (none pending). */
   gc?: GarbageCollectorState;
+  /** The workloads filling volumes, and the bytes used per claim uid; absent in older files (none). */
+  workloads?: WorkloadState;
   store: StoreState;
 }
 
@@ -86,6 +89,18 @@ export function checkClusterState(json: unknown): SimClusterState {
     if (json.gc !== undefined) {
       need(isRecord(json.gc), "gc is not an object");
       numbers(json.gc.due, "gc.due");
+    }
+    if (json.workloads !== undefined) {
+      const w = json.workloads as Record<string, unknown>;
+      need(isRecord(w), "workloads is not an object");
+      need(
+        Array.isArray(w.workloads) && w.workloads.every((x: unknown) => isRecord(x) && typeof x.namespace === "string" && typeof x.claims === "string" && Number.isFinite(x.bytesPerSecond)),
+        "workloads.workloads is not a list of workloads",
+      );
+      need(isRecord(w.used), "workloads.used is not an object");
+      for (const [uid, u] of Object.entries(w.used)) {
+        need(isRecord(u) && typeof u.bytes === "string" && /^\d+$/.test(u.bytes) && Number.isFinite(u.atMs), `workloads.used.${uid} is not bytes used at a time`);
+      }
     }
     const store = json.store as Record<string, unknown>;
     need(isRecord(store) && Number.isInteger(store.revision), "store.revision is not an integer");

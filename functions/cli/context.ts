@@ -2,7 +2,7 @@
 // one-line renderings of a step.
 import { parseArgs } from "node:util";
 import YAML from "yaml";
-import type { StateReader, Writers } from "../../core/ports.js";
+import type { MetricsReader, StateReader, Writers } from "../../core/ports.js";
 import type { Decision, SetRef } from "../../core/types.js";
 import { outcomeJSON } from "../outcome.js";
 import type { StepResult } from "../step.js";
@@ -17,6 +17,8 @@ export interface Target {
   reader: StateReader;
   /** The claim writer (per set), and the status writer that also writes the desired templates (`set`). */
   writers: Writers;
+  /** Autogrow's metrics (CLAIMSTEP_PROMETHEUS_URL; the simulated cluster's own Prometheus); absent: none. */
+  metrics?: MetricsReader;
   listOptedIn(namespace: string | undefined): Promise<SetRef[]>;
   now(): Date;
   /**

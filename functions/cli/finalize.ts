@@ -29,7 +29,7 @@ function templateChanges(live: readonly { metadata: { name: string }; spec: { re
 export async function finalize(ctx: Context): Promise<number> {
   const target = await ctx.target();
   const ref = refOf(ctx.flags, target, ctx.args[0], "finalize");
-  const planned = await runStep({ reader: target.reader, writers: target.writers, ref, now: target.now(), dryRun: true, finalize: true });
+  const planned = await runStep({ reader: target.reader, writers: target.writers, metrics: target.metrics, ref, now: target.now(), dryRun: true, finalize: true });
   const d = planned.decision;
   const recreating = d.action !== undefined && ["WriteRecord", "OrphanSet", "CreateSet", "DeleteRecord"].includes(d.action.type);
   const midway = ["Recreating", "SetRecreated", "RecordUnreadable"].includes(d.reason);

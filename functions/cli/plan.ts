@@ -8,7 +8,7 @@ import { EXIT, UsageError, emit, exitOf, outcomeText, print, refOf, resultJSON, 
 export async function plan(ctx: Context, dryRun = true): Promise<number> {
   const target = await ctx.target();
   const ref = refOf(ctx.flags, target, ctx.args[0], dryRun ? "plan" : "step");
-  const r = await runStep({ reader: target.reader, writers: target.writers, ref, now: target.now(), dryRun });
+  const r = await runStep({ reader: target.reader, writers: target.writers, metrics: target.metrics, ref, now: target.now(), dryRun });
   if (ctx.json) emit(ctx, resultJSON(r));
   else print(ctx.io, `${paintHeadline(renderDecision(r.decision), r.decision.phase, ctx.color)}\n\n${outcomeText(r)}`);
   return exitOf(r.decision);
@@ -23,7 +23,7 @@ export async function stepAll(ctx: Context): Promise<number> {
   const report = await sweep({
     listOptedIn: (ns) => target.listOptedIn(ns),
     namespaces,
-    step: (ref) => runStep({ reader: target.reader, writers: target.writers, ref, now: target.now(), dryRun }),
+    step: (ref) => runStep({ reader: target.reader, writers: target.writers, metrics: target.metrics, ref, now: target.now(), dryRun }),
     tick: 0,
   });
   if (ctx.json) emit(ctx, report);

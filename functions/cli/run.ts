@@ -42,7 +42,7 @@ export async function run(ctx: Context, opts: RunOptions = {}): Promise<number> 
     const now = target.now();
     let r: StepResult;
     try {
-      r = await runStep({ reader: target.reader, writers: target.writers, ref, now, ...(opts.finalize ? { finalize: true } : {}) });
+      r = await runStep({ reader: target.reader, writers: target.writers, metrics: target.metrics, ref, now, ...(opts.finalize ? { finalize: true } : {}) });
     } catch (err) {
       // The set could not be read (429, 5xx, timeout after the client's retries): nothing was
       // written, so the run goes on; anything else (not found, permissions) ends it.

@@ -153,11 +153,11 @@ export async function set(ctx: Context): Promise<number> {
       ...snapshot,
       statefulSet: { ...snapshot.statefulSet, spec, metadata: { ...snapshot.statefulSet.metadata, annotations: { ...annotations, ...written, ...held } } },
     };
-    next = await runStep({ reader: { load: async () => preview }, writers: target.writers, ref, now: target.now(), dryRun: true });
+    next = await runStep({ reader: { load: async () => preview }, writers: target.writers, metrics: target.metrics, ref, now: target.now(), dryRun: true });
   } else {
     if (hold) await target.writers.pods!.patchPartition(hold.action, written);
     else if (change.changed) await target.writers.status.annotateSet(ref, change.annotations, snapshot.statefulSet.metadata.resourceVersion);
-    next = await runStep({ reader: target.reader, writers: target.writers, ref, now: target.now(), dryRun: true });
+    next = await runStep({ reader: target.reader, writers: target.writers, metrics: target.metrics, ref, now: target.now(), dryRun: true });
   }
   const before = desiredTemplates(snapshot.statefulSet);
   const beforeTemplates = before.ok ? before.templates : [];

@@ -32,6 +32,8 @@ function targetOf(sim: SimCluster, name: string, extra: Partial<Target> = {}): T
     namespace: "default",
     reader: sim.reader,
     writers: sim.writers,
+    // Autogrow reads the simulated cluster's own Prometheus (its kubelets' volume stats).
+    metrics: sim.metrics,
     async listOptedIn(namespace) {
       const list = await sim.admin.list("statefulsets", namespace);
       return list.items

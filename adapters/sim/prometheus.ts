@@ -1,0 +1,201 @@
+// The simulated cluster's Prometheus: `GET|POST <server>/prometheus/api/v1/query`, an instant
+// query over what the kubelets report of the mounted claims (controllers/workload.ts), answered
+// with the real API's bodies: `{"status":"success","data":{"resultType":"vector","result":[…]}}`
+// with the kubelet's label set (namespace, persistentvolumeclaim, node, instance, job), or
+// `{"status":"error","errorType":"bad_data","error":"invalid parameter \"query\": …"}` (400).
+// It evaluates vector selectors (a metric name and/or `{label op "value", …}` with =, !=, =~, !~),
+// which is what claimstep asks; other PromQL is refused as bad_data, saying so.
+import type { VolumeStats } from "./controllers/workload.js";
+
+export const USED = "kubelet_volume_stats_used_bytes";
+export const CAPACITY = "kubelet_volume_stats_capacity_bytes";
+
+/** Where the simulated Prometheus answers under the cluster's server URL. */
+export const PROMETHEUS_PATH = "/prometheus";
+
+/** One query as the simulated Prometheus received it. */
+export interface QueryInfo {
+  method: string;
+  query: string;
+  headers: Headers;
+}
+
+/** An injected answer instead of the evaluation: a status and body, or no answer until the client gives up. */
+export type PrometheusFailure = { code: number; body: string; contentType?: string } | { hang: true };
+
+type Op = "=" | "!=" | "=~" | "!~";
+interface Matcher {
+  label: string;
+  op: Op;
+  value: string;
+  re?: RegExp;
+}
+
+class ParseError extends Error {}
+
+const json = (body: unknown, status = 200): Response => new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json" } });
+const badData = (error: string): Response => json({ status: "error", errorType: "bad_data", error }, 400);
+
+/** A vector selector's matchers, or a ParseError with the position as Prometheus gives it (`1:<col>`). */
+export function parseSelector(input: string): Matcher[] {
+  let i = 0;
+  const at = () => `1:${i + 1}`;
+  const fail = (what: string): never => {
+    throw new ParseError(`${at()}: parse error: ${what}`);
+  };
+  const space = () => {
+    while (i < input.length && /\s/.test(input[i]!)) i++;
+  };
+  const ident = (): string | undefined => {
+    const m = /^[a-zA-Z_:][a-zA-Z0-9_:]*/.exec(input.slice(i));
+    if (!m) return undefined;
+    i += m[0].length;
+    return m[0];
+  };
+  const string = (): string => {
+    const q = input[i];
+    if (q !== '"' && q !== "'" && q !== "`") fail(`unexpected ${describe(input.slice(i))} in label matching, expected string`);
+    i++;
+    let out = "";
+    while (i < input.length && input[i] !== q) {
+      const c = input[i++]!;
+      if (c === "\\" && q !== "`") {
+        const e = input[i++];
+        if (e === undefined) break;
+        const map: Record<string, string> = { n: "\n", t: "\t", r: "\r", "\\": "\\", '"': '"', "'": "'", a: "\x07", b: "\b", f: "\f", v: "\v" };
+        if (map[e] === undefined) fail(`unknown escape sequence U+${e.charCodeAt(0).toString(16).padStart(4, "0").toUpperCase()} '${e}'`);
+        out += map[e];
+      } else out += c;
+    }
+    if (input[i] !== q) fail("unterminated quoted string");
+    i++;
+    return out;
+  };
+  space();
+  if (i >= input.length) fail("no expression found in input");
+  const matchers: Matcher[] = [];
+  const name = ident();
+  if (name !== undefined) matchers.push({ label: "__name__", op: "=", value: name });
+  space();
+  if (input[i] === "{") {
+    i++;
+    for (;;) {
+      space();
+      if (input[i] === "}") break;
+      const label = ident();
+      if (label === undefined) fail(`unexpected ${describe(input.slice(i))} in label matching, expected label`);
+      space();
+      const op = (["=~", "!~", "!=", "="] as const).find((o) => input.startsWith(o, i));
+      if (!op) fail(`unexpected ${describe(input.slice(i))} in label matching, expected label matching operator`);
+      i += op!.length;
+      space();
+      const value = string();
+      const m: Matcher = { label: label!, op: op!, value };
+      if (op === "=~" || op === "!~") {
+        try {
+          m.re = new RegExp(`^(?:${value})$`, "s");
+        } catch (err) {
+          fail(`error parsing regexp: ${(err as Error).message}`);
+        }
+      }
+      matchers.push(m);
+      space();
+      if (input[i] === ",") {
+        i++;
+        continue;
+      }
+      if (input[i] !== "}") fail(`unexpected ${describe(input.slice(i))} in label matching, expected "," or "}"`);
+      break;
+    }
+    i++;
+  } else if (name === undefined) {
+    fail(`unexpected ${describe(input.slice(i))}`);
+  }
+  space();
+  if (i < input.length) {
+    // Functions, operators, ranges: not evaluated here.
+    throw new ParseError(`${at()}: the simulated Prometheus evaluates vector selectors only (a metric name and/or {label="value", …}), not ${JSON.stringify(input.slice(i, i + 20))}`);
+  }
+  if (!matchers.some((m) => !matches(m, ""))) throw new ParseError("1:1: parse error: vector selector must contain at least one non-empty matcher");
+  return matchers;
+}
+
+const describe = (rest: string): string => (rest.length === 0 ? "end of input" : `character ${JSON.stringify(rest[0])}`);
+
+function matches(m: Matcher, value: string): boolean {
+  switch (m.op) {
+    case "=":
+      return value === m.value;
+    case "!=":
+      return value !== m.value;
+    case "=~":
+      return m.re!.test(value);
+    case "!~":
+      return !m.re!.test(value);
+  }
+}
+
+/** The two series the kubelet exposes for a mounted claim, labelled as kube-prometheus scrapes them. */
+export function seriesOf(v: VolumeStats): { labels: Record<string, string>; value: bigint }[] {
+  const ordinal = Number(/(\d+)$/.exec(v.node)?.[1] ?? 0);
+  const common = { instance: `10.0.0.${10 + ordinal}:10250`, job: "kubelet", namespace: v.namespace, node: v.node, persistentvolumeclaim: v.claim };
+  return [
+    { labels: { __name__: CAPACITY, ...common }, value: v.capacityBytes },
+    { labels: { __name__: USED, ...common }, value: v.usedBytes },
+  ];
+}
+
+export class SimPrometheus {
+  private log: QueryInfo[] = [];
+  private failures: PrometheusFailure[] = [];
+
+  constructor(
+    private readonly stats: () => VolumeStats[],
+    private readonly nowMs: () => number,
+  ) {}
+
+  /** Queries received since the last reset, in order. */
+  queries(): QueryInfo[] {
+    return [...this.log];
+  }
+
+  /** Answer the next query with this instead (a 503, an HTML proxy page, no answer). */
+  failNext(failure: PrometheusFailure): void {
+    this.failures.push(failure);
+  }
+
+  reset(): void {
+    this.log = [];
+    this.failures = [];
+  }
+
+  /** `path` is what follows PROMETHEUS_PATH, e.g. `/api/v1/query`. */
+  async handle(method: string, path: string, search: URLSearchParams, headers: Headers, text: string, signal?: AbortSignal): Promise<Response> {
+    if (path !== "/api/v1/query") return new Response("404 page not found\n", { status: 404, headers: { "Content-Type": "text/plain; charset=utf-8" } });
+    if (method !== "GET" && method !== "POST") return new Response("Method Not Allowed\n", { status: 405, headers: { "Content-Type": "text/plain; charset=utf-8" } });
+    const form = method === "POST" && (headers.get("content-type") ?? "").startsWith("application/x-www-form-urlencoded") ? new URLSearchParams(text) : new URLSearchParams();
+    const query = form.get("query") ?? search.get("query") ?? "";
+    this.log.push({ method, query, headers });
+    const failure = this.failures.shift();
+    if (failure) {
+      if ("hang" in failure) {
+        await new Promise<void>((resolve) => (!signal || signal.aborted ? resolve() : signal.addEventListener("abort", () => resolve(), { once: true })));
+        return json({ status: "error", errorType: "timeout", error: "query timed out in expression evaluation" }, 503);
+      }
+      return new Response(failure.body, { status: failure.code, headers: { "Content-Type": failure.contentType ?? "application/json" } });
+    }
+    let matchers: Matcher[];
+    try {
+      matchers = parseSelector(query);
+    } catch (err) {
+      if (err instanceof ParseError) return badData(`invalid parameter "query": ${err.message}`);
+      throw err;
+    }
+    const t = this.nowMs() / 1000;
+    const result = this.stats()
+      .flatMap(seriesOf)
+      .filter((s) => matchers.every((m) => matches(m, s.labels[m.label] ?? "")))
+      .map((s) => ({ metric: s.labels, value: [t, s.value.toString()] }));
+    return json({ status: "success", data: { resultType: "vector", result } });
+  }
+}
