@@ -3,7 +3,7 @@
 // cron, CLI, relay, simulation) goes through here.
 import { planStep } from "../core/plan.js";
 import { autogrowOf } from "../core/autogrow.js";
-import type { ClaimWriter, MetricsReader, StateReader, WriterCapabilities, Writers } from "../core/ports.js";
+import type { ApplyOutcome, ClaimWriter, MetricsReader, StateReader, WriterCapabilities, Writers } from "../core/ports.js";
 import { Keys, type Action, type ClaimAction, type Decision, type SetRef, type Snapshot } from "../core/types.js";
 import { verdict, type WriteOutcome } from "../core/verdict.js";
 import { ApiError } from "../adapters/api-error.js";
@@ -145,7 +145,9 @@ async function write(claims: ClaimWriter, writers: Writers, decision: Decision):
               : await recreate.deleteRecord(action);
       return { result: done, outcome: done };
     }
-    const applied = await claims.apply(action, decision);
+    const answer = await claims.apply(action, decision);
+    // A merged growth proposal changed Git, not the set: it waits for the GitOps tool to apply it.
+    const applied: ApplyOutcome = claims.proposes && action.type === "RaiseTemplate" && answer.kind === "applied" ? { kind: "proposed", detail: answer.detail ?? "merged; waiting for the GitOps controller to apply it" } : answer;
     return { result: applied, outcome: applied.kind === "refused" ? { kind: "refused" } : applied };
   } catch (err) {
     if (!(err instanceof ApiError)) throw err;

@@ -188,7 +188,8 @@ describe.each([
     expect(forge.branches()).toEqual([`claimstep/prod/db/${fromRevision}/autogrow`, ...[2, 1, 0].map((o) => `claimstep/prod/db/${revision}/${o}`)]);
     // The raise waited for its merge; the merge's webhook, and the cron step before Argo CD's sync,
     // found it merged (done: the GitOps tool applies it); then the rollout of the new revision.
-    expect(reasons.slice(0, 3)).toEqual(["AwaitingApproval", "webhook:AutogrowTriggered", "AutogrowTriggered"]);
+    // After the merge the steps wait (AwaitingApproval, their status recorded) for the GitOps tool.
+    expect(reasons.slice(0, 3)).toEqual(["AwaitingApproval", "webhook:AwaitingApproval", "AwaitingApproval"]);
     expect(reasons.at(-1)).toBe("RolloutComplete");
 
     // The live set carries Git's annotation: data at 2Gi (1Gi × 1.25 rounded up to a whole Gi), grown from the old revision.
