@@ -138,6 +138,6 @@ describe("npm start", () => {
   it("rejects an unknown scenario with the list of scenarios", { timeout: 60_000 }, async () => {
     const { code, err } = await start("--cluster", "sim:nope");
     expect(code).toBe(1);
-    expect(err).toContain("scenario one of grow, vac, blocked, blocked-class, infeasible, offline-driver, node-expansion-restart, pods-claims-first, pods-claims-first-2, pdb-blocks, finalize, finalize-crash, flaky-api, quota, recover, opted-out");
+    expect(err).toContain("scenario one of grow, vac, blocked, blocked-class, infeasible, offline-driver, node-expansion-restart, pods-claims-first, pods-claims-first-2, pdb-blocks, finalize, finalize-crash, flaky-api, quota, recover, autogrow, opted-out");
   });
 });
