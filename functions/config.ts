@@ -110,48 +110,29 @@ const PROMETHEUS_VARS = ["CLAIMSTEP_PROMETHEUS_URL", "CLAIMSTEP_PROMETHEUS_TOKEN
  */
 export function prometheusConfig(env: Partial<Record<(typeof PROMETHEUS_VARS)[number], string | undefined>>): { config?: PrometheusConfig; problems: string[] } {
   const problems: string[] = [];
-  const blank = (v: string | undefined) => (v === undefined || v.trim() === "" ? undefined : v.trim());
-  const url = blank(env.CLAIMSTEP_PROMETHEUS_URL);
-  const token = blank(env.CLAIMSTEP_PROMETHEUS_TOKEN);
-  const username = blank(env.CLAIMSTEP_PROMETHEUS_USERNAME);
-  const password = env.CLAIMSTEP_PROMETHEUS_PASSWORD === "" ? undefined : env.CLAIMSTEP_PROMETHEUS_PASSWORD;
-  const timeout = blank(env.CLAIMSTEP_PROMETHEUS_TIMEOUT_SECONDS);
-  const timeoutSeconds = timeout === undefined ? 10 : Number(timeout);
-  if (!Number.isInteger(timeoutSeconds) || timeoutSeconds < 1) problems.push("CLAIMSTEP_PROMETHEUS_TIMEOUT_SECONDS: must be an integer ≥ 1");
+  const [url, token, username, password, timeout] = PROMETHEUS_VARS.map((k) => (env[k] === "" ? undefined : env[k]));
+  const P = "CLAIMSTEP_PROMETHEUS_";
+  const seconds = Number(timeout ?? 10);
+  if (!Number.isInteger(seconds) || seconds < 1) problems.push(`${P}TIMEOUT_SECONDS: must be an integer ≥ 1`);
   if (url === undefined) {
-    const orphans = PROMETHEUS_VARS.slice(1).filter((k) => blank(env[k]) !== undefined);
-    if (orphans.length) problems.push(`${orphans.join(", ")}: set only with CLAIMSTEP_PROMETHEUS_URL (the Prometheus HTTP API, e.g. http://prometheus-operated.monitoring:9090)`);
+    const orphans = PROMETHEUS_VARS.filter((k) => env[k]);
+    if (orphans.length) problems.push(`${orphans.join(", ")}: set only with ${P}URL`);
     return { problems };
   }
-  let parsed: URL | undefined;
+  let u: URL | undefined;
   try {
-    parsed = new URL(url);
+    u = new URL(url);
   } catch {
-    problems.push("CLAIMSTEP_PROMETHEUS_URL: not a URL; expected the Prometheus HTTP API's base, e.g. http://prometheus-operated.monitoring:9090 (claimstep adds /api/v1/query)");
+    // reported below
   }
-  if (parsed) {
-    if (parsed.protocol !== "http:" && parsed.protocol !== "https:") problems.push("CLAIMSTEP_PROMETHEUS_URL: must be an http:// or https:// URL");
-    if (parsed.username || parsed.password) problems.push("CLAIMSTEP_PROMETHEUS_URL: leave credentials out of the URL; use CLAIMSTEP_PROMETHEUS_USERNAME and CLAIMSTEP_PROMETHEUS_PASSWORD (a secret)");
-    if (parsed.search || parsed.hash) problems.push("CLAIMSTEP_PROMETHEUS_URL: give the API's base URL without a query or fragment");
-    if (/\/api\/v1(\/query)?\/?$/.test(parsed.pathname)) problems.push("CLAIMSTEP_PROMETHEUS_URL: give the base URL without /api/v1 (claimstep adds /api/v1/query)");
-  }
-  if (token !== undefined && (username !== undefined || password !== undefined)) {
-    problems.push("CLAIMSTEP_PROMETHEUS_TOKEN and CLAIMSTEP_PROMETHEUS_USERNAME/_PASSWORD: give a bearer token or basic auth, not both");
-  } else if (username !== undefined && password === undefined) {
-    problems.push("CLAIMSTEP_PROMETHEUS_PASSWORD: required with CLAIMSTEP_PROMETHEUS_USERNAME (basic auth)");
-  } else if (password !== undefined && username === undefined) {
-    problems.push("CLAIMSTEP_PROMETHEUS_USERNAME: required with CLAIMSTEP_PROMETHEUS_PASSWORD (basic auth)");
-  } else if (username?.includes(":")) {
-    problems.push("CLAIMSTEP_PROMETHEUS_USERNAME: must not contain a colon (basic auth)");
-  }
+  if (!u || !/^https?:$/.test(u.protocol)) problems.push(`${P}URL: expected the http(s) URL of a Prometheus HTTP API, e.g. http://prometheus-operated.monitoring:9090`);
+  else if (u.username || u.password) problems.push(`${P}URL: leave credentials out of the URL; use ${P}USERNAME and ${P}PASSWORD (a secret)`);
+  else if (u.search || u.hash || /\/api\/v1(\/|$)/.test(u.pathname)) problems.push(`${P}URL: give the base URL, without /api/v1 or a query (claimstep adds /api/v1/query)`);
+  if (token && (username || password)) problems.push(`${P}TOKEN and ${P}USERNAME/_PASSWORD: a bearer token or basic auth, not both`);
+  else if (!username !== !password) problems.push(`${P}USERNAME and ${P}PASSWORD: basic auth needs both`);
   if (problems.length) return { problems };
   return {
-    config: {
-      url: url.replace(/\/+$/, ""),
-      ...(token !== undefined ? { token } : {}),
-      ...(username !== undefined && password !== undefined ? { basic: { username, password } } : {}),
-      timeoutMs: timeoutSeconds * 1000,
-    },
+    config: { url: url.replace(/\/+$/, ""), ...(token ? { token } : {}), ...(username && password ? { basic: { username, password } } : {}), timeoutMs: seconds * 1000 },
     problems,
   };
 }

@@ -31,13 +31,10 @@ export interface PrometheusOptions {
 }
 
 // The response envelope (https://prometheus.io/docs/prometheus/latest/querying/api/#format-overview).
-const Sample = z.tuple([z.number(), z.string()]);
+// A sample is `[<unix seconds>, "<value>"]` (z.tuple would add to the Worker bundle: checked here).
+const Sample = z.array(z.union([z.number(), z.string()])).check(z.refine((v) => v.length === 2 && typeof v[0] === "number" && typeof v[1] === "string", "expected [<unix time>, \"<value>\"]"));
 const VectorSeries = z.object({ metric: z.record(z.string(), z.string()), value: Sample });
-const Success = z.object({
-  status: z.literal("success"),
-  data: z.object({ resultType: z.string(), result: z.unknown() }),
-  warnings: z.optional(z.array(z.string())),
-});
+const Success = z.looseObject({ status: z.literal("success"), data: z.looseObject({ resultType: z.string() }) });
 const Vector = z.array(VectorSeries);
 const Failure = z.object({ status: z.literal("error"), errorType: z.optional(z.string()), error: z.optional(z.string()) });
 
@@ -147,7 +144,7 @@ export class PrometheusMetrics implements MetricsReader {
       return { ok: false, message: `${this.where} answered HTTP ${res.status} with a body that is not a Prometheus API response: ${gist(text)}` };
     }
     const { data } = success.data;
-    if (data.resultType !== "vector") return { ok: false, message: `${this.where} answered a ${data.resultType}, not the vector an instant query of two metrics gives` };
+    if (data.resultType !== "vector") return { ok: false, message: `${this.where} answered a ${data.resultType}, not a vector` };
     const series = Vector.safeParse(data.result);
     if (!series.success) {
       const issue = series.error.issues[0]!;
@@ -157,14 +154,15 @@ export class PrometheusMetrics implements MetricsReader {
     const wanted = new Set(claims);
     const latest = new Map<string, { used?: [number, bigint]; capacity?: [number, bigint] }>();
     for (const s of series.data) {
+      const value = s.value as [number, string];
       const claim = s.metric.persistentvolumeclaim;
       const name = s.metric.__name__;
       if (claim === undefined || !wanted.has(claim) || (s.metric.namespace !== undefined && s.metric.namespace !== namespace)) continue;
       const key = name === USED ? "used" : name === CAPACITY ? "capacity" : undefined;
-      const bytes = bytesOf(s.value[1]);
+      const bytes = bytesOf(value[1]);
       if (!key || bytes === undefined) continue;
       const entry = latest.get(claim) ?? {};
-      if (!entry[key] || entry[key][0] < s.value[0]) entry[key] = [s.value[0], bytes];
+      if (!entry[key] || entry[key][0] < value[0]) entry[key] = [value[0], bytes];
       latest.set(claim, entry);
     }
     const volumes: VolumeUsage[] = [];
@@ -173,7 +171,7 @@ export class PrometheusMetrics implements MetricsReader {
       if (e?.used && e.capacity) volumes.push({ claim, usedBytes: e.used[1], capacityBytes: e.capacity[1] });
     }
     if (volumes.length === 0) {
-      return { ok: false, message: `${this.where} has no ${USED.replace(/_used_bytes$/, "")} for ${listed(claims, namespace)}: is the kubelet scraped (its /metrics, job kubelet), and are the claims mounted?` };
+      return { ok: false, message: `${this.where} has no ${USED.replace(/_used_bytes$/, "")} for ${listed(claims, namespace)}: is the kubelet scraped, and are the claims mounted?` };
     }
     return { ok: true, volumes };
   }

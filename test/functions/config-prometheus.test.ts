@@ -40,15 +40,15 @@ describe("CLAIMSTEP_PROMETHEUS_*", () => {
   });
 
   it.each([
-    [{ CLAIMSTEP_PROMETHEUS_URL: "prometheus:9090" }, /CLAIMSTEP_PROMETHEUS_URL: (not a URL|must be an http)/],
-    [{ CLAIMSTEP_PROMETHEUS_URL: "ftp://prometheus" }, /CLAIMSTEP_PROMETHEUS_URL: must be an http:\/\/ or https:\/\/ URL/],
+    [{ CLAIMSTEP_PROMETHEUS_URL: "prometheus:9090" }, /CLAIMSTEP_PROMETHEUS_URL: expected the http\(s\) URL of a Prometheus HTTP API/],
+    [{ CLAIMSTEP_PROMETHEUS_URL: "ftp://prometheus" }, /CLAIMSTEP_PROMETHEUS_URL: expected the http\(s\) URL/],
     [{ CLAIMSTEP_PROMETHEUS_URL: "https://u:s3cret@prom.example.com" }, /CLAIMSTEP_PROMETHEUS_URL: leave credentials out of the URL/],
-    [{ CLAIMSTEP_PROMETHEUS_URL: "https://prom.example.com/api/v1/query" }, /without \/api\/v1 \(claimstep adds \/api\/v1\/query\)/],
-    [{ CLAIMSTEP_PROMETHEUS_URL: "https://prom.example.com?x=1" }, /without a query or fragment/],
+    [{ CLAIMSTEP_PROMETHEUS_URL: "https://prom.example.com/api/v1/query" }, /without \/api\/v1 or a query \(claimstep adds \/api\/v1\/query\)/],
+    [{ CLAIMSTEP_PROMETHEUS_URL: "https://prom.example.com?x=1" }, /without \/api\/v1 or a query/],
     [{ CLAIMSTEP_PROMETHEUS_TOKEN: "s3cret" }, /CLAIMSTEP_PROMETHEUS_TOKEN: set only with CLAIMSTEP_PROMETHEUS_URL/],
-    [{ CLAIMSTEP_PROMETHEUS_URL: "https://p", CLAIMSTEP_PROMETHEUS_TOKEN: "s3cret", CLAIMSTEP_PROMETHEUS_USERNAME: "u", CLAIMSTEP_PROMETHEUS_PASSWORD: "s3cret" }, /bearer token or basic auth, not both/],
-    [{ CLAIMSTEP_PROMETHEUS_URL: "https://p", CLAIMSTEP_PROMETHEUS_USERNAME: "u" }, /CLAIMSTEP_PROMETHEUS_PASSWORD: required with CLAIMSTEP_PROMETHEUS_USERNAME/],
-    [{ CLAIMSTEP_PROMETHEUS_URL: "https://p", CLAIMSTEP_PROMETHEUS_PASSWORD: "s3cret" }, /CLAIMSTEP_PROMETHEUS_USERNAME: required with CLAIMSTEP_PROMETHEUS_PASSWORD/],
+    [{ CLAIMSTEP_PROMETHEUS_URL: "https://p", CLAIMSTEP_PROMETHEUS_TOKEN: "s3cret", CLAIMSTEP_PROMETHEUS_USERNAME: "u", CLAIMSTEP_PROMETHEUS_PASSWORD: "s3cret" }, /a bearer token or basic auth, not both/],
+    [{ CLAIMSTEP_PROMETHEUS_URL: "https://p", CLAIMSTEP_PROMETHEUS_USERNAME: "u" }, /CLAIMSTEP_PROMETHEUS_USERNAME and CLAIMSTEP_PROMETHEUS_PASSWORD: basic auth needs both/],
+    [{ CLAIMSTEP_PROMETHEUS_URL: "https://p", CLAIMSTEP_PROMETHEUS_PASSWORD: "s3cret" }, /basic auth needs both/],
     [{ CLAIMSTEP_PROMETHEUS_URL: "https://p", CLAIMSTEP_PROMETHEUS_TIMEOUT_SECONDS: "0.5" }, /CLAIMSTEP_PROMETHEUS_TIMEOUT_SECONDS: must be an integer ≥ 1/],
   ])("%j is refused: %s", (env, message) => {
     const found = problems(env);

@@ -42,7 +42,7 @@ function answer(body: unknown, status = 200, init: { contentType?: string } = {}
     http.all(`${PROM}/api/v1/query`, ({ request }) => {
       seen.push(request.clone());
       if (typeof body === "string") return new HttpResponse(body, { status, headers: { "Content-Type": init.contentType ?? "text/html" } });
-      return HttpResponse.json(body, { status });
+      return HttpResponse.json(body as Record<string, unknown>, { status });
     }),
   );
   return seen;
@@ -152,9 +152,9 @@ describe("a success", () => {
 
   it("a result that is not a vector, or a malformed one, says so", async () => {
     answer({ status: "success", data: { resultType: "matrix", result: [] } });
-    expect(await metrics().usage(REF, CLAIMS)).toEqual({ ok: false, message: expect.stringMatching(/answered a matrix, not the vector/) });
+    expect(await metrics().usage(REF, CLAIMS)).toEqual({ ok: false, message: expect.stringMatching(/answered a matrix, not a vector/) });
     answer(success([{ metric: labels("kubelet_volume_stats_used_bytes", "data-web-0"), value: [T, 5] }]));
-    expect(await metrics().usage(REF, CLAIMS)).toEqual({ ok: false, message: expect.stringMatching(/a vector that is not well-formed \(result\.0\.value\.1: /) });
+    expect(await metrics().usage(REF, CLAIMS)).toEqual({ ok: false, message: expect.stringMatching(/a vector that is not well-formed \(result\.0\.value: expected \[<unix time>, "<value>"\]\)/) });
   });
 });
 
