@@ -3,6 +3,8 @@
 // cron, CLI, relay, simulation) goes through here.
 import { planStep } from "../core/plan.js";
 import { autogrowOf } from "../core/autogrow.js";
+import { revisionOf } from "../core/revision.js";
+import { desiredTemplates } from "../core/templates.js";
 import type { ApplyOutcome, ClaimWriter, MetricsReader, StateReader, WriterCapabilities, Writers } from "../core/ports.js";
 import { Keys, type Action, type ClaimAction, type Decision, type SetRef, type Snapshot } from "../core/types.js";
 import { verdict, type WriteOutcome } from "../core/verdict.js";
@@ -98,7 +100,10 @@ async function withUsage(snapshot: Snapshot, opts: StepOptions): Promise<Snapsho
   const set = snapshot.statefulSet;
   const policy = autogrowOf(set);
   const a = set.metadata.annotations ?? {};
-  if (!policy.ok || !policy.policy || snapshot.setMissing || a[Keys.currentRevision] === undefined || a[Keys.updateRevision] !== a[Keys.currentRevision]) return snapshot;
+  if (!policy.ok || !policy.policy || snapshot.setMissing || a[Keys.currentRevision] === undefined) return snapshot;
+  // The desired templates' revision, not the annotation: right after a raise they differ already.
+  const desired = desiredTemplates(set);
+  if (!desired.ok || revisionOf(desired.templates) !== a[Keys.currentRevision]) return snapshot;
   if (!opts.metrics) return snapshot;
   const claims = snapshot.claims.map((c) => c.metadata.name);
   return { ...snapshot, volumeUsage: await opts.metrics.usage(opts.ref, claims) };

@@ -28,7 +28,7 @@ export class Timeline {
   private repeats = 0;
   private quietSince: string | undefined;
   private first = true;
-  readonly tally = { invocations: 0, writes: 0, partitionPatches: 0, evictions: 0, recreate: 0, failures: 0 };
+  readonly tally = { invocations: 0, writes: 0, partitionPatches: 0, evictions: 0, recreate: 0, raises: 0, failures: 0 };
 
   constructor(
     private readonly say: (line: string) => void,
@@ -76,6 +76,7 @@ export class Timeline {
       if (type === "PatchPartition") this.tally.partitionPatches++;
       else if (type === "EvictPod") this.tally.evictions++;
       else if (type === "PatchClaim" || type === undefined) this.tally.writes++;
+      else if (type === "RaiseTemplate") this.tally.raises++;
       else this.tally.recreate++;
       this.say(`${INDENT}✓ ${o.detail ?? "applied"}`);
     } else if (o.kind === "proposed") {
@@ -97,6 +98,7 @@ export class Timeline {
       ...(t.partitionPatches ? [`${t.partitionPatches} partition patches`] : []),
       ...(t.evictions ? [`${t.evictions} evictions`] : []),
       ...(t.recreate ? [`${t.recreate} re-create requests`] : []),
+      ...(t.raises ? [`${t.raises} autogrow raises`] : []),
     ];
     this.say(`\n${t.invocations} invocations, ${t.writes} claim writes, ${pods.map((p) => `${p}, `).join("")}${t.failures} transient failures, ${clock(atMs - this.startedMs)} of cluster time in ${realMs} ms`);
   }

@@ -233,11 +233,10 @@ describe("autogrow end to end (scenario autogrow)", () => {
     expect(costs[0]).toMatchObject({ reason: "AutogrowTriggered", queries: 1 });
     expect(costs[0]!.byRequest["patch statefulsets"]).toBe(1);
     expect(costs[0]!.byRequest["patch persistentvolumeclaims"]).toBeUndefined();
-    // Today's behaviour: the step right after the raise still sees update-revision = current-revision
-    // (the new revision is recorded by that step), so it queries once more for nothing
-    // (functions/step.ts withUsage compares the annotations, not the desired templates' revision).
-    expect(costs[1]).toMatchObject({ reason: "ClaimUpdated", queries: 1 });
-    const during = costs.slice(2, -1);
+    // The step right after the raise sees the desired templates' revision ahead of current-revision:
+    // no query (functions/step.ts withUsage).
+    expect(costs[1]).toMatchObject({ reason: "ClaimUpdated", queries: 0 });
+    const during = costs.slice(1, -1);
     expect(during.every((c) => c.queries === 0)).toBe(true);
     // The step that finds the rollout complete records it; the next one reads the usage.
     expect(costs.at(-1)!.queries).toBe(0);
