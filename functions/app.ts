@@ -50,6 +50,8 @@ export interface AppDeps {
   ui?: UiOptions;
   /** Autogrow's metrics (CLAIMSTEP_PROMETHEUS_URL); absent: sets asking for autogrow go on without it. */
   metrics?: MetricsReader;
+  /** Runs the steps that write (not plans) instead of runStep here: the Worker's set objects (functions/fleet/). */
+  stepper?: (ref: SetRef) => Promise<StepResult>;
 }
 
 const PathRef = z.object({ namespace: Namespace, name: Name });
@@ -77,7 +79,8 @@ export function createApp(deps: AppDeps): Hono<AuthEnv> {
   const urlNamespace = namespaceGuard(allowed, "param", (ref: SetRef) => ref.namespace);
 
   const step = async (ref: SetRef, dryRun: boolean, via: string): Promise<StepResult> => {
-    const result = await runStep({ reader: deps.reader, writers: deps.writers, metrics: deps.metrics, ref, now: deps.now(), dryRun });
+    const result =
+      deps.stepper && !dryRun ? await deps.stepper(ref) : await runStep({ reader: deps.reader, writers: deps.writers, metrics: deps.metrics, ref, now: deps.now(), dryRun });
     log({
       msg: "step",
       via,

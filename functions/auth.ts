@@ -68,6 +68,14 @@ export interface ReplayGuard {
   release(id: string): void;
 }
 
+/** A replay store that answers asynchronously (the Worker's: Durable Objects, shared by every isolate). */
+export interface AsyncReplayGuard {
+  claim(id: string, nowMs: number, expiresAtMs: number): Promise<ReplayClaim>;
+  release(id: string): void | Promise<void>;
+}
+
+export type AnyReplayGuard = ReplayGuard | AsyncReplayGuard;
+
 /**
  * An in-memory store of ids, each kept until its own expiry (for Standard Webhooks, the end of the
  * timestamp's tolerance window, after which the timestamp check refuses a replay by itself). It
@@ -178,22 +186,33 @@ export function verifyWebhook(input: WebhookInput): WebhookVerdict {
     }
   }
   if (!matched) return { ok: false, failure: "NoMatchingSignature", message: "no webhook-signature matches the body" };
-  if (input.replay) {
-    const nowMs = Date.now();
-    const claim = input.replay.claim(webhookReplayKey(id), nowMs, (Number(timestamp) + DEFAULT_TOLERANCE_SECONDS + 1) * 1000);
-    if (!claim.ok && claim.reason === "replayed") {
-      return { ok: false, failure: "Replayed", message: `webhook-id ${JSON.stringify(id.slice(0, 64))} was already received` };
-    }
-    if (!claim.ok && claim.reason === "full") {
-      return {
-        ok: false,
-        failure: "ReplayStoreFull",
-        message: "too many signed requests within the replay window: retry later",
-        retryAfterSeconds: claim.retryAfterSeconds,
-      };
-    }
+  if (input.replay) return replayVerdict(id, input.replay.claim(webhookReplayKey(id), Date.now(), replayExpiry(timestamp)));
+  return { ok: true, id };
+}
+
+const replayExpiry = (timestamp: string) => (Number(timestamp) + DEFAULT_TOLERANCE_SECONDS + 1) * 1000;
+
+function replayVerdict(id: string, claim: ReplayClaim): WebhookVerdict {
+  if (!claim.ok && claim.reason === "replayed") {
+    return { ok: false, failure: "Replayed", message: `webhook-id ${JSON.stringify(id.slice(0, 64))} was already received` };
+  }
+  if (!claim.ok && claim.reason === "full") {
+    return {
+      ok: false,
+      failure: "ReplayStoreFull",
+      message: "too many signed requests within the replay window: retry later",
+      retryAfterSeconds: claim.retryAfterSeconds,
+    };
   }
   return { ok: true, id };
+}
+
+/**
+ * The replay part of verifyWebhook for a store of any kind (verify the signature first, without a
+ * store): the id of a verified request, remembered until its timestamp leaves the window.
+ */
+export async function claimWebhookId(replay: AnyReplayGuard, id: string, timestamp: string): Promise<WebhookVerdict> {
+  return replayVerdict(id, await replay.claim(webhookReplayKey(id), Date.now(), replayExpiry(timestamp)));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -13,22 +13,27 @@ import type { Fetch } from "../adapters/gitops/http.js";
 import { pullRequestWriter } from "../adapters/gitops/writer.js";
 import { PrometheusMetrics } from "../adapters/metrics/prometheus.js";
 import type { AppDeps, Mount } from "./app.js";
-import type { ReplayGuard } from "./auth.js";
+import type { AnyReplayGuard } from "./auth.js";
 import type { AppConfig } from "./config.js";
 import { gitopsWebhookRoutes } from "./routes/gitops-webhooks.js";
-import { runStep } from "./step.js";
+import { runStep, type StepResult } from "./step.js";
 import { uiSource } from "./ui/source.js";
 
 export interface WiringOptions {
   client: KubeClient;
   config: AppConfig;
   now: () => Date;
-  replay: ReplayGuard;
+  replay: AnyReplayGuard;
   log?: (entry: Record<string, unknown>) => void;
   /** fetch for the Git hosting API and Prometheus (the Worker passes its counting fetch). */
   fetch?: Fetch;
   /** `reportingInstance` of Events. */
   instance?: string;
+  /**
+   * Run a (non-dry-run) step some other way than here and now: the Worker's fleet mode sends it to
+   * the set's Durable Object, which serializes the steps of its set (functions/fleet/).
+   */
+  step?: (ref: SetRef) => Promise<StepResult>;
 }
 
 export interface Wiring {
@@ -52,7 +57,7 @@ export function wire(opts: WiringOptions): Wiring {
       app: gitopsWebhookRoutes({
         ...(config.githubWebhookSecret ? { github: { secret: config.githubWebhookSecret } } : {}),
         ...(config.gitlabWebhookToken ? { gitlab: { token: config.gitlabWebhookToken } } : {}),
-        step: (ref) => runStep({ reader, writers, metrics, ref, now: opts.now() }),
+        step: (ref) => (opts.step ? opts.step(ref) : runStep({ reader, writers, metrics, ref, now: opts.now() })),
         namespaces: config.namespaces,
         replay: opts.replay,
         ...(opts.log ? { log: opts.log } : {}),
@@ -71,6 +76,7 @@ export function wire(opts: WiringOptions): Wiring {
     ...(opts.log ? { log: opts.log } : {}),
     ...(config.viewers?.length ? { ui: { viewers: config.viewers, source: uiSource(client) } } : {}),
     ...(metrics ? { metrics } : {}),
+    ...(opts.step ? { stepper: opts.step } : {}),
   };
 
   return {

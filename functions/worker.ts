@@ -9,6 +9,12 @@ import { configFromEnv, type AppConfig } from "./config.js";
 import { runStep } from "./step.js";
 import { sweep, type SweepReport } from "./sweep.js";
 import { wire } from "./wiring.js";
+import { fleetBindings, usesFleet } from "./fleet/context.js";
+import { fleetFetch, fleetQueue, fleetScheduled } from "./fleet/entry.js";
+import type { MessageBatch } from "./fleet/runtime.js";
+
+// Fleet mode (functions/fleet/): one Durable Object per set, the cron fanning out through a Queue.
+export { LedgerObject, SetObject } from "./fleet/objects.js";
 
 /** The parts of the Workers runtime types used here. */
 export interface ScheduledController {
@@ -80,6 +86,8 @@ export async function runScheduled(controller: ScheduledController, env: Env): P
 
 export default {
   async fetch(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
+    // Several clusters (CLAIMSTEP_CLUSTERS) or fleet mode: /v1/clusters/:cluster/… and the default cluster's routes.
+    if (usesFleet(env)) return fleetFetch(request, env, ctx);
     let app;
     try {
       app = appFor(env);
@@ -92,6 +100,12 @@ export default {
 
   // Awaited (not waitUntil) so a failure shows as a failed cron invocation.
   async scheduled(controller: ScheduledController, env: Env): Promise<void> {
-    await runScheduled(controller, env);
+    if (usesFleet(env)) await fleetScheduled(controller, env);
+    else await runScheduled(controller, env);
+  },
+
+  // Fleet mode: each message (one set) to its Durable Object.
+  async queue(batch: MessageBatch, env: Env): Promise<void> {
+    if (fleetBindings(env) || usesFleet(env)) await fleetQueue(batch, env);
   },
 };

@@ -5,14 +5,14 @@
 //   namespaceGuard(allowed) 403 for a set outside CLAIMSTEP_NAMESPACES
 import type { MiddlewareHandler, ValidationTargets } from "hono";
 import { Webhook } from "standardwebhooks";
-import { bearerMatches, type ReplayGuard, verifyWebhook } from "../auth.js";
+import { type AnyReplayGuard, bearerMatches, claimWebhookId, verifyWebhook } from "../auth.js";
 import { Problem } from "./problem.js";
 
 export interface AuthSettings {
   bearerTokens: readonly string[];
   /** `whsec_` secrets; all are accepted (a rotation). */
   webhookSecrets: readonly string[];
-  replay: ReplayGuard;
+  replay: AnyReplayGuard;
 }
 
 export type AuthMethod = "signature" | "bearer";
@@ -29,14 +29,10 @@ export function authenticate(settings: AuthSettings, log: Log = () => {}): Middl
       if (verifiers.length === 0) {
         throw new Problem(401, "Unauthorized", "signed requests are not accepted: no webhook secret is configured");
       }
-      const verdict = verifyWebhook({
-        secrets: verifiers,
-        id: c.req.header("webhook-id"),
-        timestamp: c.req.header("webhook-timestamp"),
-        signature,
-        body: await c.req.text(),
-        replay: settings.replay,
-      });
+      const timestamp = c.req.header("webhook-timestamp");
+      const verified = verifyWebhook({ secrets: verifiers, id: c.req.header("webhook-id"), timestamp, signature, body: await c.req.text() });
+      // The id is remembered only once the signature is valid (the store may be remote: the Worker's is shared by every isolate).
+      const verdict = verified.ok ? await claimWebhookId(settings.replay, verified.id, timestamp!) : verified;
       if (!verdict.ok) {
         log({ msg: "auth rejected", method: "signature", failure: verdict.failure, path: c.req.path });
         if (verdict.failure === "ReplayStoreFull") {

@@ -19,7 +19,7 @@ import {
   verifyGitHubSignature,
   verifyGitLabToken,
 } from "../../adapters/gitops/webhook.js";
-import { RecentIds, type ReplayGuard } from "../auth.js";
+import { type AnyReplayGuard, RecentIds } from "../auth.js";
 import { Problem, onError } from "../http/problem.js";
 import { PermissionError, type StepResult } from "../step.js";
 
@@ -39,7 +39,7 @@ export interface GitOpsWebhookOptions {
   /** Namespaces a branch may name; empty or absent = all (as the app's own allow list). */
   namespaces?: readonly string[];
   /** Delivery ids already acted on (the app's store, shared with Standard Webhooks); default: its own. */
-  replay?: ReplayGuard;
+  replay?: AnyReplayGuard;
   log?: (entry: Record<string, unknown>) => void;
 }
 
@@ -81,17 +81,17 @@ export function gitopsWebhookRoutes(opts: GitOpsWebhookOptions): Hono {
    * Record a stepping delivery (by its id and by its body, so that neither a verbatim replay nor one
    * with a new id header gets through) and return what to release if the step fails.
    */
-  const claim = (provider: Provider, keys: string[]): (() => void) => {
+  const claim = async (provider: Provider, keys: string[]): Promise<() => Promise<void>> => {
     const now = Date.now();
     const claimed: string[] = [];
-    const releaseAll = () => claimed.forEach((k) => replay.release(k));
+    const releaseAll = async () => void (await Promise.all(claimed.map((k) => replay.release(k))));
     for (const key of keys) {
-      const r = replay.claim(key, now, now + FORGE_REPLAY_WINDOW_MS);
+      const r = await replay.claim(key, now, now + FORGE_REPLAY_WINDOW_MS);
       if (r.ok) {
         claimed.push(key);
         continue;
       }
-      releaseAll();
+      await releaseAll();
       if (r.reason === "full") {
         throw new Problem(503, "Unavailable", "too many webhook deliveries within the replay window: retry later", {
           headers: { "Retry-After": String(r.retryAfterSeconds) },
@@ -120,7 +120,7 @@ export function gitopsWebhookRoutes(opts: GitOpsWebhookOptions): Hono {
     if (!deliveryId) {
       throw new Problem(400, "BadRequest", `${provider} webhook: the delivery has no ${provider === "github" ? "X-GitHub-Delivery" : "Idempotency-Key or X-Gitlab-Event-UUID"} header`);
     }
-    const release = claim(provider, [`${provider}:delivery:${deliveryId}`, `${provider}:body:${bodyKey}`]);
+    const release = await claim(provider, [`${provider}:delivery:${deliveryId}`, `${provider}:body:${bodyKey}`]);
     let result: StepResult;
     try {
       result = await opts.step(ref, event);
@@ -129,7 +129,7 @@ export function gitopsWebhookRoutes(opts: GitOpsWebhookOptions): Hono {
         log({ msg: "webhook for a missing set", provider, namespace: ref.namespace, name: ref.name });
         return { status: 202 as const, body: { ignored: `StatefulSet ${ref.namespace}/${ref.name} does not exist (branch ${event.branch})` } };
       }
-      release(); // nothing was done: a redelivery must be accepted
+      await release(); // nothing was done: a redelivery must be accepted
       if (err instanceof ApiError || err instanceof PermissionError) throw err; // 503, 502, 409 as the app answers them
       throw new Problem(500, "InternalError", `step of ${ref.namespace}/${ref.name} failed: ${(err as Error).message}`, { cause: err });
     }

@@ -62,6 +62,8 @@ beforeAll(async () => {
     CLAIMSTEP_BODY_LIMIT_BYTES: "4096",
     CLAIMSTEP_NAMESPACES: "default",
     CLAIMSTEP_SUBREQUEST_BUDGET: "50",
+    // The one-invocation sweep (fleet mode's fan-out is test/functions/fleet/fleet.workerd.test.ts).
+    CLAIMSTEP_DISPATCH: "sweep",
   };
   child = spawn(
     process.execPath,
