@@ -3,6 +3,7 @@
 import * as z from "../core/zod.js";
 import { decodeWebhookSecret } from "./auth.js";
 import { RepositoryConfigError, parseRepositoryConfig, type RepositoryConfig } from "../adapters/gitops/config.js";
+import { leaseConfig, type LeaseConfig } from "./lease/config.js";
 
 /** Split a comma/space separated list, dropping empty entries. */
 const list = (raw: string | undefined): string[] =>
@@ -70,6 +71,11 @@ const EnvSchema = z.looseObject({
   CLAIMSTEP_PROMETHEUS_PASSWORD: z.optional(z.string()),
   /** How long one query may take. */
   CLAIMSTEP_PROMETHEUS_TIMEOUT_SECONDS: z.optional(z.string()),
+  /** Node server: several replicas elect one sweeper with a Lease (functions/lease/config.ts). */
+  CLAIMSTEP_LEASE: z.optional(z.string()),
+  CLAIMSTEP_LEASE_NAMESPACE: z.optional(z.string()),
+  CLAIMSTEP_LEASE_DURATION_SECONDS: z.optional(z.string()),
+  CLAIMSTEP_LEASE_RENEW_SECONDS: z.optional(z.string()),
 });
 
 /** A viewer token of the status page and the namespaces it may see (absent: all claimstep manages). */
@@ -154,6 +160,8 @@ export interface AppConfig {
   gitlabWebhookToken?: string;
   /** Autogrow's metrics; absent: sets asking for autogrow go on without it, saying so. */
   prometheus?: PrometheusConfig;
+  /** Node server: sweep only while this replica holds the Lease (CLAIMSTEP_LEASE=true). */
+  lease?: LeaseConfig;
 }
 
 export class ConfigError extends Error {
@@ -242,6 +250,11 @@ export function configFromEnv(env: Record<string, unknown>, opts: ConfigOptions 
   }
   const prometheus = prometheusConfig(e);
   problems.push(...prometheus.problems);
+  const lease = leaseConfig(e);
+  problems.push(...lease.problems);
+  if (lease.config && e.CLAIMSTEP_INTERVAL_SECONDS === 0) {
+    problems.push("CLAIMSTEP_LEASE: elects the replica that sweeps; set CLAIMSTEP_INTERVAL_SECONDS too (e.g. 60)");
+  }
   if (problems.length) throw new ConfigError(problems);
 
   const headers: Record<string, string> = {};
@@ -266,5 +279,6 @@ export function configFromEnv(env: Record<string, unknown>, opts: ConfigOptions 
     ...(e.CLAIMSTEP_GITHUB_WEBHOOK_SECRET ? { githubWebhookSecret: e.CLAIMSTEP_GITHUB_WEBHOOK_SECRET } : {}),
     ...(e.CLAIMSTEP_GITLAB_WEBHOOK_TOKEN ? { gitlabWebhookToken: e.CLAIMSTEP_GITLAB_WEBHOOK_TOKEN } : {}),
     ...(prometheus.config ? { prometheus: prometheus.config } : {}),
+    ...(lease.config ? { lease: lease.config } : {}),
   };
 }

@@ -8,6 +8,7 @@ import { KubeClient } from "../adapters/kube/client.js";
 import { createApp, type AppDeps } from "./app.js";
 import { RecentIds } from "./auth.js";
 import { configFromEnv, type AppConfig } from "./config.js";
+import type { Leadership } from "./lease/elector.js";
 import { runStep } from "./step.js";
 import { sweep } from "./sweep.js";
 import { wire } from "./wiring.js";
@@ -33,6 +34,12 @@ export interface ServerOptions {
   log?: Log;
   /** How long shutdown waits for in-flight requests and the running tick. */
   drainMs?: number;
+  /**
+   * Run `tick` only while this replica holds the Lease (CLAIMSTEP_LEASE=true): started with the
+   * server, stopped (the Lease released) on close, after the running tick. Requests are served
+   * either way.
+   */
+  leader?: Leadership;
 }
 
 /** The server could not listen: the message names the fix. */
@@ -66,6 +73,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   });
   const port = (server.address() as AddressInfo).port;
   log({ msg: "listening", host: opts.hostname ?? DEFAULT_HOST, port });
+  opts.leader?.start();
 
   let running: Promise<unknown> | undefined;
   let timer: ReturnType<typeof setInterval> | undefined;
@@ -73,6 +81,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     const tick = opts.tick;
     timer = setInterval(() => {
       if (running) return; // the previous pass is still going: skip this one
+      if (opts.leader && !opts.leader.holds()) return; // another replica sweeps
       running = tick()
         .catch((err) => log({ msg: "interval pass failed", error: (err as Error).message }))
         .finally(() => {
@@ -95,6 +104,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       await Promise.race([Promise.all([drained, running]), new Promise<void>((resolve) => (deadline = setTimeout(resolve, opts.drainMs ?? 10_000)))]);
       clearInterval(sweeper);
       clearTimeout(deadline);
+      await opts.leader?.stop();
       if ("closeAllConnections" in server) server.closeAllConnections();
       log({ msg: "stopped" });
     })());
@@ -131,6 +141,8 @@ export async function serveFromEnv(opts: ServeFromEnvOptions): Promise<number> {
   const port = opts.port ?? Number(opts.env.PORT ?? 8080);
   let deps: AppDeps;
   let listOptedIn: (ns: string | undefined) => Promise<{ namespace: string; name: string }[]>;
+  /** Where the sweeper's Lease is (CLAIMSTEP_LEASE=true). */
+  let leaseClient: KubeClient;
   let wallClock: ReturnType<typeof setInterval> | undefined;
 
   if (opts.cluster) {
@@ -152,23 +164,32 @@ export async function serveFromEnv(opts: ServeFromEnvOptions): Promise<number> {
       metrics: sim.metrics,
     };
     listOptedIn = (ns) => listOptedInSets(sim.client, ns);
+    leaseClient = sim.client;
     wallClock = setInterval(() => sim.advance(1000), 1000);
   } else {
     const client = await kubeClientFor(config, opts);
     const wiring = wire({ client, config, now: () => new Date(), replay, log, instance: opts.env.HOSTNAME ?? "claimstep" });
     deps = wiring.deps;
     listOptedIn = (ns) => wiring.listOptedIn(ns);
+    leaseClient = client;
   }
 
   const app = createApp(deps);
   let tick = 0;
   // The playground steps its sets by itself (every 2 s) unless CLAIMSTEP_INTERVAL_SECONDS says otherwise.
   const intervalSeconds = opts.cluster && !opts.env.CLAIMSTEP_INTERVAL_SECONDS ? 2 : config.intervalSeconds;
+  // Several replicas: only the holder of the Lease sweeps; every replica serves requests.
+  let leader: Leadership | undefined;
+  if (config.lease) {
+    const { kubeElector, leaseIdentity } = await import("./lease/index.js");
+    leader = kubeElector({ client: leaseClient, config: config.lease, identity: leaseIdentity(opts.env.HOSTNAME), log });
+  }
   const server = await startServer({
     app,
     port,
     hostname: opts.host ?? (opts.env.CLAIMSTEP_HOST || DEFAULT_HOST),
     log,
+    ...(leader ? { leader } : {}),
     ...(intervalSeconds > 0
       ? {
           intervalMs: intervalSeconds * 1000,
@@ -179,6 +200,7 @@ export async function serveFromEnv(opts: ServeFromEnvOptions): Promise<number> {
               step: (ref) => runStep({ reader: deps.reader, writers: deps.writers, metrics: deps.metrics, ref, now: deps.now() }),
               tick: tick++,
               log,
+              ...(leader ? { proceed: () => leader!.holds() } : {}),
             }),
         }
       : {}),

@@ -21,6 +21,8 @@ export interface SweepOptions {
   /** The tick number (e.g. scheduled time / cron interval): the rotation key. */
   tick: number;
   budget?: SubrequestBudget;
+  /** Checked before each step: false ends the pass (the Node server: this replica lost the Lease). */
+  proceed?: () => boolean;
   log?: (entry: Record<string, unknown>) => void;
 }
 
@@ -61,6 +63,7 @@ export async function sweep(opts: SweepOptions): Promise<SweepReport> {
   for (let i = 0; i < n; i++) {
     const budget = opts.budget;
     if (budget && budget.used() + budget.perStep > budget.limit) break;
+    if (opts.proceed && !opts.proceed()) break;
     const ref = refs[(start + i) % n]!;
     try {
       const r = await opts.step(ref);

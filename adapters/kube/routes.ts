@@ -71,6 +71,19 @@ export const RecreateRoutes = {
   createStatefulSet: route("create", "apps", "v1", "statefulsets", true, false),
 } as const satisfies Record<string, Route>;
 
+/**
+ * The sweeper's election among several `claimstep serve` replicas (CLAIMSTEP_LEASE=true): one
+ * Lease in the server's own namespace, granted by a Role there (deploy/kubernetes/rbac.yaml).
+ * None is resent: the election's next pass (seconds later) re-reads and decides again, and a
+ * write's repeat would fail its resourceVersion precondition anyway.
+ */
+export const LeaseRoutes = {
+  getLease: route("get", "coordination.k8s.io", "v1", "leases", true, false),
+  createLease: route("create", "coordination.k8s.io", "v1", "leases", true, false),
+  // A merge patch with metadata.resourceVersion: client-go's Update, with the same precondition.
+  patchLease: route("patch", "coordination.k8s.io", "v1", "leases", true, false),
+} as const satisfies Record<string, Route>;
+
 export type RouteName = keyof typeof Routes;
 
 /** Where a request goes: a namespace and/or a name, as the route needs. */

@@ -179,7 +179,7 @@ export class SimApi {
         const errors = this.claimCreationErrors(obj as unknown as PersistentVolumeClaim);
         if (errors.length) this.refuse(invalid(PVC_RESOURCE, name ?? "", errors), { actor: opts.fieldManager, verb: "create", resource: r, name: name ?? "" });
       }
-      const manager: ManagerRef = { manager: opts.fieldManager, operation: "Update", apiVersion: RESOURCES[r].apiVersion.replace(/^.*\//, "") };
+      const manager: ManagerRef = { manager: opts.fieldManager, operation: "Update", apiVersion: RESOURCES[r].apiVersion };
       const stored = this.store.insert(r, obj, manager, opts.fieldManager, "create", structuredClone(obj));
       return this.view(r, stored);
     });
@@ -318,7 +318,7 @@ export class SimApi {
       if (JSON.stringify(next) === JSON.stringify({ ...live, metadata: { ...meta(live!), resourceVersion: undefined } })) {
         return this.view(r, live!);
       }
-      const manager: ManagerRef = { manager: opts.fieldManager, operation: "Update", apiVersion: RESOURCES[r].apiVersion.replace(/^.*\//, "") };
+      const manager: ManagerRef = { manager: opts.fieldManager, operation: "Update", apiVersion: RESOURCES[r].apiVersion };
       const stored = this.store.replace(r, next, { manager }, opts.fieldManager, "patch", entry.body);
       return this.view(r, stored);
     });

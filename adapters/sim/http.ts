@@ -32,6 +32,8 @@ export interface PolicyRule {
   apiGroups: string[];
   resources: string[];
   verbs: string[];
+  /** Only objects of these names (a `create` or `list` never matches: its object has no name yet). */
+  resourceNames?: string[];
 }
 
 /** Who a bearer token is, and what RBAC lets it do (no rules: everything). */
@@ -317,7 +319,8 @@ export class SimHttp {
       (rule) =>
         (rule.apiGroups.includes("*") || rule.apiGroups.includes(r.group)) &&
         rule.resources.some(resourceMatches) &&
-        (rule.verbs.includes("*") || rule.verbs.includes(r.verb)),
+        (rule.verbs.includes("*") || rule.verbs.includes(r.verb)) &&
+        (!rule.resourceNames?.length || (r.verb !== "create" && r.name !== undefined && rule.resourceNames.includes(r.name))),
     );
   }
 

@@ -17,7 +17,8 @@ export type Resource =
   | "events"
   | "controllerrevisions"
   | "poddisruptionbudgets"
-  | "configmaps";
+  | "configmaps"
+  | "leases";
 
 export interface ResourceInfo extends ResourceName {
   apiVersion: string;
@@ -35,6 +36,7 @@ export const RESOURCES: Record<Resource, ResourceInfo> = {
   controllerrevisions: { plural: "controllerrevisions", group: "apps", kind: "ControllerRevision", apiVersion: "apps/v1", namespaced: true },
   poddisruptionbudgets: { plural: "poddisruptionbudgets", group: "policy", kind: "PodDisruptionBudget", apiVersion: "policy/v1", namespaced: true },
   configmaps: { plural: "configmaps", group: "", kind: "ConfigMap", apiVersion: "v1", namespaced: true },
+  leases: { plural: "leases", group: "coordination.k8s.io", kind: "Lease", apiVersion: "coordination.k8s.io/v1", namespaced: true },
 };
 
 /**

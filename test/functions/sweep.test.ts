@@ -78,4 +78,23 @@ describe("sweep", () => {
     const empty = harness({});
     expect(await sweep({ ...empty, namespaces: ["db"], tick: 0 })).toEqual({ found: 0, stepped: [], deferred: 0, start: 0 });
   });
+
+  it("ends the pass before the next set once `proceed` says no (the replica lost the Lease)", async () => {
+    const h = harness({ db: ["a", "b", "c"] });
+    let leading = true;
+    const step = h.step;
+    const report = await sweep({
+      ...h,
+      step: async (ref) => {
+        const r = await step(ref);
+        if (ref.name === "a") leading = false;
+        return r;
+      },
+      namespaces: ["db"],
+      tick: 0,
+      proceed: () => leading,
+    });
+    expect(h.stepped).toEqual(["db/a"]);
+    expect(report).toMatchObject({ found: 3, deferred: 2 });
+  });
 });

@@ -4,7 +4,10 @@ import { readFileSync } from "node:fs";
 import { setupServer } from "msw/node";
 import { parseAllDocuments } from "yaml";
 import { describe, expect, it } from "vitest";
-import { RecreateRoutes, Routes, rbacResource } from "../../../adapters/kube/routes.js";
+import { LeaseRoutes, RecreateRoutes, Routes, rbacResource } from "../../../adapters/kube/routes.js";
+import { KubeLease } from "../../../adapters/kube/lease.js";
+import { SimCluster } from "../../../adapters/sim/cluster.js";
+import { DEFAULT_LEASE_NAMESPACE, LEASE_NAME } from "../../../functions/lease/config.js";
 import { KubeClient } from "../../../adapters/kube/client.js";
 import { KubeReader } from "../../../adapters/kube/reader.js";
 import { kubeWriters } from "../../../adapters/kube/writer.js";
@@ -16,13 +19,14 @@ const finalizeDocs = load("rbac-finalize.yaml");
 const byKind = (kind: string) => docs.filter((d) => d.kind === kind);
 const SA = { kind: "ServiceAccount", name: "claimstep", namespace: "claimstep" };
 
-/** Rules of the roles bound to claimstep's ServiceAccount. */
-function grantedRules(): PolicyRule[] {
-  const bindings = [...byKind("ClusterRoleBinding"), ...byKind("RoleBinding")].filter((b) =>
+/** Rules of the roles bound to claimstep's ServiceAccount (`kinds`: cluster-wide, namespaced, or both). */
+function grantedRules(kinds: string[] = ["ClusterRoleBinding", "RoleBinding"]): PolicyRule[] {
+  const bindings = kinds.flatMap(byKind).filter((b) =>
     b.subjects.some((s: any) => s.kind === SA.kind && s.name === SA.name && s.namespace === SA.namespace),
   );
   return bindings.flatMap((b) => {
-    const role = docs.find((d) => d.kind === b.roleRef.kind && d.metadata.name === b.roleRef.name);
+    // A RoleBinding's Role is in the binding's namespace.
+    const role = docs.find((d) => d.kind === b.roleRef.kind && d.metadata.name === b.roleRef.name && (d.kind !== "Role" || d.metadata.namespace === b.metadata.namespace));
     expect(role, `${b.metadata.name} binds ${b.roleRef.kind} ${b.roleRef.name}, which must be in rbac.yaml`).toBeDefined();
     return role.rules as PolicyRule[];
   });
@@ -55,14 +59,42 @@ describe("deploy/kubernetes/rbac.yaml", () => {
     expect(byKind("ServiceAccount").map((s) => `${s.metadata.namespace}/${s.metadata.name}`)).toEqual(["claimstep/claimstep"]);
   });
 
-  it("grants exactly the requests of the adapter's route table", () => {
+  it("grants exactly the requests of the adapter's route table, cluster-wide", () => {
     const granted = new Set<string>();
-    for (const rule of grantedRules()) {
+    for (const rule of grantedRules(["ClusterRoleBinding"])) {
       for (const k of [...rule.apiGroups, ...rule.resources, ...rule.verbs]) expect(k, "no wildcards").not.toBe("*");
       for (const g of rule.apiGroups) for (const r of rule.resources) for (const v of rule.verbs) granted.add(triple(g, r, v));
     }
     const called = new Set(Object.values(Routes).map((r) => triple(r.group, rbacResource(r), r.verb)));
     expect([...granted].sort()).toEqual([...called].sort());
+  });
+
+  it("grants the sweeper's Lease in claimstep's own namespace only: create, and get and patch of that one name", () => {
+    const bindings = byKind("RoleBinding");
+    expect(bindings.map((b) => `${b.metadata.namespace}/${b.metadata.name} → ${b.roleRef.kind} ${b.roleRef.name}`)).toEqual([`${DEFAULT_LEASE_NAMESPACE}/claimstep-lease → Role claimstep-lease`]);
+    const rules = grantedRules(["RoleBinding"]);
+    const granted = new Set<string>();
+    for (const rule of rules) {
+      for (const k of [...rule.apiGroups, ...rule.resources, ...rule.verbs]) expect(k, "no wildcards").not.toBe("*");
+      for (const g of rule.apiGroups) for (const r of rule.resources) for (const v of rule.verbs) granted.add(triple(g, r, v));
+      // A create cannot be confined to a name (its object has none when authorized); the rest are.
+      if (!rule.verbs.includes("create")) expect(rule.resourceNames).toEqual([LEASE_NAME]);
+    }
+    const called = new Set(Object.values(LeaseRoutes).map((r) => triple(r.group, rbacResource(r), r.verb)));
+    expect([...granted].sort()).toEqual([...called].sort());
+  });
+
+  it("is enough for the election, and no more: another Lease is refused", async () => {
+    const sim = new SimCluster({ anonymous: { user: "system:serviceaccount:claimstep:claimstep", rules: grantedRules(["RoleBinding"]) } });
+    const lease = new KubeLease(sim.newClient(), { namespace: DEFAULT_LEASE_NAMESPACE, name: LEASE_NAME, timeoutMs: 5000 });
+    const spec = { holderIdentity: "claimstep-a", leaseDurationSeconds: 15, leaseTransitions: 0 };
+    expect(await lease.get()).toBeUndefined();
+    const created = await lease.create(spec);
+    expect(created.kind).toBe("written");
+    expect(await lease.update({ ...spec, leaseDurationSeconds: 16 }, (await lease.get())!.resourceVersion)).toMatchObject({ kind: "written" });
+    const other = new KubeLease(sim.newClient(), { namespace: DEFAULT_LEASE_NAMESPACE, name: "someone-else", timeoutMs: 5000 });
+    await expect(other.get()).rejects.toThrow(/forbidden/);
+    expect(sim.http.requests().filter((r) => r.resource === "leases").map((r) => r.verb)).toEqual(["get", "create", "get", "patch", "get"]);
   });
 
   it("is enough for a whole step: a reader and writer under only these rules are never refused", async () => {

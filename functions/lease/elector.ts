@@ -1,0 +1,154 @@
+// The election's loop: every renew period, read the Lease, decide (election.ts), write when the
+// decision says so; `holds()` says whether this replica may sweep now. Acquisitions and losses are
+// logged, one line each; on shutdown a held Lease is released so that another replica takes over
+// at its next pass.
+import { afterWrite, decide, leads, releaseSpec, type ElectionConfig, type ElectionState, type LeaseApi, type ObservedLease, type WriteOutcome } from "./election.js";
+
+/** The loop's clock, injected so tests run it on virtual time. */
+export interface ElectorClock {
+  now(): Date;
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+const systemClock: ElectorClock = {
+  now: () => new Date(),
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),
+};
+
+export interface ElectorOptions extends ElectionConfig {
+  lease: LeaseApi;
+  /** A pass every this often (client-go's RetryPeriod). */
+  renewMs: number;
+  clock?: ElectorClock;
+  log?: (entry: Record<string, unknown>) => void;
+}
+
+/** Whether this replica may run the sweep now, and the loop that keeps it so. */
+export interface Leadership {
+  start(): void;
+  holds(): boolean;
+  /** Stop the loop and release the Lease when held. */
+  stop(): Promise<void>;
+}
+
+export class Elector implements Leadership {
+  private state: ElectionState = {};
+  private lastWritten: ObservedLease | undefined;
+  private leading = false;
+  private timer: unknown;
+  /** Fires when a lead runs out unrenewed, to log the loss then rather than at the next pass. */
+  private expiry: unknown;
+  private lastError: string | undefined;
+  private running: Promise<void> | undefined;
+  private stopped = false;
+  private readonly clock: ElectorClock;
+  private readonly log: (entry: Record<string, unknown>) => void;
+
+  constructor(private readonly opts: ElectorOptions) {
+    this.clock = opts.clock ?? systemClock;
+    this.log = opts.log ?? (() => {});
+  }
+
+  private nowMs(): number {
+    return this.clock.now().getTime();
+  }
+
+  holds(): boolean {
+    return !this.stopped && leads(this.state, this.nowMs());
+  }
+
+  /** Who this replica last saw holding the Lease ("" released, undefined not read yet). */
+  holder(): string | undefined {
+    return this.state.observed?.holder;
+  }
+
+  start(): void {
+    if (this.stopped || this.timer !== undefined || this.running) return;
+    this.schedule(0);
+  }
+
+  private schedule(ms: number): void {
+    this.timer = this.clock.setTimeout(() => {
+      this.timer = undefined;
+      const started = this.nowMs();
+      this.running = this.pass().finally(() => {
+        this.running = undefined;
+        if (!this.stopped) this.schedule(Math.max(0, this.opts.renewMs - (this.nowMs() - started)));
+      });
+    }, ms);
+  }
+
+  /** One pass: read, decide, write. Never throws. */
+  async pass(): Promise<void> {
+    let lease: ObservedLease | undefined;
+    try {
+      lease = await this.opts.lease.get();
+    } catch (err) {
+      this.lastError = `cannot read the Lease: ${(err as Error).message}`;
+      this.report(this.lastError);
+      return;
+    }
+    const decided = decide(lease, this.state, this.opts, this.nowMs());
+    this.state = decided.state;
+    const action = decided.action;
+    if (action.kind === "follow") {
+      this.report(`${action.holder} holds it`);
+      return;
+    }
+    if (this.stopped) return;
+    const sentAt = this.nowMs();
+    let outcome: WriteOutcome;
+    try {
+      outcome = action.kind === "create" ? await this.opts.lease.create(action.spec) : await this.opts.lease.update(action.spec, action.resourceVersion);
+    } catch (err) {
+      outcome = { kind: "failed", error: (err as Error).message };
+    }
+    this.state = afterWrite(this.state, outcome, this.opts, sentAt);
+    if (outcome.kind === "written") this.lastWritten = outcome.lease;
+    const how = action.kind === "create" ? "created" : action.why === "takeover" ? "took over" : "renewed";
+    if (outcome.kind === "failed") this.lastError = `cannot write the Lease: ${outcome.error ?? "no answer"}`;
+    else if (outcome.kind === "written") this.lastError = undefined;
+    this.report(outcome.kind === "lost" ? "another replica wrote it first" : outcome.kind === "failed" ? this.lastError! : how, outcome.kind === "written" ? outcome.lease : undefined);
+  }
+
+  /** Log a change of leadership (one line each way). */
+  private report(why: string, written?: ObservedLease): void {
+    if (this.stopped) return;
+    const now = this.leading;
+    const next = this.holds();
+    this.leading = next;
+    if (this.expiry !== undefined) this.clock.clearTimeout(this.expiry);
+    this.expiry = undefined;
+    if (next && this.state.leadingUntil !== undefined) {
+      this.expiry = this.clock.setTimeout(() => {
+        this.expiry = undefined;
+        this.report(`not renewed before it ran out${this.lastError ? ` (${this.lastError})` : ""}`);
+      }, this.state.leadingUntil - this.nowMs());
+    }
+    if (next === now) return;
+    const base = { lease: this.opts.lease.describe, identity: this.opts.identity };
+    if (next) this.log({ msg: "lease acquired", ...base, how: why, transitions: written?.spec.leaseTransitions ?? 0 });
+    else this.log({ msg: "lease lost", ...base, reason: why });
+  }
+
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    const held = this.holds();
+    this.stopped = true;
+    if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
+    if (this.expiry !== undefined) this.clock.clearTimeout(this.expiry);
+    this.timer = this.expiry = undefined;
+    await this.running;
+    const last = this.lastWritten;
+    if (held && last && this.state.observed?.resourceVersion === last.resourceVersion) {
+      const outcome = await this.opts.lease.update(releaseSpec(last, this.nowMs()), last.resourceVersion).catch((err: unknown) => ({ kind: "failed" as const, error: (err as Error).message }));
+      const base = { lease: this.opts.lease.describe, identity: this.opts.identity };
+      if (outcome.kind === "written") this.log({ msg: "lease released", ...base });
+      else this.log({ msg: "lease not released", ...base, error: outcome.kind === "lost" ? "another replica wrote it first" : (outcome.error ?? "no answer") });
+    }
+    this.state = {};
+    this.leading = false;
+  }
+}
