@@ -1,0 +1,258 @@
+// Fleet mode in the real Workers runtime: `wrangler dev` (workerd, with its local Durable Objects,
+// Queues and alarms) serving three clusters — `alpha` (KUBE_API_SERVER, the default) and `beta`,
+// simulated API servers on 127.0.0.1, and `down`, a server answering 503 to everything. The cron's
+// fan-out, the queue consumer, the set objects' serialization and alarms, the cluster backoff, and
+// the replay store across a restart of the runtime (new isolates, the same persisted objects).
+// The tests run in order: each continues from the state the previous one left.
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer as createHttpServer, type Server } from "node:http";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { webhookHeaders } from "../../../functions/auth.js";
+import { serveSim, statefulSetObjects, storageClassObjects, type SocketSim } from "../../support/index.js";
+
+const TOKENS = { alpha: "kube-token-alpha-0123456789", beta: "kube-token-beta-0123456789", down: "kube-token-down-0123456789" };
+const API_TOKEN = "api-token-0123456789abcdef";
+const SECRET = `whsec_${btoa("workerd-fleet-secret-0123456789")}`;
+const ROOT = new URL("../../..", import.meta.url).pathname;
+const desired = [{ name: "data", storage: "2Gi", storageClassName: "fast" }];
+
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const s = createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+
+let alpha: SocketSim;
+let beta: SocketSim;
+let down: Server;
+let downUrl = "";
+let downRequests = 0;
+let child: ChildProcess | undefined;
+let base = "";
+let output = "";
+let persist = "";
+let ports: number[] = [];
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const until = async <T>(what: string, f: () => T | Promise<T>, ms = 30_000): Promise<NonNullable<T>> => {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await f();
+    if (v) return v as NonNullable<T>;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}\n${output.slice(-4000)}`);
+    await sleep(200);
+  }
+};
+const requests = (sim: SocketSim, name?: string) =>
+  sim.fake.http
+    .requests()
+    .filter((r) => !name || r.name === name || (r.name ?? "").includes(`-${name}-`) || r.resource !== "statefulsets")
+    .map((r) => `${r.verb} ${r.resource}${r.name ? ` ${r.name}` : ""}`);
+const patched = (sim: SocketSim, claim: string) => sim.fake.http.requests().some((r) => r.verb === "patch" && r.name === claim);
+const bearer = { authorization: `Bearer ${API_TOKEN}` };
+const state = async (cluster: string, name: string) => (await (await fetch(`${base}/v1/clusters/${cluster}/statefulsets/default/${name}/state`, { headers: bearer })).json()) as any;
+const logLines = (msg: string) =>
+  output
+    .split("\n")
+    .filter((l) => l.includes(`"msg":"${msg}"`))
+    .map((l) => JSON.parse(l.slice(l.indexOf("{"))));
+
+async function startWorker() {
+  const vars = {
+    KUBE_API_SERVER: alpha.url,
+    KUBE_TOKEN: TOKENS.alpha,
+    CLAIMSTEP_DEFAULT_CLUSTER: "alpha",
+    CLAIMSTEP_CLUSTERS: JSON.stringify([
+      { name: "beta", server: beta.url, tokenSecret: "KUBE_TOKEN_BETA" },
+      { name: "down", server: downUrl, tokenSecret: "KUBE_TOKEN_DOWN" },
+    ]),
+    KUBE_TOKEN_BETA: TOKENS.beta,
+    KUBE_TOKEN_DOWN: TOKENS.down,
+    CLAIMSTEP_API_TOKEN: API_TOKEN,
+    CLAIMSTEP_WEBHOOK_SECRET: SECRET,
+    CLAIMSTEP_NAMESPACES: "default",
+  };
+  output = "";
+  child = spawn(
+    process.execPath,
+    [
+      join(ROOT, "node_modules/wrangler/bin/wrangler.js"),
+      "dev",
+      "--ip", "127.0.0.1",
+      "--port", String(ports[0]),
+      "--inspector-port", String(ports[1]),
+      "--test-scheduled",
+      "--show-interactive-dev-session=false",
+      "--persist-to", persist,
+      "--log-level", "log",
+      ...Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`]),
+    ],
+    { cwd: ROOT, env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true", NO_COLOR: "1" }, detached: true, stdio: ["ignore", "pipe", "pipe"] },
+  );
+  child.stdout!.on("data", (d) => (output += d));
+  child.stderr!.on("data", (d) => (output += d));
+  const c = child;
+  await until(
+    "wrangler dev to answer",
+    async () => {
+      if (c.exitCode !== null) throw new Error(`wrangler dev exited ${c.exitCode}:\n${output}`);
+      return fetch(`${base}/healthz`).then((r) => r.ok).catch(() => false);
+    },
+    120_000,
+  );
+}
+
+async function stopWorker() {
+  const c = child;
+  if (!c?.pid || c.exitCode !== null) return;
+  const exited = new Promise((r) => c.once("exit", r));
+  try {
+    process.kill(-c.pid, "SIGTERM"); // the whole group: wrangler and its workerd
+  } catch {
+    // already gone
+  }
+  await Promise.race([exited, sleep(5000)]);
+  try {
+    process.kill(-c.pid, "SIGKILL");
+  } catch {
+    // already gone
+  }
+}
+
+beforeAll(async () => {
+  alpha = await serveSim({ token: TOKENS.alpha });
+  alpha.fake.seed(...storageClassObjects(), ...statefulSetObjects({ desired }));
+  beta = await serveSim({ token: TOKENS.beta });
+  beta.fake.seed(...storageClassObjects(), ...statefulSetObjects({ desired }), ...statefulSetObjects({ name: "db", desired }));
+  down = createHttpServer((_req, res) => {
+    downRequests++;
+    res.writeHead(503, { "content-type": "application/json", "retry-after": "120" });
+    res.end(JSON.stringify({ kind: "Status", apiVersion: "v1", status: "Failure", message: "the server is currently unable to handle the request", reason: "ServiceUnavailable", code: 503 }));
+  });
+  await new Promise<void>((r) => down.listen(0, "127.0.0.1", r));
+  downUrl = `http://127.0.0.1:${(down.address() as { port: number }).port}`;
+  ports = [await freePort(), await freePort()];
+  base = `http://127.0.0.1:${ports[0]}`;
+  persist = mkdtempSync(join(tmpdir(), "claimstep-fleet-"));
+  await startWorker();
+}, 150_000);
+
+afterAll(async () => {
+  await stopWorker();
+  await alpha?.close();
+  await beta?.close();
+  await new Promise((r) => down?.close(r));
+  if (persist) rmSync(persist, { recursive: true, force: true });
+});
+
+describe("fleet mode in workerd", () => {
+  it("the cron fans out one message per opted-in set of every cluster; each set's object steps it", async () => {
+    const res = await fetch(`${base}/__scheduled?cron=*+*+*+*+*`);
+    expect(res.status).toBe(200);
+    await until("the three sets to be stepped", () => patched(alpha, "data-web-2") && patched(beta, "data-web-2") && patched(beta, "data-db-2"));
+    const fan = await until("the fan-out log line", () => logLines("fan-out")[0]);
+    expect(fan.sent).toBe(3);
+    expect(fan.clusters).toEqual(
+      expect.arrayContaining([
+        { cluster: "alpha", sent: 1 },
+        { cluster: "beta", sent: 2 },
+        { cluster: "down", error: expect.stringMatching(/^cluster down: .*503|unable to handle/) },
+      ]),
+    );
+    // The down cluster got its one LIST (no retries inside the invocation: its backoff is the retry).
+    expect(downRequests).toBe(1);
+    const s = await state("beta", "db");
+    expect(s).toMatchObject({ target: { cluster: "beta", namespace: "default", name: "db" }, steps: 1, failures: 0, last: { via: "alarm", phase: "Progressing", reason: "ClaimUpdated", outcome: "applied" } });
+    expect(s.last.subrequests).toBeLessThanOrEqual(10);
+    // A step of one set costs the other cluster nothing.
+    expect(alpha.fake.http.requests().filter((r) => r.name === "db")).toEqual([]);
+  }, 60_000);
+
+  it("a set's object steps again by itself at the decision's requeueAfter, with no cron and no relay", async () => {
+    const s0 = await state("alpha", "web");
+    expect(s0.last.reason).toBe("ClaimUpdated");
+    expect(s0.nextAlarm - Date.parse(s0.last.at)).toBeGreaterThanOrEqual(2_000 - 50);
+    expect(s0.nextAlarm - Date.parse(s0.last.at)).toBeLessThan(4_000);
+    const s1 = await until("the alarm's step (resize in progress)", async () => {
+      const s = await state("alpha", "web");
+      return s.steps >= 2 && s;
+    });
+    expect(s1.last).toMatchObject({ via: "alarm", phase: "Waiting", reason: "ClaimResizing" });
+    expect(s1.nextAlarm - Date.parse(s1.last.at)).toBeGreaterThanOrEqual(10_000 - 50);
+    alpha.fake.completeResizes(); // data-web-2 is grown: the next alarm moves on to ordinal 1
+    await until("ordinal 1's claim written by an alarm", () => patched(alpha, "data-web-1"), 20_000);
+    expect(logLines("fan-out")).toHaveLength(1); // no cron ran meanwhile
+  }, 60_000);
+
+  it("serializes a set's steps whatever triggers them at once; another set is not held up", async () => {
+    const before = (await state("beta", "db")).steps;
+    const post = (name: string) =>
+      fetch(`${base}/v1/clusters/beta/steps`, { method: "POST", headers: { ...bearer, "content-type": "application/json" }, body: JSON.stringify({ namespace: "default", name }) });
+    const answers = await Promise.all([...Array.from({ length: 6 }, () => post("db")), post("web"), fetch(`${base}/__scheduled?cron=*+*+*+*+*`)]);
+    expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200, 200, 200]);
+    await sleep(1000);
+    const s = await state("beta", "db");
+    expect(s.maxActive).toBe(1);
+    // Six triggers at once: the step running, then one more that every later trigger joins.
+    expect(s.steps - before).toBeGreaterThanOrEqual(1);
+    expect(s.steps - before).toBeLessThanOrEqual(4);
+    // In the API server's log the steps of db never interleave: each reads the set, then its pods, claims and classes.
+    const seq = beta.fake.http
+      .requests()
+      .filter((r) => r.name === "db" || (r.resource !== "statefulsets" && r.resource !== "events" && r.verb === "list"))
+      .map((r) => `${r.verb} ${r.resource}`);
+    const reads = seq.filter((x) => x === "get statefulsets").length;
+    expect(reads).toBe(s.steps);
+    for (let i = 0; i < seq.length - 1; i++) if (seq[i] === "get statefulsets") expect(seq[i + 1]).not.toBe("get statefulsets");
+  }, 60_000);
+
+  it("a cluster that is down backs off alone: the next cron skips it, the others are stepped", async () => {
+    const gateBefore = downRequests;
+    const fansBefore = logLines("fan-out").length;
+    const res = await fetch(`${base}/__scheduled?cron=*+*+*+*+*`);
+    expect(res.status).toBe(200);
+    const fan = await until("the second fan-out", () => logLines("fan-out")[fansBefore]);
+    expect(fan.clusters).toEqual(expect.arrayContaining([{ cluster: "down", skipped: "backoff", untilMs: expect.any(Number) }, { cluster: "alpha", sent: 1 }, { cluster: "beta", sent: 2 }]));
+    expect(downRequests).toBe(gateBefore);
+    // A step asked of the down cluster answers 503 at once; its set backs off for its Retry-After.
+    const t0 = Date.now();
+    const r = await fetch(`${base}/v1/clusters/down/steps`, { method: "POST", headers: { ...bearer, "content-type": "application/json" }, body: JSON.stringify({ namespace: "default", name: "web" }) });
+    expect(r.status).toBe(503);
+    expect(Date.now() - t0).toBeLessThan(5_000);
+    const s = await state("down", "web");
+    expect(s.failures).toBe(1);
+    expect(s.nextAlarm - Date.parse(s.last.at)).toBeGreaterThanOrEqual(119_000);
+    // An unknown cluster names the configured ones and the fix.
+    const unknown = await fetch(`${base}/v1/clusters/mars/statefulsets/default/web`, { headers: bearer });
+    expect(unknown.status).toBe(404);
+    expect(((await unknown.json()) as any).message).toBe('cluster "mars" is not configured (configured: alpha, beta, down); add it to CLAIMSTEP_CLUSTERS');
+  }, 60_000);
+
+  it("refuses a replayed relay delivery on any route and after a restart of the runtime (new isolates)", async () => {
+    const body = JSON.stringify({ type: "statefulset.changed", timestamp: new Date().toISOString(), data: { namespace: "default", name: "web" } });
+    const headers = { "content-type": "application/json", ...(await webhookHeaders(SECRET, "evt_fleet_1", new Date(), body)) };
+    const first = await fetch(`${base}/v1/clusters/beta/relay`, { method: "POST", headers, body });
+    expect(first.status).toBe(200);
+    const again = await fetch(`${base}/v1/relay`, { method: "POST", headers, body });
+    expect(again.status).toBe(401);
+    expect(((await again.json()) as any).failure).toBe("Replayed");
+
+    await stopWorker();
+    await startWorker();
+    const afterRestart = await fetch(`${base}/v1/clusters/beta/relay`, { method: "POST", headers, body });
+    expect(afterRestart.status).toBe(401);
+    expect(((await afterRestart.json()) as any).failure).toBe("Replayed");
+    const fresh = { "content-type": "application/json", ...(await webhookHeaders(SECRET, "evt_fleet_2", new Date(), body)) };
+    expect((await fetch(`${base}/v1/clusters/beta/relay`, { method: "POST", headers: fresh, body })).status).toBe(200);
+    expect(output).not.toContain(TOKENS.beta);
+    expect(output).not.toContain(API_TOKEN);
+  }, 180_000);
+});
