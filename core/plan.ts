@@ -16,7 +16,7 @@ import { scopeOf } from "./scope.js";
 import { applyViaOf, belowPartition, inScope } from "./statefulset.js";
 import { Keys, type Decision, type OrdinalReport, type Snapshot } from "./types.js";
 import { forWriter } from "./verdict.js";
-import { inFlightCount, walk, type WalkConclusion } from "./walk.js";
+import { inFlightOrdinals, walk, type WalkConclusion } from "./walk.js";
 
 export interface PlanOptions {
   /** Re-create the set with the new templates once complete, whatever `claimstep.io/finalize` says (`claimstep finalize`). */
@@ -89,7 +89,7 @@ export function planStep(snapshot: Snapshot, now: Date, writer: WriterCapabiliti
     const wantsRecreate = finalize.ok && (finalize.recreate || opts.finalize === true);
     if (walked.reason === "RolloutComplete" && wantsRecreate && revisionOf(snapshot.statefulSet.spec.volumeClaimTemplates ?? []) !== scope.revision) return { ...walked, requeueAfter: 2 };
     if (walked.action || phaseBlocks(walked)) return walked;
-    const restart = restartStep(scope, ordinals, inFlightCount(scope, ordinals, busy), now.getTime());
+    const restart = restartStep(scope, ordinals, inFlightOrdinals(scope, ordinals, busy), now.getTime());
     if (restart && "evict" in restart) return restart.evict;
     return restart?.wait ?? walked;
   }

@@ -182,7 +182,7 @@ export type RestartStep = { evict: WalkConclusion } | { wait: WalkConclusion } |
  * pod in scope is Ready, the ordinal fits in maxUnavailable, and the pod was not itself created
  * (or evicted by claimstep) less than restart-after ago.
  */
-export function restartStep(scope: Scope, ordinals: readonly OrdinalPlan[], inFlight: number, nowMs: number): RestartStep {
+export function restartStep(scope: Scope, ordinals: readonly OrdinalPlan[], inFlight: readonly number[], nowMs: number): RestartStep {
   if (scope.policy.restart !== "WhenRequired") return undefined;
   const after = scope.policy.restartAfterSeconds * 1000;
   let dueWait: WalkConclusion | undefined;
@@ -205,7 +205,8 @@ export function restartStep(scope: Scope, ordinals: readonly OrdinalPlan[], inFl
         }
       }
       // R2: one restart per wait: never again within restart-after of claimstep's own eviction.
-      const evictedAt = last?.result === "Evicted" && last.pod === p.name ? Date.parse(last.at) + after : 0;
+      // The record is written before the eviction: it may stand for one the budget refused.
+      const evictedAt = last?.result === "Evicted" && last.pod === p.name ? Date.parse(last.at) + Math.max(after, BUDGET_CHARGE_SECONDS * 1000) : 0;
       const at = Math.max(due, evictedAt);
       if (nowMs < at) {
         dueWait ??= { reason: "ClaimResizing", message: Messages.restartDue(c.report.readiness.state === "Ready" ? c.report.claim : (c.report.readiness as { message: string }).message, p.name, new Date(at).toISOString()), ordinal: o.ordinal, requeueAfter: Math.max(1, Math.ceil((at - nowMs) / 1000)) };
@@ -216,8 +217,12 @@ export function restartStep(scope: Scope, ordinals: readonly OrdinalPlan[], inFl
         dueWait ??= { reason: "ClaimResizing", message: Messages.restartWaitsForPods(p.name, notReady.map((n) => podName(scope.setName, n))), ordinal: o.ordinal };
         continue;
       }
-      if (inFlight > scope.maxUnavailable) {
-        dueWait ??= { reason: "ClaimResizing", message: Messages.restartWaitsForSlot(p.name, inFlight, scope.maxUnavailable), ordinal: o.ordinal };
+      // Within maxUnavailable: one of the highest maxUnavailable ordinals in flight (ordinals are in
+      // flight highest first; after maxUnavailable is lowered more may be, and restarting the
+      // highest is how they come back within it).
+      const flying = [...new Set([...inFlight, o.ordinal])].sort((a, b) => b - a);
+      if (flying.indexOf(o.ordinal) >= scope.maxUnavailable) {
+        dueWait ??= { reason: "ClaimResizing", message: Messages.restartWaitsForSlot(p.name, flying.length, scope.maxUnavailable), ordinal: o.ordinal };
         continue;
       }
       const action: EvictPod = { type: "EvictPod", namespace: scope.namespace, pod: p.name, uid: p.pod.metadata.uid, ordinal: o.ordinal, claim: c.report.claim };

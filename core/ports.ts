@@ -56,8 +56,8 @@ export interface ClaimWriter extends WriterCapabilities {
 
 /** Writes claimstep's annotations on the StatefulSet. */
 export interface SetStatusWriter {
-  /** Merge-patch StatefulSet annotations with a resourceVersion precondition. */
-  annotateSet(ref: SetRef, annotations: Record<string, string>, resourceVersion?: string): Promise<void>;
+  /** Merge-patch StatefulSet annotations with a resourceVersion precondition; resolves to the set's new resourceVersion when the server says it. */
+  annotateSet(ref: SetRef, annotations: Record<string, string>, resourceVersion?: string): Promise<string | undefined>;
 }
 
 /** Records Events on the StatefulSet. */

@@ -21,8 +21,10 @@ const claimsOccupy = (o: OrdinalPlan, revision: string): boolean =>
  * Ordinals in flight (rule 9): by their claims, or (P3, pods coordinated) by a pod not yet
  * replaced and Ready after its claims are done: `busy`, with what each waits for.
  */
-export const inFlightCount = (scope: Scope, ordinals: readonly OrdinalPlan[], busy: ReadonlyMap<number, string> = new Map()): number =>
-  ordinals.filter((o) => claimsOccupy(o, scope.revision) || busy.has(o.ordinal)).length;
+export const inFlightOrdinals = (scope: Scope, ordinals: readonly OrdinalPlan[], busy: ReadonlyMap<number, string> = new Map()): number[] =>
+  ordinals.filter((o) => claimsOccupy(o, scope.revision) || busy.has(o.ordinal)).map((o) => o.ordinal);
+
+export const inFlightCount = (scope: Scope, ordinals: readonly OrdinalPlan[], busy: ReadonlyMap<number, string> = new Map()): number => inFlightOrdinals(scope, ordinals, busy).length;
 
 interface Wait {
   ordinal: number;

@@ -70,6 +70,21 @@ export async function runStep(opts: StepOptions): Promise<StepResult> {
   const planned = planStep(snapshot, opts.now, capabilities(claims, opts.writers), opts.finalize ? { finalize: true } : {});
   if (opts.dryRun) return { decision: planned, outcome: { kind: "dry-run" }, writer: claims.name };
 
+  // R3: an eviction is recorded (claimstep.io/last-eviction, with the status) before it is
+  // attempted, so that no step evicts again before the budget's charge has run out, even when the
+  // answer or a later write is lost. No record, no eviction.
+  let setResourceVersion = planned.setResourceVersion;
+  let preWritten = false;
+  if (planned.action?.type === "EvictPod" && planned.setAnnotations) {
+    try {
+      setResourceVersion = (await opts.writers.status.annotateSet(opts.ref, planned.setAnnotations, planned.setResourceVersion)) ?? setResourceVersion;
+      preWritten = true;
+    } catch (err) {
+      if (err instanceof ApiError && err.isTransient) return { decision: { ...planned, events: [] }, outcome: asRetry(err), writer: claims.name };
+      throw permission(err);
+    }
+  }
+
   const written = planned.action ? await write(claims, opts.writers, planned) : undefined;
   const decision = written ? verdict(snapshot, opts.now, planned, written.result) : planned;
   const outcome: StepOutcome = written?.outcome ?? { kind: "none" };
@@ -77,10 +92,12 @@ export async function runStep(opts: StepOptions): Promise<StepResult> {
   // After an orphan delete or a create, the set is not the one read: nothing to annotate; a raise
   // of the desired templates moved its resourceVersion (its next step records the status).
   const type = decision.action?.type;
-  const annotated = written?.result.kind === "applied" && (type === "PatchPartition" || type === "OrphanSet" || type === "CreateSet" || type === "RaiseTemplate");
+  const annotated =
+    (written?.result.kind === "applied" && (type === "PatchPartition" || type === "OrphanSet" || type === "CreateSet" || type === "RaiseTemplate" || (type === "EvictPod" && preWritten))) ||
+    (written?.result.kind === "transient" && preWritten);
 
   try {
-    if (decision.setAnnotations && !annotated) await opts.writers.status.annotateSet(opts.ref, decision.setAnnotations, decision.setResourceVersion);
+    if (decision.setAnnotations && !annotated) await opts.writers.status.annotateSet(opts.ref, decision.setAnnotations, setResourceVersion);
     if (decision.events.length) await opts.writers.events.recordEvents(opts.ref, decision.events, opts.now);
   } catch (err) {
     // The claim write (if any) has landed; a lost race on the status is repaired by the next step.

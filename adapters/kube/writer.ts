@@ -85,9 +85,11 @@ export const raiseBody = (action: RaiseTemplate, annotations: Record<string, str
 export class KubeSetStatusWriter implements SetStatusWriter {
   constructor(private readonly client: KubeClient) {}
 
-  async annotateSet(ref: SetRef, annotations: Record<string, string>, resourceVersion?: string): Promise<void> {
+  async annotateSet(ref: SetRef, annotations: Record<string, string>, resourceVersion?: string): Promise<string | undefined> {
     const metadata = { annotations, ...(resourceVersion !== undefined ? { resourceVersion } : {}) };
-    await this.client.patch(Routes.annotateStatefulSet, ref, { metadata }, MERGE_PATCH);
+    const answer = (await this.client.patch(Routes.annotateStatefulSet, ref, { metadata }, MERGE_PATCH)) as { metadata?: { resourceVersion?: unknown } } | undefined;
+    const rv = answer?.metadata?.resourceVersion;
+    return typeof rv === "string" ? rv : undefined;
   }
 }
 

@@ -20,6 +20,26 @@ async function stepUntil(sim: SimCluster, until: (r: StepResult) => boolean, lim
 }
 
 describe("runStep with the pod side", () => {
+  it("records an eviction before attempting it; no record (a lost race on the set), no eviction", async () => {
+    const sim = await SCENARIOS["node-expansion-restart"]!.build();
+    for (let i = 0; i < 200; i++) {
+      const planned = await runStep({ reader: sim.reader, writers: sim.writers, ref: SET, now: sim.now(), dryRun: true });
+      if (planned.decision.action?.type === "EvictPod") break;
+      await step(sim);
+      sim.advance(10_000);
+    }
+    const pod = sim.get("pods", SET.namespace, "web-2")!.metadata.uid;
+    sim.http.failNext("patch statefulsets", { code: 500 });
+    const r = await step(sim);
+    expect(r.outcome.kind).toBe("retry");
+    expect(sim.http.requests().filter((q) => q.subresource === "eviction")).toHaveLength(0);
+    expect(sim.get("pods", SET.namespace, "web-2")!.metadata.uid).toBe(pod);
+    const again = await step(sim);
+    expect(again.decision.action?.type).toBe("EvictPod");
+    const order = sim.http.requests().map((q) => `${q.verb} ${q.resource}${q.subresource ? `/${q.subresource}` : ""}`).filter((x) => x.startsWith("patch statefulsets") || x.includes("eviction"));
+    expect(order.slice(-2)).toEqual(["patch statefulsets", "create pods/eviction"]);
+  });
+
   it("a partition patch writes the step's annotations in the same request", async () => {
     const sim = await SCENARIOS["pods-claims-first"]!.build();
     sim.http.resetCounters();
@@ -68,7 +88,8 @@ describe("runStep with the pod side", () => {
     expect(r.decision.action?.type, `${r.decision.reason}: ${r.decision.message}`).toBe("EvictPod");
     expect(r.outcome.kind).toBe("retry");
     expect(r.decision.phase).toBe("Progressing");
-    expect(sim.get("statefulsets", SET.namespace, SET.name)!.metadata.annotations[Keys.lastEviction]).toBeUndefined();
+    // The attempt was recorded before the eviction (R3: no second one while a budget may be charged).
+    expect(JSON.parse(sim.get("statefulsets", SET.namespace, SET.name)!.metadata.annotations[Keys.lastEviction])).toMatchObject({ pod: "web-2", result: "Evicted" });
     // The replacement mounted the volume: the next step finds nothing to restart.
     sim.advance(10_000);
     expect((await step(sim)).decision.action?.type).toBe("PatchClaim");

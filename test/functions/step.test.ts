@@ -27,6 +27,7 @@ function recordingWriter(answer: () => Promise<ApplyOutcome>, supports: Action["
     status: {
       annotateSet: async (_ref, annotations) => {
         calls.annotate.push(annotations);
+        return undefined;
       },
     },
     events: {

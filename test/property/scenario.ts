@@ -350,16 +350,9 @@ export function knownBug(s: Scenario): string | undefined {
   // KNOWN BUG 1 (P2/P3 deadlock after a scale-up or a new revision under ClaimsFirst) and KNOWN
   // BUG 2 (an offline-only expansion waiting on its pod taken for a failed one on a pre-1.34
   // server) were fixed in 4726180; their scenarios are regression tests in known-bugs.test.ts.
-  // KNOWN BUG 3 (a budget's refusal unrecorded after a failed status write) is not a property of
-  // a scenario: the oracle counts its occurrences (PodLedger.knownBugHits).
-  // KNOWN BUG 4 (R2 liveness, core/pods.ts restartStep): more ordinals in flight than maxUnavailable
-  // (maxUnavailable lowered mid-rollout, or a scale-down and up bringing back ordinals whose claims
-  // were left mid-resize), each waiting on a restart of its pod: R2 evicts only when the
-  // in-flight count fits maxUnavailable, the count only falls when a restart happens — Waiting
-  // ("needs a restart … but 2 ordinals are in flight (maxUnavailable 1)") for ever.
-  const driver = s.classes[0]!.driver;
-  const atMount = driver.resize === "offline" || driver.nodeExpansion === "offline";
-  if (atMount && s.pods?.restartAfter && s.edits.some((e) => e.kind === "maxUnavailable" || e.kind === "scale")) return "KNOWN BUG 4: more ordinals in flight than maxUnavailable, waiting on restarts, deadlocks R2";
+  // KNOWN BUG 3 (a budget's refusal unrecorded after a failed status write) and KNOWN BUG 4 (no
+  // restart with more ordinals in flight than maxUnavailable) were fixed in core too: the oracle
+  // holds them as I11 and I6 again.
   return undefined;
 }
 
