@@ -18,10 +18,17 @@ import { Keys, type SetRef } from "../core/types.js";
 import { claimTemplate, SimCluster, statefulSetManifest } from "../adapters/sim/cluster.js";
 import { DEFAULT_DEBOUNCE, Debouncer, type DebounceOptions, type RelayClock } from "../functions/relay/index.js";
 import { runStep } from "../functions/step.js";
+import { alarmAfterStep } from "../functions/fleet/schedule.js";
 
 export type Trigger =
   | { kind: "relay"; debounce: DebounceOptions; label: string }
-  | { kind: "cron"; periodMs: number; label: string };
+  | { kind: "cron"; periodMs: number; label: string }
+  /**
+   * Fleet mode (functions/fleet/): the cron every `periodMs` pokes the set's Durable Object (a step
+   * at once), and after each step the object's alarm is set at the decision's requeueAfter
+   * (functions/fleet/schedule.ts alarmAfterStep): no relay.
+   */
+  | { kind: "alarm"; periodMs: number; label: string };
 
 const seconds = (ms: number) => `${ms / 1000} s`;
 
@@ -76,6 +83,8 @@ export interface RolloutResult {
   claimWrites: number;
   /** Partition patches claimstep made (held, lowered, restored); claims-first only. */
   partitionPatches?: number;
+  /** Alarm rows: the change → the first step (the cron's pick-up, half a period here). */
+  pickUpMs?: number;
 }
 
 const REF: SetRef = { namespace: "default", name: "web" };
@@ -186,9 +195,11 @@ export async function traceRollout(c: RolloutCase): Promise<{ result: RolloutRes
   let partitionPatches = 0;
   const timeline: StepRecord[] = [];
   let doneAt: number | undefined;
+  let alarmAt: number | undefined;
   const step = async () => {
     steps++;
     const { decision, outcome } = await runStep({ reader: sim.reader, writers: sim.writers, ref: REF, now: sim.now() });
+    if (c.trigger.kind === "alarm") alarmAt = alarmAfterStep({ nowMs: sim.clock.nowMs(), ...(decision.requeueAfter !== undefined ? { requeueAfterSeconds: decision.requeueAfter } : {}) });
     if (outcome.kind === "applied" && decision.action) {
       if (decision.action.type === "PatchPartition") partitionPatches++;
       else claimWrites++;
@@ -202,7 +213,8 @@ export async function traceRollout(c: RolloutCase): Promise<{ result: RolloutRes
     watchEvents();
   };
 
-  const period = c.trigger.kind === "cron" ? c.trigger.periodMs : 0;
+  const period = c.trigger.kind === "cron" || c.trigger.kind === "alarm" ? c.trigger.periodMs : 0;
+  let firstStepAt: number | undefined;
   let nextTick = t0 + period / 2;
   while (doneAt === undefined) {
     // The controllers react to the step's writes at the instant they were made, and a watch sees
@@ -211,7 +223,7 @@ export async function traceRollout(c: RolloutCase): Promise<{ result: RolloutRes
     watchEvents();
     const now = sim.clock.nowMs();
     if (now - t0 > GIVE_UP_MS) throw new Error(`B3: ${c.trigger.label} k=${c.maxUnavailable} did not complete within ${GIVE_UP_MS / 3600_000} h of virtual time`);
-    const candidates = [sim.nextActivity()?.getTime(), timers.next(), c.trigger.kind === "cron" ? nextTick : undefined].filter(
+    const candidates = [sim.nextActivity()?.getTime(), timers.next(), period ? nextTick : undefined, alarmAt].filter(
       (t): t is number => t !== undefined,
     );
     if (!candidates.length) throw new Error(`B3: ${c.trigger.label}: nothing left to happen and the rollout is not complete`);
@@ -222,6 +234,18 @@ export async function traceRollout(c: RolloutCase): Promise<{ result: RolloutRes
     if (c.trigger.kind === "cron" && sim.clock.nowMs() >= nextTick) {
       nextTick += period;
       await step();
+    }
+    if (c.trigger.kind === "alarm") {
+      // The cron's poke: an alarm at once, unless one is due sooner.
+      if (sim.clock.nowMs() >= nextTick) {
+        nextTick += period;
+        alarmAt = Math.min(alarmAt ?? Infinity, sim.clock.nowMs());
+      }
+      if (alarmAt !== undefined && sim.clock.nowMs() >= alarmAt && doneAt === undefined) {
+        alarmAt = undefined;
+        firstStepAt ??= sim.clock.nowMs();
+        await step();
+      }
     }
     while (due.length && doneAt === undefined) {
       due.shift();
@@ -241,6 +265,7 @@ export async function traceRollout(c: RolloutCase): Promise<{ result: RolloutRes
     steps,
     claimWrites,
     ...(c.claimsFirst ? { partitionPatches } : {}),
+    ...(firstStepAt !== undefined ? { pickUpMs: firstStepAt - t0 } : {}),
   };
   return { result, timeline };
 }

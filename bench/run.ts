@@ -4,12 +4,14 @@
 //   npm run bench -- --quick       # small sizes only, for trying changes (not for results.json)
 //   npm run bench -- --only b3     # B3 alone (with B3-claims-first): its figures and verdicts
 //                                  # replace those in bench/results.json, the rest is kept
+//   npm run bench -- --only b7     # B7 (fleet mode, 1,000 sets × 10 clusters) and B3-alarms, likewise
 import { readFileSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
 import { B1_SIZES, runB1 } from "./b1-planner.js";
 import { runB2 } from "./b2-requests.js";
 import { B3_TRIGGERS, runB3 } from "./b3-rollout.js";
+import { judgeB7, runB3Alarms, runB7 } from "./b7-fleet.js";
 import { runB4 } from "./b4-worker.js";
 import { runB5 } from "./b5-memory.js";
 import { runB6 } from "./b6-cold-start.js";
@@ -21,7 +23,7 @@ import { judgeB1, judgeB2, judgeB3, judgeB3ClaimsFirst, judgeB4, type Verdict } 
 const quick = process.argv.includes("--quick");
 const onlyAt = process.argv.indexOf("--only");
 const only = onlyAt >= 0 ? process.argv[onlyAt + 1] : undefined;
-if (only !== undefined && only !== "b3") throw new Error(`--only: only b3 can run alone (got ${only})`);
+if (only !== undefined && only !== "b3" && only !== "b7") throw new Error(`--only: only b3 and b7 can run alone (got ${only})`);
 const log = (line: string) => process.stderr.write(`${line}\n`);
 const started = performance.now();
 const loadAtStart = loadavg()[0]!;
@@ -31,6 +33,31 @@ const resultsFile = fileURLToPath(new URL("./results.json", import.meta.url));
 /** The shipped relay (its debounce), and the event-driven model of the issue (a step at every change). */
 const judgeAllB3 = (b3: Awaited<ReturnType<typeof runB3>>): Verdict[] =>
   [B3_TRIGGERS[0]!, B3_TRIGGERS[1]!].flatMap((t) => [...judgeB3(b3, t.label), ...judgeB3ClaimsFirst(b3, t.label)]);
+
+if (only === "b7") {
+  // B7 (fleet mode: 1,000 sets across 10 clusters in one cron period) with B3-alarms.
+  log("B7 fleet mode and B3-alarms");
+  const b7 = await runB7(log);
+  const b3Alarms = await runB3Alarms(log);
+  const verdicts = judgeB7(b7, b3Alarms);
+  const previous = JSON.parse(readFileSync(resultsFile, "utf8")) as Results;
+  const results = {
+    ...previous,
+    b7: { ...b7, b3Alarms },
+    verdicts: [...previous.verdicts.filter((v) => !v.id.startsWith("B7") && !v.id.startsWith("B3-alarms")), ...verdicts],
+    reruns: [
+      ...(previous.reruns ?? []).filter((x) => x.benchmark !== "b7"),
+      { benchmark: "b7", at: new Date().toISOString(), durationSeconds: (performance.now() - started) / 1000, loadAverage: { atStart: loadAtStart, atEnd: loadavg()[0]! } },
+    ],
+  } as Results;
+  process.stdout.write(`${verdicts.map((v) => `- ${v.met ? "met" : "MISSED"} — ${v.id}: ${v.figure} (target ${v.target})`).join("\n")}\n`);
+  if (quick) log(`quick run: bench/results.json left as it was (${elapsed()})`);
+  else {
+    writeFileSync(resultsFile, `${JSON.stringify(results, null, 2)}\n`);
+    log(`wrote the B7 figures into ${resultsFile} (${elapsed()})`);
+  }
+  process.exit(0);
+}
 
 if (only === "b3") {
   log("B3 rollout time, alone");
