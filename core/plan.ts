@@ -55,7 +55,7 @@ export function planStep(snapshot: Snapshot, now: Date, writer: WriterCapabiliti
   // The one thing to do now: move the partition (P1, P2, P4), else restart a pod (R1–R3), else
   // what the walk of the claims says (rules 8–10), as this writer can do it.
   const conclusion = forWriter(next(), writer);
-  const annotations = conclusion.action?.type === "EvictPod" ? { [Keys.lastEviction]: lastEvictionJSON({ pod: conclusion.action.pod, uid: conclusion.action.uid, at: now.toISOString(), result: "Evicted" }) } : undefined;
+  const annotations = conclusion.action?.type === "EvictPod" ? { [Keys.lastEviction]: lastEvictionJSON({ pod: conclusion.action.pod, uid: conclusion.action.uid, at: now.toISOString(), result: "Attempted" }) } : undefined;
   return makeDecision(snapshot, now, reports, { ...conclusion, revision: scope.revision, record: true, ...(annotations ? { annotations } : {}) });
 
   function next(): WalkConclusion {

@@ -19,7 +19,8 @@ export const LastEviction = z.object({
   pod: z.string(),
   uid: z.string(),
   at: z.string(),
-  result: z.enum(["Evicted", "DisruptionBudget"]),
+  /** Attempted: written before the eviction; its outcome replaces it (lost with a failed write). */
+  result: z.enum(["Attempted", "Evicted", "DisruptionBudget"]),
   message: z.optional(z.string()),
 });
 export type LastEviction = z.infer<typeof LastEviction>;

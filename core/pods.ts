@@ -196,17 +196,20 @@ export function restartStep(scope: Scope, ordinals: readonly OrdinalPlan[], inFl
       const created = Date.parse(p.pod.metadata.creationTimestamp ?? "");
       const due = Math.max(since === "in-use" ? nowMs : since + after, Number.isNaN(created) ? nowMs : created + after);
       const last = scope.policy.lastEviction;
-      // R3: a failed eviction charges the budget for about two minutes: do not ask again sooner.
-      if (last?.result === "DisruptionBudget") {
+      // R3: a refused eviction charges the budget for about two minutes: do not ask again sooner.
+      // An attempt whose outcome was never recorded counts as refused while its pod still has the
+      // uid it was asked for (a pod replaced since means it went through).
+      const attemptedPod = last?.result === "Attempted" ? scope.pods.get(last.pod) : undefined;
+      const unresolved = last?.result === "Attempted" && attemptedPod?.metadata.uid === last.uid;
+      if (last && (last.result === "DisruptionBudget" || unresolved)) {
         const free = Date.parse(last.at) + BUDGET_CHARGE_SECONDS * 1000;
         if (nowMs < free) {
-          const message = Messages.budgetCharged(last.message, last.pod, new Date(free).toISOString());
+          const message = last.result === "DisruptionBudget" ? Messages.budgetCharged(last.message, last.pod, new Date(free).toISOString()) : Messages.evictionUnresolved(last.pod, last.at, new Date(free).toISOString());
           return { wait: { reason: "DisruptionBudget", message, ordinal: o.ordinal, requeueAfter: Math.ceil((free - nowMs) / 1000) } };
         }
       }
       // R2: one restart per wait: never again within restart-after of claimstep's own eviction.
-      // The record is written before the eviction: it may stand for one the budget refused.
-      const evictedAt = last?.result === "Evicted" && last.pod === p.name ? Date.parse(last.at) + Math.max(after, BUDGET_CHARGE_SECONDS * 1000) : 0;
+      const evictedAt = (last?.result === "Evicted" || last?.result === "Attempted") && last.pod === p.name ? Date.parse(last.at) + after : 0;
       const at = Math.max(due, evictedAt);
       if (nowMs < at) {
         dueWait ??= { reason: "ClaimResizing", message: Messages.restartDue(c.report.readiness.state === "Ready" ? c.report.claim : (c.report.readiness as { message: string }).message, p.name, new Date(at).toISOString()), ordinal: o.ordinal, requeueAfter: Math.max(1, Math.ceil((at - nowMs) / 1000)) };

@@ -187,6 +187,8 @@ export const Messages = {
     `pod ${pod} needs a restart to finish its volume's resize, but ${inFlight} ordinals are in flight (maxUnavailable ${maxUnavailable})`,
   budgetCharged: (said: string | undefined, pod: string, until: string) =>
     `${said ?? "a PodDisruptionBudget refused the eviction"} (evicting ${pod}); the refused eviction charges the budget until about ${until}, claimstep asks again then`,
+  evictionUnresolved: (pod: string, at: string, until: string) =>
+    `the eviction of pod ${pod} attempted at ${at} has no recorded outcome and the pod is still there (refused by a PodDisruptionBudget?); claimstep asks again after about ${until}`,
   budgetRefused: (pod: string, message: string) => `the eviction of pod ${pod} would violate its PodDisruptionBudget: ${message}`,
 
   // Re-creating the set (F1–F4).

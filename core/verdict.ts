@@ -46,6 +46,20 @@ export type WriteOutcome =
 export function verdict(snapshot: Snapshot, now: Date, decision: Decision, outcome: WriteOutcome): Decision {
   switch (outcome.kind) {
     case "applied":
+      // An eviction went through: its record (written as attempted before it) says so.
+      if (decision.action?.type === "EvictPod") {
+        const a = decision.action;
+        return makeDecision(snapshot, now, decision.ordinals, {
+          reason: decision.reason,
+          message: decision.message,
+          ...(decision.revision !== undefined ? { revision: decision.revision } : {}),
+          ...(decision.status.ordinal !== undefined ? { ordinal: decision.status.ordinal } : {}),
+          action: a,
+          events: decision.events,
+          record: true,
+          annotations: { [Keys.lastEviction]: lastEvictionJSON({ pod: a.pod, uid: a.uid, at: now.toISOString(), result: "Evicted" }) },
+        });
+      }
       // A merged re-create proposal: approved; recorded so the next step begins F1 directly.
       if (decision.action?.type === "ProposeRecreate") {
         const revision = decision.action.revision;

@@ -93,7 +93,7 @@ export async function runStep(opts: StepOptions): Promise<StepResult> {
   // of the desired templates moved its resourceVersion (its next step records the status).
   const type = decision.action?.type;
   const annotated =
-    (written?.result.kind === "applied" && (type === "PatchPartition" || type === "OrphanSet" || type === "CreateSet" || type === "RaiseTemplate" || (type === "EvictPod" && preWritten))) ||
+    (written?.result.kind === "applied" && (type === "PatchPartition" || type === "OrphanSet" || type === "CreateSet" || type === "RaiseTemplate")) ||
     (written?.result.kind === "transient" && preWritten);
 
   try {

@@ -246,7 +246,8 @@ describe("R1–R2: restarting a pod whose volume waits on it", () => {
     const d = plan(restartWorld());
     expect(d.reason).toBe("PodEvicted");
     expect(d.action).toEqual({ type: "EvictPod", namespace: "default", pod: "web-2", uid: `uid-web-2-${OLD}`, ordinal: 2, claim: "data-web-2" });
-    expect(JSON.parse(d.setAnnotations![Keys.lastEviction]!)).toMatchObject({ pod: "web-2", result: "Evicted", at: NOW.toISOString() });
+    // Recorded as attempted, written before the eviction (functions/step.ts); its outcome replaces it.
+    expect(JSON.parse(d.setAnnotations![Keys.lastEviction]!)).toMatchObject({ pod: "web-2", result: "Attempted", at: NOW.toISOString() });
   });
 
   it("waits until restart-after has passed, and says when", () => {
@@ -306,6 +307,19 @@ describe("R3: a PodDisruptionBudget's refusal", () => {
     expect(d.action).toBeUndefined();
     expect(d.reason).toBe("DisruptionBudget");
     expect(d.requeueAfter).toBe(90);
+  });
+
+  it("an attempt with no recorded outcome, its pod still there with the same uid, counts as refused for two minutes", () => {
+    const record = JSON.stringify({ pod: "web-0", uid: `uid-web-0-${OLD}`, at: minutesAgo(0.5), result: "Attempted" });
+    const d = plan(restartWorld({ annotations: { [Keys.lastEviction]: record } }));
+    expect(d.action).toBeUndefined();
+    expect(d.reason).toBe("DisruptionBudget");
+    expect(d.message).toMatch(/has no recorded outcome and the pod is still there/);
+  });
+
+  it("an attempt whose pod was replaced since went through: no throttle for another pod", () => {
+    const record = JSON.stringify({ pod: "web-0", uid: "an-older-uid", at: minutesAgo(0.5), result: "Attempted" });
+    expect(plan(restartWorld({ annotations: { [Keys.lastEviction]: record } })).action?.type).toBe("EvictPod");
   });
 
   it("asks again after two minutes", () => {

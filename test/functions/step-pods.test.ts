@@ -37,7 +37,8 @@ describe("runStep with the pod side", () => {
     const again = await step(sim);
     expect(again.decision.action?.type).toBe("EvictPod");
     const order = sim.http.requests().map((q) => `${q.verb} ${q.resource}${q.subresource ? `/${q.subresource}` : ""}`).filter((x) => x.startsWith("patch statefulsets") || x.includes("eviction"));
-    expect(order.slice(-2)).toEqual(["patch statefulsets", "create pods/eviction"]);
+    expect(order.slice(-3)).toEqual(["patch statefulsets", "create pods/eviction", "patch statefulsets"]);
+    expect(JSON.parse(sim.get("statefulsets", SET.namespace, SET.name)!.metadata.annotations[Keys.lastEviction])).toMatchObject({ pod: "web-2", result: "Evicted" });
   });
 
   it("a partition patch writes the step's annotations in the same request", async () => {
@@ -89,7 +90,7 @@ describe("runStep with the pod side", () => {
     expect(r.outcome.kind).toBe("retry");
     expect(r.decision.phase).toBe("Progressing");
     // The attempt was recorded before the eviction (R3: no second one while a budget may be charged).
-    expect(JSON.parse(sim.get("statefulsets", SET.namespace, SET.name)!.metadata.annotations[Keys.lastEviction])).toMatchObject({ pod: "web-2", result: "Evicted" });
+    expect(JSON.parse(sim.get("statefulsets", SET.namespace, SET.name)!.metadata.annotations[Keys.lastEviction])).toMatchObject({ pod: "web-2", result: "Attempted" });
     // The replacement mounted the volume: the next step finds nothing to restart.
     sim.advance(10_000);
     expect((await step(sim)).decision.action?.type).toBe("PatchClaim");
