@@ -7,10 +7,12 @@ import { DEFAULT_LATENCIES } from "../../adapters/sim/controllers/context.js";
 import { Prng } from "../../adapters/sim/prng.js";
 import type { Json } from "../../adapters/sim/store.js";
 import type { ClaimTemplate } from "../../core/k8s.js";
-import type { StateReader } from "../../core/ports.js";
+import type { UsageReading } from "../../core/autogrow.js";
+import type { MetricsReader, StateReader } from "../../core/ports.js";
+import { toBytes } from "../../core/quantity.js";
 import { Keys, type Decision, type Snapshot } from "../../core/types.js";
 import { runStep, type StepResult } from "../../functions/step.js";
-import { checkInFlight, checkRestored, checkWrites, completeIsTrue, inFlight, newPodLedger, viewOf, type Violation } from "./invariants.js";
+import { autogrowI7, checkAutogrowEnd, growthOf, isGrowth, checkInFlight, checkRestored, checkWrites, completeIsTrue, inFlight, newAutogrowLedger, newPodLedger, viewOf, type AutogrowLedger, type Violation } from "./invariants.js";
 import type { Scenario, TemplateSetup } from "./scenario.js";
 
 export interface RunResult {
@@ -33,6 +35,12 @@ export interface RunResult {
   budgetRefusals: number;
   /** Occurrences of known, reported core bugs (KNOWN BUG 3), which are not counted as violations. */
   knownBugHits: string[];
+  /** Autogrow: claimstep's accepted growths, the usage queries and those that failed. */
+  growths: number;
+  usageReads: number;
+  usageFailures: number;
+  /** An autogrow case that ended Blocked/AutogrowLimit with the template at max (not converged, and rightly so). */
+  limited: boolean;
 }
 
 const ref = { namespace: "default", name: "db" };
@@ -106,6 +114,19 @@ async function applyEdit(c: SimCluster, s: Scenario, edit: Scenario["edits"][num
     case "maxUnavailable":
       await patchSet(c, { spec: { updateStrategy: { rollingUpdate: { maxUnavailable: edit.value } } } });
       return;
+    case "workload": {
+      const w = s.autogrow!.workloads[edit.index]!;
+      const t = s.templates[w.template]!.name;
+      const claims = w.ordinal !== undefined ? `${t}-${ref.name}-${s.ordinalsStart + w.ordinal}` : `${t}-${ref.name}-`;
+      c.setWorkload(ref.namespace, claims, { bytesPerSecond: w.bytesPerSecond, ...(w.startUsedMi !== undefined ? { startUsed: `${w.startUsedMi}Mi` } : {}) });
+      return;
+    }
+    case "workloadStop":
+      c.clearWorkloads(ref.namespace);
+      return;
+    case "reapply":
+      await patchSet(c, { metadata: { annotations: { [Keys.templates]: annotationFor(s, state.extraGi) } } });
+      return;
     case "deleteClaim": {
       // `kubectl delete pvc` on a claim in use: the API server marks it, the pod keeps it (rule 13).
       const set = c.get("statefulsets", ref.namespace, ref.name)!;
@@ -155,6 +176,7 @@ export async function buildCluster(s: Scenario): Promise<SimCluster> {
     [Keys.templates]: annotationFor(s, 0),
     ...(pods?.claimsFirst ? { [Keys.podCoordination]: "ClaimsFirst" } : {}),
     ...(pods?.restartAfter ? { [Keys.restartPods]: "WhenRequired", [Keys.restartAfter]: pods.restartAfter } : {}),
+    ...(s.autogrow ? { [Keys.autogrow]: JSON.stringify(s.autogrow.policy) } : {}),
   };
   const live = s.partition ?? 0;
   if (pods?.hold) annotations[Keys.userPartition] = String(live);
@@ -162,13 +184,55 @@ export async function buildCluster(s: Scenario): Promise<SimCluster> {
   return c;
 }
 
+/** Failures of the usage query: Prometheus's own answers (through the sim), or a reader answering { ok: false }. */
+const PROMETHEUS_FAILURES = [
+  { code: 503, body: JSON.stringify({ status: "error", errorType: "unavailable", error: "no healthy upstream" }) },
+  { code: 502, body: "<html><head><title>502 Bad Gateway</title></head></html>", contentType: "text/html" },
+  { code: 422, body: JSON.stringify({ status: "error", errorType: "execution", error: "query processing would load too many samples into memory" }) },
+] as const;
+
+/**
+ * The production PrometheusMetrics over the sim's /prometheus (sim.metrics), each reading recorded
+ * in the ledger with the audit seq it was read at (the invariants judge a growth on the usage its
+ * step read); some fail, as `metricsFailure` says. Its own PRNG: the rest of a run is as without it.
+ */
+export class RecordingMetrics implements MetricsReader {
+  private readonly prng: Prng;
+  constructor(
+    private readonly c: SimCluster,
+    readonly ledger: AutogrowLedger,
+    private readonly failureRate: number,
+    seed: number,
+  ) {
+    this.prng = new Prng(seed ^ 0x27d4eb2f);
+  }
+
+  async usage(r: typeof ref, claims: readonly string[], signal?: AbortSignal): Promise<UsageReading> {
+    let reading: UsageReading;
+    if (this.prng.chance(this.failureRate)) {
+      const pick = this.prng.int(0, PROMETHEUS_FAILURES.length);
+      if (pick === PROMETHEUS_FAILURES.length) reading = { ok: false, message: "the metrics reader failed (test stub)" };
+      else {
+        this.c.prometheus.failNext({ ...PROMETHEUS_FAILURES[pick]! });
+        reading = await this.c.metrics.usage(r, claims, signal);
+      }
+    } else reading = await this.c.metrics.usage(r, claims, signal);
+    this.ledger.readings.push({ seqAt: this.c.audit.length, reading });
+    return reading;
+  }
+}
+
 /** One invocation, or two racing (both load, then both plan and apply). Never throws for API errors. */
-async function invoke(c: SimCluster, race: boolean): Promise<{ results: StepResult[]; raced: boolean; failures: number; thrown: Violation[]; staleFromSeq?: number }> {
+async function invoke(
+  c: SimCluster,
+  race: boolean,
+  metrics: RecordingMetrics,
+): Promise<{ results: StepResult[]; raced: boolean; failures: number; thrown: Violation[]; staleFromSeq?: number; firstReadUsage: boolean }> {
   const thrown: Violation[] = [];
   let failures = 0;
   const guarded = async (reader: StateReader): Promise<StepResult | undefined> => {
     try {
-      const r = await runStep({ reader, writers: c.writers, ref, now: c.now() });
+      const r = await runStep({ reader, writers: c.writers, ref, now: c.now(), metrics });
       if (r.outcome.kind === "retry") failures++;
       return r;
     } catch (err) {
@@ -190,7 +254,9 @@ async function invoke(c: SimCluster, race: boolean): Promise<{ results: StepResu
     }
   }
   const results: StepResult[] = [];
+  const readMark = metrics.ledger.readings.length;
   const first = await guarded(c.reader);
+  const firstReadUsage = metrics.ledger.readings.slice(readMark).some((r) => r.reading.ok);
   if (first) results.push(first);
   let staleFromSeq: number | undefined;
   if (stale) {
@@ -199,7 +265,29 @@ async function invoke(c: SimCluster, race: boolean): Promise<{ results: StepResu
     const second = await guarded({ load: async () => snapshot });
     if (second) results.push(second);
   }
-  return { results, raced: stale !== undefined, failures, thrown, ...(staleFromSeq !== undefined ? { staleFromSeq } : {}) };
+  return { results, raced: stale !== undefined, failures, thrown, firstReadUsage, ...(staleFromSeq !== undefined ? { staleFromSeq } : {}) };
+}
+
+/** Whether a claim in scope is mounted (the kubelet reports it): else a usage query finds nothing. */
+function mountedInScope(c: SimCluster, s: Scenario): boolean {
+  const v = viewOf(c, ref);
+  const mounted = new Set(c.volumeStats().map((x) => x.claim));
+  for (let o = v.first; o < v.end; o++) if (s.templates.some((t) => mounted.has(`${t.name}-${ref.name}-${o}`))) return true;
+  return false;
+}
+
+/** At most how many growths an autogrow case makes: each is 1Gi at least (rounded up), up to max. */
+function growthsBound(s: Scenario): number {
+  const a = s.autogrow!;
+  const maxGi = Math.ceil(Number(toBytes(a.policy.max)) / 2 ** 30);
+  const retargetGi = s.edits.reduce((sum, e) => sum + (e.kind === "retarget" ? e.growGi : 0), 0);
+  let total = 0;
+  s.templates.forEach((t, i) => {
+    if (a.policy.template !== undefined && a.policy.template !== t.name) return;
+    // From the smallest the template may be: its live size (a rollback), less what a lowering takes.
+    total += Math.max(0, maxGi - Math.max(1, t.storageGi - 6)) + 1 + retargetGi;
+  });
+  return Math.min(total, 60);
 }
 
 /** `trace` receives one line per invocation (for replaying a failing scenario by hand). */
@@ -210,6 +298,8 @@ export async function runScenario(s: Scenario, opts: { trace?: (line: string) =>
   const pending = [...s.edits].sort((a, b) => a.atStep - b.atStep);
   const state: EditState = { extraGi: 0, images: 0, userPartition: s.partition ?? 0 };
   const ledger = newPodLedger();
+  const grow = newAutogrowLedger();
+  const metrics = new RecordingMetrics(c, grow, s.autogrow?.metricsFailure ?? 0, s.seed);
   // Enough invocations for the slowest claim to settle between gaps, for every claim the set may have.
   const faulty = (s.faults.tooManyRequests ?? 0) + (s.faults.serverError ?? 0) + (s.faults.timeout ?? 0) > 0;
   const flaky = s.classes.some((c) => c.driver.resize === "flaky");
@@ -222,7 +312,13 @@ export async function runScenario(s: Scenario, opts: { trace?: (line: string) =>
   const claimMs = s.latency.bindMs + s.latency.resizeMs + s.latency.modifyMs + (s.latency.nodeResizeMs ?? 0) + (flaky ? 2 * DEFAULT_LATENCIES.retryMs : 0) + 10_000;
   const gapMs = ((s.gapSeconds[0] + s.gapSeconds[1]) / 2) * 1000;
   const podSteps = s.pods ? mostReplicas * (podMs / gapMs + 3) + (s.pods.budget?.relaxAfterMs ?? 0) / gapMs : 0;
-  const budget = Math.ceil((60 + mostReplicas * s.templates.length * (claimMs / gapMs + 3) + podSteps + 40 * s.edits.length) * (faulty ? 3 : 1));
+  const rollout = mostReplicas * s.templates.length * (claimMs / gapMs + 3) + podSteps;
+  // Autogrow: the workloads run until their last edit; then every growth (1Gi at least, up to max)
+  // is a rollout of its own, with its query failing now and then.
+  const growths = s.autogrow ? growthsBound(s) : 0;
+  const lastEdit = Math.max(0, ...s.edits.map((e) => e.atStep));
+  const autogrowSteps = s.autogrow ? lastEdit + growths * (rollout + 10) * (1 + 2 * s.autogrow.metricsFailure) : 0;
+  const budget = Math.ceil((60 + rollout + 40 * s.edits.length + autogrowSteps) * (faulty ? 3 : 1));
   // A waiting rollout (kind waiting) whose decision stops changing has met the wait it is allowed.
   let lastProgressMs = c.now().getTime();
   // A hostile rollout whose decision stops changing has met its obstacle.
@@ -233,6 +329,7 @@ export async function runScenario(s: Scenario, opts: { trace?: (line: string) =>
   let transientFailures = 0;
   let last: Decision | undefined;
   let converged = false;
+  let limited = false;
 
   for (let i = 0; i < budget; i++) {
     while (pending.length && pending[0]!.atStep <= i) await applyEdit(c, s, pending.shift()!, state);
@@ -240,7 +337,8 @@ export async function runScenario(s: Scenario, opts: { trace?: (line: string) =>
     const before = viewOf(c, ref);
     const flyingBefore = inFlight(before);
     const auditMark = c.audit.length;
-    const { results, raced, failures, thrown, staleFromSeq } = await invoke(c, prng.chance(s.raceRate));
+    const readMark = grow.readings.length;
+    const { results, raced, failures, thrown, staleFromSeq, firstReadUsage } = await invoke(c, prng.chance(s.raceRate), metrics);
     steps += 1 + (raced ? 1 : 0);
     races += raced ? 1 : 0;
     transientFailures += failures;
@@ -251,12 +349,16 @@ export async function runScenario(s: Scenario, opts: { trace?: (line: string) =>
       `#${i} t=${c.now().toISOString()}${raced ? " race" : ""} replicas=${after.end - after.start} in flight ${[...flyingBefore].join(",")}→${[...inFlight(after)].join(",")} | ` +
         results.map((r) => `${r.decision.phase}/${r.decision.reason} ${r.outcome.kind}: ${r.decision.message}`).join(" || ") +
         ` | writes: ${entries
-          .filter((e) => e.actor === "claimstep" && (e.resource === "persistentvolumeclaims" || (e.resource === "pods" && e.verb === "create") || (e.resource === "statefulsets" && (e.body?.spec as unknown) !== undefined)))
-          .map((e) => `${e.resource === "pods" ? "evict " : ""}${e.name}${e.resource === "statefulsets" ? ` partition ${before.livePartition}→${JSON.stringify(e.body?.spec)}` : ""}:${e.outcome}`)
-          .join(",")} | partition ${after.livePartition} user ${after.userPartition}${after.recordedPartition !== undefined ? " (held)" : ""}`,
+          .filter((e) => e.actor === "claimstep" && (e.resource === "persistentvolumeclaims" || (e.resource === "pods" && e.verb === "create") || (e.resource === "statefulsets" && ((e.body?.spec as unknown) !== undefined || isGrowth(e)))))
+          .map((e) => `${e.resource === "pods" ? "evict " : ""}${e.name}${e.resource === "statefulsets" ? (isGrowth(e) ? ` grown: ${growthOf(e)}` : ` partition ${before.livePartition}→${JSON.stringify(e.body?.spec)}`) : ""}:${e.outcome}`)
+          .join(",")} | partition ${after.livePartition} user ${after.userPartition}${after.recordedPartition !== undefined ? " (held)" : ""}` +
+        grow.readings
+          .slice(readMark)
+          .map(({ reading: u }) => ` | usage ${u.ok ? u.volumes.map((x) => `${x.claim} ${(Number((x.usedBytes * 1000n) / (x.capacityBytes || 1n)) / 10).toFixed(1)}% of ${x.capacityBytes / 2n ** 20n}Mi`).join(", ") : `failed: ${u.message.slice(0, 60)}`}`)
+          .join(""),
     );
     const show = (r: "persistentvolumeclaims", o: Json) => c.admin.view(r, o);
-    violations.push(...checkWrites(before, entries, { show, ledger, firstSeq: auditMark + 1, ...(staleFromSeq !== undefined ? { staleFromSeq } : {}) }), ...checkInFlight(flyingBefore, inFlight(after), after));
+    violations.push(...checkWrites(before, entries, { show, ledger, autogrow: grow, firstSeq: auditMark + 1, ...(staleFromSeq !== undefined ? { staleFromSeq } : {}) }), ...checkInFlight(flyingBefore, inFlight(after), after));
     if (entries.some((e) => e.actor === "claimstep" && e.outcome === "ok" && (e.resource === "persistentvolumeclaims" || e.resource === "pods" || (e.resource === "statefulsets" && (e.body?.spec as unknown) !== undefined)))) lastProgressMs = c.now().getTime();
     // An exception inside the simulated API server is a bug of the model, never an answer to prove things on.
     for (const bug of c.http.bugs.splice(0)) violations.push({ invariant: "crash", message: `the simulated API server failed: ${bug.stack ?? bug.message}` });
@@ -268,10 +370,13 @@ export async function runScenario(s: Scenario, opts: { trace?: (line: string) =>
       if (firstWrote && claimWrites.length > 1) violations.push({ invariant: "I9", message: `both racing invocations wrote claims: ${claimWrites.map((e) => e.name).join(", ")}` });
     }
 
-    for (const r of results) {
+    // A racing invocation's snapshot is the world before the first one ran: when that one grew
+    // the desired templates (autogrow), its Complete is a truth about that world.
+    const firstGrew = raced && entries.some((e) => isGrowth(e) && e.outcome === "ok" && (staleFromSeq === undefined || e.seq < staleFromSeq));
+    for (const [k, r] of results.entries()) {
       last = r.decision;
       if (r.decision.phase === "Complete") {
-        const untrue = completeIsTrue(after);
+        const untrue = completeIsTrue(k === 1 && firstGrew ? before : after);
         if (untrue) violations.push({ invariant: "I6", message: untrue });
         // I10 (d): done means the user's partition is back and claimstep's record of it gone.
         violations.push(...checkRestored(after, state.userPartition));
@@ -280,23 +385,54 @@ export async function runScenario(s: Scenario, opts: { trace?: (line: string) =>
 
     const decision = results[0]?.decision;
     if (decision?.phase === "Complete" && results[0]!.outcome.kind !== "retry" && failures === 0) {
-      // I7: a repeat invocation on a converged set writes nothing.
+      // I7: a repeat invocation on a converged set writes nothing — with autogrow, unless the
+      // usage it reads calls for a growth the first could not see (it read no usage: it recorded
+      // the rollout's completion, or the query failed), or only the autogrow note of its status
+      // changed (the query failed in one of the two and not the other, or failed otherwise).
       const mark = c.audit.length;
-      const repeat = await invoke(c, false);
+      const repeatMark = grow.readings.length;
+      const beforeRepeat = viewOf(c, ref);
+      const repeat = await invoke(c, false, metrics);
       steps++;
       transientFailures += repeat.failures;
       violations.push(...repeat.thrown);
-      const wrote = c.audit.slice(mark).filter((e) => e.actor === "claimstep" && e.outcome === "ok");
-      if (repeat.results.length && repeat.failures === 0 && wrote.length) {
-        violations.push({ invariant: "I7", message: `a repeat invocation on a Complete set wrote ${wrote.map((e) => `${e.verb} ${e.resource}/${e.name}`).join(", ")}` });
+      // With autogrow the repeat may grow (A1–A4 hold for it as for any invocation).
+      violations.push(...checkWrites(beforeRepeat, c.audit.slice(mark), { show, ledger, autogrow: grow, firstSeq: mark + 1 }));
+      if (s.autogrow) {
+        opts.trace?.(
+          `#${i} (repeat) ${repeat.results.map((r) => `${r.decision.phase}/${r.decision.reason} ${r.outcome.kind}: ${r.decision.message}`).join("")} | writes: ${c.audit
+            .slice(mark)
+            .filter((e) => e.actor === "claimstep" && isGrowth(e))
+            .map((e) => `grown: ${growthOf(e)}:${e.outcome}`)
+            .join(",")}`,
+        );
       }
-      if (repeat.results[0]?.decision.reason === "Converged" && !pending.length) {
+      const wrote = c.audit.slice(mark).filter((e) => e.actor === "claimstep" && e.outcome === "ok");
+      const unexcused = s.autogrow
+        ? autogrowI7(wrote, {
+            firstReadUsage,
+            messages: [...results, ...repeat.results].map((r) => r.decision.message),
+            repeatReason: repeat.results[0]?.decision.reason,
+          })
+        : wrote;
+      if (repeat.results.length && repeat.failures === 0 && unexcused.length) {
+        violations.push({ invariant: "I7", message: `a repeat invocation on a Complete set wrote ${unexcused.map((e) => `${e.verb} ${e.resource}/${e.name}${e.resource === "statefulsets" ? ` ${JSON.stringify(e.body).slice(0, 300)}` : ""}`).join(", ")}` });
+      }
+      // (or nothing in scope is mounted: no usage to read, the query says so every time).
+      const readUsage = grow.readings.slice(repeatMark).some((r) => r.reading.ok) || !mountedInScope(c, s);
+      // With autogrow, converged is a step that read the usage and found nothing to grow.
+      if (repeat.results[0]?.decision.reason === "Converged" && !pending.length && (!s.autogrow || readUsage)) {
         converged = true;
         last = repeat.results[0].decision;
         break;
       }
     }
     if (violations.length) break;
+    // Autogrow at its max, with the applications stopped: nothing changes any more (A5 judges it).
+    if (s.autogrow && decision?.reason === "AutogrowLimit" && !pending.length) {
+      limited = true;
+      break;
+    }
     if (decision?.phase === "Blocked" && s.kind === "hostile" && !pending.length && i > 20) break;
     const key = decision ? `${decision.phase}|${decision.reason}|${decision.message}` : lastKey;
     unchanged = key === lastKey ? unchanged + 1 : 0;
@@ -306,11 +442,13 @@ export async function runScenario(s: Scenario, opts: { trace?: (line: string) =>
     c.advance(prng.int(s.gapSeconds[0], s.gapSeconds[1]) * 1000);
   }
 
-  if (s.kind === "clean" && !converged && !violations.length) {
+  // A5: converged with no claim over the threshold (or one growth from this revision already made), or truly at max.
+  if (s.autogrow && !violations.length) violations.push(...checkAutogrowEnd(viewOf(c, ref), c.volumeStats(), s.autogrow.policy, { converged, limited, last: last ? `${last.phase}/${last.reason}: ${last.message}` : "no decision" }));
+  if (s.kind === "clean" && !converged && !limited && !violations.length) {
     violations.push({ invariant: "I6", message: `${NOT_REACHED} within ${budget} invocations; last: ${last ? `${last.phase}/${last.reason}: ${last.message}` : "no decision"}` });
   }
   // A rollout that may only wait (a budget, a volume that grows at mount) waits: it is never Blocked.
-  if (s.kind === "waiting" && !converged && !violations.length && last?.phase === "Blocked" && !s.waitsFor?.startsWith("KNOWN BUG")) {
+  if (s.kind === "waiting" && !converged && !limited && !violations.length && last?.phase === "Blocked" && !s.waitsFor?.startsWith("KNOWN BUG")) {
     violations.push({ invariant: "I6", message: `a rollout expected to wait (${s.waitsFor}) ended Blocked: ${last.reason}: ${last.message}` });
   }
   const v = viewOf(c, ref);
@@ -319,7 +457,7 @@ export async function runScenario(s: Scenario, opts: { trace?: (line: string) =>
     partitionPatches: own.filter((e) => e.resource === "statefulsets" && e.outcome === "ok" && (e.body?.spec as unknown) !== undefined).length,
     evictions: own.filter((e) => e.resource === "pods" && e.verb === "create" && e.outcome === "ok").length,
     budgetRefusals: own.filter((e) => e.resource === "pods" && e.verb === "create" && e.outcome === 429).length,
-    knownBugHits: ledger.knownBugHits,
+    knownBugHits: [...ledger.knownBugHits, ...grow.knownBugHits],
     violations,
     steps,
     ordinals: Math.max(0, v.end - v.first),
@@ -331,5 +469,9 @@ export async function runScenario(s: Scenario, opts: { trace?: (line: string) =>
     races,
     transientFailures,
     faults: Object.values(c.faults.counts).reduce((a, b) => a + b, 0),
+    growths: grow.growths,
+    usageReads: grow.readings.length,
+    usageFailures: grow.readings.filter((r) => !r.reading.ok).length,
+    limited,
   };
 }

@@ -2,14 +2,16 @@
 // objects and on the audit log of every request claimstep made. Readiness and scope are computed
 // here independently of core/ (only the revision hash and quantity parsing are shared), so a
 // planner bug cannot hide behind the same bug in the checker.
+import type { UsageReading } from "../../core/autogrow.js";
 import type { ClaimTemplate, PersistentVolumeClaim, StatefulSet } from "../../core/k8s.js";
 import { toBytes } from "../../core/quantity.js";
 import { revisionOf } from "../../core/revision.js";
 import { FIELD_MANAGER, Keys } from "../../core/types.js";
 import type { SimCluster } from "../../adapters/sim/cluster.js";
 import type { AuditEntry, Json } from "../../adapters/sim/store.js";
+import type { VolumeStats } from "../../adapters/sim/controllers/workload.js";
 
-export type InvariantId = "I1" | "I2" | "I3" | "I4" | "I5" | "I6" | "I7" | "I8" | "I9" | "I10" | "I11" | "rule2" | "rule13" | "crash";
+export type InvariantId = "I1" | "I2" | "I3" | "I4" | "I5" | "I6" | "I7" | "I8" | "I9" | "I10" | "I11" | "A1" | "A2" | "A3" | "A4" | "A5" | "rule2" | "rule13" | "crash";
 
 export interface Violation {
   invariant: InvariantId;
@@ -230,6 +232,8 @@ export interface ReplayContext {
   firstSeq: number;
   /** Filled by checkWrites: the budget refusals of this invocation that were recorded. */
   recordedRefusals?: Set<number>;
+  /** Autogrow: the usage the steps read, and the revisions claimstep grew from (A1–A4). */
+  autogrow?: AutogrowLedger;
 }
 
 /** R3: a refused eviction charges the budget for about two minutes; no eviction is asked for sooner. */
@@ -448,6 +452,7 @@ function checkRequest(v: SetView, e: AuditEntry, ctx: ReplayContext): Violation[
   if (e.resource === "statefulsets") {
     const spec = (e.body as Json | undefined)?.spec;
     const partitionOnly = spec !== undefined && sameJSON(spec, { updateStrategy: { rollingUpdate: { partition: partitionOf(e.body) } } });
+    if (e.outcome === "ok" && isGrowth(e)) out.push(...checkGrowth(v, e, ctx));
     if (e.outcome === "ok") {
       const rv = ((e.body?.metadata as Json | undefined)?.resourceVersion as string | undefined) ?? undefined;
       if (rv === undefined) out.push({ invariant: "I9", message: `claimstep patched the StatefulSet without a resourceVersion precondition: ${JSON.stringify(e.body).slice(0, 200)}` });
@@ -518,6 +523,246 @@ export function checkInFlight(before: Set<number>, after: Set<number>, v: SetVie
   const started = [...after].filter((o) => !before.has(o));
   if (started.length && after.size > v.maxUnavailable) {
     return [{ invariant: "I4", message: `ordinal(s) ${started.join(", ")} started with ${after.size} in flight (${[...after].sort((a, b) => b - a).join(", ")}) > maxUnavailable ${v.maxUnavailable}` }];
+  }
+  return [];
+}
+
+// ─── Autogrow (issue 18, DESIGN.md "Autogrow") ─────────────────────────────────────────────────
+//
+// A1 never a desired size above max: a growth changes one template (the policy's, when it names
+//    one), only its storage, upwards, to at most max.
+// A2 a growth only when the rollout was complete at the request's time (every claim in scope at
+//    the revision and ready, current-revision = that revision), under a valid policy, after the
+//    step read the usage successfully and found a claim in scope at or above the threshold.
+// A3 never two growths from one revision; each records autogrown-from = the revision grown from.
+// A4 the new size follows the formula from the usage the step read: min(max, roundUpGi(max(
+//    capacity × (1 + increase) or capacity + increase, desired))) for the fullest claim.
+// A5 (at the end) a converged case has no claim in scope at or above the threshold (unless one
+//    growth from this revision was made already); one that ended AutogrowLimit is really at max.
+// Computed here from the policy's text, independently of core/autogrow.ts.
+
+/** The usage readings of a run (with the audit seq each was read at), and the revisions grown from. */
+export interface AutogrowLedger {
+  readings: { seqAt: number; reading: UsageReading }[];
+  /** Revision → the audit seq of claimstep's accepted growth from it. */
+  grownFrom: Map<string, number>;
+  /** claimstep's accepted growths. */
+  growths: number;
+  /** Occurrences of known, reported core bugs (KNOWN BUG 5), not counted as violations. */
+  knownBugHits: string[];
+}
+
+export const newAutogrowLedger = (): AutogrowLedger => ({ readings: [], grownFrom: new Map(), growths: 0, knownBugHits: [] });
+
+const GIB = 1024n ** 3n;
+const AUTOGROW_NOTE = "autogrow skipped this step";
+
+interface OraclePolicy {
+  thresholdBp: bigint;
+  increase: { bp: bigint } | { bytes: bigint };
+  max: bigint;
+  template: string | undefined;
+}
+
+const bp = (p: string): bigint | undefined => {
+  const m = /^(\d{1,3})(?:\.(\d{1,2}))?%$/.exec(p);
+  return m ? BigInt(m[1]!) * 100n + BigInt((m[2] ?? "").padEnd(2, "0")) : undefined;
+};
+
+/** The policy as the oracle reads it, or why it is not one. */
+export function oraclePolicy(raw: string | undefined): OraclePolicy | string {
+  if (raw === undefined) return "without an autogrow policy";
+  try {
+    const p = JSON.parse(raw) as { threshold?: string; increase?: string; max?: string; template?: string };
+    const thresholdBp = bp(p.threshold ?? "");
+    if (thresholdBp === undefined || thresholdBp <= 0n || thresholdBp > 10_000n) return `under an invalid threshold ${p.threshold}`;
+    const inc = p.increase ?? "";
+    const increase: OraclePolicy["increase"] = inc.endsWith("%") ? { bp: bp(inc) ?? -1n } : { bytes: bytes(inc) };
+    if ("bp" in increase ? increase.bp < 0n : increase.bytes <= 0n) return `under an invalid increase ${inc}`;
+    const max = bytes(p.max ?? "0");
+    if (max <= 0n) return `under an invalid max ${p.max}`;
+    return { thresholdBp, increase, max, template: p.template };
+  } catch (err) {
+    return `under an invalid policy (${(err as Error).message})`;
+  }
+}
+
+const annotationsOfBody = (body: Json | undefined): Json => ((body?.metadata as Json | undefined)?.annotations as Json | undefined) ?? {};
+
+/** A request of claimstep's that changes the desired templates: an autogrow growth (RaiseTemplate). */
+export const isGrowth = (e: AuditEntry): boolean => e.actor === FIELD_MANAGER && e.resource === "statefulsets" && typeof annotationsOfBody(e.body)[Keys.templates] === "string";
+
+/** For traces: the templates' sizes a growth wrote, and the revision it records. */
+export function growthOf(e: AuditEntry): string {
+  const a = annotationsOfBody(e.body);
+  try {
+    const t = JSON.parse(a[Keys.templates] as string) as ClaimTemplate[];
+    return `${t.map((x) => `${x.metadata.name} ${x.spec.resources?.requests?.storage}`).join(", ")} from ${String(a[Keys.autogrownFrom])}`;
+  } catch {
+    return String(a[Keys.templates]);
+  }
+}
+
+/** JSON with sorted keys: templates compared by content, not by the order their keys were written in. */
+const canonical = (x: unknown): string =>
+  JSON.stringify(x, (_k, v: unknown) => (v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as Json).sort(([a], [b]) => (a < b ? -1 : 1))) : v));
+const storageOf = (t: ClaimTemplate): bigint => bytes(t.spec.resources?.requests?.storage);
+const withoutStorage = (t: ClaimTemplate) => canonical({ ...t, spec: { ...t.spec, resources: { ...t.spec.resources, requests: { ...t.spec.resources?.requests, storage: undefined } } } });
+const roundUpGiB = (b: bigint): bigint => ((b + GIB - 1n) / GIB) * GIB;
+
+/** Claims in scope of the policy's templates at or above its threshold, per this usage, fullest first. */
+function overThreshold(v: SetView, p: OraclePolicy, volumes: readonly { claim: string; usedBytes: bigint; capacityBytes: bigint }[]) {
+  const byClaim = new Map(volumes.map((x) => [x.claim, x]));
+  const out: { t: ClaimTemplate; claim: string; used: bigint; capacity: bigint; ratioBp: bigint }[] = [];
+  for (const t of v.desired ?? []) {
+    if (p.template !== undefined && t.metadata.name !== p.template) continue;
+    for (let o = v.first; o < v.end; o++) {
+      const u = byClaim.get(claimName(v, t, o));
+      if (!u || u.capacityBytes <= 0n) continue;
+      const ratioBp = (u.usedBytes * 10_000n) / u.capacityBytes;
+      if (ratioBp >= p.thresholdBp) out.push({ t, claim: u.claim, used: u.usedBytes, capacity: u.capacityBytes, ratioBp });
+    }
+  }
+  return out.sort((a, b) => (b.ratioBp > a.ratioBp ? 1 : b.ratioBp < a.ratioBp ? -1 : 0));
+}
+
+const pct = (used: bigint, capacity: bigint) => `${(Number((used * 10_000n) / capacity) / 100).toFixed(2)}%`;
+
+/** A1–A4 on one accepted growth, judged on the set and claims as they stood when it arrived. */
+function checkGrowth(v: SetView, e: AuditEntry, ctx: ReplayContext): Violation[] {
+  const out: Violation[] = [];
+  const say = (invariant: InvariantId, message: string) => out.push({ invariant, message: `growth at ${e.at} (seq ${e.seq}; ${growthOf(e)}): ${message}` });
+  const a = annotationsOfBody(e.body);
+  const p = oraclePolicy(v.set.metadata.annotations?.[Keys.autogrow]);
+  if (typeof p === "string") {
+    say("A2", `claimstep changed ${Keys.templates} ${p}`);
+    return out;
+  }
+  if (!v.desired || !v.revision) {
+    say("A2", "claimstep grew while the desired templates are invalid");
+    return out;
+  }
+  let next: ClaimTemplate[];
+  try {
+    next = JSON.parse(a[Keys.templates] as string) as ClaimTemplate[];
+    next.forEach((t) => storageOf(t));
+  } catch (err) {
+    say("A1", `the templates written are not valid (${(err as Error).message})`);
+    return out;
+  }
+  // A1.
+  if (next.length !== v.desired.length || next.some((t, i) => t.metadata.name !== v.desired![i]!.metadata.name)) {
+    say("A1", `the templates written are not the desired ones (${v.desired.map((t) => t.metadata.name).join(",")} → ${next.map((t) => t.metadata?.name).join(",")})`);
+    return out;
+  }
+  const changed = next.map((t, i) => ({ t, was: v.desired![i]! })).filter(({ t, was }) => canonical(t) !== canonical(was));
+  if (changed.length !== 1) say("A1", `${changed.length} templates changed (one growth raises one template)`);
+  for (const { t, was } of changed) {
+    const name = t.metadata.name;
+    if (withoutStorage(t) !== withoutStorage(was)) say("A1", `template ${name} changed beyond its size: ${withoutStorage(was)} → ${withoutStorage(t)}`);
+    if (storageOf(t) <= storageOf(was)) say("A1", `template ${name} not raised: ${was.spec.resources?.requests?.storage} → ${t.spec.resources?.requests?.storage}`);
+    if (storageOf(t) > p.max) say("A1", `template ${name} raised to ${t.spec.resources?.requests?.storage}, above the autogrow max (${p.max} bytes)`);
+    if (p.template !== undefined && name !== p.template) say("A1", `template ${name} raised although the policy names ${p.template}`);
+  }
+  // A3.
+  const from = v.revision;
+  const ledger = ctx.autogrow;
+  if (a[Keys.autogrownFrom] !== from) say("A3", `recorded ${Keys.autogrownFrom} ${JSON.stringify(a[Keys.autogrownFrom])}, not the revision grown from ${from}`);
+  const record = v.set.metadata.annotations?.[Keys.autogrownFrom];
+  const earlier = ledger?.grownFrom.get(from);
+  if (ledger) ledger.growths++;
+  if (record === from) say("A3", `a second growth from revision ${from} (${Keys.autogrownFrom} already says ${from})`);
+  else if (earlier !== undefined) {
+    // KNOWN BUG 5 (reported, see known-bugs.test.ts): the record keeps only the last revision grown
+    // from, so a person's edit back to an earlier one (after another growth) grows from it again.
+    ledger?.knownBugHits.push(`KNOWN BUG 5: a second growth from revision ${from} at ${e.at} (the first at seq ${earlier}; ${Keys.autogrownFrom} said ${record}): ${growthOf(e)}`);
+  } else ledger?.grownFrom.set(from, e.seq);
+  // A2: the rollout complete at the request's time.
+  const incomplete = completeIsTrue(v);
+  if (incomplete) say("A2", `grew while the rollout is in progress: ${incomplete.replace(/^Complete but /, "")}`);
+  const current = v.set.metadata.annotations?.[Keys.currentRevision];
+  if (current !== from) say("A2", `grew while ${Keys.currentRevision} is ${current}, not the revision ${from} (the rollout not recorded complete)`);
+  if (!ledger) return out;
+  // A2/A4: on the usage this step read (in this invocation, before the request).
+  const reading = [...ledger.readings].reverse().find((r) => r.seqAt < e.seq);
+  if (!reading || reading.seqAt < ctx.firstSeq - 1) {
+    say("A2", "grew without reading the usage in its step");
+    return out;
+  }
+  if (!reading.reading.ok) {
+    say("A2", `grew although the usage query failed (${reading.reading.message})`);
+    return out;
+  }
+  const over = overThreshold(v, p, reading.reading.volumes);
+  if (!over.length) {
+    say("A2", `grew although no claim in scope is at or above the threshold (${p.thresholdBp} bp): ${reading.reading.volumes.map((u) => `${u.claim} ${pct(u.usedBytes, u.capacityBytes)}`).join(", ")}`);
+    return out;
+  }
+  // A4: the fullest claim(s) — ties within a hundredth of a percent: any of them.
+  const expected = over
+    .filter((c) => c.ratioBp === over[0]!.ratioBp)
+    .map((c) => {
+      const desired = storageOf(c.t);
+      const grown = "bp" in p.increase ? c.capacity + (c.capacity * p.increase.bp) / 10_000n : c.capacity + p.increase.bytes;
+      const target = roundUpGiB(grown > desired ? grown : desired);
+      return { name: c.t.metadata.name, claim: c.claim, size: target < p.max ? target : p.max };
+    });
+  for (const { t } of changed) {
+    if (!expected.some((x) => x.name === t.metadata.name && x.size === storageOf(t))) {
+      say("A4", `template ${t.metadata.name} raised to ${t.spec.resources?.requests?.storage} (${storageOf(t)} bytes); the formula from the usage read says ${expected.map((x) => `${x.name} ${x.size} bytes (${x.claim})`).join(" or ")}`);
+    }
+  }
+  return out;
+}
+
+/**
+ * I7 with autogrow: the writes of a repeat invocation on a Complete set that nothing excuses. An
+ * autogrow decision of the repeat (a growth, or AutogrowLimit: its writes and event) is excused
+ * when the first invocation read no usage (it recorded the completion, or its query failed); a
+ * status-only patch when one of the invocations carried the autogrow note (its query failed) and
+ * only the message changed.
+ */
+export function autogrowI7(wrote: readonly AuditEntry[], o: { firstReadUsage: boolean; messages: readonly string[]; repeatReason: string | undefined }): AuditEntry[] {
+  const autogrew = !o.firstReadUsage && (o.repeatReason === "AutogrowTriggered" || o.repeatReason === "AutogrowLimit");
+  const noted = o.messages.some((m) => m.includes(AUTOGROW_NOTE));
+  return wrote.filter((e) => {
+    if (autogrew) return false;
+    if (isGrowth(e)) return true;
+    if (e.resource === "statefulsets" && noted && (e.body?.spec as unknown) === undefined) {
+      const keys = Object.keys(annotationsOfBody(e.body));
+      if (keys.length !== 1 || keys[0] !== Keys.status) return true;
+      const status = (raw: unknown) => {
+        try {
+          const x = JSON.parse(String(raw)) as Json;
+          return JSON.stringify({ phase: x.phase, reason: x.reason, revision: x.revision, counts: x.counts, ordinal: x.ordinal });
+        } catch {
+          return String(raw);
+        }
+      };
+      const was = ((e.before?.metadata as Json | undefined)?.annotations as Json | undefined)?.[Keys.status];
+      return was !== undefined && status(was) !== status(annotationsOfBody(e.body)[Keys.status]);
+    }
+    return true;
+  });
+}
+
+/**
+ * A5, at the end of an autogrow case: converged (the last step read the usage and found nothing
+ * to do) with no claim in scope at or above the threshold — unless claimstep already grew once
+ * from the revision the set is at (one growth per revision); or ended AutogrowLimit with a claim
+ * over the threshold whose template is at max.
+ */
+export function checkAutogrowEnd(v: SetView, stats: readonly VolumeStats[], policy: { threshold: string; increase: string; max: string; template?: string }, o: { converged: boolean; limited: boolean; last: string }): Violation[] {
+  const p = oraclePolicy(JSON.stringify(policy));
+  if (typeof p === "string") return [];
+  const over = overThreshold(v, p, stats);
+  const list = (xs: typeof over) => xs.map((c) => `${c.claim} ${pct(c.used, c.capacity)} of ${c.capacity} bytes (template ${c.t.metadata.name} ${c.t.spec.resources?.requests?.storage})`).join(", ");
+  if (o.limited) {
+    const atMax = over.filter((c) => storageOf(c.t) >= p.max);
+    if (!atMax.length) return [{ invariant: "A5", message: `ended AutogrowLimit, but no claim in scope over the threshold has its template at max (${policy.max}): over: ${list(over) || "none"}; ${o.last}` }];
+  }
+  if (o.converged && over.length && v.set.metadata.annotations?.[Keys.autogrownFrom] !== v.revision) {
+    return [{ invariant: "A5", message: `converged with claims at or above the threshold ${policy.threshold}: ${list(over)}; ${o.last}` }];
   }
   return [];
 }

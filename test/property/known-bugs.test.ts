@@ -1,4 +1,4 @@
-// Real bugs of core/ the property soak found (issue 13), reduced to small scenarios. A bug still
+// Real bugs of core/ the property soak found (issues 13 and 18), reduced to small scenarios. A bug still
 // open is an `it.fails` (it passes while the bug is there; once fixed, make it a plain `it` and
 // drop its classification: knownBug() in scenario.ts, PodLedger.knownBugHits). Bugs 1 and 2 were
 // fixed in 4726180: their scenarios stay as regression tests.
@@ -118,5 +118,50 @@ describe("known core bug 4: lowering maxUnavailable below the ordinals waiting o
     const r = await runScenario(s);
     expect(r.violations).toEqual([]);
     expect(r.converged).toBe(true);
+  });
+});
+
+// KNOWN BUG 5 (autogrow, core/autogrow.ts autogrowStep, issue 18): DESIGN.md "Autogrow" says one
+// growth per revision, but the only record is claimstep.io/autogrown-from, which keeps the *last*
+// revision grown from. One replica, data 1Gi, autogrow {threshold 50%, increase 1Gi, max 10Gi}:
+// claimstep grows R0 → R1 (2Gi), the disk fills, R1 → R2 (3Gi) and R2 → R3 (4Gi); a person (or a
+// GitOps tool) re-applies the manifest, the desired templates are R0 again (1Gi; the claim stays
+// 4Gi); the rollout to R0 completes, the disk is 73% full — and claimstep grows from R0 a second
+// time (R0 → 5Gi; the record said R2). Bounded: that growth records R0, so a further revert to R0
+// is not grown from again. The oracle counts it as a KNOWN BUG 5 hit (A3), not as a violation.
+describe("known core bug 5: autogrow grows a second time from a revision a person brought back", () => {
+  const s: Scenario = {
+    ...base,
+    seed: 5,
+    replicas: 1,
+    vacApi: false,
+    desired: { growGi: [0], vac: [undefined], label: false },
+    gapSeconds: [5, 5],
+    edits: [
+      { atStep: 0, kind: "workload", index: 0 },
+      { atStep: 10, kind: "workload", index: 1 },
+      { atStep: 20, kind: "reapply" },
+      { atStep: 30, kind: "workload", index: 2 },
+      { atStep: 40, kind: "workloadStop" },
+    ],
+    autogrow: {
+      policy: { threshold: "50%", increase: "1Gi", max: "10Gi" },
+      // The application's usage set at once (no writing in between): 800Mi, then 1800Mi, then 3000Mi.
+      workloads: [800, 1800, 3000].map((startUsedMi) => ({ template: 0, bytesPerSecond: 0, startUsedMi })),
+      metricsFailure: 0,
+      maxReached: false,
+    },
+  };
+
+  it("is classified: a KNOWN BUG 5 hit, no violation, and the case converges", async () => {
+    const r = await runScenario(s);
+    expect(r.violations).toEqual([]);
+    expect(r.knownBugHits.join("\n")).toMatch(/^KNOWN BUG 5: a second growth from revision 6b8969fc69 /);
+    expect(r.converged).toBe(true);
+  });
+
+  it.fails("never grows twice from one revision (fails while the bug is there)", async () => {
+    const r = await runScenario(s);
+    expect(r.knownBugHits).toEqual([]);
   });
 });

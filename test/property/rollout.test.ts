@@ -1,7 +1,8 @@
 // Property suite: random rollouts on the simulated cluster, with faults, races, retargets,
 // rollbacks and scaling mid-rollout, and the pod rules of issue 13 (ClaimsFirst, user partitions,
-// pod template changes, restarts, budgets); DESIGN.md invariants I1–I11 after every invocation,
-// and convergence (I6) when nothing blocks. CLAIMSTEP_PROPERTY_RUNS sets the number of cases (≥ 500)
+// pod template changes, restarts, budgets) and autogrow (issue 18: applications filling the claims
+// at random, Prometheus failing at times); DESIGN.md invariants I1–I11 and autogrow's A1–A4
+// (invariants.ts) after every invocation, and convergence (I6, A5) when nothing blocks. CLAIMSTEP_PROPERTY_RUNS sets the number of cases (≥ 500)
 // and CLAIMSTEP_PROPERTY_SEED the seed (fixed by default so CI is reproducible; `npm run soak`
 // explores many more).
 // CLAIMSTEP_PLANNER=<path> swaps core/plan.ts for another planner module (used to check that
@@ -15,7 +16,7 @@ const planner = process.env.CLAIMSTEP_PLANNER;
 if (planner) vi.doMock("../../core/plan.js", () => import(/* @vite-ignore */ planner));
 
 const { runScenario } = await import("./harness.js");
-const { anyScenario, cleanScenario, podScenario } = await import("./scenario.js");
+const { anyScenario, autogrowScenario, cleanScenario, podScenario } = await import("./scenario.js");
 
 const describeViolations = (r: Awaited<ReturnType<typeof runScenario>>) =>
   r.violations.map((v) => `${v.invariant}: ${v.message}`).join("\n");
@@ -29,7 +30,8 @@ describe("claimstep on the simulated cluster (property)", () => {
         const r = await runScenario(s);
         if (s.kind === "clean") {
           clean++;
-          if (r.converged) converged++;
+          // An autogrow case may end at its max (Blocked/AutogrowLimit), which A5 checks is real.
+          if (r.converged || r.limited) converged++;
         }
         if (r.violations.length) throw new Error(describeViolations(r));
       }),
@@ -59,6 +61,33 @@ describe("claimstep on the simulated cluster (property)", () => {
     expect(partitionPatches).toBeGreaterThan(0);
     expect(evictions).toBeGreaterThan(0);
     expect(clean).toBeGreaterThan(Math.max(60, Math.floor(runs / 5)) / 2);
+  });
+
+  it("autogrow: usage at random, never above max, never a growth while a rollout runs, never two growths for one revision, I1–I11 still hold", { timeout: 600_000 }, async () => {
+    const n = Math.max(80, Math.floor(runs / 5));
+    const seen = { growths: 0, grew: 0, limited: 0, usageFailures: 0, clean: 0, settled: 0 };
+    await fc.assert(
+      fc.asyncProperty(autogrowScenario, async (s) => {
+        const r = await runScenario(s);
+        seen.growths += r.growths;
+        if (r.growths) seen.grew++;
+        if (r.limited) seen.limited++;
+        seen.usageFailures += r.usageFailures;
+        if (r.violations.length) throw new Error(describeViolations(r));
+        if (s.kind === "clean") {
+          seen.clean++;
+          // A5 liveness: converged with no claim over the threshold, or at max.
+          if (!r.converged && !r.limited) throw new Error(`not converged: ${r.phase}/${r.reason}: ${r.message}`);
+          seen.settled++;
+        }
+      }),
+      { numRuns: n, seed: seed + 3, ...(planner ? { endOnFailure: true } : {}) },
+    );
+    // The generator really grows claims, reaches max, and fails the query at times.
+    expect(seen.grew).toBeGreaterThan(n / 5);
+    expect(seen.limited).toBeGreaterThan(0);
+    expect(seen.usageFailures).toBeGreaterThan(0);
+    expect(seen.clean).toBeGreaterThan(n / 3);
   });
 
   it("reaches Complete through faults and racing invocations", { timeout: 120_000 }, async () => {

@@ -47,7 +47,36 @@ export type Edit =
    * The user sets their partition as docs/pods.md says: in `claimstep.io/user-partition` while
    * claimstep holds the live one, else spec.updateStrategy.rollingUpdate.partition.
    */
-  | { atStep: number; kind: "userPartition"; partition: number };
+  | { atStep: number; kind: "userPartition"; partition: number }
+  /** An application starts writing (autogrow.workloads[index]) — before the first step (0) or mid-rollout. */
+  | { atStep: number; kind: "workload"; index: number }
+  /** Every application stops writing (what they wrote stays): a finite workload. */
+  | { atStep: number; kind: "workloadStop" }
+  /**
+   * The user (or a GitOps tool) re-applies their manifest: claimstep.io/volume-claim-templates
+   * back to what the user last wrote, undoing claimstep's growths (one growth per revision: never again from it).
+   */
+  | { atStep: number; kind: "reapply" };
+
+/** An application filling claims (SimCluster.setWorkload). */
+export interface WorkloadSetup {
+  /** Index into the templates; with `ordinal` (offset from ordinalsStart) one claim, else every claim of the template. */
+  template: number;
+  ordinal?: number;
+  bytesPerSecond: number;
+  /** Used at once on the claims it names, in MiB. */
+  startUsedMi?: number;
+}
+
+/** `claimstep.io/autogrow` (issue 18), the applications filling the claims, Prometheus failing. */
+export interface AutogrowSetup {
+  policy: { threshold: string; increase: string; max: string; template?: string };
+  workloads: WorkloadSetup[];
+  /** Probability that one usage query fails (Prometheus answering an error page, or a reader answering { ok: false }). */
+  metricsFailure: number;
+  /** The max is at or below the grown template's desired size from the start. */
+  maxReached: boolean;
+}
 
 /** Pod coordination and restarts (issue 13, DESIGN.md "Pods"). */
 export interface PodSetup {
@@ -90,6 +119,8 @@ export interface Scenario {
   latency: { resizeMs: number; modifyMs: number; bindMs: number; nodeResizeMs?: number; podStartMs?: number };
   /** Virtual seconds between invocations: [min, max]. */
   gapSeconds: [number, number];
+  /** Autogrow (issue 18). */
+  autogrow?: AutogrowSetup;
 }
 
 const NAMES = ["data", "wal", "logs"] as const;
@@ -359,10 +390,98 @@ export function knownBug(s: Scenario): string | undefined {
 /** Pod coordination (issue 13) over rollouts that nothing else blocks. */
 export const podScenario: fc.Arbitrary<Scenario> = fc.tuple(cleanScenario, podChoices).map(([s, p]) => withPods(s, p));
 
+const MI = 1024 * 1024;
+const percentArb = (min: number, max: number) =>
+  fc.tuple(fc.integer({ min, max }), fc.constantFrom("", "", "", ".5", ".25")).map(([n, d]) => `${n}${n === 100 ? "" : d}%`);
+
+/** The autogrow side of a scenario (issue 18), drawn independently of the rest. */
+const autogrowChoices = fc.record({
+  threshold: percentArb(50, 95),
+  increase: fc.oneof(percentArb(10, 100), fc.constantFrom("512Mi", "1Gi", "1Gi", "2Gi", "1500Mi", "3G")),
+  /** How far above the grown template's desired size max is (Gi; ≤ 0: already reached), and whether in Mi. */
+  maxExtraGi: fc.oneof({ weight: 1, arbitrary: fc.integer({ min: -1, max: 0 }) }, { weight: 4, arbitrary: fc.integer({ min: 1, max: 6 }) }),
+  maxInMi: fc.integer({ min: 0, max: 3 }).map((x) => x === 0),
+  /** The policy names no template, the one an application fills, or any. */
+  template: fc.oneof({ weight: 3, arbitrary: fc.constant(undefined) }, { weight: 2, arbitrary: fc.constant("filled" as const) }, { weight: 1, arbitrary: fc.nat(2) }),
+  workloads: fc.array(
+    fc.record({
+      template: fc.nat(2),
+      ordinal: fc.option(fc.nat(7), { nil: undefined, freq: 2 }),
+      // Some never write, some slowly (256 KiB/s–4 MiB/s), some fast (8–64 MiB/s).
+      bytesPerSecond: fc.oneof({ weight: 1, arbitrary: fc.constant(0) }, { weight: 2, arbitrary: fc.integer({ min: 256 * 1024, max: 4 * MI }) }, { weight: 2, arbitrary: fc.integer({ min: 8 * MI, max: 64 * MI }) }),
+      // Mostly well filled already (of the claims' size before the rollout).
+      startUsedPercent: fc.option(fc.oneof(fc.integer({ min: 0, max: 99 }), fc.integer({ min: 50, max: 99 })), { nil: undefined, freq: 4 }),
+      atStep: fc.oneof({ weight: 2, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.integer({ min: 1, max: 30 }) }),
+    }),
+    { minLength: 1, maxLength: 3 },
+  ),
+  /** Steps the workloads run after the last one started. */
+  duration: fc.integer({ min: 5, max: 120 }),
+  metricsFailure: fc.constantFrom(0, 0, 0.1, 0.3),
+  reapply: fc.option(fc.integer({ min: 5, max: 80 }), { nil: undefined, freq: 4 }),
+});
+
+type AutogrowChoices = typeof autogrowChoices extends fc.Arbitrary<infer T> ? T : never;
+
+/** A scenario with claimstep.io/autogrow, applications filling its claims, Prometheus sometimes failing. */
+export function withAutogrow(s: Scenario, a: AutogrowChoices): Scenario {
+  const n = s.templates.length;
+  const desiredGi = s.templates.map((t, i) => Math.max(1, t.storageGi + (s.desired.growGi[i] ?? 0)));
+  const named = a.template === undefined ? undefined : a.template === "filled" ? a.workloads[0]!.template % n : a.template % n;
+  const baseGi = named === undefined ? Math.max(...desiredGi) : desiredGi[named]!;
+  const maxGi = Math.max(0, baseGi + a.maxExtraGi);
+  // In Mi: half a Gi below (never a whole Gi: the last growth stops at max exactly).
+  const max = a.maxInMi || maxGi === 0 ? `${Math.max(512, maxGi * 1024 - 512)}Mi` : `${maxGi}Gi`;
+  const workloads: WorkloadSetup[] = a.workloads.map((w) => {
+    const template = w.template % n;
+    // Used at once: a share of the template's live size (the claims' size before the rollout).
+    const startUsedMi = w.startUsedPercent === undefined ? undefined : Math.floor((s.templates[template]!.storageGi * 1024 * w.startUsedPercent) / 100);
+    // One claim of an ordinal the set has (at the start).
+    return { template, ...(w.ordinal !== undefined ? { ordinal: w.ordinal % Math.max(1, s.replicas) } : {}), bytesPerSecond: w.bytesPerSecond, ...(startUsedMi !== undefined ? { startUsedMi } : {}) };
+  });
+  const lastStart = Math.max(...a.workloads.map((w) => w.atStep));
+  // Partitions keep an ordinal in scope (a scope emptied by a partition has nothing to grow).
+  const below = (p: number) => Math.min(p, Math.max(0, s.replicas - 1));
+  const edits: Edit[] = [
+    ...s.edits.map((e): Edit => (e.kind === "partition" || e.kind === "userPartition" ? { ...e, partition: below(e.partition) } : e)),
+    ...a.workloads.map((w, index): Edit => ({ atStep: w.atStep, kind: "workload", index })),
+    { atStep: lastStart + a.duration, kind: "workloadStop" },
+    ...(a.reapply !== undefined ? [{ atStep: a.reapply, kind: "reapply" as const }] : []),
+  ];
+  return {
+    ...s,
+    ...(s.partition !== undefined ? { partition: below(s.partition) } : {}),
+    edits,
+    autogrow: {
+      policy: { threshold: a.threshold, increase: a.increase, max, ...(named !== undefined ? { template: s.templates[named]!.name } : {}) },
+      workloads,
+      metricsFailure: a.metricsFailure,
+      maxReached: a.maxExtraGi <= 0,
+    },
+  };
+}
+
+/** Autogrow over clean rollouts, pod rollouts and (sometimes) hostile ones, with their faults, races and edits. */
+export const autogrowScenario: fc.Arbitrary<Scenario> = fc
+  .tuple(
+    fc.oneof(
+      { weight: 5, arbitrary: cleanScenario },
+      { weight: 2, arbitrary: podScenario },
+      { weight: 1, arbitrary: hostileScenario },
+    ),
+    autogrowChoices,
+    fc.nat(9),
+  )
+  // A set of no replicas mounts nothing (the query finds no usage): one case in ten of those stays.
+  .filter(([s, , z]) => s.replicas > 0 || z === 0)
+  .map(([s, a]) => withAutogrow(s, a));
+
 export const anyScenario: fc.Arbitrary<Scenario> = fc.oneof(
   { weight: 3, arbitrary: cleanScenario },
   // A hostile rollout in four meets the pod rules too.
   { weight: 1, arbitrary: fc.tuple(hostileScenario, podChoices, fc.integer({ min: 0, max: 3 })).map(([s, p, x]) => (x === 0 ? withPods(s, p) : s)) },
   { weight: 1, arbitrary: recoveryScenario },
   { weight: 2, arbitrary: podScenario },
+  // Autogrow (issue 18): about one case in eight.
+  { weight: 1, arbitrary: autogrowScenario },
 );
