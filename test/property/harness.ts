@@ -370,13 +370,13 @@ export async function runScenario(s: Scenario, opts: { trace?: (line: string) =>
       if (firstWrote && claimWrites.length > 1) violations.push({ invariant: "I9", message: `both racing invocations wrote claims: ${claimWrites.map((e) => e.name).join(", ")}` });
     }
 
-    // A racing invocation's snapshot is the world before the first one ran: when that one grew
-    // the desired templates (autogrow), its Complete is a truth about that world.
-    const firstGrew = raced && entries.some((e) => isGrowth(e) && e.outcome === "ok" && (staleFromSeq === undefined || e.seq < staleFromSeq));
+    // Both racing invocations read the world before either ran: when the other one grew the
+    // desired templates (autogrow), a Complete is a truth about that world, not the one after.
+    const grewAt = (k: number) => entries.some((e) => isGrowth(e) && e.outcome === "ok" && (staleFromSeq === undefined || (k === 0 ? e.seq < staleFromSeq : e.seq >= staleFromSeq)));
     for (const [k, r] of results.entries()) {
       last = r.decision;
       if (r.decision.phase === "Complete") {
-        const untrue = completeIsTrue(k === 1 && firstGrew ? before : after);
+        const untrue = completeIsTrue(raced && results.length === 2 && grewAt(1 - k) ? before : after);
         if (untrue) violations.push({ invariant: "I6", message: untrue });
         // I10 (d): done means the user's partition is back and claimstep's record of it gone.
         violations.push(...checkRestored(after, state.userPartition));
