@@ -59,6 +59,18 @@ export function autogrowOf(set: Pick<StatefulSet, "metadata">): { ok: true; poli
   return { ok: true, policy: parsed.data };
 }
 
+/** How many revisions `claimstep.io/autogrown-from` remembers. */
+const GROWN_FROM_KEPT = 16;
+
+/** The revisions autogrow grew from (`claimstep.io/autogrown-from`: comma-separated, oldest first). */
+export const grownFrom = (value: string | undefined): string[] => (value ?? "").split(",").map((r) => r.trim()).filter(Boolean);
+
+/** The revision of the latest growth. */
+export const lastGrownFrom = (value: string | undefined): string | undefined => grownFrom(value).at(-1);
+
+/** The record after a growth from `revision`. */
+export const grownFromAfter = (value: string | undefined, revision: string): string => [...grownFrom(value).filter((r) => r !== revision), revision].slice(-GROWN_FROM_KEPT).join(",");
+
 /** One claim's usage as the kubelet reports it (kubelet_volume_stats_*). */
 export interface VolumeUsage {
   claim: string;
@@ -134,7 +146,9 @@ export function autogrowStep(a: {
   revisionOf: (templates: readonly ClaimTemplate[]) => string;
 }): { conclusion: WalkConclusion } | { note: string } | undefined {
   const { set, policy, reading, templates } = a;
-  if (set.metadata.annotations?.[Keys.autogrownFrom] === a.revision) return undefined; // one growth per revision
+  // One growth per revision, also for a revision a person brings back later.
+  const record = set.metadata.annotations?.[Keys.autogrownFrom];
+  if (grownFrom(record).includes(a.revision)) return undefined;
   if (!reading) return { note: Messages.autogrowNoMetrics("no metrics were read (no Prometheus configured: CLAIMSTEP_PROMETHEUS_URL)") };
   if (!reading.ok) return { note: Messages.autogrowNoMetrics(reading.message) };
   const decided = autogrowDecision(policy, templates, set.metadata.name, a.ordinals, reading.volumes);
@@ -163,6 +177,7 @@ export function autogrowStep(a: {
         templates: raised,
         fromRevision: a.revision,
         toRevision: a.revisionOf(raised),
+        autogrownFrom: grownFromAfter(record, a.revision),
         ...(set.metadata.resourceVersion !== undefined ? { resourceVersion: set.metadata.resourceVersion } : {}),
       },
       events: [eventOf("AutogrowTriggered", message)],

@@ -35,7 +35,7 @@ export const Keys = {
   finalize: "claimstep.io/finalize",
   /** Autogrow policy: `{"threshold":"80%","increase":"25%","max":"1Ti"}` (optional `template`). */
   autogrow: "claimstep.io/autogrow",
-  /** The revision autogrow last grew from: one growth per revision. */
+  /** The revisions autogrow grew from (comma-separated, the latest last): one growth per revision. */
   autogrownFrom: "claimstep.io/autogrown-from",
   /** The revision whose re-create a merged pull request approved (GitOps mode, before F1). */
   recreateApproved: "claimstep.io/recreate-approved",
@@ -208,6 +208,8 @@ export interface RaiseTemplate {
   /** The revision grown from, and the one the raise makes. */
   fromRevision: string;
   toRevision: string;
+  /** `claimstep.io/autogrown-from` after the raise: the revisions grown from, this one last. */
+  autogrownFrom: string;
   resourceVersion?: string;
 }
 

@@ -7,6 +7,7 @@
 // Autogrow's proposal (RaiseTemplate in GitOps mode) edits the same document otherwise: only the
 // desired-templates annotation (its value raised, its YAML style kept) and the autogrown-from
 // record; `spec.volumeClaimTemplates` stays as it is.
+import { lastGrownFrom } from "../../core/autogrow.js";
 import YAML, { type Document, type Scalar, isMap } from "yaml";
 import type { ClaimTemplate, StatefulSet } from "../../core/k8s.js";
 import { compareQuantity } from "../../core/quantity.js";
@@ -241,7 +242,7 @@ const withStorage = (t: ClaimTemplate, storage: string): ClaimTemplate => ({
  * larger growth replaces it, another template's growth adds to it, a smaller one changes nothing.
  */
 export function raisedTemplates(onFile: ManifestDesired | undefined, action: RaiseTemplate): ClaimTemplate[] {
-  if (!onFile || onFile.autogrownFrom !== action.fromRevision) return action.templates;
+  if (!onFile || lastGrownFrom(onFile.autogrownFrom) !== action.fromRevision) return action.templates;
   return action.templates.map((t) => {
     const there = storageOf(onFile.templates.find((f) => f.metadata.name === t.metadata.name));
     const mine = storageOf(t);
@@ -281,7 +282,7 @@ export function growths(before: readonly ClaimTemplate[], after: readonly ClaimT
  * growth per revision, as the planner counts them.
  */
 export function carriesRaise(onFile: ManifestDesired, action: RaiseTemplate): boolean {
-  return onFile.revision === action.toRevision || (onFile.autogrownFrom === action.fromRevision && onFile.revision !== action.fromRevision);
+  return onFile.revision === action.toRevision || (lastGrownFrom(onFile.autogrownFrom) === action.fromRevision && onFile.revision !== action.fromRevision);
 }
 
 /** Set one annotation of the document, keeping its YAML style (block `|`, quotes) and comments. Whether it changed. */
@@ -312,7 +313,7 @@ export function editRaiseManifest(existing: string | undefined, action: RaiseTem
   const { docs, doc } = locateSet(existing, action, path, branch);
   const json = JSON.stringify(templates);
   const changedTemplates = setAnnotation(doc, Keys.templates, json);
-  const changedFrom = setAnnotation(doc, Keys.autogrownFrom, action.fromRevision);
+  const changedFrom = setAnnotation(doc, Keys.autogrownFrom, action.autogrownFrom);
   const changed = changedTemplates || changedFrom;
   // No folding: the JSON stays on one line, as a person (or `claimstep set`) writes it.
   return { text: changed ? docs.map((d) => d.toString({ lineWidth: 0 })).join("") : existing!, changed };

@@ -78,7 +78,7 @@ export class KubeClaimWriter implements ClaimWriter {
 export const raiseBody = (action: RaiseTemplate, annotations: Record<string, string> | undefined) => ({
   metadata: {
     ...(action.resourceVersion !== undefined ? { resourceVersion: action.resourceVersion } : {}),
-    annotations: { ...annotations, [Keys.templates]: JSON.stringify(action.templates), [Keys.autogrownFrom]: action.fromRevision },
+    annotations: { ...annotations, [Keys.templates]: JSON.stringify(action.templates), [Keys.autogrownFrom]: action.autogrownFrom },
   },
 });
 

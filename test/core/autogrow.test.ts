@@ -92,6 +92,16 @@ describe("growth", () => {
     expect(plan(s).reason).toBe("Converged");
   });
 
+  it("…nor from a revision a person brings back after later growths (the record keeps every revision grown from)", () => {
+    const s = world({ 2: 1.9 });
+    const revision = plan(s).revision!;
+    s.statefulSet.metadata.annotations![Keys.autogrownFrom] = `${revision},r-later`;
+    expect(plan(s).reason).toBe("Converged");
+    s.statefulSet.metadata.annotations![Keys.autogrownFrom] = "r-older,r-later";
+    const d = plan(s);
+    expect((d.action as RaiseTemplate).autogrownFrom).toBe(`r-older,r-later,${revision}`);
+  });
+
   it("never while a rollout is in progress", () => {
     const s = world({ 2: 1.9 });
     s.claims[0] = makeClaim("data-web-0", { storage: "1Gi" });
