@@ -667,16 +667,16 @@ function checkGrowth(v: SetView, e: AuditEntry, ctx: ReplayContext): Violation[]
   // A3.
   const from = v.revision;
   const ledger = ctx.autogrow;
-  if (a[Keys.autogrownFrom] !== from) say("A3", `recorded ${Keys.autogrownFrom} ${JSON.stringify(a[Keys.autogrownFrom])}, not the revision grown from ${from}`);
+  // The record is the revisions grown from, comma-separated, the latest last.
+  const written = String(a[Keys.autogrownFrom] ?? "").split(",").filter(Boolean);
+  if (written.at(-1) !== from) say("A3", `recorded ${Keys.autogrownFrom} ${JSON.stringify(a[Keys.autogrownFrom])}, not ending with the revision grown from ${from}`);
   const record = v.set.metadata.annotations?.[Keys.autogrownFrom];
   const earlier = ledger?.grownFrom.get(from);
   if (ledger) ledger.growths++;
-  if (record === from) say("A3", `a second growth from revision ${from} (${Keys.autogrownFrom} already says ${from})`);
-  else if (earlier !== undefined) {
-    // KNOWN BUG 5 (reported, see known-bugs.test.ts): the record keeps only the last revision grown
-    // from, so a person's edit back to an earlier one (after another growth) grows from it again.
-    ledger?.knownBugHits.push(`KNOWN BUG 5: a second growth from revision ${from} at ${e.at} (the first at seq ${earlier}; ${Keys.autogrownFrom} said ${record}): ${growthOf(e)}`);
-  } else ledger?.grownFrom.set(from, e.seq);
+  if ((record ?? "").split(",").includes(from)) say("A3", `a second growth from revision ${from} (${Keys.autogrownFrom} already says ${record})`);
+  // (KNOWN BUG 5, fixed: the record kept only the last revision, so one a person brought back was grown from again.)
+  else if (earlier !== undefined) say("A3", `a second growth from revision ${from} (the first at seq ${earlier}; ${Keys.autogrownFrom} said ${record}): ${growthOf(e)}`);
+  else ledger?.grownFrom.set(from, e.seq);
   // A2: the rollout complete at the request's time.
   const incomplete = completeIsTrue(v);
   if (incomplete) say("A2", `grew while the rollout is in progress: ${incomplete.replace(/^Complete but /, "")}`);
@@ -761,7 +761,7 @@ export function checkAutogrowEnd(v: SetView, stats: readonly VolumeStats[], poli
     const atMax = over.filter((c) => storageOf(c.t) >= p.max);
     if (!atMax.length) return [{ invariant: "A5", message: `ended AutogrowLimit, but no claim in scope over the threshold has its template at max (${policy.max}): over: ${list(over) || "none"}; ${o.last}` }];
   }
-  if (o.converged && over.length && v.set.metadata.annotations?.[Keys.autogrownFrom] !== v.revision) {
+  if (o.converged && over.length && !String(v.set.metadata.annotations?.[Keys.autogrownFrom] ?? "").split(",").includes(v.revision ?? "")) {
     return [{ invariant: "A5", message: `converged with claims at or above the threshold ${policy.threshold}: ${list(over)}; ${o.last}` }];
   }
   return [];

@@ -128,7 +128,8 @@ describe("known core bug 4: lowering maxUnavailable below the ordinals waiting o
 // GitOps tool) re-applies the manifest, the desired templates are R0 again (1Gi; the claim stays
 // 4Gi); the rollout to R0 completes, the disk is 73% full — and claimstep grows from R0 a second
 // time (R0 → 5Gi; the record said R2). Bounded: that growth records R0, so a further revert to R0
-// is not grown from again. The oracle counts it as a KNOWN BUG 5 hit (A3), not as a violation.
+// is not grown from again. Fixed: the record keeps every revision grown from (the last 16); the
+// oracle holds it as A3 again.
 describe("known core bug 5: autogrow grows a second time from a revision a person brought back", () => {
   const s: Scenario = {
     ...base,
@@ -153,15 +154,10 @@ describe("known core bug 5: autogrow grows a second time from a revision a perso
     },
   };
 
-  it("is classified: a KNOWN BUG 5 hit, no violation, and the case converges", async () => {
+  it("fixed: never grows twice from one revision, and the case converges", async () => {
     const r = await runScenario(s);
     expect(r.violations).toEqual([]);
-    expect(r.knownBugHits.join("\n")).toMatch(/^KNOWN BUG 5: a second growth from revision 6b8969fc69 /);
-    expect(r.converged).toBe(true);
-  });
-
-  it.fails("never grows twice from one revision (fails while the bug is there)", async () => {
-    const r = await runScenario(s);
     expect(r.knownBugHits).toEqual([]);
+    expect(r.converged).toBe(true);
   });
 });
