@@ -448,7 +448,7 @@ export function withAutogrow(s: Scenario, a: AutogrowChoices): Scenario {
     { atStep: lastStart + a.duration, kind: "workloadStop" },
     ...(a.reapply !== undefined ? [{ atStep: a.reapply, kind: "reapply" as const }] : []),
   ];
-  return {
+  const out: Scenario = {
     ...s,
     ...(s.partition !== undefined ? { partition: below(s.partition) } : {}),
     edits,
@@ -459,6 +459,11 @@ export function withAutogrow(s: Scenario, a: AutogrowChoices): Scenario {
       maxReached: a.maxExtraGi <= 0,
     },
   };
+  if (s.kind !== "clean") return out;
+  // A growth is a claim change like any other: where volumes grow only at mount and the pod rules
+  // may never allow the restart, the case waits (as withPods classifies a requested change).
+  const waitsFor = waitingReason({ ...out, desired: { ...out.desired, growGi: out.desired.growGi.map((g) => g + 1) } });
+  return waitsFor ? { ...out, kind: "waiting", waitsFor } : out;
 }
 
 /** Autogrow over clean rollouts, pod rollouts and (sometimes) hostile ones, with their faults, races and edits. */
