@@ -1,6 +1,7 @@
 // The Worker's handlers when it serves several clusters or runs in fleet mode (functions/worker.ts
 // calls them): the routes of every cluster (/v1/clusters/:cluster/… and the default cluster's
-// /v1/…), the cron's fan-out, the queue's consumer. Worker-safe (no Node built-ins).
+// /v1/…) and status pages (/ui/clusters/:cluster/… and the default cluster's /ui/…), the cron's
+// fan-out, the queue's consumer. Worker-safe (no Node built-ins).
 import { listOptedInSets } from "../../adapters/kube/reader.js";
 import { ApiError } from "../../adapters/api-error.js";
 import { createApp } from "../app.js";
@@ -40,13 +41,17 @@ function appFor(env: Env, ctx: FleetContext, cluster: Cluster) {
       instance: "claimstep-worker",
       ...(bindings ? { step: (ref) => remoteStep(bindings.SETS, cluster.name, ref, "http") } : {}),
     });
-    app = createApp(wiring.deps);
+    const { deps } = wiring;
+    const base = cluster.name === ctx.fleet.defaultCluster ? "/ui" : `/ui/clusters/${cluster.name}`;
+    if (deps.ui) deps.ui = { ...deps.ui, at: { cluster: cluster.name, base, clusters: ctx.fleet.clusters.map((c) => c.name) } };
+    app = createApp(deps);
     byCluster.set(cluster.name, app);
   }
   return app;
 }
 
 const CLUSTER_ROUTE = /^\/v1\/clusters\/([^/]+)(\/.*)?$/;
+const UI_ROUTE = /^\/ui\/clusters\/([^/]+)(\/.*)?$/;
 const STATE_ROUTE = /^\/statefulsets\/([^/]+)\/([^/]+)\/state$/;
 
 export async function fleetFetch(request: Request, env: Env, execution: unknown): Promise<Response> {
@@ -58,8 +63,14 @@ export async function fleetFetch(request: Request, env: Env, execution: unknown)
     return problem(500, "Misconfigured", "the Worker's configuration is invalid; see its log");
   }
   const url = new URL(request.url);
+  const fallback = ctx.fleet.clusters.find((c) => c.name === ctx.fleet.defaultCluster)!;
+  // A cluster's status pages: its own app (the default cluster's at /ui; an unknown one: its 404 page).
+  const ui = UI_ROUTE.exec(url.pathname);
+  const page = ui && ctx.fleet.clusters.find((c) => c.name === ui[1]);
+  if (page && page !== fallback) return appFor(env, ctx, page).fetch(request, env, execution as never);
+  if (page) (url.pathname = `/ui${ui![2] ?? ""}`), (request = new Request(url, request));
   const m = CLUSTER_ROUTE.exec(url.pathname);
-  if (!m) return appFor(env, ctx, ctx.fleet.clusters.find((c) => c.name === ctx.fleet.defaultCluster)!).fetch(request, env, execution as never);
+  if (!m) return appFor(env, ctx, fallback).fetch(request, env, execution as never);
   const found = clusterNamed(ctx.fleet, decodeURIComponent(m[1]!));
   if ("error" in found) return problem(404, "NotFound", found.error);
   const rest = m[2] ?? "/";

@@ -7,9 +7,20 @@ import { CSS } from "./assets.js";
 
 export const SCRIPT_PATH = "/ui/app.js";
 
-const setHref = (ns: string, name: string) => `/ui/${encodeURIComponent(ns)}/${encodeURIComponent(name)}`;
+/**
+ * Where a page is, with several clusters (functions/fleet/): its cluster, the base of its links
+ * (/ui for the default cluster, /ui/clusters/<name> for another), every configured cluster.
+ */
+export interface At {
+  cluster: string;
+  base: string;
+  clusters: readonly string[];
+}
 
-export function Layout(props: { title: string; signedIn: boolean; script?: boolean; children: Child }) {
+const setHref = (at: At | undefined, ns: string, name: string) => `${at?.base ?? "/ui"}/${encodeURIComponent(ns)}/${encodeURIComponent(name)}`;
+
+export function Layout(props: { title: string; signedIn: boolean; script?: boolean; at?: At | undefined; children: Child }) {
+  const at = props.at;
   return (
     <html lang="en">
       <head>
@@ -28,8 +39,22 @@ export function Layout(props: { title: string; signedIn: boolean; script?: boole
         <header class="top">
           <span class="brand">claimstep</span>
           <nav aria-label="Status pages">
-            <a href="/ui">All sets</a>
+            <a href={at?.base ?? "/ui"}>All sets</a>
+            {at ? <span data-cluster> · cluster {at.cluster}</span> : null}
           </nav>
+          {at && props.signedIn && at.clusters.length > 1 ? (
+            <nav aria-label="Clusters" data-clusters>
+              Clusters:
+              {at.clusters.map((n) => (
+                <>
+                  {" "}
+                  <a href={`/ui/clusters/${encodeURIComponent(n)}`} aria-current={n === at.cluster ? "page" : undefined}>
+                    {n}
+                  </a>
+                </>
+              ))}
+            </nav>
+          ) : null}
           {props.signedIn ? (
             <form method="post" action="/ui/logout">
               <button type="submit">Sign out</button>
@@ -62,15 +87,15 @@ export function LoginPage(props: { reason: string; next: string }) {
   );
 }
 
-export function MessagePage(props: { title: string; heading: string; message: string; signedIn: boolean }) {
+export function MessagePage(props: { title: string; heading: string; message: string; signedIn: boolean; at?: At | undefined }) {
   return (
-    <Layout title={`${props.title} · claimstep`} signedIn={props.signedIn}>
+    <Layout title={`${props.title} · claimstep`} signedIn={props.signedIn} at={props.at}>
       <h1>{props.heading}</h1>
       <p class="error" data-error>
         {props.message}
       </p>
       <p>
-        <a href="/ui">Back to all sets</a>
+        <a href={props.at?.base ?? "/ui"}>Back to all sets</a>
       </p>
     </Layout>
   );
@@ -110,9 +135,9 @@ function ApplyMode(props: { s: SetSummary }) {
   );
 }
 
-export function ListPage(props: { sets: SetSummary[]; errors: string[]; scope: string }) {
+export function ListPage(props: { sets: SetSummary[]; errors: string[]; scope: string; at?: At | undefined }) {
   return (
-    <Layout title="StatefulSets · claimstep" signedIn={true}>
+    <Layout title="StatefulSets · claimstep" signedIn={true} at={props.at}>
       <h1>Opted-in StatefulSets</h1>
       <p class="muted">{props.scope}</p>
       {props.errors.map((e) => (
@@ -142,7 +167,7 @@ export function ListPage(props: { sets: SetSummary[]; errors: string[]; scope: s
               <tr data-set={`${s.ref.namespace}/${s.ref.name}`}>
                 <td>{s.ref.namespace}</td>
                 <td>
-                  <a href={setHref(s.ref.namespace, s.ref.name)}>{s.ref.name}</a>
+                  <a href={setHref(props.at, s.ref.namespace, s.ref.name)}>{s.ref.name}</a>
                 </td>
                 <td data-field="phase">
                   <Phase phase={s.phase} />
@@ -388,11 +413,11 @@ export function LiveFragment(props: { view: SetPageView }) {
   );
 }
 
-export function SetPage(props: { view: SetPageView; every: number; stream: boolean }) {
+export function SetPage(props: { view: SetPageView; every: number; stream: boolean; at?: At | undefined }) {
   const { ref } = props.view.summary;
-  const base = setHref(ref.namespace, ref.name);
+  const base = setHref(props.at, ref.namespace, ref.name);
   return (
-    <Layout title={`${ref.namespace}/${ref.name} · claimstep`} signedIn={true} script={true}>
+    <Layout title={`${ref.namespace}/${ref.name} · claimstep`} signedIn={true} script={true} at={props.at}>
       <h1>
         StatefulSet <span data-field="namespace">{ref.namespace}</span>/<span data-field="name">{ref.name}</span>
       </h1>

@@ -5,6 +5,9 @@
 //   GET  /ui/:namespace/:name/stream    server-sent events: the live part, re-rendered when it changes
 //   GET  /ui/:namespace/:name/fragment  the live part once (polling, where a runtime cannot stream)
 //   GET  /ui/login, POST /ui/login, POST /ui/logout, GET /ui/app.js
+// With several clusters (functions/fleet/entry.ts) each cluster's app serves its list and set
+// pages under /ui/clusters/<name> (the default cluster's under /ui), and /ui/clusters/<unknown>
+// is a 404 page naming the configured clusters.
 // Read-only: it loads and plans (planStep, no write) and lists Events; nothing else.
 import { Hono, type Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
@@ -19,7 +22,7 @@ import { bearerMatches } from "../auth.js";
 import type { Viewer } from "../config.js";
 import { Name, Namespace } from "../relay/event.js";
 import { CSS, SCRIPT, cspHash } from "./assets.js";
-import { LiveFragment, ListPage, LoginPage, MessagePage, SetPage } from "./pages.js";
+import { LiveFragment, ListPage, LoginPage, MessagePage, SetPage, type At } from "./pages.js";
 import { forgetToken, keepToken, viewerOf, whoIs } from "./session.js";
 import type { UiSource } from "./source.js";
 
@@ -35,6 +38,8 @@ export interface UiOptions {
   streamRenders?: number;
   /** Serve the stream (false: the page polls the fragment). Default true. */
   stream?: boolean;
+  /** Several clusters: the one this app reads, the base of its pages, every configured one. */
+  at?: At;
 }
 
 export interface UiDeps extends UiOptions {
@@ -59,6 +64,8 @@ export function uiRoutes(deps: UiDeps): Hono {
   const renders = deps.streamRenders ?? 8;
   const stream = deps.stream ?? true;
   const log = deps.log ?? (() => {});
+  const at = deps.at;
+  const base = at?.base ?? "/ui";
   let styleHash: Promise<string> | undefined;
 
   // Every answer of the page: its own CSP (our script from /ui/app.js, our CSS by its hash, no
@@ -100,13 +107,13 @@ export function uiRoutes(deps: UiDeps): Hono {
   /** A set the viewer may not see, or that does not exist: a page naming it. */
   const problemPage = (c: Context, ref: SetRef | undefined, err: unknown) => {
     const named = ref ? `${ref.namespace}/${ref.name}` : `${c.req.param("namespace")}/${c.req.param("name")}`;
-    if (!ref) return html(c, <MessagePage title="Not found" heading="Not found" message={`"${named}" is not a StatefulSet name (namespace/name)`} signedIn={true} />, 404);
+    if (!ref) return html(c, <MessagePage title="Not found" heading="Not found" message={`"${named}" is not a StatefulSet name (namespace/name)`} signedIn={true} at={at} />, 404);
     if (err instanceof ApiError && err.kind === "NotFound") {
-      return html(c, <MessagePage title="Not found" heading={`StatefulSet ${named} not found`} message={`No StatefulSet ${named}: check the name and the namespace.`} signedIn={true} />, 404);
+      return html(c, <MessagePage title="Not found" heading={`StatefulSet ${named} not found`} message={`No StatefulSet ${named}: check the name and the namespace.`} signedIn={true} at={at} />, 404);
     }
     const message = err instanceof Error ? err.message : String(err);
     log({ msg: "ui read failed", namespace: ref.namespace, name: ref.name, error: message });
-    return html(c, <MessagePage title="Unavailable" heading={`StatefulSet ${named} could not be read`} message={message} signedIn={true} />, 502);
+    return html(c, <MessagePage title="Unavailable" heading={`StatefulSet ${named} could not be read`} message={message} signedIn={true} at={at} />, 502);
   };
 
   app.get("/ui/app.js", (c) => {
@@ -147,7 +154,17 @@ export function uiRoutes(deps: UiDeps): Hono {
     return c.redirect("/ui/login", 303);
   });
 
-  app.get("/ui", async (c) => {
+  if (at && base === "/ui") {
+    // A cluster not configured (the default cluster's app gets every /ui/clusters/… of no other).
+    app.get("/ui/clusters/:cluster/*", async (c) => {
+      const who = await whoIs(c, deps.viewers, deps.namespaces);
+      if (!who.ok) return login(c, who.reason, 401, who.clear);
+      const named = `cluster ${c.req.param("cluster").slice(0, 63)}`;
+      return html(c, <MessagePage title="Not found" heading={`No ${named}`} message={`The ${named} is not configured here (configured: ${at.clusters.join(", ")}).`} signedIn={true} at={at} />, 404);
+    });
+  }
+
+  app.get(base, async (c) => {
     const who = await whoIs(c, deps.viewers, deps.namespaces);
     if (!who.ok) return login(c, who.reason, 401, who.clear);
     const namespaces = who.namespaces;
@@ -162,19 +179,19 @@ export function uiRoutes(deps: UiDeps): Hono {
     }
     sets.sort((a, b) => a.ref.namespace.localeCompare(b.ref.namespace) || a.ref.name.localeCompare(b.ref.name));
     const scope = namespaces === undefined ? "All namespaces." : namespaces.length ? `Namespaces: ${namespaces.join(", ")}.` : "No namespace: this viewer token sees none that claimstep manages here.";
-    return html(c, <ListPage sets={sets} errors={errors} scope={scope} />);
+    return html(c, <ListPage sets={sets} errors={errors} scope={scope} at={at} />);
   });
 
-  app.get("/ui/:namespace/:name", async (c) => {
+  app.get(`${base}/:namespace/:name`, async (c) => {
     const who = await whoIs(c, deps.viewers, deps.namespaces);
     if (!who.ok) return login(c, who.reason, 401, who.clear);
     const ref = refOf(c);
     if (ref && !allowed(who.namespaces, ref.namespace)) {
-      return html(c, <MessagePage title="Not allowed" heading={`Namespace ${ref.namespace} is not yours to see`} message={`This viewer token does not see namespace ${ref.namespace}.`} signedIn={true} />, 403);
+      return html(c, <MessagePage title="Not allowed" heading={`Namespace ${ref.namespace} is not yours to see`} message={`This viewer token does not see namespace ${ref.namespace}.`} signedIn={true} at={at} />, 403);
     }
     try {
       if (!ref) throw new Error("bad reference");
-      return html(c, <SetPage view={await view(ref)} every={every} stream={stream} />);
+      return html(c, <SetPage view={await view(ref)} every={every} stream={stream} at={at} />);
     } catch (err) {
       return problemPage(c, ref, err);
     }
@@ -208,13 +225,13 @@ export function uiRoutes(deps: UiDeps): Hono {
     }
   };
 
-  app.get("/ui/:namespace/:name/fragment", async (c) => {
+  app.get(`${base}/:namespace/:name/fragment`, async (c) => {
     const ok = await live(c);
     if (ok instanceof Response) return ok;
     return c.html(await fragment(ok.ref));
   });
 
-  app.get("/ui/:namespace/:name/stream", async (c) => {
+  app.get(`${base}/:namespace/:name/stream`, async (c) => {
     const ok = await live(c);
     if (ok instanceof Response) return ok;
     if (!stream) return c.text("streaming is off here: poll the fragment", 404);
