@@ -384,7 +384,9 @@ export async function runScenario(s: Scenario, opts: { trace?: (line: string) =>
     }
 
     const decision = results[0]?.decision;
-    if (decision?.phase === "Complete" && results[0]!.outcome.kind !== "retry" && failures === 0) {
+    // A racing invocation's growth leaves a set no longer converged: the repeat of I7 does not apply.
+    const grewNow = entries.some((e) => isGrowth(e) && e.outcome === "ok");
+    if (decision?.phase === "Complete" && results[0]!.outcome.kind !== "retry" && failures === 0 && !grewNow) {
       // I7: a repeat invocation on a converged set writes nothing — with autogrow, unless the
       // usage it reads calls for a growth the first could not see (it read no usage: it recorded
       // the rollout's completion, or the query failed), or only the autogrow note of its status

@@ -675,8 +675,11 @@ function checkGrowth(v: SetView, e: AuditEntry, ctx: ReplayContext): Violation[]
   if (ledger) ledger.growths++;
   if ((record ?? "").split(",").includes(from)) say("A3", `a second growth from revision ${from} (${Keys.autogrownFrom} already says ${record})`);
   // (KNOWN BUG 5, fixed: the record kept only the last revision, so one a person brought back was grown from again.)
-  else if (earlier !== undefined) say("A3", `a second growth from revision ${from} (the first at seq ${earlier}; ${Keys.autogrownFrom} said ${record}): ${growthOf(e)}`);
-  else ledger?.grownFrom.set(from, e.seq);
+  // Grown from before and out of the record: only once 16 later growths (the record's length) pushed it out.
+  else if (earlier !== undefined && [...ledger!.grownFrom.values()].filter((seq) => seq > earlier).length < 16) {
+    say("A3", `a second growth from revision ${from} (the first at seq ${earlier}; ${Keys.autogrownFrom} said ${record}): ${growthOf(e)}`);
+  }
+  ledger?.grownFrom.set(from, e.seq);
   // A2: the rollout complete at the request's time.
   const incomplete = completeIsTrue(v);
   if (incomplete) say("A2", `grew while the rollout is in progress: ${incomplete.replace(/^Complete but /, "")}`);
