@@ -184,6 +184,20 @@ export async function serveFromEnv(opts: ServeFromEnvOptions): Promise<number> {
     const { kubeElector, leaseIdentity } = await import("./lease/index.js");
     leader = kubeElector({ client: leaseClient, config: config.lease, identity: leaseIdentity(opts.env.HOSTNAME), log });
   }
+  // The signal handlers go in before the server says it listens: a SIGTERM right after
+  // "listening" must stop it gracefully (exit 0), never kill it.
+  const stopped = new Promise<void>((resolve) => {
+    const stop = (signal: string) => {
+      log({ msg: "signal", signal });
+      process.off("SIGTERM", onTerm);
+      process.off("SIGINT", onInt);
+      resolve();
+    };
+    const onTerm = () => stop("SIGTERM");
+    const onInt = () => stop("SIGINT");
+    process.on("SIGTERM", onTerm);
+    process.on("SIGINT", onInt);
+  });
   const server = await startServer({
     app,
     port,
@@ -211,18 +225,7 @@ export async function serveFromEnv(opts: ServeFromEnvOptions): Promise<number> {
   });
   if (deps.ui) log({ msg: "status page", url: `http://${opts.host ?? (opts.env.CLAIMSTEP_HOST || DEFAULT_HOST)}:${server.port}/ui` });
 
-  await new Promise<void>((resolve) => {
-    const stop = (signal: string) => {
-      log({ msg: "signal", signal });
-      process.off("SIGTERM", onTerm);
-      process.off("SIGINT", onInt);
-      resolve();
-    };
-    const onTerm = () => stop("SIGTERM");
-    const onInt = () => stop("SIGINT");
-    process.on("SIGTERM", onTerm);
-    process.on("SIGINT", onInt);
-  });
+  await stopped;
   if (wallClock) clearInterval(wallClock);
   await server.close();
   return 0;

@@ -169,7 +169,11 @@ describe("fleet mode in workerd", () => {
     );
     // The down cluster got its one LIST (no retries inside the invocation: its backoff is the retry).
     expect(downRequests).toBe(1);
-    const s = await state("beta", "db");
+    // The claim lands before the object has recorded its step (status, events, then its own state).
+    const s = await until("beta/db's object to record its step", async () => {
+      const x = await state("beta", "db");
+      return x.steps >= 1 ? x : undefined;
+    });
     expect(s).toMatchObject({ target: { cluster: "beta", namespace: "default", name: "db" }, steps: 1, failures: 0, last: { via: "alarm", phase: "Progressing", reason: "ClaimUpdated", outcome: "applied" } });
     expect(s.last.subrequests).toBeLessThanOrEqual(10);
     // A step of one set costs the other cluster nothing.
@@ -177,7 +181,10 @@ describe("fleet mode in workerd", () => {
   }, 60_000);
 
   it("a set's object steps again by itself at the decision's requeueAfter, with no cron and no relay", async () => {
-    const s0 = await state("alpha", "web");
+    const s0 = await until("alpha/web's object to record its first step", async () => {
+      const x = await state("alpha", "web");
+      return x.steps >= 1 ? x : undefined;
+    });
     expect(s0.last.reason).toBe("ClaimUpdated");
     expect(s0.nextAlarm - Date.parse(s0.last.at)).toBeGreaterThanOrEqual(2_000 - 50);
     expect(s0.nextAlarm - Date.parse(s0.last.at)).toBeLessThan(4_000);
@@ -198,8 +205,12 @@ describe("fleet mode in workerd", () => {
       fetch(`${base}/v1/clusters/beta/steps`, { method: "POST", headers: { ...bearer, "content-type": "application/json" }, body: JSON.stringify({ namespace: "default", name }) });
     const answers = await Promise.all([...Array.from({ length: 6 }, () => post("db")), post("web"), fetch(`${base}/__scheduled?cron=*+*+*+*+*`)]);
     expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200, 200, 200]);
-    await sleep(1000);
-    const s = await state("beta", "db");
+    // Let the steps the triggers started finish (slower on a loaded machine).
+    await sleep(3000);
+    const s = await until("beta/db's steps to be recorded", async () => {
+      const x = await state("beta", "db");
+      return x.steps > before ? x : undefined;
+    });
     expect(s.maxActive).toBe(1);
     // Six triggers at once: the step running, then one more that every later trigger joins.
     expect(s.steps - before).toBeGreaterThanOrEqual(1);
