@@ -129,7 +129,7 @@ claimstep soak on the simulated cluster (seed ${seed})
   API faults injected   ${counts.faultsInjected} (${counts.transientFailures} invocations saw a transient failure)
   invariant violations  ${counts.violations}${byInvariant.size ? ` (${[...byInvariant].map(([k, v]) => `${k}: ${v}`).join(", ")})` : ""}
   mean invocations per ordinal, clean rollouts: ${perOrdinal.toFixed(2)} (${perClaim.toFixed(2)} per claim)
-  known bug hits        ${knownHits}${knownBy.size ? ` (${[...knownBy].map(([k, v]) => `${k}: ${v}`).join(", ")})` : ""} (reported core bugs, not counted as violations; KNOWN BUG 5: a revision grown from again after a person's edit brought it back)
+  known bug hits        ${knownHits}${knownBy.size ? ` (${[...knownBy].map(([k, v]) => `${k}: ${v}`).join(", ")})` : ""} (reported core bugs, not counted as violations; none open: KNOWN BUG 5 was fixed in ceef5e6)
   autogrow              ${autogrow.cases} cases (${autogrow.clean} clean: ${autogrow.cleanSettled} converged or at max), ${autogrow.grew} grew (${autogrow.growths} growths), ${autogrow.limited} ended at max (AutogrowLimit), ${autogrow.usageReads} usage queries (${autogrow.usageFailures} failed)
   pods                  ${pods.partitionPatches} partition patches, ${pods.evictions} evictions, ${pods.budgetRefusals} refused by a budget
   time                  ${((Date.now() - started) / 1000).toFixed(1)} s
