@@ -9,7 +9,7 @@ import { StatefulSet as StatefulSetSchema } from "./k8s.js";
 import { Messages, eventOf } from "./reasons.js";
 import { revisionOf } from "./revision.js";
 import { podName } from "./statefulset.js";
-import { Keys, type ArmRecord, type DeleteRecord, type Snapshot } from "./types.js";
+import { Keys, type ArmRecord, type DeleteRecord, type Replaced, type Snapshot } from "./types.js";
 import type { WalkConclusion } from "./walk.js";
 
 export const FINALIZE = ["Never", "Recreate"] as const;
@@ -28,7 +28,49 @@ export const RECORD_PREFIX = "claimstep-recreate-";
 export const recordName = (set: string): string => `${RECORD_PREFIX}${set}`;
 
 /** Keys of the record's data. */
-export const RecordKeys = { manifest: "statefulset.json", oldUid: "old-uid", oldResourceVersion: "old-resource-version", revision: "revision", armed: "armed" } as const;
+export const RecordKeys = { manifest: "statefulset.json", oldUid: "old-uid", oldResourceVersion: "old-resource-version", revision: "revision", armed: "armed", kept: "kept-uids.json" } as const;
+
+/** The uids of the set's pods and claims when the record was written: F4 checks they are the same ones. */
+export interface KeptUids {
+  pods: Record<string, string>;
+  claims: Record<string, string>;
+}
+
+const KeptUidsSchema = z.object({ pods: z.record(z.string(), z.string()), claims: z.record(z.string(), z.string()) });
+
+/** The pods of the set's ordinals and the claims of its templates, by name → uid (F1). */
+export function keptUidsOf(snapshot: Pick<Snapshot, "statefulSet" | "pods" | "claims">): KeptUids {
+  const set = snapshot.statefulSet;
+  const start = set.spec.ordinals?.start ?? 0;
+  const ordinals = Array.from({ length: set.spec.replicas ?? 1 }, (_, i) => start + i);
+  const podNames = new Set(ordinals.map((o) => podName(set.metadata.name, o)));
+  const claimNames = new Set((set.spec.volumeClaimTemplates ?? []).flatMap((t) => ordinals.map((o) => `${t.metadata.name}-${podName(set.metadata.name, o)}`)));
+  const pick = (objects: readonly { metadata: { name: string; uid?: string | undefined; deletionTimestamp?: string | undefined } }[], names: Set<string>) =>
+    Object.fromEntries(
+      objects
+        .filter((o) => names.has(o.metadata.name) && o.metadata.uid && !o.metadata.deletionTimestamp)
+        .map((o) => [o.metadata.name, o.metadata.uid!] as const)
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+    );
+  return { pods: pick(snapshot.pods, podNames), claims: pick(snapshot.claims, claimNames) };
+}
+
+/** What is not the pod or claim F1 recorded: gone, being deleted, or another uid. */
+export function replacedSince(kept: KeptUids, snapshot: Pick<Snapshot, "pods" | "claims">): Replaced[] {
+  const out: Replaced[] = [];
+  const check = (kind: Replaced["kind"], recorded: Record<string, string>, objects: readonly { metadata: { name: string; uid?: string | undefined; deletionTimestamp?: string | undefined } }[]) => {
+    const live = new Map(objects.map((o) => [o.metadata.name, o.metadata]));
+    for (const [name, uid] of Object.entries(recorded)) {
+      const now = live.get(name);
+      if (!now) out.push({ kind, name, state: "gone", uid });
+      else if (now.uid !== uid) out.push({ kind, name, state: "re-created", uid, newUid: now.uid ?? "?" });
+      else if (now.deletionTimestamp) out.push({ kind, name, state: "deleting", uid });
+    }
+  };
+  check("pod", kept.pods, snapshot.pods);
+  check("claim", kept.claims, snapshot.claims);
+  return out;
+}
 
 /** Metadata the API server sets: never part of a manifest to create. */
 const SERVER_SET = ["uid", "resourceVersion", "creationTimestamp", "generation", "managedFields", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"] as const;
@@ -69,7 +111,7 @@ export function recreatedManifest(set: StatefulSet, desired: readonly ClaimTempl
 }
 
 /** F1's record: the manifest plus the old uid, resourceVersion and the revision it carries. */
-export function recordOf(set: StatefulSet, manifest: StatefulSet, revision: string): ConfigMap {
+export function recordOf(set: StatefulSet, manifest: StatefulSet, revision: string, kept: KeptUids): ConfigMap {
   // The approval of a pull request is spent by this re-create: the new set does not carry it.
   if (manifest.metadata.annotations) delete manifest.metadata.annotations[Keys.recreateApproved];
   return {
@@ -84,6 +126,7 @@ export function recordOf(set: StatefulSet, manifest: StatefulSet, revision: stri
       [RecordKeys.oldUid]: set.metadata.uid ?? "",
       [RecordKeys.oldResourceVersion]: set.metadata.resourceVersion ?? "",
       [RecordKeys.revision]: revision,
+      [RecordKeys.kept]: JSON.stringify(kept),
     },
   };
 }
@@ -96,6 +139,8 @@ export interface Record_ {
   resourceVersion: string;
   /** Armed for the orphan delete (see ArmRecord). */
   armed: boolean;
+  /** The pods and claims at F1; absent in a record written before claimstep recorded them. */
+  kept?: KeptUids;
 }
 
 const RecordData = z.object({
@@ -104,6 +149,7 @@ const RecordData = z.object({
   [RecordKeys.oldResourceVersion]: z.optional(z.string()),
   [RecordKeys.revision]: z.string().check(z.minLength(1)),
   [RecordKeys.armed]: z.optional(z.string()),
+  [RecordKeys.kept]: z.optional(z.string()),
 });
 
 /** The record as claimstep wrote it, or why it cannot be read. */
@@ -119,6 +165,19 @@ export function readRecord(cm: ConfigMap): { ok: true; record: Record_ } | { ok:
   }
   const manifest = StatefulSetSchema.safeParse(json);
   if (!manifest.success) return { ok: false, message: `${where}: ${RecordKeys.manifest} is not a StatefulSet (${manifest.error.issues[0]!.message})` };
+  let kept: KeptUids | undefined;
+  const keptText = data.data[RecordKeys.kept];
+  if (keptText !== undefined) {
+    let keptJson: unknown;
+    try {
+      keptJson = JSON.parse(keptText);
+    } catch (err) {
+      return { ok: false, message: `${where}: ${RecordKeys.kept} is not JSON (${(err as Error).message})` };
+    }
+    const parsed = KeptUidsSchema.safeParse(keptJson);
+    if (!parsed.success) return { ok: false, message: `${where}: ${RecordKeys.kept} is not {pods, claims} of name → uid (${parsed.error.issues[0]!.message})` };
+    kept = parsed.data;
+  }
   return {
     ok: true,
     record: {
@@ -128,6 +187,7 @@ export function readRecord(cm: ConfigMap): { ok: true; record: Record_ } | { ok:
       uid: cm.metadata.uid ?? "",
       resourceVersion: cm.metadata.resourceVersion ?? "",
       armed: data.data[RecordKeys.armed] === "true",
+      ...(kept ? { kept } : {}),
     },
   };
 }
@@ -228,7 +288,18 @@ export function finalizeStep(snapshot: Snapshot, c: FinalizeContext): WalkConclu
       // F4: a new set exists; the record goes once it has adopted every pod.
       const waiting = notAdopted(snapshot);
       if (waiting.length) return { reason: "Recreating", message: Messages.awaitingAdoption(waiting) };
-      const message = Messages.setRecreated(set.metadata.namespace ?? "default", set.metadata.name, record.oldUid, set.metadata.uid ?? "?", record.revision);
+      // "Kept" is said only of what was compared: the pods and claims F1 recorded, by uid. One
+      // replaced means the orphan delete did not orphan (a DELETE body lost on the way: the set
+      // went in the background and the garbage collector took its dependents): the record stays.
+      if (record.kept) {
+        const replaced = replacedSince(record.kept, snapshot);
+        if (replaced.length) {
+          const message = Messages.recreateReplaced(set.metadata.namespace ?? "default", set.metadata.name, replaced, name);
+          return { reason: "RecreateReplaced", message, events: [eventOf("RecreateReplaced", message)] };
+        }
+      }
+      const kept = record.kept ? { pods: Object.keys(record.kept.pods).length, claims: Object.keys(record.kept.claims).length } : undefined;
+      const message = Messages.setRecreated(set.metadata.namespace ?? "default", set.metadata.name, record.oldUid, set.metadata.uid ?? "?", record.revision, kept);
       return { reason: "SetRecreated", statusReason: "Finalized", message, action: { type: "DeleteRecord", ...ref(set), name, uid: record.uid }, events: [eventOf("SetRecreated", message)] };
     }
     // The old set, being deleted: the garbage collector orphans its pods and claims, then it goes.
@@ -270,7 +341,7 @@ export function finalizeStep(snapshot: Snapshot, c: FinalizeContext): WalkConclu
   }
   const manifest = recreatedManifest(set, c.desired);
   const message = Messages.recordWritten(name, set.metadata.name, c.revision);
-  return { reason: "RecordWritten", message, action: { type: "WriteRecord", ...ref(set), record: recordOf(set, manifest, c.revision) }, events: [eventOf("RecordWritten", message)] };
+  return { reason: "RecordWritten", message, action: { type: "WriteRecord", ...ref(set), record: recordOf(set, manifest, c.revision, keptUidsOf(snapshot)) }, events: [eventOf("RecordWritten", message)] };
 }
 
 const blocked = (message: string): WalkConclusion => ({ reason: "RecordUnreadable", message, events: [eventOf("RecordUnreadable", message)] });

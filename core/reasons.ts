@@ -2,7 +2,7 @@
 // Event it records (when it records one) and how soon to look at the set again; and the message
 // builders that say, for each, what happened and what a person can do (in the style of Argo
 // Rollouts' utils/conditions). The planner, the writer verdicts and every interface use these.
-import type { Action, EventRecord, EventType, Phase, PatchClaim } from "./types.js";
+import type { Action, EventRecord, EventType, Phase, PatchClaim, Replaced } from "./types.js";
 import { actionTarget } from "./actions.js";
 import { Keys } from "./types.js";
 
@@ -59,6 +59,7 @@ export const REASONS = {
   InvalidApplyVia: { phase: "Blocked", event: "Warning" },
   InvalidPolicy: { phase: "Blocked", event: "Warning" },
   RecordUnreadable: { phase: "Blocked", event: "Warning" },
+  RecreateReplaced: { phase: "Blocked", event: "Warning" },
   AutogrowLimit: { phase: "Blocked", event: "Warning" },
   StorageClassMismatch: { phase: "Blocked", event: "Warning" },
   ImmutableFieldMismatch: { phase: "Blocked", event: "Warning" },
@@ -199,8 +200,18 @@ export const Messages = {
   setFinalizing: (set: string) => `StatefulSet ${set} is being deleted (orphan): waiting for the garbage collector to release its pods and claims, then claimstep creates it anew`,
   setCreating: (namespace: string, set: string, record: string) => `creating StatefulSet ${namespace}/${set} from ConfigMap ${record}, with the new claim templates`,
   awaitingAdoption: (pods: readonly string[]) => `the re-created set has not adopted ${pods.length} pod(s) yet (${pods.slice(0, 5).join(", ")}${pods.length > 5 ? ", …" : ""})`,
-  setRecreated: (namespace: string, set: string, oldUid: string, newUid: string, revision: string) =>
-    `StatefulSet ${namespace}/${set} re-created with the claim templates of revision ${revision} (uid ${oldUid} → ${newUid}); every pod and claim kept; the record is removed`,
+  setRecreated: (namespace: string, set: string, oldUid: string, newUid: string, revision: string, kept: { pods: number; claims: number } | undefined) =>
+    `StatefulSet ${namespace}/${set} re-created with the claim templates of revision ${revision} (uid ${oldUid} → ${newUid}); ${
+      kept
+        ? `every pod and claim kept (${kept.pods} pod(s), ${kept.claims} claim(s): the same uids as recorded)`
+        : "pods and claims not compared (the record was written by a claimstep that did not record their uids)"
+    }; the record is removed`,
+  recreateReplaced: (namespace: string, set: string, replaced: readonly Replaced[], record: string) => {
+    const groups = new Map<string, string[]>();
+    for (const r of replaced) groups.set(`${r.kind}s ${r.state}`, [...(groups.get(`${r.kind}s ${r.state}`) ?? []), r.name]);
+    const listed = [...groups].map(([what, names]) => `${what}: ${names.slice(0, 8).join(", ")}${names.length > 8 ? `, … (${names.length})` : ""}`).join("; ");
+    return `StatefulSet ${namespace}/${set} was re-created, but not every pod and claim recorded before the orphan delete is the same object (uid) any more: ${listed}. Their data may be lost: check the PersistentVolumes of those claims (reclaimPolicy Retain keeps the disks). ConfigMap ${record} is kept with the recorded uids; delete it once you have checked, and claimstep goes on`;
+  },
   recordDiscarded: (record: string, why: string, armed: boolean) =>
     armed
       ? `disarming ConfigMap ${record} (the set still stands untouched), then discarding it: ${why}`

@@ -328,3 +328,13 @@ export interface Decision {
    */
   requeueAfter?: number;
 }
+
+/** A pod or claim F1 recorded that is not the same object any more. */
+export interface Replaced {
+  kind: "pod" | "claim";
+  name: string;
+  /** gone; re-created (another uid); deleting (the recorded uid, with a deletionTimestamp). */
+  state: "gone" | "re-created" | "deleting";
+  uid: string;
+  newUid?: string;
+}

@@ -32,7 +32,7 @@ export async function finalize(ctx: Context): Promise<number> {
   const planned = await runStep({ reader: target.reader, writers: target.writers, metrics: target.metrics, ref, now: target.now(), dryRun: true, finalize: true });
   const d = planned.decision;
   const recreating = d.action !== undefined && ["WriteRecord", "OrphanSet", "CreateSet", "DeleteRecord"].includes(d.action.type);
-  const midway = ["Recreating", "SetRecreated", "RecordUnreadable"].includes(d.reason);
+  const midway = ["Recreating", "SetRecreated", "RecordUnreadable", "RecreateReplaced"].includes(d.reason);
   if (!recreating && !midway) {
     if (d.phase === "Complete") {
       print(ctx.io, `${ref.namespace}/${ref.name}: nothing to re-create: its live claim templates already are the desired ones (revision ${d.revision ?? "?"})`);
@@ -61,7 +61,7 @@ export async function finalize(ctx: Context): Promise<number> {
     const lines = [
       `${ref.namespace}/${ref.name}: ${ctx.flags["dry-run"] ? "dry run, nothing written. " : ""}re-create with the new claim templates (record: ConfigMap ${ref.namespace}/${recordName(ref.name)}${snapshot.recreateRecord ? ", already written" : ""})`,
       ...changes.map((c) => `  ${c}`),
-      "  pods and claims are kept: the set is deleted with propagationPolicy Orphan and created again from the record",
+      "  the set is deleted with propagationPolicy Orphan and created again from the record; its pods and claims are recorded by uid first and compared before the record goes",
       "",
       paintHeadline(renderDecision(d), d.phase, ctx.color),
     ];

@@ -198,6 +198,50 @@ describe("F4: the record goes once the new set has adopted its pods", () => {
     expect(d.status.reason).toBe("Finalized");
     expect(d.action).toEqual({ type: "DeleteRecord", namespace: "default", set: "web", name: recordName("web"), uid: "record-uid" });
     expect(d.events.map((e) => e.reason)).toEqual(["SetRecreated"]);
+    expect(d.message).toMatch(/every pod and claim kept \(3 pod\(s\), 3 claim\(s\): the same uids as recorded\)/);
+  });
+
+  it("F1 records the uids of the set's pods and claims", () => {
+    const s = complete();
+    const read = readRecord(recordFor(s));
+    if (!read.ok) throw new Error(read.message);
+    expect(read.record.kept).toEqual({
+      pods: Object.fromEntries(s.pods.map((p) => [p.metadata.name, p.metadata.uid])),
+      claims: Object.fromEntries(s.claims.map((c) => [c.metadata.name, c.metadata.uid])),
+    });
+    expect(Object.keys(read.record.kept!.pods)).toEqual(["web-0", "web-1", "web-2"]);
+  });
+
+  it("a pod or claim of another uid (or gone, or being deleted): Blocked/RecreateReplaced naming them, a Warning, the record kept", () => {
+    const s = recreated(true);
+    s.pods[2] = { ...s.pods[2]!, metadata: { ...s.pods[2]!.metadata, uid: "a-new-pod" } };
+    s.claims[0] = { ...s.claims[0]!, metadata: { ...s.claims[0]!.metadata, uid: "a-new-claim" } };
+    s.claims[1] = { ...s.claims[1]!, metadata: { ...s.claims[1]!.metadata, deletionTimestamp: "2026-11-30T12:00:00Z" } };
+    s.claims.splice(2, 1);
+    const d = plan(s);
+    expect(d.reason).toBe("RecreateReplaced");
+    expect(d.phase).toBe("Blocked");
+    expect(d.action).toBeUndefined();
+    expect(d.message).toMatch(/pods re-created: web-2; claims re-created: data-web-0; claims deleting: data-web-1; claims gone: data-web-2\./);
+    expect(d.message).not.toMatch(/kept \(/);
+    expect(d.events.map((e) => [e.reason, e.type])).toEqual([["RecreateReplaced", "Warning"]]);
+  });
+
+  it("a record written before uids were recorded: the record goes, saying the pods and claims were not compared", () => {
+    const s = recreated(true);
+    const data = { ...s.recreateRecord!.data };
+    delete data["kept-uids.json"];
+    const d = plan({ ...s, recreateRecord: { ...s.recreateRecord!, data } });
+    expect(d.reason).toBe("SetRecreated");
+    expect(d.message).toMatch(/pods and claims not compared/);
+    expect(d.message).not.toMatch(/kept/);
+  });
+
+  it("a record whose uids are not readable is refused, naming the key", () => {
+    const s = recreated(true);
+    const d = plan({ ...s, recreateRecord: { ...s.recreateRecord!, data: { ...s.recreateRecord!.data, "kept-uids.json": "{\"pods\": 3}" } } });
+    expect(d.phase).toBe("Blocked");
+    expect(d.message).toMatch(/kept-uids\.json is not \{pods, claims\} of name → uid/);
   });
 });
 
