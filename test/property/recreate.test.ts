@@ -69,6 +69,11 @@ describe("the re-create on the simulated cluster (property, I12)", () => {
     "delete-without-orphan": ["I12-delete-options", "I12-pods"],
     "record-removed-before-create": ["I12-record-early", "I12-set-gone"],
     "changed-pod-template": ["I12-template", "I12-pods"],
+    // Issue 22: the DELETE's body lost on the way. The pods go (and the claims with whenDeleted:
+    // Delete); claimstep, comparing uids, ends Blocked/RecreateReplaced instead of saying kept.
+    "delete-body-dropped": ["I12-pods"],
+    // … and had F4 checked ownership only, it would have said "every pod and claim kept".
+    "f4-trusts-ownership": ["I12-pods", "I12-claimed"],
   };
   const sample = fc.sample(recreateCase, { numRuns: 6, seed: seed + 14 });
 
@@ -81,11 +86,24 @@ describe("the re-create on the simulated cluster (property, I12)", () => {
         const r = await runRecreateCase(c, { bug, keepGoing: true });
         const found = new Set(r.violations.map((v) => v.invariant));
         for (const invariant of CATCHES[bug]) expect(found, `${bug} not caught by ${invariant}: ${describeCase(c, r)}`).toContain(invariant);
+        // Whatever the bug, claimstep's own word is true: never "kept" of what was lost, never a false alarm.
+        if (bug !== "f4-trusts-ownership") expect(found, `${bug}: ${describeCase(c, r)}`).not.toContain("I12-claimed");
+        expect(found, `${bug}: ${describeCase(c, r)}`).not.toContain("I12-false-alarm");
         caught++;
       }
       expect(caught).toBe(sample.length);
     });
   }
+
+  it("a DELETE body lost on the way with whenDeleted: Delete: claims lost (I1), and claimstep ends Blocked/RecreateReplaced, record kept", { timeout: 60_000 }, async () => {
+    const c = { ...fc.sample(recreateCase, { numRuns: 1, seed })[0]!, whenDeleted: "Delete" as const, killRate: 0, raceRate: 0, editRate: 0, faults: { tooManyRequests: 0, serverError: 0, timeout: 0 } };
+    const r = await runRecreateCase(c, { bug: "delete-body-dropped", keepGoing: true });
+    const found = new Set(r.violations.map((v) => v.invariant));
+    expect(found).toContain("I1");
+    expect(found).not.toContain("I12-claimed");
+    expect(`${r.last?.phase}/${r.last?.reason}`).toBe("Blocked/RecreateReplaced");
+    expect(r.last?.message).toMatch(/claims re-created: |claims gone: /);
+  });
 
   it("a claim is lost when the set goes in the Background with whenDeleted: Delete (I1)", { timeout: 60_000 }, async () => {
     const c = { ...fc.sample(recreateCase, { numRuns: 1, seed })[0]!, whenDeleted: "Delete" as const, killRate: 0, raceRate: 0, editRate: 0, faults: { tooManyRequests: 0, serverError: 0, timeout: 0 } };

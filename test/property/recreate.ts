@@ -19,7 +19,7 @@ import { KubeClient } from "../../adapters/kube/client.js";
 import { KubeReader } from "../../adapters/kube/reader.js";
 import { RecreateRoutes } from "../../adapters/kube/routes.js";
 import { kubeWriters } from "../../adapters/kube/writer.js";
-import { RecordKeys, recordName } from "../../core/finalize.js";
+import { RecordKeys, keptUidsOf, recordName } from "../../core/finalize.js";
 import type { ClaimTemplate } from "../../core/k8s.js";
 import type { RecreateWriter, StateReader, Writers } from "../../core/ports.js";
 import { revisionOf } from "../../core/revision.js";
@@ -113,9 +113,38 @@ export type PlantedBug =
   /** F3 removes the record first, then creates the set. */
   | "record-removed-before-create"
   /** F3 creates the set with a changed pod template. */
-  | "changed-pod-template";
+  | "changed-pod-template"
+  /** The transport loses every DELETE's body (the Node transport of issue 22): the set goes in the Background. */
+  | "delete-body-dropped"
+  /** The same, and F4 trusts ownership alone (no uid comparison): it says "every pod and claim kept". */
+  | "f4-trusts-ownership";
 
-export const PLANTED_BUGS: readonly PlantedBug[] = ["delete-before-record", "delete-without-preconditions", "delete-without-orphan", "record-removed-before-create", "changed-pod-template"];
+export const PLANTED_BUGS: readonly PlantedBug[] = [
+  "delete-before-record",
+  "delete-without-preconditions",
+  "delete-without-orphan",
+  "record-removed-before-create",
+  "changed-pod-template",
+  "delete-body-dropped",
+  "f4-trusts-ownership",
+];
+
+/** Bugs below the writer: in the transport, or in what F4 is shown. */
+const dropsDeleteBodies = (bug: PlantedBug | undefined) => bug === "delete-body-dropped" || bug === "f4-trusts-ownership";
+
+/** F4 reduced to an ownership check: the record's uids rewritten to whatever is there now. */
+function trustingOwnership(reader: StateReader): StateReader {
+  return {
+    load: async (ref, opts) => {
+      const s = await reader.load(ref, opts);
+      const cm = s.recreateRecord;
+      if (cm?.data && !s.setMissing && s.statefulSet.metadata.uid !== cm.data[RecordKeys.oldUid]) {
+        cm.data[RecordKeys.kept] = JSON.stringify(keptUidsOf(s));
+      }
+      return s;
+    },
+  };
+}
 
 function plant(bug: PlantedBug, right: RecreateWriter, client: KubeClient): RecreateWriter {
   const deleteSet = async (namespace: string, set: string, options: object) => {
@@ -145,6 +174,9 @@ function plant(bug: PlantedBug, right: RecreateWriter, client: KubeClient): Recr
           return right.createSet(a);
         },
       };
+    case "delete-body-dropped":
+    case "f4-trusts-ownership":
+      return bind(right);
     case "changed-pod-template":
       return {
         ...bind(right),
@@ -181,6 +213,8 @@ export type RecreateInvariant =
   | "I12-record-first" // the set deleted while no record named it
   | "I12-template" // a set of the name with a pod template other than the old one
   | "I12-finish" // the re-create did not finish once the faults stopped
+  | "I12-claimed" // claimstep said "every pod and claim kept" while one was lost or re-created
+  | "I12-false-alarm" // claimstep said a pod or claim was replaced while every one it recorded is there
   | "crash"; // runStep threw, or the simulated API server failed
 
 export interface RecreateViolation {
@@ -485,7 +519,7 @@ export async function runRecreateCase(c: RecreateCase, opts: RunOptions = {}): P
       // Writes to the set and the record are judged as they land (events and status patches need not be).
       const judged = method !== "GET" && (/\/statefulsets(\/|\?|$)/.test(path) || path.includes("/configmaps"));
       const pre = judged ? observe(sim) : undefined;
-      const res = await sim.http.fetchLike(url, init);
+      const res = await sim.http.fetchLike(url, dropsDeleteBodies(opts.bug) && method === "DELETE" ? { ...init, body: null } : init);
       if (pre) checkRequest(method, path, body, res.status, pre, observe(sim), opt.label ?? "");
       else trace?.(`  ${opt.label ?? ""} ${requestKind(method, path)} → ${res.status}`);
       if (mode === "die-after") {
@@ -500,7 +534,8 @@ export async function runRecreateCase(c: RecreateCase, opts: RunOptions = {}): P
     const client = sim.newClient({ fetch: fetchLike });
     const writers = kubeWriters(client, { reportingInstance: "claimstep-sim" });
     const recreate = opts.bug ? plant(opts.bug, writers.recreate, client) : writers.recreate;
-    return { reader: new KubeReader(client) as StateReader, writers: { ...writers, recreate } as Writers, state };
+    const reader: StateReader = new KubeReader(client);
+    return { reader: opts.bug === "f4-trusts-ownership" ? trustingOwnership(reader) : reader, writers: { ...writers, recreate } as Writers, state };
   }
 
   /** Every request claimstep sends that may change something, judged as it lands. */
@@ -683,6 +718,17 @@ export async function runRecreateCase(c: RecreateCase, opts: RunOptions = {}): P
     let { undisturbed } = invoked;
     if (chaos) undisturbed = (await slowProcess()) && undisturbed;
     const after = observe(sim);
+    // What claimstep said of the pods and claims, against the ledger (every uid the set ever had).
+    const lostFromLedger = (w: World) =>
+      [...podLedger].filter(([n, uid]) => w.pods.get(n)?.uid !== uid || w.pods.get(n)?.deleting).map(([n]) => `pod ${n}`)
+        .concat([...claimLedger].filter(([n, uid]) => w.claims.get(n)?.uid !== uid || w.claims.get(n)?.deleting).map(([n]) => `claim ${n}`));
+    for (const { decision: d } of decisions) {
+      if (d.reason === "SetRecreated" && /every pod and claim kept/.test(d.message)) {
+        const lost = [...new Set([...lostFromLedger(before), ...lostFromLedger(after)])];
+        if (lost.length) violate("I12-claimed", `invocation #${at} said "${d.message}" while ${lost.join(", ")} was lost or re-created`);
+      }
+      if (d.reason === "RecreateReplaced" && lostFromLedger(before).length === 0) violate("I12-false-alarm", `invocation #${at} said "${d.message}" while every pod and claim the set had is there`);
+    }
     checkWorld(after, `after invocation #${at}`);
     // F3 is one request: an undisturbed invocation that finds the set absent creates it.
     if (!before.set && undisturbed && !after.set) violate("I12-prompt", `invocation #${at} found StatefulSet ${REF.name} absent (record present), was not disturbed, and left it absent: ${decisions.map((d) => `${d.decision.phase}/${d.decision.reason}: ${d.decision.message}`).join(" | ")}`);
