@@ -110,7 +110,8 @@ describe.each([
     expect(pr!.body).toContain(`**Merging** this pull request changes \`${SET_FILE}\``);
     expect(pr!.body).toContain("Merging approves the re-create");
     expect(pr!.body).toContain("deletes the StatefulSet with `propagationPolicy: Orphan`, creates it from the record");
-    expect(pr!.body).toContain("**The pods and the claims are kept**");
+    expect(pr!.body).toContain("**The pods and the claims are meant to stay**");
+    expect(pr!.body).toContain("only after finding the same pods and claims (same uids)");
     expect(pr!.body).toContain("ConfigMap `default/claimstep-recreate-web`");
     expect(pr!.body).toContain("| template | field | before (main) | after |\n|---|---|---|---|\n| data | storage | 1Gi | 2Gi |");
     expect(pr!.body).toContain("**Argo CD / Flux.** After the re-create the live StatefulSet equals this manifest");
