@@ -1,0 +1,179 @@
+// The KEP's interface on today's clusters (DESIGN.md "Admission"): a mutating admission webhook
+// answers an UPDATE of an opted-in StatefulSet whose claim templates changed with a JSONPatch that
+// puts the stored templates back into `spec` (so the API server accepts the update) and writes the
+// requested ones into claimstep.io/volume-claim-templates, for the planner to roll out. Pure: an
+// AdmissionReview in, the response's parts out (the shell encodes the patch).
+import * as z from "./zod.js";
+import { desiredChange } from "./desired.js";
+import type { ClaimTemplate } from "./k8s.js";
+import { ClaimTemplate as ClaimTemplateSchema } from "./k8s.js";
+import { compareQuantity } from "./quantity.js";
+import { Keys } from "./types.js";
+
+/** The label that opts a StatefulSet (objectSelector) or a namespace (namespaceSelector) in. */
+export const ADMISSION_LABEL = "claimstep.io/admission";
+export const ADMISSION_ENABLED = "enabled";
+
+/** One RFC 6902 operation, as the patch carries them. */
+export type JsonPatchOp = { op: "add" | "replace"; path: string; value: unknown } | { op: "test"; path: string; value: unknown };
+
+export type AdmissionVerdict =
+  /** Not ours to change: the update goes on as it would without claimstep. */
+  | { kind: "pass"; uid: string; why: PassReason; warnings: string[] }
+  /** The templates move into the annotation. */
+  | { kind: "patch"; uid: string; patch: JsonPatchOp[]; warnings: string[] }
+  /** The update is refused with claimstep's reason (it would be refused anyway: the templates are not valid). */
+  | { kind: "deny"; uid: string; code: number; message: string };
+
+export type PassReason = "NotAStatefulSetUpdate" | "TemplatesUnchanged" | "NotOptedIn" | "TemplatesAddedOrRemoved";
+
+/** A review that is not an AdmissionReview v1 with a request: the caller gets a 400 and the API server's failurePolicy decides. */
+export class AdmissionReviewError extends Error {
+  override readonly name = "AdmissionReviewError";
+}
+
+const GroupVersionKind = z.object({ group: z.string(), version: z.string(), kind: z.string() });
+const Meta = z.looseObject({
+  name: z.optional(z.string()),
+  namespace: z.optional(z.string()),
+  labels: z.optional(z.record(z.string(), z.string())),
+  annotations: z.optional(z.record(z.string(), z.string())),
+});
+const SetShape = z.looseObject({ metadata: Meta, spec: z.looseObject({ volumeClaimTemplates: z.optional(z.array(z.unknown())) }) });
+const Review = z.object({
+  apiVersion: z.literal("admission.k8s.io/v1"),
+  kind: z.literal("AdmissionReview"),
+  request: z.looseObject({
+    uid: z.string().check(z.minLength(1), z.maxLength(128)),
+    kind: GroupVersionKind,
+    operation: z.string(),
+    name: z.optional(z.string()),
+    namespace: z.optional(z.string()),
+    object: z.optional(z.unknown()),
+    oldObject: z.optional(z.unknown()),
+  }),
+});
+
+export interface AdmissionOptions {
+  /** The request came through the webhook entry whose namespaceSelector matched the namespace's opt-in label. */
+  namespaceOptedIn?: boolean;
+}
+
+/** The review's request, or why it is not one (AdmissionReviewError). */
+export function parseReview(body: unknown): z.infer<typeof Review>["request"] {
+  const parsed = Review.safeParse(body);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new AdmissionReviewError(`not an admission.k8s.io/v1 AdmissionReview with a request: ${issue.path.join(".") || "(body)"}: ${issue.message}`);
+  }
+  return parsed.data.request;
+}
+
+/** The template as the annotation holds it: the server's additions (status, creationTimestamp) removed. */
+export function normalizedTemplate(t: ClaimTemplate): ClaimTemplate {
+  const { status: _status, ...rest } = t as ClaimTemplate & { status?: unknown };
+  const { creationTimestamp: _ts, ...metadata } = rest.metadata as ClaimTemplate["metadata"] & { creationTimestamp?: unknown };
+  return { ...rest, metadata };
+}
+
+const stable = (v: unknown): string =>
+  Array.isArray(v)
+    ? `[${v.map(stable).join(",")}]`
+    : v && typeof v === "object"
+      ? `{${Object.keys(v)
+          .sort()
+          .map((k) => `${JSON.stringify(k)}:${stable((v as Record<string, unknown>)[k])}`)
+          .join(",")}}`
+      : JSON.stringify(v);
+
+/** RFC 6901: `~` → `~0`, `/` → `~1`. */
+export const pointerToken = (s: string): string => s.replace(/~/g, "~0").replace(/\//g, "~1");
+
+/**
+ * What claimstep answers to one review. A set is opted in by the label claimstep.io/admission:
+ * enabled on the set or its namespace, or by claimstep.io/volume-claim-update-strategy: InPlace;
+ * an explicit OnClaimDelete (the KEP's default) keeps it out.
+ */
+export function admitStatefulSetUpdate(body: unknown, opts: AdmissionOptions = {}): AdmissionVerdict {
+  const request = parseReview(body);
+  const uid = request.uid;
+  const pass = (why: PassReason, warnings: string[] = []): AdmissionVerdict => ({ kind: "pass", uid, why, warnings });
+  const k = request.kind;
+  if (k.group !== "apps" || k.version !== "v1" || k.kind !== "StatefulSet" || request.operation !== "UPDATE") return pass("NotAStatefulSetUpdate");
+  const object = SetShape.safeParse(request.object);
+  const oldObject = SetShape.safeParse(request.oldObject);
+  if (!object.success || !oldObject.success) {
+    return pass("NotAStatefulSetUpdate", [`claimstep: the review carries no ${object.success ? "oldObject" : "object"} StatefulSet; claimstep changed nothing`]);
+  }
+  const set = object.data;
+  const old = oldObject.data;
+  const name = `${request.namespace ?? set.metadata.namespace ?? "default"}/${request.name ?? set.metadata.name ?? "?"}`;
+  const rawNew = set.spec.volumeClaimTemplates ?? [];
+  const rawOld = old.spec.volumeClaimTemplates ?? [];
+
+  // Unchanged (as the server defaulted both): nothing to do, whatever else the update changes.
+  const parsedNew = z.array(ClaimTemplateSchema).safeParse(rawNew);
+  const parsedOld = z.array(ClaimTemplateSchema).safeParse(rawOld);
+  if (!parsedOld.success) return pass("NotAStatefulSetUpdate", [`claimstep: the stored claim templates of ${name} are not readable; claimstep changed nothing`]);
+  if (parsedNew.success && stable(parsedNew.data.map(normalizedTemplate)) === stable(parsedOld.data.map(normalizedTemplate))) return pass("TemplatesUnchanged");
+
+  const strategy = set.metadata.annotations?.[Keys.strategy];
+  const optedIn =
+    strategy !== "OnClaimDelete" &&
+    (opts.namespaceOptedIn === true || set.metadata.labels?.[ADMISSION_LABEL] === ADMISSION_ENABLED || strategy === "InPlace");
+  if (!optedIn) return pass("NotOptedIn");
+
+  if (!parsedNew.success) {
+    const issue = parsedNew.error.issues[0]!;
+    return { kind: "deny", uid, code: 422, message: `claimstep: spec.volumeClaimTemplates.${issue.path.join(".")} of StatefulSet ${name}: ${issue.message}; fix the template` };
+  }
+  const requested = parsedNew.data.map(normalizedTemplate);
+  const stored = parsedOld.data;
+  const names = (ts: readonly ClaimTemplate[]) => ts.map((t) => t.metadata.name).sort().join(",");
+  if (names(requested) !== names(stored)) {
+    // Adding or removing a template is not a rollout of existing claims: left to the API server
+    // (which refuses it as before), never dropped silently.
+    return pass("TemplatesAddedOrRemoved", [
+      `claimstep: StatefulSet ${name} adds or removes claim templates (${names(stored) || "none"} → ${names(requested) || "none"}); claimstep only changes existing templates, so it left this update alone`,
+    ]);
+  }
+
+  // The stored set as the planner sees it, with its desired templates replaced by the requested ones.
+  const base = { metadata: { ...old.metadata, name: old.metadata.name ?? request.name ?? "", namespace: old.metadata.namespace ?? request.namespace ?? "default" }, spec: { ...old.spec, volumeClaimTemplates: stored } };
+  const change = desiredChange(base as Parameters<typeof desiredChange>[0], requested);
+  if (!change.ok) return { kind: "deny", uid, code: 422, message: `claimstep: ${change.message}` };
+
+  const annotations: Record<string, string> = { [Keys.templates]: JSON.stringify(change.templates), [Keys.strategy]: "InPlace" };
+  // Templates moved here are re-created into spec once complete, so that Git and the set agree, unless the set says otherwise.
+  if (set.metadata.annotations?.[Keys.finalize] === undefined) annotations[Keys.finalize] = "Recreate";
+  const patch: JsonPatchOp[] = [{ op: "replace", path: "/spec/volumeClaimTemplates", value: rawOld }];
+  if (!set.metadata.annotations) patch.push({ op: "add", path: "/metadata/annotations", value: annotations });
+  else for (const [key, value] of Object.entries(annotations)) patch.push({ op: "add", path: `/metadata/annotations/${pointerToken(key)}`, value });
+  return { kind: "patch", uid, patch, warnings: changeWarnings(name, request.name ?? set.metadata.name ?? "", stored, change.templates) };
+}
+
+/** What claimstep will do, one short warning per template that changes (kubectl prints each). */
+function changeWarnings(name: string, setName: string, stored: readonly ClaimTemplate[], desired: readonly ClaimTemplate[]): string[] {
+  const out: string[] = [];
+  for (const d of desired) {
+    const s = stored.find((t) => t.metadata.name === d.metadata.name);
+    if (!s) continue;
+    const claims = `${d.metadata.name}-${setName}-*`;
+    const from = s.spec.resources?.requests?.storage;
+    const to = d.spec.resources?.requests?.storage;
+    if (from !== undefined && to !== undefined && String(from) !== String(to)) {
+      const cmp = compareQuantity(String(to), String(from));
+      out.push(
+        cmp > 0
+          ? `claimstep will grow ${claims} to ${to} one ordinal at a time; see \`claimstep status ${setName}\``
+          : `claimstep: ${claims} stay at ${from} (claims never shrink); the smaller template ${to} applies to new claims after the re-create`,
+      );
+    }
+    if ((s.spec.volumeAttributesClassName ?? "") !== (d.spec.volumeAttributesClassName ?? "")) {
+      out.push(`claimstep will move ${claims} to VolumeAttributesClass ${d.spec.volumeAttributesClassName ?? "(none)"} one ordinal at a time; see \`claimstep status ${setName}\``);
+    }
+    if (stable(s.metadata.labels ?? {}) !== stable(d.metadata.labels ?? {})) out.push(`claimstep will relabel ${claims} one ordinal at a time`);
+  }
+  if (!out.length) out.push(`claimstep recorded the claim templates of ${name} in ${Keys.templates}; see \`claimstep status ${setName}\``);
+  return out;
+}
