@@ -110,3 +110,121 @@ describe("1 grow: 1Gi → 2Gi, highest ordinal first, within maxUnavailable", ()
     });
   }, 240_000);
 });
+
+describe("2 VolumeAttributesClass silver → gold (set through the CLI, stepped through claimstep serve)", () => {
+  const e2e = useControlPlane({ prefix: "vac", needsFakeDriver: true });
+  it("every claim ends with currentVolumeAttributesClassName gold; the server's steps reach Complete", async () => {
+    await timed("vac (serve)", async () => {
+      const silver = scoped(e2e, "silver");
+      const gold = scoped(e2e, "gold");
+      ok(await e2e.admin.create("volumeattributesclasses", null, volumeAttributesClass(silver, { iops: "3000" })), "create VAC silver");
+      ok(await e2e.admin.create("volumeattributesclasses", null, volumeAttributesClass(gold, { iops: "6000" })), "create VAC gold");
+      const sc = await createStorageClass(e2e, "tiered", { modifyLatencyMs: 1000 });
+      await createSet(e2e, { replicas: 2, storageClassName: sc, storage: "1Gi", vac: silver });
+      const since = new Date().toISOString();
+
+      const set = await cli(e2e, ["set", "web", "data", "--vac", gold]);
+      expect(set.code, describeRun(set)).toBe(0);
+
+      const server = await serve(e2e);
+      const steps: any[] = [];
+      let last: any;
+      try {
+        const deadline = Date.now() + 120_000;
+        for (;;) {
+          const r = await server.step("web");
+          expect(r.status, JSON.stringify(r.body)).toBe(200);
+          steps.push(r.body);
+          last = r.body;
+          if (last.decision?.phase === "Complete" || last.decision?.phase === "Blocked") break;
+          if (Date.now() > deadline) throw new Error(`not Complete within 120 s: ${JSON.stringify(last.decision)}`);
+          await sleep(1000);
+        }
+      } finally {
+        const code = await server.stop();
+        expect(code, server.logs.join("\n")).toBe(0);
+      }
+      const until = new Date().toISOString();
+      expect(last.decision.phase, steps.map((s) => `${s.decision.phase}/${s.decision.reason} ${s.decision.message}`).join("\n")).toBe("Complete");
+      for (const c of await claims(e2e)) {
+        expect(c.spec?.volumeAttributesClassName, c.metadata.name).toBe(gold);
+        expect(c.status?.currentVolumeAttributesClassName, c.metadata.name).toBe(gold);
+        expect(c.status?.modifyVolumeStatus ?? null, c.metadata.name).toBeNull();
+      }
+      const writes = claimWrites(e2e, since);
+      expect(writes.map((w) => w.name), describeAudit(writes)).toEqual(["data-web-1", "data-web-0"]);
+
+      const status = await cli(e2e, ["status", "web", "-o", "json"]);
+      expect(status.code, describeRun(status)).toBe(0);
+
+      expect(scenarioAudit(e2e)).toEqual([]);
+      const budget = checkBudget(claimstepRequests(e2e, server.startedAt, until), steps);
+      expect(budget.problems, JSON.stringify(budget, null, 1)).toEqual([]);
+      return `${budget.steps} POST /v1/steps, ${budget.reads} reads, ${budget.writes} writes`;
+    });
+  }, 240_000);
+});
+
+describe("3 blocked class: allowVolumeExpansion false", () => {
+  const e2e = useControlPlane({ prefix: "blocked", needsFakeDriver: true });
+  it("exit 2, Blocked/ExpansionNotAllowed, no claim written by claimstep", async () => {
+    await timed("blocked class", async () => {
+      const sc = await createStorageClass(e2e, "fixed", { allowVolumeExpansion: false });
+      await createSet(e2e, { replicas: 2, storageClassName: sc, storage: "1Gi" });
+      const since = new Date().toISOString();
+
+      const set = await cli(e2e, ["set", "web", "data", "--storage", "2Gi"]);
+      expect([0, 2], describeRun(set)).toContain(set.code);
+      expect(set.stdout + set.stderr).toMatch(/ExpansionNotAllowed/);
+      const run = await cli(e2e, ["run", "web", "--interval", "1s", "--timeout", "1m", "-o", "json"], { timeoutMs: 90_000 });
+      expect(run.code, describeRun(run)).toBe(2);
+      const d = lastStep(run).decision;
+      expect(`${d.phase}/${d.reason}`, describeRun(run)).toBe("Blocked/ExpansionNotAllowed");
+      expect(d.message).toContain(sc);
+
+      const status = await cli(e2e, ["status", "web", "-o", "json"]);
+      expect(JSON.stringify(status.json[0]), status.stdout).toMatch(/ExpansionNotAllowed/);
+
+      expect(claimWrites(e2e, since), describeAudit(claimWrites(e2e, since))).toEqual([]);
+      for (const c of await claims(e2e)) expect(c.spec?.resources?.requests?.storage).toBe("1Gi");
+      expect(scenarioAudit(e2e)).toEqual([]);
+      const budget = checkBudget(claimstepRequests(e2e, run.startedAt, run.endedAt), stepsOf(run));
+      expect(budget.problems, JSON.stringify(budget, null, 1)).toEqual([]);
+      return `${budget.steps} step(s), 0 claim writes`;
+    });
+  }, 120_000);
+});
+
+describe("4 quota: requests.storage too small for the rollout", () => {
+  const e2e = useControlPlane({ prefix: "quota", needsFakeDriver: true });
+  it("the highest claim grows within the quota, the next is refused: Blocked/QuotaExceeded, exit 2", async () => {
+    await timed("quota", async () => {
+      const sc = await createStorageClass(e2e, "fast", {});
+      await createSet(e2e, { replicas: 3, storageClassName: sc, storage: "1Gi" });
+      // 3 × 1Gi used; 4Gi allows one claim at 2Gi, not two.
+      ok(await e2e.api.create("resourcequotas", { apiVersion: "v1", kind: "ResourceQuota", metadata: { name: "storage" }, spec: { hard: { "requests.storage": "4Gi" } } }), "create quota");
+      await waitFor(async () => quantity((await e2e.api.get("resourcequotas", "storage")).body.status?.used?.["requests.storage"]) === 3 * GiB, { what: "the quota's usage computed", timeoutMs: 30_000 });
+      const since = new Date().toISOString();
+
+      const set = await cli(e2e, ["set", "web", "data", "--storage", "2Gi"]);
+      expect(set.code, describeRun(set)).toBe(0);
+      const run = await cli(e2e, ["run", "web", "--interval", "1s", "--timeout", "2m", "-o", "json"], { timeoutMs: 150_000 });
+      expect(run.code, describeRun(run)).toBe(2);
+      const d = lastStep(run).decision;
+      expect(`${d.phase}/${d.reason}`, describeRun(run)).toBe("Blocked/QuotaExceeded");
+
+      const byName = new Map((await claims(e2e)).map((c) => [c.metadata.name, c]));
+      expect(quantity(byName.get("data-web-2")?.status?.capacity?.storage)).toBe(2 * GiB);
+      expect(byName.get("data-web-1")?.spec?.resources?.requests?.storage).toBe("1Gi");
+      expect(byName.get("data-web-0")?.spec?.resources?.requests?.storage).toBe("1Gi");
+
+      const writes = claimWrites(e2e, since);
+      expect(writes.map((w) => `${w.name} ${w.code}`), describeAudit(writes)).toEqual(["data-web-2 200", "data-web-1 403"]);
+      const quotaRefusal = (e: { resource: string; verb: string; code: number; name: string }) => e.resource === "persistentvolumeclaims" && e.verb === "patch" && e.code === 403 && e.name === "data-web-1";
+      expect(scenarioAudit(e2e, { expectedErrors: quotaRefusal })).toEqual([]);
+      const budget = checkBudget(claimstepRequests(e2e, run.startedAt, run.endedAt), stepsOf(run));
+      expect(budget.problems, JSON.stringify(budget, null, 1)).toEqual([]);
+      return `${budget.steps} steps; data-web-1's patch refused 403`;
+    });
+  }, 180_000);
+});
