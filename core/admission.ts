@@ -4,7 +4,7 @@
 // requested ones into claimstep.io/volume-claim-templates, for the planner to roll out. Pure: an
 // AdmissionReview in, the response's parts out (the shell encodes the patch).
 import * as z from "./zod.js";
-import { desiredChange } from "./desired.js";
+import { cleanTemplate as normalizedTemplate, desiredChange, stableJSON as stable } from "./desired.js";
 import type { ClaimTemplate } from "./k8s.js";
 import { ClaimTemplate as ClaimTemplateSchema } from "./k8s.js";
 import { compareQuantity } from "./quantity.js";
@@ -68,23 +68,6 @@ export function parseReview(body: unknown): z.infer<typeof Review>["request"] {
   }
   return parsed.data.request;
 }
-
-/** The template as the annotation holds it: the server's additions (status, creationTimestamp) removed. */
-export function normalizedTemplate(t: ClaimTemplate): ClaimTemplate {
-  const { status: _status, ...rest } = t as ClaimTemplate & { status?: unknown };
-  const { creationTimestamp: _ts, ...metadata } = rest.metadata as ClaimTemplate["metadata"] & { creationTimestamp?: unknown };
-  return { ...rest, metadata };
-}
-
-const stable = (v: unknown): string =>
-  Array.isArray(v)
-    ? `[${v.map(stable).join(",")}]`
-    : v && typeof v === "object"
-      ? `{${Object.keys(v)
-          .sort()
-          .map((k) => `${JSON.stringify(k)}:${stable((v as Record<string, unknown>)[k])}`)
-          .join(",")}}`
-      : JSON.stringify(v);
 
 /** RFC 6901: `~` → `~0`, `/` → `~1`. */
 export const pointerToken = (s: string): string => s.replace(/~/g, "~0").replace(/\//g, "~1");

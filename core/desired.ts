@@ -52,14 +52,15 @@ export function templatesFromDocument(value: unknown, ref: SetRef): { ok: true; 
 }
 
 /** A template as written into the annotation: no status, no server-filled metadata. */
-const cleanTemplate = (t: ClaimTemplate): ClaimTemplate => {
+/** The template as the annotation holds it: the server's additions (status, creationTimestamp) removed. */
+export const cleanTemplate = (t: ClaimTemplate): ClaimTemplate => {
   const { status: _status, ...rest } = t as ClaimTemplate & { status?: unknown };
   const { creationTimestamp: _ts, ...metadata } = rest.metadata as ClaimTemplate["metadata"] & { creationTimestamp?: unknown };
   return { ...rest, metadata };
 };
 
 /** JSON with object keys sorted, so documents compare by content, not by key order. */
-const stableJSON = (v: unknown): string =>
+export const stableJSON = (v: unknown): string =>
   Array.isArray(v)
     ? `[${v.map(stableJSON).join(",")}]`
     : v && typeof v === "object"

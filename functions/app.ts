@@ -22,6 +22,7 @@ import { YAML_LIMITS, yamlOverLimits } from "./http/yaml-bounds.js";
 import { Name, Namespace, RelayEvent } from "./relay/event.js";
 import { runStep, type StepResult } from "./step.js";
 import { uiRoutes, type UiOptions } from "./ui/routes.js";
+import { ADMISSION_PATH, admissionRoutes } from "./routes/admission.js";
 
 export type { AuthSettings } from "./http/authenticate.js";
 
@@ -169,6 +170,9 @@ export function createApp(deps: AppDeps): Hono<AuthEnv> {
     },
   );
 
+  // The admission webhook (docs/admission.md): no bearer token, the API server calls it.
+  app.route("/", admissionRoutes({ log }));
+
   if (deps.ui && deps.ui.viewers.length) {
     app.route(
       "/",
@@ -188,6 +192,7 @@ export function createApp(deps: AppDeps): Hono<AuthEnv> {
     ["/v1/steps", "POST"],
     ["/v1/statefulsets/:namespace/:name/templates", "POST"],
     ["/v1/relay", "POST"],
+    [ADMISSION_PATH, "POST"],
   ];
   for (const [path, allow] of methods) app.all(path, methodNotAllowed(allow));
 

@@ -1,0 +1,86 @@
+// POST /v1/admission/statefulsets: claimstep's mutating admission webhook (core/admission.ts),
+// called by the API server for UPDATEs of opted-in StatefulSets whose claim templates changed
+// (deploy/kubernetes/admission.yaml). `?scope=namespace` marks the entry whose namespaceSelector
+// matched the namespace's opt-in label.
+//
+// Unauthenticated on purpose (docs/admission.md): the answer only reshapes the caller's own
+// request — the templates it sent move into an annotation of the same object — it reads nothing
+// from the cluster and writes nothing, so a caller learns and changes nothing it could not by
+// editing its own request. The Node server serves it over TLS, as the API server requires.
+import { Hono } from "hono";
+import { AdmissionReviewError, admitStatefulSetUpdate, type AdmissionVerdict } from "../../core/admission.js";
+import { encodeBase64 } from "../../adapters/gitops/base64.js";
+import { mediaTypeOf, readBody } from "../http/body.js";
+import { Problem } from "../http/problem.js";
+
+export const ADMISSION_PATH = "/v1/admission/statefulsets";
+/** The API server's request body limit is 3 MiB; a review carries the object twice. */
+export const ADMISSION_BODY_LIMIT = 7 * 1024 * 1024;
+/** Deeper than any StatefulSet: a hostile review is refused before anything walks it. */
+export const ADMISSION_MAX_DEPTH = 64;
+
+/** The AdmissionReview v1 the API server reads back. */
+export function admissionResponse(v: AdmissionVerdict): Record<string, unknown> {
+  const response: Record<string, unknown> = { uid: v.uid, allowed: v.kind !== "deny" };
+  if (v.kind === "patch") {
+    response.patchType = "JSONPatch";
+    response.patch = encodeBase64(JSON.stringify(v.patch));
+  }
+  if (v.kind === "deny") response.status = { code: v.code, reason: v.code === 422 ? "Invalid" : "BadRequest", message: v.message };
+  if (v.kind !== "deny" && v.warnings.length) response.warnings = v.warnings;
+  return { apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview", response };
+}
+
+/** The nesting depth of a JSON text, counted without parsing it (strings skipped). */
+export function jsonDepth(text: string, limit: number): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    if (inString) {
+      if (ch === 92) i++;
+      else if (ch === 34) inString = false;
+    } else if (ch === 34) inString = true;
+    else if (ch === 123 || ch === 91) {
+      if (++depth > max) max = depth;
+      if (max > limit) return max;
+    } else if (ch === 125 || ch === 93) depth--;
+  }
+  return max;
+}
+
+export function admissionRoutes(opts: { log?: (entry: Record<string, unknown>) => void } = {}): Hono {
+  const log = opts.log ?? (() => {});
+  const app = new Hono();
+  app.post(ADMISSION_PATH, readBody({ maxBytes: ADMISSION_BODY_LIMIT }), async (c) => {
+    if (mediaTypeOf(c) !== "application/json") throw new Problem(415, "UnsupportedMediaType", "send the AdmissionReview as Content-Type: application/json");
+    const text = await c.req.text();
+    if (jsonDepth(text, ADMISSION_MAX_DEPTH) > ADMISSION_MAX_DEPTH) throw new Problem(400, "BadRequest", `the AdmissionReview nests deeper than ${ADMISSION_MAX_DEPTH} levels`);
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch (err) {
+      throw new Problem(400, "BadRequest", `the body is not JSON: ${(err as Error).message}`);
+    }
+    let verdict: AdmissionVerdict;
+    try {
+      verdict = admitStatefulSetUpdate(body, { namespaceOptedIn: c.req.query("scope") === "namespace" });
+    } catch (err) {
+      if (err instanceof AdmissionReviewError) throw new Problem(400, "BadRequest", err.message);
+      throw err;
+    }
+    const request = (body as { request?: { namespace?: string; name?: string; dryRun?: boolean } }).request;
+    log({
+      msg: "admission",
+      namespace: request?.namespace,
+      name: request?.name,
+      dryRun: request?.dryRun === true,
+      verdict: verdict.kind,
+      ...(verdict.kind === "pass" ? { why: verdict.why } : {}),
+      ...(verdict.kind === "patch" ? { operations: verdict.patch.length } : {}),
+    });
+    return c.json(admissionResponse(verdict), 200);
+  });
+  return app;
+}
