@@ -1,10 +1,38 @@
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
+
+// A state directory of its own per test file, for the simulated clusters `--cluster sim` keeps.
+const setupFiles = ["test/support/state-home.ts"];
 
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
-    testTimeout: 30_000,
-    // A state directory of its own per test file, for the simulated clusters `--cluster sim` keeps.
-    setupFiles: ["test/support/state-home.ts"],
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: "unit",
+          include: ["test/**/*.test.ts"],
+          exclude: [...configDefaults.exclude, "test/e2e/**"],
+          testTimeout: 30_000,
+          setupFiles,
+        },
+      },
+      {
+        // Against a real control plane (test/e2e/support/global-setup.ts): started once for the run
+        // when CLAIMSTEP_KUBE_ASSETS (or CLAIMSTEP_E2E_KUBECONFIG) is set, skipped otherwise.
+        extends: true,
+        test: {
+          name: "e2e",
+          include: ["test/e2e/**/*.test.ts"],
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+          setupFiles,
+          globalSetup: ["test/e2e/support/global-setup.ts"],
+          // One file at a time: the files share one API server, etcd and controller manager on a
+          // 2-core machine, their scenarios wait on real controllers, and claimstep's cluster-scoped
+          // requests in the audit log cannot be told apart between files running together.
+          fileParallelism: false,
+        },
+      },
+    ],
   },
 });
