@@ -2,6 +2,8 @@
 // (or KUBE_API_SERVER + KUBE_TOKEN like the Worker, or the simulated cluster), an optional
 // interval loop that steps every opted-in set, and a graceful shutdown on SIGTERM/SIGINT.
 import type { AddressInfo } from "node:net";
+import { createServer as createHttpsServer } from "node:https";
+import type { Server as TlsServer } from "node:tls";
 import { serve } from "@hono/node-server";
 import type { Hono } from "hono";
 import { KubeClient } from "../adapters/kube/client.js";
@@ -12,6 +14,7 @@ import type { Leadership } from "./lease/elector.js";
 import { runStep } from "./step.js";
 import { sweep } from "./sweep.js";
 import { wire } from "./wiring.js";
+import { readKeyPair, reloadTls, tlsFilesFromEnv, type TlsFiles } from "./http/tls-files.js";
 
 type Log = (entry: Record<string, unknown>) => void;
 const jsonLog: Log = (entry) => console.log(JSON.stringify({ time: new Date().toISOString(), ...entry }));
@@ -40,6 +43,8 @@ export interface ServerOptions {
    * either way.
    */
   leader?: Leadership;
+  /** Serve HTTPS from these files, reloaded when they change (the admission webhook needs TLS). */
+  tls?: TlsFiles;
 }
 
 /** The server could not listen: the message names the fix. */
@@ -56,6 +61,7 @@ export interface RunningServer {
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const log = opts.log ?? jsonLog;
   const host = opts.hostname ?? DEFAULT_HOST;
+  const pair = opts.tls ? readKeyPair(opts.tls) : undefined;
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
     // A port in use (or an address not of this machine) is one line naming the fix, not an unhandled 'error' event.
     const failed = (err: NodeJS.ErrnoException) => {
@@ -65,14 +71,16 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       else if (err.code === "EACCES") reject(new ListenError(`cannot listen on ${where}: permission denied (EACCES); ports below 1024 need privileges, choose another with --port (or PORT)`));
       else reject(new ListenError(`cannot listen on ${where}: ${err.message}`));
     };
-    const s = serve({ fetch: opts.app.fetch, port: opts.port, hostname: host, overrideGlobalObjects: false }, () => {
+    const tls = pair ? { createServer: createHttpsServer, serverOptions: { cert: pair.cert, key: pair.key } } : {};
+    const s = serve({ fetch: opts.app.fetch, port: opts.port, hostname: host, overrideGlobalObjects: false, ...tls }, () => {
       s.off("error", failed);
       resolve(s);
     });
     s.once("error", failed);
   });
   const port = (server.address() as AddressInfo).port;
-  log({ msg: "listening", host: opts.hostname ?? DEFAULT_HOST, port });
+  const stopReload = pair && opts.tls ? reloadTls(server as unknown as TlsServer, opts.tls, pair, log) : undefined;
+  log({ msg: "listening", host: opts.hostname ?? DEFAULT_HOST, port, ...(pair ? { tls: { subject: pair.subject, notAfter: pair.notAfter } } : {}) });
   opts.leader?.start();
 
   let running: Promise<unknown> | undefined;
@@ -94,6 +102,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const close = () =>
     (closing ??= (async () => {
       if (timer) clearInterval(timer);
+      stopReload?.();
       log({ msg: "shutting down" });
       const drained = new Promise<void>((resolve) => server.close(() => resolve()));
       // Keep-alive connections turn idle once their request is answered: close them as they do.
@@ -137,6 +146,7 @@ async function kubeClientFor(config: AppConfig, opts: ServeFromEnvOptions): Prom
 export async function serveFromEnv(opts: ServeFromEnvOptions): Promise<number> {
   const log = opts.log ?? jsonLog;
   const config = configFromEnv(opts.env);
+  const tls = tlsFilesFromEnv(opts.env);
   const replay = new RecentIds();
   const port = opts.port ?? Number(opts.env.PORT ?? 8080);
   let deps: AppDeps;
@@ -204,6 +214,7 @@ export async function serveFromEnv(opts: ServeFromEnvOptions): Promise<number> {
     hostname: opts.host ?? (opts.env.CLAIMSTEP_HOST || DEFAULT_HOST),
     log,
     ...(leader ? { leader } : {}),
+    ...(tls ? { tls } : {}),
     ...(intervalSeconds > 0
       ? {
           intervalMs: intervalSeconds * 1000,
@@ -223,7 +234,7 @@ export async function serveFromEnv(opts: ServeFromEnvOptions): Promise<number> {
     if (wallClock) clearInterval(wallClock);
     throw err;
   });
-  if (deps.ui) log({ msg: "status page", url: `http://${opts.host ?? (opts.env.CLAIMSTEP_HOST || DEFAULT_HOST)}:${server.port}/ui` });
+  if (deps.ui) log({ msg: "status page", url: `${tls ? "https" : "http"}://${opts.host ?? (opts.env.CLAIMSTEP_HOST || DEFAULT_HOST)}:${server.port}/ui` });
 
   await stopped;
   if (wallClock) clearInterval(wallClock);

@@ -137,7 +137,11 @@ export const SPECS: Record<string, CommandSpec> = {
     without: ["namespace", "seed", "sim-state", "output"],
     output: ["text"],
     maxArgs: 0,
-    examples: ["CLAIMSTEP_API_TOKEN=$(openssl rand -hex 32) claimstep serve --port 8080", "claimstep serve --host 0.0.0.0    # every interface (the container image's default)"],
+    examples: [
+      "CLAIMSTEP_API_TOKEN=$(openssl rand -hex 32) claimstep serve --port 8080",
+      "claimstep serve --host 0.0.0.0    # every interface (the container image's default)",
+      "CLAIMSTEP_TLS_CERT_FILE=/tls/tls.crt CLAIMSTEP_TLS_KEY_FILE=/tls/tls.key claimstep serve --port 8443   # HTTPS, for the admission webhook (reloaded when the files change)",
+    ],
   },
   relay: {
     summary: "watch opted-in sets and POST signed events (env: CLAIMSTEP_WEBHOOK_SECRET)",
