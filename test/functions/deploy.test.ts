@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 const ROOT = new URL("../..", import.meta.url).pathname;
 const docs = (file: string): any[] => parseAllDocuments(readFileSync(join(ROOT, "deploy/kubernetes", file), "utf8")).map((d) => d.toJS());
 const podSpecOf = (o: any) => (o.kind === "CronJob" ? o.spec.jobTemplate.spec.template.spec : o.spec.template.spec);
-const CONFIG_VARS = readFileSync(join(ROOT, "functions/config.ts"), "utf8");
+const CONFIG_VARS = readFileSync(join(ROOT, "functions/config.ts"), "utf8") + readFileSync(join(ROOT, "functions/http/tls-files.ts"), "utf8");
 const PACKAGE = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string; files: string[] };
 
 interface Instruction {
@@ -68,11 +68,11 @@ const imageUser = () => numericUser(ops(RUNTIME, "USER").at(-1) ?? "root");
 
 describe("Kubernetes manifests", () => {
   const rbac = docs("rbac.yaml");
-  const workloads = [...docs("deployment.yaml"), ...docs("cronjob.yaml"), ...docs("relay.yaml")].filter((o) => ["Deployment", "CronJob"].includes(o.kind));
+  const workloads = [...docs("deployment.yaml"), ...docs("cronjob.yaml"), ...docs("relay.yaml"), ...docs("admission.yaml")].filter((o) => ["Deployment", "CronJob"].includes(o.kind));
   const accounts = [...rbac, ...docs("relay.yaml")].filter((o) => o.kind === "ServiceAccount").map((o) => `${o.metadata.namespace}/${o.metadata.name}`);
 
   it("run under existing service accounts, non-root, read-only, without capabilities", () => {
-    expect(workloads.map((w) => w.metadata.name).sort()).toEqual(["claimstep", "claimstep", "claimstep-relay"]);
+    expect(workloads.map((w) => w.metadata.name).sort()).toEqual(["claimstep", "claimstep", "claimstep-relay", "claimstep-webhook"]);
     const image = imageUser();
     for (const w of workloads) {
       const pod = podSpecOf(w);
@@ -132,8 +132,9 @@ describe("Kubernetes manifests", () => {
     const [kustomization] = docs("kustomization.yaml");
     const files = readdirSync(join(ROOT, "deploy/kubernetes")).filter((f) => f.endsWith(".yaml") && f !== "kustomization.yaml");
     for (const r of kustomization.resources) expect(files, r).toContain(r);
-    // Every manifest is a resource, but the CronJob, the alternative to the server (see the comment).
-    expect([...kustomization.resources, "cronjob.yaml"].sort()).toEqual(files.sort());
+    // Every manifest is a resource, but the CronJob, the alternative to the server (see the comment),
+    // and the admission webhook, which needs cert-manager's CRDs or `claimstep admission certs`.
+    expect([...kustomization.resources, "cronjob.yaml", "admission.yaml"].sort()).toEqual(files.sort());
     const names = new Map<string, any>(kustomization.images.map((i: any) => [i.name, i]));
     for (const w of workloads) {
       for (const c of podSpecOf(w).containers) {
@@ -143,6 +144,48 @@ describe("Kubernetes manifests", () => {
       }
     }
     for (const i of names.values()) expect(String(i.newTag)).toBe(PACKAGE.version);
+  });
+});
+
+describe("the admission webhook (admission.yaml)", () => {
+  const all = docs("admission.yaml");
+  const config = all.find((o) => o.kind === "MutatingWebhookConfiguration");
+  const service = all.find((o) => o.kind === "Service");
+  const deployment = all.find((o) => o.kind === "Deployment");
+  const certificate = all.find((o) => o.kind === "Certificate");
+
+  it("is called only for UPDATEs of opted-in StatefulSets whose templates changed, and fails open, fast", async () => {
+    const { ADMISSION_PATH } = await import("../../functions/routes/admission.js");
+    const { ADMISSION_LABEL, ADMISSION_ENABLED } = await import("../../core/admission.js");
+    expect(config.webhooks).toHaveLength(2);
+    for (const w of config.webhooks) {
+      expect(w.rules).toEqual([{ apiGroups: ["apps"], apiVersions: ["v1"], operations: ["UPDATE"], resources: ["statefulsets"], scope: "Namespaced" }]);
+      expect(w.matchConditions).toEqual([{ name: "volume-claim-templates-changed", expression: "object.spec.volumeClaimTemplates != oldObject.spec.volumeClaimTemplates" }]);
+      expect(w).toMatchObject({ failurePolicy: "Ignore", sideEffects: "None", admissionReviewVersions: ["v1"], reinvocationPolicy: "Never" });
+      expect(w.timeoutSeconds).toBeLessThanOrEqual(10);
+      expect(w.clientConfig.service).toMatchObject({ name: service.metadata.name, namespace: service.metadata.namespace, port: service.spec.ports[0].port });
+      expect(w.clientConfig.service.path.split("?")[0]).toBe(ADMISSION_PATH);
+    }
+    const [bySet, byNamespace] = config.webhooks;
+    expect(bySet.objectSelector).toEqual({ matchLabels: { [ADMISSION_LABEL]: ADMISSION_ENABLED } });
+    expect(byNamespace.namespaceSelector).toEqual({ matchLabels: { [ADMISSION_LABEL]: ADMISSION_ENABLED } });
+    // A labelled set in a labelled namespace is called once (by the first entry).
+    expect(byNamespace.objectSelector).toEqual({ matchExpressions: [{ key: ADMISSION_LABEL, operator: "NotIn", values: [ADMISSION_ENABLED] }] });
+    expect(byNamespace.clientConfig.service.path).toBe(`${ADMISSION_PATH}?scope=namespace`);
+  });
+
+  it("serves HTTPS from the certificate cert-manager writes, for the Service's DNS names, its CA injected", () => {
+    const container = podSpecOf(deployment).containers[0];
+    const env = Object.fromEntries(container.env.map((e: any) => [e.name, e.value]));
+    expect(env.CLAIMSTEP_INTERVAL_SECONDS).toBe("0");
+    const mount = container.volumeMounts.find((m: any) => m.name === "tls");
+    expect(env.CLAIMSTEP_TLS_CERT_FILE).toBe(`${mount.mountPath}/tls.crt`);
+    expect(env.CLAIMSTEP_TLS_KEY_FILE).toBe(`${mount.mountPath}/tls.key`);
+    expect(podSpecOf(deployment).volumes.find((v: any) => v.name === "tls").secret.secretName).toBe(certificate.spec.secretName);
+    expect(container.readinessProbe.httpGet).toMatchObject({ path: "/healthz", scheme: "HTTPS" });
+    expect(service.spec.selector).toEqual(deployment.spec.selector.matchLabels);
+    expect(certificate.spec.dnsNames).toContain(`${service.metadata.name}.${service.metadata.namespace}.svc`);
+    expect(config.metadata.annotations["cert-manager.io/inject-ca-from"]).toBe(`${certificate.metadata.namespace}/${certificate.metadata.name}`);
   });
 });
 
