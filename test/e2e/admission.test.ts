@@ -1,0 +1,454 @@
+// Issue 23 on the real server: claimstep's mutating admission webhook, served by the SHIPPED
+// command (`claimstep serve` over TLS with a CA made here), registered from
+// deploy/kubernetes/admission.yaml (its Service replaced by the URL of that server, restricted to
+// this file's namespaces), in front of kube-apiserver v1.34: `kubectl apply` (client-side and
+// --server-side), a second apply, a Helm-style strategic merge patch, an image change with the
+// templates, a set not opted in, claimstep stopped, a shrink. Each accepted case is rolled out by
+// `claimstep run` (which re-creates the set, finalize Recreate) and ends with the claims at the new
+// size, the live spec matching the manifest, and no claim deleted.
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
+import { stringify } from "yaml";
+import {
+  describeKubectl,
+  freePort,
+  kubectl,
+  kubectlPath,
+  makeWebhookCerts,
+  registerWebhook,
+  startWebhookServer,
+  subsetDiff,
+  waitWebhookLive,
+  webhookConfigurationFor,
+  type KubectlRun,
+  type WebhookCerts,
+  type WebhookServer,
+} from "./support/admission-webhook.js";
+import { byStatefulSetController, describeAudit, quantity, storageClass, useControlPlane, waitFor, type AuditEntry, type E2E, type KubeObject } from "./support/index.js";
+import { auditCaughtUp, claimstep, claimsOf, describeRun, podsOf, sleep, waitSetReady, type CliRun } from "./support/scenario-finalize.js";
+
+const KUBECTL = kubectlPath();
+const ADMISSION_LABEL = "claimstep.io/admission";
+const FORBIDDEN = "Forbidden: updates to statefulset spec for fields other than";
+
+// Sets labelled claimstep.io/admission=enabled (the webhook's first entry) …
+const e2e = useControlPlane({ prefix: "admission", needsFakeDriver: true });
+// … and the sets of a namespace so labelled (the second entry, ?scope=namespace).
+const nsE2e = useControlPlane({ prefix: "admission-ns", needsFakeDriver: true, labels: { [ADMISSION_LABEL]: "enabled" } });
+
+beforeEach((ctx) => {
+  if (!KUBECTL) ctx.skip("kubectl not on PATH: the admission scenarios drive the webhook through kubectl");
+});
+
+const rows: { name: string; ok: boolean; ms: number; note?: string }[] = [];
+let transcript = "";
+async function timed(name: string, fn: () => Promise<string | void>) {
+  const t0 = Date.now();
+  try {
+    const note = await fn();
+    rows.push({ name, ok: true, ms: Date.now() - t0, ...(note ? { note } : {}) });
+  } catch (e) {
+    rows.push({ name, ok: false, ms: Date.now() - t0 });
+    throw e;
+  }
+}
+
+let certs: WebhookCerts | undefined;
+let server: WebhookServer | undefined;
+let sc = "";
+let webhookName = "";
+let dir = "";
+
+beforeAll(async () => {
+  if (!e2e.available || !nsE2e.available || !KUBECTL) return;
+  dir = mkdtempSync(join(tmpdir(), "claimstep-e2e-admission-"));
+  sc = `${e2e.namespace}-fast`;
+  const created = await e2e.admin.create("storageclasses", null, storageClass(sc, { resizeLatencyMs: 300 }));
+  expect(created.status, JSON.stringify(created.body)).toBe(201);
+  certs = makeWebhookCerts();
+  const port = await freePort();
+  server = await startWebhookServer(e2e, certs, port);
+  webhookName = `claimstep-${e2e.namespace}`;
+  await registerWebhook(e2e.admin, webhookConfigurationFor({ name: webhookName, port, caPem: certs.caPem, namespaces: [e2e.namespace, nsE2e.namespace] }));
+  // A probe set (no pods): the webhook is live once a dry-run of a template change is accepted.
+  const probe = manifest("probe", { replicas: 0 });
+  const r = await e2e.api.create("statefulsets", probe);
+  expect(r.status, JSON.stringify(r.body)).toBe(201);
+  await waitWebhookLive(e2e, "probe", "2Gi");
+}, 120_000);
+
+afterAll(async () => {
+  if (webhookName) await e2e.admin.delete("mutatingwebhookconfigurations", null, webhookName).catch(() => undefined);
+  await server?.stop();
+  if (sc) await e2e.admin.delete("storageclasses", null, sc).catch(() => undefined);
+  if (certs) rmSync(certs.dir, { recursive: true, force: true });
+  if (dir) rmSync(dir, { recursive: true, force: true });
+  if (transcript) console.log(`kubectl apply 1Gi → 2Gi through claimstep's webhook (case 1):\n${transcript}`);
+  if (rows.length) {
+    const passed = rows.filter((r) => r.ok).length;
+    const detail = rows.map((r) => `${r.name} ${r.ok ? "ok" : "FAILED"} ${(r.ms / 1000).toFixed(1)}s${r.note ? ` (${r.note})` : ""}`).join("; ");
+    console.log(`real-server admission scenarios: ${passed} passed against ${inject("claimstepE2E")?.version ?? "no cluster"} (${detail})`);
+  }
+}, 60_000);
+
+// ---------------------------------------------------------------------------------------------
+// the manifests
+
+interface ManifestOptions {
+  replicas?: number;
+  size?: string;
+  image?: string;
+  /** Label the set claimstep.io/admission=enabled (default true). */
+  optIn?: boolean;
+  annotations?: Record<string, string>;
+  labels?: Record<string, string>;
+}
+
+function manifest(name: string, o: ManifestOptions = {}): KubeObject {
+  return {
+    apiVersion: "apps/v1",
+    kind: "StatefulSet",
+    metadata: {
+      name,
+      labels: { app: name, ...(o.optIn === false ? {} : { [ADMISSION_LABEL]: "enabled" }), ...o.labels },
+      ...(o.annotations ? { annotations: o.annotations } : {}),
+    },
+    spec: {
+      replicas: o.replicas ?? 2,
+      serviceName: name,
+      podManagementPolicy: "Parallel",
+      selector: { matchLabels: { app: name } },
+      persistentVolumeClaimRetentionPolicy: { whenDeleted: "Retain", whenScaled: "Retain" },
+      updateStrategy: { type: "RollingUpdate", rollingUpdate: { partition: 0 } },
+      template: {
+        metadata: { labels: { app: name } },
+        spec: {
+          terminationGracePeriodSeconds: 1,
+          containers: [{ name: "app", image: o.image ?? "registry.example/app:1", volumeMounts: [{ name: "data", mountPath: "/data" }] }],
+        },
+      },
+      volumeClaimTemplates: [
+        { metadata: { name: "data" }, spec: { accessModes: ["ReadWriteOnce"], storageClassName: sc, resources: { requests: { storage: o.size ?? "1Gi" } } } },
+      ],
+    },
+  };
+}
+
+/** Writes the manifest to a file of its own and returns the path. */
+function manifestFile(t: E2E, name: string, m: KubeObject, tag: string): string {
+  const path = join(dir, `${t.namespace}-${name}-${tag}.yaml`);
+  writeFileSync(path, stringify(m));
+  return path;
+}
+
+const storageOf = (set: KubeObject) => set.spec?.volumeClaimTemplates?.[0]?.spec?.resources?.requests?.storage;
+const annotatedStorage = (set: KubeObject): string | undefined => {
+  const a = set.metadata.annotations?.["claimstep.io/volume-claim-templates"];
+  return a ? JSON.parse(a)[0]?.spec?.resources?.requests?.storage : undefined;
+};
+const getSet = async (t: E2E, name: string): Promise<KubeObject> => {
+  const r = await t.api.get("statefulsets", name);
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  return r.body;
+};
+
+/** kubectl apply (client-side) or --server-side of the first manifest, then the set Ready. */
+async function createByApply(t: E2E, name: string, o: ManifestOptions, serverSide = false): Promise<KubeObject> {
+  const r = await kubectl(t, ["apply", ...(serverSide ? ["--server-side"] : []), "-f", manifestFile(t, name, manifest(name, o), "v1")]);
+  expect(r.code, describeKubectl(r)).toBe(0);
+  await waitSetReady(t, name, { replicas: o.replicas ?? 2, capacity: o.size ?? "1Gi" });
+  return getSet(t, name);
+}
+
+/** The re-create's expected answers to claimstep (finalize.test.ts): the set read while it is gone, the create refused while the orphan finalizer runs. */
+const finalizeErrors = (e: AuditEntry) => e.resource === "statefulsets" && ((e.verb === "get" && e.code === 404) || (e.verb === "create" && e.code === 409));
+
+/** The audit failures of one set since `since`: any claim of it deleted; pods deleted by anyone but the node agent finishing, or the controller when `podsReplaced`; errors answered to claimstep beyond the re-create's. */
+async function auditProblems(t: E2E, set: string, since: string, o: { podsReplaced?: boolean } = {}): Promise<string[]> {
+  await auditCaughtUp(t);
+  const mine = (e: AuditEntry) => new RegExp(`^(data-)?${set}-\\d+$`).test(e.name);
+  const all = t.audit({ since }).filter((e) => e.namespace === t.namespace);
+  const out: string[] = [];
+  const claimDeletes = all.filter((e) => e.resource === "persistentvolumeclaims" && (e.verb === "delete" || e.verb === "deletecollection") && (mine(e) || e.verb === "deletecollection"));
+  if (claimDeletes.length) out.push(`claims deleted:\n${describeAudit(claimDeletes)}`);
+  const podDeletes = all.filter((e) => e.resource === "pods" && e.verb === "delete" && e.subresource === "" && mine(e) && e.user !== t.info.claimstepUser && !(o.podsReplaced && byStatefulSetController(e)) && !/node-agent/.test(e.user));
+  if (podDeletes.length) out.push(`pods deleted:\n${describeAudit(podDeletes)}`);
+  const claimstepPodDeletes = all.filter((e) => e.resource === "pods" && e.verb === "delete" && e.user === t.info.claimstepUser);
+  if (claimstepPodDeletes.length) out.push(`pods deleted by claimstep:\n${describeAudit(claimstepPodDeletes)}`);
+  const errors = all.filter((e) => e.user === t.info.claimstepUser && e.code >= 400 && (e.name === set || mine(e)) && !finalizeErrors(e) && !(e.resource === "events"));
+  if (errors.length) out.push(`errors answered to claimstep:\n${describeAudit(errors)}`);
+  return out;
+}
+
+/** `claimstep run <set> --interval 1s`: the rollout and the re-create; exit 0, Complete. */
+async function rollOut(t: E2E, set: string): Promise<CliRun> {
+  const run = await claimstep(t, ["run", set, "--interval", "1s", "--timeout", "3m"], { timeoutMs: 200_000 });
+  expect(run.code, describeRun(run)).toBe(0);
+  expect(run.stdout, describeRun(run)).toMatch(/Complete/);
+  return run;
+}
+
+/** After the rollout: re-created (new uid), the live spec is the manifest's, every claim at `capacity` (spec and status). */
+async function expectConverged(t: E2E, set: string, m: KubeObject, oldUid: string, o: { capacity: string; replicas?: number }) {
+  const live = await getSet(t, set);
+  expect(live.metadata.uid, "re-created (finalize Recreate)").not.toBe(oldUid);
+  expect(subsetDiff(m.spec, live.spec), "the live spec matches the manifest").toEqual([]);
+  const claims = await claimsOf(t, set);
+  expect(claims).toHaveLength(o.replicas ?? 2);
+  for (const c of claims) {
+    expect(quantity(c.status?.capacity?.storage), `${c.metadata.name} capacity`).toBe(quantity(o.capacity));
+    expect(quantity(c.spec?.resources?.requests?.storage), `${c.metadata.name} spec`).toBe(quantity(o.capacity));
+  }
+  return live;
+}
+
+const lastLines = (s: string, n: number) => s.trim().split("\n").slice(-n).join("\n");
+const warningsOf = (r: KubectlRun) => r.stderr.split("\n").filter((l) => l.startsWith("Warning:"));
+
+// ---------------------------------------------------------------------------------------------
+// the scenarios
+
+describe("claimstep's admission webhook on the real server", () => {
+  it.concurrent("1 kubectl apply 1Gi → 2Gi (client-side), then 3 the same apply again", async () => {
+    const t = e2e;
+    const name = "web";
+    let oldUid = "";
+    let m2: KubeObject = manifest(name, { size: "2Gi", replicas: 3 });
+    const file2 = () => manifestFile(t, name, m2, "v2");
+    let log = "";
+    await timed("1 apply (client-side)", async () => {
+      const before = await createByApply(t, name, { replicas: 3 });
+      oldUid = before.metadata.uid!;
+      const since = new Date().toISOString();
+      const apply = await kubectl(t, ["apply", "-f", file2()]);
+      log += `$ kubectl apply -f sts.yaml            # data: 1Gi → 2Gi\n${apply.stderr}${apply.stdout}`;
+      expect(apply.code, describeKubectl(apply)).toBe(0);
+      expect(apply.stdout).toMatch(/statefulset\.apps\/web configured/);
+      expect(warningsOf(apply).join("\n"), describeKubectl(apply)).toMatch(/^Warning: claimstep will grow data-web-\* to 2Gi/);
+      const stored = await getSet(t, name);
+      expect(storageOf(stored), "the stored spec keeps 1Gi").toBe("1Gi");
+      expect(annotatedStorage(stored), "the annotation holds 2Gi").toBe("2Gi");
+      expect(stored.metadata.annotations?.["claimstep.io/finalize"]).toBe("Recreate");
+      expect(stored.metadata.annotations?.["claimstep.io/volume-claim-update-strategy"]).toBe("InPlace");
+      const jp = await kubectl(t, ["get", "sts", name, "-o", "jsonpath={.spec.volumeClaimTemplates[0].spec.resources.requests.storage}"]);
+      log += `$ kubectl get sts web -o jsonpath='{.spec.volumeClaimTemplates[0].spec.resources.requests.storage}'\n${jp.stdout}\n`;
+
+      // 3, first: the same apply again at once (a retry): nothing further.
+      await timed("3 the same apply again", async () => {
+        const again = await kubectl(t, ["apply", "-f", file2()]);
+        expect(again.code, describeKubectl(again)).toBe(0);
+        const after = await getSet(t, name);
+        expect(after.metadata.generation).toBe(stored.metadata.generation);
+        expect(after.spec).toEqual(stored.spec);
+        const claimstepAnnotations = (s: KubeObject) => Object.fromEntries(Object.entries(s.metadata.annotations ?? {}).filter(([k]) => k.startsWith("claimstep.io/")));
+        expect(claimstepAnnotations(after)).toEqual(claimstepAnnotations(stored));
+        const rvSame = after.metadata.resourceVersion === stored.metadata.resourceVersion;
+        log += `$ kubectl apply -f sts.yaml            # again\n${again.stderr}${again.stdout}`;
+        return `during the rollout: "${again.stdout.trim()}", resourceVersion ${rvSame ? "unchanged" : "moved (only identical annotations)"}`;
+      });
+
+      const run = await rollOut(t, name);
+      log += `$ claimstep run web --interval 1s\n…\n${lastLines(run.stdout, 4)}\n`;
+      const live = await expectConverged(t, name, m2, oldUid, { capacity: "2Gi", replicas: 3 });
+      const sts = await kubectl(t, ["get", "sts", name, "-o", "jsonpath={.spec.volumeClaimTemplates[0].spec.resources.requests.storage}"]);
+      expect(sts.stdout).toBe("2Gi");
+      log += `$ kubectl get sts web -o jsonpath='{.spec.volumeClaimTemplates[0].spec.resources.requests.storage}'\n${sts.stdout}\n`;
+      const getSts = await kubectl(t, ["get", "sts", name]);
+      log += `$ kubectl get sts web\n${getSts.stdout}`;
+      const pvc = await kubectl(t, ["get", "pvc", "-l", "app=web"]);
+      log += `$ kubectl get pvc -l app=web\n${pvc.stdout}`;
+      for (const n of [0, 1, 2]) expect(pvc.stdout).toMatch(new RegExp(`data-web-${n}\\s+Bound\\s+\\S+\\s+2Gi`));
+      expect(await auditProblems(t, name, since)).toEqual([]);
+      transcript = log;
+      return `uid ${oldUid.slice(0, 8)} → ${live.metadata.uid!.slice(0, 8)}`;
+    });
+    await timed("3 the same apply after the re-create", async () => {
+      const before = await getSet(t, name);
+      const again = await kubectl(t, ["apply", "-f", file2()]);
+      expect(again.code, describeKubectl(again)).toBe(0);
+      expect(warningsOf(again), "the webhook is not called (matchConditions)").toEqual([]);
+      const after = await getSet(t, name);
+      expect(after.metadata.generation).toBe(before.metadata.generation);
+      expect(after.spec).toEqual(before.spec);
+      transcript += `$ kubectl apply -f sts.yaml            # again, after the re-create\n${again.stdout}`;
+      return `"${again.stdout.trim()}", resourceVersion ${after.metadata.resourceVersion === before.metadata.resourceVersion ? "unchanged" : "moved"}`;
+    });
+  }, 300_000);
+
+  it.concurrent("2 kubectl apply --server-side 1Gi → 2Gi (a namespace opted in)", async () => {
+    const t = nsE2e;
+    const name = "ssa";
+    await timed("2 apply --server-side (namespace entry)", async () => {
+      const before = await createByApply(t, name, { optIn: false }, true);
+      const since = new Date().toISOString();
+      const m2 = manifest(name, { size: "2Gi", optIn: false });
+      const apply = await kubectl(t, ["apply", "--server-side", "-f", manifestFile(t, name, m2, "v2")]);
+      expect(apply.code, describeKubectl(apply)).toBe(0);
+      expect(apply.stdout).toMatch(/statefulset\.apps\/ssa serverside-applied/);
+      expect(warningsOf(apply).join("\n"), describeKubectl(apply)).toMatch(/claimstep will grow data-ssa-\* to 2Gi/);
+      const stored = await getSet(t, name);
+      expect(storageOf(stored)).toBe("1Gi");
+      expect(annotatedStorage(stored)).toBe("2Gi");
+      expect(server!.admissions().some((a) => a.namespace === t.namespace && a.name === name && a.verdict === "patch"), "answered by the namespace entry").toBe(true);
+      // The same server-side apply again: nothing further.
+      const again = await kubectl(t, ["apply", "--server-side", "-f", manifestFile(t, name, m2, "v2")]);
+      expect(again.code, describeKubectl(again)).toBe(0);
+      const after = await getSet(t, name);
+      expect(after.metadata.generation).toBe(stored.metadata.generation);
+      expect(after.spec).toEqual(stored.spec);
+      expect(annotatedStorage(after)).toBe("2Gi");
+      await rollOut(t, name);
+      await expectConverged(t, name, m2, before.metadata.uid!, { capacity: "2Gi" });
+      // And once more after the re-create (another field manager created the set): no conflict, no change.
+      const third = await kubectl(t, ["apply", "--server-side", "-f", manifestFile(t, name, m2, "v2")]);
+      expect(third.code, describeKubectl(third)).toBe(0);
+      expect(await auditProblems(t, name, since)).toEqual([]);
+      return `second apply: resourceVersion ${after.metadata.resourceVersion === stored.metadata.resourceVersion ? "unchanged" : "moved"}`;
+    });
+  }, 300_000);
+
+  it.concurrent("4 a Helm-style three-way strategic merge patch", async () => {
+    const t = e2e;
+    const name = "helm";
+    await timed("4 helm strategic merge patch", async () => {
+      const labels = { "app.kubernetes.io/managed-by": "Helm", "helm.sh/chart": "web-0.1.0" };
+      const before = await createByApply(t, name, { labels });
+      const since = new Date().toISOString();
+      const m2 = manifest(name, { size: "2Gi", labels: { ...labels, "helm.sh/chart": "web-0.2.0" } });
+      // What helm upgrade sends: the three-way patch of (last release, new chart, live) — the chart
+      // label and the whole template list (a list without a merge key is replaced).
+      const patch = { metadata: { labels: { "helm.sh/chart": "web-0.2.0" } }, spec: { volumeClaimTemplates: m2.spec.volumeClaimTemplates } };
+      const r = await t.api.patch("statefulsets", name, patch, "strategic");
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      expect(String(r.headers.warning ?? ""), "the warning").toMatch(/claimstep will grow data-helm-\* to 2Gi/);
+      expect(storageOf(r.body)).toBe("1Gi");
+      expect(annotatedStorage(r.body)).toBe("2Gi");
+      expect(r.body.metadata.labels?.["helm.sh/chart"]).toBe("web-0.2.0");
+      // Helm's retry of the same patch: nothing further.
+      const again = await t.api.patch("statefulsets", name, patch, "strategic");
+      expect(again.status).toBe(200);
+      expect(again.body.metadata.generation).toBe(r.body.metadata.generation);
+      expect(annotatedStorage(again.body)).toBe("2Gi");
+      await rollOut(t, name);
+      await expectConverged(t, name, m2, before.metadata.uid!, { capacity: "2Gi" });
+      expect(await auditProblems(t, name, since)).toEqual([]);
+    });
+  }, 300_000);
+
+  it.concurrent("5 the templates and the image in one apply, pod-coordination ClaimsFirst", async () => {
+    const t = e2e;
+    const name = "img";
+    await timed("5 image + templates (ClaimsFirst)", async () => {
+      const annotations = { "claimstep.io/pod-coordination": "ClaimsFirst" };
+      const before = await createByApply(t, name, { annotations });
+      const oldPods = new Map((await podsOf(t, name)).map((p) => [p.metadata.name!, p.metadata.uid!]));
+      const since = new Date().toISOString();
+      const m2 = manifest(name, { size: "2Gi", image: "registry.example/app:2", annotations });
+      // A monitor: a pod at the new image while its claim is below 2Gi is a pod replaced before its claims.
+      let stop = false;
+      const early = new Set<string>();
+      const monitor = (async () => {
+        while (!stop) {
+          try {
+            const ps = await podsOf(t, name);
+            const cs = new Map((await claimsOf(t, name)).map((c) => [c.metadata.name!, quantity(c.status?.capacity?.storage)]));
+            for (const p of ps) {
+              const n = /-(\d+)$/.exec(p.metadata.name!)?.[1];
+              if (p.spec.containers[0].image === "registry.example/app:2" && (cs.get(`data-${name}-${n}`) ?? 0) < quantity("2Gi")) early.add(p.metadata.name!);
+            }
+          } catch {
+            /* sample again */
+          }
+          await sleep(150);
+        }
+      })();
+      try {
+        const apply = await kubectl(t, ["apply", "-f", manifestFile(t, name, m2, "v2")]);
+        expect(apply.code, describeKubectl(apply)).toBe(0);
+        const stored = await getSet(t, name);
+        expect(stored.spec.template.spec.containers[0].image, "the image change passes").toBe("registry.example/app:2");
+        expect(storageOf(stored)).toBe("1Gi");
+        expect(annotatedStorage(stored)).toBe("2Gi");
+        await rollOut(t, name);
+      } finally {
+        stop = true;
+        await monitor;
+      }
+      await expectConverged(t, name, m2, before.metadata.uid!, { capacity: "2Gi" });
+      await waitFor(
+        async () => {
+          const ps = await podsOf(t, name);
+          return ps.length === 2 && ps.every((p) => p.spec.containers[0].image === "registry.example/app:2" && p.metadata.uid !== oldPods.get(p.metadata.name!) && (p.status?.conditions ?? []).some((c: any) => c.type === "Ready" && c.status === "True"));
+        },
+        { what: "every pod at the new image and Ready", timeoutMs: 60_000 },
+      );
+      expect(await auditProblems(t, name, since, { podsReplaced: true })).toEqual([]);
+      return early.size ? `pods replaced before their claims were ready: ${[...early].sort().join(", ")}` : "every pod replaced after its claims were ready";
+    });
+  }, 300_000);
+
+  it.concurrent("6 a set not opted in: 422 as before, nothing written", async () => {
+    const t = e2e;
+    const name = "plain";
+    await timed("6 not opted in → 422", async () => {
+      const before = await createByApply(t, name, { optIn: false });
+      const apply = await kubectl(t, ["apply", "-f", manifestFile(t, name, manifest(name, { size: "2Gi", optIn: false }), "v2")]);
+      expect(apply.code, describeKubectl(apply)).toBe(1);
+      expect(apply.stderr, describeKubectl(apply)).toContain(`The StatefulSet "${name}" is invalid: spec: ${FORBIDDEN}`);
+      expect(warningsOf(apply)).toEqual([]);
+      const after = await getSet(t, name);
+      expect(after.metadata.resourceVersion, "nothing written").toBe(before.metadata.resourceVersion);
+      expect(after.metadata.annotations?.["claimstep.io/volume-claim-templates"]).toBeUndefined();
+      expect(server!.admissions().filter((a) => a.namespace === t.namespace && a.name === name), "never sent to claimstep").toEqual([]);
+      for (const c of await claimsOf(t, name)) expect(c.spec?.resources?.requests?.storage).toBe("1Gi");
+      return apply.stderr.trim().split("\n").at(-1)!.slice(0, 90) + "…";
+    });
+  }, 120_000);
+
+  it.concurrent("8 a smaller template (1Gi → 512Mi): accepted, nothing shrinks", async () => {
+    const t = e2e;
+    const name = "shrink";
+    await timed("8 shrink 1Gi → 512Mi", async () => {
+      const before = await createByApply(t, name, {});
+      const since = new Date().toISOString();
+      const m2 = manifest(name, { size: "512Mi" });
+      const apply = await kubectl(t, ["apply", "-f", manifestFile(t, name, m2, "v2")]);
+      expect(apply.code, describeKubectl(apply)).toBe(0);
+      expect(warningsOf(apply).join("\n"), describeKubectl(apply)).toMatch(/data-shrink-\* stay at 1Gi \(claims never shrink\)/);
+      const stored = await getSet(t, name);
+      expect(storageOf(stored)).toBe("1Gi");
+      expect(annotatedStorage(stored)).toBe("512Mi");
+      const run = await rollOut(t, name);
+      const live = await getSet(t, name);
+      expect(live.metadata.uid, "re-created").not.toBe(before.metadata.uid);
+      expect(subsetDiff(m2.spec, live.spec)).toEqual([]);
+      for (const c of await claimsOf(t, name)) {
+        expect(c.spec?.resources?.requests?.storage, `${c.metadata.name} spec`).toBe("1Gi");
+        expect(c.status?.capacity?.storage, `${c.metadata.name} capacity`).toBe("1Gi");
+      }
+      const claimWrites = t.audit({ since, resource: "persistentvolumeclaims" }).filter((e) => e.user === t.info.claimstepUser && e.verb !== "get" && e.verb !== "list" && e.verb !== "watch");
+      expect(claimWrites, describeAudit(claimWrites)).toEqual([]);
+      expect(await auditProblems(t, name, since)).toEqual([]);
+      return lastLines(run.stdout, 1).replace(/\s+/g, " ").slice(0, 120);
+    });
+  }, 300_000);
+
+  it("7 claimstep stopped: 422 as before (failurePolicy Ignore), nothing written", async () => {
+    const t = e2e;
+    const name = "down";
+    await timed("7 claimstep stopped → 422", async () => {
+      const before = await createByApply(t, name, {});
+      await server!.kill();
+      const apply = await kubectl(t, ["apply", "-f", manifestFile(t, name, manifest(name, { size: "2Gi" }), "v2")]);
+      expect(apply.code, describeKubectl(apply)).toBe(1);
+      expect(apply.stderr, describeKubectl(apply)).toContain(`The StatefulSet "${name}" is invalid: spec: ${FORBIDDEN}`);
+      const after = await getSet(t, name);
+      expect(after.metadata.resourceVersion, "nothing written").toBe(before.metadata.resourceVersion);
+      expect(after.metadata.annotations?.["claimstep.io/volume-claim-templates"]).toBeUndefined();
+      for (const c of await claimsOf(t, name)) expect(c.spec?.resources?.requests?.storage).toBe("1Gi");
+      return "the API server's 422";
+    });
+  }, 120_000);
+});
