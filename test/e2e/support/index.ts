@@ -39,6 +39,11 @@ export interface E2E {
   readonly agent: NodeAgent | null;
   /** True on a control plane started by this run (audit log, node agent). */
   readonly local: boolean;
+  /** False when this file's tests are skipped: guard the file's own beforeAll/afterAll with it
+   * (vitest runs them even when every test skips). */
+  readonly available: boolean;
+  /** Why the file's tests are skipped (undefined when available). */
+  readonly skipReason: string | undefined;
   /** This namespace's audit entries (ResponseComplete); [] when there is no audit log. */
   audit(filter?: AuditFilter): AuditEntry[];
   /** checkAudit on this namespace with claimstep's user; null when there is no audit log ("not available"). */
@@ -120,6 +125,12 @@ export function useControlPlane(opts: UseControlPlaneOptions = {}): E2E {
     },
     get local() {
       return info?.mode === "local";
+    },
+    get available() {
+      return skip === undefined;
+    },
+    get skipReason() {
+      return skip;
     },
     audit(filter: AuditFilter = {}) {
       const i = need(info ?? undefined, "the cluster");
