@@ -104,6 +104,19 @@ export const SPECS: Record<string, CommandSpec> = {
     notes:
       "Once a rollout is complete the live spec.volumeClaimTemplates still hold the old sizes (the API\nserver refuses to edit them). finalize writes the new manifest to ConfigMap claimstep-recreate-<set>,\ndeletes the set with propagationPolicy Orphan (uid and resourceVersion preconditions), creates it\nfrom the record and removes the record once the new set has adopted its pods: one request per\nstep, so a crash at any point is finished by the next invocation. Refused while the rollout is not\ncomplete. Needs the claimstep-finalize Role (deploy/kubernetes/rbac-finalize.yaml).\nclaimstep.io/finalize: Recreate on the set makes every step do this on its own.\nExit codes: 0 re-created (or nothing to do), 2 Blocked, 1 error or --timeout.",
   },
+  admission: {
+    summary: "the admission webhook's TLS without cert-manager: a CA and a serving certificate (docs/admission.md)",
+    usage: ["admission certs [-n claimstep] [--dry-run] [flags]"],
+    flags: ["dry-run"],
+    flagHelp: { "dry-run": "make the certificates, write nothing; say what would be written" },
+    without: ["seed", "sim-state", "cluster"],
+    output: ["text", "json", "yaml"],
+    maxArgs: 1,
+    argValues: ["certs"],
+    examples: ["claimstep admission certs -n claimstep   # as a cluster admin, after kubectl apply -f deploy/kubernetes/admission.yaml"],
+    notes:
+      "Writes the Secret claimstep-webhook-tls (tls.crt, tls.key, ca.crt) in the namespace (-n, default\nclaimstep) for the Service claimstep-webhook.<ns>.svc, and the CA into the caBundle of every webhook\nof the MutatingWebhookConfiguration claimstep; both are read back. Needs openssl. Run it again to\nrotate; claimstep serve reloads the certificate. With cert-manager there is nothing to run.",
+  },
   status: {
     summary: "what claimstep last recorded: one set, or every opted-in set",
     usage: ["status [<statefulset>] [-A] [flags]", "status <statefulset> --watch [--interval 2s] [--timeout 30m] [flags]"],

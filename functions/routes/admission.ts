@@ -1,7 +1,8 @@
 // POST /v1/admission/statefulsets: claimstep's mutating admission webhook (core/admission.ts),
 // called by the API server for UPDATEs of opted-in StatefulSets whose claim templates changed
-// (deploy/kubernetes/admission.yaml). `?scope=namespace` marks the entry whose namespaceSelector
-// matched the namespace's opt-in label.
+// (deploy/kubernetes/admission.yaml). POST …/by-namespace is the entry whose namespaceSelector
+// matched the namespace's opt-in label (a service path has no query: the API server refuses one);
+// `?scope=namespace` says the same for a webhook configured by URL.
 //
 // Unauthenticated on purpose (docs/admission.md): the answer only reshapes the caller's own
 // request — the templates it sent move into an annotation of the same object — it reads nothing
@@ -14,6 +15,7 @@ import { mediaTypeOf, readBody } from "../http/body.js";
 import { Problem } from "../http/problem.js";
 
 export const ADMISSION_PATH = "/v1/admission/statefulsets";
+export const ADMISSION_NAMESPACE_PATH = `${ADMISSION_PATH}/by-namespace`;
 /** The API server's request body limit is 3 MiB; a review carries the object twice. */
 export const ADMISSION_BODY_LIMIT = 7 * 1024 * 1024;
 /** Deeper than any StatefulSet: a hostile review is refused before anything walks it. */
@@ -53,7 +55,7 @@ export function jsonDepth(text: string, limit: number): number {
 export function admissionRoutes(opts: { log?: (entry: Record<string, unknown>) => void } = {}): Hono {
   const log = opts.log ?? (() => {});
   const app = new Hono();
-  app.post(ADMISSION_PATH, readBody({ maxBytes: ADMISSION_BODY_LIMIT }), async (c) => {
+  app.post(`${ADMISSION_PATH}/:scope{by-namespace}?`, readBody({ maxBytes: ADMISSION_BODY_LIMIT }), async (c) => {
     if (mediaTypeOf(c) !== "application/json") throw new Problem(415, "UnsupportedMediaType", "send the AdmissionReview as Content-Type: application/json");
     const text = await c.req.text();
     if (jsonDepth(text, ADMISSION_MAX_DEPTH) > ADMISSION_MAX_DEPTH) throw new Problem(400, "BadRequest", `the AdmissionReview nests deeper than ${ADMISSION_MAX_DEPTH} levels`);
@@ -65,7 +67,7 @@ export function admissionRoutes(opts: { log?: (entry: Record<string, unknown>) =
     }
     let verdict: AdmissionVerdict;
     try {
-      verdict = admitStatefulSetUpdate(body, { namespaceOptedIn: c.req.query("scope") === "namespace" });
+      verdict = admitStatefulSetUpdate(body, { namespaceOptedIn: c.req.param("scope") === "by-namespace" || c.req.query("scope") === "namespace" });
     } catch (err) {
       if (err instanceof AdmissionReviewError) throw new Problem(400, "BadRequest", err.message);
       throw err;

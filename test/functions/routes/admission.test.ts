@@ -41,12 +41,15 @@ describe("POST /v1/admission/statefulsets", () => {
     expect(calls).toEqual([]);
   });
 
-  it("a set not opted in: allowed, no patch; opted in by the namespace entry (?scope=namespace): patched", async () => {
+  it("a set not opted in: allowed, no patch; opted in by the namespace entry (…/by-namespace, or ?scope=namespace): patched", async () => {
     const out = review((r) => delete r.request.object.metadata.labels[ADMISSION_LABEL]);
     const plain: any = await (await post(out)).json();
     expect(plain.response).toEqual({ uid: out.request.uid, allowed: true });
     const ns: any = await (await post(out, undefined, "?scope=namespace&timeout=5s")).json();
     expect(ns.response.patchType).toBe("JSONPatch");
+    const byPath = await app.request("/v1/admission/statefulsets/by-namespace?timeout=5s", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(out) });
+    expect(((await byPath.json()) as any).response.patchType).toBe("JSONPatch");
+    expect((await app.request("/v1/admission/statefulsets/other", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(out) })).status).toBe(404);
   });
 
   it("invalid templates: allowed false with claimstep's reason (the API server shows it), status 422", async () => {
