@@ -292,3 +292,16 @@ describe("the audit log", () => {
     expect(e2e.agent!.errors).toEqual([]);
   });
 });
+
+describe("after the audit check", () => {
+  it("releases and deletes the volume of a claim someone deleted (reclaim policy Delete)", async ({ skip }) => {
+    if (!e2e.agent) skip("needs the fake driver");
+    const c = await getClaim("big");
+    const pvName = c.spec.volumeName;
+    ok(await e2e.api.delete("persistentvolumeclaims", "big"), "delete claim big");
+    await waitFor(async () => (await e2e.admin.get("persistentvolumes", null, pvName)).status === 404, { timeoutMs: 30_000, what: `pv ${pvName} deleted` });
+    expect(e2e.agent!.counts.volumesReleased).toBeGreaterThanOrEqual(1);
+    expect(e2e.agent!.counts.volumesDeleted).toBeGreaterThanOrEqual(1);
+    expect(e2e.agent!.errors).toEqual([]);
+  });
+});

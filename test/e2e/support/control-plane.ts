@@ -154,9 +154,9 @@ async function stopProcess(p: Proc, graceMs = 5000) {
 function startWatchdog(dir: string, keep: boolean): ChildProcess {
   const script = [
     `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done`,
-    `for g in $(cat "${dir}/pgids" 2>/dev/null); do kill -TERM -- -$g 2>/dev/null; done`,
+    `for g in $(cat "${dir}/pgids" 2>/dev/null); do kill -s TERM -- -$g 2>/dev/null; done`,
     "sleep 2",
-    `for g in $(cat "${dir}/pgids" 2>/dev/null); do kill -KILL -- -$g 2>/dev/null; done`,
+    `for g in $(cat "${dir}/pgids" 2>/dev/null); do kill -s KILL -- -$g 2>/dev/null; done`,
     keep ? "true" : `rm -rf "${dir}"`,
   ].join("\n");
   const w = spawn("sh", ["-c", script], { detached: true, stdio: "ignore" });

@@ -23,6 +23,10 @@ export interface UseControlPlaneOptions {
   agent?: Omit<NodeAgentOptions, "namespaces">;
   /** Namespace labels. */
   labels?: Record<string, string>;
+  /** After the file: "background" (default) deletes the namespace and stops the agent at once (the
+   * namespace controller alone takes 10–20 s; the cluster goes away at the end of the run anyway);
+   * "wait" keeps the agent running until the namespace and its volumes are gone (≤ 60 s). */
+  cleanup?: "background" | "wait";
 }
 
 export interface E2E {
@@ -84,12 +88,17 @@ export function useControlPlane(opts: UseControlPlaneOptions = {}): E2E {
     if (!info || !namespace || !adminRest) return;
     const r = adminRest;
     const ns = namespace;
+    const t0 = Date.now();
     await r.delete("namespaces", null, ns);
     // The namespace controller deletes the pods (the agent finishes them), the claims (once no pod
     // uses them) and then the namespace; the agent releases and deletes the claims' volumes.
+    if (agent && opts.cleanup !== "wait") {
+      await agent.stop();
+      return;
+    }
     if (agent) {
       try {
-        await waitFor(async () => (await r.get("namespaces", null, ns)).status === 404, { timeoutMs: 30_000, intervalMs: 500, what: `namespace ${ns} deleted` });
+        await waitFor(async () => (await r.get("namespaces", null, ns)).status === 404, { timeoutMs: 45_000, intervalMs: 500, what: `namespace ${ns} deleted` });
         await waitFor(async () => ((await r.list("persistentvolumes", null, { labelSelector: `${NAMESPACE_LABEL}=${ns}` })).body.items ?? []).length === 0, {
           timeoutMs: 10_000,
           intervalMs: 500,
@@ -100,9 +109,10 @@ export function useControlPlane(opts: UseControlPlaneOptions = {}): E2E {
         console.warn(`claimstep e2e: ${e instanceof Error ? e.message : String(e)}`);
       } finally {
         await agent.stop();
+        if (process.env.CLAIMSTEP_E2E_VERBOSE === "1") console.log(`claimstep e2e: namespace ${ns} and its volumes gone in ${Date.now() - t0} ms`);
       }
     }
-  }, 60_000);
+  }, 90_000);
 
   return {
     get info() {
