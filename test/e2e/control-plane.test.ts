@@ -37,6 +37,7 @@ const statefulSet = (name: string, replicas: number, storageClassName: string): 
   spec: {
     replicas,
     serviceName: name,
+    updateStrategy: { type: "RollingUpdate", rollingUpdate: { partition: 0, maxUnavailable: 1 } },
     selector: { matchLabels: { app: name } },
     template: {
       metadata: { labels: { app: name } },
@@ -144,6 +145,8 @@ describe("the node agent with the real StatefulSet controller", () => {
       return s.status?.readyReplicas === 2 && s.status?.availableReplicas === 2 ? s : undefined;
     }, { timeoutMs: 60_000, what: "StatefulSet web 2/2 ready" });
     expect(sts.status.currentRevision).toBe(sts.status.updateRevision);
+    // MaxUnavailableStatefulSet (alpha in 1.34) is on: the server keeps the field.
+    if (e2e.info.featureGates.includes("MaxUnavailableStatefulSet=true")) expect(sts.spec.updateStrategy.rollingUpdate.maxUnavailable).toBe(1);
     const pods = ok(await e2e.api.list("pods", { labelSelector: "app=web" })).items;
     expect(pods.map((p) => p.metadata.name).sort()).toEqual(["web-0", "web-1"]);
     for (const p of pods) {
