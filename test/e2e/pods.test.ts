@@ -231,7 +231,8 @@ describe("6 restart-pods with a driver that grows the file system only at mount"
       expect(scenarioAudit(e2e, { expectedErrors: (e) => lostRaceAfterEviction(e2e, e) })).toEqual([]);
       const budget = checkBudget(claimstepRequests(e2e, run.startedAt, run.endedAt), stepsOf(run));
       expect(budget.problems, JSON.stringify(budget, null, 1)).toEqual([]);
-      return `${budget.steps} steps, 2 evictions`;
+      const record = JSON.parse(ok(await e2e.api.get("statefulsets", "web"), "get set").metadata.annotations?.["claimstep.io/last-eviction"] ?? "{}");
+      return `${budget.steps} steps, 2 evictions (last-eviction left ${record.result ?? "absent"})`;
     });
   }, 240_000);
 

@@ -17,7 +17,6 @@ import {
   describeAudit,
   describeRun,
   lastStep,
-  ordinalOf,
   scenarioAudit,
   scoped,
   serve,
@@ -132,9 +131,10 @@ describe("2 VolumeAttributesClass silver → gold (set through the CLI, stepped 
       try {
         const deadline = Date.now() + 120_000;
         for (;;) {
+          const at = new Date().toISOString();
           const r = await server.step("web");
           expect(r.status, JSON.stringify(r.body)).toBe(200);
-          steps.push(r.body);
+          steps.push({ ...r.body, at, step: steps.length + 1 });
           last = r.body;
           if (last.decision?.phase === "Complete" || last.decision?.phase === "Blocked") break;
           if (Date.now() > deadline) throw new Error(`not Complete within 120 s: ${JSON.stringify(last.decision)}`);
