@@ -3,14 +3,15 @@
 // StatefulSet the admin creates, the uids of its pods and claims, the audit checks every scenario
 // ends with, and a forwarding proxy that kills the CLI right after a chosen request has landed.
 import { spawn, type ChildProcess } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
+import { parseAllDocuments, stringify } from "yaml";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { Agent, request as httpsRequest } from "node:https";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { expect } from "vitest";
 import { auditEvents, checkAudit, describeAudit, waitFor, type AuditEntry, type E2E, type KubeObject } from "./index.js";
-import { kubeconfigYaml } from "./control-plane.js";
+import { applyManifest, kubeconfigYaml } from "./control-plane.js";
 
 export const ROOT = new URL("../../..", import.meta.url).pathname;
 
@@ -316,3 +317,33 @@ export async function startKillingProxy(e2e: E2E, dir: string): Promise<KillingP
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+// ---------------------------------------------------------------------------------------------
+// the relay's own identity (deploy/kubernetes/relay.yaml: ServiceAccount claimstep/claimstep-relay,
+// list and watch only), which the harness does not install
+
+export const RELAY_USER = "system:serviceaccount:claimstep:claimstep-relay";
+
+/** Applies relay.yaml's ServiceAccount, ClusterRole and ClusterRoleBinding verbatim (not its
+ * Deployment), mints a token for the ServiceAccount and writes a kubeconfig with it. */
+export async function relayKubeconfig(e2e: E2E, dir: string): Promise<string> {
+  const text = readFileSync(join(ROOT, "deploy/kubernetes/relay.yaml"), "utf8");
+  const docs = parseAllDocuments(text)
+    .map((d) => d.toJS() as KubeObject | null)
+    .filter((o): o is KubeObject => !!o && o.kind !== "Deployment");
+  await applyManifest(e2e.admin, docs.map((d) => stringify(d)).join("---\n"), "deploy/kubernetes/relay.yaml");
+  const token = await waitFor(
+    async () => {
+      const r = await e2e.admin.sub("token").create<{ status: { token: string } }>("serviceaccounts", "claimstep", "claimstep-relay", {
+        apiVersion: "authentication.k8s.io/v1",
+        kind: "TokenRequest",
+        spec: { expirationSeconds: 3600 },
+      });
+      return r.status === 201 ? r.body.status.token : undefined;
+    },
+    { timeoutMs: 15_000, what: "a token for ServiceAccount claimstep/claimstep-relay" },
+  );
+  const path = join(dir, "relay.kubeconfig");
+  writeFileSync(path, kubeconfigYaml(e2e.info.server, e2e.info.caPem, { token }), { mode: 0o600 });
+  return path;
+}
