@@ -6,6 +6,7 @@ import type { B3Result } from "./b3-rollout.js";
 import type { B4Result } from "./b4-worker.js";
 import type { B5Result } from "./b5-memory.js";
 import type { B6Result } from "./b6-cold-start.js";
+import type { B8Result } from "./b8-admission.js";
 import type { ProfileSummary } from "./cpuprofile.js";
 import { formatMs, formatRatio, markdownTable } from "./harness.js";
 import type { Machine } from "./machine.js";
@@ -25,6 +26,8 @@ export interface Results {
   b5: B5Result[];
   /** CLI cold start (absent from runs before it was measured). */
   b6?: B6Result;
+  /** The admission webhook (absent from runs before it was measured). */
+  b8?: B8Result;
   verdicts: Verdict[];
   /** Benchmarks run again alone since (`npm run bench -- --only b3`), their figures replacing the run's. */
   reruns?: { benchmark: string; at: string; durationSeconds: number; loadAverage: { atStart: number; atEnd: number } }[];
@@ -168,6 +171,19 @@ export function report(r: Results): string {
         ["command", "median", "p90", "min", "median / node -e 0"],
         [r.b6.floor, ...r.b6.cases].map((c) => [`\`${c.label}\``, formatMs(c.wall.median), formatMs(c.wall.p90), formatMs(c.wall.min), c === r.b6!.floor ? "1 (floor)" : `**${c.ratio.toFixed(1)}**`]),
       ),
+      "",
+    );
+  }
+
+  if (r.b8) {
+    out.push(`## B8 admission webhook (one review handled as the route does, side by side with JSON.parse of the same review)`, "");
+    out.push(
+      markdownTable(
+        ["review", "bytes", "handled (median)", "JSON.parse (median)", "handled / JSON.parse"],
+        r.b8.cases.map((c) => [c.label, String(c.bytes), formatMs(c.handle.wall.median), formatMs(c.parse.wall.median), `**${c.ratio.toFixed(1)}**`]),
+      ),
+      "",
+      `Through the Hono route on Node, ${r.b8.route.reviews.toLocaleString("en")} reviews one after another: p50 ${formatMs(r.b8.route.p50Ms)}, **p99 ${formatMs(r.b8.route.p99Ms)}**, max ${formatMs(r.b8.route.maxMs)} (the API server waits up to ${r.b8.route.timeoutSeconds} s).`,
       "",
     );
   }

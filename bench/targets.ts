@@ -1,5 +1,6 @@
 // The targets of issue 7, judged from a run's figures: one verdict per target, with the figure
 // that decides it.
+import type { B8Result } from "./b8-admission.js";
 import type { B1Result } from "./b1-planner.js";
 import type { B2Result } from "./b2-requests.js";
 import type { B3Result } from "./b3-rollout.js";
@@ -105,4 +106,19 @@ export function judgeB4(b4: B4Result): Verdict[] {
     figure: `${c.replay.medianMs.toFixed(1)} ms median (p90 ${c.replay.p90Ms.toFixed(1)}) replayed; ${c.msw.medianMs.toFixed(1)} ms with msw in-process`,
     met: c.replay.medianMs < b4.target.cpuMs,
   }));
+}
+
+/** B8: the webhook's p99 far below the API server's timeout (the shipped 5 s): under 50 ms, 1/100 of it. */
+export const B8_P99_TARGET_MS = 50;
+
+export function judgeB8(b8: B8Result): Verdict[] {
+  const worst = b8.cases.reduce((a, c) => (c.ratio > a.ratio ? c : a));
+  return [
+    {
+      id: `B8 admission review p99 over ${b8.route.reviews.toLocaleString("en")} reviews (Hono route, Node)`,
+      target: `< ${B8_P99_TARGET_MS} ms (timeout ${b8.route.timeoutSeconds} s)`,
+      figure: `p99 ${b8.route.p99Ms.toFixed(3)} ms, p50 ${b8.route.p50Ms.toFixed(3)} ms, max ${b8.route.maxMs.toFixed(1)} ms; handled / JSON.parse ${b8.cases.map((c) => c.ratio.toFixed(1)).join(" / ")} (worst: ${worst.label})`,
+      met: b8.route.p99Ms < B8_P99_TARGET_MS,
+    },
+  ];
 }

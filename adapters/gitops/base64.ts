@@ -1,9 +1,31 @@
 // UTF-8 ⇄ base64 with the Web APIs both Workers and Node have (no Buffer).
+const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+// A table walk rather than btoa over a binary string: Node's btoa is several times slower, and
+// the admission webhook encodes a patch on every review (B8).
 export function encodeBase64(text: string): string {
   const bytes = new TextEncoder().encode(text);
-  let binary = "";
-  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  return btoa(binary);
+  const out: string[] = [];
+  let chunk = "";
+  let i = 0;
+  for (; i + 2 < bytes.length; i += 3) {
+    const n = (bytes[i]! << 16) | (bytes[i + 1]! << 8) | bytes[i + 2]!;
+    chunk += ALPHABET[n >>> 18]! + ALPHABET[(n >>> 12) & 63]! + ALPHABET[(n >>> 6) & 63]! + ALPHABET[n & 63]!;
+    if (chunk.length >= 8192) {
+      out.push(chunk);
+      chunk = "";
+    }
+  }
+  const rest = bytes.length - i;
+  if (rest === 1) {
+    const n = bytes[i]! << 16;
+    chunk += `${ALPHABET[n >>> 18]!}${ALPHABET[(n >>> 12) & 63]!}==`;
+  } else if (rest === 2) {
+    const n = (bytes[i]! << 16) | (bytes[i + 1]! << 8);
+    chunk += `${ALPHABET[n >>> 18]!}${ALPHABET[(n >>> 12) & 63]!}${ALPHABET[(n >>> 6) & 63]!}=`;
+  }
+  out.push(chunk);
+  return out.join("");
 }
 
 export function decodeBase64(b64: string): string {
