@@ -4,7 +4,7 @@
 // requested ones into claimstep.io/volume-claim-templates, for the planner to roll out. Pure: an
 // AdmissionReview in, the response's parts out (the shell encodes the patch).
 import * as z from "./zod.js";
-import { cleanTemplate as normalizedTemplate, desiredChange, stableJSON as stable } from "./desired.js";
+import { cleanTemplate as normalizedTemplate, desiredChange } from "./desired.js";
 import type { ClaimTemplate } from "./k8s.js";
 import { ClaimTemplate as ClaimTemplateSchema } from "./k8s.js";
 import { compareQuantity } from "./quantity.js";
@@ -69,6 +69,17 @@ export function parseReview(body: unknown): z.infer<typeof Review>["request"] {
   return parsed.data.request;
 }
 
+/** JSON values equal whatever their keys' order (cheaper than comparing sorted serialisations). */
+export function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((x, i) => sameJson(x, b[i]));
+  if (Array.isArray(b)) return false;
+  const ka = Object.keys(a);
+  if (ka.length !== Object.keys(b).length) return false;
+  return ka.every((k) => Object.hasOwn(b, k) && sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+}
+
 /** RFC 6901: `~` → `~0`, `/` → `~1`. */
 export const pointerToken = (s: string): string => s.replace(/~/g, "~0").replace(/\//g, "~1");
 
@@ -98,7 +109,7 @@ export function admitStatefulSetUpdate(body: unknown, opts: AdmissionOptions = {
   const parsedNew = z.array(ClaimTemplateSchema).safeParse(rawNew);
   const parsedOld = z.array(ClaimTemplateSchema).safeParse(rawOld);
   if (!parsedOld.success) return pass("NotAStatefulSetUpdate", [`claimstep: the stored claim templates of ${name} are not readable; claimstep changed nothing`]);
-  if (parsedNew.success && stable(parsedNew.data.map(normalizedTemplate)) === stable(parsedOld.data.map(normalizedTemplate))) return pass("TemplatesUnchanged");
+  if (parsedNew.success && sameJson(parsedNew.data.map(normalizedTemplate), parsedOld.data.map(normalizedTemplate))) return pass("TemplatesUnchanged");
 
   const strategy = set.metadata.annotations?.[Keys.strategy];
   const optedIn =
@@ -130,9 +141,44 @@ export function admitStatefulSetUpdate(body: unknown, opts: AdmissionOptions = {
   // Templates moved here are re-created into spec once complete, so that Git and the set agree, unless the set says otherwise.
   if (set.metadata.annotations?.[Keys.finalize] === undefined) annotations[Keys.finalize] = "Recreate";
   const patch: JsonPatchOp[] = [{ op: "replace", path: "/spec/volumeClaimTemplates", value: rawOld }];
+  const warnings = changeWarnings(name, request.name ?? set.metadata.name ?? "", stored, change.templates);
+  // ClaimsFirst with a pod template change in the same request (docs/pods.md P5): the StatefulSet
+  // controller would replace the pods as soon as this update is stored, before any claim grows;
+  // hold them here, as `claimstep set --hold-pods` does, and the planner lowers the partition one
+  // ordinal at a time once its claims are ready, then restores the user's (found on the real
+  // server, test/e2e/admission.test.ts: without it every pod ran the new image on the old disk).
+  const hold = claimsFirstHold(set, old);
+  if (hold) {
+    patch.push(hold.op);
+    if (hold.userPartition !== undefined) annotations[Keys.userPartition] = String(hold.userPartition);
+    warnings.push(`claimstep holds the pods of ${name} (partition ${hold.partition}) and replaces each once its claims are ready (${Keys.podCoordination}: ClaimsFirst)`);
+  }
   if (!set.metadata.annotations) patch.push({ op: "add", path: "/metadata/annotations", value: annotations });
   else for (const [key, value] of Object.entries(annotations)) patch.push({ op: "add", path: `/metadata/annotations/${pointerToken(key)}`, value });
-  return { kind: "patch", uid, patch, warnings: changeWarnings(name, request.name ?? set.metadata.name ?? "", stored, change.templates) };
+  return { kind: "patch", uid, patch, warnings };
+}
+
+type SetLike = z.infer<typeof SetShape>;
+const rollingUpdateOf = (s: SetLike) => (s.spec as { updateStrategy?: { type?: string; rollingUpdate?: { partition?: number } } }).updateStrategy;
+
+/** The partition hold of a ClaimsFirst set whose pod template changes in the same request (RollingUpdate only), or undefined. */
+function claimsFirstHold(set: SetLike, old: SetLike): { op: JsonPatchOp; partition: number; userPartition?: number } | undefined {
+  if (set.metadata.annotations?.[Keys.podCoordination] !== "ClaimsFirst") return undefined;
+  const strategy = rollingUpdateOf(set);
+  if (strategy?.type !== undefined && strategy.type !== "RollingUpdate") return undefined;
+  const template = (s: SetLike) => (s.spec as { template?: unknown }).template ?? null;
+  if (sameJson(template(set), template(old))) return undefined;
+  const requested = typeof strategy?.rollingUpdate?.partition === "number" ? strategy.rollingUpdate.partition : 0;
+  const replicas = typeof (set.spec as { replicas?: unknown }).replicas === "number" ? ((set.spec as { replicas: number }).replicas) : 1;
+  const partition = Math.max(replicas, requested);
+  if (partition === requested) return undefined;
+  const recorded = set.metadata.annotations?.[Keys.userPartition];
+  const op: JsonPatchOp = !strategy
+    ? { op: "add", path: "/spec/updateStrategy", value: { type: "RollingUpdate", rollingUpdate: { partition } } }
+    : !strategy.rollingUpdate
+      ? { op: "add", path: "/spec/updateStrategy/rollingUpdate", value: { partition } }
+      : { op: "add", path: "/spec/updateStrategy/rollingUpdate/partition", value: partition };
+  return { op, partition, ...(recorded === undefined ? { userPartition: requested } : {}) };
 }
 
 /** What claimstep will do, one short warning per template that changes (kubectl prints each). */
@@ -155,7 +201,7 @@ function changeWarnings(name: string, setName: string, stored: readonly ClaimTem
     if ((s.spec.volumeAttributesClassName ?? "") !== (d.spec.volumeAttributesClassName ?? "")) {
       out.push(`claimstep will move ${claims} to VolumeAttributesClass ${d.spec.volumeAttributesClassName ?? "(none)"} one ordinal at a time; see \`claimstep status ${setName}\``);
     }
-    if (stable(s.metadata.labels ?? {}) !== stable(d.metadata.labels ?? {})) out.push(`claimstep will relabel ${claims} one ordinal at a time`);
+    if (!sameJson(s.metadata.labels ?? {}, d.metadata.labels ?? {})) out.push(`claimstep will relabel ${claims} one ordinal at a time`);
   }
   if (!out.length) out.push(`claimstep recorded the claim templates of ${name} in ${Keys.templates}; see \`claimstep status ${setName}\``);
   return out;

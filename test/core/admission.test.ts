@@ -70,6 +70,37 @@ describe("admitStatefulSetUpdate", () => {
     expect(after.metadata.labels.team).toBe("db");
   });
 
+  it("ClaimsFirst with the pod template changed in the same request: the pods are held (partition = replicas, the user's recorded)", () => {
+    const r = review(FIXTURES[1], (o) => {
+      o.spec.replicas = 3;
+      o.spec.template.spec.containers[0].image = "nginx:1.27";
+      o.metadata.annotations = { ...o.metadata.annotations, [Keys.podCoordination]: "ClaimsFirst" };
+    });
+    const v = patched(admitStatefulSetUpdate(r));
+    const after = applyPatch(r.request.object, v.patch);
+    expect(after.spec.updateStrategy).toEqual({ ...r.request.object.spec.updateStrategy, rollingUpdate: { ...r.request.object.spec.updateStrategy.rollingUpdate, partition: 3 } });
+    expect(after.metadata.annotations[Keys.userPartition]).toBe(String(r.request.object.spec.updateStrategy.rollingUpdate.partition ?? 0));
+    expect(after.spec.template.spec.containers[0].image).toBe("nginx:1.27");
+    expect(v.warnings.at(-1)).toMatch(/claimstep holds the pods of .* \(partition \d+\) and replaces each once its claims are ready/);
+    // A recorded partition is kept (claimstep already holds); no pod template change, or no ClaimsFirst: no hold.
+    const again = review(FIXTURES[1], (o) => {
+      o.spec.replicas = 3;
+      o.spec.template.spec.containers[0].image = "nginx:1.27";
+      o.metadata.annotations = { ...o.metadata.annotations, [Keys.podCoordination]: "ClaimsFirst", [Keys.userPartition]: "1" };
+    });
+    expect(applyPatch(again.request.object, patched(admitStatefulSetUpdate(again)).patch).metadata.annotations[Keys.userPartition]).toBe("1");
+    const noImage = review(FIXTURES[1], (o) => {
+      o.spec.replicas = 3;
+      o.metadata.annotations = { ...o.metadata.annotations, [Keys.podCoordination]: "ClaimsFirst" };
+    });
+    expect(patched(admitStatefulSetUpdate(noImage)).patch.some((op) => op.path.startsWith("/spec/updateStrategy"))).toBe(false);
+    const noCoordination = review(FIXTURES[1], (o) => {
+      o.spec.replicas = 3;
+      o.spec.template.spec.containers[0].image = "nginx:1.27";
+    });
+    expect(patched(admitStatefulSetUpdate(noCoordination)).patch.some((op) => op.path.startsWith("/spec/updateStrategy"))).toBe(false);
+  });
+
   it("an unchanged template passes with no patch, whatever else changes", () => {
     const r = review(FIXTURES[1], (o, old) => {
       o.spec.volumeClaimTemplates = structuredClone(old.spec.volumeClaimTemplates);
