@@ -7,6 +7,7 @@
 import { afterAll, describe, expect, inject, it } from "vitest";
 import {
   Summary,
+  budgetNote,
   checkBudget,
   claimWrites,
   claims,
@@ -168,7 +169,7 @@ describe("5 ClaimsFirst: --hold-pods, then a pod template change", () => {
       expect(scenarioAudit(e2e, { allowPodDeletes: controllerReplacing })).toEqual([]);
       const budget = checkBudget(claimstepRequests(e2e, run.startedAt, run.endedAt), stepsOf(run));
       expect(budget.problems, JSON.stringify(budget, null, 1)).toEqual([]);
-      return `${budget.steps} steps, partition ${monitor.partitions.join("→")}`;
+      return `${budgetNote(budget)}; partition ${monitor.partitions.join("→")}`;
     });
   }, 240_000);
 });
@@ -232,7 +233,7 @@ describe("6 restart-pods with a driver that grows the file system only at mount"
       const budget = checkBudget(claimstepRequests(e2e, run.startedAt, run.endedAt), stepsOf(run));
       expect(budget.problems, JSON.stringify(budget, null, 1)).toEqual([]);
       const record = JSON.parse(ok(await e2e.api.get("statefulsets", "web"), "get set").metadata.annotations?.["claimstep.io/last-eviction"] ?? "{}");
-      return `${budget.steps} steps, 2 evictions (last-eviction left ${record.result ?? "absent"})`;
+      return `${budgetNote(budget)}; 2 evictions (last-eviction left ${record.result ?? "absent"})`;
     });
   }, 240_000);
 
@@ -295,7 +296,7 @@ describe("7 a PodDisruptionBudget that refuses, then allows", () => {
       expect(scenarioAudit(e2e, { expectedErrors: budgetRefusal })).toEqual([]);
       const budget = checkBudget(claimstepRequests(e2e, run.startedAt, run.endedAt), stepsOf(run));
       expect(budget.problems, JSON.stringify(budget, null, 1)).toEqual([]);
-      return `${budget.steps} steps, refused 429 then evicted after ${(charge / 1000).toFixed(0)} s`;
+      return `${budgetNote(budget)}; refused 429, evicted ${(charge / 1000).toFixed(0)} s later`;
     });
   }, 330_000);
 });

@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { inject } from "vitest";
 import {
   Summary,
+  budgetNote,
   checkBudget,
   claimWrites,
   claims,
@@ -105,7 +106,7 @@ describe("1 grow: 1Gi → 2Gi, highest ordinal first, within maxUnavailable", ()
       expect(scenarioAudit(e2e)).toEqual([]);
       const budget = checkBudget(claimstepRequests(e2e, run.startedAt, run.endedAt), stepsOf(run));
       expect(budget.problems, JSON.stringify(budget, null, 1)).toEqual([]);
-      return `${budget.steps} steps, ${budget.reads} reads, ${budget.writes} writes, ${budget.eventWrites}+${budget.eventReads} event requests for ${budget.events} events`;
+      return budgetNote(budget);
     });
   }, 240_000);
 });
@@ -160,7 +161,7 @@ describe("2 VolumeAttributesClass silver → gold (set through the CLI, stepped 
       expect(scenarioAudit(e2e)).toEqual([]);
       const budget = checkBudget(claimstepRequests(e2e, server.startedAt, until), steps);
       expect(budget.problems, JSON.stringify(budget, null, 1)).toEqual([]);
-      return `${budget.steps} POST /v1/steps, ${budget.reads} reads, ${budget.writes} writes`;
+      return `POST /v1/steps: ${budgetNote(budget)}`;
     });
   }, 240_000);
 });
@@ -190,7 +191,7 @@ describe("3 blocked class: allowVolumeExpansion false", () => {
       expect(scenarioAudit(e2e)).toEqual([]);
       const budget = checkBudget(claimstepRequests(e2e, run.startedAt, run.endedAt), stepsOf(run));
       expect(budget.problems, JSON.stringify(budget, null, 1)).toEqual([]);
-      return `${budget.steps} step(s), 0 claim writes`;
+      return `${budgetNote(budget)}; 0 claim writes`;
     });
   }, 120_000);
 });
@@ -224,7 +225,7 @@ describe("4 quota: requests.storage too small for the rollout", () => {
       expect(scenarioAudit(e2e, { expectedErrors: quotaRefusal })).toEqual([]);
       const budget = checkBudget(claimstepRequests(e2e, run.startedAt, run.endedAt), stepsOf(run));
       expect(budget.problems, JSON.stringify(budget, null, 1)).toEqual([]);
-      return `${budget.steps} steps; data-web-1's patch refused 403`;
+      return `${budgetNote(budget)}; data-web-1's patch refused 403`;
     });
   }, 180_000);
 });

@@ -291,6 +291,9 @@ export interface Budget {
   problems: string[];
 }
 
+/** For the summary: the steps and the most one step read and wrote. */
+export const budgetNote = (b: Budget): string => `${b.steps} steps, at most ${b.maxPerStep.reads} reads + ${b.maxPerStep.writes} writes + ${b.maxPerStep.eventRequests} event requests per step`;
+
 const key = (e: AuditEntry) => `${e.verb} ${e.resource}${e.subresource ? `/${e.subresource}` : ""}${e.code >= 400 ? ` → ${e.code}` : ""}`;
 
 /**
