@@ -230,6 +230,7 @@ export async function startNodeAgent(cp: Pick<ClusterInfo, "server" | "caPem" | 
     log(line);
   };
   const fail = (line: string) => {
+    if (errors.length >= 500) return; // a persistent failure retried every second says enough by then
     errors.push(`${new Date().toISOString()} ${line}`);
     log(`ERROR ${line}`);
   };

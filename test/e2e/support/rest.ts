@@ -34,7 +34,8 @@ export interface ObjectMeta {
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
   finalizers?: string[];
-  ownerReferences?: { apiVersion: string; kind: string; name: string; uid: string; controller?: boolean }[];
+  ownerReferences?: { apiVersion: string; kind: string; name: string; uid: string; controller?: boolean; blockOwnerDeletion?: boolean }[];
+  managedFields?: { manager?: string; operation?: string; apiVersion?: string; time?: string; fieldsType?: string; subresource?: string; fieldsV1?: unknown }[];
   [k: string]: unknown;
 }
 
