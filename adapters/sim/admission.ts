@@ -51,6 +51,7 @@ export function validateClaimUpdate(old: PersistentVolumeClaim, next: Persistent
     }
   }
   if (JSON.stringify(canonical(oldClone)) !== JSON.stringify(canonical(newClone))) {
+    // v1.24 prints go-cmp's report on a line of its own; v1.34 the unified diff right after the text.
     errors.push({ type: "Forbidden", field: "spec", detail: `${IMMUTABLE_TEXT[profile]}\n${specDiff(oldClone, newClone, profile)}` });
   }
   if (bytesOf(storage) < bytesOf(storageOf(old))) {

@@ -24,7 +24,7 @@ import {
 import type { FaultInjector } from "./faults.js";
 import { encodeLabelSelector, matchesLabels, parseLabelSelector } from "../kube/label-selector.js";
 import type { SpecProfile } from "./spec-diff.js";
-import { RESOURCES, type Json, type Resource, type Store } from "./store.js";
+import { GENERATION, RESOURCES, type Json, type Resource, type Store } from "./store.js";
 import { defaultRetentionPolicy, defaultStatefulSet } from "./defaults.js";
 import { budgetsOf, isPodReady, setDisruptionAllowedCondition } from "./controllers/disruption.js";
 import type { VirtualClock } from "./clock.js";
@@ -82,6 +82,12 @@ const resourceNotServed = (r: Resource, request: string) =>
 export const EVENT_NOTE_LIMIT = 1024;
 
 export const PVC_PROTECTION = "kubernetes.io/pvc-protection";
+
+/** The refusal of a StatefulSet spec edit: v1.34 (sts-vct-update-1.34.txt) also names ordinals and revisionHistoryLimit. */
+const STS_FORBIDDEN: Record<SpecProfile, string> = {
+  "v1.24": "updates to statefulset spec for fields other than 'replicas', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
+  vac: "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
+};
 
 const STS_MUTABLE = new Set(["replicas", "template", "updateStrategy", "persistentVolumeClaimRetentionPolicy", "minReadySeconds", "ordinals", "revisionHistoryLimit"]);
 
@@ -169,7 +175,7 @@ export class SimApi {
         obj = structuredClone(obj);
         delete obj.status;
         if (r === "statefulsets") {
-          defaultStatefulSet(obj);
+          defaultStatefulSet(obj, { maxUnavailable: this.ctx.profile === "vac" });
           defaultRetentionPolicy(obj);
           obj.status = { replicas: 0, availableReplicas: 0 };
         }
@@ -295,7 +301,7 @@ export class SimApi {
   }
 
   /** `PATCH` with `application/merge-patch+json`; `metadata.resourceVersion` in the patch is a precondition. */
-  async mergePatch(r: Resource, namespace: string | undefined, name: string, patch: Json, opts: { fieldManager: string; dryRun?: boolean }): Promise<Json> {
+  async mergePatch(r: Resource, namespace: string | undefined, name: string, patch: Json, opts: { fieldManager: string }): Promise<Json> {
     const entry = { actor: opts.fieldManager, verb: "patch" as const, resource: r, ...(namespace ? { namespace } : {}), name, body: structuredClone(patch) };
     return this.request(`PATCH ${r} ${namespace ?? ""}/${name}`, true, () => {
       if (!this.served(r)) throw resourceNotServed(r, "PATCH");
@@ -310,7 +316,7 @@ export class SimApi {
         if (live!.status === undefined) delete next.status;
         else next.status = structuredClone(live!.status);
       }
-      if (r === "statefulsets") defaultStatefulSet(next);
+      if (r === "statefulsets") defaultStatefulSet(next, { maxUnavailable: this.ctx.profile === "vac" });
       if (r === "poddisruptionbudgets") this.validateBudget(next, opts.fieldManager);
       if (r === "statefulsets") this.checkSetUpdate(live!, next, entry);
       if (r === "events") this.checkEventUpdate(live!, next, entry);
@@ -318,8 +324,6 @@ export class SimApi {
       if (JSON.stringify(next) === JSON.stringify({ ...live, metadata: { ...meta(live!), resourceVersion: undefined } })) {
         return this.view(r, live!);
       }
-      // `?dryRun=All`: validated and answered as it would be stored, nothing written.
-      if (opts.dryRun) return { apiVersion: RESOURCES[r].apiVersion, kind: RESOURCES[r].kind, ...structuredClone(next), metadata: { ...(next.metadata as Json), resourceVersion: meta(live!).resourceVersion } };
       const manager: ManagerRef = { manager: opts.fieldManager, operation: "Update", apiVersion: RESOURCES[r].apiVersion };
       const stored = this.store.replace(r, next, { manager }, opts.fieldManager, "patch", entry.body);
       return this.view(r, stored);
@@ -353,7 +357,7 @@ export class SimApi {
           {
             type: "Forbidden",
             field: "spec",
-            detail: "updates to statefulset spec for fields other than 'replicas', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
+            detail: STS_FORBIDDEN[this.ctx.profile],
           },
         ]),
         entry,
@@ -485,7 +489,9 @@ export class SimApi {
         m.deletionGracePeriodSeconds = 0;
         m.finalizers = finalizers;
         const owners = this.store.owners(r, namespace, name)!.clone();
-        const stored = this.store.replace(r, marked, { manager: { manager: opts.fieldManager, operation: "Update", apiVersion: "v1" }, owners }, opts.fieldManager, "delete");
+        // v1.34: setting deletionTimestamp raises a kept generation (the orphan delete answers it; v1.24's kept it: sts-delete-orphan-precond.txt).
+        const bumpGeneration = GENERATION.has(r) && this.ctx.profile === "vac";
+        const stored = this.store.replace(r, marked, { manager: { manager: opts.fieldManager, operation: "Update", apiVersion: "v1" }, owners, bumpGeneration }, opts.fieldManager, "delete");
         return { object: this.view(r, stored), gone: false };
       }
       const last = structuredClone(this.view(r, live!)) as Json;

@@ -38,10 +38,39 @@ export function defaultPodTemplate(template: Json): void {
   spec.schedulerName ??= "default-scheduler";
 }
 
-/** Default a StatefulSet's pod template in place, when it has one. */
-export function defaultStatefulSet(set: Json): void {
+/**
+ * Default a StatefulSet in place, as the API server decodes every create and update:
+ * SetDefaults_StatefulSet (podManagementPolicy OrderedReady; updateStrategy RollingUpdate with
+ * partition 0 and, with `maxUnavailable` (MaxUnavailableStatefulSet on, as the v1.34 server of
+ * the e2e suite runs; the v1.24 capture's re-created set had it off), maxUnavailable 1; replicas 1;
+ * revisionHistoryLimit 10), the pod template's defaults, and each claim template's as a
+ * PersistentVolumeClaim's (apiVersion and kind, volumeMode Filesystem, status.phase Pending), as
+ * statefulset-web.json and the v1.34 server (test/e2e/conformance.test.ts) show them.
+ */
+export function defaultStatefulSet(set: Json, opts: { maxUnavailable?: boolean } = {}): void {
   const spec = set.spec as Json | undefined;
-  if (isObject(spec) && isObject(spec.template)) defaultPodTemplate(spec.template);
+  if (!isObject(spec)) return;
+  if (isObject(spec.template)) defaultPodTemplate(spec.template);
+  spec.podManagementPolicy ??= "OrderedReady";
+  const strategy = (isObject(spec.updateStrategy) ? spec.updateStrategy : (spec.updateStrategy = {})) as Json;
+  if (!strategy.type) {
+    strategy.type = "RollingUpdate";
+    strategy.rollingUpdate ??= {};
+  }
+  if (strategy.type === "RollingUpdate" && isObject(strategy.rollingUpdate)) {
+    strategy.rollingUpdate.partition ??= 0;
+    if (opts.maxUnavailable) strategy.rollingUpdate.maxUnavailable ??= 1;
+  }
+  spec.replicas ??= 1;
+  spec.revisionHistoryLimit ??= 10;
+  for (const t of (spec.volumeClaimTemplates as Json[] | undefined) ?? []) {
+    if (!isObject(t)) continue;
+    t.apiVersion ??= "v1";
+    t.kind ??= "PersistentVolumeClaim";
+    if (isObject(t.spec)) t.spec.volumeMode ??= "Filesystem";
+    const status = (isObject(t.status) ? t.status : (t.status = {})) as Json;
+    status.phase ??= "Pending";
+  }
 }
 
 /**

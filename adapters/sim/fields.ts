@@ -16,13 +16,27 @@ const fromKey = (k: string): Path => JSON.parse(k) as Path;
 export const printPath = (p: Path): string => p.map((s) => `.${s}`).join("");
 
 /** Top-level parts of an object that field managers own (`data`, `binaryData`: a ConfigMap's). */
-const OWNED_ROOTS = { main: ["metadata", "spec", "data", "binaryData"], status: ["status"] } as const;
+const OWNED_ROOTS = {
+  main: ["metadata", "spec", "data", "binaryData", "action", "eventTime", "note", "reason", "regarding", "related", "reportingController", "reportingInstance", "series", "type"],
+  status: ["status"],
+} as const;
+/**
+ * Top-level fields that are leaves themselves: an events.k8s.io/v1 Event's scalars, and its
+ * object references, which are atomic (`f:regarding: {}`, as the v1.34 server shows them).
+ */
+/** Atomic structs (metav1.LabelSelector is `+structType=atomic`): owned whole, `f:selector: {}`. */
+const ATOMIC = new Set(["selector"]);
+const TOP_LEVEL_LEAVES = new Set(["action", "eventTime", "note", "reason", "regarding", "related", "reportingController", "reportingInstance", "type"]);
 const IDENTITY = new Set(["name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp", "managedFields", "generateName", "deletionTimestamp"]);
 
 /** Leaf paths an object (or an apply configuration) sets. */
 export function leaves(obj: Json, part: keyof typeof OWNED_ROOTS = "main"): Path[] {
   const out: Path[] = [];
   const walk = (v: unknown, path: string[]) => {
+    if ((path.length === 1 && TOP_LEVEL_LEAVES.has(path[0]!)) || (path.length > 1 && ATOMIC.has(path[path.length - 1]!) && isObject(v))) {
+      if (v !== null && v !== undefined) out.push(path);
+      return;
+    }
     if (isObject(v) && Object.keys(v).length > 0) {
       for (const [k, x] of Object.entries(v)) {
         if (path.length === 1 && path[0] === "metadata" && IDENTITY.has(k)) continue;
@@ -34,6 +48,27 @@ export function leaves(obj: Json, part: keyof typeof OWNED_ROOTS = "main"): Path
     }
   };
   for (const root of OWNED_ROOTS[part]) walk(obj[root], [root]);
+  return out;
+}
+
+/**
+ * Structs every object of the kind has (Go non-pointer fields: present, if empty, before any
+ * write): never "created" by an update, so never owned as a node.
+ */
+const ALWAYS_PRESENT = new Set(["metadata", "spec", "status", "template", "updateStrategy", "resources"]);
+
+/** Non-empty maps and optional structs present in `after` and absent in `before` (paths below a root). */
+function createdNodes(after: Json, before: Json | undefined, part: keyof typeof OWNED_ROOTS): Path[] {
+  const out: Path[] = [];
+  const walk = (v: unknown, path: string[]) => {
+    if (!isObject(v) || Object.keys(v).length === 0) return;
+    if (path.length === 1 && TOP_LEVEL_LEAVES.has(path[0]!)) return;
+    if (path.length > 1 && ATOMIC.has(path[path.length - 1]!)) return;
+    if (path.length === 2 && path[0] === "metadata" && IDENTITY.has(path[1]!)) return;
+    if (!ALWAYS_PRESENT.has(path[path.length - 1]!) && !isObject(before ? getPath(before, path) : undefined)) out.push(path);
+    for (const [k, x] of Object.entries(v)) walk(x, [...path, k]);
+  };
+  for (const root of OWNED_ROOTS[part]) walk(after[root], [root]);
   return out;
 }
 
@@ -121,6 +156,8 @@ export class FieldOwners {
     const part = ref.subresource === "status" ? "status" : "main";
     const keys = new Set<string>();
     for (const p of leaves(after, part)) if (!before || !same(getPath(before, p), getPath(after, p))) keys.add(pathKey(p));
+    // A map or optional struct the update brought into being is the writer's too (FieldsV1 `".": {}`).
+    for (const p of createdNodes(after, before, part)) keys.add(pathKey(p));
     const removed = before ? leaves(before, part).filter((p) => getPath(after, p) === undefined).map(pathKey) : [];
     if (keys.size === 0 && removed.length === 0) return;
     for (const e of this.entries) for (const k of [...keys, ...removed]) e.fields.delete(k);
@@ -206,6 +243,7 @@ export class FieldOwners {
   render(apiVersion: string): Json[] {
     return this.entries.map((e) => {
       const fieldsV1: Json = {};
+      const members: Json[] = [];
       for (const key of [...e.fields].sort()) {
         let node = fieldsV1;
         for (const s of fromKey(key)) {
@@ -213,6 +251,14 @@ export class FieldOwners {
           if (!isObject(node[k])) node[k] = {};
           node = node[k] as Json;
         }
+        members.push(node);
+      }
+      // A node owned itself and with owned children: `".": {}` first.
+      for (const node of members) {
+        if (Object.keys(node).length === 0 || "." in node) continue;
+        const children = { ...node };
+        for (const k of Object.keys(node)) delete node[k];
+        Object.assign(node, { ".": {} }, children);
       }
       return {
         manager: e.manager,

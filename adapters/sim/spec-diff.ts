@@ -6,7 +6,11 @@
 import type { PersistentVolumeClaimSpec } from "../../core/k8s.js";
 import { formatBytes, toBytes } from "../../core/quantity.js";
 
-/** Which API server's struct to print: v1.24 (the fixtures) or one with VolumeAttributesClass (v1.29+). */
+/**
+ * Which API server's diff to print: v1.24 (the fixtures: go-cmp's report), or a current one with
+ * VolumeAttributesClass (v1.34: a unified diff of the spec as indented JSON, what
+ * test/e2e/conformance.test.ts finds the real server answering).
+ */
 export type SpecProfile = "v1.24" | "vac";
 
 type Spec = PersistentVolumeClaimSpec;
@@ -137,8 +141,117 @@ type Record1 = { kind: "equal"; field: Field; value: unknown } | { kind: "change
 
 const CONTEXT = 2;
 
-/** go-cmp's `cmp.Diff(old, new)` of two PVC specs, as embedded in the API server's message. */
+/** The diff of two PVC specs as the API server embeds it in its message. */
 export function specDiff(oldSpec: Spec, newSpec: Spec, profile: SpecProfile): string {
+  return profile === "vac" ? specJsonDiff(oldSpec, newSpec) : specCmpDiff(oldSpec, newSpec, profile);
+}
+
+/**
+ * The internal core.PersistentVolumeClaimSpec as encoding/json writes it (Go field names, no
+ * omitempty: nil is null), indented by one space, as apimachinery's diff.Diff (v1.34) marshals both sides.
+ */
+function internalSpecJson(s: Spec): string {
+  const ref = (r: unknown, namespaced: boolean) => {
+    if (!r || typeof r !== "object") return null;
+    const o = r as Record<string, unknown>;
+    return { APIGroup: o.apiGroup ?? null, Kind: o.kind ?? "", Name: o.name ?? "", ...(namespaced ? { Namespace: o.namespace ?? null } : {}) };
+  };
+  const list = (m: Record<string, unknown> | undefined) => (m ? Object.fromEntries(Object.keys(m).sort().map((k) => [k, String(m[k])])) : null);
+  const spec = {
+    AccessModes: s.accessModes ?? null,
+    Selector: s.selector ?? null,
+    Resources: { Limits: list(s.resources?.limits as Record<string, unknown> | undefined), Requests: list(s.resources?.requests as Record<string, unknown> | undefined) },
+    VolumeName: s.volumeName ?? "",
+    StorageClassName: s.storageClassName ?? null,
+    VolumeMode: s.volumeMode ?? null,
+    DataSource: ref(s.dataSource, false),
+    DataSourceRef: ref(s.dataSourceRef, true),
+    VolumeAttributesClassName: s.volumeAttributesClassName ?? null,
+  };
+  return JSON.stringify(spec, null, " ");
+}
+
+/** go-difflib's unified diff (3 lines of context, no file header) of two texts, each line ending in a newline. */
+export function unifiedLineDiff(a: string, b: string, context = 3): string {
+  const x = a.split("\n");
+  const y = b.split("\n");
+  const n = x.length;
+  const m = y.length;
+  const lcs: number[][] = Array.from({ length: n + 1 }, () => new Array<number>(m + 1).fill(0));
+  for (let i = n - 1; i >= 0; i--) for (let j = m - 1; j >= 0; j--) lcs[i]![j] = x[i] === y[j] ? lcs[i + 1]![j + 1]! + 1 : Math.max(lcs[i + 1]![j]!, lcs[i]![j + 1]!);
+  // Opcodes: runs of equal lines and of replaced ones (deletions before insertions).
+  type Op = { equal: boolean; i1: number; i2: number; j1: number; j2: number };
+  const ops: Op[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < n || j < m) {
+    if (i < n && j < m && x[i] === y[j]) {
+      const i1 = i;
+      const j1 = j;
+      while (i < n && j < m && x[i] === y[j]) {
+        i++;
+        j++;
+      }
+      ops.push({ equal: true, i1, i2: i, j1, j2: j });
+    } else {
+      const i1 = i;
+      const j1 = j;
+      while ((i < n || j < m) && !(i < n && j < m && x[i] === y[j])) {
+        if (j < m && (i >= n || lcs[i]![j + 1]! >= lcs[i + 1]![j]!)) j++;
+        else i++;
+      }
+      ops.push({ equal: false, i1, i2: i, j1, j2: j });
+    }
+  }
+  if (!ops.some((o) => !o.equal)) return "";
+  // difflib's get_grouped_opcodes(n): trim the ends, split equal runs longer than 2n.
+  const codes = ops.map((o) => ({ ...o }));
+  if (codes[0]!.equal) {
+    const c = codes[0]!;
+    c.i1 = Math.max(c.i1, c.i2 - context);
+    c.j1 = Math.max(c.j1, c.j2 - context);
+  }
+  const last = codes.at(-1)!;
+  if (last.equal) {
+    last.i2 = Math.min(last.i2, last.i1 + context);
+    last.j2 = Math.min(last.j2, last.j1 + context);
+  }
+  const groups: Op[][] = [];
+  let group: Op[] = [];
+  for (const c of codes) {
+    if (c.equal && c.i2 - c.i1 > 2 * context) {
+      group.push({ ...c, i2: Math.min(c.i2, c.i1 + context), j2: Math.min(c.j2, c.j1 + context) });
+      groups.push(group);
+      group = [{ ...c, i1: Math.max(c.i1, c.i2 - context), j1: Math.max(c.j1, c.j2 - context) }];
+    } else group.push(c);
+  }
+  if (group.length && !(group.length === 1 && group[0]!.equal)) groups.push(group);
+  const range = (start: number, stop: number) => {
+    const length = stop - start;
+    if (length === 1) return `${start + 1}`;
+    return `${length === 0 ? start : start + 1},${length}`;
+  };
+  const out: string[] = [];
+  for (const g of groups) {
+    out.push(`@@ -${range(g[0]!.i1, g.at(-1)!.i2)} +${range(g[0]!.j1, g.at(-1)!.j2)} @@\n`);
+    for (const c of g) {
+      if (c.equal) for (const l of x.slice(c.i1, c.i2)) out.push(` ${l}\n`);
+      else {
+        for (const l of x.slice(c.i1, c.i2)) out.push(`-${l}\n`);
+        for (const l of y.slice(c.j1, c.j2)) out.push(`+${l}\n`);
+      }
+    }
+  }
+  return out.join("");
+}
+
+/** v1.34: the unified diff of the two specs as JSON. */
+function specJsonDiff(oldSpec: Spec, newSpec: Spec): string {
+  return unifiedLineDiff(internalSpecJson(oldSpec), internalSpecJson(newSpec));
+}
+
+/** go-cmp's `cmp.Diff(old, new)` of two PVC specs, as embedded in a v1.24 API server's message. */
+function specCmpDiff(oldSpec: Spec, newSpec: Spec, profile: SpecProfile): string {
   const records: Record1[] = fieldsOf(profile).map((field) => {
     const a = field.get(oldSpec);
     const b = field.get(newSpec);

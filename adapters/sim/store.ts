@@ -18,8 +18,7 @@ export type Resource =
   | "controllerrevisions"
   | "poddisruptionbudgets"
   | "configmaps"
-  | "leases"
-  | "mutatingwebhookconfigurations";
+  | "leases";
 
 export interface ResourceInfo extends ResourceName {
   apiVersion: string;
@@ -38,7 +37,6 @@ export const RESOURCES: Record<Resource, ResourceInfo> = {
   poddisruptionbudgets: { plural: "poddisruptionbudgets", group: "policy", kind: "PodDisruptionBudget", apiVersion: "policy/v1", namespaced: true },
   configmaps: { plural: "configmaps", group: "", kind: "ConfigMap", apiVersion: "v1", namespaced: true },
   leases: { plural: "leases", group: "coordination.k8s.io", kind: "Lease", apiVersion: "coordination.k8s.io/v1", namespaced: true },
-  mutatingwebhookconfigurations: { plural: "mutatingwebhookconfigurations", group: "admissionregistration.k8s.io", kind: "MutatingWebhookConfiguration", apiVersion: "admissionregistration.k8s.io/v1", namespaced: false },
 };
 
 /**
@@ -243,9 +241,10 @@ export class Store {
 
   /**
    * Replace an object (a new resourceVersion), recording `manager` as the writer of what changed,
-   * or installing `owners` computed by an apply.
+   * or installing `owners` computed by an apply. `bumpGeneration`: a new generation although the
+   * spec is unchanged (BeforeDelete setting deletionTimestamp).
    */
-  replace(r: Resource, next: Json, how: { manager: ManagerRef; owners?: FieldOwners }, actor: string, verb: AuditEntry["verb"], body?: Json): Json {
+  replace(r: Resource, next: Json, how: { manager: ManagerRef; owners?: FieldOwners; bumpGeneration?: boolean }, actor: string, verb: AuditEntry["verb"], body?: Json): Json {
     const m = meta(next);
     const key = keyOf(RESOURCES[r].namespaced ? m.namespace : undefined, m.name);
     const stored = this.table(r).get(key);
@@ -261,7 +260,7 @@ export class Store {
     newMeta.resourceVersion = this.nextVersion();
     if (GENERATION.has(r)) {
       const generation = Number(meta(before).generation ?? 1);
-      newMeta.generation = JSON.stringify(before.spec ?? null) === JSON.stringify(obj.spec ?? null) ? generation : generation + 1;
+      newMeta.generation = JSON.stringify(before.spec ?? null) === JSON.stringify(obj.spec ?? null) && !how.bumpGeneration ? generation : generation + 1;
     }
     if (how.owners) stored.owners = how.owners;
     else stored.owners.recordUpdate(how.manager, before, obj, this.clock.stamp());

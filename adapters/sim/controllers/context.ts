@@ -89,6 +89,8 @@ export interface ControllerContext {
   latencies: Latencies;
   drivers: Map<string, DriverBehaviour>;
   volumes: Map<string, Volume>;
+  /** Binding sets the claim's spec.volumeName (a current server; the v1.24 captures show it empty). */
+  bindsVolumeName?: boolean;
 }
 
 export const driverOf = (ctx: ControllerContext, className: string | null | undefined): DriverBehaviour =>

@@ -356,6 +356,9 @@ function syncSet(ctx: ControllerContext, set: StatefulSet): void {
     collisionCount: Number((set.status as Json | undefined)?.collisionCount ?? 0),
     availableReplicas: ready,
   };
+  // omitempty: a zero readyReplicas, currentReplicas or updatedReplicas is not written (replicas
+  // and availableReplicas always are), as a set of 0 replicas shows on the v1.34 server.
+  for (const k of ["readyReplicas", "currentReplicas", "updatedReplicas"]) if (status[k] === 0) delete status[k];
   const live = new Set([currentRevision, update.name, ...pods.map(revisionOfPod).filter((r): r is string => r !== undefined)]);
   truncateHistory(ctx, set, namespace, live);
   const latest = ctx.store.peek("statefulsets", namespace, set.metadata.name);

@@ -100,8 +100,10 @@ export class StorageControllers {
     this.bindAt.delete(key(pvc));
     const next = copy(pvc);
     const request = next.spec.resources?.requests?.storage ?? "0";
-    // The volume is kept by the simulation; like the fixtures' cluster, binding is a status write
-    // (no PersistentVolume objects, spec.volumeName stays empty).
+    // The volume is kept by the simulation (no PersistentVolume objects); binding names it in
+    // spec.volumeName as the PV controller does (the v1.34 spec diff of a refusal shows it), but
+    // not on the v1.24 server, whose captures (pvc-change-class.txt) show it empty.
+    if (this.ctx.bindsVolumeName) next.spec.volumeName = `pvc-${pvc.metadata.uid}`;
     this.ctx.volumes.set(key(pvc), { name: `pvc-${pvc.metadata.uid}`, bytes: bytes(request), ...(vac ? { volumeAttributesClassName: vac } : {}) });
     next.status = {
       phase: "Bound",
