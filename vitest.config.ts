@@ -14,6 +14,7 @@ export default defineConfig({
           exclude: [...configDefaults.exclude, "test/e2e/**"],
           testTimeout: 30_000,
           setupFiles,
+          sequence: { groupOrder: 0 },
         },
       },
       {
@@ -31,6 +32,9 @@ export default defineConfig({
           // 2-core machine, their scenarios wait on real controllers, and claimstep's cluster-scoped
           // requests in the audit log cannot be told apart between files running together.
           fileParallelism: false,
+          // After the unit project, not beside it: its scenarios wait on real controllers, which a
+          // CPU-bound unit suite on the same 2 cores would slow past their timeouts.
+          sequence: { groupOrder: 1 },
         },
       },
     ],

@@ -70,7 +70,8 @@ export async function listOptedIn(client: KubeClient, namespace: string | undefi
  * credentials), as the server reads them.
  */
 export async function kubeTarget(opts: KubeConfigOptions & { env: Record<string, string | undefined> }): Promise<Target> {
-  const kube = nodeKubeClient(opts);
+  const t = nodeKubeTarget(opts);
+  const kube: NodeKube = { client: t.client, namespace: t.namespace, label: `context ${t.context}` };
   const direct = kubeWriters(kube.client, { reportingInstance: "claimstep-cli" });
   const repo = opts.env.CLAIMSTEP_GITOPS_REPOSITORY;
   const pullRequest = repo ? pullRequestWriter(parseRepositoryConfig({ ...JSON.parse(repo), token: opts.env.CLAIMSTEP_GITOPS_TOKEN ?? "" })) : undefined;
@@ -83,6 +84,7 @@ export async function kubeTarget(opts: KubeConfigOptions & { env: Record<string,
     writers: { ...direct, claims: writerFor({ direct: direct.claims, ...(pullRequest ? { pullRequest } : {}) }) },
     ...(prometheus.config ? { metrics: new PrometheusMetrics(prometheus.config) } : {}),
     listOptedIn: (ns) => listOptedIn(kube.client, ns),
+    api: () => kubeClientOptions(t.kubeConfig),
     now: () => new Date(),
     pause: (ms, signal) =>
       new Promise<void>((resolve) => {

@@ -301,7 +301,7 @@ export class SimApi {
   }
 
   /** `PATCH` with `application/merge-patch+json`; `metadata.resourceVersion` in the patch is a precondition. */
-  async mergePatch(r: Resource, namespace: string | undefined, name: string, patch: Json, opts: { fieldManager: string }): Promise<Json> {
+  async mergePatch(r: Resource, namespace: string | undefined, name: string, patch: Json, opts: { fieldManager: string; dryRun?: boolean }): Promise<Json> {
     const entry = { actor: opts.fieldManager, verb: "patch" as const, resource: r, ...(namespace ? { namespace } : {}), name, body: structuredClone(patch) };
     return this.request(`PATCH ${r} ${namespace ?? ""}/${name}`, true, () => {
       if (!this.served(r)) throw resourceNotServed(r, "PATCH");
@@ -324,6 +324,8 @@ export class SimApi {
       if (JSON.stringify(next) === JSON.stringify({ ...live, metadata: { ...meta(live!), resourceVersion: undefined } })) {
         return this.view(r, live!);
       }
+      // `?dryRun=All`: validated and answered as it would be stored, nothing written.
+      if (opts.dryRun) return { apiVersion: RESOURCES[r].apiVersion, kind: RESOURCES[r].kind, ...structuredClone(next), metadata: { ...(next.metadata as Json), resourceVersion: meta(live!).resourceVersion } };
       const manager: ManagerRef = { manager: opts.fieldManager, operation: "Update", apiVersion: RESOURCES[r].apiVersion };
       const stored = this.store.replace(r, next, { manager }, opts.fieldManager, "patch", entry.body);
       return this.view(r, stored);

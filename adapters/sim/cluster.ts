@@ -24,6 +24,8 @@ import { PrometheusMetrics } from "../metrics/prometheus.js";
 import { PROMETHEUS_PATH, SimPrometheus } from "./prometheus.js";
 import { FaultInjector, type FaultPlan } from "./faults.js";
 import { SIM_SERVER, SimHttp, type Identity } from "./http.js";
+import { SimWebhooks, type WebhookHandler } from "./admission-webhooks.js";
+import { writeStatefulSet } from "./statefulset-writes.js";
 import { Prng } from "./prng.js";
 import { SIM_CLUSTER_STATE_VERSION, checkClusterState, type SimClusterState } from "./state.js";
 import { RESOURCES, Store, type AuditEntry, type Json, type Resource } from "./store.js";
@@ -87,6 +89,8 @@ export class SimCluster {
   readonly prometheus: SimPrometheus;
   /** Autogrow's production metrics reader (PrometheusMetrics), querying `prometheus` through `http`. */
   readonly metrics: PrometheusMetrics;
+  /** The mutating admission webhooks the API server calls (stored MutatingWebhookConfigurations, registered servers). */
+  readonly webhooks: SimWebhooks;
   private readonly workloads: Workloads;
   private readonly controllers: ControllerContext;
   private readonly storage: StorageControllers;
@@ -110,7 +114,13 @@ export class SimCluster {
       () => this.workloads.stats(),
       () => this.clock.nowMs(),
     );
+    this.webhooks = new SimWebhooks(this.store, new Prng((opts.seed ?? 1) ^ 0x5bd1e995));
     this.http = new SimHttp(() => this.api, {
+      statefulSetWrite: (r, actor, identity) =>
+        writeStatefulSet({ api: this.api, store: this.store, clock: this.clock, webhooks: this.webhooks }, r, actor, {
+          username: identity?.user ?? "system:admin",
+          groups: identity?.rules ? ["system:authenticated"] : ["system:masters", "system:authenticated"],
+        }),
       prometheus: this.prometheus,
       ...(opts.baseUrl ? { baseUrl: opts.baseUrl } : {}),
       ...(opts.tokens ? { tokens: opts.tokens } : {}),
@@ -190,6 +200,15 @@ export class SimCluster {
       ...(token !== undefined ? { headers: { Authorization: `Bearer ${token}` } } : {}),
       ...rest,
     });
+  }
+
+  /**
+   * The server behind webhook URLs under `url` (`https://claimstep-webhook.claimstep.svc:443`):
+   * the API server's calls to a MutatingWebhookConfiguration's webhook go to `handler` (claimstep's
+   * `admissionRoutes().fetch`, a test's). Not kept in the saved state: register again after restore.
+   */
+  registerWebhookServer(url: string, handler: WebhookHandler): void {
+    this.webhooks.register(url, handler);
   }
 
   /** Store objects as captured (fixtures): kind decides the resource; uid, resourceVersion and managedFields are kept. */

@@ -103,6 +103,11 @@ export interface SimHttpOptions {
    * API server's authentication, RBAC, request log and faults.
    */
   prometheus?: SimPrometheus;
+  /**
+   * `PUT` and `PATCH` of StatefulSets (statefulset-writes.ts: through the mutating admission
+   * webhooks, with their warnings); absent: merge patches straight to the API.
+   */
+  statefulSetWrite?: (r: RequestInfo, actor: string, identity: Identity | undefined) => Promise<Response>;
 }
 
 /** Where the simulated cluster's API server "listens": only its own fetch handler answers here. */
@@ -383,6 +388,9 @@ export class SimHttp {
     // Who the audit log and managedFields name: the fieldManager, else the client's user agent.
     const actor = r.query.get("fieldManager") ?? (headers.get("user-agent") ?? "unknown").split(/[/ ]/)[0]!;
     const api = this.api();
+    if (resource === "statefulsets" && (r.verb === "patch" || r.verb === "update") && this.opts.statefulSetWrite) {
+      return this.opts.statefulSetWrite(r, actor, this.authenticate(headers));
+    }
     switch (r.verb) {
       case "get":
         return json(await api.get(resource, r.namespace, r.name!), 200);

@@ -1,7 +1,7 @@
 // The names of the simulated cluster's scenarios and the set they hold, apart from the catalogue
 // itself (scenarios.ts) so that help, flag checks and completion name them without loading the
 // simulation.
-export const SCENARIO_NAMES = ["grow", "vac", "blocked", "blocked-class", "infeasible", "offline-driver", "node-expansion-restart", "pods-claims-first", "pods-claims-first-2", "pdb-blocks", "finalize", "finalize-crash", "flaky-api", "quota", "recover", "autogrow", "opted-out"] as const;
+export const SCENARIO_NAMES = ["grow", "vac", "blocked", "blocked-class", "infeasible", "offline-driver", "node-expansion-restart", "pods-claims-first", "pods-claims-first-2", "pdb-blocks", "finalize", "finalize-crash", "flaky-api", "quota", "recover", "autogrow", "opted-out", "apply"] as const;
 
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];
 

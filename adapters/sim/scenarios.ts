@@ -9,6 +9,10 @@ import { SimCluster, claimTemplate, statefulSetManifest, type RetentionPolicy, t
 import type { DriverBehaviour } from "./controllers/context.js";
 import type { FaultPlan } from "./faults.js";
 import { SET, type ScenarioName } from "./scenario-names.js";
+import { installClaimstepWebhook } from "./claimstep-webhook.js";
+import { ADMISSION_ENABLED, ADMISSION_LABEL } from "../../core/admission.js";
+import { SIM_SERVER } from "./http.js";
+import type { Json } from "./store.js";
 
 export { DEFAULT_SCENARIO, SCENARIO_NAMES, SET, scenarioName } from "./scenario-names.js";
 
@@ -56,6 +60,8 @@ interface Setup {
   scaleLater?: { replicas: number; afterMs: number };
   /** A PodDisruptionBudget `web` over the set's pods; `relaxAfterMs`: a person lowers minAvailable by one then. */
   budget?: { minAvailable: number; relaxAfterMs?: number };
+  /** Changes the set's manifest before it is created (labels, annotations). */
+  manifest?: (m: Json) => void;
 }
 
 /** The cluster of a scenario: classes fast and premium, VACs silver and gold, the set, its request. */
@@ -72,16 +78,16 @@ async function build(setup: Setup, seed = 1): Promise<SimCluster> {
   await sim.addVolumeAttributesClass("gold", { iops: "12000", throughput: "500" });
   if (setup.quota) await sim.addStorageQuota(SET.namespace, "storage", setup.quota);
   const replicas = setup.replicas ?? 3;
-  await sim.createStatefulSet(
-    statefulSetManifest({
-      ...SET,
-      replicas,
-      templates: LIVE,
-      ...(setup.strategy ? { strategy: setup.strategy } : {}),
-      ...(setup.maxUnavailable !== undefined ? { maxUnavailable: setup.maxUnavailable } : {}),
-      ...(setup.retention ? { retentionPolicy: setup.retention } : {}),
-    }),
-  );
+  const manifest = statefulSetManifest({
+    ...SET,
+    replicas,
+    templates: LIVE,
+    ...(setup.strategy ? { strategy: setup.strategy } : {}),
+    ...(setup.maxUnavailable !== undefined ? { maxUnavailable: setup.maxUnavailable } : {}),
+    ...(setup.retention ? { retentionPolicy: setup.retention } : {}),
+  });
+  setup.manifest?.(manifest);
+  await sim.createStatefulSet(manifest);
   if (setup.scaleLater) {
     const at = new Date(sim.now().getTime() + setup.scaleLater.afterMs);
     sim.scheduleEdit(at, { resource: "statefulsets", namespace: SET.namespace, name: SET.name, mergePatch: { spec: { replicas: setup.scaleLater.replicas } } });
@@ -182,6 +188,37 @@ async function buildAutogrow(seed = 1): Promise<SimCluster> {
   throw new Error("autogrow: no claim crossed the threshold");
 }
 
+/**
+ * `apply`'s StatefulSet web as its owner keeps it in Git: opted in to claimstep's admission
+ * webhook by the label claimstep.io/admission=enabled (no claimstep annotation), claim templates
+ * data and wal at `dataStorage`. What the scenario applies (data 2Gi), and what
+ * `claimstep apply -f` is tried with.
+ */
+export function applyScenarioManifest(dataStorage = "2Gi"): Json {
+  const m = statefulSetManifest({ ...SET, replicas: 3, templates: [{ ...LIVE[0]!, storage: dataStorage }, LIVE[1]!] });
+  const metadata = m.metadata as Json;
+  delete metadata.annotations;
+  metadata.labels = { [ADMISSION_LABEL]: ADMISSION_ENABLED };
+  return m;
+}
+
+/**
+ * `apply`: claimstep's webhook installed (deploy/kubernetes/admission.yaml), web created at 1Gi
+ * from its manifest, then the manifest with data at 2Gi applied as `kubectl apply --server-side
+ * --force-conflicts` does it: the API server calls the webhook, which keeps spec at 1Gi and moves
+ * the templates into claimstep's annotation (with finalize Recreate); the rollout follows.
+ */
+async function buildApply(seed = 1): Promise<SimCluster> {
+  const sim = await build({ desired: null, manifest: (m) => Object.assign(m, applyScenarioManifest("1Gi")) }, seed);
+  await installClaimstepWebhook(sim);
+  const url = `${SIM_SERVER}/apis/apps/v1/namespaces/${SET.namespace}/statefulsets/${SET.name}?fieldManager=kubectl&force=true`;
+  const res = await sim.http.fetchLike(url, { method: "PATCH", headers: { "Content-Type": "application/apply-patch+yaml", "User-Agent": "kubectl/v1.34.2" }, body: JSON.stringify(applyScenarioManifest("2Gi")) });
+  const set = (await res.json()) as Json;
+  const annotations = ((set.metadata as Json | undefined)?.annotations as Record<string, string> | undefined) ?? {};
+  if (res.status !== 200 || !annotations[Keys.templates]) throw new Error(`apply: the apply of web at 2Gi did not go through claimstep's webhook: HTTP ${res.status} ${JSON.stringify(set).slice(0, 400)}`);
+  return sim;
+}
+
 /** Every name of SCENARIO_NAMES, and no other (the type checks both ways). */
 export const SCENARIOS: Record<string, Scenario> = {
   grow: scenario(
@@ -271,6 +308,13 @@ export const SCENARIOS: Record<string, Scenario> = {
     lesson:
       "the usage (one Prometheus query per step) crossed the threshold: claimstep raised the desired data template by half, rounded up to whole Gi, and the normal rollout grew every ordinal alike, highest first; no claim is above the threshold any more",
     build: buildAutogrow,
+  },
+  apply: {
+    summary:
+      "claimstep's admission webhook is installed and web is labelled claimstep.io/admission=enabled; `kubectl apply --server-side` of web with data at 2Gi (was 1Gi) was accepted: the webhook kept spec at 1Gi and wrote the 2Gi template into claimstep's annotation, with finalize Recreate",
+    lesson:
+      "the apply the API server would refuse (422) went through the webhook into a rollout, highest ordinal first, then the set was re-created with data at 2Gi: its live spec now matches the applied manifest (try `claimstep apply -f web.yaml --cluster sim:apply` for the same gesture)",
+    build: buildApply,
   },
   "opted-out": scenario(
     "web is not opted in and desires nothing: try `claimstep set web data --storage 2Gi --cluster sim:opted-out`",

@@ -18,7 +18,8 @@ export type Resource =
   | "controllerrevisions"
   | "poddisruptionbudgets"
   | "configmaps"
-  | "leases";
+  | "leases"
+  | "mutatingwebhookconfigurations";
 
 export interface ResourceInfo extends ResourceName {
   apiVersion: string;
@@ -37,6 +38,7 @@ export const RESOURCES: Record<Resource, ResourceInfo> = {
   poddisruptionbudgets: { plural: "poddisruptionbudgets", group: "policy", kind: "PodDisruptionBudget", apiVersion: "policy/v1", namespaced: true },
   configmaps: { plural: "configmaps", group: "", kind: "ConfigMap", apiVersion: "v1", namespaced: true },
   leases: { plural: "leases", group: "coordination.k8s.io", kind: "Lease", apiVersion: "coordination.k8s.io/v1", namespaced: true },
+  mutatingwebhookconfigurations: { plural: "mutatingwebhookconfigurations", group: "admissionregistration.k8s.io", kind: "MutatingWebhookConfiguration", apiVersion: "admissionregistration.k8s.io/v1", namespaced: false },
 };
 
 /**

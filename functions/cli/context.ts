@@ -3,6 +3,7 @@
 import { parseArgs } from "node:util";
 import YAML from "yaml";
 import type { MetricsReader, StateReader, Writers } from "../../core/ports.js";
+import type { KubeClientOptions } from "../../adapters/kube/client.js";
 import type { Decision, SetRef } from "../../core/types.js";
 import { outcomeJSON } from "../outcome.js";
 import type { StepResult } from "../step.js";
@@ -32,6 +33,11 @@ export interface Target {
   save?(): Promise<void>;
   /** A simulated scenario's summary and lesson, told around a timeline. */
   story?: { name: string; summary: string; lesson: string };
+  /**
+   * Plain requests to the API server, its answer's headers included (`claimstep apply` shows the
+   * Warning headers): the server URL, a fetch, the headers of every request (credentials).
+   */
+  api?: () => Pick<KubeClientOptions, "server" | "fetch" | "headers">;
 }
 
 export interface Output {
@@ -75,6 +81,7 @@ export const OPTIONS = {
   "allow-smaller": { type: "boolean" },
   "hold-pods": { type: "boolean" },
   "no-color": { type: "boolean" },
+  filename: { type: "string", short: "f" },
 } as const;
 
 export type Flags = ReturnType<typeof parse>["values"];

@@ -7,6 +7,8 @@ import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import type { SimCluster } from "../../adapters/sim/cluster.js";
 import { SCENARIOS, scenarioName } from "../../adapters/sim/scenarios.js";
+import { serveClaimstepWebhook } from "../../adapters/sim/claimstep-webhook.js";
+import { SIM_SERVER } from "../../adapters/sim/http.js";
 import { defaultSimStatePath, readSimState, removeSimState, writeSimState } from "../../adapters/sim/state-file.js";
 import { isOptedIn } from "../../core/statefulset.js";
 import { EXIT, UsageError, print, type CliIO, type Context, type Flags, type Target } from "./context.js";
@@ -26,6 +28,8 @@ const seedOf = (seed: string | undefined): number | undefined => {
 
 function targetOf(sim: SimCluster, name: string, extra: Partial<Target> = {}): Target {
   const scenario = SCENARIOS[name]!;
+  // claimstep's admission route answers the webhook Service (a saved cluster keeps the configuration, not the server).
+  serveClaimstepWebhook(sim);
   return {
     label: `simulated cluster (${name})`,
     story: { name, summary: scenario.summary, lesson: scenario.lesson },
@@ -34,6 +38,7 @@ function targetOf(sim: SimCluster, name: string, extra: Partial<Target> = {}): T
     writers: sim.writers,
     // Autogrow reads the simulated cluster's own Prometheus (its kubelets' volume stats).
     metrics: sim.metrics,
+    api: () => ({ server: SIM_SERVER, fetch: sim.http.fetchLike }),
     async listOptedIn(namespace) {
       const list = await sim.admin.list("statefulsets", namespace);
       return list.items

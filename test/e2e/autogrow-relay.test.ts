@@ -16,6 +16,7 @@ import {
   claimstepRequestsIn,
   createSet,
   describeRun,
+  expectBudgetPerStep,
   expectCleanAudit,
   expectWithinBudget,
   jsonLines,
@@ -130,6 +131,8 @@ describe("autogrow against a Prometheus HTTP API", () => {
         expect(queries.length - before).toBeLessThanOrEqual(all.length);
         await auditCaughtUp(e2e);
         expectWithinBudget(claimstepRequestsIn(e2e, r.startedAt, r.endedAt), all.length, `run ${set} (autogrow)`);
+        const perStep = expectBudgetPerStep(e2e, r, all, `run ${set} (autogrow)`);
+        autogrowBudget = all.map((l, i) => `${l.decision.reason} ${perStep[i]!.reads}r/${perStep[i]!.writes}w/${perStep[i]!.eventWrites}e`).join(", ");
         expectCleanAudit(e2e, since);
         autogrowTrail = `${reasons.join(" → ")}; ${queries.length} Prometheus queries`;
       } finally {
@@ -140,9 +143,10 @@ describe("autogrow against a Prometheus HTTP API", () => {
 });
 
 let autogrowTrail = "";
+let autogrowBudget = "";
 let relayTrail = "";
 afterAll(() => {
-  if (autogrowTrail) console.log(`autogrow: ${autogrowTrail}`);
+  if (autogrowTrail) console.log(`autogrow: ${autogrowTrail}; requests per step (reads/writes/event writes): ${autogrowBudget}`);
   if (relayTrail) console.log(`relay: ${relayTrail}`);
 });
 

@@ -21,6 +21,7 @@ import {
   claimstepRequestsIn,
   createSet,
   describeRun,
+  expectBudgetPerStep,
   expectCleanAudit,
   expectWithinBudget,
   jsonLines,
@@ -71,6 +72,7 @@ async function grow(set: string, replicas = 3): Promise<void> {
   expect(steps.at(-1)?.decision.phase).toBe("Complete");
   await auditCaughtUp(e2e);
   expectWithinBudget(claimstepRequestsIn(e2e, r.startedAt, r.endedAt), steps.length, `run ${set}`);
+  expectBudgetPerStep(e2e, r, steps, `run ${set}`);
   const claims = await claimsOf(e2e, set);
   expect(claims).toHaveLength(replicas);
   for (const c of claims) expect(c.status?.capacity?.storage, c.metadata.name).toBe("2Gi");
@@ -117,6 +119,8 @@ describe.each(["Delete", "Retain"] as const)("finalize through the CLI, whenDele
         await auditCaughtUp(e2e);
         // finalize's preview: a dry-run step and a load of the set and its record.
         expectWithinBudget(claimstepRequestsIn(e2e, f.startedAt, f.endedAt), steps.length, `finalize ${set}`, 2);
+        const perStep = expectBudgetPerStep(e2e, f, steps, `finalize ${set}`);
+        budgetTrail.push(`finalize ${set}: ${steps.map((l, i) => `${l.decision.reason} ${perStep[i]!.reads}r/${perStep[i]!.writes}w/${perStep[i]!.eventWrites}e`).join(", ")}`);
       }
       await expectRecreated(set, before, old.metadata.uid!, whenDeleted);
 
@@ -281,6 +285,10 @@ describe("finalize killed right after each of its requests", () => {
 });
 
 let killLog: string[] = [];
+const budgetTrail: string[] = [];
+afterAll(() => {
+  if (budgetTrail.length) console.log(`requests per step (reads/writes/event writes):\n${budgetTrail.join("\n")}`);
+});
 afterAll(() => {
   if (killLog.length) console.log(`finalize killed after each request:\n${killLog.join("\n")}`);
 });

@@ -239,13 +239,19 @@ describe("6 restart-pods with a driver that grows the file system only at mount"
 
   // KNOWN BUG (found here, on the real server; the simulated cluster does not show it): after an
   // eviction the StatefulSet controller updates the set's status at once, so runStep's status
-  // annotation (written under the resourceVersion of its pre-eviction record) gets 409, and the
-  // step's events, recorded after it in the same try (functions/step.ts), are dropped: the
-  // PodEvicted event docs/pods.md promises is never written. Passes while the bug is there.
-  it.fails("KNOWN BUG: a PodEvicted event for each eviction (lost with the 409 on the status write)", async () => {
+  // annotation (written under the resourceVersion of its pre-eviction record) often gets 409, and
+  // the step's events, recorded after it in the same try (functions/step.ts), are then dropped: the
+  // PodEvicted event docs/pods.md promises is not written. A race: which evictions lose it varies.
+  // This test passes while the bug is there (every eviction whose status write got 409 has no
+  // event, the others have theirs) and fails once it is fixed (an event despite the 409).
+  it("KNOWN BUG: an eviction whose status write loses the race has no PodEvicted event", async () => {
     const reasons = await eventReasons(e2e);
     expect(reasons, reasons.join(", ")).toContain("ClaimUpdated");
-    expect(reasons.filter((r) => r === "PodEvicted").length, reasons.join(", ")).toBe(2);
+    const ok201 = evictions(e2e).filter((v) => v.code === 201);
+    const raced = e2e.audit({ user: e2e.info.claimstepUser, resource: "statefulsets", verb: "patch" }).filter((e) => e.code === 409 && lostRaceAfterEviction(e2e, e));
+    const podEvicted = reasons.filter((r) => r === "PodEvicted").length;
+    console.log(`claimstep e2e: ${ok201.length} evictions, ${raced.length} status writes lost the race after one, ${podEvicted} PodEvicted events`);
+    expect(podEvicted, `${ok201.length} evictions, ${raced.length} raced; events: ${reasons.join(", ")}`).toBe(ok201.length - raced.length);
   });
 });
 
@@ -264,10 +270,11 @@ describe("7 a PodDisruptionBudget that refuses, then allows", () => {
 
       const set = await cli(e2e, ["set", "web", "data", "--storage", "2Gi"]);
       expect(set.code, describeRun(set)).toBe(0);
-      // The run in the background; the test watches claimstep's status until the budget refuses.
+      // The run in the background; the test watches `claimstep status` (with the admin's kubeconfig:
+      // a person looking on, not counted among claimstep's requests) until the budget refuses.
       const running = cli(e2e, ["run", "web", "--interval", "1s", "--timeout", "4m", "-o", "json"], { timeoutMs: 270_000 });
       const refused = await waitFor(async () => {
-        const s = await cli(e2e, ["status", "web", "-o", "json"]);
+        const s = await cli(e2e, ["status", "web", "-o", "json"], { asAdmin: true });
         const text = JSON.stringify(s.json[0] ?? {});
         return /DisruptionBudget/.test(text) ? s : undefined;
       }, { what: "claimstep status: Waiting/DisruptionBudget", timeoutMs: 90_000, intervalMs: 1000 });

@@ -9,6 +9,7 @@ import {
   claimstepRequestsIn,
   createSet,
   describeRun,
+  expectBudgetPerStep,
   expectCleanAudit,
   expectWithinBudget,
   jsonLines,
@@ -59,6 +60,7 @@ async function failExpansion(set: string): Promise<void> {
   expect((await e2e.api.get("persistentvolumeclaims", `data-${set}-0`)).body.spec.resources.requests.storage).toBe("1Gi");
   await auditCaughtUp(e2e);
   expectWithinBudget(claimstepRequestsIn(e2e, r.startedAt, r.endedAt), steps(r).length, `run ${set}`);
+  expectBudgetPerStep(e2e, r, steps(r), `run ${set}`);
 }
 
 describe("X1: the template lowered above the capacity", () => {
@@ -85,6 +87,7 @@ describe("X1: the template lowered above the capacity", () => {
       }
       await auditCaughtUp(e2e);
       expectWithinBudget(claimstepRequestsIn(e2e, r.startedAt, r.endedAt), all.length, `run ${set}`);
+      expectBudgetPerStep(e2e, r, all, `run ${set}`);
       // The lowering went through as claimstep's claim write, answered 200 by the real server.
       const writes = e2e.audit({ since: new Date(r.startedAt), user: e2e.info.claimstepUser, resource: "persistentvolumeclaims", name: `data-${set}-1`, verb: "patch" });
       expect(writes.map((w) => w.code), describeAudit(writes)).toContain(200);
@@ -119,6 +122,7 @@ describe("X2: the template lowered to the capacity", () => {
       expect(failed.spec.resources.requests.storage).toBe("5Gi");
       await auditCaughtUp(e2e);
       expectWithinBudget(claimstepRequestsIn(e2e, r.startedAt, r.endedAt), steps(r).length, `run ${set}`);
+      expectBudgetPerStep(e2e, r, steps(r), `run ${set}`);
       // claimstep never sent the write the server would refuse: no claim write at all in this run, no 422.
       const mine = e2e.audit({ since: new Date(r.startedAt), user: e2e.info.claimstepUser, resource: "persistentvolumeclaims" });
       expect(mine.filter((e) => e.verb !== "list" && e.verb !== "get"), describeAudit(mine)).toEqual([]);

@@ -53,6 +53,16 @@ describe("npm start", () => {
     }
   });
 
+  it("apply: a kubectl apply of data 2Gi through claimstep's webhook, the rollout, then the re-create: Complete, exit 0", { timeout: 60_000 }, async () => {
+    const { code, out } = await start("--cluster", "sim:apply");
+    expect(code).toBe(0);
+    expect(out).toContain("claimstep's admission webhook is installed");
+    const applied = [...out.matchAll(/✓ applied default\/(data-web-\d): storage (\S+?)[,\n]/g)].map((m) => `${m[1]} ${m[2]}`);
+    expect(applied).toEqual(["data-web-2 2Gi", "data-web-1 2Gi", "data-web-0 2Gi"]);
+    expect(out).toMatch(/Complete\/SetRecreated +StatefulSet default\/web re-created/);
+    expect(out).toMatch(/^\[\d\d:\d\d\] #\d+ +Complete\/\w+ +all 3 ordinal\(s\) in scope are at revision \w+ and ready$/m);
+  });
+
   it("exits 2 with the blocking message of blocked-class, having written nothing", { timeout: 60_000 }, async () => {
     const { code, out, err } = await start("--cluster", "sim:blocked-class");
     expect(code).toBe(2);

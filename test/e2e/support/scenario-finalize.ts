@@ -347,3 +347,24 @@ export async function relayKubeconfig(e2e: E2E, dir: string): Promise<string> {
   writeFileSync(path, kubeconfigYaml(e2e.info.server, e2e.info.caPem, { token }), { mode: 0o600 });
   return path;
 }
+
+/** B2's budget step by step: each `-o json` step's requests, from its `at` to the next step's
+ * (the last to the process's end): ≤ 4 reads + the record's read, ≤ 2 writes, besides events. */
+export function expectBudgetPerStep(e2e: E2E, run: CliRun, steps: { at: string; decision: { phase: string; reason: string } }[], what: string): Budget[] {
+  const all = claimstepRequestsIn(e2e, run.startedAt, run.endedAt);
+  const out: Budget[] = [];
+  steps.forEach((s, i) => {
+    const from = Date.parse(s.at);
+    const to = i + 1 < steps.length ? Date.parse(steps[i + 1]!.at) : run.endedAt + 50;
+    const mine = all.filter((e) => {
+      const t = Date.parse(e.time);
+      return t >= from && t < to;
+    });
+    const b = countRequests(mine);
+    const msg = `${what} step ${i + 1} (${s.decision.phase}/${s.decision.reason}): ${b.reads} reads, ${b.writes} writes, ${b.eventWrites} event writes\n${describeAudit(mine)}`;
+    expect(b.reads, msg).toBeLessThanOrEqual(5);
+    expect(b.writes, msg).toBeLessThanOrEqual(2);
+    out.push(b);
+  });
+  return out;
+}

@@ -1,0 +1,54 @@
+// claimstep's mutating admission webhook installed in the simulated cluster: the
+// MutatingWebhookConfiguration as deploy/kubernetes/admission.yaml ships it (without the
+// cert-manager annotation: no TLS in the sim; test/adapters/sim/admission-webhooks.test.ts checks
+// the two agree), and claimstep's own admission route (functions/routes/admission.ts) serving the
+// Service claimstep-webhook.claimstep.svc that the configuration names.
+import { admissionRoutes } from "../../functions/routes/admission.js";
+import type { SimCluster } from "./cluster.js";
+import { KUBECTL } from "./cluster.js";
+import type { Json } from "./store.js";
+
+/** Where the configuration's Service answers (clientConfig.service: claimstep-webhook in claimstep, port 443). */
+export const CLAIMSTEP_WEBHOOK_SERVER = "https://claimstep-webhook.claimstep.svc:443";
+
+const entry = (name: string, path: string, selectors: Json): Json => ({
+  name,
+  admissionReviewVersions: ["v1"],
+  clientConfig: { service: { name: "claimstep-webhook", namespace: "claimstep", path, port: 443 } },
+  rules: [{ apiGroups: ["apps"], apiVersions: ["v1"], operations: ["UPDATE"], resources: ["statefulsets"], scope: "Namespaced" }],
+  ...selectors,
+  matchConditions: [{ name: "volume-claim-templates-changed", expression: "object.spec.volumeClaimTemplates != oldObject.spec.volumeClaimTemplates" }],
+  failurePolicy: "Ignore",
+  sideEffects: "None",
+  timeoutSeconds: 5,
+  reinvocationPolicy: "Never",
+});
+
+/** The shipped MutatingWebhookConfiguration `claimstep` (its webhooks exactly as in deploy/kubernetes/admission.yaml). */
+export function claimstepWebhookConfiguration(): Json {
+  return {
+    apiVersion: "admissionregistration.k8s.io/v1",
+    kind: "MutatingWebhookConfiguration",
+    metadata: { name: "claimstep" },
+    webhooks: [
+      entry("statefulsets.admission.claimstep.io", "/v1/admission/statefulsets", { objectSelector: { matchLabels: { "claimstep.io/admission": "enabled" } } }),
+      entry("namespaces.admission.claimstep.io", "/v1/admission/statefulsets/by-namespace", {
+        namespaceSelector: { matchLabels: { "claimstep.io/admission": "enabled" } },
+        objectSelector: { matchExpressions: [{ key: "claimstep.io/admission", operator: "NotIn", values: ["enabled"] }] },
+      }),
+    ],
+  };
+}
+
+/** claimstep's admission route answers the configuration's Service (idempotent; again after a restore). */
+export function serveClaimstepWebhook(sim: SimCluster): void {
+  sim.registerWebhookServer(CLAIMSTEP_WEBHOOK_SERVER, admissionRoutes().fetch);
+}
+
+/** Install claimstep's webhook: the configuration stored (as `kubectl apply -f admission.yaml`), its server registered. */
+export async function installClaimstepWebhook(sim: SimCluster): Promise<void> {
+  if (!sim.get("mutatingwebhookconfigurations", undefined, "claimstep")) {
+    await sim.admin.create("mutatingwebhookconfigurations", claimstepWebhookConfiguration(), { fieldManager: KUBECTL });
+  }
+  serveClaimstepWebhook(sim);
+}
