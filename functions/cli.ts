@@ -25,6 +25,7 @@ const COMMANDS: Record<string, (ctx: Context) => Promise<number>> = {
   status: async (ctx) => (await import("./cli/status.js")).status(ctx),
   set: async (ctx) => (await import("./cli/set.js")).set(ctx),
   finalize: async (ctx) => (await import("./cli/finalize.js")).finalize(ctx),
+  apply: async (ctx) => (await import("./cli/apply.js")).apply(ctx),
   admission: async (ctx) => (await import("./cli/admission.js")).admission(ctx),
   serve: async (ctx) => (await import("./cli/serve.js")).serve(ctx),
   relay: async (ctx) => (await import("./cli/serve.js")).relay(ctx),

@@ -50,6 +50,18 @@ function comparable(o: Json): Json {
   return { ...rest, metadata: m };
 }
 
+/**
+ * `value` with every part equal in content to the same part of `reference` replaced by the
+ * reference's (its key order): a webhook's answer comes back through JSON parsers that reorder
+ * keys, and the merge patch to store must not see a change where there is none.
+ */
+export function alignTo(value: unknown, reference: unknown): unknown {
+  if (celEquals(value, reference)) return structuredClone(reference);
+  if (Array.isArray(value) && Array.isArray(reference)) return value.map((v, i) => (i < reference.length ? alignTo(v, reference[i]) : v));
+  if (isObject(value) && isObject(reference)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, Object.hasOwn(reference, k) ? alignTo(v, reference[k]) : v]));
+  return value;
+}
+
 /** `PUT` or `PATCH` of `statefulsets/<name>`. */
 export async function writeStatefulSet(ctx: SetWriteContext, r: RequestInfo, actor: string, user: UserInfo): Promise<Response> {
   const warnings: string[] = [];
@@ -150,7 +162,7 @@ async function write(ctx: SetWriteContext, r: RequestInfo, actor: string, user: 
       ...(fieldValidation ? { fieldValidation } : {}),
     });
     warnings.push(...result.warnings);
-    admitted = result.object;
+    admitted = alignTo(result.object, liveView) as Json;
   }
   let patch: Json;
   if (forward && celEquals(admitted, next)) patch = forward;

@@ -37,6 +37,7 @@ export const FLAG_HELP: Partial<Record<FlagName, FlagHelp>> = {
   port: { value: "port", help: "port to listen on (default: $PORT, else 8080)" },
   host: { value: "address", help: "address to listen on (default: $CLAIMSTEP_HOST, else 127.0.0.1; 0.0.0.0: every interface)" },
   url: { value: "url", help: "the app's /v1/relay endpoint (default: $CLAIMSTEP_RELAY_URL)" },
+  filename: { value: "file", help: "the manifest (YAML or JSON, one document); - reads stdin" },
 };
 
 /** Valid for every command (unless its spec leaves one out): where it acts, how it prints. */
@@ -103,6 +104,22 @@ export const SPECS: Record<string, CommandSpec> = {
     examples: ["claimstep finalize web -n db --dry-run   # what it would write", "claimstep finalize web -n db"],
     notes:
       "Once a rollout is complete the live spec.volumeClaimTemplates still hold the old sizes (the API\nserver refuses to edit them). finalize writes the new manifest to ConfigMap claimstep-recreate-<set>,\ndeletes the set with propagationPolicy Orphan (uid and resourceVersion preconditions), creates it\nfrom the record and removes the record once the new set has adopted its pods: one request per\nstep, so a crash at any point is finished by the next invocation. Refused while the rollout is not\ncomplete. Needs the claimstep-finalize Role (deploy/kubernetes/rbac-finalize.yaml).\nclaimstep.io/finalize: Recreate on the set makes every step do this on its own.\nExit codes: 0 re-created (or nothing to do), 2 Blocked, 1 error or --timeout.",
+  },
+  apply: {
+    summary: "apply a StatefulSet manifest as kubectl apply --server-side does; a claim template change goes through claimstep's admission webhook into a rollout",
+    usage: ["apply -f <sts.yaml | -> [--dry-run] [flags]"],
+    flags: ["filename", "dry-run"],
+    flagHelp: { "dry-run": "send it with ?dryRun=All: the API server and its webhooks answer (warnings included), nothing is written" },
+    without: ["all-namespaces"],
+    output: ["text", "json", "yaml"],
+    maxArgs: 0,
+    examples: [
+      "claimstep apply -f web.yaml --dry-run -n db   # what the server and claimstep's webhook would do; nothing written",
+      "claimstep apply -f web.yaml -n db && claimstep status web -n db -w",
+      "claimstep apply -f web.yaml --cluster sim:apply   # on the simulated cluster, where the webhook is installed",
+    ],
+    notes:
+      "Sends the manifest (one StatefulSet, YAML or JSON; -f - reads stdin) as kubectl apply --server-side\n--force-conflicts does (PATCH application/apply-patch+yaml, fieldManager claimstep-apply), as Argo CD\nand Flux apply: only the fields the manifest states change, whoever wrote them last. A bigger\nspec.volumeClaimTemplates is refused by the API server (422) unless claimstep's admission webhook\n(deploy/kubernetes/admission.yaml) is installed and the set or its namespace is labelled\nclaimstep.io/admission=enabled: the webhook keeps spec as it is, records the new templates in\nclaimstep's annotation and says what claimstep will do (printed as Warning: lines); the rollout\nand the re-create follow (docs/admission.md). Exit codes: 0 applied, 1 refused or error.",
   },
   admission: {
     summary: "the admission webhook's TLS without cert-manager: a CA and a serving certificate (docs/admission.md)",

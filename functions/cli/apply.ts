@@ -1,0 +1,128 @@
+// `claimstep apply -f sts.yaml [--dry-run]`: the gesture people know, for a StatefulSet whose claim
+// templates changed. The manifest (YAML or JSON, one document; `-f -`: stdin) is sent as
+// `kubectl apply --server-side --force-conflicts` sends it — PATCH application/apply-patch+yaml,
+// fieldManager claimstep-apply, force — as Argo CD and Flux apply server-side: only the fields the
+// manifest states are changed (claimstep's annotations, a partition it holds stay), and the live
+// set is made to match the manifest whoever wrote a field last. The API server's mutating
+// webhooks run on it: claimstep's (deploy/kubernetes/admission.yaml; registered in the simulated
+// cluster) keeps spec.volumeClaimTemplates and moves the new templates into claimstep's
+// annotation, and says so in a warning, printed as kubectl prints them. `--dry-run`: ?dryRun=All.
+import { readFileSync } from "node:fs";
+import { parseAllDocuments } from "yaml";
+import { EXIT, UsageError, emit, print, type Context } from "./context.js";
+
+export const APPLY_FIELD_MANAGER = "claimstep-apply";
+
+/** Where a set whose template change was refused learns what to do. */
+export const APPLY_FIX = "label the set claimstep.io/admission=enabled or install the webhook: docs/admission.md";
+
+type Json = Record<string, unknown>;
+const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
+
+function readManifest(file: string): string {
+  try {
+    return readFileSync(file === "-" ? 0 : file, "utf8");
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    if (e.code === "ENOENT") throw new UsageError(`apply: ${file}: no such file`);
+    if (e.code === "EISDIR") throw new UsageError(`apply: ${file} is a directory: name one manifest file`);
+    throw new UsageError(`apply: cannot read ${file === "-" ? "stdin" : file}: ${e.message}`);
+  }
+}
+
+/** The one StatefulSet of a manifest file, or why not. */
+export function parseManifest(text: string, file: string): Json {
+  const docs = parseAllDocuments(text);
+  if (!Array.isArray(docs)) throw new UsageError(`apply: ${file}: not YAML or JSON`);
+  const bad = docs.find((d) => d.errors.length);
+  if (bad) throw new UsageError(`apply: ${file} is not valid YAML or JSON: ${bad.errors[0]!.message.split("\n")[0]}`);
+  const objects = docs.map((d) => d.toJS() as unknown).filter((o) => o !== null && o !== undefined);
+  if (objects.length === 0) throw new UsageError(`apply: ${file} holds no document`);
+  if (objects.length > 1) throw new UsageError(`apply: ${file} holds ${objects.length} documents: claimstep apply takes one StatefulSet; split the file (or kubectl apply the others)`);
+  const o = objects[0];
+  if (!isObject(o)) throw new UsageError(`apply: ${file}: the document is not an object`);
+  if (o.kind !== "StatefulSet" || o.apiVersion !== "apps/v1") {
+    const what = o.kind === undefined ? "a document without kind" : `${String(o.apiVersion ?? "?")} ${String(o.kind)}`;
+    throw new UsageError(`apply: ${file} holds ${what}, not an apps/v1 StatefulSet: claimstep apply applies StatefulSets only`);
+  }
+  if (!isObject(o.metadata) || typeof o.metadata.name !== "string" || !o.metadata.name) throw new UsageError(`apply: ${file}: the StatefulSet has no metadata.name`);
+  return o;
+}
+
+/** The texts of `Warning: 299 - "…"` headers (several in one, comma-separated, as fetch joins them). */
+export function warningTexts(header: string | null): string[] {
+  if (!header) return [];
+  const out: string[] = [];
+  for (const m of header.matchAll(/\d{3} \S+ "((?:[^"\\]|\\.)*)"/g)) {
+    try {
+      out.push(JSON.parse(`"${m[1]}"`) as string);
+    } catch {
+      out.push(m[1]!);
+    }
+  }
+  return out;
+}
+
+export async function apply(ctx: Context): Promise<number> {
+  const file = ctx.flags.filename;
+  if (!file) throw new UsageError("apply: name the manifest: claimstep apply -f sts.yaml (-f - reads stdin)");
+  const manifest = parseManifest(readManifest(file), file === "-" ? "stdin" : file);
+  const metadata = manifest.metadata as Json;
+  const name = metadata.name as string;
+  const given = typeof metadata.namespace === "string" && metadata.namespace ? metadata.namespace : undefined;
+  if (given && ctx.flags.namespace && given !== ctx.flags.namespace) {
+    throw new UsageError(`apply: the namespace from the provided object "${given}" does not match the namespace "${ctx.flags.namespace}": pass --namespace ${given}, or drop metadata.namespace`);
+  }
+  const target = await ctx.target();
+  const namespace = given ?? ctx.flags.namespace ?? target.namespace;
+  if (!target.api) throw new Error(`apply: ${target.label} takes no plain requests`);
+  const api = target.api();
+  const headers = typeof api.headers === "function" ? await api.headers() : (api.headers ?? {});
+  const doFetch = api.fetch ?? ((u: string, init: RequestInit) => fetch(u, init));
+  const dryRun = ctx.flags["dry-run"] === true;
+  const path = `${api.server.replace(/\/+$/, "")}/apis/apps/v1/namespaces/${encodeURIComponent(namespace)}/statefulsets/${encodeURIComponent(name)}`;
+  const request = async (method: string, url: string, body?: string) => {
+    try {
+      const res = await doFetch(url, {
+        method,
+        headers: { ...headers, Accept: "application/json", "User-Agent": "claimstep", ...(body !== undefined ? { "Content-Type": "application/apply-patch+yaml" } : {}) },
+        ...(body !== undefined ? { body } : {}),
+        signal: AbortSignal.any([AbortSignal.timeout(30_000), ctx.signal]),
+      });
+      const text = await res.text();
+      let json: unknown;
+      try {
+        json = text ? JSON.parse(text) : undefined;
+      } catch {
+        json = text;
+      }
+      return { res, json };
+    } catch (err) {
+      throw new Error(`apply: cannot reach the API server at ${api.server}: ${(err as Error).message}`);
+    }
+  };
+
+  // What is there now: to say created, configured or unchanged as kubectl does.
+  const before = await request("GET", path);
+  const beforeVersion = before.res.ok && isObject(before.json) && isObject(before.json.metadata) ? before.json.metadata.resourceVersion : undefined;
+  const body = JSON.stringify({ ...manifest, metadata: { ...metadata, namespace } });
+  const query = new URLSearchParams({ fieldManager: APPLY_FIELD_MANAGER, force: "true", ...(dryRun ? { dryRun: "All" } : {}) });
+  const { res, json } = await request("PATCH", `${path}?${query}`, body);
+  for (const w of warningTexts(res.headers.get("warning"))) ctx.io.stderr.write(`Warning: ${w}\n`);
+  const kindName = `statefulset.apps/${name}`;
+  if (!res.ok) {
+    const message = isObject(json) && typeof json.message === "string" ? json.message : `HTTP ${res.status}${typeof json === "string" && json ? `: ${json.slice(0, 200)}` : ""}`;
+    const refusedTemplates = res.status === 422 && /updates to statefulset spec for fields other than/.test(message);
+    ctx.io.stderr.write(`claimstep apply: ${kindName} in ${namespace}: ${message}\n`);
+    if (refusedTemplates) {
+      ctx.io.stderr.write(`The API server refuses a change of spec.volumeClaimTemplates; claimstep's admission webhook turns it into a rollout: ${APPLY_FIX}. Nothing was written.\n`);
+    }
+    return EXIT.error;
+  }
+  const answered = isObject(json) ? json : {};
+  const version = isObject(answered.metadata) ? answered.metadata.resourceVersion : undefined;
+  const outcome = res.status === 201 || beforeVersion === undefined ? "created" : !dryRun && version === beforeVersion ? "unchanged" : "configured";
+  if (ctx.json) emit(ctx, answered);
+  else print(ctx.io, `${kindName} ${outcome}${dryRun ? " (server dry run)" : ""}`);
+  return EXIT.ok;
+}
