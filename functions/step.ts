@@ -96,15 +96,27 @@ export async function runStep(opts: StepOptions): Promise<StepResult> {
     (written?.result.kind === "applied" && (type === "PatchPartition" || type === "OrphanSet" || type === "CreateSet" || type === "RaiseTemplate")) ||
     (written?.result.kind === "transient" && preWritten);
 
+  let failed: unknown;
   try {
     if (decision.setAnnotations && !annotated) await opts.writers.status.annotateSet(opts.ref, decision.setAnnotations, setResourceVersion);
+  } catch (err) {
+    failed = err;
+  }
+  // The events say what the step did: recorded even when the status write lost its race. Right
+  // after an eviction the StatefulSet controller writes the set's status, so the status patch
+  // under the resourceVersion read before it nearly always loses (found on a real v1.34 server:
+  // PodEvicted was never recorded). The next step repairs the status; nothing repairs an event.
+  try {
     if (decision.events.length) await opts.writers.events.recordEvents(opts.ref, decision.events, opts.now);
   } catch (err) {
+    failed ??= err;
+  }
+  if (failed !== undefined) {
     // The claim write (if any) has landed; a lost race on the status is repaired by the next step.
-    if (err instanceof ApiError && err.isTransient) {
-      return { decision, outcome: outcome.kind === "none" ? asRetry(err) : outcome, writer: claims.name };
+    if (failed instanceof ApiError && failed.isTransient) {
+      return { decision, outcome: outcome.kind === "none" ? asRetry(failed) : outcome, writer: claims.name };
     }
-    throw permission(err);
+    throw permission(failed);
   }
   return { decision, outcome, writer: claims.name };
 }

@@ -3,7 +3,7 @@
 // unless --allow-smaller — except a claim whose expansion failed, which comes back down to a size
 // above its capacity (X1; the output says which claims, to what), a VolumeAttributesClass the cluster does not have. `--dry-run` writes
 // nothing: it prints the annotation diff and the plan the change would cause.
-import { claimEdit } from "../../core/desired.js";
+import { claimEdit, cleanTemplate } from "../../core/desired.js";
 import { holdPods } from "../../core/pod-policy.js";
 import type { ClaimTemplate } from "../../core/k8s.js";
 import { compareQuantity, formatBytes, quantityString, toBytes, type QuantityInput } from "../../core/quantity.js";
@@ -104,12 +104,17 @@ interface FieldChange {
   to: string | null;
 }
 
-/** Field by field, what changes from the old desired templates to the new ones. */
+/**
+ * Field by field, what changes from the old desired templates to the new ones, both as the
+ * annotation holds them: the live templates carry the server's `status.phase: Pending` and
+ * `creationTimestamp: null`, which are no change of anyone's.
+ */
 function templateDiff(before: readonly ClaimTemplate[], after: readonly ClaimTemplate[]): FieldChange[] {
   const changes: FieldChange[] = [];
   for (const t of after) {
-    const old = leaves(before.find((b) => b.metadata.name === t.metadata.name) ?? {});
-    const now = leaves(t);
+    const was = before.find((b) => b.metadata.name === t.metadata.name);
+    const old = leaves(was ? cleanTemplate(was) : {});
+    const now = leaves(cleanTemplate(t));
     for (const path of new Set([...old.keys(), ...now.keys()])) {
       if (old.get(path) !== now.get(path)) changes.push({ template: t.metadata.name, path, from: old.get(path) ?? null, to: now.get(path) ?? null });
     }

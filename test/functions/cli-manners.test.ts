@@ -34,7 +34,7 @@ describe("per-command flags and usage", () => {
     expect(plan.out.text).toBe("");
     const status = capture();
     expect(await main(["status", "--dry-run"], status.io, s.connect)).toBe(1);
-    expect(status.err.text).toMatch(/^claimstep status: --dry-run is not a flag of status \(it is a flag of step, finalize, admission, set\)/);
+    expect(status.err.text).toMatch(/^claimstep status: --dry-run is not a flag of status \(it is a flag of step, finalize, apply, admission, set\)/);
     expect(status.err.text).toMatch(/claimstep status \[<statefulset>\] \[-A\]/);
     for (const argv of [["plan", "web", "-A"], ["run", "web", "--vac", "gold"], ["serve", "-n", "db"], ["set", "web", "data", "--storage", "3Gi", "--watch"], ["plan", "web", "extra"]]) {
       const { io, err } = capture();

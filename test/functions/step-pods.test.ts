@@ -6,6 +6,7 @@ import { Keys } from "../../core/types.js";
 import { SCENARIOS, SET } from "../../adapters/sim/scenarios.js";
 import type { SimCluster } from "../../adapters/sim/cluster.js";
 import { runStep, type StepResult } from "../../functions/step.js";
+import { fixtureStatus } from "../fixtures/apiserver.js";
 
 const step = (sim: SimCluster): Promise<StepResult> => runStep({ reader: sim.reader, writers: sim.writers, ref: SET, now: sim.now() });
 
@@ -20,6 +21,28 @@ async function stepUntil(sim: SimCluster, until: (r: StepResult) => boolean, lim
 }
 
 describe("runStep with the pod side", () => {
+  // Found on a real v1.34 server (test/e2e/pods.test.ts): right after an eviction the StatefulSet
+  // controller writes the set's status, so the step's status patch under the resourceVersion read
+  // before it loses (409) — and the PodEvicted event used to be lost with it.
+  it("an eviction whose status write loses its race still records PodEvicted; the next step repairs the status", async () => {
+    const sim = await SCENARIOS["node-expansion-restart"]!.build();
+    for (let i = 0; i < 200; i++) {
+      const planned = await runStep({ reader: sim.reader, writers: sim.writers, ref: SET, now: sim.now(), dryRun: true });
+      if (planned.decision.action?.type === "EvictPod") break;
+      await step(sim);
+      sim.advance(10_000);
+    }
+    let patches = 0;
+    sim.http.failNext((q) => q.verb === "patch" && q.resource === "statefulsets" && ++patches === 2, { code: 409, body: fixtureStatus("sts-partition-patch-stale-rv.txt").body });
+    const r = await step(sim);
+    expect(r.decision.action?.type).toBe("EvictPod");
+    expect(patches).toBe(2);
+    expect(sim.http.requests().filter((q) => q.subresource === "eviction")).toHaveLength(1);
+    expect(sim.list("events", SET.namespace).filter((e: any) => e.reason === "PodEvicted")).toHaveLength(1);
+    const next = await step(sim);
+    expect(next.outcome.kind).not.toBe("retry");
+  });
+
   it("records an eviction before attempting it; no record (a lost race on the set), no eviction", async () => {
     const sim = await SCENARIOS["node-expansion-restart"]!.build();
     for (let i = 0; i < 200; i++) {
