@@ -63,14 +63,16 @@ export function defaultStatefulSet(set: Json, opts: { maxUnavailable?: boolean }
   }
   spec.replicas ??= 1;
   spec.revisionHistoryLimit ??= 10;
-  for (const t of (spec.volumeClaimTemplates as Json[] | undefined) ?? []) {
-    if (!isObject(t)) continue;
-    t.apiVersion ??= "v1";
-    t.kind ??= "PersistentVolumeClaim";
+  const templates = spec.volumeClaimTemplates as Json[] | undefined;
+  templates?.forEach((t, i) => {
+    if (!isObject(t)) return;
     if (isObject(t.spec)) t.spec.volumeMode ??= "Filesystem";
     const status = (isObject(t.status) ? t.status : (t.status = {})) as Json;
     status.phase ??= "Pending";
-  }
+    // In the server's order (kind, apiVersion first), so that a template sent without them equals the one stored.
+    const { kind = "PersistentVolumeClaim", apiVersion = "v1", ...rest } = t;
+    templates[i] = { kind, apiVersion, ...rest };
+  });
 }
 
 /**
