@@ -341,13 +341,32 @@ export async function runConformanceScript(side: Side, names: ScriptNames): Prom
   await step("vct-update-forbidden", () =>
     cs.patch(Routes.annotateStatefulSet, ref, { spec: { volumeClaimTemplates: [{ ...template("data", names.fast, names.silver), spec: { ...template("data", names.fast, names.silver).spec, resources: { requests: { storage: "2Gi" } } } }, template("cold", names.fixed)] } }, MERGE_PATCH),
   );
-  const s1 = await get(R.getSet, SET);
   const note = { "claimstep.io/status": JSON.stringify({ phase: "Progressing", reason: "ClaimUpdated" }) };
-  await step("annotate-set", () => status.annotateSet(ref, note, s1.metadata.resourceVersion));
-  await step("annotate-set-stale-rv", () => status.annotateSet(ref, { ...note, "claimstep.io/observed": "x" }, s1.metadata.resourceVersion));
-  const s2 = await get(R.getSet, SET);
-  await step("patch-partition", () => pods.patchPartition({ type: "PatchPartition", namespace: ns, set: SET, partition: 1, from: 0, userPartition: 0, resourceVersion: s2.metadata.resourceVersion }, note));
-  await step("patch-partition-stale-rv", () => pods.patchPartition({ type: "PatchPartition", namespace: ns, set: SET, partition: 0, from: 1, userPartition: null, resourceVersion: s2.metadata.resourceVersion }, note));
+  /** A write under a resourceVersion just read, and its repeat (stale): again if the StatefulSet controller wrote the set in between. */
+  const underReadVersion = async (first: string, second: string, send: (rv: string) => Promise<unknown>, repeat: (rv: string) => Promise<unknown>) => {
+    for (let attempt = 1; ; attempt++) {
+      await side.until("web at rest", stable);
+      const rv = (await get(R.getSet, SET)).metadata.resourceVersion;
+      rec.discard(first);
+      rec.discard(second);
+      await step(first, () => send(rv));
+      await step(second, () => repeat(rv));
+      if (rec.exchanges.find((e) => e.step === first)?.status !== 409 || attempt >= 5) return;
+      await sleep(200);
+    }
+  };
+  await underReadVersion(
+    "annotate-set",
+    "annotate-set-stale-rv",
+    (rv) => status.annotateSet(ref, note, rv),
+    (rv) => status.annotateSet(ref, { ...note, "claimstep.io/observed": "x" }, rv),
+  );
+  await underReadVersion(
+    "patch-partition",
+    "patch-partition-stale-rv",
+    (rv) => pods.patchPartition({ type: "PatchPartition", namespace: ns, set: SET, partition: 1, from: 0, userPartition: 0, resourceVersion: rv }, note),
+    (rv) => pods.patchPartition({ type: "PatchPartition", namespace: ns, set: SET, partition: 0, from: 1, userPartition: null, resourceVersion: rv }, note),
+  );
 
   // --- events -----------------------------------------------------------------------------------
   const events = new KubeEventRecorder(cs, { reportingInstance: "claimstep-conformance" });
