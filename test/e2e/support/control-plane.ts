@@ -1,5 +1,5 @@
 // A real Kubernetes control plane for the tests: etcd, kube-apiserver and kube-controller-manager
-// on 127.0.0.1, started from the binaries in CLAIMSTEP_KUBE_ASSETS (never from ../shared), with
+// on 127.0.0.1, started from the binaries in CLAIMSTEP_KUBE_ASSETS (never from a path outside the repository), with
 // claimstep's shipped RBAC applied verbatim and a token for its ServiceAccount; or a connection
 // to an existing cluster (CLAIMSTEP_E2E_KUBECONFIG: kind, k3d) where nothing is started.
 import { execFile, spawn, type ChildProcess } from "node:child_process";
