@@ -10,6 +10,7 @@
 import { ApiError, apiErrorFrom } from "../api-error.js";
 import type { Prng } from "./prng.js";
 import type { Json, Store } from "./store.js";
+import { failure } from "./errors.js";
 
 /** The HTTP server behind a webhook URL: a fetch handler (claimstep's Hono app's `fetch`, a test's). */
 export type WebhookHandler = (request: Request) => Response | Promise<Response>;
@@ -49,20 +50,10 @@ export interface AdmissionResult {
 
 const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
 
-const status = (code: number, reason: string, message: string, details?: Json): Json => ({
-  kind: "Status",
-  apiVersion: "v1",
-  metadata: {},
-  status: "Failure",
-  message,
-  reason,
-  ...(details ? { details } : {}),
-  code,
-});
 
 /** `Internal error occurred: <cause>` (500), as apierrors.NewInternalError words it. */
 export function webhookInternalError(cause: string): ApiError {
-  return apiErrorFrom(500, status(500, "InternalError", `Internal error occurred: ${cause}`, { causes: [{ message: cause }] }));
+  return apiErrorFrom(500, failure(500, "InternalError", `Internal error occurred: ${cause}`, { causes: [{ message: cause }] }));
 }
 
 /** A webhook's `allowed: false`, as webhookerrors.ToStatusErr: its code (400 when none) and reason. */
@@ -70,7 +61,7 @@ function deniedBy(webhook: string, result: Json | undefined): ApiError {
   const message = typeof result?.message === "string" && result.message ? result.message : "without explanation";
   const code = typeof result?.code === "number" && result.code >= 400 ? result.code : 400;
   const reason = typeof result?.reason === "string" && result.reason ? result.reason : "BadRequest";
-  return apiErrorFrom(code, status(code, reason, `admission webhook "${webhook}" denied the request: ${message}`));
+  return apiErrorFrom(code, failure(code, reason, `admission webhook "${webhook}" denied the request: ${message}`));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -370,7 +361,7 @@ export class SimWebhooks {
         }
         if (!matched) continue;
         if (a.dryRun && webhook.sideEffects !== "None" && webhook.sideEffects !== "NoneOnDryRun") {
-          throw apiErrorFrom(400, status(400, "BadRequest", `admission webhook "${name}" has side effects and does not support dry run`));
+          throw apiErrorFrom(400, failure(400, "BadRequest", `admission webhook "${name}" has side effects and does not support dry run`));
         }
         called.push(name);
         const outcome = await this.call(webhook, a, object);

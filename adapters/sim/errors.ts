@@ -14,7 +14,8 @@ const groupDetail = (r: ResourceName) => (r.group ? { group: r.group } : {});
 /** How a precondition failure names the kind: `Pod`, `StatefulSet.apps` (sts-delete-orphan-stale-rv.txt). */
 const qualifiedKind = (r: ResourceName): string => (r.group ? `${r.kind}.${r.group}` : r.kind);
 
-const failure = (code: number, reason: string, message: string, details?: Record<string, unknown>) => ({
+/** A Status body of a refusal, as the API server writes it. */
+export const failure = (code: number, reason: string, message: string, details?: Record<string, unknown>) => ({
   kind: "Status",
   apiVersion: "v1",
   metadata: {},
