@@ -692,11 +692,18 @@ export async function startNodeAgent(cp: Pick<ClusterInfo, "server" | "caPem" | 
     }
     const infeasible = b.infeasibleVac.has(want) || vac.metadata.annotations?.[VAC_INFEASIBLE_ANNOTATION] === "true";
     run(key, `modification of claim ${ns}/${name}`, async () => {
+      // Decided on the informer's copy, which may be older than a modification that just finished:
+      // the claim as read now decides (else a stale event restarts a finished one).
+      let stale = false;
       const started = await update("persistentvolumeclaims", ns, name, uid, "status", (c) => {
+        if (c.spec?.volumeAttributesClassName !== want || c.status?.currentVolumeAttributesClassName === want) {
+          stale = true;
+          return false;
+        }
         c.status.modifyVolumeStatus = { targetVolumeAttributesClassName: want, status: "InProgress" };
         c.status.conditions = mergeModifyConditions(c.status.conditions, [cond("ModifyingVolume", "ModifyVolume operation in progress.")]);
       });
-      if (!started) return;
+      if (!started || stale) return;
       counts.modificationsStarted++;
       act(`claim ${ns}/${name}: modifyVolumeStatus InProgress ${cur ?? "(none)"} → ${want}`);
       await sleep(b.modifyLatencyMs);
