@@ -12,10 +12,14 @@ const GitHubPull = z.looseObject({
   state: z.enum(["open", "closed"]),
   merged_at: z.optional(z.nullable(z.string())),
   html_url: z.string(),
-  head: z.looseObject({ ref: z.string() }),
+  // `repo` is null when the head repository (a fork) was deleted.
+  head: z.looseObject({ ref: z.string(), repo: z.optional(z.nullable(z.looseObject({ full_name: z.string() }))) }),
 });
 const GitHubRef = z.looseObject({ object: z.looseObject({ sha: z.string() }) });
 const GitHubFile = z.looseObject({ type: z.literal("file"), encoding: z.string(), content: z.string(), sha: z.string() });
+
+/** GitHub repository names are case-insensitive. */
+export const sameRepository = (fullName: string | undefined, configured: string): boolean => fullName !== undefined && fullName.toLowerCase() === configured.toLowerCase();
 
 const segments = (p: string): string => p.split("/").map(encodeURIComponent).join("/");
 
@@ -62,7 +66,13 @@ export class GitHubProvider implements GitProvider {
     const q = new URLSearchParams({ head: `${this.owner}:${branch}`, base: this.baseBranch, state: "all", per_page: "100" });
     const [x, r] = await this.call("GET", `/pulls?${q}`);
     if (r.status !== 200) throw unexpected(this.name, x, r);
-    return z.array(GitHubPull).parse(r.body).filter((p) => p.head.ref === branch).map((p) => this.toPullRequest(p));
+    // Only claimstep's own: a pull request from a fork (even one of the same owner, which the `head`
+    // filter lets through) with claimstep's branch name is someone else's.
+    return z
+      .array(GitHubPull)
+      .parse(r.body)
+      .filter((p) => p.head.ref === branch && sameRepository(p.head.repo?.full_name, this.config.repository))
+      .map((p) => this.toPullRequest(p));
   }
 
   async ensureBranch(branch: string): Promise<void> {

@@ -12,6 +12,8 @@ const GitLabMergeRequest = z.looseObject({
   state: z.enum(["opened", "closed", "merged", "locked"]),
   web_url: z.string(),
   source_branch: z.string(),
+  source_project_id: z.int(),
+  target_project_id: z.int(),
 });
 const GitLabFile = z.looseObject({ encoding: z.string(), content: z.string(), last_commit_id: z.string() });
 const GitLabUser = z.looseObject({ id: z.int(), username: z.string() });
@@ -68,7 +70,13 @@ export class GitLabProvider implements GitProvider {
     const [x, r] = await this.call("GET", this.project(`/merge_requests?${q}`));
     if (r.status === 404) throw this.notFound(x, r);
     if (r.status !== 200) throw unexpected(this.name, x, r);
-    return z.array(GitLabMergeRequest).parse(r.body).filter((m) => m.source_branch === branch).map((m) => this.toPullRequest(m));
+    // Only claimstep's own: the list holds merge requests from forks into this project too, and one
+    // with claimstep's branch name is someone else's (its source project is the fork).
+    return z
+      .array(GitLabMergeRequest)
+      .parse(r.body)
+      .filter((m) => m.source_branch === branch && m.source_project_id === m.target_project_id)
+      .map((m) => this.toPullRequest(m));
   }
 
   async ensureBranch(branch: string): Promise<void> {

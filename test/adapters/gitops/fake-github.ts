@@ -22,6 +22,8 @@ export interface FakePull {
   labels: string[];
   reviewers: string[];
   team_reviewers: string[];
+  /** `owner/repo` of the head branch when it is a fork's (absent: this repository). */
+  headRepo?: string;
 }
 
 type Fault = "bad-token" | "read-only" | "primary-rate-limit" | "secondary-rate-limit-403" | "secondary-rate-limit-429" | "server-error";
@@ -126,7 +128,7 @@ export class FakeGitHub {
       merge_commit_sha: null,
       requested_reviewers: p.reviewers.map((login) => ({ login, type: "User" })),
       requested_teams: p.team_reviewers.map((slug) => ({ slug, name: slug })),
-      head: { label: `${this.owner}:${p.head}`, ref: p.head, sha: head, repo: { full_name: this.fullName } },
+      head: { label: `${(p.headRepo ?? this.fullName).split("/")[0]}:${p.head}`, ref: p.head, sha: head, repo: { full_name: p.headRepo ?? this.fullName } },
       base: { label: `${this.owner}:${p.base}`, ref: p.base, sha: this.repo.branches.get(p.base)?.head, repo: { full_name: this.fullName } },
       draft: false,
       author_association: "MEMBER",
@@ -192,7 +194,7 @@ export class FakeGitHub {
         const base = q.get("base");
         const list = this.pulls
           .filter((p) => state === "all" || p.state === state)
-          .filter((p) => !head || `${this.owner}:${p.head}` === head)
+          .filter((p) => !head || `${(p.headRepo ?? this.fullName).split("/")[0]}:${p.head}` === head)
           .filter((p) => !base || p.base === base)
           .sort((a, b) => b.number - a.number);
         return this.json(list.map((p) => this.pullJSON(p)));
@@ -341,6 +343,26 @@ export class FakeGitHub {
   }
 
   // What people do in the web UI.
+
+  /** Someone's pull request from their fork `headRepo` (owner/repo) into this repository, with the given head branch name. */
+  openFromFork(headRepo: string, head: string, state: FakePull["state"] = "open"): FakePull {
+    const p: FakePull = {
+      number: ++this.seq,
+      title: "from a fork",
+      body: "",
+      head,
+      base: this.repo.baseBranch,
+      state,
+      merged_at: null,
+      closed_at: state === "closed" ? new Date(this.now()).toISOString() : null,
+      labels: [],
+      reviewers: [],
+      team_reviewers: [],
+      headRepo,
+    };
+    this.pulls.push(p);
+    return p;
+  }
 
   pull(number: number): FakePull {
     const p = this.pulls.find((x) => x.number === number);

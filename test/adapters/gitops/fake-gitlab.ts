@@ -21,7 +21,12 @@ export interface FakeMergeRequest {
   reviewer_ids: number[];
   merged_at: string | null;
   closed_at: string | null;
+  /** The project the source branch is in: 42 (this one), another for a merge request from a fork. */
+  source_project_id?: number;
 }
+
+/** The project id of this fake's project (`source_project_id` of its own merge requests). */
+export const GITLAB_PROJECT_ID = 42;
 
 type Fault = "bad-token" | "forbidden" | "rate-limit" | "server-error";
 
@@ -106,8 +111,8 @@ export class FakeGitLab {
       source_branch: m.source_branch,
       author: { id: 10, username: "claimstep-bot", name: "claimstep", state: "active" },
       reviewers: GITLAB_USERS.filter((u) => m.reviewer_ids.includes(u.id)).map((u) => ({ ...u, state: "active" })),
-      source_project_id: 42,
-      target_project_id: 42,
+      source_project_id: m.source_project_id ?? GITLAB_PROJECT_ID,
+      target_project_id: GITLAB_PROJECT_ID,
       labels: m.labels,
       draft: false,
       work_in_progress: false,
@@ -236,7 +241,8 @@ export class FakeGitLab {
           reviewer_ids?: number[];
         };
         if (!body.source_branch || !body.target_branch || !body.title) return this.json({ error: "source_branch, target_branch, title are missing" }, 400);
-        const open = this.mergeRequests.find((m) => m.source_branch === body.source_branch && m.target_branch === body.target_branch && m.state === "opened");
+        // GitLab's check is per source project: a fork's merge request from a same-named branch is another one.
+        const open = this.mergeRequests.find((m) => m.source_project_id === undefined && m.source_branch === body.source_branch && m.target_branch === body.target_branch && m.state === "opened");
         if (open) return this.message(409, [`Another open merge request already exists for this source branch: !${open.iid}`]);
         if (!this.repo.branches.has(body.source_branch)) return this.message(400, ["Source branch does not exist"]);
         const mr: FakeMergeRequest = {
@@ -275,6 +281,25 @@ export class FakeGitLab {
         );
       }),
     ];
+  }
+
+  /** Someone's merge request from their fork (project `sourceProjectId`) into this project, with the given source branch name. */
+  openFromFork(sourceBranch: string, sourceProjectId = 77, state: FakeMergeRequest["state"] = "opened"): FakeMergeRequest {
+    const mr: FakeMergeRequest = {
+      iid: ++this.seq,
+      title: "from a fork",
+      description: "",
+      source_branch: sourceBranch,
+      target_branch: this.repo.baseBranch,
+      state,
+      labels: [],
+      reviewer_ids: [],
+      merged_at: null,
+      closed_at: state === "closed" ? new Date(this.now()).toISOString() : null,
+      source_project_id: sourceProjectId,
+    };
+    this.mergeRequests.push(mr);
+    return mr;
   }
 
   mergeRequest(iid: number): FakeMergeRequest {
@@ -318,6 +343,8 @@ export class FakeGitLab {
         title: m.title,
         source_branch: m.source_branch,
         target_branch: m.target_branch,
+        source_project_id: m.source_project_id ?? GITLAB_PROJECT_ID,
+        target_project_id: GITLAB_PROJECT_ID,
         state: m.state,
         action,
         url: this.webUrl(m.iid),

@@ -190,6 +190,18 @@ describe("GitHub pull-request writer", () => {
     expect(await writer.apply(decision.action, decision)).toMatchObject({ kind: "proposed", url: "https://github.com/octo/fleet/pull/1" });
   });
 
+  it("a pull request from a fork with claimstep's branch name is not claimstep's: no ChangeRejected, no link to it (issue 24, item 1)", async () => {
+    const { github, writer } = setup();
+    const decision = growDecision("2Gi");
+    // A fork in the same organization: GitHub's `head=octo:branch` filter does not tell it apart.
+    const fork = github.openFromFork("octo/fleet-fork", BRANCH(decision.revision!), "closed");
+    const outcome = await writer.apply(decision.action, decision);
+    expect(outcome).toMatchObject({ kind: "proposed", detail: expect.stringContaining("opened pull request") });
+    expect((outcome as { url?: string }).url).not.toBe(`https://github.com/octo/fleet/pull/${fork.number}`);
+    expect(JSON.stringify(outcome)).not.toContain(`pull/${fork.number})`);
+    expect(github.pulls.filter((p) => p.headRepo === undefined)).toHaveLength(1);
+  });
+
   it("opens a new pull request on a new branch for a new revision after a rejection", async () => {
     const { github, writer } = setup();
     const old = growDecision("2Gi");

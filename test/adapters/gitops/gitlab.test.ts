@@ -98,6 +98,31 @@ describe("GitLab pull-request writer", () => {
   });
 });
 
+describe("merge requests from forks (issue 24, item 1)", () => {
+  it("a fork's merge request with claimstep's branch name is not claimstep's: no ChangeRejected, no link to it", async () => {
+    const { gitlab, writer } = setup();
+    const decision = growDecision("2Gi");
+    const branch = `claimstep/default/web/${decision.revision}/2`;
+    const fork = gitlab.openFromFork(branch, 77, "closed");
+    const outcome = await writer.apply(decision.action, decision);
+    expect(outcome).toMatchObject({ kind: "proposed", detail: expect.stringContaining("opened pull request") });
+    expect(JSON.stringify(outcome)).not.toContain(`merge_requests/${fork.iid}`);
+    // Its own merge request from its own branch, not the fork's.
+    const own = gitlab.mergeRequests.filter((m) => m.source_project_id === undefined);
+    expect(own).toHaveLength(1);
+    expect((outcome as { url?: string }).url).toBe(`https://gitlab.com/${PROJECT}/-/merge_requests/${own[0]!.iid}`);
+  });
+
+  it("an open fork merge request is not waited on either", async () => {
+    const { gitlab, writer } = setup();
+    const decision = growDecision("2Gi");
+    const fork = gitlab.openFromFork(`claimstep/default/web/${decision.revision}/2`, 77, "opened");
+    const outcome = await writer.apply(decision.action, decision);
+    expect(outcome).toMatchObject({ kind: "proposed", detail: expect.stringContaining("opened pull request") });
+    expect((outcome as { url?: string }).url).not.toContain(`merge_requests/${fork.iid}`);
+  });
+});
+
 describe("GitLab errors", () => {
   it("bad token: 401 Unauthorized is a configuration error", async () => {
     const { gitlab, writer } = setup();
