@@ -12,7 +12,7 @@ import { RecentIds } from "./auth.js";
 import { configFromEnv, type AppConfig } from "./config.js";
 import type { Leadership } from "./lease/elector.js";
 import { runStep } from "./step.js";
-import { sweep } from "./sweep.js";
+import { signalledReader, stopOnAbort, sweep } from "./sweep.js";
 import { wire } from "./wiring.js";
 import { readKeyPair, reloadTls, tlsFilesFromEnv, type TlsFiles } from "./http/tls-files.js";
 
@@ -222,10 +222,18 @@ export async function serveFromEnv(opts: ServeFromEnvOptions): Promise<number> {
             sweep({
               listOptedIn,
               namespaces: config.namespaces,
-              step: (ref) => runStep({ reader: deps.reader, writers: deps.writers, metrics: deps.metrics, ref, now: deps.now() }),
+              // A lost Lease aborts the signal: the running step stops before its next write.
+              step: (ref, signal) =>
+                runStep({
+                  reader: signal ? signalledReader(deps.reader, signal) : deps.reader,
+                  writers: signal ? stopOnAbort(deps.writers, signal) : deps.writers,
+                  metrics: deps.metrics,
+                  ref,
+                  now: deps.now(),
+                }),
               tick: tick++,
               log,
-              ...(leader ? { proceed: () => leader!.holds() } : {}),
+              ...(leader ? { proceed: () => leader!.holds(), signal: leader.signal() } : {}),
             }),
         }
       : {}),

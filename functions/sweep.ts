@@ -2,6 +2,11 @@
 // budget of subrequests. When more sets are opted in than fit, the start of the pass rotates with
 // the tick number, so every set gets its turn (the Worker is stateless: the tick is the only
 // memory it has).
+//
+// A pass can be cut off (the Node server: this replica lost the Lease): its `signal` ends the pass
+// before the next set, and the running step, given the signal, stops before its next write
+// (stopOnAbort wraps its writers, signalledReader its reads).
+import type { StateReader, Writers } from "../core/ports.js";
 import type { SetRef } from "../core/types.js";
 import type { StepResult } from "./step.js";
 
@@ -17,17 +22,20 @@ export interface SweepOptions {
   /** Opted-in sets of one namespace (`undefined` = all namespaces). */
   listOptedIn(namespace: string | undefined): Promise<SetRef[]>;
   namespaces: readonly string[];
-  step(ref: SetRef): Promise<StepResult>;
+  /** One step; `signal` (the pass's) is for its writes: see stopOnAbort. */
+  step(ref: SetRef, signal?: AbortSignal): Promise<StepResult>;
   /** The tick number (e.g. scheduled time / cron interval): the rotation key. */
   tick: number;
   budget?: SubrequestBudget;
   /** Checked before each step: false ends the pass (the Node server: this replica lost the Lease). */
   proceed?: () => boolean;
+  /** Aborted: no further step starts, and the running one stops before its next write (the Lease lost). */
+  signal?: AbortSignal;
   log?: (entry: Record<string, unknown>) => void;
 }
 
 export type SweepEntry =
-  | { ref: SetRef; phase: string; reason: string; outcome: string }
+  | { ref: SetRef; phase: string; reason: string; message: string; outcome: string }
   | { ref: SetRef; error: string };
 
 export interface SweepReport {
@@ -64,16 +72,59 @@ export async function sweep(opts: SweepOptions): Promise<SweepReport> {
     const budget = opts.budget;
     if (budget && budget.used() + budget.perStep > budget.limit) break;
     if (opts.proceed && !opts.proceed()) break;
+    if (opts.signal?.aborted) break;
     const ref = refs[(start + i) % n]!;
     try {
-      const r = await opts.step(ref);
-      stepped.push({ ref, phase: r.decision.phase, reason: r.decision.reason, outcome: r.outcome.kind });
+      const r = await opts.step(ref, opts.signal);
+      stepped.push({ ref, phase: r.decision.phase, reason: r.decision.reason, message: r.decision.message, outcome: r.outcome.kind });
     } catch (err) {
       // One broken set must not starve the others.
       stepped.push({ ref, error: (err as Error).message });
     }
   }
   const report = { found: n, stepped, deferred: n - stepped.length, start };
-  opts.log?.({ msg: "sweep", found: n, stepped: stepped.length, deferred: report.deferred, start });
+  const cut = opts.signal?.aborted ? { cutOff: String((opts.signal.reason as Error | undefined)?.message ?? opts.signal.reason) } : {};
+  opts.log?.({ msg: "sweep", found: n, stepped: stepped.length, deferred: report.deferred, start, ...cut });
   return report;
+}
+
+/** Every method of `target` refuses (rejects with the signal's reason) once `signal` is aborted. */
+function refusing<T extends object>(target: T, signal: AbortSignal): T {
+  return new Proxy(target, {
+    get(t, prop) {
+      const value: unknown = Reflect.get(t, prop, t);
+      if (typeof value !== "function") return value;
+      return async (...args: unknown[]) => {
+        signal.throwIfAborted();
+        return (value as (...a: unknown[]) => unknown).apply(t, args);
+      };
+    },
+  });
+}
+
+/**
+ * The step's writers, each write refused once `signal` is aborted: a step cut off stops before
+ * its next write (the claim, the set's status, the events, a pod or re-create request), its error
+ * the signal's reason. A write already sent completes: cancelling it would not unsend it, only
+ * leave its outcome unknown.
+ */
+export function stopOnAbort(writers: Writers, signal: AbortSignal): Writers {
+  const claims = writers.claims;
+  return {
+    claims: typeof claims === "function" ? (snapshot) => refusing(claims(snapshot), signal) : refusing(claims, signal),
+    status: refusing(writers.status, signal),
+    events: refusing(writers.events, signal),
+    ...(writers.pods ? { pods: refusing(writers.pods, signal) } : {}),
+    ...(writers.recreate ? { recreate: refusing(writers.recreate, signal) } : {}),
+  };
+}
+
+/** The step's reader, its requests given `signal` too (a cut-off step stops reading). */
+export function signalledReader(reader: StateReader, signal: AbortSignal): StateReader {
+  return {
+    load: (ref, opts = {}) => {
+      signal.throwIfAborted();
+      return reader.load(ref, { ...opts, signal: opts.signal ? AbortSignal.any([opts.signal, signal]) : signal });
+    },
+  };
 }

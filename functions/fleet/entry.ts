@@ -36,6 +36,8 @@ function appFor(env: Env, ctx: FleetContext, cluster: Cluster) {
       config: { ...ctx.config, namespaces: cluster.namespaces },
       now: () => new Date(),
       replay: bindings ? durableReplay(bindings.LEDGER) : isolateReplay,
+      // Forge deliveries: shared by every isolate too (an in-memory store would miss replays across isolates).
+      ...(bindings ? { forgeReplay: durableReplay(bindings.LEDGER) } : {}),
       log: (e) => log({ cluster: cluster.name, ...e }),
       fetch: f,
       instance: "claimstep-worker",

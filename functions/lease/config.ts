@@ -50,8 +50,12 @@ export function leaseConfig(env: LeaseEnv): { config?: LeaseConfig; problems: st
   return { config: { namespace, name: LEASE_NAME, durationSeconds, renewSeconds }, problems };
 }
 
-/** This replica's name in the Lease: the pod name (HOSTNAME), else a random one. */
-export function leaseIdentity(hostname: string | undefined, random: () => string = () => crypto.randomUUID().slice(0, 8)): string {
-  const host = blank(hostname);
-  return host ?? `claimstep-${random()}`;
+/**
+ * This replica's name in the Lease: the pod name (HOSTNAME) and a random UUID, as client-go does
+ * (`hostname_uuid`): two processes with the same HOSTNAME (a pod restarted in place, a copy run by
+ * hand, hostNetwork) must never both take the Lease for their own. Without HOSTNAME:
+ * `claimstep_<uuid>`.
+ */
+export function leaseIdentity(hostname: string | undefined, random: () => string = () => crypto.randomUUID()): string {
+  return `${blank(hostname) ?? "claimstep"}_${random()}`;
 }

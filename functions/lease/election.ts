@@ -10,6 +10,11 @@
 // the write that renewed the Lease (the write lands after that, and every follower reads it later
 // still). So the holder stops before any follower can take over, whatever the wall clocks say; the
 // margin absorbs the clocks' rates, timers firing late and the time a pass needs to notice.
+//
+// `now` is a MONOTONIC clock (performance.now() in the Elector, as Go's time.Now() carries a
+// monotonic reading that client-go's observedTime comparisons use): a step of the wall clock (NTP,
+// a resumed VM) never moves an expiry. The wall clock only writes acquireTime and renewTime, which
+// are for people (kubectl) and never decide anything.
 
 /** A Lease's spec (coordination.k8s.io/v1 LeaseSpec, the fields leader election uses). */
 export interface LeaseSpec {
@@ -38,9 +43,9 @@ export interface ElectionConfig {
 
 /** What one replica remembers between passes (starts as `{}`). */
 export interface ElectionState {
-  /** The record last seen, and when it was first seen at that resourceVersion (this clock, ms). */
+  /** The record last seen, and when it was first seen at that resourceVersion (this replica's monotonic clock, ms). */
   observed?: { resourceVersion: string; holder: string; durationMs: number; at: number };
-  /** This replica leads until then (ms, this clock); absent: it does not lead. */
+  /** This replica leads until then (ms, this replica's monotonic clock); absent: it does not lead. */
   leadingUntil?: number;
 }
 
@@ -62,21 +67,23 @@ export const defaultMarginMs = (leaseDurationMs: number): number => Math.min(200
 export const leads = (state: ElectionState, now: number): boolean => state.leadingUntil !== undefined && now < state.leadingUntil;
 
 /**
- * The next action, and the state with the record noted as observed. `now` is this replica's clock
- * (ms). `lease` undefined: the Lease does not exist (404).
+ * The next action, and the state with the record noted as observed. `now` is this replica's
+ * monotonic clock (ms): every expiry is measured on it. `wall` (ms since the epoch, default `now`)
+ * only dates the record written (acquireTime, renewTime). `lease` undefined: the Lease does not
+ * exist (404).
  */
-export function decide(lease: ObservedLease | undefined, state: ElectionState, cfg: ElectionConfig, now: number): { action: Action; state: ElectionState } {
+export function decide(lease: ObservedLease | undefined, state: ElectionState, cfg: ElectionConfig, now: number, wall: number = now): { action: Action; state: ElectionState } {
   const durationSeconds = Math.max(1, Math.ceil(cfg.leaseDurationMs / 1000));
   const mine = (transitions: number, acquireTime: string): LeaseSpec => ({
     holderIdentity: cfg.identity,
     leaseDurationSeconds: durationSeconds,
     acquireTime,
-    renewTime: microTime(now),
+    renewTime: microTime(wall),
     leaseTransitions: transitions,
   });
   if (!lease) {
     const { observed: _gone, ...rest } = state;
-    return { action: { kind: "create", spec: mine(0, microTime(now)) }, state: rest };
+    return { action: { kind: "create", spec: mine(0, microTime(wall)) }, state: rest };
   }
 
   const spec = lease.spec;
@@ -90,7 +97,7 @@ export function decide(lease: ObservedLease | undefined, state: ElectionState, c
 
   if (holder === cfg.identity) {
     // Ours (a renewal, or our own record after a restart with the same name): renew it.
-    return { action: { kind: "update", resourceVersion: lease.resourceVersion, why: "renew", spec: mine(transitions, spec.acquireTime ?? microTime(now)) }, state: next };
+    return { action: { kind: "update", resourceVersion: lease.resourceVersion, why: "renew", spec: mine(transitions, spec.acquireTime ?? microTime(wall)) }, state: next };
   }
   // Someone else's record: ours no longer counts, whatever was thought before.
   delete next.leadingUntil;
@@ -98,7 +105,7 @@ export function decide(lease: ObservedLease | undefined, state: ElectionState, c
   // Released (no holder) or unchanged for a whole duration (or a duration of 0): take it over,
   // counting one more transition (client-go counts every change of holder).
   if (holder === "" || now >= expiresAt) {
-    return { action: { kind: "update", resourceVersion: lease.resourceVersion, why: "takeover", spec: mine(transitions + 1, microTime(now)) }, state: next };
+    return { action: { kind: "update", resourceVersion: lease.resourceVersion, why: "takeover", spec: mine(transitions + 1, microTime(wall)) }, state: next };
   }
   return { action: { kind: "follow", holder, expiresAt }, state: next };
 }
@@ -124,7 +131,7 @@ export interface LeaseApi {
 }
 
 /**
- * The state after a write that was SENT at `sentAt` (this clock, ms). A landed write leads until
+ * The state after a write that was SENT at `sentAt` (this replica's monotonic clock, ms). A landed write leads until
  * `sentAt + duration − margin`; a lost race ends leading at once (the next pass re-reads); a failed
  * write changes nothing: a lead runs out by itself.
  */
@@ -151,12 +158,12 @@ export function afterWrite(state: ElectionState, outcome: WriteOutcome, cfg: Ele
  * The spec that gives the Lease up on shutdown (client-go's ReleaseOnCancel): no holder, so a
  * follower takes over at its next pass instead of waiting for the Lease to expire.
  */
-export function releaseSpec(lease: ObservedLease, now: number): LeaseSpec {
+export function releaseSpec(lease: ObservedLease, wall: number): LeaseSpec {
   return {
     holderIdentity: "",
     leaseDurationSeconds: 1,
-    acquireTime: microTime(now),
-    renewTime: microTime(now),
+    acquireTime: microTime(wall),
+    renewTime: microTime(wall),
     leaseTransitions: lease.spec.leaseTransitions ?? 0,
   };
 }

@@ -1,18 +1,24 @@
 // The election's loop: every renew period, read the Lease, decide (election.ts), write when the
-// decision says so; `holds()` says whether this replica may sweep now. Acquisitions and losses are
-// logged, one line each; on shutdown a held Lease is released so that another replica takes over
-// at its next pass.
+// decision says so; `holds()` says whether this replica may sweep now, and `signal()` gives the
+// running sweep an AbortSignal aborted the moment this replica stops leading (its writers check it
+// before each write). Every expiry is measured on the monotonic clock; the wall clock only dates
+// the record. Acquisitions and losses are logged, one line each; on shutdown a held Lease is
+// released so that another replica takes over at its next pass.
 import { afterWrite, decide, leads, releaseSpec, type ElectionConfig, type ElectionState, type LeaseApi, type ObservedLease, type WriteOutcome } from "./election.js";
 
 /** The loop's clock, injected so tests run it on virtual time. */
 export interface ElectorClock {
+  /** The wall clock: only dates the record written (acquireTime, renewTime), never decides. */
   now(): Date;
+  /** A monotonic clock (ms, any origin): every expiry; a wall-clock step does not move it. */
+  monotonic(): number;
   setTimeout(fn: () => void, ms: number): unknown;
   clearTimeout(handle: unknown): void;
 }
 
 const systemClock: ElectorClock = {
   now: () => new Date(),
+  monotonic: () => performance.now(),
   setTimeout: (fn, ms) => setTimeout(fn, ms),
   clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),
 };
@@ -29,8 +35,18 @@ export interface ElectorOptions extends ElectionConfig {
 export interface Leadership {
   start(): void;
   holds(): boolean;
+  /**
+   * The current term's signal: aborted (its reason a LeaseLost) as soon as this replica stops
+   * leading, or at once when it does not lead. A sweep started now passes it to its steps.
+   */
+  signal(): AbortSignal;
   /** Stop the loop and release the Lease when held. */
   stop(): Promise<void>;
+}
+
+/** The reason of an aborted term: the running sweep stops before its next write. */
+export class LeaseLost extends Error {
+  override readonly name = "LeaseLost";
 }
 
 export class Elector implements Leadership {
@@ -41,6 +57,8 @@ export class Elector implements Leadership {
   /** Fires when a lead runs out unrenewed, to log the loss then rather than at the next pass. */
   private expiry: unknown;
   private lastError: string | undefined;
+  /** Aborted when this lead ends; a new one for the next. */
+  private term: AbortController | undefined;
   private running: Promise<void> | undefined;
   private stopped = false;
   private readonly clock: ElectorClock;
@@ -51,12 +69,37 @@ export class Elector implements Leadership {
     this.log = opts.log ?? (() => {});
   }
 
+  /** Monotonic ms: every expiry decision. */
   private nowMs(): number {
+    return this.clock.monotonic();
+  }
+
+  /** Wall-clock ms: only the times written into the Lease. */
+  private wallMs(): number {
     return this.clock.now().getTime();
   }
 
-  holds(): boolean {
+  private leadsNow(): boolean {
     return !this.stopped && leads(this.state, this.nowMs());
+  }
+
+  holds(): boolean {
+    const held = this.leadsNow();
+    // The expiry timer may fire late (a busy event loop): whoever asks first ends the term.
+    if (!held) this.endTerm("not renewed before it ran out");
+    return held;
+  }
+
+  signal(): AbortSignal {
+    if (!this.holds()) return AbortSignal.abort(new LeaseLost(`${this.opts.lease.describe}: this replica (${this.opts.identity}) does not hold the Lease (lease lost)`));
+    return (this.term ??= new AbortController()).signal;
+  }
+
+  private endTerm(why: string): void {
+    const term = this.term;
+    if (!term) return;
+    this.term = undefined;
+    term.abort(new LeaseLost(`${this.opts.lease.describe}: lease lost (${why}): this replica (${this.opts.identity}) stops sweeping before its next write`));
   }
 
   /** Who this replica last saw holding the Lease ("" released, undefined not read yet). */
@@ -90,7 +133,7 @@ export class Elector implements Leadership {
       this.report(this.lastError);
       return;
     }
-    const decided = decide(lease, this.state, this.opts, this.nowMs());
+    const decided = decide(lease, this.state, this.opts, this.nowMs(), this.wallMs());
     this.state = decided.state;
     const action = decided.action;
     if (action.kind === "follow") {
@@ -117,8 +160,9 @@ export class Elector implements Leadership {
   private report(why: string, written?: ObservedLease): void {
     if (this.stopped) return;
     const now = this.leading;
-    const next = this.holds();
+    const next = this.leadsNow();
     this.leading = next;
+    if (!next) this.endTerm(why);
     if (this.expiry !== undefined) this.clock.clearTimeout(this.expiry);
     this.expiry = undefined;
     if (next && this.state.leadingUntil !== undefined) {
@@ -140,10 +184,11 @@ export class Elector implements Leadership {
     if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
     if (this.expiry !== undefined) this.clock.clearTimeout(this.expiry);
     this.timer = this.expiry = undefined;
+    this.endTerm("shutting down");
     await this.running;
     const last = this.lastWritten;
     if (held && last && this.state.observed?.resourceVersion === last.resourceVersion) {
-      const outcome = await this.opts.lease.update(releaseSpec(last, this.nowMs()), last.resourceVersion).catch((err: unknown) => ({ kind: "failed" as const, error: (err as Error).message }));
+      const outcome = await this.opts.lease.update(releaseSpec(last, this.wallMs()), last.resourceVersion).catch((err: unknown) => ({ kind: "failed" as const, error: (err as Error).message }));
       const base = { lease: this.opts.lease.describe, identity: this.opts.identity };
       if (outcome.kind === "written") this.log({ msg: "lease released", ...base });
       else this.log({ msg: "lease not released", ...base, error: outcome.kind === "lost" ? "another replica wrote it first" : (outcome.error ?? "no answer") });

@@ -101,7 +101,8 @@ async function webhook(r: Replica): Promise<number> {
 }
 
 beforeEach(async () => {
-  vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Date"], now: T0 });
+  // The election measures expiries on performance.now(): virtual time moves it too.
+  vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Date", "performance"], now: T0 });
   sim = capturedSim(desiredData("2Gi"));
   holders.length = 0;
   replicas = [];
