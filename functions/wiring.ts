@@ -13,7 +13,7 @@ import type { Fetch } from "../adapters/gitops/http.js";
 import { pullRequestWriter } from "../adapters/gitops/writer.js";
 import { PrometheusMetrics } from "../adapters/metrics/prometheus.js";
 import type { AppDeps, Mount } from "./app.js";
-import type { AnyReplayGuard } from "./auth.js";
+import { type AnyReplayGuard, RecentIds } from "./auth.js";
 import type { AppConfig } from "./config.js";
 import { gitopsWebhookRoutes } from "./routes/gitops-webhooks.js";
 import { runStep, type StepResult } from "./step.js";
@@ -24,6 +24,11 @@ export interface WiringOptions {
   config: AppConfig;
   now: () => Date;
   replay: AnyReplayGuard;
+  /**
+   * Delivery ids of the GitHub/GitLab webhooks: a store of their own, so that forge deliveries never
+   * use up the relay's (`replay`) budget. Default: a new in-memory store.
+   */
+  forgeReplay?: AnyReplayGuard;
   log?: (entry: Record<string, unknown>) => void;
   /** fetch for the Git hosting API and Prometheus (the Worker passes its counting fetch). */
   fetch?: Fetch;
@@ -50,16 +55,18 @@ export function wire(opts: WiringOptions): Wiring {
   const writers: Writers = { ...direct, claims: writerFor({ direct: direct.claims, ...(pullRequest ? { pullRequest } : {}) }) };
   const metrics: MetricsReader | undefined = config.prometheus ? new PrometheusMetrics({ ...config.prometheus, ...(opts.fetch ? { fetch: opts.fetch } : {}) }) : undefined;
 
+  const gitopsOn = (provider: "github" | "gitlab"): string | undefined => (config.gitops?.provider === provider ? config.gitops.repository : undefined);
   const mounts: Mount[] = [];
   if (config.githubWebhookSecret || config.gitlabWebhookToken) {
     mounts.push({
       prefix: "/v1/webhooks",
       app: gitopsWebhookRoutes({
-        ...(config.githubWebhookSecret ? { github: { secret: config.githubWebhookSecret } } : {}),
-        ...(config.gitlabWebhookToken ? { gitlab: { token: config.gitlabWebhookToken } } : {}),
+        // Only pull requests whose head is the GitOps repository step the set (a fork's are ignored).
+        ...(config.githubWebhookSecret ? { github: { secret: config.githubWebhookSecret, ...(gitopsOn("github") ? { repository: gitopsOn("github") } : {}) } } : {}),
+        ...(config.gitlabWebhookToken ? { gitlab: { token: config.gitlabWebhookToken, ...(gitopsOn("gitlab") ? { repository: gitopsOn("gitlab") } : {}) } } : {}),
         step: (ref) => (opts.step ? opts.step(ref) : runStep({ reader, writers, metrics, ref, now: opts.now() })),
         namespaces: config.namespaces,
-        replay: opts.replay,
+        replay: opts.forgeReplay ?? new RecentIds(),
         ...(opts.log ? { log: opts.log } : {}),
       }),
     });

@@ -57,8 +57,10 @@ const GitHubPullRequestPayload = z.looseObject({
     number: z.int(),
     html_url: z.string(),
     merged: z.optional(z.nullable(z.boolean())),
-    head: z.looseObject({ ref: z.string() }),
+    // `repo` is null once the head repository (a fork) is deleted.
+    head: z.looseObject({ ref: z.string(), repo: z.optional(z.nullable(z.looseObject({ full_name: z.string() }))) }),
   }),
+  repository: z.optional(z.looseObject({ full_name: z.string() })),
 });
 
 const GitLabMergeRequestPayload = z.looseObject({
@@ -69,7 +71,10 @@ const GitLabMergeRequestPayload = z.looseObject({
     action: z.optional(z.string()),
     state: z.string(),
     source_branch: z.string(),
+    source_project_id: z.optional(z.int()),
+    target_project_id: z.optional(z.int()),
   }),
+  project: z.optional(z.looseObject({ id: z.optional(z.int()), path_with_namespace: z.optional(z.string()) })),
 });
 
 /** Why a delivery is ignored, or the event it carries. */
@@ -82,22 +87,47 @@ function forBranch(outcome: PullRequestOutcome | undefined, branch: string, numb
   return { event: { outcome, branch, step, number, url } };
 }
 
-/** A GitHub delivery (`X-GitHub-Event` and the parsed body). */
-export function parseGitHubEvent(eventName: string | undefined | null, body: unknown): Parsed {
+const sameName = (a: string, b: string): boolean => a.toLowerCase() === b.toLowerCase();
+
+/**
+ * A GitHub delivery (`X-GitHub-Event` and the parsed body). Only a pull request whose head is
+ * `repository` (the configured `owner/repo`; absent: the repository the hook is on) is claimstep's:
+ * one from a fork with claimstep's branch name is someone else's, and ignored.
+ */
+export function parseGitHubEvent(eventName: string | undefined | null, body: unknown, repository?: string): Parsed {
   if (eventName !== "pull_request") return { ignored: `event ${eventName ?? "(none)"} is not pull_request` };
   const p = GitHubPullRequestPayload.safeParse(body);
   if (!p.success) return { ignored: "pull_request payload without pull_request.head.ref" };
   const { action, pull_request: pr } = p.data;
+  const own = repository ?? p.data.repository?.full_name;
+  const head = pr.head.repo?.full_name;
+  if (!own || !head || !sameName(head, own)) {
+    return { ignored: `pull request #${pr.number} comes from ${head ?? "a deleted repository"}, not ${own ?? "the repository of the hook"}: not claimstep's` };
+  }
   const outcome = action === "closed" ? (pr.merged ? "merged" : "closed") : action === "reopened" ? "reopened" : undefined;
   return forBranch(outcome, pr.head.ref, pr.number, pr.html_url, `action ${action}`);
 }
 
-/** A GitLab delivery (`X-Gitlab-Event` and the parsed body). */
-export function parseGitLabEvent(eventName: string | undefined | null, body: unknown): Parsed {
+/**
+ * A GitLab delivery (`X-Gitlab-Event` and the parsed body). Only a merge request whose source
+ * project is its target project is claimstep's (one from a fork with claimstep's branch name is
+ * someone else's), and, with `repository` (the configured project path or numeric id), only one in
+ * that project (a group hook delivers every project's).
+ */
+export function parseGitLabEvent(eventName: string | undefined | null, body: unknown, repository?: string): Parsed {
   if (eventName !== "Merge Request Hook") return { ignored: `event ${eventName ?? "(none)"} is not Merge Request Hook` };
   const p = GitLabMergeRequestPayload.safeParse(body);
   if (!p.success) return { ignored: "merge_request payload without object_attributes.source_branch" };
   const mr = p.data.object_attributes;
+  const project = p.data.project;
+  if (repository !== undefined) {
+    const inProject = /^\d+$/.test(repository) ? project?.id === Number(repository) : project?.path_with_namespace !== undefined && sameName(project.path_with_namespace, repository);
+    if (!inProject) return { ignored: `merge request !${mr.iid} is in project ${project?.path_with_namespace ?? project?.id ?? "(unnamed)"}, not ${repository}: not claimstep's` };
+  }
+  if (mr.source_project_id === undefined || mr.source_project_id !== mr.target_project_id) {
+    const target = `${repository ?? project?.path_with_namespace ?? "the target project"}${mr.target_project_id !== undefined ? ` (${mr.target_project_id})` : ""}`;
+    return { ignored: `merge request !${mr.iid} comes from project ${mr.source_project_id ?? "(unknown)"}, not ${target}: not claimstep's` };
+  }
   const outcome = mr.action === "merge" ? "merged" : mr.action === "close" ? "closed" : mr.action === "reopen" ? "reopened" : undefined;
   return forBranch(outcome, mr.source_branch, mr.iid, mr.url, `action ${mr.action ?? "(none)"}`);
 }

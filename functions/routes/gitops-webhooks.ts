@@ -4,7 +4,8 @@
 // Mount with `app.route("/", gitopsWebhookRoutes({...}))`.
 //
 // Each route: the forge is configured (else 404) → the delivery is authentic (middleware, else
-// 401) → it is a pull-request event of a claimstep branch (else 202, ignored) → its namespace is
+// 401) → it is a pull-request event of a claimstep branch whose head is the configured repository
+// (else 202, ignored: a fork's pull request is not claimstep's, and nothing is stored) → its namespace is
 // allowed (else 403) → it was not delivered before (else 401 Replayed; 503 when the replay store is
 // full) → one step. A set that no longer exists is 202 (ignored), not an error: GitLab disables a
 // webhook that keeps failing, and a pull request of a deleted set is nothing to retry.
@@ -30,15 +31,26 @@ import { PermissionError, type StepResult } from "../step.js";
 export const FORGE_REPLAY_WINDOW_MS = 60 * 60 * 1000;
 
 export interface GitOpsWebhookOptions {
-  /** The secret of the GitHub webhook (X-Hub-Signature-256). Absent: the GitHub route answers 404. */
-  github?: { secret: string };
-  /** The secret token of the GitLab webhook (X-Gitlab-Token). Absent: the GitLab route answers 404. */
-  gitlab?: { token: string };
+  /**
+   * The secret of the GitHub webhook (X-Hub-Signature-256). Absent: the GitHub route answers 404.
+   * `repository` (`owner/repo`, the GitOps repository): only pull requests whose head is in it step
+   * (absent: the repository the hook is on); one from a fork is ignored.
+   */
+  github?: { secret: string; repository?: string };
+  /**
+   * The secret token of the GitLab webhook (X-Gitlab-Token). Absent: the GitLab route answers 404.
+   * `repository` (project path or id, the GitOps repository): only its merge requests step; any
+   * merge request from a fork (source project ≠ target project) is ignored.
+   */
+  gitlab?: { token: string; repository?: string };
   /** Run one step of a set (typically runStep with the per-set writer choice). */
   step: (ref: SetRef, event: PullRequestEvent) => Promise<StepResult>;
   /** Namespaces a branch may name; empty or absent = all (as the app's own allow list). */
   namespaces?: readonly string[];
-  /** Delivery ids already acted on (the app's store, shared with Standard Webhooks); default: its own. */
+  /**
+   * Delivery ids already acted on; default: a store of its own. Give it a store of its own, not the
+   * relay's (Standard Webhooks): forge deliveries must not use up the relay's budget.
+   */
   replay?: AnyReplayGuard;
   log?: (entry: Record<string, unknown>) => void;
 }
@@ -152,7 +164,7 @@ export function gitopsWebhookRoutes(opts: GitOpsWebhookOptions): Hono {
     const r = await handle(
       "github",
       raw,
-      (body) => parseGitHubEvent(c.req.header("x-github-event"), body),
+      (body) => parseGitHubEvent(c.req.header("x-github-event"), body, opts.github?.repository),
       c.req.header("x-github-delivery"),
       c.req.header("x-hub-signature-256")!, // the HMAC of the body, checked above
     );
@@ -164,7 +176,7 @@ export function gitopsWebhookRoutes(opts: GitOpsWebhookOptions): Hono {
     const r = await handle(
       "gitlab",
       raw,
-      (body) => parseGitLabEvent(c.req.header("x-gitlab-event"), body),
+      (body) => parseGitLabEvent(c.req.header("x-gitlab-event"), body, opts.gitlab?.repository),
       // Idempotency-Key is the same across GitLab's retries of one delivery (GitLab 17.4+);
       // X-Gitlab-Event-UUID identifies the event.
       c.req.header("idempotency-key") ?? c.req.header("x-gitlab-event-uuid"),

@@ -7,6 +7,8 @@ import { ApiError } from "../../../adapters/api-error.js";
 import { RecentIds } from "../../../functions/auth.js";
 import type { StepResult } from "../../../functions/step.js";
 import { gitopsWebhookRoutes } from "../../../functions/routes/gitops-webhooks.js";
+import { FakeGitHub } from "./fake-github.js";
+import { FakeGitLab } from "./fake-gitlab.js";
 import { growDecision } from "./helpers.js";
 
 const SECRET = "It's a Secret to Everybody";
@@ -29,11 +31,19 @@ function app(step?: (ref: SetRef, e: PullRequestEvent) => Promise<StepResult>) {
   return { routes, calls };
 }
 
-const githubPayload = (action: string, merged: boolean, ref = BRANCH) =>
+/** `headRepo`: the repository of the head branch (GitHub sends null once a fork is deleted). */
+const githubPayload = (action: string, merged: boolean, ref = BRANCH, headRepo: string | null = "octo/fleet") =>
   JSON.stringify({
     action,
     number: 7,
-    pull_request: { number: 7, html_url: "https://github.com/octo/fleet/pull/7", state: "closed", merged, head: { ref, sha: "a".repeat(40) }, base: { ref: "main" } },
+    pull_request: {
+      number: 7,
+      html_url: "https://github.com/octo/fleet/pull/7",
+      state: "closed",
+      merged,
+      head: { ref, sha: "a".repeat(40), repo: headRepo === null ? null : { full_name: headRepo } },
+      base: { ref: "main", repo: { full_name: "octo/fleet" } },
+    },
     repository: { full_name: "octo/fleet" },
   });
 
@@ -49,12 +59,22 @@ async function postGitHub(routes: ReturnType<typeof app>["routes"], body: string
   return routes.request("/v1/webhooks/github", { method: "POST", headers, body });
 }
 
-const gitlabPayload = (action: string, state: string, source = BRANCH) =>
+/** `sourceProject`: the project id of the source branch (42 is platform/fleet's own). */
+const gitlabPayload = (action: string, state: string, source = BRANCH, sourceProject = 42, project = { id: 42, path_with_namespace: "platform/fleet" }) =>
   JSON.stringify({
     object_kind: "merge_request",
     event_type: "merge_request",
-    project: { path_with_namespace: "platform/fleet" },
-    object_attributes: { iid: 3, url: "https://gitlab.com/platform/fleet/-/merge_requests/3", action, state, source_branch: source, target_branch: "main" },
+    project,
+    object_attributes: {
+      iid: 3,
+      url: `https://gitlab.com/${project.path_with_namespace}/-/merge_requests/3`,
+      action,
+      state,
+      source_branch: source,
+      target_branch: "main",
+      source_project_id: sourceProject,
+      target_project_id: project.id,
+    },
   });
 
 const postGitLab = (
@@ -278,6 +298,87 @@ describe("replayed deliveries", () => {
     expect(full.status).toBe(503);
     expect(Number(full.headers.get("retry-after"))).toBeGreaterThan(3500); // the first delivery's hour
     expect(calls).toHaveLength(1);
+  });
+});
+
+describe("pull requests from forks (issue 24, items 1 and 2)", () => {
+  // Defect: only the branch name was looked at, so anyone able to open a pull request from a fork
+  // with claimstep's branch name stepped the set, and every such delivery took two replay entries.
+  const forkApp = (repository?: { github?: string; gitlab?: string }) => {
+    const calls: SetRef[] = [];
+    const replay = new RecentIds();
+    const routes = gitopsWebhookRoutes({
+      github: { secret: SECRET, ...(repository?.github ? { repository: repository.github } : {}) },
+      gitlab: { token: TOKEN, ...(repository?.gitlab ? { repository: repository.gitlab } : {}) },
+      replay,
+      step: async (ref) => {
+        calls.push(ref);
+        return { decision: growDecision("2Gi"), outcome: { kind: "none" }, writer: "test" };
+      },
+    });
+    return { routes, calls, replay };
+  };
+
+  it("GitHub: a fork's pull request with claimstep's branch name is 202 ignored, steps nothing and stores nothing", async () => {
+    const { routes, calls, replay } = forkApp({ github: "octo/fleet" });
+    for (const head of ["mallory/fleet", "octo/fleet-fork", null]) {
+      for (const [action, merged] of [["closed", false], ["closed", true], ["reopened", false]] as const) {
+        const res = await postGitHub(routes, githubPayload(action, merged, BRANCH, head));
+        expect(res.status).toBe(202);
+        expect(await res.json()).toEqual({ ignored: `pull request #7 comes from ${head ?? "a deleted repository"}, not octo/fleet: not claimstep's` });
+      }
+    }
+    expect(calls).toEqual([]);
+    expect(replay.size).toBe(0);
+    // The repository's own still steps (case-insensitive, as GitHub's names are).
+    expect((await postGitHub(routes, githubPayload("closed", true, BRANCH, "Octo/Fleet"))).status).toBe(200);
+    expect(calls).toHaveLength(1);
+  });
+
+  it("GitHub without a configured repository: the head must be the repository the hook is on", async () => {
+    const { routes, calls, replay } = forkApp();
+    const res = await postGitHub(routes, githubPayload("closed", false, BRANCH, "mallory/fleet"));
+    expect(res.status).toBe(202);
+    expect(await res.json()).toEqual({ ignored: "pull request #7 comes from mallory/fleet, not octo/fleet: not claimstep's" });
+    expect(calls).toEqual([]);
+    expect(replay.size).toBe(0);
+  });
+
+  it("GitLab: a fork's merge request (another source project) is 202 ignored, steps nothing and stores nothing", async () => {
+    const { routes, calls, replay } = forkApp({ gitlab: "platform/fleet" });
+    for (const [action, state] of [["close", "closed"], ["merge", "merged"], ["reopen", "opened"]] as const) {
+      const res = await postGitLab(routes, gitlabPayload(action, state, BRANCH, 77));
+      expect(res.status).toBe(202);
+      expect(await res.json()).toEqual({ ignored: "merge request !3 comes from project 77, not platform/fleet (42): not claimstep's" });
+    }
+    expect(calls).toEqual([]);
+    expect(replay.size).toBe(0);
+  });
+
+  it("GitLab: a group hook's delivery for another project is ignored; the configured one (by path or id) steps", async () => {
+    const { routes, calls, replay } = forkApp({ gitlab: "platform/fleet" });
+    const other = { id: 51, path_with_namespace: "platform/other" };
+    const res = await postGitLab(routes, gitlabPayload("merge", "merged", BRANCH, 51, other));
+    expect(res.status).toBe(202);
+    expect(await res.json()).toEqual({ ignored: "merge request !3 is in project platform/other, not platform/fleet: not claimstep's" });
+    expect(replay.size).toBe(0);
+    expect((await postGitLab(routes, gitlabPayload("merge", "merged"))).status).toBe(200);
+    const byId = forkApp({ gitlab: "42" });
+    expect((await postGitLab(byId.routes, gitlabPayload("merge", "merged"))).status).toBe(200);
+    expect((await postGitLab(byId.routes, gitlabPayload("merge", "merged", BRANCH, 51, other))).status).toBe(202);
+    expect(calls).toHaveLength(1);
+    expect(byId.calls).toHaveLength(1);
+  });
+
+  it("the fake forges' own payloads: claimstep's pull request steps, a fork's is ignored", async () => {
+    const { routes, calls } = forkApp({ github: "octo/fleet", gitlab: "platform/fleet" });
+    const github = new FakeGitHub("octo", "fleet");
+    const fork = github.openFromFork("octo/fleet-fork", BRANCH, "closed");
+    expect((await postGitHub(routes, JSON.stringify(github.webhookPayload(fork.number, "closed")))).status).toBe(202);
+    const gitlab = new FakeGitLab("platform/fleet");
+    const mr = gitlab.openFromFork(BRANCH, 77, "closed");
+    expect((await postGitLab(routes, JSON.stringify(gitlab.webhookPayload(mr.iid, "close")))).status).toBe(202);
+    expect(calls).toEqual([]);
   });
 });
 

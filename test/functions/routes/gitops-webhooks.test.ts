@@ -1,0 +1,94 @@
+// The forge webhooks as the Worker and the Node server wire them (functions/wiring.ts), beside the
+// relay route: deliveries from forks are not claimstep's, and forge deliveries have a replay store
+// of their own, so however many of them arrive, the relay's signed events are still accepted.
+import { setupServer } from "msw/node";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { KubeClient } from "../../../adapters/kube/client.js";
+import { signGitHubBody } from "../../../adapters/gitops/webhook.js";
+import { createApp } from "../../../functions/app.js";
+import { RecentIds, webhookHeaders } from "../../../functions/auth.js";
+import { configFromEnv } from "../../../functions/config.js";
+import { wire } from "../../../functions/wiring.js";
+import { createSimServer, statefulSetObjects, storageClassObjects } from "../../support/index.js";
+
+const KUBE = "https://kube.test:6443";
+const KUBE_TOKEN = "sa-token-for-the-fake";
+const TOKEN = "test-token-0123456789abcdef";
+const SECRET = `whsec_${btoa("relay-secret-0123456789abcdef!!")}`;
+const GITHUB_SECRET = "github-hook-secret";
+const NOW = new Date();
+
+const fake = createSimServer({ baseUrl: KUBE, token: KUBE_TOKEN, now: NOW });
+const msw = setupServer(...fake.handlers);
+beforeAll(() => msw.listen({ onUnhandledRequest: "error" }));
+afterAll(() => msw.close());
+beforeEach(() => {
+  fake.reset();
+  fake.seed(...storageClassObjects(), ...statefulSetObjects({ desired: [{ name: "data", storage: "2Gi", storageClassName: "fast" }] }));
+});
+
+const REPOSITORY = JSON.stringify({ provider: "github", repository: "octo/fleet", pathTemplate: "clusters/prod/claims/{namespace}/{name}.yaml" });
+
+function app(replay: RecentIds) {
+  const config = configFromEnv({
+    CLAIMSTEP_API_TOKEN: TOKEN,
+    CLAIMSTEP_WEBHOOK_SECRET: SECRET,
+    CLAIMSTEP_GITHUB_WEBHOOK_SECRET: GITHUB_SECRET,
+    CLAIMSTEP_GITOPS_REPOSITORY: REPOSITORY,
+    CLAIMSTEP_GITOPS_TOKEN: "ghp_unused",
+  });
+  const client = new KubeClient({ server: KUBE, headers: { Authorization: `Bearer ${KUBE_TOKEN}` }, retry: { attempts: 1 } });
+  return createApp(wire({ client, config, now: () => NOW, replay }).deps);
+}
+
+let seq = 0;
+/** A genuine (signed) delivery: the pull request of a set that does not exist (202, its ids kept for the hour). */
+async function postGitHub(a: ReturnType<typeof app>, headRepo: string, set = "gone") {
+  const body = JSON.stringify({
+    action: "closed",
+    number: ++seq,
+    pull_request: {
+      number: seq,
+      html_url: `https://github.com/octo/fleet/pull/${seq}`,
+      merged: true,
+      head: { ref: `claimstep/default/${set}/7b5b44c86f/${seq % 5}`, repo: { full_name: headRepo } },
+      base: { ref: "main", repo: { full_name: "octo/fleet" } },
+    },
+    repository: { full_name: "octo/fleet" },
+  });
+  return a.request("/v1/webhooks/github", {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-github-event": "pull_request", "x-github-delivery": `d-${seq}`, "x-hub-signature-256": await signGitHubBody(GITHUB_SECRET, body) },
+    body,
+  });
+}
+
+async function postRelay(a: ReturnType<typeof app>, id: string) {
+  const body = JSON.stringify({ type: "statefulset.changed", timestamp: NOW.toISOString(), data: { namespace: "default", name: "web", causes: ["pvc data-web-2 modified"] } });
+  return a.request("/v1/relay", { method: "POST", headers: { "content-type": "application/json", ...(await webhookHeaders(SECRET, id, new Date(), body)) }, body });
+}
+
+describe("forge webhooks beside the relay (issue 24, item 2)", () => {
+  // Defect: the forge webhooks kept their ids in the relay's replay store; once forge deliveries
+  // filled it, a genuine relay event got 503 Retry-After (an hour).
+  it("forge deliveries do not use up the relay's replay budget", async () => {
+    const relayStore = new RecentIds(4);
+    const a = app(relayStore);
+    for (let i = 0; i < 3; i++) expect((await postGitHub(a, "octo/fleet")).status).toBe(202); // own repository, set gone: kept
+    expect(relayStore.size).toBe(0);
+    const relay = await postRelay(a, "evt_after_forge");
+    expect(relay.status).toBe(200);
+    expect(relayStore.size).toBe(1);
+  });
+
+  it("a fork's deliveries are ignored before anything is stored, and do not step the set", async () => {
+    const relayStore = new RecentIds(4);
+    const a = app(relayStore);
+    const before = fake.http.requests().length;
+    const res = await postGitHub(a, "mallory/fleet", "web");
+    expect(res.status).toBe(202);
+    expect(await res.json()).toEqual({ ignored: `pull request #${seq} comes from mallory/fleet, not octo/fleet: not claimstep's` });
+    expect(fake.http.requests().length).toBe(before); // nothing read from the cluster: no step
+    expect(relayStore.size).toBe(0);
+  });
+});
