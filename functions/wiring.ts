@@ -55,15 +55,16 @@ export function wire(opts: WiringOptions): Wiring {
   const writers: Writers = { ...direct, claims: writerFor({ direct: direct.claims, ...(pullRequest ? { pullRequest } : {}) }) };
   const metrics: MetricsReader | undefined = config.prometheus ? new PrometheusMetrics({ ...config.prometheus, ...(opts.fetch ? { fetch: opts.fetch } : {}) }) : undefined;
 
-  const gitopsOn = (provider: "github" | "gitlab"): string | undefined => (config.gitops?.provider === provider ? config.gitops.repository : undefined);
+  const githubRepository = config.gitops?.provider === "github" ? config.gitops.repository : undefined;
+  const gitlabRepository = config.gitops?.provider === "gitlab" ? config.gitops.repository : undefined;
   const mounts: Mount[] = [];
   if (config.githubWebhookSecret || config.gitlabWebhookToken) {
     mounts.push({
       prefix: "/v1/webhooks",
       app: gitopsWebhookRoutes({
         // Only pull requests whose head is the GitOps repository step the set (a fork's are ignored).
-        ...(config.githubWebhookSecret ? { github: { secret: config.githubWebhookSecret, ...(gitopsOn("github") ? { repository: gitopsOn("github") } : {}) } } : {}),
-        ...(config.gitlabWebhookToken ? { gitlab: { token: config.gitlabWebhookToken, ...(gitopsOn("gitlab") ? { repository: gitopsOn("gitlab") } : {}) } } : {}),
+        ...(config.githubWebhookSecret ? { github: { secret: config.githubWebhookSecret, ...(githubRepository ? { repository: githubRepository } : {}) } } : {}),
+        ...(config.gitlabWebhookToken ? { gitlab: { token: config.gitlabWebhookToken, ...(gitlabRepository ? { repository: gitlabRepository } : {}) } } : {}),
         step: (ref) => (opts.step ? opts.step(ref) : runStep({ reader, writers, metrics, ref, now: opts.now() })),
         namespaces: config.namespaces,
         replay: opts.forgeReplay ?? new RecentIds(),
