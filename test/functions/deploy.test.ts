@@ -133,8 +133,9 @@ describe("Kubernetes manifests", () => {
     const files = readdirSync(join(ROOT, "deploy/kubernetes")).filter((f) => f.endsWith(".yaml") && f !== "kustomization.yaml");
     for (const r of kustomization.resources) expect(files, r).toContain(r);
     // Every manifest is a resource, but the CronJob, the alternative to the server (see the comment),
-    // and the admission webhook, which needs cert-manager's CRDs or `claimstep admission certs`.
-    expect([...kustomization.resources, "cronjob.yaml", "admission.yaml"].sort()).toEqual(files.sort());
+    // the admission webhook, which needs cert-manager's CRDs or `claimstep admission certs`, and the
+    // cluster-wide finalize Role, opt-in (issue 24).
+    expect([...kustomization.resources, "cronjob.yaml", "admission.yaml", "rbac-finalize.yaml"].sort()).toEqual(files.sort());
     const names = new Map<string, any>(kustomization.images.map((i: any) => [i.name, i]));
     for (const w of workloads) {
       for (const c of podSpecOf(w).containers) {

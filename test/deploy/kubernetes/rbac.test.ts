@@ -47,10 +47,11 @@ describe("deploy/kubernetes/rbac-finalize.yaml", () => {
     expect([...granted].sort()).toEqual([...called].sort());
   });
 
-  it("is listed in kustomization.yaml apart from rbac.yaml, so it can be left out", () => {
+  it("is opt-in: kustomization.yaml applies rbac.yaml and names rbac-finalize.yaml commented out (issue 24)", () => {
     const k = load("kustomization.yaml")[0];
     expect(k.resources).toContain("rbac.yaml");
-    expect(k.resources).toContain("rbac-finalize.yaml");
+    expect(k.resources).not.toContain("rbac-finalize.yaml");
+    expect(readFileSync(new URL("../../../deploy/kubernetes/kustomization.yaml", import.meta.url), "utf8")).toMatch(/^\s*# - rbac-finalize\.yaml$/m);
   });
 });
 
