@@ -103,9 +103,14 @@ export function fleetFromEnv(env: FleetEnv, namespaces: readonly string[]): { fl
   return { fleet: { clusters, defaultCluster: server ? defaultName : clusters[0]!.name }, problems };
 }
 
-/** A cluster by name, or an error naming the configured ones and the fix. */
-export function clusterNamed(fleet: Fleet, name: string): { cluster: Cluster } | { error: string } {
+/**
+ * A cluster by name, or an error naming the configured ones and the fix. `listNames: false` (a
+ * caller not authenticated) says only that the name is unknown: the configured names are not public.
+ */
+export function clusterNamed(fleet: Fleet, name: string, { listNames = true }: { listNames?: boolean } = {}): { cluster: Cluster } | { error: string } {
   const cluster = fleet.clusters.find((c) => c.name === name);
   if (cluster) return { cluster };
-  return { error: `cluster "${name.slice(0, 63)}" is not configured (configured: ${fleet.clusters.map((c) => c.name).join(", ")}); add it to CLAIMSTEP_CLUSTERS` };
+  const named = `cluster ${JSON.stringify(name.slice(0, 63))}`;
+  if (!listNames) return { error: `${named} is not configured here; authenticate (Authorization: Bearer <token>) to see the configured ones` };
+  return { error: `${named} is not configured (configured: ${fleet.clusters.map((c) => c.name).join(", ")}); add it to CLAIMSTEP_CLUSTERS` };
 }

@@ -8,10 +8,11 @@
 // - durableReplay: the replay store of every isolate, in LedgerObjects.
 // - remoteStep: a step run by the set's object (relay, webhooks, POST /v1/steps).
 import type { AsyncReplayGuard, ReplayClaim } from "../auth.js";
+import { Problem } from "../http/problem.js";
 import type { SetRef } from "../../core/types.js";
 import type { StepResult } from "../step.js";
 import type { Cluster, Fleet } from "./clusters.js";
-import { batches, clusterObjectName, replayObjectName, setObjectName, StepMessage, stepMessage } from "./routing.js";
+import { batches, clusterObjectName, MAX_REPLAY_KEY_BYTES, replayObjectName, setObjectName, StepMessage, stepMessage, utf8Length } from "./routing.js";
 import { call, stubOf, type DONamespace, type MessageBatch } from "./runtime.js";
 import { isOpen, type ClusterBackoff } from "./schedule.js";
 import { errorFromWire, fromWire, type StepWire, type WireError } from "./wire.js";
@@ -88,8 +89,17 @@ export async function fanOut(o: FanOutOptions): Promise<FanOutReport> {
   return { clusters: report, sent };
 }
 
-/** The queue consumer: each message to its set's object. */
-export async function consume(batch: MessageBatch, sets: DONamespace, log: (entry: Record<string, unknown>) => void = () => {}): Promise<{ poked: number; dropped: number; retried: number }> {
+/**
+ * The queue consumer: each message to its set's object. A message for a cluster that is not
+ * configured (`isConfigured`) is dropped before any object is asked (no object is created for it);
+ * one its object refuses (4xx: not a set it can step) is dropped too, not retried.
+ */
+export async function consume(
+  batch: MessageBatch,
+  sets: DONamespace,
+  log: (entry: Record<string, unknown>) => void = () => {},
+  isConfigured: (cluster: string) => boolean = () => true,
+): Promise<{ poked: number; dropped: number; retried: number }> {
   let poked = 0;
   let dropped = 0;
   let retried = 0;
@@ -103,8 +113,20 @@ export async function consume(batch: MessageBatch, sets: DONamespace, log: (entr
         return;
       }
       const { cluster, namespace, name } = parsed.data;
+      if (!isConfigured(cluster)) {
+        dropped++;
+        log({ msg: "queue message dropped", id: m.id, cluster, namespace, name, problem: `cluster ${JSON.stringify(cluster)} is not configured (CLAIMSTEP_CLUSTERS)` });
+        m.ack();
+        return;
+      }
       try {
-        const res = await call(stubOf(sets, setObjectName(cluster, { namespace, name })), "/poke", { cluster, namespace, name, via: "cron" });
+        const res = await call<{ error?: string }>(stubOf(sets, setObjectName(cluster, { namespace, name })), "/poke", { cluster, namespace, name, via: "cron" });
+        if (res.status >= 400 && res.status < 500) {
+          dropped++;
+          log({ msg: "queue message dropped", id: m.id, cluster, namespace, name, problem: `the set's object refused it (${res.status}): ${String(res.body?.error ?? "")}` });
+          m.ack();
+          return;
+        }
         if (res.status >= 400) throw new Error(`poke answered ${res.status}`);
         poked++;
         m.ack();
@@ -118,10 +140,65 @@ export async function consume(batch: MessageBatch, sets: DONamespace, log: (entr
   return { poked, dropped, retried };
 }
 
-/** The replay store every isolate shares: ids in LedgerObjects, by a hash of the id. */
+export { MAX_REPLAY_KEY_BYTES } from "./routing.js";
+
+/** How long a caller waits before retrying when the ledger gave no valid answer. */
+const LEDGER_RETRY_AFTER_SECONDS = 5;
+
+/** The replay key's bytes, or a 400 naming it and the bound. */
+function checkReplayKey(key: string): void {
+  const bytes = utf8Length(key);
+  if (bytes <= MAX_REPLAY_KEY_BYTES) return;
+  throw new Problem(
+    400,
+    "BadRequest",
+    `the delivery id is too long: its replay key ${JSON.stringify(`${key.slice(0, 64)}…`)} is ${bytes} bytes, at most ${MAX_REPLAY_KEY_BYTES} are kept (Standard Webhooks ids are short, e.g. msg_2KWPBgLlAfxdpx2AI54pPJ85f1W): send a shorter webhook-id`,
+  );
+}
+
+/**
+ * A ledger's answer to a claim, read strictly (fail closed): accepted only on a 2xx status with
+ * `ok: true`; `replayed` and `full` (with a non-negative retryAfterSeconds) as they are; anything
+ * else — another status, another shape, no JSON, no answer — is a 503, never an acceptance.
+ */
+export function readClaim(shard: string, res: { status: number; body: unknown } | { failed: string }): ReplayClaim {
+  let why: string;
+  if ("failed" in res) why = res.failed;
+  else {
+    const b = res.body as { ok?: unknown; reason?: unknown; retryAfterSeconds?: unknown } | null;
+    const ok2xx = res.status >= 200 && res.status < 300;
+    if (ok2xx && b && typeof b === "object") {
+      if (b.ok === true) return { ok: true };
+      if (b.ok === false && b.reason === "replayed") return { ok: false, reason: "replayed" };
+      const after = b.retryAfterSeconds;
+      if (b.ok === false && b.reason === "full" && typeof after === "number" && Number.isFinite(after) && after >= 0) {
+        return { ok: false, reason: "full", retryAfterSeconds: Math.max(1, Math.ceil(after)) };
+      }
+    }
+    why = `HTTP ${res.status}, ${JSON.stringify(res.body)?.slice(0, 120) ?? "no body"}`;
+  }
+  throw new Problem(503, "Unavailable", `the replay ledger (Durable Object LEDGER ${JSON.stringify(shard)}) gave no valid answer (${why}): the signed request was refused, not accepted unchecked; retry later`, {
+    headers: { "Retry-After": String(LEDGER_RETRY_AFTER_SECONDS) },
+  });
+}
+
+/** The replay store every isolate shares: ids in LedgerObjects, by a hash of the id. Fails closed. */
 export const durableReplay = (ledger: DONamespace): AsyncReplayGuard => ({
-  claim: async (id, nowMs, expiresAtMs) => (await call<ReplayClaim>(stubOf(ledger, replayObjectName(id)), "/replay/claim", { id, nowMs, expiresAtMs })).body,
-  release: async (id) => void (await call(stubOf(ledger, replayObjectName(id)), "/replay/release", { id })),
+  claim: async (id, nowMs, expiresAtMs) => {
+    checkReplayKey(id);
+    const shard = replayObjectName(id);
+    let res: { status: number; body: unknown } | { failed: string };
+    try {
+      res = await call<unknown>(stubOf(ledger, shard), "/replay/claim", { id, nowMs, expiresAtMs });
+    } catch (err) {
+      res = { failed: `${(err as Error)?.message ?? String(err)}`.slice(0, 160) };
+    }
+    return readClaim(shard, res);
+  },
+  release: async (id) => {
+    if (utf8Length(id) > MAX_REPLAY_KEY_BYTES) return; // never stored
+    await call(stubOf(ledger, replayObjectName(id)), "/replay/release", { id });
+  },
 });
 
 /** A step of `ref` on `cluster`, run by its set's object (serialized with every other trigger of the set). */

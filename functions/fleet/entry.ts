@@ -73,14 +73,26 @@ export async function fleetFetch(request: Request, env: Env, execution: unknown)
   if (page) (url.pathname = `/ui${ui![2] ?? ""}`), (request = new Request(url, request));
   const m = CLUSTER_ROUTE.exec(url.pathname);
   if (!m) return appFor(env, ctx, fallback).fetch(request, env, execution as never);
-  const found = clusterNamed(ctx.fleet, decodeURIComponent(m[1]!));
-  if ("error" in found) return problem(404, "NotFound", found.error);
+  let name: string;
+  try {
+    name = decodeURIComponent(m[1]!);
+  } catch {
+    // A malformed escape (%E0%A4%A): URIError. Cluster names are DNS labels; say so, do not 500.
+    return problem(400, "BadRequest", `the cluster segment ${JSON.stringify(m[1]!.slice(0, 80))} is not valid percent-encoding: name a configured cluster, e.g. /v1/clusters/<name>/…`);
+  }
+  const authorization = request.headers.get("authorization") ?? undefined;
+  const found = clusterNamed(ctx.fleet, name, { listNames: false });
+  if ("error" in found) {
+    // The configured names only to a caller holding an API or viewer token.
+    const listNames = await bearerMatches(authorization, [...ctx.config.bearerTokens, ...(ctx.config.viewers ?? []).map((v) => v.token)]);
+    return problem(404, "NotFound", listNames ? (clusterNamed(ctx.fleet, name) as { error: string }).error : found.error);
+  }
   const rest = m[2] ?? "/";
   const state = STATE_ROUTE.exec(rest);
   if (state && request.method === "GET") {
     // The set object's last decision and next alarm: for API and viewer tokens.
     const tokens = [...ctx.config.bearerTokens, ...(ctx.config.viewers ?? []).filter((v) => !v.namespaces || v.namespaces.includes(state[1]!)).map((v) => v.token)];
-    if (!(await bearerMatches(request.headers.get("authorization") ?? undefined, tokens))) return problem(401, "Unauthorized", "authenticate with `Authorization: Bearer <token>` (an API or viewer token)");
+    if (!(await bearerMatches(authorization, tokens))) return problem(401, "Unauthorized", "authenticate with `Authorization: Bearer <token>` (an API or viewer token)");
     const bindings = fleetBindings(env);
     if (!bindings) return problem(404, "NotFound", "set state is kept in fleet mode only: bind SETS, LEDGER and STEP_QUEUE (wrangler.toml) and leave CLAIMSTEP_DISPATCH unset");
     return stubOf(bindings.SETS, setObjectName(found.cluster.name, { namespace: state[1]!, name: state[2]! })).fetch("https://do/state");
@@ -143,6 +155,16 @@ export async function fleetQueue(batch: MessageBatch, env: Env): Promise<void> {
     batch.messages.forEach((m) => m.retry({ delaySeconds: 60 }));
     return;
   }
-  const r = await consume(batch, bindings.SETS, log);
+  let ctx: FleetContext;
+  try {
+    ctx = fleetContext(env);
+  } catch (err) {
+    // Misconfigured: keep the messages until the configuration is fixed (the queue's retries).
+    log({ msg: "configuration error", error: (err as Error).message });
+    batch.messages.forEach((m) => m.retry({ delaySeconds: 60 }));
+    return;
+  }
+  const configured = new Set(ctx.fleet.clusters.map((c) => c.name));
+  const r = await consume(batch, bindings.SETS, log, (cluster) => configured.has(cluster));
   log({ msg: "queue", queue: batch.queue, ...r });
 }

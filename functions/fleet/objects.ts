@@ -8,16 +8,23 @@
 // rollout moves at the cluster's pace, not the cron's; on a 429/5xx/timeout it backs off (its own
 // count, and its cluster's, kept by the cluster's LedgerObject). It keeps the last decision.
 //
+// A set that does not exist (its read is a 404), or a cluster no longer configured, leaves nothing:
+// the object deletes its storage and alarm after such a step, and refuses (404) a trigger naming a
+// cluster that is not configured before storing anything.
+//
 // LedgerObject — named `cluster:<name>`: that cluster's backoff; named `replay:<n>`: accepted
-// webhook ids (one store for every isolate, by a hash of the id), each until its expiry.
+// webhook ids (one store for every isolate, by a hash of the id), each until its expiry; at most
+// REPLAY_SHARD_CAPACITY live ids a shard (then `full`, with the wait until the soonest expiry), keys
+// of at most MAX_REPLAY_KEY_BYTES; its alarm pages through the ids REPLAY_ALARM_PAGE at a time.
 import type { FetchLike } from "../../adapters/kube/client.js";
 import { ApiError } from "../../adapters/api-error.js";
+import { describeRequest, Routes } from "../../adapters/kube/routes.js";
 import { RecentIds, type ReplayClaim } from "../auth.js";
 import { PermissionError, runStep, type StepResult } from "../step.js";
 import { wire, type Wiring } from "../wiring.js";
 import { clusterNamed } from "./clusters.js";
 import { clusterClient, countingFetch, fleetContext } from "./context.js";
-import { clusterObjectName } from "./routing.js";
+import { clusterObjectName, MAX_REPLAY_KEY_BYTES, SetRequest, utf8Length } from "./routing.js";
 import { call, stubOf, type DOState, type FleetBindings } from "./runtime.js";
 import { alarmAfterStep, backoffMs, failed, HEALTHY, isClusterFailure, type ClusterBackoff } from "./schedule.js";
 import { toWire, type StepWire, type WireError, errorToWire } from "./wire.js";
@@ -51,6 +58,18 @@ export interface SetState {
 const log = (entry: Record<string, unknown>) => console.log(JSON.stringify(entry));
 const json = (body: unknown, status = 200) => Response.json(body, { status });
 
+/** The set's cluster is not (or no longer) configured: the object has nothing to keep. */
+class ClusterNotConfigured extends Error {}
+
+const sameTarget = (a: SetTarget | undefined, b: SetTarget) => !!a && a.cluster === b.cluster && a.namespace === b.namespace && a.name === b.name;
+
+/** Every key and the alarm of an object (deleteAll where the runtime has it). */
+async function forgetAll(storage: DOState["storage"], keys: readonly string[]): Promise<void> {
+  await storage.deleteAlarm();
+  if (storage.deleteAll) await storage.deleteAll();
+  else await Promise.all(keys.map((k) => storage.delete(k)));
+}
+
 export class SetObject {
   private state?: SetState;
   private queued?: Promise<StepWire | { error: WireError }>;
@@ -83,11 +102,27 @@ export class SetObject {
 
   private async remember(target: SetTarget): Promise<SetState> {
     const s = await this.load();
-    if (!s.target || s.target.cluster !== target.cluster || s.target.namespace !== target.namespace || s.target.name !== target.name) {
+    if (!sameTarget(s.target, target)) {
       s.target = { cluster: target.cluster, namespace: target.namespace, name: target.name };
       await this.ctx.storage.put("state", s);
     }
     return s;
+  }
+
+  /** The cluster's configuration, or the error naming the configured ones (ClusterNotConfigured). */
+  private clusterOf(name: string) {
+    const found = clusterNamed(fleetContext(this.env).fleet, name);
+    if ("error" in found) throw new ClusterNotConfigured(found.error);
+    return found.cluster;
+  }
+
+  /** Nothing left of this object: no state, no alarm (its set or its cluster is gone). */
+  private async forget(why: string): Promise<void> {
+    const t = this.state?.target;
+    this.state = undefined;
+    this.poked = false;
+    await forgetAll(this.ctx.storage, ["state"]);
+    log({ msg: "set object cleared", ...(t ? { cluster: t.cluster, namespace: t.namespace, name: t.name } : {}), why });
   }
 
   async fetch(request: Request): Promise<Response> {
@@ -96,9 +131,19 @@ export class SetObject {
       const s = await this.load();
       return json({ ...s, nextAlarm: await this.ctx.storage.getAlarm(), active: this.active, maxActive: this.maxActive });
     }
-    const body = (await request.json()) as SetTarget & { via?: string };
-    await this.remember(body);
+    if (request.method !== "POST" || (path !== "/poke" && path !== "/step")) return json({ error: "NotFound" }, 404);
+    const parsed = SetRequest.safeParse(await request.json().catch(() => undefined));
+    if (!parsed.success) return json({ error: `${path} takes {"cluster","namespace","name","via"?} (DNS names): ${parsed.error.issues.map((i) => `${i.path.join(".") || "(body)"}: ${i.message}`).join("; ")}` }, 400);
+    const { via, ...target } = parsed.data;
+    try {
+      this.clusterOf(target.cluster);
+    } catch (err) {
+      // Before anything is stored: an object for a cluster that is not configured keeps nothing.
+      if (err instanceof ClusterNotConfigured) return json({ error: err.message }, 404);
+      throw err;
+    }
     if (path === "/poke") {
+      await this.remember(target);
       // A change may have happened: step at once (an alarm now), unless one is due sooner or the
       // set is backing off (it keeps its alarm). During a step: once it is done.
       if (this.active) this.poked = true;
@@ -107,11 +152,9 @@ export class SetObject {
       if (!(await this.load()).failures && (at === null || at > now)) await this.ctx.storage.setAlarm(now);
       return json({ ok: true });
     }
-    if (path === "/step") {
-      const r = await this.serialized(body.via ?? "request");
-      return "error" in r ? json(r, 500) : json(r);
-    }
-    return json({ error: "NotFound" }, 404);
+    // A step asked directly: nothing is stored until the step has found the set.
+    const r = await this.serialized(via ?? "request", target);
+    return "error" in r ? json(r, 500) : json(r);
   }
 
   async alarm(): Promise<void> {
@@ -119,11 +162,11 @@ export class SetObject {
   }
 
   /** One step after every step already running or waiting has finished; triggers meanwhile join it. */
-  private serialized(via: string): Promise<StepWire | { error: WireError }> {
+  private serialized(via: string, target?: SetTarget): Promise<StepWire | { error: WireError }> {
     if (this.queued) return this.queued;
     const next = this.tail.then(() => {
       this.queued = undefined;
-      return this.stepOnce(via);
+      return this.stepOnce(via, target);
     });
     this.queued = next;
     this.tail = next.catch(() => {});
@@ -131,22 +174,22 @@ export class SetObject {
   }
 
   private wiringFor(s: SetState) {
-    const { config, fleet } = fleetContext(this.env);
-    const found = clusterNamed(fleet, s.target!.cluster);
-    if ("error" in found) throw new Error(found.error);
-    const key = found.cluster.name;
+    const { config } = fleetContext(this.env);
+    const cluster = this.clusterOf(s.target!.cluster);
+    const key = cluster.name;
     if (this.wiring?.key !== key) {
       const counter = countingFetch(() => this.fetcher());
       // One attempt per request: the object's alarm is the retry, with the cluster's backoff.
-      const client = clusterClient(this.env, found.cluster, counter.fetch, { attempts: 1 });
-      const wiring = wire({ client, config: { ...config, namespaces: found.cluster.namespaces }, now: () => new Date(this.now()), replay: new RecentIds(1), log, fetch: counter.fetch, instance: "claimstep-worker" });
+      const client = clusterClient(this.env, cluster, counter.fetch, { attempts: 1 });
+      const wiring = wire({ client, config: { ...config, namespaces: cluster.namespaces }, now: () => new Date(this.now()), replay: new RecentIds(1), log, fetch: counter.fetch, instance: "claimstep-worker" });
       this.wiring = { key, wiring, counter };
     }
     return this.wiring;
   }
 
-  private async stepOnce(via: string): Promise<StepWire | { error: WireError }> {
+  private async stepOnce(via: string, target?: SetTarget): Promise<StepWire | { error: WireError }> {
     const s = await this.load();
+    if (target && !sameTarget(s.target, target)) s.target = { cluster: target.cluster, namespace: target.namespace, name: target.name };
     if (!s.target) return { error: { type: "Error", message: "this object has no set yet" } };
     this.active++;
     this.maxActive = Math.max(this.maxActive, this.active);
@@ -156,6 +199,8 @@ export class SetObject {
     let clusterError: { retryAfterSeconds?: number } | undefined;
     let requeueAfter: number | undefined;
     let subrequests = 0;
+    /** Why this object should keep nothing: its set is not found, or its cluster not configured. */
+    let gone: string | undefined;
     try {
       const { wiring, counter } = this.wiringFor(s);
       counter.reset();
@@ -167,6 +212,8 @@ export class SetObject {
         if (r.outcome.kind === "retry" && isClusterFailure(r.outcome.error)) clusterError = { ...(r.outcome.retryAfterSeconds !== undefined ? { retryAfterSeconds: r.outcome.retryAfterSeconds } : {}) };
       } catch (err) {
         result = { error: errorToWire(err) };
+        // The set's own read is a 404: it does not exist (or no longer).
+        if (err instanceof ApiError && err.kind === "NotFound" && err.request === describeRequest(Routes.getStatefulSet, ref)) gone = "the StatefulSet does not exist";
         const api = err instanceof ApiError ? err : err instanceof PermissionError ? err.cause : undefined;
         // Unreachable (fetch threw: DNS, TLS, refused) counts as the cluster's failure too.
         if (!api || isClusterFailure(api)) clusterError = { ...(api?.retryAfterSeconds !== undefined ? { retryAfterSeconds: api.retryAfterSeconds } : {}) };
@@ -175,8 +222,13 @@ export class SetObject {
       }
     } catch (err) {
       result = { error: errorToWire(err) }; // configuration: the cluster is no longer configured
+      if (err instanceof ClusterNotConfigured) gone = "the cluster is not configured";
     } finally {
       this.active--;
+    }
+    if (gone) {
+      await this.forget(gone);
+      return result;
     }
 
     const now = this.now();
@@ -221,20 +273,43 @@ export class SetObject {
   }
 }
 
+/** Live replay ids one ledger shard keeps (REPLAY_SHARDS shards); past it, claims answer `full`. */
+export const REPLAY_SHARD_CAPACITY = 10_000;
+/** Keys the ledger's alarm reads per list (it pages through them, never all in one list). */
+export const REPLAY_ALARM_PAGE = 500;
+/** Deletes sent together (the runtime coalesces writes not separated by other I/O). */
+const DELETE_BATCH = 128;
+/** The count of stored ids, kept beside them (exact again after each complete pass of the alarm). */
+const COUNT = "count";
+
+const finite = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v);
+
 /** A cluster's backoff (`cluster:<name>`) or a shard of replay ids (`replay:<n>`). */
 export class LedgerObject {
+  /** Live ids this shard keeps (a subclass may lower it). */
+  protected readonly capacity: number = REPLAY_SHARD_CAPACITY;
+
   constructor(
     private readonly ctx: DOState,
     _env: unknown,
   ) {}
 
+  protected now(): number {
+    return Date.now();
+  }
+
   async fetch(request: Request): Promise<Response> {
     const path = new URL(request.url).pathname;
     const storage = this.ctx.storage;
-    const body = (request.method === "POST" ? await request.json() : {}) as { id: string; nowMs: number; expiresAtMs: number; retryAfterSeconds?: number };
     if (path === "/gate") return json((await storage.get<ClusterBackoff>("gate")) ?? HEALTHY);
+    let body: Record<string, unknown> = {};
+    if (request.method === "POST") {
+      const parsed: unknown = await request.json().catch(() => undefined);
+      if (!parsed || typeof parsed !== "object") return json({ ok: false, error: "the body must be a JSON object" }, 400);
+      body = parsed as Record<string, unknown>;
+    }
     if (path === "/gate/fail") {
-      const next = failed((await storage.get<ClusterBackoff>("gate")) ?? HEALTHY, body.nowMs, body.retryAfterSeconds);
+      const next = failed((await storage.get<ClusterBackoff>("gate")) ?? HEALTHY, Number(body.nowMs), finite(body.retryAfterSeconds) ? body.retryAfterSeconds : undefined);
       await storage.put("gate", next);
       return json(next);
     }
@@ -242,30 +317,78 @@ export class LedgerObject {
       await storage.put("gate", HEALTHY);
       return json(HEALTHY);
     }
-    if (path === "/replay/claim") {
-      const key = `r:${body.id}`;
-      const until = await storage.get<number>(key);
-      if (until !== undefined && until > body.nowMs) return json({ ok: false, reason: "replayed" } satisfies ReplayClaim);
-      await storage.put(key, body.expiresAtMs);
-      const alarm = await storage.getAlarm();
-      if (alarm === null || alarm > body.expiresAtMs) await storage.setAlarm(body.expiresAtMs);
-      return json({ ok: true } satisfies ReplayClaim);
+    if (path !== "/replay/claim" && path !== "/replay/release") return json({ error: "NotFound" }, 404);
+    const id = body.id;
+    if (typeof id !== "string" || id === "" || utf8Length(id) > MAX_REPLAY_KEY_BYTES) {
+      return json({ ok: false, error: `id must be a string of 1 to ${MAX_REPLAY_KEY_BYTES} bytes` }, 400);
     }
+    const key = `r:${id}`;
     if (path === "/replay/release") {
-      await storage.delete(`r:${body.id}`);
+      if ((await storage.get<number>(key)) !== undefined) {
+        await storage.delete(key);
+        await storage.put(COUNT, Math.max(0, ((await storage.get<number>(COUNT)) ?? 1) - 1));
+      }
       return json({ ok: true });
     }
-    return json({ error: "NotFound" }, 404);
+    const { nowMs, expiresAtMs } = body;
+    if (!finite(nowMs) || !finite(expiresAtMs)) return json({ ok: false, error: "nowMs and expiresAtMs must be numbers (epoch milliseconds)" }, 400);
+    const until = await storage.get<number>(key);
+    if (until !== undefined && until > nowMs) return json({ ok: false, reason: "replayed" } satisfies ReplayClaim);
+    const count = (await storage.get<number>(COUNT)) ?? 0;
+    if (until === undefined && count >= this.capacity) {
+      // Full of ids not yet forgotten: the alarm is at the soonest expiry.
+      const soonest = (await storage.getAlarm()) ?? nowMs;
+      return json({ ok: false, reason: "full", retryAfterSeconds: Math.max(1, Math.ceil((soonest - nowMs) / 1000)) } satisfies ReplayClaim);
+    }
+    await storage.put(key, expiresAtMs);
+    if (until === undefined) await storage.put(COUNT, count + 1);
+    const alarm = await storage.getAlarm();
+    if (alarm === null || alarm > expiresAtMs) await storage.setAlarm(expiresAtMs);
+    return json({ ok: true } satisfies ReplayClaim);
   }
 
-  /** Forget expired ids; wake again at the next expiry. */
+  /**
+   * Forget expired ids, REPLAY_ALARM_PAGE keys a list; wake again at the next expiry (or at once,
+   * when the pass did not get through every key).
+   */
   async alarm(): Promise<void> {
-    const now = Date.now();
+    const storage = this.ctx.storage;
+    const now = this.now();
     let next = Infinity;
-    for (const [key, until] of await this.ctx.storage.list<number>({ prefix: "r:" })) {
-      if (until <= now) await this.ctx.storage.delete(key);
-      else next = Math.min(next, until);
+    let live = 0;
+    let deleted = 0;
+    let complete = false;
+    let cursor: string | undefined;
+    // Every key fits in this many pages (claims stop at the capacity); bounded whatever storage does.
+    const pages = Math.ceil(this.capacity / REPLAY_ALARM_PAGE) + 1;
+    for (let page = 0; page < pages; page++) {
+      const batch = await storage.list<number>({ prefix: "r:", limit: REPLAY_ALARM_PAGE, ...(cursor !== undefined ? { startAfter: cursor } : {}) });
+      const expired: string[] = [];
+      let last: string | undefined;
+      for (const [key, until] of batch) {
+        last = key;
+        if (!finite(until) || until <= now) expired.push(key);
+        else {
+          live++;
+          next = Math.min(next, until);
+        }
+      }
+      for (let i = 0; i < expired.length; i += DELETE_BATCH) await Promise.all(expired.slice(i, i + DELETE_BATCH).map((k) => storage.delete(k)));
+      deleted += expired.length;
+      if (batch.size < REPLAY_ALARM_PAGE || last === undefined) {
+        complete = true;
+        break;
+      }
+      if (cursor !== undefined && last <= cursor) break; // a storage that does not page: no progress
+      cursor = last;
     }
-    if (next !== Infinity) await this.ctx.storage.setAlarm(next);
+    if (complete) {
+      if (live) await storage.put(COUNT, live);
+      else await storage.delete(COUNT);
+      if (next !== Infinity) await storage.setAlarm(next);
+    } else {
+      await storage.put(COUNT, Math.max(0, ((await storage.get<number>(COUNT)) ?? 0) - deleted));
+      await storage.setAlarm(now + 1_000);
+    }
   }
 }

@@ -15,6 +15,9 @@ export interface StepMessage {
 const label = z.string().check(z.regex(/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/));
 export const StepMessage = z.strictObject({ v: z.literal(1), cluster: label, namespace: label, name: label });
 
+/** What a set object's /poke and /step take: its set, and what triggered it. */
+export const SetRequest = z.strictObject({ cluster: label, namespace: label, name: label, via: z.optional(z.string().check(z.maxLength(32))) });
+
 export const stepMessage = (cluster: string, ref: SetRef): StepMessage => ({ v: 1, cluster, namespace: ref.namespace, name: ref.name });
 
 /** The name of a set's Durable Object (idFromName): one object per set of a cluster. */
@@ -22,6 +25,16 @@ export const setObjectName = (cluster: string, ref: SetRef): string => `set:${cl
 
 /** The Durable Object that keeps a cluster's backoff. */
 export const clusterObjectName = (cluster: string): string => `cluster:${cluster}`;
+
+/**
+ * The longest replay key (claimstep's prefix such as `standard-webhooks:` plus the delivery id), in
+ * UTF-8 bytes, that the ledger keeps. Standard Webhooks ids are short (`msg_` and 27 characters);
+ * GitHub's and GitLab's delivery ids are UUIDs. A longer key is refused (400) before it reaches the
+ * ledger, and by the ledger itself (a Durable Object key over 2 KiB throws).
+ */
+export const MAX_REPLAY_KEY_BYTES = 256;
+
+export const utf8Length = (s: string): number => new TextEncoder().encode(s).length;
 
 /** Replay ids spread over this many objects, by a hash of the id (no single hot object). */
 export const REPLAY_SHARDS = 8;

@@ -4,7 +4,10 @@ export interface DOStorage {
   get<T = unknown>(key: string): Promise<T | undefined>;
   put(key: string, value: unknown): Promise<void>;
   delete(key: string): Promise<boolean>;
-  list<T = unknown>(options?: { prefix?: string; limit?: number }): Promise<Map<string, T>>;
+  /** Keys in order; `limit` and `startAfter` page through them. */
+  list<T = unknown>(options?: { prefix?: string; limit?: number; startAfter?: string }): Promise<Map<string, T>>;
+  /** Every key (the runtime's; a stand-in may leave it out: the objects then delete their keys one by one). */
+  deleteAll?(): Promise<void>;
   getAlarm(): Promise<number | null>;
   setAlarm(scheduledTimeMs: number): Promise<void>;
   deleteAlarm(): Promise<void>;
@@ -49,8 +52,17 @@ export interface FleetBindings {
 
 export const stubOf = (ns: DONamespace, name: string): DOStub => ns.get(ns.idFromName(name));
 
-/** POST JSON to an object and read its JSON answer. */
+/**
+ * POST JSON to an object and read its JSON answer, with its status: the caller decides what a
+ * status means (and reads the body strictly: it is what the object said, not a checked T). Throws
+ * when the answer is not JSON.
+ */
 export async function call<T>(stub: DOStub, path: string, body?: unknown): Promise<{ status: number; body: T }> {
   const res = await stub.fetch(`https://do${path}`, body === undefined ? {} : { method: "POST", body: JSON.stringify(body), headers: { "content-type": "application/json" } });
-  return { status: res.status, body: (await res.json()) as T };
+  const text = await res.text();
+  try {
+    return { status: res.status, body: JSON.parse(text) as T };
+  } catch {
+    throw new Error(`${path} answered ${res.status} with a body that is not JSON (${JSON.stringify(text.slice(0, 60))})`);
+  }
 }
