@@ -1,10 +1,9 @@
 // `claimstep`: plan, step, run, status, set, serve and relay from a terminal or a CI job, against
 // a cluster (kubeconfig, like kubectl) or the embedded simulated cluster (`--cluster sim`).
 // Exit codes: 0 done or progressing, 2 blocked, 1 error. One file per command in functions/cli/.
-import { parseArgs } from "node:util";
-import { EXIT, OPTIONS, UsageError, parse, type CliIO, type Context, type Flags, type Output, type OutputFormat, type Target } from "./cli/context.js";
+import { EXIT, FlagError, UsageError, parse, type CliIO, type Context, type Flags, type Output, type OutputFormat, type Target } from "./cli/context.js";
 import { colorEnabled } from "./cli/color.js";
-import { SPECS, misuse, usageOf } from "./cli/commands.js";
+import { SPECS, misuse, objectArgs, suggestionsFor, usageOf } from "./cli/commands.js";
 import { HELP } from "./cli/help.js";
 
 export { EXIT, parseDuration } from "./cli/context.js";
@@ -33,6 +32,9 @@ const COMMANDS: Record<string, (ctx: Context) => Promise<number>> = {
   version: async (ctx) => (await import("./cli/version.js")).version(ctx),
   completion: async (ctx) => (await import("./cli/completion.js")).completion(ctx, Object.keys(COMMANDS)),
 };
+
+/** Every command the dispatcher knows (the top-level help lists each one). */
+export const COMMAND_NAMES: readonly string[] = Object.keys(COMMANDS);
 
 async function connect(flags: Flags, env: CliIO["env"]): Promise<Target> {
   if (flags.cluster) return (await import("./cli/sim-target.js")).persistentSimTarget(flags, env);
@@ -65,15 +67,15 @@ async function saved(target: Promise<Target> | undefined, io: CliIO): Promise<bo
 
 /** The command of an argv that does not parse (for its usage). */
 function commandIn(argv: string[]): string | undefined {
-  const { positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: false });
-  return positionals[0];
+  return parse(argv, true).positionals[0];
 }
 
-/** parseArgs' messages, as kubectl words them. */
-function flagError(err: Error): string {
-  const unknown = /^Unknown option '([^']+)'/.exec(err.message);
-  if (unknown) return `unknown flag ${unknown[1]}`;
-  return err.message;
+/** An unknown command, as kubectl (cobra) says it: the near ones, else the list. */
+function unknownCommand(io: CliIO, command: string): number {
+  const near = suggestionsFor(command, COMMAND_NAMES);
+  const hint = near.length ? `Did you mean this?\n${near.map((c) => `\t${c}\n`).join("")}` : `Commands: ${COMMAND_NAMES.join(", ")}\n`;
+  io.stderr.write(`claimstep: unknown command ${JSON.stringify(command)} for "claimstep"\n\n${hint}\nRun 'claimstep --help' for usage.\n`);
+  return EXIT.error;
 }
 
 /** An unknown or misplaced flag or argument: the message, then the command's usage (exit 1). */
@@ -104,11 +106,12 @@ function guardPipes(io: CliIO): { out: Output; signal: AbortSignal } {
     get isTTY() {
       return stdout.isTTY;
     },
+    // A terminal that reports 0×0 (a pseudo-terminal nobody sized) is of unknown size.
     get rows() {
-      return stdout.rows;
+      return stdout.rows || undefined;
     },
     get columns() {
-      return stdout.columns;
+      return stdout.columns || undefined;
     },
   };
   return { out, signal: closed.signal };
@@ -123,10 +126,14 @@ export async function main(argv: string[], given: CliIO, connectTo: (flags: Flag
     // `claimstep --version` is `claimstep version`.
     parsed = parse(argv[0] === "--version" ? ["version", ...argv.slice(1)] : argv);
   } catch (err) {
-    return usageError(io, commandIn(argv), flagError(err as Error));
+    if (!(err instanceof FlagError)) throw err;
+    const command = commandIn(argv);
+    if (command && !COMMANDS[command] && command !== "help") return unknownCommand(io, command);
+    return usageError(io, command, err.message);
   }
   const { values: flags, positionals } = parsed;
-  const [command, ...args] = positionals;
+  const [command, ...rest] = positionals;
+  let args = rest;
   // `claimstep <cmd> --help`, `claimstep help <cmd>`: that command's usage.
   const about = command === "help" ? args[0] : flags.help ? command : undefined;
   if (about && SPECS[about]) {
@@ -138,13 +145,17 @@ export async function main(argv: string[], given: CliIO, connectTo: (flags: Flag
     return command || flags.help ? EXIT.ok : EXIT.error;
   }
   const handler = COMMANDS[command];
-  if (!handler) {
-    io.stderr.write(`claimstep: unknown command ${JSON.stringify(command)}; commands: ${Object.keys(COMMANDS).join(", ")}\n`);
-    return EXIT.error;
-  }
+  if (!handler) return unknownCommand(io, command);
   const spec = SPECS[command];
   const wrong = spec && misuse(command, spec, flags, args);
   if (wrong) return usageError(io, command, wrong);
+  // The objects it names (`sts/web` is web), checked before any cluster is looked for.
+  try {
+    if (spec) args = objectArgs(command, spec, flags, args);
+  } catch (err) {
+    io.stderr.write(`claimstep: ${describeError(err)}\n`);
+    return EXIT.error;
+  }
   const formats: readonly string[] = spec?.output ?? ["text", "json", "yaml"];
   const output = flags.output ?? formats[0]!;
   if (!formats.includes(output)) {

@@ -22,6 +22,9 @@ const progressOf = (d: Decision): string =>
 export const describeFailure = (err: ApiError): string =>
   `${err.code} ${err.reason ?? err.kind}: ${err.message}${err.retryAfterSeconds !== undefined ? ` (Retry-After ${err.retryAfterSeconds}s)` : ""}`;
 
+/** `1 invocation`, `2 invocations`. */
+const count = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
+
 export class Timeline {
   private lastKey = "";
   private lastProgress = "";
@@ -40,7 +43,7 @@ export class Timeline {
   }
 
   private flush(): void {
-    if (this.repeats) this.say(`${INDENT}… the same for ${this.repeats} more invocation(s) from ${this.quietSince}`);
+    if (this.repeats) this.say(`${INDENT}… the same for ${count(this.repeats, "more invocation")} from ${this.quietSince}`);
     this.repeats = 0;
     this.quietSince = undefined;
   }
@@ -95,11 +98,11 @@ export class Timeline {
     if (last) this.say(`\n${renderDecision(last)}`);
     const t = this.tally;
     const pods = [
-      ...(t.partitionPatches ? [`${t.partitionPatches} partition patches`] : []),
-      ...(t.evictions ? [`${t.evictions} evictions`] : []),
-      ...(t.recreate ? [`${t.recreate} re-create requests`] : []),
-      ...(t.raises ? [`${t.raises} autogrow raises`] : []),
+      ...(t.partitionPatches ? [count(t.partitionPatches, "partition patch", "partition patches")] : []),
+      ...(t.evictions ? [count(t.evictions, "eviction")] : []),
+      ...(t.recreate ? [count(t.recreate, "re-create request")] : []),
+      ...(t.raises ? [count(t.raises, "autogrow raise")] : []),
     ];
-    this.say(`\n${t.invocations} invocations, ${t.writes} claim writes, ${pods.map((p) => `${p}, `).join("")}${t.failures} transient failures, ${clock(atMs - this.startedMs)} of cluster time in ${realMs} ms`);
+    this.say(`\n${count(t.invocations, "invocation")}, ${count(t.writes, "claim write")}, ${pods.map((p) => `${p}, `).join("")}${count(t.failures, "transient failure")}, ${clock(atMs - this.startedMs)} of cluster time in ${realMs} ms`);
   }
 }

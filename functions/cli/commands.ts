@@ -3,7 +3,7 @@
 // unknown or misplaced flag is refused with it. A command without a spec here (added elsewhere)
 // accepts every flag and has only the overall help.
 import { SCENARIO_NAMES } from "../../adapters/sim/scenario-names.js";
-import { OPTIONS, type Flags, type OutputFormat } from "./context.js";
+import { OPTIONS, UsageError, type Flags, type OutputFormat } from "./context.js";
 
 type FlagName = keyof typeof OPTIONS;
 
@@ -51,10 +51,18 @@ export interface CommandSpec {
   flags: FlagName[];
   /** Global flags that make no sense for it. */
   without?: FlagName[];
+  /** Why it leaves a global flag out, when that is not obvious (said when the flag is refused). */
+  withoutWhy?: Partial<Record<FlagName, string>>;
   /** `-o` formats it offers; the first is the default. */
   output: OutputFormat[];
   /** How many arguments it takes at most. */
   maxArgs: number;
+  /**
+   * What its arguments name, in order: a StatefulSet (`web`, or kubectl's `sts/web`,
+   * `statefulset/web` …), a claim template; `?` when it may be left out. Checked before the
+   * command looks for a cluster.
+   */
+  objects?: ("statefulset" | "statefulset?" | "claim")[];
   /** Shells it completes its first argument from. */
   argValues?: string[];
   examples: string[];
@@ -73,6 +81,7 @@ export const SPECS: Record<string, CommandSpec> = {
     flags: [],
     output: TARGET_OUTPUT,
     maxArgs: 1,
+    objects: ["statefulset"],
     examples: ["claimstep plan web -n db", "claimstep plan web --cluster sim -o yaml"],
   },
   step: {
@@ -82,6 +91,7 @@ export const SPECS: Record<string, CommandSpec> = {
     flagHelp: { "dry-run": "plan the step, write nothing (as plan)" },
     output: TARGET_OUTPUT,
     maxArgs: 1,
+    objects: ["statefulset"],
     examples: ["claimstep step web -n db", "claimstep step --all -A    # what the CronJob runs"],
   },
   run: {
@@ -91,6 +101,7 @@ export const SPECS: Record<string, CommandSpec> = {
     flagHelp: { interval: "time between steps (default 5s; shorter while a claim is being written)" },
     output: ["text", "json", "yaml", "timeline"],
     maxArgs: 1,
+    objects: ["statefulset"],
     examples: ["claimstep run web -n db --timeout 30m", "claimstep run web --cluster sim:flaky-api --seed 7 -o timeline"],
     notes: "Exit codes: 0 Complete, 2 Blocked or not opted in (the reason goes to stderr), 1 error or --timeout.\n-o json|yaml: one object per step; -o timeline: one line per invocation.",
   },
@@ -101,6 +112,7 @@ export const SPECS: Record<string, CommandSpec> = {
     flagHelp: { "dry-run": "show the template changes and the next request; write nothing" },
     output: ["text", "json", "yaml", "timeline"],
     maxArgs: 1,
+    objects: ["statefulset"],
     examples: ["claimstep finalize web -n db --dry-run   # what it would write", "claimstep finalize web -n db"],
     notes:
       "Once a rollout is complete the live spec.volumeClaimTemplates still hold the old sizes (the API\nserver refuses to edit them). finalize writes the new manifest to ConfigMap claimstep-recreate-<set>,\ndeletes the set with propagationPolicy Orphan (uid and resourceVersion preconditions), creates it\nfrom the record and removes the record once the new set has adopted its pods: one request per\nstep, so a crash at any point is finished by the next invocation. Refused while the rollout is not\ncomplete. Needs the claimstep-finalize Role (deploy/kubernetes/rbac-finalize.yaml).\nclaimstep.io/finalize: Recreate on the set makes every step do this on its own.\nExit codes: 0 re-created (or nothing to do), 2 Blocked, 1 error or --timeout.",
@@ -141,6 +153,7 @@ export const SPECS: Record<string, CommandSpec> = {
     flagHelp: { interval: "with --watch: time between reads (default 2s)", timeout: "with --watch: give up (exit 1) after this long" },
     output: ["text", "json", "yaml", "wide"],
     maxArgs: 1,
+    objects: ["statefulset?"],
     examples: ["claimstep status -A -o wide", "claimstep status web -n db -w --timeout 30m   # like kubectl rollout status"],
     notes:
       "--watch re-reads the set every --interval (default 2s) and prints a line when its phase, reason\nor message changes. Exit codes: 0 Complete, 2 Blocked (or not opted in), 1 error or --timeout.",
@@ -152,6 +165,7 @@ export const SPECS: Record<string, CommandSpec> = {
     flagHelp: { "dry-run": "write nothing: print the annotation diff (old → new desired templates) and the plan it would cause" },
     output: TARGET_OUTPUT,
     maxArgs: 2,
+    objects: ["statefulset", "claim"],
     examples: [
       "claimstep set web data --storage 20Gi -n db --dry-run   # the annotation diff and the plan; nothing written",
       "claimstep set web data --storage 20Gi --vac gold -n db && claimstep run web -n db",
@@ -177,7 +191,8 @@ export const SPECS: Record<string, CommandSpec> = {
     summary: "watch opted-in sets and POST signed events (env: CLAIMSTEP_WEBHOOK_SECRET)",
     usage: ["relay --url https://claimstep.example.com/v1/relay [flags]"],
     flags: ["url"],
-    without: ["seed", "sim-state", "output"],
+    without: ["seed", "sim-state", "output", "cluster"],
+    withoutWhy: { cluster: "relay watches a real cluster: the simulated one has no watches to follow" },
     output: ["text"],
     maxArgs: 0,
     examples: ["claimstep relay --url https://claimstep.example.com/v1/relay -n db"],
@@ -265,8 +280,63 @@ export function misuse(command: string, spec: CommandSpec, flags: Flags, args: r
       .map(([c]) => c);
     // A flag no command claims as its own is global: refused only where its spec leaves it out.
     if (owners.length === 0 && !spec.without?.includes(name)) continue;
-    return `--${name} is not a flag of ${command}${owners.length ? ` (it is a flag of ${owners.join(", ")})` : ""}`;
+    const why = spec.withoutWhy?.[name];
+    return `--${name} is not a flag of ${command}${owners.length ? ` (it is a flag of ${owners.join(", ")})` : ""}${why ? `: ${why}` : ""}`;
   }
   if (args.length > spec.maxArgs) return `unexpected argument ${JSON.stringify(args[spec.maxArgs])}`;
   return undefined;
+}
+
+/** The kinds kubectl resolves to a StatefulSet in `kind/NAME` (lower-cased; `statefulset.v1.apps` too). */
+const STATEFULSET_KINDS: readonly string[] = ["sts", "statefulset", "statefulsets", "statefulset.apps", "statefulsets.apps", "statefulset.v1.apps", "statefulsets.v1.apps"];
+
+/** `web`, `sts/web`, `statefulset/web` …: the StatefulSet's name; another kind is refused, naming it. */
+export function statefulSetName(command: string, arg: string): string {
+  const slash = arg.indexOf("/");
+  if (slash < 0) return arg;
+  const kind = arg.slice(0, slash);
+  const name = arg.slice(slash + 1);
+  const hint = "claimstep acts on StatefulSets: give web, sts/web or statefulset/web";
+  if (!STATEFULSET_KINDS.includes(kind.toLowerCase())) throw new UsageError(`${command}: ${JSON.stringify(arg)} names a ${kind}, not a StatefulSet; ${hint}`);
+  if (!name || name.includes("/")) throw new UsageError(`${command}: ${JSON.stringify(arg)} is not kind/NAME; ${hint}`);
+  return name;
+}
+
+/**
+ * The arguments with the objects they name checked: a StatefulSet given as kubectl's kind/NAME
+ * becomes its name; one that is missing is asked for (before any cluster is looked for).
+ */
+export function objectArgs(command: string, spec: CommandSpec, flags: Flags, args: readonly string[]): string[] {
+  const out = [...args];
+  spec.objects?.forEach((what, i) => {
+    const arg = out[i];
+    if (what === "claim") {
+      if (!arg) throw new UsageError(`${command}: name the claim template too, e.g. claimstep ${command} web data --storage 20Gi`);
+      return;
+    }
+    if (arg !== undefined) out[i] = statefulSetName(command, arg);
+    // step --all steps every opted-in set (and refuses a name); status lists them.
+    else if (what === "statefulset" && !(command === "step" && flags.all)) throw new UsageError(`${command}: name the StatefulSet, e.g. claimstep ${command} web -n db`);
+  });
+  return out;
+}
+
+/** Levenshtein distance, for suggestions. */
+function distance(a: string, b: string): number {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    row = next;
+  }
+  return row[b.length]!;
+}
+
+/** As cobra suggests for an unknown command (SuggestionsMinimumDistance 2). */
+export const SUGGESTION_DISTANCE = 2;
+
+/** The commands near `typed`, as cobra finds them: within SUGGESTION_DISTANCE edits, or starting with it; in name order. */
+export function suggestionsFor(typed: string, commands: readonly string[]): string[] {
+  const t = typed.toLowerCase();
+  return commands.filter((c) => distance(t, c.toLowerCase()) <= SUGGESTION_DISTANCE || c.toLowerCase().startsWith(t)).sort();
 }

@@ -1,6 +1,5 @@
 // What every command shares: where it acts (a Target), its flags and output, exit codes, and the
 // one-line renderings of a step.
-import { parseArgs } from "node:util";
 import YAML from "yaml";
 import type { MetricsReader, StateReader, Writers } from "../../core/ports.js";
 import type { KubeClientOptions } from "../../adapters/kube/client.js";
@@ -84,16 +83,120 @@ export const OPTIONS = {
   filename: { type: "string", short: "f" },
 } as const;
 
-export type Flags = ReturnType<typeof parse>["values"];
+type OptionName = keyof typeof OPTIONS;
+/** The flags given: a string flag's value, a boolean flag's true or false (`--all=false`). */
+export type Flags = { -readonly [K in OptionName]?: (typeof OPTIONS)[K]["type"] extends "string" ? string : boolean };
 
-export const parse = (argv: string[]) => parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+/** A command line that does not parse, worded as kubectl's flag parser (pflag) words it. */
+export class FlagError extends UsageError {}
 
-/** `500ms`, `5s`, `2m`, `1h`, or plain seconds. */
+const SHORT: Record<string, OptionName> = Object.fromEntries(
+  (Object.entries(OPTIONS) as [OptionName, { short?: string }][]).filter(([, o]) => o.short).map(([name, o]) => [o.short!, name]),
+);
+
+/** Go's strconv.ParseBool, as pflag reads `--flag=value` of a boolean flag. */
+function boolOf(name: OptionName, value: string): boolean {
+  if (["1", "t", "T", "true", "TRUE", "True"].includes(value)) return true;
+  if (["0", "f", "F", "false", "FALSE", "False"].includes(value)) return false;
+  const short = (OPTIONS[name] as { short?: string }).short;
+  throw new FlagError(`invalid argument ${JSON.stringify(value)} for "${short ? `-${short}, ` : ""}--${name}" flag: strconv.ParseBool: parsing ${JSON.stringify(value)}: invalid syntax`);
+}
+
+/**
+ * The command line as kubectl's flag parser (pflag) reads it: `--flag value`, `--flag=value`,
+ * `-f value`, `-f=value`, `-fvalue`, a boolean as `-A`, `-A=true` or `--all=false`, a value that
+ * starts with '-' (`--storage -5Gi` is the flag's value, as in kubectl), `--` ends the flags.
+ * Errors (FlagError) carry pflag's words; `lenient` skips them (to find the command of a bad line).
+ */
+export function parse(argv: readonly string[], lenient = false): { values: Flags; positionals: string[] } {
+  const values: Record<string, string | boolean> = {};
+  const positionals: string[] = [];
+  const fail = (message: string) => {
+    if (!lenient) throw new FlagError(message);
+  };
+  const set = (name: OptionName, value: string | true) => {
+    if (OPTIONS[name].type === "boolean") {
+      try {
+        values[name] = value === true ? true : boolOf(name, value);
+      } catch (err) {
+        fail((err as Error).message);
+      }
+    } else values[name] = value as string;
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === "--") {
+      positionals.push(...argv.slice(i + 1));
+      break;
+    }
+    if (arg.startsWith("--")) {
+      const eq = arg.indexOf("=");
+      const name = (eq < 0 ? arg.slice(2) : arg.slice(2, eq)) as OptionName;
+      if (!Object.hasOwn(OPTIONS, name)) {
+        fail(`unknown flag: --${name}`);
+        continue;
+      }
+      if (eq >= 0) set(name, arg.slice(eq + 1));
+      else if (OPTIONS[name].type === "boolean") set(name, true);
+      else if (i + 1 < argv.length) set(name, argv[++i]!);
+      else fail(`flag needs an argument: --${name}`);
+      continue;
+    }
+    if (arg.length < 2 || !arg.startsWith("-")) {
+      positionals.push(arg);
+      continue;
+    }
+    // One or more shorthands: -A, -An db, -ojson, -o=json, -A=true.
+    for (let j = 1; j < arg.length; j++) {
+      const c = arg[j]!;
+      const rest = arg.slice(j);
+      const name = SHORT[c];
+      if (!name) {
+        fail(`unknown shorthand flag: '${c}' in -${rest}`);
+        break;
+      }
+      if (arg[j + 1] === "=") {
+        set(name, arg.slice(j + 2));
+        break;
+      }
+      if (OPTIONS[name].type === "boolean") {
+        set(name, true);
+        continue;
+      }
+      if (j + 1 < arg.length) set(name, arg.slice(j + 1));
+      else if (i + 1 < argv.length) set(name, argv[++i]!);
+      else fail(`flag needs an argument: '${c}' in -${rest}`);
+      break;
+    }
+  }
+  return { values: values as Flags, positionals };
+}
+
+const DURATION_UNITS: Record<string, number> = { ns: 1e-6, us: 1e-3, "µs": 1e-3, "μs": 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/**
+ * A duration as Go (and so kubectl) writes it: `500ms`, `5s`, `2m`, `1h`, `1m30s`, `1h2m3.5s`
+ * (units ns, us, ms, s, m, h); also plain seconds (`30`). Never negative. In milliseconds,
+ * rounded up (a duration that is not zero never becomes zero).
+ */
 export function parseDuration(s: string, flag: string): number {
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(s.trim());
-  if (!m) throw new UsageError(`--${flag} ${JSON.stringify(s)}: expected a duration such as 500ms, 5s, 2m or 1h`);
-  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(m[2] ?? "s") as "ms" | "s" | "m" | "h"];
-  return Math.round(Number(m[1]) * unit);
+  const text = s.trim();
+  const refuse = (why: string) => new UsageError(`--${flag} ${JSON.stringify(s)}: ${why}`);
+  if (text.startsWith("-")) throw refuse("a duration cannot be negative");
+  if (/^\d+(?:\.\d+)?$/.test(text)) return Math.ceil(Number(text) * 1000);
+  const part = /(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)/y;
+  let ms = 0;
+  let at = 0;
+  while (at < text.length) {
+    part.lastIndex = at;
+    const m = part.exec(text);
+    if (!m) at = -1;
+    if (!m) break;
+    ms += Number(m[1]) * DURATION_UNITS[m[2]!]!;
+    at = part.lastIndex;
+  }
+  if (!text || at !== text.length) throw refuse("expected a duration such as 500ms, 5s, 2m, 1h or 1m30s");
+  return Math.ceil(ms - 1e-9);
 }
 
 export const exitOf = (d: Decision): number => (d.phase === "Blocked" ? EXIT.blocked : EXIT.ok);

@@ -6,7 +6,7 @@
 import { claimEdit, cleanTemplate } from "../../core/desired.js";
 import { holdPods } from "../../core/pod-policy.js";
 import type { ClaimTemplate } from "../../core/k8s.js";
-import { compareQuantity, formatBytes, quantityString, toBytes, type QuantityInput } from "../../core/quantity.js";
+import { compareQuantity, formatBytes, parseQuantity, quantityString, toBytes, type QuantityInput } from "../../core/quantity.js";
 import { renderDecision } from "../../core/render.js";
 import { revisionOf } from "../../core/revision.js";
 import { claimOrdinal } from "../../core/statefulset.js";
@@ -125,7 +125,33 @@ function templateDiff(before: readonly ClaimTemplate[], after: readonly ClaimTem
 const holdText = (hold: ReturnType<typeof holdPods>): string =>
   `pods held: partition ${hold.action.from} → ${hold.action.partition}${hold.action.userPartition !== undefined ? ` (yours, ${hold.action.userPartition}, recorded in ${Keys.userPartition})` : " (yours already recorded)"}; ${Keys.podCoordination}: ClaimsFirst`;
 
+/**
+ * Why `--storage` is no size a claim can request, naming the flag (not the annotation it is
+ * written to): not a quantity (with the units meant, for `10Gb`), zero or negative.
+ */
+export function storageFlagProblem(storage: string): string | undefined {
+  const flag = `--storage ${JSON.stringify(storage)}`;
+  let value: bigint;
+  try {
+    value = parseQuantity(storage);
+  } catch {
+    // 10Gb, 10GB, 10gib, 10GiB: the unit of bytes written as people write it.
+    const unit = /^\s*(\d+(?:\.\d+)?)\s*([kmgtpe])(i?)b?\s*$/i.exec(storage);
+    if (unit) {
+      const [, n, u] = unit;
+      const decimal = u!.toLowerCase() === "k" ? "k" : u!.toUpperCase();
+      return `${flag}: not a Kubernetes quantity; did you mean ${n}${decimal} or ${n}${u!.toUpperCase()}i?`;
+    }
+    return `${flag}: not a Kubernetes quantity (examples: 20Gi, 500M, 1.5Ti).`;
+  }
+  if (value < 0n) return `${flag}: a claim's size cannot be negative; give a size such as 20Gi.`;
+  if (value === 0n) return `${flag}: a claim's size must be above zero; give a size such as 20Gi.`;
+  return undefined;
+}
+
 export async function set(ctx: Context): Promise<number> {
+  const storageProblem = ctx.flags.storage !== undefined ? storageFlagProblem(ctx.flags.storage) : undefined;
+  if (storageProblem) throw new UsageError(`set: ${storageProblem} Nothing written`);
   const target = await ctx.target();
   const ref = refOf(ctx.flags, target, ctx.args[0], "set");
   const claim = ctx.args[1];

@@ -47,7 +47,7 @@ describe("per-command flags and usage", () => {
   it("an unknown flag names itself and shows the command's usage", async () => {
     const { io, err } = capture();
     expect(await main(["set", "web", "data", "--size", "5Gi"], io)).toBe(1);
-    expect(err.text).toMatch(/^claimstep set: unknown flag --size\n\nclaimstep set — /);
+    expect(err.text).toMatch(/^claimstep set: unknown flag: --size\n\nclaimstep set — /);
     expect(err.text).toMatch(/--storage <quantity>/);
   });
 

@@ -76,7 +76,7 @@ describe("claimstep (spawned, --cluster sim)", () => {
     expect(unknownClaim.stderr).toMatch(/has no claim template "logs" \(it has: data, wal\)/);
     const badFlag = await claimstep("plan", "web", "--bogus");
     expect(badFlag.code).toBe(1);
-    expect(badFlag.stderr).toMatch(/^claimstep plan: unknown flag --bogus\n\nclaimstep plan — /);
+    expect(badFlag.stderr).toMatch(/^claimstep plan: unknown flag: --bogus\n\nclaimstep plan — /);
     const missing = await claimstep("status", "nope", "--cluster", "sim");
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/"nope" not found/);

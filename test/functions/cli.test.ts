@@ -150,7 +150,7 @@ describe("commands in process", () => {
     const s = await simOf("grow");
     const { io, out } = capture();
     expect(await main(["step", "--all"], io, s.connect)).toBe(0);
-    expect(out.text).toBe("default/web  Progressing  ClaimUpdated  (applied)\n");
+    expect(out.text).toBe("default/web  Progressing  ClaimUpdated  updating data-web-2: storage 1Gi → 2Gi; revision 5b48d59cf5  (applied default/data-web-2: storage 2Gi)\n");
     const blocked = await simOf("blocked");
     const json = capture();
     expect(await main(["step", "--all", "-A", "-o", "json"], json.io, blocked.connect)).toBe(2);
@@ -167,7 +167,7 @@ describe("commands in process", () => {
     expect(noUrl.err.text).toMatch(/relay: give --url/);
     const sim = capture();
     expect(await main(["relay", "--url", "http://x/v1/relay", "--cluster", "sim"], sim.io)).toBe(1);
-    expect(sim.err.text).toMatch(/watches need a real cluster/);
+    expect(sim.err.text).toMatch(/^claimstep relay: --cluster is not a flag of relay: relay watches a real cluster/);
     const noSecret = capture();
     expect(await main(["relay", "--url", "http://x/v1/relay"], noSecret.io)).toBe(1);
     expect(noSecret.err.text).toMatch(/set CLAIMSTEP_WEBHOOK_SECRET/);
