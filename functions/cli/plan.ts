@@ -1,6 +1,6 @@
 // `plan` and `step` (one set), `step --all` (every opted-in set, for a CronJob).
 import { renderDecision } from "../../core/render.js";
-import { runStep } from "../step.js";
+import { runStep, type StepResult } from "../step.js";
 import { sweep } from "../sweep.js";
 import { paintHeadline, paintPhase } from "./color.js";
 import { EXIT, UsageError, emit, exitOf, outcomeText, print, refOf, resultJSON, type Context } from "./context.js";
@@ -20,17 +20,26 @@ export async function stepAll(ctx: Context): Promise<number> {
   const target = await ctx.target();
   const namespaces = ctx.flags["all-namespaces"] ? [] : [ctx.flags.namespace ?? target.namespace];
   const dryRun = ctx.flags["dry-run"] ?? false;
+  // Each set's result, for its line: the outcome as step <name> words it.
+  const results = new Map<string, StepResult>();
   const report = await sweep({
     listOptedIn: (ns) => target.listOptedIn(ns),
     namespaces,
-    step: (ref) => runStep({ reader: target.reader, writers: target.writers, metrics: target.metrics, ref, now: target.now(), dryRun }),
+    step: async (ref) => {
+      const r = await runStep({ reader: target.reader, writers: target.writers, metrics: target.metrics, ref, now: target.now(), dryRun });
+      results.set(`${ref.namespace}/${ref.name}`, r);
+      return r;
+    },
     tick: 0,
   });
   if (ctx.json) emit(ctx, report);
   else if (report.found === 0) print(ctx.io, "no opted-in StatefulSets");
   else {
     for (const e of report.stepped) {
-      print(ctx.io, "error" in e ? `${e.ref.namespace}/${e.ref.name}  error: ${e.error}` : `${e.ref.namespace}/${e.ref.name}  ${paintPhase(e.phase, ctx.color)}  ${e.reason}  (${e.outcome})`);
+      // As step <name> says it: phase, reason, the message (why it is blocked, what it does), the outcome.
+      const key = `${e.ref.namespace}/${e.ref.name}`;
+      const r = results.get(key);
+      print(ctx.io, "error" in e ? `${key}  error: ${e.error}` : `${key}  ${paintPhase(e.phase, ctx.color)}  ${e.reason}  ${e.message}  (${r ? outcomeText(r) : e.outcome})`);
     }
   }
   if (report.stepped.some((e) => "error" in e)) return EXIT.error;

@@ -20,7 +20,7 @@ const harness = (perNamespace: Record<string, string[]>, cost = 10, listCost = 1
       used += cost;
       stepped.push(`${ref.namespace}/${ref.name}`);
       if (ref.name === "broken") throw new Error("statefulsets.apps \"broken\" is forbidden");
-      return { decision: { phase: "Progressing", reason: "ClaimUpdated" }, outcome: { kind: "applied" }, writer: "fake" } as unknown as StepResult;
+      return { decision: { phase: "Progressing", reason: "ClaimUpdated", message: `updating data-${ref.name}-2` }, outcome: { kind: "applied" }, writer: "fake" } as unknown as StepResult;
     },
   };
 };
@@ -31,6 +31,12 @@ describe("sweep", () => {
     const report = await sweep({ ...h, namespaces: ["queues", "db"], tick: 7, budget: { limit: 1000, perStep: 10, used: h.used } });
     expect(h.stepped.sort()).toEqual(["db/a", "db/b", "queues/q"]);
     expect(report).toMatchObject({ found: 3, deferred: 0 });
+  });
+
+  it("each entry carries the decision's message, not only its reason (what step --all and the logs print)", async () => {
+    const h = harness({ db: ["a"] });
+    const report = await sweep({ ...h, namespaces: ["db"], tick: 0 });
+    expect(report.stepped).toEqual([{ ref: { namespace: "db", name: "a" }, phase: "Progressing", reason: "ClaimUpdated", message: "updating data-a-2", outcome: "applied" }]);
   });
 
   it("lists all namespaces when none are configured", async () => {
