@@ -2,6 +2,8 @@
 // large mappings, superlinear: 256 KiB of `[` cost ~1 s of CPU before failing with a stack overflow,
 // and one mapping of 30,000 keys ~8 s. The lexer is linear and streams tokens, so it measures nesting
 // depth and node count and stops at the first token beyond a limit: an attack costs microseconds.
+// Every place YAML enters uses it: the HTTP route's bodies (functions/app.ts) and the files read
+// from the GitOps repository (adapters/gitops/manifest.ts, set-manifest.ts).
 import { CST, Lexer } from "yaml";
 
 export interface YamlLimits {
@@ -14,8 +16,8 @@ export interface YamlLimits {
 /** A StatefulSet manifest nests ~15 levels and holds a few hundred nodes. */
 export const YAML_LIMITS: YamlLimits = { maxDepth: 64, maxNodes: 5_000 };
 
-/** Undefined when `text` is within the limits, else the message naming the limit exceeded. */
-export function yamlOverLimits(text: string, limits: YamlLimits = YAML_LIMITS): string | undefined {
+/** Undefined when `text` is within the limits, else the message naming the limit exceeded (and `subject`, e.g. a file's path). */
+export function yamlOverLimits(text: string, limits: YamlLimits = YAML_LIMITS, subject = "the YAML body"): string | undefined {
   let flow = 0; // open [ and {
   let nodes = 0;
   let indents: number[] = []; // indentation of the enclosing block lines
@@ -24,8 +26,8 @@ export function yamlOverLimits(text: string, limits: YamlLimits = YAML_LIMITS): 
   let onLine = 0; // `- ` and `? ` indicators on this line: each opens one more level
   let skipNext = false; // the source of a scalar follows its marker token
   let blockScalar = false; // after `|` or `>`: the next scalar is its content, ending at a line start
-  const tooDeep = () => `the YAML body nests deeper than ${limits.maxDepth} levels`;
-  const tooMany = () => `the YAML body holds more than ${limits.maxNodes} nodes`;
+  const tooDeep = () => `${subject} nests deeper than ${limits.maxDepth} levels`;
+  const tooMany = () => `${subject} holds more than ${limits.maxNodes} nodes`;
 
   for (const token of new Lexer().lex(text)) {
     if (skipNext) {

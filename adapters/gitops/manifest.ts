@@ -5,10 +5,14 @@ import YAML, { type Document } from "yaml";
 import { claimApplyBody } from "../../core/apply-body.js";
 import { compareQuantity } from "../../core/quantity.js";
 import type { PatchClaim } from "../../core/types.js";
+import { YAML_LIMITS, yamlOverLimits } from "../yaml-bounds.js";
 
 export class ManifestError extends Error {
   override readonly name = "ManifestError";
 }
+
+/** A repository file beyond the YAML bounds (adapters/yaml-bounds.ts): never parsed. */
+export class ManifestBoundsError extends ManifestError {}
 
 export interface EditedManifest {
   text: string;
@@ -69,6 +73,25 @@ export function newClaimManifest(action: PatchClaim): string {
   return doc.toString();
 }
 
+/**
+ * The documents of a file read from the repository, within the same bounds as a YAML body of the
+ * HTTP routes (adapters/yaml-bounds.ts), checked before parsing: a huge or deeply nested file is a
+ * clear error in microseconds, not seconds of CPU or a stack overflow. Throws ManifestError.
+ */
+export function parseRepositoryYaml(text: string, path: string): Document[] {
+  const over = yamlOverLimits(text, YAML_LIMITS, path);
+  if (over) {
+    throw new ManifestBoundsError(
+      `${over}: claimstep reads a file from the repository within the bounds of its API (${YAML_LIMITS.maxDepth} levels, ${YAML_LIMITS.maxNodes} nodes; a manifest holds a few hundred): split the file or fix it by hand, then step again`,
+    );
+  }
+  const docs = YAML.parseAllDocuments(text);
+  if (!Array.isArray(docs)) throw new ManifestError(`${path} is not YAML documents: fix the file by hand`);
+  const broken = docs.find((d) => d.errors.length);
+  if (broken) throw new ManifestError(`${path} is not valid YAML (${broken.errors[0]?.message.split("\n")[0]}): fix the file by hand, then step again`);
+  return docs;
+}
+
 const isClaimDoc = (doc: Document, claim: string): boolean =>
   doc.getIn(["kind"]) === "PersistentVolumeClaim" && doc.getIn(["metadata", "name"]) === claim;
 
@@ -78,12 +101,7 @@ const isClaimDoc = (doc: Document, claim: string): boolean =>
  */
 export function editClaimManifest(existing: string | undefined, action: PatchClaim, path: string): EditedManifest {
   if (existing === undefined || existing.trim() === "") return { text: newClaimManifest(action), changed: true };
-  const docs = YAML.parseAllDocuments(existing);
-  if (!Array.isArray(docs)) throw new ManifestError(`${path} is not YAML documents: fix the file by hand`);
-  const broken = docs.find((d) => d.errors.length);
-  if (broken) {
-    throw new ManifestError(`${path} is not valid YAML (${broken.errors[0]?.message.split("\n")[0]}): fix the file by hand, then step again`);
-  }
+  const docs = parseRepositoryYaml(existing, path);
   const doc = docs.find((d) => isClaimDoc(d, action.claim));
   if (!doc) {
     throw new ManifestError(
@@ -109,7 +127,8 @@ export function carriesAction(existing: string | undefined, action: PatchClaim, 
   try {
     return !editClaimManifest(existing, action, path).changed;
   } catch (err) {
-    if (err instanceof ManifestError) return false;
+    // A file beyond the bounds is reported, never taken for a file without the change.
+    if (err instanceof ManifestError && !(err instanceof ManifestBoundsError)) return false;
     throw err;
   }
 }

@@ -14,7 +14,7 @@ import { compareQuantity } from "../../core/quantity.js";
 import { revisionOf } from "../../core/revision.js";
 import { desiredTemplates } from "../../core/templates.js";
 import { Keys, type ProposeRecreate, type RaiseTemplate } from "../../core/types.js";
-import { type EditedManifest, ManifestError } from "./manifest.js";
+import { type EditedManifest, ManifestError, parseRepositoryYaml } from "./manifest.js";
 
 /** The fields of a claim template a re-create proposal writes. */
 export const TEMPLATE_FIELDS = ["storage", "volumeAttributesClassName", "labels", "annotations"] as const;
@@ -77,10 +77,7 @@ function locateSet(existing: string | undefined, ref: { namespace: string; set: 
       `${path} does not exist on ${branch}: statefulSetPathTemplate must name the file that holds StatefulSet ${set}'s manifest (placeholders {namespace} {statefulset})`,
     );
   }
-  const docs = YAML.parseAllDocuments(existing);
-  if (!Array.isArray(docs)) throw new ManifestError(`${path} is not YAML documents: fix the file by hand`);
-  const broken = docs.find((d) => d.errors.length);
-  if (broken) throw new ManifestError(`${path} is not valid YAML (${broken.errors[0]?.message.split("\n")[0]}): fix the file by hand, then step again`);
+  const docs = parseRepositoryYaml(existing, path);
   const named = docs.filter((d) => isSetDoc(d, ref.set));
   const doc = named.find((d) => (d.getIn(["metadata", "namespace"]) ?? ref.namespace) === ref.namespace);
   if (!doc) {

@@ -202,6 +202,18 @@ describe("GitHub pull-request writer", () => {
     expect(github.pulls.filter((p) => p.headRepo === undefined)).toHaveLength(1);
   });
 
+  it("a claim file on the base branch beyond the YAML bounds: ApplyRejected naming the file and the bound, nothing written (issue 24, item 10)", async () => {
+    const deep = `apiVersion: v1\nkind: PersistentVolumeClaim\nspec: ${"[".repeat(50_000)}${"]".repeat(50_000)}\n`;
+    const { github, writer } = setup({ files: { [FILE]: deep } });
+    const decision = growDecision("2Gi");
+    expect(await writer.apply(decision.action, decision)).toEqual({
+      kind: "refused",
+      reason: "ApplyRejected",
+      message: expect.stringContaining(`${FILE} nests deeper than 64 levels: claimstep reads a file from the repository within the bounds of its API`),
+    });
+    expect(writes(github)).toEqual([]);
+  });
+
   it("opens a new pull request on a new branch for a new revision after a rejection", async () => {
     const { github, writer } = setup();
     const old = growDecision("2Gi");

@@ -137,3 +137,34 @@ describe("carriesAction", () => {
     expect(carriesAction("not: [valid", action, PATH)).toBe(false);
   });
 });
+
+describe("YAML read from the repository is bounded as the HTTP route's (issue 24, item 10)", () => {
+  // Defect: files from Git were parsed unbounded: 30,000 label keys took 27.8 s of event loop,
+  // a 50,000-deep flow overflowed the stack.
+  const manyLabels = `apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: data-db-2
+  namespace: prod
+  labels:
+${Array.from({ length: 30_000 }, (_, i) => `    k${i}: v`).join("\n")}
+spec:
+  resources: {requests: {storage: 10Gi}}
+`;
+  const deepFlow = `apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data-db-2}\nspec: ${"[".repeat(50_000)}${"]".repeat(50_000)}\n`;
+
+  it("a claim file of 30,000 label keys: ManifestError naming the file, the limit and the fix", () => {
+    expect(() => editClaimManifest(manyLabels, action, PATH)).toThrow(ManifestError);
+    expect(() => editClaimManifest(manyLabels, action, PATH)).toThrow(
+      `${PATH} holds more than 5000 nodes: claimstep reads a file from the repository within the bounds of its API (64 levels, 5000 nodes; a manifest holds a few hundred): split the file or fix it by hand, then step again`,
+    );
+  });
+
+  it("a 50,000-deep flow: ManifestError naming the depth limit, no stack overflow", () => {
+    expect(() => editClaimManifest(deepFlow, action, PATH)).toThrow(`${PATH} nests deeper than 64 levels`);
+  });
+
+  it("carriesAction reports the bound (a clear error) instead of taking the file for one without the change", () => {
+    expect(() => carriesAction(deepFlow, action, PATH)).toThrow(ManifestError);
+  });
+});

@@ -197,3 +197,13 @@ spec:
     expect(() => carriesTemplates(undefined, DESIRED, PATH, BASE)).toThrow(ManifestError);
   });
 });
+
+describe("YAML read from the repository is bounded as the HTTP route's (issue 24, item 10)", () => {
+  it("a StatefulSet file nested 50,000 deep, or of 30,000 annotation keys: ManifestError naming the file and the bound", () => {
+    const deep = `${SET}---\nkind: ConfigMap\ndata: ${"{a: ".repeat(50_000)}1${"}".repeat(50_000)}\n`;
+    expect(() => editSetManifest(deep, DESIRED, PATH, BASE)).toThrow(ManifestError);
+    expect(() => carriesTemplates(deep, DESIRED, PATH, BASE)).toThrow(`${PATH} nests deeper than 64 levels`);
+    const wide = SET.replace("    team: storage # on-call: #storage\n", `${Array.from({ length: 30_000 }, (_, i) => `    k${i}: v\n`).join("")}`);
+    expect(() => editSetManifest(wide, DESIRED, PATH, BASE)).toThrow(`${PATH} holds more than 5000 nodes`);
+  });
+});
