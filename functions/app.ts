@@ -2,8 +2,8 @@
 // each runtime wires its own reader/writer (fetch + bearer on Workers, kubeconfig on Node, the
 // simulated cluster in tests) and the same routes, auth and errors serve them all.
 //
-// Hono's way: each route is a chain of middleware (functions/http/) — read the body within the
-// limit, authenticate, validate the URL/query/body with zod, guard the namespace — and a handler
+// Hono's way: each route is a chain of middleware (functions/http/) — authenticate, read the body
+// within the limit, validate the URL/query/body with zod, guard the namespace — and a handler
 // that only does the work. Every refusal is a thrown Problem (an HTTPException) and one error
 // handler writes docs/operating.md's `{"error","message","issues"?}` bodies.
 import { outcomeJSON } from "./outcome.js";
@@ -73,8 +73,12 @@ export function createApp(deps: AppDeps): Hono<AuthEnv> {
   const allowed = deps.namespaces ?? [];
 
   // The middleware of the routes below.
-  const body = readBody({ maxBytes: deps.bodyLimitBytes ?? 256 * 1024 });
-  const auth = authenticate(deps.auth, log);
+  // Authentication goes first: a bearer token is a header, so a request without a valid one is
+  // answered 401 before any of its body is read (a signature covers the body: that one is read,
+  // within the limit, to verify it).
+  const maxBodyBytes = deps.bodyLimitBytes ?? 256 * 1024;
+  const body = readBody({ maxBytes: maxBodyBytes });
+  const auth = authenticate(deps.auth, { log, maxBodyBytes });
   const json = requireMediaType(["application/json"], "send the body as Content-Type: application/json");
   const setInUrl = validate("param", PathRef, "invalid StatefulSet reference in the URL");
   const urlNamespace = namespaceGuard(allowed, "param", (ref: SetRef) => ref.namespace);
@@ -111,8 +115,8 @@ export function createApp(deps: AppDeps): Hono<AuthEnv> {
 
   app.post(
     "/v1/steps",
-    body,
     auth,
+    body,
     json,
     validate("json", StepRequest, "invalid request body"),
     namespaceGuard(allowed, "json", (r: StepRequest) => r.namespace),
@@ -124,8 +128,8 @@ export function createApp(deps: AppDeps): Hono<AuthEnv> {
 
   app.post(
     "/v1/statefulsets/:namespace/:name/templates",
-    body,
     auth,
+    body,
     setInUrl,
     urlNamespace,
     validate("query", TemplatesQuery, "query parameter step must be true or false"),
@@ -158,8 +162,8 @@ export function createApp(deps: AppDeps): Hono<AuthEnv> {
 
   app.post(
     "/v1/relay",
-    body,
     auth,
+    body,
     requireSignature("relay events must be signed with the webhook secret (Standard Webhooks), not sent with a bearer token"),
     json,
     validate("json", RelayEvent, "invalid request body"),

@@ -45,7 +45,36 @@ export interface ServerOptions {
   leader?: Leadership;
   /** Serve HTTPS from these files, reloaded when they change (the admission webhook needs TLS). */
   tls?: TlsFiles;
+  /** The connection limits (tests shorten them); default SERVER_LIMITS. */
+  limits?: Partial<ServerLimits>;
 }
+
+/** What one client may hold of the server (docs/deploying.md, "The Node server"). */
+export interface ServerLimits {
+  /** A request's headers must arrive within this (from its first byte), else 408 and the connection is closed. */
+  headersTimeoutMs: number;
+  /** The whole request, body included, must arrive within this, else 408 and close. Not the answer: a long one (the status page's stream) is not cut. */
+  requestTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this. */
+  keepAliveTimeoutMs: number;
+  /** Connections open at once; more are dropped as they connect. */
+  maxConnections: number;
+  /** How often the two timeouts are checked (Node's connectionsCheckingInterval; its default is 30 s). */
+  checkIntervalMs: number;
+}
+
+/**
+ * Node's defaults let a request take 300 s and its headers 60 s, and accept any number of
+ * connections. A request to claimstep is small (a step, an event, a webhook: under the 256 KiB
+ * body limit; an AdmissionReview under 7 MiB, from inside the cluster), so 30 s is ample.
+ */
+export const SERVER_LIMITS: ServerLimits = {
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 5_000,
+  maxConnections: 512,
+  checkIntervalMs: 1_000,
+};
 
 /** The server could not listen: the message names the fix. */
 export class ListenError extends Error {
@@ -62,6 +91,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const log = opts.log ?? jsonLog;
   const host = opts.hostname ?? DEFAULT_HOST;
   const pair = opts.tls ? readKeyPair(opts.tls) : undefined;
+  const limits = { ...SERVER_LIMITS, ...opts.limits };
+  if (limits.headersTimeoutMs > limits.requestTimeoutMs) throw new RangeError("startServer: headersTimeoutMs must not exceed requestTimeoutMs");
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
     // A port in use (or an address not of this machine) is one line naming the fix, not an unhandled 'error' event.
     const failed = (err: NodeJS.ErrnoException) => {
@@ -71,12 +102,22 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       else if (err.code === "EACCES") reject(new ListenError(`cannot listen on ${where}: permission denied (EACCES); ports below 1024 need privileges, choose another with --port (or PORT)`));
       else reject(new ListenError(`cannot listen on ${where}: ${err.message}`));
     };
-    const tls = pair ? { createServer: createHttpsServer, serverOptions: { cert: pair.cert, key: pair.key } } : {};
-    const s = serve({ fetch: opts.app.fetch, port: opts.port, hostname: host, overrideGlobalObjects: false, ...tls }, () => {
+    // Node's http options (https.createServer takes them too): the timeouts are checked every checkIntervalMs.
+    const timeouts = {
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      keepAliveTimeout: limits.keepAliveTimeoutMs,
+      connectionsCheckingInterval: limits.checkIntervalMs,
+    };
+    const serverOptions = pair ? { ...timeouts, cert: pair.cert, key: pair.key } : timeouts;
+    const s = serve({ fetch: opts.app.fetch, port: opts.port, hostname: host, overrideGlobalObjects: false, serverOptions, ...(pair ? { createServer: createHttpsServer } : {}) }, () => {
       s.off("error", failed);
       resolve(s);
     });
     s.once("error", failed);
+    // Set before the first connection (listen is asynchronous): beyond it, a new connection is dropped.
+    s.maxConnections = limits.maxConnections;
+    if ("keepAliveTimeout" in s) s.keepAliveTimeout = limits.keepAliveTimeoutMs;
   });
   const port = (server.address() as AddressInfo).port;
   const stopReload = pair && opts.tls ? reloadTls(server as unknown as TlsServer, opts.tls, pair, log) : undefined;

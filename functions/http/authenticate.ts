@@ -6,6 +6,7 @@
 import type { MiddlewareHandler, ValidationTargets } from "hono";
 import { Webhook } from "standardwebhooks";
 import { type AnyReplayGuard, bearerMatches, claimWebhookId, verifyWebhook } from "../auth.js";
+import { readBodyOnce } from "./body.js";
 import { Problem } from "./problem.js";
 
 export interface AuthSettings {
@@ -15,13 +16,28 @@ export interface AuthSettings {
   replay: AnyReplayGuard;
 }
 
+export interface AuthenticateOptions {
+  log?: Log;
+  /**
+   * A signature covers the body, so a signed request's body is read (at most this many bytes,
+   * else 413) before it is verified; a bearer token is checked from its header alone, the body
+   * left unread until the token is valid. Default 256 KiB.
+   */
+  maxBodyBytes?: number;
+}
+
 export type AuthMethod = "signature" | "bearer";
 export type AuthEnv = { Variables: { auth: AuthMethod } };
 
 type Log = (entry: Record<string, unknown>) => void;
 
-/** Standard Webhooks signature (when `webhook-signature` is present) or `Authorization: Bearer`. */
-export function authenticate(settings: AuthSettings, log: Log = () => {}): MiddlewareHandler<AuthEnv> {
+/**
+ * Standard Webhooks signature (when `webhook-signature` is present) or `Authorization: Bearer`.
+ * Put it before `readBody`: without a valid token nothing of the body is read.
+ */
+export function authenticate(settings: AuthSettings, opts: AuthenticateOptions = {}): MiddlewareHandler<AuthEnv> {
+  const log = opts.log ?? (() => {});
+  const maxBodyBytes = opts.maxBodyBytes ?? 256 * 1024;
   const verifiers = settings.webhookSecrets.map((s) => new Webhook(s));
   return async function authenticate(c, next) {
     const signature = c.req.header("webhook-signature");
@@ -30,6 +46,7 @@ export function authenticate(settings: AuthSettings, log: Log = () => {}): Middl
         throw new Problem(401, "Unauthorized", "signed requests are not accepted: no webhook secret is configured");
       }
       const timestamp = c.req.header("webhook-timestamp");
+      await readBodyOnce(c, maxBodyBytes);
       const verified = verifyWebhook({ secrets: verifiers, id: c.req.header("webhook-id"), timestamp, signature, body: await c.req.text() });
       // The id is remembered only once the signature is valid (the store may be remote: the Worker's is shared by every isolate).
       const verdict = verified.ok ? await claimWebhookId(settings.replay, verified.id, timestamp!) : verified;

@@ -12,37 +12,49 @@ import { Problem } from "./problem.js";
 
 const tooLarge = (maxBytes: number) => new Problem(413, "PayloadTooLarge", `request body exceeds ${maxBytes} bytes`);
 
-/** Read the whole body (413 beyond `maxBytes`, whether or not Content-Length is given) and cache it. */
+/**
+ * Read the whole body once (413 beyond `maxBytes`, whether or not Content-Length is given) into
+ * Hono's body cache; a body already read (by `authenticate` checking a signature) is not read again.
+ */
+export async function readBodyOnce(c: Context, maxBytes: number): Promise<void> {
+  const raw = c.req.raw;
+  if (!raw.body || Object.keys(c.req.bodyCache).length > 0) return;
+  const declared = raw.headers.get("content-length");
+  if (declared !== null && !raw.headers.has("transfer-encoding") && Number(declared) > maxBytes) throw tooLarge(maxBytes);
+
+  const reader = raw.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel().catch(() => undefined);
+      throw tooLarge(maxBytes);
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  // Hono's request keeps the promises of parsed bodies here (typed as the values); text(),
+  // json(), arrayBuffer(), formData() and parseBody() all derive from any entry.
+  c.req.bodyCache.arrayBuffer = Promise.resolve(bytes.buffer) as unknown as ArrayBuffer;
+}
+
+/**
+ * Read the whole body (413 beyond `maxBytes`, whether or not Content-Length is given) and cache it.
+ * Goes after `authenticate` where the scheme is a header (a bearer token): a client without one
+ * is answered 401 before any of its body is read.
+ */
 export function readBody(opts: { maxBytes: number }): MiddlewareHandler {
   const { maxBytes } = opts;
   return async function readBody(c, next) {
-    const raw = c.req.raw;
-    if (!raw.body) return next();
-    const declared = raw.headers.get("content-length");
-    if (declared !== null && !raw.headers.has("transfer-encoding") && Number(declared) > maxBytes) throw tooLarge(maxBytes);
-
-    const reader = raw.body.getReader();
-    const chunks: Uint8Array[] = [];
-    let size = 0;
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.byteLength;
-      if (size > maxBytes) {
-        await reader.cancel().catch(() => undefined);
-        throw tooLarge(maxBytes);
-      }
-      chunks.push(value);
-    }
-    const bytes = new Uint8Array(size);
-    let offset = 0;
-    for (const chunk of chunks) {
-      bytes.set(chunk, offset);
-      offset += chunk.byteLength;
-    }
-    // Hono's request keeps the promises of parsed bodies here (typed as the values); text(),
-    // json() and arrayBuffer() all derive from any entry.
-    c.req.bodyCache.arrayBuffer = Promise.resolve(bytes.buffer) as unknown as ArrayBuffer;
+    await readBodyOnce(c, maxBytes);
     return next();
   };
 }
