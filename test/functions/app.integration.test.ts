@@ -159,7 +159,8 @@ describe("GitOps webhooks end to end", () => {
   const merged = (set: string) =>
     JSON.stringify({
       action: "closed",
-      pull_request: { number: 9, html_url: "https://github.com/octo/fleet/pull/9", merged: true, head: { ref: `claimstep/default/${set}/7b5b44c86f/2` } },
+      pull_request: { number: 9, html_url: "https://github.com/octo/fleet/pull/9", merged: true, head: { ref: `claimstep/default/${set}/7b5b44c86f/2`, repo: { full_name: "octo/fleet" } } },
+      repository: { full_name: "octo/fleet" },
     });
   const deliver = async (app: ReturnType<typeof makeApp>, body: string, delivery: string) =>
     app.request("/v1/webhooks/github", {

@@ -94,7 +94,7 @@ describe("POST bodies sent chunked (no Content-Length) to the Node server", () =
   });
 
   it("POST /v1/webhooks/github (a mounted sub-app) verifies the signature over the chunked body", async () => {
-    const body = JSON.stringify({ action: "opened", pull_request: { number: 1, html_url: "u", merged: false, head: { ref: "feature/x" } } });
+    const body = JSON.stringify({ action: "opened", pull_request: { number: 1, html_url: "u", merged: false, head: { ref: "feature/x", repo: { full_name: "acme/deploy" } } }, repository: { full_name: "acme/deploy" } });
     const headers = { "content-type": "application/json", "x-github-event": "pull_request", "x-github-delivery": "d-1", "x-hub-signature-256": await signGitHubBody(GITHUB_SECRET, body) };
     const res = await postChunked("/v1/webhooks/github", headers, body);
     expect(res.json).toEqual({ ignored: "action opened is not a merge, close or reopen" });
