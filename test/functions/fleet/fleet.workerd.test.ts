@@ -247,6 +247,27 @@ describe("fleet mode in workerd", () => {
     expect(((await unknown.json()) as any).message).toBe('cluster "mars" is not configured (configured: alpha, beta, down); add it to CLAIMSTEP_CLUSTERS');
   }, 60_000);
 
+  it("answers hostile input clearly: a bad %-escape, an unknown cluster without a token, an over-long webhook id; a missing set keeps no state", async () => {
+    const bad = await fetch(`${base}/v1/clusters/%E0%A4%A/statefulsets/default/web`, { headers: bearer });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as any).message).toBe('the cluster segment "%E0%A4%A" is not valid percent-encoding: name a configured cluster, e.g. /v1/clusters/<name>/…');
+    const anon = await fetch(`${base}/v1/clusters/mars/statefulsets/default/web`);
+    expect(anon.status).toBe(404);
+    const anonText = await anon.text();
+    expect(JSON.parse(anonText).message).toBe('cluster "mars" is not configured here; authenticate (Authorization: Bearer <token>) to see the configured ones');
+    expect(anonText).not.toMatch(/alpha|beta|down/);
+    // An 8,000-character webhook-id: refused before the ledger (a Durable Object key over 2 KiB throws).
+    const body = JSON.stringify({ type: "statefulset.changed", timestamp: new Date().toISOString(), data: { namespace: "default", name: "web" } });
+    const long = await fetch(`${base}/v1/clusters/beta/relay`, { method: "POST", headers: { "content-type": "application/json", ...webhookHeaders(SECRET, `msg_${"a".repeat(8_000)}`, new Date(), body) }, body });
+    expect(long.status).toBe(400);
+    expect(((await long.json()) as any).message).toMatch(/^the delivery id is too long: .* is 8022 bytes, at most 256 are kept/);
+    // A step of a set that does not exist: 404, and its object keeps nothing (checked again after the restart below).
+    const ghost = await fetch(`${base}/v1/clusters/beta/steps`, { method: "POST", headers: { ...bearer, "content-type": "application/json" }, body: JSON.stringify({ namespace: "default", name: "ghost" }) });
+    expect(ghost.status).toBe(404);
+    expect(await state("beta", "ghost")).toMatchObject({ steps: 0, failures: 0, nextAlarm: null });
+    expect((await state("beta", "ghost")).target).toBeUndefined();
+  }, 60_000);
+
   it("refuses a replayed relay delivery on any route and after a restart of the runtime (new isolates)", async () => {
     const body = JSON.stringify({ type: "statefulset.changed", timestamp: new Date().toISOString(), data: { namespace: "default", name: "web" } });
     const headers = { "content-type": "application/json", ...(await webhookHeaders(SECRET, "evt_fleet_1", new Date(), body)) };
@@ -258,6 +279,8 @@ describe("fleet mode in workerd", () => {
 
     await stopWorker();
     await startWorker();
+    // Nothing was persisted for the set that does not exist.
+    expect(await state("beta", "ghost")).toMatchObject({ steps: 0, nextAlarm: null });
     const afterRestart = await fetch(`${base}/v1/clusters/beta/relay`, { method: "POST", headers, body });
     expect(afterRestart.status).toBe(401);
     expect(((await afterRestart.json()) as any).failure).toBe("Replayed");
