@@ -10,7 +10,6 @@
 // is a 404 page naming the configured clusters.
 // Read-only: it loads and plans (planStep, no write) and lists Events; nothing else.
 import { Hono, type Context } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import { csrf } from "hono/csrf";
 import { streamSSE } from "hono/streaming";
 import { ApiError } from "../../adapters/api-error.js";
@@ -20,6 +19,7 @@ import type { SetRef } from "../../core/types.js";
 import { setPage, summarize, type SetPageView, type SetSummary } from "../../core/view.js";
 import { bearerMatches } from "../auth.js";
 import type { Viewer } from "../config.js";
+import { readBody } from "../http/body.js";
 import { Name, Namespace } from "../relay/event.js";
 import { CSS, SCRIPT, cspHash } from "./assets.js";
 import { LiveFragment, ListPage, LoginPage, MessagePage, SetPage, type At } from "./pages.js";
@@ -55,8 +55,31 @@ export interface UiDeps extends UiOptions {
 
 const html = async (c: Context, node: unknown, status = 200) => c.html(`<!DOCTYPE html>${await String(node)}`, status as 200);
 
-/** Where the login form may send the viewer back to: a path of the page only. */
-const safeNext = (raw: unknown): string => (typeof raw === "string" && /^\/ui(\/[A-Za-z0-9._~%-]*)*$/.test(raw) && !raw.includes("//") ? raw : "/ui");
+/** The largest login or logout form read (a token of up to 512 characters and a path). */
+export const FORM_LIMIT_BYTES = 4096;
+
+const NEXT_BASE = "http://claimstep.invalid";
+
+/**
+ * Where the login form may send the viewer back to: a path of the page only, normalised (dot
+ * segments resolved, `%2e` included, query and fragment dropped), else /ui. Refused: anything not
+ * starting with a single "/" (`//host`, `/\host`, a scheme), a backslash or control character
+ * anywhere (browsers read `\` as `/`), and any path outside /ui once resolved.
+ */
+export function safeNext(raw: unknown): string {
+  if (typeof raw !== "string" || raw.length > 2048 || !raw.startsWith("/") || raw.startsWith("//")) return "/ui";
+  if (/[\\\u0000-\u0020\u007f]/.test(raw)) return "/ui";
+  let url: URL;
+  try {
+    url = new URL(raw, NEXT_BASE);
+  } catch {
+    return "/ui";
+  }
+  const path = url.pathname;
+  if (url.origin !== NEXT_BASE || path.includes("//")) return "/ui";
+  if (path !== "/ui" && !path.startsWith("/ui/")) return "/ui";
+  return /^\/ui(\/[A-Za-z0-9._~%-]*)*$/.test(path) ? path : "/ui";
+}
 
 export function uiRoutes(deps: UiDeps): Hono {
   const app = new Hono();
@@ -128,10 +151,12 @@ export function uiRoutes(deps: UiDeps): Hono {
     return html(c, <LoginPage reason={who.clear ? who.reason : "Sign in with a viewer token to see the rollouts."} next={safeNext(c.req.query("next"))} />, 200);
   });
 
-  const formLimit = bodyLimit({ maxSize: 4096, onError: (c) => c.text("the form is too large", 413) });
+  // The one body reader (functions/http/body.ts, any framing: 413 beyond the limit), after the
+  // same-origin check, which reads only headers.
+  const formBody = readBody({ maxBytes: FORM_LIMIT_BYTES });
   const sameOrigin = csrf();
 
-  app.post("/ui/login", formLimit, sameOrigin, async (c) => {
+  app.post("/ui/login", sameOrigin, formBody, async (c) => {
     const form = await c.req.parseBody();
     const token = typeof form.token === "string" ? form.token.trim() : "";
     const next = safeNext(form.next);
@@ -149,7 +174,7 @@ export function uiRoutes(deps: UiDeps): Hono {
     return c.redirect(next, 303);
   });
 
-  app.post("/ui/logout", formLimit, sameOrigin, (c) => {
+  app.post("/ui/logout", sameOrigin, formBody, (c) => {
     forgetToken(c);
     return c.redirect("/ui/login", 303);
   });
@@ -235,7 +260,8 @@ export function uiRoutes(deps: UiDeps): Hono {
     const ok = await live(c);
     if (ok instanceof Response) return ok;
     if (!stream) return c.text("streaming is off here: poll the fragment", 404);
-    return streamSSE(c, async (sse) => {
+    // no-store, as every page (streamSSE says no-cache: store, revalidate).
+    const res = streamSSE(c, async (sse) => {
       let aborted = false;
       sse.onAbort(() => {
         aborted = true;
@@ -250,6 +276,8 @@ export function uiRoutes(deps: UiDeps): Hono {
         if (i < renders - 1) await sse.sleep(every * 1000);
       }
     });
+    res.headers.set("Cache-Control", "no-store");
+    return res;
   });
 
   app.all("/ui/*", (c) => html(c, <MessagePage title="Not found" heading="Not found" message={`No page at ${c.req.path}.`} signedIn={false} />, 404));
