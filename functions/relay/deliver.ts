@@ -1,8 +1,15 @@
 // POST one `statefulset.changed` event to the app, signed with Standard Webhooks (the official
-// library, through functions/auth.ts), retried with backoff.
+// library, through functions/auth.ts), each attempt bounded by a timeout, retried with backoff.
 import { webhookHeaders } from "../auth.js";
 import { type RelayClock, backoffMs, sleep } from "./clock.js";
 import type { RelayEvent } from "./event.js";
+
+/**
+ * How long one attempt may take, answer and body (else undici's 300 s: a hung app held each
+ * delivery five minutes). The app answers once it has stepped the set, and one step may wait on
+ * the API server (10 s per request): 30 s leaves room for that and still gives up on a hung app.
+ */
+export const DEFAULT_DELIVERY_TIMEOUT_MS = 30_000;
 
 export interface DeliveryOptions {
   url: string;
@@ -12,6 +19,8 @@ export interface DeliveryOptions {
   newId: () => string;
   maxAttempts?: number;
   backoff?: { baseMs: number; maxMs: number };
+  /** One attempt gives up after this long [DEFAULT_DELIVERY_TIMEOUT_MS]; a timeout is retried like a network error. */
+  timeoutMs?: number;
   log(entry: Record<string, unknown>): void;
 }
 
@@ -26,13 +35,20 @@ export async function deliver(event: RelayEvent, opts: DeliveryOptions): Promise
   const body = JSON.stringify(event);
   const maxAttempts = opts.maxAttempts ?? 6;
   const { baseMs, maxMs } = opts.backoff ?? { baseMs: 1000, maxMs: 60_000 };
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_DELIVERY_TIMEOUT_MS;
   let last: { status?: number; error: string } = { error: "not sent" };
   for (let attempt = 0; attempt < maxAttempts; attempt++) {
     let retryAfterMs: number | undefined;
+    // The answer and its body: an app that sends its headers and hangs is given up too.
+    const timeout = AbortSignal.timeout(timeoutMs);
     try {
       const headers = { "content-type": "application/json", ...(await webhookHeaders(opts.secret, opts.newId(), opts.clock.now(), body)) };
-      const res = await opts.fetch(opts.url, { method: "POST", headers, body });
-      await res.arrayBuffer().catch(() => undefined);
+      const res = await opts.fetch(opts.url, { method: "POST", headers, body, signal: timeout });
+      const read = await res.arrayBuffer().then(
+        () => true,
+        () => false,
+      );
+      if (!read && timeout.aborted) throw timeout.reason;
       if (res.ok) return { ok: true, status: res.status, attempts: attempt + 1 };
       last = { status: res.status, error: `HTTP ${res.status}` };
       if (res.status !== 429 && res.status < 500) {
@@ -42,7 +58,7 @@ export async function deliver(event: RelayEvent, opts: DeliveryOptions): Promise
       const ra = Number(res.headers.get("retry-after"));
       if (Number.isFinite(ra) && ra > 0) retryAfterMs = ra * 1000;
     } catch (err) {
-      last = { error: (err as Error)?.message ?? String(err) };
+      last = { error: timeout.aborted ? `no answer within ${timeoutMs} ms` : ((err as Error)?.message ?? String(err)) };
     }
     if (attempt + 1 < maxAttempts) {
       const wait = Math.min(maxMs, retryAfterMs ?? backoffMs(attempt, baseMs, maxMs));

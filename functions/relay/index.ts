@@ -17,7 +17,7 @@ import { Relay } from "./relay.js";
 
 export { type RelayClock, backoffMs, systemClock } from "./clock.js";
 export { DEFAULT_DEBOUNCE, type DebounceOptions, Debouncer } from "./debounce.js";
-export { type DeliveryOptions, type DeliveryResult, deliver } from "./deliver.js";
+export { DEFAULT_DELIVERY_TIMEOUT_MS, type DeliveryOptions, type DeliveryResult, deliver } from "./deliver.js";
 export { RelayEvent } from "./event.js";
 export { Relay, type RelayOptions } from "./relay.js";
 export { ResilientWatch, type ResilientWatchOptions, type WatchEvent, type WatchHandle, type WatchSource } from "./watch.js";

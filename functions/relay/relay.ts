@@ -1,5 +1,7 @@
 // The relay proper: watches opted-in StatefulSets and their PVCs and pods, maps each event onto
-// the set it concerns, debounces per set, and sends one event per burst.
+// the set it concerns, debounces per set, and sends one event per burst — at most one delivery
+// in flight per set: the bursts of a set whose delivery is running are merged into one follow-up,
+// sent when it finishes (a hung or slow app sees one request per set, never a pile of them).
 import { claimOrdinal, isOptedIn } from "../../core/statefulset.js";
 import type { SetRef } from "../../core/types.js";
 import type { RelayClock } from "./clock.js";
@@ -15,6 +17,9 @@ interface TrackedSet {
 }
 
 const keyOf = (ref: SetRef) => `${ref.namespace}/${ref.name}`;
+
+/** An event carries at most this many causes (RelayEvent's schema). */
+const MAX_CAUSES = 50;
 
 const optedIn = (sts: any): boolean => isOptedIn(sts);
 
@@ -48,6 +53,11 @@ export class Relay {
   private readonly debouncer: Debouncer;
   private readonly log: (entry: Record<string, unknown>) => void;
   private readonly inflight = new Set<Promise<unknown>>();
+  /** Sets whose delivery is running. */
+  private readonly delivering = new Set<string>();
+  /** Causes that arrived while a set's delivery ran: its one follow-up. */
+  private readonly followUps = new Map<string, Set<string>>();
+  private stopped = false;
 
   constructor(private readonly opts: RelayOptions) {
     this.log = opts.log ?? (() => {});
@@ -66,8 +76,10 @@ export class Relay {
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
     for (const w of this.watches) w.stop();
     this.debouncer.cancelAll();
+    this.followUps.clear();
     await Promise.all([...this.watches.map((w) => w.finished), ...this.inflight]);
   }
 
@@ -139,17 +151,34 @@ export class Relay {
   }
 
   private emit(key: string, causes: string[]): void {
+    if (this.stopped) return;
+    if (this.delivering.has(key)) {
+      // One delivery per set at a time: this burst waits for it, merged with any other.
+      const merged = this.followUps.get(key) ?? new Set<string>();
+      for (const c of causes) if (merged.size < MAX_CAUSES) merged.add(c);
+      this.followUps.set(key, merged);
+      return;
+    }
     const s = this.sets.get(key);
     if (!s) return; // opted out (or deleted) while debouncing
     const event: RelayEvent = {
       type: "statefulset.changed",
       timestamp: this.opts.clock.now().toISOString(),
-      data: { namespace: s.ref.namespace, name: s.ref.name, causes: causes.slice(0, 50) },
+      data: { namespace: s.ref.namespace, name: s.ref.name, causes: causes.slice(0, MAX_CAUSES) },
     };
     this.log({ msg: "relay event", namespace: s.ref.namespace, name: s.ref.name, causes: causes.length });
-    const p = this.opts.send(event).catch((err) => this.log({ msg: "relay send failed", error: (err as Error).message }));
+    this.delivering.add(key);
+    const p = this.opts
+      .send(event)
+      .catch((err) => this.log({ msg: "relay send failed", error: (err as Error).message }))
+      .finally(() => {
+        this.inflight.delete(p);
+        this.delivering.delete(key);
+        const next = this.followUps.get(key);
+        this.followUps.delete(key);
+        if (next) this.emit(key, [...next]);
+      });
     this.inflight.add(p);
-    void p.finally(() => this.inflight.delete(p));
   }
 }
 
