@@ -103,10 +103,12 @@ function guardPipes(io: CliIO): { out: Output; signal: AbortSignal } {
   if (stderr !== stdout) stderr.on?.("error", () => undefined);
   const out: Output = {
     write: (s) => void (closed.signal.aborted || stdout.write(s)),
+    // A terminal that reports a width of 0 (a pseudo-terminal nobody sized: docker run -t in a CI
+    // job, whose log keeps every frame) is no screen to redraw: plain lines, as in a pipe.
     get isTTY() {
-      return stdout.isTTY;
+      return stdout.isTTY && stdout.columns !== 0;
     },
-    // A terminal that reports 0×0 (a pseudo-terminal nobody sized) is of unknown size.
+    // A size of 0 is an unknown size.
     get rows() {
       return stdout.rows || undefined;
     },
