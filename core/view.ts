@@ -346,7 +346,10 @@ export const recentEvents = (events: readonly EventRow[], limit = 20): EventRow[
 export interface SetPageView {
   summary: SetSummary;
   headline: Headline;
+  /** The plan of the next step; while Blocked by a refused write, the wait instead of the write refused again. */
   next: NextStep;
+  /** Once Complete with live templates that differ from the desired ones: how to re-create the set. */
+  finalizeHint?: string;
   ordinals: OrdinalRow[];
   pods: boolean;
   templates: TemplatesView;
@@ -355,16 +358,51 @@ export interface SetPageView {
   eventsError?: string;
 }
 
+/**
+ * The next step while the recorded status is Blocked for this revision and the plan would write:
+ * that write is the one the server refused (the planner cannot know it was), so the page shows the
+ * wait on its cause rather than a write that would be refused again.
+ */
+export function nextAfterRefusal(headline: Headline, planned: Decision): NextStep | undefined {
+  if (headline.phase !== "Blocked" || headline.reason === "NotObserved" || !planned.action || planned.phase === "Blocked") return undefined;
+  return {
+    phase: "Blocked",
+    reason: headline.reason,
+    message: `the server refused the last write (${headline.reason}): ${actionText(planned.action)} would be refused again until its cause is fixed (see the message above). claimstep serve tries it again after a pause that grows with each refusal; a step run by hand (claimstep step) tries at once.`,
+    action: "nothing until the cause is fixed (the write was refused)",
+    revision: planned.revision ?? "-",
+  };
+}
+
+/** Once Complete, when the live claim templates still differ from the desired ones: how to re-create the set. */
+export function finalizeHintOf(set: StatefulSet, headline: Headline, templates: TemplatesView): string | undefined {
+  if (headline.phase !== "Complete" || templates.source !== "annotation") return undefined;
+  if (!templates.templates.some((t) => t.fields.some((f) => f.changed))) return undefined;
+  const ns = set.metadata.namespace ?? "default";
+  return `Every claim is at the new templates, but the StatefulSet's live spec.volumeClaimTemplates still differ from them (the API server refuses to edit them), so a scale-up creates claims at the old size until claimstep grows them. To re-create the set with the desired templates, keeping its pods and claims, run claimstep finalize ${set.metadata.name} -n ${ns}, or annotate it claimstep.io/finalize: Recreate.`;
+}
+
+/** A timestamp as the status page shows every one: `2026-11-30 10:11:45 UTC`; anything else as found. */
+export function timeText(value: string): string {
+  if (!/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/.test(value)) return value;
+  const ms = Date.parse(value);
+  return Number.isNaN(ms) ? value : `${new Date(ms).toISOString().slice(0, 19).replace("T", " ")} UTC`;
+}
+
 /** The set's page: the recorded status, the plan of the next step (no write), templates, events. */
 export function setPage(set: StatefulSet, planned: Decision, events: readonly EventRow[] | { error: string }): SetPageView {
   const summary = summarize(set);
+  const headline = headlineOf(summary);
+  const templates = templatesView(set);
+  const finalizeHint = finalizeHintOf(set, headline, templates);
   return {
     summary,
-    headline: headlineOf(summary),
-    next: nextStepOf(planned),
+    headline,
+    next: nextAfterRefusal(headline, planned) ?? nextStepOf(planned),
+    ...(finalizeHint ? { finalizeHint } : {}),
     ordinals: ordinalRows(planned.ordinals),
     pods: podsCoordinated(set),
-    templates: templatesView(set),
+    templates,
     events: "error" in events ? [] : recentEvents(events),
     ...("error" in events ? { eventsError: events.error } : {}),
   };

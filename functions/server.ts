@@ -13,6 +13,7 @@ import { configFromEnv, type AppConfig } from "./config.js";
 import type { Leadership } from "./lease/elector.js";
 import { runStep } from "./step.js";
 import { signalledReader, stopOnAbort, sweep } from "./sweep.js";
+import { RefusalBackoff } from "./backoff.js";
 import { wire } from "./wiring.js";
 import { readKeyPair, reloadTls, tlsFilesFromEnv, type TlsFiles } from "./http/tls-files.js";
 
@@ -210,7 +211,7 @@ export async function serveFromEnv(opts: ServeFromEnvOptions): Promise<number> {
       namespaces: config.namespaces,
       bodyLimitBytes: config.bodyLimitBytes,
       log,
-      ...(config.viewers?.length ? { ui: { viewers: config.viewers, source: uiSource(sim.client) } } : {}),
+      ...(config.viewers?.length ? { ui: { viewers: config.viewers, source: uiSource(sim.client), clock: "simulated" as const } } : {}),
       // Autogrow reads the simulated cluster's own Prometheus (CLAIMSTEP_PROMETHEUS_URL is not used).
       metrics: sim.metrics,
     };
@@ -227,6 +228,8 @@ export async function serveFromEnv(opts: ServeFromEnvOptions): Promise<number> {
 
   const app = createApp(deps);
   let tick = 0;
+  // A set whose write the server refused is left alone for a growing pause (core/backoff.ts), on the steps' clock.
+  const backoff = new RefusalBackoff(() => deps.now().getTime());
   // The playground steps its sets by itself (every 2 s) unless CLAIMSTEP_INTERVAL_SECONDS says otherwise.
   const intervalSeconds = opts.cluster && !opts.env.CLAIMSTEP_INTERVAL_SECONDS ? 2 : config.intervalSeconds;
   // Several replicas: only the holder of the Lease sweeps; every replica serves requests.
@@ -274,6 +277,7 @@ export async function serveFromEnv(opts: ServeFromEnvOptions): Promise<number> {
                 }),
               tick: tick++,
               log,
+              backoff,
               ...(leader ? { proceed: () => leader!.holds(), signal: leader.signal() } : {}),
             }),
         }

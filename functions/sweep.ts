@@ -9,6 +9,7 @@
 import type { StateReader, Writers } from "../core/ports.js";
 import type { SetRef } from "../core/types.js";
 import type { StepResult } from "./step.js";
+import type { RefusalBackoff } from "./backoff.js";
 
 /** Counts the subrequests made so far, against a limit. */
 export interface SubrequestBudget {
@@ -31,6 +32,11 @@ export interface SweepOptions {
   proceed?: () => boolean;
   /** Aborted: no further step starts, and the running one stops before its next write (the Lease lost). */
   signal?: AbortSignal;
+  /**
+   * Sets whose write the server refused, paused (functions/backoff.ts, `claimstep serve`): a
+   * paused set is not stepped by this pass, and every step's result is recorded.
+   */
+  backoff?: Pick<RefusalBackoff, "paused" | "record" | "keepOnly">;
   log?: (entry: Record<string, unknown>) => void;
 }
 
@@ -46,6 +52,8 @@ export interface SweepReport {
   deferred: number;
   /** Index (in name order) the pass started at. */
   start: number;
+  /** Sets not stepped because their write was refused a moment ago (with `backoff`). */
+  backedOff?: number;
 }
 
 const byName = (a: SetRef, b: SetRef) =>
@@ -68,23 +76,30 @@ export async function sweep(opts: SweepOptions): Promise<SweepReport> {
   // one after the other instead of overlapping.
   const start = (((Math.floor(opts.tick) * Math.max(1, Math.min(capacity, n))) % n) + n) % n;
   const stepped: SweepEntry[] = [];
+  opts.backoff?.keepOnly(refs);
+  let backedOff = 0;
   for (let i = 0; i < n; i++) {
     const budget = opts.budget;
     if (budget && budget.used() + budget.perStep > budget.limit) break;
     if (opts.proceed && !opts.proceed()) break;
     if (opts.signal?.aborted) break;
     const ref = refs[(start + i) % n]!;
+    if (opts.backoff?.paused(ref)) {
+      backedOff++;
+      continue;
+    }
     try {
       const r = await opts.step(ref, opts.signal);
+      opts.backoff?.record(ref, r);
       stepped.push({ ref, phase: r.decision.phase, reason: r.decision.reason, message: r.decision.message, outcome: r.outcome.kind });
     } catch (err) {
       // One broken set must not starve the others.
       stepped.push({ ref, error: (err as Error).message });
     }
   }
-  const report = { found: n, stepped, deferred: n - stepped.length, start };
+  const report = { found: n, stepped, deferred: n - stepped.length - backedOff, start, ...(opts.backoff ? { backedOff } : {}) };
   const cut = opts.signal?.aborted ? { cutOff: String((opts.signal.reason as Error | undefined)?.message ?? opts.signal.reason) } : {};
-  opts.log?.({ msg: "sweep", found: n, stepped: stepped.length, deferred: report.deferred, start, ...cut });
+  opts.log?.({ msg: "sweep", found: n, stepped: stepped.length, deferred: report.deferred, start, ...(backedOff ? { backedOff } : {}), ...cut });
   return report;
 }
 

@@ -5,7 +5,7 @@
 export const CSS = `:root{color-scheme:light;--fg:#1b1f24;--muted:#57606a;--line:#d0d7de;--bg:#fff;--soft:#f6f8fa;--ok:#116329;--warn:#7d4e00;--bad:#a40e26;--info:#0b4f9c}
 *{box-sizing:border-box}body{margin:0;font:15px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:var(--fg);background:var(--bg)}
 a{color:var(--info)}a:focus-visible,button:focus-visible,input:focus-visible{outline:3px solid var(--info);outline-offset:2px}
-header.top{display:flex;gap:1rem;align-items:center;padding:.5rem 1.25rem;border-bottom:1px solid var(--line);background:var(--soft)}
+header.top{display:flex;flex-wrap:wrap;gap:.25rem 1rem;align-items:center;padding:.5rem 1.25rem;border-bottom:1px solid var(--line);background:var(--soft)}
 header.top .brand{font-weight:700;margin-right:auto}header.top form{margin:0}
 main{padding:1rem 1.25rem;max-width:1400px}h1{font-size:1.35rem;margin:.2rem 0 .6rem}h2{font-size:1.05rem;margin:1.4rem 0 .4rem}
 .skip{position:absolute;left:-999px}.skip:focus{left:1rem;top:.5rem;background:var(--bg);padding:.25rem .5rem}
@@ -19,7 +19,8 @@ progress{width:12rem;height:.9rem;vertical-align:middle}.muted{color:var(--muted
 .note{overflow-wrap:anywhere}td.nw code{white-space:nowrap;overflow-wrap:normal}.error{color:var(--bad)}
 form.login{max-width:28rem;display:grid;gap:.5rem}input[type=password]{font:inherit;padding:.4rem;border:1px solid var(--muted);border-radius:4px}
 button{font:inherit;padding:.3rem .8rem;border:1px solid var(--muted);border-radius:4px;background:var(--bg);color:var(--fg);cursor:pointer}
-.live-status{font-size:.85rem}`;
+.live-status{font-size:.85rem}.scroll{overflow-x:auto;max-width:100%}.hint{border-left:3px solid var(--info);padding:.3rem .6rem;background:var(--soft)}
+@media (max-width:600px){main{padding:.75rem}header.top{padding:.5rem .75rem}progress{width:6rem}}`;
 
 /**
  * The page's script: follows the set's live fragment through server-sent events (EventSource

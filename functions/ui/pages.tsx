@@ -2,7 +2,7 @@
 // child or attribute, so hono escapes it (a StorageClass name, an API server's message or an
 // annotation holding markup shows as text). The only raw HTML is our own CSS.
 import type { Child } from "hono/jsx";
-import type { SetSummary, SetPageView, OrdinalRow } from "../../core/view.js";
+import { timeText, type SetSummary, type SetPageView, type OrdinalRow } from "../../core/view.js";
 import { CSS } from "./assets.js";
 
 export const SCRIPT_PATH = "/ui/app.js";
@@ -16,6 +16,28 @@ export interface At {
   base: string;
   clusters: readonly string[];
 }
+
+/** Whose clock the pages' times are on, when it is not the cluster's real one. */
+export type Clock = "simulated";
+
+/** A timestamp in the one format of every page (`2026-11-30 10:11:45 UTC`), machine-readable in `datetime`. */
+export function Time(props: { value: string }) {
+  const text = timeText(props.value);
+  return text === props.value ? <span>{props.value}</span> : <time datetime={props.value}>{text}</time>;
+}
+
+/** Says the times are the simulated cluster's (serve --cluster sim), whose clock is not this machine's. */
+function ClockNote(props: { clock?: Clock | undefined }) {
+  if (props.clock !== "simulated") return null;
+  return (
+    <p class="muted" data-clock>
+      Times are UTC on the simulated cluster's clock (claimstep serve --cluster sim): it started at the scenario's own date and moves on with this machine's, so it does not show this machine's date.
+    </p>
+  );
+}
+
+/** A wide table scrolls by itself on a narrow screen; the page does not. */
+const Scroll = (props: { children: Child }) => <div class="scroll">{props.children}</div>;
 
 const setHref = (at: At | undefined, ns: string, name: string) => `${at?.base ?? "/ui"}/${encodeURIComponent(ns)}/${encodeURIComponent(name)}`;
 
@@ -135,11 +157,32 @@ function ApplyMode(props: { s: SetSummary }) {
   );
 }
 
-export function ListPage(props: { sets: SetSummary[]; errors: string[]; scope: string; at?: At | undefined }) {
+/** Where the list page polls its live part: `${base}/sets`. */
+export const listFragmentHref = (at: At | undefined) => `${at?.base ?? "/ui"}/sets`;
+
+export function ListPage(props: { sets: SetSummary[]; errors: string[]; scope: string; at?: At | undefined; every?: number; clock?: Clock | undefined }) {
   return (
-    <Layout title="StatefulSets · claimstep" signedIn={true} at={props.at}>
+    <Layout title="StatefulSets · claimstep" signedIn={true} script={true} at={props.at}>
       <h1>Opted-in StatefulSets</h1>
       <p class="muted">{props.scope}</p>
+      <ClockNote clock={props.clock} />
+      <p class="live-status muted" id="live-status" role="status" aria-live="polite">
+        Follows the sets live.
+      </p>
+      <section id="live" aria-label="Opted-in StatefulSets" data-poll={listFragmentHref(props.at)} data-every={String(props.every ?? 2)}>
+        <ListFragment sets={props.sets} errors={props.errors} at={props.at} />
+      </section>
+    </Layout>
+  );
+}
+
+/** The list page's live part (polled by the script). */
+export function ListFragment(props: { sets: SetSummary[]; errors: string[]; at?: At | undefined }) {
+  const byPhase = new Map<string, number>();
+  for (const s of props.sets) byPhase.set(s.phase, (byPhase.get(s.phase) ?? 0) + 1);
+  const headline = `${props.sets.length} set${props.sets.length === 1 ? "" : "s"}${[...byPhase].map(([p, n]) => `, ${n} ${p}`).join("")}`;
+  return (
+    <div data-headline={headline}>
       {props.errors.map((e) => (
         <p class="error" role="alert">
           {e}
@@ -148,6 +191,7 @@ export function ListPage(props: { sets: SetSummary[]; errors: string[]; scope: s
       {props.sets.length === 0 ? (
         <p data-empty>No opted-in StatefulSets here (annotate one with claimstep.io/volume-claim-update-strategy: InPlace, or use claimstep set).</p>
       ) : (
+        <Scroll>
         <table data-sets>
           <caption class="skip">Opted-in StatefulSets, by namespace</caption>
           <thead>
@@ -174,7 +218,7 @@ export function ListPage(props: { sets: SetSummary[]; errors: string[]; scope: s
                 </td>
                 <td data-field="reason">{s.reason}</td>
                 <td data-field="since" class="num">
-                  {s.since}
+                  <Time value={s.since} />
                 </td>
                 <td data-field="revision">
                   <code>{s.revision}</code>
@@ -189,8 +233,9 @@ export function ListPage(props: { sets: SetSummary[]; errors: string[]; scope: s
             ))}
           </tbody>
         </table>
+        </Scroll>
       )}
-    </Layout>
+    </div>
   );
 }
 
@@ -282,9 +327,13 @@ export function LiveFragment(props: { view: SetPageView }) {
           <Progress s={s} />
         </dd>
         <dt>Since</dt>
-        <dd data-field="since">{s.since}</dd>
+        <dd data-field="since">
+          <Time value={s.since} />
+        </dd>
         <dt>Observed</dt>
-        <dd data-field="observed">{s.observedAt}</dd>
+        <dd data-field="observed">
+          <Time value={s.observedAt} />
+        </dd>
         <dt>Revision</dt>
         <dd data-field="revision">
           <code>{s.revision}</code> <span class="muted">(current: </span>
@@ -296,11 +345,17 @@ export function LiveFragment(props: { view: SetPageView }) {
           <ApplyMode s={s} />
         </dd>
       </dl>
+      {props.view.finalizeHint ? (
+        <p class="note hint" data-finalize-hint>
+          {props.view.finalizeHint}
+        </p>
+      ) : null}
 
       <h2 id="ordinals">Ordinals</h2>
       {ordinals.length === 0 ? (
         <p class="muted">No ordinals.</p>
       ) : (
+        <Scroll>
         <table data-ordinals>
           <caption class="skip">Per-ordinal table: claims{pods ? " and pods" : ""}, highest ordinal first</caption>
           <thead>
@@ -323,9 +378,10 @@ export function LiveFragment(props: { view: SetPageView }) {
             <OrdinalBody o={o} pods={pods} />
           ))}
         </table>
+        </Scroll>
       )}
 
-      <h2 id="next">Next step (planned, not written)</h2>
+      <h2 id="next">{next.action.startsWith("nothing until") ? "Next step (waiting on a person)" : "Next step (planned, not written)"}</h2>
       <dl class="facts" data-next>
         <dt>Decision</dt>
         <dd>
@@ -349,6 +405,7 @@ export function LiveFragment(props: { view: SetPageView }) {
       ) : events.length === 0 ? (
         <p class="muted">No events of claimstep on this set.</p>
       ) : (
+        <Scroll>
         <table data-events>
           <caption class="skip">claimstep's events on this set, newest first</caption>
           <thead>
@@ -363,7 +420,9 @@ export function LiveFragment(props: { view: SetPageView }) {
           <tbody>
             {events.map((e) => (
               <tr>
-                <td class="num">{e.time}</td>
+                <td class="num">
+                  <Time value={e.time} />
+                </td>
                 <td class={e.type === "Warning" ? "s-Blocked" : ""}>{e.type}</td>
                 <td>{e.reason}</td>
                 <td class="num">{e.count}</td>
@@ -372,6 +431,7 @@ export function LiveFragment(props: { view: SetPageView }) {
             ))}
           </tbody>
         </table>
+        </Scroll>
       )}
 
       <h2 id="templates">Claim templates: desired vs live</h2>
@@ -384,6 +444,7 @@ export function LiveFragment(props: { view: SetPageView }) {
         </p>
       ) : null}
       {templates.templates.map((t) => (
+        <Scroll>
         <table data-template={t.name}>
           <caption>
             Template <code>{t.name}</code>
@@ -408,12 +469,13 @@ export function LiveFragment(props: { view: SetPageView }) {
             ))}
           </tbody>
         </table>
+        </Scroll>
       ))}
     </div>
   );
 }
 
-export function SetPage(props: { view: SetPageView; every: number; stream: boolean; at?: At | undefined }) {
+export function SetPage(props: { view: SetPageView; every: number; stream: boolean; at?: At | undefined; clock?: Clock | undefined }) {
   const { ref } = props.view.summary;
   const base = setHref(props.at, ref.namespace, ref.name);
   return (
@@ -421,6 +483,7 @@ export function SetPage(props: { view: SetPageView; every: number; stream: boole
       <h1>
         StatefulSet <span data-field="namespace">{ref.namespace}</span>/<span data-field="name">{ref.name}</span>
       </h1>
+      <ClockNote clock={props.clock} />
       <p class="live-status muted" id="live-status" role="status" aria-live="polite">
         Follows the rollout live.
       </p>

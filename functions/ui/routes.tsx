@@ -22,7 +22,7 @@ import type { Viewer } from "../config.js";
 import { readBody } from "../http/body.js";
 import { Name, Namespace } from "../relay/event.js";
 import { CSS, SCRIPT, cspHash } from "./assets.js";
-import { LiveFragment, ListPage, LoginPage, MessagePage, SetPage, type At } from "./pages.js";
+import { ListFragment, LiveFragment, ListPage, LoginPage, MessagePage, SetPage, type At, type Clock } from "./pages.js";
 import { forgetToken, keepToken, viewerOf, whoIs } from "./session.js";
 import type { UiSource } from "./source.js";
 
@@ -40,6 +40,8 @@ export interface UiOptions {
   stream?: boolean;
   /** Several clusters: the one this app reads, the base of its pages, every configured one. */
   at?: At;
+  /** Whose clock the times are on when it is not a real cluster's (serve --cluster sim): the pages say so. */
+  clock?: Clock;
 }
 
 export interface UiDeps extends UiOptions {
@@ -189,10 +191,8 @@ export function uiRoutes(deps: UiDeps): Hono {
     });
   }
 
-  app.get(base, async (c) => {
-    const who = await whoIs(c, deps.viewers, deps.namespaces);
-    if (!who.ok) return login(c, who.reason, 401, who.clear);
-    const namespaces = who.namespaces;
+  /** The opted-in sets a viewer may see, and the namespaces that could not be listed. */
+  async function listed(namespaces: readonly string[] | undefined): Promise<{ sets: SetSummary[]; errors: string[] }> {
     const sets: SetSummary[] = [];
     const errors: string[] = [];
     for (const ns of namespaces ?? [undefined]) {
@@ -203,8 +203,27 @@ export function uiRoutes(deps: UiDeps): Hono {
       }
     }
     sets.sort((a, b) => a.ref.namespace.localeCompare(b.ref.namespace) || a.ref.name.localeCompare(b.ref.name));
+    return { sets, errors };
+  }
+
+  app.get(base, async (c) => {
+    const who = await whoIs(c, deps.viewers, deps.namespaces);
+    if (!who.ok) return login(c, who.reason, 401, who.clear);
+    const namespaces = who.namespaces;
+    const { sets, errors } = await listed(namespaces);
     const scope = namespaces === undefined ? "All namespaces." : namespaces.length ? `Namespaces: ${namespaces.join(", ")}.` : "No namespace: this viewer token sees none that claimstep manages here.";
-    return html(c, <ListPage sets={sets} errors={errors} scope={scope} at={at} />);
+    return html(c, <ListPage sets={sets} errors={errors} scope={scope} at={at} every={every} clock={deps.clock} />);
+  });
+
+  // The list's live part, polled by the list page (401 as plain text: the script reloads the page).
+  app.get(`${base}/sets`, async (c) => {
+    const who = await whoIs(c, deps.viewers, deps.namespaces);
+    if (!who.ok) {
+      if (who.clear) forgetToken(c);
+      return c.text(who.reason, 401);
+    }
+    const { sets, errors } = await listed(who.namespaces);
+    return c.html(String(await (<ListFragment sets={sets} errors={errors} at={at} />)));
   });
 
   app.get(`${base}/:namespace/:name`, async (c) => {
@@ -216,7 +235,7 @@ export function uiRoutes(deps: UiDeps): Hono {
     }
     try {
       if (!ref) throw new Error("bad reference");
-      return html(c, <SetPage view={await view(ref)} every={every} stream={stream} at={at} />);
+      return html(c, <SetPage view={await view(ref)} every={every} stream={stream} at={at} clock={deps.clock} />);
     } catch (err) {
       return problemPage(c, ref, err);
     }

@@ -35,6 +35,8 @@ export interface UiServerOptions {
   everySeconds?: number;
   streamRenders?: number;
   stream?: boolean;
+  /** Whose clock the page's times are on (serve --cluster sim: the simulated cluster's). */
+  clock?: "simulated";
 }
 
 export async function startUi(opts: UiServerOptions = {}): Promise<UiServer> {
@@ -51,6 +53,7 @@ export async function startUi(opts: UiServerOptions = {}): Promise<UiServer> {
       everySeconds: opts.everySeconds ?? 0.2,
       ...(opts.streamRenders !== undefined ? { streamRenders: opts.streamRenders } : {}),
       ...(opts.stream !== undefined ? { stream: opts.stream } : {}),
+      ...(opts.clock ? { clock: opts.clock } : {}),
     },
   });
   const server = await startServer({ app, port: 0, log: () => {}, drainMs: 500 });

@@ -3,6 +3,7 @@
 // and `claimstep status` agree on every field (one view model, core/view.ts).
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { main } from "../../../functions/cli.js";
+import { timeText } from "../../../core/view.js";
 import { API_TOKEN, HOSTILE, REF, VIEWER_TOKEN, makeHostile, startUi, viewer, type UiServer } from "./harness.js";
 
 let ui: UiServer;
@@ -184,10 +185,11 @@ describe("claimstep status and the page agree", () => {
     const page = await (await get("/ui/default/web")).text();
     const wide = (await run(["status", "-o", "wide"])).out.split("\n")[1]!.split(/\s{2,}/);
     // NAMESPACE NAME PHASE REASON UPDATED REVISION CURRENT STRATEGY IN-FLIGHT PENDING BLOCKED ORDINAL SINCE OBSERVED MESSAGE
-    expect([field(list, "phase"), field(list, "reason"), field(list, "since"), field(list, "revision")]).toEqual([wide[2], wide[3], wide[12], wide[5]]);
+    // The pages show times in their one format (core/view.ts timeText), the same instant as status's.
+    expect([field(list, "phase"), field(list, "reason"), field(list, "since"), field(list, "revision")]).toEqual([wide[2], wide[3], timeText(wide[12]!), wide[5]]);
     expect(field(list, "updated") ?? "-").toBe(wide[4]);
-    expect(field(page, "since")).toBe(wide[12]);
-    expect(field(page, "observed")).toBe(wide[13]);
+    expect(field(page, "since")).toBe(timeText(wide[12]!));
+    expect(field(page, "observed")).toBe(timeText(wide[13]!));
     expect(field(page, "current-revision")).toBe(wide[6]);
 
     const watch = await run(["status", "web", "--watch", "-o", "json", "--timeout", "1ms", "--interval", "1ms"]);
