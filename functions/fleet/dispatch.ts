@@ -105,34 +105,26 @@ export async function consume(
   let retried = 0;
   await Promise.all(
     batch.messages.map(async (m) => {
+      const drop = (problem: string, target?: object) => {
+        dropped++;
+        log({ msg: "queue message dropped", id: m.id, ...target, problem });
+        m.ack();
+      };
       const parsed = StepMessage.safeParse(m.body);
-      if (!parsed.success) {
-        dropped++;
-        log({ msg: "queue message dropped", id: m.id, problem: "not a step message {v:1,cluster,namespace,name}" });
-        m.ack();
-        return;
-      }
-      const { cluster, namespace, name } = parsed.data;
-      if (!isConfigured(cluster)) {
-        dropped++;
-        log({ msg: "queue message dropped", id: m.id, cluster, namespace, name, problem: `cluster ${JSON.stringify(cluster)} is not configured (CLAIMSTEP_CLUSTERS)` });
-        m.ack();
-        return;
-      }
+      if (!parsed.success) return drop("not a step message {v:1,cluster,namespace,name}");
+      const target = parsed.data;
+      const { cluster } = target;
+      if (!isConfigured(cluster)) return drop("the cluster is not configured (CLAIMSTEP_CLUSTERS)", target);
       try {
-        const res = await call<{ error?: string }>(stubOf(sets, setObjectName(cluster, { namespace, name })), "/poke", { cluster, namespace, name, via: "cron" });
-        if (res.status >= 400 && res.status < 500) {
-          dropped++;
-          log({ msg: "queue message dropped", id: m.id, cluster, namespace, name, problem: `the set's object refused it (${res.status}): ${String(res.body?.error ?? "")}` });
-          m.ack();
-          return;
-        }
+        const res = await call<{ error?: string }>(stubOf(sets, setObjectName(cluster, target)), "/poke", { cluster, namespace: target.namespace, name: target.name, via: "cron" });
+        // Refused (4xx: not a set it can step): dropped, not retried.
+        if (res.status < 500 && res.status >= 400) return drop(`its object answered ${res.status}: ${res.body?.error}`, target);
         if (res.status >= 400) throw new Error(`poke answered ${res.status}`);
         poked++;
         m.ack();
       } catch (err) {
         retried++;
-        log({ msg: "queue message retried", cluster, namespace, name, attempts: m.attempts, error: (err as Error).message });
+        log({ msg: "queue message retried", ...target, attempts: m.attempts, error: (err as Error).message });
         m.retry({ delaySeconds: Math.min(60, 5 * m.attempts) });
       }
     }),
@@ -152,7 +144,7 @@ function checkReplayKey(key: string): void {
   throw new Problem(
     400,
     "BadRequest",
-    `the delivery id is too long: its replay key ${JSON.stringify(`${key.slice(0, 64)}…`)} is ${bytes} bytes, at most ${MAX_REPLAY_KEY_BYTES} are kept (Standard Webhooks ids are short, e.g. msg_2KWPBgLlAfxdpx2AI54pPJ85f1W): send a shorter webhook-id`,
+    `the delivery id is too long: its replay key ${JSON.stringify(`${key.slice(0, 64)}…`)} is ${bytes} bytes, at most ${MAX_REPLAY_KEY_BYTES} are kept (Standard Webhooks ids are ~30): send a shorter webhook-id`,
   );
 }
 

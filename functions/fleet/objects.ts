@@ -63,12 +63,6 @@ class ClusterNotConfigured extends Error {}
 
 const sameTarget = (a: SetTarget | undefined, b: SetTarget) => !!a && a.cluster === b.cluster && a.namespace === b.namespace && a.name === b.name;
 
-/** Every key and the alarm of an object (deleteAll where the runtime has it). */
-async function forgetAll(storage: DOState["storage"], keys: readonly string[]): Promise<void> {
-  await storage.deleteAlarm();
-  if (storage.deleteAll) await storage.deleteAll();
-  else await Promise.all(keys.map((k) => storage.delete(k)));
-}
 
 export class SetObject {
   private state?: SetState;
@@ -121,7 +115,10 @@ export class SetObject {
     const t = this.state?.target;
     this.state = undefined;
     this.poked = false;
-    await forgetAll(this.ctx.storage, ["state"]);
+    const storage = this.ctx.storage;
+    await storage.deleteAlarm();
+    // The runtime's deleteAll (a stand-in without it: the one key).
+    await (storage.deleteAll ? storage.deleteAll() : storage.delete("state"));
     log({ msg: "set object cleared", ...(t ? { cluster: t.cluster, namespace: t.namespace, name: t.name } : {}), why });
   }
 
@@ -133,7 +130,7 @@ export class SetObject {
     }
     if (request.method !== "POST" || (path !== "/poke" && path !== "/step")) return json({ error: "NotFound" }, 404);
     const parsed = SetRequest.safeParse(await request.json().catch(() => undefined));
-    if (!parsed.success) return json({ error: `${path} takes {"cluster","namespace","name","via"?} (DNS names): ${parsed.error.issues.map((i) => `${i.path.join(".") || "(body)"}: ${i.message}`).join("; ")}` }, 400);
+    if (!parsed.success) return json({ error: `${path} takes {"cluster","namespace","name","via"?}, DNS names` }, 400);
     const { via, ...target } = parsed.data;
     try {
       this.clusterOf(target.cluster);

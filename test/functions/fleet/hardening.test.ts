@@ -189,7 +189,7 @@ describe("item 6: the replay ledger fails closed and is bounded", () => {
     const r = await relay(env, long);
     expect(r.status).toBe(400);
     expect(r.body.message).toBe(
-      `the delivery id is too long: its replay key "standard-webhooks:msg_${"a".repeat(64 - 22)}…" is 8022 bytes, at most ${MAX_REPLAY_KEY_BYTES} are kept (Standard Webhooks ids are short, e.g. msg_2KWPBgLlAfxdpx2AI54pPJ85f1W): send a shorter webhook-id`,
+      `the delivery id is too long: its replay key "standard-webhooks:msg_${"a".repeat(64 - 22)}…" is 8022 bytes, at most ${MAX_REPLAY_KEY_BYTES} are kept (Standard Webhooks ids are ~30): send a shorter webhook-id`,
     );
     expect(ledgers.requests()).toBe(0);
     expect(sets.requests()).toBe(0);
