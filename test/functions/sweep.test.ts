@@ -1,7 +1,11 @@
 import { describe, expect, it } from "vitest";
 import type { SetRef } from "../../core/types.js";
 import type { StepResult } from "../../functions/step.js";
-import { sweep } from "../../functions/sweep.js";
+import { stopOnAbort, sweep } from "../../functions/sweep.js";
+import { runStep } from "../../functions/step.js";
+import type { Writers } from "../../core/ports.js";
+import { capturedSim, desiredData } from "../support/index.js";
+import { checkInFlight, inFlight, viewOf } from "../property/invariants.js";
 
 const refs = (ns: string, names: string[]): SetRef[] => names.map((name) => ({ namespace: ns, name }));
 
@@ -102,5 +106,68 @@ describe("sweep", () => {
     });
     expect(h.stepped).toEqual(["db/a"]);
     expect(report).toMatchObject({ found: 3, deferred: 2 });
+  });
+});
+
+describe("a step cut off mid-way (the Lease lost), then the new holder's steps", () => {
+  it("never more ordinals in flight than maxUnavailable, at any write a step is cut at, and the rollout completes", async () => {
+    const sim = capturedSim(desiredData("2Gi"));
+    const ref = { namespace: "default", name: "web" };
+    const phases: string[] = [];
+    let cutWrites = 0;
+    for (let i = 0; i < 60 && phases.at(-1) !== "Complete"; i++) {
+      // The old holder's step, its signal aborted right after its k-th write (k = 0: before any).
+      const k = i % 4;
+      const lost = new AbortController();
+      let made = 0;
+      const counting = new Proxy(sim.writers, {
+        get(t, prop) {
+          const part: unknown = Reflect.get(t, prop, t);
+          if (prop === "claims" || typeof part !== "object" || part === null) return part;
+          return new Proxy(part, {
+            get(o, p) {
+              const fn: unknown = Reflect.get(o, p, o);
+              if (typeof fn !== "function") return fn;
+              return async (...args: unknown[]) => {
+                const r = await (fn as (...a: unknown[]) => unknown).apply(o, args);
+                if (++made >= k) lost.abort(new Error("lease lost"));
+                return r;
+              };
+            },
+          });
+        },
+      });
+      const claims = sim.writers.claims;
+      const writers = {
+        ...counting,
+        claims: typeof claims === "function" ? claims : new Proxy(claims, {
+          get(o, p) {
+            const fn: unknown = Reflect.get(o, p, o);
+            if (p !== "apply" || typeof fn !== "function") return fn;
+            return async (...args: unknown[]) => {
+              const r = await (fn as (...a: unknown[]) => unknown).apply(o, args);
+              if (++made >= k) lost.abort(new Error("lease lost"));
+              return r;
+            };
+          },
+        }),
+      } as Writers;
+      if (k === 0) lost.abort(new Error("lease lost"));
+      const before = inFlight(viewOf(sim, ref));
+      await runStep({ reader: sim.reader, writers: stopOnAbort(writers, lost.signal), ref, now: sim.now() }).catch((err: Error) => {
+        expect(err.message).toBe("lease lost");
+        cutWrites++;
+      });
+      expect(made).toBeLessThanOrEqual(k);
+      const middle = inFlight(viewOf(sim, ref));
+      expect(checkInFlight(before, middle, viewOf(sim, ref))).toEqual([]);
+      // The new holder's whole step.
+      const r = await runStep({ reader: sim.reader, writers: sim.writers, ref, now: sim.now() });
+      phases.push(r.decision.phase);
+      expect(checkInFlight(middle, inFlight(viewOf(sim, ref)), viewOf(sim, ref))).toEqual([]);
+      if (i % 3 === 2) sim.completeResizes();
+    }
+    expect(phases.at(-1)).toBe("Complete");
+    expect(cutWrites).toBeGreaterThan(0);
   });
 });
