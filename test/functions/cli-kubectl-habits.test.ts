@@ -222,3 +222,17 @@ describe("step --all (item 17)", () => {
     expect(JSON.parse(json.out.text).stepped[0]).toMatchObject({ phase: "Blocked", reason: "ExpansionNotAllowed", message });
   });
 });
+
+describe("the top-level help's layout", () => {
+  it("every command's description starts in one column", () => {
+    const usage = HELP.slice(HELP.indexOf("Usage:\n"), HELP.indexOf("\n\nEach command"));
+    const starts = usage
+      .split("\n")
+      .map((l) => /^(.{20,}?\S) {2,}(\S)/.exec(l))
+      .filter((m): m is RegExpExecArray => m !== null)
+      .map((m) => [m[0].length - 1, m.input.trim().split(/\s+/).slice(0, 2).join(" ")] as const);
+    expect(starts.length).toBeGreaterThan(8);
+    const column = starts[0]![0];
+    expect(starts.filter(([at]) => at !== column).map(([, what]) => what)).toEqual([]);
+  });
+});
