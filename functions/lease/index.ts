@@ -7,7 +7,7 @@ import { defaultMarginMs } from "./election.js";
 import { Elector, type ElectorClock } from "./elector.js";
 
 export { DEFAULT_LEASE_NAMESPACE, LEASE_NAME, leaseConfig, leaseIdentity, type LeaseConfig } from "./config.js";
-export { Elector, type ElectorClock, type Leadership } from "./elector.js";
+export { Elector, LeaseLost, type ElectorClock, type Leadership } from "./elector.js";
 
 export interface KubeElectorOptions {
   client: KubeClient;
