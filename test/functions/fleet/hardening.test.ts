@@ -4,10 +4,10 @@
 // fleet.workerd.test.ts checks the same answers in workerd.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { webhookHeaders } from "../../../functions/auth.js";
-import { durableReplay, MAX_REPLAY_KEY_BYTES } from "../../../functions/fleet/dispatch.js";
+import { consume, durableReplay, MAX_REPLAY_KEY_BYTES } from "../../../functions/fleet/dispatch.js";
 import { fleetFetch, fleetQueue } from "../../../functions/fleet/entry.js";
 import { LedgerObject, REPLAY_ALARM_PAGE, REPLAY_SHARD_CAPACITY, SetObject } from "../../../functions/fleet/objects.js";
-import type { MessageBatch, QueueMessage } from "../../../functions/fleet/runtime.js";
+import type { DONamespace, MessageBatch, QueueMessage } from "../../../functions/fleet/runtime.js";
 import { Problem } from "../../../functions/http/problem.js";
 import { serveSim, statefulSetObjects, storageClassObjects, type SocketSim } from "../../support/index.js";
 import { answeringNamespace, leftBehind, MemoryStorage, memoryNamespace } from "./memory-do.js";
@@ -131,6 +131,19 @@ describe("item 5: the fleet's routes and set objects", () => {
     expect(m.acked).toBe(true);
     expect(m.retried).toBe(false);
     expect(sets.requests()).toBe(0);
+    expect(leftBehind(sets.objects)).toEqual([]);
+  });
+
+  it("a poke its set object refuses (4xx) is dropped, not retried five times", async () => {
+    const { env, sets } = fleetEnv();
+    const m = message({ v: 1, cluster: "mars", namespace: "default", name: "web" });
+    const logged: Record<string, unknown>[] = [];
+    // Without the consumer's own check (a configuration changed between the send and the poke).
+    const r = await consume({ queue: "claimstep-steps", messages: [m] } as MessageBatch, env.SETS as DONamespace, (e) => logged.push(e));
+    expect(r).toEqual({ poked: 0, dropped: 1, retried: 0 });
+    expect(m.acked).toBe(true);
+    expect(m.retried).toBe(false);
+    expect(logged[0]).toMatchObject({ msg: "queue message dropped", cluster: "mars", problem: expect.stringMatching(/^its object answered 404: cluster "mars" is not configured/) });
     expect(leftBehind(sets.objects)).toEqual([]);
   });
 
