@@ -17,7 +17,7 @@ import { BodyFormats, parseDocument } from "./desired.js";
 import { type AuthEnv, type AuthSettings, authenticate, namespaceGuard, requireSignature } from "./http/authenticate.js";
 import { mediaTypeOf, readBody, requireMediaType } from "./http/body.js";
 import { Problem, methodNotAllowed, notFound, onError } from "./http/problem.js";
-import { validate } from "./http/validate.js";
+import { refuseLaxJson, validate } from "./http/validate.js";
 import { YAML_LIMITS, yamlOverLimits } from "./http/yaml-bounds.js";
 import { Name, Namespace, RelayEvent } from "./relay/event.js";
 import { runStep, type StepResult } from "./step.js";
@@ -143,6 +143,7 @@ export function createApp(deps: AppDeps): Hono<AuthEnv> {
       if (over) throw new Problem(400, "BadRequest", over, { issues: [{ path: "(body)", message: over }] });
       const doc = parseDocument(text, format);
       if (!doc.ok) throw new Problem(400, "BadRequest", "the body could not be parsed", { issues: doc.issues });
+      if (format === "json") refuseLaxJson(text, "invalid claim templates");
       const posted = templatesFromDocument(doc.value, ref);
       if (!posted.ok) throw new Problem(400, "BadRequest", "invalid claim templates", { issues: posted.issues });
 
