@@ -57,6 +57,8 @@ export interface SimClusterOptions {
   token?: string;
   /** `reportingInstance` of the events `writers.events` records. */
   reportingInstance?: string;
+  /** How many requests (and Prometheus queries) the servers' logs keep; default REQUEST_LOG_LIMIT. */
+  requestLogLimit?: number;
 }
 
 export interface StorageClassOptions {
@@ -113,6 +115,7 @@ export class SimCluster {
     this.prometheus = new SimPrometheus(
       () => this.workloads.stats(),
       () => this.clock.nowMs(),
+      opts.requestLogLimit,
     );
     this.webhooks = new SimWebhooks(this.store, new Prng((opts.seed ?? 1) ^ 0x5bd1e995));
     this.http = new SimHttp(() => this.api, {
@@ -126,6 +129,7 @@ export class SimCluster {
       ...(opts.tokens ? { tokens: opts.tokens } : {}),
       ...(opts.anonymous ? { anonymous: opts.anonymous } : {}),
       volumeAttributesClassVersions: opts.volumeAttributesClasses === false ? [] : (opts.volumeAttributesClassVersions ?? ["v1"]),
+      ...(opts.requestLogLimit !== undefined ? { requestLogLimit: opts.requestLogLimit } : {}),
     });
     this.client = this.newClient();
     this.reader = new KubeReader(this.client);

@@ -7,6 +7,7 @@ import { ApiError } from "../api-error.js";
 import { SelectorSyntaxError } from "../kube/label-selector.js";
 import type { SimApi } from "./api.js";
 import { PROMETHEUS_PATH, type SimPrometheus } from "./prometheus.js";
+import { REQUEST_LOG_LIMIT, Ring } from "./ring.js";
 import {
   badRequest,
   continueExpired,
@@ -108,7 +109,11 @@ export interface SimHttpOptions {
    * webhooks, with their warnings); absent: merge patches straight to the API.
    */
   statefulSetWrite?: (r: RequestInfo, actor: string, identity: Identity | undefined) => Promise<Response>;
+  /** How many requests `requests()` keeps (the last ones); default REQUEST_LOG_LIMIT. The counters count every request. */
+  requestLogLimit?: number;
 }
+
+export { REQUEST_LOG_LIMIT };
 
 /** Where the simulated cluster's API server "listens": only its own fetch handler answers here. */
 export const SIM_SERVER = "https://sim.claimstep.invalid";
@@ -161,8 +166,15 @@ const verbOf = (method: string, name: string | undefined, query: URLSearchParams
 /** A continue token: where the next page starts, and the list's resourceVersion (for expiry). */
 const encodeContinue = (start: number, rv: string) => btoa(JSON.stringify({ start, rv }));
 
+const READS: ReadonlySet<Verb> = new Set(["get", "list", "watch"]);
+
+const emptyCounters = (): Counters => ({ byRequest: {}, reads: 0, writes: 0, total: 0 });
+
 export class SimHttp {
-  private log: RequestInfo[] = [];
+  /** The last requests (a ring: a long-running server must not keep every request it answered). */
+  private readonly log: Ring<RequestInfo>;
+  /** Every request since the last reset, counted as it arrives (the log forgets, the counters do not). */
+  private counted = emptyCounters();
   private faults: { match: Match; failure: Failure; left: number }[] = [];
   private hooks: { match: Match; hook: (r: RequestInfo) => unknown }[] = [];
   private denied = new Set<string>();
@@ -174,7 +186,9 @@ export class SimHttp {
   constructor(
     private readonly api: () => SimApi,
     private readonly opts: SimHttpOptions = {},
-  ) {}
+  ) {
+    this.log = new Ring(opts.requestLogLimit ?? REQUEST_LOG_LIMIT);
+  }
 
   /** The handler for Request objects (msw, workerd's outbound fetch, a socket bridge). */
   readonly fetch = async (request: Request): Promise<Response> => {
@@ -190,29 +204,34 @@ export class SimHttp {
     return this.handle((init.method ?? "GET").toUpperCase(), url, new Headers(init.headers), body ?? "", init.signal ?? undefined);
   };
 
+  /** Every request since the last reset, by verb and resource (not only those the log still holds). */
   counters(): Counters {
-    const byRequest: Record<string, number> = {};
-    let reads = 0;
-    for (const r of this.log) {
-      const k = `${r.verb} ${resourceOf(r)}`;
-      byRequest[k] = (byRequest[k] ?? 0) + 1;
-      if (r.verb === "get" || r.verb === "list" || r.verb === "watch") reads++;
-    }
-    return { byRequest, reads, writes: this.log.length - reads, total: this.log.length };
+    return { ...this.counted, byRequest: { ...this.counted.byRequest } };
   }
 
-  /** Requests seen since the last reset, in order. */
+  /** The last requests seen since the last reset (at most `requestLogLimit`), oldest first. */
   requests(): RequestInfo[] {
-    return [...this.log];
+    return this.log.toArray();
   }
 
   resetCounters(): void {
-    this.log = [];
+    this.log.clear();
+    this.counted = emptyCounters();
+  }
+
+  private remember(r: RequestInfo): void {
+    this.log.push(r);
+    const c = this.counted;
+    const k = `${r.verb} ${resourceOf(r)}`;
+    c.byRequest[k] = (c.byRequest[k] ?? 0) + 1;
+    if (READS.has(r.verb)) c.reads++;
+    else c.writes++;
+    c.total++;
   }
 
   /** Forget the request log, faults, hooks and denials. */
   reset(): void {
-    this.log = [];
+    this.resetCounters();
     this.faults = [];
     this.hooks = [];
     this.denied = new Set();
@@ -345,7 +364,7 @@ export class SimHttp {
 
   private async route(method: string, href: string, headers: Headers, text: string, signal?: AbortSignal): Promise<Response> {
     const r = this.parse(method, new URL(href), headers, text);
-    this.log.push(r);
+    this.remember(r);
     const identity = this.authenticate(headers);
     const resource = byPath.get(`${r.group}/${r.resource}`);
     if (!this.allowed(identity, r)) {

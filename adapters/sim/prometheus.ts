@@ -6,6 +6,7 @@
 // It evaluates vector selectors (a metric name and/or `{label op "value", …}` with =, !=, =~, !~),
 // which is what claimstep asks; other PromQL is refused as bad_data, saying so.
 import type { VolumeStats } from "./controllers/workload.js";
+import { REQUEST_LOG_LIMIT, Ring } from "./ring.js";
 
 export const USED = "kubelet_volume_stats_used_bytes";
 export const CAPACITY = "kubelet_volume_stats_capacity_bytes";
@@ -146,17 +147,21 @@ export function seriesOf(v: VolumeStats): { labels: Record<string, string>; valu
 }
 
 export class SimPrometheus {
-  private log: QueryInfo[] = [];
+  /** The last queries (a ring, as the API server's request log). */
+  private readonly log: Ring<QueryInfo>;
   private failures: PrometheusFailure[] = [];
 
   constructor(
     private readonly stats: () => VolumeStats[],
     private readonly nowMs: () => number,
-  ) {}
+    logLimit = REQUEST_LOG_LIMIT,
+  ) {
+    this.log = new Ring(logLimit);
+  }
 
-  /** Queries received since the last reset, in order. */
+  /** The last queries received since the last reset (at most the log's limit), in order. */
   queries(): QueryInfo[] {
-    return [...this.log];
+    return this.log.toArray();
   }
 
   /** Answer the next query with this instead (a 503, an HTML proxy page, no answer). */
@@ -165,7 +170,7 @@ export class SimPrometheus {
   }
 
   reset(): void {
-    this.log = [];
+    this.log.clear();
     this.failures = [];
   }
 

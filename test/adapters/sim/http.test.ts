@@ -6,6 +6,8 @@ import { matchesLabels, parseLabelSelector } from "../../../adapters/kube/label-
 import { KubeClient } from "../../../adapters/kube/client.js";
 import { KubeReader } from "../../../adapters/kube/reader.js";
 import { KubeClaimWriter } from "../../../adapters/kube/writer.js";
+import { REQUEST_LOG_LIMIT, SIM_SERVER } from "../../../adapters/sim/http.js";
+import { SimCluster } from "../../../adapters/sim/cluster.js";
 import { capturedCluster, createSimServer, fixture, statefulSetObjects, storageClassObjects, useSimServer, volumeAttributesClass } from "../../support/index.js";
 
 const BASE = "https://fake.kube:6443";
@@ -274,5 +276,29 @@ describe("the simulated API server over HTTP", () => {
     const res = await broken.http.fetch(new Request("https://bug.kube/apis/apps/v1/namespaces/default/statefulsets/web"));
     expect(res.status).toBe(500);
     expect(broken.http.bugs.map((b) => b.message)).toEqual(["boom"]);
+  });
+});
+
+describe("the simulated API server's request log (issue 24, item 12)", () => {
+  it("keeps the last REQUEST_LOG_LIMIT requests, in order, while the counters count every request since the reset", async () => {
+    const n = REQUEST_LOG_LIMIT + 5;
+    for (let i = 0; i < n; i++) await fake.http.fetchLike(`${BASE}/api/v1/namespaces/default/pods/p-${i}`);
+    await fake.http.fetchLike(`${BASE}/api/v1/namespaces/default/persistentvolumeclaims`);
+    const log = fake.http.requests();
+    expect(log).toHaveLength(REQUEST_LOG_LIMIT);
+    expect(log[0]!.name).toBe("p-6");
+    expect(log.at(-2)!.name).toBe(`p-${n - 1}`);
+    expect(log.at(-1)!.resource).toBe("persistentvolumeclaims");
+    expect(fake.http.counters()).toEqual({ byRequest: { "get pods": n, "list persistentvolumeclaims": 1 }, reads: n + 1, writes: 0, total: n + 1 });
+    fake.http.resetCounters();
+    expect(fake.http.requests()).toEqual([]);
+    expect(fake.http.counters()).toEqual({ byRequest: {}, reads: 0, writes: 0, total: 0 });
+  });
+
+  it("takes a smaller or larger bound from requestLogLimit", async () => {
+    const small = new SimCluster({ requestLogLimit: 2 });
+    for (const name of ["a", "b", "c"]) await small.http.fetchLike(`${SIM_SERVER}/api/v1/namespaces/default/pods/${name}`);
+    expect(small.http.requests().map((r) => r.name)).toEqual(["b", "c"]);
+    expect(small.http.counters().total).toBe(3);
   });
 });
