@@ -63,7 +63,6 @@ class ClusterNotConfigured extends Error {}
 
 const sameTarget = (a: SetTarget | undefined, b: SetTarget) => !!a && a.cluster === b.cluster && a.namespace === b.namespace && a.name === b.name;
 
-
 export class SetObject {
   private state?: SetState;
   private queued?: Promise<StepWire | { error: WireError }>;
