@@ -6,10 +6,18 @@
 import type { SetRef } from "../../core/types.js";
 
 export const BRANCH_PREFIX = "claimstep";
+
+/** A branch or path would be built from a value that is not one safe segment: refused, nothing written. */
+export class UnsafeNameError extends Error {
+  override readonly name = "UnsafeNameError";
+}
 /** The last part of the branch of a re-create proposal. */
 export const RECREATE_PART = "recreate";
 /** The last part of the branch of an autogrow proposal (its revision is the one grown from). */
 export const AUTOGROW_PART = "autogrow";
+
+// Kubernetes names are DNS subdomains/labels (no '/'); the revision is safe-encoded alphanumerics.
+const PART = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 
 /** A claim step's branch (an ordinal), the re-create proposal's (`recreate: true`), or autogrow's (`autogrow: true`). */
 export type StepBranch =
@@ -17,14 +25,22 @@ export type StepBranch =
   | { ref: SetRef; revision: string; recreate: true }
   | { ref: SetRef; revision: string; autogrow: true };
 
-/** `claimstep/{namespace}/{statefulset}/{revision}/{ordinal}`, `…/{revision}/recreate` or `…/{revision}/autogrow`. */
+/**
+ * `claimstep/{namespace}/{statefulset}/{revision}/{ordinal}`, `…/{revision}/recreate` or
+ * `…/{revision}/autogrow`. Each part must be one segment parseBranch reads back (a Kubernetes name,
+ * a revision of letters and digits, a non-negative integer ordinal); anything else throws,
+ * naming the part: a branch is never built from a value that could name another branch.
+ */
 export function branchName(b: StepBranch): string {
+  const bad = (what: string, why: string) =>
+    new UnsafeNameError(`cannot name the branch of StatefulSet ${JSON.stringify(`${b.ref.namespace}/${b.ref.name}`)}: ${what} ${why}`);
+  if (!PART.test(b.ref.namespace)) throw bad(`namespace ${JSON.stringify(b.ref.namespace)}`, "is not a Kubernetes name (lowercase letters, digits, '-', '.')");
+  if (!PART.test(b.ref.name)) throw bad(`StatefulSet name ${JSON.stringify(b.ref.name)}`, "is not a Kubernetes name (lowercase letters, digits, '-', '.')");
+  if (!PART.test(b.revision)) throw bad(`revision ${JSON.stringify(b.revision)}`, "is not a revision (lowercase letters, digits, '-', '.')");
+  if ("ordinal" in b && !(Number.isSafeInteger(b.ordinal) && b.ordinal >= 0)) throw bad(`ordinal ${b.ordinal}`, "is not a non-negative integer");
   const last = "ordinal" in b ? String(b.ordinal) : "recreate" in b ? RECREATE_PART : AUTOGROW_PART;
   return [BRANCH_PREFIX, b.ref.namespace, b.ref.name, b.revision, last].join("/");
 }
-
-// Kubernetes names are DNS subdomains/labels (no '/'); the revision is safe-encoded alphanumerics.
-const PART = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 
 /** The step a branch stands for, or undefined when the branch is not one of claimstep's. */
 export function parseBranch(name: string): StepBranch | undefined {

@@ -1,6 +1,7 @@
 // The repository a pull-request writer proposes changes to, validated with messages that name the
 // field and the fix. Tokens come from the runtime's secrets; nothing here reads the environment.
 import * as z from "../../core/zod.js";
+import { UnsafeNameError } from "./branch.js";
 
 /** Placeholders a path template may use; `{name}` (the PVC name) is required so each claim has its own file. */
 export const PATH_PLACEHOLDERS = ["namespace", "name", "statefulset", "template", "ordinal"] as const;
@@ -102,14 +103,28 @@ export function parseRepositoryConfig(input: unknown): RepositoryConfig {
 
 export const apiUrlOf = (c: RepositoryConfig): string => (c.apiUrl ?? DEFAULT_API_URL[c.provider]).replace(/\/+$/, "");
 
+// What a placeholder may become: one path segment, as Kubernetes names are (no '/', not '..').
+const SEGMENT = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+
+/** Fill a path template, each value one safe segment; anything else throws, naming the template, the placeholder and the value. */
+function fill(field: string, template: string, values: Record<string, string | number>): string {
+  return template.replace(/\{([a-z]+)\}/g, (_, key: string) => {
+    const value = String(values[key]);
+    if (!SEGMENT.test(value) || value.includes("..")) {
+      throw new UnsafeNameError(`${field} ${JSON.stringify(template)}: {${key}} is ${JSON.stringify(value)}, not a single path segment (a Kubernetes name: lowercase letters, digits, '-' and '.')`);
+    }
+    return value;
+  });
+}
+
 /** The file of one StatefulSet, e.g. `clusters/prod/apps/{namespace}/{statefulset}.yaml` → `clusters/prod/apps/prod/db.yaml`. */
 export function setPath(template: string, values: Record<SetPathPlaceholder, string>): string {
-  return template.replace(/\{([a-z]+)\}/g, (_, key: SetPathPlaceholder) => values[key]);
+  return fill("statefulSetPathTemplate", template, values);
 }
 
 export type PathValues = Record<PathPlaceholder, string | number>;
 
 /** The file of one claim, e.g. `clusters/prod/claims/{namespace}/{name}.yaml` → `clusters/prod/claims/prod/data-db-2.yaml`. */
 export function claimPath(template: string, values: PathValues): string {
-  return template.replace(/\{([a-z]+)\}/g, (_, key: PathPlaceholder) => String(values[key]));
+  return fill("pathTemplate", template, values);
 }

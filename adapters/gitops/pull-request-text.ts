@@ -7,7 +7,40 @@ import { recordName } from "../../core/finalize.js";
 import { Keys, type Decision, type OrdinalReport, type PatchClaim, type ProposeRecreate, type RaiseTemplate } from "../../core/types.js";
 import { type Growth, TEMPLATE_FIELDS, type TemplateChange } from "./set-manifest.js";
 
-const cell = (s: string | undefined): string => (s === undefined || s === "" ? "–" : s.replace(/\|/g, "\\|").replace(/\n/g, " "));
+// Everything in a body that came from the cluster or the forge (messages, names, sizes, values read
+// from the repository, annotation values) goes through `text` (escaped prose) or `code` (a code
+// span), so that it renders as the words it is: never a heading, a list, an image, a link, an
+// @mention, a table column or HTML.
+
+/** One line, no control characters. */
+const oneLine = (s: string): string => s.replace(/[\r\n\u2028\u2029]+/g, " ").replace(/[\u0000-\u001f\u007f]/g, "");
+
+/**
+ * Inline Markdown that renders as `s` itself: HTML as entities, Markdown punctuation escaped
+ * (also `|`, so it stays in its table cell), a leading list marker escaped, and `@` kept from
+ * starting a mention (a word joiner after it).
+ */
+export function text(s: string): string {
+  return oneLine(s)
+    .replace(/&/g, "&amp;")
+    .replace(/</g, "&lt;")
+    .replace(/>/g, "&gt;")
+    .replace(/[\\`*_[\]#|~]/g, "\\$&") // `[` escaped: no link, no image
+    .replace(/@/g, "@\u2060")
+    .replace(/^(\s*)([-+])/, "$1\\$2")
+    .replace(/^(\s*\d+)([.)])/, "$1\\$2");
+}
+
+/** A code span holding `s` verbatim, whatever backticks it holds (fenced by a longer run). Not for table cells. */
+export function code(s: string): string {
+  const line = oneLine(s);
+  const longest = Math.max(0, ...[...line.matchAll(/`+/g)].map((m) => m[0].length));
+  const fence = "`".repeat(longest + 1);
+  const pad = line.startsWith("`") || line.endsWith("`") || (line.startsWith(" ") && line.endsWith(" ") && line.trim() !== "") ? " " : "";
+  return `${fence}${pad}${line}${pad}${fence}`;
+}
+
+const cell = (s: string | undefined): string => (s === undefined || s === "" ? "–" : text(s));
 
 function changeSummary(action: PatchClaim): string {
   const parts = [`storage ${action.storage}`];
@@ -35,7 +68,7 @@ function rows(ordinals: readonly OrdinalReport[], action: PatchClaim): string[] 
       const vacCell = vac ? `${cell(vac.current)} → ${cell(vac.desired)}` : "–";
       const here = c?.claim === action.claim ? " **← this PR**" : "";
       out.push(
-        `| ${o.ordinal} | ${cell(o.pod)} | ${o.state}${here} | ${cell(c?.claim)} | ${cell(c?.spec)} | ${cell(c?.capacity)} | ${cell(c?.target)} | ${vacCell} | ${cell(c?.revision)} | ${cell(c ? (c.readiness.state === "Ready" ? "Ready" : `${c.readiness.state}: ${c.readiness.message}`) : undefined)} |`,
+        `| ${o.ordinal} | ${cell(o.pod)} | ${cell(o.state)}${here} | ${cell(c?.claim)} | ${cell(c?.spec)} | ${cell(c?.capacity)} | ${cell(c?.target)} | ${vacCell} | ${cell(c?.revision)} | ${cell(c ? (c.readiness.state === "Ready" ? "Ready" : `${c.readiness.state}: ${c.readiness.message}`) : undefined)} |`,
       );
     }
   }
@@ -47,17 +80,20 @@ function rows(ordinals: readonly OrdinalReport[], action: PatchClaim): string[] 
   return [...kept, `| … | | ${out.length - MAX_TABLE_ROWS} more claims not shown | | | | | | | |`];
 }
 
+/** `Status now: **Phase** (Reason) — message`, every part escaped. */
+const statusLine = (d: Decision): string => `Status now: **${text(d.phase)}** (${text(d.reason)}) — ${text(d.message)}`;
+
 /** The Markdown body: what merging does, what closing does, and the plan of every ordinal. */
 export function pullRequestBody(action: PatchClaim, decision: Decision, path: string): string {
-  const set = `${decision.ref.namespace}/${decision.ref.name}`;
+  const set = code(`${decision.ref.namespace}/${decision.ref.name}`);
   return [
-    `claimstep proposes the next step of the rollout of StatefulSet \`${set}\` to revision \`${decision.revision ?? "?"}\`.`,
+    `claimstep proposes the next step of the rollout of StatefulSet ${set} to revision ${code(decision.revision ?? "?")}.`,
     "",
-    `**Merging** this pull request changes \`${path}\`: PersistentVolumeClaim \`${action.claim}\` (ordinal ${action.ordinal}) requests ${changeSummary(action)} and is labelled \`claimstep.io/revision: ${decision.revision ?? "?"}\`. Your GitOps controller (Argo CD with \`ServerSideApply=true\`, or Flux) applies it; claimstep then waits until the claim is resized and ready before it proposes the next ordinal. Merging is the approval: nothing else changes the cluster.`,
+    `**Merging** this pull request changes ${code(path)}: PersistentVolumeClaim ${code(action.claim)} (ordinal ${action.ordinal}) requests ${text(changeSummary(action))} and is labelled ${code(`claimstep.io/revision: ${decision.revision ?? "?"}`)}. Your GitOps controller (Argo CD with \`ServerSideApply=true\`, or Flux) applies it; claimstep then waits until the claim is resized and ready before it proposes the next ordinal. Merging is the approval: nothing else changes the cluster.`,
     "",
-    `**Closing** it without merging pauses the rollout of \`${set}\` (Blocked, reason ChangeRejected) until the desired templates change (a new revision) or this pull request is reopened.`,
+    `**Closing** it without merging pauses the rollout of ${set} (Blocked, reason ChangeRejected) until the desired templates change (a new revision) or this pull request is reopened.`,
     "",
-    `Status now: **${decision.phase}** (${decision.reason}) — ${decision.message}`,
+    statusLine(decision),
     "",
     "| ordinal | pod | state | claim | spec | capacity | target | volume attributes class | revision | readiness |",
     "|---:|---|---|---|---|---|---|---|---|---|",
@@ -90,14 +126,14 @@ export function recreateCommitMessage(action: ProposeRecreate, changes: readonly
 
 /** The Markdown body: what merging does, the templates before → after, the GitOps tool's part, what closing does. */
 export function recreateBody(action: ProposeRecreate, decision: Decision, path: string, changes: readonly TemplateChange[], baseBranch: string): string {
-  const set = `${action.namespace}/${action.set}`;
+  const set = code(`${action.namespace}/${action.set}`);
   const table = changes.length
-    ? [`| template | field | before (${cell(baseBranch)}) | after |`, "|---|---|---|---|", ...changes.map((c) => `| ${cell(c.template)} | ${c.field} | ${cell(c.before)} | ${cell(c.after)} |`)]
-    : [`The templates in \`${path}\` already carry these values; only the annotation goes.`];
+    ? [`| template | field | before (${cell(baseBranch)}) | after |`, "|---|---|---|---|", ...changes.map((c) => `| ${cell(c.template)} | ${cell(c.field)} | ${cell(c.before)} | ${cell(c.after)} |`)]
+    : [`The templates in ${code(path)} already carry these values; only the annotation goes.`];
   return [
-    `claimstep proposes re-creating StatefulSet \`${set}\` with the claim templates of revision \`${action.revision}\`. Every claim of the set is at that revision; only the set's \`spec.volumeClaimTemplates\` still hold the old values, and the API server refuses any edit of them, so the set has to be deleted and created again.`,
+    `claimstep proposes re-creating StatefulSet ${set} with the claim templates of revision ${code(action.revision)}. Every claim of the set is at that revision; only the set's \`spec.volumeClaimTemplates\` still hold the old values, and the API server refuses any edit of them, so the set has to be deleted and created again.`,
     "",
-    `**Merging** this pull request changes \`${path}\`: the StatefulSet's \`spec.volumeClaimTemplates\` carry the desired templates (${TEMPLATE_FIELDS.join(", ")}; nothing else) and the annotation \`${Keys.templates}\` is removed; comments and every other field stay as they are. Merging approves the re-create: claimstep records the new manifest in ConfigMap \`${action.namespace}/${recordName(action.set)}\`, deletes the StatefulSet with \`propagationPolicy: Orphan\`, creates it from the record, and removes the record once the new set has adopted its pods. **The pods and the claims are meant to stay**: no pod is restarted, no claim or volume is deleted; the record holds their uids, and claimstep removes it only after finding the same pods and claims (same uids) under the new set, else it stops (\`Blocked/RecreateReplaced\`) and keeps the record.`,
+    `**Merging** this pull request changes ${code(path)}: the StatefulSet's \`spec.volumeClaimTemplates\` carry the desired templates (${TEMPLATE_FIELDS.join(", ")}; nothing else) and the annotation \`${Keys.templates}\` is removed; comments and every other field stay as they are. Merging approves the re-create: claimstep records the new manifest in ConfigMap ${code(`${action.namespace}/${recordName(action.set)}`)}, deletes the StatefulSet with \`propagationPolicy: Orphan\`, creates it from the record, and removes the record once the new set has adopted its pods. **The pods and the claims are meant to stay**: no pod is restarted, no claim or volume is deleted; the record holds their uids, and claimstep removes it only after finding the same pods and claims (same uids) under the new set, else it stops (\`Blocked/RecreateReplaced\`) and keeps the record.`,
     "",
     ...table,
     "",
@@ -105,7 +141,7 @@ export function recreateBody(action: ProposeRecreate, decision: Decision, path: 
     "",
     `**Closing** it without merging leaves the set as it is and pauses its re-create (Blocked, reason ChangeRejected) until this pull request is reopened or the desired templates change (a new revision).`,
     "",
-    `Status now: **${decision.phase}** (${decision.reason}) — ${decision.message}`,
+    statusLine(decision),
     "",
     "<sub>Opened by claimstep. The branch name encodes the set and the revision; do not rename it.</sub>",
     "",
@@ -132,23 +168,23 @@ export function raiseCommitMessage(action: RaiseTemplate, grown: readonly Growth
 
 /** The Markdown body: the usage that caused it, the sizes before → after, what merging does, what closing does. */
 export function raiseBody(action: RaiseTemplate, grown: readonly Growth[], decision: Decision, path: string, policy: string | undefined): string {
-  const set = `${action.namespace}/${action.set}`;
+  const set = code(`${action.namespace}/${action.set}`);
   return [
-    `claimstep's autogrow proposes growing the claims of StatefulSet \`${set}\`${policy ? ` (\`${Keys.autogrow}: ${policy}\`)` : ""}:`,
+    `claimstep's autogrow proposes growing the claims of StatefulSet ${set}${policy ? ` (${code(`${Keys.autogrow}: ${policy}`)})` : ""}:`,
     "",
     `> ${cell(decision.message)}`,
     "",
-    "| template | storage now (revision " + `\`${action.fromRevision}\`` + ") | after |",
+    `| template | storage now (revision ${code(action.fromRevision)}) | after |`,
     "|---|---|---|",
     ...grown.map((g) => `| ${cell(g.template)} | ${cell(g.from)} | ${cell(g.to)} |`),
     "",
-    `**Merging** this pull request changes \`${path}\`: the annotation \`${Keys.templates}\` carries the raised size, and \`${Keys.autogrownFrom}: ${action.fromRevision}\` records the revision grown from (one growth per revision); \`spec.volumeClaimTemplates\`, comments and every other field stay as they are. Your GitOps controller (Argo CD, Flux) applies the annotation, and the merge steps the set at once through the webhook. Then **every ordinal grows through claimstep's rollout, one at a time** — in pull-request mode one pull request per claim, as for any change of the desired templates — so the replicas stay alike and a scale-up (or a re-create) gets the new size.`,
+    `**Merging** this pull request changes ${code(path)}: the annotation \`${Keys.templates}\` carries the raised size, and ${code(`${Keys.autogrownFrom}: ${action.fromRevision}`)} records the revision grown from (one growth per revision); \`spec.volumeClaimTemplates\`, comments and every other field stay as they are. Your GitOps controller (Argo CD, Flux) applies the annotation, and the merge steps the set at once through the webhook. Then **every ordinal grows through claimstep's rollout, one at a time** — in pull-request mode one pull request per claim, as for any change of the desired templates — so the replicas stay alike and a scale-up (or a re-create) gets the new size.`,
     "",
     `While this pull request is open, a later step that finds a claim fuller still updates it (the branch is one per revision grown from) instead of opening another.`,
     "",
-    `**Closing** it without merging blocks autogrow of \`${set}\` (Blocked, reason ChangeRejected) for as long as a claim stays over the threshold, until a person acts: reopen this pull request, raise the desired templates in \`${path}\` yourself (a new revision), or change or remove \`${Keys.autogrow}\`.`,
+    `**Closing** it without merging blocks autogrow of ${set} (Blocked, reason ChangeRejected) for as long as a claim stays over the threshold, until a person acts: reopen this pull request, raise the desired templates in ${code(path)} yourself (a new revision), or change or remove \`${Keys.autogrow}\`.`,
     "",
-    `Status now: **${decision.phase}** (${decision.reason}) — ${decision.message}`,
+    statusLine(decision),
     "",
     "<sub>Opened by claimstep. The branch name encodes the set and the revision grown from; do not rename it.</sub>",
     "",

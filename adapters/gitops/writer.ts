@@ -15,7 +15,7 @@
 // done (`applied`): the GitOps controller applies the annotation, and the rollout grows every claim.
 import type { ApplyOutcome, ClaimWriter } from "../../core/ports.js";
 import { type ClaimAction, type Decision, Keys, type PatchClaim, type ProposeRecreate, type RaiseTemplate, type SetRef } from "../../core/types.js";
-import { branchName } from "./branch.js";
+import { UnsafeNameError, branchName } from "./branch.js";
 import { claimPath, parseRepositoryConfig, setPath, type RepositoryConfig } from "./config.js";
 import { GitHubProvider } from "./github.js";
 import { GitLabProvider } from "./gitlab.js";
@@ -66,7 +66,7 @@ export class PullRequestWriter implements ClaimWriter {
       if (action.type === "RaiseTemplate") return await this.raiseTemplate(action, decision);
       return action.type === "ProposeRecreate" ? await this.proposeRecreate(action, decision) : await this.patchClaim(action, decision);
     } catch (err) {
-      if (!(err instanceof ManifestError)) throw err;
+      if (!(err instanceof ManifestError || err instanceof UnsafeNameError)) throw err;
       return { kind: "refused", reason: "ApplyRejected", message: `${this.name}: ${err.message}` };
     }
   }

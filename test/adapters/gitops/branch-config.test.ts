@@ -32,6 +32,31 @@ describe("branch names", () => {
   });
 });
 
+describe("builders refuse names that are not safe segments (issue 24, item 8)", () => {
+  it("branchName: a namespace, set or revision that is not one segment, or a bad ordinal, is a clear error", () => {
+    const ref = { namespace: "prod", name: "db" };
+    for (const [b, what] of [
+      [{ ref: { ...ref, name: "db/../../main" }, revision: "r1", ordinal: 2 }, 'StatefulSet name "db/../../main"'],
+      [{ ref: { ...ref, namespace: "" }, revision: "r1", ordinal: 2 }, 'namespace ""'],
+      [{ ref, revision: "r1 ~^:", ordinal: 2 }, 'revision "r1 ~^:"'],
+      [{ ref, revision: "r1", ordinal: -1 }, "ordinal -1"],
+      [{ ref, revision: "r1", ordinal: 1.5 }, "ordinal 1.5"],
+    ] as const) {
+      expect(() => branchName(b as never), what).toThrow(new RegExp(`^cannot name the branch of StatefulSet .*: ${what.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")} is not`));
+    }
+  });
+
+  it("claimPath and setPath: a value that is not one safe segment is a clear error naming the placeholder", () => {
+    const values = { namespace: "prod", name: "data-db-2", statefulset: "db", template: "data", ordinal: 2 };
+    expect(() => claimPath("c/{namespace}/{name}.yaml", { ...values, name: "../../etc/passwd" })).toThrow(
+      'pathTemplate "c/{namespace}/{name}.yaml": {name} is "../../etc/passwd", not a single path segment (a Kubernetes name: lowercase letters, digits, \'-\' and \'.\')',
+    );
+    expect(() => claimPath("c/{template}/{name}.yaml", { ...values, template: "a/b" })).toThrow(/\{template\} is "a\/b", not a single path segment/);
+    expect(() => setPath("apps/{namespace}/{statefulset}.yaml", { namespace: "..", statefulset: "db" })).toThrow(/\{namespace\} is "\.\.", not a single path segment/);
+    expect(claimPath("c/{namespace}/{name}.yaml", values)).toBe("c/prod/data-db-2.yaml");
+  });
+});
+
 const valid = {
   provider: "github",
   repository: "octo/fleet",

@@ -214,6 +214,18 @@ describe("GitHub pull-request writer", () => {
     expect(writes(github)).toEqual([]);
   });
 
+  it("a claim name that is not one path segment: ApplyRejected naming it, nothing written (issue 24, item 8)", async () => {
+    const { github, writer } = setup();
+    const decision = growDecision("2Gi");
+    const action = { ...decision.action, claim: "../../../.github/workflows/x" };
+    expect(await writer.apply(action, { ...decision, action })).toEqual({
+      kind: "refused",
+      reason: "ApplyRejected",
+      message: expect.stringContaining('{name} is "../../../.github/workflows/x", not a single path segment'),
+    });
+    expect(writes(github)).toEqual([]);
+  });
+
   it("opens a new pull request on a new branch for a new revision after a rejection", async () => {
     const { github, writer } = setup();
     const old = growDecision("2Gi");
