@@ -25,15 +25,19 @@ button{font:inherit;padding:.3rem .8rem;border:1px solid var(--muted);border-rad
 /**
  * The page's script: follows the set's live fragment through server-sent events (EventSource
  * reconnects when the server ends a stream, as it does after a few updates), or polls it where
- * streaming is not there; swaps it in place and says so to screen readers, keeping focus.
+ * streaming is not there; swaps it in place and says so to screen readers, keeping focus. A table
+ * box that overflows (a narrow screen) is made a tab stop, so it can be scrolled from the keyboard.
  */
 export const SCRIPT = `(function(){"use strict";
 var live=document.getElementById("live");if(!live)return;
 var said=document.getElementById("live-status"),n=0,last="";
+function fit(){var b=document.querySelectorAll(".scroll");for(var i=0;i<b.length;i++){
+if(b[i].scrollWidth>b[i].clientWidth)b[i].setAttribute("tabindex","0");else b[i].removeAttribute("tabindex");}}
+fit();window.addEventListener("resize",fit);
 function swap(html){if(html===last)return;last=html;
 var f=document.activeElement,id=f&&live.contains(f)&&f.id?f.id:"";
 live.innerHTML=html;n++;live.setAttribute("data-updates",String(n));
-if(id){var g=document.getElementById(id);if(g)g.focus();}
+if(id){var g=document.getElementById(id);if(g)g.focus();}fit();
 var h=live.querySelector("[data-headline]");if(said&&h)said.textContent="Updated: "+h.getAttribute("data-headline");}
 function poll(){fetch(live.getAttribute("data-poll"),{credentials:"same-origin",headers:{accept:"text/html"}}).then(function(r){
 if(r.status===401){location.reload();return"";}return r.ok?r.text():"";}).then(function(t){if(t)swap(t);},function(){});}

@@ -36,8 +36,15 @@ function ClockNote(props: { clock?: Clock | undefined }) {
   );
 }
 
-/** A wide table scrolls by itself on a narrow screen; the page does not. */
-const Scroll = (props: { children: Child }) => <div class="scroll">{props.children}</div>;
+/**
+ * A wide table scrolls by itself on a narrow screen, the page does not. While it overflows, the
+ * script makes the box a tab stop, so it can be scrolled from the keyboard.
+ */
+const Scroll = (props: { label: string; children: Child }) => (
+  <div class="scroll" role="region" aria-label={props.label}>
+    {props.children}
+  </div>
+);
 
 const setHref = (at: At | undefined, ns: string, name: string) => `${at?.base ?? "/ui"}/${encodeURIComponent(ns)}/${encodeURIComponent(name)}`;
 
@@ -191,7 +198,7 @@ export function ListFragment(props: { sets: SetSummary[]; errors: string[]; at?:
       {props.sets.length === 0 ? (
         <p data-empty>No opted-in StatefulSets here (annotate one with claimstep.io/volume-claim-update-strategy: InPlace, or use claimstep set).</p>
       ) : (
-        <Scroll>
+        <Scroll label="Opted-in StatefulSets (scrolls sideways)">
         <table data-sets>
           <caption class="skip">Opted-in StatefulSets, by namespace</caption>
           <thead>
@@ -355,7 +362,7 @@ export function LiveFragment(props: { view: SetPageView }) {
       {ordinals.length === 0 ? (
         <p class="muted">No ordinals.</p>
       ) : (
-        <Scroll>
+        <Scroll label="Ordinals (scrolls sideways)">
         <table data-ordinals>
           <caption class="skip">Per-ordinal table: claims{pods ? " and pods" : ""}, highest ordinal first</caption>
           <thead>
@@ -405,7 +412,7 @@ export function LiveFragment(props: { view: SetPageView }) {
       ) : events.length === 0 ? (
         <p class="muted">No events of claimstep on this set.</p>
       ) : (
-        <Scroll>
+        <Scroll label="Recent events (scrolls sideways)">
         <table data-events>
           <caption class="skip">claimstep's events on this set, newest first</caption>
           <thead>
@@ -444,7 +451,7 @@ export function LiveFragment(props: { view: SetPageView }) {
         </p>
       ) : null}
       {templates.templates.map((t) => (
-        <Scroll>
+        <Scroll label={`Template ${t.name}: desired vs live (scrolls sideways)`}>
         <table data-template={t.name}>
           <caption>
             Template <code>{t.name}</code>
