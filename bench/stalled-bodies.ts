@@ -3,7 +3,8 @@
 // without a token and send the body one byte short of the body limit (then stall), and reports the
 // server process's RSS before and after, and what the connections got back.
 //
-//   npx tsx bench/stalled-bodies.ts [connections=300]
+//   npx tsx bench/stalled-bodies.ts [connections=300] [path=/v1/steps] [limit=262144]
+// (the admission webhook, unauthenticated by design: /v1/admission/statefulsets 7340032)
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { connect, createServer, type Socket } from "node:net";
@@ -11,7 +12,8 @@ import { fileURLToPath } from "node:url";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const N = Number(process.argv[2] ?? 300);
-const LIMIT = 256 * 1024; // CLAIMSTEP_BODY_LIMIT_BYTES's default
+const PATH = process.argv[3] ?? "/v1/steps";
+const LIMIT = Number(process.argv[4] ?? 256 * 1024); // CLAIMSTEP_BODY_LIMIT_BYTES's default
 const TOKEN = "bench-token-0123456789abcdef";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -40,7 +42,7 @@ await fetch(`http://127.0.0.1:${port}/healthz`);
 await sleep(1000);
 const before = rssMiB(child.pid!);
 
-const head = ["POST /v1/steps HTTP/1.1", "Host: 127.0.0.1", "Content-Type: application/json", `Content-Length: ${LIMIT}`, "", ""].join("\r\n");
+const head = [`POST ${PATH} HTTP/1.1`, "Host: 127.0.0.1", "Content-Type: application/json", `Content-Length: ${LIMIT}`, "", ""].join("\r\n");
 const body = Buffer.alloc(LIMIT - 1, 0x78);
 const conns: Array<{ socket: Socket; answered: boolean; closed: boolean }> = [];
 await Promise.all(
@@ -73,7 +75,7 @@ for (let i = 0; i < 5; i++) {
 }
 const answered = conns.filter((c) => c.answered).length;
 const closed = conns.filter((c) => c.closed).length;
-console.log(JSON.stringify({ connections: N, bodyBytes: LIMIT - 1, rssBeforeMiB: Math.round(before), rssAfterMiB: Math.round(after), rssPeakMiB: Math.round(peak), answered, closedByServer: closed }));
+console.log(JSON.stringify({ path: PATH, connections: N, bodyBytes: LIMIT - 1, rssBeforeMiB: Math.round(before), rssAfterMiB: Math.round(after), rssPeakMiB: Math.round(peak), answered, closedByServer: closed }));
 
 for (const c of conns) c.socket.destroy();
 child.kill("SIGTERM");

@@ -8,7 +8,7 @@
 // request — the templates it sent move into an annotation of the same object — it reads nothing
 // from the cluster and writes nothing, so a caller learns and changes nothing it could not by
 // editing its own request. The Node server serves it over TLS, as the API server requires.
-import { Hono } from "hono";
+import { Hono, type MiddlewareHandler } from "hono";
 import { AdmissionReviewError, admitStatefulSetUpdate, type AdmissionVerdict } from "../../core/admission.js";
 import { encodeBase64 } from "../../adapters/gitops/base64.js";
 import { mediaTypeOf, readBody } from "../http/body.js";
@@ -20,6 +20,12 @@ export const ADMISSION_NAMESPACE_PATH = `${ADMISSION_PATH}/by-namespace`;
 export const ADMISSION_BODY_LIMIT = 7 * 1024 * 1024;
 /** Deeper than any StatefulSet: a hostile review is refused before anything walks it. */
 export const ADMISSION_MAX_DEPTH = 64;
+/**
+ * Reviews read or answered at once (more: 503, Retry-After 1). The route takes no credentials and
+ * reads up to ADMISSION_BODY_LIMIT each: this bounds what clients can make it hold (8 × 7 MiB).
+ * The API server sends a review per update of an opted-in set, and answers take milliseconds.
+ */
+export const ADMISSION_MAX_IN_FLIGHT = 8;
 
 /** The AdmissionReview v1 the API server reads back. */
 export function admissionResponse(v: AdmissionVerdict): Record<string, unknown> {
@@ -52,10 +58,24 @@ export function jsonDepth(text: string, limit: number): number {
   return max;
 }
 
-export function admissionRoutes(opts: { log?: (entry: Record<string, unknown>) => void } = {}): Hono {
+export function admissionRoutes(opts: { log?: (entry: Record<string, unknown>) => void; maxInFlight?: number } = {}): Hono {
   const log = opts.log ?? (() => {});
+  const maxInFlight = opts.maxInFlight ?? ADMISSION_MAX_IN_FLIGHT;
+  let inFlight = 0;
   const app = new Hono();
-  app.post(`${ADMISSION_PATH}/:scope{by-namespace}?`, readBody({ maxBytes: ADMISSION_BODY_LIMIT }), async (c) => {
+  const bounded: MiddlewareHandler = async function admissionInFlight(_c, next) {
+    if (inFlight >= maxInFlight) {
+      log({ msg: "admission busy", inFlight });
+      throw new Problem(503, "Unavailable", `claimstep reads at most ${maxInFlight} admission review${maxInFlight === 1 ? "" : "s"} at once: retry`, { headers: { "Retry-After": "1" } });
+    }
+    inFlight++;
+    try {
+      await next();
+    } finally {
+      inFlight--;
+    }
+  };
+  app.post(`${ADMISSION_PATH}/:scope{by-namespace}?`, bounded, readBody({ maxBytes: ADMISSION_BODY_LIMIT }), async (c) => {
     if (mediaTypeOf(c) !== "application/json") throw new Problem(415, "UnsupportedMediaType", "send the AdmissionReview as Content-Type: application/json");
     const text = await c.req.text();
     if (jsonDepth(text, ADMISSION_MAX_DEPTH) > ADMISSION_MAX_DEPTH) throw new Problem(400, "BadRequest", `the AdmissionReview nests deeper than ${ADMISSION_MAX_DEPTH} levels`);

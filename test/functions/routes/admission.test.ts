@@ -110,3 +110,29 @@ describe("POST /v1/admission/statefulsets", () => {
     expect(jsonDepth('"\\"[["', 64)).toBe(0);
   });
 });
+
+describe("admission reviews in flight", () => {
+  // Defect: the route is unauthenticated by design and reads up to 7 MiB per request, with no
+  // bound on how many at once: 100 connections stalling one byte short took the server's RSS from
+  // 111 to 837 MiB (bench/stalled-bodies.ts).
+  it("answers 503 with Retry-After beyond maxInFlight reviews at once, and takes one again when a slot frees", async () => {
+    const { admissionRoutes } = await import("../../../functions/routes/admission.js");
+    const one = admissionRoutes({ maxInFlight: 1 });
+    let finish!: () => void;
+    const stalled = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode("{"));
+        finish = () => controller.close();
+      },
+    });
+    const first = one.request("/v1/admission/statefulsets", { method: "POST", headers: { "content-type": "application/json" }, body: stalled, duplex: "half" } as RequestInit);
+    const busy = await one.request("/v1/admission/statefulsets", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(review()) });
+    expect(busy.status).toBe(503);
+    expect(busy.headers.get("retry-after")).toBe("1");
+    expect(await busy.text()).toMatch(/1 admission review at once/);
+    finish();
+    expect((await first).status).toBe(400); // "{" is not JSON
+    const again = await one.request("/v1/admission/statefulsets", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(review()) });
+    expect(again.status).toBe(200);
+  });
+});
