@@ -297,7 +297,7 @@ export function statefulSetName(command: string, arg: string): string {
   const kind = arg.slice(0, slash);
   const name = arg.slice(slash + 1);
   const hint = "claimstep acts on StatefulSets: give web, sts/web or statefulset/web";
-  if (!STATEFULSET_KINDS.includes(kind.toLowerCase())) throw new UsageError(`${command}: ${JSON.stringify(arg)} names a ${kind}, not a StatefulSet; ${hint}`);
+  if (!STATEFULSET_KINDS.includes(kind.toLowerCase())) throw new UsageError(`${command}: ${JSON.stringify(arg)} is not a StatefulSet (kind ${JSON.stringify(kind)}); ${hint}`);
   if (!name || name.includes("/")) throw new UsageError(`${command}: ${JSON.stringify(arg)} is not kind/NAME; ${hint}`);
   return name;
 }
