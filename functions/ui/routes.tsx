@@ -1,6 +1,7 @@
 // The status page's routes, mounted into the one Hono app (functions/app.ts), so the Worker and
 // the Node server serve it alike:
-//   GET  /ui                        the opted-in sets the viewer may see
+//   GET  /ui                        the opted-in sets the viewer may see (it polls /ui/sets)
+//   GET  /ui/sets                   the list's live part once
 //   GET  /ui/:namespace/:name       one set: status, per-ordinal table, next step, events, templates
 //   GET  /ui/:namespace/:name/stream    server-sent events: the live part, re-rendered when it changes
 //   GET  /ui/:namespace/:name/fragment  the live part once (polling, where a runtime cannot stream)
