@@ -1,4 +1,4 @@
-// The KEP's interface on today's clusters (DESIGN.md "Admission"): a mutating admission webhook
+// The KEP's interface on today's clusters (docs/design.md "Admission"): a mutating admission webhook
 // answers an UPDATE of an opted-in StatefulSet whose claim templates changed with a JSONPatch that
 // puts the stored templates back into `spec` (so the API server accepts the update) and writes the
 // requested ones into claimstep.io/volume-claim-templates, for the planner to roll out. Pure: an

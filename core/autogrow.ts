@@ -1,4 +1,4 @@
-// Autogrow (DESIGN.md "Autogrow"): when a claim in scope fills up, raise its template's desired
+// Autogrow (docs/design.md "Autogrow"): when a claim in scope fills up, raise its template's desired
 // size in the desired-templates annotation, and let the normal rollout grow every ordinal, one at
 // a time, so replicas stay alike and a scale-up or a re-create matches. Pure: the usage comes in
 // the snapshot (one instant Prometheus query per step, read by an adapter).

@@ -1,4 +1,4 @@
-// The planner, part 2 — rules 4–8, 13 and 14 of DESIGN.md for one claim of one ordinal: its
+// The planner, part 2 — rules 4–8, 13 and 14 of docs/design.md for one claim of one ordinal: its
 // name, its target, whether it needs claimstep's apply, whether the API server would accept that
 // apply (predicted, never provoked), whether it is ready, and the apply itself.
 import type { ClaimTemplate, PersistentVolumeClaim } from "./k8s.js";
@@ -157,7 +157,7 @@ function claimReport(
 const INFEASIBLE: readonly string[] = ["ControllerResizeInfeasible", "NodeResizeInfeasible"];
 
 /**
- * X1–X3 of DESIGN.md ("Recovering from a failed expansion"), for a claim that requests more than
+ * X1–X3 of docs/design.md ("Recovering from a failed expansion"), for a claim that requests more than
  * the template: "lower" when its expansion failed and the template is strictly above
  * status.capacity (the only decrease the API server accepts, Kubernetes ≥ 1.34); the obstacle
  * when it failed, claimstep wrote it (revision label) and it cannot come down; undefined

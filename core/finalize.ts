@@ -1,4 +1,4 @@
-// Re-creating the set with the new templates (DESIGN.md "Re-creating the set", F1–F4): the
+// Re-creating the set with the new templates (docs/design.md "Re-creating the set", F1–F4): the
 // `kubectl delete sts --cascade=orphan` + re-apply dance, one request per step, each step
 // starting from what it finds, so a crash between any two requests is finished by the next
 // invocation. The manifest is never only in memory: it is in the record (a ConfigMap) before the

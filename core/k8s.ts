@@ -169,7 +169,7 @@ export const Pod = z.looseObject({
 });
 export type Pod = z.infer<typeof Pod>;
 
-/** The finalize record (DESIGN.md "Re-creating the set"): a ConfigMap of string data. */
+/** The finalize record (docs/design.md "Re-creating the set"): a ConfigMap of string data. */
 export const ConfigMap = z.looseObject({
   metadata: ObjectMeta,
   data: z.optional(z.record(z.string(), z.string())),

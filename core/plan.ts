@@ -1,4 +1,4 @@
-// planStep: the single next safe action for one StatefulSet (DESIGN.md rules 1–14 and the pod
+// planStep: the single next safe action for one StatefulSet (docs/design.md rules 1–14 and the pod
 // rules P1–P5, R1–R3), final when it returns. Pure: a function of the snapshot, the time it is
 // given and the capabilities of the writer that will carry the action out. The rules live in
 // parts, each read top-down as the decision table: scope (rules 1–3), claim evaluation (rules

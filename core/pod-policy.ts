@@ -1,4 +1,4 @@
-// The pod extensions' per-set settings (DESIGN.md "Pods"), read from the StatefulSet's
+// The pod extensions' per-set settings (docs/design.md "Pods"), read from the StatefulSet's
 // annotations: pod coordination (P1–P5), restarts (R1–R3), the user's partition claimstep
 // recorded, and its last eviction. Each way an annotation can be wrong yields one message naming
 // the set, the annotation, the value and the fix; the planner blocks on it and writes nothing.

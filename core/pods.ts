@@ -1,4 +1,4 @@
-// The planner's pod rules (DESIGN.md "Pods"): claims first, then the pod (P1–P5), through the one
+// The planner's pod rules (docs/design.md "Pods"): claims first, then the pod (P1–P5), through the one
 // lever the StatefulSet controller obeys, spec.updateStrategy.rollingUpdate.partition; and
 // restarting a pod whose volume cannot finish growing while it runs (R1–R3), through the Eviction
 // API. Pure: a function of the scope, the evaluated claims and the time it is given.

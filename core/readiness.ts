@@ -1,4 +1,4 @@
-// Claim readiness (DESIGN.md rule 8), read from the real PVC status fields that the
+// Claim readiness (docs/design.md rule 8), read from the real PVC status fields that the
 // external-resizer, kubelet and external-resizer's ModifyVolume write.
 import type { Condition, PersistentVolumeClaim } from "./k8s.js";
 import { toBytes } from "./quantity.js";

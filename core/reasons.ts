@@ -33,12 +33,12 @@ export const REASONS = {
   OnDelete: { phase: "Idle" },
   // Progressing: one claim is being written.
   ClaimUpdated: { phase: "Progressing", event: "Normal", requeueAfter: SOON },
-  // Progressing: the partition moves or a pod is restarted (DESIGN.md "Pods").
+  // Progressing: the partition moves or a pod is restarted (docs/design.md "Pods").
   PartitionHeld: { phase: "Progressing", event: "Normal", requeueAfter: SOON },
   PartitionLowered: { phase: "Progressing", event: "Normal", requeueAfter: SOON },
   PartitionRestored: { phase: "Progressing", event: "Normal", requeueAfter: SOON },
   PodEvicted: { phase: "Progressing", event: "Normal", requeueAfter: CONTROLLER_PACE },
-  // Progressing: one request of the re-create (DESIGN.md "Re-creating the set", F1–F4).
+  // Progressing: one request of the re-create (docs/design.md "Re-creating the set", F1–F4).
   RecordWritten: { phase: "Progressing", event: "Normal", requeueAfter: SOON },
   RecordArmed: { phase: "Progressing", requeueAfter: SOON },
   SetOrphaned: { phase: "Progressing", event: "Normal", requeueAfter: SOON },

@@ -1,4 +1,4 @@
-// The revision hash of the desired claim templates (DESIGN.md "Revision hash"): FNV-1 32 of a
+// The revision hash of the desired claim templates (docs/design.md "Revision hash"): FNV-1 32 of a
 // canonical JSON, encoded like Kubernetes' rand.SafeEncodeString, so `20Gi` and `21474836480`
 // hash alike and key order never matters.
 import type { ClaimTemplate } from "./k8s.js";

@@ -1,4 +1,4 @@
-// The planner, part 1 — rules 1–3 of DESIGN.md: is the set claimstep's to step, what does it
+// The planner, part 1 — rules 1–3 of docs/design.md: is the set claimstep's to step, what does it
 // desire, which ordinals are in scope. Either a conclusion that ends the step here (Idle, or
 // Blocked on invalid input: nothing is written to any claim), or the scope that claim
 // evaluation (core/claims.ts) and the walk (core/walk.ts) work in.
@@ -77,7 +77,7 @@ export function scopeOf(snapshot: Snapshot): ScopeResult {
   const via = applyViaOf(set);
   if (!via.ok) return invalid("InvalidApplyVia", via.message);
 
-  // The pod extensions' annotations (DESIGN.md "Pods"): a value claimstep does not know → Blocked.
+  // The pod extensions' annotations (docs/design.md "Pods"): a value claimstep does not know → Blocked.
   const pod = podPolicyOf(set);
   if (!pod.ok) return invalid("InvalidPolicy", pod.message);
   const { policy } = pod;

@@ -1,4 +1,4 @@
-// The planner, part 3 — rules 8–10 of DESIGN.md: walk the ordinals in scope highest first and
+// The planner, part 3 — rules 8–10 of docs/design.md: walk the ordinals in scope highest first and
 // conclude the one thing this step does: block on the first failure or obstacle, write the next
 // claim while a maxUnavailable slot is free, else wait for what is in flight, else complete.
 import type { ClaimPlan, OrdinalPlan } from "./claims.js";

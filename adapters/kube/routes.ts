@@ -58,7 +58,7 @@ export const Routes = {
 } as const satisfies Record<string, Route>;
 
 /**
- * The re-create's requests (DESIGN.md "Re-creating the set", F1–F4), apart: a bigger permission,
+ * The re-create's requests (docs/design.md "Re-creating the set", F1–F4), apart: a bigger permission,
  * granted by a Role of its own (deploy/kubernetes/rbac-finalize.yaml) that users may leave out.
  * None is resent: each is repaired or finished by the next step, which reads what landed.
  */

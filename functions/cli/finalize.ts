@@ -1,4 +1,4 @@
-// `finalize`: re-create a set with its new claim templates on demand (DESIGN.md F1–F4), whatever
+// `finalize`: re-create a set with its new claim templates on demand (docs/design.md F1–F4), whatever
 // its `claimstep.io/finalize` says. It shows first what the re-create would write (the live
 // templates → the new ones, and the record), then steps until the set is re-created; `--dry-run`
 // stops there. Refused, nothing written, while the rollout is not complete.

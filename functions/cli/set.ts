@@ -28,7 +28,7 @@ const INFEASIBLE: readonly string[] = ["ControllerResizeInfeasible", "NodeResize
 interface SizeCheck {
   /** Why `storage` would shrink claim template `claim`: refused. */
   refusal?: string;
-  /** Claims whose expansion failed that `storage` brings back down (X1 of DESIGN.md), one line each. */
+  /** Claims whose expansion failed that `storage` brings back down (X1 of docs/design.md), one line each. */
   recovers: string[];
 }
 

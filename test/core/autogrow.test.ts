@@ -1,4 +1,4 @@
-// Autogrow (DESIGN.md "Autogrow") as planner scenarios: the policy's validation, the growth
+// Autogrow (docs/design.md "Autogrow") as planner scenarios: the policy's validation, the growth
 // formula min(max, roundUpGi(max(capacity × (1 + increase), desired))), the limit, one growth per
 // revision, only when no rollout is in progress, and a step without metrics going on.
 import { describe, expect, it } from "vitest";

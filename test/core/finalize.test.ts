@@ -1,4 +1,4 @@
-// Re-creating the set (DESIGN.md F1–F4) as planner scenarios: each step makes the one request
+// Re-creating the set (docs/design.md F1–F4) as planner scenarios: each step makes the one request
 // the state it finds calls for, so a crash between any two requests is finished by the next step.
 import { describe, expect, it } from "vitest";
 import { mergeTemplates, readRecord, recordName, recreatedManifest, unexpectedDifferences } from "../../core/finalize.js";

@@ -1,4 +1,4 @@
-// planStep, one named scenario per behaviour of DESIGN.md rules 1–14. Each scenario fails if
+// planStep, one named scenario per behaviour of docs/design.md rules 1–14. Each scenario fails if
 // its rule breaks.
 import { describe, expect, it } from "vitest";
 import { planStep } from "../../core/plan.js";

@@ -1,4 +1,4 @@
-// The pod rules of DESIGN.md "Pods", one named scenario per row: P1–P5 (ClaimsFirst: the
+// The pod rules of docs/design.md "Pods", one named scenario per row: P1–P5 (ClaimsFirst: the
 // partition holds each pod until its claims are ready) and R1–R3 (restart a pod whose volume
 // cannot finish growing while it runs). Each fails if its rule breaks.
 import { describe, expect, it } from "vitest";

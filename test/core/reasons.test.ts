@@ -1,5 +1,5 @@
 // The Reason constants: every reason has one phase; the events of the user-facing contract
-// (DESIGN.md) have their documented type.
+// (docs/design.md) have their documented type.
 import { describe, expect, it } from "vitest";
 import { REASONS, eventOf, phaseOf, requeueAfterOf } from "../../core/reasons.js";
 

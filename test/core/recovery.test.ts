@@ -1,4 +1,4 @@
-// X1–X3 of DESIGN.md ("Recovering from a failed expansion"): a claim whose expansion failed comes
+// X1–X3 of docs/design.md ("Recovering from a failed expansion"): a claim whose expansion failed comes
 // back down to a lowered template, only when the API server accepts it.
 import { describe, expect, it } from "vitest";
 import { planStep } from "../../core/plan.js";

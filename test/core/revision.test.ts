@@ -4,7 +4,7 @@ import { template } from "./builders.js";
 
 const bytes = (s: string) => new TextEncoder().encode(s);
 
-describe("revision hash (DESIGN.md test vectors)", () => {
+describe("revision hash (docs/design.md test vectors)", () => {
   it("vector 1", () => {
     const json = '[{"name":"data","storageBytes":"21474836480"}]';
     expect(fnv1_32(bytes(json))).toBe(3616007429);

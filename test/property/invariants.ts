@@ -1,4 +1,4 @@
-// The safety invariants of DESIGN.md, checked from the outside: on the simulated cluster's live
+// The safety invariants of docs/design.md, checked from the outside: on the simulated cluster's live
 // objects and on the audit log of every request claimstep made. Readiness and scope are computed
 // here independently of core/ (only the revision hash and quantity parsing are shared), so a
 // planner bug cannot hide behind the same bug in the checker.
@@ -527,7 +527,7 @@ export function checkInFlight(before: Set<number>, after: Set<number>, v: SetVie
   return [];
 }
 
-// ─── Autogrow (issue 18, DESIGN.md "Autogrow") ─────────────────────────────────────────────────
+// ─── Autogrow (issue 18, docs/design.md "Autogrow") ─────────────────────────────────────────────────
 //
 // A1 never a desired size above max: a growth changes one template (the policy's, when it names
 //    one), only its storage, upwards, to at most max.

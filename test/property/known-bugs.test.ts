@@ -121,7 +121,7 @@ describe("known core bug 4: lowering maxUnavailable below the ordinals waiting o
   });
 });
 
-// KNOWN BUG 5 (autogrow, core/autogrow.ts autogrowStep, issue 18): DESIGN.md "Autogrow" says one
+// KNOWN BUG 5 (autogrow, core/autogrow.ts autogrowStep, issue 18): docs/design.md "Autogrow" says one
 // growth per revision, but the only record is claimstep.io/autogrown-from, which keeps the *last*
 // revision grown from. One replica, data 1Gi, autogrow {threshold 50%, increase 1Gi, max 10Gi}:
 // claimstep grows R0 → R1 (2Gi), the disk fills, R1 → R2 (3Gi) and R2 → R3 (4Gi); a person (or a

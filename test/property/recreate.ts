@@ -1,4 +1,4 @@
-// Crash safety of the re-create (issue 14, DESIGN.md "Re-creating the set" F1–F4, invariant I12):
+// Crash safety of the re-create (issue 14, docs/design.md "Re-creating the set" F1–F4, invariant I12):
 // random sets that completed a rollout with `claimstep.io/finalize: Recreate`, then invocations at
 // random virtual times in which the process may die after any request (before the next one is
 // sent, or with the last one landed and its answer never seen), answers are lost, two invocations

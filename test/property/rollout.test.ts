@@ -1,7 +1,7 @@
 // Property suite: random rollouts on the simulated cluster, with faults, races, retargets,
 // rollbacks and scaling mid-rollout, and the pod rules of issue 13 (ClaimsFirst, user partitions,
 // pod template changes, restarts, budgets) and autogrow (issue 18: applications filling the claims
-// at random, Prometheus failing at times); DESIGN.md invariants I1–I11 and autogrow's A1–A4
+// at random, Prometheus failing at times); docs/design.md invariants I1–I11 and autogrow's A1–A4
 // (invariants.ts) after every invocation, and convergence (I6, A5) when nothing blocks. CLAIMSTEP_PROPERTY_RUNS sets the number of cases (≥ 500)
 // and CLAIMSTEP_PROPERTY_SEED the seed (fixed by default so CI is reproducible; `npm run soak`
 // explores many more).

@@ -78,7 +78,7 @@ export interface AutogrowSetup {
   maxReached: boolean;
 }
 
-/** Pod coordination and restarts (issue 13, DESIGN.md "Pods"). */
+/** Pod coordination and restarts (issue 13, docs/design.md "Pods"). */
 export interface PodSetup {
   /** `claimstep.io/pod-coordination: ClaimsFirst`. */
   claimsFirst: boolean;

@@ -1,4 +1,4 @@
-// The pod side of the direct writer over HTTP (DESIGN.md "Pods"): the partition merge patch
+// The pod side of the direct writer over HTTP (docs/design.md "Pods"): the partition merge patch
 // with its resourceVersion precondition and the user-partition record in the same request, and
 // the policy/v1 Eviction with a uid precondition — answered as the captured API server answers.
 import { describe, expect, it } from "vitest";

@@ -1,4 +1,4 @@
-// Recovering from a failed expansion (DESIGN.md "Recovering from a failed expansion"): the 1.34
+// Recovering from a failed expansion (docs/design.md "Recovering from a failed expansion"): the 1.34
 // API server accepts a lowered request only strictly above status.capacity, the older one refuses
 // every decrease; the resizer retries a lowered request after an infeasible one.
 import { describe, expect, it } from "vitest";
