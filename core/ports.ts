@@ -70,7 +70,7 @@ export interface EventRecorder {
 export type PodOutcome = { kind: "applied"; detail: string } | { kind: "budget"; message: string };
 
 /**
- * The pod side (DESIGN.md "Pods"): the partition and evictions. Operational, so always direct,
+ * The pod side (docs/design.md "Pods"): the partition and evictions. Operational, so always direct,
  * with the set-status writer's credentials, whatever writes the claims.
  */
 export interface PodWriter {
@@ -84,7 +84,7 @@ export interface PodWriter {
 }
 
 /**
- * The re-create (DESIGN.md "Re-creating the set", F1–F4), always direct: the record, the orphan
+ * The re-create (docs/design.md "Re-creating the set", F1–F4), always direct: the record, the orphan
  * delete of the set, its creation from the record, the record's removal. Each is one request.
  */
 export interface RecreateWriter {

@@ -12,7 +12,7 @@ import type {
 import type { UsageReading } from "./autogrow.js";
 import type { EventReason, Reason } from "./reasons.js";
 
-/** Annotation and label keys of the user-facing contract (DESIGN.md). */
+/** Annotation and label keys of the user-facing contract (docs/design.md). */
 export const Keys = {
   strategy: "claimstep.io/volume-claim-update-strategy",
   templates: "claimstep.io/volume-claim-templates",
@@ -233,7 +233,7 @@ export interface EventRecord {
   note: string;
 }
 
-/** Readiness of one claim (DESIGN.md rule 8), from the real status fields. */
+/** Readiness of one claim (docs/design.md rule 8), from the real status fields. */
 export type ClaimReadiness =
   | { state: "Ready" }
   | { state: "Missing"; message: string }
