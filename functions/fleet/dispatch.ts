@@ -201,8 +201,17 @@ export async function remoteStep(sets: DONamespace, cluster: string, ref: SetRef
 }
 
 /** A cluster's backoff from its ledger object, and a failure reported to it. */
-export const clusterGate = (ledger: DONamespace) => ({
-  get: async (cluster: string) => (await call<ClusterBackoff>(stubOf(ledger, clusterObjectName(cluster)), "/gate")).body,
-  fail: async (cluster: string, nowMs: number, retryAfterSeconds?: number) =>
-    (await call<ClusterBackoff>(stubOf(ledger, clusterObjectName(cluster)), "/gate/fail", { nowMs, ...(retryAfterSeconds !== undefined ? { retryAfterSeconds } : {}) })).body,
-});
+export const clusterGate = (ledger: DONamespace) => {
+  /** The ledger's answer read strictly: a 2xx with two numbers, else an error naming the ledger. */
+  const gate = async (cluster: string, path: string, body?: unknown): Promise<ClusterBackoff> => {
+    const name = clusterObjectName(cluster);
+    const res = await call<ClusterBackoff>(stubOf(ledger, name), path, body);
+    const b = res.body;
+    if (res.status < 300 && res.status >= 200 && Number.isFinite(b?.failures) && Number.isFinite(b?.untilMs)) return { failures: b.failures, untilMs: b.untilMs };
+    throw new Error(`the cluster ledger (Durable Object LEDGER ${JSON.stringify(name)}) gave no valid backoff (HTTP ${res.status}, ${JSON.stringify(b)?.slice(0, 120)})`);
+  };
+  return {
+    get: (cluster: string) => gate(cluster, "/gate"),
+    fail: (cluster: string, nowMs: number, retryAfterSeconds?: number) => gate(cluster, "/gate/fail", { nowMs, ...(retryAfterSeconds !== undefined ? { retryAfterSeconds } : {}) }),
+  };
+};

@@ -23,6 +23,7 @@ import { RecentIds, type ReplayClaim } from "../auth.js";
 import { PermissionError, runStep, type StepResult } from "../step.js";
 import { wire, type Wiring } from "../wiring.js";
 import { clusterNamed } from "./clusters.js";
+import { clusterGate } from "./dispatch.js";
 import { clusterClient, countingFetch, fleetContext } from "./context.js";
 import { clusterObjectName, MAX_REPLAY_KEY_BYTES, SetRequest, utf8Length } from "./routing.js";
 import { call, stubOf, type DOState, type FleetBindings } from "./runtime.js";
@@ -234,8 +235,8 @@ export class SetObject {
       s.failures++;
       backoffUntil = now + backoffMs(s.failures, clusterError.retryAfterSeconds);
       try {
-        const gate = await call<ClusterBackoff>(stubOf((this.env as unknown as FleetBindings).LEDGER, clusterObjectName(s.target.cluster)), "/gate/fail", { nowMs: now, retryAfterSeconds: clusterError.retryAfterSeconds });
-        backoffUntil = Math.max(backoffUntil, gate.body.untilMs);
+        const gate = await clusterGate((this.env as unknown as FleetBindings).LEDGER).fail(s.target.cluster, now, clusterError.retryAfterSeconds);
+        backoffUntil = Math.max(backoffUntil, gate.untilMs);
       } catch {
         // the ledger is unreachable: the set's own backoff still holds
       }

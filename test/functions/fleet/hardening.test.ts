@@ -4,7 +4,7 @@
 // fleet.workerd.test.ts checks the same answers in workerd.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { webhookHeaders } from "../../../functions/auth.js";
-import { consume, durableReplay, MAX_REPLAY_KEY_BYTES } from "../../../functions/fleet/dispatch.js";
+import { clusterGate, consume, durableReplay, MAX_REPLAY_KEY_BYTES } from "../../../functions/fleet/dispatch.js";
 import { fleetFetch, fleetQueue } from "../../../functions/fleet/entry.js";
 import { LedgerObject, REPLAY_ALARM_PAGE, REPLAY_SHARD_CAPACITY, SetObject } from "../../../functions/fleet/objects.js";
 import type { DONamespace, MessageBatch, QueueMessage } from "../../../functions/fleet/runtime.js";
@@ -194,6 +194,15 @@ describe("item 6: the replay ledger fails closed and is bounded", () => {
     await expect(claims({ ok: false, reason: "full", retryAfterSeconds: 7.2 })).resolves.toEqual({ ok: false, reason: "full", retryAfterSeconds: 8 });
     await expect(claims({ ok: false, reason: "replayed" }, 500)).rejects.toBeInstanceOf(Problem);
     await expect(claims({ ok: false, reason: "full", retryAfterSeconds: -1 })).rejects.toBeInstanceOf(Problem);
+  });
+
+  it("a cluster's gate read from a ledger answering badly is an error naming the ledger, not a backoff of undefined", async () => {
+    const gate = (body: unknown, status = 200) => clusterGate(answeringNamespace(() => Response.json(body, { status })).ns);
+    await expect(gate({ failures: 2, untilMs: 5 }).get("alpha")).resolves.toEqual({ failures: 2, untilMs: 5 });
+    for (const [body, status] of [[{}, 200], [{ error: "boom" }, 500], [{ failures: 0, untilMs: 0 }, 500], [{ failures: "1", untilMs: 0 }, 200]] as const) {
+      await expect(gate(body, status).get("alpha")).rejects.toThrow(/^the cluster ledger \(Durable Object LEDGER "cluster:alpha"\) gave no valid backoff \(HTTP \d+, .*\)$/);
+      await expect(gate(body, status).fail("alpha", 1_000)).rejects.toThrow(/gave no valid backoff/);
+    }
   });
 
   it(`a delivery id over ${MAX_REPLAY_KEY_BYTES} bytes is refused (400) before it reaches the ledger`, async () => {
