@@ -164,8 +164,8 @@ export function createApp(deps: AppDeps): Hono<AuthEnv> {
   app.post(
     "/v1/relay",
     auth,
-    body,
     requireSignature("relay events must be signed with the webhook secret (Standard Webhooks), not sent with a bearer token"),
+    body,
     json,
     validate("json", RelayEvent, "invalid request body"),
     namespaceGuard(allowed, "json", (e: RelayEvent) => e.data.namespace),

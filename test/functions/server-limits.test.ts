@@ -78,6 +78,13 @@ describe("authentication before the body", () => {
     }
   }, 10_000);
 
+  it("answers 403 to a valid bearer token on /v1/relay (events must be signed) while the body is still unfinished", async () => {
+    const c = await open(await start());
+    c.socket.write(stalledPost("/v1/relay", [`Authorization: Bearer ${TOKEN}`], 100_000, 10));
+    const text = await receivedOrClosed(c, "must be signed");
+    expect(text).toMatch(/^HTTP\/1\.1 403 /);
+  }, 10_000);
+
   it("still reads the body of an authenticated request, within the limit", async () => {
     const port = await start();
     const res = await fetch(`http://127.0.0.1:${port}/v1/steps`, {
