@@ -9,10 +9,12 @@
 // `npm start`, whose scenarios end Complete or Blocked), and every output line the doc shows
 // under a command that is not elided (`…`) or clock-dependent. Commands that need a real
 // cluster, a server or a file of the reader's are skipped, each with its reason (listed).
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import YAML from "yaml";
+import { applyScenarioManifest } from "../../adapters/sim/scenarios.js";
 import { main, type CliIO } from "../../functions/cli.js";
 import { ROOT } from "../support/spawn-cli.js";
 
@@ -96,7 +98,6 @@ export function skipReason(c: DocCommand): string | undefined {
   if (/^kubectl /.test(t)) return "kubectl on a real cluster";
   if (/\bserve\b|\brelay\b/.test(t)) return "a long-running server (the playground's page: test/functions/ui)";
   if (/\s-f\s+\S+\.yaml/.test(t) && !/--cluster sim/.test(t)) return "needs a real cluster and the reader's manifest";
-  if (/\s-f\s+web\.yaml/.test(t)) return "needs the reader's web.yaml (apply: test/functions/cli-apply.test.ts)";
   if (/^npm start\b/.test(t)) return undefined;
   if (/--cluster sim\b|--cluster sim:/.test(t) || /\bsim reset\b/.test(t)) return undefined;
   if (/^(?:npx )?claimstep (--version|--help|version|help)\b/.test(t)) return undefined;
@@ -114,6 +115,18 @@ export function argvOf(text: string): string[] {
   }
   return words(text.replace(/^(?:[A-Z_]+=\S+\s+)*(?:npx\s+)?(?:kubectl\s+)?claimstep\s*/, ""));
 }
+
+/**
+ * The files the docs' commands read, as the docs describe them (the README: "web.yaml: data at
+ * 3Gi", sim:apply's StatefulSet), written into the document's scratch directory.
+ */
+const FILES: Record<string, () => string> = {
+  "web.yaml": () => {
+    const m = applyScenarioManifest("3Gi") as { metadata: { namespace?: string } };
+    delete m.metadata.namespace;
+    return YAML.stringify(m);
+  },
+};
 
 /** A line the doc shows, in a form that survives the clock and column widths. */
 const normal = (s: string) =>
@@ -160,7 +173,14 @@ async function runDoc(commands: DocCommand[]) {
     if (c.text.startsWith("export XDG_STATE_HOME")) continue; // the test's own scratch directory already
     let out = "";
     const io: CliIO = { stdout: { write: (s: string) => void (out += s) }, stderr: { write: (s: string) => void (out += s) }, env };
-    const code = await main(argvOf(c.text), io);
+    const argv = argvOf(c.text).map((a) => {
+      const make = FILES[a];
+      if (!make) return a;
+      const path = join(home, a);
+      writeFileSync(path, make());
+      return path;
+    });
+    const code = await main(argv, io);
     results.push({ c, code, out });
   }
   return results;
