@@ -35,6 +35,7 @@ export function statusJSON(s: StatusRecord): string {
     ...(s.ordinal !== undefined ? { ordinal: s.ordinal } : {}),
     ...(s.revision !== undefined ? { revision: s.revision } : {}),
     counts: s.counts,
+    ...(s.pullRequest !== undefined ? { pullRequest: s.pullRequest } : {}),
     since: s.since,
     observedAt: s.observedAt,
   });
@@ -91,6 +92,8 @@ export interface DecisionParts {
   record: boolean;
   /** Revision every claim has reached, when the rollout completes. */
   currentRevision?: string;
+  /** The pull request the claim writer answered with (recorded in the status as `pullRequest`). */
+  pullRequest?: string;
   /** Seconds until the next step; default: the reason's (core/reasons.ts). */
   requeueAfter?: number;
   /** Other claimstep annotations to write with the status (e.g. the record of an eviction). */
@@ -113,6 +116,7 @@ export function makeDecision(snapshot: Snapshot, now: Date, ordinals: OrdinalRep
     ...(parts.ordinal !== undefined ? { ordinal: parts.ordinal } : {}),
     ...(parts.revision !== undefined ? { revision: parts.revision } : {}),
     counts: countsOf(ordinals),
+    ...(parts.pullRequest !== undefined ? { pullRequest: parts.pullRequest } : {}),
     since: sinceOf(previous, { phase, reason }, now),
     observedAt: now.toISOString(),
   };

@@ -46,7 +46,7 @@ export type ApplyOutcome =
   /** Accepted for later (e.g. a pull request awaiting merge): the step waits. */
   | { kind: "proposed"; detail: string; url?: string }
   /** The writer will not carry it out (e.g. its pull request was closed unmerged): the set blocks. */
-  | { kind: "refused"; reason: Extract<Reason, "ChangeRejected" | "ApplyRejected">; message: string };
+  | { kind: "refused"; reason: Extract<Reason, "ChangeRejected" | "ApplyRejected">; message: string; url?: string };
 
 /** Writes one claim: the single action of a step. */
 export interface ClaimWriter extends WriterCapabilities {

@@ -294,6 +294,12 @@ export interface StatusRecord {
   revision?: string;
   counts: { updated: number; inFlight: number; pending: number; blocked: number; total: number };
   /**
+   * The pull request the claim writer made (or found) for this step, as its answer says: what the
+   * status page links. Never taken from the message, which other text (a driver's or an admission
+   * error) can put URLs in.
+   */
+  pullRequest?: string;
+  /**
    * When the phase or the reason last changed (as a condition's lastTransitionTime): carried over
    * from the previous record while both stay the same.
    */

@@ -75,9 +75,9 @@ export function verdict(snapshot: Snapshot, now: Date, decision: Decision, outco
       return decision;
     case "proposed":
       // The proposal (e.g. a pull request) still describes the action; the step waits for approval.
-      return redecide(snapshot, now, decision, { reason: "AwaitingApproval", message: outcome.detail, action: decision.action, events: decision.events });
+      return redecide(snapshot, now, decision, { reason: "AwaitingApproval", message: outcome.detail, action: decision.action, events: decision.events, ...(outcome.url ? { pullRequest: outcome.url } : {}) });
     case "refused":
-      return blocked(snapshot, now, decision, outcome.reason, outcome.message);
+      return blocked(snapshot, now, decision, outcome.reason, outcome.message, outcome.url);
     case "rejected": {
       const { reason, message } = refusalOf(decision.action!, outcome.refusal);
       return blocked(snapshot, now, decision, reason, message);
@@ -108,11 +108,11 @@ export function verdict(snapshot: Snapshot, now: Date, decision: Decision, outco
   }
 }
 
-const blocked = (snapshot: Snapshot, now: Date, decision: Decision, reason: Extract<Reason, "QuotaExceeded" | "ExpansionNotAllowed" | "ApplyRejected" | "ChangeRejected">, message: string) =>
-  redecide(snapshot, now, decision, { reason, message, events: [eventOf(reason, message)] });
+const blocked = (snapshot: Snapshot, now: Date, decision: Decision, reason: Extract<Reason, "QuotaExceeded" | "ExpansionNotAllowed" | "ApplyRejected" | "ChangeRejected">, message: string, pullRequest?: string) =>
+  redecide(snapshot, now, decision, { reason, message, events: [eventOf(reason, message)], ...(pullRequest ? { pullRequest } : {}) });
 
 /** The same decision with another outcome: status and events follow it. */
-function redecide(snapshot: Snapshot, now: Date, decision: Decision, parts: Pick<DecisionParts, "reason" | "message" | "action" | "events">): Decision {
+function redecide(snapshot: Snapshot, now: Date, decision: Decision, parts: Pick<DecisionParts, "reason" | "message" | "action" | "events" | "pullRequest">): Decision {
   return makeDecision(snapshot, now, decision.ordinals, {
     ...parts,
     ...(decision.revision !== undefined ? { revision: decision.revision } : {}),

@@ -14,7 +14,7 @@ export interface ApplyMode {
   mode: "direct" | "pull-request" | "invalid";
   /** The annotation's value when it is invalid. */
   value?: string;
-  /** The pull request awaiting approval, when the recorded message names one (http(s) only). */
+  /** The pull request the writer recorded in the status (`pullRequest`, http(s) only). */
   link?: string;
 }
 
@@ -66,11 +66,15 @@ export function linkIn(message: string): string | undefined {
   return last && /^https?:\/\/[^/\s]+/.test(last) ? last : undefined;
 }
 
-export function applyModeOf(set: Pick<StatefulSet, "metadata">, message: string): ApplyMode {
+/** An http(s) URL as recorded, or undefined (any other scheme, spaces, quotes or angle brackets). */
+const httpUrl = (v: unknown): string | undefined => (typeof v === "string" && /^https?:\/\/[^/\s<>"'`]+[^\s<>"'`]*$/.test(v) ? v : undefined);
+
+/** The link is the pull request the writer recorded (`status.pullRequest`), never a URL found in the message. */
+export function applyModeOf(set: Pick<StatefulSet, "metadata">, status: Pick<StatusRecord, "pullRequest"> | null): ApplyMode {
   const via = applyViaOf(set);
   if (!via.ok) return { mode: "invalid", value: set.metadata.annotations?.[Keys.applyVia] ?? "" };
   if (via.via === "direct") return { mode: "direct" };
-  const link = linkIn(message);
+  const link = httpUrl(status?.pullRequest);
   return { mode: "pull-request", ...(link ? { link } : {}) };
 }
 
@@ -100,7 +104,7 @@ export function summarize(set: StatefulSet): SetSummary {
     updated: progress ? `${progress.done}/${progress.total}` : "-",
     ...(counts ? { counts } : {}),
     ...(s && typeof s.ordinal === "number" ? { ordinal: s.ordinal } : {}),
-    applyMode: applyModeOf(set, message),
+    applyMode: applyModeOf(set, s),
     status: s,
   };
 }

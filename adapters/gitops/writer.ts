@@ -126,6 +126,7 @@ export class PullRequestWriter implements ClaimWriter {
         kind: "refused",
         reason: "ChangeRejected",
         message: `pull request #${pr.number} (${pr.url}) proposing the ${what} was closed without merging: the re-create is paused and the set stays as it is. Reopen it to continue, or change the desired templates (a new revision opens a new pull request), or remove ${Keys.finalize}.`,
+        url: pr.url,
       };
     }
     if (pr?.state === "open") {
@@ -143,6 +144,7 @@ export class PullRequestWriter implements ClaimWriter {
         kind: "refused",
         reason: "ChangeRejected",
         message: `pull request #${pr.number} (${pr.url}) was merged, but ${path} on ${base} no longer carries the claim templates of revision ${action.revision} (reverted?): restore them, or change the desired templates (a new revision opens a new pull request).`,
+        url: pr.url,
       };
     }
     const changes = templateChanges(onBase, action, path, base);
@@ -176,6 +178,7 @@ export class PullRequestWriter implements ClaimWriter {
         kind: "refused",
         reason: "ChangeRejected",
         message: `pull request #${pr.number} (${pr.url}) proposing the ${what} was closed without merging: autogrow of ${set} is blocked until a person acts (it would raise template ${action.template} ${action.from} → ${action.to}). Reopen it to continue, or raise the desired templates in ${path} yourself (a new revision), or change or remove ${Keys.autogrow}.`,
+        url: pr.url,
       };
     }
     if (pr?.state === "open") {
@@ -195,6 +198,7 @@ export class PullRequestWriter implements ClaimWriter {
         kind: "refused",
         reason: "ChangeRejected",
         message: `pull request #${pr.number} (${pr.url}) was merged, but ${path} on ${base} no longer carries the ${what} (reverted?): autogrow of ${set} is blocked until a person acts: restore it, or raise the desired templates yourself (a new revision), or change or remove ${Keys.autogrow}.`,
+        url: pr.url,
       };
     }
     if (onBase.revision !== action.fromRevision) {
@@ -248,6 +252,7 @@ export class PullRequestWriter implements ClaimWriter {
       kind: "refused",
       reason: "ChangeRejected",
       message: `pull request #${pr.number} (${pr.url}) for ${action.claim} was closed without merging: the rollout of ${ref.namespace}/${ref.name} is paused. Reopen it to continue, or change the desired templates (a new revision opens a new pull request).`,
+      url: pr.url,
     };
   }
 
@@ -257,6 +262,7 @@ export class PullRequestWriter implements ClaimWriter {
       kind: "refused",
       reason: "ChangeRejected",
       message: `pull request #${pr.number} (${pr.url}) was merged, but ${path} on ${this.provider.baseBranch} no longer carries ${describe(action)} (reverted?): restore it, or change the desired templates (a new revision opens a new pull request).`,
+      url: pr.url,
     };
   }
 }

@@ -40,9 +40,18 @@ describe("summarize and headlineOf", () => {
     expect(headlineOf(summarize(off))).toMatchObject({ phase: "Idle", reason: "NotOptedIn", end: "blocked" });
   });
 
-  it("pull-request mode links the pull request named in the message, http(s) only", () => {
-    const set = withStatus(grown(), { phase: "Waiting", reason: "AwaitingApproval", message: "opened pull request #7; merge it — https://git.example/o/r/pull/7" }, { [Keys.applyVia]: "pull-request" });
+  it("pull-request mode links the pull request the writer recorded (status.pullRequest), never a URL of the message; http(s) only", () => {
+    // issue 24, item 7: the link was the last URL of the message, which a driver's or admission error text chooses.
+    const set = withStatus(
+      grown(),
+      { phase: "Waiting", reason: "AwaitingApproval", message: "opened pull request #7; merge it — https://git.example/o/r/pull/7 (see https://evil.example/x)", pullRequest: "https://git.example/o/r/pull/7" },
+      { [Keys.applyVia]: "pull-request" },
+    );
     expect(summarize(set).applyMode).toEqual({ mode: "pull-request", link: "https://git.example/o/r/pull/7" });
+    const unrecorded = withStatus(grown(), { phase: "Blocked", reason: "ApplyRejected", message: "admission webhook denied it: see https://evil.example/x" }, { [Keys.applyVia]: "pull-request" });
+    expect(summarize(unrecorded).applyMode).toEqual({ mode: "pull-request" });
+    const scheme = withStatus(grown(), { phase: "Waiting", reason: "AwaitingApproval", message: "m", pullRequest: "javascript:alert(1)" }, { [Keys.applyVia]: "pull-request" });
+    expect(summarize(scheme).applyMode).toEqual({ mode: "pull-request" });
     expect(linkIn("see javascript:alert(1)")).toBeUndefined();
     expect(linkIn('x "https://a.example/p" y')).toBe("https://a.example/p");
     const bad = grown();

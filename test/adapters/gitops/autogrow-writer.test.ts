@@ -270,6 +270,7 @@ describe.each([
       kind: "refused",
       reason: "ChangeRejected",
       message: expect.stringContaining(`pull request #1 (${forge.requests()[0]!.url}) proposing the autogrow of default/web from revision ${decision.action.fromRevision} was closed without merging: autogrow of default/web is blocked until a person acts`),
+      url: forge.requests()[0]!.url,
     });
     expect((refused as { message: string }).message).toContain(`or change or remove ${Keys.autogrow}`);
     forge.reopen(1);

@@ -182,6 +182,7 @@ describe("GitHub pull-request writer", () => {
       kind: "refused",
       reason: "ChangeRejected",
       message: expect.stringContaining("pull request #1 (https://github.com/octo/fleet/pull/1) for data-web-2 was closed without merging: the rollout of default/web is paused"),
+      url: "https://github.com/octo/fleet/pull/1",
     });
     expect(github.requests.slice(before)).toEqual(["GET /repos/octo/fleet/pulls"]);
     expect(github.pulls).toHaveLength(1);

@@ -176,6 +176,7 @@ describe.each([
       message: expect.stringContaining(
         `pull request #1 (${forge.requests()[0]!.url}) proposing the re-create of default/web with the claim templates of revision ${decision.revision} was closed without merging: the re-create is paused`,
       ),
+      url: forge.requests()[0]!.url,
     });
     forge.reopen(1);
     expect(await writer.apply(decision.action, decision)).toMatchObject({ kind: "proposed", url: forge.requests()[0]!.url });

@@ -9,7 +9,9 @@ import { signGitHubBody } from "../../../adapters/gitops/webhook.js";
 import { pullRequestWriter } from "../../../adapters/gitops/writer.js";
 import { SimCluster, claimTemplate, statefulSetManifest } from "../../../adapters/sim/cluster.js";
 import type { Json } from "../../../adapters/sim/store.js";
+import type { StatefulSet } from "../../../core/k8s.js";
 import { Keys, type SetRef } from "../../../core/types.js";
+import { summarize } from "../../../core/view.js";
 import { gitopsWebhookRoutes } from "../../../functions/routes/gitops-webhooks.js";
 import { runStep, type StepResult } from "../../../functions/step.js";
 import { FakeGitHub } from "./fake-github.js";
@@ -187,5 +189,28 @@ describe("a rejected pull request in the simulated rollout", () => {
     gh.reopen(1);
     expect((await step(REF)).decision).toMatchObject({ phase: "Waiting", reason: "AwaitingApproval" });
     expect(gh.pulls).toHaveLength(1);
+  });
+});
+
+describe("the pull request the status page links (issue 24, item 7)", () => {
+  // Defect: the page linked the last URL of the status message, not the pull request the writer made.
+  it("is the one the writer created or found, recorded in claimstep.io/status, while it waits and once it is closed", async () => {
+    const sim = await cluster();
+    const gh = new FakeGitHub("octo", "fleet");
+    server.use(...gh.handlers());
+    const prWriter = pullRequestWriter({ provider: "github", repository: "octo/fleet", pathTemplate: PATH_TEMPLATE, token: gh.token });
+    const writers = { ...sim.writers, claims: writerFor({ direct: sim.writers.claims, pullRequest: prWriter }) };
+    const step = (ref: SetRef) => runStep({ reader: sim.reader, writers, ref, now: sim.now() });
+    const url = "https://github.com/octo/fleet/pull/1";
+    const recorded = async () => {
+      const set = (await sim.admin.get("statefulsets", "prod", "db")) as unknown as StatefulSet;
+      return { status: JSON.parse(set.metadata.annotations![Keys.status]!), link: summarize(set).applyMode.link };
+    };
+
+    expect((await step(REF)).decision).toMatchObject({ phase: "Waiting", reason: "AwaitingApproval" });
+    expect(await recorded()).toMatchObject({ status: { pullRequest: url }, link: url });
+    gh.close(1);
+    expect((await step(REF)).decision.reason).toBe("ChangeRejected");
+    expect(await recorded()).toMatchObject({ status: { reason: "ChangeRejected", pullRequest: url }, link: url });
   });
 });
