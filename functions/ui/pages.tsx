@@ -31,7 +31,7 @@ function ClockNote(props: { clock?: Clock | undefined }) {
   if (props.clock !== "simulated") return null;
   return (
     <p class="muted" data-clock>
-      Times are UTC on the simulated cluster's clock (claimstep serve --cluster sim): it started at the scenario's own date and moves on with this machine's, so it does not show this machine's date.
+      Times are UTC on the simulated cluster's clock (serve --cluster sim: it starts at the scenario's date), not this machine's.
     </p>
   );
 }
