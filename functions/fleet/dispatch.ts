@@ -175,10 +175,13 @@ export function readClaim(shard: string, res: { status: number; body: unknown } 
 }
 
 /** The replay store every isolate shares: ids in LedgerObjects, by a hash of the id. Fails closed. */
-export const durableReplay = (ledger: DONamespace): AsyncReplayGuard => ({
+/** The shards of the forge webhooks' delivery ids (`forge-replay:<n>`): their own capacity, not the relay's (`replay:<n>`). */
+export const FORGE_REPLAY_SHARDS = "forge-replay";
+
+export const durableReplay = (ledger: DONamespace, kind = "replay"): AsyncReplayGuard => ({
   claim: async (id, nowMs, expiresAtMs) => {
     checkReplayKey(id);
-    const shard = replayObjectName(id);
+    const shard = replayObjectName(id, kind);
     let res: { status: number; body: unknown } | { failed: string };
     try {
       res = await call<unknown>(stubOf(ledger, shard), "/replay/claim", { id, nowMs, expiresAtMs });
@@ -189,7 +192,7 @@ export const durableReplay = (ledger: DONamespace): AsyncReplayGuard => ({
   },
   release: async (id) => {
     if (utf8Length(id) > MAX_REPLAY_KEY_BYTES) return; // never stored
-    await call(stubOf(ledger, replayObjectName(id)), "/replay/release", { id });
+    await call(stubOf(ledger, replayObjectName(id, kind)), "/replay/release", { id });
   },
 });
 

@@ -11,7 +11,7 @@ import { sweep, type SweepReport } from "../sweep.js";
 import { wire } from "../wiring.js";
 import { clusterNamed, type Cluster } from "./clusters.js";
 import { clusterClient, countingFetch, fleetBindings, fleetContext, type FleetContext } from "./context.js";
-import { clusterGate, consume, durableReplay, fanOut, remoteStep, type FanOutReport } from "./dispatch.js";
+import { clusterGate, consume, durableReplay, fanOut, FORGE_REPLAY_SHARDS, remoteStep, type FanOutReport } from "./dispatch.js";
 import { setObjectName } from "./routing.js";
 import { stubOf, type MessageBatch } from "./runtime.js";
 import { isClusterFailure } from "./schedule.js";
@@ -36,8 +36,8 @@ function appFor(env: Env, ctx: FleetContext, cluster: Cluster) {
       config: { ...ctx.config, namespaces: cluster.namespaces },
       now: () => new Date(),
       replay: bindings ? durableReplay(bindings.LEDGER) : isolateReplay,
-      // Forge deliveries: shared by every isolate too (an in-memory store would miss replays across isolates).
-      ...(bindings ? { forgeReplay: durableReplay(bindings.LEDGER) } : {}),
+      // Forge deliveries: shared by every isolate too, in shards of their own (not the relay's).
+      ...(bindings ? { forgeReplay: durableReplay(bindings.LEDGER, FORGE_REPLAY_SHARDS) } : {}),
       log: (e) => log({ cluster: cluster.name, ...e }),
       fetch: f,
       instance: "claimstep-worker",

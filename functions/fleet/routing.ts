@@ -40,10 +40,10 @@ export const utf8Length = (s: string): number => new TextEncoder().encode(s).len
 export const REPLAY_SHARDS = 8;
 
 /** The object keeping one replay id: the same for that id whatever isolate asks. */
-export function replayObjectName(id: string): string {
+export function replayObjectName(id: string, kind = "replay"): string {
   let h = 2166136261; // FNV-1a
   for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 16777619);
-  return `replay:${(h >>> 0) % REPLAY_SHARDS}`;
+  return `${kind}:${(h >>> 0) % REPLAY_SHARDS}`;
 }
 
 /** Messages in batches of at most `size` (Queues: 100 per sendBatch). */

@@ -8,6 +8,8 @@ import { signGitHubBody } from "../../../adapters/gitops/webhook.js";
 import { createApp } from "../../../functions/app.js";
 import { RecentIds, webhookHeaders } from "../../../functions/auth.js";
 import { configFromEnv } from "../../../functions/config.js";
+import { FORGE_REPLAY_SHARDS, durableReplay } from "../../../functions/fleet/dispatch.js";
+import type { DONamespace } from "../../../functions/fleet/runtime.js";
 import { wire } from "../../../functions/wiring.js";
 import { createSimServer, statefulSetObjects, storageClassObjects } from "../../support/index.js";
 
@@ -90,5 +92,21 @@ describe("forge webhooks beside the relay (issue 24, item 2)", () => {
     expect(await res.json()).toEqual({ ignored: `pull request #${seq} comes from mallory/fleet, not octo/fleet: not claimstep's` });
     expect(fake.http.requests().length).toBe(before); // nothing read from the cluster: no step
     expect(relayStore.size).toBe(0);
+  });
+});
+
+describe("fleet mode: forge deliveries in ledger objects of their own (issue 24, item 2)", () => {
+  // The fleet Worker keeps replay ids in LedgerObjects; forge deliveries get their own shards
+  // (`forge-replay:<n>`), so that they never use up the capacity of the relay's (`replay:<n>`).
+  it("durableReplay names its shards by kind", async () => {
+    const names: string[] = [];
+    const ns: DONamespace = {
+      idFromName: (name) => name,
+      get: (id) => ({ fetch: async () => (names.push(String(id)), Response.json({ ok: true })) }),
+    };
+    expect(await durableReplay(ns).claim("standard-webhooks:evt_1", 0, 1)).toEqual({ ok: true });
+    expect(await durableReplay(ns, FORGE_REPLAY_SHARDS).claim("github:delivery:d-1", 0, 1)).toEqual({ ok: true });
+    expect(names[0]).toMatch(/^replay:\d+$/);
+    expect(names[1]).toMatch(/^forge-replay:\d+$/);
   });
 });
