@@ -12,7 +12,8 @@ const GitLabMergeRequest = z.looseObject({
   state: z.enum(["opened", "closed", "merged", "locked"]),
   web_url: z.string(),
   source_branch: z.string(),
-  source_project_id: z.int(),
+  // null once the source project (a fork) is deleted: then it is not claimstep's.
+  source_project_id: z.nullable(z.int()),
   target_project_id: z.int(),
 });
 const GitLabFile = z.looseObject({ encoding: z.string(), content: z.string(), last_commit_id: z.string() });

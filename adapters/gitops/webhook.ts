@@ -71,7 +71,8 @@ const GitLabMergeRequestPayload = z.looseObject({
     action: z.optional(z.string()),
     state: z.string(),
     source_branch: z.string(),
-    source_project_id: z.optional(z.int()),
+    // null once the source project (a fork) is deleted.
+    source_project_id: z.optional(z.nullable(z.int())),
     target_project_id: z.optional(z.int()),
   }),
   project: z.optional(z.looseObject({ id: z.optional(z.int()), path_with_namespace: z.optional(z.string()) })),
@@ -124,7 +125,7 @@ export function parseGitLabEvent(eventName: string | undefined | null, body: unk
     const inProject = /^\d+$/.test(repository) ? project?.id === Number(repository) : project?.path_with_namespace !== undefined && sameName(project.path_with_namespace, repository);
     if (!inProject) return { ignored: `merge request !${mr.iid} is in project ${project?.path_with_namespace ?? project?.id ?? "(unnamed)"}, not ${repository}: not claimstep's` };
   }
-  if (mr.source_project_id === undefined || mr.source_project_id !== mr.target_project_id) {
+  if (mr.source_project_id === undefined || mr.source_project_id === null || mr.source_project_id !== mr.target_project_id) {
     const target = `${repository ?? project?.path_with_namespace ?? "the target project"}${mr.target_project_id !== undefined ? ` (${mr.target_project_id})` : ""}`;
     return { ignored: `merge request !${mr.iid} comes from project ${mr.source_project_id ?? "(unknown)"}, not ${target}: not claimstep's` };
   }

@@ -351,6 +351,8 @@ describe("pull requests from forks (issue 24, items 1 and 2)", () => {
       expect(res.status).toBe(202);
       expect(await res.json()).toEqual({ ignored: "merge request !3 comes from project 77, not platform/fleet (42): not claimstep's" });
     }
+    const deleted = await postGitLab(routes, gitlabPayload("close", "closed", BRANCH, null as never));
+    expect(await deleted.json()).toEqual({ ignored: "merge request !3 comes from project (unknown), not platform/fleet (42): not claimstep's" });
     expect(calls).toEqual([]);
     expect(replay.size).toBe(0);
   });
