@@ -98,7 +98,15 @@ export function gitopsWebhookRoutes(opts: GitOpsWebhookOptions): Hono {
     const claimed: string[] = [];
     const releaseAll = async () => void (await Promise.all(claimed.map((k) => replay.release(k))));
     for (const key of keys) {
-      const r = await replay.claim(key, now, now + FORGE_REPLAY_WINDOW_MS);
+      // A store that fails (an unreachable ledger) must not keep the keys claimed before it:
+      // the forge's redelivery would be refused as a replay for the whole window.
+      let r: Awaited<ReturnType<AnyReplayGuard["claim"]>>;
+      try {
+        r = await replay.claim(key, now, now + FORGE_REPLAY_WINDOW_MS);
+      } catch (err) {
+        await releaseAll();
+        throw err;
+      }
       if (r.ok) {
         claimed.push(key);
         continue;

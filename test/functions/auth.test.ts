@@ -2,6 +2,7 @@ import { createHmac } from "node:crypto";
 import { Webhook } from "standardwebhooks";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import {
+  MAX_WEBHOOK_ID_BYTES,
   RecentIds,
   bearerMatches,
   constantTimeEqual,
@@ -86,6 +87,8 @@ describe("verifyWebhook", () => {
     ["wrong secret", { secrets: [otherSecret] }, "NoMatchingSignature"],
     ["unversioned signature", { signature: "not-a-signature" }, "NoMatchingSignature"],
     ["bad base64", { signature: "v1,@@@" }, "NoMatchingSignature"],
+    ["an 8,000-character id (issue 24, item 6)", { id: "x".repeat(8_000) }, "BadId"],
+    ["an id of 129 two-byte characters (257 bytes)", { id: "é".repeat(129) }, "BadId"],
   ] as const)("rejects %s", (_name, over, failure) => {
     expect(verifyWebhook(input(over as never))).toMatchObject({ ok: false, failure });
   });
@@ -93,6 +96,17 @@ describe("verifyWebhook", () => {
   it("accepts a timestamp exactly at the tolerance edge", () => {
     const old = ts - 300;
     expect(verifyWebhook(input({ timestamp: String(old), signature: signWebhook(secret, "msg_1", old, body) })).ok).toBe(true);
+  });
+
+  it("never stores an over-long id, signed or not (a store of 10,000 ids of 16 KiB each is 160 MiB)", () => {
+    const replay = new RecentIds();
+    const id = "m".repeat(MAX_WEBHOOK_ID_BYTES + 1);
+    const verdict = verifyWebhook(input({ replay, id, signature: signWebhook(secret, id, ts, body) }));
+    expect(verdict).toMatchObject({ ok: false, failure: "BadId" });
+    expect(verdict.ok ? "" : verdict.message).toMatch(/webhook-id is 257 bytes; at most 256/);
+    expect(replay.size).toBe(0);
+    const atLimit = "m".repeat(MAX_WEBHOOK_ID_BYTES);
+    expect(verifyWebhook(input({ replay, id: atLimit, signature: signWebhook(secret, atLimit, ts, body) })).ok).toBe(true);
   });
 
   it("rejects a replayed id, but only once the signature was valid", () => {

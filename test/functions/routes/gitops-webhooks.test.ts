@@ -6,7 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { KubeClient } from "../../../adapters/kube/client.js";
 import { signGitHubBody } from "../../../adapters/gitops/webhook.js";
 import { createApp } from "../../../functions/app.js";
-import { RecentIds, webhookHeaders } from "../../../functions/auth.js";
+import { type AnyReplayGuard, RecentIds, webhookHeaders } from "../../../functions/auth.js";
 import { configFromEnv } from "../../../functions/config.js";
 import { FORGE_REPLAY_SHARDS, durableReplay } from "../../../functions/fleet/dispatch.js";
 import type { DONamespace } from "../../../functions/fleet/runtime.js";
@@ -31,7 +31,7 @@ beforeEach(() => {
 
 const REPOSITORY = JSON.stringify({ provider: "github", repository: "octo/fleet", pathTemplate: "clusters/prod/claims/{namespace}/{name}.yaml" });
 
-function app(replay: RecentIds) {
+function app(replay: RecentIds, forgeReplay?: AnyReplayGuard) {
   const config = configFromEnv({
     CLAIMSTEP_API_TOKEN: TOKEN,
     CLAIMSTEP_WEBHOOK_SECRET: SECRET,
@@ -40,7 +40,7 @@ function app(replay: RecentIds) {
     CLAIMSTEP_GITOPS_TOKEN: "ghp_unused",
   });
   const client = new KubeClient({ server: KUBE, headers: { Authorization: `Bearer ${KUBE_TOKEN}` }, retry: { attempts: 1 } });
-  return createApp(wire({ client, config, now: () => NOW, replay }).deps);
+  return createApp(wire({ client, config, now: () => NOW, replay, ...(forgeReplay ? { forgeReplay } : {}) }).deps);
 }
 
 let seq = 0;
@@ -92,6 +92,31 @@ describe("forge webhooks beside the relay (issue 24, item 2)", () => {
     expect(await res.json()).toEqual({ ignored: `pull request #${seq} comes from mallory/fleet, not octo/fleet: not claimstep's` });
     expect(fake.http.requests().length).toBe(before); // nothing read from the cluster: no step
     expect(relayStore.size).toBe(0);
+  });
+});
+
+describe("a replay store that fails part-way", () => {
+  // Defect (found with item 6): a delivery's keys (its id, then its body) were claimed one by one,
+  // and when the store threw on the second, the first stayed claimed: GitHub's redelivery was then
+  // refused as a replay for the whole window.
+  it("releases the keys it claimed before the failure, so the redelivery is accepted", async () => {
+    const inner = new RecentIds();
+    let calls = 0;
+    const failing: AnyReplayGuard = {
+      claim: async (id, now, until) => {
+        if (++calls === 2) throw new Error("ledger unreachable");
+        return inner.claim(id, now, until);
+      },
+      release: (id) => inner.release(id),
+    };
+    const a = app(new RecentIds(), failing);
+    const first = await postGitHub(a, "octo/fleet");
+    expect(first.status).toBeGreaterThanOrEqual(500);
+    expect(inner.size).toBe(0);
+    // The redelivery: same delivery id, same body.
+    seq--;
+    expect((await postGitHub(a, "octo/fleet")).status).toBe(202);
+    expect(inner.size).toBe(2);
   });
 });
 
