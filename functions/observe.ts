@@ -1,0 +1,150 @@
+// The Worker's observability (issue 25): the events the Node server counts as Prometheus metrics
+// (steps, API calls, deliveries, autogrow), as one JSON log line each for Workers Logs, and as a
+// Workers Analytics Engine data point when the CLAIMSTEP_ANALYTICS binding is configured. The
+// schema, the data point's layout and example SQL: docs/observability-workers.md. Worker-safe (no
+// Node built-ins); nothing here reads a header, a body or a query string, so no secret can reach
+// a line or a data point.
+import type { SetRef } from "../core/types.js";
+import type { FetchLike } from "../adapters/kube/client.js";
+import type { StepResult } from "./step.js";
+
+/** The `schema` field of every line: bumped when a field changes meaning or position. */
+export const EVENT_SCHEMA = "claimstep.event.v1";
+/** The Analytics Engine binding read from env (wrangler.toml `[[analytics_engine_datasets]]`). */
+export const ANALYTICS_BINDING = "CLAIMSTEP_ANALYTICS";
+/** Longest string field, in UTF-8 bytes (Kubernetes names are at most 253). */
+export const BLOB_MAX_BYTES = 256;
+/** Analytics Engine's limit for the one index. */
+export const INDEX_MAX_BYTES = 96;
+
+export type StepOutcomeLabel = "applied" | "proposed" | "waiting" | "refused" | "retried" | "idle" | "complete" | "error";
+
+/** One event (the metrics contract's, without Prometheus' label sets). `cluster`: the fleet's cluster. */
+export type ObservedEvent = { cluster?: string } & (
+  | { event: "step"; namespace: string; name: string; outcome: StepOutcomeLabel; phase: string; reason: string; durationSeconds: number }
+  | { event: "api_request"; verb: string; resource: string; code: string; durationSeconds: number }
+  | { event: "delivery"; source: "relay" | "github" | "gitlab" | "api"; result: "accepted" | "replayed" | "refused" | "ignored"; code: string }
+  | { event: "autogrow_growth"; namespace: string; name: string }
+  | { event: "prometheus_query_failure"; code: string }
+);
+
+export type Recorder = (e: ObservedEvent) => void;
+
+export interface AnalyticsDataset {
+  writeDataPoint(point: { blobs?: string[]; doubles?: number[]; indexes?: string[] }): void;
+}
+
+const encoder = new TextEncoder();
+/** `s` cut to at most `max` UTF-8 bytes (never inside a character). */
+const clip = (s: string, max = BLOB_MAX_BYTES): string => {
+  if (s.length * 3 <= max) return s;
+  const b = encoder.encode(s);
+  return b.length <= max ? s : new TextDecoder().decode(b.subarray(0, max)).replace(/\uFFFD+$/, "");
+};
+
+/** The Workers Logs line of an event: `schema`, `event`, then its fields (strings bounded). */
+export const logLine = (e: ObservedEvent): Record<string, unknown> => {
+  const line: Record<string, unknown> = { schema: EVENT_SCHEMA };
+  for (const [k, v] of Object.entries(e)) line[k] = typeof v === "string" ? clip(v) : v;
+  return line;
+};
+
+// The data point's blobs, by position (blob1 … blob11): the same for every event, "" where absent.
+const BLOBS = ["event", "cluster", "namespace", "name", "outcome", "phase", "reason", "verb", "resource", "code", "source"] as const;
+
+/** The Analytics Engine data point: index = the set (cluster/namespace/name) or the event; double1 = seconds, double2 = 1. */
+export const dataPoint = (e: ObservedEvent) => {
+  const f = e as Record<string, unknown>;
+  const set = "namespace" in e ? [e.cluster, e.namespace, e.name].filter((x) => x !== undefined).join("/") : e.event;
+  return {
+    indexes: [clip(set, INDEX_MAX_BYTES)],
+    blobs: BLOBS.map((k) => clip(String(f[k === "outcome" && e.event === "delivery" ? "result" : k] ?? ""))),
+    doubles: [typeof f.durationSeconds === "number" ? f.durationSeconds : 0, 1],
+  };
+};
+
+/** Each event: a log line, and a data point when the binding is there (its failure never fails the caller). */
+export const recorder = (env: Record<string, unknown>, write: (line: string) => void = console.log): Recorder => {
+  const dataset = env[ANALYTICS_BINDING] as AnalyticsDataset | undefined;
+  return (e) => {
+    write(JSON.stringify(logLine(e)));
+    try {
+      dataset?.writeDataPoint(dataPoint(e));
+    } catch {
+      // The dataset is an extra: the log line has the event.
+    }
+  };
+};
+
+const VERBS: Record<string, string> = { POST: "create", PATCH: "patch", PUT: "update", DELETE: "delete" };
+const API_PATH = /^\/(?:api\/v1|apis\/[^/]+\/[^/]+)(?:\/namespaces\/[^/]+)?\/([a-z0-9]+)(?:\/([^/]+)(?:\/([a-z]+))?)?$/;
+
+/** The RBAC verb and resource (`pods/eviction` for a subresource) of a Kubernetes API URL. */
+export const apiCallOf = (method: string, url: string): { verb: string; resource: string } => {
+  const m = API_PATH.exec(new URL(url).pathname);
+  return { verb: VERBS[method.toUpperCase()] ?? (m && !m[2] ? "list" : "get"), resource: !m ? "other" : m[3] ? `${m[1]}/${m[3]}` : m[1]! };
+};
+
+const seconds = (since: number) => (Date.now() - since) / 1000;
+
+/** A fetch recording each request to the API server (`kube`) and each failed Prometheus query. */
+export const observedFetch =
+  (base: FetchLike, record: Recorder, at: { kube: string; prometheus?: string | undefined; cluster?: string }): FetchLike =>
+  async (url, init) => {
+    const kube = url.startsWith(at.kube);
+    const prom = !!at.prometheus && url.startsWith(at.prometheus);
+    const c = at.cluster !== undefined ? { cluster: at.cluster } : {};
+    const started = Date.now();
+    let code = "error";
+    try {
+      const res = await base(url, init);
+      code = String(res.status);
+      return res;
+    } finally {
+      if (kube) record({ ...c, event: "api_request", ...apiCallOf(init?.method ?? "GET", url), code, durationSeconds: seconds(started) });
+      else if (prom && !/^2/.test(code)) record({ ...c, event: "prometheus_query_failure", code });
+    }
+  };
+
+/** The contract's outcome of a step's result. */
+export const stepOutcomeOf = (r: StepResult): StepOutcomeLabel => {
+  const k = r.outcome.kind;
+  if (k === "retry") return "retried";
+  if (k !== "none" && k !== "dry-run") return k;
+  const p = r.decision.phase;
+  return p === "Complete" ? "complete" : p === "Idle" ? "idle" : "waiting";
+};
+
+/** Runs a step, recording it (and an autogrow raise it applied or proposed); a thrown step is outcome "error". */
+export async function observeStep(record: Recorder, ref: SetRef, run: () => Promise<StepResult>, cluster?: string): Promise<StepResult> {
+  const c = cluster !== undefined ? { cluster } : {};
+  const started = Date.now();
+  try {
+    const r = await run();
+    const outcome = stepOutcomeOf(r);
+    record({ ...c, event: "step", ...ref, outcome, phase: r.decision.phase, reason: r.decision.reason, durationSeconds: seconds(started) });
+    if (r.decision.action?.type === "RaiseTemplate" && (outcome === "applied" || outcome === "proposed")) record({ ...c, event: "autogrow_growth", ...ref });
+    return r;
+  } catch (err) {
+    record({ ...c, event: "step", ...ref, outcome: "error", phase: "", reason: String((err as { kind?: string }).kind ?? (err as Error).name), durationSeconds: seconds(started) });
+    throw err;
+  }
+}
+
+const DELIVERY = /^(?:\/v1\/clusters\/([^/]+))?\/v1\/(relay|webhooks\/github|webhooks\/gitlab|steps)$/;
+
+/** The delivery an inbound request was (the relay's, a forge's webhook, an API step), by its answer. */
+export async function deliveryOf(request: Request, response: Response): Promise<ObservedEvent | undefined> {
+  const path = new URL(request.url).pathname.replace(/^\/v1\/clusters\/([^/]+)\//, "/v1/clusters/$1/v1/");
+  const m = request.method === "POST" ? DELIVERY.exec(path) : null;
+  if (!m) return undefined;
+  const s = response.status;
+  const failure = s === 401 ? ((await response.clone().json().catch(() => ({}))) as { failure?: string }).failure : undefined;
+  return {
+    ...(m[1] !== undefined ? { cluster: clip(m[1]) } : {}),
+    event: "delivery",
+    source: m[2] === "steps" ? "api" : (m[2]!.replace("webhooks/", "") as "relay"),
+    result: s === 202 ? "ignored" : s < 300 ? "accepted" : failure === "Replayed" ? "replayed" : "refused",
+    code: String(s),
+  };
+}

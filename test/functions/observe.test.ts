@@ -1,0 +1,201 @@
+// The Worker's events (functions/observe.ts): the log line and the Analytics Engine data point
+// each event maps to (docs/observability-workers.md), and where the Worker observes them: its
+// subrequests (API calls, Prometheus), its steps, its inbound deliveries.
+import { describe, expect, it } from "vitest";
+import {
+  apiCallOf,
+  BLOB_MAX_BYTES,
+  dataPoint,
+  deliveryOf,
+  EVENT_SCHEMA,
+  INDEX_MAX_BYTES,
+  logLine,
+  observedFetch,
+  observeStep,
+  recorder,
+  stepOutcomeOf,
+  type ObservedEvent,
+} from "../../functions/observe.js";
+import type { StepResult } from "../../functions/step.js";
+import { ApiError } from "../../adapters/api-error.js";
+
+const bytes = (s: string) => new TextEncoder().encode(s).length;
+
+const step: ObservedEvent = {
+  event: "step",
+  cluster: "eu-1",
+  namespace: "default",
+  name: "web",
+  outcome: "applied",
+  phase: "Progressing",
+  reason: "ClaimUpdated",
+  durationSeconds: 0.25,
+};
+
+/** An Analytics Engine binding that keeps what it is given. */
+const recording = () => {
+  const points: { blobs?: string[]; doubles?: number[]; indexes?: string[] }[] = [];
+  return { points, writeDataPoint: (p: (typeof points)[number]) => void points.push(structuredClone(p)) };
+};
+
+describe("the log line", () => {
+  it("carries the schema version, the event and its fields, one JSON object", () => {
+    expect(EVENT_SCHEMA).toBe("claimstep.event.v1");
+    expect(logLine(step)).toEqual({ schema: "claimstep.event.v1", ...step });
+    const api = logLine({ event: "api_request", verb: "patch", resource: "persistentvolumeclaims", code: "409", durationSeconds: 0.01 });
+    expect(api).toEqual({ schema: "claimstep.event.v1", event: "api_request", verb: "patch", resource: "persistentvolumeclaims", code: "409", durationSeconds: 0.01 });
+  });
+
+  it("bounds every string field", () => {
+    const line = logLine({ ...step, name: "n".repeat(5000), reason: "é".repeat(5000) });
+    expect(bytes(line.name as string)).toBeLessThanOrEqual(BLOB_MAX_BYTES);
+    expect(bytes(line.reason as string)).toBeLessThanOrEqual(BLOB_MAX_BYTES);
+  });
+});
+
+describe("the data point", () => {
+  it("puts each field at its documented position", () => {
+    expect(dataPoint(step)).toEqual({
+      indexes: ["eu-1/default/web"],
+      blobs: ["step", "eu-1", "default", "web", "applied", "Progressing", "ClaimUpdated", "", "", "", ""],
+      doubles: [0.25, 1],
+    });
+    expect(dataPoint({ event: "api_request", verb: "get", resource: "statefulsets", code: "200", durationSeconds: 0.5 })).toEqual({
+      indexes: ["api_request"],
+      blobs: ["api_request", "", "", "", "", "", "", "get", "statefulsets", "200", ""],
+      doubles: [0.5, 1],
+    });
+    expect(dataPoint({ event: "delivery", source: "relay", result: "replayed", code: "401" }).blobs).toEqual(["delivery", "", "", "", "replayed", "", "", "", "", "401", "relay"]);
+  });
+
+  it("keeps blobs and the index within Analytics Engine's limits", () => {
+    const p = dataPoint({ ...step, cluster: "c".repeat(300), namespace: "n".repeat(300), name: "ü".repeat(300), reason: "r".repeat(20_000) });
+    expect(bytes(p.indexes[0]!)).toBeLessThanOrEqual(INDEX_MAX_BYTES);
+    for (const b of p.blobs) expect(bytes(b)).toBeLessThanOrEqual(BLOB_MAX_BYTES);
+    expect(p.blobs.reduce((n, b) => n + bytes(b), 0)).toBeLessThanOrEqual(16 * 1024);
+    expect(p.blobs.length).toBeLessThanOrEqual(20);
+    expect(p.doubles.length).toBeLessThanOrEqual(20);
+  });
+});
+
+describe("the recorder", () => {
+  it("logs one line per event and writes a data point when the binding is configured", () => {
+    const lines: string[] = [];
+    const dataset = recording();
+    const record = recorder({ CLAIMSTEP_ANALYTICS: dataset }, (l) => lines.push(l));
+    record(step);
+    expect(lines.map((l) => JSON.parse(l))).toEqual([{ schema: "claimstep.event.v1", ...step }]);
+    expect(dataset.points).toEqual([dataPoint(step)]);
+  });
+
+  it("only logs without the binding, and a failing binding never fails the event", () => {
+    const lines: string[] = [];
+    recorder({}, (l) => lines.push(l))(step);
+    expect(lines).toHaveLength(1);
+    const broken = { writeDataPoint: () => { throw new Error("dataset gone"); } };
+    recorder({ CLAIMSTEP_ANALYTICS: broken }, (l) => lines.push(l))(step);
+    expect(lines).toHaveLength(2);
+  });
+});
+
+describe("API calls", () => {
+  it("names the RBAC verb and resource of a Kubernetes URL, never its query", () => {
+    const s = "https://kube.example.com";
+    expect(apiCallOf("GET", `${s}/apis/apps/v1/namespaces/default/statefulsets/web`)).toEqual({ verb: "get", resource: "statefulsets" });
+    expect(apiCallOf("GET", `${s}/apis/apps/v1/namespaces/default/statefulsets?labelSelector=x`)).toEqual({ verb: "list", resource: "statefulsets" });
+    expect(apiCallOf("GET", `${s}/apis/apps/v1/statefulsets`)).toEqual({ verb: "list", resource: "statefulsets" });
+    expect(apiCallOf("PATCH", `${s}/api/v1/namespaces/default/persistentvolumeclaims/data-web-0`)).toEqual({ verb: "patch", resource: "persistentvolumeclaims" });
+    expect(apiCallOf("POST", `${s}/api/v1/namespaces/default/pods/web-0/eviction`)).toEqual({ verb: "create", resource: "pods/eviction" });
+    expect(apiCallOf("POST", `${s}/apis/events.k8s.io/v1/namespaces/default/events`)).toEqual({ verb: "create", resource: "events" });
+    expect(apiCallOf("DELETE", `${s}/apis/apps/v1/namespaces/default/statefulsets/web`)).toEqual({ verb: "delete", resource: "statefulsets" });
+    expect(apiCallOf("PUT", `${s}/api/v1/namespaces/default/configmaps/x`)).toEqual({ verb: "update", resource: "configmaps" });
+    expect(apiCallOf("GET", `${s}/version`)).toEqual({ verb: "get", resource: "other" });
+  });
+
+  it("records each Kubernetes request with its code and each failed Prometheus query; the answer is passed through", async () => {
+    const events: ObservedEvent[] = [];
+    const answers: Record<string, () => Promise<Response>> = {
+      "https://kube.example.com/api/v1/namespaces/default/pods/web-0": async () => new Response("{}", { status: 404 }),
+      "https://kube.example.com/apis/apps/v1/namespaces/default/statefulsets/web": async () => {
+        throw new TypeError("connection refused");
+      },
+      "https://prom.example.com/api/v1/query?query=up": async () => new Response("", { status: 503 }),
+      "https://git.example.com/repos/x": async () => new Response("{}"),
+    };
+    const base = (url: string) => answers[url]!();
+    const f = observedFetch(base, (e) => events.push(e), { kube: "https://kube.example.com", prometheus: "https://prom.example.com" });
+    expect((await f("https://kube.example.com/api/v1/namespaces/default/pods/web-0", { method: "GET" })).status).toBe(404);
+    await expect(f("https://kube.example.com/apis/apps/v1/namespaces/default/statefulsets/web", {})).rejects.toThrow("connection refused");
+    expect((await f("https://prom.example.com/api/v1/query?query=up", {})).status).toBe(503);
+    await f("https://git.example.com/repos/x", {});
+    expect(events.map(({ durationSeconds: _, ...e }: any) => e)).toEqual([
+      { event: "api_request", verb: "get", resource: "pods", code: "404" },
+      { event: "api_request", verb: "get", resource: "statefulsets", code: "error" },
+      { event: "prometheus_query_failure", code: "503" },
+    ]);
+    for (const e of events.slice(0, 2)) expect((e as any).durationSeconds).toBeGreaterThanOrEqual(0);
+  });
+});
+
+describe("steps", () => {
+  const result = (kind: string, phase = "Progressing", action?: string): StepResult =>
+    ({ decision: { phase, reason: "R", ...(action ? { action: { type: action } } : {}) }, outcome: { kind }, writer: "direct" }) as unknown as StepResult;
+
+  it("maps a step's result to the contract's outcomes", () => {
+    expect(stepOutcomeOf(result("applied"))).toBe("applied");
+    expect(stepOutcomeOf(result("proposed"))).toBe("proposed");
+    expect(stepOutcomeOf(result("refused"))).toBe("refused");
+    expect(stepOutcomeOf(result("retry"))).toBe("retried");
+    expect(stepOutcomeOf(result("none", "Complete"))).toBe("complete");
+    expect(stepOutcomeOf(result("none", "Idle"))).toBe("idle");
+    expect(stepOutcomeOf(result("none", "Waiting"))).toBe("waiting");
+    expect(stepOutcomeOf(result("none", "Blocked"))).toBe("waiting");
+  });
+
+  it("records the step with its set and duration, an autogrow raise as a growth, and a thrown step as an error", async () => {
+    const events: ObservedEvent[] = [];
+    const ref = { namespace: "default", name: "web" };
+    const r = await observeStep((e) => events.push(e), ref, async () => result("applied", "Progressing", "RaiseTemplate"), "eu-1");
+    expect(r.outcome.kind).toBe("applied");
+    await expect(observeStep((e) => events.push(e), ref, async () => Promise.reject(new ApiError(403, "Forbidden", "no", undefined, undefined, "get statefulsets")))).rejects.toThrow("no");
+    expect(events.map(({ durationSeconds: _, ...e }: any) => e)).toEqual([
+      { event: "step", cluster: "eu-1", namespace: "default", name: "web", outcome: "applied", phase: "Progressing", reason: "R" },
+      { event: "autogrow_growth", cluster: "eu-1", namespace: "default", name: "web" },
+      { event: "step", namespace: "default", name: "web", outcome: "error", phase: "", reason: "Forbidden" },
+    ]);
+  });
+});
+
+describe("deliveries", () => {
+  const res = (status: number, body: unknown = {}) => Response.json(body, { status });
+
+  it("classifies the relay's, the forges' and the API's requests by their answer", async () => {
+    expect(await deliveryOf(new Request("https://w/v1/relay", { method: "POST" }), res(200))).toEqual({ event: "delivery", source: "relay", result: "accepted", code: "200" });
+    expect(await deliveryOf(new Request("https://w/v1/relay", { method: "POST" }), res(401, { failure: "Replayed" }))).toEqual({ event: "delivery", source: "relay", result: "replayed", code: "401" });
+    expect(await deliveryOf(new Request("https://w/v1/relay", { method: "POST" }), res(401, { failure: "BadSignature" }))).toEqual({ event: "delivery", source: "relay", result: "refused", code: "401" });
+    expect(await deliveryOf(new Request("https://w/v1/webhooks/github", { method: "POST" }), res(202, { ignored: "x" }))).toEqual({ event: "delivery", source: "github", result: "ignored", code: "202" });
+    expect(await deliveryOf(new Request("https://w/v1/clusters/eu-1/webhooks/gitlab", { method: "POST" }), res(403))).toEqual({ event: "delivery", cluster: "eu-1", source: "gitlab", result: "refused", code: "403" });
+    expect(await deliveryOf(new Request("https://w/v1/steps", { method: "POST" }), res(503))).toEqual({ event: "delivery", source: "api", result: "refused", code: "503" });
+    expect(await deliveryOf(new Request("https://w/v1/statefulsets/default/web"), res(200))).toBeUndefined();
+    expect(await deliveryOf(new Request("https://w/healthz"), res(200))).toBeUndefined();
+  });
+
+  it("leaves the answer's body readable", async () => {
+    const answer = res(401, { failure: "Replayed" });
+    await deliveryOf(new Request("https://w/v1/relay", { method: "POST" }), answer);
+    expect(((await answer.json()) as any).failure).toBe("Replayed");
+  });
+});
+
+describe("no secrets", () => {
+  it("a line or data point holds only the event's own fields: no token, header or query string", async () => {
+    const lines: string[] = [];
+    const dataset = recording();
+    const record = recorder({ CLAIMSTEP_ANALYTICS: dataset, KUBE_TOKEN: "kube-secret-token" }, (l) => lines.push(l));
+    const f = observedFetch(async () => new Response("{}"), record, { kube: "https://kube.example.com" });
+    await f("https://kube.example.com/api/v1/namespaces/default/pods?token=query-secret", { headers: { authorization: "Bearer header-secret" } });
+    const all = JSON.stringify([lines, dataset.points]);
+    expect(lines).toHaveLength(1);
+    for (const secret of ["kube-secret-token", "query-secret", "header-secret", "Bearer"]) expect(all).not.toContain(secret);
+  });
+});
