@@ -6,7 +6,7 @@ import { parse as parseYaml } from "yaml";
 import { ApiError } from "../api-error.js";
 import { SelectorSyntaxError } from "../kube/label-selector.js";
 import type { SimApi } from "./api.js";
-import { PROMETHEUS_PATH, type SimPrometheus } from "./prometheus.js";
+import { KUBELET_METRICS_PATH, PROMETHEUS_PATH, type SimPrometheus } from "./prometheus.js";
 import { REQUEST_LOG_LIMIT, Ring } from "./ring.js";
 import {
   badRequest,
@@ -263,6 +263,8 @@ export class SimHttp {
     try {
       const prometheus = this.opts.prometheus && this.prometheusPath(href);
       if (prometheus !== undefined) return await this.opts.prometheus!.handle(method, prometheus.path, prometheus.search, headers, text, signal);
+      // The kubelets' volume stats for a real Prometheus to scrape (outside authentication, as /prometheus).
+      if (this.opts.prometheus && new URL(href).pathname === new URL(this.opts.baseUrl ?? SIM_SERVER).pathname.replace(/\/+$/, "") + KUBELET_METRICS_PATH) return this.opts.prometheus.kubeletMetrics(method);
       return await this.route(method, href, headers, text, signal);
     } catch (err) {
       if (err instanceof ApiError) return errorResponse(err);

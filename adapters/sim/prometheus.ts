@@ -4,7 +4,8 @@
 // with the kubelet's label set (namespace, persistentvolumeclaim, node, instance, job), or
 // `{"status":"error","errorType":"bad_data","error":"invalid parameter \"query\": …"}` (400).
 // It evaluates vector selectors (a metric name and/or `{label op "value", …}` with =, !=, =~, !~),
-// which is what claimstep asks; other PromQL is refused as bad_data, saying so.
+// which is what claimstep asks; other PromQL is refused as bad_data, saying so. The same stats are
+// also at `<server>/kubelet/metrics` in the exposition format, for a real Prometheus to scrape.
 import type { VolumeStats } from "./controllers/workload.js";
 import { REQUEST_LOG_LIMIT, Ring } from "./ring.js";
 
@@ -13,6 +14,32 @@ export const CAPACITY = "kubelet_volume_stats_capacity_bytes";
 
 /** Where the simulated Prometheus answers under the cluster's server URL. */
 export const PROMETHEUS_PATH = "/prometheus";
+/**
+ * Where the simulated kubelets' volume stats are, in the exposition format (what a real
+ * Prometheus scrapes), under the cluster's server URL: one endpoint for every node.
+ */
+export const KUBELET_METRICS_PATH = "/kubelet/metrics";
+/** The exposition format's content type (text format 0.0.4), as the kubelet sends it. */
+export const EXPOSITION_TYPE = "text/plain; version=0.0.4; charset=utf-8";
+
+const labelValue = (s: string): string => s.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
+
+/**
+ * The kubelets' volume stats in the exposition format: `kubelet_volume_stats_capacity_bytes` and
+ * `_used_bytes` per mounted claim, labelled `namespace` and `persistentvolumeclaim` as the kubelet
+ * labels them (Prometheus adds `instance` and `job` from its scrape).
+ */
+export function kubeletExposition(stats: readonly VolumeStats[]): string {
+  const lines: string[] = [];
+  for (const [name, help, of] of [
+    [CAPACITY, "Capacity in bytes of the volume", (v: VolumeStats) => v.capacityBytes],
+    [USED, "Number of used bytes in the volume", (v: VolumeStats) => v.usedBytes],
+  ] as const) {
+    lines.push(`# HELP ${name} [ALPHA] ${help}`, `# TYPE ${name} gauge`);
+    for (const v of stats) lines.push(`${name}{namespace="${labelValue(v.namespace)}",persistentvolumeclaim="${labelValue(v.claim)}"} ${of(v).toString()}`);
+  }
+  return `${lines.join("\n")}\n`;
+}
 
 /** One query as the simulated Prometheus received it. */
 export interface QueryInfo {
@@ -172,6 +199,12 @@ export class SimPrometheus {
   reset(): void {
     this.log.clear();
     this.failures = [];
+  }
+
+  /** GET KUBELET_METRICS_PATH: the kubelets' volume stats as of now, in the exposition format. */
+  kubeletMetrics(method: string): Response {
+    if (method !== "GET" && method !== "HEAD") return new Response("Method Not Allowed\n", { status: 405, headers: { "Content-Type": "text/plain; charset=utf-8", Allow: "GET, HEAD" } });
+    return new Response(method === "HEAD" ? null : kubeletExposition(this.stats()), { status: 200, headers: { "Content-Type": EXPOSITION_TYPE } });
   }
 
   /** `path` is what follows PROMETHEUS_PATH, e.g. `/api/v1/query`. */
