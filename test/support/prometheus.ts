@@ -199,3 +199,25 @@ async function waitReady(url: string, proc: ChildProcess): Promise<boolean> {
   }
   return false;
 }
+
+/** Grafana's variables as a test fills them: every namespace and set, a rate window Prometheus accepts. */
+export const GRAFANA_VARIABLES: Record<string, string> = { namespace: ".*", name: ".*", __rate_interval: "1m", __interval: "15s", __range: "1h" };
+
+/** Every query of a Grafana dashboard's panels (rows' nested panels too), with its variables replaced. */
+export function grafanaQueries(dashboard: { panels?: any[] }): { panel: string; expr: string }[] {
+  const out: { panel: string; expr: string }[] = [];
+  const walk = (panels: any[] = []) => {
+    for (const p of panels) {
+      walk(p.panels);
+      for (const t of p.targets ?? []) {
+        const expr = String(t.expr ?? "").replace(/\$\{?(\w+)\}?/g, (m, v: string) => {
+          if (GRAFANA_VARIABLES[v] === undefined) throw new Error(`panel "${p.title}": unknown variable ${m} in ${t.expr}`);
+          return GRAFANA_VARIABLES[v];
+        });
+        out.push({ panel: `${p.title} (${t.refId})`, expr });
+      }
+    }
+  };
+  walk(dashboard.panels);
+  return out;
+}
