@@ -14,7 +14,8 @@
 // controller replaces that ordinal's pod, which starts and becomes Ready (L_pod); only then is the
 // ordinal out of flight. Set up as `claimstep set --hold-pods` then `kubectl set image` do it
 // (the sim's `pods-claims-first` scenario): ideal ⌈N/k⌉·(L_claim + L_pod).
-import { Keys, type SetRef } from "../core/types.js";
+import type { SetRef } from "../core/types.js";
+import { Keys } from "../core/keys.js";
 import { claimTemplate, SimCluster, statefulSetManifest } from "../adapters/sim/cluster.js";
 import { DEFAULT_DEBOUNCE, Debouncer, type DebounceOptions, type RelayClock } from "../functions/relay/index.js";
 import { runStep } from "../functions/step.js";

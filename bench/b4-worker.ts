@@ -14,7 +14,7 @@ import { gzipSync } from "node:zlib";
 import { setupServer } from "msw/node";
 import { listOf, StatefulSet } from "../core/k8s.js";
 import { planStep } from "../core/plan.js";
-import { Keys } from "../core/types.js";
+import { Keys } from "../core/keys.js";
 import worker, { type Env, type ScheduledController } from "../functions/worker.js";
 import type { SimServer } from "../test/support/sim-server.js";
 import { SIM_TOKEN as FAKE_TOKEN, SIM_URL as FAKE_URL, simWith } from "./sim-set.js";

@@ -6,7 +6,8 @@ import type { PersistentVolumeClaim, Pod, StatefulSet, StorageClass } from "../c
 import { planStep } from "../core/plan.js";
 import type { WriterCapabilities } from "../core/ports.js";
 import { revisionOf } from "../core/revision.js";
-import { Keys, type Snapshot } from "../core/types.js";
+import type { Snapshot } from "../core/types.js";
+import { Keys } from "../core/keys.js";
 
 /** What the direct writer can do: the planner plans for it. */
 export const DIRECT_WRITER: WriterCapabilities = { name: "direct", supports: ["PatchClaim"], proposes: false };

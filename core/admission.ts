@@ -8,7 +8,7 @@ import { cleanTemplate as normalizedTemplate, desiredChange } from "./desired.js
 import type { ClaimTemplate } from "./k8s.js";
 import { ClaimTemplate as ClaimTemplateSchema } from "./k8s.js";
 import { compareQuantity } from "./quantity.js";
-import { Keys } from "./types.js";
+import { Keys } from "./keys.js";
 
 /** The label that opts a StatefulSet (objectSelector) or a namespace (namespaceSelector) in. */
 export const ADMISSION_LABEL = "claimstep.io/admission";

@@ -7,7 +7,7 @@ import type { ClaimTemplate, StatefulSet } from "./k8s.js";
 import { formatBytes, humanBytes, parseQuantity, toBytes } from "./quantity.js";
 import { Messages, eventOf } from "./reasons.js";
 import { claimName } from "./statefulset.js";
-import { Keys } from "./types.js";
+import { Keys } from "./keys.js";
 import type { WalkConclusion } from "./walk.js";
 
 const GI = 1024n ** 3n;

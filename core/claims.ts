@@ -8,7 +8,8 @@ import { claimReadiness, resizeBlockedByPod } from "./readiness.js";
 import { Messages, phaseOf, type EventReason, type ReasonOf } from "./reasons.js";
 import type { Scope } from "./scope.js";
 import { claimName, podName } from "./statefulset.js";
-import { Keys, type ClaimReadiness, type ClaimReport, type OrdinalReport, type PatchClaim } from "./types.js";
+import type { ClaimReadiness, ClaimReport, OrdinalReport, PatchClaim } from "./types.js";
+import { Keys } from "./keys.js";
 
 /** Why a claim cannot be written now (rule 6), predicted from the objects instead of provoked. */
 export interface Obstacle {

@@ -2,16 +2,16 @@
 // stay), the StatefulSet annotations that must change (only those), and the requeue hint.
 import type { StatefulSet } from "./k8s.js";
 import { phaseOf, requeueAfterOf, type Reason } from "./reasons.js";
-import {
-  Keys,
-  type Action,
-  type Decision,
-  type EventRecord,
-  type OrdinalReport,
-  type SetRef,
-  type Snapshot,
-  type StatusRecord,
+import type {
+  Action,
+  Decision,
+  EventRecord,
+  OrdinalReport,
+  SetRef,
+  Snapshot,
+  StatusRecord,
 } from "./types.js";
+import { Keys } from "./keys.js";
 
 export function countsOf(ordinals: readonly OrdinalReport[]): StatusRecord["counts"] {
   const counts = { updated: 0, inFlight: 0, pending: 0, blocked: 0, total: 0 };

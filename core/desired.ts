@@ -7,7 +7,8 @@ import { ClaimTemplate, StatefulSet } from "./k8s.js";
 import { revisionOf } from "./revision.js";
 import { OPT_IN, isOptedIn } from "./statefulset.js";
 import { desiredTemplates } from "./templates.js";
-import { Keys, type SetRef } from "./types.js";
+import type { SetRef } from "./types.js";
+import { Keys } from "./keys.js";
 
 export interface Issue {
   path: string;

@@ -9,7 +9,8 @@ import { StatefulSet as StatefulSetSchema } from "./k8s.js";
 import { Messages, eventOf } from "./reasons.js";
 import { revisionOf } from "./revision.js";
 import { podName } from "./statefulset.js";
-import { Keys, type ArmRecord, type DeleteRecord, type Replaced, type Snapshot } from "./types.js";
+import type { ArmRecord, DeleteRecord, Replaced, Snapshot } from "./types.js";
+import { Keys } from "./keys.js";
 import type { WalkConclusion } from "./walk.js";
 
 export const FINALIZE = ["Never", "Recreate"] as const;

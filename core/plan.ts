@@ -14,7 +14,8 @@ import { eventOf, phaseOf } from "./reasons.js";
 import { revisionOf } from "./revision.js";
 import { scopeOf } from "./scope.js";
 import { applyViaOf, belowPartition, inScope } from "./statefulset.js";
-import { Keys, type Decision, type OrdinalReport, type Snapshot } from "./types.js";
+import type { Decision, OrdinalReport, Snapshot } from "./types.js";
+import { Keys } from "./keys.js";
 import { forWriter } from "./verdict.js";
 import { inFlightOrdinals, walk, type WalkConclusion } from "./walk.js";
 

@@ -4,7 +4,8 @@
 // the set, the annotation, the value and the fix; the planner blocks on it and writes nothing.
 import * as z from "./zod.js";
 import type { StatefulSet } from "./k8s.js";
-import { Keys, type PatchPartition } from "./types.js";
+import type { PatchPartition } from "./types.js";
+import { Keys } from "./keys.js";
 
 export const POD_COORDINATION = ["None", "ClaimsFirst"] as const;
 export const RESTART_PODS = ["Never", "WhenRequired"] as const;

@@ -9,7 +9,8 @@ import { Messages, eventOf } from "./reasons.js";
 import { resizeBlockedByPod } from "./readiness.js";
 import type { Scope } from "./scope.js";
 import { podName } from "./statefulset.js";
-import { Keys, type EvictPod, type OrdinalReport, type PatchPartition } from "./types.js";
+import type { EvictPod, OrdinalReport, PatchPartition } from "./types.js";
+import { Keys } from "./keys.js";
 import type { WalkConclusion } from "./walk.js";
 
 /** One ordinal's pod as the pod rules read it. */

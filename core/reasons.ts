@@ -4,7 +4,7 @@
 // Rollouts' utils/conditions). The planner, the writer verdicts and every interface use these.
 import type { Action, EventRecord, EventType, Phase, PatchClaim, Replaced } from "./types.js";
 import { actionTarget } from "./actions.js";
-import { Keys } from "./types.js";
+import { Keys } from "./keys.js";
 
 interface ReasonInfo {
   phase: Phase;

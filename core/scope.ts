@@ -9,7 +9,8 @@ import { Messages, eventOf, type Reason } from "./reasons.js";
 import { revisionOf } from "./revision.js";
 import { applyViaOf, claimOrdinal, isCondemned, maxUnavailableOf, ordinalsOf, strategyOf, type Ordinals } from "./statefulset.js";
 import { desiredTemplates } from "./templates.js";
-import { Keys, type Snapshot } from "./types.js";
+import type { Snapshot } from "./types.js";
+import { Keys } from "./keys.js";
 
 /** What one step of one set works in once rules 1–3 hold. */
 export interface Scope {

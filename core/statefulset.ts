@@ -3,7 +3,7 @@
 // maxUnavailable budget, and claimstep's own per-set policies (opt-in, apply-via).
 import type { StatefulSet } from "./k8s.js";
 import { Messages } from "./reasons.js";
-import { Keys } from "./types.js";
+import { Keys } from "./keys.js";
 
 /** `<template>-<set>-`: every claim of one template of a set starts so (getPersistentVolumeClaimName). */
 export const claimPrefix = (template: string, set: string): string => `${template}-${set}-`;

@@ -3,7 +3,7 @@
 import * as z from "./zod.js";
 import { ClaimTemplate, type StatefulSet } from "./k8s.js";
 import { MAX_STORAGE_BYTES, QuantityError, quantityString, toBytes } from "./quantity.js";
-import { Keys } from "./types.js";
+import { Keys } from "./keys.js";
 
 export type DesiredTemplates =
   | { ok: true; source: "annotation" | "spec"; templates: ClaimTemplate[] }

@@ -12,40 +12,6 @@ import type {
 import type { UsageReading } from "./autogrow.js";
 import type { EventReason, Reason } from "./reasons.js";
 
-/** Annotation and label keys of the user-facing contract (docs/design.md). */
-export const Keys = {
-  strategy: "claimstep.io/volume-claim-update-strategy",
-  templates: "claimstep.io/volume-claim-templates",
-  updateRevision: "claimstep.io/update-revision",
-  currentRevision: "claimstep.io/current-revision",
-  status: "claimstep.io/status",
-  applyVia: "claimstep.io/apply-via",
-  revisionLabel: "claimstep.io/revision",
-  /** `ClaimsFirst` (default `None`): pods are replaced only after their claims are ready (P1–P5). */
-  podCoordination: "claimstep.io/pod-coordination",
-  /** The user's partition, recorded while claimstep holds `spec.updateStrategy.rollingUpdate.partition` (P1, P4). */
-  userPartition: "claimstep.io/user-partition",
-  /** `WhenRequired` (default `Never`): evict a pod whose volume cannot finish growing while it runs (R1–R3). */
-  restartPods: "claimstep.io/restart-pods",
-  /** How long a file system resize may wait on its pod before claimstep restarts it (default 5m). */
-  restartAfter: "claimstep.io/restart-after",
-  /** JSON record of claimstep's last eviction attempt: `{pod, uid, at, result, message?}` (R2, R3). */
-  lastEviction: "claimstep.io/last-eviction",
-  /** `Recreate` (default `Never`): re-create the set with the new templates once a rollout is done (F1–F4). */
-  finalize: "claimstep.io/finalize",
-  /** Autogrow policy: `{"threshold":"80%","increase":"25%","max":"1Ti"}` (optional `template`). */
-  autogrow: "claimstep.io/autogrow",
-  /** The revisions autogrow grew from (comma-separated, the latest last): one growth per revision. */
-  autogrownFrom: "claimstep.io/autogrown-from",
-  /** The revision whose re-create a merged pull request approved (GitOps mode, before F1). */
-  recreateApproved: "claimstep.io/recreate-approved",
-  /** The pod template revision label the StatefulSet controller puts on every pod. */
-  podRevisionLabel: "controller-revision-hash",
-  betaStorageClass: "volume.beta.kubernetes.io/storage-class",
-} as const;
-
-export const FIELD_MANAGER = "claimstep";
-
 /** Which StatefulSet a step is about. */
 export interface SetRef {
   namespace: string;

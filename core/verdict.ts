@@ -6,7 +6,8 @@ import { makeDecision, type DecisionParts } from "./decision.js";
 import { Messages, RETRY_PACE, eventOf, type Reason } from "./reasons.js";
 import type { ApplyOutcome, WriterCapabilities } from "./ports.js";
 import { lastEvictionJSON } from "./pod-policy.js";
-import { Keys, type Action, type Decision, type Snapshot } from "./types.js";
+import type { Action, Decision, Snapshot } from "./types.js";
+import { Keys } from "./keys.js";
 
 type Conclusion = Omit<DecisionParts, "revision" | "record">;
 

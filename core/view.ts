@@ -7,7 +7,8 @@ import type { ClaimTemplate, StatefulSet } from "./k8s.js";
 import { revisionOf } from "./revision.js";
 import { applyViaOf } from "./statefulset.js";
 import { desiredTemplates } from "./templates.js";
-import { Keys, type Action, type ClaimReport, type Decision, type OrdinalReport, type SetRef, type StatusRecord } from "./types.js";
+import type { Action, ClaimReport, Decision, OrdinalReport, SetRef, StatusRecord } from "./types.js";
+import { Keys } from "./keys.js";
 
 /** How a set's claim writes are carried out (`claimstep.io/apply-via`). */
 export interface ApplyMode {

@@ -6,7 +6,8 @@ import { autogrowOf } from "../core/autogrow.js";
 import { revisionOf } from "../core/revision.js";
 import { desiredTemplates } from "../core/templates.js";
 import type { ApplyOutcome, ClaimWriter, MetricsReader, StateReader, WriterCapabilities, Writers } from "../core/ports.js";
-import { Keys, type Action, type ClaimAction, type Decision, type SetRef, type Snapshot } from "../core/types.js";
+import type { Action, ClaimAction, Decision, SetRef, Snapshot } from "../core/types.js";
+import { Keys } from "../core/keys.js";
 import { verdict, type WriteOutcome } from "../core/verdict.js";
 import { ApiError } from "../adapters/api-error.js";
 

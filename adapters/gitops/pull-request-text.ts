@@ -4,7 +4,8 @@
 // Autogrow's proposal says the usage that caused it, the template sizes before → after, and that
 // merging grows every ordinal through claimstep's rollout, one at a time.
 import { recordName } from "../../core/finalize.js";
-import { Keys, type Decision, type OrdinalReport, type PatchClaim, type ProposeRecreate, type RaiseTemplate } from "../../core/types.js";
+import type { Decision, OrdinalReport, PatchClaim, ProposeRecreate, RaiseTemplate } from "../../core/types.js";
+import { Keys } from "../../core/keys.js";
 import { type Growth, TEMPLATE_FIELDS, type TemplateChange } from "./set-manifest.js";
 
 // Everything in a body that came from the cluster or the forge (messages, names, sizes, values read

@@ -13,7 +13,8 @@ import type { ClaimTemplate, StatefulSet } from "../../core/k8s.js";
 import { compareQuantity } from "../../core/quantity.js";
 import { revisionOf } from "../../core/revision.js";
 import { desiredTemplates } from "../../core/templates.js";
-import { Keys, type ProposeRecreate, type RaiseTemplate } from "../../core/types.js";
+import type { ProposeRecreate, RaiseTemplate } from "../../core/types.js";
+import { Keys } from "../../core/keys.js";
 import { type EditedManifest, ManifestError, parseRepositoryYaml } from "./manifest.js";
 
 /** The fields of a claim template a re-create proposal writes. */

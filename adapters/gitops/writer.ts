@@ -14,7 +14,8 @@
 // from (a later, larger growth updates it); once the base branch carries it (merged), the raise is
 // done (`applied`): the GitOps controller applies the annotation, and the rollout grows every claim.
 import type { ApplyOutcome, ClaimWriter } from "../../core/ports.js";
-import { type ClaimAction, type Decision, Keys, type PatchClaim, type ProposeRecreate, type RaiseTemplate, type SetRef } from "../../core/types.js";
+import type { ClaimAction, Decision, PatchClaim, ProposeRecreate, RaiseTemplate, SetRef } from "../../core/types.js";
+import { Keys } from "../../core/keys.js";
 import { UnsafeNameError, branchName } from "./branch.js";
 import { claimPath, parseRepositoryConfig, setPath, type RepositoryConfig } from "./config.js";
 import { GitHubProvider } from "./github.js";

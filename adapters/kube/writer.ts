@@ -4,24 +4,23 @@
 import * as z from "../../core/zod.js";
 import { claimApplyBody } from "../../core/apply-body.js";
 import type { ApplyOutcome, ClaimWriter, EventRecorder, PodOutcome, PodWriter, RecreateWriter, SetStatusWriter, Writers } from "../../core/ports.js";
-import {
-  FIELD_MANAGER,
-  Keys,
-  type ActionType,
-  type ArmRecord,
-  type ClaimAction,
-  type Decision,
-  type RaiseTemplate,
-  type CreateSet,
-  type DeleteRecord,
-  type EventRecord,
-  type EvictPod,
-  type OrphanSet,
-  type PatchClaim,
-  type PatchPartition,
-  type SetRef,
-  type WriteRecord,
+import type {
+  ActionType,
+  ArmRecord,
+  ClaimAction,
+  Decision,
+  RaiseTemplate,
+  CreateSet,
+  DeleteRecord,
+  EventRecord,
+  EvictPod,
+  OrphanSet,
+  PatchClaim,
+  PatchPartition,
+  SetRef,
+  WriteRecord,
 } from "../../core/types.js";
+import { FIELD_MANAGER, Keys } from "../../core/keys.js";
 import { ApiError } from "../api-error.js";
 import type { KubeClient } from "./client.js";
 import { eventBody, eventName, microTime } from "./events.js";

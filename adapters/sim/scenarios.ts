@@ -3,7 +3,7 @@
 // (3 replicas; claim templates data 1Gi and wal 1Gi on VolumeAttributesClass silver, class fast)
 // and, unless it says otherwise, desires a change of them through the annotation.
 import { planStep } from "../../core/plan.js";
-import { Keys } from "../../core/types.js";
+import { Keys } from "../../core/keys.js";
 import { runStep } from "../../functions/step.js";
 import { SimCluster, claimTemplate, statefulSetManifest, type RetentionPolicy, type SetSpec } from "./cluster.js";
 import type { DriverBehaviour } from "./controllers/context.js";

@@ -3,7 +3,7 @@
 import { patchOf } from "../core/builders.js";
 import { describe, expect, it } from "vitest";
 import { planStep } from "../../core/plan.js";
-import { Keys } from "../../core/types.js";
+import { Keys } from "../../core/keys.js";
 import {
   DIRECT_WRITER,
   generateCluster,

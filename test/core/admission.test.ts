@@ -4,7 +4,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ADMISSION_LABEL, AdmissionReviewError, admitStatefulSetUpdate, type AdmissionVerdict, type JsonPatchOp } from "../../core/admission.js";
-import { Keys } from "../../core/types.js";
+import { Keys } from "../../core/keys.js";
 import { fixtureJson } from "../fixtures/apiserver.js";
 
 const FIXTURES = ["admission-review-sts-update-vct.json", "admission-review-sts-update-vct-1.34.json"] as const;

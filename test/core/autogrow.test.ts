@@ -7,7 +7,8 @@ import { planStep } from "../../core/plan.js";
 import type { WriterCapabilities } from "../../core/ports.js";
 import { revisionOf } from "../../core/revision.js";
 import { desiredTemplates } from "../../core/templates.js";
-import { Keys, type RaiseTemplate, type Snapshot } from "../../core/types.js";
+import type { RaiseTemplate, Snapshot } from "../../core/types.js";
+import { Keys } from "../../core/keys.js";
 import { claimsFor, makeClaim, makeSet, snapshot, template } from "./builders.js";
 
 const DIRECT: WriterCapabilities = { name: "direct", supports: ["PatchClaim", "RaiseTemplate"], proposes: false };

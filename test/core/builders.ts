@@ -2,7 +2,8 @@
 // shapes (defaults, managedFields, status) are those a real API server returns.
 import type { PersistentVolumeClaim, StatefulSet, StorageClass } from "../../core/k8s.js";
 import type { WriterCapabilities } from "../../core/ports.js";
-import { Keys, type Action, type PatchClaim, type Snapshot } from "../../core/types.js";
+import type { Action, PatchClaim, Snapshot } from "../../core/types.js";
+import { Keys } from "../../core/keys.js";
 import { FIXTURES_DIR, fixtureJson, fixtureStatus } from "../fixtures/apiserver.js";
 
 /** What the direct writer can do: the planner's usual third argument. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ClaimTemplate, StatefulSet } from "../../core/k8s.js";
-import { Keys } from "../../core/types.js";
+import { Keys } from "../../core/keys.js";
 import { claimEdit, desiredChange, templatesFromDocument } from "../../core/desired.js";
 import { fixtureJson as fixture } from "../fixtures/apiserver.js";
 

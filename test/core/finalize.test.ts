@@ -7,7 +7,8 @@ import { planStep } from "../../core/plan.js";
 import type { WriterCapabilities } from "../../core/ports.js";
 import { revisionOf } from "../../core/revision.js";
 import { desiredTemplates } from "../../core/templates.js";
-import { Keys, type Decision, type Snapshot, type WriteRecord } from "../../core/types.js";
+import type { Decision, Snapshot, WriteRecord } from "../../core/types.js";
+import { Keys } from "../../core/keys.js";
 import { claimsFor, makeClaim, makeSet, snapshot, type SetSpec } from "./builders.js";
 
 const ALL: WriterCapabilities = {

@@ -3,7 +3,8 @@
 import { describe, expect, it } from "vitest";
 import { planStep } from "../../core/plan.js";
 import { revisionOf } from "../../core/revision.js";
-import { Keys, type Decision, type Snapshot } from "../../core/types.js";
+import type { Decision, Snapshot } from "../../core/types.js";
+import { Keys } from "../../core/keys.js";
 import { DIRECT, annotate, applyPatch, claimsFor, makeClaim, makeSet, settle, snapshot, template, patchOf } from "./builders.js";
 
 const NOW = new Date("2026-11-30T10:00:00Z");

@@ -5,7 +5,8 @@ import { describe, expect, it } from "vitest";
 import type { Pod, StatefulSet } from "../../core/k8s.js";
 import { planStep } from "../../core/plan.js";
 import type { WriterCapabilities } from "../../core/ports.js";
-import { Keys, type Decision, type Snapshot } from "../../core/types.js";
+import type { Decision, Snapshot } from "../../core/types.js";
+import { Keys } from "../../core/keys.js";
 import { verdict } from "../../core/verdict.js";
 import { claimsFor, fixture, makeClaim, makeSet, snapshot, type ClaimSpec, type SetSpec } from "./builders.js";
 

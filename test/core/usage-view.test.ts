@@ -2,7 +2,7 @@
 // threshold, from the reading autogrow itself takes (one query per set).
 import { describe, expect, it } from "vitest";
 import { usageView } from "../../core/usage-view.js";
-import { Keys } from "../../core/types.js";
+import { Keys } from "../../core/keys.js";
 import { makeSet } from "./builders.js";
 
 const GI = 1024n ** 3n;

@@ -1,7 +1,8 @@
 // What a writer's or the API server's answer makes of a decision: one function, every outcome.
 import { describe, expect, it } from "vitest";
 import { planStep } from "../../core/plan.js";
-import { Keys, type Decision, type Snapshot } from "../../core/types.js";
+import type { Decision, Snapshot } from "../../core/types.js";
+import { Keys } from "../../core/keys.js";
 import { verdict } from "../../core/verdict.js";
 import { DIRECT, claimsFor, makeSet, snapshot } from "./builders.js";
 

@@ -4,7 +4,8 @@
 import { describe, expect, it } from "vitest";
 import { planStep } from "../../core/plan.js";
 import { renderTable } from "../../core/render.js";
-import { Keys, type Action, type OrdinalReport } from "../../core/types.js";
+import type { Action, OrdinalReport } from "../../core/types.js";
+import { Keys } from "../../core/keys.js";
 import { actionText, headlineOf, linkIn, ordinalRows, podsCoordinated, recentEvents, setPage, summarize, templatesView } from "../../core/view.js";
 import { DIRECT, claimsFor, makeSet, snapshot } from "./builders.js";
 

@@ -6,7 +6,7 @@ import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import YAML from "yaml";
-import { Keys } from "../../core/types.js";
+import { Keys } from "../../core/keys.js";
 import { ROOT } from "../support/spawn-cli.js";
 
 const read = (path: string) => readFileSync(join(ROOT, path), "utf8");

@@ -2,7 +2,7 @@
 // and an integer JavaScript cannot hold exactly are refused with 400 naming them, before anything
 // runs; the scanner itself on hostile and ordinary texts.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Keys } from "../../core/types.js";
+import { Keys } from "../../core/keys.js";
 import { createApp } from "../../functions/app.js";
 import { RecentIds, webhookHeaders } from "../../functions/auth.js";
 import { strictJsonProblem } from "../../functions/http/strict-json.js";

@@ -3,7 +3,7 @@
 // server's refusals, a whole rollout, and the scheduled sweep of the Worker.
 import { setupServer } from "msw/node";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { Keys } from "../../core/types.js";
+import { Keys } from "../../core/keys.js";
 import { KubeClient } from "../../adapters/kube/client.js";
 import { signGitHubBody } from "../../adapters/gitops/webhook.js";
 import { createApp } from "../../functions/app.js";

@@ -5,7 +5,7 @@ import { Hono } from "hono";
 import { setupServer } from "msw/node";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { StateReader } from "../../core/ports.js";
-import { Keys } from "../../core/types.js";
+import { Keys } from "../../core/keys.js";
 import { KubeClient } from "../../adapters/kube/client.js";
 import { createApp, type AppDeps } from "../../functions/app.js";
 import { RecentIds, webhookHeaders } from "../../functions/auth.js";

@@ -3,7 +3,7 @@
 // decision (Blocked, with the fix), answered 200 like any other, never a 500.
 import { setupServer } from "msw/node";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { Keys } from "../../core/types.js";
+import { Keys } from "../../core/keys.js";
 import { KubeClient } from "../../adapters/kube/client.js";
 import { createApp } from "../../functions/app.js";
 import { RecentIds } from "../../functions/auth.js";

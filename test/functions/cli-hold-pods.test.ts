@@ -2,7 +2,7 @@
 // (the user's recorded) in one patch of the StatefulSet; refused without a pod writer.
 import { describe, expect, it } from "vitest";
 import { main } from "../../functions/cli.js";
-import { Keys } from "../../core/types.js";
+import { Keys } from "../../core/keys.js";
 import { simOf } from "../support/cli-target.js";
 
 const capture = () => {

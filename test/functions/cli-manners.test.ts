@@ -11,7 +11,7 @@ import YAML from "yaml";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { SCENARIO_NAMES } from "../../adapters/sim/scenario-names.js";
 import { simOf } from "../support/cli-target.js";
-import { Keys } from "../../core/types.js";
+import { Keys } from "../../core/keys.js";
 import { main } from "../../functions/cli.js";
 import { runStep } from "../../functions/step.js";
 import { serveSim, statefulSetObjects, storageClassObjects, type SocketSim } from "../support/index.js";

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { simOf } from "../support/cli-target.js";
 import { main, parseDuration, type Target } from "../../functions/cli.js";
-import { Keys } from "../../core/types.js";
+import { Keys } from "../../core/keys.js";
 import { statefulSetObjects, storageClassObjects } from "../support/index.js";
 import { serveSim, type SocketSim } from "../support/index.js";
 

@@ -5,7 +5,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { Keys } from "../../core/types.js";
+import { Keys } from "../../core/keys.js";
 import { DEFAULT_DELIVERY_TIMEOUT_MS, Relay, deliver, systemClock, type RelayEvent, type WatchEvent, type WatchSource } from "../../functions/relay/index.js";
 import { ManualClock, settle } from "./manual-clock.js";
 import { fixtureJson as fixture } from "../fixtures/apiserver.js";

@@ -8,7 +8,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Keys } from "../../core/types.js";
+import { Keys } from "../../core/keys.js";
 import { createApp } from "../../functions/app.js";
 import { RecentIds } from "../../functions/auth.js";
 import { kubeWatchSource } from "../../functions/kube-target.js";

@@ -1,6 +1,6 @@
 import { createHmac } from "node:crypto";
 import { beforeEach, describe, expect, it, vi } from "vitest";
-import { Keys } from "../../core/types.js";
+import { Keys } from "../../core/keys.js";
 import { Debouncer, Relay, ResilientWatch, deliver, type WatchEvent, type WatchSource } from "../../functions/relay/index.js";
 import { verifyWebhook } from "../../functions/auth.js";
 import type { RelayEvent } from "../../functions/relay/index.js";

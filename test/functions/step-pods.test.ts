@@ -2,7 +2,7 @@
 // patch carries the step's annotations itself (one request), a budget's refusal is recorded so no
 // step asks again for two minutes, a lost race on the uid changes nothing.
 import { describe, expect, it } from "vitest";
-import { Keys } from "../../core/types.js";
+import { Keys } from "../../core/keys.js";
 import { SCENARIOS, SET } from "../../adapters/sim/scenarios.js";
 import type { SimCluster } from "../../adapters/sim/cluster.js";
 import { runStep, type StepResult } from "../../functions/step.js";

@@ -3,7 +3,8 @@
 import { describe, expect, it } from "vitest";
 import { apiErrorFrom } from "../../adapters/api-error.js";
 import type { ApplyOutcome, ClaimWriter, Writers } from "../../core/ports.js";
-import { Keys, type Action, type EventRecord, type Snapshot } from "../../core/types.js";
+import type { Action, EventRecord, Snapshot } from "../../core/types.js";
+import { Keys } from "../../core/keys.js";
 import { PermissionError, runStep } from "../../functions/step.js";
 import { claimsFor, makeSet, snapshot, statusFixture, patchOf } from "../core/builders.js";
 

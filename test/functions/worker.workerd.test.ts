@@ -7,7 +7,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Keys } from "../../core/types.js";
+import { Keys } from "../../core/keys.js";
 import { webhookHeaders } from "../../functions/auth.js";
 import { statefulSetObjects, storageClassObjects } from "../support/index.js";
 import { serveSim, type SocketSim } from "../support/index.js";

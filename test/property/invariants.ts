@@ -6,7 +6,7 @@ import type { UsageReading } from "../../core/autogrow.js";
 import type { ClaimTemplate, PersistentVolumeClaim, StatefulSet } from "../../core/k8s.js";
 import { toBytes } from "../../core/quantity.js";
 import { revisionOf } from "../../core/revision.js";
-import { FIELD_MANAGER, Keys } from "../../core/types.js";
+import { FIELD_MANAGER, Keys } from "../../core/keys.js";
 import type { SimCluster } from "../../adapters/sim/cluster.js";
 import type { AuditEntry, Json } from "../../adapters/sim/store.js";
 import type { VolumeStats } from "../../adapters/sim/controllers/workload.js";

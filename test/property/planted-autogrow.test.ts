@@ -10,7 +10,8 @@ import type { WriterCapabilities } from "../../core/ports.js";
 import { toBytes } from "../../core/quantity.js";
 import { revisionOf } from "../../core/revision.js";
 import { desiredTemplates } from "../../core/templates.js";
-import { Keys, type Decision, type Snapshot } from "../../core/types.js";
+import type { Decision, Snapshot } from "../../core/types.js";
+import { Keys } from "../../core/keys.js";
 import type { InvariantId } from "./invariants.js";
 import type { Scenario } from "./scenario.js";
 

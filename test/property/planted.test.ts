@@ -7,7 +7,7 @@
 import { describe, expect, it, vi } from "vitest";
 import type { Decision, Snapshot } from "../../core/types.js";
 import type { WriterCapabilities } from "../../core/ports.js";
-import { Keys } from "../../core/types.js";
+import { Keys } from "../../core/keys.js";
 import type { Scenario } from "./scenario.js";
 
 type PlanStep = (snapshot: Snapshot, now: Date, writer: WriterCapabilities) => Decision;

@@ -10,7 +10,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { SimCluster, claimTemplate, statefulSetManifest } from "../../adapters/sim/cluster.js";
 import type { StateReader } from "../../core/ports.js";
-import { Keys } from "../../core/types.js";
+import { Keys } from "../../core/keys.js";
 import { runStep } from "../../functions/step.js";
 import { PLANTED_BUGS, recreateCase, runRecreateCase, type PlantedBug, type RecreateCase, type RecreateInvariant } from "./recreate.js";
 

@@ -23,7 +23,8 @@ import { RecordKeys, keptUidsOf, recordName } from "../../core/finalize.js";
 import type { ClaimTemplate } from "../../core/k8s.js";
 import type { RecreateWriter, StateReader, Writers } from "../../core/ports.js";
 import { revisionOf } from "../../core/revision.js";
-import { Keys, type Decision, type Snapshot } from "../../core/types.js";
+import type { Decision, Snapshot } from "../../core/types.js";
+import { Keys } from "../../core/keys.js";
 import { runStep, type StepResult } from "../../functions/step.js";
 
 export const REF = { namespace: "default", name: "db" } as const;

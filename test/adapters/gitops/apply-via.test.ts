@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { writerFor } from "../../../adapters/gitops/apply-via.js";
 import type { ClaimWriter } from "../../../core/ports.js";
 import { applyViaOf } from "../../../core/statefulset.js";
-import { Keys } from "../../../core/types.js";
+import { Keys } from "../../../core/keys.js";
 import { makeClaim, makeSet, snapshot } from "../../core/builders.js";
 
 const writer = (name: string): ClaimWriter => ({

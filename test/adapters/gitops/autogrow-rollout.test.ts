@@ -14,7 +14,8 @@ import { SimCluster, claimTemplate, statefulSetManifest } from "../../../adapter
 import type { Json } from "../../../adapters/sim/store.js";
 import type { MetricsReader } from "../../../core/ports.js";
 import { toBytes } from "../../../core/quantity.js";
-import { Keys, type SetRef } from "../../../core/types.js";
+import type { SetRef } from "../../../core/types.js";
+import { Keys } from "../../../core/keys.js";
 import { gitopsWebhookRoutes } from "../../../functions/routes/gitops-webhooks.js";
 import { runStep, type StepResult } from "../../../functions/step.js";
 import { FakeGitHub } from "./fake-github.js";

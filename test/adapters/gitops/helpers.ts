@@ -6,7 +6,8 @@ import { planStep } from "../../../core/plan.js";
 import type { WriterCapabilities } from "../../../core/ports.js";
 import { revisionOf } from "../../../core/revision.js";
 import { desiredTemplates } from "../../../core/templates.js";
-import { Keys, type Decision, type PatchClaim, type ProposeRecreate } from "../../../core/types.js";
+import type { Decision, PatchClaim, ProposeRecreate } from "../../../core/types.js";
+import { Keys } from "../../../core/keys.js";
 import { DIRECT, annotate, applyPatch, claimsFor, makeClaim, makeSet, settle, snapshot, patchOf } from "../../core/builders.js";
 
 export const NOW = new Date("2026-11-30T10:00:00Z");

@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import YAML from "yaml";
 import { pullRequestWriter } from "../../../adapters/gitops/writer.js";
-import { Keys } from "../../../core/types.js";
+import { Keys } from "../../../core/keys.js";
 import { FakeGitHub } from "./fake-github.js";
 import { FakeGitLab } from "./fake-gitlab.js";
 import { FakeRepo } from "./fake-repo.js";

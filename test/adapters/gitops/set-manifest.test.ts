@@ -4,7 +4,8 @@ import { describe, expect, it } from "vitest";
 import YAML from "yaml";
 import { ManifestError } from "../../../adapters/gitops/manifest.js";
 import { carriesTemplates, editSetManifest, templateChanges } from "../../../adapters/gitops/set-manifest.js";
-import { Keys, type ProposeRecreate } from "../../../core/types.js";
+import type { ProposeRecreate } from "../../../core/types.js";
+import { Keys } from "../../../core/keys.js";
 
 const PATH = "clusters/prod/apps/prod/db.yaml";
 const BASE = "main";

@@ -10,7 +10,7 @@ import { SIM_SERVER } from "../../../adapters/sim/http.js";
 import { parseSelector } from "../../../adapters/sim/prometheus.js";
 import { AUTOGROW_POLICY, SCENARIOS, SET } from "../../../adapters/sim/scenarios.js";
 import { percentOf } from "../../../core/autogrow.js";
-import { Keys } from "../../../core/types.js";
+import { Keys } from "../../../core/keys.js";
 import { runStep, type StepResult } from "../../../functions/step.js";
 import { createSimServer } from "../../support/index.js";
 
