@@ -20,7 +20,9 @@ import { Problem, methodNotAllowed, notFound, onError } from "./http/problem.js"
 import { refuseLaxJson, validate } from "./http/validate.js";
 import { YAML_LIMITS, yamlOverLimits } from "./http/yaml-bounds.js";
 import { Name, Namespace, RelayEvent } from "./relay/event.js";
-import { runStep, type StepResult } from "./step.js";
+import type { StepResult } from "./step.js";
+import { recordedStep } from "./recorded-step.js";
+import type { Recorder } from "../core/recorder.js";
 import { uiRoutes, type UiOptions } from "./ui/routes.js";
 import { ADMISSION_PATH, admissionRoutes } from "./routes/admission.js";
 
@@ -53,6 +55,8 @@ export interface AppDeps {
   metrics?: MetricsReader;
   /** Runs the steps that write (not plans) instead of runStep here: the Worker's set objects (functions/fleet/). */
   stepper?: (ref: SetRef) => Promise<StepResult>;
+  /** The Node server's metrics (docs/operating.md "Metrics"): each step here is told to it. */
+  recorder?: Recorder;
 }
 
 const PathRef = z.object({ namespace: Namespace, name: Name });
@@ -85,7 +89,9 @@ export function createApp(deps: AppDeps): Hono<AuthEnv> {
 
   const step = async (ref: SetRef, dryRun: boolean, via: string): Promise<StepResult> => {
     const result =
-      deps.stepper && !dryRun ? await deps.stepper(ref) : await runStep({ reader: deps.reader, writers: deps.writers, metrics: deps.metrics, ref, now: deps.now(), dryRun });
+      deps.stepper && !dryRun
+        ? await deps.stepper(ref)
+        : await recordedStep({ reader: deps.reader, writers: deps.writers, metrics: deps.metrics, ref, now: deps.now(), dryRun, recorder: deps.recorder });
     log({
       msg: "step",
       via,

@@ -11,7 +11,8 @@ import { createApp, type AppDeps } from "./app.js";
 import { RecentIds } from "./auth.js";
 import { configFromEnv, type AppConfig } from "./config.js";
 import type { Leadership } from "./lease/elector.js";
-import { runStep } from "./step.js";
+import { countingMetrics, recordedStep } from "./recorded-step.js";
+import type { ApiRequestRecord } from "../core/recorder.js";
 import { signalledReader, stopOnAbort, sweep } from "./sweep.js";
 import { RefusalBackoff } from "./backoff.js";
 import { wire } from "./wiring.js";
@@ -28,7 +29,8 @@ const jsonLog: Log = (entry) => console.log(JSON.stringify({ time: new Date().to
 export const DEFAULT_HOST = "127.0.0.1";
 
 export interface ServerOptions {
-  app: Hono<any>;
+  /** The app (its fetch: functions/metrics.ts wraps the app's with GET /metrics). */
+  app: Pick<Hono<any>, "fetch">;
   port: number;
   /** The address to bind; default 127.0.0.1 (this machine only). */
   hostname?: string;
@@ -174,14 +176,14 @@ export interface ServeFromEnvOptions {
   log?: Log;
 }
 
-/** The API server client: KUBE_API_SERVER + KUBE_TOKEN when set, else kubeconfig / in-cluster. */
-async function kubeClientFor(config: AppConfig, opts: ServeFromEnvOptions): Promise<KubeClient> {
+/** The API server client: KUBE_API_SERVER + KUBE_TOKEN when set, else kubeconfig / in-cluster; each request told to `onRequest` (the metrics). */
+async function kubeClientFor(config: AppConfig, opts: ServeFromEnvOptions, onRequest: (r: ApiRequestRecord) => void): Promise<KubeClient> {
   if (config.kube) {
     const { server, token, headers } = config.kube;
-    return new KubeClient({ server, headers: { ...headers, ...(token ? { Authorization: `Bearer ${token}` } : {}) } });
+    return new KubeClient({ server, headers: { ...headers, ...(token ? { Authorization: `Bearer ${token}` } : {}) }, onRequest });
   }
-  const { nodeKubeClient } = await import("./kube-target.js");
-  return nodeKubeClient({ ...(opts.kubeconfig ? { kubeconfig: opts.kubeconfig } : {}), ...(opts.context ? { context: opts.context } : {}) }).client;
+  const { nodeKubeTarget } = await import("../adapters/kube-node/kubeconfig.js");
+  return nodeKubeTarget({ ...(opts.kubeconfig ? { kubeconfig: opts.kubeconfig } : {}), ...(opts.context ? { context: opts.context } : {}) }, { onRequest }).client;
 }
 
 /** `claimstep serve` and the container's entry point: runs until SIGTERM/SIGINT, then exits 0. */
@@ -191,6 +193,12 @@ export async function serveFromEnv(opts: ServeFromEnvOptions): Promise<number> {
   const tls = tlsFilesFromEnv(opts.env);
   const replay = new RecentIds();
   const port = opts.port ?? Number(opts.env.PORT ?? 8080);
+  // The metrics (docs/operating.md "Metrics"): GET /metrics behind a bearer token, and on CLAIMSTEP_METRICS_ADDR.
+  const { instrumentFetch, metricsConfigFromEnv, serveMetrics } = await import("./metrics.js");
+  const { PromRecorder } = await import("../adapters/metrics/registry.js");
+  const metricsConfig = metricsConfigFromEnv(opts.env, config.bearerTokens);
+  const recorder = new PromRecorder({ now: () => deps.now().getTime() });
+  const onRequest = (r: ApiRequestRecord) => recorder.apiRequest(r);
   let deps: AppDeps;
   let listOptedIn: (ns: string | undefined) => Promise<{ namespace: string; name: string }[]>;
   /** Where the sweeper's Lease is (CLAIMSTEP_LEASE=true). */
@@ -203,9 +211,14 @@ export async function serveFromEnv(opts: ServeFromEnvOptions): Promise<number> {
     const { listOptedInSets } = await import("../adapters/kube/reader.js");
     const { uiSource } = await import("./ui/source.js");
     const sim = await SCENARIOS[scenarioName(opts.cluster)]!.build(1);
+    // The production reader and writers over a client of the cluster's that counts its requests.
+    const { KubeReader } = await import("../adapters/kube/reader.js");
+    const { kubeWriters } = await import("../adapters/kube/writer.js");
+    const client = sim.newClient({ onRequest });
     deps = {
-      reader: sim.reader,
-      writers: sim.writers,
+      reader: new KubeReader(client),
+      writers: kubeWriters(client, { reportingInstance: "claimstep-sim" }),
+      recorder,
       auth: { bearerTokens: config.bearerTokens, webhookSecrets: config.webhookSecrets, replay },
       now: () => sim.now(),
       namespaces: config.namespaces,
@@ -213,20 +226,27 @@ export async function serveFromEnv(opts: ServeFromEnvOptions): Promise<number> {
       log,
       ...(config.viewers?.length ? { ui: { viewers: config.viewers, source: uiSource(sim.client), clock: "simulated" as const } } : {}),
       // Autogrow reads the simulated cluster's own Prometheus (CLAIMSTEP_PROMETHEUS_URL is not used).
-      metrics: sim.metrics,
+      metrics: countingMetrics(sim.metrics, recorder),
     };
-    listOptedIn = (ns) => listOptedInSets(sim.client, ns);
+    listOptedIn = (ns) => listOptedInSets(client, ns);
     leaseClient = sim.client;
     wallClock = setInterval(() => sim.advance(1000), 1000);
   } else {
-    const client = await kubeClientFor(config, opts);
-    const wiring = wire({ client, config, now: () => new Date(), replay, log, instance: opts.env.HOSTNAME ?? "claimstep" });
+    const client = await kubeClientFor(config, opts, onRequest);
+    const wiring = wire({ client, config, now: () => new Date(), replay, log, instance: opts.env.HOSTNAME ?? "claimstep", recorder });
     deps = wiring.deps;
     listOptedIn = (ns) => wiring.listOptedIn(ns);
     leaseClient = client;
   }
 
   const app = createApp(deps);
+  // A set the sweep no longer lists (deleted, opted out) loses its series.
+  const listed = listOptedIn;
+  listOptedIn = async (ns) => {
+    const refs = await listed(ns);
+    recorder.setsListed(ns, refs);
+    return refs;
+  };
   let tick = 0;
   // A set whose write the server refused is left alone for a growing pause (core/backoff.ts), on the steps' clock.
   const backoff = new RefusalBackoff(() => deps.now().getTime());
@@ -238,6 +258,8 @@ export async function serveFromEnv(opts: ServeFromEnvOptions): Promise<number> {
     const { kubeElector, leaseIdentity } = await import("./lease/index.js");
     leader = kubeElector({ client: leaseClient, config: config.lease, identity: leaseIdentity(opts.env.HOSTNAME), log });
   }
+  // claimstep_lease_holder: 1 while this replica sweeps (holds the Lease, or sweeps alone).
+  recorder.sweeps(() => (leader ? leader.holds() : intervalSeconds > 0));
   // The signal handlers go in before the server says it listens: a SIGTERM right after
   // "listening" must stop it gracefully (exit 0), never kill it.
   const stopped = new Promise<void>((resolve) => {
@@ -252,8 +274,10 @@ export async function serveFromEnv(opts: ServeFromEnvOptions): Promise<number> {
     process.on("SIGTERM", onTerm);
     process.on("SIGINT", onInt);
   });
+  const metricsServer = metricsConfig.addr ? await serveMetrics({ recorder, ...metricsConfig.addr }) : undefined;
+  if (metricsServer) log({ msg: "metrics", url: `http://${metricsConfig.addr!.host}:${metricsServer.port}/metrics` });
   const server = await startServer({
-    app,
+    app: { fetch: instrumentFetch(app.fetch, recorder, metricsConfig.tokens) },
     port,
     hostname: opts.host ?? (opts.env.CLAIMSTEP_HOST || DEFAULT_HOST),
     log,
@@ -268,12 +292,13 @@ export async function serveFromEnv(opts: ServeFromEnvOptions): Promise<number> {
               namespaces: config.namespaces,
               // A lost Lease aborts the signal: the running step stops before its next write.
               step: (ref, signal) =>
-                runStep({
+                recordedStep({
                   reader: signal ? signalledReader(deps.reader, signal) : deps.reader,
                   writers: signal ? stopOnAbort(deps.writers, signal) : deps.writers,
                   metrics: deps.metrics,
                   ref,
                   now: deps.now(),
+                  recorder,
                 }),
               tick: tick++,
               log,
@@ -285,6 +310,7 @@ export async function serveFromEnv(opts: ServeFromEnvOptions): Promise<number> {
   }).catch((err: unknown) => {
     // Nothing may keep the process alive once it cannot listen.
     if (wallClock) clearInterval(wallClock);
+    void metricsServer?.close();
     throw err;
   });
   if (deps.ui) log({ msg: "status page", url: `${tls ? "https" : "http"}://${opts.host ?? (opts.env.CLAIMSTEP_HOST || DEFAULT_HOST)}:${server.port}/ui` });
@@ -292,5 +318,6 @@ export async function serveFromEnv(opts: ServeFromEnvOptions): Promise<number> {
   await stopped;
   if (wallClock) clearInterval(wallClock);
   await server.close();
+  await metricsServer?.close();
   return 0;
 }

@@ -16,7 +16,9 @@ import type { AppDeps, Mount } from "./app.js";
 import { type AnyReplayGuard, RecentIds } from "./auth.js";
 import type { AppConfig } from "./config.js";
 import { gitopsWebhookRoutes } from "./routes/gitops-webhooks.js";
-import { runStep, type StepResult } from "./step.js";
+import type { StepResult } from "./step.js";
+import { countingMetrics, recordedStep } from "./recorded-step.js";
+import type { Recorder } from "../core/recorder.js";
 import { uiSource } from "./ui/source.js";
 
 export interface WiringOptions {
@@ -39,6 +41,8 @@ export interface WiringOptions {
    * the set's Durable Object, which serializes the steps of its set (functions/fleet/).
    */
   step?: (ref: SetRef) => Promise<StepResult>;
+  /** The Node server's metrics: steps and autogrow's failed queries are told to it (the client's requests are counted by the client's own hook). */
+  recorder?: Recorder;
 }
 
 export interface Wiring {
@@ -53,7 +57,8 @@ export function wire(opts: WiringOptions): Wiring {
   const direct = kubeWriters(client, { reportingInstance: opts.instance ?? "claimstep" });
   const pullRequest = config.gitops ? pullRequestWriter(config.gitops, opts.fetch ? { fetch: opts.fetch } : {}) : undefined;
   const writers: Writers = { ...direct, claims: writerFor({ direct: direct.claims, ...(pullRequest ? { pullRequest } : {}) }) };
-  const metrics: MetricsReader | undefined = config.prometheus ? new PrometheusMetrics({ ...config.prometheus, ...(opts.fetch ? { fetch: opts.fetch } : {}) }) : undefined;
+  const prometheus: MetricsReader | undefined = config.prometheus ? new PrometheusMetrics({ ...config.prometheus, ...(opts.fetch ? { fetch: opts.fetch } : {}) }) : undefined;
+  const metrics = prometheus && opts.recorder ? countingMetrics(prometheus, opts.recorder) : prometheus;
 
   const githubRepository = config.gitops?.provider === "github" ? config.gitops.repository : undefined;
   const gitlabRepository = config.gitops?.provider === "gitlab" ? config.gitops.repository : undefined;
@@ -65,7 +70,7 @@ export function wire(opts: WiringOptions): Wiring {
         // Only pull requests whose head is the GitOps repository step the set (a fork's are ignored).
         ...(config.githubWebhookSecret ? { github: { secret: config.githubWebhookSecret, ...(githubRepository ? { repository: githubRepository } : {}) } } : {}),
         ...(config.gitlabWebhookToken ? { gitlab: { token: config.gitlabWebhookToken, ...(gitlabRepository ? { repository: gitlabRepository } : {}) } } : {}),
-        step: (ref) => (opts.step ? opts.step(ref) : runStep({ reader, writers, metrics, ref, now: opts.now() })),
+        step: (ref) => (opts.step ? opts.step(ref) : recordedStep({ reader, writers, metrics, ref, now: opts.now(), recorder: opts.recorder })),
         namespaces: config.namespaces,
         replay: opts.forgeReplay ?? new RecentIds(),
         ...(opts.log ? { log: opts.log } : {}),
@@ -85,6 +90,7 @@ export function wire(opts: WiringOptions): Wiring {
     ...(config.viewers?.length ? { ui: { viewers: config.viewers, source: uiSource(client) } } : {}),
     ...(metrics ? { metrics } : {}),
     ...(opts.step ? { stepper: opts.step } : {}),
+    ...(opts.recorder ? { recorder: opts.recorder } : {}),
   };
 
   return {

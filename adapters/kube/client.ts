@@ -3,6 +3,7 @@
 // headers, times out each attempt, follows list pagination, parses `Status` bodies into
 // ApiError, and retries what is safe to retry.
 import type * as z from "../../core/zod.js";
+import type { ApiRequestRecord } from "../../core/recorder.js";
 import { listOf } from "../../core/k8s.js";
 import { ApiError, apiErrorFrom } from "../api-error.js";
 import { describeRequest, methodOf, pathOf, type Route, type Target } from "./routes.js";
@@ -32,6 +33,8 @@ export interface KubeClientOptions {
   pageSize?: number;
   /** How to wait between attempts (tests pass one that records and returns at once). */
   sleep?: (ms: number) => Promise<void>;
+  /** Told of every attempt: its verb, resource, status code (or "error": no answer) and seconds (the Node server's metrics). */
+  onRequest?: (record: ApiRequestRecord) => void;
 }
 
 export interface RequestOptions {
@@ -207,6 +210,19 @@ export class KubeClient {
   }
 
   private async attempt(url: string, route: Route, request: string, opts: RequestOptions): Promise<unknown> {
+    const hook = this.opts.onRequest;
+    if (!hook) return this.attemptOnce(url, route, request, opts);
+    const started = performance.now();
+    let code: number | "error" = "error";
+    try {
+      const body = await this.attemptOnce(url, route, request, opts, (status) => (code = status));
+      return body;
+    } finally {
+      hook({ verb: route.verb, resource: route.subresource ? `${route.resource}/${route.subresource}` : route.resource, code, seconds: (performance.now() - started) / 1000 });
+    }
+  }
+
+  private async attemptOnce(url: string, route: Route, request: string, opts: RequestOptions, answered?: (status: number) => void): Promise<unknown> {
     const headers: Record<string, string> = {
       Accept: "application/json",
       "User-Agent": USER_AGENT, // how the API server's audit log names the caller
@@ -226,6 +242,7 @@ export class KubeClient {
         signal,
       });
       text = await res.text();
+      answered?.(res.status);
     } catch (err) {
       if (opts.signal?.aborted) throw err; // the caller gave up: not ours to report or retry
       if (timeout.aborted) {

@@ -1,0 +1,150 @@
+// GET /metrics on the Node server (docs/operating.md "Metrics"): on the main port behind a bearer
+// token (an API token or CLAIMSTEP_METRICS_TOKEN), and, with CLAIMSTEP_METRICS_ADDR, without one on
+// an address of its own (for a Prometheus inside the cluster's network). The app's fetch is
+// wrapped: the wrapper answers /metrics and counts the deliveries and admission reviews by their
+// answers, so the routes themselves (shared with the Worker) know nothing of metrics. Node only.
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { PromRecorder } from "../adapters/metrics/registry.js";
+import type { DeliveryResult, DeliverySource, Recorder } from "../core/recorder.js";
+import { bearerMatches } from "./auth.js";
+import { ADMISSION_PATH } from "./routes/admission.js";
+
+/** A metrics token is a bearer token: as long as an API token must be. */
+export const MIN_METRICS_TOKEN_LENGTH = 16;
+
+export interface MetricsConfig {
+  /** Bearer tokens GET /metrics on the main port accepts: the API tokens and CLAIMSTEP_METRICS_TOKEN. */
+  tokens: string[];
+  /** CLAIMSTEP_METRICS_ADDR: serve /metrics, unauthenticated, here too. */
+  addr?: { host: string; port: number };
+}
+
+/** CLAIMSTEP_METRICS_TOKEN (comma-separated) and CLAIMSTEP_METRICS_ADDR (host:port); a bad value throws, naming the variable and the fix. */
+export function metricsConfigFromEnv(env: Record<string, string | undefined>, apiTokens: readonly string[]): MetricsConfig {
+  const own = (env.CLAIMSTEP_METRICS_TOKEN ?? "")
+    .split(",")
+    .map((t) => t.trim())
+    .filter(Boolean);
+  if (own.some((t) => t.length < MIN_METRICS_TOKEN_LENGTH)) {
+    throw new Error(`CLAIMSTEP_METRICS_TOKEN: each token must be at least ${MIN_METRICS_TOKEN_LENGTH} characters (e.g. \`openssl rand -hex 32\`)`);
+  }
+  const raw = env.CLAIMSTEP_METRICS_ADDR?.trim();
+  let addr: MetricsConfig["addr"];
+  if (raw) {
+    const m = /^(\[[0-9a-fA-F:]+\]|[^\s:/]+):(\d+)$/.exec(raw);
+    if (!m) throw new Error(`CLAIMSTEP_METRICS_ADDR: ${JSON.stringify(raw)} is not host:port; write e.g. 127.0.0.1:9464 (or 0.0.0.0:9464 for the pod's network)`);
+    const port = Number(m[2]);
+    if (port < 1 || port > 65535) throw new Error(`CLAIMSTEP_METRICS_ADDR: port ${m[2]} is out of range; choose a port from 1 to 65535, e.g. 9464`);
+    addr = { host: m[1]!.replace(/^\[|\]$/g, ""), port };
+  }
+  return { tokens: [...apiTokens, ...own], ...(addr ? { addr } : {}) };
+}
+
+type AppFetch = (request: Request, ...rest: any[]) => Response | Promise<Response>;
+
+const problem = (status: number, error: string, message: string, headers: Record<string, string> = {}) =>
+  new Response(JSON.stringify({ error, message }), { status, headers: { "content-type": "application/json", ...headers } });
+
+/** The exposition, as GET /metrics answers it. */
+export async function metricsResponse(recorder: PromRecorder): Promise<Response> {
+  return new Response(await recorder.metrics(), { status: 200, headers: { "content-type": recorder.contentType, "cache-control": "no-store" } });
+}
+
+const SOURCES: Record<string, DeliverySource> = {
+  "/v1/relay": "relay",
+  "/v1/webhooks/github": "github",
+  "/v1/webhooks/gitlab": "gitlab",
+  "/v1/steps": "api",
+};
+const TEMPLATES_PATH = /^\/v1\/statefulsets\/[^/]+\/[^/]+\/templates$/;
+
+/** A small JSON answer's body, or undefined (never throws, never reads a stream the client still needs: it reads a clone). */
+const jsonOf = async (res: Response): Promise<any> => {
+  try {
+    return await res.clone().json();
+  } catch {
+    return undefined;
+  }
+};
+
+async function deliveryResult(res: Response): Promise<DeliveryResult> {
+  if (res.status === 202) return "ignored";
+  if (res.status < 300) return "accepted";
+  // 401 Replayed: a delivery received before; 503 with a decision: the step ran and will be retried.
+  if (res.status === 401 || res.status === 503) {
+    const body = await jsonOf(res);
+    if (res.status === 401 && body?.failure === "Replayed") return "replayed";
+    if (res.status === 503 && body?.decision !== undefined) return "accepted";
+  }
+  return "refused";
+}
+
+/**
+ * The app's fetch with GET /metrics in front (bearer: `tokens`), the deliveries and the admission
+ * reviews counted by their answers.
+ */
+export function instrumentFetch(appFetch: AppFetch, recorder: PromRecorder, tokens: readonly string[]): AppFetch {
+  return async (request, ...rest) => {
+    const path = new URL(request.url).pathname;
+    if (path === "/metrics") {
+      if (request.method !== "GET" && request.method !== "HEAD") return problem(405, "MethodNotAllowed", "use GET /metrics", { allow: "GET, HEAD" });
+      if (!(await bearerMatches(request.headers.get("authorization") ?? undefined, tokens))) {
+        return problem(401, "Unauthorized", "send Authorization: Bearer <token> (CLAIMSTEP_API_TOKEN or CLAIMSTEP_METRICS_TOKEN), or scrape CLAIMSTEP_METRICS_ADDR", {
+          "www-authenticate": 'Bearer realm="claimstep"',
+        });
+      }
+      return metricsResponse(recorder);
+    }
+    const res = await appFetch(request, ...rest);
+    if (request.method === "POST") await count(recorder, path, res);
+    return res;
+  };
+}
+
+async function count(recorder: Recorder, path: string, res: Response): Promise<void> {
+  const source = SOURCES[path] ?? (TEMPLATES_PATH.test(path) ? "api" : undefined);
+  if (source) return recorder.delivery(source, await deliveryResult(res));
+  if (path === ADMISSION_PATH || path.startsWith(`${ADMISSION_PATH}/`)) {
+    if (res.status !== 200) return recorder.admissionReview("error");
+    const body = await jsonOf(res);
+    const response = body?.response;
+    recorder.admissionReview(response?.allowed !== true ? "error" : response.patch ? "patched" : "allowed");
+  }
+}
+
+/** /metrics alone, unauthenticated, on an address of its own (CLAIMSTEP_METRICS_ADDR). */
+export async function serveMetrics(opts: { recorder: PromRecorder; host: string; port: number }): Promise<{ port: number; close(): Promise<void> }> {
+  const server = createServer((req, res) => {
+    const path = (req.url ?? "/").split("?")[0];
+    if (path !== "/metrics") {
+      res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: "NotFound", message: "only GET /metrics is served here" }));
+      return;
+    }
+    if (req.method !== "GET" && req.method !== "HEAD") {
+      res.writeHead(405, { "content-type": "application/json", allow: "GET, HEAD" }).end(JSON.stringify({ error: "MethodNotAllowed", message: "use GET /metrics" }));
+      return;
+    }
+    opts.recorder.metrics().then(
+      (text) => res.writeHead(200, { "content-type": opts.recorder.contentType, "cache-control": "no-store" }).end(req.method === "HEAD" ? undefined : text),
+      (err: Error) => res.writeHead(500, { "content-type": "application/json" }).end(JSON.stringify({ error: "InternalError", message: err.message })),
+    );
+  });
+  server.headersTimeout = 10_000;
+  server.requestTimeout = 30_000;
+  server.maxConnections = 64;
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", (err: NodeJS.ErrnoException) =>
+      reject(new Error(`cannot listen on CLAIMSTEP_METRICS_ADDR ${opts.host}:${opts.port}: ${err.code === "EADDRINUSE" ? "the port is in use (EADDRINUSE); choose another" : err.message}`)),
+    );
+    server.listen(opts.port, opts.host, () => resolve());
+  });
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
