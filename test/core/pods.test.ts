@@ -218,8 +218,8 @@ describe("bad pod annotations block and write nothing", () => {
   });
 });
 
-/** A claim at the revision whose volume grew and whose file system waits on its pod since `minutes` ago. */
-const waitingOnPod = (revision: string, minutes: number): ClaimSpec & { lastTransitionTime?: string } => ({
+/** A claim at the revision whose volume grew and whose file system waits on its pod. */
+const waitingOnPod = (revision: string): ClaimSpec & { lastTransitionTime?: string } => ({
   storage: "2Gi",
   capacity: "1Gi",
   revision,
@@ -232,7 +232,7 @@ function restartWorld(opts: { waitedMinutes?: number; pods?: Record<number, PodS
   const annotations = { [Keys.restartPods]: "WhenRequired", ...opts.annotations };
   const base = world({ set: { annotations }, rolling: false });
   const revision = revisionOf(base);
-  const s = world({ set: { annotations }, rolling: false, claims: { 2: waitingOnPod(revision, 0) }, ...(opts.pods ? { pods: opts.pods } : {}) });
+  const s = world({ set: { annotations }, rolling: false, claims: { 2: waitingOnPod(revision) }, ...(opts.pods ? { pods: opts.pods } : {}) });
   const claim = s.claims.find((c) => c.metadata.name === "data-web-2")!;
   if (opts.inUse) {
     claim.status = { ...claim.status, allocatedResourceStatuses: { storage: "ControllerResizeInProgress" }, conditions: [{ type: "ControllerResizeError", status: "True", message: "volume pvc-1 is in use by pod web-2; the driver only supports offline expansion" }] };

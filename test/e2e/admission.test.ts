@@ -205,7 +205,6 @@ async function expectConverged(t: E2E, set: string, m: KubeObject, oldUid: strin
   return live;
 }
 
-const lastLines = (s: string, n: number) => s.trim().split("\n").slice(-n).join("\n");
 /** The run's lines about the end of the rollout and the re-create (its plain lines, not the ordinal table). */
 const runHighlights = (stdout: string) =>
   stdout

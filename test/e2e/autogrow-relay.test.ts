@@ -267,7 +267,7 @@ describe("the relay following a real watch, driving claimstep serve", () => {
       expect([0, null], describeRun(serveRun)).toContain(serveRun.code);
       await auditCaughtUp(e2e);
       // serve's steps and the relay's watches are claimstep's user too: the audit checks cover them.
-      const check = expectCleanAudit(e2e, since);
+      expectCleanAudit(e2e, since);
       // The relay's requests: only lists and watches, none refused once running.
       const relayRequests = e2e.audit({ since: new Date(since), user: RELAY_USER });
       expect(relayRequests.filter((e) => e.verb === "watch").length, describeAudit(relayRequests)).toBeGreaterThanOrEqual(3);

@@ -56,7 +56,7 @@ const postChunked = (path: string, headers: Record<string, string>, body: string
       res.on("end", () => {
         try {
           resolve({ status: res.statusCode!, headers: res.headers, json: JSON.parse(text) });
-        } catch (err) {
+        } catch {
           reject(new Error(`not JSON (${res.statusCode}): ${text}`));
         }
       });

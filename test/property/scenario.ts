@@ -377,7 +377,7 @@ export function waitingReason(s: Scenario): string | undefined {
  * one may stall, so it is held to the safety invariants only (kind waiting). Remove an entry
  * once its bug is fixed, and the soak holds those scenarios to I6 again.
  */
-export function knownBug(s: Scenario): string | undefined {
+export function knownBug(_s: Scenario): string | undefined {
   // KNOWN BUG 1 (P2/P3 deadlock after a scale-up or a new revision under ClaimsFirst) and KNOWN
   // BUG 2 (an offline-only expansion waiting on its pod taken for a failed one on a pre-1.34
   // server) were fixed in 4726180; their scenarios are regression tests in known-bugs.test.ts.

@@ -51,11 +51,6 @@ const until = async <T>(what: string, f: () => T | Promise<T>, ms = 30_000): Pro
     await sleep(200);
   }
 };
-const requests = (sim: SocketSim, name?: string) =>
-  sim.fake.http
-    .requests()
-    .filter((r) => !name || r.name === name || (r.name ?? "").includes(`-${name}-`) || r.resource !== "statefulsets")
-    .map((r) => `${r.verb} ${r.resource}${r.name ? ` ${r.name}` : ""}`);
 const patched = (sim: SocketSim, claim: string) => sim.fake.http.requests().some((r) => r.verb === "patch" && r.name === claim);
 const bearer = { authorization: `Bearer ${API_TOKEN}` };
 const state = async (cluster: string, name: string) => (await (await fetch(`${base}/v1/clusters/${cluster}/statefulsets/default/${name}/state`, { headers: bearer })).json()) as any;
