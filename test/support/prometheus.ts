@@ -3,7 +3,7 @@
 // every second (and evaluating rule files every second), queried through its HTTP API. Every wait
 // is bounded; `stop()` always ends the process (SIGTERM, then SIGKILL) and removes the directory.
 // Tests skip when the binary is absent (`hasPrometheus`), saying so.
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -40,7 +40,13 @@ export interface PrometheusSample {
 /** An API answer: the status code and the parsed body (`status`, `data` or `errorType`/`error`). */
 export interface ApiAnswer {
   code: number;
-  body: { status: string; data?: { resultType: string; result: unknown }; errorType?: string; error?: string; warnings?: string[] };
+  body: {
+    status: string;
+    data?: { resultType: string; result: unknown };
+    errorType?: string;
+    error?: string;
+    warnings?: string[];
+  };
 }
 
 export interface RealPrometheus {
@@ -121,7 +127,13 @@ export async function startPrometheus(opts: PrometheusOptions): Promise<RealProm
     output = "";
     const proc = spawn(
       PROMETHEUS_BIN,
-      [`--config.file=${config}`, `--storage.tsdb.path=${join(dir, "data")}`, `--web.listen-address=127.0.0.1:${port}`, "--log.level=warn", "--storage.tsdb.retention.time=1h"],
+      [
+        `--config.file=${config}`,
+        `--storage.tsdb.path=${join(dir, "data")}`,
+        `--web.listen-address=127.0.0.1:${port}`,
+        "--log.level=warn",
+        "--storage.tsdb.retention.time=1h",
+      ],
       { stdio: ["ignore", "pipe", "pipe"] },
     );
     child = proc;
@@ -135,7 +147,9 @@ export async function startPrometheus(opts: PrometheusOptions): Promise<RealProm
     if (ready) break;
     await stop();
     if (attempt === 3 || !/address already in use/.test(output)) {
-      throw new Error(`prometheus did not become ready at ${url} within ${PROMETHEUS_READY_MS / 1000} s (exit ${proc.exitCode ?? proc.signalCode ?? "none"}):\n${output}`);
+      throw new Error(
+        `prometheus did not become ready at ${url} within ${PROMETHEUS_READY_MS / 1000} s (exit ${proc.exitCode ?? proc.signalCode ?? "none"}):\n${output}`,
+      );
     }
   }
 
@@ -149,10 +163,17 @@ export async function startPrometheus(opts: PrometheusOptions): Promise<RealProm
     }
   };
   const queryRaw = (expr: string) =>
-    api("/api/v1/query", { method: "POST", headers: { "Content-Type": "application/x-www-form-urlencoded" }, body: new URLSearchParams({ query: expr }).toString() });
+    api("/api/v1/query", {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ query: expr }).toString(),
+    });
   const query = async (expr: string): Promise<PrometheusSample[]> => {
     const a = await queryRaw(expr);
-    if (a.code !== 200 || a.body.status !== "success") throw new Error(`prometheus refused ${expr}: HTTP ${a.code} ${a.body.errorType ?? ""}: ${a.body.error ?? JSON.stringify(a.body)}`);
+    if (a.code !== 200 || a.body.status !== "success")
+      throw new Error(
+        `prometheus refused ${expr}: HTTP ${a.code} ${a.body.errorType ?? ""}: ${a.body.error ?? JSON.stringify(a.body)}`,
+      );
     if (a.body.data!.resultType !== "vector") throw new Error(`${expr}: a ${a.body.data!.resultType}, not a vector`);
     return a.body.data!.result as PrometheusSample[];
   };
@@ -174,7 +195,9 @@ export async function startPrometheus(opts: PrometheusOptions): Promise<RealProm
         await delay(250);
       }
       const targets = await api("/api/v1/targets").catch((e: Error) => ({ body: e.message }));
-      throw new Error(`prometheus: ${expr} not as expected within ${timeoutMs / 1000} s; last: ${JSON.stringify(last).slice(0, 2_000)}\ntargets: ${JSON.stringify(targets.body).slice(0, 2_000)}\nlog:\n${output}`);
+      throw new Error(
+        `prometheus: ${expr} not as expected within ${timeoutMs / 1000} s; last: ${JSON.stringify(last).slice(0, 2_000)}\ntargets: ${JSON.stringify(targets.body).slice(0, 2_000)}\nlog:\n${output}`,
+      );
     },
     async get(path) {
       return (await api(path)).body;
@@ -201,7 +224,13 @@ async function waitReady(url: string, proc: ChildProcess): Promise<boolean> {
 }
 
 /** Grafana's variables as a test fills them: every namespace and set, a rate window Prometheus accepts. */
-export const GRAFANA_VARIABLES: Record<string, string> = { namespace: ".*", name: ".*", __rate_interval: "1m", __interval: "15s", __range: "1h" };
+export const GRAFANA_VARIABLES: Record<string, string> = {
+  namespace: ".*",
+  name: ".*",
+  __rate_interval: "1m",
+  __interval: "15s",
+  __range: "1h",
+};
 
 /** Every query of a Grafana dashboard's panels (rows' nested panels too), with its variables replaced. */
 export function grafanaQueries(dashboard: { panels?: any[] }): { panel: string; expr: string }[] {
@@ -211,7 +240,8 @@ export function grafanaQueries(dashboard: { panels?: any[] }): { panel: string; 
       walk(p.panels);
       for (const t of p.targets ?? []) {
         const expr = String(t.expr ?? "").replace(/\$\{?(\w+)\}?/g, (m, v: string) => {
-          if (GRAFANA_VARIABLES[v] === undefined) throw new Error(`panel "${p.title}": unknown variable ${m} in ${t.expr}`);
+          if (GRAFANA_VARIABLES[v] === undefined)
+            throw new Error(`panel "${p.title}": unknown variable ${m} in ${t.expr}`);
           return GRAFANA_VARIABLES[v];
         });
         out.push({ panel: `${p.title} (${t.refId})`, expr });

@@ -12,7 +12,7 @@ import { SIM_SERVER } from "../../../adapters/sim/http.js";
 import { KUBELET_METRICS_PATH } from "../../../adapters/sim/prometheus.js";
 import { SCENARIOS, SET } from "../../../adapters/sim/scenarios.js";
 import { runStep } from "../../../functions/step.js";
-import { hasPrometheus, NO_PROMETHEUS, startPrometheus, type RealPrometheus } from "../../support/prometheus.js";
+import { hasPrometheus, NO_PROMETHEUS, type RealPrometheus, startPrometheus } from "../../support/prometheus.js";
 
 if (!hasPrometheus) console.warn(NO_PROMETHEUS);
 
@@ -60,8 +60,12 @@ describe.skipIf(!hasPrometheus)("autogrow against a real Prometheus scraping the
     const metrics = new PrometheusMetrics({ url: prom!.url });
     const reading = await metrics.usage(SET, claims);
     expect(reading.ok, reading.ok ? "" : reading.message).toBe(true);
-    const expected = sim.volumeStats().map((v) => ({ claim: v.claim, usedBytes: v.usedBytes, capacityBytes: v.capacityBytes }));
-    expect(reading.ok && [...reading.volumes].sort((a, b) => a.claim.localeCompare(b.claim))).toEqual(expected.sort((a, b) => a.claim.localeCompare(b.claim)));
+    const expected = sim
+      .volumeStats()
+      .map((v) => ({ claim: v.claim, usedBytes: v.usedBytes, capacityBytes: v.capacityBytes }));
+    expect(reading.ok && [...reading.volumes].sort((a, b) => a.claim.localeCompare(b.claim))).toEqual(
+      expected.sort((a, b) => a.claim.localeCompare(b.claim)),
+    );
     // The engine's own answer to the same PromQL: the job's series, the kubelet's labels.
     const raw = await prom!.query(usageQuery(SET.namespace, claims));
     expect(raw).toHaveLength(2 * claims.length);
@@ -77,7 +81,12 @@ describe.skipIf(!hasPrometheus)("autogrow against a real Prometheus scraping the
 
   it("a claim no kubelet reports is a reading that says so, from the real engine's empty vector", async () => {
     const reading = await new PrometheusMetrics({ url: prom!.url }).usage(SET, ["data-web-9"]);
-    expect(reading).toEqual({ ok: false, message: expect.stringMatching(/^Prometheus at http:\/\/127\.0\.0\.1:\d+ has no kubelet_volume_stats for default\/data-web-9/) });
+    expect(reading).toEqual({
+      ok: false,
+      message: expect.stringMatching(
+        /^Prometheus at http:\/\/127\.0\.0\.1:\d+ has no kubelet_volume_stats for default\/data-web-9/,
+      ),
+    });
   });
 
   it("PromQL the engine refuses is a reading naming Prometheus' error", async () => {
@@ -87,7 +96,13 @@ describe.skipIf(!hasPrometheus)("autogrow against a real Prometheus scraping the
   });
 
   it("a step reading it grows the set: AutogrowTriggered, the desired template raised", async () => {
-    const r = await runStep({ reader: sim.reader, writers: sim.writers, metrics: new PrometheusMetrics({ url: prom!.url }), ref: SET, now: sim.now() });
+    const r = await runStep({
+      reader: sim.reader,
+      writers: sim.writers,
+      metrics: new PrometheusMetrics({ url: prom!.url }),
+      ref: SET,
+      now: sim.now(),
+    });
     expect(r.decision.reason).toBe("AutogrowTriggered");
     expect(r.decision.message).toMatch(/^data-web-2 uses 8\d\dMi of 1Gi \(8\d\.\d%\): raising template data 1Gi → 2Gi/);
     expect(r.outcome.kind).toBe("applied");

@@ -8,8 +8,8 @@ import { execFile } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { parse, parseAllDocuments } from "yaml";
 import { describe, expect, it } from "vitest";
+import { parse, parseAllDocuments } from "yaml";
 
 const ROOT = new URL("../../..", import.meta.url).pathname;
 const RULES = join(ROOT, "deploy/prometheus/claimstep.rules.yml");
@@ -17,7 +17,10 @@ const RULE_TESTS = join(ROOT, "test/deploy/prometheus/claimstep.rules.test.yml")
 const OPERATOR = join(ROOT, "deploy/kubernetes/monitoring");
 const PROMTOOL = process.env.CLAIMSTEP_PROMTOOL ?? "/usr/bin/promtool";
 const hasPromtool = existsSync(PROMTOOL);
-if (!hasPromtool) console.warn(`promtool not found at ${PROMTOOL} (apt-get install prometheus, or set CLAIMSTEP_PROMTOOL): the promtool tests of the alert rules are skipped`);
+if (!hasPromtool)
+  console.warn(
+    `promtool not found at ${PROMTOOL} (apt-get install prometheus, or set CLAIMSTEP_PROMTOOL): the promtool tests of the alert rules are skipped`,
+  );
 
 const run = promisify(execFile);
 const promtool = async (...args: string[]) => {
@@ -30,7 +33,10 @@ const promtool = async (...args: string[]) => {
   }
 };
 
-const rules = () => parse(readFileSync(RULES, "utf8")) as { groups: { name: string; rules: { alert?: string; expr: string; for?: string }[] }[] };
+const rules = () =>
+  parse(readFileSync(RULES, "utf8")) as {
+    groups: { name: string; rules: { alert?: string; expr: string; for?: string }[] }[];
+  };
 const alerts = () => rules().groups.flatMap((g) => g.rules.flatMap((r) => (r.alert ? [r.alert] : [])));
 
 describe("alert rules", () => {
@@ -53,9 +59,11 @@ describe("alert rules", () => {
 
   it.skipIf(!hasPromtool)("pass their promtool unit tests, which test every alert firing", async () => {
     const tested = new Set(
-      (parse(readFileSync(RULE_TESTS, "utf8")) as { tests: { alert_rule_test?: { alertname: string; exp_alerts: unknown[] }[] }[] }).tests.flatMap((t) =>
-        (t.alert_rule_test ?? []).filter((a) => a.exp_alerts.length > 0).map((a) => a.alertname),
-      ),
+      (
+        parse(readFileSync(RULE_TESTS, "utf8")) as {
+          tests: { alert_rule_test?: { alertname: string; exp_alerts: unknown[] }[] }[];
+        }
+      ).tests.flatMap((t) => (t.alert_rule_test ?? []).filter((a) => a.exp_alerts.length > 0).map((a) => a.alertname)),
     );
     expect([...tested].sort()).toEqual([...alerts()].sort());
     const r = await promtool("test", "rules", RULE_TESTS);
@@ -65,8 +73,15 @@ describe("alert rules", () => {
 
   it("are the PrometheusRule's groups, exactly (deploy/kubernetes/monitoring/prometheusrule.yaml)", () => {
     const [rule] = parseAllDocuments(readFileSync(join(OPERATOR, "prometheusrule.yaml"), "utf8")).map((d) => d.toJS());
-    expect(rule).toMatchObject({ apiVersion: "monitoring.coreos.com/v1", kind: "PrometheusRule", metadata: { name: "claimstep", namespace: "claimstep" } });
-    expect(rule.spec.groups, "prometheusrule.yaml's spec.groups differ from deploy/prometheus/claimstep.rules.yml's groups: copy them over").toEqual(rules().groups);
+    expect(rule).toMatchObject({
+      apiVersion: "monitoring.coreos.com/v1",
+      kind: "PrometheusRule",
+      metadata: { name: "claimstep", namespace: "claimstep" },
+    });
+    expect(
+      rule.spec.groups,
+      "prometheusrule.yaml's spec.groups differ from deploy/prometheus/claimstep.rules.yml's groups: copy them over",
+    ).toEqual(rules().groups);
   });
 
   it("each have a runbook paragraph in docs/operating.md's Alerts section, which their runbook_url names", () => {
@@ -77,7 +92,9 @@ describe("alert rules", () => {
       for (const r of g.rules as { alert?: string; annotations?: Record<string, string> }[]) {
         if (!r.alert) continue;
         expect(section, r.alert).toMatch(new RegExp(`\\n#### ${r.alert}\\n\\n\\S`));
-        expect(r.annotations?.runbook_url).toBe(`https://github.com/claimstep/claimstep/blob/main/docs/operating.md#${r.alert.toLowerCase()}`);
+        expect(r.annotations?.runbook_url).toBe(
+          `https://github.com/claimstep/claimstep/blob/main/docs/operating.md#${r.alert.toLowerCase()}`,
+        );
       }
   });
 
