@@ -166,13 +166,13 @@ export function evaluateMatchCondition(expression: string, vars: { object: unkno
 /** A patch that does not apply (the request fails with 500, as the API server's does). */
 export class JsonPatchError extends Error {}
 
-const unescape = (token: string) => token.replace(/~1/g, "/").replace(/~0/g, "~");
+const unescapeToken = (token: string) => token.replace(/~1/g, "/").replace(/~0/g, "~");
 
 function tokensOf(pointer: unknown): string[] {
   if (typeof pointer !== "string") throw new JsonPatchError(`path ${JSON.stringify(pointer)} is not a JSON pointer`);
   if (pointer === "") return [];
   if (!pointer.startsWith("/")) throw new JsonPatchError(`path ${JSON.stringify(pointer)} does not start with /`);
-  return pointer.slice(1).split("/").map(unescape);
+  return pointer.slice(1).split("/").map(unescapeToken);
 }
 
 function arrayIndex(token: string, length: number, forAdd: boolean, path: string): number {

@@ -18,7 +18,7 @@ import { applyScenarioManifest } from "../../adapters/sim/scenarios.js";
 import { main, type CliIO } from "../../functions/cli.js";
 import { ROOT } from "../support/spawn-cli.js";
 
-export interface DocCommand {
+interface DocCommand {
   doc: string;
   line: number;
   /** As the doc shows it (without a trailing comment). */
@@ -45,7 +45,7 @@ const exitIn = (text: string): number | undefined => {
 };
 
 /** The commands of one Markdown document. `inline`: which inline spans count (the README's tour, "Try it" paragraphs). */
-export function extractCommands(doc: string, markdown: string): DocCommand[] {
+function extractCommands(doc: string, markdown: string): DocCommand[] {
   const lines = markdown.split("\n");
   const found: DocCommand[] = [];
   let fence: string | undefined;
@@ -90,7 +90,7 @@ export function extractCommands(doc: string, markdown: string): DocCommand[] {
 }
 
 /** Why a command is not run here, or undefined: it runs on the simulated cluster. */
-export function skipReason(c: DocCommand): string | undefined {
+function skipReason(c: DocCommand): string | undefined {
   const t = c.text;
   if (/<[a-z-]+>|…/.test(t)) return "a placeholder, not a command";
   if (/^npm (ci|test|pack|install)\b/.test(t) || /^npm ci &&/.test(t)) return "installs or tests the package, not a claimstep command";
@@ -105,7 +105,7 @@ export function skipReason(c: DocCommand): string | undefined {
 }
 
 /** The CLI's argv for a doc's command (`npm start -- X`: the start script's, then X). */
-export function argvOf(text: string): string[] {
+function argvOf(text: string): string[] {
   const words = (s: string) => s.split(/\s+/).filter(Boolean);
   if (text.startsWith("npm start")) {
     const script = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: { start: string } }).scripts.start;
@@ -155,7 +155,7 @@ afterAll(() => {
  * of the CLI's (`claimstep: …`, `claimstep <command>: …`), 1; `npm start`, 0 or 2 (its scenarios end
  * Complete or Blocked); otherwise 0.
  */
-export function expectedExit(c: DocCommand): number[] {
+function expectedExit(c: DocCommand): number[] {
   if (c.exit !== undefined) return [c.exit];
   if (/\bBlocked\b/.test(c.comment)) return [2];
   if (/^claimstep( [a-z]+)?: /.test(c.output.find((l) => l.trim()) ?? "")) return [1];

@@ -11,11 +11,10 @@ import { describe, expect, it } from "vitest";
 import { compareRecordings, newSimCluster, realSide, runConformanceScript, simSide, type Exchange, type KnownDifference, type ScriptNames } from "./support/conformance-script.js";
 import { useControlPlane } from "./support/index.js";
 
-// biome-ignore lint: projections are loose JSON
 type Loose = any;
 
 /** Differences between the sim and the real v1.34 server that are left as they are, and why. */
-export const KNOWN_DIFFERENCES: KnownDifference[] = [
+const KNOWN_DIFFERENCES: KnownDifference[] = [
   {
     names: ["get-claim-infeasible", "apply-claim-above-capacity"],
     why:

@@ -23,7 +23,7 @@ interface Stage {
 }
 
 /** A Dockerfile's stages: continuation lines joined, comment and blank lines dropped (as Docker parses it). */
-export function dockerfileStages(text: string): Stage[] {
+function dockerfileStages(text: string): Stage[] {
   const logical: string[] = [];
   let pending = "";
   for (const raw of text.split("\n")) {
@@ -54,7 +54,7 @@ export function dockerfileStages(text: string): Stage[] {
 }
 
 /** The user and group of USER uid:gid, both numeric; throws on anything else (a name cannot be verified non-root). */
-export function numericUser(user: string): { uid: number; gid: number } {
+function numericUser(user: string): { uid: number; gid: number } {
   const m = /^(\d+):(\d+)$/.exec(user.trim());
   if (!m) throw new Error(`USER ${user}: not numeric uid:gid (the kubelet cannot verify a named user is non-root)`);
   return { uid: Number(m[1]), gid: Number(m[2]) };

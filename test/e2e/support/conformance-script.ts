@@ -181,7 +181,6 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 // ---------------------------------------------------------------------------------------------
 // the script
 
-// biome-ignore lint: loosely typed objects
 type Obj = any;
 
 /**

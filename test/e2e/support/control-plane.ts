@@ -479,7 +479,6 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
  * (kind and k3d write client certificates); exec plugins are not. */
 export async function connectCluster(kubeconfigPath: string): Promise<ControlPlane> {
   const t0 = Date.now();
-  // biome-ignore lint: kubeconfig is loosely typed
   const kc = parse(readFileSync(kubeconfigPath, "utf8")) as any;
   const base = dirname(resolve(kubeconfigPath));
   const ctxName = kc["current-context"];

@@ -44,11 +44,8 @@ export interface KubeObject {
   apiVersion?: string;
   kind?: string;
   metadata: ObjectMeta;
-  // biome-ignore lint: loose on purpose
   spec?: any;
-  // biome-ignore lint: loose on purpose
   status?: any;
-  // biome-ignore lint: loose on purpose
   [k: string]: any;
 }
 
