@@ -12,6 +12,7 @@ import { RecentIds } from "./auth.js";
 import { configFromEnv, type AppConfig } from "./config.js";
 import type { Leadership } from "./lease/elector.js";
 import { countingMetrics, recordedStep } from "./recorded-step.js";
+import type { StepOptions } from "./step.js";
 import type { ApiRequestRecord } from "../core/recorder.js";
 import { signalledReader, stopOnAbort, sweep } from "./sweep.js";
 import { RefusalBackoff } from "./backoff.js";
@@ -199,6 +200,7 @@ export async function serveFromEnv(opts: ServeFromEnvOptions): Promise<number> {
   const metricsConfig = metricsConfigFromEnv(opts.env, config.bearerTokens);
   const recorder = new PromRecorder({ now: () => deps.now().getTime() });
   const onRequest = (r: ApiRequestRecord) => recorder.apiRequest(r);
+  const recorded = (o: StepOptions) => recordedStep({ ...o, recorder });
   let deps: AppDeps;
   let listOptedIn: (ns: string | undefined) => Promise<{ namespace: string; name: string }[]>;
   /** Where the sweeper's Lease is (CLAIMSTEP_LEASE=true). */
@@ -218,7 +220,7 @@ export async function serveFromEnv(opts: ServeFromEnvOptions): Promise<number> {
     deps = {
       reader: new KubeReader(client),
       writers: kubeWriters(client, { reportingInstance: "claimstep-sim" }),
-      recorder,
+      runStep: recorded,
       auth: { bearerTokens: config.bearerTokens, webhookSecrets: config.webhookSecrets, replay },
       now: () => sim.now(),
       namespaces: config.namespaces,
@@ -233,7 +235,7 @@ export async function serveFromEnv(opts: ServeFromEnvOptions): Promise<number> {
     wallClock = setInterval(() => sim.advance(1000), 1000);
   } else {
     const client = await kubeClientFor(config, opts, onRequest);
-    const wiring = wire({ client, config, now: () => new Date(), replay, log, instance: opts.env.HOSTNAME ?? "claimstep", recorder });
+    const wiring = wire({ client, config, now: () => new Date(), replay, log, instance: opts.env.HOSTNAME ?? "claimstep", runStep: recorded, wrapMetrics: (m) => countingMetrics(m, recorder) });
     deps = wiring.deps;
     listOptedIn = (ns) => wiring.listOptedIn(ns);
     leaseClient = client;
@@ -292,13 +294,12 @@ export async function serveFromEnv(opts: ServeFromEnvOptions): Promise<number> {
               namespaces: config.namespaces,
               // A lost Lease aborts the signal: the running step stops before its next write.
               step: (ref, signal) =>
-                recordedStep({
+                recorded({
                   reader: signal ? signalledReader(deps.reader, signal) : deps.reader,
                   writers: signal ? stopOnAbort(deps.writers, signal) : deps.writers,
                   metrics: deps.metrics,
                   ref,
                   now: deps.now(),
-                  recorder,
                 }),
               tick: tick++,
               log,

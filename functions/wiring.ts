@@ -16,9 +16,7 @@ import type { AppDeps, Mount } from "./app.js";
 import { type AnyReplayGuard, RecentIds } from "./auth.js";
 import type { AppConfig } from "./config.js";
 import { gitopsWebhookRoutes } from "./routes/gitops-webhooks.js";
-import type { StepResult } from "./step.js";
-import { countingMetrics, recordedStep } from "./recorded-step.js";
-import type { Recorder } from "../core/recorder.js";
+import { runStep, type StepOptions, type StepResult } from "./step.js";
 import { uiSource } from "./ui/source.js";
 
 export interface WiringOptions {
@@ -41,8 +39,10 @@ export interface WiringOptions {
    * the set's Durable Object, which serializes the steps of its set (functions/fleet/).
    */
   step?: (ref: SetRef) => Promise<StepResult>;
-  /** The Node server's metrics: steps and autogrow's failed queries are told to it (the client's requests are counted by the client's own hook). */
-  recorder?: Recorder;
+  /** How a step runs here; default runStep (the Node server's records it for its metrics: functions/recorded-step.ts). */
+  runStep?: (opts: StepOptions) => Promise<StepResult>;
+  /** Wraps autogrow's metrics reader (the Node server counts its failed queries). */
+  wrapMetrics?: (metrics: MetricsReader) => MetricsReader;
 }
 
 export interface Wiring {
@@ -58,7 +58,8 @@ export function wire(opts: WiringOptions): Wiring {
   const pullRequest = config.gitops ? pullRequestWriter(config.gitops, opts.fetch ? { fetch: opts.fetch } : {}) : undefined;
   const writers: Writers = { ...direct, claims: writerFor({ direct: direct.claims, ...(pullRequest ? { pullRequest } : {}) }) };
   const prometheus: MetricsReader | undefined = config.prometheus ? new PrometheusMetrics({ ...config.prometheus, ...(opts.fetch ? { fetch: opts.fetch } : {}) }) : undefined;
-  const metrics = prometheus && opts.recorder ? countingMetrics(prometheus, opts.recorder) : prometheus;
+  const metrics = prometheus && opts.wrapMetrics ? opts.wrapMetrics(prometheus) : prometheus;
+  const step = opts.runStep ?? runStep;
 
   const githubRepository = config.gitops?.provider === "github" ? config.gitops.repository : undefined;
   const gitlabRepository = config.gitops?.provider === "gitlab" ? config.gitops.repository : undefined;
@@ -70,7 +71,7 @@ export function wire(opts: WiringOptions): Wiring {
         // Only pull requests whose head is the GitOps repository step the set (a fork's are ignored).
         ...(config.githubWebhookSecret ? { github: { secret: config.githubWebhookSecret, ...(githubRepository ? { repository: githubRepository } : {}) } } : {}),
         ...(config.gitlabWebhookToken ? { gitlab: { token: config.gitlabWebhookToken, ...(gitlabRepository ? { repository: gitlabRepository } : {}) } } : {}),
-        step: (ref) => (opts.step ? opts.step(ref) : recordedStep({ reader, writers, metrics, ref, now: opts.now(), recorder: opts.recorder })),
+        step: (ref) => (opts.step ? opts.step(ref) : step({ reader, writers, metrics, ref, now: opts.now() })),
         namespaces: config.namespaces,
         replay: opts.forgeReplay ?? new RecentIds(),
         ...(opts.log ? { log: opts.log } : {}),
@@ -90,7 +91,7 @@ export function wire(opts: WiringOptions): Wiring {
     ...(config.viewers?.length ? { ui: { viewers: config.viewers, source: uiSource(client) } } : {}),
     ...(metrics ? { metrics } : {}),
     ...(opts.step ? { stepper: opts.step } : {}),
-    ...(opts.recorder ? { recorder: opts.recorder } : {}),
+    ...(opts.runStep ? { runStep: opts.runStep } : {}),
   };
 
   return {

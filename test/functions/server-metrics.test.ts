@@ -9,6 +9,7 @@ import { PromRecorder } from "../../adapters/metrics/registry.js";
 import { createApp } from "../../functions/app.js";
 import { RecentIds, webhookHeaders } from "../../functions/auth.js";
 import { configFromEnv } from "../../functions/config.js";
+import { recordedStep } from "../../functions/recorded-step.js";
 import { instrumentFetch, metricsConfigFromEnv, serveMetrics } from "../../functions/metrics.js";
 import { startServer, type RunningServer } from "../../functions/server.js";
 import { wire } from "../../functions/wiring.js";
@@ -65,7 +66,7 @@ beforeAll(async () => {
   const metrics = metricsConfigFromEnv(env, config.bearerTokens);
   recorder = new PromRecorder();
   const client = new KubeClient({ server: kube.url, headers: { Authorization: `Bearer ${KUBE_TOKEN}` }, retry: { attempts: 1 }, onRequest: (r) => recorder.apiRequest(r) });
-  const wiring = wire({ client, config, now: () => new Date(), replay: new RecentIds(), recorder });
+  const wiring = wire({ client, config, now: () => new Date(), replay: new RecentIds(), runStep: (o) => recordedStep({ ...o, recorder }) });
   listOptedIn = wiring.listOptedIn;
   step = (ref) => fetch(`${base()}/v1/steps`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" }, body: JSON.stringify(ref) });
   const app = createApp(wiring.deps);
