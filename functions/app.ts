@@ -20,9 +20,7 @@ import { Problem, methodNotAllowed, notFound, onError } from "./http/problem.js"
 import { refuseLaxJson, validate } from "./http/validate.js";
 import { YAML_LIMITS, yamlOverLimits } from "./http/yaml-bounds.js";
 import { Name, Namespace, RelayEvent } from "./relay/event.js";
-import type { StepResult } from "./step.js";
-import { recordedStep } from "./recorded-step.js";
-import type { Recorder } from "../core/recorder.js";
+import { runStep, type StepOptions, type StepResult } from "./step.js";
 import { uiRoutes, type UiOptions } from "./ui/routes.js";
 import { ADMISSION_PATH, admissionRoutes } from "./routes/admission.js";
 
@@ -55,8 +53,8 @@ export interface AppDeps {
   metrics?: MetricsReader;
   /** Runs the steps that write (not plans) instead of runStep here: the Worker's set objects (functions/fleet/). */
   stepper?: (ref: SetRef) => Promise<StepResult>;
-  /** The Node server's metrics (docs/operating.md "Metrics"): each step here is told to it. */
-  recorder?: Recorder;
+  /** How a step runs here; default runStep. The Node server's records it for its metrics (functions/recorded-step.ts). */
+  runStep?: (opts: StepOptions) => Promise<StepResult>;
 }
 
 const PathRef = z.object({ namespace: Namespace, name: Name });
@@ -91,7 +89,7 @@ export function createApp(deps: AppDeps): Hono<AuthEnv> {
     const result =
       deps.stepper && !dryRun
         ? await deps.stepper(ref)
-        : await recordedStep({ reader: deps.reader, writers: deps.writers, metrics: deps.metrics, ref, now: deps.now(), dryRun, recorder: deps.recorder });
+        : await (deps.runStep ?? runStep)({ reader: deps.reader, writers: deps.writers, metrics: deps.metrics, ref, now: deps.now(), dryRun });
     log({
       msg: "step",
       via,
