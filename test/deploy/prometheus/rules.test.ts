@@ -98,6 +98,34 @@ describe("alert rules", () => {
       }
   });
 
+  it("the ServiceMonitor scrapes the server's Service (its port http, /metrics), with the token the server reads and honorLabels", () => {
+    const [monitor] = parseAllDocuments(readFileSync(join(OPERATOR, "servicemonitor.yaml"), "utf8")).map((d) =>
+      d.toJS(),
+    );
+    const deployment = parseAllDocuments(readFileSync(join(ROOT, "deploy/kubernetes/deployment.yaml"), "utf8")).map(
+      (d) => d.toJS(),
+    );
+    const services = deployment.filter((o) => o.kind === "Service");
+    const selected = services.filter(
+      (svc) =>
+        svc.metadata.namespace === monitor.metadata.namespace &&
+        monitor.spec.namespaceSelector.matchNames.includes(svc.metadata.namespace) &&
+        Object.entries(monitor.spec.selector.matchLabels).every(([k, v]) => svc.metadata.labels?.[k] === v),
+    );
+    expect(selected.map((svc) => svc.metadata.name)).toEqual(["claimstep"]);
+    const [endpoint] = monitor.spec.endpoints;
+    expect(selected[0].spec.ports.map((p: { name: string }) => p.name)).toContain(endpoint.port);
+    expect(endpoint).toMatchObject({
+      path: "/metrics",
+      honorLabels: true,
+      authorization: { type: "Bearer", credentials: { name: "claimstep" } },
+    });
+    // The key is a variable the server reads for /metrics, from the secret the Deployment mounts.
+    const server = deployment.find((o) => o.kind === "Deployment").spec.template.spec.containers[0];
+    expect(server.envFrom).toContainEqual({ secretRef: { name: endpoint.authorization.credentials.name } });
+    expect(readFileSync(join(ROOT, "functions/metrics.ts"), "utf8")).toContain(endpoint.authorization.credentials.key);
+  });
+
   it("are opt-in: the monitoring kustomization is not in the default one", () => {
     const main = parse(readFileSync(join(ROOT, "deploy/kubernetes/kustomization.yaml"), "utf8"));
     expect(JSON.stringify(main.resources)).not.toMatch(/monitoring/);
