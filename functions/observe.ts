@@ -5,7 +5,6 @@
 // Node built-ins); nothing here reads a header, a body or a query string, so no secret can reach
 // a line or a data point.
 import type { SetRef } from "../core/types.js";
-import type { FetchLike } from "../adapters/kube/client.js";
 import type { StepResult } from "./step.js";
 
 /** The `schema` field of every line: bumped when a field changes meaning or position. */
@@ -24,11 +23,14 @@ export type ObservedEvent = { cluster?: string } & (
   | { event: "step"; namespace: string; name: string; outcome: StepOutcomeLabel; phase: string; reason: string; durationSeconds: number }
   | { event: "api_request"; verb: string; resource: string; code: string; durationSeconds: number }
   | { event: "delivery"; source: "relay" | "github" | "gitlab" | "api"; result: "accepted" | "replayed" | "refused" | "ignored"; code: string }
+  | { event: "admission_review"; result: "patched" | "allowed" | "error"; code: string }
   | { event: "autogrow_growth"; namespace: string; name: string }
   | { event: "prometheus_query_failure"; code: string }
 );
 
 export type Recorder = (e: ObservedEvent) => void;
+/** fetch as the Kubernetes client, the forge writers and Prometheus call it. */
+export type SubrequestFetch = (url: string, init?: RequestInit) => Promise<Response>;
 
 export interface AnalyticsDataset {
   writeDataPoint(point: { blobs?: string[]; doubles?: number[]; indexes?: string[] }): void;
@@ -89,7 +91,7 @@ const seconds = (since: number) => (Date.now() - since) / 1000;
 
 /** A fetch recording each request to the API server (`kube`) and each failed Prometheus query. */
 export const observedFetch =
-  (base: FetchLike, record: Recorder, at: { kube: string; prometheus?: string | undefined; cluster?: string }): FetchLike =>
+  (base: SubrequestFetch, record: Recorder, at: { kube: string; prometheus?: string | undefined; cluster?: string }): SubrequestFetch =>
   async (url, init) => {
     const kube = url.startsWith(at.kube);
     const prom = !!at.prometheus && url.startsWith(at.prometheus);
@@ -112,7 +114,7 @@ export const stepOutcomeOf = (r: StepResult): StepOutcomeLabel => {
   if (k === "retry") return "retried";
   if (k !== "none" && k !== "dry-run") return k;
   const p = r.decision.phase;
-  return p === "Complete" ? "complete" : p === "Idle" ? "idle" : "waiting";
+  return p === "Complete" ? "complete" : p === "Idle" ? "idle" : p === "Blocked" ? "refused" : "waiting";
 };
 
 /** Runs a step, recording it (and an autogrow raise it applied or proposed); a thrown step is outcome "error". */
@@ -131,20 +133,28 @@ export async function observeStep(record: Recorder, ref: SetRef, run: () => Prom
   }
 }
 
-const DELIVERY = /^(?:\/v1\/clusters\/([^/]+))?\/v1\/(relay|webhooks\/github|webhooks\/gitlab|steps)$/;
+const DELIVERY = /^(?:\/v1\/clusters\/([^/]+))?\/v1\/(relay|webhooks\/github|webhooks\/gitlab|steps|statefulsets\/[^/]+\/[^/]+\/templates|admission\/statefulsets)$/;
 
-/** The delivery an inbound request was (the relay's, a forge's webhook, an API step), by its answer. */
+/**
+ * The delivery an inbound POST was (the relay's, a forge's webhook, an API step or templates
+ * request), or the admission review, by its answer: as the Node server counts them.
+ */
 export async function deliveryOf(request: Request, response: Response): Promise<ObservedEvent | undefined> {
   const path = new URL(request.url).pathname.replace(/^\/v1\/clusters\/([^/]+)\//, "/v1/clusters/$1/v1/");
   const m = request.method === "POST" ? DELIVERY.exec(path) : null;
   if (!m) return undefined;
   const s = response.status;
-  const failure = s === 401 ? ((await response.clone().json().catch(() => ({}))) as { failure?: string }).failure : undefined;
+  const body = s === 401 || s === 503 || m[2]!.startsWith("a") ? ((await response.clone().json().catch(() => undefined)) as any) : undefined;
+  const c = { ...(m[1] !== undefined ? { cluster: clip(m[1]) } : {}), code: String(s) };
+  if (m[2]!.startsWith("a")) {
+    const r = body?.response;
+    return { ...c, event: "admission_review", result: s !== 200 || r?.allowed !== true ? "error" : r.patch ? "patched" : "allowed" };
+  }
   return {
-    ...(m[1] !== undefined ? { cluster: clip(m[1]) } : {}),
+    ...c,
     event: "delivery",
-    source: m[2] === "steps" ? "api" : (m[2]!.replace("webhooks/", "") as "relay"),
-    result: s === 202 ? "ignored" : s < 300 ? "accepted" : failure === "Replayed" ? "replayed" : "refused",
-    code: String(s),
+    source: m[2]!.startsWith("s") ? "api" : (m[2]!.replace("webhooks/", "") as "relay"),
+    // 401 Replayed: received before; 503 with a decision: the step ran and will be retried.
+    result: s === 202 ? "ignored" : s < 300 || (s === 503 && body?.decision !== undefined) ? "accepted" : body?.failure === "Replayed" ? "replayed" : "refused",
   };
 }

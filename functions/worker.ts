@@ -12,6 +12,7 @@ import { wire } from "./wiring.js";
 import { fleetBindings, usesFleet } from "./fleet/context.js";
 import { fleetFetch, fleetQueue, fleetScheduled } from "./fleet/entry.js";
 import type { MessageBatch } from "./fleet/runtime.js";
+import { deliveryOf, observedFetch, observeStep, recorder, type Recorder, type SubrequestFetch } from "./observe.js";
 
 // Fleet mode (functions/fleet/): one Durable Object per set, the cron fanning out through a Queue.
 export { LedgerObject, SetObject } from "./fleet/objects.js";
@@ -43,6 +44,9 @@ const clientFor = (config: AppConfig, fetchImpl: FetchLike): KubeClient => {
 };
 
 /** A fetch that counts the subrequests it makes. */
+/** Every subrequest observed: each API call (and failed Prometheus query) is an event. */
+const observed = (config: AppConfig, f: SubrequestFetch, record: Recorder) => observedFetch(f, record, { kube: config.kube!.server, prometheus: config.prometheus?.url });
+
 const countingFetch = () => {
   let count = 0;
   const f = (url: string, init?: RequestInit) => {
@@ -59,8 +63,19 @@ function appFor(env: Env) {
   let app = apps.get(env);
   if (!app) {
     const config = configFromEnv(env, { requireKube: true });
-    const f = (url: string, init?: RequestInit) => fetch(url, init);
-    const wiring = wire({ client: clientFor(config, f), config, now: () => new Date(), replay, log, fetch: f, instance: "claimstep-worker" });
+    const record = recorder(env);
+    const f = observed(config, (url, init) => fetch(url, init), record);
+    // Steps that write go through `step` (the app's stepper, the forge webhooks'): each one an event.
+    const wiring: ReturnType<typeof wire> = wire({
+      client: clientFor(config, f),
+      config,
+      now: () => new Date(),
+      replay,
+      log,
+      fetch: f,
+      instance: "claimstep-worker",
+      step: (ref) => observeStep(record, ref, () => runStep({ reader: wiring.deps.reader, writers: wiring.deps.writers, metrics: wiring.deps.metrics, ref, now: new Date() })),
+    });
     app = createApp(wiring.deps);
     apps.set(env, app);
   }
@@ -71,11 +86,13 @@ export async function runScheduled(controller: ScheduledController, env: Env): P
   const config = configFromEnv(env, { requireKube: true });
   const counter = countingFetch();
   const now = () => new Date();
-  const wiring = wire({ client: clientFor(config, counter.fetch), config, now, replay, log, fetch: counter.fetch, instance: "claimstep-worker" });
+  const record = recorder(env);
+  const f = observed(config, counter.fetch, record);
+  const wiring = wire({ client: clientFor(config, f), config, now, replay, log, fetch: f, instance: "claimstep-worker" });
   const report = await sweep({
     listOptedIn: (ns) => wiring.listOptedIn(ns),
     namespaces: config.namespaces,
-    step: (ref) => runStep({ reader: wiring.deps.reader, writers: wiring.deps.writers, metrics: wiring.deps.metrics, ref, now: now() }),
+    step: (ref) => observeStep(record, ref, () => runStep({ reader: wiring.deps.reader, writers: wiring.deps.writers, metrics: wiring.deps.metrics, ref, now: now() })),
     tick: Math.floor(controller.scheduledTime / (config.tickSeconds * 1000)),
     budget: { limit: config.subrequestBudget, perStep: config.subrequestsPerStep, used: counter.used },
     log,
@@ -84,18 +101,26 @@ export async function runScheduled(controller: ScheduledController, env: Env): P
   return report;
 }
 
+async function serve(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
+  // Several clusters (CLAIMSTEP_CLUSTERS) or fleet mode: /v1/clusters/:cluster/… and the default cluster's routes.
+  if (usesFleet(env)) return fleetFetch(request, env, ctx);
+  let app;
+  try {
+    app = appFor(env);
+  } catch (err) {
+    log({ msg: "configuration error", error: (err as Error).message });
+    return Response.json({ error: "Misconfigured", message: "the Worker's configuration is invalid; see its log" }, { status: 500 });
+  }
+  return app.fetch(request, env, ctx as never);
+}
+
 export default {
   async fetch(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
-    // Several clusters (CLAIMSTEP_CLUSTERS) or fleet mode: /v1/clusters/:cluster/… and the default cluster's routes.
-    if (usesFleet(env)) return fleetFetch(request, env, ctx);
-    let app;
-    try {
-      app = appFor(env);
-    } catch (err) {
-      log({ msg: "configuration error", error: (err as Error).message });
-      return Response.json({ error: "Misconfigured", message: "the Worker's configuration is invalid; see its log" }, { status: 500 });
-    }
-    return app.fetch(request, env, ctx as never);
+    const res = await serve(request, env, ctx);
+    // Deliveries and admission reviews, by their answers (docs/observability-workers.md).
+    const e = await deliveryOf(request, res);
+    if (e) recorder(env)(e);
+    return res;
   },
 
   // Awaited (not waitUntil) so a failure shows as a failed cron invocation.

@@ -149,7 +149,7 @@ describe("steps", () => {
     expect(stepOutcomeOf(result("none", "Complete"))).toBe("complete");
     expect(stepOutcomeOf(result("none", "Idle"))).toBe("idle");
     expect(stepOutcomeOf(result("none", "Waiting"))).toBe("waiting");
-    expect(stepOutcomeOf(result("none", "Blocked"))).toBe("waiting");
+    expect(stepOutcomeOf(result("none", "Blocked"))).toBe("refused");
   });
 
   it("records the step with its set and duration, an autogrow raise as a growth, and a thrown step as an error", async () => {
@@ -176,8 +176,19 @@ describe("deliveries", () => {
     expect(await deliveryOf(new Request("https://w/v1/webhooks/github", { method: "POST" }), res(202, { ignored: "x" }))).toEqual({ event: "delivery", source: "github", result: "ignored", code: "202" });
     expect(await deliveryOf(new Request("https://w/v1/clusters/eu-1/webhooks/gitlab", { method: "POST" }), res(403))).toEqual({ event: "delivery", cluster: "eu-1", source: "gitlab", result: "refused", code: "403" });
     expect(await deliveryOf(new Request("https://w/v1/steps", { method: "POST" }), res(503))).toEqual({ event: "delivery", source: "api", result: "refused", code: "503" });
+    // The step ran and hit a transient failure: delivered (the Node server counts it so too).
+    expect(await deliveryOf(new Request("https://w/v1/steps", { method: "POST" }), res(503, { decision: {} }))).toMatchObject({ source: "api", result: "accepted" });
+    expect(await deliveryOf(new Request("https://w/v1/statefulsets/default/web/templates", { method: "POST" }), res(200))).toMatchObject({ source: "api", result: "accepted" });
     expect(await deliveryOf(new Request("https://w/v1/statefulsets/default/web"), res(200))).toBeUndefined();
     expect(await deliveryOf(new Request("https://w/healthz"), res(200))).toBeUndefined();
+  });
+
+  it("classifies admission reviews: patched, allowed, error", async () => {
+    const review = (response: unknown, status = 200) => deliveryOf(new Request("https://w/v1/admission/statefulsets", { method: "POST" }), res(status, { response }));
+    expect(await review({ allowed: true, patch: "W10=" })).toEqual({ event: "admission_review", result: "patched", code: "200" });
+    expect(await review({ allowed: true })).toMatchObject({ result: "allowed" });
+    expect(await review({ allowed: false })).toMatchObject({ result: "error" });
+    expect(await review(undefined, 400)).toMatchObject({ result: "error", code: "400" });
   });
 
   it("leaves the answer's body readable", async () => {
