@@ -12,7 +12,8 @@ import { afterEach, describe, expect, it } from "vitest";
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const BIOME = join(ROOT, "node_modules/@biomejs/biome/bin/biome");
 const KNIP = join(ROOT, "node_modules/knip/bin/knip.js");
-const scripts = (): Record<string, string> => JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).scripts ?? {};
+const scripts = (): Record<string, string> =>
+  JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).scripts ?? {};
 
 /** The arguments of a package.json script that runs `tool`, e.g. "biome check ." → ["check", "."]. */
 function argsOf(script: string, tool: string): string[] {
@@ -44,7 +45,11 @@ function project(files: Record<string, string>): string {
 }
 
 function run(cwd: string, bin: string, args: string[]) {
-  const r = spawnSync(process.execPath, [bin, ...args], { cwd, encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } });
+  const r = spawnSync(process.execPath, [bin, ...args], {
+    cwd,
+    encoding: "utf8",
+    env: { ...process.env, NO_COLOR: "1" },
+  });
   return { status: r.status, out: `${r.stdout}${r.stderr}` };
 }
 
@@ -57,7 +62,11 @@ const WIDE = `export const wide = [${items(9)}];\n`;
 
 describe("npm run lint (Biome, biome.jsonc)", () => {
   const biomeProject = (files: Record<string, string>) =>
-    project({ "biome.jsonc": readFileSync(join(ROOT, "biome.jsonc"), "utf8"), ".gitignore": "node_modules\n", ...files });
+    project({
+      "biome.jsonc": readFileSync(join(ROOT, "biome.jsonc"), "utf8"),
+      ".gitignore": "node_modules\n",
+      ...files,
+    });
 
   it("passes a file written in the tree's style: double quotes, semicolons, lines up to 120, `xs[0]!`", () => {
     expect(FITS.trimEnd().length).toBe(117);
@@ -90,12 +99,21 @@ describe("npm run knip (knip.jsonc)", () => {
   it("fails on an unused export, and reports nothing else of the fixture (plant: `planted` in lib.ts)", () => {
     const config = jsonc("knip.jsonc");
     // The repository's settings (what counts as unused), with the fixture's own entry and files.
-    const { entry: _e, project: _p, ignoreIssues: _i, ignoreDependencies: _d, ignoreBinaries: _b, $schema: _s, ...rules } = config;
+    const {
+      entry: _e,
+      project: _p,
+      ignoreIssues: _i,
+      ignoreDependencies: _d,
+      ignoreBinaries: _b,
+      $schema: _s,
+      ...rules
+    } = config;
     const dir = project({
       "package.json": JSON.stringify({ name: "fixture", private: true, type: "module" }),
       "knip.json": JSON.stringify({ ...rules, entry: ["main.ts"], project: ["*.ts"] }),
       "main.ts": 'import { used } from "./lib.js";\n\nconsole.log(used());\n',
-      "lib.ts": "export const used = (): number => local() + 1;\nexport const local = (): number => 1;\nexport const planted = (): number => 2;\n",
+      "lib.ts":
+        "export const used = (): number => local() + 1;\nexport const local = (): number => 1;\nexport const planted = (): number => 2;\n",
     });
     const r = run(dir, KNIP, argsOf("knip", "knip"));
     expect(r.out).toMatch(/Unused exports \(1\)/);
