@@ -7,6 +7,9 @@ import type { ClaimTemplate, StatefulSet } from "./k8s.js";
 import { revisionOf } from "./revision.js";
 import { applyViaOf } from "./statefulset.js";
 import { desiredTemplates } from "./templates.js";
+import { timelineOf, type Timeline } from "./timeline.js";
+import { usageView, type UsageView } from "./usage-view.js";
+import type { UsageReading } from "./types.js";
 import type { Action, ClaimReport, Decision, OrdinalReport, SetRef, StatusRecord } from "./types.js";
 import { Keys } from "./keys.js";
 
@@ -361,6 +364,10 @@ export interface SetPageView {
   /** Newest first; absent when they could not be read (with why). */
   events: EventRow[];
   eventsError?: string;
+  /** The rollout per ordinal (core/timeline.ts): claims written → resized → pod replaced. */
+  timeline: Timeline;
+  /** With claimstep.io/autogrow: each watched claim's usage against the threshold. */
+  usage?: UsageView;
 }
 
 /**
@@ -394,8 +401,12 @@ export function timeText(value: string): string {
   return Number.isNaN(ms) ? value : `${new Date(ms).toISOString().slice(0, 19).replace("T", " ")} UTC`;
 }
 
-/** The set's page: the recorded status, the plan of the next step (no write), templates, events. */
-export function setPage(set: StatefulSet, planned: Decision, events: readonly EventRow[] | { error: string }): SetPageView {
+/**
+ * The set's page: the recorded status, the plan of the next step (no write), templates, events,
+ * the rollout's timeline and, with autogrow, the claims' usage (`usage`: what the metrics reader
+ * answered; undefined when none is configured).
+ */
+export function setPage(set: StatefulSet, planned: Decision, events: readonly EventRow[] | { error: string }, usage?: UsageReading): SetPageView {
   const summary = summarize(set);
   const headline = headlineOf(summary);
   const templates = templatesView(set);
@@ -410,5 +421,22 @@ export function setPage(set: StatefulSet, planned: Decision, events: readonly Ev
     templates,
     events: "error" in events ? [] : recentEvents(events),
     ...("error" in events ? { eventsError: events.error } : {}),
+    timeline: timelineOf({
+      set: set.metadata.name,
+      revision: summary.revision !== "-" ? summary.revision : (summary.desiredRevision ?? "-"),
+      ordinals: planned.ordinals,
+      events: "error" in events ? [] : events,
+      pods: podsCoordinated(set),
+      ...(summary.observedAt !== "-" ? { observedAt: summary.observedAt } : {}),
+    }),
+    ...withUsage(set, planned, usage),
   };
+}
+
+const IN_SCOPE = new Set(["Updated", "InFlight", "Pending", "Blocked"]);
+
+function withUsage(set: StatefulSet, planned: Decision, reading: UsageReading | undefined): { usage?: UsageView } {
+  const claims = planned.ordinals.filter((o) => IN_SCOPE.has(o.state)).flatMap((o) => o.claims.map((c) => ({ claim: c.claim, template: c.template })));
+  const usage = usageView(set, claims, reading);
+  return usage ? { usage } : {};
 }

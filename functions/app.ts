@@ -185,7 +185,7 @@ export function createApp(deps: AppDeps): Hono<AuthEnv> {
   if (deps.ui && deps.ui.viewers.length) {
     app.route(
       "/",
-      uiRoutes({ ...deps.ui, reader: deps.reader, writers: deps.writers, now: deps.now, namespaces: allowed, apiTokens: deps.auth.bearerTokens, log }),
+      uiRoutes({ ...deps.ui, reader: deps.reader, writers: deps.writers, now: deps.now, namespaces: allowed, apiTokens: deps.auth.bearerTokens, log, ...(deps.metrics ? { metrics: deps.metrics } : {}) }),
     );
   }
 

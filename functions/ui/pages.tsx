@@ -4,6 +4,7 @@
 import type { Child } from "hono/jsx";
 import { timeText, type SetSummary, type SetPageView, type OrdinalRow } from "../../core/view.js";
 import { CSS } from "./assets.js";
+import { TimelineChart, UsageChart } from "./charts.js";
 
 export const SCRIPT_PATH = "/ui/app.js";
 
@@ -356,6 +357,19 @@ export function LiveFragment(props: { view: SetPageView }) {
         <p class="note hint" data-finalize-hint>
           {props.view.finalizeHint}
         </p>
+      ) : null}
+
+      {props.view.timeline.ordinals.length ? (
+        <>
+          <h2 id="timeline">Rollout timeline</h2>
+          <TimelineChart timeline={props.view.timeline} />
+        </>
+      ) : null}
+      {props.view.usage ? (
+        <>
+          <h2 id="usage">Volume usage (autogrow)</h2>
+          <UsageChart usage={props.view.usage} />
+        </>
       ) : null}
 
       <h2 id="ordinals">Ordinals</h2>

@@ -15,8 +15,10 @@ import { csrf } from "hono/csrf";
 import { streamSSE } from "hono/streaming";
 import { ApiError } from "../../adapters/api-error.js";
 import { planStep } from "../../core/plan.js";
-import type { StateReader, Writers } from "../../core/ports.js";
-import type { SetRef } from "../../core/types.js";
+import { autogrowOf } from "../../core/autogrow.js";
+import type { UsageReading } from "../../core/types.js";
+import type { MetricsReader, StateReader, Writers } from "../../core/ports.js";
+import type { SetRef, Snapshot } from "../../core/types.js";
 import { setPage, summarize, type SetPageView, type SetSummary } from "../../core/view.js";
 import { bearerMatches } from "../auth.js";
 import type { Viewer } from "../config.js";
@@ -54,6 +56,8 @@ export interface UiDeps extends UiOptions {
   /** The step API's bearer tokens: refused at the login form. */
   apiTokens: readonly string[];
   log?: (entry: Record<string, unknown>) => void;
+  /** Autogrow's metrics reader: the set page's usage bars read through it (absent: they say none is configured). */
+  metrics?: MetricsReader;
 }
 
 const html = async (c: Context, node: unknown, status = 200) => c.html(`<!DOCTYPE html>${await String(node)}`, status as 200);
@@ -125,9 +129,21 @@ export function uiRoutes(deps: UiDeps): Hono {
   const allowed = (namespaces: readonly string[] | undefined, ns: string) => namespaces === undefined || namespaces.includes(ns);
 
   async function view(ref: SetRef): Promise<SetPageView> {
-    const [snapshot, events] = await Promise.all([deps.reader.load(ref), deps.source.events(ref)]);
+    const [[snapshot, usage], events] = await Promise.all([deps.reader.load(ref).then(async (s) => [s, await usageOf(ref, s)] as const), deps.source.events(ref)]);
     const writer = typeof deps.writers.claims === "function" ? deps.writers.claims(snapshot) : deps.writers.claims;
-    return setPage(snapshot.statefulSet, planStep(snapshot, deps.now(), writer), events);
+    // The planner reads the usage only where autogrow may act (a converged set), as a step does.
+    const planned = planStep(usage ? { ...snapshot, volumeUsage: usage } : snapshot, deps.now(), writer);
+    return setPage(snapshot.statefulSet, planned, events, usage);
+  }
+
+  /**
+   * An autogrow set's usage, for its bars: the one query a step makes (MetricsReader.usage for all
+   * the set's claims at once, never one per claim); none without a policy or a Prometheus.
+   */
+  async function usageOf(ref: SetRef, snapshot: Snapshot): Promise<UsageReading | undefined> {
+    const policy = autogrowOf(snapshot.statefulSet);
+    if (!deps.metrics || !policy.ok || !policy.policy || snapshot.setMissing) return undefined;
+    return deps.metrics.usage(ref, snapshot.claims.map((c) => c.metadata.name));
   }
 
   /** A set the viewer may not see, or that does not exist: a page naming it. */

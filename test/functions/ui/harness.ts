@@ -1,7 +1,7 @@
 // The status page over a real socket on 127.0.0.1, in front of a simulated cluster, for the HTTP
 // and browser tests: the production app (functions/app.ts) with the page's routes, the sim's
 // production reader and writers, and a `step()` that runs one step and lets cluster time pass.
-import { SCENARIOS } from "../../../adapters/sim/scenarios.js";
+import { SCENARIOS } from "../../../functions/scenarios.js";
 import { SimCluster } from "../../../adapters/sim/cluster.js";
 import { createApp } from "../../../functions/app.js";
 import { RecentIds } from "../../../functions/auth.js";
@@ -46,6 +46,8 @@ export async function startUi(opts: UiServerOptions = {}): Promise<UiServer> {
     writers: sim.writers,
     auth: { bearerTokens: [API_TOKEN], webhookSecrets: [], replay: new RecentIds() },
     now: () => sim.now(),
+    // Autogrow's reader (the simulated Prometheus): the set page's usage bars read through it.
+    metrics: sim.metrics,
     namespaces: opts.namespaces ?? [],
     ui: {
       viewers: opts.viewers ?? [{ token: VIEWER_TOKEN }, { token: "prod-viewer-0123456789abcdef", namespaces: ["prod"] }],
@@ -62,7 +64,7 @@ export async function startUi(opts: UiServerOptions = {}): Promise<UiServer> {
     sim,
     app,
     async step(ms = 10_000) {
-      const r = await runStep({ reader: sim.reader, writers: sim.writers, ref: REF, now: sim.now() });
+      const r = await runStep({ reader: sim.reader, writers: sim.writers, metrics: sim.metrics, ref: REF, now: sim.now() });
       sim.advance(ms);
       return r;
     },
