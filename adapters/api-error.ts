@@ -101,3 +101,11 @@ export function apiErrorFrom(
   const retry = opts.retryAfterSeconds ?? status?.details?.retryAfterSeconds;
   return new ApiError(code, kindOf(code, status?.reason), message, status, retry, opts.request);
 }
+
+/** RBAC refusals are configuration errors, not rollout states: say which permission is missing. */
+export class PermissionError extends Error {
+  override readonly name = "PermissionError";
+  constructor(override readonly cause: ApiError) {
+    super(`missing permission: ${cause.message}. Grant it in the claimstep ClusterRole (deploy/kubernetes/rbac.yaml; re-creating sets needs the claimstep-finalize one, rbac-finalize.yaml).`);
+  }
+}

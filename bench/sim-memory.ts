@@ -5,7 +5,8 @@
 // timers of its last requests (the KubeClient's 10 s request timeout, one AbortSignal.timeout
 // each) have fired, as they would have long before in a real `serve`.
 // Run: node --expose-gc --import tsx bench/sim-memory.ts [steps] [scenario]
-import { SCENARIOS, scenarioName } from "../adapters/sim/scenarios.js";
+import { scenarioName } from "../adapters/sim/scenarios.js";
+import { SCENARIOS } from "../functions/scenarios.js";
 import { listOptedInSets } from "../adapters/kube/reader.js";
 import { runStep } from "../functions/step.js";
 

@@ -5,10 +5,11 @@
 import * as z from "./zod.js";
 import type { ClaimTemplate, StatefulSet } from "./k8s.js";
 import { formatBytes, humanBytes, parseQuantity, toBytes } from "./quantity.js";
-import { Messages, eventOf } from "./reasons.js";
+import { Messages, eventOf } from "./messages.js";
 import { claimName } from "./statefulset.js";
 import { Keys } from "./keys.js";
-import type { WalkConclusion } from "./walk.js";
+import type { UsageReading, VolumeUsage } from "./types.js";
+import type { WalkConclusion } from "./parts.js";
 
 const GI = 1024n ** 3n;
 
@@ -70,16 +71,6 @@ export const lastGrownFrom = (value: string | undefined): string | undefined => 
 
 /** The record after a growth from `revision`. */
 export const grownFromAfter = (value: string | undefined, revision: string): string => [...grownFrom(value).filter((r) => r !== revision), revision].slice(-GROWN_FROM_KEPT).join(",");
-
-/** One claim's usage as the kubelet reports it (kubelet_volume_stats_*). */
-export interface VolumeUsage {
-  claim: string;
-  usedBytes: bigint;
-  capacityBytes: bigint;
-}
-
-/** What the metrics adapter found for the set's claims. */
-export type UsageReading = { ok: true; volumes: VolumeUsage[] } | { ok: false; message: string };
 
 /** The growth one step makes: a template's new desired size, and the usage that caused it. */
 export interface Growth {

@@ -5,37 +5,13 @@ import type { ClaimTemplate, PersistentVolumeClaim } from "./k8s.js";
 import { formatBytes, parseQuantity, quantityString, toBytes } from "./quantity.js";
 import { podColumns } from "./pods.js";
 import { claimReadiness, resizeBlockedByPod } from "./readiness.js";
-import { Messages, phaseOf, type EventReason, type ReasonOf } from "./reasons.js";
+import type { ClaimPlan, Obstacle, OrdinalPlan } from "./parts.js";
+import { phaseOf } from "./reasons.js";
+import { Messages } from "./messages.js";
 import type { Scope } from "./scope.js";
 import { claimName, podName } from "./statefulset.js";
 import type { ClaimReadiness, ClaimReport, OrdinalReport, PatchClaim } from "./types.js";
 import { Keys } from "./keys.js";
-
-/** Why a claim cannot be written now (rule 6), predicted from the objects instead of provoked. */
-export interface Obstacle {
-  reason: Extract<EventReason, ReasonOf<"Blocked" | "Waiting">>;
-  message: string;
-}
-
-/** One claim of one ordinal, fully evaluated. */
-export interface ClaimPlan {
-  report: ClaimReport;
-  template: ClaimTemplate;
-  pvc?: PersistentVolumeClaim;
-  /** The claim still needs claimstep's apply (rule 7). */
-  needsUpdate: boolean;
-  /** At the revision and ready (rule 8). */
-  done: boolean;
-  /** Occupies a maxUnavailable slot: written by claimstep and not yet ready. */
-  inFlight: boolean;
-  obstacle?: Obstacle;
-  patch?: PatchClaim;
-}
-
-export interface OrdinalPlan {
-  ordinal: number;
-  claims: ClaimPlan[];
-}
 
 /** Every claim of an ordinal in scope, evaluated. */
 export const evaluateOrdinal = (scope: Scope, ordinal: number): OrdinalPlan => ({

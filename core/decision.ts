@@ -1,7 +1,8 @@
 // Building Decisions: the status record (with `since` carried over while the phase and reason
 // stay), the StatefulSet annotations that must change (only those), and the requeue hint.
 import type { StatefulSet } from "./k8s.js";
-import { phaseOf, requeueAfterOf, type Reason } from "./reasons.js";
+import type { DecisionParts } from "./parts.js";
+import { phaseOf, requeueAfterOf } from "./reasons.js";
 import type {
   Action,
   Decision,
@@ -76,28 +77,6 @@ export function annotationChanges(set: StatefulSet, wanted: Record<string, strin
   }
   if (!sameStatus(parseStatus(current[Keys.status]), status)) changes[Keys.status] = statusJSON(status);
   return Object.keys(changes).length ? changes : undefined;
-}
-
-/** What the rules concluded; the phase follows from the reason. */
-export interface DecisionParts {
-  reason: Reason;
-  /** Reason recorded in the status annotation when it differs (a converged set keeps `RolloutComplete`). */
-  statusReason?: Reason;
-  message: string;
-  revision?: string;
-  action?: Action;
-  events?: EventRecord[];
-  ordinal?: number;
-  /** Whether to write claimstep's annotations (false: leave the set untouched, as for opted-out sets). */
-  record: boolean;
-  /** Revision every claim has reached, when the rollout completes. */
-  currentRevision?: string;
-  /** The pull request the claim writer answered with (recorded in the status as `pullRequest`). */
-  pullRequest?: string;
-  /** Seconds until the next step; default: the reason's (core/reasons.ts). */
-  requeueAfter?: number;
-  /** Other claimstep annotations to write with the status (e.g. the record of an eviction). */
-  annotations?: Record<string, string>;
 }
 
 export function refOf(set: StatefulSet): SetRef {

@@ -6,12 +6,12 @@
 import * as z from "./zod.js";
 import type { ClaimTemplate, ConfigMap, StatefulSet } from "./k8s.js";
 import { StatefulSet as StatefulSetSchema } from "./k8s.js";
-import { Messages, eventOf } from "./reasons.js";
+import { Messages, eventOf } from "./messages.js";
 import { revisionOf } from "./revision.js";
 import { podName } from "./statefulset.js";
 import type { ArmRecord, DeleteRecord, Replaced, Snapshot } from "./types.js";
 import { Keys } from "./keys.js";
-import type { WalkConclusion } from "./walk.js";
+import type { WalkConclusion } from "./parts.js";
 
 export const FINALIZE = ["Never", "Recreate"] as const;
 

@@ -10,14 +10,16 @@ import { coordinationOf, partitionStep, podsPending, restartStep } from "./pods.
 import type { WriterCapabilities } from "./ports.js";
 import { autogrowOf, autogrowStep } from "./autogrow.js";
 import { finalizeOf, finalizeStep } from "./finalize.js";
-import { eventOf, phaseOf } from "./reasons.js";
+import { phaseOf } from "./reasons.js";
+import { eventOf } from "./messages.js";
 import { revisionOf } from "./revision.js";
 import { scopeOf } from "./scope.js";
 import { applyViaOf, belowPartition, inScope } from "./statefulset.js";
 import type { Decision, OrdinalReport, Snapshot } from "./types.js";
 import { Keys } from "./keys.js";
 import { forWriter } from "./verdict.js";
-import { inFlightOrdinals, walk, type WalkConclusion } from "./walk.js";
+import { inFlightOrdinals, walk } from "./walk.js";
+import type { WalkConclusion } from "./parts.js";
 
 export interface PlanOptions {
   /** Re-create the set with the new templates once complete, whatever `claimstep.io/finalize` says (`claimstep finalize`). */

@@ -2,16 +2,15 @@
 // lever the StatefulSet controller obeys, spec.updateStrategy.rollingUpdate.partition; and
 // restarting a pod whose volume cannot finish growing while it runs (R1–R3), through the Eviction
 // API. Pure: a function of the scope, the evaluated claims and the time it is given.
-import type { ClaimPlan, OrdinalPlan } from "./claims.js";
+import type { ClaimPlan, OrdinalPlan, WalkConclusion } from "./parts.js";
 import type { Pod } from "./k8s.js";
 import { BUDGET_CHARGE_SECONDS } from "./pod-policy.js";
-import { Messages, eventOf } from "./reasons.js";
+import { Messages, eventOf } from "./messages.js";
 import { resizeBlockedByPod } from "./readiness.js";
 import type { Scope } from "./scope.js";
 import { podName } from "./statefulset.js";
 import type { EvictPod, OrdinalReport, PatchPartition } from "./types.js";
 import { Keys } from "./keys.js";
-import type { WalkConclusion } from "./walk.js";
 
 /** One ordinal's pod as the pod rules read it. */
 export interface PodState {

@@ -2,7 +2,7 @@
 // claim writer (the one action), a set-status writer (the set's annotations) and an event
 // recorder. The direct API server implements all three writers; the GitOps pull-request writer
 // only the claim writer; the simulated cluster is reached through the direct ones.
-import type { UsageReading } from "./autogrow.js";
+import type { UsageReading } from "./types.js";
 import type { Reason } from "./reasons.js";
 import type { ActionType, ArmRecord, ClaimAction, CreateSet, Decision, DeleteRecord, EventRecord, EvictPod, OrphanSet, PatchClaim, PatchPartition, SetRef, Snapshot, WriteRecord } from "./types.js";
 
@@ -105,4 +105,42 @@ export interface Writers {
   pods?: PodWriter;
   /** The re-create's requests; absent: a step that needs one blocks saying so. */
   recreate?: RecreateWriter;
+}
+
+// The sweeper's Lease (coordination.k8s.io/v1), as leader election (core/lease.ts) reads and writes it.
+
+/** A Lease's spec (coordination.k8s.io/v1 LeaseSpec, the fields leader election uses). */
+export interface LeaseSpec {
+  holderIdentity?: string;
+  leaseDurationSeconds?: number;
+  /** MicroTime: RFC 3339 with microseconds, e.g. `2026-11-30T10:00:00.000000Z`. */
+  acquireTime?: string;
+  renewTime?: string;
+  leaseTransitions?: number;
+}
+
+/** The Lease as read from the API server. */
+export interface ObservedLease {
+  spec: LeaseSpec;
+  resourceVersion: string;
+}
+
+/** What became of a create or update. */
+export type WriteOutcome =
+  /** It landed: the Lease as now stored. */
+  | { kind: "written"; lease: ObservedLease }
+  /** 409 (AlreadyExists on create, Conflict on update): someone else wrote first. */
+  | { kind: "lost" }
+  /** No answer, or an error: whether it landed is unknown. */
+  | { kind: "failed"; error?: string };
+
+/** The one Lease, as the election reaches it (adapters/kube/lease.ts; the loop: functions/lease/elector.ts). */
+export interface LeaseApi {
+  /** e.g. `leases.coordination.k8s.io claimstep/claimstep-sweeper`, for the log. */
+  readonly describe: string;
+  /** The Lease, or undefined when there is none (404); throws when it cannot be read. */
+  get(): Promise<ObservedLease | undefined>;
+  create(spec: LeaseSpec): Promise<WriteOutcome>;
+  /** Write `spec` under a resourceVersion precondition. */
+  update(spec: LeaseSpec, resourceVersion: string): Promise<WriteOutcome>;
 }

@@ -2,10 +2,11 @@
 // desire, which ordinals are in scope. Either a conclusion that ends the step here (Idle, or
 // Blocked on invalid input: nothing is written to any claim), or the scope that claim
 // evaluation (core/claims.ts) and the walk (core/walk.ts) work in.
-import type { DecisionParts } from "./decision.js";
+import type { DecisionParts } from "./parts.js";
 import type { ClaimTemplate, PersistentVolumeClaim, Pod, StorageClass } from "./k8s.js";
 import { podPolicyOf, type PodPolicy } from "./pod-policy.js";
-import { Messages, eventOf, type Reason } from "./reasons.js";
+import type { Reason } from "./reasons.js";
+import { Messages, eventOf } from "./messages.js";
 import { revisionOf } from "./revision.js";
 import { applyViaOf, claimOrdinal, isCondemned, maxUnavailableOf, ordinalsOf, strategyOf, type Ordinals } from "./statefulset.js";
 import { desiredTemplates } from "./templates.js";

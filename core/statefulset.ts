@@ -2,7 +2,7 @@
 // (stateful_set_utils.go): the names of a set's claims and pods, the ordinals in scope, the
 // maxUnavailable budget, and claimstep's own per-set policies (opt-in, apply-via).
 import type { StatefulSet } from "./k8s.js";
-import { Messages } from "./reasons.js";
+import { Messages } from "./messages.js";
 import { Keys } from "./keys.js";
 
 /** `<template>-<set>-`: every claim of one template of a set starts so (getPersistentVolumeClaimName). */

@@ -9,14 +9,23 @@ import type {
   StorageClass,
   VolumeAttributesClass,
 } from "./k8s.js";
-import type { UsageReading } from "./autogrow.js";
-import type { EventReason, Reason } from "./reasons.js";
+import type { EventReason, EventType, Phase, Reason } from "./reasons.js";
 
 /** Which StatefulSet a step is about. */
 export interface SetRef {
   namespace: string;
   name: string;
 }
+
+/** One claim's usage as the kubelet reports it (kubelet_volume_stats_*). */
+export interface VolumeUsage {
+  claim: string;
+  usedBytes: bigint;
+  capacityBytes: bigint;
+}
+
+/** What the metrics adapter found for the set's claims. */
+export type UsageReading = { ok: true; volumes: VolumeUsage[] } | { ok: false; message: string };
 
 /** Everything one step reads: one StatefulSet and the objects around it. */
 export interface Snapshot {
@@ -185,10 +194,6 @@ export type ClaimAction = PatchClaim | ProposeRecreate | RaiseTemplate;
 /** The single action a Decision may carry. */
 export type Action = PatchClaim | PatchPartition | EvictPod | WriteRecord | ArmRecord | OrphanSet | CreateSet | DeleteRecord | ProposeRecreate | RaiseTemplate;
 export type ActionType = Action["type"];
-
-export type Phase = "Idle" | "Progressing" | "Waiting" | "Blocked" | "Complete";
-
-export type EventType = "Normal" | "Warning";
 
 /** An Event to record on the StatefulSet (events.k8s.io/v1), de-duplicated by the writer. */
 export interface EventRecord {

@@ -2,8 +2,10 @@
 // make of the planned action (one it cannot carry out → Blocked/ActionNotSupported; a writer that
 // proposes → Waiting/AwaitingApproval). After it: what its answer, or the API server's, makes of
 // the decision (applied, proposed, refused, rejected by the server, or a transient failure).
-import { makeDecision, type DecisionParts } from "./decision.js";
-import { Messages, RETRY_PACE, eventOf, type Reason } from "./reasons.js";
+import { makeDecision } from "./decision.js";
+import type { DecisionParts } from "./parts.js";
+import { RETRY_PACE, type Reason } from "./reasons.js";
+import { Messages, eventOf } from "./messages.js";
 import type { ApplyOutcome, WriterCapabilities } from "./ports.js";
 import { lastEvictionJSON } from "./pod-policy.js";
 import type { Action, Decision, Snapshot } from "./types.js";

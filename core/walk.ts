@@ -1,14 +1,10 @@
 // The planner, part 3 — rules 8–10 of docs/design.md: walk the ordinals in scope highest first and
 // conclude the one thing this step does: block on the first failure or obstacle, write the next
 // claim while a maxUnavailable slot is free, else wait for what is in flight, else complete.
-import type { ClaimPlan, OrdinalPlan } from "./claims.js";
-import type { DecisionParts } from "./decision.js";
-import { Messages, describeChange, eventOf } from "./reasons.js";
+import type { ClaimPlan, OrdinalPlan, WalkConclusion } from "./parts.js";
+import { Messages, describeChange, eventOf } from "./messages.js";
 import type { Scope } from "./scope.js";
 
-
-/** The conclusion of the walk; the revision and the status record are the planner's to add. */
-export type WalkConclusion = Omit<DecisionParts, "revision" | "record">;
 
 /**
  * An ordinal holds a slot from its first claim at the revision until it is done: a half-updated

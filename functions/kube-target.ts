@@ -15,8 +15,8 @@ import { parseRepositoryConfig } from "../adapters/gitops/config.js";
 import { pullRequestWriter } from "../adapters/gitops/writer.js";
 import { PrometheusMetrics } from "../adapters/metrics/prometheus.js";
 import { ConfigError, prometheusConfig } from "./config.js";
-import type { Target } from "./cli.js";
-import type { WatchEvent, WatchSource } from "./relay/index.js";
+import type { Target } from "./cli/context.js";
+import type { WatchEvent, WatchSource } from "./relay/watch.js";
 
 export type KubeConfigOptions = Pick<KubeConfigSource, "kubeconfig" | "context">;
 

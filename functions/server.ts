@@ -209,7 +209,8 @@ export async function serveFromEnv(opts: ServeFromEnvOptions): Promise<number> {
 
   if (opts.cluster) {
     // The playground: the scenario's simulated cluster, its virtual time following the wall clock.
-    const { SCENARIOS, scenarioName } = await import("../adapters/sim/scenarios.js");
+    const { scenarioName } = await import("../adapters/sim/scenarios.js");
+    const { SCENARIOS } = await import("./scenarios.js");
     const { listOptedInSets } = await import("../adapters/kube/reader.js");
     const { uiSource } = await import("./ui/source.js");
     const sim = await SCENARIOS[scenarioName(opts.cluster)]!.build(1);

@@ -9,7 +9,7 @@ import type { ApplyOutcome, ClaimWriter, MetricsReader, StateReader, WriterCapab
 import type { Action, ClaimAction, Decision, SetRef, Snapshot } from "../core/types.js";
 import { Keys } from "../core/keys.js";
 import { verdict, type WriteOutcome } from "../core/verdict.js";
-import { ApiError } from "../adapters/api-error.js";
+import { ApiError, PermissionError } from "../adapters/api-error.js";
 
 export interface StepOptions {
   reader: StateReader;
@@ -39,14 +39,6 @@ export interface StepResult {
   decision: Decision;
   outcome: StepOutcome;
   writer: string;
-}
-
-/** RBAC refusals are configuration errors, not rollout states: say which permission is missing. */
-export class PermissionError extends Error {
-  override readonly name = "PermissionError";
-  constructor(override readonly cause: ApiError) {
-    super(`missing permission: ${cause.message}. Grant it in the claimstep ClusterRole (deploy/kubernetes/rbac.yaml; re-creating sets needs the claimstep-finalize one, rbac-finalize.yaml).`);
-  }
 }
 
 const asRetry = (error: ApiError): StepOutcome => ({

@@ -4,7 +4,7 @@
 // serve gets a writer that carries out nothing, and the planner blocks it with the fix.
 import { actionTarget } from "../../core/actions.js";
 import type { ClaimWriter } from "../../core/ports.js";
-import { Messages } from "../../core/reasons.js";
+import { Messages } from "../../core/messages.js";
 import { applyViaOf } from "../../core/statefulset.js";
 import type { Snapshot } from "../../core/types.js";
 

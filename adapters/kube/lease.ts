@@ -1,11 +1,11 @@
 // The sweeper's Lease (coordination.k8s.io/v1) through the direct adapter: get, create, and a merge
 // patch under a resourceVersion precondition (client-go's Update). What the election reads and
-// writes is functions/lease/election.ts's; what a refusal means is decided here.
+// writes are the ports of core/ports.ts (LeaseApi, LeaseSpec); what a refusal means is decided here.
 import * as z from "../../core/zod.js";
 import { ApiError } from "../api-error.js";
 import type { KubeClient } from "./client.js";
 import { LeaseRoutes } from "./routes.js";
-import type { LeaseApi, LeaseSpec, ObservedLease, WriteOutcome } from "../../functions/lease/election.js";
+import type { LeaseApi, LeaseSpec, ObservedLease, WriteOutcome } from "../../core/ports.js";
 
 /** The Lease as claimstep reads it (other fields are kept by the server, never sent back). */
 const Lease = z.looseObject({

@@ -5,7 +5,7 @@
 // why, naming the server's URL (never its credentials), and the step goes on without autogrow.
 // Plain fetch, no Node built-ins: it runs on Workers as on Node.
 import * as z from "../../core/zod.js";
-import type { UsageReading, VolumeUsage } from "../../core/autogrow.js";
+import type { UsageReading, VolumeUsage } from "../../core/types.js";
 import type { MetricsReader } from "../../core/ports.js";
 import type { SetRef } from "../../core/types.js";
 

@@ -1,9 +1,10 @@
 // claimstep's mutating admission webhook installed in the simulated cluster: the
 // MutatingWebhookConfiguration as deploy/kubernetes/admission.yaml ships it (without the
 // cert-manager annotation: no TLS in the sim; test/adapters/sim/admission-webhooks.test.ts checks
-// the two agree), and claimstep's own admission route (functions/routes/admission.ts) serving the
-// Service claimstep-webhook.claimstep.svc that the configuration names.
-import { admissionRoutes } from "../../functions/routes/admission.js";
+// the two agree), and claimstep's own admission route serving the Service
+// claimstep-webhook.claimstep.svc that the configuration names: the caller passes it
+// (`admissionRoutes().fetch` of functions/routes/admission.ts), so the sim never imports the entry points.
+import type { WebhookHandler } from "./admission-webhooks.js";
 import type { SimCluster } from "./cluster.js";
 import { KUBECTL } from "./cluster.js";
 import type { Json } from "./store.js";
@@ -40,15 +41,15 @@ export function claimstepWebhookConfiguration(): Json {
   };
 }
 
-/** claimstep's admission route answers the configuration's Service (idempotent; again after a restore). */
-export function serveClaimstepWebhook(sim: SimCluster): void {
-  sim.registerWebhookServer(CLAIMSTEP_WEBHOOK_SERVER, admissionRoutes().fetch);
+/** claimstep's admission route (`admission`) answers the configuration's Service (idempotent; again after a restore). */
+export function serveClaimstepWebhook(sim: SimCluster, admission: WebhookHandler): void {
+  sim.registerWebhookServer(CLAIMSTEP_WEBHOOK_SERVER, admission);
 }
 
 /** Install claimstep's webhook: the configuration stored (as `kubectl apply -f admission.yaml`), its server registered. */
-export async function installClaimstepWebhook(sim: SimCluster): Promise<void> {
+export async function installClaimstepWebhook(sim: SimCluster, admission: WebhookHandler): Promise<void> {
   if (!sim.get("mutatingwebhookconfigurations", undefined, "claimstep")) {
     await sim.admin.create("mutatingwebhookconfigurations", claimstepWebhookConfiguration(), { fieldManager: KUBECTL });
   }
-  serveClaimstepWebhook(sim);
+  serveClaimstepWebhook(sim, admission);
 }

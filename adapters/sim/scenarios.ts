@@ -4,7 +4,8 @@
 // and, unless it says otherwise, desires a change of them through the annotation.
 import { planStep } from "../../core/plan.js";
 import { Keys } from "../../core/keys.js";
-import { runStep } from "../../functions/step.js";
+import type { MetricsReader, StateReader, Writers } from "../../core/ports.js";
+import type { Decision, SetRef } from "../../core/types.js";
 import { SimCluster, claimTemplate, statefulSetManifest, type RetentionPolicy, type SetSpec } from "./cluster.js";
 import type { DriverBehaviour } from "./controllers/context.js";
 import type { FaultPlan } from "./faults.js";
@@ -13,8 +14,25 @@ import { installClaimstepWebhook } from "./claimstep-webhook.js";
 import { ADMISSION_ENABLED, ADMISSION_LABEL } from "../../core/admission.js";
 import { SIM_SERVER } from "./http.js";
 import type { Json } from "./store.js";
+import type { WebhookHandler } from "./admission-webhooks.js";
 
 export { DEFAULT_SCENARIO, SCENARIO_NAMES, SET, scenarioName } from "./scenario-names.js";
+
+/**
+ * One claimstep step, as functions/step.ts's `runStep` takes it: the scenarios that reach their
+ * start through claimstep's own steps (finalize-crash, autogrow) run them with this.
+ */
+export type ScenarioStep = (opts: { reader: StateReader; writers: Writers; ref: SetRef; now: Date; metrics?: MetricsReader; dryRun?: boolean }) => Promise<{ decision: Decision }>;
+
+/**
+ * What of claimstep itself the scenarios run, passed in by the entry points (functions/scenarios.ts)
+ * so that the simulated cluster (an adapter) never imports them: its step, and its admission route.
+ */
+export interface ScenarioClaimstep {
+  step: ScenarioStep;
+  /** claimstep's admission webhook (`admissionRoutes().fetch`), for `apply`. */
+  admission: WebhookHandler;
+}
 
 export interface Scenario {
   summary: string;
@@ -141,10 +159,10 @@ const FINALIZE_SETUP: Setup = { annotations: { [Keys.finalize]: "Recreate" }, re
  * the record and deleted the set (orphan), and the process died before creating it again. What is
  * left: pods and claims without a set, and the record.
  */
-async function buildFinalizeCrash(seed = 1): Promise<SimCluster> {
+async function buildFinalizeCrash(step: ScenarioStep, seed = 1): Promise<SimCluster> {
   const sim = await build(FINALIZE_SETUP, seed);
   for (let i = 0; i < 500; i++) {
-    const r = await runStep({ reader: sim.reader, writers: sim.writers, ref: SET, now: sim.now() });
+    const r = await step({ reader: sim.reader, writers: sim.writers, ref: SET, now: sim.now() });
     if (r.decision.action?.type === "OrphanSet") {
       sim.advance(60_000); // the garbage collector releases the pods and claims; nobody creates the set
       if (sim.get("statefulsets", SET.namespace, SET.name)) throw new Error("finalize-crash: the set is still there after the orphan delete");
@@ -164,12 +182,12 @@ const MI = 1024 * 1024;
  * volumes (data-web-2 at 2 MiB/s, data-web-1 at 1 MiB/s, data-web-0 at 0.5 MiB/s; wal slowly),
  * claimstep stepping it while it fills, until data-web-2 crosses 80% (about two minutes in).
  */
-async function buildAutogrow(seed = 1): Promise<SimCluster> {
+async function buildAutogrow(step: ScenarioStep, seed = 1): Promise<SimCluster> {
   const sim = await build({ desired: LIVE, annotations: { [Keys.autogrow]: JSON.stringify(AUTOGROW_POLICY) } }, seed);
   // claimstep's rollout of the templates as they are (the claims get its revision label) to Complete.
   for (let i = 0; ; i++) {
     if (i === 200) throw new Error("autogrow: the rollout of the live templates never completed");
-    const r = await runStep({ reader: sim.reader, writers: sim.writers, ref: SET, now: sim.now(), metrics: sim.metrics });
+    const r = await step({ reader: sim.reader, writers: sim.writers, ref: SET, now: sim.now(), metrics: sim.metrics });
     if (r.decision.phase === "Complete") break;
     sim.advance(10_000);
   }
@@ -181,7 +199,7 @@ async function buildAutogrow(seed = 1): Promise<SimCluster> {
   // the disks fill, until one is over 80%.
   for (let i = 0; i < 100; i++) {
     sim.advance(10_000);
-    const r = await runStep({ reader: sim.reader, writers: sim.writers, ref: SET, now: sim.now(), metrics: sim.metrics, dryRun: true });
+    const r = await step({ reader: sim.reader, writers: sim.writers, ref: SET, now: sim.now(), metrics: sim.metrics, dryRun: true });
     if (r.decision.reason === "AutogrowTriggered") return sim;
     if (r.decision.phase !== "Complete") throw new Error(`autogrow: expected web to stay complete, got ${r.decision.phase}/${r.decision.reason}: ${r.decision.message}`);
   }
@@ -208,9 +226,9 @@ export function applyScenarioManifest(dataStorage = "2Gi"): Json {
  * --force-conflicts` does it: the API server calls the webhook, which keeps spec at 1Gi and moves
  * the templates into claimstep's annotation (with finalize Recreate); the rollout follows.
  */
-async function buildApply(seed = 1): Promise<SimCluster> {
+async function buildApply(admission: WebhookHandler, seed = 1): Promise<SimCluster> {
   const sim = await build({ desired: null, manifest: (m) => Object.assign(m, applyScenarioManifest("1Gi")) }, seed);
-  await installClaimstepWebhook(sim);
+  await installClaimstepWebhook(sim, admission);
   const url = `${SIM_SERVER}/apis/apps/v1/namespaces/${SET.namespace}/statefulsets/${SET.name}?fieldManager=kubectl&force=true`;
   const res = await sim.http.fetchLike(url, { method: "PATCH", headers: { "Content-Type": "application/apply-patch+yaml", "User-Agent": "kubectl/v1.34.2" }, body: JSON.stringify(applyScenarioManifest("2Gi")) });
   const set = (await res.json()) as Json;
@@ -219,8 +237,11 @@ async function buildApply(seed = 1): Promise<SimCluster> {
   return sim;
 }
 
-/** Every name of SCENARIO_NAMES, and no other (the type checks both ways). */
-export const SCENARIOS: Record<string, Scenario> = {
+/**
+ * Every name of SCENARIO_NAMES, and no other (the type checks both ways), built with claimstep's
+ * step and admission route where a scenario needs them (functions/scenarios.ts passes runStep).
+ */
+export const simScenarios = ({ step, admission }: ScenarioClaimstep): Record<string, Scenario> => ({
   grow: scenario(
     "grow data 1Gi → 2Gi and move wal to VolumeAttributesClass gold, one ordinal at a time",
     "every claim was updated highest ordinal first, each waiting for the resize or modification to finish before the next",
@@ -274,7 +295,7 @@ export const SCENARIOS: Record<string, Scenario> = {
   "finalize-crash": {
     summary: "the re-create of web was cut short: the set was deleted (orphan) and the process died before creating it again; the record is all that is left",
     lesson: "the next invocation found the record and no set, created the set from it, waited for adoption and removed the record: a crash between any two requests is finished by the next step",
-    build: buildFinalizeCrash,
+    build: (seed) => buildFinalizeCrash(step, seed),
   },
   "pods-claims-first": scenario(
     "5 replicas: data grows to 2Gi and the pod template gets a new image together; pod-coordination: ClaimsFirst, pods held (set --hold-pods), maxUnavailable 1",
@@ -307,18 +328,18 @@ export const SCENARIOS: Record<string, Scenario> = {
     summary: `web is complete at data 1Gi with claimstep.io/autogrow ${JSON.stringify(AUTOGROW_POLICY)}; an application fills data-web-2 at 2 MiB/s (data-web-1 at 1, data-web-0 at 0.5): it has just crossed 80%`,
     lesson:
       "the usage (one Prometheus query per step) crossed the threshold: claimstep raised the desired data template by half, rounded up to whole Gi, and the normal rollout grew every ordinal alike, highest first; no claim is above the threshold any more",
-    build: buildAutogrow,
+    build: (seed) => buildAutogrow(step, seed),
   },
   apply: {
     summary:
       "claimstep's admission webhook is installed and web is labelled claimstep.io/admission=enabled; `kubectl apply --server-side` of web with data at 2Gi (was 1Gi) was accepted: the webhook kept spec at 1Gi and wrote the 2Gi template into claimstep's annotation, with finalize Recreate",
     lesson:
       "the apply the API server would refuse (422) went through the webhook into a rollout, highest ordinal first, then the set was re-created with data at 2Gi: its live spec now matches the applied manifest (try `claimstep apply -f web.yaml --cluster sim:apply` for the same gesture)",
-    build: buildApply,
+    build: (seed) => buildApply(admission, seed),
   },
   "opted-out": scenario(
     "web is not opted in and desires nothing: try `claimstep set web data --storage 2Gi --cluster sim:opted-out`",
     "a set that is not opted in is left alone: no write of any kind",
     { strategy: "OnClaimDelete", desired: null },
   ),
-} satisfies Record<ScenarioName, Scenario>;
+}) satisfies Record<ScenarioName, Scenario>;

@@ -2,7 +2,7 @@
 // the checks a state read back from a file passes before the cluster is rebuilt from it, so that a
 // damaged or foreign file is a clear error rather than a cluster that breaks later.
 import type { ClockState } from "./clock.js";
-import type { SimClusterOptions } from "./cluster.js";
+import type { SimClusterOptions } from "./options.js";
 import type { DriverBehaviour, Latencies } from "./controllers/context.js";
 import type { GarbageCollectorState } from "./controllers/garbage-collector.js";
 import type { KubeletState } from "./controllers/kubelet.js";

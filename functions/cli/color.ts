@@ -1,7 +1,7 @@
 // Colour on a terminal only: phases coloured (Complete green, Blocked red, Waiting yellow,
 // Progressing cyan, Idle dim), never in a pipe or a file, never with NO_COLOR (no-color.org: set
 // and not empty), --no-color or TERM=dumb.
-import type { Phase } from "../../core/types.js";
+import type { Phase } from "../../core/reasons.js";
 import type { CliIO } from "./context.js";
 
 export function colorEnabled(io: CliIO, noColorFlag: boolean | undefined): boolean {

@@ -6,8 +6,10 @@
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import type { SimCluster } from "../../adapters/sim/cluster.js";
-import { SCENARIOS, scenarioName } from "../../adapters/sim/scenarios.js";
+import { scenarioName } from "../../adapters/sim/scenarios.js";
+import { SCENARIOS } from "../scenarios.js";
 import { serveClaimstepWebhook } from "../../adapters/sim/claimstep-webhook.js";
+import { admissionRoutes } from "../routes/admission.js";
 import { SIM_SERVER } from "../../adapters/sim/http.js";
 import { defaultSimStatePath, readSimState, removeSimState, writeSimState } from "../../adapters/sim/state-file.js";
 import { isOptedIn } from "../../core/statefulset.js";
@@ -29,7 +31,7 @@ const seedOf = (seed: string | undefined): number | undefined => {
 function targetOf(sim: SimCluster, name: string, extra: Partial<Target> = {}): Target {
   const scenario = SCENARIOS[name]!;
   // claimstep's admission route answers the webhook Service (a saved cluster keeps the configuration, not the server).
-  serveClaimstepWebhook(sim);
+  serveClaimstepWebhook(sim, admissionRoutes().fetch);
   return {
     label: `simulated cluster (${name})`,
     story: { name, summary: scenario.summary, lesson: scenario.lesson },

@@ -1,9 +1,9 @@
 // A step's result and errors across the Durable Object boundary (JSON), and back into the types
 // the HTTP app answers with (the same statuses and bodies as a step run in place).
-import { ApiError, type ApiErrorKind } from "../../adapters/api-error.js";
+import { ApiError, type ApiErrorKind, PermissionError } from "../../adapters/api-error.js";
 import type { Status } from "../../core/k8s.js";
 import type { Decision } from "../../core/types.js";
-import { PermissionError, type StepOutcome, type StepResult } from "../step.js";
+import type { StepOutcome, StepResult } from "../step.js";
 
 export interface WireError {
   type: "ApiError" | "PermissionError" | "Error";

@@ -5,8 +5,7 @@
 import type { Context, ErrorHandler, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { ApiError } from "../../adapters/api-error.js";
-import { PermissionError } from "../step.js";
+import { ApiError, PermissionError } from "../../adapters/api-error.js";
 
 export type ProblemStatus = 400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 500 | 502 | 503;
 

@@ -3,7 +3,7 @@
 import type { KubeClient } from "../../adapters/kube/client.js";
 import { KubeLease } from "../../adapters/kube/lease.js";
 import type { LeaseConfig } from "./config.js";
-import { defaultMarginMs } from "./election.js";
+import { defaultMarginMs } from "../../core/lease.js";
 import { Elector, type ElectorClock } from "./elector.js";
 
 export { DEFAULT_LEASE_NAMESPACE, LEASE_NAME, leaseConfig, leaseIdentity, type LeaseConfig } from "./config.js";

@@ -11,7 +11,7 @@
 // webhook that keeps failing, and a pull request of a deleted set is nothing to retry.
 import { Hono, type MiddlewareHandler } from "hono";
 import type { SetRef } from "../../core/types.js";
-import { ApiError } from "../../adapters/api-error.js";
+import { ApiError, PermissionError } from "../../adapters/api-error.js";
 import {
   type Parsed,
   type PullRequestEvent,
@@ -22,7 +22,7 @@ import {
 } from "../../adapters/gitops/webhook.js";
 import { type AnyReplayGuard, RecentIds } from "../auth.js";
 import { Problem, onError } from "../http/problem.js";
-import { PermissionError, type StepResult } from "../step.js";
+import type { StepResult } from "../step.js";
 
 /**
  * How long a forge delivery is remembered. GitHub and GitLab sign no timestamp, so there is no

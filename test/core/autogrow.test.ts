@@ -2,7 +2,8 @@
 // formula min(max, roundUpGi(max(capacity × (1 + increase), desired))), the limit, one growth per
 // revision, only when no rollout is in progress, and a step without metrics going on.
 import { describe, expect, it } from "vitest";
-import { autogrowDecision, autogrowOf, type UsageReading } from "../../core/autogrow.js";
+import { autogrowDecision, autogrowOf } from "../../core/autogrow.js";
+import type { UsageReading } from "../../core/types.js";
 import { planStep } from "../../core/plan.js";
 import type { WriterCapabilities } from "../../core/ports.js";
 import { revisionOf } from "../../core/revision.js";

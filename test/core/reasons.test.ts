@@ -1,7 +1,8 @@
 // The Reason constants: every reason has one phase; the events of the user-facing contract
 // (docs/design.md) have their documented type.
 import { describe, expect, it } from "vitest";
-import { REASONS, eventOf, phaseOf, requeueAfterOf } from "../../core/reasons.js";
+import { REASONS, phaseOf, requeueAfterOf } from "../../core/reasons.js";
+import { eventOf } from "../../core/messages.js";
 
 describe("REASONS", () => {
   it("records the documented Event types", () => {

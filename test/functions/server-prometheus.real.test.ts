@@ -13,7 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SimCluster } from "../../adapters/sim/cluster.js";
 import { SIM_SERVER } from "../../adapters/sim/http.js";
 import { KUBELET_METRICS_PATH } from "../../adapters/sim/prometheus.js";
-import { SCENARIOS, SET } from "../../adapters/sim/scenarios.js";
+import { SET } from "../../adapters/sim/scenarios.js";
+import { SCENARIOS } from "../../functions/scenarios.js";
 import { serveFromEnv } from "../../functions/server.js";
 import {
   grafanaQueries,

@@ -3,7 +3,8 @@
 // step asks again for two minutes, a lost race on the uid changes nothing.
 import { describe, expect, it } from "vitest";
 import { Keys } from "../../core/keys.js";
-import { SCENARIOS, SET } from "../../adapters/sim/scenarios.js";
+import { SET } from "../../adapters/sim/scenarios.js";
+import { SCENARIOS } from "../../functions/scenarios.js";
 import type { SimCluster } from "../../adapters/sim/cluster.js";
 import { runStep, type StepResult } from "../../functions/step.js";
 import { fixtureStatus } from "../fixtures/apiserver.js";

@@ -1,11 +1,11 @@
 // runStep's branches: what happens to the decision and to the cluster when the writer applies,
 // proposes, refuses, or the server answers with each of the real error bodies.
 import { describe, expect, it } from "vitest";
-import { apiErrorFrom } from "../../adapters/api-error.js";
+import { apiErrorFrom, PermissionError } from "../../adapters/api-error.js";
 import type { ApplyOutcome, ClaimWriter, Writers } from "../../core/ports.js";
 import type { Action, EventRecord, Snapshot } from "../../core/types.js";
 import { Keys } from "../../core/keys.js";
-import { PermissionError, runStep } from "../../functions/step.js";
+import { runStep } from "../../functions/step.js";
 import { claimsFor, makeSet, snapshot, statusFixture, patchOf } from "../core/builders.js";
 
 const NOW = new Date("2026-11-30T10:00:00Z");

@@ -3,7 +3,7 @@
 // was refused is now left alone for a growing pause (core/backoff.ts), then tried again, and steps
 // as before once a step of it is not refused.
 import { describe, expect, it } from "vitest";
-import { SCENARIOS } from "../../adapters/sim/scenarios.js";
+import { SCENARIOS } from "../../functions/scenarios.js";
 import { listOptedInSets } from "../../adapters/kube/reader.js";
 import { REFUSAL_BACKOFF, refusalPauseSeconds } from "../../core/backoff.js";
 import { RefusalBackoff } from "../../functions/backoff.js";

@@ -7,7 +7,7 @@ import { DEFAULT_LATENCIES } from "../../adapters/sim/controllers/context.js";
 import { Prng } from "../../adapters/sim/prng.js";
 import type { Json } from "../../adapters/sim/store.js";
 import type { ClaimTemplate } from "../../core/k8s.js";
-import type { UsageReading } from "../../core/autogrow.js";
+import type { UsageReading } from "../../core/types.js";
 import type { MetricsReader, StateReader } from "../../core/ports.js";
 import { toBytes } from "../../core/quantity.js";
 import type { Decision, Snapshot } from "../../core/types.js";

@@ -2,7 +2,7 @@
 // objects and on the audit log of every request claimstep made. Readiness and scope are computed
 // here independently of core/ (only the revision hash and quantity parsing are shared), so a
 // planner bug cannot hide behind the same bug in the checker.
-import type { UsageReading } from "../../core/autogrow.js";
+import type { UsageReading } from "../../core/types.js";
 import type { ClaimTemplate, PersistentVolumeClaim, StatefulSet } from "../../core/k8s.js";
 import { toBytes } from "../../core/quantity.js";
 import { revisionOf } from "../../core/revision.js";

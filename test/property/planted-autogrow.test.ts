@@ -5,7 +5,8 @@
 // every invocation) with a deliberately broken planner around core/plan.ts's planStep (core/ is
 // not touched); the unbroken planner must pass the same scenario, grow, and settle.
 import { describe, expect, it, vi } from "vitest";
-import { autogrowOf, autogrowStep, type UsageReading } from "../../core/autogrow.js";
+import { autogrowOf, autogrowStep } from "../../core/autogrow.js";
+import type { UsageReading } from "../../core/types.js";
 import type { WriterCapabilities } from "../../core/ports.js";
 import { toBytes } from "../../core/quantity.js";
 import { revisionOf } from "../../core/revision.js";

@@ -1,6 +1,6 @@
 // A scenario's simulated cluster kept by a CLI test and offered to `main` as its Target, with the
 // few views of it the tests assert on.
-import { SCENARIOS } from "../../adapters/sim/scenarios.js";
+import { SCENARIOS } from "../../functions/scenarios.js";
 import type { SimCluster } from "../../adapters/sim/cluster.js";
 import type { Target } from "../../functions/cli.js";
 import { runStep } from "../../functions/step.js";

@@ -5,7 +5,8 @@
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { http, type RequestHandler } from "msw";
-import { SimCluster, type SimClusterOptions } from "../../adapters/sim/cluster.js";
+import { SimCluster } from "../../adapters/sim/cluster.js";
+import type { SimClusterOptions } from "../../adapters/sim/options.js";
 import type { PolicyRule } from "../../adapters/sim/http.js";
 import { capturedCluster, type KubeObject } from "./objects.js";
 

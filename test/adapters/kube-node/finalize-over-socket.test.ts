@@ -10,7 +10,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { SCENARIOS } from "../../../adapters/sim/scenarios.js";
+import { SCENARIOS } from "../../../functions/scenarios.js";
 import { SIM_SERVER } from "../../../adapters/sim/http.js";
 import type { SimCluster } from "../../../adapters/sim/cluster.js";
 import { KubeReader } from "../../../adapters/kube/reader.js";

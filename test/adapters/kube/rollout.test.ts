@@ -5,7 +5,8 @@ import { ApiError } from "../../../adapters/api-error.js";
 import { KubeClient } from "../../../adapters/kube/client.js";
 import { KubeReader } from "../../../adapters/kube/reader.js";
 import { kubeWriters } from "../../../adapters/kube/writer.js";
-import { PermissionError, runStep, type StepResult } from "../../../functions/step.js";
+import { runStep, type StepResult } from "../../../functions/step.js";
+import { PermissionError } from "../../../adapters/api-error.js";
 import { statefulSetObjects, storageClassObjects, volumeAttributesClass, type SetScenario } from "../../support/index.js";
 import { useSimServer } from "../../support/index.js";
 

@@ -10,7 +10,8 @@ import { PrometheusMetrics, usageQuery } from "../../../adapters/metrics/prometh
 import type { SimCluster } from "../../../adapters/sim/cluster.js";
 import { SIM_SERVER } from "../../../adapters/sim/http.js";
 import { KUBELET_METRICS_PATH } from "../../../adapters/sim/prometheus.js";
-import { SCENARIOS, SET } from "../../../adapters/sim/scenarios.js";
+import { SET } from "../../../adapters/sim/scenarios.js";
+import { SCENARIOS } from "../../../functions/scenarios.js";
 import { runStep } from "../../../functions/step.js";
 import { hasPrometheus, NO_PROMETHEUS, type RealPrometheus, startPrometheus } from "../../support/prometheus.js";
 

@@ -96,7 +96,7 @@ describe("claimstep's webhook in the simulated cluster", () => {
 
   it("an apply of a bigger template goes through it: 200, spec kept, the templates in the annotation, the warning as a Warning header; the review shaped as the real server's", async () => {
     const sim = await cluster({ labels: { "claimstep.io/admission": "enabled" } });
-    await installClaimstepWebhook(sim);
+    await installClaimstepWebhook(sim, admissionRoutes().fetch);
     const s = spy();
     sim.registerWebhookServer(CLAIMSTEP_WEBHOOK_SERVER, s.fetch);
     const before = stored(sim);
@@ -136,7 +136,7 @@ describe("claimstep's webhook in the simulated cluster", () => {
 
   it("the same apply again changes nothing further (no new resourceVersion), and says the same", async () => {
     const sim = await cluster({ labels: { "claimstep.io/admission": "enabled" } });
-    await installClaimstepWebhook(sim);
+    await installClaimstepWebhook(sim, admissionRoutes().fetch);
     expect((await apply(sim, manifest("2Gi"))).code).toBe(200);
     const first = stored(sim);
     const again = await apply(sim, manifest("2Gi"));
@@ -148,7 +148,7 @@ describe("claimstep's webhook in the simulated cluster", () => {
 
   it("a merge patch and a PUT of the templates go through it too", async () => {
     const sim = await cluster({ labels: { "claimstep.io/admission": "enabled" } });
-    await installClaimstepWebhook(sim);
+    await installClaimstepWebhook(sim, admissionRoutes().fetch);
     const live = stored(sim);
     const put = structuredClone(live);
     put.spec.volumeClaimTemplates[0].spec.resources.requests.storage = "3Gi";
@@ -167,7 +167,7 @@ describe("claimstep's webhook in the simulated cluster", () => {
 
   it("--dry-run (?dryRun=All): the webhook is called with dryRun true, the answer is the patched object, nothing is written", async () => {
     const sim = await cluster({ labels: { "claimstep.io/admission": "enabled" } });
-    await installClaimstepWebhook(sim);
+    await installClaimstepWebhook(sim, admissionRoutes().fetch);
     const s = spy();
     sim.registerWebhookServer(CLAIMSTEP_WEBHOOK_SERVER, s.fetch);
     const before = stored(sim);
@@ -201,7 +201,7 @@ describe("the 422 of a template change", () => {
 
   it("a set that is not opted in: the webhook lets it pass, the API server refuses as before", async () => {
     const sim = await cluster({ labels: null });
-    await installClaimstepWebhook(sim);
+    await installClaimstepWebhook(sim, admissionRoutes().fetch);
     const s = spy();
     sim.registerWebhookServer(CLAIMSTEP_WEBHOOK_SERVER, s.fetch);
     const r = await apply(sim, manifest("2Gi", null));
@@ -214,7 +214,7 @@ describe("the 422 of a template change", () => {
 describe("which webhooks are called", () => {
   it("namespaceSelector: the by-namespace entry for a set of a labelled namespace", async () => {
     const sim = await cluster({ labels: null });
-    await installClaimstepWebhook(sim);
+    await installClaimstepWebhook(sim, admissionRoutes().fetch);
     const s = spy();
     sim.registerWebhookServer(CLAIMSTEP_WEBHOOK_SERVER, s.fetch);
     sim.webhooks.labelNamespace("default", { "claimstep.io/admission": "enabled" });
@@ -226,7 +226,7 @@ describe("which webhooks are called", () => {
 
   it("matchConditions: an update that leaves the templates alone never reaches the webhook", async () => {
     const sim = await cluster({ labels: { "claimstep.io/admission": "enabled" } });
-    await installClaimstepWebhook(sim);
+    await installClaimstepWebhook(sim, admissionRoutes().fetch);
     const s = spy();
     sim.registerWebhookServer(CLAIMSTEP_WEBHOOK_SERVER, s.fetch);
     const r = await send(sim, "PATCH", "", { spec: { replicas: 3 } }, "application/merge-patch+json");
@@ -405,7 +405,7 @@ describe("applyJsonPatch (RFC 6902)", () => {
 
 describe("scenario apply", () => {
   it("the applied 2Gi template goes through claimstep's webhook into the rollout, then the re-create: Complete, the live spec at 2Gi", async () => {
-    const { SCENARIOS } = await import("../../../adapters/sim/scenarios.js");
+    const { SCENARIOS } = await import("../../../functions/scenarios.js");
     const { runStep } = await import("../../../functions/step.js");
     const sim = await SCENARIOS.apply!.build();
     const ref = { namespace: "default", name: "web" };

@@ -2,7 +2,8 @@
 // and `fixed`) and the fixture bodies themselves.
 import { expect } from "vitest";
 import { ApiError } from "../../../adapters/api-error.js";
-import { SimCluster, statefulSetManifest, type SimClusterOptions } from "../../../adapters/sim/cluster.js";
+import { SimCluster, statefulSetManifest } from "../../../adapters/sim/cluster.js";
+import type { SimClusterOptions } from "../../../adapters/sim/options.js";
 import { fixtureJson, fixtureStatus } from "../../fixtures/apiserver.js";
 
 /** A `.txt` fixture (test/fixtures/apiserver/): the body, then the HTTP code on the last line. */

@@ -4,7 +4,8 @@
 // patch, the Eviction subresource and PodDisruptionBudgets (pod-evict-*.txt,
 // pdb-after-failed-eviction.json), and volumes that finish growing only when their pod restarts.
 import { describe, expect, it } from "vitest";
-import { SimCluster, statefulSetManifest, type SetSpec, type SimClusterOptions } from "../../../adapters/sim/cluster.js";
+import { SimCluster, statefulSetManifest, type SetSpec } from "../../../adapters/sim/cluster.js";
+import type { SimClusterOptions } from "../../../adapters/sim/options.js";
 import type { DriverBehaviour } from "../../../adapters/sim/controllers/context.js";
 import { SIM_SERVER } from "../../../adapters/sim/http.js";
 import { fixtureJson, fixtureStatus } from "../../fixtures/apiserver.js";

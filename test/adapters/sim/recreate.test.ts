@@ -5,7 +5,8 @@
 // the set again (sts-create-recreated.txt, sts-create-exists.txt), adoption without restarts,
 // ConfigMaps (configmap-create.txt, configmap-create-exists.txt) and a request whose answer is lost.
 import { describe, expect, it } from "vitest";
-import { SimCluster, type RetentionPolicy, type SimClusterOptions } from "../../../adapters/sim/cluster.js";
+import { SimCluster, type RetentionPolicy } from "../../../adapters/sim/cluster.js";
+import type { SimClusterOptions } from "../../../adapters/sim/options.js";
 import { SIM_SERVER, type Identity } from "../../../adapters/sim/http.js";
 import { fixtureStatus } from "../../fixtures/apiserver.js";
 

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { SimCluster } from "../../../adapters/sim/cluster.js";
-import { SCENARIOS } from "../../../adapters/sim/scenarios.js";
+import { SCENARIOS } from "../../../functions/scenarios.js";
 import { SIM_CLUSTER_STATE_VERSION } from "../../../adapters/sim/state.js";
 import { RESOURCES, type Resource } from "../../../adapters/sim/store.js";
 import { SimStateError, defaultSimStatePath, readSimState, removeSimState, writeSimState } from "../../../adapters/sim/state-file.js";

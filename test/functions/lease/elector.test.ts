@@ -4,7 +4,8 @@
 // identities and one of them holds; a lost Lease aborts the running sweep before its next write.
 import { describe, expect, it } from "vitest";
 import type { SetRef } from "../../../core/types.js";
-import { defaultMarginMs, type LeaseApi, type LeaseSpec, type ObservedLease, type WriteOutcome } from "../../../functions/lease/election.js";
+import { defaultMarginMs } from "../../../core/lease.js";
+import type { LeaseApi, LeaseSpec, ObservedLease, WriteOutcome } from "../../../core/ports.js";
 import { Elector, type ElectorClock } from "../../../functions/lease/elector.js";
 import { leaseIdentity } from "../../../functions/lease/config.js";
 import type { StepResult } from "../../../functions/step.js";

@@ -1,7 +1,8 @@
-// The election's core (functions/lease/election.ts): create, renew, follow, take over, conflicts,
+// The election's core (core/lease.ts): create, renew, follow, take over, conflicts,
 // and the margin that keeps a holder from sweeping once a follower may take over.
 import { describe, expect, it } from "vitest";
-import { afterWrite, decide, defaultMarginMs, leads, microTime, releaseSpec, type ElectionConfig, type ElectionState, type ObservedLease } from "../../../functions/lease/election.js";
+import { afterWrite, decide, defaultMarginMs, leads, microTime, releaseSpec, type ElectionConfig, type ElectionState } from "../../core/lease.js";
+import type { ObservedLease } from "../../core/ports.js";
 
 const T0 = Date.parse("2026-11-30T10:00:00Z");
 const s = (seconds: number) => T0 + seconds * 1000;

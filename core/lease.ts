@@ -1,5 +1,6 @@
 // Leader election over a coordination.k8s.io/v1 Lease, as client-go's tools/leaderelection does
-// it, as pure functions: given the Lease as read (or its absence), what this replica saw before,
+// it, as pure functions (the loop is functions/lease/elector.ts; the Lease, behind LeaseApi in
+// core/ports.ts, is adapters/kube/lease.ts): given the Lease as read (or its absence), what this replica saw before,
 // its identity and the time, decide whether to create the Lease, take it over, renew it, or
 // follow its holder; and after a write, until when this replica may act as the leader.
 //
@@ -15,22 +16,7 @@
 // monotonic reading that client-go's observedTime comparisons use): a step of the wall clock (NTP,
 // a resumed VM) never moves an expiry. The wall clock only writes acquireTime and renewTime, which
 // are for people (kubectl) and never decide anything.
-
-/** A Lease's spec (coordination.k8s.io/v1 LeaseSpec, the fields leader election uses). */
-export interface LeaseSpec {
-  holderIdentity?: string;
-  leaseDurationSeconds?: number;
-  /** MicroTime: RFC 3339 with microseconds, e.g. `2026-11-30T10:00:00.000000Z`. */
-  acquireTime?: string;
-  renewTime?: string;
-  leaseTransitions?: number;
-}
-
-/** The Lease as read from the API server. */
-export interface ObservedLease {
-  spec: LeaseSpec;
-  resourceVersion: string;
-}
+import type { LeaseSpec, ObservedLease, WriteOutcome } from "./ports.js";
 
 export interface ElectionConfig {
   /** This replica (the pod name). */
@@ -108,26 +94,6 @@ export function decide(lease: ObservedLease | undefined, state: ElectionState, c
     return { action: { kind: "update", resourceVersion: lease.resourceVersion, why: "takeover", spec: mine(transitions + 1, microTime(wall)) }, state: next };
   }
   return { action: { kind: "follow", holder, expiresAt }, state: next };
-}
-
-/** What became of a create or update. */
-export type WriteOutcome =
-  /** It landed: the Lease as now stored. */
-  | { kind: "written"; lease: ObservedLease }
-  /** 409 (AlreadyExists on create, Conflict on update): someone else wrote first. */
-  | { kind: "lost" }
-  /** No answer, or an error: whether it landed is unknown. */
-  | { kind: "failed"; error?: string };
-
-/** The one Lease, as the election reaches it (adapters/kube/lease.ts). */
-export interface LeaseApi {
-  /** e.g. `leases.coordination.k8s.io claimstep/claimstep-sweeper`, for the log. */
-  readonly describe: string;
-  /** The Lease, or undefined when there is none (404); throws when it cannot be read. */
-  get(): Promise<ObservedLease | undefined>;
-  create(spec: LeaseSpec): Promise<WriteOutcome>;
-  /** Write `spec` under a resourceVersion precondition. */
-  update(spec: LeaseSpec, resourceVersion: string): Promise<WriteOutcome>;
 }
 
 /**
