@@ -1,7 +1,7 @@
 // `claimstep`: plan, step, run, status, set, serve and relay from a terminal or a CI job, against
 // a cluster (kubeconfig, like kubectl) or the embedded simulated cluster (`--cluster sim`).
 // Exit codes: 0 done or progressing, 2 blocked, 1 error. One file per command in functions/cli/.
-import { EXIT, FlagError, UsageError, parse, type CliIO, type Context, type Flags, type Output, type OutputFormat, type Target } from "./cli/context.js";
+import { EXIT, FlagError, UsageError, parse, type CliIO, type Context, type Flags, type Output, type OutputFormat, type Target, type TargetOptions } from "./cli/context.js";
 import { colorEnabled } from "./cli/color.js";
 import { SPECS, misuse, objectArgs, suggestionsFor, usageOf } from "./cli/commands.js";
 import { HELP } from "./cli/help.js";
@@ -36,8 +36,8 @@ const COMMANDS: Record<string, (ctx: Context) => Promise<number>> = {
 /** Every command the dispatcher knows (the top-level help lists each one). */
 export const COMMAND_NAMES: readonly string[] = Object.keys(COMMANDS);
 
-async function connect(flags: Flags, env: CliIO["env"]): Promise<Target> {
-  if (flags.cluster) return (await import("./cli/sim-target.js")).persistentSimTarget(flags, env);
+async function connect(flags: Flags, env: CliIO["env"], opts: TargetOptions = {}): Promise<Target> {
+  if (flags.cluster) return (await import("./cli/sim-target.js")).persistentSimTarget(flags, env, opts);
   if (flags.seed !== undefined) throw new UsageError("--seed applies to the simulated cluster only (--cluster sim[:<scenario>])");
   if (flags["sim-state"] !== undefined) throw new UsageError("--sim-state applies to the simulated cluster only (--cluster sim[:<scenario>])");
   const { kubeTarget } = await import("./kube-target.js");
@@ -120,7 +120,7 @@ function guardPipes(io: CliIO): { out: Output; signal: AbortSignal } {
 }
 
 /** `connectTo` replaces how a Target is reached (tests pass a simulated cluster they keep). */
-export async function main(argv: string[], given: CliIO, connectTo: (flags: Flags, env: CliIO["env"]) => Promise<Target> = connect): Promise<number> {
+export async function main(argv: string[], given: CliIO, connectTo: (flags: Flags, env: CliIO["env"], opts?: TargetOptions) => Promise<Target> = connect): Promise<number> {
   const { out, signal } = guardPipes(given);
   const io: CliIO = { ...given, stdout: out };
   let parsed;
@@ -176,7 +176,7 @@ export async function main(argv: string[], given: CliIO, connectTo: (flags: Flag
       timeline: format === "timeline",
       color: colorEnabled(io, flags["no-color"]),
       signal,
-      target: () => (target ??= connectTo(flags, io.env)),
+      target: (opts) => (target ??= connectTo(flags, io.env, { command: [command, ...args].join(" "), ...opts })),
     });
   } catch (err) {
     io.stderr.write(`claimstep: ${describeError(err)}\n`);

@@ -2,8 +2,11 @@
 // its format, and reading and writing it. A write goes to a temporary file renamed over the old
 // one, so a crash never leaves half a file; a write refuses to replace a file another command
 // saved since this one read it (the `generation` counter), rather than losing that command's work.
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { homedir } from "node:os";
+// A command that writes holds `<file>.lock` from before it reads until it ends (`lockSimState`): a
+// second writer is refused at once, before it did anything; readers take no lock. Only a file that
+// carries the format marker is ever replaced or removed: `--sim-state ~/.kube/config` is refused.
+import { closeSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from "node:fs";
+import { homedir, hostname } from "node:os";
 import { dirname, isAbsolute, join } from "node:path";
 import { SimCluster } from "./cluster.js";
 import type { SimClusterState } from "./state.js";
@@ -53,6 +56,45 @@ export function defaultSimStatePath(env: Record<string, string | undefined>, sce
 
 const errorCode = (err: unknown): string | undefined => (err as NodeJS.ErrnoException | undefined)?.code;
 
+/** The marker claimstep's writer puts first in every state file. */
+const MARKER = /"format"\s*:\s*"claimstep\/sim-state"/;
+/** Where the marker is looked for: the writer puts it in the first bytes. */
+const MARKER_BYTES = 4096;
+
+/** What to say about a file claimstep did not write (never: run sim reset on it). */
+const FOREIGN = `not a claimstep simulated-cluster state file (no "format": "${FORMAT}")`;
+const FOREIGN_REMEDY = "claimstep neither reads, replaces nor removes it: give --sim-state a file of its own (claimstep creates it), or none";
+
+/**
+ * A file claimstep wrote (or an empty one): the marker in its first bytes, even if the rest is
+ * damaged; or JSON whose `format` is the marker. False when the file is absent.
+ */
+export function isSimStateFile(file: string): boolean {
+  let fd: number;
+  try {
+    fd = openSync(file, "r");
+  } catch (err) {
+    if (errorCode(err) === "ENOENT") return false;
+    throw err;
+  }
+  try {
+    const head = Buffer.alloc(MARKER_BYTES);
+    const n = readSync(fd, head, 0, MARKER_BYTES, 0);
+    const text = head.subarray(0, n).toString("utf8");
+    if (MARKER.test(text)) return true;
+    if (n < MARKER_BYTES) return text.trim() === "";
+  } finally {
+    closeSync(fd);
+  }
+  // A longer file without the marker up front: JSON whose keys someone reordered, at most.
+  if (statSync(file).size > 64 * 1024 * 1024) return false;
+  try {
+    return (JSON.parse(readFileSync(file, "utf8")) as Partial<SimStateFile> | null)?.format === FORMAT;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * The file's contents with the cluster rebuilt from them, or undefined when there is no file.
  * `remedy` ends every error (how to start over, e.g. the `claimstep sim reset` command line).
@@ -65,15 +107,19 @@ export function readSimState(file: string, remedy: string): { file: SimStateFile
     if (errorCode(err) === "ENOENT") return undefined;
     throw new SimStateError(file, `cannot read the simulated cluster's state (${(err as Error).message})`, remedy);
   }
+  // An empty file (\`touch\`ed for --sim-state): nothing saved yet.
+  if (text.trim() === "") return undefined;
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (err) {
+    // Cut short or garbled, but claimstep's own: sim reset may remove it. Anything else is not ours.
+    if (!MARKER.test(text.slice(0, MARKER_BYTES))) throw new SimStateError(file, FOREIGN, FOREIGN_REMEDY);
     throw new SimStateError(file, `the simulated cluster's state is not valid JSON (${(err as Error).message})`, remedy);
   }
   const f = json as Partial<SimStateFile> | null;
   if (typeof f !== "object" || f === null || Array.isArray(f) || f.format !== FORMAT) {
-    throw new SimStateError(file, `not a claimstep simulated-cluster state file (no "format": "${FORMAT}")`, remedy);
+    throw new SimStateError(file, FOREIGN, FOREIGN_REMEDY);
   }
   if (f.version !== SIM_STATE_FILE_VERSION) {
     throw new SimStateError(file, `simulated-cluster state of version ${JSON.stringify(f.version)}, and this claimstep reads version ${SIM_STATE_FILE_VERSION}`, remedy);
@@ -112,6 +158,7 @@ export interface WriteSimState {
 
 /** Save a cluster: to `<file>.<pid>.tmp`, then renamed over `file` (its directory created if need be). */
 export function writeSimState(file: string, w: WriteSimState): void {
+  if (fileExists(file) && !isSimStateFile(file)) throw new SimStateError(file, FOREIGN, FOREIGN_REMEDY);
   const current = generationOf(file);
   if (current !== undefined && current !== w.generation) {
     throw new SimStateError(
@@ -143,13 +190,129 @@ export function writeSimState(file: string, w: WriteSimState): void {
   }
 }
 
-/** Forget a saved cluster: true when there was a file to remove. */
+const fileExists = (file: string): boolean => {
+  try {
+    statSync(file);
+    return true;
+  } catch (err) {
+    if (errorCode(err) === "ENOENT") return false;
+    throw err;
+  }
+};
+
+/**
+ * Refuses a file that is there and is not a claimstep state file (`sim reset` checks every file
+ * first, so that it removes nothing when one of them is foreign).
+ */
+export function checkRemovable(file: string): void {
+  if (fileExists(file) && !isSimStateFile(file)) {
+    throw new SimStateError(file, FOREIGN, "claimstep sim reset removes only the files claimstep wrote, and left this one as it was");
+  }
+}
+
+/** Forget a saved cluster: true when there was a file to remove. Only a claimstep state file is removed. */
 export function removeSimState(file: string): boolean {
+  checkRemovable(file);
   try {
     rmSync(file);
     return true;
   } catch (err) {
     if (errorCode(err) === "ENOENT") return false;
     throw err;
+  }
+}
+
+const LOCK_FORMAT = "claimstep/sim-state-lock";
+/** A lock file that cannot be read yet is taken for one being written this long, then for litter. */
+const UNREADABLE_LOCK_GRACE_MS = 10_000;
+
+interface LockInfo {
+  format: typeof LOCK_FORMAT;
+  pid: number;
+  hostname: string;
+  /** What holds it, e.g. `run web`. */
+  command: string;
+  since: string;
+}
+
+function lockHolder(lock: string): LockInfo | undefined {
+  try {
+    const info = JSON.parse(readFileSync(lock, "utf8")) as Partial<LockInfo> | null;
+    return info?.format === LOCK_FORMAT && Number.isSafeInteger(info.pid) ? (info as LockInfo) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The holder's process still runs (on another host: taken to, as nothing here can tell). */
+function alive(holder: LockInfo): boolean {
+  if (holder.hostname !== hostname()) return true;
+  try {
+    process.kill(holder.pid, 0);
+    return true;
+  } catch (err) {
+    return errorCode(err) === "EPERM";
+  }
+}
+
+/**
+ * Hold `<file>.lock` while a command that writes the state runs: the release function removes it
+ * (also at process exit). Another live command's lock is an error naming it and the file; a lock
+ * whose process is gone (killed, crashed) is taken over.
+ */
+export function lockSimState(file: string, command: string): () => void {
+  const lock = `${file}.lock`;
+  const info: LockInfo = { format: LOCK_FORMAT, pid: process.pid, hostname: hostname(), command, since: new Date().toISOString() };
+  const content = `${JSON.stringify(info)}\n`;
+  try {
+    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  } catch (err) {
+    throw new SimStateError(file, `cannot lock the simulated cluster's state (${(err as Error).message})`);
+  }
+  for (let attempt = 0; ; attempt++) {
+    let fd: number;
+    try {
+      fd = openSync(lock, "wx", 0o600);
+    } catch (err) {
+      if (errorCode(err) !== "EEXIST" || attempt >= 2) throw new SimStateError(file, `cannot lock the simulated cluster's state (${(err as Error).message})`);
+      const holder = lockHolder(lock);
+      if (holder && alive(holder)) {
+        throw new SimStateError(
+          file,
+          `another claimstep command (${holder.command}, pid ${holder.pid}${holder.hostname !== hostname() ? ` on ${holder.hostname}` : ""}) is using the simulated cluster, so this one did nothing`,
+          "run it again once that one ended (status --watch follows the cluster meanwhile), or give it another --sim-state",
+        );
+      }
+      if (!holder) {
+        let age = Infinity;
+        try {
+          age = Date.now() - statSync(lock).mtimeMs;
+        } catch {
+          // Gone meanwhile: try again.
+        }
+        if (age < UNREADABLE_LOCK_GRACE_MS) throw new SimStateError(file, "another claimstep command is taking the simulated cluster, so this one did nothing", "run it again in a moment");
+      }
+      // Its process is gone: the lock is litter.
+      rmSync(lock, { force: true });
+      continue;
+    }
+    try {
+      writeSync(fd, content);
+    } finally {
+      closeSync(fd);
+    }
+    let held = true;
+    const release = () => {
+      if (!held) return;
+      held = false;
+      process.off("exit", release);
+      try {
+        if (readFileSync(lock, "utf8") === content) rmSync(lock, { force: true });
+      } catch {
+        // Already gone.
+      }
+    };
+    process.on("exit", release);
+    return release;
   }
 }

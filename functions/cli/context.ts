@@ -249,7 +249,15 @@ export interface Context {
   color: boolean;
   /** Aborts when stdout is gone (a closed pipe): long-running commands stop. */
   signal: AbortSignal;
-  target: () => Promise<Target>;
+  /** The cluster; `readOnly`: the command only reads (the simulated cluster's file is neither locked nor saved). */
+  target: (opts?: TargetOptions) => Promise<Target>;
+}
+
+/** How a command reaches its Target (cli.ts passes it on to the connection). */
+export interface TargetOptions {
+  readOnly?: boolean;
+  /** The command line's command and objects, e.g. `run web` (named in the simulated cluster's lock). */
+  command?: string;
 }
 
 export const print = (io: CliIO, s: string) => io.stdout.write(s.endsWith("\n") ? s : `${s}\n`);

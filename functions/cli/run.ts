@@ -7,8 +7,29 @@ import { ApiError } from "../../adapters/api-error.js";
 import { runStep, type StepResult } from "../step.js";
 import { Timeline } from "../timeline.js";
 import { paintHeadline } from "./color.js";
-import { EXIT, emit, exitOf, outcomeText, parseDuration, plainLine, print, refOf, resultJSON, type Context } from "./context.js";
+import { EXIT, UsageError, emit, exitOf, outcomeText, parseDuration, plainLine, print, refOf, resultJSON, type Context } from "./context.js";
 import { LiveView } from "./live-view.js";
+
+/**
+ * The shortest --interval of `run` and `status --watch`: a shorter one would hammer a cluster's
+ * API server (and spin on the simulated one). docs/operating.md.
+ */
+export const MIN_INTERVAL_MS = 1_000;
+
+/** --interval (default `fallback`), refused below MIN_INTERVAL_MS, before anything is read. */
+export function intervalOf(ctx: Context, fallback: string): number {
+  const given = ctx.flags.interval ?? fallback;
+  const ms = parseDuration(given, "interval");
+  if (ms < MIN_INTERVAL_MS) throw new UsageError(`--interval ${JSON.stringify(given)}: give at least 1s (a shorter interval would hammer the API server), e.g. --interval ${fallback}`);
+  return ms;
+}
+
+/**
+ * --timeout runs on whichever clock went further since `started`: the cluster's (the simulated one's
+ * virtual clock runs ahead of the wall) or the wall clock (so that it ends the command even when
+ * the cluster's clock stands still).
+ */
+export const elapsedSince = (clusterNow: number, started: number, realStart: number): number => Math.max(clusterNow - started, Date.now() - realStart);
 
 export interface RunOptions {
   /** Re-create the set with its new templates once complete (`claimstep finalize`). */
@@ -16,10 +37,10 @@ export interface RunOptions {
 }
 
 export async function run(ctx: Context, opts: RunOptions = {}): Promise<number> {
+  const interval = intervalOf(ctx, "5s");
+  const timeout = ctx.flags.timeout ? parseDuration(ctx.flags.timeout, "timeout") : undefined;
   const target = await ctx.target();
   const ref = refOf(ctx.flags, target, ctx.args[0], opts.finalize ? "finalize" : "run");
-  const interval = parseDuration(ctx.flags.interval ?? "5s", "interval");
-  const timeout = ctx.flags.timeout ? parseDuration(ctx.flags.timeout, "timeout") : undefined;
   const started = target.now().getTime();
   const realStart = Date.now();
   const timeline = ctx.timeline ? new Timeline((line) => print(ctx.io, line), started) : undefined;
@@ -77,7 +98,7 @@ export async function run(ctx: Context, opts: RunOptions = {}): Promise<number> 
       if (d.phase === "Idle") ctx.io.stderr.write(`claimstep: ${d.ref.namespace}/${d.ref.name} is left alone (${d.reason}): ${d.message}; nothing was done\n`);
       return code;
     }
-    if (timeout !== undefined && target.now().getTime() - started >= timeout) {
+    if (timeout !== undefined && elapsedSince(target.now().getTime(), started, realStart) >= timeout) {
       const code = finish(EXIT.error);
       ctx.io.stderr.write(`claimstep: ${ref.namespace}/${ref.name} is still ${d.phase} (${d.reason}) after ${ctx.flags.timeout}: ${d.message}\n`);
       return code;
@@ -92,6 +113,8 @@ export async function run(ctx: Context, opts: RunOptions = {}): Promise<number> 
         : d.requeueAfter !== undefined
           ? Math.min(d.requeueAfter * 1000, interval)
           : interval;
-    await target.pause(wait, ctx.signal);
+    // Never less than the floor (a requeueAfter of 0 would spin), never past the timeout.
+    const left = timeout === undefined ? Infinity : Math.max(0, timeout - elapsedSince(target.now().getTime(), started, realStart));
+    await target.pause(Math.min(Math.max(wait, MIN_INTERVAL_MS), Math.max(left, 1)), ctx.signal);
   }
 }

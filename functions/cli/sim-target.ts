@@ -3,7 +3,11 @@
 // then `run`, then `status` act on one cluster as they would on a real one; between commands its
 // virtual clock moves on by the real time that passed (at most an hour), its controllers running.
 // `claimstep sim reset` forgets it. `serve --cluster sim` keeps its cluster in memory.
-import { readdirSync } from "node:fs";
+// A command that writes holds the file's lock from before it reads until it ends (a second one is
+// refused at once); a command that only reads (`status`, `status --watch`) takes no lock, never
+// saves, and a watcher reads the file again at each poll, as `kubectl rollout status` beside a
+// controller.
+import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import type { SimCluster } from "../../adapters/sim/cluster.js";
 import { scenarioName } from "../../adapters/sim/scenarios.js";
@@ -11,7 +15,7 @@ import { SCENARIOS } from "../scenarios.js";
 import { serveClaimstepWebhook } from "../../adapters/sim/claimstep-webhook.js";
 import { admissionRoutes } from "../routes/admission.js";
 import { SIM_SERVER } from "../../adapters/sim/http.js";
-import { defaultSimStatePath, readSimState, removeSimState, writeSimState } from "../../adapters/sim/state-file.js";
+import { checkRemovable, defaultSimStatePath, lockSimState, readSimState, removeSimState, writeSimState } from "../../adapters/sim/state-file.js";
 import { isOptedIn } from "../../core/statefulset.js";
 import { EXIT, UsageError, print, type CliIO, type Context, type Flags, type Target } from "./context.js";
 
@@ -86,7 +90,37 @@ export interface SimStateOptions {
   realNow?: () => number;
   /** The most real time a command catches up on; default MAX_CATCH_UP_MS. */
   maxCatchUpMs?: number;
+  /**
+   * The command only reads (`status`, `status --watch`): no lock, nothing saved, and each pause is
+   * real time after which the file is read again (what other commands saved meanwhile).
+   */
+  readOnly?: boolean;
+  /** What the command is, e.g. `run web`: named in the lock, so that a refused command says who holds it. */
+  command?: string;
 }
+
+/** A stand-in that always answers with the current value of `get()` (the cluster a watcher read last). */
+const current = <T extends object>(get: () => T): T =>
+  new Proxy({} as T, {
+    get: (_target, key) => {
+      const now = get() as Record<PropertyKey, unknown>;
+      const v = now[key];
+      return typeof v === "function" ? (v as (...a: unknown[]) => unknown).bind(now) : v;
+    },
+  });
+
+/** A real sleep that ends early when `signal` aborts. */
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    if (signal?.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    }
+    signal?.addEventListener("abort", done, { once: true });
+  });
 
 /**
  * `--cluster sim[:<scenario>]` for a command: the cluster saved in its state file (moved on by
@@ -102,13 +136,11 @@ export async function persistentSimTarget(flags: Flags, env: CliIO["env"], opts:
   const seed = seedOf(flags.seed);
   const asked = cluster === "sim" && flags["sim-state"] !== undefined ? undefined : scenarioName(cluster);
   const reset = resetCommand(flags);
-  const loaded = readSimState(file, `run ${reset} to start over`);
 
-  let sim: SimCluster;
-  let name: string;
-  let seedValue: number;
-  let generation = 0;
-  if (loaded) {
+  /** The cluster in the file, moved on by the real time since it was saved; undefined: none saved. */
+  const load = () => {
+    const loaded = readSimState(file, `run ${reset} to start over`);
+    if (!loaded) return undefined;
     const saved = loaded.file;
     if (asked !== undefined && asked !== saved.scenario) {
       throw new UsageError(`${file} holds the simulated cluster of scenario ${saved.scenario}, not ${asked}: use --cluster sim:${saved.scenario}, another --sim-state, or ${reset} to start over`);
@@ -119,21 +151,74 @@ export async function persistentSimTarget(flags: Flags, env: CliIO["env"], opts:
     if (seed !== undefined && seed !== saved.seed) {
       throw new UsageError(`--seed ${seed}: the simulated cluster in ${file} was started with seed ${saved.seed}; run ${reset} to start it over with another seed`);
     }
-    ({ sim } = loaded);
-    name = saved.scenario;
-    seedValue = saved.seed;
-    generation = saved.generation;
     // Time went on while nobody looked: as much virtual time passes, the controllers acting in it.
     const elapsed = Math.min(Math.max(0, realNow() - Date.parse(saved.savedAt)), opts.maxCatchUpMs ?? MAX_CATCH_UP_MS);
-    if (elapsed > 0) sim.advance(elapsed);
-  } else {
-    name = asked ?? scenarioName(cluster);
-    seedValue = seed ?? 1;
-    sim = await SCENARIOS[name]!.build(seedValue);
+    if (elapsed > 0) loaded.sim.advance(elapsed);
+    return { sim: loaded.sim, name: saved.scenario, seed: saved.seed, generation: saved.generation };
+  };
+
+  if (opts.readOnly) {
+    let now = load();
+    const fresh = now ? undefined : await SCENARIOS[asked ?? scenarioName(cluster)]!.build(seed ?? 1);
+    let sim = now?.sim ?? fresh!;
+    const name = now?.name ?? asked ?? scenarioName(cluster);
+    let lastRead = realNow();
+    return targetOf(sim, name, {
+      reader: current(() => sim.reader),
+      writers: current(() => sim.writers),
+      metrics: current(() => sim.metrics),
+      api: () => ({ server: SIM_SERVER, fetch: sim.http.fetchLike }),
+      listOptedIn: async (namespace) => {
+        const list = await sim.admin.list("statefulsets", namespace);
+        return list.items.filter((s: any) => isOptedIn(s)).map((s: any) => ({ namespace: s.metadata.namespace, name: s.metadata.name }));
+      },
+      now: () => sim.now(),
+      // A reader moves no clock: real time passes, then the file says what the cluster is now.
+      pause: async (ms, signal) => {
+        await sleep(ms, signal);
+        now = load();
+        if (now) {
+          sim = now.sim;
+          serveClaimstepWebhook(sim, admissionRoutes().fetch);
+        } else {
+          // Nothing saved (yet, or reset meanwhile): the scenario as it is, its clock on the wall's.
+          sim.advance(Math.max(0, realNow() - lastRead));
+        }
+        lastRead = realNow();
+      },
+    });
   }
 
+  const release = lockSimState(file, opts.command ?? "a claimstep command");
+  let sim: SimCluster;
+  let name: string;
+  let seedValue: number;
+  let generation = 0;
+  try {
+    const loaded = load();
+    if (loaded) {
+      ({ sim, name, generation } = loaded);
+      seedValue = loaded.seed;
+    } else {
+      name = asked ?? scenarioName(cluster);
+      seedValue = seed ?? 1;
+      sim = await SCENARIOS[name]!.build(seedValue);
+    }
+  } catch (err) {
+    release();
+    throw err;
+  }
+
+  // A save that failed was reported by the command it ended; the final save does not repeat it.
+  let failed = false;
   const save = () => {
-    writeSimState(file, { scenario: name, seed: seedValue, sim, savedAt: new Date(realNow()), generation });
+    if (failed) return;
+    try {
+      writeSimState(file, { scenario: name, seed: seedValue, sim, savedAt: new Date(realNow()), generation });
+    } catch (err) {
+      failed = true;
+      throw err;
+    }
     generation++;
   };
   return targetOf(sim, name, {
@@ -141,7 +226,13 @@ export async function persistentSimTarget(flags: Flags, env: CliIO["env"], opts:
       sim.advance(ms);
       save();
     },
-    save: async () => save(),
+    save: async () => {
+      try {
+        save();
+      } finally {
+        release();
+      }
+    },
   });
 }
 
@@ -168,7 +259,16 @@ export async function sim(ctx: Context): Promise<number> {
     if (file === undefined) throw new UsageError(`sim reset: --sim-state ${NO_SIM_STATE} keeps nothing to forget`);
     files = [file];
   }
-  const results = files.map((file) => ({ file, removed: removeSimState(file) }));
+  // Every file is checked (a claimstep state file, no command using it) before any is removed.
+  for (const file of files) checkRemovable(file);
+  const releases: (() => void)[] = [];
+  let results: { file: string; removed: boolean }[];
+  try {
+    for (const file of files) if (existsSync(file)) releases.push(lockSimState(file, "sim reset"));
+    results = files.map((file) => ({ file, removed: removeSimState(file) }));
+  } finally {
+    for (const release of releases) release();
+  }
   if (ctx.json) {
     print(ctx.io, JSON.stringify(ctx.flags.all ? results : results[0]));
   } else if (!results.some((r) => r.removed)) {

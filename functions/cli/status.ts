@@ -5,6 +5,7 @@ import type { SetRef } from "../../core/types.js";
 import { headlineOf, summarize, type SetSummary } from "../../core/view.js";
 import { paintPhase } from "./color.js";
 import { EXIT, UsageError, emit, parseDuration, print, refOf, type Context, type Target } from "./context.js";
+import { elapsedSince, intervalOf } from "./run.js";
 
 // Every field shown comes from the view model (core/view.ts): the status page shows the same.
 const readRow = async (target: Target, ref: SetRef): Promise<SetSummary> => summarize((await target.reader.load(ref)).statefulSet);
@@ -26,7 +27,7 @@ const table = (rows: string[][], color: boolean, phaseColumn: number): string =>
 export async function status(ctx: Context): Promise<number> {
   if (ctx.flags.watch) return watch(ctx);
   if (ctx.flags.interval !== undefined || ctx.flags.timeout !== undefined) throw new UsageError("status: --interval and --timeout go with --watch");
-  const target = await ctx.target();
+  const target = await ctx.target({ readOnly: true });
   const refs = ctx.args[0]
     ? [refOf(ctx.flags, target, ctx.args[0], "status")]
     : await target.listOptedIn(ctx.flags["all-namespaces"] ? undefined : (ctx.flags.namespace ?? target.namespace));
@@ -78,11 +79,13 @@ async function watch(ctx: Context): Promise<number> {
   if (!ctx.args[0]) throw new UsageError("status --watch: name the StatefulSet, e.g. claimstep status web -n db --watch");
   if (ctx.flags["all-namespaces"]) throw new UsageError("status --watch follows one StatefulSet: -A does not apply");
   if (ctx.format === "wide") throw new UsageError("status --watch: -o wide does not apply; use text, json or yaml");
-  const target = await ctx.target();
-  const ref = refOf(ctx.flags, target, ctx.args[0], "status");
-  const interval = parseDuration(ctx.flags.interval ?? "2s", "interval");
+  const interval = intervalOf(ctx, "2s");
   const timeout = ctx.flags.timeout ? parseDuration(ctx.flags.timeout, "timeout") : undefined;
+  // A reader: on the simulated cluster it neither moves the shared clock nor saves the file.
+  const target = await ctx.target({ readOnly: true });
+  const ref = refOf(ctx.flags, target, ctx.args[0], "status");
   const started = target.now().getTime();
+  const realStart = Date.now();
   let previous = "";
   let last: ReturnType<typeof headlineOf> | undefined;
   for (;;) {
@@ -106,10 +109,11 @@ async function watch(ctx: Context): Promise<number> {
       if (!(err instanceof ApiError && err.isTransient)) throw err;
       ctx.io.stderr.write(`claimstep: ${ref.namespace}/${ref.name}: could not read the set (${err.message}); retrying\n`);
     }
-    if (timeout !== undefined && target.now().getTime() - started >= timeout) {
+    if (timeout !== undefined && elapsedSince(target.now().getTime(), started, realStart) >= timeout) {
       ctx.io.stderr.write(`claimstep: ${ref.namespace}/${ref.name} is still ${last?.phase ?? "unread"} (${last?.reason ?? "-"}) after ${ctx.flags.timeout}: ${last?.message ?? ""}\n`);
       return EXIT.error;
     }
-    await target.pause(interval, ctx.signal);
+    const left = timeout === undefined ? Infinity : timeout - elapsedSince(target.now().getTime(), started, realStart);
+    await target.pause(Math.min(interval, Math.max(left, 1)), ctx.signal);
   }
 }

@@ -9,7 +9,7 @@ import { SimCluster } from "../../../adapters/sim/cluster.js";
 import { SCENARIOS } from "../../../functions/scenarios.js";
 import { SIM_CLUSTER_STATE_VERSION } from "../../../adapters/sim/state.js";
 import { RESOURCES, type Resource } from "../../../adapters/sim/store.js";
-import { SimStateError, defaultSimStatePath, readSimState, removeSimState, writeSimState } from "../../../adapters/sim/state-file.js";
+import { SimStateError, defaultSimStatePath, isSimStateFile, readSimState, removeSimState, writeSimState } from "../../../adapters/sim/state-file.js";
 import { runStep } from "../../../functions/step.js";
 import { ApiError } from "../../../adapters/api-error.js";
 import { KubeReader } from "../../../adapters/kube/reader.js";
@@ -140,11 +140,12 @@ describe("the state file", () => {
   });
 
   it.each([
-    ["not JSON", "{ nope", /is not valid JSON/],
-    ["another program's file", JSON.stringify({ hello: "world" }), /not a claimstep simulated-cluster state file/],
-    ["a newer claimstep's file", JSON.stringify({ format: "claimstep/sim-state", version: 9 }), /version 9, and this claimstep reads version 1/],
-    ["a damaged cluster", null, /state is damaged \(not a simulated cluster's state: store.revision is not an integer\)/],
-  ])("%s is an error naming the file and the way out", async (_what, content, message) => {
+    ["claimstep's file cut short", '{"format":"claimstep/sim-state","version":1,"scen', /is not valid JSON/, true],
+    ["not JSON", "{ nope", /not a claimstep simulated-cluster state file/, false],
+    ["another program's file", JSON.stringify({ hello: "world" }), /not a claimstep simulated-cluster state file/, false],
+    ["a newer claimstep's file", JSON.stringify({ format: "claimstep/sim-state", version: 9 }), /version 9, and this claimstep reads version 1/, true],
+    ["a damaged cluster", null, /state is damaged \(not a simulated cluster's state: store.revision is not an integer\)/, true],
+  ])("%s is an error naming the file and the way out (sim reset only for claimstep's own)", async (_what, content, message, ours) => {
     const file = join(tmp(), "sim.json");
     if (content === null) {
       writeSimState(file, { scenario: "grow", seed: 1, sim: await SCENARIOS.grow!.build(), savedAt: new Date(), generation: 0 });
@@ -163,7 +164,14 @@ describe("the state file", () => {
     expect(err).toBeInstanceOf(SimStateError);
     expect((err as Error).message).toMatch(message);
     expect((err as Error).message.startsWith(`${file}: `)).toBe(true);
-    expect((err as Error).message.endsWith(`; ${remedy}`)).toBe(true);
+    expect((err as Error).message.endsWith(`; ${remedy}`)).toBe(ours);
+    if (!ours) expect((err as Error).message).toMatch(/claimstep neither reads, replaces nor removes it: give --sim-state a file of its own/);
     expect(existsSync(file)).toBe(true); // left for a person to look at, until reset
+    expect(isSimStateFile(file)).toBe(ours);
+    if (ours) return;
+    const before = readFileSync(file, "utf8");
+    expect(() => removeSimState(file)).toThrow(/not a claimstep simulated-cluster state file.*left this one as it was/);
+    expect(() => writeSimState(file, { scenario: "grow", seed: 1, sim: new SimCluster(), savedAt: new Date(), generation: 0 })).toThrow(/not a claimstep simulated-cluster state file/);
+    expect(readFileSync(file, "utf8")).toBe(before);
   });
 });
