@@ -9,6 +9,7 @@ import { bearerMatches, RecentIds } from "../auth.js";
 import { runStep } from "../step.js";
 import { sweep, type SweepReport } from "../sweep.js";
 import { wire } from "../wiring.js";
+import { observedFetch, observeStep, recorder, type Recorder, type SubrequestFetch } from "../observe.js";
 import { clusterNamed, type Cluster } from "./clusters.js";
 import { clusterClient, countingFetch, fleetBindings, fleetContext, type FleetContext } from "./context.js";
 import { clusterGate, consume, durableReplay, fanOut, FORGE_REPLAY_SHARDS, remoteStep, type FanOutReport } from "./dispatch.js";
@@ -18,6 +19,9 @@ import { isClusterFailure } from "./schedule.js";
 
 type Env = Record<string, unknown>;
 const log = (entry: Record<string, unknown>) => console.log(JSON.stringify(entry));
+/** A cluster's subrequests observed: each API call (and failed Prometheus query) an event with the cluster's name. */
+const observed = (ctx: { config: { prometheus?: { url: string } } }, cluster: Cluster, f: SubrequestFetch, record: Recorder) =>
+  observedFetch(f, record, { kube: cluster.server, prometheus: ctx.config.prometheus?.url, cluster: cluster.name });
 const problem = (status: number, error: string, message: string) => Response.json({ error, message }, { status });
 
 // Per isolate, as the single-cluster Worker's: used only without the fleet bindings.
@@ -30,8 +34,9 @@ function appFor(env: Env, ctx: FleetContext, cluster: Cluster) {
   let app = byCluster.get(cluster.name);
   if (!app) {
     const bindings = fleetBindings(env);
-    const f = (url: string, init?: RequestInit) => fetch(url, init);
-    const wiring = wire({
+    const record = recorder(env);
+    const f = observed(ctx, cluster, (url, init) => fetch(url, init), record);
+    const wiring: ReturnType<typeof wire> = wire({
       client: clusterClient(env, cluster, f),
       config: { ...ctx.config, namespaces: cluster.namespaces },
       now: () => new Date(),
@@ -41,7 +46,10 @@ function appFor(env: Env, ctx: FleetContext, cluster: Cluster) {
       log: (e) => log({ cluster: cluster.name, ...e }),
       fetch: f,
       instance: "claimstep-worker",
-      ...(bindings ? { step: (ref) => remoteStep(bindings.SETS, cluster.name, ref, "http") } : {}),
+      // The set object records its steps; here, a step that writes is an event.
+      step: bindings
+        ? (ref) => remoteStep(bindings.SETS, cluster.name, ref, "http")
+        : (ref) => observeStep(record, ref, () => runStep({ reader: wiring.deps.reader, writers: wiring.deps.writers, metrics: wiring.deps.metrics, ref, now: new Date() }), cluster.name),
     });
     const { deps } = wiring;
     const base = cluster.name === ctx.fleet.defaultCluster ? "/ui" : `/ui/clusters/${cluster.name}`;
@@ -105,18 +113,20 @@ export async function fleetFetch(request: Request, env: Env, execution: unknown)
 export async function fleetScheduled(controller: { scheduledTime: number; cron: string }, env: Env): Promise<FanOutReport | SweepReport[]> {
   const { config, fleet } = fleetContext(env);
   const counter = countingFetch();
+  const record = recorder(env);
   const tick = Math.floor(controller.scheduledTime / (config.tickSeconds * 1000));
   const bindings = fleetBindings(env);
   if (!bindings) {
     const reports: SweepReport[] = [];
     for (const cluster of fleet.clusters) {
-      const client = clusterClient(env, cluster, counter.fetch);
-      const wiring = wire({ client, config: { ...config, namespaces: cluster.namespaces }, now: () => new Date(), replay: isolateReplay, log, fetch: counter.fetch, instance: "claimstep-worker" });
+      const f = observed({ config }, cluster, counter.fetch, record);
+      const client = clusterClient(env, cluster, f);
+      const wiring = wire({ client, config: { ...config, namespaces: cluster.namespaces }, now: () => new Date(), replay: isolateReplay, log, fetch: f, instance: "claimstep-worker" });
       reports.push(
         await sweep({
           listOptedIn: (ns) => wiring.listOptedIn(ns),
           namespaces: cluster.namespaces,
-          step: (ref) => runStep({ reader: wiring.deps.reader, writers: wiring.deps.writers, metrics: wiring.deps.metrics, ref, now: new Date() }),
+          step: (ref) => observeStep(record, ref, () => runStep({ reader: wiring.deps.reader, writers: wiring.deps.writers, metrics: wiring.deps.metrics, ref, now: new Date() }), cluster.name),
           tick,
           budget: { limit: config.subrequestBudget, perStep: config.subrequestsPerStep, used: counter.used },
           log: (e) => log({ cluster: cluster.name, ...e }),
@@ -131,7 +141,7 @@ export async function fleetScheduled(controller: { scheduledTime: number; cron: 
     fleet,
     nowMs: Date.now(),
     tick,
-    listOptedIn: (c, ns) => listOptedInSets(clusterClient(env, c, counter.fetch, { attempts: 1, timeoutMs: 10_000 }), ns),
+    listOptedIn: (c, ns) => listOptedInSets(clusterClient(env, c, observed({ config }, c, counter.fetch, record), { attempts: 1, timeoutMs: 10_000 }), ns),
     gate: async (c) => (counter.add(1), gate.get(c.name)),
     failed: async (c, err) => {
       // Only the cluster's own failures back it off; a 401/403 is configuration (in the log).

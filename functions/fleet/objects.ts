@@ -17,12 +17,12 @@
 // REPLAY_SHARD_CAPACITY live ids a shard (then `full`, with the wait until the soonest expiry), keys
 // of at most MAX_REPLAY_KEY_BYTES; its alarm pages through the ids REPLAY_ALARM_PAGE at a time.
 import type { FetchLike } from "../../adapters/kube/client.js";
-import { ApiError } from "../../adapters/api-error.js";
+import { ApiError, PermissionError } from "../../adapters/api-error.js";
 import { describeRequest, Routes } from "../../adapters/kube/routes.js";
 import { RecentIds, type ReplayClaim } from "../auth.js";
 import { runStep, type StepResult } from "../step.js";
-import { PermissionError } from "../../adapters/api-error.js";
 import { wire, type Wiring } from "../wiring.js";
+import { observedFetch, observeStep, recorder } from "../observe.js";
 import { clusterNamed } from "./clusters.js";
 import { clusterGate } from "./dispatch.js";
 import { clusterClient, countingFetch, fleetContext } from "./context.js";
@@ -178,8 +178,10 @@ export class SetObject {
     if (this.wiring?.key !== key) {
       const counter = countingFetch(() => this.fetcher());
       // One attempt per request: the object's alarm is the retry, with the cluster's backoff.
-      const client = clusterClient(this.env, cluster, counter.fetch, { attempts: 1 });
-      const wiring = wire({ client, config: { ...config, namespaces: cluster.namespaces }, now: () => new Date(this.now()), replay: new RecentIds(1), log, fetch: counter.fetch, instance: "claimstep-worker" });
+      // Each API call (and failed Prometheus query) an event (docs/observability-workers.md).
+      const f = observedFetch(counter.fetch, recorder(this.env), { kube: cluster.server, prometheus: config.prometheus?.url, cluster: key });
+      const client = clusterClient(this.env, cluster, f, { attempts: 1 });
+      const wiring = wire({ client, config: { ...config, namespaces: cluster.namespaces }, now: () => new Date(this.now()), replay: new RecentIds(1), log, fetch: f, instance: "claimstep-worker" });
       this.wiring = { key, wiring, counter };
     }
     return this.wiring;
@@ -204,7 +206,8 @@ export class SetObject {
       counter.reset();
       const ref = { namespace: s.target.namespace, name: s.target.name };
       try {
-        const r: StepResult = await runStep({ reader: wiring.deps.reader, writers: wiring.deps.writers, metrics: wiring.deps.metrics, ref, now: new Date(startedMs) });
+        const run = () => runStep({ reader: wiring.deps.reader, writers: wiring.deps.writers, metrics: wiring.deps.metrics, ref, now: new Date(startedMs) });
+        const r: StepResult = await observeStep(recorder(this.env), ref, run, s.target.cluster);
         result = toWire(r);
         requeueAfter = r.decision.requeueAfter;
         if (r.outcome.kind === "retry" && isClusterFailure(r.outcome.error)) clusterError = { ...(r.outcome.retryAfterSeconds !== undefined ? { retryAfterSeconds: r.outcome.retryAfterSeconds } : {}) };
