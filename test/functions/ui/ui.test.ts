@@ -192,7 +192,7 @@ describe("claimstep status and the page agree", () => {
     expect(field(page, "observed")).toBe(timeText(wide[13]!));
     expect(field(page, "current-revision")).toBe(wide[6]);
 
-    const watch = await run(["status", "web", "--watch", "-o", "json", "--timeout", "1ms", "--interval", "1ms"]);
+    const watch = await run(["status", "web", "--watch", "-o", "json", "--timeout", "1ms", "--interval", "1s"]);
     const seen = JSON.parse(watch.out.split("\n")[0]!);
     expect([field(page, "phase"), field(page, "reason"), field(page, "message")]).toEqual([seen.phase, seen.reason, seen.message]);
   });
