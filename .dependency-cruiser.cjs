@@ -19,7 +19,7 @@ module.exports = {
         "core/ is pure: it imports only core/ and zod (no Node built-ins, no @kubernetes/client-node, " +
         "not even as types, nothing from adapters/ or functions/). Put the I/O in adapters/ behind a port in core/ports.ts.",
       from: { path: "^core/" },
-      to: { pathNot: ["^core/", "^node_modules/zod/"] },
+      to: { pathNot: ["^core/", "(^|/)node_modules/zod/"] },
     },
     {
       name: "core-no-node-builtins",

@@ -6,7 +6,7 @@
 import type { OrdinalTimeline, Timeline } from "../../core/timeline.js";
 import type { UsageView } from "../../core/usage-view.js";
 import { timeText } from "../../core/view.js";
-import { Time } from "./pages.js";
+import { Time } from "./time.js";
 
 /** The drawing's width in SVG units (its viewBox; it scales to the page). */
 const W = 480;

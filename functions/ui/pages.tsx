@@ -2,9 +2,10 @@
 // child or attribute, so hono escapes it (a StorageClass name, an API server's message or an
 // annotation holding markup shows as text). The only raw HTML is our own CSS.
 import type { Child } from "hono/jsx";
-import { timeText, type SetSummary, type SetPageView, type OrdinalRow } from "../../core/view.js";
+import type { SetSummary, SetPageView, OrdinalRow } from "../../core/view.js";
 import { CSS } from "./assets.js";
 import { TimelineChart, UsageChart } from "./charts.js";
+import { Time } from "./time.js";
 
 export const SCRIPT_PATH = "/ui/app.js";
 
@@ -20,12 +21,6 @@ export interface At {
 
 /** Whose clock the pages' times are on, when it is not the cluster's real one. */
 export type Clock = "simulated";
-
-/** A timestamp in the one format of every page (`2026-11-30 10:11:45 UTC`), machine-readable in `datetime`. */
-export function Time(props: { value: string }) {
-  const text = timeText(props.value);
-  return text === props.value ? <span>{props.value}</span> : <time datetime={props.value}>{text}</time>;
-}
 
 /** Says the times are the simulated cluster's (serve --cluster sim), whose clock is not this machine's. */
 function ClockNote(props: { clock?: Clock | undefined }) {
