@@ -2,13 +2,16 @@
 // kubelet (binds and runs pods, finishes graceful deletions), the PV controller (provisions and
 // binds claims), the CSI external-resizer (controller expansion, v1.34 with
 // RecoverVolumeExpansionFailure GA) and its VolumeAttributesClass modifier, and the kubelet's
-// node expansion — against the real API server, the way Kubernetes v1.34 writes the objects.
+// node expansion — against the real API server, the way Kubernetes v1.34 writes the objects —
+// and the kubelet's volume stats in the exposition format (serveMetrics: for a real Prometheus).
 //
 // Driven by data, so that one agent serves every scenario: the behaviour of a volume comes from
 // annotations on its StorageClass (STORAGE_CLASS_ANNOTATIONS below; storageClass() builds one).
 // It watches (no polling requests) the pods and claims of its namespaces, the PVs it created
 // (label e2e.claimstep.io/namespace), StorageClasses and VolumeAttributesClasses; it never deletes
 // a claim and touches nothing outside its namespaces except its Node and its PVs.
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { Informer } from "./informer.js";
 import { Rest, resourcePath, type Credentials, type KubeObject, type Reply, type Resource } from "./rest.js";
 import type { ClusterInfo } from "./control-plane.js";
@@ -148,6 +151,17 @@ export interface NodeAgent {
   readonly actions: string[];
   /** Resolves once every watch has listed. */
   readonly synced: Promise<void>;
+  /** The bytes an application has written to a claim's volume (0 until set), as the kubelet's volume stats report them. */
+  setVolumeUsed(namespace: string, claim: string, bytes: number): void;
+  /**
+   * The kubelet's GET /metrics, volume stats only, in the exposition format:
+   * kubelet_volume_stats_capacity_bytes (the claim's status.capacity, less a file system's 2%) and
+   * _used_bytes of every Bound claim a Running pod on this node mounts, labelled namespace and
+   * persistentvolumeclaim as the kubelet labels them.
+   */
+  volumeMetrics(): string;
+  /** volumeMetrics() served at http://127.0.0.1:<port>/metrics (for a real Prometheus to scrape); closed by stop(). */
+  serveMetrics(): Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -784,6 +798,33 @@ export async function startNodeAgent(cp: Pick<ClusterInfo, "server" | "caPem" | 
   await synced;
   schedule(0);
 
+  // ------------------------------------------------------------------ the kubelet's volume stats
+  const volumeUsed = new Map<string, number>();
+  let metricsServer: Server | undefined;
+  const volumeMetrics = (): string => {
+    const mounted = new Set(
+      allPods()
+        .filter((p) => p.spec?.nodeName === nodeName && p.status?.phase === "Running" && !p.metadata.deletionTimestamp)
+        .flatMap((p) => claimNamesOf(p).map((c) => `${p.metadata.namespace}/${c}`)),
+    );
+    const stats = allClaims()
+      .filter((c) => c.status?.phase === "Bound" && c.status?.capacity?.storage && mounted.has(`${c.metadata.namespace}/${c.metadata.name}`))
+      .map((c) => ({
+        labels: `namespace="${c.metadata.namespace}",persistentvolumeclaim="${c.metadata.name}"`,
+        capacity: Math.round(quantity(c.status!.capacity!.storage) * 0.98),
+        used: volumeUsed.get(`${c.metadata.namespace}/${c.metadata.name}`) ?? 0,
+      }));
+    return [
+      "# HELP kubelet_volume_stats_capacity_bytes [ALPHA] Capacity in bytes of the volume",
+      "# TYPE kubelet_volume_stats_capacity_bytes gauge",
+      ...stats.map((v) => `kubelet_volume_stats_capacity_bytes{${v.labels}} ${v.capacity}`),
+      "# HELP kubelet_volume_stats_used_bytes [ALPHA] Number of used bytes in the volume",
+      "# TYPE kubelet_volume_stats_used_bytes gauge",
+      ...stats.map((v) => `kubelet_volume_stats_used_bytes{${v.labels}} ${Math.round(v.used)}`),
+      "",
+    ].join("\n");
+  };
+
   return {
     nodeName,
     namespaces: [...namespaces],
@@ -792,9 +833,29 @@ export async function startNodeAgent(cp: Pick<ClusterInfo, "server" | "caPem" | 
     finishedDeletes,
     actions,
     synced,
+    setVolumeUsed(namespace, claim, bytes) {
+      volumeUsed.set(`${namespace}/${claim}`, bytes);
+    },
+    volumeMetrics,
+    async serveMetrics() {
+      if (!metricsServer) {
+        const server = createServer((req, res) => {
+          if (req.url !== "/metrics") res.writeHead(404, { "content-type": "text/plain" }).end("404 page not found\n");
+          else res.writeHead(200, { "content-type": "text/plain; version=0.0.4; charset=utf-8" }).end(volumeMetrics());
+        });
+        await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+        metricsServer = server;
+      }
+      return `http://127.0.0.1:${(metricsServer.address() as AddressInfo).port}/metrics`;
+    },
     async stop() {
       if (stopped) return;
       stopped = true;
+      if (metricsServer) {
+        const server = metricsServer;
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      }
       clearInterval(tick);
       if (timer) clearTimeout(timer);
       await Promise.all(informers.map((i) => i.stop()));
