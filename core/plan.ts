@@ -8,13 +8,13 @@ import { makeDecision } from "./decision.js";
 import { lastEvictionJSON } from "./pod-policy.js";
 import { coordinationOf, partitionStep, podsPending, restartStep } from "./pods.js";
 import type { WriterCapabilities } from "./ports.js";
-import { autogrowOf, autogrowStep } from "./autogrow.js";
-import { finalizeOf, finalizeStep } from "./finalize.js";
+import { autogrowStep } from "./autogrow.js";
+import { finalizeStep } from "./finalize.js";
+import { policyOf, type PolicyResult } from "./policy.js";
 import { phaseOf } from "./reasons.js";
-import { eventOf } from "./messages.js";
 import { revisionOf } from "./revision.js";
 import { scopeOf } from "./scope.js";
-import { applyViaOf, belowPartition, inScope } from "./statefulset.js";
+import { belowPartition, inScope } from "./statefulset.js";
 import type { Decision, OrdinalReport, Snapshot } from "./types.js";
 import { Keys } from "./keys.js";
 import { forWriter } from "./verdict.js";
@@ -24,6 +24,8 @@ import type { WalkConclusion } from "./parts.js";
 export interface PlanOptions {
   /** Re-create the set with the new templates once complete, whatever `claimstep.io/finalize` says (`claimstep finalize`). */
   finalize?: boolean;
+  /** The set's policy, when the caller parsed it already (core/policy.ts; the step runner does, once). */
+  policy?: PolicyResult;
 }
 
 /** Compute the single next safe step for one StatefulSet, as the given writer can carry it out. */
@@ -34,14 +36,13 @@ export function planStep(snapshot: Snapshot, now: Date, writer: WriterCapabiliti
     if (created) return makeDecision(snapshot, now, [], { ...forWriter(created, writer), record: false });
   }
 
-  // Rules 1–3: opt-in, desired templates, scope; or Idle / Blocked right here.
-  const scoped = scopeOf(snapshot);
+  // Rules 1–3 and every annotation's policy (core/policy.ts): opt-in, desired templates, scope;
+  // or Idle / Blocked right here.
+  const scoped = scopeOf(snapshot, opts.policy ?? policyOf(snapshot.statefulSet));
   if (!scoped.ok) return makeDecision(snapshot, now, [], scoped.conclusion);
   const { scope } = scoped;
-  const finalize = finalizeOf(snapshot.statefulSet);
-  if (!finalize.ok) return makeDecision(snapshot, now, [], { reason: "InvalidPolicy", message: finalize.message, record: true, events: [eventOf("InvalidPolicy", finalize.message)] });
-  const autogrow = autogrowOf(snapshot.statefulSet);
-  if (!autogrow.ok) return makeDecision(snapshot, now, [], { reason: "InvalidPolicy", message: autogrow.message, record: true, events: [eventOf("InvalidPolicy", autogrow.message)] });
+  const { policy } = scope;
+  const wantsRecreate = policy.finalize === "Recreate" || opts.finalize === true;
 
   // Rules 4–8: every claim of every ordinal in scope, highest first.
   const ordinals = inScope(scope.ordinals).map((o) => evaluateOrdinal(scope, o));
@@ -65,8 +66,8 @@ export function planStep(snapshot: Snapshot, now: Date, writer: WriterCapabiliti
     // F1–F4 (finalize.ts): mid re-create, the record decides; once complete, it may start one.
     const recreate = (converged: boolean) =>
       finalizeStep(snapshot, {
-        wanted: finalize.ok && (finalize.recreate || opts.finalize === true),
-        viaPullRequest: applyViaOf(snapshot.statefulSet).ok && (applyViaOf(snapshot.statefulSet) as { via: string }).via === "pull-request",
+        wanted: wantsRecreate,
+        viaPullRequest: policy.applyVia === "pull-request",
         converged,
         revision: scope.revision,
         desired: scope.templates,
@@ -81,15 +82,14 @@ export function planStep(snapshot: Snapshot, now: Date, writer: WriterCapabiliti
     const walked = walk(scope, ordinals, busy);
     if (walked.reason === "Converged") {
       // Autogrow (autogrow.ts) before the re-create: a full disk is the more urgent.
-      const grow = autogrow.ok && autogrow.policy
-        ? autogrowStep({ set: snapshot.statefulSet, policy: autogrow.policy, reading: snapshot.volumeUsage, templates: scope.templates, ordinals: inScope(scope.ordinals), revision: scope.revision, revisionOf })
+      const grow = policy.autogrow
+        ? autogrowStep({ set: snapshot.statefulSet, policy: policy.autogrow, reading: snapshot.volumeUsage, templates: scope.templates, ordinals: inScope(scope.ordinals), revision: scope.revision, revisionOf })
         : undefined;
       if (grow && "conclusion" in grow) return grow.conclusion;
       const settled = recreate(true) ?? walked;
       return grow && settled === walked ? { ...walked, message: `${walked.message}; ${grow.note}` } : settled;
     }
     // Complete now, and the re-create starts with the next step: worth one soon.
-    const wantsRecreate = finalize.ok && (finalize.recreate || opts.finalize === true);
     if (walked.reason === "RolloutComplete" && wantsRecreate && revisionOf(snapshot.statefulSet.spec.volumeClaimTemplates ?? []) !== scope.revision) return { ...walked, requeueAfter: 2 };
     if (walked.action || phaseBlocks(walked)) return walked;
     const restart = restartStep(scope, ordinals, inFlightOrdinals(scope, ordinals, busy), now.getTime());

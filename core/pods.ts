@@ -66,16 +66,16 @@ export interface Coordination {
 }
 
 export function coordinationOf(scope: Scope): Coordination {
-  const holding = scope.policy.userPartition !== undefined;
+  const holding = scope.policy.pods.userPartition !== undefined;
   const eligible =
-    scope.policy.coordination === "ClaimsFirst" &&
+    scope.policy.pods.coordination === "ClaimsFirst" &&
     scope.rollingUpdate &&
     scope.currentRevision !== scope.revision &&
     scope.podsRolling;
   return {
-    active: eligible || (holding && scope.policy.coordination === "ClaimsFirst" && scope.rollingUpdate),
+    active: eligible || (holding && scope.policy.pods.coordination === "ClaimsFirst" && scope.rollingUpdate),
     holding,
-    userPartition: scope.policy.userPartition ?? scope.livePartition,
+    userPartition: scope.policy.pods.userPartition ?? scope.livePartition,
     livePartition: scope.livePartition,
   };
 }
@@ -136,7 +136,7 @@ const partitionPatch = (scope: Scope, c: Coordination, partition: number, userPa
  * ordinal is done (or once ClaimsFirst no longer applies while claimstep holds it).
  */
 export function partitionStep(scope: Scope, c: Coordination, ordinals: readonly OrdinalPlan[], pending: PodsPending): WalkConclusion | undefined {
-  const stillApplies = scope.policy.coordination === "ClaimsFirst" && scope.rollingUpdate;
+  const stillApplies = scope.policy.pods.coordination === "ClaimsFirst" && scope.rollingUpdate;
   if (c.holding && !stillApplies) {
     const message = Messages.partitionRestored(c.userPartition, c.livePartition, "pod coordination no longer applies");
     return { reason: "PartitionRestored", message, action: partitionPatch(scope, c, c.userPartition, null), events: [eventOf("PartitionRestored", message)] };
@@ -183,8 +183,8 @@ export type RestartStep = { evict: WalkConclusion } | { wait: WalkConclusion } |
  * (or evicted by claimstep) less than restart-after ago.
  */
 export function restartStep(scope: Scope, ordinals: readonly OrdinalPlan[], inFlight: readonly number[], nowMs: number): RestartStep {
-  if (scope.policy.restart !== "WhenRequired") return undefined;
-  const after = scope.policy.restartAfterSeconds * 1000;
+  if (scope.policy.pods.restart !== "WhenRequired") return undefined;
+  const after = scope.policy.pods.restartAfterSeconds * 1000;
   let dueWait: WalkConclusion | undefined;
   for (const o of ordinals) {
     for (const c of o.claims) {
@@ -195,7 +195,7 @@ export function restartStep(scope: Scope, ordinals: readonly OrdinalPlan[], inFl
       if (!p.pod?.metadata.uid) continue; // being re-created: the mount finishes the resize
       const created = Date.parse(p.pod.metadata.creationTimestamp ?? "");
       const due = Math.max(since === "in-use" ? nowMs : since + after, Number.isNaN(created) ? nowMs : created + after);
-      const last = scope.policy.lastEviction;
+      const last = scope.policy.pods.lastEviction;
       // R3: a refused eviction charges the budget for about two minutes: do not ask again sooner.
       // An attempt whose outcome was never recorded counts as refused while its pod still has the
       // uid it was asked for (a pod replaced since means it went through).

@@ -4,12 +4,9 @@
 // evaluation (core/claims.ts) and the walk (core/walk.ts) work in.
 import type { DecisionParts } from "./parts.js";
 import type { ClaimTemplate, PersistentVolumeClaim, Pod, StorageClass } from "./k8s.js";
-import { podPolicyOf, type PodPolicy } from "./pod-policy.js";
-import type { Reason } from "./reasons.js";
-import { Messages, eventOf } from "./messages.js";
-import { revisionOf } from "./revision.js";
-import { applyViaOf, claimOrdinal, isCondemned, maxUnavailableOf, ordinalsOf, strategyOf, type Ordinals } from "./statefulset.js";
-import { desiredTemplates } from "./templates.js";
+import { policyOf, type PolicyResult, type SetPolicy } from "./policy.js";
+import { eventOf } from "./messages.js";
+import { claimOrdinal, isCondemned, type Ordinals } from "./statefulset.js";
 import type { Snapshot } from "./types.js";
 import { Keys } from "./keys.js";
 
@@ -36,8 +33,8 @@ export interface Scope {
   pods: Map<string, Pod>;
   /** The set's `claimstep.io/current-revision`. */
   currentRevision: string | undefined;
-  /** The pod extensions' settings (pod coordination, restarts). */
-  policy: PodPolicy;
+  /** The set's policy, parsed once (core/policy.ts): its annotations as the planner reads them. */
+  policy: SetPolicy;
   /** `spec.updateStrategy.type` is RollingUpdate (the default). */
   rollingUpdate: boolean;
   /** spec.updateStrategy.rollingUpdate.partition as read (0 when unset). */
@@ -54,39 +51,29 @@ export type ScopeResult = { ok: true; scope: Scope } | { ok: false; conclusion: 
 
 const stop = (conclusion: DecisionParts): ScopeResult => ({ ok: false, conclusion });
 
-const idle = (reason: Extract<Reason, "NotOptedIn" | "OnDelete">, message: string, record: boolean) => stop({ reason, message, record });
+/**
+ * Rule 1 → Idle (recorded only under OnDelete); an invalid annotation (rule 2 and the extensions)
+ * → Blocked with the message and a Warning event saying it: the one place a policy fault becomes a
+ * conclusion.
+ */
+function refused(fault: Extract<PolicyResult, { ok: false }>): ScopeResult {
+  const { reason, message } = fault;
+  if (reason === "NotOptedIn") return stop({ reason, message, record: false });
+  if (reason === "OnDelete") return stop({ reason, message, record: true });
+  return stop({ reason, message, record: true, events: [eventOf(reason, message)] });
+}
 
-/** Invalid input (rule 2): Blocked with the message, and a Warning event saying it. */
-const invalid = (reason: Extract<Reason, "InvalidTemplates" | "InvalidApplyVia" | "InvalidPolicy">, message: string) =>
-  stop({ reason, message, record: true, events: [eventOf(reason, message)] });
-
-export function scopeOf(snapshot: Snapshot): ScopeResult {
+/** `parsed`: the set's policy when the caller has it already (the step runner parses it once). */
+export function scopeOf(snapshot: Snapshot, parsed: PolicyResult = policyOf(snapshot.statefulSet)): ScopeResult {
   const set = snapshot.statefulSet;
 
-  // Rule 1: strategy annotation absent or OnClaimDelete → Idle, no write of any kind; OnDelete → Idle.
-  const strategy = strategyOf(set);
-  if (strategy.kind === "OnClaimDelete") return idle("NotOptedIn", Messages.notOptedIn(strategy.value), false);
-  if (strategy.kind === "invalid") return invalid("InvalidTemplates", Messages.badStrategy(strategy.value));
-  if (set.spec.updateStrategy?.type === "OnDelete") return idle("OnDelete", Messages.onDelete(), true);
-
-  // Rule 2: desired templates = the annotation, else the live templates; invalid → Blocked.
-  const desired = desiredTemplates(set);
-  const maxUnavailable = maxUnavailableOf(set);
-  if (!desired.ok) return invalid("InvalidTemplates", desired.message);
-  if (!maxUnavailable.ok) return invalid("InvalidTemplates", maxUnavailable.message);
-
-  // How the set's claims are written (claimstep.io/apply-via): a value claimstep does not know → Blocked.
-  const via = applyViaOf(set);
-  if (!via.ok) return invalid("InvalidApplyVia", via.message);
-
-  // The pod extensions' annotations (docs/design.md "Pods"): a value claimstep does not know → Blocked.
-  const pod = podPolicyOf(set);
-  if (!pod.ok) return invalid("InvalidPolicy", pod.message);
-  const { policy } = pod;
+  // Rules 1–2 and the extensions' annotations (core/policy.ts, in rule order): Idle or Blocked here.
+  if (!parsed.ok) return refused(parsed);
+  const { policy } = parsed;
 
   // Rule 3: ordinals in scope [start + partition, start + replicas); condemned ones are reported,
   // never touched. While claimstep holds the partition (P1), the user's recorded one counts.
-  const ordinals = ordinalsOf(set, policy.userPartition);
+  const ordinals = policy.ordinals;
   const setName = set.metadata.name;
 
   // Rule 13: a claim with a deletionTimestamp is going away. It is left out of the index every
@@ -100,11 +87,11 @@ export function scopeOf(snapshot: Snapshot): ScopeResult {
     scope: {
       setName,
       namespace: set.metadata.namespace ?? "default",
-      templates: desired.templates,
-      revision: revisionOf(desired.templates),
-      maxUnavailable: maxUnavailable.value,
+      templates: policy.templates,
+      revision: policy.revision,
+      maxUnavailable: policy.maxUnavailable,
       ordinals,
-      condemned: condemnedOrdinals(snapshot.claims, desired.templates, setName, ordinals),
+      condemned: condemnedOrdinals(snapshot.claims, policy.templates, setName, ordinals),
       claims,
       deleting,
       classes: new Map(snapshot.storageClasses.map((c) => [c.metadata.name, c])),

@@ -2,9 +2,7 @@
 // claim → one verdict on what became of it → record status and events. Every entry point (HTTP,
 // cron, CLI, relay, simulation) goes through here.
 import { planStep } from "../core/plan.js";
-import { autogrowOf } from "../core/autogrow.js";
-import { revisionOf } from "../core/revision.js";
-import { desiredTemplates } from "../core/templates.js";
+import { policyOf, type PolicyResult } from "../core/policy.js";
 import type { ApplyOutcome, ClaimWriter, MetricsReader, StateReader, WriterCapabilities, Writers } from "../core/ports.js";
 import type { Action, ClaimAction, Decision, SetRef, Snapshot } from "../core/types.js";
 import { Keys } from "../core/keys.js";
@@ -58,9 +56,11 @@ export async function runStep(opts: StepOptions): Promise<StepResult> {
   } catch (err) {
     throw permission(err);
   }
-  snapshot = await withUsage(snapshot, opts);
+  // The set's annotations, parsed once for the usage read and the planner.
+  const policy = policyOf(snapshot.statefulSet);
+  snapshot = await withUsage(snapshot, policy, opts);
   const claims = typeof opts.writers.claims === "function" ? opts.writers.claims(snapshot) : opts.writers.claims;
-  const planned = planStep(snapshot, opts.now, capabilities(claims, opts.writers), opts.finalize ? { finalize: true } : {});
+  const planned = planStep(snapshot, opts.now, capabilities(claims, opts.writers), { policy, ...(opts.finalize ? { finalize: true } : {}) });
   if (opts.dryRun) return { decision: planned, outcome: { kind: "dry-run" }, writer: claims.name };
 
   // R3: an eviction is recorded (claimstep.io/last-eviction, with the status) before it is
@@ -118,14 +118,11 @@ export async function runStep(opts: StepOptions): Promise<StepResult> {
  * Autogrow reads the claims' usage only where it may act: the set asks for it and no rollout is in
  * progress (update-revision = current-revision), so other steps cost no query.
  */
-async function withUsage(snapshot: Snapshot, opts: StepOptions): Promise<Snapshot> {
-  const set = snapshot.statefulSet;
-  const policy = autogrowOf(set);
-  const a = set.metadata.annotations ?? {};
-  if (!policy.ok || !policy.policy || snapshot.setMissing || a[Keys.currentRevision] === undefined) return snapshot;
+async function withUsage(snapshot: Snapshot, parsed: PolicyResult, opts: StepOptions): Promise<Snapshot> {
+  const current = snapshot.statefulSet.metadata.annotations?.[Keys.currentRevision];
+  if (!parsed.ok || !parsed.policy.autogrow || snapshot.setMissing || current === undefined) return snapshot;
   // The desired templates' revision, not the annotation: right after a raise they differ already.
-  const desired = desiredTemplates(set);
-  if (!desired.ok || revisionOf(desired.templates) !== a[Keys.currentRevision]) return snapshot;
+  if (parsed.policy.revision !== current) return snapshot;
   if (!opts.metrics) return snapshot;
   const claims = snapshot.claims.map((c) => c.metadata.name);
   return { ...snapshot, volumeUsage: await opts.metrics.usage(opts.ref, claims) };

@@ -1,0 +1,86 @@
+// The set's policy, parsed once (docs/design.md rules 1–3 and the extensions' annotations): every
+// annotation claimstep reads to plan a step, checked in rule order so that one fault always wins,
+// into one typed value the planner reads ("parse, don't validate"). The per-annotation parsers are
+// imported here and nowhere else on a step's path; an invalid annotation is one refusal, which
+// scope.ts turns into one Blocked decision.
+import { autogrowOf, type AutogrowPolicy } from "./autogrow.js";
+import { finalizeOf } from "./finalize.js";
+import type { ClaimTemplate, StatefulSet } from "./k8s.js";
+import { podPolicyOf, type PodPolicy } from "./pod-policy.js";
+import type { Reason } from "./reasons.js";
+import { Messages } from "./messages.js";
+import { revisionOf } from "./revision.js";
+import { applyViaOf, maxUnavailableOf, ordinalsOf, strategyOf, type ApplyVia, type Ordinals } from "./statefulset.js";
+import { desiredTemplates } from "./templates.js";
+
+/** What one set asks of claimstep, once every annotation it reads has been parsed and found valid. */
+export interface SetPolicy {
+  /** Rule 1: only an opted-in set has a policy. */
+  strategy: "InPlace";
+  /** Rule 2: the desired templates (the annotation, else the live ones) and where they came from. */
+  templates: ClaimTemplate[];
+  templatesSource: "annotation" | "spec";
+  /** The desired templates' revision. */
+  revision: string;
+  /** Rule 9: how many ordinals may be in flight at once. */
+  maxUnavailable: number;
+  /** Rule 3: the ordinals in scope (the user's recorded partition counting while claimstep holds the live one, P1). */
+  ordinals: Ordinals;
+  /** `claimstep.io/apply-via`. */
+  applyVia: ApplyVia;
+  /** The pod extensions' settings (pod coordination, restarts). */
+  pods: PodPolicy;
+  /** `claimstep.io/finalize`. */
+  finalize: "Never" | "Recreate";
+  /** `claimstep.io/autogrow`; undefined when absent. */
+  autogrow: AutogrowPolicy | undefined;
+}
+
+/** Why a set has no policy: Idle (rule 1) or Blocked on an invalid annotation (rule 2 and the extensions). */
+export type PolicyFault = Extract<Reason, "NotOptedIn" | "OnDelete" | "InvalidTemplates" | "InvalidApplyVia" | "InvalidPolicy">;
+
+export type PolicyResult = { ok: true; policy: SetPolicy } | { ok: false; reason: PolicyFault; message: string };
+
+const fault = (reason: PolicyFault, message: string): PolicyResult => ({ ok: false, reason, message });
+
+/** The set's policy, or the first fault in rule order (the order the planner has always checked them in). */
+export function policyOf(set: StatefulSet): PolicyResult {
+  // Rule 1: strategy annotation absent or OnClaimDelete → Idle; OnDelete → Idle.
+  const strategy = strategyOf(set);
+  if (strategy.kind === "OnClaimDelete") return fault("NotOptedIn", Messages.notOptedIn(strategy.value));
+  if (strategy.kind === "invalid") return fault("InvalidTemplates", Messages.badStrategy(strategy.value));
+  if (set.spec.updateStrategy?.type === "OnDelete") return fault("OnDelete", Messages.onDelete());
+
+  // Rule 2: desired templates = the annotation, else the live templates; invalid → Blocked.
+  const desired = desiredTemplates(set);
+  if (!desired.ok) return fault("InvalidTemplates", desired.message);
+  const maxUnavailable = maxUnavailableOf(set);
+  if (!maxUnavailable.ok) return fault("InvalidTemplates", maxUnavailable.message);
+
+  // How the set's claims are written (claimstep.io/apply-via), then the pod extensions, re-creating
+  // and autogrow: a value claimstep does not know → Blocked.
+  const via = applyViaOf(set);
+  if (!via.ok) return fault("InvalidApplyVia", via.message);
+  const pods = podPolicyOf(set);
+  if (!pods.ok) return fault("InvalidPolicy", pods.message);
+  const finalize = finalizeOf(set);
+  if (!finalize.ok) return fault("InvalidPolicy", finalize.message);
+  const autogrow = autogrowOf(set);
+  if (!autogrow.ok) return fault("InvalidPolicy", autogrow.message);
+
+  return {
+    ok: true,
+    policy: {
+      strategy: "InPlace",
+      templates: desired.templates,
+      templatesSource: desired.source,
+      revision: revisionOf(desired.templates),
+      maxUnavailable: maxUnavailable.value,
+      ordinals: ordinalsOf(set, pods.policy.userPartition),
+      applyVia: via.via,
+      pods: pods.policy,
+      finalize: finalize.recreate ? "Recreate" : "Never",
+      autogrow: autogrow.policy,
+    },
+  };
+}
