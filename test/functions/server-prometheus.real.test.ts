@@ -162,6 +162,23 @@ describe.skipIf(!hasPrometheus)("claimstep serve scraped by a real Prometheus", 
     expect(ordinals).toHaveLength(1);
   });
 
+  it("every series the alert rules and the dashboard name is one claimstep exposes (those of events this rollout has none of aside)", async () => {
+    const names = new Set<string>((await prom!.get("/api/v1/label/__name__/values")).data);
+    const named = new Set(
+      [readFileSync(RULES, "utf8"), readFileSync(DASHBOARD, "utf8")].flatMap(
+        (t) => t.match(/\bclaimstep_[a-z_]+/g) ?? [],
+      ),
+    );
+    // A histogram is named by its family (claimstep_step_duration_seconds), exposed as _bucket, _sum and _count.
+    const missing = [...named].filter((n) => !names.has(n) && !names.has(`${n}_bucket`)).sort();
+    // No autogrow, admission webhook or failed Prometheus query here: their labelled series appear with the first event.
+    expect(missing).toEqual([
+      "claimstep_admission_reviews_total",
+      "claimstep_autogrow_growths_total",
+      "claimstep_autogrow_threshold_ratio",
+    ]);
+  });
+
   it("the step counts: every step by its outcome, applied ones among them", async () => {
     const total = await prom!.waitFor("sum(claimstep_steps_total)", (r) => Number(r[0]?.value[1]) === steps);
     expect(Number(total[0]!.value[1])).toBe(steps);
