@@ -67,7 +67,7 @@ describe("npm start", () => {
     const { code, out, err } = await start("--cluster", "sim:blocked-class");
     expect(code).toBe(2);
     expect(err).toContain('blocked (StorageClassMismatch): data-web-2 has storage class fast but template "data" asks for premium');
-    expect(out).toMatch(/^1 invocations, 0 claim writes/m);
+    expect(out).toMatch(/^1 invocation, 0 claim writes/m);
   });
 
   it("completes through injected API faults (flaky-api)", { timeout: 60_000 }, async () => {

@@ -40,7 +40,7 @@ const get = async (path: string, headers: Record<string, string> = viewer()) => 
   const res = await fleetFetch(new Request(`https://claimstep.example${path}`, { headers }), env, {});
   return { status: res.status, headers: res.headers, text: await res.text() };
 };
-const reads = (sim: SocketSim) => sim.fake.http.requests().length;
+const reads = (sim: SocketSim) => sim.fake.http.counters().total;
 
 describe("the status page with two clusters", () => {
   it("/ui is the default cluster's list, says so, and links every cluster's list", async () => {
