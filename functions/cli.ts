@@ -183,6 +183,7 @@ export async function main(argv: string[], given: CliIO, connectTo: (flags: Flag
     return EXIT.error;
   } finally {
     // What the command did stays, even when it failed (as on a real cluster).
+    // biome-ignore lint/correctness/noUnsafeFinally: a state file that could not be saved fails the command, whatever it returned.
     if (!(await saved(target, io))) return EXIT.error;
   }
 }

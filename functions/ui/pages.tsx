@@ -37,9 +37,9 @@ function ClockNote(props: { clock?: Clock | undefined }) {
  * script makes the box a tab stop, so it can be scrolled from the keyboard.
  */
 const Scroll = (props: { label: string; children: Child }) => (
-  <div class="scroll" role="region" aria-label={props.label}>
+  <section class="scroll" aria-label={props.label}>
     {props.children}
-  </div>
+  </section>
 );
 
 const setHref = (at: At | undefined, ns: string, name: string) => `${at?.base ?? "/ui"}/${encodeURIComponent(ns)}/${encodeURIComponent(name)}`;
