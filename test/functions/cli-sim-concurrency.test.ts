@@ -6,7 +6,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { main, simTarget, type CliIO, type Target } from "../../functions/cli.js";
+import { main, simTarget, type CliIO, type Flags, type Target } from "../../functions/cli.js";
+import { persistentSimTarget } from "../../functions/cli/sim-target.js";
 import * as stateFile from "../../adapters/sim/state-file.js";
 import { runClaimstep } from "../support/spawn-cli.js";
 
@@ -174,5 +175,29 @@ describe("two claimstep processes on one state file (item 18)", () => {
     expect(runs.some((r) => r.code === 0)).toBe(true);
     const status = await runClaimstep(["status", "web", "-o", "json", ...common], env, 30_000);
     expect(JSON.parse(status.stdout).status).toMatchObject({ phase: "Complete" });
+  });
+
+  it("a save refused because the file changed under the run (a claimstep without the lock) is reported once", async () => {
+    const dir = tmp();
+    const file = join(dir, "sim.json");
+    let pauses = 0;
+    // Another writer's save between two steps of the run: the generation in the file moves on.
+    const connect = async (flags: Flags, env: CliIO["env"], opts?: { readOnly?: boolean; command?: string }) => {
+      const t = await persistentSimTarget(flags, env, opts);
+      return {
+        ...t,
+        pause: async (ms: number, signal?: AbortSignal) => {
+          if (++pauses === 2) {
+            const f = JSON.parse(readFileSync(file, "utf8"));
+            writeFileSync(file, JSON.stringify({ ...f, generation: f.generation + 1 }));
+          }
+          await t.pause(ms, signal);
+        },
+      };
+    };
+    const { io, err } = capture({ HOME: dir });
+    expect(await main(["run", "web", "--cluster", "sim", "--sim-state", file], io, connect)).toBe(1);
+    expect(err.text.trim().split("\n")).toEqual([`claimstep: ${file}: another claimstep command saved the simulated cluster while this one ran, so what this one did there is not saved (one command at a time per state file); run the command again`]);
+    expect(existsSync(`${file}.lock`)).toBe(false);
   });
 });
