@@ -15,6 +15,8 @@ const X0 = 64;
 const X1 = W - 10;
 const ROW = 22;
 const TOP = 22;
+// A row: the bar (resizing) on its middle line; the pod replaced, a triangle just below it, so
+// that it never hides the resized mark when both are at the same time.
 
 const ms = (t: string | undefined) => (t === undefined ? Number.NaN : Date.parse(t));
 /** `10:11:45` of a timestamp (the axis shows the date once, in its labels). */
@@ -86,7 +88,7 @@ export function TimelineChart(props: { timeline: Timeline }) {
                   {tl.pods && o.resized ? <rect class="bar pod" x={x(o.resized)} y={mid - 2} width={Math.max(0, f1((o.replaced ? x(o.replaced) : X1) - x(o.resized)))} height={4} /> : null}
                   <circle data-mark="written" class="m-w" cx={x(o.written)} cy={mid} r={4} />
                   {o.resized ? <rect data-mark="resized" class="m-r" x={x(o.resized) - 4} y={mid - 4} width={8} height={8} /> : null}
-                  {tl.pods && o.replaced ? <path data-mark="replaced" class="m-p" d={`M${x(o.replaced)} ${mid - 6}l5 9h-10z`} /> : null}
+                  {tl.pods && o.replaced ? <path data-mark="replaced" class="m-p" d={`M${x(o.replaced)} ${mid + 1}l5 9h-10z`} /> : null}
                 </>
               ) : (
                 <text x={X0} y={mid + 4} class="note">

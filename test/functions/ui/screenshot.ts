@@ -23,3 +23,27 @@ try {
   await browser.close();
   await ui.close();
 }
+
+// docs/status-page-timeline.png and docs/status-page-usage.png (issue 25): the set page's rollout
+// timeline, mid-rollout with pods coordinated (sim:pods-claims-first), and an autogrow set's usage
+// bars (sim:autogrow), each figure alone, at 1280×800.
+const FIGURES = [
+  { scenario: "pods-claims-first", steps: 13, selector: "[data-timeline]", out: "../../../docs/status-page-timeline.png" },
+  { scenario: "autogrow", steps: 0, selector: "[data-usage]", out: "../../../docs/status-page-usage.png" },
+] as const;
+for (const f of FIGURES) {
+  const out = fileURLToPath(new URL(f.out, import.meta.url));
+  const shot = await startUi({ everySeconds: 60, scenario: f.scenario });
+  const chrome = await launch({ width: 1280, height: 800 });
+  try {
+    for (let i = 0; i < f.steps; i++) await shot.step(10_000);
+    await chrome.context.addCookies([{ name: "claimstep_viewer", value: VIEWER_TOKEN, url: shot.url }]);
+    const page = await chrome.context.newPage();
+    await page.goto(`${shot.url}/ui/default/web`);
+    await page.locator(f.selector).screenshot({ path: out });
+    console.log(`wrote ${out}`);
+  } finally {
+    await chrome.close();
+    await shot.close();
+  }
+}
