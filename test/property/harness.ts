@@ -283,7 +283,7 @@ function growthsBound(s: Scenario): number {
   const maxGi = Math.ceil(Number(toBytes(a.policy.max)) / 2 ** 30);
   const retargetGi = s.edits.reduce((sum, e) => sum + (e.kind === "retarget" ? e.growGi : 0), 0);
   let total = 0;
-  s.templates.forEach((t, i) => {
+  s.templates.forEach((t) => {
     if (a.policy.template !== undefined && a.policy.template !== t.name) return;
     // From the smallest the template may be: its live size (a rollback), less what a lowering takes.
     total += Math.max(0, maxGi - Math.max(1, t.storageGi - 6)) + 1 + retargetGi;
