@@ -6,3 +6,6 @@ export type { Counters, Failure, KubeObject, Match, PolicyRule, RequestInfo, Sim
 export { capturedCluster, claimTemplate, desiredData, statefulSetObjects, storageClassObjects, volumeAttributesClass } from "./objects.js";
 export type { SetScenario, TemplateSpec } from "./objects.js";
 export { fixture } from "../fixtures/apiserver.js";
+export { WEBHOOK_SECRET, forge, githubWebhook, gitlabWebhook } from "./forge.js";
+export type { Forge, ForgeKind, ForgeOptions, ForgeRequest, WebhookRoutes } from "./forge.js";
+export { ARGO, ROLLOUT_REF, gitopsStepper, rolloutCluster, rolloutManifest } from "./gitops-rollout.js";

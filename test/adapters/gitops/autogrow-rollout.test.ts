@@ -7,81 +7,23 @@
 // request per claim, each merged and applied like Argo CD would; the set is Complete at 2Gi.
 import { describe, expect, it } from "vitest";
 import YAML from "yaml";
-import { writerFor } from "../../../adapters/gitops/apply-via.js";
-import { signGitHubBody } from "../../../adapters/gitops/webhook.js";
-import { pullRequestWriter } from "../../../adapters/gitops/writer.js";
-import { SimCluster, claimTemplate, statefulSetManifest } from "../../../adapters/sim/cluster.js";
+import { type SimCluster, claimTemplate } from "../../../adapters/sim/cluster.js";
 import type { Json } from "../../../adapters/sim/store.js";
 import type { MetricsReader } from "../../../core/ports.js";
 import { toBytes } from "../../../core/quantity.js";
 import type { SetRef } from "../../../core/types.js";
 import { Keys } from "../../../core/keys.js";
-import { gitopsWebhookRoutes } from "../../../functions/routes/gitops-webhooks.js";
 import { runStep, type StepResult } from "../../../functions/step.js";
-import { FakeGitHub } from "./fake-github.js";
-import { FakeGitLab } from "./fake-gitlab.js";
-import { PATH_TEMPLATE, SET_PATH_TEMPLATE, mswServer } from "./helpers.js";
+import { forge } from "../../support/forge.js";
+import { ARGO, ROLLOUT_REF as REF, gitopsStepper, rolloutCluster, rolloutManifest } from "../../support/gitops-rollout.js";
+import { SET_PATH_TEMPLATE, mswServer } from "./helpers.js";
 
 const server = mswServer();
-const SECRET = "webhook-secret";
-const REF: SetRef = { namespace: "prod", name: "db" };
-const ARGO = "argocd-controller";
 const SET_FILE = "clusters/prod/apps/prod/db.yaml";
 const GI = 1024n ** 3n;
 
-interface Forge {
-  config: Record<string, unknown>;
-  open(): number[];
-  merge(n: number): Array<{ path: string; text: string }>;
-  notifyMerged(routes: ReturnType<typeof gitopsWebhookRoutes>, n: number): Promise<Response>;
-  branches(): string[];
-  file(path: string): string | undefined;
-}
-
-function github(files: Record<string, string>): Forge {
-  const gh = new FakeGitHub("octo", "fleet", "main", files);
-  server.use(...gh.handlers());
-  return {
-    config: { provider: "github", repository: "octo/fleet", pathTemplate: PATH_TEMPLATE, statefulSetPathTemplate: SET_PATH_TEMPLATE, token: gh.token },
-    open: () => gh.pulls.filter((p) => p.state === "open").map((p) => p.number),
-    merge: (n) => gh.merge(n),
-    async notifyMerged(routes, n) {
-      const body = JSON.stringify(gh.webhookPayload(n, "closed"));
-      return routes.request("/v1/webhooks/github", {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          "x-github-event": "pull_request",
-          "x-github-delivery": crypto.randomUUID(),
-          "x-hub-signature-256": await signGitHubBody(SECRET, body),
-        },
-        body,
-      });
-    },
-    branches: () => gh.pulls.map((p) => p.head),
-    file: (path) => gh.repo.file("main", path)?.text,
-  };
-}
-
-function gitlab(files: Record<string, string>): Forge {
-  const gl = new FakeGitLab("platform/fleet", "main", files);
-  server.use(...gl.handlers());
-  return {
-    config: { provider: "gitlab", repository: "platform/fleet", pathTemplate: PATH_TEMPLATE, statefulSetPathTemplate: SET_PATH_TEMPLATE, token: gl.token },
-    open: () => gl.mergeRequests.filter((m) => m.state === "opened").map((m) => m.iid),
-    merge: (n) => gl.merge(n),
-    notifyMerged: (routes, n) =>
-      Promise.resolve(
-        routes.request("/v1/webhooks/gitlab", {
-          method: "POST",
-          headers: { "content-type": "application/json", "x-gitlab-event": "Merge Request Hook", "x-gitlab-event-uuid": crypto.randomUUID(), "x-gitlab-token": SECRET },
-          body: JSON.stringify(gl.webhookPayload(n, "merge")),
-        }),
-      ),
-    branches: () => gl.mergeRequests.map((m) => m.source_branch),
-    file: (path) => gl.repo.file("main", path)?.text,
-  };
-}
+const github = (files: Record<string, string>) => forge("github", server, { files, config: { statefulSetPathTemplate: SET_PATH_TEMPLATE } });
+const gitlab = (files: Record<string, string>) => forge("gitlab", server, { files, config: { statefulSetPathTemplate: SET_PATH_TEMPLATE } });
 
 const POLICY = JSON.stringify({ threshold: "80%", increase: "25%", max: "4Gi" });
 const ANNOTATIONS = {
@@ -89,22 +31,16 @@ const ANNOTATIONS = {
   [Keys.autogrow]: POLICY,
   [Keys.templates]: JSON.stringify([claimTemplate({ name: "data", storage: "1Gi", storageClassName: "fast" })]),
 };
-const SPEC = { name: "db", namespace: "prod", replicas: 3, templates: [{ name: "data", storage: "1Gi", storageClassName: "fast" }] };
+const LIVE = [{ name: "data", storage: "1Gi", storageClassName: "fast" }];
 
 /** The set as it is in Git (what Argo CD applied): the manifest, claimstep's annotations, comments; the templates annotation a block scalar. */
 function gitManifest(): string {
-  const manifest = statefulSetManifest(SPEC) as Json & { metadata: { annotations: Record<string, string> } };
+  const manifest = rolloutManifest(LIVE) as Json & { metadata: { annotations: Record<string, string> } };
   manifest.metadata.annotations = { ...manifest.metadata.annotations, ...ANNOTATIONS, [Keys.templates]: `${ANNOTATIONS[Keys.templates]}\n` };
   return `# prod/db — reviewed by the storage team\n${YAML.stringify(manifest, { lineWidth: 0 }).replace("storage: 1Gi", "storage: 1Gi # as first created")}`;
 }
 
-async function cluster(): Promise<SimCluster> {
-  const c = new SimCluster({ seed: 18 });
-  await c.addStorageClass("fast", { allowVolumeExpansion: true });
-  await c.createStatefulSet(statefulSetManifest(SPEC));
-  await c.admin.mergePatch("statefulsets", "prod", "db", { metadata: { annotations: ANNOTATIONS } }, { fieldManager: ARGO });
-  return c;
-}
+const cluster = (): Promise<SimCluster> => rolloutCluster({ seed: 18, templates: LIVE, annotations: ANNOTATIONS });
 
 type Claim = { metadata: { name: string }; spec: { resources: { requests: { storage: string } } }; status?: { capacity?: { storage?: string } } };
 
@@ -141,9 +77,7 @@ describe.each([
     const forge = makeForge({ [SET_FILE]: gitManifest() });
     let used: Record<string, bigint> = { "data-db-0": GI / 10n, "data-db-1": GI / 10n, "data-db-2": GI / 10n };
     const metrics = kubeletStats(sim, () => used);
-    const writers = { ...sim.writers, claims: writerFor({ direct: sim.writers.claims, pullRequest: pullRequestWriter(forge.config) }) };
-    const step = (ref: SetRef): Promise<StepResult> => runStep({ reader: sim.reader, writers, ref, now: sim.now(), metrics });
-    const routes = gitopsWebhookRoutes({ github: { secret: SECRET }, gitlab: { token: SECRET }, step });
+    const { writers, step, routes } = gitopsStepper(sim, forge.config, { metrics });
 
     // Complete at 1Gi (an earlier rollout labelled the claims), nothing over the threshold: no pull request.
     const planned = await runStep({ reader: sim.reader, writers, ref: REF, now: sim.now(), dryRun: true });

@@ -9,78 +9,20 @@
 // pods and claims kept, and then equals Git.
 import { describe, expect, it } from "vitest";
 import YAML from "yaml";
-import { writerFor } from "../../../adapters/gitops/apply-via.js";
-import { signGitHubBody } from "../../../adapters/gitops/webhook.js";
-import { pullRequestWriter } from "../../../adapters/gitops/writer.js";
-import { SimCluster, claimTemplate, statefulSetManifest } from "../../../adapters/sim/cluster.js";
+import { type SimCluster, claimTemplate } from "../../../adapters/sim/cluster.js";
 import type { Json } from "../../../adapters/sim/store.js";
-import type { SetRef } from "../../../core/types.js";
 import { Keys } from "../../../core/keys.js";
-import { gitopsWebhookRoutes } from "../../../functions/routes/gitops-webhooks.js";
-import { runStep, type StepResult } from "../../../functions/step.js";
-import { FakeGitHub } from "./fake-github.js";
-import { FakeGitLab } from "./fake-gitlab.js";
-import { PATH_TEMPLATE, SET_PATH_TEMPLATE, mswServer } from "./helpers.js";
+import type { StepResult } from "../../../functions/step.js";
+import { forge } from "../../support/forge.js";
+import { ARGO, ROLLOUT_REF as REF, gitopsStepper, rolloutCluster, rolloutManifest } from "../../support/gitops-rollout.js";
+import { SET_PATH_TEMPLATE, mswServer } from "./helpers.js";
 
 const server = mswServer();
-const SECRET = "webhook-secret";
-const REF: SetRef = { namespace: "prod", name: "db" };
-const ARGO = "argocd-controller";
 const SET_FILE = "clusters/prod/apps/prod/db.yaml";
+const LIVE = [{ name: "data", storage: "1Gi", storageClassName: "fast" }];
 
-interface Forge {
-  config: Record<string, unknown>;
-  open(): number[];
-  merge(n: number): Array<{ path: string; text: string }>;
-  notifyMerged(routes: ReturnType<typeof gitopsWebhookRoutes>, n: number): Promise<Response>;
-  branches(): string[];
-  file(path: string): string | undefined;
-}
-
-function github(files: Record<string, string>): Forge {
-  const gh = new FakeGitHub("octo", "fleet", "main", files);
-  server.use(...gh.handlers());
-  return {
-    config: { provider: "github", repository: "octo/fleet", pathTemplate: PATH_TEMPLATE, statefulSetPathTemplate: SET_PATH_TEMPLATE, token: gh.token },
-    open: () => gh.pulls.filter((p) => p.state === "open").map((p) => p.number),
-    merge: (n) => gh.merge(n),
-    async notifyMerged(routes, n) {
-      const body = JSON.stringify(gh.webhookPayload(n, "closed"));
-      return routes.request("/v1/webhooks/github", {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          "x-github-event": "pull_request",
-          "x-github-delivery": crypto.randomUUID(),
-          "x-hub-signature-256": await signGitHubBody(SECRET, body),
-        },
-        body,
-      });
-    },
-    branches: () => gh.pulls.map((p) => p.head),
-    file: (path) => gh.repo.file("main", path)?.text,
-  };
-}
-
-function gitlab(files: Record<string, string>): Forge {
-  const gl = new FakeGitLab("platform/fleet", "main", files);
-  server.use(...gl.handlers());
-  return {
-    config: { provider: "gitlab", repository: "platform/fleet", pathTemplate: PATH_TEMPLATE, statefulSetPathTemplate: SET_PATH_TEMPLATE, token: gl.token },
-    open: () => gl.mergeRequests.filter((m) => m.state === "opened").map((m) => m.iid),
-    merge: (n) => gl.merge(n),
-    notifyMerged: (routes, n) =>
-      Promise.resolve(
-        routes.request("/v1/webhooks/gitlab", {
-          method: "POST",
-          headers: { "content-type": "application/json", "x-gitlab-event": "Merge Request Hook", "x-gitlab-event-uuid": crypto.randomUUID(), "x-gitlab-token": SECRET },
-          body: JSON.stringify(gl.webhookPayload(n, "merge")),
-        }),
-      ),
-    branches: () => gl.mergeRequests.map((m) => m.source_branch),
-    file: (path) => gl.repo.file("main", path)?.text,
-  };
-}
+const github = (files: Record<string, string>) => forge("github", server, { files, config: { statefulSetPathTemplate: SET_PATH_TEMPLATE } });
+const gitlab = (files: Record<string, string>) => forge("gitlab", server, { files, config: { statefulSetPathTemplate: SET_PATH_TEMPLATE } });
 
 const ANNOTATIONS = {
   [Keys.applyVia]: "pull-request",
@@ -90,20 +32,14 @@ const ANNOTATIONS = {
 
 /** The set as it is in Git (what Argo CD applied): the manifest, claimstep's annotations, comments. */
 function gitManifest(): string {
-  const manifest = statefulSetManifest({ name: "db", namespace: "prod", replicas: 3, templates: [{ name: "data", storage: "1Gi", storageClassName: "fast" }] }) as Json & {
+  const manifest = rolloutManifest(LIVE) as Json & {
     metadata: { annotations: Record<string, string> };
   };
   manifest.metadata.annotations = { ...manifest.metadata.annotations, ...ANNOTATIONS };
   return `# prod/db — reviewed by the storage team\n${YAML.stringify(manifest).replace("storage: 1Gi", "storage: 1Gi # as first created")}`;
 }
 
-async function cluster(): Promise<SimCluster> {
-  const c = new SimCluster({ seed: 6 });
-  await c.addStorageClass("fast", { allowVolumeExpansion: true });
-  await c.createStatefulSet(statefulSetManifest({ name: "db", namespace: "prod", replicas: 3, templates: [{ name: "data", storage: "1Gi", storageClassName: "fast" }] }));
-  await c.admin.mergePatch("statefulsets", "prod", "db", { metadata: { annotations: ANNOTATIONS } }, { fieldManager: ARGO });
-  return c;
-}
+const cluster = (): Promise<SimCluster> => rolloutCluster({ seed: 6, templates: LIVE, annotations: ANNOTATIONS });
 
 type Named = { metadata: { name: string; uid: string; annotations?: Record<string, string>; ownerReferences?: Array<{ uid: string }> } };
 const uids = async (sim: SimCluster, resource: string): Promise<Record<string, string>> =>
@@ -116,9 +52,7 @@ describe.each([
   it("rolls out through claim pull requests, then re-creates the set once its manifest pull request is merged; pods and claims are kept", { timeout: 60_000 }, async () => {
     const sim = await cluster();
     const forge = makeForge({ [SET_FILE]: gitManifest() });
-    const writers = { ...sim.writers, claims: writerFor({ direct: sim.writers.claims, pullRequest: pullRequestWriter(forge.config) }) };
-    const step = (ref: SetRef): Promise<StepResult> => runStep({ reader: sim.reader, writers, ref, now: sim.now() });
-    const routes = gitopsWebhookRoutes({ github: { secret: SECRET }, gitlab: { token: SECRET }, step });
+    const { step, routes } = gitopsStepper(sim, forge.config);
     const oldSet = (await sim.admin.get("statefulsets", "prod", "db")) as Named;
     const pods = await uids(sim, "pods");
     const claims = await uids(sim, "persistentvolumeclaims");

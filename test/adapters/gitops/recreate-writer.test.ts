@@ -6,63 +6,14 @@ import { describe, expect, it } from "vitest";
 import YAML from "yaml";
 import { pullRequestWriter } from "../../../adapters/gitops/writer.js";
 import { Keys } from "../../../core/keys.js";
-import { FakeGitHub } from "./fake-github.js";
-import { FakeGitLab } from "./fake-gitlab.js";
-import { FakeRepo } from "./fake-repo.js";
-import { PATH_TEMPLATE, SET_PATH_TEMPLATE, mswServer, recreateDecision, webManifest } from "./helpers.js";
+import { forge } from "../../support/forge.js";
+import { SET_PATH_TEMPLATE, mswServer, recreateDecision, webManifest } from "./helpers.js";
 
 const server = mswServer();
 const SET_FILE = "clusters/prod/apps/default/web.yaml";
 
-interface Forge {
-  repo: FakeRepo;
-  config: Record<string, unknown>;
-  now: () => number;
-  /** Each request: state (open, merged, closed), branch, title, body, url. */
-  requests(): Array<{ state: string; branch: string; title: string; body: string; url: string }>;
-  merge(n: number): void;
-  close(n: number): void;
-  reopen(n: number): void;
-  writes(): string[];
-}
-
-function github(files: Record<string, string>): Forge {
-  const gh = new FakeGitHub("octo", "fleet", "main", files);
-  server.use(...gh.handlers());
-  return {
-    repo: gh.repo,
-    now: gh.now,
-    config: { provider: "github", repository: "octo/fleet", pathTemplate: PATH_TEMPLATE, token: gh.token },
-    requests: () =>
-      gh.pulls.map((p) => ({ state: p.merged_at ? "merged" : p.state, branch: p.head, title: p.title, body: p.body, url: `https://github.com/octo/fleet/pull/${p.number}` })),
-    merge: (n) => void gh.merge(n),
-    close: (n) => gh.close(n),
-    reopen: (n) => gh.reopen(n),
-    writes: () => gh.requests.filter((r) => !r.startsWith("GET ")),
-  };
-}
-
-function gitlab(files: Record<string, string>): Forge {
-  const gl = new FakeGitLab("platform/fleet", "main", files);
-  server.use(...gl.handlers());
-  return {
-    repo: gl.repo,
-    now: gl.now,
-    config: { provider: "gitlab", repository: "platform/fleet", pathTemplate: PATH_TEMPLATE, token: gl.token },
-    requests: () =>
-      gl.mergeRequests.map((m) => ({
-        state: m.state === "opened" ? "open" : m.state,
-        branch: m.source_branch,
-        title: m.title,
-        body: m.description,
-        url: `https://gitlab.com/platform/fleet/-/merge_requests/${m.iid}`,
-      })),
-    merge: (n) => void gl.merge(n),
-    close: (n) => gl.close(n),
-    reopen: (n) => gl.reopen(n),
-    writes: () => gl.requests.filter((r) => !r.startsWith("GET ")),
-  };
-}
+const github = (files: Record<string, string>) => forge("github", server, { files });
+const gitlab = (files: Record<string, string>) => forge("gitlab", server, { files });
 
 describe.each([
   ["GitHub", github],

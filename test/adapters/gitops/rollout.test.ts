@@ -5,9 +5,8 @@
 import { describe, expect, it } from "vitest";
 import YAML from "yaml";
 import { writerFor } from "../../../adapters/gitops/apply-via.js";
-import { signGitHubBody } from "../../../adapters/gitops/webhook.js";
 import { pullRequestWriter } from "../../../adapters/gitops/writer.js";
-import { SimCluster, claimTemplate, statefulSetManifest } from "../../../adapters/sim/cluster.js";
+import { type SimCluster, claimTemplate } from "../../../adapters/sim/cluster.js";
 import type { Json } from "../../../adapters/sim/store.js";
 import type { StatefulSet } from "../../../core/k8s.js";
 import type { SetRef } from "../../../core/types.js";
@@ -15,92 +14,27 @@ import { Keys } from "../../../core/keys.js";
 import { summarize } from "../../../core/view.js";
 import { gitopsWebhookRoutes } from "../../../functions/routes/gitops-webhooks.js";
 import { runStep, type StepResult } from "../../../functions/step.js";
+import { WEBHOOK_SECRET as SECRET, forge, githubWebhook } from "../../support/forge.js";
+import { ARGO, ROLLOUT_REF as REF, gitopsStepper, rolloutCluster } from "../../support/gitops-rollout.js";
 import { FakeGitHub } from "./fake-github.js";
-import { FakeGitLab } from "./fake-gitlab.js";
 import { PATH_TEMPLATE, mswServer } from "./helpers.js";
 
 const server = mswServer();
-const SECRET = "webhook-secret";
-const REF: SetRef = { namespace: "prod", name: "db" };
-const ARGO = "argocd-controller";
 
-/** What the test needs of a forge: its open requests, a merge, and the webhook it then sends. */
-interface Forge {
-  config: Record<string, unknown>;
-  open(): number[];
-  merge(n: number): Array<{ path: string; text: string }>;
-  notifyMerged(routes: ReturnType<typeof gitopsWebhookRoutes>, n: number): Promise<Response>;
-  count(): number;
-  branches(): string[];
-}
+const github = () => forge("github", server, { config: { labels: ["claimstep"] } });
+const gitlab = () => forge("gitlab", server);
 
-function github(): Forge {
-  const gh = new FakeGitHub("octo", "fleet");
-  server.use(...gh.handlers());
-  return {
-    config: { provider: "github", repository: "octo/fleet", pathTemplate: PATH_TEMPLATE, token: gh.token, labels: ["claimstep"] },
-    open: () => gh.pulls.filter((p) => p.state === "open").map((p) => p.number),
-    merge: (n) => gh.merge(n),
-    async notifyMerged(routes, n) {
-      const body = JSON.stringify(gh.webhookPayload(n, "closed"));
-      return routes.request("/v1/webhooks/github", {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          "x-github-event": "pull_request",
-          "x-github-delivery": crypto.randomUUID(),
-          "x-hub-signature-256": await signGitHubBody(SECRET, body),
-        },
-        body,
-      });
+/** Set prod/db on `templates` at 1Gi; a person asks for 2Gi through pull requests. */
+const cluster = (templates: readonly string[] = ["data"]): Promise<SimCluster> =>
+  rolloutCluster({
+    seed: 6,
+    templates: templates.map((name) => ({ name, storage: "1Gi", storageClassName: "fast" })),
+    annotations: {
+      [Keys.applyVia]: "pull-request",
+      [Keys.templates]: JSON.stringify(templates.map((name) => claimTemplate({ name, storage: "2Gi", storageClassName: "fast" }))),
     },
-    count: () => gh.pulls.length,
-    branches: () => gh.pulls.map((p) => p.head),
-  };
-}
-
-function gitlab(): Forge {
-  const gl = new FakeGitLab("platform/fleet");
-  server.use(...gl.handlers());
-  return {
-    config: { provider: "gitlab", repository: "platform/fleet", pathTemplate: PATH_TEMPLATE, token: gl.token },
-    open: () => gl.mergeRequests.filter((m) => m.state === "opened").map((m) => m.iid),
-    merge: (n) => gl.merge(n),
-    notifyMerged: (routes, n) =>
-      Promise.resolve(
-        routes.request("/v1/webhooks/gitlab", {
-          method: "POST",
-          headers: { "content-type": "application/json", "x-gitlab-event": "Merge Request Hook", "x-gitlab-event-uuid": crypto.randomUUID(), "x-gitlab-token": SECRET },
-          body: JSON.stringify(gl.webhookPayload(n, "merge")),
-        }),
-      ),
-    count: () => gl.mergeRequests.length,
-    branches: () => gl.mergeRequests.map((m) => m.source_branch),
-  };
-}
-
-async function cluster(templates: readonly string[] = ["data"]): Promise<SimCluster> {
-  const c = new SimCluster({ seed: 6 });
-  await c.addStorageClass("fast", { allowVolumeExpansion: true });
-  await c.createStatefulSet(
-    statefulSetManifest({ name: "db", namespace: "prod", replicas: 3, templates: templates.map((name) => ({ name, storage: "1Gi", storageClassName: "fast" })) }),
-  );
-  await c.admin.mergePatch(
-    "statefulsets",
-    "prod",
-    "db",
-    {
-      metadata: {
-        annotations: {
-          [Keys.applyVia]: "pull-request",
-          [Keys.templates]: JSON.stringify(templates.map((name) => claimTemplate({ name, storage: "2Gi", storageClassName: "fast" }))),
-        },
-      },
-    },
-    { fieldManager: "kubectl" },
-  );
-  return c;
-}
+    fieldManager: "kubectl",
+  });
 
 describe.each([
   ["GitHub", github, ["data"]],
@@ -110,10 +44,7 @@ describe.each([
   it("runs to Complete with one merged pull request per claim, highest ordinal first, and no claim write by claimstep", async () => {
     const sim = await cluster(templates);
     const forge = makeForge();
-    const prWriter = pullRequestWriter(forge.config);
-    const writers = { ...sim.writers, claims: writerFor({ direct: sim.writers.claims, pullRequest: prWriter }) };
-    const step = (ref: SetRef): Promise<StepResult> => runStep({ reader: sim.reader, writers, ref, now: sim.now() });
-    const routes = gitopsWebhookRoutes({ github: { secret: SECRET }, gitlab: { token: SECRET }, step });
+    const { step, routes } = gitopsStepper(sim, forge.config);
 
     const phases: string[] = [];
     let last: StepResult | undefined;
@@ -171,17 +102,7 @@ describe("a rejected pull request in the simulated rollout", () => {
 
     expect((await step(REF)).decision).toMatchObject({ phase: "Waiting", reason: "AwaitingApproval" });
     gh.close(1);
-    const body = JSON.stringify(gh.webhookPayload(1, "closed"));
-    const res = await routes.request("/v1/webhooks/github", {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        "x-github-event": "pull_request",
-        "x-github-delivery": crypto.randomUUID(),
-        "x-hub-signature-256": await signGitHubBody(SECRET, body),
-      },
-      body,
-    });
+    const res = await githubWebhook(routes, gh, 1, "closed");
     expect(await res.json()).toMatchObject({ phase: "Blocked", reason: "ChangeRejected", outcome: "refused", pullRequest: { outcome: "closed" } });
     const set = (await sim.admin.get("statefulsets", "prod", "db")) as { metadata: { annotations: Record<string, string> } };
     expect(JSON.parse(set.metadata.annotations[Keys.status]!)).toMatchObject({ phase: "Blocked", reason: "ChangeRejected" });
