@@ -18,7 +18,11 @@ import type { SetRef } from "../core/types.js";
 import { Keys } from "../core/keys.js";
 import { claimTemplate, SimCluster, statefulSetManifest } from "../adapters/sim/cluster.js";
 import { DEFAULT_DEBOUNCE, Debouncer, type DebounceOptions, type RelayClock } from "../functions/relay/index.js";
-import { runStep } from "../functions/step.js";
+import { runStep, type StepOptions } from "../functions/step.js";
+import { recordedStep } from "../functions/recorded-step.js";
+import type { Recorder } from "../core/recorder.js";
+import { KubeReader } from "../adapters/kube/reader.js";
+import { kubeWriters } from "../adapters/kube/writer.js";
 import { alarmAfterStep } from "../functions/fleet/schedule.js";
 
 export type Trigger =
@@ -60,6 +64,11 @@ export interface RolloutCase {
   claimsFirst?: { podStartMs: number };
   /** The ideal's per-ordinal latency; default `resizeLatencyMs` (claims only). */
   idealOrdinalMs?: number;
+  /**
+   * The metrics recorder on (B9: B3 with the recorder on vs off): each step recorded as the Node
+   * server records it, and every API request counted through the client's hook.
+   */
+  recorder?: Recorder;
 }
 
 /** When a step acted, and what it decided (for the calibration and for reading a slow rollout). */
@@ -154,6 +163,11 @@ export async function runRollout(c: RolloutCase): Promise<RolloutResult> {
 /** The same, with every acting step's time and decision. */
 export async function traceRollout(c: RolloutCase): Promise<{ result: RolloutResult; timeline: StepRecord[] }> {
   const sim = await clusterFor(c);
+  const recorder = c.recorder;
+  const counted = recorder ? sim.newClient({ onRequest: (r) => recorder.apiRequest(r) }) : undefined;
+  const reader = counted ? new KubeReader(counted) : sim.reader;
+  const writers = counted ? kubeWriters(counted, { reportingInstance: "claimstep-sim" }) : sim.writers;
+  const run = recorder ? (o: StepOptions) => recordedStep({ ...o, recorder }) : runStep;
   const timers = new VirtualTimers(() => sim.clock.nowMs());
   const due: string[] = [];
   const debouncer = c.trigger.kind === "relay" ? new Debouncer(timers, c.trigger.debounce, (key) => due.push(key)) : undefined;
@@ -199,7 +213,7 @@ export async function traceRollout(c: RolloutCase): Promise<{ result: RolloutRes
   let alarmAt: number | undefined;
   const step = async () => {
     steps++;
-    const { decision, outcome } = await runStep({ reader: sim.reader, writers: sim.writers, ref: REF, now: sim.now() });
+    const { decision, outcome } = await run({ reader, writers, ref: REF, now: sim.now() });
     if (c.trigger.kind === "alarm") alarmAt = alarmAfterStep({ nowMs: sim.clock.nowMs(), ...(decision.requeueAfter !== undefined ? { requeueAfterSeconds: decision.requeueAfter } : {}) });
     if (outcome.kind === "applied" && decision.action) {
       if (decision.action.type === "PatchPartition") partitionPatches++;

@@ -5,6 +5,7 @@
 //   npm run bench -- --only b3     # B3 alone (with B3-claims-first): its figures and verdicts
 //                                  # replace those in bench/results.json, the rest is kept
 //   npm run bench -- --only b7     # B7 (fleet mode, 1,000 sets × 10 clusters) and B3-alarms, likewise
+//   npm run bench -- --only b9     # B9: GET /metrics at 1,000 sets, and B1–B3 with the metrics recorder on vs off
 import { readFileSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
@@ -16,6 +17,7 @@ import { runB4 } from "./b4-worker.js";
 import { runB5 } from "./b5-memory.js";
 import { runB6 } from "./b6-cold-start.js";
 import { runB8 } from "./b8-admission.js";
+import { runB9 } from "./b9-metrics.js";
 import { machine } from "./machine.js";
 import { profileWorkload, type Workload } from "./profile.js";
 import { report, type Results } from "./report.js";
@@ -24,7 +26,7 @@ import { judgeB1, judgeB2, judgeB3, judgeB3ClaimsFirst, judgeB4, judgeB8, type V
 const quick = process.argv.includes("--quick");
 const onlyAt = process.argv.indexOf("--only");
 const only = onlyAt >= 0 ? process.argv[onlyAt + 1] : undefined;
-if (only !== undefined && only !== "b3" && only !== "b7" && only !== "b8") throw new Error(`--only: only b3, b7 and b8 can run alone (got ${only})`);
+if (only !== undefined && only !== "b3" && only !== "b7" && only !== "b8" && only !== "b9") throw new Error(`--only: only b3, b7, b8 and b9 can run alone (got ${only})`);
 const log = (line: string) => process.stderr.write(`${line}\n`);
 const started = performance.now();
 const loadAtStart = loadavg()[0]!;
@@ -56,6 +58,37 @@ if (only === "b7") {
   else {
     writeFileSync(resultsFile, `${JSON.stringify(results, null, 2)}\n`);
     log(`wrote the B7 figures into ${resultsFile} (${elapsed()})`);
+  }
+  process.exit(0);
+}
+
+if (only === "b9") {
+  // B9 (issue 25): the Node server's metrics: GET /metrics at 1,000 sets, and B1–B3 with the recorder on vs off, side by side.
+  log("B9 metrics: /metrics at 1,000 sets, B1–B3 with the recorder on vs off");
+  const b9 = await runB9(log, quick);
+  const previous = JSON.parse(readFileSync(resultsFile, "utf8")) as Results;
+  const verdicts: Verdict[] = [
+    { id: "B9 GET /metrics at 1,000 sets (median)", target: `< ${b9.scrape.target} ms`, figure: `${b9.scrape.medianMs.toFixed(1)} ms (p90 ${b9.scrape.p90Ms.toFixed(1)} ms, ${b9.scrape.series} series, ${b9.scrape.bytes} bytes)`, met: b9.scrape.medianMs < b9.scrape.target },
+  ];
+  const figures = [
+    ...b9.b1.map((r) => `- B1 ${r.replicas} replicas, planStep + recorder / planStep: ${r.ratio.toFixed(3)} (CPU ${r.cpuRatio.toFixed(3)})`),
+    ...b9.b2.map((r) => `- B2 ${r.replicas} replicas, ${r.stage}: step with recorder / without: ${r.ratio.toFixed(3)} (${r.onMs.toFixed(2)} / ${r.offMs.toFixed(2)} ms, ${r.samples} each)`),
+    ...b9.b3.map((r) => `- B3 ${r.replicas} replicas, ${r.trigger}: rollout wall time with recorder / without: ${r.ratio.toFixed(3)} (${r.onMs.toFixed(0)} / ${r.offMs.toFixed(0)} ms); rollout / ideal ${r.rolloutRatioOn.toFixed(3)} vs ${r.rolloutRatioOff.toFixed(3)}`),
+  ];
+  process.stdout.write(`${verdicts.map((v) => `- ${v.met ? "met" : "MISSED"} — ${v.id}: ${v.figure} (target ${v.target})`).join("\n")}\n${figures.join("\n")}\n`);
+  const results = {
+    ...previous,
+    b9,
+    verdicts: [...previous.verdicts.filter((v) => !v.id.startsWith("B9")), ...verdicts],
+    reruns: [
+      ...(previous.reruns ?? []).filter((x) => x.benchmark !== "b9"),
+      { benchmark: "b9", at: new Date().toISOString(), durationSeconds: (performance.now() - started) / 1000, loadAverage: { atStart: loadAtStart, atEnd: loadavg()[0]! } },
+    ],
+  } as Results;
+  if (quick) log(`quick run: bench/results.json left as it was (${elapsed()})`);
+  else {
+    writeFileSync(resultsFile, `${JSON.stringify(results, null, 2)}\n`);
+    log(`wrote the B9 figures into ${resultsFile} (${elapsed()})`);
   }
   process.exit(0);
 }

@@ -2,7 +2,7 @@
 // every request, and the direct adapters (KubeClient, KubeReader, the direct writers) pointed at it the
 // way the Worker and the Node server wire them.
 import { setupServer } from "msw/node";
-import { KubeClient } from "../adapters/kube/client.js";
+import { KubeClient, type KubeClientOptions } from "../adapters/kube/client.js";
 import { KubeReader } from "../adapters/kube/reader.js";
 import { kubeWriters } from "../adapters/kube/writer.js";
 import { createSimServer, type KubeObject, type SimServer } from "../test/support/sim-server.js";
@@ -44,7 +44,7 @@ export async function withMsw<T>(sim: SimServer, run: () => Promise<T>): Promise
 }
 
 /** The direct adapters over the global fetch, as functions/wiring.ts builds them. */
-export function directAdapters() {
-  const client = new KubeClient({ server: SIM_URL, headers: { Authorization: `Bearer ${SIM_TOKEN}` } });
+export function directAdapters(onRequest?: KubeClientOptions["onRequest"]) {
+  const client = new KubeClient({ server: SIM_URL, headers: { Authorization: `Bearer ${SIM_TOKEN}` }, ...(onRequest ? { onRequest } : {}) });
   return { client, reader: new KubeReader(client), writers: kubeWriters(client, { reportingInstance: "claimstep-bench" }) };
 }

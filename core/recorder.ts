@@ -7,6 +7,8 @@ import { autogrowOf } from "./autogrow.js";
 import { toBytes } from "./quantity.js";
 import { strategyOf } from "./statefulset.js";
 import { desiredTemplates } from "./templates.js";
+import type { StatefulSet } from "./k8s.js";
+import { Keys } from "./keys.js";
 import type { Decision, SetRef, Snapshot } from "./types.js";
 import type { Phase } from "./reasons.js";
 
@@ -91,19 +93,54 @@ const bytesOf = (q: unknown): number | undefined => {
 /** "80%" → 0.8 (the policy is validated: a percent with at most two decimals). */
 const ratioOf = (percent: string): number => Number(percent.replace("%", "")) / 100;
 
+/** How many annotation values the memos below keep: a few per set is plenty, and they are small. */
+const MEMO_LIMIT = 4096;
+
+/** compute(), remembered by key: the same annotation text gives the same answer, and a set's steps ask again at every step. */
+function memo<T>(): (key: string, compute: () => T) => T {
+  const seen = new Map<string, T>();
+  return (key, compute) => {
+    if (seen.has(key)) return seen.get(key) as T;
+    if (seen.size >= MEMO_LIMIT) seen.clear();
+    const v = compute();
+    seen.set(key, v);
+    return v;
+  };
+}
+
+type DesiredBytes = { template: string; bytes: number | undefined }[];
+const desiredMemo = memo<DesiredBytes>();
+const thresholdMemo = memo<number | undefined>();
+
+/** The desired templates' requests (rule 2: the annotation, checked against the live templates' names). */
+function desiredBytesOf(set: StatefulSet): DesiredBytes {
+  const raw = set.metadata.annotations?.[Keys.templates];
+  const compute = (): DesiredBytes => {
+    const desired = desiredTemplates(set);
+    return desired.ok ? desired.templates.map((t) => ({ template: t.metadata.name, bytes: bytesOf(t.spec.resources?.requests?.storage) })) : [];
+  };
+  if (raw === undefined) return compute();
+  return desiredMemo(`${raw}\u0000${(set.spec.volumeClaimTemplates ?? []).map((t) => t.metadata.name).join("\u0000")}`, compute);
+}
+
+/** The autogrow threshold as a ratio, or undefined (no valid policy). */
+function thresholdOf(set: StatefulSet): number | undefined {
+  const raw = set.metadata.annotations?.[Keys.autogrow];
+  if (raw === undefined) return undefined;
+  return thresholdMemo(raw, () => {
+    const policy = autogrowOf(set);
+    return policy.ok && policy.policy ? ratioOf(policy.policy.threshold) : undefined;
+  });
+}
+
 /** The set's gauges after a step, from what the step read and decided. */
 export function observeSet(snapshot: Snapshot, decision: Decision): SetObservation {
   const set = snapshot.statefulSet;
-  const policy = autogrowOf(set);
-  const grows = policy.ok && policy.policy !== undefined;
-  const desired = desiredTemplates(set);
+  const threshold = thresholdOf(set);
+  const grows = threshold !== undefined;
+  const desired = desiredBytesOf(set);
   const templates = new Map<string, { template: string; desiredBytes?: number; requestedBytes?: number }>();
-  if (desired.ok) {
-    for (const t of desired.templates) {
-      const bytes = bytesOf(t.spec.resources?.requests?.storage);
-      templates.set(t.metadata.name, { template: t.metadata.name, ...(bytes !== undefined ? { desiredBytes: bytes } : {}) });
-    }
-  }
+  for (const t of desired) templates.set(t.template, { template: t.template, ...(t.bytes !== undefined ? { desiredBytes: t.bytes } : {}) });
   const claims: string[] = [];
   for (const o of decision.ordinals) {
     for (const c of o.claims) {
@@ -126,7 +163,7 @@ export function observeSet(snapshot: Snapshot, decision: Decision): SetObservati
     sinceMs: Number.isNaN(since) ? Date.parse(decision.status.observedAt) || 0 : since,
     strategy: strategy.kind === "invalid" ? "invalid" : strategy.kind,
     autogrow: grows,
-    ...(grows ? { thresholdRatio: ratioOf(policy.policy!.threshold) } : {}),
+    ...(threshold !== undefined ? { thresholdRatio: threshold } : {}),
     templates: [...templates.values()],
     claims,
   };

@@ -19,24 +19,35 @@ export const STEP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5
 /** One API request: the client's timeout is 10 s. */
 export const API_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
-const STATES = [
-  ["updated", "updated"],
-  ["in_flight", "inFlight"],
-  ["pending", "pending"],
-  ["blocked", "blocked"],
+/** A label value as the exposition format writes it. */
+const esc = (v: string) => (/[\\"\n]/.test(v) ? v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n") : v);
+
+/**
+ * The per-set gauges, by family: written by hand, not by prom-client. prom-client formats every
+ * series at every scrape (about 40 ms per 1,000 series on this machine); a set's lines here are
+ * built once per step that changes them, and a scrape joins them (docs/benchmarks.md, B9).
+ */
+const SET_FAMILIES = [
+  ["claimstep_set_phase", "1 for the set's current phase and reason (one series per set)."],
+  ["claimstep_set_ordinals", "The set's ordinals by state (updated, in_flight, pending, blocked)."],
+  ["claimstep_set_phase_age_seconds", "Seconds since the set's phase or reason last changed (status.since)."],
+  ["claimstep_set_requested_bytes", "The smallest storage request among the set's claims of the template."],
+  ["claimstep_set_desired_bytes", "The desired template's storage request."],
+  ["claimstep_set_info", "1 per opted-in set: whether it asks for autogrow, and its update strategy."],
+  ["claimstep_claim_info", "1 per claim of a set claimstep steps (joins kubelet_volume_stats_* to its set)."],
+  ["claimstep_autogrow_threshold_ratio", "The set's autogrow threshold as a ratio of capacity."],
 ] as const;
+type SetFamily = (typeof SET_FAMILIES)[number][0];
 
-type Labels = Record<string, string>;
-
-/** What a set holds in the registry, to remove exactly its series when it changes or goes. */
+/** A set's exposition lines by family (the phase age is written at the scrape, from sinceMs). */
 interface SetSeries {
   ref: SetRef;
-  phase?: Labels;
-  info?: Labels;
-  templates: string[];
-  claims: Labels[];
-  threshold: boolean;
-  sinceMs?: number;
+  /** `namespace="…",name="…"`, escaped. */
+  labels: string;
+  sinceMs: number;
+  lines: Partial<Record<SetFamily, string>>;
+  /** The claims' lines' key (names and autogrow): unchanged, they are not rebuilt. */
+  claimsKey?: string;
   growths: boolean;
 }
 
@@ -55,14 +66,6 @@ export class PromRecorder implements Recorder {
   private readonly now: () => number;
   private holdsLease: () => boolean = () => false;
 
-  private readonly phase: Gauge<string>;
-  private readonly ordinals: Gauge<string>;
-  private readonly phaseAge: Gauge<string>;
-  private readonly requested: Gauge<string>;
-  private readonly desired: Gauge<string>;
-  private readonly info: Gauge<string>;
-  private readonly claimInfo: Gauge<string>;
-  private readonly threshold: Gauge<string>;
   private readonly steps: Counter<string>;
   private readonly stepSeconds: Histogram<string>;
   private readonly apiRequests: Counter<string>;
@@ -75,30 +78,6 @@ export class PromRecorder implements Recorder {
   constructor(opts: PromRecorderOptions = {}) {
     this.now = opts.now ?? Date.now;
     const registers = [this.registry];
-    const sets = this.sets;
-    const now = this.now;
-    this.phase = new Gauge({ name: "claimstep_set_phase", help: "1 for the set's current phase and reason (one series per set).", labelNames: ["namespace", "name", "phase", "reason"], registers });
-    this.ordinals = new Gauge({ name: "claimstep_set_ordinals", help: "The set's ordinals by state (updated, in_flight, pending, blocked).", labelNames: ["namespace", "name", "state"], registers });
-    this.phaseAge = new Gauge({
-      name: "claimstep_set_phase_age_seconds",
-      help: "Seconds since the set's phase or reason last changed (status.since).",
-      labelNames: ["namespace", "name"],
-      registers,
-      collect() {
-        const t = now();
-        for (const s of sets.values()) if (s.sinceMs !== undefined) this.set({ namespace: s.ref.namespace, name: s.ref.name }, Math.max(0, (t - s.sinceMs) / 1000));
-      },
-    });
-    this.requested = new Gauge({ name: "claimstep_set_requested_bytes", help: "The smallest storage request among the set's claims of the template.", labelNames: ["namespace", "name", "template"], registers });
-    this.desired = new Gauge({ name: "claimstep_set_desired_bytes", help: "The desired template's storage request.", labelNames: ["namespace", "name", "template"], registers });
-    this.info = new Gauge({ name: "claimstep_set_info", help: "1 per opted-in set: whether it asks for autogrow, and its update strategy.", labelNames: ["namespace", "name", "autogrow", "strategy"], registers });
-    this.claimInfo = new Gauge({
-      name: "claimstep_claim_info",
-      help: "1 per claim of a set claimstep steps (joins kubelet_volume_stats_* to its set).",
-      labelNames: ["namespace", "persistentvolumeclaim", "statefulset", "autogrow"],
-      registers,
-    });
-    this.threshold = new Gauge({ name: "claimstep_autogrow_threshold_ratio", help: "The set's autogrow threshold as a ratio of capacity.", labelNames: ["namespace", "name"], registers });
     this.steps = new Counter({ name: "claimstep_steps_total", help: "Steps that finished, by outcome.", labelNames: ["outcome"], registers });
     this.stepSeconds = new Histogram({ name: "claimstep_step_duration_seconds", help: "Duration of a step (read, plan, write, record), failed ones included.", buckets: STEP_BUCKETS, registers });
     this.apiRequests = new Counter({ name: "claimstep_api_requests_total", help: "Requests to the Kubernetes API server, by verb, resource and status code (error: no answer).", labelNames: ["verb", "resource", "code"], registers });
@@ -128,9 +107,23 @@ export class PromRecorder implements Recorder {
     return this.registry.contentType;
   }
 
-  /** The exposition text. */
-  metrics(): Promise<string> {
-    return this.registry.metrics();
+  /** The exposition text: prom-client's metrics, then the per-set families. */
+  async metrics(): Promise<string> {
+    return `${await this.registry.metrics()}${this.setFamilies()}`;
+  }
+
+  private setFamilies(): string {
+    const now = this.now();
+    let out = "";
+    for (const [family, help] of SET_FAMILIES) {
+      out += `# HELP ${family} ${help}\n# TYPE ${family} gauge\n`;
+      if (family === "claimstep_set_phase_age_seconds") {
+        for (const s of this.sets.values()) out += `${family}{${s.labels}} ${Math.max(0, (now - s.sinceMs) / 1000)}\n`;
+      } else {
+        for (const s of this.sets.values()) out += s.lines[family] ?? "";
+      }
+    }
+    return out;
   }
 
   step(r: StepRecord): void {
@@ -168,18 +161,7 @@ export class PromRecorder implements Recorder {
     const s = this.sets.get(keyOf(ref));
     if (!s) return;
     this.sets.delete(keyOf(ref));
-    const set = { namespace: ref.namespace, name: ref.name };
-    if (s.phase) this.phase.remove(s.phase);
-    for (const [state] of STATES) this.ordinals.remove({ ...set, state });
-    this.phaseAge.remove(set);
-    for (const template of s.templates) {
-      this.requested.remove({ ...set, template });
-      this.desired.remove({ ...set, template });
-    }
-    if (s.info) this.info.remove(s.info);
-    for (const c of s.claims) this.claimInfo.remove(c);
-    if (s.threshold) this.threshold.remove(set);
-    if (s.growths) this.growths.remove(set);
+    if (s.growths) this.growths.remove({ namespace: ref.namespace, name: ref.name });
   }
 
   setsListed(namespace: string | undefined, refs: readonly SetRef[]): void {
@@ -197,7 +179,7 @@ export class PromRecorder implements Recorder {
   private series(ref: SetRef): SetSeries {
     const key = keyOf(ref);
     let s = this.sets.get(key);
-    if (!s) this.sets.set(key, (s = { ref: { namespace: ref.namespace, name: ref.name }, templates: [], claims: [], threshold: false, growths: false }));
+    if (!s) this.sets.set(key, (s = { ref: { namespace: ref.namespace, name: ref.name }, labels: `namespace="${esc(ref.namespace)}",name="${esc(ref.name)}"`, sinceMs: this.now(), lines: {}, growths: false }));
     return s;
   }
 
@@ -205,44 +187,34 @@ export class PromRecorder implements Recorder {
     // A set that opted out (or never opted in) has no series.
     if (o.phase === "Idle" && o.reason === "NotOptedIn") return this.setGone(ref);
     const s = this.series(ref);
-    const set = { namespace: ref.namespace, name: ref.name };
-
-    const phase = { ...set, phase: o.phase, reason: o.reason };
-    if (s.phase && (s.phase.phase !== phase.phase || s.phase.reason !== phase.reason)) this.phase.remove(s.phase);
-    this.phase.set(phase, 1);
-    s.phase = phase;
-
-    for (const [state, field] of STATES) this.ordinals.set({ ...set, state }, o.counts[field]);
+    const l = s.labels;
+    const { lines } = s;
+    lines.claimstep_set_phase = `claimstep_set_phase{${l},phase="${esc(o.phase)}",reason="${esc(o.reason)}"} 1\n`;
+    const c = o.counts;
+    lines.claimstep_set_ordinals =
+      `claimstep_set_ordinals{${l},state="updated"} ${c.updated}\nclaimstep_set_ordinals{${l},state="in_flight"} ${c.inFlight}\n` +
+      `claimstep_set_ordinals{${l},state="pending"} ${c.pending}\nclaimstep_set_ordinals{${l},state="blocked"} ${c.blocked}\n`;
     s.sinceMs = o.sinceMs;
-
-    const templates = o.templates.map((t) => t.template);
-    for (const template of s.templates) {
-      if (templates.includes(template)) continue;
-      this.requested.remove({ ...set, template });
-      this.desired.remove({ ...set, template });
-    }
+    let requested = "";
+    let desired = "";
     for (const t of o.templates) {
-      if (t.requestedBytes !== undefined) this.requested.set({ ...set, template: t.template }, t.requestedBytes);
-      else this.requested.remove({ ...set, template: t.template });
-      if (t.desiredBytes !== undefined) this.desired.set({ ...set, template: t.template }, t.desiredBytes);
-      else this.desired.remove({ ...set, template: t.template });
+      const tl = `${l},template="${esc(t.template)}"`;
+      if (t.requestedBytes !== undefined) requested += `claimstep_set_requested_bytes{${tl}} ${t.requestedBytes}\n`;
+      if (t.desiredBytes !== undefined) desired += `claimstep_set_desired_bytes{${tl}} ${t.desiredBytes}\n`;
     }
-    s.templates = templates;
-
+    lines.claimstep_set_requested_bytes = requested;
+    lines.claimstep_set_desired_bytes = desired;
     const autogrow = o.autogrow ? "true" : "false";
-    const info = { ...set, autogrow, strategy: o.strategy };
-    if (s.info && (s.info.autogrow !== autogrow || s.info.strategy !== o.strategy)) this.info.remove(s.info);
-    this.info.set(info, 1);
-    s.info = info;
-
-    const claims = o.claims.map((c) => ({ namespace: ref.namespace, persistentvolumeclaim: c, statefulset: ref.name, autogrow }));
-    const now = new Set(claims.map((c) => `${c.persistentvolumeclaim}\u0000${c.autogrow}`));
-    for (const c of s.claims) if (!now.has(`${c.persistentvolumeclaim}\u0000${c.autogrow}`)) this.claimInfo.remove(c);
-    for (const c of claims) this.claimInfo.set(c, 1);
-    s.claims = claims;
-
-    if (o.thresholdRatio !== undefined) this.threshold.set(set, o.thresholdRatio);
-    else if (s.threshold) this.threshold.remove(set);
-    s.threshold = o.thresholdRatio !== undefined;
+    lines.claimstep_set_info = `claimstep_set_info{${l},autogrow="${autogrow}",strategy="${esc(o.strategy)}"} 1\n`;
+    const claimsKey = `${autogrow}\u0000${o.claims.join("\u0000")}`;
+    if (claimsKey !== s.claimsKey) {
+      const ns = esc(ref.namespace);
+      const set = esc(ref.name);
+      let claims = "";
+      for (const claim of o.claims) claims += `claimstep_claim_info{namespace="${ns}",persistentvolumeclaim="${esc(claim)}",statefulset="${set}",autogrow="${autogrow}"} 1\n`;
+      lines.claimstep_claim_info = claims;
+      s.claimsKey = claimsKey;
+    }
+    lines.claimstep_autogrow_threshold_ratio = o.thresholdRatio !== undefined ? `claimstep_autogrow_threshold_ratio{${l}} ${o.thresholdRatio}\n` : "";
   }
 }
