@@ -29,7 +29,8 @@ figure.chart{margin:.4rem 0 .8rem;padding:.25rem;max-width:40rem}.chart-svg{disp
 /**
  * The page's script: follows the set's live fragment through server-sent events (EventSource
  * reconnects when the server ends a stream, as it does after a few updates), or polls it where
- * streaming is not there; swaps it in place and says so to screen readers, keeping focus. A table
+ * streaming is not there; swaps it in place and says so to screen readers, keeping focus and the
+ * <details> that were open (by id: the timeline's table). A table
  * box that overflows (a narrow screen) is made a tab stop, so it can be scrolled from the keyboard.
  */
 export const SCRIPT = `(function(){"use strict";
@@ -39,8 +40,10 @@ function fit(){var b=document.querySelectorAll(".scroll");for(var i=0;i<b.length
 if(b[i].scrollWidth>b[i].clientWidth)b[i].setAttribute("tabindex","0");else b[i].removeAttribute("tabindex");}}
 fit();window.addEventListener("resize",fit);
 function swap(html){if(html===last)return;last=html;
-var f=document.activeElement,id=f&&live.contains(f)&&f.id?f.id:"";
+var f=document.activeElement,id=f&&live.contains(f)&&f.id?f.id:"",o=[],d=live.querySelectorAll("details[open][id]"),i;
+for(i=0;i<d.length;i++)o.push(d[i].id);
 live.innerHTML=html;n++;live.setAttribute("data-updates",String(n));
+for(i=0;i<o.length;i++){d=document.getElementById(o[i]);if(d)d.setAttribute("open","");}
 if(id){var g=document.getElementById(id);if(g)g.focus();}fit();
 var h=live.querySelector("[data-headline]");if(said&&h)said.textContent="Updated: "+h.getAttribute("data-headline");}
 function poll(){fetch(live.getAttribute("data-poll"),{credentials:"same-origin",headers:{accept:"text/html"}}).then(function(r){

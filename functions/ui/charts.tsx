@@ -109,7 +109,8 @@ export function TimelineChart(props: { timeline: Timeline }) {
         ) : null}
         {tl.otherRevisions.length ? <> · writes of other revisions ({tl.otherRevisions.join(", ")}) left out</> : null}
       </figcaption>
-      <details>
+      {/* Its id keeps it open across the live updates (the page's script). */}
+      <details id="tl-table">
         <summary>The timeline as a table</summary>
         <div class="scroll">
           <table data-timeline-table>

@@ -84,9 +84,12 @@ describe.skipIf(!hasChromium())("the set page's timeline and usage bars in Chrom
     const stages = await page.locator("[data-timeline] svg [data-row]").evaluateAll((gs) => gs.map((g) => `${g.getAttribute("data-row")}:${g.getAttribute("data-stage")}`));
     expect(stages).toEqual(["2:resizing", "1:pending", "0:pending"]);
     expect(await page.locator('[data-row="2"] [data-mark=replaced]').count()).toBe(0);
-    // The live part re-renders the timeline as the rollout goes on.
+    // The live part re-renders the timeline as the rollout goes on; the table, once opened, stays open.
+    await page.locator("[data-timeline] summary").click();
     for (let i = 0; i < 40; i++) await ui!.step(20_000);
     await expect.poll(() => page.locator("[data-timeline] svg [data-row]").evaluateAll((gs) => gs.map((g) => g.getAttribute("data-stage"))), { timeout: 10_000 }).toEqual(["resized", "resized", "resized"]);
+    expect(await page.locator("[data-timeline] details").getAttribute("open")).not.toBeNull();
+    expect(await page.locator("[data-timeline-table]").isVisible()).toBe(true);
     expect(errors).toEqual([]);
   });
 
