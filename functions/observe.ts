@@ -4,8 +4,10 @@
 // schema, the data point's layout and example SQL: docs/observability-workers.md. Worker-safe (no
 // Node built-ins); nothing here reads a header, a body or a query string, so no secret can reach
 // a line or a data point.
+import type { MetricsReader } from "../core/ports.js";
+import { outcomeLabel, type AdmissionResult, type ApiRequestRecord, type DeliveryResult, type DeliverySource, type StepOutcomeLabel as NodeOutcome } from "../core/recorder.js";
 import type { SetRef } from "../core/types.js";
-import type { StepResult } from "./step.js";
+import { runStep, type StepOptions, type StepResult } from "./step.js";
 
 /** The `schema` field of every line: bumped when a field changes meaning or position. */
 export const EVENT_SCHEMA = "claimstep.event.v1";
@@ -16,21 +18,20 @@ export const BLOB_MAX_BYTES = 256;
 /** Analytics Engine's limit for the one index. */
 export const INDEX_MAX_BYTES = 96;
 
-export type StepOutcomeLabel = "applied" | "proposed" | "waiting" | "refused" | "retried" | "idle" | "complete" | "error";
+/** claimstep_steps_total's outcomes (core/recorder.ts), and "error": the step threw (the Node server observes only its duration). */
+export type StepOutcomeLabel = NodeOutcome | "error";
 
-/** One event (the metrics contract's, without Prometheus' label sets). `cluster`: the fleet's cluster. */
+/** One event: what the Node server's recorder (core/recorder.ts) is told, as one record. `cluster`: the fleet's cluster. */
 export type ObservedEvent = { cluster?: string } & (
   | { event: "step"; namespace: string; name: string; outcome: StepOutcomeLabel; phase: string; reason: string; durationSeconds: number }
   | { event: "api_request"; verb: string; resource: string; code: string; durationSeconds: number }
-  | { event: "delivery"; source: "relay" | "github" | "gitlab" | "api"; result: "accepted" | "replayed" | "refused" | "ignored"; code: string }
-  | { event: "admission_review"; result: "patched" | "allowed" | "error"; code: string }
+  | { event: "delivery"; source: DeliverySource; result: DeliveryResult; code: string }
+  | { event: "admission_review"; result: AdmissionResult; code: string }
   | { event: "autogrow_growth"; namespace: string; name: string }
-  | { event: "prometheus_query_failure"; code: string }
+  | { event: "prometheus_query_failure" }
 );
 
-export type Recorder = (e: ObservedEvent) => void;
-/** fetch as the Kubernetes client, the forge writers and Prometheus call it. */
-export type SubrequestFetch = (url: string, init?: RequestInit) => Promise<Response>;
+export type EventSink = (e: ObservedEvent) => void;
 
 export interface AnalyticsDataset {
   writeDataPoint(point: { blobs?: string[]; doubles?: number[]; indexes?: string[] }): void;
@@ -66,7 +67,7 @@ export const dataPoint = (e: ObservedEvent) => {
 };
 
 /** Each event: a log line, and a data point when the binding is there (its failure never fails the caller). */
-export const recorder = (env: Record<string, unknown>, write: (line: string) => void = console.log): Recorder => {
+export const eventSink = (env: Record<string, unknown>, write: (line: string) => void = console.log): EventSink => {
   const dataset = env[ANALYTICS_BINDING] as AnalyticsDataset | undefined;
   return (e) => {
     write(JSON.stringify(logLine(e)));
@@ -78,47 +79,33 @@ export const recorder = (env: Record<string, unknown>, write: (line: string) => 
   };
 };
 
-const VERBS: Record<string, string> = { POST: "create", PATCH: "patch", PUT: "update", DELETE: "delete" };
-const API_PATH = /^\/(?:api\/v1|apis\/[^/]+\/[^/]+)(?:\/namespaces\/[^/]+)?\/([a-z0-9]+)(?:\/([^/]+)(?:\/([a-z]+))?)?$/;
-
-/** The RBAC verb and resource (`pods/eviction` for a subresource) of a Kubernetes API URL. */
-export const apiCallOf = (method: string, url: string): { verb: string; resource: string } => {
-  const m = API_PATH.exec(new URL(url).pathname);
-  return { verb: VERBS[method.toUpperCase()] ?? (m && !m[2] ? "list" : "get"), resource: !m ? "other" : m[3] ? `${m[1]}/${m[3]}` : m[1]! };
-};
-
 const seconds = (since: number) => (Date.now() - since) / 1000;
 
-/** A fetch recording each request to the API server (`kube`) and each failed Prometheus query. */
-export const observedFetch =
-  (base: SubrequestFetch, record: Recorder, at: { kube: string; prometheus?: string | undefined; cluster?: string }): SubrequestFetch =>
-  async (url, init) => {
-    const kube = url.startsWith(at.kube);
-    const prom = !!at.prometheus && url.startsWith(at.prometheus);
-    const c = at.cluster !== undefined ? { cluster: at.cluster } : {};
-    const started = Date.now();
-    let code = "error";
-    try {
-      const res = await base(url, init);
-      code = String(res.status);
-      return res;
-    } finally {
-      if (kube) record({ ...c, event: "api_request", ...apiCallOf(init?.method ?? "GET", url), code, durationSeconds: seconds(started) });
-      else if (prom && !/^2/.test(code)) record({ ...c, event: "prometheus_query_failure", code });
-    }
+/**
+ * The hooks the Node server's recorder uses, feeding `sink`: the Kubernetes client's `onRequest`,
+ * and wire()'s `runStep` (a plan records nothing) and `wrapMetrics` (a reading that is not ok is a
+ * failed Prometheus query).
+ */
+export const observing = (sink: EventSink, cluster?: string) => {
+  const c = cluster !== undefined ? { cluster } : {};
+  return {
+    onRequest: (r: ApiRequestRecord) => sink({ ...c, event: "api_request", verb: r.verb, resource: r.resource, code: String(r.code), durationSeconds: r.seconds }),
+    runStep: (o: StepOptions) => (o.dryRun ? runStep(o) : observeStep(sink, o.ref, () => runStep(o), cluster)),
+    wrapMetrics: (m: MetricsReader): MetricsReader => ({
+      usage: async (...args) => {
+        const reading = await m.usage(...args);
+        if (!reading.ok) sink({ ...c, event: "prometheus_query_failure" });
+        return reading;
+      },
+    }),
   };
-
-/** The contract's outcome of a step's result. */
-export const stepOutcomeOf = (r: StepResult): StepOutcomeLabel => {
-  const k = r.outcome.kind;
-  if (k === "retry") return "retried";
-  if (k !== "none" && k !== "dry-run") return k;
-  const p = r.decision.phase;
-  return p === "Complete" ? "complete" : p === "Idle" ? "idle" : p === "Blocked" ? "refused" : "waiting";
 };
 
+/** The contract's outcome of a step's result. */
+export const stepOutcomeOf = (r: StepResult): StepOutcomeLabel => outcomeLabel(r.outcome.kind, r.decision.phase);
+
 /** Runs a step, recording it (and an autogrow raise it applied or proposed); a thrown step is outcome "error". */
-export async function observeStep(record: Recorder, ref: SetRef, run: () => Promise<StepResult>, cluster?: string): Promise<StepResult> {
+export async function observeStep(record: EventSink, ref: SetRef, run: () => Promise<StepResult>, cluster?: string): Promise<StepResult> {
   const c = cluster !== undefined ? { cluster } : {};
   const started = Date.now();
   try {

@@ -6,13 +6,12 @@ import { KubeClient, type FetchLike } from "../adapters/kube/client.js";
 import { createApp } from "./app.js";
 import { RecentIds } from "./auth.js";
 import { configFromEnv, type AppConfig } from "./config.js";
-import { runStep } from "./step.js";
 import { sweep, type SweepReport } from "./sweep.js";
 import { wire } from "./wiring.js";
 import { fleetBindings, usesFleet } from "./fleet/context.js";
 import { fleetFetch, fleetQueue, fleetScheduled } from "./fleet/entry.js";
 import type { MessageBatch } from "./fleet/runtime.js";
-import { deliveryOf, observedFetch, observeStep, recorder, type Recorder, type SubrequestFetch } from "./observe.js";
+import { deliveryOf, eventSink, observing } from "./observe.js";
 
 // Fleet mode (functions/fleet/): one Durable Object per set, the cron fanning out through a Queue.
 export { LedgerObject, SetObject } from "./fleet/objects.js";
@@ -34,19 +33,18 @@ const log = (entry: Record<string, unknown>) => console.log(JSON.stringify(entry
 // Cloudflare Workers"); a replay there costs at most one more idempotent step.
 const replay = new RecentIds();
 
-const clientFor = (config: AppConfig, fetchImpl: FetchLike): KubeClient => {
+// Each request an event (docs/observability-workers.md): the client's onRequest hook.
+const clientFor = (config: AppConfig, fetchImpl: FetchLike, hooks: ReturnType<typeof observing>): KubeClient => {
   const kube = config.kube!; // requireKube guarantees it
   return new KubeClient({
     server: kube.server,
     fetch: fetchImpl,
+    onRequest: hooks.onRequest,
     headers: { ...kube.headers, ...(kube.token ? { Authorization: `Bearer ${kube.token}` } : {}) },
   });
 };
 
 /** A fetch that counts the subrequests it makes. */
-/** Every subrequest observed: each API call (and failed Prometheus query) is an event. */
-const observed = (config: AppConfig, f: SubrequestFetch, record: Recorder) => observedFetch(f, record, { kube: config.kube!.server, prometheus: config.prometheus?.url });
-
 const countingFetch = () => {
   let count = 0;
   const f = (url: string, init?: RequestInit) => {
@@ -63,19 +61,10 @@ function appFor(env: Env) {
   let app = apps.get(env);
   if (!app) {
     const config = configFromEnv(env, { requireKube: true });
-    const record = recorder(env);
-    const f = observed(config, (url, init) => fetch(url, init), record);
-    // Steps that write go through `step` (the app's stepper, the forge webhooks'): each one an event.
-    const wiring: ReturnType<typeof wire> = wire({
-      client: clientFor(config, f),
-      config,
-      now: () => new Date(),
-      replay,
-      log,
-      fetch: f,
-      instance: "claimstep-worker",
-      step: (ref) => observeStep(record, ref, () => runStep({ reader: wiring.deps.reader, writers: wiring.deps.writers, metrics: wiring.deps.metrics, ref, now: new Date() })),
-    });
+    const f = (url: string, init?: RequestInit) => fetch(url, init);
+    // Each step that writes and each failed Prometheus query an event too.
+    const hooks = observing(eventSink(env));
+    const wiring = wire({ client: clientFor(config, f, hooks), config, now: () => new Date(), replay, log, fetch: f, instance: "claimstep-worker", runStep: hooks.runStep, wrapMetrics: hooks.wrapMetrics });
     app = createApp(wiring.deps);
     apps.set(env, app);
   }
@@ -86,13 +75,12 @@ export async function runScheduled(controller: ScheduledController, env: Env): P
   const config = configFromEnv(env, { requireKube: true });
   const counter = countingFetch();
   const now = () => new Date();
-  const record = recorder(env);
-  const f = observed(config, counter.fetch, record);
-  const wiring = wire({ client: clientFor(config, f), config, now, replay, log, fetch: f, instance: "claimstep-worker" });
+  const hooks = observing(eventSink(env));
+  const wiring = wire({ client: clientFor(config, counter.fetch, hooks), config, now, replay, log, fetch: counter.fetch, instance: "claimstep-worker", runStep: hooks.runStep, wrapMetrics: hooks.wrapMetrics });
   const report = await sweep({
     listOptedIn: (ns) => wiring.listOptedIn(ns),
     namespaces: config.namespaces,
-    step: (ref) => observeStep(record, ref, () => runStep({ reader: wiring.deps.reader, writers: wiring.deps.writers, metrics: wiring.deps.metrics, ref, now: now() })),
+    step: (ref) => hooks.runStep({ reader: wiring.deps.reader, writers: wiring.deps.writers, metrics: wiring.deps.metrics, ref, now: now() }),
     tick: Math.floor(controller.scheduledTime / (config.tickSeconds * 1000)),
     budget: { limit: config.subrequestBudget, perStep: config.subrequestsPerStep, used: counter.used },
     log,
@@ -119,7 +107,7 @@ export default {
     const res = await serve(request, env, ctx);
     // Deliveries and admission reviews, by their answers (docs/observability-workers.md).
     const e = await deliveryOf(request, res);
-    if (e) recorder(env)(e);
+    if (e) eventSink(env)(e);
     return res;
   },
 

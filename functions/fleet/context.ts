@@ -1,6 +1,6 @@
 // The Worker's configuration with its clusters, and a cluster's Kubernetes client: shared by the
 // fetch, scheduled and queue handlers and the Durable Objects. Worker-safe (no Node built-ins).
-import { KubeClient, type FetchLike } from "../../adapters/kube/client.js";
+import { KubeClient, type FetchLike, type KubeClientOptions } from "../../adapters/kube/client.js";
 import { ConfigError, configFromEnv, type AppConfig } from "../config.js";
 import { fleetFromEnv, type Cluster, type Fleet } from "./clusters.js";
 import type { FleetBindings } from "./runtime.js";
@@ -35,7 +35,12 @@ export const usesFleet = (env: Record<string, unknown>): boolean =>
   (typeof env.CLAIMSTEP_CLUSTERS === "string" && env.CLAIMSTEP_CLUSTERS.trim() !== "") || fleetBindings(env) !== undefined;
 
 /** A client of one cluster: its token, and the Cloudflare Access service token when configured. */
-export function clusterClient(env: Record<string, unknown>, cluster: Cluster, fetchImpl: FetchLike, opts: { attempts?: number; timeoutMs?: number } = {}): KubeClient {
+export function clusterClient(
+  env: Record<string, unknown>,
+  cluster: Cluster,
+  fetchImpl: FetchLike,
+  opts: { attempts?: number; timeoutMs?: number; onRequest?: KubeClientOptions["onRequest"] } = {},
+): KubeClient {
   const access: Record<string, string> =
     typeof env.CF_ACCESS_CLIENT_ID === "string" && typeof env.CF_ACCESS_CLIENT_SECRET === "string"
       ? { "CF-Access-Client-Id": env.CF_ACCESS_CLIENT_ID, "CF-Access-Client-Secret": env.CF_ACCESS_CLIENT_SECRET }
@@ -46,6 +51,7 @@ export function clusterClient(env: Record<string, unknown>, cluster: Cluster, fe
     headers: { ...access, Authorization: `Bearer ${cluster.token}` },
     ...(opts.attempts !== undefined ? { retry: { attempts: opts.attempts } } : {}),
     ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
+    ...(opts.onRequest ? { onRequest: opts.onRequest } : {}),
   });
 }
 

@@ -6,10 +6,9 @@ import { listOptedInSets } from "../../adapters/kube/reader.js";
 import { ApiError } from "../../adapters/api-error.js";
 import { createApp } from "../app.js";
 import { bearerMatches, RecentIds } from "../auth.js";
-import { runStep } from "../step.js";
 import { sweep, type SweepReport } from "../sweep.js";
 import { wire } from "../wiring.js";
-import { observedFetch, observeStep, recorder, type Recorder, type SubrequestFetch } from "../observe.js";
+import { eventSink, observing } from "../observe.js";
 import { clusterNamed, type Cluster } from "./clusters.js";
 import { clusterClient, countingFetch, fleetBindings, fleetContext, type FleetContext } from "./context.js";
 import { clusterGate, consume, durableReplay, fanOut, FORGE_REPLAY_SHARDS, remoteStep, type FanOutReport } from "./dispatch.js";
@@ -19,9 +18,6 @@ import { isClusterFailure } from "./schedule.js";
 
 type Env = Record<string, unknown>;
 const log = (entry: Record<string, unknown>) => console.log(JSON.stringify(entry));
-/** A cluster's subrequests observed: each API call (and failed Prometheus query) an event with the cluster's name. */
-const observed = (ctx: { config: { prometheus?: { url: string } } }, cluster: Cluster, f: SubrequestFetch, record: Recorder) =>
-  observedFetch(f, record, { kube: cluster.server, prometheus: ctx.config.prometheus?.url, cluster: cluster.name });
 const problem = (status: number, error: string, message: string) => Response.json({ error, message }, { status });
 
 // Per isolate, as the single-cluster Worker's: used only without the fleet bindings.
@@ -34,10 +30,11 @@ function appFor(env: Env, ctx: FleetContext, cluster: Cluster) {
   let app = byCluster.get(cluster.name);
   if (!app) {
     const bindings = fleetBindings(env);
-    const record = recorder(env);
-    const f = observed(ctx, cluster, (url, init) => fetch(url, init), record);
-    const wiring: ReturnType<typeof wire> = wire({
-      client: clusterClient(env, cluster, f),
+    const f = (url: string, init?: RequestInit) => fetch(url, init);
+    // Each API request, step and failed Prometheus query an event (docs/observability-workers.md).
+    const hooks = observing(eventSink(env), cluster.name);
+    const wiring = wire({
+      client: clusterClient(env, cluster, f, { onRequest: hooks.onRequest }),
       config: { ...ctx.config, namespaces: cluster.namespaces },
       now: () => new Date(),
       replay: bindings ? durableReplay(bindings.LEDGER) : isolateReplay,
@@ -46,10 +43,9 @@ function appFor(env: Env, ctx: FleetContext, cluster: Cluster) {
       log: (e) => log({ cluster: cluster.name, ...e }),
       fetch: f,
       instance: "claimstep-worker",
-      // The set object records its steps; here, a step that writes is an event.
-      step: bindings
-        ? (ref) => remoteStep(bindings.SETS, cluster.name, ref, "http")
-        : (ref) => observeStep(record, ref, () => runStep({ reader: wiring.deps.reader, writers: wiring.deps.writers, metrics: wiring.deps.metrics, ref, now: new Date() }), cluster.name),
+      runStep: hooks.runStep,
+      wrapMetrics: hooks.wrapMetrics,
+      ...(bindings ? { step: (ref) => remoteStep(bindings.SETS, cluster.name, ref, "http") } : {}),
     });
     const { deps } = wiring;
     const base = cluster.name === ctx.fleet.defaultCluster ? "/ui" : `/ui/clusters/${cluster.name}`;
@@ -113,20 +109,20 @@ export async function fleetFetch(request: Request, env: Env, execution: unknown)
 export async function fleetScheduled(controller: { scheduledTime: number; cron: string }, env: Env): Promise<FanOutReport | SweepReport[]> {
   const { config, fleet } = fleetContext(env);
   const counter = countingFetch();
-  const record = recorder(env);
+  const sink = eventSink(env);
   const tick = Math.floor(controller.scheduledTime / (config.tickSeconds * 1000));
   const bindings = fleetBindings(env);
   if (!bindings) {
     const reports: SweepReport[] = [];
     for (const cluster of fleet.clusters) {
-      const f = observed({ config }, cluster, counter.fetch, record);
-      const client = clusterClient(env, cluster, f);
-      const wiring = wire({ client, config: { ...config, namespaces: cluster.namespaces }, now: () => new Date(), replay: isolateReplay, log, fetch: f, instance: "claimstep-worker" });
+      const hooks = observing(sink, cluster.name);
+      const client = clusterClient(env, cluster, counter.fetch, { onRequest: hooks.onRequest });
+      const wiring = wire({ client, config: { ...config, namespaces: cluster.namespaces }, now: () => new Date(), replay: isolateReplay, log, fetch: counter.fetch, instance: "claimstep-worker", ...hooks });
       reports.push(
         await sweep({
           listOptedIn: (ns) => wiring.listOptedIn(ns),
           namespaces: cluster.namespaces,
-          step: (ref) => observeStep(record, ref, () => runStep({ reader: wiring.deps.reader, writers: wiring.deps.writers, metrics: wiring.deps.metrics, ref, now: new Date() }), cluster.name),
+          step: (ref) => hooks.runStep({ reader: wiring.deps.reader, writers: wiring.deps.writers, metrics: wiring.deps.metrics, ref, now: new Date() }),
           tick,
           budget: { limit: config.subrequestBudget, perStep: config.subrequestsPerStep, used: counter.used },
           log: (e) => log({ cluster: cluster.name, ...e }),
@@ -141,7 +137,7 @@ export async function fleetScheduled(controller: { scheduledTime: number; cron: 
     fleet,
     nowMs: Date.now(),
     tick,
-    listOptedIn: (c, ns) => listOptedInSets(clusterClient(env, c, observed({ config }, c, counter.fetch, record), { attempts: 1, timeoutMs: 10_000 }), ns),
+    listOptedIn: (c, ns) => listOptedInSets(clusterClient(env, c, counter.fetch, { attempts: 1, timeoutMs: 10_000, onRequest: observing(sink, c.name).onRequest }), ns),
     gate: async (c) => (counter.add(1), gate.get(c.name)),
     failed: async (c, err) => {
       // Only the cluster's own failures back it off; a 401/403 is configuration (in the log).

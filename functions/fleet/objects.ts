@@ -22,7 +22,7 @@ import { describeRequest, Routes } from "../../adapters/kube/routes.js";
 import { RecentIds, type ReplayClaim } from "../auth.js";
 import { runStep, type StepResult } from "../step.js";
 import { wire, type Wiring } from "../wiring.js";
-import { observedFetch, observeStep, recorder } from "../observe.js";
+import { eventSink, observing } from "../observe.js";
 import { clusterNamed } from "./clusters.js";
 import { clusterGate } from "./dispatch.js";
 import { clusterClient, countingFetch, fleetContext } from "./context.js";
@@ -178,10 +178,10 @@ export class SetObject {
     if (this.wiring?.key !== key) {
       const counter = countingFetch(() => this.fetcher());
       // One attempt per request: the object's alarm is the retry, with the cluster's backoff.
-      // Each API call (and failed Prometheus query) an event (docs/observability-workers.md).
-      const f = observedFetch(counter.fetch, recorder(this.env), { kube: cluster.server, prometheus: config.prometheus?.url, cluster: key });
-      const client = clusterClient(this.env, cluster, f, { attempts: 1 });
-      const wiring = wire({ client, config: { ...config, namespaces: cluster.namespaces }, now: () => new Date(this.now()), replay: new RecentIds(1), log, fetch: f, instance: "claimstep-worker" });
+      // Each API request, step and failed Prometheus query an event (docs/observability-workers.md).
+      const hooks = observing(eventSink(this.env), key);
+      const client = clusterClient(this.env, cluster, counter.fetch, { attempts: 1, onRequest: hooks.onRequest });
+      const wiring = wire({ client, config: { ...config, namespaces: cluster.namespaces }, now: () => new Date(this.now()), replay: new RecentIds(1), log, fetch: counter.fetch, instance: "claimstep-worker", ...hooks });
       this.wiring = { key, wiring, counter };
     }
     return this.wiring;
@@ -206,8 +206,7 @@ export class SetObject {
       counter.reset();
       const ref = { namespace: s.target.namespace, name: s.target.name };
       try {
-        const run = () => runStep({ reader: wiring.deps.reader, writers: wiring.deps.writers, metrics: wiring.deps.metrics, ref, now: new Date(startedMs) });
-        const r: StepResult = await observeStep(recorder(this.env), ref, run, s.target.cluster);
+        const r: StepResult = await (wiring.deps.runStep ?? runStep)({ reader: wiring.deps.reader, writers: wiring.deps.writers, metrics: wiring.deps.metrics, ref, now: new Date(startedMs) });
         result = toWire(r);
         requeueAfter = r.decision.requeueAfter;
         if (r.outcome.kind === "retry" && isClusterFailure(r.outcome.error)) clusterError = { ...(r.outcome.retryAfterSeconds !== undefined ? { retryAfterSeconds: r.outcome.retryAfterSeconds } : {}) };

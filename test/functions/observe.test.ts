@@ -2,20 +2,10 @@
 // each event maps to (docs/observability-workers.md), and where the Worker observes them: its
 // subrequests (API calls, Prometheus), its steps, its inbound deliveries.
 import { describe, expect, it } from "vitest";
-import {
-  apiCallOf,
-  BLOB_MAX_BYTES,
-  dataPoint,
-  deliveryOf,
-  EVENT_SCHEMA,
-  INDEX_MAX_BYTES,
-  logLine,
-  observedFetch,
-  observeStep,
-  recorder,
-  stepOutcomeOf,
-  type ObservedEvent,
-} from "../../functions/observe.js";
+import { BLOB_MAX_BYTES, dataPoint, deliveryOf, EVENT_SCHEMA, eventSink, INDEX_MAX_BYTES, logLine, observeStep, observing, stepOutcomeOf, type ObservedEvent } from "../../functions/observe.js";
+import { KubeClient } from "../../adapters/kube/client.js";
+import { Routes } from "../../adapters/kube/routes.js";
+import * as z from "../../core/zod.js";
 import type { StepResult } from "../../functions/step.js";
 import { ApiError } from "../../adapters/api-error.js";
 
@@ -82,7 +72,7 @@ describe("the recorder", () => {
   it("logs one line per event and writes a data point when the binding is configured", () => {
     const lines: string[] = [];
     const dataset = recording();
-    const record = recorder({ CLAIMSTEP_ANALYTICS: dataset }, (l) => lines.push(l));
+    const record = eventSink({ CLAIMSTEP_ANALYTICS: dataset }, (l) => lines.push(l));
     record(step);
     expect(lines.map((l) => JSON.parse(l))).toEqual([{ schema: "claimstep.event.v1", ...step }]);
     expect(dataset.points).toEqual([dataPoint(step)]);
@@ -90,50 +80,38 @@ describe("the recorder", () => {
 
   it("only logs without the binding, and a failing binding never fails the event", () => {
     const lines: string[] = [];
-    recorder({}, (l) => lines.push(l))(step);
+    eventSink({}, (l) => lines.push(l))(step);
     expect(lines).toHaveLength(1);
     const broken = { writeDataPoint: () => { throw new Error("dataset gone"); } };
-    recorder({ CLAIMSTEP_ANALYTICS: broken }, (l) => lines.push(l))(step);
+    eventSink({ CLAIMSTEP_ANALYTICS: broken }, (l) => lines.push(l))(step);
     expect(lines).toHaveLength(2);
   });
 });
 
-describe("API calls", () => {
-  it("names the RBAC verb and resource of a Kubernetes URL, never its query", () => {
-    const s = "https://kube.example.com";
-    expect(apiCallOf("GET", `${s}/apis/apps/v1/namespaces/default/statefulsets/web`)).toEqual({ verb: "get", resource: "statefulsets" });
-    expect(apiCallOf("GET", `${s}/apis/apps/v1/namespaces/default/statefulsets?labelSelector=x`)).toEqual({ verb: "list", resource: "statefulsets" });
-    expect(apiCallOf("GET", `${s}/apis/apps/v1/statefulsets`)).toEqual({ verb: "list", resource: "statefulsets" });
-    expect(apiCallOf("PATCH", `${s}/api/v1/namespaces/default/persistentvolumeclaims/data-web-0`)).toEqual({ verb: "patch", resource: "persistentvolumeclaims" });
-    expect(apiCallOf("POST", `${s}/api/v1/namespaces/default/pods/web-0/eviction`)).toEqual({ verb: "create", resource: "pods/eviction" });
-    expect(apiCallOf("POST", `${s}/apis/events.k8s.io/v1/namespaces/default/events`)).toEqual({ verb: "create", resource: "events" });
-    expect(apiCallOf("DELETE", `${s}/apis/apps/v1/namespaces/default/statefulsets/web`)).toEqual({ verb: "delete", resource: "statefulsets" });
-    expect(apiCallOf("PUT", `${s}/api/v1/namespaces/default/configmaps/x`)).toEqual({ verb: "update", resource: "configmaps" });
-    expect(apiCallOf("GET", `${s}/version`)).toEqual({ verb: "get", resource: "other" });
+describe("API calls and Prometheus queries", () => {
+  it("each request of the Kubernetes client (its onRequest hook) is an api_request with its RBAC verb, resource and code", async () => {
+    const events: ObservedEvent[] = [];
+    const answers = [new Response("{}", { status: 200 }), new Response(JSON.stringify({ kind: "Status", code: 404, reason: "NotFound" }), { status: 404 })];
+    const client = new KubeClient({
+      server: "https://kube.example.com",
+      fetch: async () => answers.shift()!,
+      onRequest: observing((e) => events.push(e), "eu-1").onRequest,
+    });
+    await client.get(Routes.getStatefulSet, { namespace: "default", name: "web" }, z.unknown());
+    await expect(client.get(Routes.getStatefulSet, { namespace: "default", name: "gone" }, z.unknown())).rejects.toThrow();
+    expect(events.map(({ durationSeconds, ...e }: any) => (expect(durationSeconds).toBeGreaterThanOrEqual(0), e))).toEqual([
+      { cluster: "eu-1", event: "api_request", verb: "get", resource: "statefulsets", code: "200" },
+      { cluster: "eu-1", event: "api_request", verb: "get", resource: "statefulsets", code: "404" },
+    ]);
   });
 
-  it("records each Kubernetes request with its code and each failed Prometheus query; the answer is passed through", async () => {
+  it("a reading of autogrow's metrics that is not ok is a prometheus_query_failure; the reading is passed through", async () => {
     const events: ObservedEvent[] = [];
-    const answers: Record<string, () => Promise<Response>> = {
-      "https://kube.example.com/api/v1/namespaces/default/pods/web-0": async () => new Response("{}", { status: 404 }),
-      "https://kube.example.com/apis/apps/v1/namespaces/default/statefulsets/web": async () => {
-        throw new TypeError("connection refused");
-      },
-      "https://prom.example.com/api/v1/query?query=up": async () => new Response("", { status: 503 }),
-      "https://git.example.com/repos/x": async () => new Response("{}"),
-    };
-    const base = (url: string) => answers[url]!();
-    const f = observedFetch(base, (e) => events.push(e), { kube: "https://kube.example.com", prometheus: "https://prom.example.com" });
-    expect((await f("https://kube.example.com/api/v1/namespaces/default/pods/web-0", { method: "GET" })).status).toBe(404);
-    await expect(f("https://kube.example.com/apis/apps/v1/namespaces/default/statefulsets/web", {})).rejects.toThrow("connection refused");
-    expect((await f("https://prom.example.com/api/v1/query?query=up", {})).status).toBe(503);
-    await f("https://git.example.com/repos/x", {});
-    expect(events.map(({ durationSeconds: _, ...e }: any) => e)).toEqual([
-      { event: "api_request", verb: "get", resource: "pods", code: "404" },
-      { event: "api_request", verb: "get", resource: "statefulsets", code: "error" },
-      { event: "prometheus_query_failure", code: "503" },
-    ]);
-    for (const e of events.slice(0, 2)) expect((e as any).durationSeconds).toBeGreaterThanOrEqual(0);
+    const readings = [{ ok: true as const, volumes: [] }, { ok: false as const, message: "Prometheus answered 503" }];
+    const metrics = observing((e) => events.push(e)).wrapMetrics({ usage: async () => readings.shift()! });
+    expect(await metrics.usage({ namespace: "default", name: "web" }, [])).toEqual({ ok: true, volumes: [] });
+    expect(await metrics.usage({ namespace: "default", name: "web" }, [])).toEqual({ ok: false, message: "Prometheus answered 503" });
+    expect(events).toEqual([{ event: "prometheus_query_failure" }]);
   });
 });
 
@@ -202,9 +180,14 @@ describe("no secrets", () => {
   it("a line or data point holds only the event's own fields: no token, header or query string", async () => {
     const lines: string[] = [];
     const dataset = recording();
-    const record = recorder({ CLAIMSTEP_ANALYTICS: dataset, KUBE_TOKEN: "kube-secret-token" }, (l) => lines.push(l));
-    const f = observedFetch(async () => new Response("{}"), record, { kube: "https://kube.example.com" });
-    await f("https://kube.example.com/api/v1/namespaces/default/pods?token=query-secret", { headers: { authorization: "Bearer header-secret" } });
+    const record = eventSink({ CLAIMSTEP_ANALYTICS: dataset, KUBE_TOKEN: "kube-secret-token" }, (l) => lines.push(l));
+    const client = new KubeClient({
+      server: "https://kube.example.com",
+      fetch: async () => new Response(JSON.stringify({ items: [], metadata: {} })),
+      headers: { Authorization: "Bearer header-secret" },
+      onRequest: observing(record).onRequest,
+    });
+    await client.list(Routes.listPods, { namespace: "default" }, z.unknown(), { labelSelector: "query-secret" });
     const all = JSON.stringify([lines, dataset.points]);
     expect(lines).toHaveLength(1);
     for (const secret of ["kube-secret-token", "query-secret", "header-secret", "Bearer"]) expect(all).not.toContain(secret);
