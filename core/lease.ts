@@ -50,7 +50,8 @@ export const microTime = (ms: number): string => new Date(ms).toISOString().repl
 export const defaultMarginMs = (leaseDurationMs: number): number => Math.min(2000, Math.floor(leaseDurationMs / 5));
 
 /** Does this replica lead at `now`? */
-export const leads = (state: ElectionState, now: number): boolean => state.leadingUntil !== undefined && now < state.leadingUntil;
+export const leads = (state: ElectionState, now: number): boolean =>
+  state.leadingUntil !== undefined && now < state.leadingUntil;
 
 /**
  * The next action, and the state with the record noted as observed. `now` is this replica's
@@ -58,7 +59,13 @@ export const leads = (state: ElectionState, now: number): boolean => state.leadi
  * only dates the record written (acquireTime, renewTime). `lease` undefined: the Lease does not
  * exist (404).
  */
-export function decide(lease: ObservedLease | undefined, state: ElectionState, cfg: ElectionConfig, now: number, wall: number = now): { action: Action; state: ElectionState } {
+export function decide(
+  lease: ObservedLease | undefined,
+  state: ElectionState,
+  cfg: ElectionConfig,
+  now: number,
+  wall: number = now,
+): { action: Action; state: ElectionState } {
   const durationSeconds = Math.max(1, Math.ceil(cfg.leaseDurationMs / 1000));
   const mine = (transitions: number, acquireTime: string): LeaseSpec => ({
     holderIdentity: cfg.identity,
@@ -77,13 +84,24 @@ export function decide(lease: ObservedLease | undefined, state: ElectionState, c
   const durationMs = (spec.leaseDurationSeconds ?? 0) * 1000;
   // A record not seen before (another resourceVersion) starts its clock now, on this replica's clock.
   const seen = state.observed;
-  const observed = seen && seen.resourceVersion === lease.resourceVersion ? seen : { resourceVersion: lease.resourceVersion, holder, durationMs, at: now };
+  const observed =
+    seen && seen.resourceVersion === lease.resourceVersion
+      ? seen
+      : { resourceVersion: lease.resourceVersion, holder, durationMs, at: now };
   const next: ElectionState = { ...state, observed };
   const transitions = spec.leaseTransitions ?? 0;
 
   if (holder === cfg.identity) {
     // Ours (a renewal, or our own record after a restart with the same name): renew it.
-    return { action: { kind: "update", resourceVersion: lease.resourceVersion, why: "renew", spec: mine(transitions, spec.acquireTime ?? microTime(wall)) }, state: next };
+    return {
+      action: {
+        kind: "update",
+        resourceVersion: lease.resourceVersion,
+        why: "renew",
+        spec: mine(transitions, spec.acquireTime ?? microTime(wall)),
+      },
+      state: next,
+    };
   }
   // Someone else's record: ours no longer counts, whatever was thought before.
   delete next.leadingUntil;
@@ -91,7 +109,15 @@ export function decide(lease: ObservedLease | undefined, state: ElectionState, c
   // Released (no holder) or unchanged for a whole duration (or a duration of 0): take it over,
   // counting one more transition (client-go counts every change of holder).
   if (holder === "" || now >= expiresAt) {
-    return { action: { kind: "update", resourceVersion: lease.resourceVersion, why: "takeover", spec: mine(transitions + 1, microTime(wall)) }, state: next };
+    return {
+      action: {
+        kind: "update",
+        resourceVersion: lease.resourceVersion,
+        why: "takeover",
+        spec: mine(transitions + 1, microTime(wall)),
+      },
+      state: next,
+    };
   }
   return { action: { kind: "follow", holder, expiresAt }, state: next };
 }
@@ -101,13 +127,23 @@ export function decide(lease: ObservedLease | undefined, state: ElectionState, c
  * `sentAt + duration − margin`; a lost race ends leading at once (the next pass re-reads); a failed
  * write changes nothing: a lead runs out by itself.
  */
-export function afterWrite(state: ElectionState, outcome: WriteOutcome, cfg: ElectionConfig, sentAt: number): ElectionState {
+export function afterWrite(
+  state: ElectionState,
+  outcome: WriteOutcome,
+  cfg: ElectionConfig,
+  sentAt: number,
+): ElectionState {
   switch (outcome.kind) {
     case "written": {
       const spec = outcome.lease.spec;
       const durationMs = (spec.leaseDurationSeconds ?? 0) * 1000;
       return {
-        observed: { resourceVersion: outcome.lease.resourceVersion, holder: spec.holderIdentity ?? "", durationMs, at: sentAt },
+        observed: {
+          resourceVersion: outcome.lease.resourceVersion,
+          holder: spec.holderIdentity ?? "",
+          durationMs,
+          at: sentAt,
+        },
         leadingUntil: sentAt + Math.min(durationMs, cfg.leaseDurationMs) - cfg.marginMs,
       };
     }

@@ -3,10 +3,16 @@
 // use these.
 import { actionTarget } from "./actions.js";
 import { Keys } from "./keys.js";
-import { REASONS, type EventReason, type EventType, type Phase } from "./reasons.js";
+import { type EventReason, type EventType, type Phase, REASONS } from "./reasons.js";
 import type { Action, EventRecord, PatchClaim, Replaced } from "./types.js";
 
-const VERB: Record<Phase, string> = { Idle: "Idle", Progressing: "Update", Waiting: "Wait", Blocked: "Block", Complete: "Complete" };
+const VERB: Record<Phase, string> = {
+  Idle: "Idle",
+  Progressing: "Update",
+  Waiting: "Wait",
+  Blocked: "Block",
+  Complete: "Complete",
+};
 
 /**
  * The Event of a reason. Its `action` verb follows the phase (`Block`, `Wait`, `Complete`), or is
@@ -20,11 +26,16 @@ export function eventOf(reason: EventReason, note: string, action?: Action): Eve
 const setName = (s: { namespace?: string | undefined; name: string }) => `${s.namespace ?? "default"}/${s.name}`;
 
 /** What a claim write changes, for messages and Events: `storage 1Gi → 2Gi; revision …`. */
-export function describeChange(p: PatchClaim, current: { storage?: string | undefined; volumeAttributesClassName?: string | null | undefined } | undefined): string {
+export function describeChange(
+  p: PatchClaim,
+  current: { storage?: string | undefined; volumeAttributesClassName?: string | null | undefined } | undefined,
+): string {
   const changes: string[] = [];
   if (current?.storage !== p.storage) changes.push(`storage ${current?.storage ?? "?"} → ${p.storage}`);
   if (p.volumeAttributesClassName !== undefined && current?.volumeAttributesClassName !== p.volumeAttributesClassName) {
-    changes.push(`volumeAttributesClassName ${current?.volumeAttributesClassName ?? "(none)"} → ${p.volumeAttributesClassName}`);
+    changes.push(
+      `volumeAttributesClassName ${current?.volumeAttributesClassName ?? "(none)"} → ${p.volumeAttributesClassName}`,
+    );
   }
   return `${changes.length ? changes.join(", ") : "labels"}; revision ${p.labels[Keys.revisionLabel]}`;
 }
@@ -34,7 +45,8 @@ export const Messages = {
   // Rule 1.
   notOptedIn: (strategy: string | undefined) =>
     `${Keys.strategy} is ${strategy ?? "not set"}; set it to InPlace to let claimstep update this set's claims`,
-  badStrategy: (strategy: string) => `${Keys.strategy} is ${JSON.stringify(strategy)}; it must be InPlace or OnClaimDelete`,
+  badStrategy: (strategy: string) =>
+    `${Keys.strategy} is ${JSON.stringify(strategy)}; it must be InPlace or OnClaimDelete`,
   onDelete: () =>
     "spec.updateStrategy.type is OnDelete: claims are not updated automatically (as in KEP-4650); delete a pod's claim to recreate it from the template",
   badMaxUnavailable: (raw: unknown) =>
@@ -52,7 +64,8 @@ export const Messages = {
     `${claim} is ${phase ?? "not Bound"}; only a Bound claim can be ${expanding ? "expanded" : "moved to another VolumeAttributesClass"}. Waiting for it to bind`,
   staticallyProvisioned: (claim: string) =>
     `${claim} has no storage class (statically provisioned); Kubernetes only expands dynamically provisioned claims`,
-  storageClassNotFound: (claim: string, className: string) => `${claim}: StorageClass ${className} does not exist, so the claim cannot be expanded`,
+  storageClassNotFound: (claim: string, className: string) =>
+    `${claim}: StorageClass ${className} does not exist, so the claim cannot be expanded`,
   expansionNotAllowed: (claim: string, className: string) =>
     `${claim}: StorageClass ${className} does not set allowVolumeExpansion: true. Set it (if the driver supports expansion) and the rollout continues`,
   volumeAttributesClassNotFound: (claim: string, template: string, vac: string) =>
@@ -61,7 +74,14 @@ export const Messages = {
     `${claim}: template "${template}" names VolumeAttributesClass ${vac} but this cluster has no VolumeAttributesClass API (storage.k8s.io v1 or v1beta1)`,
 
   // X2: a failed expansion that cannot be undone as the template asks.
-  recoveryNotPossible: (claim: string, spec: string, allocation: string, capacity: string, template: string, smallest: string) =>
+  recoveryNotPossible: (
+    claim: string,
+    spec: string,
+    allocation: string,
+    capacity: string,
+    template: string,
+    smallest: string,
+  ) =>
     `${claim}: the expansion to ${spec} failed (${allocation}) but the template asks for ${template}, not above the claim's capacity ${capacity}; the API server only lowers a request to more than status.capacity. Set the template to ${smallest} or more (the smallest request it accepts) to bring the claim back down`,
   recoveryNeedsNewerServer: (claim: string, spec: string, template: string) =>
     `${claim}: the expansion to ${spec} failed and the template now asks for ${template}, but this API server reports no status.allocatedResourceStatuses: recovery needs Kubernetes 1.34 or later (RecoverVolumeExpansionFailure), which accepts a lower request; until then restore the template to ${spec} or fix the storage backend`,
@@ -71,7 +91,10 @@ export const Messages = {
   notAtRevision: (claim: string, revision: string) => `${claim}: not yet at revision ${revision}`,
   noSlot: (head: string | undefined, ordinal: number, inFlight: number, maxUnavailable: number) => {
     const mustFinish = inFlight - maxUnavailable + 1;
-    const which = inFlight === 1 ? "the ordinal in flight is" : `${mustFinish} of the ${inFlight} ordinals in flight ${mustFinish === 1 ? "is" : "are"}`;
+    const which =
+      inFlight === 1
+        ? "the ordinal in flight is"
+        : `${mustFinish} of the ${inFlight} ordinals in flight ${mustFinish === 1 ? "is" : "are"}`;
     return `${head ? `${head}; ` : ""}ordinal ${ordinal} starts when ${which} ready (maxUnavailable ${maxUnavailable})`;
   },
   claimsMissing: (missing: number) =>
@@ -96,7 +119,8 @@ export const Messages = {
     `${why}: restoring your partition ${user} (was ${from}) and removing ${Keys.userPartition}`,
   podEvicted: (pod: string, claim: string, why: string) =>
     `evicting pod ${pod} so that ${claim} finishes growing when the pod mounts it again: ${why}`,
-  restartDue: (waiting: string, pod: string, at: string) => `${waiting}; claimstep restarts pod ${pod} at ${at} (${Keys.restartAfter}) if it is still waiting`,
+  restartDue: (waiting: string, pod: string, at: string) =>
+    `${waiting}; claimstep restarts pod ${pod} at ${at} (${Keys.restartAfter}) if it is still waiting`,
   restartWaitsForPods: (pod: string, notReady: readonly string[]) =>
     `pod ${pod} needs a restart to finish its volume's resize; claimstep evicts it once every other pod in scope is Ready (not Ready: ${notReady.join(", ")})`,
   restartWaitsForSlot: (pod: string, inFlight: number, maxUnavailable: number) =>
@@ -105,17 +129,28 @@ export const Messages = {
     `${said ?? "a PodDisruptionBudget refused the eviction"} (evicting ${pod}); the refused eviction charges the budget until about ${until}, claimstep asks again then`,
   evictionUnresolved: (pod: string, at: string, until: string) =>
     `the eviction of pod ${pod} attempted at ${at} has no recorded outcome and the pod is still there (refused by a PodDisruptionBudget?); claimstep asks again after about ${until}`,
-  budgetRefused: (pod: string, message: string) => `the eviction of pod ${pod} would violate its PodDisruptionBudget: ${message}`,
+  budgetRefused: (pod: string, message: string) =>
+    `the eviction of pod ${pod} would violate its PodDisruptionBudget: ${message}`,
 
   // Re-creating the set (F1–F4).
   recordWritten: (record: string, set: string, revision: string) =>
     `re-creating ${set} with the templates of revision ${revision}: the new manifest is recorded in ConfigMap ${record} first, so that a crash at any point leaves what the next step needs`,
   setOrphaned: (namespace: string, set: string, record: string) =>
     `deleting StatefulSet ${namespace}/${set} with propagationPolicy Orphan (uid and resourceVersion preconditions): its pods and claims stay; ConfigMap ${record} holds the set to create`,
-  setFinalizing: (set: string) => `StatefulSet ${set} is being deleted (orphan): waiting for the garbage collector to release its pods and claims, then claimstep creates it anew`,
-  setCreating: (namespace: string, set: string, record: string) => `creating StatefulSet ${namespace}/${set} from ConfigMap ${record}, with the new claim templates`,
-  awaitingAdoption: (pods: readonly string[]) => `the re-created set has not adopted ${pods.length} pod(s) yet (${pods.slice(0, 5).join(", ")}${pods.length > 5 ? ", …" : ""})`,
-  setRecreated: (namespace: string, set: string, oldUid: string, newUid: string, revision: string, kept: { pods: number; claims: number } | undefined) =>
+  setFinalizing: (set: string) =>
+    `StatefulSet ${set} is being deleted (orphan): waiting for the garbage collector to release its pods and claims, then claimstep creates it anew`,
+  setCreating: (namespace: string, set: string, record: string) =>
+    `creating StatefulSet ${namespace}/${set} from ConfigMap ${record}, with the new claim templates`,
+  awaitingAdoption: (pods: readonly string[]) =>
+    `the re-created set has not adopted ${pods.length} pod(s) yet (${pods.slice(0, 5).join(", ")}${pods.length > 5 ? ", …" : ""})`,
+  setRecreated: (
+    namespace: string,
+    set: string,
+    oldUid: string,
+    newUid: string,
+    revision: string,
+    kept: { pods: number; claims: number } | undefined,
+  ) =>
     `StatefulSet ${namespace}/${set} re-created with the claim templates of revision ${revision} (uid ${oldUid} → ${newUid}); ${
       kept
         ? `every pod and claim kept (${kept.pods} pod(s), ${kept.claims} claim(s): the same uids as recorded)`
@@ -123,8 +158,13 @@ export const Messages = {
     }; the record is removed`,
   recreateReplaced: (namespace: string, set: string, replaced: readonly Replaced[], record: string) => {
     const groups = new Map<string, string[]>();
-    for (const r of replaced) groups.set(`${r.kind}s ${r.state}`, [...(groups.get(`${r.kind}s ${r.state}`) ?? []), r.name]);
-    const listed = [...groups].map(([what, names]) => `${what}: ${names.slice(0, 8).join(", ")}${names.length > 8 ? `, … (${names.length})` : ""}`).join("; ");
+    for (const r of replaced)
+      groups.set(`${r.kind}s ${r.state}`, [...(groups.get(`${r.kind}s ${r.state}`) ?? []), r.name]);
+    const listed = [...groups]
+      .map(
+        ([what, names]) => `${what}: ${names.slice(0, 8).join(", ")}${names.length > 8 ? `, … (${names.length})` : ""}`,
+      )
+      .join("; ");
     return `StatefulSet ${namespace}/${set} was re-created, but not every pod and claim recorded before the orphan delete is the same object (uid) any more: ${listed}. Their data may be lost: check the PersistentVolumes of those claims (reclaimPolicy Retain keeps the disks). ConfigMap ${record} is kept with the recorded uids; delete it once you have checked, and claimstep goes on`;
   },
   recordDiscarded: (record: string, why: string, armed: boolean) =>
@@ -135,12 +175,14 @@ export const Messages = {
     `the record ConfigMap ${record} matches ${set}: arming it for the orphan delete (a step that read it before cannot discard it any more)`,
   podsNotAtRest: (set: string) =>
     `the re-create of ${set} waits for its pod rollout to be at rest (status.currentRevision = updateRevision, every replica Ready, observedGeneration = generation)`,
-  recreateWouldDiffer: (set: string) => `the templates to re-create ${set} with do not hash to the desired revision; re-create it by hand (claimstep never deletes a set it cannot re-create exactly)`,
+  recreateWouldDiffer: (set: string) =>
+    `the templates to re-create ${set} with do not hash to the desired revision; re-create it by hand (claimstep never deletes a set it cannot re-create exactly)`,
   recreateProposed: (set: string, revision: string) =>
     `re-creating ${set} with the templates of revision ${revision}: proposed as a pull request that makes the StatefulSet's manifest carry them; merging it approves the re-create`,
   recreateApproved: (set: string, revision: string, detail: string | undefined) =>
     `the re-create of ${set} at revision ${revision} is approved${detail ? ` (${detail})` : ""}; the next steps write the record, delete the set (orphan) and create it again`,
-  recordUnreadable: (why: string) => `${why}: claimstep wrote this record and cannot read it back; fix or delete the ConfigMap (the StatefulSet still exists)`,
+  recordUnreadable: (why: string) =>
+    `${why}: claimstep wrote this record and cannot read it back; fix or delete the ConfigMap (the StatefulSet still exists)`,
   recordUnreadableSetGone: (why: string, namespace: string, set: string) =>
     `StatefulSet ${namespace}/${set} is gone and its re-create record is unreadable (${why}): re-create the set by hand from the record's statefulset.json or from your manifests; its pods and claims are kept`,
 
@@ -152,22 +194,26 @@ export const Messages = {
   autogrowNoMetrics: (why: string) => `autogrow skipped this step: ${why}`,
 
   // Rule 10.
-  complete: (ordinals: number, revision: string) => `all ${ordinals} ordinal(s) in scope are at revision ${revision} and ready`,
+  complete: (ordinals: number, revision: string) =>
+    `all ${ordinals} ordinal(s) in scope are at revision ${revision} and ready`,
 
   // The writer.
   actionNotSupported: (writer: string, action: Action) =>
     action.type === "PatchClaim"
       ? `${writer} cannot apply ${action.type} of ${action.claim}: apply it by hand (kubectl apply --server-side --field-manager=claimstep --force-conflicts) or switch the set to ${Keys.applyVia}: direct`
       : `${writer} cannot apply ${action.type} of ${actionTarget(action)}: partition patches and evictions go to the API server directly; run claimstep with access to it`,
-  writerUnavailable: (writer: string, action: Action, why: string) => `${writer} cannot apply ${action.type} of ${actionTarget(action)}: ${why}`,
+  writerUnavailable: (writer: string, action: Action, why: string) =>
+    `${writer} cannot apply ${action.type} of ${actionTarget(action)}: ${why}`,
   pullRequestNotConfigured: (set: { namespace?: string | undefined; name: string }) =>
     `StatefulSet ${setName(set)} asks for ${Keys.applyVia}: pull-request, but no GitOps repository is configured: configure one, or set the annotation to direct`,
-  awaitingApproval: (writer: string, planned: string) => `${writer} proposes the change for approval; once approved: ${planned}`,
+  awaitingApproval: (writer: string, planned: string) =>
+    `${writer} proposes the change for approval; once approved: ${planned}`,
 
   // The API server's refusals of a claim write.
   refused: (action: Action, code: number, reason: string | undefined, message: string) =>
     `the API server refused ${action.type} of ${action.namespace}/${actionTarget(action)} (${code}${reason ? ` ${reason}` : ""}): ${message}`,
   quotaExceeded: (said: string) => `${said}. Raise the ResourceQuota's requests.storage or lower the template.`,
-  expansionRefused: (said: string) => `${said}. Set allowVolumeExpansion: true on the claim's StorageClass if its driver supports it.`,
+  expansionRefused: (said: string) =>
+    `${said}. Set allowVolumeExpansion: true on the claim's StorageClass if its driver supports it.`,
   applyRejected: (said: string) => `${said}. Fix the desired templates; nothing was changed.`,
 } as const;
