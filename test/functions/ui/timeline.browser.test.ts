@@ -3,10 +3,14 @@
 // cluster, with its text table; and on an autogrow set, each claim's usage bar with the threshold
 // marked, read through the same metrics reader autogrow uses (the simulated Prometheus). Skipped
 // (saying why) only where /usr/bin/chromium is absent.
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Page } from "playwright-core";
 import { VIEWER_TOKEN, startUi, type UiServer } from "./harness.js";
 import { CHROMIUM, hasChromium, launch, type Browser } from "./browser.js";
+
+const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 
 if (!hasChromium()) console.warn(`status page timeline tests skipped: ${CHROMIUM} is absent (apt-get install chromium)`);
 
@@ -36,6 +40,13 @@ describe.skipIf(!hasChromium())("the set page's timeline and usage bars in Chrom
       if (m.type() === "error") errors.push(`console: ${m.text()}`);
     });
     await browser.context.addCookies([{ name: "claimstep_viewer", value: VIEWER_TOKEN, url: ui.url }]);
+  }
+
+  /** axe-core's serious or critical violations on the page as it is. */
+  async function axe(): Promise<string[]> {
+    await page.evaluate(AXE); // through the DevTools protocol: the page's CSP rightly refuses an inline script
+    const result = await page.evaluate(async () => (window as any).axe.run(document, { resultTypes: ["violations"] }));
+    return (result.violations as { id: string; impact: string }[]).filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => v.id);
   }
 
   const box = (selector: string) => page.locator(selector).evaluate((el) => {
@@ -73,6 +84,8 @@ describe.skipIf(!hasChromium())("the set page's timeline and usage bars in Chrom
     expect(await page.locator("[data-timeline-table] tbody tr").count()).toBe(ordinals.length);
     expect(await page.locator(`[data-timeline-table] tr[data-row="${ordinals[0]}"] td`).allTextContents()).toEqual(["replaced", expect.stringMatching(/UTC$/), expect.stringMatching(/UTC$/), expect.stringMatching(/UTC$/)]);
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await page.locator("[data-timeline] summary").click(); // the table too
+    expect(await axe()).toEqual([]);
     expect(errors).toEqual([]);
   });
 
@@ -113,6 +126,8 @@ describe.skipIf(!hasChromium())("the set page's timeline and usage bars in Chrom
     const desc = await page.locator(`#${(await usage.getAttribute("aria-labelledby"))!.split(" ")[1]}`).textContent();
     expect(desc).toMatch(/data-web-2: 8\d\.\d% of 1Gi used/);
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await page.locator("[data-timeline] summary").click(); // the table too
+    expect(await axe()).toEqual([]);
     expect(errors).toEqual([]);
   });
 });
