@@ -150,6 +150,11 @@ describe("two claimstep processes on one state file (item 18)", () => {
       expect(status.stderr).toBe("");
       expect(status.code).toBe(0);
       expect(readFileSync(file, "utf8")).toBe(before);
+      // Nor does sim reset pull the file from under it.
+      const reset = await claimstep({ HOME: dir }, "sim", "reset", "--sim-state", file);
+      expect(reset.code).toBe(1);
+      expect(reset.err).toMatch(new RegExp(`another claimstep command \\(run web, pid ${process.pid}\\) is using`));
+      expect(readFileSync(file, "utf8")).toBe(before);
     } finally {
       release();
     }
