@@ -14,6 +14,8 @@ const W = 480;
 const X0 = 64;
 const X1 = W - 10;
 const ROW = 22;
+/** Up to this many ordinals the picture's description says each one's times; beyond, a count per stage. */
+export const DESC_ORDINALS = 10;
 const TOP = 22;
 // A row: the bar (resizing) on its middle line; the pod replaced, a triangle just below it, so
 // that it never hides the resized mark when both are at the same time.
@@ -52,9 +54,14 @@ export function TimelineChart(props: { timeline: Timeline }) {
   const x = (t: string | undefined) => f1(X0 + ((ms(t) - start) / span) * (X1 - X0));
   const height = TOP + tl.ordinals.length * ROW + 8;
   const title = `Rollout of revision ${tl.revision}, per ordinal: claims written, resized${tl.pods ? ", pod replaced" : ""}`;
+  // In words: the span and each ordinal's times while they are few; past DESC_ORDINALS, how many
+  // are at each stage (the table below has every time: a screen reader need not hear 100 rows).
+  const counts = (Object.keys(STAGE_TEXT) as OrdinalTimeline["stage"][]).map((k) => [k, tl.ordinals.filter((o) => o.stage === k).length] as const).filter(([, n]) => n > 0);
   const desc = [
     timed ? `From ${timeText(tl.start!)} to ${timeText(tl.end!)}.` : "No Event times to draw.",
-    ...tl.ordinals.map((o) => said(o, tl.pods)),
+    ...(tl.ordinals.length <= DESC_ORDINALS
+      ? tl.ordinals.map((o) => said(o, tl.pods))
+      : [`${tl.ordinals.length} ordinals: ${counts.map(([k, n]) => `${n} ${STAGE_TEXT[k]}`).join(", ")}; the table below has each one's times.`]),
     ...(tl.otherRevisions.length ? [`Writes of other revisions (${tl.otherRevisions.join(", ")}) are left out.`] : []),
   ].join(" ");
   return (
