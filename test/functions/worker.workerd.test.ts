@@ -1,59 +1,24 @@
 // The Worker in the real Workers runtime: `wrangler dev` (workerd) against a fake API server on
 // 127.0.0.1: the plan route, a signed relay event, and a `scheduled` run (`/__scheduled`, from
 // --test-scheduled). The tests run in order: each continues the rollout the previous one left.
-import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Keys } from "../../core/keys.js";
 import { webhookHeaders } from "../../functions/auth.js";
 import { statefulSetObjects, storageClassObjects } from "../support/index.js";
 import { serveSim, type SocketSim } from "../support/index.js";
+import { WRANGLER_START_MS, WranglerDev } from "../support/wrangler-dev.js";
 
 const KUBE_TOKEN = "kube-token-for-the-fake-apiserver";
 const API_TOKEN = "api-token-0123456789abcdef";
 const SECRET = `whsec_${btoa("workerd-relay-secret-0123456789")}`;
-const ROOT = new URL("../..", import.meta.url).pathname;
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const s = createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
 
 let kube: SocketSim;
-let child: ChildProcess | undefined;
+let dev: WranglerDev;
 let base = "";
-let output = "";
-let persist = "";
-
-const waitForHealth = async (deadlineMs: number) => {
-  const until = Date.now() + deadlineMs;
-  for (;;) {
-    if (child?.exitCode !== null && child?.exitCode !== undefined) throw new Error(`wrangler dev exited ${child.exitCode}:\n${output}`);
-    try {
-      const res = await fetch(`${base}/healthz`);
-      if (res.ok) return;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > until) throw new Error(`wrangler dev did not answer within ${deadlineMs} ms:\n${output}`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
-};
 
 beforeAll(async () => {
   kube = await serveSim({ token: KUBE_TOKEN });
   kube.fake.seed(...storageClassObjects(), ...statefulSetObjects({ desired: [{ name: "data", storage: "2Gi", storageClassName: "fast" }] }));
-  const [port, inspector] = [await freePort(), await freePort()];
-  base = `http://127.0.0.1:${port}`;
-  persist = mkdtempSync(join(tmpdir(), "claimstep-wrangler-"));
   const vars = {
     KUBE_API_SERVER: kube.url,
     KUBE_TOKEN,
@@ -65,43 +30,14 @@ beforeAll(async () => {
     // The one-invocation sweep (fleet mode's fan-out is test/functions/fleet/fleet.workerd.test.ts).
     CLAIMSTEP_DISPATCH: "sweep",
   };
-  child = spawn(
-    process.execPath,
-    [
-      join(ROOT, "node_modules/wrangler/bin/wrangler.js"),
-      "dev",
-      "--ip", "127.0.0.1",
-      "--port", String(port),
-      "--inspector-port", String(inspector),
-      "--test-scheduled",
-      "--show-interactive-dev-session=false",
-      "--persist-to", persist,
-      "--log-level", "log",
-      ...Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`]),
-    ],
-    { cwd: ROOT, env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true", NO_COLOR: "1" }, detached: true, stdio: ["ignore", "pipe", "pipe"] },
-  );
-  child.stdout!.on("data", (d) => (output += d));
-  child.stderr!.on("data", (d) => (output += d));
-  await waitForHealth(120_000);
+  dev = await WranglerDev.create({ vars, persistPrefix: "claimstep-wrangler-" });
+  base = dev.base;
+  await dev.start(WRANGLER_START_MS);
 }, 150_000);
 
 afterAll(async () => {
-  if (child?.pid && child.exitCode === null) {
-    try {
-      process.kill(-child.pid, "SIGTERM"); // the whole group: wrangler and its workerd
-    } catch {
-      // already gone
-    }
-    await new Promise((r) => setTimeout(r, 500));
-    try {
-      process.kill(-child.pid, "SIGKILL");
-    } catch {
-      // already gone
-    }
-  }
+  await dev?.dispose();
   await kube?.close();
-  if (persist) rmSync(persist, { recursive: true, force: true });
 });
 
 describe("the Worker in workerd", () => {
@@ -154,10 +90,10 @@ describe("the Worker in workerd", () => {
     expect(set.metadata.annotations[Keys.updateRevision]).toEqual(expect.any(String));
     expect(kube.fake.events("default").map((e: any) => e.reason)).toContain("ClaimUpdated");
     // The Worker's own log line reaches wrangler's output a moment after the response.
-    for (let i = 0; i < 40 && !output.includes('"msg":"scheduled"'); i++) await new Promise((r) => setTimeout(r, 250));
-    const line = output.split("\n").find((l) => l.includes('"msg":"scheduled"'));
+    for (let i = 0; i < 40 && !dev.output.includes('"msg":"scheduled"'); i++) await new Promise((r) => setTimeout(r, 250));
+    const line = dev.output.split("\n").find((l) => l.includes('"msg":"scheduled"'));
     expect(JSON.parse(line!)).toMatchObject({ cron: "* * * * *", found: 1, deferred: 0, stepped: [{ ref: { namespace: "default", name: "web" }, outcome: "applied" }] });
-    expect(output).not.toContain(KUBE_TOKEN);
-    expect(output).not.toContain(API_TOKEN);
+    expect(dev.output).not.toContain(KUBE_TOKEN);
+    expect(dev.output).not.toContain(API_TOKEN);
   });
 });

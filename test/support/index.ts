@@ -9,3 +9,5 @@ export { fixture } from "../fixtures/apiserver.js";
 export { WEBHOOK_SECRET, forge, githubWebhook, gitlabWebhook } from "./forge.js";
 export type { Forge, ForgeKind, ForgeOptions, ForgeRequest, WebhookRoutes } from "./forge.js";
 export { ARGO, ROLLOUT_REF, gitopsStepper, rolloutCluster, rolloutManifest } from "./gitops-rollout.js";
+export { WRANGLER_START_MS, WranglerDev, freePort } from "./wrangler-dev.js";
+export type { WranglerDevOptions } from "./wrangler-dev.js";

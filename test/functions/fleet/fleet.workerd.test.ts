@@ -4,42 +4,24 @@
 // fan-out, the queue consumer, the set objects' serialization and alarms, the cluster backoff, and
 // the replay store across a restart of the runtime (new isolates, the same persisted objects).
 // The tests run in order: each continues from the state the previous one left.
-import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
 import { createServer as createHttpServer, type Server } from "node:http";
-import { createServer } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { webhookHeaders } from "../../../functions/auth.js";
 import { serveSim, statefulSetObjects, storageClassObjects, type SocketSim } from "../../support/index.js";
+import { WranglerDev } from "../../support/wrangler-dev.js";
 
 const TOKENS = { alpha: "kube-token-alpha-0123456789", beta: "kube-token-beta-0123456789", down: "kube-token-down-0123456789" };
 const API_TOKEN = "api-token-0123456789abcdef";
 const SECRET = `whsec_${btoa("workerd-fleet-secret-0123456789")}`;
-const ROOT = new URL("../../..", import.meta.url).pathname;
 const desired = [{ name: "data", storage: "2Gi", storageClassName: "fast" }];
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const s = createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
 
 let alpha: SocketSim;
 let beta: SocketSim;
 let down: Server;
 let downUrl = "";
 let downRequests = 0;
-let child: ChildProcess | undefined;
+let dev: WranglerDev;
 let base = "";
-let output = "";
-let persist = "";
-let ports: number[] = [];
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const until = async <T>(what: string, f: () => T | Promise<T>, ms = 30_000): Promise<NonNullable<T>> => {
@@ -47,7 +29,7 @@ const until = async <T>(what: string, f: () => T | Promise<T>, ms = 30_000): Pro
   for (;;) {
     const v = await f();
     if (v) return v as NonNullable<T>;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}\n${output.slice(-4000)}`);
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}\n${dev.output.slice(-4000)}`);
     await sleep(200);
   }
 };
@@ -55,12 +37,23 @@ const patched = (sim: SocketSim, claim: string) => sim.fake.http.requests().some
 const bearer = { authorization: `Bearer ${API_TOKEN}` };
 const state = async (cluster: string, name: string) => (await (await fetch(`${base}/v1/clusters/${cluster}/statefulsets/default/${name}/state`, { headers: bearer })).json()) as any;
 const logLines = (msg: string) =>
-  output
+  dev.output
     .split("\n")
     .filter((l) => l.includes(`"msg":"${msg}"`))
     .map((l) => JSON.parse(l.slice(l.indexOf("{"))));
 
-async function startWorker() {
+beforeAll(async () => {
+  alpha = await serveSim({ token: TOKENS.alpha });
+  alpha.fake.seed(...storageClassObjects(), ...statefulSetObjects({ desired }));
+  beta = await serveSim({ token: TOKENS.beta });
+  beta.fake.seed(...storageClassObjects(), ...statefulSetObjects({ desired }), ...statefulSetObjects({ name: "db", desired }));
+  down = createHttpServer((_req, res) => {
+    downRequests++;
+    res.writeHead(503, { "content-type": "application/json", "retry-after": "120" });
+    res.end(JSON.stringify({ kind: "Status", apiVersion: "v1", status: "Failure", message: "the server is currently unable to handle the request", reason: "ServiceUnavailable", code: 503 }));
+  });
+  await new Promise<void>((r) => down.listen(0, "127.0.0.1", r));
+  downUrl = `http://127.0.0.1:${(down.address() as { port: number }).port}`;
   const vars = {
     KUBE_API_SERVER: alpha.url,
     KUBE_TOKEN: TOKENS.alpha,
@@ -75,77 +68,16 @@ async function startWorker() {
     CLAIMSTEP_WEBHOOK_SECRET: SECRET,
     CLAIMSTEP_NAMESPACES: "default",
   };
-  output = "";
-  child = spawn(
-    process.execPath,
-    [
-      join(ROOT, "node_modules/wrangler/bin/wrangler.js"),
-      "dev",
-      "--ip", "127.0.0.1",
-      "--port", String(ports[0]),
-      "--inspector-port", String(ports[1]),
-      "--test-scheduled",
-      "--show-interactive-dev-session=false",
-      "--persist-to", persist,
-      "--log-level", "log",
-      ...Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`]),
-    ],
-    { cwd: ROOT, env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true", NO_COLOR: "1" }, detached: true, stdio: ["ignore", "pipe", "pipe"] },
-  );
-  child.stdout!.on("data", (d) => (output += d));
-  child.stderr!.on("data", (d) => (output += d));
-  const c = child;
-  await until(
-    "wrangler dev to answer",
-    async () => {
-      if (c.exitCode !== null) throw new Error(`wrangler dev exited ${c.exitCode}:\n${output}`);
-      return fetch(`${base}/healthz`).then((r) => r.ok).catch(() => false);
-    },
-    120_000,
-  );
-}
-
-async function stopWorker() {
-  const c = child;
-  if (!c?.pid || c.exitCode !== null) return;
-  const exited = new Promise((r) => c.once("exit", r));
-  try {
-    process.kill(-c.pid, "SIGTERM"); // the whole group: wrangler and its workerd
-  } catch {
-    // already gone
-  }
-  await Promise.race([exited, sleep(5000)]);
-  try {
-    process.kill(-c.pid, "SIGKILL");
-  } catch {
-    // already gone
-  }
-}
-
-beforeAll(async () => {
-  alpha = await serveSim({ token: TOKENS.alpha });
-  alpha.fake.seed(...storageClassObjects(), ...statefulSetObjects({ desired }));
-  beta = await serveSim({ token: TOKENS.beta });
-  beta.fake.seed(...storageClassObjects(), ...statefulSetObjects({ desired }), ...statefulSetObjects({ name: "db", desired }));
-  down = createHttpServer((_req, res) => {
-    downRequests++;
-    res.writeHead(503, { "content-type": "application/json", "retry-after": "120" });
-    res.end(JSON.stringify({ kind: "Status", apiVersion: "v1", status: "Failure", message: "the server is currently unable to handle the request", reason: "ServiceUnavailable", code: 503 }));
-  });
-  await new Promise<void>((r) => down.listen(0, "127.0.0.1", r));
-  downUrl = `http://127.0.0.1:${(down.address() as { port: number }).port}`;
-  ports = [await freePort(), await freePort()];
-  base = `http://127.0.0.1:${ports[0]}`;
-  persist = mkdtempSync(join(tmpdir(), "claimstep-fleet-"));
-  await startWorker();
+  dev = await WranglerDev.create({ vars, persistPrefix: "claimstep-fleet-" });
+  base = dev.base;
+  await dev.start();
 }, 150_000);
 
 afterAll(async () => {
-  await stopWorker();
+  await dev?.dispose();
   await alpha?.close();
   await beta?.close();
   await new Promise((r) => down?.close(r));
-  if (persist) rmSync(persist, { recursive: true, force: true });
 });
 
 describe("fleet mode in workerd", () => {
@@ -272,8 +204,8 @@ describe("fleet mode in workerd", () => {
     expect(again.status).toBe(401);
     expect(((await again.json()) as any).failure).toBe("Replayed");
 
-    await stopWorker();
-    await startWorker();
+    await dev.stop();
+    await dev.start();
     // Nothing was persisted for the set that does not exist.
     expect(await state("beta", "ghost")).toMatchObject({ steps: 0, nextAlarm: null });
     const afterRestart = await fetch(`${base}/v1/clusters/beta/relay`, { method: "POST", headers, body });
@@ -281,7 +213,7 @@ describe("fleet mode in workerd", () => {
     expect(((await afterRestart.json()) as any).failure).toBe("Replayed");
     const fresh = { "content-type": "application/json", ...(await webhookHeaders(SECRET, "evt_fleet_2", new Date(), body)) };
     expect((await fetch(`${base}/v1/clusters/beta/relay`, { method: "POST", headers: fresh, body })).status).toBe(200);
-    expect(output).not.toContain(TOKENS.beta);
-    expect(output).not.toContain(API_TOKEN);
+    expect(dev.output).not.toContain(TOKENS.beta);
+    expect(dev.output).not.toContain(API_TOKEN);
   }, 180_000);
 });
