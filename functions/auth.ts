@@ -155,16 +155,18 @@ export const webhookReplayKey = (id: string): string => `standard-webhooks:${id}
  * machine's clock, one `v1,` signature matching one of the secrets. The id is recorded only once
  * the signature is valid, and kept until the timestamp leaves the tolerance window.
  */
-/** The longest `webhook-id` accepted, in UTF-8 bytes. */
-export const MAX_WEBHOOK_ID_BYTES = 256;
+/**
+ * The longest `webhook-id` accepted, in UTF-8 bytes: with claimstep's key prefix it stays within the
+ * fleet ledger's 256-byte keys (Standard Webhooks ids are ~30 bytes).
+ */
+export const MAX_WEBHOOK_ID_BYTES = 200;
 
 export function verifyWebhook(input: WebhookInput): WebhookVerdict {
   const { id, timestamp, signature } = input;
   if (!id || !timestamp || !signature) {
     return { ok: false, failure: "MissingHeaders", message: "webhook-id, webhook-timestamp and webhook-signature are all required" };
   }
-  // Ids are remembered for the replay window: a bounded length bounds the store (Standard Webhooks
-  // ids are ~30 bytes; the fleet ledger keeps keys of at most 256 bytes).
+  // Ids are remembered for the replay window: a bounded length bounds the store.
   const idBytes = encoder.encode(id).length;
   if (idBytes > MAX_WEBHOOK_ID_BYTES) {
     return { ok: false, failure: "BadId", message: `webhook-id is ${idBytes} bytes; at most ${MAX_WEBHOOK_ID_BYTES} are accepted: send a shorter id` };

@@ -55,7 +55,9 @@ export function authenticate(settings: AuthSettings, opts: AuthenticateOptions =
         if (verdict.failure === "ReplayStoreFull") {
           throw new Problem(503, "Unavailable", verdict.message, { headers: { "Retry-After": String(verdict.retryAfterSeconds) } });
         }
-        throw new Problem(401, "Unauthorized", verdict.message, { extra: { failure: verdict.failure } });
+        // An over-long id is a malformed request, not a failed authentication: no retry will help.
+        const status = verdict.failure === "BadId" ? 400 : 401;
+        throw new Problem(status, status === 400 ? "BadRequest" : "Unauthorized", verdict.message, { extra: { failure: verdict.failure } });
       }
       c.set("auth", "signature");
       return next();
