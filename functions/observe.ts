@@ -5,7 +5,14 @@
 // Node built-ins); nothing here reads a header, a body or a query string, so no secret can reach
 // a line or a data point.
 import type { MetricsReader } from "../core/ports.js";
-import { outcomeLabel, type AdmissionResult, type ApiRequestRecord, type DeliveryResult, type DeliverySource, type StepOutcomeLabel as NodeOutcome } from "../core/recorder.js";
+import {
+  type AdmissionResult,
+  type ApiRequestRecord,
+  type DeliveryResult,
+  type DeliverySource,
+  type StepOutcomeLabel as NodeOutcome,
+  outcomeLabel,
+} from "../core/recorder.js";
 import type { SetRef } from "../core/types.js";
 import { runStep, type StepOptions, type StepResult } from "./step.js";
 
@@ -23,7 +30,15 @@ export type StepOutcomeLabel = NodeOutcome | "error";
 
 /** One event: what the Node server's recorder (core/recorder.ts) is told, as one record. `cluster`: the fleet's cluster. */
 export type ObservedEvent = { cluster?: string } & (
-  | { event: "step"; namespace: string; name: string; outcome: StepOutcomeLabel; phase: string; reason: string; durationSeconds: number }
+  | {
+      event: "step";
+      namespace: string;
+      name: string;
+      outcome: StepOutcomeLabel;
+      phase: string;
+      reason: string;
+      durationSeconds: number;
+    }
   | { event: "api_request"; verb: string; resource: string; code: string; durationSeconds: number }
   | { event: "delivery"; source: DeliverySource; result: DeliveryResult; code: string }
   | { event: "admission_review"; result: AdmissionResult; code: string }
@@ -53,7 +68,19 @@ export const logLine = (e: ObservedEvent): Record<string, unknown> => {
 };
 
 // The data point's blobs, by position (blob1 … blob11): the same for every event, "" where absent.
-const BLOBS = ["event", "cluster", "namespace", "name", "outcome", "phase", "reason", "verb", "resource", "code", "source"] as const;
+const BLOBS = [
+  "event",
+  "cluster",
+  "namespace",
+  "name",
+  "outcome",
+  "phase",
+  "reason",
+  "verb",
+  "resource",
+  "code",
+  "source",
+] as const;
 
 /** The Analytics Engine data point: index = the set (cluster/namespace/name) or the event; double1 = seconds, double2 = 1. */
 export const dataPoint = (e: ObservedEvent) => {
@@ -89,7 +116,15 @@ const seconds = (since: number) => (Date.now() - since) / 1000;
 export const observing = (sink: EventSink, cluster?: string) => {
   const c = cluster !== undefined ? { cluster } : {};
   return {
-    onRequest: (r: ApiRequestRecord) => sink({ ...c, event: "api_request", verb: r.verb, resource: r.resource, code: String(r.code), durationSeconds: r.seconds }),
+    onRequest: (r: ApiRequestRecord) =>
+      sink({
+        ...c,
+        event: "api_request",
+        verb: r.verb,
+        resource: r.resource,
+        code: String(r.code),
+        durationSeconds: r.seconds,
+      }),
     runStep: (o: StepOptions) => (o.dryRun ? runStep(o) : observeStep(sink, o.ref, () => runStep(o), cluster)),
     wrapMetrics: (m: MetricsReader): MetricsReader => ({
       usage: async (...args) => {
@@ -105,22 +140,45 @@ export const observing = (sink: EventSink, cluster?: string) => {
 export const stepOutcomeOf = (r: StepResult): StepOutcomeLabel => outcomeLabel(r.outcome.kind, r.decision.phase);
 
 /** Runs a step, recording it (and an autogrow raise it applied or proposed); a thrown step is outcome "error". */
-export async function observeStep(record: EventSink, ref: SetRef, run: () => Promise<StepResult>, cluster?: string): Promise<StepResult> {
+export async function observeStep(
+  record: EventSink,
+  ref: SetRef,
+  run: () => Promise<StepResult>,
+  cluster?: string,
+): Promise<StepResult> {
   const c = cluster !== undefined ? { cluster } : {};
   const started = Date.now();
   try {
     const r = await run();
     const outcome = stepOutcomeOf(r);
-    record({ ...c, event: "step", ...ref, outcome, phase: r.decision.phase, reason: r.decision.reason, durationSeconds: seconds(started) });
-    if (r.decision.action?.type === "RaiseTemplate" && (outcome === "applied" || outcome === "proposed")) record({ ...c, event: "autogrow_growth", ...ref });
+    record({
+      ...c,
+      event: "step",
+      ...ref,
+      outcome,
+      phase: r.decision.phase,
+      reason: r.decision.reason,
+      durationSeconds: seconds(started),
+    });
+    if (r.decision.action?.type === "RaiseTemplate" && (outcome === "applied" || outcome === "proposed"))
+      record({ ...c, event: "autogrow_growth", ...ref });
     return r;
   } catch (err) {
-    record({ ...c, event: "step", ...ref, outcome: "error", phase: "", reason: String((err as { kind?: string }).kind ?? (err as Error).name), durationSeconds: seconds(started) });
+    record({
+      ...c,
+      event: "step",
+      ...ref,
+      outcome: "error",
+      phase: "",
+      reason: String((err as { kind?: string }).kind ?? (err as Error).name),
+      durationSeconds: seconds(started),
+    });
     throw err;
   }
 }
 
-const DELIVERY = /^(?:\/v1\/clusters\/([^/]+))?\/v1\/(relay|webhooks\/github|webhooks\/gitlab|steps|statefulsets\/[^/]+\/[^/]+\/templates|admission\/statefulsets)$/;
+const DELIVERY =
+  /^(?:\/v1\/clusters\/([^/]+))?\/v1\/(relay|webhooks\/github|webhooks\/gitlab|steps|statefulsets\/[^/]+\/[^/]+\/templates|admission\/statefulsets)$/;
 
 /**
  * The delivery an inbound POST was (the relay's, a forge's webhook, an API step or templates
@@ -131,17 +189,34 @@ export async function deliveryOf(request: Request, response: Response): Promise<
   const m = request.method === "POST" ? DELIVERY.exec(path) : null;
   if (!m) return undefined;
   const s = response.status;
-  const body = s === 401 || s === 503 || m[2]!.startsWith("a") ? ((await response.clone().json().catch(() => undefined)) as any) : undefined;
+  const body =
+    s === 401 || s === 503 || m[2]!.startsWith("a")
+      ? ((await response
+          .clone()
+          .json()
+          .catch(() => undefined)) as any)
+      : undefined;
   const c = { ...(m[1] !== undefined ? { cluster: clip(m[1]) } : {}), code: String(s) };
   if (m[2]!.startsWith("a")) {
     const r = body?.response;
-    return { ...c, event: "admission_review", result: s !== 200 || r?.allowed !== true ? "error" : r.patch ? "patched" : "allowed" };
+    return {
+      ...c,
+      event: "admission_review",
+      result: s !== 200 || r?.allowed !== true ? "error" : r.patch ? "patched" : "allowed",
+    };
   }
   return {
     ...c,
     event: "delivery",
     source: m[2]!.startsWith("s") ? "api" : (m[2]!.replace("webhooks/", "") as "relay"),
     // 401 Replayed: received before; 503 with a decision: the step ran and will be retried.
-    result: s === 202 ? "ignored" : s < 300 || (s === 503 && body?.decision !== undefined) ? "accepted" : body?.failure === "Replayed" ? "replayed" : "refused",
+    result:
+      s === 202
+        ? "ignored"
+        : s < 300 || (s === 503 && body?.decision !== undefined)
+          ? "accepted"
+          : body?.failure === "Replayed"
+            ? "replayed"
+            : "refused",
   };
 }

@@ -2,12 +2,24 @@
 // each event maps to (docs/observability-workers.md), and where the Worker observes them: its
 // subrequests (API calls, Prometheus), its steps, its inbound deliveries.
 import { describe, expect, it } from "vitest";
-import { BLOB_MAX_BYTES, dataPoint, deliveryOf, EVENT_SCHEMA, eventSink, INDEX_MAX_BYTES, logLine, observeStep, observing, stepOutcomeOf, type ObservedEvent } from "../../functions/observe.js";
+import { ApiError } from "../../adapters/api-error.js";
 import { KubeClient } from "../../adapters/kube/client.js";
 import { Routes } from "../../adapters/kube/routes.js";
 import * as z from "../../core/zod.js";
+import {
+  BLOB_MAX_BYTES,
+  dataPoint,
+  deliveryOf,
+  EVENT_SCHEMA,
+  eventSink,
+  INDEX_MAX_BYTES,
+  logLine,
+  type ObservedEvent,
+  observeStep,
+  observing,
+  stepOutcomeOf,
+} from "../../functions/observe.js";
 import type { StepResult } from "../../functions/step.js";
-import { ApiError } from "../../adapters/api-error.js";
 
 const bytes = (s: string) => new TextEncoder().encode(s).length;
 
@@ -32,8 +44,21 @@ describe("the log line", () => {
   it("carries the schema version, the event and its fields, one JSON object", () => {
     expect(EVENT_SCHEMA).toBe("claimstep.event.v1");
     expect(logLine(step)).toEqual({ schema: "claimstep.event.v1", ...step });
-    const api = logLine({ event: "api_request", verb: "patch", resource: "persistentvolumeclaims", code: "409", durationSeconds: 0.01 });
-    expect(api).toEqual({ schema: "claimstep.event.v1", event: "api_request", verb: "patch", resource: "persistentvolumeclaims", code: "409", durationSeconds: 0.01 });
+    const api = logLine({
+      event: "api_request",
+      verb: "patch",
+      resource: "persistentvolumeclaims",
+      code: "409",
+      durationSeconds: 0.01,
+    });
+    expect(api).toEqual({
+      schema: "claimstep.event.v1",
+      event: "api_request",
+      verb: "patch",
+      resource: "persistentvolumeclaims",
+      code: "409",
+      durationSeconds: 0.01,
+    });
   });
 
   it("bounds every string field", () => {
@@ -50,16 +75,36 @@ describe("the data point", () => {
       blobs: ["step", "eu-1", "default", "web", "applied", "Progressing", "ClaimUpdated", "", "", "", ""],
       doubles: [0.25, 1],
     });
-    expect(dataPoint({ event: "api_request", verb: "get", resource: "statefulsets", code: "200", durationSeconds: 0.5 })).toEqual({
+    expect(
+      dataPoint({ event: "api_request", verb: "get", resource: "statefulsets", code: "200", durationSeconds: 0.5 }),
+    ).toEqual({
       indexes: ["api_request"],
       blobs: ["api_request", "", "", "", "", "", "", "get", "statefulsets", "200", ""],
       doubles: [0.5, 1],
     });
-    expect(dataPoint({ event: "delivery", source: "relay", result: "replayed", code: "401" }).blobs).toEqual(["delivery", "", "", "", "replayed", "", "", "", "", "401", "relay"]);
+    expect(dataPoint({ event: "delivery", source: "relay", result: "replayed", code: "401" }).blobs).toEqual([
+      "delivery",
+      "",
+      "",
+      "",
+      "replayed",
+      "",
+      "",
+      "",
+      "",
+      "401",
+      "relay",
+    ]);
   });
 
   it("keeps blobs and the index within Analytics Engine's limits", () => {
-    const p = dataPoint({ ...step, cluster: "c".repeat(300), namespace: "n".repeat(300), name: "ü".repeat(300), reason: "r".repeat(20_000) });
+    const p = dataPoint({
+      ...step,
+      cluster: "c".repeat(300),
+      namespace: "n".repeat(300),
+      name: "ü".repeat(300),
+      reason: "r".repeat(20_000),
+    });
     expect(bytes(p.indexes[0]!)).toBeLessThanOrEqual(INDEX_MAX_BYTES);
     for (const b of p.blobs) expect(bytes(b)).toBeLessThanOrEqual(BLOB_MAX_BYTES);
     expect(p.blobs.reduce((n, b) => n + bytes(b), 0)).toBeLessThanOrEqual(16 * 1024);
@@ -82,7 +127,11 @@ describe("the recorder", () => {
     const lines: string[] = [];
     eventSink({}, (l) => lines.push(l))(step);
     expect(lines).toHaveLength(1);
-    const broken = { writeDataPoint: () => { throw new Error("dataset gone"); } };
+    const broken = {
+      writeDataPoint: () => {
+        throw new Error("dataset gone");
+      },
+    };
     eventSink({ CLAIMSTEP_ANALYTICS: broken }, (l) => lines.push(l))(step);
     expect(lines).toHaveLength(2);
   });
@@ -91,15 +140,22 @@ describe("the recorder", () => {
 describe("API calls and Prometheus queries", () => {
   it("each request of the Kubernetes client (its onRequest hook) is an api_request with its RBAC verb, resource and code", async () => {
     const events: ObservedEvent[] = [];
-    const answers = [new Response("{}", { status: 200 }), new Response(JSON.stringify({ kind: "Status", code: 404, reason: "NotFound" }), { status: 404 })];
+    const answers = [
+      new Response("{}", { status: 200 }),
+      new Response(JSON.stringify({ kind: "Status", code: 404, reason: "NotFound" }), { status: 404 }),
+    ];
     const client = new KubeClient({
       server: "https://kube.example.com",
       fetch: async () => answers.shift()!,
       onRequest: observing((e) => events.push(e), "eu-1").onRequest,
     });
     await client.get(Routes.getStatefulSet, { namespace: "default", name: "web" }, z.unknown());
-    await expect(client.get(Routes.getStatefulSet, { namespace: "default", name: "gone" }, z.unknown())).rejects.toThrow();
-    expect(events.map(({ durationSeconds, ...e }: any) => (expect(durationSeconds).toBeGreaterThanOrEqual(0), e))).toEqual([
+    await expect(
+      client.get(Routes.getStatefulSet, { namespace: "default", name: "gone" }, z.unknown()),
+    ).rejects.toThrow();
+    expect(
+      events.map(({ durationSeconds, ...e }: any) => (expect(durationSeconds).toBeGreaterThanOrEqual(0), e)),
+    ).toEqual([
       { cluster: "eu-1", event: "api_request", verb: "get", resource: "statefulsets", code: "200" },
       { cluster: "eu-1", event: "api_request", verb: "get", resource: "statefulsets", code: "404" },
     ]);
@@ -107,17 +163,27 @@ describe("API calls and Prometheus queries", () => {
 
   it("a reading of autogrow's metrics that is not ok is a prometheus_query_failure; the reading is passed through", async () => {
     const events: ObservedEvent[] = [];
-    const readings = [{ ok: true as const, volumes: [] }, { ok: false as const, message: "Prometheus answered 503" }];
+    const readings = [
+      { ok: true as const, volumes: [] },
+      { ok: false as const, message: "Prometheus answered 503" },
+    ];
     const metrics = observing((e) => events.push(e)).wrapMetrics({ usage: async () => readings.shift()! });
     expect(await metrics.usage({ namespace: "default", name: "web" }, [])).toEqual({ ok: true, volumes: [] });
-    expect(await metrics.usage({ namespace: "default", name: "web" }, [])).toEqual({ ok: false, message: "Prometheus answered 503" });
+    expect(await metrics.usage({ namespace: "default", name: "web" }, [])).toEqual({
+      ok: false,
+      message: "Prometheus answered 503",
+    });
     expect(events).toEqual([{ event: "prometheus_query_failure" }]);
   });
 });
 
 describe("steps", () => {
   const result = (kind: string, phase = "Progressing", action?: string): StepResult =>
-    ({ decision: { phase, reason: "R", ...(action ? { action: { type: action } } : {}) }, outcome: { kind }, writer: "direct" }) as unknown as StepResult;
+    ({
+      decision: { phase, reason: "R", ...(action ? { action: { type: action } } : {}) },
+      outcome: { kind },
+      writer: "direct",
+    }) as unknown as StepResult;
 
   it("maps a step's result to the contract's outcomes", () => {
     expect(stepOutcomeOf(result("applied"))).toBe("applied");
@@ -133,11 +199,30 @@ describe("steps", () => {
   it("records the step with its set and duration, an autogrow raise as a growth, and a thrown step as an error", async () => {
     const events: ObservedEvent[] = [];
     const ref = { namespace: "default", name: "web" };
-    const r = await observeStep((e) => events.push(e), ref, async () => result("applied", "Progressing", "RaiseTemplate"), "eu-1");
+    const r = await observeStep(
+      (e) => events.push(e),
+      ref,
+      async () => result("applied", "Progressing", "RaiseTemplate"),
+      "eu-1",
+    );
     expect(r.outcome.kind).toBe("applied");
-    await expect(observeStep((e) => events.push(e), ref, async () => Promise.reject(new ApiError(403, "Forbidden", "no", undefined, undefined, "get statefulsets")))).rejects.toThrow("no");
+    await expect(
+      observeStep(
+        (e) => events.push(e),
+        ref,
+        async () => Promise.reject(new ApiError(403, "Forbidden", "no", undefined, undefined, "get statefulsets")),
+      ),
+    ).rejects.toThrow("no");
     expect(events.map(({ durationSeconds: _, ...e }: any) => e)).toEqual([
-      { event: "step", cluster: "eu-1", namespace: "default", name: "web", outcome: "applied", phase: "Progressing", reason: "R" },
+      {
+        event: "step",
+        cluster: "eu-1",
+        namespace: "default",
+        name: "web",
+        outcome: "applied",
+        phase: "Progressing",
+        reason: "R",
+      },
       { event: "autogrow_growth", cluster: "eu-1", namespace: "default", name: "web" },
       { event: "step", namespace: "default", name: "web", outcome: "error", phase: "", reason: "Forbidden" },
     ]);
@@ -148,22 +233,49 @@ describe("deliveries", () => {
   const res = (status: number, body: unknown = {}) => Response.json(body, { status });
 
   it("classifies the relay's, the forges' and the API's requests by their answer", async () => {
-    expect(await deliveryOf(new Request("https://w/v1/relay", { method: "POST" }), res(200))).toEqual({ event: "delivery", source: "relay", result: "accepted", code: "200" });
-    expect(await deliveryOf(new Request("https://w/v1/relay", { method: "POST" }), res(401, { failure: "Replayed" }))).toEqual({ event: "delivery", source: "relay", result: "replayed", code: "401" });
-    expect(await deliveryOf(new Request("https://w/v1/relay", { method: "POST" }), res(401, { failure: "BadSignature" }))).toEqual({ event: "delivery", source: "relay", result: "refused", code: "401" });
-    expect(await deliveryOf(new Request("https://w/v1/webhooks/github", { method: "POST" }), res(202, { ignored: "x" }))).toEqual({ event: "delivery", source: "github", result: "ignored", code: "202" });
-    expect(await deliveryOf(new Request("https://w/v1/clusters/eu-1/webhooks/gitlab", { method: "POST" }), res(403))).toEqual({ event: "delivery", cluster: "eu-1", source: "gitlab", result: "refused", code: "403" });
-    expect(await deliveryOf(new Request("https://w/v1/steps", { method: "POST" }), res(503))).toEqual({ event: "delivery", source: "api", result: "refused", code: "503" });
+    expect(await deliveryOf(new Request("https://w/v1/relay", { method: "POST" }), res(200))).toEqual({
+      event: "delivery",
+      source: "relay",
+      result: "accepted",
+      code: "200",
+    });
+    expect(
+      await deliveryOf(new Request("https://w/v1/relay", { method: "POST" }), res(401, { failure: "Replayed" })),
+    ).toEqual({ event: "delivery", source: "relay", result: "replayed", code: "401" });
+    expect(
+      await deliveryOf(new Request("https://w/v1/relay", { method: "POST" }), res(401, { failure: "BadSignature" })),
+    ).toEqual({ event: "delivery", source: "relay", result: "refused", code: "401" });
+    expect(
+      await deliveryOf(new Request("https://w/v1/webhooks/github", { method: "POST" }), res(202, { ignored: "x" })),
+    ).toEqual({ event: "delivery", source: "github", result: "ignored", code: "202" });
+    expect(
+      await deliveryOf(new Request("https://w/v1/clusters/eu-1/webhooks/gitlab", { method: "POST" }), res(403)),
+    ).toEqual({ event: "delivery", cluster: "eu-1", source: "gitlab", result: "refused", code: "403" });
+    expect(await deliveryOf(new Request("https://w/v1/steps", { method: "POST" }), res(503))).toEqual({
+      event: "delivery",
+      source: "api",
+      result: "refused",
+      code: "503",
+    });
     // The step ran and hit a transient failure: delivered (the Node server counts it so too).
-    expect(await deliveryOf(new Request("https://w/v1/steps", { method: "POST" }), res(503, { decision: {} }))).toMatchObject({ source: "api", result: "accepted" });
-    expect(await deliveryOf(new Request("https://w/v1/statefulsets/default/web/templates", { method: "POST" }), res(200))).toMatchObject({ source: "api", result: "accepted" });
+    expect(
+      await deliveryOf(new Request("https://w/v1/steps", { method: "POST" }), res(503, { decision: {} })),
+    ).toMatchObject({ source: "api", result: "accepted" });
+    expect(
+      await deliveryOf(new Request("https://w/v1/statefulsets/default/web/templates", { method: "POST" }), res(200)),
+    ).toMatchObject({ source: "api", result: "accepted" });
     expect(await deliveryOf(new Request("https://w/v1/statefulsets/default/web"), res(200))).toBeUndefined();
     expect(await deliveryOf(new Request("https://w/healthz"), res(200))).toBeUndefined();
   });
 
   it("classifies admission reviews: patched, allowed, error", async () => {
-    const review = (response: unknown, status = 200) => deliveryOf(new Request("https://w/v1/admission/statefulsets", { method: "POST" }), res(status, { response }));
-    expect(await review({ allowed: true, patch: "W10=" })).toEqual({ event: "admission_review", result: "patched", code: "200" });
+    const review = (response: unknown, status = 200) =>
+      deliveryOf(new Request("https://w/v1/admission/statefulsets", { method: "POST" }), res(status, { response }));
+    expect(await review({ allowed: true, patch: "W10=" })).toEqual({
+      event: "admission_review",
+      result: "patched",
+      code: "200",
+    });
     expect(await review({ allowed: true })).toMatchObject({ result: "allowed" });
     expect(await review({ allowed: false })).toMatchObject({ result: "error" });
     expect(await review(undefined, 400)).toMatchObject({ result: "error", code: "400" });
@@ -190,6 +302,7 @@ describe("no secrets", () => {
     await client.list(Routes.listPods, { namespace: "default" }, z.unknown(), { labelSelector: "query-secret" });
     const all = JSON.stringify([lines, dataset.points]);
     expect(lines).toHaveLength(1);
-    for (const secret of ["kube-secret-token", "query-secret", "header-secret", "Bearer"]) expect(all).not.toContain(secret);
+    for (const secret of ["kube-secret-token", "query-secret", "header-secret", "Bearer"])
+      expect(all).not.toContain(secret);
   });
 });

@@ -5,14 +5,14 @@
 // dataset accepts writeDataPoint and keeps nothing (miniflare 4.20260426: a no-op), so here the
 // binding proves the Worker runs with it configured; what the data points hold is
 // test/functions/observe.test.ts's, with a recording binding.
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { webhookHeaders } from "../../functions/auth.js";
-import { serveSim, statefulSetObjects, storageClassObjects, type SocketSim } from "../support/index.js";
+import { type SocketSim, serveSim, statefulSetObjects, storageClassObjects } from "../support/index.js";
 
 const KUBE_TOKEN = "kube-token-for-the-observed-worker";
 const API_TOKEN = "api-token-observe-0123456789";
@@ -51,7 +51,10 @@ const eventLike = async (want: Record<string, unknown>) => {
 
 beforeAll(async () => {
   kube = await serveSim({ token: KUBE_TOKEN });
-  kube.fake.seed(...storageClassObjects(), ...statefulSetObjects({ desired: [{ name: "data", storage: "2Gi", storageClassName: "fast" }] }));
+  kube.fake.seed(
+    ...storageClassObjects(),
+    ...statefulSetObjects({ desired: [{ name: "data", storage: "2Gi", storageClassName: "fast" }] }),
+  );
   const [port, inspector] = [await freePort(), await freePort()];
   base = `http://127.0.0.1:${port}`;
   dir = mkdtempSync(join(tmpdir(), "claimstep-observe-"));
@@ -80,24 +83,38 @@ beforeAll(async () => {
     [
       join(ROOT, "node_modules/wrangler/bin/wrangler.js"),
       "dev",
-      "--config", config,
-      "--ip", "127.0.0.1",
-      "--port", String(port),
-      "--inspector-port", String(inspector),
+      "--config",
+      config,
+      "--ip",
+      "127.0.0.1",
+      "--port",
+      String(port),
+      "--inspector-port",
+      String(inspector),
       "--test-scheduled",
       "--show-interactive-dev-session=false",
-      "--persist-to", join(dir, "state"),
-      "--log-level", "log",
+      "--persist-to",
+      join(dir, "state"),
+      "--log-level",
+      "log",
       ...Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`]),
     ],
-    { cwd: ROOT, env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true", NO_COLOR: "1" }, detached: true, stdio: ["ignore", "pipe", "pipe"] },
+    {
+      cwd: ROOT,
+      env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true", NO_COLOR: "1" },
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+    },
   );
   child.stdout!.on("data", (d) => (output += d));
   child.stderr!.on("data", (d) => (output += d));
   const until = Date.now() + 120_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`wrangler dev exited ${child.exitCode}:\n${output}`);
-    const ok = await fetch(`${base}/healthz`).then((r) => r.ok, () => false);
+    const ok = await fetch(`${base}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) break;
     if (Date.now() > until) throw new Error(`wrangler dev did not answer within 120 s:\n${output}`);
     await new Promise((r) => setTimeout(r, 500));
@@ -129,16 +146,33 @@ describe("the Worker's events in workerd, with an Analytics Engine binding", () 
     expect(res.status).toBe(200);
     expect(((await res.json()) as any).outcome.kind).toBe("applied");
     const stepLine = await eventLike({ event: "step", namespace: "default", name: "web" });
-    expect(stepLine).toMatchObject({ schema: "claimstep.event.v1", outcome: "applied", phase: "Progressing", durationSeconds: expect.any(Number) });
-    expect(await eventLike({ event: "api_request", verb: "patch", resource: "persistentvolumeclaims" })).toMatchObject({ code: "200", durationSeconds: expect.any(Number) });
-    expect(await eventLike({ event: "api_request", verb: "get", resource: "statefulsets" })).toMatchObject({ code: "200" });
+    expect(stepLine).toMatchObject({
+      schema: "claimstep.event.v1",
+      outcome: "applied",
+      phase: "Progressing",
+      durationSeconds: expect.any(Number),
+    });
+    expect(await eventLike({ event: "api_request", verb: "patch", resource: "persistentvolumeclaims" })).toMatchObject({
+      code: "200",
+      durationSeconds: expect.any(Number),
+    });
+    expect(await eventLike({ event: "api_request", verb: "get", resource: "statefulsets" })).toMatchObject({
+      code: "200",
+    });
     expect(await eventLike({ event: "delivery", source: "api" })).toMatchObject({ result: "accepted", code: "200" });
   });
 
   it("a relay delivery accepted, then replayed", async () => {
     kube.fake.completeResizes();
-    const body = JSON.stringify({ type: "statefulset.changed", timestamp: new Date().toISOString(), data: { namespace: "default", name: "web" } });
-    const headers = { "content-type": "application/json", ...(await webhookHeaders(SECRET, "evt_observe", new Date(), body)) };
+    const body = JSON.stringify({
+      type: "statefulset.changed",
+      timestamp: new Date().toISOString(),
+      data: { namespace: "default", name: "web" },
+    });
+    const headers = {
+      "content-type": "application/json",
+      ...(await webhookHeaders(SECRET, "evt_observe", new Date(), body)),
+    };
     expect((await fetch(`${base}/v1/relay`, { method: "POST", headers, body })).status).toBe(200);
     expect((await fetch(`${base}/v1/relay`, { method: "POST", headers, body })).status).toBe(401);
     expect(await eventLike({ event: "delivery", source: "relay", result: "accepted" })).toMatchObject({ code: "200" });
@@ -149,9 +183,12 @@ describe("the Worker's events in workerd, with an Analytics Engine binding", () 
     const before = events().filter((e) => e.event === "step").length;
     kube.fake.completeResizes();
     expect((await fetch(`${base}/__scheduled?cron=*+*+*+*+*`)).status).toBe(200);
-    for (let i = 0; i < 40 && events().filter((e) => e.event === "step").length === before; i++) await new Promise((r) => setTimeout(r, 250));
+    for (let i = 0; i < 40 && events().filter((e) => e.event === "step").length === before; i++)
+      await new Promise((r) => setTimeout(r, 250));
     expect(events().filter((e) => e.event === "step").length).toBe(before + 1);
-    expect(await eventLike({ event: "api_request", verb: "list", resource: "statefulsets" })).toMatchObject({ code: "200" });
+    expect(await eventLike({ event: "api_request", verb: "list", resource: "statefulsets" })).toMatchObject({
+      code: "200",
+    });
     for (const e of events()) expect(e.schema).toBe("claimstep.event.v1");
     expect(output).not.toContain(KUBE_TOKEN);
     expect(output).not.toContain(API_TOKEN);

@@ -3,10 +3,10 @@
 // their cluster, and written to the CLAIMSTEP_ANALYTICS binding when there is one (here a recording
 // one: miniflare's local dataset keeps nothing).
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import worker from "../../../functions/worker.js";
 import { LedgerObject, SetObject } from "../../../functions/fleet/objects.js";
 import { dataPoint } from "../../../functions/observe.js";
-import { serveSim, statefulSetObjects, storageClassObjects, type SocketSim } from "../../support/index.js";
+import worker from "../../../functions/worker.js";
+import { type SocketSim, serveSim, statefulSetObjects, storageClassObjects } from "../../support/index.js";
 import { memoryNamespace } from "./memory-do.js";
 
 const KUBE_TOKEN = "kube-token-observe-0123456789";
@@ -15,7 +15,10 @@ const API_TOKEN = "api-token-observe-0123456789";
 let alpha: SocketSim;
 beforeAll(async () => {
   alpha = await serveSim({ token: KUBE_TOKEN });
-  alpha.fake.seed(...storageClassObjects(), ...statefulSetObjects({ desired: [{ name: "data", storage: "2Gi", storageClassName: "fast" }] }));
+  alpha.fake.seed(
+    ...storageClassObjects(),
+    ...statefulSetObjects({ desired: [{ name: "data", storage: "2Gi", storageClassName: "fast" }] }),
+  );
 });
 afterAll(async () => {
   await alpha?.close();
@@ -35,7 +38,9 @@ async function eventsOf(run: () => Promise<unknown>) {
   vi.restoreAllMocks();
   return {
     lines,
-    events: lines.filter((l) => l.includes('"schema":"claimstep.event.v1"')).map((l) => JSON.parse(l) as Record<string, unknown>),
+    events: lines
+      .filter((l) => l.includes('"schema":"claimstep.event.v1"'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>),
   };
 }
 
@@ -45,7 +50,9 @@ function env(fleet: boolean) {
     KUBE_API_SERVER: alpha.url,
     KUBE_TOKEN,
     CLAIMSTEP_DEFAULT_CLUSTER: "alpha",
-    CLAIMSTEP_CLUSTERS: JSON.stringify([{ name: "beta", server: alpha.url, tokenSecret: "KUBE_TOKEN_BETA", namespaces: ["none"] }]),
+    CLAIMSTEP_CLUSTERS: JSON.stringify([
+      { name: "beta", server: alpha.url, tokenSecret: "KUBE_TOKEN_BETA", namespaces: ["none"] },
+    ]),
     KUBE_TOKEN_BETA: KUBE_TOKEN,
     CLAIMSTEP_API_TOKEN: API_TOKEN,
     CLAIMSTEP_NAMESPACES: "default",
@@ -75,9 +82,27 @@ describe("the fleet's events", () => {
       expect(res.status).toBe(200);
     });
     const steps = events.filter((x) => x.event === "step");
-    expect(steps).toEqual([expect.objectContaining({ cluster: "alpha", namespace: "default", name: "web", outcome: "applied", durationSeconds: expect.any(Number) })]);
-    expect(events).toContainEqual(expect.objectContaining({ event: "api_request", cluster: "alpha", verb: "patch", resource: "persistentvolumeclaims", code: "200" }));
-    expect(events).toContainEqual(expect.objectContaining({ event: "delivery", cluster: "alpha", source: "api", result: "accepted" }));
+    expect(steps).toEqual([
+      expect.objectContaining({
+        cluster: "alpha",
+        namespace: "default",
+        name: "web",
+        outcome: "applied",
+        durationSeconds: expect.any(Number),
+      }),
+    ]);
+    expect(events).toContainEqual(
+      expect.objectContaining({
+        event: "api_request",
+        cluster: "alpha",
+        verb: "patch",
+        resource: "persistentvolumeclaims",
+        code: "200",
+      }),
+    );
+    expect(events).toContainEqual(
+      expect.objectContaining({ event: "delivery", cluster: "alpha", source: "api", result: "accepted" }),
+    );
     // Each line's event is a data point too, in the documented layout.
     expect(dataset.points).toHaveLength(events.length);
     expect(dataset.points).toContainEqual(dataPoint(steps[0] as never));
@@ -86,10 +111,18 @@ describe("the fleet's events", () => {
   it("the cron's sweep without bindings logs each cluster's steps and API calls", async () => {
     alpha.fake.completeResizes();
     const { env: e } = env(false);
-    const { events, lines } = await eventsOf(() => worker.scheduled({ scheduledTime: Date.now(), cron: "* * * * *" }, e));
-    expect(events.filter((x) => x.event === "step")).toEqual([expect.objectContaining({ cluster: "alpha", namespace: "default", name: "web" })]);
-    expect(events).toContainEqual(expect.objectContaining({ event: "api_request", cluster: "alpha", verb: "list", resource: "statefulsets" }));
-    expect(events).toContainEqual(expect.objectContaining({ event: "api_request", cluster: "beta", verb: "list", resource: "statefulsets" }));
+    const { events, lines } = await eventsOf(() =>
+      worker.scheduled({ scheduledTime: Date.now(), cron: "* * * * *" }, e),
+    );
+    expect(events.filter((x) => x.event === "step")).toEqual([
+      expect.objectContaining({ cluster: "alpha", namespace: "default", name: "web" }),
+    ]);
+    expect(events).toContainEqual(
+      expect.objectContaining({ event: "api_request", cluster: "alpha", verb: "list", resource: "statefulsets" }),
+    );
+    expect(events).toContainEqual(
+      expect.objectContaining({ event: "api_request", cluster: "beta", verb: "list", resource: "statefulsets" }),
+    );
     expect(lines.join("\n")).not.toContain(KUBE_TOKEN);
   });
 });
