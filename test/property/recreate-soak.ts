@@ -6,12 +6,11 @@
 //   CLAIMSTEP_RECREATE_SLOW=1 npm run soak:recreate        (with slow steps on old snapshots: finds the KNOWN BUG of recreate.ts)
 // Exit code 1 when any invariant is violated; each violation is printed with its case (replay one
 // with `runRecreateCase(case, { trace: console.log })`).
-import fc from "fast-check";
+import { inline, rows, rowsByCount, soakCases, tally } from "../support/soak.js";
 import { recreateCase, recreateCaseWithSlowSteps, runRecreateCase } from "./recreate.js";
 
 const runs = Number(process.env.CLAIMSTEP_RECREATE_SOAK_RUNS ?? 3_000);
 const seed = Number(process.env.CLAIMSTEP_RECREATE_SOAK_SEED ?? 20261130);
-const BATCH = 250;
 const arbitrary = process.env.CLAIMSTEP_RECREATE_SLOW === "1" ? recreateCaseWithSlowSteps : recreateCase;
 
 const counts = { cases: 0, invocations: 0, slowSteps: 0, kills: 0, lostAnswers: 0, races: 0, faultsInjected: 0, edits: 0, sawAbsent: 0, sawOrphaning: 0, finishedDuringChaos: 0, violations: 0 };
@@ -19,30 +18,26 @@ const byInvariant = new Map<string, number>();
 const killPoints = new Map<string, number>();
 const started = Date.now();
 
-for (let batch = 0; counts.cases < runs; batch++) {
-  const cases = fc.sample(arbitrary, { numRuns: Math.min(BATCH, runs - counts.cases), seed: seed + batch });
-  for (const c of cases) {
-    const r = await runRecreateCase(c);
-    counts.cases++;
-    counts.invocations += r.invocations;
-    counts.slowSteps += r.slowSteps;
-    counts.kills += r.kills;
-    counts.lostAnswers += r.lost;
-    counts.races += r.races;
-    counts.faultsInjected += r.faults;
-    counts.edits += r.edits;
-    counts.sawAbsent += r.sawAbsent;
-    counts.sawOrphaning += r.sawDeleting;
-    if (r.finishedInChaos) counts.finishedDuringChaos++;
-    for (const k of r.killPoints) killPoints.set(k, (killPoints.get(k) ?? 0) + 1);
-    if (r.violations.length) {
-      counts.violations += r.violations.length;
-      for (const v of r.violations) byInvariant.set(v.invariant, (byInvariant.get(v.invariant) ?? 0) + 1);
-      console.log(`VIOLATION in case ${counts.cases} (batch seed ${seed + batch}):\n  ${r.violations.map((v) => `#${v.at} ${v.invariant}: ${v.message}`).join("\n  ")}\n  case: ${JSON.stringify(c)}`);
-    }
+await soakCases(arbitrary, { runs, seed, started, violations: () => counts.violations }, async (c, { batchSeed }) => {
+  const r = await runRecreateCase(c);
+  counts.cases++;
+  counts.invocations += r.invocations;
+  counts.slowSteps += r.slowSteps;
+  counts.kills += r.kills;
+  counts.lostAnswers += r.lost;
+  counts.races += r.races;
+  counts.faultsInjected += r.faults;
+  counts.edits += r.edits;
+  counts.sawAbsent += r.sawAbsent;
+  counts.sawOrphaning += r.sawDeleting;
+  if (r.finishedInChaos) counts.finishedDuringChaos++;
+  for (const k of r.killPoints) tally(killPoints, k);
+  if (r.violations.length) {
+    counts.violations += r.violations.length;
+    for (const v of r.violations) tally(byInvariant, v.invariant);
+    console.log(`VIOLATION in case ${counts.cases} (batch seed ${batchSeed}):\n  ${r.violations.map((v) => `#${v.at} ${v.invariant}: ${v.message}`).join("\n  ")}\n  case: ${JSON.stringify(c)}`);
   }
-  console.log(`… ${counts.cases}/${runs} cases, ${counts.violations} violation(s), ${((Date.now() - started) / 1000).toFixed(0)} s`);
-}
+});
 
 // Kill points at the re-create's own requests, one row each; the rest (reads, status, events) summed.
 const writes = /POST configmaps|DELETE statefulsets|POST statefulsets|DELETE configmaps/;
@@ -53,7 +48,7 @@ for (const [k, v] of killPoints) {
   const mode = k.includes("answer lost") ? "answer lost" : k.includes("killed after") ? "killed after" : "killed before";
   const what = /(GET|LIST) /.test(k) ? "a read" : /PATCH statefulsets/.test(k) ? "the status patch" : /events/.test(k) ? "an event" : "another request";
   const key = `${mode} ${what}`;
-  elsewhere.set(key, (elsewhere.get(key) ?? 0) + v);
+  tally(elsewhere, key, v);
 }
 console.log(`
 claimstep re-create soak on the simulated cluster (seed ${seed})
@@ -63,9 +58,9 @@ claimstep re-create soak on the simulated cluster (seed ${seed})
   a person's edits        ${counts.edits}
   invocations that found  the set absent (F3 pending): ${counts.sawAbsent}; the old set still orphaning: ${counts.sawOrphaning}
   finished during chaos   ${counts.finishedDuringChaos}
-  invariant violations    ${counts.violations}${byInvariant.size ? ` (${[...byInvariant].map(([k, v]) => `${k}: ${v}`).join(", ")})` : ""}
+  invariant violations    ${counts.violations}${byInvariant.size ? ` (${inline(byInvariant)})` : ""}
   time                    ${((Date.now() - started) / 1000).toFixed(1)} s
   where steps died or lost an answer (the action the step planned: the point); each case then finished:
-${atWrites.map(([k, v]) => `    ${String(v).padStart(6)}  ${k}`).join("\n")}
-${[...elsewhere].sort((a, b) => b[1] - a[1]).map(([k, v]) => `    ${String(v).padStart(6)}  ${k}`).join("\n")}`);
+${rows(atWrites)}
+${rowsByCount(elsewhere)}`);
 process.exitCode = counts.violations ? 1 : 0;

@@ -3,13 +3,12 @@
 //   CLAIMSTEP_SOAK_RUNS=50000 npm run soak
 //   CLAIMSTEP_SOAK_SEED=7 npm run soak   (replay)
 // Exit code 1 when any invariant is violated; each violation is printed with its scenario.
-import fc from "fast-check";
+import { inline, rowsByCount, soakCases, tally } from "../support/soak.js";
 import { runScenario } from "./harness.js";
 import { anyScenario, type Scenario } from "./scenario.js";
 
 const runs = Number(process.env.CLAIMSTEP_SOAK_RUNS ?? 10_000);
 const seed = Number(process.env.CLAIMSTEP_SOAK_SEED ?? 20261130);
-const BATCH = 250;
 
 const counts = {
   cases: 0,
@@ -70,54 +69,50 @@ let cleanOrdinals = 0;
 let cleanClaims = 0;
 const started = Date.now();
 
-for (let batch = 0; counts.cases < runs; batch++) {
-  const scenarios = fc.sample(anyScenario, { numRuns: Math.min(BATCH, runs - counts.cases), seed: seed + batch });
-  for (const s of scenarios) {
-    const r = await runScenario(s);
-    counts.cases++;
-    counts[s.kind]++;
-    counts.invocations += r.steps;
-    counts.races += r.races;
-    counts.faultsInjected += r.faults;
-    counts.transientFailures += r.transientFailures;
-    for (const m of modesOf(s)) modes.set(m, (modes.get(m) ?? 0) + 1);
-    pods.partitionPatches += r.partitionPatches;
-    pods.evictions += r.evictions;
-    pods.budgetRefusals += r.budgetRefusals;
-    if (s.autogrow) {
-      autogrow.cases++;
-      autogrow.growths += r.growths;
-      if (r.growths) autogrow.grew++;
-      if (r.limited) autogrow.limited++;
-      autogrow.usageReads += r.usageReads;
-      autogrow.usageFailures += r.usageFailures;
-      if (s.kind === "clean") {
-        autogrow.clean++;
-        if (r.converged || r.limited) autogrow.cleanSettled++;
-      }
-    }
-    for (const hit of r.knownBugHits) {
-      knownHits++;
-      const which = /^KNOWN BUG \d+/.exec(hit)?.[0] ?? "other";
-      knownBy.set(which, (knownBy.get(which) ?? 0) + 1);
-      if (knownHits <= 3) console.log(`known bug hit in case ${counts.cases} (batch seed ${seed + batch}): ${hit}\n  scenario: ${JSON.stringify(s)}`);
-    }
-    const ending = `${s.kind} ${r.phase}/${r.reason}`;
-    endings.set(ending, (endings.get(ending) ?? 0) + 1);
-    if (r.converged || r.limited) counts.converged++;
-    if (s.kind === "clean" && r.converged && r.ordinals > 0) {
-      cleanSteps += r.steps;
-      cleanOrdinals += r.ordinals;
-      cleanClaims += r.claims;
-    }
-    if (r.violations.length) {
-      counts.violations += r.violations.length;
-      for (const v of r.violations) byInvariant.set(v.invariant, (byInvariant.get(v.invariant) ?? 0) + 1);
-      console.log(`VIOLATION in case ${counts.cases} (batch seed ${seed + batch}):\n  ${r.violations.map((v) => `${v.invariant}: ${v.message}`).join("\n  ")}\n  scenario: ${JSON.stringify(s)}`);
+await soakCases(anyScenario, { runs, seed, started, violations: () => counts.violations }, async (s, { batchSeed }) => {
+  const r = await runScenario(s);
+  counts.cases++;
+  counts[s.kind]++;
+  counts.invocations += r.steps;
+  counts.races += r.races;
+  counts.faultsInjected += r.faults;
+  counts.transientFailures += r.transientFailures;
+  for (const m of modesOf(s)) tally(modes, m);
+  pods.partitionPatches += r.partitionPatches;
+  pods.evictions += r.evictions;
+  pods.budgetRefusals += r.budgetRefusals;
+  if (s.autogrow) {
+    autogrow.cases++;
+    autogrow.growths += r.growths;
+    if (r.growths) autogrow.grew++;
+    if (r.limited) autogrow.limited++;
+    autogrow.usageReads += r.usageReads;
+    autogrow.usageFailures += r.usageFailures;
+    if (s.kind === "clean") {
+      autogrow.clean++;
+      if (r.converged || r.limited) autogrow.cleanSettled++;
     }
   }
-  console.log(`… ${counts.cases}/${runs} cases, ${counts.violations} violation(s), ${((Date.now() - started) / 1000).toFixed(0)} s`);
-}
+  for (const hit of r.knownBugHits) {
+    knownHits++;
+    const which = /^KNOWN BUG \d+/.exec(hit)?.[0] ?? "other";
+    tally(knownBy, which);
+    if (knownHits <= 3) console.log(`known bug hit in case ${counts.cases} (batch seed ${batchSeed}): ${hit}\n  scenario: ${JSON.stringify(s)}`);
+  }
+  const ending = `${s.kind} ${r.phase}/${r.reason}`;
+  tally(endings, ending);
+  if (r.converged || r.limited) counts.converged++;
+  if (s.kind === "clean" && r.converged && r.ordinals > 0) {
+    cleanSteps += r.steps;
+    cleanOrdinals += r.ordinals;
+    cleanClaims += r.claims;
+  }
+  if (r.violations.length) {
+    counts.violations += r.violations.length;
+    for (const v of r.violations) tally(byInvariant, v.invariant);
+    console.log(`VIOLATION in case ${counts.cases} (batch seed ${batchSeed}):\n  ${r.violations.map((v) => `${v.invariant}: ${v.message}`).join("\n  ")}\n  scenario: ${JSON.stringify(s)}`);
+  }
+});
 
 const perOrdinal = cleanOrdinals ? cleanSteps / cleanOrdinals : 0;
 const perClaim = cleanClaims ? cleanSteps / cleanClaims : 0;
@@ -127,14 +122,14 @@ claimstep soak on the simulated cluster (seed ${seed})
   converged             ${counts.converged} (every clean case must, or end at the autogrow max: ${counts.clean})
   invocations           ${counts.invocations} (${counts.races} racing pairs)
   API faults injected   ${counts.faultsInjected} (${counts.transientFailures} invocations saw a transient failure)
-  invariant violations  ${counts.violations}${byInvariant.size ? ` (${[...byInvariant].map(([k, v]) => `${k}: ${v}`).join(", ")})` : ""}
+  invariant violations  ${counts.violations}${byInvariant.size ? ` (${inline(byInvariant)})` : ""}
   mean invocations per ordinal, clean rollouts: ${perOrdinal.toFixed(2)} (${perClaim.toFixed(2)} per claim)
-  known bug hits        ${knownHits}${knownBy.size ? ` (${[...knownBy].map(([k, v]) => `${k}: ${v}`).join(", ")})` : ""} (reported core bugs, not counted as violations; none open: KNOWN BUG 5 was fixed in ceef5e6)
+  known bug hits        ${knownHits}${knownBy.size ? ` (${inline(knownBy)})` : ""} (reported core bugs, not counted as violations; none open: KNOWN BUG 5 was fixed in ceef5e6)
   autogrow              ${autogrow.cases} cases (${autogrow.clean} clean: ${autogrow.cleanSettled} converged or at max), ${autogrow.grew} grew (${autogrow.growths} growths), ${autogrow.limited} ended at max (AutogrowLimit), ${autogrow.usageReads} usage queries (${autogrow.usageFailures} failed)
   pods                  ${pods.partitionPatches} partition patches, ${pods.evictions} evictions, ${pods.budgetRefusals} refused by a budget
   time                  ${((Date.now() - started) / 1000).toFixed(1)} s
   modes:
-${[...modes].sort((a, b) => b[1] - a[1]).map(([k, v]) => `    ${String(v).padStart(6)}  ${k}`).join("\n")}
+${rowsByCount(modes)}
   endings:
-${[...endings].sort((a, b) => b[1] - a[1]).map(([k, v]) => `    ${String(v).padStart(6)}  ${k}`).join("\n")}`);
+${rowsByCount(endings)}`);
 process.exitCode = counts.violations ? 1 : 0;
