@@ -4,6 +4,7 @@
 // only the claim writer; the simulated cluster is reached through the direct ones.
 import type { UsageReading } from "./types.js";
 import type { Reason } from "./reasons.js";
+import type { PolicyResult } from "./policy.js";
 import type { ActionType, ArmRecord, ClaimAction, CreateSet, Decision, DeleteRecord, EventRecord, EvictPod, OrphanSet, PatchClaim, PatchPartition, SetRef, Snapshot, WriteRecord } from "./types.js";
 
 export interface LoadOptions {
@@ -97,8 +98,11 @@ export interface RecreateWriter {
 
 /** The writers of a step. */
 export interface Writers {
-  /** The claim writer, or the choice of one per set (by `claimstep.io/apply-via`). */
-  claims: ClaimWriter | ((snapshot: Snapshot) => ClaimWriter);
+  /**
+   * The claim writer, or the choice of one per set (by `claimstep.io/apply-via`); the step passes
+   * the set's policy as it parsed it (core/policy.ts), so the choice does not parse it again.
+   */
+  claims: ClaimWriter | ((snapshot: Snapshot, policy?: PolicyResult) => ClaimWriter);
   status: SetStatusWriter;
   events: EventRecorder;
   /** Partition patches and evictions; absent: a step that needs one blocks saying so. */

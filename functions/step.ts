@@ -59,7 +59,7 @@ export async function runStep(opts: StepOptions): Promise<StepResult> {
   // The set's annotations, parsed once for the usage read and the planner.
   const policy = policyOf(snapshot.statefulSet);
   snapshot = await withUsage(snapshot, policy, opts);
-  const claims = typeof opts.writers.claims === "function" ? opts.writers.claims(snapshot) : opts.writers.claims;
+  const claims = typeof opts.writers.claims === "function" ? opts.writers.claims(snapshot, policy) : opts.writers.claims;
   const planned = planStep(snapshot, opts.now, capabilities(claims, opts.writers), { policy, ...(opts.finalize ? { finalize: true } : {}) });
   if (opts.dryRun) return { decision: planned, outcome: { kind: "dry-run" }, writer: claims.name };
 

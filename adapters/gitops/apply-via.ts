@@ -3,6 +3,7 @@
 // `claims: (snapshot) => ClaimWriter`; writerFor builds that. It never throws: a set it cannot
 // serve gets a writer that carries out nothing, and the planner blocks it with the fix.
 import { actionTarget } from "../../core/actions.js";
+import type { PolicyResult } from "../../core/policy.js";
 import type { ClaimWriter } from "../../core/ports.js";
 import { Messages } from "../../core/messages.js";
 import { applyViaOf } from "../../core/statefulset.js";
@@ -28,10 +29,12 @@ export function unavailableWriter(name: string, why: string): ClaimWriter {
 }
 
 /** Pick each set's claim writer from its annotation. */
-export function writerFor(writers: ClaimWriterChoice): (snapshot: Snapshot) => ClaimWriter {
-  return (snapshot) => {
+export function writerFor(writers: ClaimWriterChoice): (snapshot: Snapshot, policy?: PolicyResult) => ClaimWriter {
+  return (snapshot, policy) => {
     const set = snapshot.statefulSet;
-    const via = applyViaOf(set);
+    // The step's parsed policy when it holds one; else (not opted in, another annotation invalid,
+    // or no policy given) the annotation itself, so the writer's name and refusal stay the same.
+    const via = policy?.ok ? { ok: true as const, via: policy.policy.applyVia } : applyViaOf(set);
     // The planner blocks such a set (InvalidApplyVia) before it plans any write.
     if (!via.ok) return unavailableWriter("no writer", via.message);
     if (via.via === "direct") return writers.direct;

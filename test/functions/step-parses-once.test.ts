@@ -5,6 +5,7 @@ import { beforeEach, describe, expect, it, vi } from "vitest";
 import type { Writers } from "../../core/ports.js";
 import { revisionOf } from "../../core/revision.js";
 import { Keys } from "../../core/keys.js";
+import { writerFor } from "../../adapters/gitops/apply-via.js";
 import { runStep } from "../../functions/step.js";
 import { claimsFor, makeSet, snapshot } from "../core/builders.js";
 
@@ -77,6 +78,14 @@ describe("one step parses the set's annotations once", () => {
     const s = snapshot(set, claimsFor(set, { storage: "2Gi", revision }));
     const r = await runStep({ reader: { load: async () => s }, writers, ref, now: new Date("2026-11-30T10:00:00Z"), dryRun: true });
     expect(r.decision.message).toContain("ProposeRecreate");
+    expect(Object.fromEntries(PARSERS.map((p) => [p, calls.get(p) ?? 0]))).toEqual(Object.fromEntries(PARSERS.map((p) => [p, 1])));
+  });
+
+  it("calls each annotation parser exactly once when the claim writer is chosen per set (writerFor, claimstep.io/apply-via)", async () => {
+    const s = everyExtension();
+    const perSet = { ...writers, claims: writerFor({ direct: writers.claims as never }) };
+    const r = await runStep({ reader: { load: async () => s }, writers: perSet, ref, now: new Date("2026-11-30T10:00:00Z"), dryRun: true });
+    expect(r.writer).toBe("recording");
     expect(Object.fromEntries(PARSERS.map((p) => [p, calls.get(p) ?? 0]))).toEqual(Object.fromEntries(PARSERS.map((p) => [p, 1])));
   });
 
