@@ -94,8 +94,23 @@ export const dataPoint = (e: ObservedEvent) => {
 };
 
 /** Each event: a log line, and a data point when the binding is there (its failure never fails the caller). */
+// The envs whose CLAIMSTEP_ANALYTICS was found not to be a dataset (said once per isolate).
+const misbound = new WeakSet<object>();
+
 export const eventSink = (env: Record<string, unknown>, write: (line: string) => void = console.log): EventSink => {
-  const dataset = env[ANALYTICS_BINDING] as AnalyticsDataset | undefined;
+  let dataset = env[ANALYTICS_BINDING] as AnalyticsDataset | undefined;
+  if (dataset !== undefined && typeof dataset?.writeDataPoint !== "function") {
+    dataset = undefined;
+    if (!misbound.has(env)) {
+      misbound.add(env);
+      write(
+        JSON.stringify({
+          msg: "configuration error",
+          error: `${ANALYTICS_BINDING} is not a Workers Analytics Engine dataset: bind it under [[analytics_engine_datasets]] in wrangler.toml (binding = "${ANALYTICS_BINDING}"), or remove it; events go to the log only`,
+        }),
+      );
+    }
+  }
   return (e) => {
     write(JSON.stringify(logLine(e)));
     try {

@@ -123,6 +123,21 @@ describe("the recorder", () => {
     expect(dataset.points).toEqual([dataPoint(step)]);
   });
 
+  it("a CLAIMSTEP_ANALYTICS that is not a dataset binding (a var, a KV namespace) is a clear log line; the events still go to the log", () => {
+    for (const wrong of ["claimstep", { get: () => null }]) {
+      const lines: string[] = [];
+      eventSink({ CLAIMSTEP_ANALYTICS: wrong }, (l) => lines.push(l))(step);
+      expect(lines.map((l) => JSON.parse(l))).toEqual([
+        {
+          msg: "configuration error",
+          error:
+            'CLAIMSTEP_ANALYTICS is not a Workers Analytics Engine dataset: bind it under [[analytics_engine_datasets]] in wrangler.toml (binding = "CLAIMSTEP_ANALYTICS"), or remove it; events go to the log only',
+        },
+        { schema: "claimstep.event.v1", ...step },
+      ]);
+    }
+  });
+
   it("only logs without the binding, and a failing binding never fails the event", () => {
     const lines: string[] = [];
     eventSink({}, (l) => lines.push(l))(step);
