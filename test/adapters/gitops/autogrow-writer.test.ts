@@ -7,8 +7,8 @@ import { describe, expect, it } from "vitest";
 import YAML from "yaml";
 import type { UsageReading } from "../../../core/types.js";
 import { planStep } from "../../../core/plan.js";
+import { policyOf } from "../../../core/policy.js";
 import { revisionOf } from "../../../core/revision.js";
-import { desiredTemplates } from "../../../core/templates.js";
 import type { Decision, RaiseTemplate } from "../../../core/types.js";
 import { Keys } from "../../../core/keys.js";
 import { pullRequestWriter } from "../../../adapters/gitops/writer.js";
@@ -24,9 +24,9 @@ const POLICY = JSON.stringify({ threshold: "80%", increase: "25%", max: "10Gi" }
 /** Set `web` complete at data 2Gi in pull-request mode with autogrow; the planner's raise for this usage. */
 function raiseDecision(volumes: Array<{ claim: string; usedGi: number; capacityGi: number }>): Decision & { action: RaiseTemplate } {
   const set = makeSet({ desired: [{ name: "data", storage: "2Gi" }], annotations: { [Keys.autogrow]: POLICY, [Keys.applyVia]: "pull-request" } });
-  const d = desiredTemplates(set);
-  if (!d.ok) throw new Error(d.message);
-  const revision = revisionOf(d.templates);
+  const parsed = policyOf(set);
+  if (!parsed.ok) throw new Error(parsed.message);
+  const { revision } = parsed.policy;
   set.metadata.annotations = { ...set.metadata.annotations, [Keys.currentRevision]: revision, [Keys.updateRevision]: revision };
   const reading: UsageReading = {
     ok: true,

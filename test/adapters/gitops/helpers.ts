@@ -4,8 +4,7 @@ import { afterAll, afterEach, beforeAll } from "vitest";
 import { setupServer } from "msw/node";
 import { planStep } from "../../../core/plan.js";
 import type { WriterCapabilities } from "../../../core/ports.js";
-import { revisionOf } from "../../../core/revision.js";
-import { desiredTemplates } from "../../../core/templates.js";
+import { policyOf } from "../../../core/policy.js";
 import type { Decision, PatchClaim, ProposeRecreate } from "../../../core/types.js";
 import { Keys } from "../../../core/keys.js";
 import { DIRECT, annotate, applyPatch, claimsFor, makeClaim, makeSet, settle, snapshot, patchOf } from "../../core/builders.js";
@@ -80,9 +79,9 @@ export function recreateDecision(desired: { storage?: string; vac?: string } = {
     desired: [{ name: "data", storage: desired.storage ?? "2Gi", ...(desired.vac ? { vac: desired.vac } : {}) }],
     annotations: { [Keys.finalize]: "Recreate", [Keys.applyVia]: "pull-request" },
   });
-  const templates = desiredTemplates(set);
-  if (!templates.ok) throw new Error(templates.message);
-  const revision = revisionOf(templates.templates);
+  const parsed = policyOf(set);
+  if (!parsed.ok) throw new Error(parsed.message);
+  const { revision } = parsed.policy;
   set.metadata.annotations = { ...set.metadata.annotations, [Keys.currentRevision]: revision, [Keys.updateRevision]: revision };
   set.metadata.generation = 1;
   set.status = { ...set.status, observedGeneration: 1 };
