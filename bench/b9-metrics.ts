@@ -2,11 +2,14 @@
 // under 50 ms), and B1–B3 side by side with the recorder on and off in one run (target: the
 // difference within noise). B4 is the Worker, which carries no recorder: its bundle is compared in
 // docs/benchmarks.md. `npm run bench -- --only b9`.
+import { request } from "node:http";
+import { loadavg } from "node:os";
 import { PromRecorder } from "../adapters/metrics/registry.js";
 import { planStep } from "../core/plan.js";
 import { observeSet, outcomeLabel, type SetObservation } from "../core/recorder.js";
 import { instrumentFetch } from "../functions/metrics.js";
 import { recordedStep } from "../functions/recorded-step.js";
+import { startServer } from "../functions/server.js";
 import { runStep } from "../functions/step.js";
 import { runRollout, B3_TRIGGERS, type RolloutCase } from "./b3-rollout.js";
 import { DIRECT_WRITER, GENERATED_AT, generateCluster, NAMESPACE, parseResponses, responsesOf, SET_NAME, type RolloutStage } from "./generate.js";
@@ -19,7 +22,7 @@ export const METRICS_SETS = 1000;
 const TOKEN = "bench-metrics-token-0123456789";
 
 export interface B9Result {
-  scrape: { sets: number; series: number; bytes: number; medianMs: number; p90Ms: number; maxMs: number; samples: number; target: number };
+  scrape: { sets: number; series: number; bytes: number; medianMs: number; p90Ms: number; maxMs: number; buildMedianMs: number; loadAverage: number; samples: number; target: number };
   /** B1: planStep vs planStep + observeSet + the recorder's step, per size: on/off of the median wall times. */
   b1: { replicas: number; off: number; on: number; ratio: number; cpuRatio: number }[];
   /** B2: the real step over the simulated cluster (msw), recorder and request hook on vs off. */
@@ -47,7 +50,7 @@ function observation(i: number): SetObservation {
   };
 }
 
-async function benchScrape(log: (line: string) => void, samples: number): Promise<B9Result["scrape"]> {
+export async function benchScrape(log: (line: string) => void, samples: number): Promise<B9Result["scrape"]> {
   const recorder = new PromRecorder();
   for (let i = 0; i < METRICS_SETS; i++) {
     const ref = { namespace: `ns-${i % 20}`, name: `set-${i}` };
@@ -57,26 +60,55 @@ async function benchScrape(log: (line: string) => void, samples: number): Promis
   for (const [verb, resource] of [["get", "statefulsets"], ["list", "pods"], ["list", "persistentvolumeclaims"], ["list", "storageclasses"], ["patch", "persistentvolumeclaims"], ["patch", "statefulsets"], ["create", "events"], ["patch", "events"], ["list", "statefulsets"]] as const) {
     for (const code of [200, 409, 429, 500, "error"] as const) recorder.apiRequest({ verb, resource, code, seconds: 0.01 });
   }
-  const fetch = instrumentFetch(() => new Response("not here", { status: 404 }), recorder, [TOKEN]);
-  const scrape = async () => {
-    const res = await fetch(new Request("http://claimstep.test/metrics", { headers: { authorization: `Bearer ${TOKEN}` } }));
-    return res.text();
-  };
+  // What Prometheus sees: GET /metrics on the Node server (startServer, the bearer check), over a socket, to the last byte.
+  const server = await startServer({ app: { fetch: instrumentFetch(() => new Response("not here", { status: 404 }), recorder, [TOKEN]) }, port: 0, hostname: "127.0.0.1", log: () => {} });
+  const scrape = () =>
+    new Promise<string>((resolve, reject) => {
+      const req = request({ host: "127.0.0.1", port: server.port, path: "/metrics", headers: { authorization: `Bearer ${TOKEN}` } }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (d: Buffer) => chunks.push(d));
+        res.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+      });
+      req.on("error", reject);
+      req.end();
+    });
   let text = "";
-  for (let i = 0; i < 5; i++) text = await scrape(); // warm-up
   const times: number[] = [];
-  for (let i = 0; i < samples; i++) {
-    const t0 = performance.now();
-    text = await scrape();
-    times.push(performance.now() - t0);
+  const build: number[] = [];
+  try {
+    for (let i = 0; i < 5; i++) text = await scrape(); // warm-up
+    for (let i = 0; i < samples; i++) {
+      const t0 = performance.now();
+      text = await scrape();
+      times.push(performance.now() - t0);
+      // The exposition alone, in the process (no HTTP).
+      const t1 = performance.now();
+      await recorder.metrics();
+      build.push(performance.now() - t1);
+    }
+  } finally {
+    await server.close();
   }
   const series = text.split("\n").filter((l) => l && !l.startsWith("#")).length;
-  const result = { sets: METRICS_SETS, series, bytes: Buffer.byteLength(text), medianMs: median(times), p90Ms: percentile(times, 90), maxMs: Math.max(...times), samples, target: METRICS_TARGET_MS };
-  log(`  B9 GET /metrics, ${METRICS_SETS} sets (${series} series, ${(result.bytes / 1024).toFixed(0)} KiB): median ${result.medianMs.toFixed(1)} ms, p90 ${result.p90Ms.toFixed(1)} ms`);
+  const result = {
+    sets: METRICS_SETS,
+    series,
+    bytes: Buffer.byteLength(text),
+    medianMs: median(times),
+    p90Ms: percentile(times, 90),
+    maxMs: Math.max(...times),
+    buildMedianMs: median(build),
+    loadAverage: loadavg()[0]!,
+    samples,
+    target: METRICS_TARGET_MS,
+  };
+  log(
+    `  B9 GET /metrics over HTTP, ${METRICS_SETS} sets (${series} series, ${(result.bytes / 1024).toFixed(0)} KiB): median ${result.medianMs.toFixed(1)} ms, p90 ${result.p90Ms.toFixed(1)} ms; the exposition alone ${result.buildMedianMs.toFixed(1)} ms (load average ${result.loadAverage.toFixed(1)})`,
+  );
   return result;
 }
 
-function benchB1(log: (line: string) => void, sizes: readonly number[]): B9Result["b1"] {
+export function benchB1(log: (line: string) => void, sizes: readonly number[]): B9Result["b1"] {
   const rows: B9Result["b1"] = [];
   for (const replicas of sizes) {
     const snapshot = parseResponses(responsesOf(generateCluster({ replicas, stage: "mid" })));

@@ -68,7 +68,7 @@ if (only === "b9") {
   const b9 = await runB9(log, quick);
   const previous = JSON.parse(readFileSync(resultsFile, "utf8")) as Results;
   const verdicts: Verdict[] = [
-    { id: "B9 GET /metrics at 1,000 sets (median)", target: `< ${b9.scrape.target} ms`, figure: `${b9.scrape.medianMs.toFixed(1)} ms (p90 ${b9.scrape.p90Ms.toFixed(1)} ms, ${b9.scrape.series} series, ${b9.scrape.bytes} bytes)`, met: b9.scrape.medianMs < b9.scrape.target },
+    { id: "B9 GET /metrics at 1,000 sets (median)", target: `< ${b9.scrape.target} ms`, figure: `${b9.scrape.medianMs.toFixed(1)} ms over HTTP (p90 ${b9.scrape.p90Ms.toFixed(1)} ms; the exposition alone ${b9.scrape.buildMedianMs.toFixed(1)} ms; ${b9.scrape.series} series, ${b9.scrape.bytes} bytes; load average ${b9.scrape.loadAverage.toFixed(1)})`, met: b9.scrape.medianMs < b9.scrape.target },
   ];
   const figures = [
     ...b9.b1.map((r) => `- B1 ${r.replicas} replicas, planStep + recorder / planStep: ${r.ratio.toFixed(3)} (CPU ${r.cpuRatio.toFixed(3)})`),
