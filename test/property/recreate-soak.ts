@@ -6,14 +6,15 @@
 //   CLAIMSTEP_RECREATE_SLOW=1 npm run soak:recreate        (with slow steps on old snapshots: finds the KNOWN BUG of recreate.ts)
 // Exit code 1 when any invariant is violated; each violation is printed with its case (replay one
 // with `runRecreateCase(case, { trace: console.log })`).
-import { inline, rows, rowsByCount, soakCases, tally } from "../support/soak.js";
+import { addRecreateCase, inline, recreateTotals, rows, rowsByCount, soakCases, tally } from "../support/soak.js";
 import { recreateCase, recreateCaseWithSlowSteps, runRecreateCase } from "./recreate.js";
 
 const runs = Number(process.env.CLAIMSTEP_RECREATE_SOAK_RUNS ?? 3_000);
 const seed = Number(process.env.CLAIMSTEP_RECREATE_SOAK_SEED ?? 20261130);
 const arbitrary = process.env.CLAIMSTEP_RECREATE_SLOW === "1" ? recreateCaseWithSlowSteps : recreateCase;
 
-const counts = { cases: 0, invocations: 0, slowSteps: 0, kills: 0, lostAnswers: 0, races: 0, faultsInjected: 0, edits: 0, sawAbsent: 0, sawOrphaning: 0, finishedDuringChaos: 0, violations: 0 };
+const counts = { cases: 0, slowSteps: 0, finishedDuringChaos: 0, violations: 0 };
+const totals = recreateTotals();
 const byInvariant = new Map<string, number>();
 const killPoints = new Map<string, number>();
 const started = Date.now();
@@ -21,15 +22,8 @@ const started = Date.now();
 await soakCases(arbitrary, { runs, seed, started, violations: () => counts.violations }, async (c, { batchSeed }) => {
   const r = await runRecreateCase(c);
   counts.cases++;
-  counts.invocations += r.invocations;
+  addRecreateCase(totals, r);
   counts.slowSteps += r.slowSteps;
-  counts.kills += r.kills;
-  counts.lostAnswers += r.lost;
-  counts.races += r.races;
-  counts.faultsInjected += r.faults;
-  counts.edits += r.edits;
-  counts.sawAbsent += r.sawAbsent;
-  counts.sawOrphaning += r.sawDeleting;
   if (r.finishedInChaos) counts.finishedDuringChaos++;
   for (const k of r.killPoints) tally(killPoints, k);
   if (r.violations.length) {
@@ -53,10 +47,10 @@ for (const [k, v] of killPoints) {
 console.log(`
 claimstep re-create soak on the simulated cluster (seed ${seed})
   cases                   ${counts.cases} (every one finished its re-create once the faults stopped, or is a violation)
-  invocations             ${counts.invocations} (${counts.races} racing pairs on one snapshot, ${counts.slowSteps} slow steps on older ones)
-  processes killed        ${counts.kills}; answers lost ${counts.lostAnswers}; API faults injected ${counts.faultsInjected}
-  a person's edits        ${counts.edits}
-  invocations that found  the set absent (F3 pending): ${counts.sawAbsent}; the old set still orphaning: ${counts.sawOrphaning}
+  invocations             ${totals.invocations} (${totals.races} racing pairs on one snapshot, ${counts.slowSteps} slow steps on older ones)
+  processes killed        ${totals.kills}; answers lost ${totals.lost}; API faults injected ${totals.faults}
+  a person's edits        ${totals.edits}
+  invocations that found  the set absent (F3 pending): ${totals.absent}; the old set still orphaning: ${totals.deleting}
   finished during chaos   ${counts.finishedDuringChaos}
   invariant violations    ${counts.violations}${byInvariant.size ? ` (${inline(byInvariant)})` : ""}
   time                    ${((Date.now() - started) / 1000).toFixed(1)} s

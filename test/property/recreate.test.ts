@@ -12,6 +12,7 @@ import { SimCluster, claimTemplate, statefulSetManifest } from "../../adapters/s
 import type { StateReader } from "../../core/ports.js";
 import { Keys } from "../../core/keys.js";
 import { runStep } from "../../functions/step.js";
+import { addRecreateCase, recreateTotals } from "../support/soak.js";
 import { PLANTED_BUGS, recreateCase, runRecreateCase, type PlantedBug, type RecreateCase, type RecreateInvariant } from "./recreate.js";
 
 const runs = Number(process.env.CLAIMSTEP_RECREATE_RUNS ?? 200);
@@ -24,18 +25,11 @@ const quiet = (c: RecreateCase): RecreateCase => ({ ...c, killRate: 0, raceRate:
 
 describe("the re-create on the simulated cluster (property, I12)", () => {
   it(`keeps every pod and claim and finishes, on ${runs} random re-creates with kills, lost answers, races, faults and edits`, { timeout: 300_000 }, async () => {
-    const totals = { invocations: 0, kills: 0, lost: 0, races: 0, faults: 0, edits: 0, absent: 0, deleting: 0 };
+    const totals = recreateTotals();
     await fc.assert(
       fc.asyncProperty(recreateCase, async (c) => {
         const r = await runRecreateCase(c);
-        totals.invocations += r.invocations;
-        totals.kills += r.kills;
-        totals.lost += r.lost;
-        totals.races += r.races;
-        totals.faults += r.faults;
-        totals.edits += r.edits;
-        totals.absent += r.sawAbsent;
-        totals.deleting += r.sawDeleting;
+        addRecreateCase(totals, r);
         if (r.violations.length) throw new Error(describeCase(c, r));
       }),
       { numRuns: runs, seed },

@@ -11,4 +11,5 @@ export type { Forge, ForgeKind, ForgeOptions, ForgeRequest, WebhookRoutes } from
 export { ARGO, ROLLOUT_REF, gitopsStepper, rolloutCluster, rolloutManifest } from "./gitops-rollout.js";
 export { WRANGLER_START_MS, WranglerDev, freePort } from "./wrangler-dev.js";
 export type { WranglerDevOptions } from "./wrangler-dev.js";
-export { SOAK_BATCH, inline, rows, rowsByCount, soakCases, tally } from "./soak.js";
+export { SOAK_BATCH, addRecreateCase, inline, recreateTotals, rows, rowsByCount, soakCases, tally } from "./soak.js";
+export type { RecreateTotals, SoakCase } from "./soak.js";

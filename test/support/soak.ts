@@ -2,6 +2,7 @@
 // each batch sampled with a seed of its own (seed + batch number, so a case is replayed from the
 // batch seed printed with it), a progress line after each batch, and tallies printed as rows.
 import fc from "fast-check";
+import type { RecreateResult } from "../property/recreate.js";
 
 /** Cases per batch: a progress line after each. */
 export const SOAK_BATCH = 250;
@@ -46,3 +47,31 @@ export const rows = (entries: Iterable<[string, number]>): string => [...entries
 
 /** The counts as rows, the largest first. */
 export const rowsByCount = (counts: Map<string, number>): string => rows([...counts].sort((a, b) => b[1] - a[1]));
+
+/** What the re-create cases did, summed over cases (test/property/recreate.test.ts and recreate-soak.ts). */
+export interface RecreateTotals {
+  invocations: number;
+  kills: number;
+  lost: number;
+  races: number;
+  faults: number;
+  edits: number;
+  /** Invocations that found the set absent (F3 pending). */
+  absent: number;
+  /** Invocations that found the old set still orphaning. */
+  deleting: number;
+}
+
+export const recreateTotals = (): RecreateTotals => ({ invocations: 0, kills: 0, lost: 0, races: 0, faults: 0, edits: 0, absent: 0, deleting: 0 });
+
+/** Adds one re-create case's counts (runRecreateCase's result) to the totals. */
+export function addRecreateCase(t: RecreateTotals, r: Pick<RecreateResult, "invocations" | "kills" | "lost" | "races" | "faults" | "edits" | "sawAbsent" | "sawDeleting">): void {
+  t.invocations += r.invocations;
+  t.kills += r.kills;
+  t.lost += r.lost;
+  t.races += r.races;
+  t.faults += r.faults;
+  t.edits += r.edits;
+  t.absent += r.sawAbsent;
+  t.deleting += r.sawDeleting;
+}
