@@ -139,7 +139,7 @@ async function benchB2(log: (line: string) => void, rounds: number): Promise<B9R
       const fake = simWith({ replicas, stage });
       const recorder = new PromRecorder({ defaultMetrics: false });
       const off = directAdapters();
-      const on = directAdapters((r) => recorder.apiRequest(r));
+      const on = directAdapters(recorder.apiRequest);
       const ref = { namespace: NAMESPACE, name: SET_NAME };
       const now = new Date("2026-11-30T09:10:00Z");
       const times = { off: [] as number[], on: [] as number[] };

@@ -6,14 +6,13 @@ import { createServer as createHttpsServer } from "node:https";
 import type { Server as TlsServer } from "node:tls";
 import { serve } from "@hono/node-server";
 import type { Hono } from "hono";
-import { KubeClient } from "../adapters/kube/client.js";
+import { KubeClient, type KubeClientOptions } from "../adapters/kube/client.js";
 import { createApp, type AppDeps } from "./app.js";
 import { RecentIds } from "./auth.js";
 import { configFromEnv, type AppConfig } from "./config.js";
 import type { Leadership } from "./lease/elector.js";
 import { countingMetrics, recordedStep } from "./recorded-step.js";
 import type { StepOptions } from "./step.js";
-import type { ApiRequestRecord } from "../core/recorder.js";
 import { signalledReader, stopOnAbort, sweep } from "./sweep.js";
 import { RefusalBackoff } from "./backoff.js";
 import { wire } from "./wiring.js";
@@ -178,7 +177,7 @@ export interface ServeFromEnvOptions {
 }
 
 /** The API server client: KUBE_API_SERVER + KUBE_TOKEN when set, else kubeconfig / in-cluster; each request told to `onRequest` (the metrics). */
-async function kubeClientFor(config: AppConfig, opts: ServeFromEnvOptions, onRequest: (r: ApiRequestRecord) => void): Promise<KubeClient> {
+async function kubeClientFor(config: AppConfig, opts: ServeFromEnvOptions, onRequest: KubeClientOptions["onRequest"]): Promise<KubeClient> {
   if (config.kube) {
     const { server, token, headers } = config.kube;
     return new KubeClient({ server, headers: { ...headers, ...(token ? { Authorization: `Bearer ${token}` } : {}) }, onRequest });
@@ -199,7 +198,7 @@ export async function serveFromEnv(opts: ServeFromEnvOptions): Promise<number> {
   const { PromRecorder } = await import("../adapters/metrics/registry.js");
   const metricsConfig = metricsConfigFromEnv(opts.env, config.bearerTokens);
   const recorder = new PromRecorder({ now: () => deps.now().getTime() });
-  const onRequest = (r: ApiRequestRecord) => recorder.apiRequest(r);
+  const onRequest = recorder.apiRequest;
   const recorded = (o: StepOptions) => recordedStep({ ...o, recorder });
   let deps: AppDeps;
   let listOptedIn: (ns: string | undefined) => Promise<{ namespace: string; name: string }[]>;

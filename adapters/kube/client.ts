@@ -210,19 +210,17 @@ export class KubeClient {
   }
 
   private async attempt(url: string, route: Route, request: string, opts: RequestOptions): Promise<unknown> {
-    const hook = this.opts.onRequest;
-    if (!hook) return this.attemptOnce(url, route, request, opts);
     const started = performance.now();
-    let code: number | "error" = "error";
+    const answer: { code: number | "error" } = { code: "error" };
     try {
-      const body = await this.attemptOnce(url, route, request, opts, (status) => (code = status));
-      return body;
+      return await this.attemptOnce(url, route, request, opts, answer);
     } finally {
-      hook({ verb: route.verb, resource: route.subresource ? `${route.resource}/${route.subresource}` : route.resource, code, seconds: (performance.now() - started) / 1000 });
+      const { verb, resource, subresource } = route;
+      this.opts.onRequest?.({ verb, resource: subresource ? `${resource}/${subresource}` : resource, code: answer.code, seconds: (performance.now() - started) / 1000 });
     }
   }
 
-  private async attemptOnce(url: string, route: Route, request: string, opts: RequestOptions, answered?: (status: number) => void): Promise<unknown> {
+  private async attemptOnce(url: string, route: Route, request: string, opts: RequestOptions, answer: { code: number | "error" }): Promise<unknown> {
     const headers: Record<string, string> = {
       Accept: "application/json",
       "User-Agent": USER_AGENT, // how the API server's audit log names the caller
@@ -242,7 +240,7 @@ export class KubeClient {
         signal,
       });
       text = await res.text();
-      answered?.(res.status);
+      answer.code = res.status;
     } catch (err) {
       if (opts.signal?.aborted) throw err; // the caller gave up: not ours to report or retry
       if (timeout.aborted) {

@@ -140,10 +140,11 @@ export class PromRecorder implements Recorder {
     this.stepSeconds.observe(seconds);
   }
 
-  apiRequest(r: ApiRequestRecord): void {
+  /** An arrow: KubeClient's onRequest hook as it is. */
+  readonly apiRequest = (r: ApiRequestRecord): void => {
     this.apiRequests.inc({ verb: r.verb, resource: r.resource, code: String(r.code) });
     this.apiSeconds.observe({ verb: r.verb, resource: r.resource }, r.seconds);
-  }
+  };
 
   delivery(source: DeliverySource, result: DeliveryResult): void {
     this.deliveries.inc({ source, result });

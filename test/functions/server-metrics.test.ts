@@ -65,7 +65,7 @@ beforeAll(async () => {
   const config = configFromEnv(env);
   const metrics = metricsConfigFromEnv(env, config.bearerTokens);
   recorder = new PromRecorder();
-  const client = new KubeClient({ server: kube.url, headers: { Authorization: `Bearer ${KUBE_TOKEN}` }, retry: { attempts: 1 }, onRequest: (r) => recorder.apiRequest(r) });
+  const client = new KubeClient({ server: kube.url, headers: { Authorization: `Bearer ${KUBE_TOKEN}` }, retry: { attempts: 1 }, onRequest: recorder.apiRequest });
   const wiring = wire({ client, config, now: () => new Date(), replay: new RecentIds(), runStep: (o) => recordedStep({ ...o, recorder }) });
   listOptedIn = wiring.listOptedIn;
   step = (ref) => fetch(`${base()}/v1/steps`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" }, body: JSON.stringify(ref) });
@@ -231,7 +231,7 @@ describe("claimstep serve (spawned) with metrics", () => {
       for (const end = Date.now() + ms; !cond(); await new Promise((r) => setTimeout(r, 50))) if (Date.now() > end) throw new Error(`condition not met in time; output: ${output}`);
     };
     try {
-      await until(() => output.includes('"msg":"sweep"'), 30_000);
+      await until(() => output.includes('"msg":"sweep"'), 60_000); // a busy machine: the CLI's start takes most of it
       const own = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
       expect(own.status).toBe(200);
       const s = parseExposition(await own.text());
@@ -248,5 +248,5 @@ describe("claimstep serve (spawned) with metrics", () => {
     } finally {
       if (child.exitCode === null) child.kill("SIGKILL");
     }
-  }, 60_000);
+  }, 90_000);
 });
