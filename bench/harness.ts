@@ -69,6 +69,7 @@ let sink: unknown;
 export const keep = (v: unknown): void => {
   sink = v;
 };
+/** What keep() last kept: a read of the sink, so its writes are not dead stores. @public (nothing calls it) */
 export const sunk = (): unknown => sink;
 
 /**
@@ -118,15 +119,6 @@ export function compare<K extends string>(cases: Record<K, () => unknown>, optio
     if (round + 1 >= o.minSamples && performance.now() - started > o.maxTotalMs) break;
   }
   return Object.fromEntries(names.map((n) => [n, { wall: statsOf(wall[n], batch[n]), cpu: statsOf(cpu[n], batch[n]) }])) as Record<K, Measured>;
-}
-
-/** CPU time (user + system) of one async call, milliseconds, as Node accounts it for this process. */
-export async function cpuTimeOf<T>(fn: () => Promise<T>): Promise<{ cpuMs: number; wallMs: number; value: T }> {
-  const wall = performance.now();
-  const cpu = process.cpuUsage();
-  const value = await fn();
-  const used = process.cpuUsage(cpu);
-  return { cpuMs: (used.user + used.system) / 1000, wallMs: performance.now() - wall, value };
 }
 
 /** A Markdown table from a header and rows. */

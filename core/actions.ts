@@ -23,21 +23,3 @@ export function actionTarget(action: Action): string {
   }
 }
 
-/** `PatchClaim default/data-web-2 storage=2Gi`, `PatchPartition default/web partition 5→4`, `EvictPod default/web-4 (data-web-4)`. */
-export function describeAction(action: Action): string {
-  const where = `${action.namespace}/${actionTarget(action)}`;
-  switch (action.type) {
-    case "PatchClaim":
-      return `${action.type} ${where} storage=${action.storage}${action.volumeAttributesClassName ? ` volumeAttributesClassName=${action.volumeAttributesClassName}` : ""}`;
-    case "PatchPartition":
-      return `${action.type} ${where} partition ${action.from}→${action.partition}${action.userPartition === null ? " (restores yours)" : action.userPartition !== undefined ? ` (records yours, ${action.userPartition})` : ""}`;
-    case "EvictPod":
-      return `${action.type} ${where} (for ${action.claim})`;
-    case "OrphanSet":
-      return `${action.type} ${where} (DELETE, propagationPolicy Orphan, uid ${action.uid})`;
-    case "RaiseTemplate":
-      return `${action.type} ${where} template ${action.template} ${action.from}→${action.to}`;
-    default:
-      return `${action.type} ${where}`;
-  }
-}

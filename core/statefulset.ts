@@ -28,8 +28,6 @@ export function podOrdinal(pod: string, set: string): number | undefined {
   return /^\d+$/.test(rest) ? Number(rest) : undefined;
 }
 
-export const STRATEGIES = ["InPlace", "OnClaimDelete"] as const;
-
 /** The annotation that opts a set in. */
 export const OPT_IN = { [Keys.strategy]: "InPlace" } as const;
 

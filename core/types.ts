@@ -215,7 +215,6 @@ export type ClaimReadiness =
   | { state: "Retrying"; message: string }
   | { state: "Failed"; reason: Extract<Reason, "ResizeFailed" | "ModifyVolumeFailed">; message: string }
   | { state: "Behind"; message: string };
-export type ReadinessState = ClaimReadiness["state"];
 
 /** One claim of one ordinal, as every interface renders it. */
 export interface ClaimReport {

@@ -6,11 +6,11 @@ import { colorEnabled } from "./cli/color.js";
 import { SPECS, misuse, objectArgs, suggestionsFor, usageOf } from "./cli/commands.js";
 import { HELP } from "./cli/help.js";
 
-export { EXIT, parseDuration } from "./cli/context.js";
+export { parseDuration } from "./cli/context.js";
 export { HELP } from "./cli/help.js";
 /** A fresh in-memory simulated cluster as a Target (serve --cluster sim; tests). */
 export const simTarget: typeof import("./cli/sim-target.js").simTarget = async (...args) => (await import("./cli/sim-target.js")).simTarget(...args);
-export type { CliIO, Flags, Output, Target } from "./cli/context.js";
+export type { CliIO, Flags, Target } from "./cli/context.js";
 
 // Each command's module is loaded when it runs: `claimstep --version` need not load the simulation,
 // the planner or the HTTP stack.

@@ -87,7 +87,6 @@ export const RepositoryConfig = z
     }),
   );
 export type RepositoryConfig = z.output<typeof RepositoryConfig>;
-export type RepositoryConfigInput = z.input<typeof RepositoryConfig>;
 
 export class RepositoryConfigError extends Error {
   override readonly name = "RepositoryConfigError";

@@ -84,8 +84,6 @@ export const LeaseRoutes = {
   patchLease: route("patch", "coordination.k8s.io", "v1", "leases", true, false),
 } as const satisfies Record<string, Route>;
 
-export type RouteName = keyof typeof Routes;
-
 /** Where a request goes: a namespace and/or a name, as the route needs. */
 export interface Target {
   namespace?: string;

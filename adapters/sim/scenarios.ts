@@ -16,7 +16,7 @@ import { SIM_SERVER } from "./http.js";
 import type { Json } from "./store.js";
 import type { WebhookHandler } from "./admission-webhooks.js";
 
-export { DEFAULT_SCENARIO, SCENARIO_NAMES, SET, scenarioName } from "./scenario-names.js";
+export { SET, scenarioName } from "./scenario-names.js";
 
 /**
  * One claimstep step, as functions/step.ts's `runStep` takes it: the scenarios that reach their

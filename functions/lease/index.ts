@@ -6,8 +6,8 @@ import type { LeaseConfig } from "./config.js";
 import { defaultMarginMs } from "../../core/lease.js";
 import { Elector, type ElectorClock } from "./elector.js";
 
-export { DEFAULT_LEASE_NAMESPACE, LEASE_NAME, leaseConfig, leaseIdentity, type LeaseConfig } from "./config.js";
-export { Elector, LeaseLost, type ElectorClock, type Leadership } from "./elector.js";
+export { LEASE_NAME, leaseIdentity, type LeaseConfig } from "./config.js";
+export { Elector, type ElectorClock } from "./elector.js";
 
 export interface KubeElectorOptions {
   client: KubeClient;

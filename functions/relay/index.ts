@@ -15,12 +15,12 @@ import { systemClock } from "./clock.js";
 import { deliver } from "./deliver.js";
 import { Relay } from "./relay.js";
 
-export { type RelayClock, backoffMs, systemClock } from "./clock.js";
+export { type RelayClock, systemClock } from "./clock.js";
 export { DEFAULT_DEBOUNCE, type DebounceOptions, Debouncer } from "./debounce.js";
-export { DEFAULT_DELIVERY_TIMEOUT_MS, type DeliveryOptions, type DeliveryResult, deliver } from "./deliver.js";
+export { DEFAULT_DELIVERY_TIMEOUT_MS, deliver } from "./deliver.js";
 export { RelayEvent } from "./event.js";
-export { Relay, type RelayOptions } from "./relay.js";
-export { ResilientWatch, type ResilientWatchOptions, type WatchEvent, type WatchHandle, type WatchSource } from "./watch.js";
+export { Relay } from "./relay.js";
+export { ResilientWatch, type WatchEvent, type WatchSource } from "./watch.js";
 
 export interface RelayFromEnvOptions {
   url: string;

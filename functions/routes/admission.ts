@@ -15,7 +15,6 @@ import { mediaTypeOf, readBody } from "../http/body.js";
 import { Problem } from "../http/problem.js";
 
 export const ADMISSION_PATH = "/v1/admission/statefulsets";
-export const ADMISSION_NAMESPACE_PATH = `${ADMISSION_PATH}/by-namespace`;
 /** The API server's request body limit is 3 MiB; a review carries the object twice. */
 export const ADMISSION_BODY_LIMIT = 7 * 1024 * 1024;
 /** Deeper than any StatefulSet: a hostile review is refused before anything walks it. */

@@ -2,7 +2,7 @@
 // shaped like the captured ones, and the captured responses themselves.
 export { capturedSim, claimApplies, createSimServer, serveSim, simClusterOptions } from "./sim-server.js";
 export { useSimServer } from "./use-sim-server.js";
-export type { Counters, Failure, KubeObject, Match, PolicyRule, RequestInfo, SimServer, SimServerOptions, SocketSim, Verb } from "./sim-server.js";
+export type { Counters, KubeObject, PolicyRule, SimServer, SimServerOptions, SocketSim } from "./sim-server.js";
 export { capturedCluster, claimTemplate, desiredData, statefulSetObjects, storageClassObjects, volumeAttributesClass } from "./objects.js";
 export type { SetScenario, TemplateSpec } from "./objects.js";
 export { fixture } from "../fixtures/apiserver.js";

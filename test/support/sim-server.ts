@@ -10,7 +10,7 @@ import type { SimClusterOptions } from "../../adapters/sim/options.js";
 import type { PolicyRule } from "../../adapters/sim/http.js";
 import { capturedCluster, type KubeObject } from "./objects.js";
 
-export type { Counters, Failure, Match, PolicyRule, RequestInfo, Verb } from "../../adapters/sim/http.js";
+export type { Counters, PolicyRule } from "../../adapters/sim/http.js";
 export type { KubeObject } from "./objects.js";
 
 export interface SimServerOptions {

@@ -44,7 +44,7 @@ const STATUS_MANAGER: ManagerRef = { ...APPS_MANAGER, subresource: "status" };
 /** The pod label naming a pod's revision. */
 export const REVISION_LABEL = "controller-revision-hash";
 /** The label a ControllerRevision carries with its hash. */
-export const HASH_LABEL = "controller.kubernetes.io/hash";
+const HASH_LABEL = "controller.kubernetes.io/hash";
 
 const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
 const metaOf = (o: Json | Pod) => o.metadata as Json & { name: string; namespace?: string; uid?: string; labels?: Record<string, string>; ownerReferences?: Json[] };

@@ -52,4 +52,3 @@ export async function createClaim(cluster: SimCluster, name: string, storageClas
   cluster.advance(5_000);
 }
 
-export const claimStorage = (storage: string, extra: Record<string, unknown> = {}) => ({ spec: { resources: { requests: { storage } } }, ...extra });

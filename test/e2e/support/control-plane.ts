@@ -12,8 +12,8 @@ import { promisify } from "node:util";
 import { parse, parseAllDocuments, stringify } from "yaml";
 import { KIND_TO_RESOURCE, Rest, closeAgents, describeReply, ok, rawRequest, type Credentials, type KubeObject } from "./rest.js";
 
-export { Rest, ok, describeReply, closeAgents, resourcePath, RESOURCES, KIND_TO_RESOURCE } from "./rest.js";
-export type { Credentials, KubeObject, KubeList, KubeStatus, Reply, PatchType, Resource, Query } from "./rest.js";
+export { Rest, ok } from "./rest.js";
+export type { Credentials, KubeObject } from "./rest.js";
 
 const execFileP = promisify(execFile);
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");

@@ -7,7 +7,6 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { ROOT, runClaimstep, type Run } from "../../support/spawn-cli.js";
 import {
   auditEvents,
-  byNodeAgent,
   byStatefulSetController,
   describeAudit,
   ok,
@@ -377,7 +376,7 @@ export function scenarioAudit(e2e: E2E, o: ScenarioAuditOptions = {}): string[] 
 
 /** The pod deletes a pod template change allows: the StatefulSet controller replacing pods. */
 export const controllerReplacing = byStatefulSetController;
-export { byNodeAgent, describeAudit };
+export { describeAudit };
 
 /** One line per scenario for the file's summary. */
 export class Summary {

@@ -13,7 +13,6 @@ import type { ScenarioName } from "../../../adapters/sim/scenario-names.js";
 
 export const API_TOKEN = "step-token-0123456789abcdef";
 export const VIEWER_TOKEN = "viewer-token-0123456789abcdef";
-export const PROD_VIEWER_TOKEN = "prod:prod-viewer-0123456789abcdef";
 export const REF = { namespace: "default", name: "web" };
 
 /** Markup an attacker could put in the cluster: it must show as text, and never run. */
