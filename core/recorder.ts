@@ -81,14 +81,7 @@ export function outcomeLabel(kind: string, phase: Phase): StepOutcomeLabel {
   return "waiting";
 }
 
-const bytesOf = (q: unknown): number | undefined => {
-  if (typeof q !== "string" && typeof q !== "number") return undefined;
-  try {
-    return Number(toBytes(q));
-  } catch {
-    return undefined;
-  }
-};
+
 
 /** "80%" → 0.8 (the policy is validated: a percent with at most two decimals). */
 const ratioOf = (percent: string): number => Number(percent.replace("%", "")) / 100;
@@ -107,6 +100,19 @@ function memo<T>(): (key: string, compute: () => T) => T {
     return v;
   };
 }
+
+const bytesMemo = memo<number | undefined>();
+/** A quantity in bytes (a Number: exact below 2^53, 8 PiB), remembered: a set's claims repeat a few values. */
+const bytesOf = (q: unknown): number | undefined => {
+  if (typeof q !== "string" && typeof q !== "number") return undefined;
+  return bytesMemo(String(q), () => {
+    try {
+      return Number(toBytes(q));
+    } catch {
+      return undefined;
+    }
+  });
+};
 
 type DesiredBytes = { template: string; bytes: number | undefined }[];
 const desiredMemo = memo<DesiredBytes>();
