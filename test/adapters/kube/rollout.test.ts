@@ -1,14 +1,12 @@
 // Whole rollouts: the planner and the direct adapter (runStep) against the fake API server,
 // with the faults a real cluster throws at them. The fake's resizer stands in for the CSI driver.
 import { describe, expect, it } from "vitest";
-import { ApiError } from "../../../adapters/api-error.js";
+import { ApiError, PermissionError } from "../../../adapters/api-error.js";
 import { KubeClient } from "../../../adapters/kube/client.js";
 import { KubeReader } from "../../../adapters/kube/reader.js";
 import { kubeWriters } from "../../../adapters/kube/writer.js";
 import { runStep, type StepResult } from "../../../functions/step.js";
-import { PermissionError } from "../../../adapters/api-error.js";
-import { statefulSetObjects, storageClassObjects, volumeAttributesClass, type SetScenario } from "../../support/index.js";
-import { useSimServer } from "../../support/index.js";
+import { type SetScenario, statefulSetObjects, storageClassObjects, useSimServer, volumeAttributesClass } from "../../support/index.js";
 
 const BASE = "https://kube.test:6443";
 const { fake } = useSimServer({ baseUrl: BASE });
