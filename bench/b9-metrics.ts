@@ -4,7 +4,7 @@
 // docs/benchmarks.md. `npm run bench -- --only b9`.
 import { request } from "node:http";
 import { loadavg } from "node:os";
-import { PromRecorder } from "../adapters/metrics/registry.js";
+import { PromRecorder } from "../adapters/metrics-node/registry.js";
 import { planStep } from "../core/plan.js";
 import { observeSet, outcomeLabel, type SetObservation } from "../core/recorder.js";
 import { instrumentFetch } from "../functions/metrics.js";

@@ -1,7 +1,7 @@
 // The metrics port (issue 25): what claimstep tells a recorder as it works — a step finished (its
 // decision, outcome and duration, with what the set's gauges need), an API request answered, a
 // delivery or an admission review handled, autogrow's growths and Prometheus' failures. Types and
-// pure functions only: the Node server's recorder is prom-client's (adapters/metrics/registry.ts);
+// pure functions only: the Node server's recorder is prom-client's (adapters/metrics-node/registry.ts);
 // the Worker has none.
 import { autogrowOf } from "./autogrow.js";
 import { toBytes } from "./quantity.js";

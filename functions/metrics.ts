@@ -5,7 +5,7 @@
 // answers, so the routes themselves (shared with the Worker) know nothing of metrics. Node only.
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { PromRecorder } from "../adapters/metrics/registry.js";
+import type { PromRecorder } from "../adapters/metrics-node/registry.js";
 import type { DeliveryResult, DeliverySource, Recorder } from "../core/recorder.js";
 import { bearerMatches } from "./auth.js";
 import { ADMISSION_PATH } from "./routes/admission.js";

@@ -195,7 +195,7 @@ export async function serveFromEnv(opts: ServeFromEnvOptions): Promise<number> {
   const port = opts.port ?? Number(opts.env.PORT ?? 8080);
   // The metrics (docs/operating.md "Metrics"): GET /metrics behind a bearer token, and on CLAIMSTEP_METRICS_ADDR.
   const { instrumentFetch, metricsConfigFromEnv, serveMetrics } = await import("./metrics.js");
-  const { PromRecorder } = await import("../adapters/metrics/registry.js");
+  const { PromRecorder } = await import("../adapters/metrics-node/registry.js");
   const metricsConfig = metricsConfigFromEnv(opts.env, config.bearerTokens);
   const recorder = new PromRecorder({ now: () => deps.now().getTime() });
   const onRequest = recorder.apiRequest;

@@ -5,7 +5,7 @@ import { createServer } from "node:net";
 import { existsSync } from "node:fs";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { KubeClient } from "../../adapters/kube/client.js";
-import { PromRecorder } from "../../adapters/metrics/registry.js";
+import { PromRecorder } from "../../adapters/metrics-node/registry.js";
 import { createApp } from "../../functions/app.js";
 import { RecentIds, webhookHeaders } from "../../functions/auth.js";
 import { configFromEnv } from "../../functions/config.js";

@@ -1,7 +1,7 @@
-// The Node server's recorder (adapters/metrics/registry.ts): one phase series per set, a set's
+// The Node server's recorder (adapters/metrics-node/registry.ts): one phase series per set, a set's
 // series replaced as it changes and removed when it goes, label values escaped.
 import { describe, expect, it } from "vitest";
-import { PromRecorder } from "../../../adapters/metrics/registry.js";
+import { PromRecorder } from "../../../adapters/metrics-node/registry.js";
 import { outcomeLabel, type SetObservation } from "../../../core/recorder.js";
 
 const ref = { namespace: "db", name: "pg" };
