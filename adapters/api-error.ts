@@ -106,6 +106,8 @@ export function apiErrorFrom(
 export class PermissionError extends Error {
   override readonly name = "PermissionError";
   constructor(override readonly cause: ApiError) {
-    super(`missing permission: ${cause.message}. Grant it in the claimstep ClusterRole (deploy/kubernetes/rbac.yaml; re-creating sets needs the claimstep-finalize one, rbac-finalize.yaml).`);
+    super(
+      `missing permission: ${cause.message}. Grant it in the claimstep ClusterRole (deploy/kubernetes/rbac.yaml; re-creating sets needs the claimstep-finalize one, rbac-finalize.yaml).`,
+    );
   }
 }

@@ -17,7 +17,11 @@ export interface YamlLimits {
 export const YAML_LIMITS: YamlLimits = { maxDepth: 64, maxNodes: 5_000 };
 
 /** Undefined when `text` is within the limits, else the message naming the limit exceeded (and `subject`, e.g. a file's path). */
-export function yamlOverLimits(text: string, limits: YamlLimits = YAML_LIMITS, subject = "the YAML body"): string | undefined {
+export function yamlOverLimits(
+  text: string,
+  limits: YamlLimits = YAML_LIMITS,
+  subject = "the YAML body",
+): string | undefined {
   let flow = 0; // open [ and {
   let nodes = 0;
   let indents: number[] = []; // indentation of the enclosing block lines

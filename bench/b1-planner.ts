@@ -2,8 +2,15 @@
 // API responses (the least any step must do with its input), planStep on the parsed snapshot,
 // and the whole read side after parsing (zod validation as the reader does it, then planStep).
 import { planStep } from "../core/plan.js";
-import { DIRECT_WRITER, generateCluster, GENERATED_AT, parseResponses, responseBytes, responsesOf } from "./generate.js";
-import { compare, growthExponent, ratio, type CompareOptions, type Measured } from "./harness.js";
+import {
+  DIRECT_WRITER,
+  GENERATED_AT,
+  generateCluster,
+  parseResponses,
+  responseBytes,
+  responsesOf,
+} from "./generate.js";
+import { type CompareOptions, compare, growthExponent, type Measured, ratio } from "./harness.js";
 import { parseRaw, validateResponses } from "./validate.js";
 
 export const B1_SIZES = [10, 100, 1000, 10_000] as const;
@@ -73,7 +80,11 @@ export function benchPlannerAt(replicas: number, options: Partial<CompareOptions
 }
 
 const growth = (rows: B1Row[], pick: (r: B1Row) => number) =>
-  rows.slice(1).map((r, i) => ({ from: rows[i]!.replicas, to: r.replicas, exponent: growthExponent(rows[i]!.replicas, pick(rows[i]!), r.replicas, pick(r)) }));
+  rows.slice(1).map((r, i) => ({
+    from: rows[i]!.replicas,
+    to: r.replicas,
+    exponent: growthExponent(rows[i]!.replicas, pick(rows[i]!), r.replicas, pick(r)),
+  }));
 
 export function runB1(sizes: readonly number[] = B1_SIZES, log: (line: string) => void = () => {}): B1Result {
   const rows: B1Row[] = [];

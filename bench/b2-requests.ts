@@ -2,8 +2,8 @@
 // a rollout (an acting step, a waiting step that repeats, a converged set). The step is the real
 // one: functions/step.ts runStep over the direct adapters.
 import { runStep } from "../functions/step.js";
+import { NAMESPACE, type RolloutStage, SET_NAME } from "./generate.js";
 import { directAdapters, simWith, withMsw } from "./sim-set.js";
-import { NAMESPACE, SET_NAME, type RolloutStage } from "./generate.js";
 
 export const B2_SIZES = [10, 1000] as const;
 const STAGES: readonly RolloutStage[] = ["start", "mid", "converged"];
@@ -30,7 +30,9 @@ export interface B2Result {
 export async function countStep(replicas: number, stage: RolloutStage): Promise<RequestCount> {
   const fake = simWith({ replicas, stage });
   const { reader, writers } = directAdapters();
-  const result = await withMsw(fake, () => runStep({ reader, writers, ref: { namespace: NAMESPACE, name: SET_NAME }, now: new Date("2026-11-30T09:10:00Z") }));
+  const result = await withMsw(fake, () =>
+    runStep({ reader, writers, ref: { namespace: NAMESPACE, name: SET_NAME }, now: new Date("2026-11-30T09:10:00Z") }),
+  );
   const c = fake.http.counters();
   const eventWrites = Object.entries(c.byRequest)
     .filter(([k]) => / events$/.test(k) && !/^(get|list) /.test(k))
@@ -52,13 +54,17 @@ export async function runB2(log: (line: string) => void = () => {}): Promise<B2R
   for (const stage of STAGES) {
     for (const n of B2_SIZES) {
       const row = await countStep(n, stage);
-      log(`  B2 ${n} replicas, ${stage}: ${row.reads} reads, ${row.writes} writes + ${row.eventWrites} event writes (${row.decision})`);
+      log(
+        `  B2 ${n} replicas, ${stage}: ${row.reads} reads, ${row.writes} writes + ${row.eventWrites} event writes (${row.decision})`,
+      );
       rows.push(row);
     }
   }
   const constant = STAGES.every((s) => {
     const same = rows.filter((r) => r.stage === s);
-    return same.every((r) => r.reads === same[0]!.reads && r.writes === same[0]!.writes && r.eventWrites === same[0]!.eventWrites);
+    return same.every(
+      (r) => r.reads === same[0]!.reads && r.writes === same[0]!.writes && r.eventWrites === same[0]!.eventWrites,
+    );
   });
   return { rows, constant, target: { reads: 4, writes: 2 } };
 }

@@ -14,16 +14,17 @@
 // controller replaces that ordinal's pod, which starts and becomes Ready (L_pod); only then is the
 // ordinal out of flight. Set up as `claimstep set --hold-pods` then `kubectl set image` do it
 // (the sim's `pods-claims-first` scenario): ideal ⌈N/k⌉·(L_claim + L_pod).
-import type { SetRef } from "../core/types.js";
-import { Keys } from "../core/keys.js";
-import { claimTemplate, SimCluster, statefulSetManifest } from "../adapters/sim/cluster.js";
-import { DEFAULT_DEBOUNCE, Debouncer, type DebounceOptions, type RelayClock } from "../functions/relay/index.js";
-import { runStep, type StepOptions } from "../functions/step.js";
-import { recordedStep } from "../functions/recorded-step.js";
-import type { Recorder } from "../core/recorder.js";
+
 import { KubeReader } from "../adapters/kube/reader.js";
 import { kubeWriters } from "../adapters/kube/writer.js";
+import { claimTemplate, SimCluster, statefulSetManifest } from "../adapters/sim/cluster.js";
+import { Keys } from "../core/keys.js";
+import type { Recorder } from "../core/recorder.js";
+import type { SetRef } from "../core/types.js";
 import { alarmAfterStep } from "../functions/fleet/schedule.js";
+import { recordedStep } from "../functions/recorded-step.js";
+import { DEFAULT_DEBOUNCE, type DebounceOptions, Debouncer, type RelayClock } from "../functions/relay/index.js";
+import { runStep, type StepOptions } from "../functions/step.js";
 
 export type Trigger =
   | { kind: "relay"; debounce: DebounceOptions; label: string }
@@ -45,7 +46,11 @@ export const B3_TRIGGERS: readonly Trigger[] = [
   },
   { kind: "relay", debounce: { quietMs: 0, maxWaitMs: 0 }, label: "relay (no debounce)" },
   // The relay's earlier default, for comparison.
-  { kind: "relay", debounce: { quietMs: 2000, maxWaitMs: 10_000 }, label: "relay (2 s quiet, ≤ 10 s: earlier default)" },
+  {
+    kind: "relay",
+    debounce: { quietMs: 2000, maxWaitMs: 10_000 },
+    label: "relay (2 s quiet, ≤ 10 s: earlier default)",
+  },
   { kind: "cron", periodMs: 60_000, label: "cron 60 s" },
   { kind: "cron", periodMs: 300_000, label: "cron 300 s" },
 ];
@@ -136,7 +141,12 @@ async function clusterFor(c: RolloutCase): Promise<SimCluster> {
   const sim = new SimCluster({
     seed: 7,
     volumeAttributesClasses: false,
-    latencies: { reactMs: REACT_MS, resizeMs, nodeResizeMs: NODE_RESIZE_MS, ...(c.claimsFirst ? { podStartMs: c.claimsFirst.podStartMs } : {}) },
+    latencies: {
+      reactMs: REACT_MS,
+      resizeMs,
+      nodeResizeMs: NODE_RESIZE_MS,
+      ...(c.claimsFirst ? { podStartMs: c.claimsFirst.podStartMs } : {}),
+    },
   });
   await sim.addStorageClass("fast", { allowVolumeExpansion: true });
   await sim.createStatefulSet(
@@ -151,7 +161,8 @@ async function clusterFor(c: RolloutCase): Promise<SimCluster> {
     30 * 60_000,
   );
   const pods = (await sim.admin.list("pods", REF.namespace)).items.length;
-  if (pods !== c.replicas) throw new Error(`B3: the simulated StatefulSet has ${pods} pods after settling, expected ${c.replicas}`);
+  if (pods !== c.replicas)
+    throw new Error(`B3: the simulated StatefulSet has ${pods} pods after settling, expected ${c.replicas}`);
   return sim;
 }
 
@@ -170,7 +181,8 @@ export async function traceRollout(c: RolloutCase): Promise<{ result: RolloutRes
   const run = recorder ? (o: StepOptions) => recordedStep({ ...o, recorder }) : runStep;
   const timers = new VirtualTimers(() => sim.clock.nowMs());
   const due: string[] = [];
-  const debouncer = c.trigger.kind === "relay" ? new Debouncer(timers, c.trigger.debounce, (key) => due.push(key)) : undefined;
+  const debouncer =
+    c.trigger.kind === "relay" ? new Debouncer(timers, c.trigger.debounce, (key) => due.push(key)) : undefined;
 
   // The change: desired templates written to the set (as `claimstep set` or a CI call would).
   const desired = JSON.stringify([claimTemplate({ name: "data", storage: "20Gi", storageClassName: "fast" })]);
@@ -188,7 +200,13 @@ export async function traceRollout(c: RolloutCase): Promise<{ result: RolloutRes
     // …then `kubectl set image`: the pod rollout the partition holds back.
     await sim.setImage(REF.namespace, REF.name, "registry.k8s.io/pause:3.10");
   } else {
-    await sim.admin.mergePatch("statefulsets", REF.namespace, REF.name, { metadata: { annotations: { [Keys.templates]: desired } } }, { fieldManager: "kubectl" });
+    await sim.admin.mergePatch(
+      "statefulsets",
+      REF.namespace,
+      REF.name,
+      { metadata: { annotations: { [Keys.templates]: desired } } },
+      { fieldManager: "kubectl" },
+    );
   }
   const t0 = sim.clock.nowMs();
 
@@ -214,13 +232,23 @@ export async function traceRollout(c: RolloutCase): Promise<{ result: RolloutRes
   const step = async () => {
     steps++;
     const { decision, outcome } = await run({ reader, writers, ref: REF, now: sim.now() });
-    if (c.trigger.kind === "alarm") alarmAt = alarmAfterStep({ nowMs: sim.clock.nowMs(), ...(decision.requeueAfter !== undefined ? { requeueAfterSeconds: decision.requeueAfter } : {}) });
+    if (c.trigger.kind === "alarm")
+      alarmAt = alarmAfterStep({
+        nowMs: sim.clock.nowMs(),
+        ...(decision.requeueAfter !== undefined ? { requeueAfterSeconds: decision.requeueAfter } : {}),
+      });
     if (outcome.kind === "applied" && decision.action) {
       if (decision.action.type === "PatchPartition") partitionPatches++;
       else claimWrites++;
-      timeline.push({ atMs: sim.clock.nowMs() - t0, phase: decision.phase, reason: decision.reason, action: decision.action.type });
+      timeline.push({
+        atMs: sim.clock.nowMs() - t0,
+        phase: decision.phase,
+        reason: decision.reason,
+        action: decision.action.type,
+      });
     }
-    if (outcome.kind === "retry" || outcome.kind === "refused") throw new Error(`B3: step failed (${outcome.kind}): ${decision.message}`);
+    if (outcome.kind === "retry" || outcome.kind === "refused")
+      throw new Error(`B3: step failed (${outcome.kind}): ${decision.message}`);
     if (decision.phase === "Complete") {
       doneAt = sim.clock.nowMs();
       timeline.push({ atMs: doneAt - t0, phase: decision.phase, reason: decision.reason });
@@ -237,11 +265,15 @@ export async function traceRollout(c: RolloutCase): Promise<{ result: RolloutRes
     sim.settle();
     watchEvents();
     const now = sim.clock.nowMs();
-    if (now - t0 > GIVE_UP_MS) throw new Error(`B3: ${c.trigger.label} k=${c.maxUnavailable} did not complete within ${GIVE_UP_MS / 3600_000} h of virtual time`);
+    if (now - t0 > GIVE_UP_MS)
+      throw new Error(
+        `B3: ${c.trigger.label} k=${c.maxUnavailable} did not complete within ${GIVE_UP_MS / 3600_000} h of virtual time`,
+      );
     const candidates = [sim.nextActivity()?.getTime(), timers.next(), period ? nextTick : undefined, alarmAt].filter(
       (t): t is number => t !== undefined,
     );
-    if (!candidates.length) throw new Error(`B3: ${c.trigger.label}: nothing left to happen and the rollout is not complete`);
+    if (!candidates.length)
+      throw new Error(`B3: ${c.trigger.label}: nothing left to happen and the rollout is not complete`);
     const at = Math.max(now, Math.min(...candidates));
     sim.advance(at - now);
     watchEvents();
@@ -294,7 +326,10 @@ export async function traceRollout(c: RolloutCase): Promise<{ result: RolloutRes
 export function latenciesOf(timeline: readonly StepRecord[]): { claimMs: number; podMs: number } {
   const at = (reason: string) => {
     const s = timeline.find((x) => x.reason === reason);
-    if (!s) throw new Error(`B3: no ${reason} step in the calibration run (${timeline.map((x) => x.reason).join(", ") || "no steps"})`);
+    if (!s)
+      throw new Error(
+        `B3: no ${reason} step in the calibration run (${timeline.map((x) => x.reason).join(", ") || "no steps"})`,
+      );
     return s.atMs;
   };
   const write = timeline.find((x) => x.action === "PatchClaim");
@@ -352,19 +387,36 @@ export async function runB3(log: (line: string) => void = () => {}, opts: B3Opti
   for (const maxUnavailable of opts.claimsOnlyK ?? B3_K) {
     for (const trigger of opts.triggers ?? B3_TRIGGERS) {
       const r = await runRollout({ replicas, maxUnavailable, resizeLatencyMs, trigger });
-      log(`  B3 ${trigger.label} k=${maxUnavailable}: ${(r.totalMs / 1000).toFixed(0)} s, ratio ${r.ratio.toFixed(3)}, ${r.steps} steps`);
+      log(
+        `  B3 ${trigger.label} k=${maxUnavailable}: ${(r.totalMs / 1000).toFixed(0)} s, ratio ${r.ratio.toFixed(3)}, ${r.steps} steps`,
+      );
       rows.push(r);
     }
   }
   const claimsFirst = { podStartMs };
-  const { timeline } = await traceRollout({ replicas: 1, maxUnavailable: 1, resizeLatencyMs, trigger: B3_TRIGGERS[1]!, claimsFirst });
+  const { timeline } = await traceRollout({
+    replicas: 1,
+    maxUnavailable: 1,
+    resizeLatencyMs,
+    trigger: B3_TRIGGERS[1]!,
+    claimsFirst,
+  });
   const { claimMs, podMs } = latenciesOf(timeline);
   log(`  B3-claims-first calibration: L_claim ${(claimMs / 1000).toFixed(1)} s, L_pod ${(podMs / 1000).toFixed(1)} s`);
   const cfRows: RolloutResult[] = [];
   for (const maxUnavailable of opts.claimsFirstK ?? B3_CLAIMS_FIRST_K) {
     for (const trigger of opts.claimsFirstTriggers ?? B3_CLAIMS_FIRST_TRIGGERS) {
-      const r = await runRollout({ replicas, maxUnavailable, resizeLatencyMs, trigger, claimsFirst, idealOrdinalMs: claimMs + podMs });
-      log(`  B3-claims-first ${trigger.label} k=${maxUnavailable}: ${(r.totalMs / 1000).toFixed(0)} s, ratio ${r.ratio.toFixed(3)}, ${r.steps} steps, ${r.partitionPatches} partition patches`);
+      const r = await runRollout({
+        replicas,
+        maxUnavailable,
+        resizeLatencyMs,
+        trigger,
+        claimsFirst,
+        idealOrdinalMs: claimMs + podMs,
+      });
+      log(
+        `  B3-claims-first ${trigger.label} k=${maxUnavailable}: ${(r.totalMs / 1000).toFixed(0)} s, ratio ${r.ratio.toFixed(3)}, ${r.steps} steps, ${r.partitionPatches} partition patches`,
+      );
       cfRows.push(r);
     }
   }

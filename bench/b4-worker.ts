@@ -6,20 +6,20 @@
 // - replay: the same invocation answered from the responses recorded in the msw run, so the
 //   fake's work is reduced to building a Response from a string: the Worker's own code path.
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { setupServer } from "msw/node";
 import { listOf, StatefulSet } from "../core/k8s.js";
-import { planStep } from "../core/plan.js";
 import { Keys } from "../core/keys.js";
+import { planStep } from "../core/plan.js";
 import worker, { type Env, type ScheduledController } from "../functions/worker.js";
 import type { SimServer } from "../test/support/sim-server.js";
-import { SIM_TOKEN as FAKE_TOKEN, SIM_URL as FAKE_URL, simWith } from "./sim-set.js";
 import { DIRECT_WRITER, THREE_TEMPLATES } from "./generate.js";
 import { compare, median, percentile } from "./harness.js";
+import { SIM_TOKEN as FAKE_TOKEN, SIM_URL as FAKE_URL, simWith } from "./sim-set.js";
 import { bytesBySource, packageOf, type SourceMap } from "./sourcemap.js";
 import { parseRaw, validateResponses } from "./validate.js";
 
@@ -43,7 +43,9 @@ const run = (cmd: string, args: string[], env: NodeJS.ProcessEnv): Promise<strin
     p.stdout.on("data", (d: Buffer) => (out += d.toString()));
     p.stderr.on("data", (d: Buffer) => (out += d.toString()));
     p.on("error", reject);
-    p.on("close", (code) => (code === 0 ? resolvePromise(out) : reject(new Error(`${cmd} ${args.join(" ")} exited ${code}:\n${out.trim()}`))));
+    p.on("close", (code) =>
+      code === 0 ? resolvePromise(out) : reject(new Error(`${cmd} ${args.join(" ")} exited ${code}:\n${out.trim()}`)),
+    );
   });
 
 /** `wrangler deploy --dry-run --outdir` into a temporary directory, then measure what it wrote. */
@@ -51,7 +53,12 @@ export async function bundleSize(): Promise<BundleSize> {
   const outdir = mkdtempSync(join(tmpdir(), "claimstep-bundle-"));
   try {
     const wrangler = join(REPO, "node_modules", ".bin", "wrangler");
-    const said = await run(wrangler, ["deploy", "--dry-run", "--outdir", outdir], { ...process.env, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1", CI: "true" });
+    const said = await run(wrangler, ["deploy", "--dry-run", "--outdir", outdir], {
+      ...process.env,
+      WRANGLER_SEND_METRICS: "false",
+      NO_COLOR: "1",
+      CI: "true",
+    });
     const file = readdirSync(outdir).find((f) => /\.m?js$/.test(f));
     if (!file) throw new Error(`wrangler wrote no JavaScript to ${outdir}`);
     const code = readFileSync(join(outdir, file));
@@ -65,7 +72,8 @@ export async function bundleSize(): Promise<BundleSize> {
         totals.set(pkg, (totals.get(pkg) ?? 0) + bytes);
       }
       const all = [...totals.values()].reduce((a, b) => a + b, 0);
-      for (const [pkg, bytes] of [...totals].sort((a, b) => b[1] - a[1])) byPackage.push({ package: pkg, bytes, share: bytes / all });
+      for (const [pkg, bytes] of [...totals].sort((a, b) => b[1] - a[1]))
+        byPackage.push({ package: pkg, bytes, share: bytes / all });
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
     }
@@ -159,12 +167,19 @@ export async function invokeScheduled(): Promise<{ cpuMs: number; wallMs: number
  * One scheduled invocation over msw against a fresh fake holding the set before its first step
  * (seeded outside the timing). `record` collects every answer for replaying.
  */
-export async function scheduledOverMsw(templates: number, record?: Map<string, Recorded>): Promise<{ cpuMs: number; wallMs: number; fake: SimServer }> {
+export async function scheduledOverMsw(
+  templates: number,
+  record?: Map<string, Recorded>,
+): Promise<{ cpuMs: number; wallMs: number; fake: SimServer }> {
   const fake = simWith({ replicas: B4_REPLICAS, templates: THREE_TEMPLATES.slice(0, templates), stage: "start" });
   const server = setupServer(...fake.handlers);
   if (record) {
     server.events.on("response:mocked", async ({ request, response }) => {
-      record.set(`${request.method} ${request.url}`, { status: response.status, headers: [...response.headers], body: await response.clone().text() });
+      record.set(`${request.method} ${request.url}`, {
+        status: response.status,
+        headers: [...response.headers],
+        body: await response.clone().text(),
+      });
     });
   }
   server.listen({ onUnhandledRequest: "error" });
@@ -202,7 +217,13 @@ export async function recordScheduled(templates = 3): Promise<Map<string, Record
 const figures = (runs: { cpuMs: number; wallMs: number }[]): CpuFigures => {
   const [first, ...rest] = runs;
   const cpu = rest.map((r) => r.cpuMs);
-  return { firstMs: first!.cpuMs, medianMs: median(cpu), p90Ms: percentile(cpu, 90), wallMedianMs: median(rest.map((r) => r.wallMs)), samples: rest.length };
+  return {
+    firstMs: first!.cpuMs,
+    medianMs: median(cpu),
+    p90Ms: percentile(cpu, 90),
+    wallMedianMs: median(rest.map((r) => r.wallMs)),
+    samples: rest.length,
+  };
 };
 
 /**
@@ -228,7 +249,11 @@ export async function scheduledCpu(shapes: readonly number[], iterations: number
         const all = fake.list("persistentvolumeclaims", "default");
         const claim = all.find((p) => (p.metadata.labels as Record<string, string> | undefined)?.[Keys.revisionLabel]);
         r.claims = all.length;
-        r.invocation = { requests: c.total, byRequest: c.byRequest, stepped: claim ? `applied ${claim.metadata.name}` : "no claim written" };
+        r.invocation = {
+          requests: c.total,
+          byRequest: c.byRequest,
+          stepped: claim ? `applied ${claim.metadata.name}` : "no claim written",
+        };
       }
     }
   }
@@ -296,10 +321,14 @@ function breakdownOf(recorded: Map<string, Recorded>, totalMs: number): Breakdow
 
 export async function runB4(log: (line: string) => void = () => {}, iterations = 50): Promise<B4Result> {
   const bundle = await bundleSize();
-  log(`  B4 bundle ${bundle.file}: ${(bundle.rawBytes / 1024).toFixed(1)} KiB raw, ${(bundle.gzipBytes / 1024).toFixed(1)} KiB gzip`);
+  log(
+    `  B4 bundle ${bundle.file}: ${(bundle.rawBytes / 1024).toFixed(1)} KiB raw, ${(bundle.gzipBytes / 1024).toFixed(1)} KiB gzip`,
+  );
   const cpu = await scheduledCpu([3, 1], iterations);
   for (const c of cpu) {
-    log(`  B4 scheduled, ${B4_REPLICAS} replicas × ${c.templates} template(s): ${c.replay.medianMs.toFixed(2)} ms CPU replayed, ${c.msw.medianMs.toFixed(2)} ms with msw`);
+    log(
+      `  B4 scheduled, ${B4_REPLICAS} replicas × ${c.templates} template(s): ${c.replay.medianMs.toFixed(2)} ms CPU replayed, ${c.msw.medianMs.toFixed(2)} ms with msw`,
+    );
   }
   return { bundle, replicas: B4_REPLICAS, cpu, target: { cpuMs: 10 } };
 }

@@ -3,7 +3,14 @@
 // GC trace ("testing"): between two of them, the heap only grows until a GC, so the largest
 // "before" size of the GCs in that window (and the size at its end) is the peak used heap.
 import { planStep } from "../core/plan.js";
-import { DIRECT_WRITER, generateCluster, GENERATED_AT, parseResponses, responseBytes, responsesOf } from "./generate.js";
+import {
+  DIRECT_WRITER,
+  GENERATED_AT,
+  generateCluster,
+  parseResponses,
+  responseBytes,
+  responsesOf,
+} from "./generate.js";
 
 const gc = (globalThis as { gc?: () => void }).gc;
 if (!gc) throw new Error("b5-memory-child must run with node --expose-gc");

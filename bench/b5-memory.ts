@@ -19,7 +19,8 @@ export function gcEvents(trace: string): GcEvent[] {
   const out: GcEvent[] = [];
   for (const line of trace.split("\n")) {
     const m = GC_LINE.exec(line);
-    if (m) out.push({ kind: m[1]!.trim(), beforeMiB: Number(m[2]), afterMiB: Number(m[4]), forced: /testing/.test(line) });
+    if (m)
+      out.push({ kind: m[1]!.trim(), beforeMiB: Number(m[2]), afterMiB: Number(m[4]), forced: /testing/.test(line) });
   }
   return out;
 }
@@ -28,7 +29,11 @@ export function gcEvents(trace: string): GcEvent[] {
  * Peak used heap between the `from`-th and `to`-th forced GC (1-based): the largest size any
  * GC in between found before collecting, including the closing forced GC itself.
  */
-export function peakBetween(events: readonly GcEvent[], from: number, to: number): { baseMiB: number; peakMiB: number; gcs: number } {
+export function peakBetween(
+  events: readonly GcEvent[],
+  from: number,
+  to: number,
+): { baseMiB: number; peakMiB: number; gcs: number } {
   const forced = events.map((e, i) => (e.forced ? i : -1)).filter((i) => i >= 0);
   const start = forced[from - 1];
   const end = forced[to - 1];
@@ -36,7 +41,11 @@ export function peakBetween(events: readonly GcEvent[], from: number, to: number
     throw new Error(`peakBetween: forced GCs ${from} and ${to} not both in the trace (found ${forced.length})`);
   }
   const window = events.slice(start + 1, end + 1);
-  return { baseMiB: events[start]!.afterMiB, peakMiB: Math.max(...window.map((e) => e.beforeMiB)), gcs: window.length - 1 };
+  return {
+    baseMiB: events[start]!.afterMiB,
+    peakMiB: Math.max(...window.map((e) => e.beforeMiB)),
+    gcs: window.length - 1,
+  };
 }
 
 export interface B5Result {
@@ -59,15 +68,21 @@ export interface B5Result {
 export async function runB5(replicas = 10_000): Promise<B5Result> {
   const child = fileURLToPath(new URL("./b5-memory-child.ts", import.meta.url));
   const output = await new Promise<string>((resolve, reject) => {
-    const p = spawn(process.execPath, ["--expose-gc", "--trace-gc", "--max-old-space-size=4096", "--import", "tsx", child, String(replicas)], {
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const p = spawn(
+      process.execPath,
+      ["--expose-gc", "--trace-gc", "--max-old-space-size=4096", "--import", "tsx", child, String(replicas)],
+      {
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
     let out = "";
     let err = "";
     p.stdout.on("data", (d: Buffer) => (out += d.toString()));
     p.stderr.on("data", (d: Buffer) => (err += d.toString()));
     p.on("error", reject);
-    p.on("close", (code) => (code === 0 ? resolve(out) : reject(new Error(`b5-memory-child exited ${code}: ${err.trim()}`))));
+    p.on("close", (code) =>
+      code === 0 ? resolve(out) : reject(new Error(`b5-memory-child exited ${code}: ${err.trim()}`)),
+    );
   });
   const line = output.split("\n").find((l) => l.startsWith("B5RESULT "));
   if (!line) throw new Error("b5-memory-child printed no result");

@@ -9,9 +9,9 @@ import { spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { performance } from "node:perf_hooks";
-import { ratio, statsOf, type Stats } from "./harness.js";
+import { fileURLToPath } from "node:url";
+import { ratio, type Stats, statsOf } from "./harness.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 
@@ -33,10 +33,15 @@ export interface B6Result {
 export function packageLayout(log: (line: string) => void): string {
   const dir = mkdtempSync(join(tmpdir(), "claimstep-b6-"));
   const tsc = join(ROOT, "node_modules/typescript/bin/tsc");
-  const built = spawnSync(process.execPath, [tsc, "-p", join(ROOT, "tsconfig.build.json"), "--outDir", join(dir, "dist")], { encoding: "utf8" });
+  const built = spawnSync(
+    process.execPath,
+    [tsc, "-p", join(ROOT, "tsconfig.build.json"), "--outDir", join(dir, "dist")],
+    { encoding: "utf8" },
+  );
   // Type errors still emit JavaScript: say so, and go on if the CLI was emitted.
   if (built.status !== 0) log(`  tsc exited ${built.status}: ${built.stdout.split("\n").slice(0, 3).join(" | ")}`);
-  if (!existsSync(join(dir, "dist/functions/cli.js"))) throw new Error(`B6: tsc emitted no dist/functions/cli.js (${built.stderr || built.stdout})`);
+  if (!existsSync(join(dir, "dist/functions/cli.js")))
+    throw new Error(`B6: tsc emitted no dist/functions/cli.js (${built.stderr || built.stdout})`);
   mkdirSync(join(dir, "bin"));
   copyFileSync(join(ROOT, "bin/claimstep.js"), join(dir, "bin/claimstep.js"));
   copyFileSync(join(ROOT, "package.json"), join(dir, "package.json"));
@@ -49,7 +54,8 @@ function spawnTime(args: readonly string[], env: NodeJS.ProcessEnv): number {
   const t0 = performance.now();
   const r = spawnSync(process.execPath, args, { stdio: ["ignore", "ignore", "pipe"], env });
   const ms = performance.now() - t0;
-  if (r.status !== 0) throw new Error(`B6: node ${args.join(" ")} exited ${r.status ?? r.signal}: ${r.stderr?.toString().trim()}`);
+  if (r.status !== 0)
+    throw new Error(`B6: node ${args.join(" ")} exited ${r.status ?? r.signal}: ${r.stderr?.toString().trim()}`);
   return ms;
 }
 
@@ -84,6 +90,9 @@ export function runB6(log: (line: string) => void, rounds = 30, warmup = 3): B6R
     return { label, wall, ratio: ratio(wall.median, floor.median) };
   };
   const result = { floor: caseOf(floorName!), cases: rest.map(caseOf), rounds };
-  for (const c of result.cases) log(`  ${c.label}: ${c.wall.median.toFixed(0)} ms median, ${c.ratio.toFixed(1)} × node -e 0 (${floor.median.toFixed(0)} ms)`);
+  for (const c of result.cases)
+    log(
+      `  ${c.label}: ${c.wall.median.toFixed(0)} ms median, ${c.ratio.toFixed(1)} × node -e 0 (${floor.median.toFixed(0)} ms)`,
+    );
   return result;
 }

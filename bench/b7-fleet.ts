@@ -13,8 +13,8 @@ import { fleetQueue, fleetScheduled } from "../functions/fleet/entry.js";
 import { LedgerObject, SetObject } from "../functions/fleet/objects.js";
 import type { DONamespace, DOStorage, MessageBatch, QueueMessage } from "../functions/fleet/runtime.js";
 import { simClusterOptions, statefulSetObjects, storageClassObjects } from "../test/support/index.js";
+import { type RolloutResult, runRollout, type Trigger } from "./b3-rollout.js";
 import { median, percentile } from "./harness.js";
-import { runRollout, type RolloutResult, type Trigger } from "./b3-rollout.js";
 
 export const B7_CLUSTERS = 10;
 export const B7_SETS_PER_CLUSTER = 100;
@@ -57,7 +57,11 @@ interface Obj {
  * `deferred`: a request is answered 200 at once and run later as the object's own invocation (a
  * poke needs no answer but its status), so its CPU is not the caller's.
  */
-function namespace(make: (storage: MemoryStorage) => Obj["instance"], count: () => void, deferred?: (run: () => Promise<unknown>) => void): DONamespace & { objects: Map<string, Obj> } {
+function namespace(
+  make: (storage: MemoryStorage) => Obj["instance"],
+  count: () => void,
+  deferred?: (run: () => Promise<unknown>) => void,
+): DONamespace & { objects: Map<string, Obj> } {
   const objects = new Map<string, Obj>();
   return {
     objects,
@@ -115,22 +119,38 @@ export interface B7Result {
 const statsOf = (samples: { sub: number; cpu: number; wall: number }[]): InvocationStats => ({
   count: samples.length,
   subrequestsMax: Math.max(...samples.map((s) => s.sub)),
-  cpuMs: { median: median(samples.map((s) => s.cpu)), p90: percentile(samples.map((s) => s.cpu), 90), max: Math.max(...samples.map((s) => s.cpu)) },
+  cpuMs: {
+    median: median(samples.map((s) => s.cpu)),
+    p90: percentile(
+      samples.map((s) => s.cpu),
+      90,
+    ),
+    max: Math.max(...samples.map((s) => s.cpu)),
+  },
   wallMsMax: Math.max(...samples.map((s) => s.wall)),
 });
 
-export async function runB7(log: (line: string) => void = () => {}, opts: { clusters?: number; setsPerCluster?: number; replicas?: number } = {}): Promise<B7Result> {
+export async function runB7(
+  log: (line: string) => void = () => {},
+  opts: { clusters?: number; setsPerCluster?: number; replicas?: number } = {},
+): Promise<B7Result> {
   const nClusters = opts.clusters ?? B7_CLUSTERS;
   const perCluster = opts.setsPerCluster ?? B7_SETS_PER_CLUSTER;
   const replicas = opts.replicas ?? 3;
   const desired = [{ name: "data", storage: "2Gi", storageClassName: "fast" }];
   const sims = new Map<string, SimCluster>();
-  const env: Record<string, unknown> = { CLAIMSTEP_API_TOKEN: "bench-api-token-0123456789", CLAIMSTEP_NAMESPACES: "default", CLAIMSTEP_SUBREQUEST_BUDGET: "50" };
+  const env: Record<string, unknown> = {
+    CLAIMSTEP_API_TOKEN: "bench-api-token-0123456789",
+    CLAIMSTEP_NAMESPACES: "default",
+    CLAIMSTEP_SUBREQUEST_BUDGET: "50",
+  };
   const list: object[] = [];
   for (let i = 0; i < nClusters; i++) {
     const name = `c${i}`;
     const url = `https://${name}.bench.test`;
-    const sim = new SimCluster(simClusterOptions({ baseUrl: url, token: `token-${name}-0123456789`, volumeAttributesClassVersions: [] }));
+    const sim = new SimCluster(
+      simClusterOptions({ baseUrl: url, token: `token-${name}-0123456789`, volumeAttributesClassVersions: [] }),
+    );
     sim.seed(...storageClassObjects());
     for (let j = 0; j < perCluster; j++) sim.seed(...statefulSetObjects({ name: `s${j}`, replicas, desired }));
     sims.set(new URL(url).host, sim);
@@ -172,9 +192,16 @@ export async function runB7(log: (line: string) => void = () => {}, opts: { clus
       queue.push(...[...ms].map((m) => m.body));
     },
   };
-  env.LEDGER = namespace((storage) => new LedgerObject({ storage }, env), () => sub++);
+  env.LEDGER = namespace(
+    (storage) => new LedgerObject({ storage }, env),
+    () => sub++,
+  );
   const pokes: (() => Promise<unknown>)[] = [];
-  const sets = namespace((storage) => new SetObject({ storage }, env), () => sub++, (run) => pokes.push(run));
+  const sets = namespace(
+    (storage) => new SetObject({ storage }, env),
+    () => sub++,
+    (run) => pokes.push(run),
+  );
   env.SETS = sets;
 
   const measure = async <T>(fn: () => Promise<T>) => {
@@ -202,7 +229,9 @@ export async function runB7(log: (line: string) => void = () => {}, opts: { clus
     const consumers: { sub: number; cpu: number; wall: number }[] = [];
     let poked = 0;
     for (let i = 0; i < queue.length; i += 50) {
-      const messages: QueueMessage[] = queue.slice(i, i + 50).map((body, k) => ({ id: `m${i + k}`, body, attempts: 1, ack() {}, retry() {} }));
+      const messages: QueueMessage[] = queue
+        .slice(i, i + 50)
+        .map((body, k) => ({ id: `m${i + k}`, body, attempts: 1, ack() {}, retry() {} }));
       const batch: MessageBatch = { queue: "claimstep-steps", messages };
       const r = await measure(() => fleetQueue(batch, env));
       consumers.push(r.sample);
@@ -260,7 +289,10 @@ export interface B3AlarmsResult {
 }
 
 /** B3 with alarms instead of the relay. `ratio` counts from the change; `pickUpMs` is the wait for the first tick. */
-export async function runB3Alarms(log: (line: string) => void = () => {}, opts: { replicas?: number; k?: readonly number[] } = {}): Promise<B3AlarmsResult> {
+export async function runB3Alarms(
+  log: (line: string) => void = () => {},
+  opts: { replicas?: number; k?: readonly number[] } = {},
+): Promise<B3AlarmsResult> {
   const replicas = opts.replicas ?? 50;
   const resizeLatencyMs = 60_000;
   const rows: RolloutResult[] = [];
@@ -268,7 +300,9 @@ export async function runB3Alarms(log: (line: string) => void = () => {}, opts: 
     for (const trigger of B3_ALARM_TRIGGERS) {
       const r = await runRollout({ replicas, maxUnavailable, resizeLatencyMs, trigger });
       const afterPickUp = (r.totalMs - (r.pickUpMs ?? 0)) / r.idealMs;
-      log(`  B3-alarms ${trigger.label} k=${maxUnavailable}: ${(r.totalMs / 1000).toFixed(0)} s, ratio ${r.ratio.toFixed(3)} (${afterPickUp.toFixed(3)} after the pick-up), ${r.steps} steps`);
+      log(
+        `  B3-alarms ${trigger.label} k=${maxUnavailable}: ${(r.totalMs / 1000).toFixed(0)} s, ratio ${r.ratio.toFixed(3)} (${afterPickUp.toFixed(3)} after the pick-up), ${r.steps} steps`,
+      );
       rows.push(r);
     }
   }
@@ -285,10 +319,18 @@ export interface Verdict {
 const ms = (x: number) => `${x.toFixed(1)} ms`;
 
 export function judgeB7(b7: B7Result, b3a: B3AlarmsResult): Verdict[] {
-  const subMax = Math.max(b7.cron.subrequestsMax, b7.queue.subrequestsMax, b7.pokes.subrequestsMax, b7.alarms.subrequestsMax);
+  const subMax = Math.max(
+    b7.cron.subrequestsMax,
+    b7.queue.subrequestsMax,
+    b7.pokes.subrequestsMax,
+    b7.alarms.subrequestsMax,
+  );
   const cpuP90 = Math.max(b7.cron.cpuMs.p90, b7.queue.cpuMs.p90, b7.pokes.cpuMs.p90, b7.alarms.cpuMs.p90);
   const byTrigger = (label: string, f: (r: RolloutResult) => number) =>
-    b3a.rows.filter((r) => r.trigger === label).map((r) => `k=${r.maxUnavailable}: ${f(r).toFixed(3)}`).join(", ");
+    b3a.rows
+      .filter((r) => r.trigger === label)
+      .map((r) => `k=${r.maxUnavailable}: ${f(r).toFixed(3)}`)
+      .join(", ");
   return [
     {
       id: `B7 ${b7.sets} sets across ${b7.clusters} clusters in one cron period`,

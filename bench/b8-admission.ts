@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { admitStatefulSetUpdate } from "../core/admission.js";
 import { admissionResponse, admissionRoutes, jsonDepth } from "../functions/routes/admission.js";
-import { compare, formatMs, keep, median, percentile, ratio, type Measured } from "./harness.js";
+import { compare, formatMs, keep, type Measured, median, percentile, ratio } from "./harness.js";
 
 export interface B8Case {
   label: string;
@@ -23,7 +23,9 @@ export interface B8Result {
   route: { reviews: number; p50Ms: number; p99Ms: number; maxMs: number; timeoutSeconds: number };
 }
 
-const FIXTURE = fileURLToPath(new URL("../test/fixtures/apiserver/admission-review-sts-update-vct-1.34.json", import.meta.url));
+const FIXTURE = fileURLToPath(
+  new URL("../test/fixtures/apiserver/admission-review-sts-update-vct-1.34.json", import.meta.url),
+);
 
 /** The captured review, opted in; `templates` claim templates and a last-applied annotation of the set's size. */
 function reviewOf(templates: number): string {
@@ -31,11 +33,28 @@ function reviewOf(templates: number): string {
   r.request.object.metadata.labels = { ...r.request.object.metadata.labels, "claimstep.io/admission": "enabled" };
   const one = r.request.object.spec.volumeClaimTemplates[0];
   const oldOne = r.request.oldObject.spec.volumeClaimTemplates[0];
-  r.request.object.spec.volumeClaimTemplates = Array.from({ length: templates }, (_, i) => ({ ...structuredClone(one), metadata: { name: i ? `t${i}` : "data" } }));
-  r.request.oldObject.spec.volumeClaimTemplates = Array.from({ length: templates }, (_, i) => ({ ...structuredClone(oldOne), metadata: { name: i ? `t${i}` : "data" } }));
-  const applied = JSON.stringify({ apiVersion: "apps/v1", kind: "StatefulSet", metadata: r.request.object.metadata, spec: r.request.object.spec });
-  r.request.object.metadata.annotations = { ...r.request.object.metadata.annotations, "kubectl.kubernetes.io/last-applied-configuration": applied };
-  r.request.oldObject.metadata.annotations = { ...r.request.oldObject.metadata.annotations, "kubectl.kubernetes.io/last-applied-configuration": applied };
+  r.request.object.spec.volumeClaimTemplates = Array.from({ length: templates }, (_, i) => ({
+    ...structuredClone(one),
+    metadata: { name: i ? `t${i}` : "data" },
+  }));
+  r.request.oldObject.spec.volumeClaimTemplates = Array.from({ length: templates }, (_, i) => ({
+    ...structuredClone(oldOne),
+    metadata: { name: i ? `t${i}` : "data" },
+  }));
+  const applied = JSON.stringify({
+    apiVersion: "apps/v1",
+    kind: "StatefulSet",
+    metadata: r.request.object.metadata,
+    spec: r.request.object.spec,
+  });
+  r.request.object.metadata.annotations = {
+    ...r.request.object.metadata.annotations,
+    "kubectl.kubernetes.io/last-applied-configuration": applied,
+  };
+  r.request.oldObject.metadata.annotations = {
+    ...r.request.oldObject.metadata.annotations,
+    "kubectl.kubernetes.io/last-applied-configuration": applied,
+  };
   return JSON.stringify(r);
 }
 
@@ -53,10 +72,19 @@ export async function runB8(log: (line: string) => void, reviews = 10_000): Prom
     ["10 templates", 10],
   ] as const) {
     const text = reviewOf(templates);
-    if (!JSON.parse(handle(text)).response.patch) throw new Error(`B8 ${label}: the review got no patch: the benchmark would measure the wrong path`);
+    if (!JSON.parse(handle(text)).response.patch)
+      throw new Error(`B8 ${label}: the review got no patch: the benchmark would measure the wrong path`);
     const m = compare({ handle: () => handle(text), parse: () => JSON.parse(text) });
-    cases.push({ label, bytes: Buffer.byteLength(text), handle: m.handle, parse: m.parse, ratio: ratio(m.handle.wall.median, m.parse.wall.median) });
-    log(`  B8 ${label}: ${formatMs(m.handle.wall.median)} vs JSON.parse ${formatMs(m.parse.wall.median)} (${(m.handle.wall.median / m.parse.wall.median).toFixed(1)}×)`);
+    cases.push({
+      label,
+      bytes: Buffer.byteLength(text),
+      handle: m.handle,
+      parse: m.parse,
+      ratio: ratio(m.handle.wall.median, m.parse.wall.median),
+    });
+    log(
+      `  B8 ${label}: ${formatMs(m.handle.wall.median)} vs JSON.parse ${formatMs(m.parse.wall.median)} (${(m.handle.wall.median / m.parse.wall.median).toFixed(1)}×)`,
+    );
   }
 
   const app = admissionRoutes();
@@ -69,9 +97,22 @@ export async function runB8(log: (line: string) => void, reviews = 10_000): Prom
     keep(await res.text());
     times.push(performance.now() - t0);
   }
-  const route = { reviews, p50Ms: median(times), p99Ms: percentile(times, 99), maxMs: Math.max(...times), timeoutSeconds: 5 };
-  log(`  B8 route: ${reviews} reviews, p50 ${formatMs(route.p50Ms)}, p99 ${formatMs(route.p99Ms)}, max ${formatMs(route.maxMs)}`);
+  const route = {
+    reviews,
+    p50Ms: median(times),
+    p99Ms: percentile(times, 99),
+    maxMs: Math.max(...times),
+    timeoutSeconds: 5,
+  };
+  log(
+    `  B8 route: ${reviews} reviews, p50 ${formatMs(route.p50Ms)}, p99 ${formatMs(route.p99Ms)}, max ${formatMs(route.maxMs)}`,
+  );
   return { cases, route };
 }
 
-const request = (body: string) => new Request("http://claimstep.test/v1/admission/statefulsets?timeout=5s", { method: "POST", headers: { "content-type": "application/json" }, body });
+const request = (body: string) =>
+  new Request("http://claimstep.test/v1/admission/statefulsets?timeout=5s", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body,
+  });

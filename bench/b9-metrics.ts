@@ -11,8 +11,17 @@ import { instrumentFetch } from "../functions/metrics.js";
 import { recordedStep } from "../functions/recorded-step.js";
 import { startServer } from "../functions/server.js";
 import { runStep } from "../functions/step.js";
-import { runRollout, B3_TRIGGERS, type RolloutCase } from "./b3-rollout.js";
-import { DIRECT_WRITER, GENERATED_AT, generateCluster, NAMESPACE, parseResponses, responsesOf, SET_NAME, type RolloutStage } from "./generate.js";
+import { B3_TRIGGERS, type RolloutCase, runRollout } from "./b3-rollout.js";
+import {
+  DIRECT_WRITER,
+  GENERATED_AT,
+  generateCluster,
+  NAMESPACE,
+  parseResponses,
+  type RolloutStage,
+  responsesOf,
+  SET_NAME,
+} from "./generate.js";
 import { compare, median, percentile, ratio } from "./harness.js";
 import { directAdapters, simWith, withMsw } from "./sim-set.js";
 
@@ -22,13 +31,33 @@ export const METRICS_SETS = 1000;
 const TOKEN = "bench-metrics-token-0123456789";
 
 export interface B9Result {
-  scrape: { sets: number; series: number; bytes: number; medianMs: number; p90Ms: number; maxMs: number; buildMedianMs: number; loadAverage: number; samples: number; target: number };
+  scrape: {
+    sets: number;
+    series: number;
+    bytes: number;
+    medianMs: number;
+    p90Ms: number;
+    maxMs: number;
+    buildMedianMs: number;
+    loadAverage: number;
+    samples: number;
+    target: number;
+  };
   /** B1: planStep vs planStep + observeSet + the recorder's step, per size: on/off of the median wall times. */
   b1: { replicas: number; off: number; on: number; ratio: number; cpuRatio: number }[];
   /** B2: the real step over the simulated cluster (msw), recorder and request hook on vs off. */
   b2: { replicas: number; stage: RolloutStage; offMs: number; onMs: number; ratio: number; samples: number }[];
   /** B3: a whole rollout's wall time (virtual time must be equal). */
-  b3: { replicas: number; trigger: string; offMs: number; onMs: number; ratio: number; rolloutRatioOff: number; rolloutRatioOn: number; runs: number }[];
+  b3: {
+    replicas: number;
+    trigger: string;
+    offMs: number;
+    onMs: number;
+    ratio: number;
+    rolloutRatioOff: number;
+    rolloutRatioOn: number;
+    runs: number;
+  }[];
 }
 
 /** A set's gauges as a 3-replica, 2-template set in the middle of its rollout shows them. */
@@ -54,21 +83,46 @@ export async function benchScrape(log: (line: string) => void, samples: number):
   const recorder = new PromRecorder();
   for (let i = 0; i < METRICS_SETS; i++) {
     const ref = { namespace: `ns-${i % 20}`, name: `set-${i}` };
-    recorder.step({ ref, outcome: "waiting", seconds: 0.004 + (i % 7) * 0.01, set: observation(i), grew: i % 50 === 0 });
+    recorder.step({
+      ref,
+      outcome: "waiting",
+      seconds: 0.004 + (i % 7) * 0.01,
+      set: observation(i),
+      grew: i % 50 === 0,
+    });
   }
   // A sweep's worth of API requests of every kind a step makes.
-  for (const [verb, resource] of [["get", "statefulsets"], ["list", "pods"], ["list", "persistentvolumeclaims"], ["list", "storageclasses"], ["patch", "persistentvolumeclaims"], ["patch", "statefulsets"], ["create", "events"], ["patch", "events"], ["list", "statefulsets"]] as const) {
-    for (const code of [200, 409, 429, 500, "error"] as const) recorder.apiRequest({ verb, resource, code, seconds: 0.01 });
+  for (const [verb, resource] of [
+    ["get", "statefulsets"],
+    ["list", "pods"],
+    ["list", "persistentvolumeclaims"],
+    ["list", "storageclasses"],
+    ["patch", "persistentvolumeclaims"],
+    ["patch", "statefulsets"],
+    ["create", "events"],
+    ["patch", "events"],
+    ["list", "statefulsets"],
+  ] as const) {
+    for (const code of [200, 409, 429, 500, "error"] as const)
+      recorder.apiRequest({ verb, resource, code, seconds: 0.01 });
   }
   // What Prometheus sees: GET /metrics on the Node server (startServer, the bearer check), over a socket, to the last byte.
-  const server = await startServer({ app: { fetch: instrumentFetch(() => new Response("not here", { status: 404 }), recorder, [TOKEN]) }, port: 0, hostname: "127.0.0.1", log: () => {} });
+  const server = await startServer({
+    app: { fetch: instrumentFetch(() => new Response("not here", { status: 404 }), recorder, [TOKEN]) },
+    port: 0,
+    hostname: "127.0.0.1",
+    log: () => {},
+  });
   const scrape = () =>
     new Promise<string>((resolve, reject) => {
-      const req = request({ host: "127.0.0.1", port: server.port, path: "/metrics", headers: { authorization: `Bearer ${TOKEN}` } }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (d: Buffer) => chunks.push(d));
-        res.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-      });
+      const req = request(
+        { host: "127.0.0.1", port: server.port, path: "/metrics", headers: { authorization: `Bearer ${TOKEN}` } },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on("data", (d: Buffer) => chunks.push(d));
+          res.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+        },
+      );
       req.on("error", reject);
       req.end();
     });
@@ -119,14 +173,30 @@ export function benchB1(log: (line: string) => void, sizes: readonly number[]): 
         off: () => planStep(snapshot, GENERATED_AT, DIRECT_WRITER),
         on: () => {
           const decision = planStep(snapshot, GENERATED_AT, DIRECT_WRITER);
-          recorder.step({ ref, outcome: outcomeLabel("none", decision.phase), seconds: 0.001, set: observeSet(snapshot, decision), grew: false });
+          recorder.step({
+            ref,
+            outcome: outcomeLabel("none", decision.phase),
+            seconds: 0.001,
+            set: observeSet(snapshot, decision),
+            grew: false,
+          });
           return decision;
         },
       },
-      replicas >= 1000 ? { warmupMs: 500, samples: 21, minSampleMs: 20, maxTotalMs: 10_000 } : { warmupMs: 300, samples: 51, minSampleMs: 10, maxTotalMs: 8000 },
+      replicas >= 1000
+        ? { warmupMs: 500, samples: 21, minSampleMs: 20, maxTotalMs: 10_000 }
+        : { warmupMs: 300, samples: 51, minSampleMs: 10, maxTotalMs: 8000 },
     );
-    const row = { replicas, off: stats.off.wall.median, on: stats.on.wall.median, ratio: ratio(stats.on.wall.median, stats.off.wall.median), cpuRatio: ratio(stats.on.cpu.median, stats.off.cpu.median) };
-    log(`  B9/B1 ${replicas} replicas: planStep with the recorder / without ${row.ratio.toFixed(3)} (CPU ${row.cpuRatio.toFixed(3)})`);
+    const row = {
+      replicas,
+      off: stats.off.wall.median,
+      on: stats.on.wall.median,
+      ratio: ratio(stats.on.wall.median, stats.off.wall.median),
+      cpuRatio: ratio(stats.on.cpu.median, stats.off.cpu.median),
+    };
+    log(
+      `  B9/B1 ${replicas} replicas: planStep with the recorder / without ${row.ratio.toFixed(3)} (CPU ${row.cpuRatio.toFixed(3)})`,
+    );
     rows.push(row);
   }
   return rows;
@@ -159,8 +229,17 @@ async function benchB2(log: (line: string) => void, rounds: number): Promise<B9R
           }
         }
       });
-      const row = { replicas, stage, offMs: median(times.off), onMs: median(times.on), ratio: ratio(median(times.on), median(times.off)), samples: rounds };
-      log(`  B9/B2 ${replicas} replicas, ${stage}: step with the recorder / without ${row.ratio.toFixed(3)} (${row.onMs.toFixed(2)} / ${row.offMs.toFixed(2)} ms)`);
+      const row = {
+        replicas,
+        stage,
+        offMs: median(times.off),
+        onMs: median(times.on),
+        ratio: ratio(median(times.on), median(times.off)),
+        samples: rounds,
+      };
+      log(
+        `  B9/B2 ${replicas} replicas, ${stage}: step with the recorder / without ${row.ratio.toFixed(3)} (${row.onMs.toFixed(2)} / ${row.offMs.toFixed(2)} ms)`,
+      );
       rows.push(row);
     }
   }
@@ -176,14 +255,27 @@ async function benchB3(log: (line: string) => void, runs: number): Promise<B9Res
   for (let i = 0; i < runs; i++) {
     for (const name of i % 2 ? (["on", "off"] as const) : (["off", "on"] as const)) {
       const t0 = performance.now();
-      const r = await runRollout(name === "on" ? { ...base, recorder: new PromRecorder({ defaultMetrics: false }) } : base);
+      const r = await runRollout(
+        name === "on" ? { ...base, recorder: new PromRecorder({ defaultMetrics: false }) } : base,
+      );
       times[name].push(performance.now() - t0);
       if (name === "on") rolloutOn = r.ratio;
       else rolloutOff = r.ratio;
     }
   }
-  const row = { replicas: base.replicas, trigger: relay.label, offMs: median(times.off), onMs: median(times.on), ratio: ratio(median(times.on), median(times.off)), rolloutRatioOff: rolloutOff, rolloutRatioOn: rolloutOn, runs };
-  log(`  B9/B3 ${base.replicas} replicas, ${relay.label}: rollout wall time with the recorder / without ${row.ratio.toFixed(3)}; rollout / ideal ${rolloutOn.toFixed(3)} vs ${rolloutOff.toFixed(3)}`);
+  const row = {
+    replicas: base.replicas,
+    trigger: relay.label,
+    offMs: median(times.off),
+    onMs: median(times.on),
+    ratio: ratio(median(times.on), median(times.off)),
+    rolloutRatioOff: rolloutOff,
+    rolloutRatioOn: rolloutOn,
+    runs,
+  };
+  log(
+    `  B9/B3 ${base.replicas} replicas, ${relay.label}: rollout wall time with the recorder / without ${row.ratio.toFixed(3)}; rollout / ideal ${rolloutOn.toFixed(3)} vs ${rolloutOff.toFixed(3)}`,
+  );
   return [row];
 }
 

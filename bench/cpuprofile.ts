@@ -52,7 +52,8 @@ export function groupOf(file: string): string {
     const parts = file.slice(nm + "node_modules/".length).split("/");
     return parts[0]!.startsWith("@") ? `${parts[0]}/${parts[1]}` : parts[0]!;
   }
-  if (file.startsWith("node:")) return file.startsWith("node:internal/deps/") ? `node:${file.split("/")[2]}` : "node:internal";
+  if (file.startsWith("node:"))
+    return file.startsWith("node:internal/deps/") ? `node:${file.split("/")[2]}` : "node:internal";
   return file || "(VM)";
 }
 

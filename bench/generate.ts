@@ -3,11 +3,11 @@
 // last-applied-configuration), so that JSON.parse of the responses is an honest floor for a step.
 // Deterministic: the same options give the same bytes.
 import type { PersistentVolumeClaim, Pod, StatefulSet, StorageClass } from "../core/k8s.js";
+import { Keys } from "../core/keys.js";
 import { planStep } from "../core/plan.js";
 import type { WriterCapabilities } from "../core/ports.js";
 import { revisionOf } from "../core/revision.js";
 import type { Snapshot } from "../core/types.js";
-import { Keys } from "../core/keys.js";
 
 /** What the direct writer can do: the planner plans for it. */
 export const DIRECT_WRITER: WriterCapabilities = { name: "direct", supports: ["PatchClaim"], proposes: false };
@@ -79,7 +79,10 @@ export function uidOf(kind: string, index: number): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
 
-const tokenVolumeSuffix = (i: number): string => uidOf("token", i).slice(0, 5).replace(/[0-9]/g, (d) => "bcdfghjklm"[Number(d)]!);
+const tokenVolumeSuffix = (i: number): string =>
+  uidOf("token", i)
+    .slice(0, 5)
+    .replace(/[0-9]/g, (d) => "bcdfghjklm"[Number(d)]!);
 
 const claimTemplate = (t: TemplateSizes, size: string, labels?: Record<string, string>) => ({
   metadata: { name: t.name, ...(labels ? { labels } : {}) },
@@ -156,7 +159,10 @@ function statefulSet(shape: Required<SetShape>, revision: string): StatefulSet {
                   "f:terminationGracePeriodSeconds": {},
                 },
               },
-              "f:updateStrategy": { "f:rollingUpdate": { ".": {}, "f:maxUnavailable": {}, "f:partition": {} }, "f:type": {} },
+              "f:updateStrategy": {
+                "f:rollingUpdate": { ".": {}, "f:maxUnavailable": {}, "f:partition": {} },
+                "f:type": {},
+              },
               "f:volumeClaimTemplates": {},
             },
           },
@@ -244,7 +250,11 @@ function pod(ordinal: number, templates: readonly TemplateSizes[]): Pod {
   const token = `kube-api-access-${tokenVolumeSuffix(ordinal)}`;
   const volumeFields: Record<string, unknown> = { ".": {} };
   for (const t of templates) {
-    volumeFields[`k:{"name":"${t.name}"}`] = { ".": {}, "f:name": {}, "f:persistentVolumeClaim": { ".": {}, "f:claimName": {} } };
+    volumeFields[`k:{"name":"${t.name}"}`] = {
+      ".": {},
+      "f:name": {},
+      "f:persistentVolumeClaim": { ".": {}, "f:claimName": {} },
+    };
   }
   return {
     metadata: {
@@ -254,8 +264,21 @@ function pod(ordinal: number, templates: readonly TemplateSizes[]): Pod {
       uid: uidOf("pod", ordinal),
       resourceVersion: String(200 + ordinal * 4),
       creationTimestamp: CREATED,
-      labels: { app: SET_NAME, "controller-revision-hash": CONTROLLER_REVISION, "statefulset.kubernetes.io/pod-name": name },
-      ownerReferences: [{ apiVersion: "apps/v1", kind: "StatefulSet", name: SET_NAME, uid: SET_UID, controller: true, blockOwnerDeletion: true }],
+      labels: {
+        app: SET_NAME,
+        "controller-revision-hash": CONTROLLER_REVISION,
+        "statefulset.kubernetes.io/pod-name": name,
+      },
+      ownerReferences: [
+        {
+          apiVersion: "apps/v1",
+          kind: "StatefulSet",
+          name: SET_NAME,
+          uid: SET_UID,
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ],
       managedFields: [
         {
           manager: "kube-controller-manager",
@@ -266,7 +289,12 @@ function pod(ordinal: number, templates: readonly TemplateSizes[]): Pod {
           fieldsV1: {
             "f:metadata": {
               "f:generateName": {},
-              "f:labels": { ".": {}, "f:app": {}, "f:controller-revision-hash": {}, "f:statefulset.kubernetes.io/pod-name": {} },
+              "f:labels": {
+                ".": {},
+                "f:app": {},
+                "f:controller-revision-hash": {},
+                "f:statefulset.kubernetes.io/pod-name": {},
+              },
               "f:ownerReferences": { ".": {}, [`k:{"uid":"${SET_UID}"}`]: {} },
             },
             "f:spec": {
@@ -303,7 +331,13 @@ function pod(ordinal: number, templates: readonly TemplateSizes[]): Pod {
             "f:status": {
               "f:conditions": {
                 ".": {},
-                'k:{"type":"Ready"}': { ".": {}, "f:lastProbeTime": {}, "f:lastTransitionTime": {}, "f:status": {}, "f:type": {} },
+                'k:{"type":"Ready"}': {
+                  ".": {},
+                  "f:lastProbeTime": {},
+                  "f:lastTransitionTime": {},
+                  "f:status": {},
+                  "f:type": {},
+                },
               },
               "f:phase": {},
             },
@@ -314,14 +348,21 @@ function pod(ordinal: number, templates: readonly TemplateSizes[]): Pod {
     },
     spec: {
       volumes: [
-        ...templates.map((t) => ({ name: t.name, persistentVolumeClaim: { claimName: `${t.name}-${SET_NAME}-${ordinal}` } })),
+        ...templates.map((t) => ({
+          name: t.name,
+          persistentVolumeClaim: { claimName: `${t.name}-${SET_NAME}-${ordinal}` },
+        })),
         {
           name: token,
           projected: {
             sources: [
               { serviceAccountToken: { expirationSeconds: 3607, path: "token" } },
               { configMap: { name: "kube-root-ca.crt", items: [{ key: "ca.crt", path: "ca.crt" }] } },
-              { downwardAPI: { items: [{ path: "namespace", fieldRef: { apiVersion: "v1", fieldPath: "metadata.namespace" } }] } },
+              {
+                downwardAPI: {
+                  items: [{ path: "namespace", fieldRef: { apiVersion: "v1", fieldPath: "metadata.namespace" } }],
+                },
+              },
             ],
             defaultMode: 420,
           },
@@ -366,7 +407,13 @@ function pod(ordinal: number, templates: readonly TemplateSizes[]): Pod {
 /** How far one claim has come: untouched, written by claimstep and resizing, or done. */
 type ClaimState = "old" | "resizing" | "updated";
 
-function claim(ordinal: number, index: number, t: TemplateSizes, state: ClaimState, revision: string): PersistentVolumeClaim {
+function claim(
+  ordinal: number,
+  index: number,
+  t: TemplateSizes,
+  state: ClaimState,
+  revision: string,
+): PersistentVolumeClaim {
   const name = `${t.name}-${SET_NAME}-${ordinal}`;
   const written = state !== "old";
   const spec = written ? t.desired : t.live;
@@ -380,7 +427,12 @@ function claim(ordinal: number, index: number, t: TemplateSizes, state: ClaimSta
       time: APPLIED,
       fieldsType: "FieldsV1",
       fieldsV1: {
-        "f:metadata": { "f:labels": { [`f:${Keys.revisionLabel}`]: {}, ...Object.fromEntries(Object.keys(t.labels ?? {}).map((k) => [`f:${k}`, {}])) } },
+        "f:metadata": {
+          "f:labels": {
+            [`f:${Keys.revisionLabel}`]: {},
+            ...Object.fromEntries(Object.keys(t.labels ?? {}).map((k) => [`f:${k}`, {}])),
+          },
+        },
         "f:spec": { "f:resources": { "f:requests": { "f:storage": {} } } },
       },
     });
@@ -394,7 +446,12 @@ function claim(ordinal: number, index: number, t: TemplateSizes, state: ClaimSta
       fieldsType: "FieldsV1",
       fieldsV1: {
         "f:metadata": { "f:labels": { ".": {}, "f:app": {} } },
-        "f:spec": { "f:accessModes": {}, "f:resources": { "f:requests": {} }, "f:storageClassName": {}, "f:volumeMode": {} },
+        "f:spec": {
+          "f:accessModes": {},
+          "f:resources": { "f:requests": {} },
+          "f:storageClassName": {},
+          "f:volumeMode": {},
+        },
       },
     },
     {
@@ -408,7 +465,9 @@ function claim(ordinal: number, index: number, t: TemplateSizes, state: ClaimSta
           "f:accessModes": {},
           "f:capacity": { ".": {}, "f:storage": {} },
           "f:phase": {},
-          ...(state === "resizing" ? { "f:allocatedResourceStatuses": {}, "f:allocatedResources": {}, "f:conditions": {} } : {}),
+          ...(state === "resizing"
+            ? { "f:allocatedResourceStatuses": {}, "f:allocatedResources": {}, "f:conditions": {} }
+            : {}),
         },
       },
       subresource: "status",

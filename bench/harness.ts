@@ -32,7 +32,13 @@ export function median(values: readonly number[]): number {
 }
 
 export function statsOf(perOpMs: readonly number[], batch: number): Stats {
-  return { median: median(perOpMs), p90: percentile(perOpMs, 90), min: Math.min(...perOpMs), samples: perOpMs.length, batch };
+  return {
+    median: median(perOpMs),
+    p90: percentile(perOpMs, 90),
+    min: Math.min(...perOpMs),
+    samples: perOpMs.length,
+    batch,
+  };
 }
 
 /** a / b, guarded: a ratio of a zero floor is a broken measurement, not infinity. */
@@ -62,7 +68,13 @@ export interface CompareOptions {
   minSamples: number;
 }
 
-export const DEFAULT_COMPARE: CompareOptions = { warmupMs: 200, samples: 31, minSampleMs: 5, maxTotalMs: 8000, minSamples: 7 };
+export const DEFAULT_COMPARE: CompareOptions = {
+  warmupMs: 200,
+  samples: 31,
+  minSampleMs: 5,
+  maxTotalMs: 8000,
+  minSamples: 7,
+};
 
 /** Keeps results alive so the engine cannot drop the work that produced them. */
 let sink: unknown;
@@ -93,7 +105,10 @@ export interface Measured {
 }
 
 /** Time each case side by side; returns per-operation stats by case name. */
-export function compare<K extends string>(cases: Record<K, () => unknown>, options: Partial<CompareOptions> = {}): Record<K, Measured> {
+export function compare<K extends string>(
+  cases: Record<K, () => unknown>,
+  options: Partial<CompareOptions> = {},
+): Record<K, Measured> {
   const o = { ...DEFAULT_COMPARE, ...options };
   const names = Object.keys(cases) as K[];
   const batch = {} as Record<K, number>;
@@ -118,7 +133,9 @@ export function compare<K extends string>(cases: Record<K, () => unknown>, optio
     }
     if (round + 1 >= o.minSamples && performance.now() - started > o.maxTotalMs) break;
   }
-  return Object.fromEntries(names.map((n) => [n, { wall: statsOf(wall[n], batch[n]), cpu: statsOf(cpu[n], batch[n]) }])) as Record<K, Measured>;
+  return Object.fromEntries(
+    names.map((n) => [n, { wall: statsOf(wall[n], batch[n]), cpu: statsOf(cpu[n], batch[n]) }]),
+  ) as Record<K, Measured>;
 }
 
 /** A Markdown table from a header and rows. */

@@ -1,13 +1,14 @@
 // A profiled process (run by profile.ts with --enable-source-maps): warm a workload up, sample it
 // with the inspector's CPU profiler, and print self time by function and by file, the frames
 // mapped back to the TypeScript sources through the loader's source maps.
-import { findSourceMap } from "node:module";
+
 import { Session } from "node:inspector/promises";
+import { findSourceMap } from "node:module";
 import { fileURLToPath } from "node:url";
 import { planStep } from "../core/plan.js";
 import { invokeScheduled, recordScheduled, withReplay } from "./b4-worker.js";
-import { summarize, type CallFrame, type CpuProfile, type Place } from "./cpuprofile.js";
-import { DIRECT_WRITER, generateCluster, GENERATED_AT, parseResponses, responsesOf } from "./generate.js";
+import { type CallFrame, type CpuProfile, type Place, summarize } from "./cpuprofile.js";
+import { DIRECT_WRITER, GENERATED_AT, generateCluster, parseResponses, responsesOf } from "./generate.js";
 import { parseRaw, validateResponses } from "./validate.js";
 
 const REPO = fileURLToPath(new URL("..", import.meta.url));
@@ -47,11 +48,14 @@ const maps = new Map<string, ReturnType<typeof findSourceMap>>();
 
 function place(frame: CallFrame): Place {
   // Profiling through an in-process inspector session costs time in its message dispatch.
-  if (frame.functionName === "dispatch" && !frame.url) return { function: "(profiler overhead: inspector dispatch)", file: "" };
+  if (frame.functionName === "dispatch" && !frame.url)
+    return { function: "(profiler overhead: inspector dispatch)", file: "" };
   const fn = frame.functionName || (frame.url ? "(anonymous)" : "(program)");
   if (!frame.url.startsWith("file://")) return { function: fn, file: frame.url };
   if (!maps.has(frame.url)) maps.set(frame.url, findSourceMap(frame.url));
-  const entry = maps.get(frame.url)?.findEntry(frame.lineNumber, frame.columnNumber) as { originalSource?: string; originalLine?: number } | undefined;
+  const entry = maps.get(frame.url)?.findEntry(frame.lineNumber, frame.columnNumber) as
+    | { originalSource?: string; originalLine?: number }
+    | undefined;
   const source = entry?.originalSource ?? frame.url;
   const file = fileURLToPath(source).replace(REPO, "");
   const line = entry?.originalLine !== undefined ? entry.originalLine + 1 : undefined;
@@ -60,7 +64,10 @@ function place(frame: CallFrame): Place {
 
 const name = process.argv[2] ?? "";
 const workload = WORKLOADS[name];
-if (!workload) throw new Error(`profile-child: unknown workload ${JSON.stringify(name)} (one of ${Object.keys(WORKLOADS).join(", ")})`);
+if (!workload)
+  throw new Error(
+    `profile-child: unknown workload ${JSON.stringify(name)} (one of ${Object.keys(WORKLOADS).join(", ")})`,
+  );
 const { run } = await workload();
 await run();
 const session = new Session();

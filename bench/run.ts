@@ -12,21 +12,22 @@ import { fileURLToPath } from "node:url";
 import { B1_SIZES, runB1 } from "./b1-planner.js";
 import { runB2 } from "./b2-requests.js";
 import { B3_TRIGGERS, runB3 } from "./b3-rollout.js";
-import { judgeB7, runB3Alarms, runB7 } from "./b7-fleet.js";
 import { runB4 } from "./b4-worker.js";
 import { runB5 } from "./b5-memory.js";
 import { runB6 } from "./b6-cold-start.js";
+import { judgeB7, runB3Alarms, runB7 } from "./b7-fleet.js";
 import { runB8 } from "./b8-admission.js";
 import { runB9 } from "./b9-metrics.js";
 import { machine } from "./machine.js";
 import { profileWorkload, type Workload } from "./profile.js";
-import { report, type Results } from "./report.js";
+import { type Results, report } from "./report.js";
 import { judgeB1, judgeB2, judgeB3, judgeB3ClaimsFirst, judgeB4, judgeB8, type Verdict } from "./targets.js";
 
 const quick = process.argv.includes("--quick");
 const onlyAt = process.argv.indexOf("--only");
 const only = onlyAt >= 0 ? process.argv[onlyAt + 1] : undefined;
-if (only !== undefined && only !== "b3" && only !== "b7" && only !== "b8" && only !== "b9") throw new Error(`--only: only b3, b7, b8 and b9 can run alone (got ${only})`);
+if (only !== undefined && only !== "b3" && only !== "b7" && only !== "b8" && only !== "b9")
+  throw new Error(`--only: only b3, b7, b8 and b9 can run alone (got ${only})`);
 const log = (line: string) => process.stderr.write(`${line}\n`);
 const started = performance.now();
 const loadAtStart = loadavg()[0]!;
@@ -47,13 +48,23 @@ if (only === "b7") {
   const results = {
     ...previous,
     b7: { ...b7, b3Alarms },
-    verdicts: [...previous.verdicts.filter((v) => !v.id.startsWith("B7") && !v.id.startsWith("B3-alarms")), ...verdicts],
+    verdicts: [
+      ...previous.verdicts.filter((v) => !v.id.startsWith("B7") && !v.id.startsWith("B3-alarms")),
+      ...verdicts,
+    ],
     reruns: [
       ...(previous.reruns ?? []).filter((x) => x.benchmark !== "b7"),
-      { benchmark: "b7", at: new Date().toISOString(), durationSeconds: (performance.now() - started) / 1000, loadAverage: { atStart: loadAtStart, atEnd: loadavg()[0]! } },
+      {
+        benchmark: "b7",
+        at: new Date().toISOString(),
+        durationSeconds: (performance.now() - started) / 1000,
+        loadAverage: { atStart: loadAtStart, atEnd: loadavg()[0]! },
+      },
     ],
   } as Results;
-  process.stdout.write(`${verdicts.map((v) => `- ${v.met ? "met" : "MISSED"} — ${v.id}: ${v.figure} (target ${v.target})`).join("\n")}\n`);
+  process.stdout.write(
+    `${verdicts.map((v) => `- ${v.met ? "met" : "MISSED"} — ${v.id}: ${v.figure} (target ${v.target})`).join("\n")}\n`,
+  );
   if (quick) log(`quick run: bench/results.json left as it was (${elapsed()})`);
   else {
     writeFileSync(resultsFile, `${JSON.stringify(results, null, 2)}\n`);
@@ -68,21 +79,42 @@ if (only === "b9") {
   const b9 = await runB9(log, quick);
   const previous = JSON.parse(readFileSync(resultsFile, "utf8")) as Results;
   const verdicts: Verdict[] = [
-    { id: "B9 GET /metrics at 1,000 sets (median)", target: `< ${b9.scrape.target} ms`, figure: `${b9.scrape.medianMs.toFixed(1)} ms over HTTP (p90 ${b9.scrape.p90Ms.toFixed(1)} ms; the exposition alone ${b9.scrape.buildMedianMs.toFixed(1)} ms; ${b9.scrape.series} series, ${b9.scrape.bytes} bytes; load average ${b9.scrape.loadAverage.toFixed(1)})`, met: b9.scrape.medianMs < b9.scrape.target },
+    {
+      id: "B9 GET /metrics at 1,000 sets (median)",
+      target: `< ${b9.scrape.target} ms`,
+      figure: `${b9.scrape.medianMs.toFixed(1)} ms over HTTP (p90 ${b9.scrape.p90Ms.toFixed(1)} ms; the exposition alone ${b9.scrape.buildMedianMs.toFixed(1)} ms; ${b9.scrape.series} series, ${b9.scrape.bytes} bytes; load average ${b9.scrape.loadAverage.toFixed(1)})`,
+      met: b9.scrape.medianMs < b9.scrape.target,
+    },
   ];
   const figures = [
-    ...b9.b1.map((r) => `- B1 ${r.replicas} replicas, planStep + recorder / planStep: ${r.ratio.toFixed(3)} (CPU ${r.cpuRatio.toFixed(3)})`),
-    ...b9.b2.map((r) => `- B2 ${r.replicas} replicas, ${r.stage}: step with recorder / without: ${r.ratio.toFixed(3)} (${r.onMs.toFixed(2)} / ${r.offMs.toFixed(2)} ms, ${r.samples} each)`),
-    ...b9.b3.map((r) => `- B3 ${r.replicas} replicas, ${r.trigger}: rollout wall time with recorder / without: ${r.ratio.toFixed(3)} (${r.onMs.toFixed(0)} / ${r.offMs.toFixed(0)} ms); rollout / ideal ${r.rolloutRatioOn.toFixed(3)} vs ${r.rolloutRatioOff.toFixed(3)}`),
+    ...b9.b1.map(
+      (r) =>
+        `- B1 ${r.replicas} replicas, planStep + recorder / planStep: ${r.ratio.toFixed(3)} (CPU ${r.cpuRatio.toFixed(3)})`,
+    ),
+    ...b9.b2.map(
+      (r) =>
+        `- B2 ${r.replicas} replicas, ${r.stage}: step with recorder / without: ${r.ratio.toFixed(3)} (${r.onMs.toFixed(2)} / ${r.offMs.toFixed(2)} ms, ${r.samples} each)`,
+    ),
+    ...b9.b3.map(
+      (r) =>
+        `- B3 ${r.replicas} replicas, ${r.trigger}: rollout wall time with recorder / without: ${r.ratio.toFixed(3)} (${r.onMs.toFixed(0)} / ${r.offMs.toFixed(0)} ms); rollout / ideal ${r.rolloutRatioOn.toFixed(3)} vs ${r.rolloutRatioOff.toFixed(3)}`,
+    ),
   ];
-  process.stdout.write(`${verdicts.map((v) => `- ${v.met ? "met" : "MISSED"} — ${v.id}: ${v.figure} (target ${v.target})`).join("\n")}\n${figures.join("\n")}\n`);
+  process.stdout.write(
+    `${verdicts.map((v) => `- ${v.met ? "met" : "MISSED"} — ${v.id}: ${v.figure} (target ${v.target})`).join("\n")}\n${figures.join("\n")}\n`,
+  );
   const results = {
     ...previous,
     b9,
     verdicts: [...previous.verdicts.filter((v) => !v.id.startsWith("B9")), ...verdicts],
     reruns: [
       ...(previous.reruns ?? []).filter((x) => x.benchmark !== "b9"),
-      { benchmark: "b9", at: new Date().toISOString(), durationSeconds: (performance.now() - started) / 1000, loadAverage: { atStart: loadAtStart, atEnd: loadavg()[0]! } },
+      {
+        benchmark: "b9",
+        at: new Date().toISOString(),
+        durationSeconds: (performance.now() - started) / 1000,
+        loadAverage: { atStart: loadAtStart, atEnd: loadavg()[0]! },
+      },
     ],
   } as Results;
   if (quick) log(`quick run: bench/results.json left as it was (${elapsed()})`);
@@ -104,7 +136,12 @@ if (only === "b8") {
     verdicts: [...previous.verdicts.filter((v) => !v.id.startsWith("B8")), ...verdicts],
     reruns: [
       ...(previous.reruns ?? []).filter((x) => x.benchmark !== "b8"),
-      { benchmark: "b8", at: new Date().toISOString(), durationSeconds: (performance.now() - started) / 1000, loadAverage: { atStart: loadAtStart, atEnd: loadavg()[0]! } },
+      {
+        benchmark: "b8",
+        at: new Date().toISOString(),
+        durationSeconds: (performance.now() - started) / 1000,
+        loadAverage: { atStart: loadAtStart, atEnd: loadavg()[0]! },
+      },
     ],
   };
   process.stdout.write(`${report(results)}\n`);
@@ -130,7 +167,12 @@ if (only === "b3") {
     verdicts: [...others.slice(0, before), ...judgeAllB3(b3), ...others.slice(before)],
     reruns: [
       ...(previous.reruns ?? []).filter((x) => x.benchmark !== "b3"),
-      { benchmark: "b3", at: new Date().toISOString(), durationSeconds: (performance.now() - started) / 1000, loadAverage: { atStart: loadAtStart, atEnd: loadavg()[0]! } },
+      {
+        benchmark: "b3",
+        at: new Date().toISOString(),
+        durationSeconds: (performance.now() - started) / 1000,
+        loadAverage: { atStart: loadAtStart, atEnd: loadavg()[0]! },
+      },
     ],
   };
   process.stdout.write(`${report(results)}\n`);

@@ -6,10 +6,11 @@
 // each) have fired, as they would have long before in a real `serve`.
 // Run: node --expose-gc --import tsx bench/sim-memory.ts [steps] [scenario] [--unbounded]
 // (--unbounded: a request log that keeps everything, as before REQUEST_LOG_LIMIT, to compare.)
-import { scenarioName } from "../adapters/sim/scenarios.js";
-import { SCENARIOS } from "../functions/scenarios.js";
+
 import { listOptedInSets } from "../adapters/kube/reader.js";
 import { Ring } from "../adapters/sim/ring.js";
+import { scenarioName } from "../adapters/sim/scenarios.js";
+import { SCENARIOS } from "../functions/scenarios.js";
 import { runStep } from "../functions/step.js";
 
 const args = process.argv.slice(2).filter((a) => a !== "--unbounded");
@@ -30,9 +31,12 @@ const sets = await listOptedInSets(sim.client, undefined);
 const before = measure();
 for (let i = 0; i < steps; i++) {
   sim.advance(1000);
-  for (const ref of sets) await runStep({ reader: sim.reader, writers: sim.writers, metrics: sim.metrics, ref, now: sim.now() });
+  for (const ref of sets)
+    await runStep({ reader: sim.reader, writers: sim.writers, metrics: sim.metrics, ref, now: sim.now() });
 }
 await new Promise((resolve) => setTimeout(resolve, 11_000));
 const after = measure();
 const c = sim.http.counters();
-console.log(`${unbounded ? "unbounded log: " : ""}${steps} steps of sim:${scenario} (${c.total} API requests): heap ${mb(before.heap)} -> ${mb(after.heap)}, RSS ${mb(before.rss)} -> ${mb(after.rss)}; request log holds ${sim.http.requests().length}`);
+console.log(
+  `${unbounded ? "unbounded log: " : ""}${steps} steps of sim:${scenario} (${c.total} API requests): heap ${mb(before.heap)} -> ${mb(after.heap)}, RSS ${mb(before.rss)} -> ${mb(after.rss)}; request log holds ${sim.http.requests().length}`,
+);

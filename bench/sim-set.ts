@@ -6,14 +6,15 @@ import { KubeClient, type KubeClientOptions } from "../adapters/kube/client.js";
 import { KubeReader } from "../adapters/kube/reader.js";
 import { kubeWriters } from "../adapters/kube/writer.js";
 import { createSimServer, type KubeObject, type SimServer } from "../test/support/sim-server.js";
-import { generateCluster, type GeneratedCluster, type SetShape } from "./generate.js";
+import { type GeneratedCluster, generateCluster, type SetShape } from "./generate.js";
 
 export const SIM_URL = "https://kube.bench.test:6443";
 export const SIM_TOKEN = "bench-token-0123456789abcdef";
 
 /** The generated objects with their kinds, as the simulated cluster seeds them. */
 export function seedObjects(c: GeneratedCluster): KubeObject[] {
-  const kinded = (kind: string, apiVersion: string, items: object[]) => items.map((o) => ({ kind, apiVersion, ...structuredClone(o) }) as KubeObject);
+  const kinded = (kind: string, apiVersion: string, items: object[]) =>
+    items.map((o) => ({ kind, apiVersion, ...structuredClone(o) }) as KubeObject);
   return [
     ...kinded("StatefulSet", "apps/v1", [c.statefulSet]),
     ...kinded("Pod", "v1", c.pods),
@@ -45,6 +46,14 @@ export async function withMsw<T>(sim: SimServer, run: () => Promise<T>): Promise
 
 /** The direct adapters over the global fetch, as functions/wiring.ts builds them. */
 export function directAdapters(onRequest?: KubeClientOptions["onRequest"]) {
-  const client = new KubeClient({ server: SIM_URL, headers: { Authorization: `Bearer ${SIM_TOKEN}` }, ...(onRequest ? { onRequest } : {}) });
-  return { client, reader: new KubeReader(client), writers: kubeWriters(client, { reportingInstance: "claimstep-bench" }) };
+  const client = new KubeClient({
+    server: SIM_URL,
+    headers: { Authorization: `Bearer ${SIM_TOKEN}` },
+    ...(onRequest ? { onRequest } : {}),
+  });
+  return {
+    client,
+    reader: new KubeReader(client),
+    writers: kubeWriters(client, { reportingInstance: "claimstep-bench" }),
+  };
 }

@@ -11,7 +11,8 @@ export function decodeVlq(segment: string): number[] {
   let shift = 0;
   for (const ch of segment) {
     const d = DIGIT.get(ch);
-    if (d === undefined) throw new Error(`invalid base64 VLQ character ${JSON.stringify(ch)} in ${JSON.stringify(segment)}`);
+    if (d === undefined)
+      throw new Error(`invalid base64 VLQ character ${JSON.stringify(ch)} in ${JSON.stringify(segment)}`);
     value += (d & 31) << shift;
     if (d & 32) {
       shift += 5;

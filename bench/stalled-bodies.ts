@@ -17,7 +17,8 @@ const LIMIT = Number(process.argv[4] ?? 256 * 1024); // CLAIMSTEP_BODY_LIMIT_BYT
 const TOKEN = "bench-token-0123456789abcdef";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const rssMiB = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) / 1024;
+const rssMiB = (pid: number) =>
+  Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) / 1024;
 const freePort = () =>
   new Promise<number>((resolve) => {
     const s = createServer().listen(0, "127.0.0.1", () => {
@@ -27,11 +28,15 @@ const freePort = () =>
   });
 
 const port = await freePort();
-const child = spawn(process.execPath, [`${ROOT}bin/claimstep.js`, "serve", "--cluster", "sim", "--port", String(port)], {
-  cwd: ROOT,
-  env: { ...process.env, CLAIMSTEP_API_TOKEN: TOKEN, CLAIMSTEP_INTERVAL_SECONDS: "0" },
-  stdio: ["ignore", "pipe", "inherit"],
-});
+const child = spawn(
+  process.execPath,
+  [`${ROOT}bin/claimstep.js`, "serve", "--cluster", "sim", "--port", String(port)],
+  {
+    cwd: ROOT,
+    env: { ...process.env, CLAIMSTEP_API_TOKEN: TOKEN, CLAIMSTEP_INTERVAL_SECONDS: "0" },
+    stdio: ["ignore", "pipe", "inherit"],
+  },
+);
 let out = "";
 child.stdout.on("data", (d) => (out += d));
 for (let i = 0; i < 600 && !out.includes('"msg":"listening"'); i++) await sleep(50);
@@ -42,7 +47,14 @@ await fetch(`http://127.0.0.1:${port}/healthz`);
 await sleep(1000);
 const before = rssMiB(child.pid!);
 
-const head = [`POST ${PATH} HTTP/1.1`, "Host: 127.0.0.1", "Content-Type: application/json", `Content-Length: ${LIMIT}`, "", ""].join("\r\n");
+const head = [
+  `POST ${PATH} HTTP/1.1`,
+  "Host: 127.0.0.1",
+  "Content-Type: application/json",
+  `Content-Length: ${LIMIT}`,
+  "",
+  "",
+].join("\r\n");
 const body = Buffer.alloc(LIMIT - 1, 0x78);
 const conns: Array<{ socket: Socket; answered: boolean; closed: boolean }> = [];
 await Promise.all(
@@ -75,7 +87,18 @@ for (let i = 0; i < 5; i++) {
 }
 const answered = conns.filter((c) => c.answered).length;
 const closed = conns.filter((c) => c.closed).length;
-console.log(JSON.stringify({ path: PATH, connections: N, bodyBytes: LIMIT - 1, rssBeforeMiB: Math.round(before), rssAfterMiB: Math.round(after), rssPeakMiB: Math.round(peak), answered, closedByServer: closed }));
+console.log(
+  JSON.stringify({
+    path: PATH,
+    connections: N,
+    bodyBytes: LIMIT - 1,
+    rssBeforeMiB: Math.round(before),
+    rssAfterMiB: Math.round(after),
+    rssPeakMiB: Math.round(peak),
+    answered,
+    closedByServer: closed,
+  }),
+);
 
 for (const c of conns) c.socket.destroy();
 child.kill("SIGTERM");

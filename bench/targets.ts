@@ -1,10 +1,11 @@
 // The targets of issue 7, judged from a run's figures: one verdict per target, with the figure
 // that decides it.
-import type { B8Result } from "./b8-admission.js";
+
 import type { B1Result } from "./b1-planner.js";
 import type { B2Result } from "./b2-requests.js";
 import type { B3Result } from "./b3-rollout.js";
 import type { B4Result } from "./b4-worker.js";
+import type { B8Result } from "./b8-admission.js";
 
 export interface Verdict {
   id: string;
@@ -29,7 +30,8 @@ export function overallSlope(growth: readonly { from: number; to: number; expone
 }
 
 export function judgeB1(b1: B1Result): Verdict[] {
-  const worst = (pick: (r: B1Result["rows"][number]) => number) => b1.rows.reduce((a, r) => (pick(r) > pick(a) ? r : a));
+  const worst = (pick: (r: B1Result["rows"][number]) => number) =>
+    b1.rows.reduce((a, r) => (pick(r) > pick(a) ? r : a));
   const plan = worst((r) => r.planRatio);
   const read = worst((r) => r.readSideRatio);
   const planSlope = overallSlope(b1.planGrowth);

@@ -17,7 +17,12 @@ export interface RawResponses {
   storageClasses: unknown;
 }
 
-export function parseRaw(r: { statefulSet: string; pods: string; claims: string; storageClasses: string }): RawResponses {
+export function parseRaw(r: {
+  statefulSet: string;
+  pods: string;
+  claims: string;
+  storageClasses: string;
+}): RawResponses {
   return {
     statefulSet: JSON.parse(r.statefulSet),
     pods: JSON.parse(r.pods),

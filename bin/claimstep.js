@@ -33,4 +33,8 @@ if (!entry) {
   process.exit(1);
 }
 const { main } = await import(entry);
-process.exitCode = await main(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, env: process.env });
+process.exitCode = await main(process.argv.slice(2), {
+  stdout: process.stdout,
+  stderr: process.stderr,
+  env: process.env,
+});

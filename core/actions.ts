@@ -22,4 +22,3 @@ export function actionTarget(action: Action): string {
       return action.set;
   }
 }
-

@@ -3,19 +3,22 @@
 // puts the stored templates back into `spec` (so the API server accepts the update) and writes the
 // requested ones into claimstep.io/volume-claim-templates, for the planner to roll out. Pure: an
 // AdmissionReview in, the response's parts out (the shell encodes the patch).
-import * as z from "./zod.js";
-import { cleanTemplate as normalizedTemplate, desiredChange } from "./desired.js";
+
+import { desiredChange, cleanTemplate as normalizedTemplate } from "./desired.js";
 import type { ClaimTemplate } from "./k8s.js";
 import { ClaimTemplate as ClaimTemplateSchema } from "./k8s.js";
-import { compareQuantity } from "./quantity.js";
 import { Keys } from "./keys.js";
+import { compareQuantity } from "./quantity.js";
+import * as z from "./zod.js";
 
 /** The label that opts a StatefulSet (objectSelector) or a namespace (namespaceSelector) in. */
 export const ADMISSION_LABEL = "claimstep.io/admission";
 export const ADMISSION_ENABLED = "enabled";
 
 /** One RFC 6902 operation, as the patch carries them. */
-export type JsonPatchOp = { op: "add" | "replace"; path: string; value: unknown } | { op: "test"; path: string; value: unknown };
+export type JsonPatchOp =
+  | { op: "add" | "replace"; path: string; value: unknown }
+  | { op: "test"; path: string; value: unknown };
 
 export type AdmissionVerdict =
   /** Not ours to change: the update goes on as it would without claimstep. */
@@ -39,7 +42,10 @@ const Meta = z.looseObject({
   labels: z.optional(z.record(z.string(), z.string())),
   annotations: z.optional(z.record(z.string(), z.string())),
 });
-const SetShape = z.looseObject({ metadata: Meta, spec: z.looseObject({ volumeClaimTemplates: z.optional(z.array(z.unknown())) }) });
+const SetShape = z.looseObject({
+  metadata: Meta,
+  spec: z.looseObject({ volumeClaimTemplates: z.optional(z.array(z.unknown())) }),
+});
 const Review = z.object({
   apiVersion: z.literal("admission.k8s.io/v1"),
   kind: z.literal("AdmissionReview"),
@@ -64,7 +70,9 @@ export function parseReview(body: unknown): z.infer<typeof Review>["request"] {
   const parsed = Review.safeParse(body);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    throw new AdmissionReviewError(`not an admission.k8s.io/v1 AdmissionReview with a request: ${issue.path.join(".") || "(body)"}: ${issue.message}`);
+    throw new AdmissionReviewError(
+      `not an admission.k8s.io/v1 AdmissionReview with a request: ${issue.path.join(".") || "(body)"}: ${issue.message}`,
+    );
   }
   return parsed.data.request;
 }
@@ -77,7 +85,9 @@ export function sameJson(a: unknown, b: unknown): boolean {
   if (Array.isArray(b)) return false;
   const ka = Object.keys(a);
   if (ka.length !== Object.keys(b).length) return false;
-  return ka.every((k) => Object.hasOwn(b, k) && sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+  return ka.every(
+    (k) => Object.hasOwn(b, k) && sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]),
+  );
 }
 
 /** RFC 6901: `~` → `~0`, `/` → `~1`. */
@@ -93,11 +103,14 @@ export function admitStatefulSetUpdate(body: unknown, opts: AdmissionOptions = {
   const uid = request.uid;
   const pass = (why: PassReason, warnings: string[] = []): AdmissionVerdict => ({ kind: "pass", uid, why, warnings });
   const k = request.kind;
-  if (k.group !== "apps" || k.version !== "v1" || k.kind !== "StatefulSet" || request.operation !== "UPDATE") return pass("NotAStatefulSetUpdate");
+  if (k.group !== "apps" || k.version !== "v1" || k.kind !== "StatefulSet" || request.operation !== "UPDATE")
+    return pass("NotAStatefulSetUpdate");
   const object = SetShape.safeParse(request.object);
   const oldObject = SetShape.safeParse(request.oldObject);
   if (!object.success || !oldObject.success) {
-    return pass("NotAStatefulSetUpdate", [`claimstep: the review carries no ${object.success ? "oldObject" : "object"} StatefulSet; claimstep changed nothing`]);
+    return pass("NotAStatefulSetUpdate", [
+      `claimstep: the review carries no ${object.success ? "oldObject" : "object"} StatefulSet; claimstep changed nothing`,
+    ]);
   }
   const set = object.data;
   const old = oldObject.data;
@@ -108,22 +121,37 @@ export function admitStatefulSetUpdate(body: unknown, opts: AdmissionOptions = {
   // Unchanged (as the server defaulted both): nothing to do, whatever else the update changes.
   const parsedNew = z.array(ClaimTemplateSchema).safeParse(rawNew);
   const parsedOld = z.array(ClaimTemplateSchema).safeParse(rawOld);
-  if (!parsedOld.success) return pass("NotAStatefulSetUpdate", [`claimstep: the stored claim templates of ${name} are not readable; claimstep changed nothing`]);
-  if (parsedNew.success && sameJson(parsedNew.data.map(normalizedTemplate), parsedOld.data.map(normalizedTemplate))) return pass("TemplatesUnchanged");
+  if (!parsedOld.success)
+    return pass("NotAStatefulSetUpdate", [
+      `claimstep: the stored claim templates of ${name} are not readable; claimstep changed nothing`,
+    ]);
+  if (parsedNew.success && sameJson(parsedNew.data.map(normalizedTemplate), parsedOld.data.map(normalizedTemplate)))
+    return pass("TemplatesUnchanged");
 
   const strategy = set.metadata.annotations?.[Keys.strategy];
   const optedIn =
     strategy !== "OnClaimDelete" &&
-    (opts.namespaceOptedIn === true || set.metadata.labels?.[ADMISSION_LABEL] === ADMISSION_ENABLED || strategy === "InPlace");
+    (opts.namespaceOptedIn === true ||
+      set.metadata.labels?.[ADMISSION_LABEL] === ADMISSION_ENABLED ||
+      strategy === "InPlace");
   if (!optedIn) return pass("NotOptedIn");
 
   if (!parsedNew.success) {
     const issue = parsedNew.error.issues[0]!;
-    return { kind: "deny", uid, code: 422, message: `claimstep: spec.volumeClaimTemplates.${issue.path.join(".")} of StatefulSet ${name}: ${issue.message}; fix the template` };
+    return {
+      kind: "deny",
+      uid,
+      code: 422,
+      message: `claimstep: spec.volumeClaimTemplates.${issue.path.join(".")} of StatefulSet ${name}: ${issue.message}; fix the template`,
+    };
   }
   const requested = parsedNew.data.map(normalizedTemplate);
   const stored = parsedOld.data;
-  const names = (ts: readonly ClaimTemplate[]) => ts.map((t) => t.metadata.name).sort().join(",");
+  const names = (ts: readonly ClaimTemplate[]) =>
+    ts
+      .map((t) => t.metadata.name)
+      .sort()
+      .join(",");
   if (names(requested) !== names(stored)) {
     // Adding or removing a template is not a rollout of existing claims: left to the API server
     // (which refuses it as before), never dropped silently.
@@ -133,11 +161,21 @@ export function admitStatefulSetUpdate(body: unknown, opts: AdmissionOptions = {
   }
 
   // The stored set as the planner sees it, with its desired templates replaced by the requested ones.
-  const base = { metadata: { ...old.metadata, name: old.metadata.name ?? request.name ?? "", namespace: old.metadata.namespace ?? request.namespace ?? "default" }, spec: { ...old.spec, volumeClaimTemplates: stored } };
+  const base = {
+    metadata: {
+      ...old.metadata,
+      name: old.metadata.name ?? request.name ?? "",
+      namespace: old.metadata.namespace ?? request.namespace ?? "default",
+    },
+    spec: { ...old.spec, volumeClaimTemplates: stored },
+  };
   const change = desiredChange(base as Parameters<typeof desiredChange>[0], requested);
   if (!change.ok) return { kind: "deny", uid, code: 422, message: `claimstep: ${change.message}` };
 
-  const annotations: Record<string, string> = { [Keys.templates]: JSON.stringify(change.templates), [Keys.strategy]: "InPlace" };
+  const annotations: Record<string, string> = {
+    [Keys.templates]: JSON.stringify(change.templates),
+    [Keys.strategy]: "InPlace",
+  };
   // Templates moved here are re-created into spec once complete, so that Git and the set agree, unless the set says otherwise.
   if (set.metadata.annotations?.[Keys.finalize] === undefined) annotations[Keys.finalize] = "Recreate";
   const patch: JsonPatchOp[] = [{ op: "replace", path: "/spec/volumeClaimTemplates", value: rawOld }];
@@ -151,25 +189,34 @@ export function admitStatefulSetUpdate(body: unknown, opts: AdmissionOptions = {
   if (hold) {
     patch.push(hold.op);
     if (hold.userPartition !== undefined) annotations[Keys.userPartition] = String(hold.userPartition);
-    warnings.push(`claimstep holds the pods of ${name} (partition ${hold.partition}) and replaces each once its claims are ready (${Keys.podCoordination}: ClaimsFirst)`);
+    warnings.push(
+      `claimstep holds the pods of ${name} (partition ${hold.partition}) and replaces each once its claims are ready (${Keys.podCoordination}: ClaimsFirst)`,
+    );
   }
   if (!set.metadata.annotations) patch.push({ op: "add", path: "/metadata/annotations", value: annotations });
-  else for (const [key, value] of Object.entries(annotations)) patch.push({ op: "add", path: `/metadata/annotations/${pointerToken(key)}`, value });
+  else
+    for (const [key, value] of Object.entries(annotations))
+      patch.push({ op: "add", path: `/metadata/annotations/${pointerToken(key)}`, value });
   return { kind: "patch", uid, patch, warnings };
 }
 
 type SetLike = z.infer<typeof SetShape>;
-const rollingUpdateOf = (s: SetLike) => (s.spec as { updateStrategy?: { type?: string; rollingUpdate?: { partition?: number } } }).updateStrategy;
+const rollingUpdateOf = (s: SetLike) =>
+  (s.spec as { updateStrategy?: { type?: string; rollingUpdate?: { partition?: number } } }).updateStrategy;
 
 /** The partition hold of a ClaimsFirst set whose pod template changes in the same request (RollingUpdate only), or undefined. */
-function claimsFirstHold(set: SetLike, old: SetLike): { op: JsonPatchOp; partition: number; userPartition?: number } | undefined {
+function claimsFirstHold(
+  set: SetLike,
+  old: SetLike,
+): { op: JsonPatchOp; partition: number; userPartition?: number } | undefined {
   if (set.metadata.annotations?.[Keys.podCoordination] !== "ClaimsFirst") return undefined;
   const strategy = rollingUpdateOf(set);
   if (strategy?.type !== undefined && strategy.type !== "RollingUpdate") return undefined;
   const template = (s: SetLike) => (s.spec as { template?: unknown }).template ?? null;
   if (sameJson(template(set), template(old))) return undefined;
   const requested = typeof strategy?.rollingUpdate?.partition === "number" ? strategy.rollingUpdate.partition : 0;
-  const replicas = typeof (set.spec as { replicas?: unknown }).replicas === "number" ? ((set.spec as { replicas: number }).replicas) : 1;
+  const replicas =
+    typeof (set.spec as { replicas?: unknown }).replicas === "number" ? (set.spec as { replicas: number }).replicas : 1;
   const partition = Math.max(replicas, requested);
   if (partition === requested) return undefined;
   const recorded = set.metadata.annotations?.[Keys.userPartition];
@@ -182,7 +229,12 @@ function claimsFirstHold(set: SetLike, old: SetLike): { op: JsonPatchOp; partiti
 }
 
 /** What claimstep will do, one short warning per template that changes (kubectl prints each). */
-function changeWarnings(name: string, setName: string, stored: readonly ClaimTemplate[], desired: readonly ClaimTemplate[]): string[] {
+function changeWarnings(
+  name: string,
+  setName: string,
+  stored: readonly ClaimTemplate[],
+  desired: readonly ClaimTemplate[],
+): string[] {
   const out: string[] = [];
   for (const d of desired) {
     const s = stored.find((t) => t.metadata.name === d.metadata.name);
@@ -199,10 +251,16 @@ function changeWarnings(name: string, setName: string, stored: readonly ClaimTem
       );
     }
     if ((s.spec.volumeAttributesClassName ?? "") !== (d.spec.volumeAttributesClassName ?? "")) {
-      out.push(`claimstep will move ${claims} to VolumeAttributesClass ${d.spec.volumeAttributesClassName ?? "(none)"} one ordinal at a time; see \`claimstep status ${setName}\``);
+      out.push(
+        `claimstep will move ${claims} to VolumeAttributesClass ${d.spec.volumeAttributesClassName ?? "(none)"} one ordinal at a time; see \`claimstep status ${setName}\``,
+      );
     }
-    if (!sameJson(s.metadata.labels ?? {}, d.metadata.labels ?? {})) out.push(`claimstep will relabel ${claims} one ordinal at a time`);
+    if (!sameJson(s.metadata.labels ?? {}, d.metadata.labels ?? {}))
+      out.push(`claimstep will relabel ${claims} one ordinal at a time`);
   }
-  if (!out.length) out.push(`claimstep recorded the claim templates of ${name} in ${Keys.templates}; see \`claimstep status ${setName}\``);
+  if (!out.length)
+    out.push(
+      `claimstep recorded the claim templates of ${name} in ${Keys.templates}; see \`claimstep status ${setName}\``,
+    );
   return out;
 }

@@ -2,14 +2,15 @@
 // size in the desired-templates annotation, and let the normal rollout grow every ordinal, one at
 // a time, so replicas stay alike and a scale-up or a re-create matches. Pure: the usage comes in
 // the snapshot (one instant Prometheus query per step, read by an adapter).
-import * as z from "./zod.js";
+
 import type { ClaimTemplate, StatefulSet } from "./k8s.js";
-import { formatBytes, humanBytes, parseQuantity, toBytes } from "./quantity.js";
-import { Messages, eventOf } from "./messages.js";
-import { claimName } from "./statefulset.js";
 import { Keys } from "./keys.js";
-import type { UsageReading, VolumeUsage } from "./types.js";
+import { eventOf, Messages } from "./messages.js";
 import type { WalkConclusion } from "./parts.js";
+import { formatBytes, humanBytes, parseQuantity, toBytes } from "./quantity.js";
+import { claimName } from "./statefulset.js";
+import type { UsageReading, VolumeUsage } from "./types.js";
+import * as z from "./zod.js";
 
 const GI = 1024n ** 3n;
 
@@ -40,7 +41,9 @@ const basisPoints = (p: string): bigint => {
 };
 
 /** `claimstep.io/autogrow` as written, or why it is refused (absent: undefined). */
-export function autogrowOf(set: Pick<StatefulSet, "metadata">): { ok: true; policy: AutogrowPolicy | undefined } | { ok: false; message: string } {
+export function autogrowOf(
+  set: Pick<StatefulSet, "metadata">,
+): { ok: true; policy: AutogrowPolicy | undefined } | { ok: false; message: string } {
   const raw = set.metadata.annotations?.[Keys.autogrow];
   if (raw === undefined) return { ok: true, policy: undefined };
   const where = `StatefulSet ${set.metadata.namespace ?? "default"}/${set.metadata.name}: annotation ${Keys.autogrow}`;
@@ -48,15 +51,22 @@ export function autogrowOf(set: Pick<StatefulSet, "metadata">): { ok: true; poli
   try {
     json = JSON.parse(raw);
   } catch (err) {
-    return { ok: false, message: `${where} is not JSON (${(err as Error).message}); expected e.g. {"threshold":"80%","increase":"25%","max":"1Ti"}` };
+    return {
+      ok: false,
+      message: `${where} is not JSON (${(err as Error).message}); expected e.g. {"threshold":"80%","increase":"25%","max":"1Ti"}`,
+    };
   }
   const parsed = AutogrowPolicy.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    return { ok: false, message: `${where}: ${issue.path.join(".") || "value"}: ${issue.message}; expected e.g. {"threshold":"80%","increase":"25%","max":"1Ti"}` };
+    return {
+      ok: false,
+      message: `${where}: ${issue.path.join(".") || "value"}: ${issue.message}; expected e.g. {"threshold":"80%","increase":"25%","max":"1Ti"}`,
+    };
   }
   const threshold = basisPoints(parsed.data.threshold);
-  if (threshold <= 0n || threshold > 10_000n) return { ok: false, message: `${where}: threshold ${parsed.data.threshold} must be above 0% and at most 100%` };
+  if (threshold <= 0n || threshold > 10_000n)
+    return { ok: false, message: `${where}: threshold ${parsed.data.threshold} must be above 0% and at most 100%` };
   return { ok: true, policy: parsed.data };
 }
 
@@ -64,13 +74,18 @@ export function autogrowOf(set: Pick<StatefulSet, "metadata">): { ok: true; poli
 const GROWN_FROM_KEPT = 16;
 
 /** The revisions autogrow grew from (`claimstep.io/autogrown-from`: comma-separated, oldest first). */
-export const grownFrom = (value: string | undefined): string[] => (value ?? "").split(",").map((r) => r.trim()).filter(Boolean);
+export const grownFrom = (value: string | undefined): string[] =>
+  (value ?? "")
+    .split(",")
+    .map((r) => r.trim())
+    .filter(Boolean);
 
 /** The revision of the latest growth. */
 export const lastGrownFrom = (value: string | undefined): string | undefined => grownFrom(value).at(-1);
 
 /** The record after a growth from `revision`. */
-export const grownFromAfter = (value: string | undefined, revision: string): string => [...grownFrom(value).filter((r) => r !== revision), revision].slice(-GROWN_FROM_KEPT).join(",");
+export const grownFromAfter = (value: string | undefined, revision: string): string =>
+  [...grownFrom(value).filter((r) => r !== revision), revision].slice(-GROWN_FROM_KEPT).join(",");
 
 /** The growth one step makes: a template's new desired size, and the usage that caused it. */
 export interface Growth {
@@ -83,19 +98,29 @@ export interface Growth {
   capacityBytes: bigint;
 }
 
-export type AutogrowDecision = { kind: "grow"; growth: Growth } | { kind: "limit"; template: string; claim: string; usage: string; max: string } | { kind: "none" };
+export type AutogrowDecision =
+  | { kind: "grow"; growth: Growth }
+  | { kind: "limit"; template: string; claim: string; usage: string; max: string }
+  | { kind: "none" };
 
 const roundUpGi = (b: bigint): bigint => ((b + GI - 1n) / GI) * GI;
 
 /** `43%` of a claim, for messages. */
-export const percentOf = (used: bigint, capacity: bigint): string => (capacity > 0n ? `${(Number((used * 10_000n) / capacity) / 100).toFixed(1)}%` : "?");
+export const percentOf = (used: bigint, capacity: bigint): string =>
+  capacity > 0n ? `${(Number((used * 10_000n) / capacity) / 100).toFixed(1)}%` : "?";
 
 /**
  * The growth this usage calls for: the fullest claim at or above the threshold (of the named
  * template, when the policy names one), its template raised to min(max, roundUpGi(max(capacity ×
  * (1 + increase) or capacity + increase, desired))); at max already → the limit.
  */
-export function autogrowDecision(policy: AutogrowPolicy, templates: readonly ClaimTemplate[], setName: string, ordinals: readonly number[], volumes: readonly VolumeUsage[]): AutogrowDecision {
+export function autogrowDecision(
+  policy: AutogrowPolicy,
+  templates: readonly ClaimTemplate[],
+  setName: string,
+  ordinals: readonly number[],
+  volumes: readonly VolumeUsage[],
+): AutogrowDecision {
   const threshold = basisPoints(policy.threshold);
   const byClaim = new Map(volumes.map((v) => [v.claim, v]));
   let worst: { t: ClaimTemplate; v: VolumeUsage; ratio: bigint } | undefined;
@@ -112,14 +137,26 @@ export function autogrowDecision(policy: AutogrowPolicy, templates: readonly Cla
   const { t, v } = worst;
   const desired = toBytes(t.spec.resources!.requests!.storage!);
   const max = toBytes(policy.max);
-  const grown = policy.increase.endsWith("%") ? v.capacityBytes + (v.capacityBytes * basisPoints(policy.increase)) / 10_000n : v.capacityBytes + toBytes(policy.increase);
+  const grown = policy.increase.endsWith("%")
+    ? v.capacityBytes + (v.capacityBytes * basisPoints(policy.increase)) / 10_000n
+    : v.capacityBytes + toBytes(policy.increase);
   const target = roundUpGi(grown > desired ? grown : desired);
   const to = target < max ? target : max;
   const usage = `${humanBytes(v.usedBytes)} of ${humanBytes(v.capacityBytes)} (${percentOf(v.usedBytes, v.capacityBytes)})`;
   if (desired >= max) return { kind: "limit", template: t.metadata.name, claim: v.claim, usage, max: policy.max };
   // The desired size already grows it (a rollout in progress): nothing to raise.
   if (to <= desired) return { kind: "none" };
-  return { kind: "grow", growth: { template: t.metadata.name, from: String(t.spec.resources!.requests!.storage!), to: formatBytes(to), claim: v.claim, usedBytes: v.usedBytes, capacityBytes: v.capacityBytes } };
+  return {
+    kind: "grow",
+    growth: {
+      template: t.metadata.name,
+      from: String(t.spec.resources!.requests!.storage!),
+      to: formatBytes(to),
+      claim: v.claim,
+      usedBytes: v.usedBytes,
+      capacityBytes: v.capacityBytes,
+    },
+  };
 }
 
 /**
@@ -140,7 +177,10 @@ export function autogrowStep(a: {
   // One growth per revision, also for a revision a person brings back later.
   const record = set.metadata.annotations?.[Keys.autogrownFrom];
   if (grownFrom(record).includes(a.revision)) return undefined;
-  if (!reading) return { note: Messages.autogrowNoMetrics("no metrics were read (no Prometheus configured: CLAIMSTEP_PROMETHEUS_URL)") };
+  if (!reading)
+    return {
+      note: Messages.autogrowNoMetrics("no metrics were read (no Prometheus configured: CLAIMSTEP_PROMETHEUS_URL)"),
+    };
   if (!reading.ok) return { note: Messages.autogrowNoMetrics(reading.message) };
   const decided = autogrowDecision(policy, templates, set.metadata.name, a.ordinals, reading.volumes);
   if (decided.kind === "none") return undefined;
@@ -150,7 +190,15 @@ export function autogrowStep(a: {
   }
   const g = decided.growth;
   const raised = templates.map((t) =>
-    t.metadata.name === g.template ? { ...t, spec: { ...t.spec, resources: { ...t.spec.resources, requests: { ...t.spec.resources?.requests, storage: g.to } } } } : t,
+    t.metadata.name === g.template
+      ? {
+          ...t,
+          spec: {
+            ...t.spec,
+            resources: { ...t.spec.resources, requests: { ...t.spec.resources?.requests, storage: g.to } },
+          },
+        }
+      : t,
   );
   const usage = `${humanBytes(g.usedBytes)} of ${humanBytes(g.capacityBytes)} (${percentOf(g.usedBytes, g.capacityBytes)})`;
   const message = Messages.autogrowTriggered(g.claim, usage, g.template, g.from, g.to);

@@ -8,7 +8,10 @@
 export const REFUSAL_BACKOFF = { firstSeconds: 10, maxSeconds: 300 } as const;
 
 /** Seconds to wait after the `refusals`-th refusal in a row (1 = the first). */
-export function refusalPauseSeconds(refusals: number, limits: { firstSeconds: number; maxSeconds: number } = REFUSAL_BACKOFF): number {
+export function refusalPauseSeconds(
+  refusals: number,
+  limits: { firstSeconds: number; maxSeconds: number } = REFUSAL_BACKOFF,
+): number {
   const n = Math.max(1, Math.floor(refusals));
   // 2^(n-1) overflows to Infinity long after it passes the cap; min() keeps it finite.
   return Math.min(limits.maxSeconds, limits.firstSeconds * 2 ** Math.min(n - 1, 30));

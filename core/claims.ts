@@ -2,16 +2,16 @@
 // name, its target, whether it needs claimstep's apply, whether the API server would accept that
 // apply (predicted, never provoked), whether it is ready, and the apply itself.
 import type { ClaimTemplate, PersistentVolumeClaim } from "./k8s.js";
-import { formatBytes, parseQuantity, quantityString, toBytes } from "./quantity.js";
-import { podColumns } from "./pods.js";
-import { claimReadiness, resizeBlockedByPod } from "./readiness.js";
-import type { ClaimPlan, Obstacle, OrdinalPlan } from "./parts.js";
-import { phaseOf } from "./reasons.js";
+import { Keys } from "./keys.js";
 import { Messages } from "./messages.js";
+import type { ClaimPlan, Obstacle, OrdinalPlan } from "./parts.js";
+import { podColumns } from "./pods.js";
+import { formatBytes, parseQuantity, quantityString, toBytes } from "./quantity.js";
+import { claimReadiness, resizeBlockedByPod } from "./readiness.js";
+import { phaseOf } from "./reasons.js";
 import type { Scope } from "./scope.js";
 import { claimName, podName } from "./statefulset.js";
 import type { ClaimReadiness, ClaimReport, OrdinalReport, PatchClaim } from "./types.js";
-import { Keys } from "./keys.js";
 
 /** Every claim of an ordinal in scope, evaluated. */
 export const evaluateOrdinal = (scope: Scope, ordinal: number): OrdinalPlan => ({
@@ -33,7 +33,13 @@ function evaluateClaim(scope: Scope, t: ClaimTemplate, ordinal: number): ClaimPl
     // Rules 9 and 13: a claim claimstep wrote that is then deleted is never ready again, and its
     // ordinal is no less disrupted: it keeps the slot, so no other ordinal starts in its place.
     const inFlight = deleting?.metadata.labels?.[Keys.revisionLabel] !== undefined;
-    return { template: t, needsUpdate: false, done: false, inFlight, report: { template: t.metadata.name, claim: name, exists: false, target: tplStorage, readiness } };
+    return {
+      template: t,
+      needsUpdate: false,
+      done: false,
+      inFlight,
+      report: { template: t.metadata.name, claim: name, exists: false, target: tplStorage, readiness },
+    };
   }
 
   // Rule 14: a JSON number is a quantity too (objects not parsed by the schemas may carry one).
@@ -50,7 +56,8 @@ function evaluateClaim(scope: Scope, t: ClaimTemplate, ordinal: number): ClaimPl
   const readableSpec = specStorage !== undefined && !badSpec;
 
   // X1–X3: a claim whose expansion failed comes back down to the template when the server allows it.
-  const recovery = readableSpec && specBytes > tplBytes ? recoveryOf(pvc, name, specStorage!, tplStorage, tplBytes) : undefined;
+  const recovery =
+    readableSpec && specBytes > tplBytes ? recoveryOf(pvc, name, specStorage!, tplStorage, tplBytes) : undefined;
   const lowers = recovery === "lower";
   // Rule 5: the target is max(template, claim spec): never ask for less than the claim already
   // requests, except X1 (the template's request, lowering a failed expansion).
@@ -71,16 +78,32 @@ function evaluateClaim(scope: Scope, t: ClaimTemplate, ordinal: number): ClaimPl
     !hasAll(pvc.metadata.annotations, t.metadata.annotations);
 
   // Rule 8: ready at min(template, spec) and at the VAC the template names.
-  const readiness: ClaimReadiness = claimReadiness(pvc, { storageBytes: required, ...(vac ? { volumeAttributesClassName: vac } : {}) }, name);
+  const readiness: ClaimReadiness = claimReadiness(
+    pvc,
+    { storageBytes: required, ...(vac ? { volumeAttributesClassName: vac } : {}) },
+    name,
+  );
   // Rule 9: a claim claimstep stamped earlier that is still settling its own request holds a slot too.
   const stamped = pvc.metadata.labels?.[Keys.revisionLabel] !== undefined;
   const settling =
     stamped && !atRevision && readableSpec
-      ? claimReadiness(pvc, { storageBytes: specBytes, ...(pvc.spec.volumeAttributesClassName ? { volumeAttributesClassName: pvc.spec.volumeAttributesClassName } : {}) }, name)
+      ? claimReadiness(
+          pvc,
+          {
+            storageBytes: specBytes,
+            ...(pvc.spec.volumeAttributesClassName
+              ? { volumeAttributesClassName: pvc.spec.volumeAttributesClassName }
+              : {}),
+          },
+          name,
+        )
       : undefined;
   const inFlight =
     (atRevision && !needsUpdate && readiness.state !== "Ready") ||
-    (settling !== undefined && settling.state !== "Ready" && settling.state !== "Failed" && settling.state !== "NotBound");
+    (settling !== undefined &&
+      settling.state !== "Ready" &&
+      settling.state !== "Failed" &&
+      settling.state !== "NotBound");
 
   const plan: ClaimPlan = {
     report: claimReport(scope, t, name, pvc, specStorage, target, vac, needsUpdate, readiness),
@@ -93,7 +116,9 @@ function evaluateClaim(scope: Scope, t: ClaimTemplate, ordinal: number): ClaimPl
   if (!plan.needsUpdate) return plan;
 
   // Rule 6: predict the API server's answer (X2: it refuses the lowering recovery would need).
-  const obstacle = obstacleOf(scope, t, pvc, name, needsExpand, badSpec) ?? (recovery !== undefined && recovery !== "lower" ? recovery : undefined);
+  const obstacle =
+    obstacleOf(scope, t, pvc, name, needsExpand, badSpec) ??
+    (recovery !== undefined && recovery !== "lower" ? recovery : undefined);
   if (obstacle) return { ...plan, obstacle };
 
   // Rule 7: one server-side apply of this claim, carrying only the fields claimstep owns.
@@ -123,10 +148,20 @@ function claimReport(
     ...(pvc.status?.capacity?.storage !== undefined ? { capacity: pvc.status.capacity.storage } : {}),
     target,
     ...(vac !== undefined || currentVac
-      ? { volumeAttributesClassName: { ...(vac !== undefined ? { desired: vac } : {}), ...(currentVac ? { current: currentVac } : {}) } }
+      ? {
+          volumeAttributesClassName: {
+            ...(vac !== undefined ? { desired: vac } : {}),
+            ...(currentVac ? { current: currentVac } : {}),
+          },
+        }
       : {}),
-    ...(pvc.metadata.labels?.[Keys.revisionLabel] !== undefined ? { revision: pvc.metadata.labels[Keys.revisionLabel] } : {}),
-    readiness: needsUpdate && readiness.state === "Ready" ? { state: "Behind", message: Messages.notAtRevision(name, scope.revision) } : readiness,
+    ...(pvc.metadata.labels?.[Keys.revisionLabel] !== undefined
+      ? { revision: pvc.metadata.labels[Keys.revisionLabel] }
+      : {}),
+    readiness:
+      needsUpdate && readiness.state === "Ready"
+        ? { state: "Behind", message: Messages.notAtRevision(name, scope.revision) }
+        : readiness,
   };
 }
 
@@ -141,7 +176,13 @@ const INFEASIBLE: readonly string[] = ["ControllerResizeInfeasible", "NodeResize
  * otherwise: rule 5 holds, the claim keeps its request (an expansion in progress or done is never
  * undone).
  */
-function recoveryOf(pvc: PersistentVolumeClaim, name: string, spec: string, template: string, tplBytes: bigint): "lower" | Obstacle | undefined {
+function recoveryOf(
+  pvc: PersistentVolumeClaim,
+  name: string,
+  spec: string,
+  template: string,
+  tplBytes: bigint,
+): "lower" | Obstacle | undefined {
   const statuses = pvc.status?.allocatedResourceStatuses ?? undefined;
   const allocation = statuses?.storage;
   const capacity = pvc.status?.capacity?.storage;
@@ -152,12 +193,19 @@ function recoveryOf(pvc: PersistentVolumeClaim, name: string, spec: string, temp
     // A request someone else raised and that failed does not hold the rollout: the template is
     // satisfied (rule 5). One claimstep wrote is its own to undo, and it says why it cannot.
     if (pvc.metadata.labels?.[Keys.revisionLabel] === undefined) return undefined;
-    return { reason: "RecoveryNotPossible", message: Messages.recoveryNotPossible(name, spec, allocation, capacity!, template, formatBytes(capBytes + 1n)) };
+    return {
+      reason: "RecoveryNotPossible",
+      message: Messages.recoveryNotPossible(name, spec, allocation, capacity!, template, formatBytes(capBytes + 1n)),
+    };
   }
   // A server that reports no allocatedResourceStatuses (older than 1.34, or the feature off)
   // refuses every decrease: a claim its driver failed to grow stays where it is.
   // (A volume in use is no failure: its expansion waits on the pod.)
-  const failing = !resizeBlockedByPod(pvc) && pvc.status?.conditions?.some((c) => (c.type === "ControllerResizeError" || c.type === "NodeResizeError") && c.status === "True");
+  const failing =
+    !resizeBlockedByPod(pvc) &&
+    pvc.status?.conditions?.some(
+      (c) => (c.type === "ControllerResizeError" || c.type === "NodeResizeError") && c.status === "True",
+    );
   if (statuses === undefined && failing && (capBytes === undefined || capBytes < safeBytes(spec))) {
     return { reason: "ResizeFailed", message: Messages.recoveryNeedsNewerServer(name, spec, template) };
   }
@@ -170,22 +218,37 @@ export function effectiveClass(pvc: PersistentVolumeClaim): string | undefined {
 }
 
 /** Rule 6, in the order the API server checks: what it would answer to the apply, if not OK. */
-function obstacleOf(scope: Scope, t: ClaimTemplate, pvc: PersistentVolumeClaim, name: string, needsExpand: boolean, badSpec: string | undefined): Obstacle | undefined {
+function obstacleOf(
+  scope: Scope,
+  t: ClaimTemplate,
+  pvc: PersistentVolumeClaim,
+  name: string,
+  needsExpand: boolean,
+  badSpec: string | undefined,
+): Obstacle | undefined {
   if (badSpec) return { reason: "ApplyRejected", message: Messages.unreadableSpec(name, badSpec) };
 
   // The class of a claim is immutable (the beta annotation counts).
   const wantClass = t.spec.storageClassName ?? undefined;
   const haveClass = effectiveClass(pvc);
   if (wantClass !== undefined && wantClass !== haveClass) {
-    return { reason: "StorageClassMismatch", message: Messages.storageClassMismatch(name, t.metadata.name, haveClass, wantClass) };
+    return {
+      reason: "StorageClassMismatch",
+      message: Messages.storageClassMismatch(name, t.metadata.name, haveClass, wantClass),
+    };
   }
 
   // So are accessModes, volumeMode, selector and data sources.
   const immutable = immutableMismatches(t, pvc);
-  if (immutable.length) return { reason: "ImmutableFieldMismatch", message: Messages.immutableFieldMismatch(name, t.metadata.name, immutable) };
+  if (immutable.length)
+    return {
+      reason: "ImmutableFieldMismatch",
+      message: Messages.immutableFieldMismatch(name, t.metadata.name, immutable),
+    };
 
   // The spec of an unbound claim is immutable: neither its request nor its VAC may change.
-  const changesVac = t.spec.volumeAttributesClassName != null && pvc.spec.volumeAttributesClassName !== t.spec.volumeAttributesClassName;
+  const changesVac =
+    t.spec.volumeAttributesClassName != null && pvc.spec.volumeAttributesClassName !== t.spec.volumeAttributesClassName;
   if ((needsExpand || changesVac) && pvc.status?.phase !== "Bound") {
     return { reason: "ClaimNotBound", message: Messages.claimNotBound(name, pvc.status?.phase, needsExpand) };
   }
@@ -195,7 +258,8 @@ function obstacleOf(scope: Scope, t: ClaimTemplate, pvc: PersistentVolumeClaim, 
     const sc = haveClass !== undefined ? scope.classes.get(haveClass) : undefined;
     if (!haveClass) return { reason: "ExpansionNotAllowed", message: Messages.staticallyProvisioned(name) };
     if (!sc) return { reason: "ExpansionNotAllowed", message: Messages.storageClassNotFound(name, haveClass) };
-    if (sc.allowVolumeExpansion !== true) return { reason: "ExpansionNotAllowed", message: Messages.expansionNotAllowed(name, haveClass) };
+    if (sc.allowVolumeExpansion !== true)
+      return { reason: "ExpansionNotAllowed", message: Messages.expansionNotAllowed(name, haveClass) };
   }
 
   // A VolumeAttributesClass named must exist.
@@ -203,7 +267,9 @@ function obstacleOf(scope: Scope, t: ClaimTemplate, pvc: PersistentVolumeClaim, 
   if (vac !== undefined && pvc.spec.volumeAttributesClassName !== vac && !scope.vacs?.has(vac)) {
     return {
       reason: "VolumeAttributesClassNotFound",
-      message: scope.vacs ? Messages.volumeAttributesClassNotFound(name, t.metadata.name, vac) : Messages.noVolumeAttributesClassApi(name, t.metadata.name, vac),
+      message: scope.vacs
+        ? Messages.volumeAttributesClassNotFound(name, t.metadata.name, vac)
+        : Messages.noVolumeAttributesClassApi(name, t.metadata.name, vac),
     };
   }
   return undefined;
@@ -227,7 +293,8 @@ function immutableMismatches(t: ClaimTemplate, pvc: PersistentVolumeClaim): stri
   if (ts.accessModes && !sameSet(ts.accessModes, ps.accessModes ?? [])) {
     out.push(`accessModes ${JSON.stringify(ps.accessModes ?? [])} → ${JSON.stringify(ts.accessModes)}`);
   }
-  if (ts.volumeMode && (ps.volumeMode ?? "Filesystem") !== ts.volumeMode) out.push(`volumeMode ${ps.volumeMode ?? "Filesystem"} → ${ts.volumeMode}`);
+  if (ts.volumeMode && (ps.volumeMode ?? "Filesystem") !== ts.volumeMode)
+    out.push(`volumeMode ${ps.volumeMode ?? "Filesystem"} → ${ts.volumeMode}`);
   for (const field of ["selector", "dataSource", "dataSourceRef"] as const) {
     if (ts[field] && canonicalJSON(ts[field]) !== canonicalJSON(ps[field] ?? null)) out.push(field);
   }
@@ -235,7 +302,15 @@ function immutableMismatches(t: ClaimTemplate, pvc: PersistentVolumeClaim): stri
 }
 
 /** The apply of rule 7: storage = the target, the template's VAC, labels (with the revision) and annotations. */
-function patchOf(scope: Scope, t: ClaimTemplate, pvc: PersistentVolumeClaim, name: string, ordinal: number, target: string, labels: Record<string, string>): PatchClaim {
+function patchOf(
+  scope: Scope,
+  t: ClaimTemplate,
+  pvc: PersistentVolumeClaim,
+  name: string,
+  ordinal: number,
+  target: string,
+  labels: Record<string, string>,
+): PatchClaim {
   const vac = t.spec.volumeAttributesClassName ?? undefined;
   return {
     type: "PatchClaim",
@@ -273,7 +348,9 @@ export function reportOrdinal(scope: Scope, ordinal: number): OrdinalPlan {
         exists: pvc !== undefined,
         ...(pvc?.spec.resources?.requests?.storage !== undefined ? { spec: pvc.spec.resources.requests.storage } : {}),
         ...(pvc?.status?.capacity?.storage !== undefined ? { capacity: pvc.status.capacity.storage } : {}),
-        ...(pvc?.metadata.labels?.[Keys.revisionLabel] !== undefined ? { revision: pvc.metadata.labels[Keys.revisionLabel] } : {}),
+        ...(pvc?.metadata.labels?.[Keys.revisionLabel] !== undefined
+          ? { revision: pvc.metadata.labels[Keys.revisionLabel] }
+          : {}),
         readiness,
       };
       return { report, template: t, needsUpdate: false, done: false, inFlight: false, ...(pvc ? { pvc } : {}) };
@@ -292,9 +369,15 @@ const safeBytes = (q: string | number | undefined): bigint => {
 
 /** The state of an ordinal in scope, from its claims. */
 export function stateOf(o: OrdinalPlan): OrdinalReport["state"] {
-  if (o.claims.some((c) => (c.obstacle && phaseOf(c.obstacle.reason) === "Blocked") || c.report.readiness.state === "Failed")) return "Blocked";
+  if (
+    o.claims.some(
+      (c) => (c.obstacle && phaseOf(c.obstacle.reason) === "Blocked") || c.report.readiness.state === "Failed",
+    )
+  )
+    return "Blocked";
   if (o.claims.every((c) => c.done)) return "Updated";
-  if (o.claims.some((c) => c.needsUpdate || !c.report.exists)) return o.claims.some((c) => c.inFlight) ? "InFlight" : "Pending";
+  if (o.claims.some((c) => c.needsUpdate || !c.report.exists))
+    return o.claims.some((c) => c.inFlight) ? "InFlight" : "Pending";
   return "InFlight";
 }
 
@@ -302,5 +385,12 @@ export function stateOf(o: OrdinalPlan): OrdinalReport["state"] {
 export function ordinalReport(scope: Scope, o: OrdinalPlan, state: OrdinalReport["state"]): OrdinalReport {
   const pod = podName(scope.setName, o.ordinal);
   const phase = scope.podPhases.get(pod);
-  return { ordinal: o.ordinal, pod, ...(phase ? { podPhase: phase } : {}), ...podColumns(scope, o.ordinal), state, claims: o.claims.map((c) => c.report) };
+  return {
+    ordinal: o.ordinal,
+    pod,
+    ...(phase ? { podPhase: phase } : {}),
+    ...podColumns(scope, o.ordinal),
+    state,
+    claims: o.claims.map((c) => c.report),
+  };
 }

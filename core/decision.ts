@@ -1,18 +1,10 @@
 // Building Decisions: the status record (with `since` carried over while the phase and reason
 // stay), the StatefulSet annotations that must change (only those), and the requeue hint.
 import type { StatefulSet } from "./k8s.js";
+import { Keys } from "./keys.js";
 import type { DecisionParts } from "./parts.js";
 import { phaseOf, requeueAfterOf } from "./reasons.js";
-import type {
-  Action,
-  Decision,
-  EventRecord,
-  OrdinalReport,
-  SetRef,
-  Snapshot,
-  StatusRecord,
-} from "./types.js";
-import { Keys } from "./keys.js";
+import type { Decision, OrdinalReport, SetRef, Snapshot, StatusRecord } from "./types.js";
 
 export function countsOf(ordinals: readonly OrdinalReport[]): StatusRecord["counts"] {
   const counts = { updated: 0, inFlight: 0, pending: 0, blocked: 0, total: 0 };
@@ -56,20 +48,30 @@ function parseStatus(raw: string | undefined): Partial<StatusRecord> | undefined
 // `since` and `observedAt` follow from the rest (since changes only with the phase or reason), so
 // they do not count as a change: a record written before `since` existed is not rewritten for it.
 const sameStatus = (old: Partial<StatusRecord> | undefined, next: StatusRecord): boolean =>
-  old !== undefined && statusJSON({ ...next, since: "", observedAt: "" }) === statusJSON({ ...(old as StatusRecord), since: "", observedAt: "" });
+  old !== undefined &&
+  statusJSON({ ...next, since: "", observedAt: "" }) ===
+    statusJSON({ ...(old as StatusRecord), since: "", observedAt: "" });
 
 /**
  * When the phase and reason last changed: the previous record's `since` while they stay the same
  * (its `observedAt` for a record written before `since` existed), else now.
  */
-function sinceOf(old: Partial<StatusRecord> | undefined, next: Pick<StatusRecord, "phase" | "reason">, now: Date): string {
+function sinceOf(
+  old: Partial<StatusRecord> | undefined,
+  next: Pick<StatusRecord, "phase" | "reason">,
+  now: Date,
+): string {
   if (!old || old.phase !== next.phase || old.reason !== next.reason) return now.toISOString();
   if (typeof old.since === "string") return old.since;
   return typeof old.observedAt === "string" ? old.observedAt : now.toISOString();
 }
 
 /** The annotations to merge-patch: only those whose value changes. */
-export function annotationChanges(set: StatefulSet, wanted: Record<string, string | undefined>, status: StatusRecord): Record<string, string> | undefined {
+export function annotationChanges(
+  set: StatefulSet,
+  wanted: Record<string, string | undefined>,
+  status: StatusRecord,
+): Record<string, string> | undefined {
   const current = set.metadata.annotations ?? {};
   const changes: Record<string, string> = {};
   for (const [key, value] of Object.entries(wanted)) {
@@ -100,7 +102,11 @@ export function makeDecision(snapshot: Snapshot, now: Date, ordinals: OrdinalRep
     observedAt: now.toISOString(),
   };
   const setAnnotations = parts.record
-    ? annotationChanges(set, { ...parts.annotations, [Keys.updateRevision]: parts.revision, [Keys.currentRevision]: parts.currentRevision }, status)
+    ? annotationChanges(
+        set,
+        { ...parts.annotations, [Keys.updateRevision]: parts.revision, [Keys.currentRevision]: parts.currentRevision },
+        status,
+      )
     : undefined;
   const requeueAfter = parts.requeueAfter ?? requeueAfterOf(parts.reason);
   return {

@@ -2,13 +2,14 @@
 // read the templates a document carries, merge them into the current desired templates, validate
 // the result exactly as the planner will (core/templates.ts), and produce the annotations to
 // merge-patch, which also opt the set in.
-import * as z from "./zod.js";
+
 import { ClaimTemplate, StatefulSet } from "./k8s.js";
+import { Keys } from "./keys.js";
 import { revisionOf } from "./revision.js";
-import { OPT_IN, isOptedIn } from "./statefulset.js";
+import { isOptedIn, OPT_IN } from "./statefulset.js";
 import { desiredTemplates } from "./templates.js";
 import type { SetRef } from "./types.js";
-import { Keys } from "./keys.js";
+import * as z from "./zod.js";
 
 export interface Issue {
   path: string;
@@ -16,9 +17,13 @@ export interface Issue {
 }
 
 const pathOf = (path: readonly PropertyKey[]): string =>
-  path.map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`)).join("").replace(/^\./, "") || "(body)";
+  path
+    .map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`))
+    .join("")
+    .replace(/^\./, "") || "(body)";
 
-const issuesOf = (error: z.core.$ZodError): Issue[] => error.issues.map((i) => ({ path: pathOf(i.path), message: i.message }));
+const issuesOf = (error: z.core.$ZodError): Issue[] =>
+  error.issues.map((i) => ({ path: pathOf(i.path), message: i.message }));
 
 const StatefulSetManifest = z.extend(StatefulSet, { kind: z.literal("StatefulSet") });
 
@@ -26,9 +31,15 @@ const StatefulSetManifest = z.extend(StatefulSet, { kind: z.literal("StatefulSet
  * The templates a body carries: a JSON/YAML array of claim templates, or a whole StatefulSet
  * manifest (whose name and namespace, when given, must be the set of the URL).
  */
-export function templatesFromDocument(value: unknown, ref: SetRef): { ok: true; templates: ClaimTemplate[] } | { ok: false; issues: Issue[] } {
+export function templatesFromDocument(
+  value: unknown,
+  ref: SetRef,
+): { ok: true; templates: ClaimTemplate[] } | { ok: false; issues: Issue[] } {
   if (Array.isArray(value)) {
-    const parsed = z.array(ClaimTemplate).check(z.minLength(1, "at least one claim template is needed")).safeParse(value);
+    const parsed = z
+      .array(ClaimTemplate)
+      .check(z.minLength(1, "at least one claim template is needed"))
+      .safeParse(value);
     return parsed.success ? { ok: true, templates: parsed.data } : { ok: false, issues: issuesOf(parsed.error) };
   }
   if (typeof value === "object" && value !== null && "kind" in value) {
@@ -37,18 +48,27 @@ export function templatesFromDocument(value: unknown, ref: SetRef): { ok: true; 
     const set = parsed.data;
     const issues: Issue[] = [];
     if (set.metadata.name !== ref.name) {
-      issues.push({ path: "metadata.name", message: `manifest is for StatefulSet "${set.metadata.name}", the URL names "${ref.name}"` });
+      issues.push({
+        path: "metadata.name",
+        message: `manifest is for StatefulSet "${set.metadata.name}", the URL names "${ref.name}"`,
+      });
     }
     if (set.metadata.namespace !== undefined && set.metadata.namespace !== ref.namespace) {
-      issues.push({ path: "metadata.namespace", message: `manifest is in namespace "${set.metadata.namespace}", the URL names "${ref.namespace}"` });
+      issues.push({
+        path: "metadata.namespace",
+        message: `manifest is in namespace "${set.metadata.namespace}", the URL names "${ref.namespace}"`,
+      });
     }
     const templates = set.spec.volumeClaimTemplates ?? [];
-    if (templates.length === 0) issues.push({ path: "spec.volumeClaimTemplates", message: "the manifest has no volumeClaimTemplates" });
+    if (templates.length === 0)
+      issues.push({ path: "spec.volumeClaimTemplates", message: "the manifest has no volumeClaimTemplates" });
     return issues.length ? { ok: false, issues } : { ok: true, templates };
   }
   return {
     ok: false,
-    issues: [{ path: "(body)", message: "expected an array of claim templates or a StatefulSet manifest (kind: StatefulSet)" }],
+    issues: [
+      { path: "(body)", message: "expected an array of claim templates or a StatefulSet manifest (kind: StatefulSet)" },
+    ],
   };
 }
 
@@ -56,7 +76,9 @@ export function templatesFromDocument(value: unknown, ref: SetRef): { ok: true; 
 /** The template as the annotation holds it: the server's additions (status, creationTimestamp) removed. */
 export const cleanTemplate = (t: ClaimTemplate): ClaimTemplate => {
   const { status: _status, ...rest } = t as ClaimTemplate & { status?: unknown };
-  const { creationTimestamp: _ts, ...metadata } = rest.metadata as ClaimTemplate["metadata"] & { creationTimestamp?: unknown };
+  const { creationTimestamp: _ts, ...metadata } = rest.metadata as ClaimTemplate["metadata"] & {
+    creationTimestamp?: unknown;
+  };
   return { ...rest, metadata };
 };
 
@@ -111,7 +133,10 @@ export function desiredChange(set: StatefulSet, posted: readonly ClaimTemplate[]
     }
   }
   const annotations = { [Keys.templates]: JSON.stringify(merged), ...OPT_IN };
-  const check = desiredTemplates({ ...set, metadata: { ...set.metadata, annotations: { ...set.metadata.annotations, ...annotations } } });
+  const check = desiredTemplates({
+    ...set,
+    metadata: { ...set.metadata, annotations: { ...set.metadata.annotations, ...annotations } },
+  });
   if (!check.ok) return { ok: false, message: check.message };
   const existing = set.metadata.annotations ?? {};
   const changed = !isOptedIn(set) || !sameDocument(existing[Keys.templates], merged);

@@ -3,20 +3,23 @@
 // starting from what it finds, so a crash between any two requests is finished by the next
 // invocation. The manifest is never only in memory: it is in the record (a ConfigMap) before the
 // set is deleted, and the record goes only once the new set has adopted its pods.
-import * as z from "./zod.js";
+
 import type { ClaimTemplate, ConfigMap, StatefulSet } from "./k8s.js";
 import { StatefulSet as StatefulSetSchema } from "./k8s.js";
-import { Messages, eventOf } from "./messages.js";
+import { Keys } from "./keys.js";
+import { eventOf, Messages } from "./messages.js";
+import type { WalkConclusion } from "./parts.js";
 import { revisionOf } from "./revision.js";
 import { podName } from "./statefulset.js";
 import type { ArmRecord, DeleteRecord, Replaced, Snapshot } from "./types.js";
-import { Keys } from "./keys.js";
-import type { WalkConclusion } from "./parts.js";
+import * as z from "./zod.js";
 
 export const FINALIZE = ["Never", "Recreate"] as const;
 
 /** `claimstep.io/finalize`: Recreate, Never (the default), or why the value is refused. */
-export function finalizeOf(set: Pick<StatefulSet, "metadata">): { ok: true; recreate: boolean } | { ok: false; message: string } {
+export function finalizeOf(
+  set: Pick<StatefulSet, "metadata">,
+): { ok: true; recreate: boolean } | { ok: false; message: string } {
   const value = set.metadata.annotations?.[Keys.finalize];
   if (value === undefined || value === "Never") return { ok: true, recreate: false };
   if (value === "Recreate") return { ok: true, recreate: true };
@@ -29,7 +32,14 @@ export const RECORD_PREFIX = "claimstep-recreate-";
 export const recordName = (set: string): string => `${RECORD_PREFIX}${set}`;
 
 /** Keys of the record's data. */
-export const RecordKeys = { manifest: "statefulset.json", oldUid: "old-uid", oldResourceVersion: "old-resource-version", revision: "revision", armed: "armed", kept: "kept-uids.json" } as const;
+export const RecordKeys = {
+  manifest: "statefulset.json",
+  oldUid: "old-uid",
+  oldResourceVersion: "old-resource-version",
+  revision: "revision",
+  armed: "armed",
+  kept: "kept-uids.json",
+} as const;
 
 /** The uids of the set's pods and claims when the record was written: F4 checks they are the same ones. */
 export interface KeptUids {
@@ -45,8 +55,17 @@ export function keptUidsOf(snapshot: Pick<Snapshot, "statefulSet" | "pods" | "cl
   const start = set.spec.ordinals?.start ?? 0;
   const ordinals = Array.from({ length: set.spec.replicas ?? 1 }, (_, i) => start + i);
   const podNames = new Set(ordinals.map((o) => podName(set.metadata.name, o)));
-  const claimNames = new Set((set.spec.volumeClaimTemplates ?? []).flatMap((t) => ordinals.map((o) => `${t.metadata.name}-${podName(set.metadata.name, o)}`)));
-  const pick = (objects: readonly { metadata: { name: string; uid?: string | undefined; deletionTimestamp?: string | undefined } }[], names: Set<string>) =>
+  const claimNames = new Set(
+    (set.spec.volumeClaimTemplates ?? []).flatMap((t) =>
+      ordinals.map((o) => `${t.metadata.name}-${podName(set.metadata.name, o)}`),
+    ),
+  );
+  const pick = (
+    objects: readonly {
+      metadata: { name: string; uid?: string | undefined; deletionTimestamp?: string | undefined };
+    }[],
+    names: Set<string>,
+  ) =>
     Object.fromEntries(
       objects
         .filter((o) => names.has(o.metadata.name) && o.metadata.uid && !o.metadata.deletionTimestamp)
@@ -59,7 +78,13 @@ export function keptUidsOf(snapshot: Pick<Snapshot, "statefulSet" | "pods" | "cl
 /** What is not the pod or claim F1 recorded: gone, being deleted, or another uid. */
 export function replacedSince(kept: KeptUids, snapshot: Pick<Snapshot, "pods" | "claims">): Replaced[] {
   const out: Replaced[] = [];
-  const check = (kind: Replaced["kind"], recorded: Record<string, string>, objects: readonly { metadata: { name: string; uid?: string | undefined; deletionTimestamp?: string | undefined } }[]) => {
+  const check = (
+    kind: Replaced["kind"],
+    recorded: Record<string, string>,
+    objects: readonly {
+      metadata: { name: string; uid?: string | undefined; deletionTimestamp?: string | undefined };
+    }[],
+  ) => {
     const live = new Map(objects.map((o) => [o.metadata.name, o.metadata]));
     for (const [name, uid] of Object.entries(recorded)) {
       const now = live.get(name);
@@ -74,7 +99,16 @@ export function replacedSince(kept: KeptUids, snapshot: Pick<Snapshot, "pods" | 
 }
 
 /** Metadata the API server sets: never part of a manifest to create. */
-const SERVER_SET = ["uid", "resourceVersion", "creationTimestamp", "generation", "managedFields", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"] as const;
+const SERVER_SET = [
+  "uid",
+  "resourceVersion",
+  "creationTimestamp",
+  "generation",
+  "managedFields",
+  "deletionTimestamp",
+  "deletionGracePeriodSeconds",
+  "selfLink",
+] as const;
 
 /** The live templates with the desired storage, VAC, labels and annotations merged onto them. */
 export function mergeTemplates(live: readonly ClaimTemplate[], desired: readonly ClaimTemplate[]): ClaimTemplate[] {
@@ -83,7 +117,8 @@ export function mergeTemplates(live: readonly ClaimTemplate[], desired: readonly
     if (!d) return structuredClone(t);
     const merged = structuredClone(t);
     const storage = d.spec.resources?.requests?.storage;
-    if (storage !== undefined) merged.spec.resources = { ...merged.spec.resources, requests: { ...merged.spec.resources?.requests, storage } };
+    if (storage !== undefined)
+      merged.spec.resources = { ...merged.spec.resources, requests: { ...merged.spec.resources?.requests, storage } };
     // The four fields claimstep rolls out are the desired ones, exactly (the revision hashes them).
     if (d.spec.volumeAttributesClassName) merged.spec.volumeAttributesClassName = d.spec.volumeAttributesClassName;
     else delete merged.spec.volumeAttributesClassName;
@@ -157,7 +192,11 @@ const RecordData = z.object({
 export function readRecord(cm: ConfigMap): { ok: true; record: Record_ } | { ok: false; message: string } {
   const where = `ConfigMap ${cm.metadata.namespace ?? "default"}/${cm.metadata.name}`;
   const data = RecordData.safeParse(cm.data ?? {});
-  if (!data.success) return { ok: false, message: `${where}: ${data.error.issues[0]!.path.join(".") || "data"}: ${data.error.issues[0]!.message}` };
+  if (!data.success)
+    return {
+      ok: false,
+      message: `${where}: ${data.error.issues[0]!.path.join(".") || "data"}: ${data.error.issues[0]!.message}`,
+    };
   let json: unknown;
   try {
     json = JSON.parse(data.data[RecordKeys.manifest]);
@@ -165,7 +204,11 @@ export function readRecord(cm: ConfigMap): { ok: true; record: Record_ } | { ok:
     return { ok: false, message: `${where}: ${RecordKeys.manifest} is not JSON (${(err as Error).message})` };
   }
   const manifest = StatefulSetSchema.safeParse(json);
-  if (!manifest.success) return { ok: false, message: `${where}: ${RecordKeys.manifest} is not a StatefulSet (${manifest.error.issues[0]!.message})` };
+  if (!manifest.success)
+    return {
+      ok: false,
+      message: `${where}: ${RecordKeys.manifest} is not a StatefulSet (${manifest.error.issues[0]!.message})`,
+    };
   let kept: KeptUids | undefined;
   const keptText = data.data[RecordKeys.kept];
   if (keptText !== undefined) {
@@ -176,7 +219,11 @@ export function readRecord(cm: ConfigMap): { ok: true; record: Record_ } | { ok:
       return { ok: false, message: `${where}: ${RecordKeys.kept} is not JSON (${(err as Error).message})` };
     }
     const parsed = KeptUidsSchema.safeParse(keptJson);
-    if (!parsed.success) return { ok: false, message: `${where}: ${RecordKeys.kept} is not {pods, claims} of name → uid (${parsed.error.issues[0]!.message})` };
+    if (!parsed.success)
+      return {
+        ok: false,
+        message: `${where}: ${RecordKeys.kept} is not {pods, claims} of name → uid (${parsed.error.issues[0]!.message})`,
+      };
     kept = parsed.data;
   }
   return {
@@ -198,7 +245,9 @@ export function unexpectedDifferences(a: StatefulSet, b: StatefulSet): string[] 
   const strip = (s: StatefulSet): unknown => {
     const copy = structuredClone(s) as StatefulSet;
     copy.spec.volumeClaimTemplates = [];
-    copy.metadata.annotations = Object.fromEntries(Object.entries(copy.metadata.annotations ?? {}).filter(([k]) => !k.startsWith("claimstep.io/")));
+    copy.metadata.annotations = Object.fromEntries(
+      Object.entries(copy.metadata.annotations ?? {}).filter(([k]) => !k.startsWith("claimstep.io/")),
+    );
     return copy;
   };
   const out: string[] = [];
@@ -210,7 +259,8 @@ function diff(a: unknown, b: unknown, path: string, out: string[]): void {
   if (out.length >= 5) return;
   if (a && b && typeof a === "object" && typeof b === "object" && Array.isArray(a) === Array.isArray(b)) {
     const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
-    for (const k of [...keys].sort()) diff((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], path ? `${path}.${k}` : k, out);
+    for (const k of [...keys].sort())
+      diff((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], path ? `${path}.${k}` : k, out);
     return;
   }
   if (JSON.stringify(a) !== JSON.stringify(b)) out.push(path || "(root)");
@@ -267,9 +317,17 @@ export function finalizeStep(snapshot: Snapshot, c: FinalizeContext): WalkConclu
   if (snapshot.setMissing) {
     if (!cm) return undefined;
     const read = readRecord(cm);
-    if (!read.ok) return blocked(Messages.recordUnreadableSetGone(read.message, set.metadata.namespace ?? "default", set.metadata.name));
+    if (!read.ok)
+      return blocked(
+        Messages.recordUnreadableSetGone(read.message, set.metadata.namespace ?? "default", set.metadata.name),
+      );
     const message = Messages.setCreating(set.metadata.namespace ?? "default", set.metadata.name, name);
-    return { reason: "SetCreated", message, action: { type: "CreateSet", ...ref(set), manifest: read.record.manifest }, events: [eventOf("SetCreated", message)] };
+    return {
+      reason: "SetCreated",
+      message,
+      action: { type: "CreateSet", ...ref(set), manifest: read.record.manifest },
+      events: [eventOf("SetCreated", message)],
+    };
   }
 
   if (cm) {
@@ -295,33 +353,64 @@ export function finalizeStep(snapshot: Snapshot, c: FinalizeContext): WalkConclu
       if (record.kept) {
         const replaced = replacedSince(record.kept, snapshot);
         if (replaced.length) {
-          const message = Messages.recreateReplaced(set.metadata.namespace ?? "default", set.metadata.name, replaced, name);
+          const message = Messages.recreateReplaced(
+            set.metadata.namespace ?? "default",
+            set.metadata.name,
+            replaced,
+            name,
+          );
           return { reason: "RecreateReplaced", message, events: [eventOf("RecreateReplaced", message)] };
         }
       }
-      const kept = record.kept ? { pods: Object.keys(record.kept.pods).length, claims: Object.keys(record.kept.claims).length } : undefined;
-      const message = Messages.setRecreated(set.metadata.namespace ?? "default", set.metadata.name, record.oldUid, set.metadata.uid ?? "?", record.revision, kept);
-      return { reason: "SetRecreated", statusReason: "Finalized", message, action: { type: "DeleteRecord", ...ref(set), name, uid: record.uid }, events: [eventOf("SetRecreated", message)] };
+      const kept = record.kept
+        ? { pods: Object.keys(record.kept.pods).length, claims: Object.keys(record.kept.claims).length }
+        : undefined;
+      const message = Messages.setRecreated(
+        set.metadata.namespace ?? "default",
+        set.metadata.name,
+        record.oldUid,
+        set.metadata.uid ?? "?",
+        record.revision,
+        kept,
+      );
+      return {
+        reason: "SetRecreated",
+        statusReason: "Finalized",
+        message,
+        action: { type: "DeleteRecord", ...ref(set), name, uid: record.uid },
+        events: [eventOf("SetRecreated", message)],
+      };
     }
     // The old set, being deleted: the garbage collector orphans its pods and claims, then it goes.
-    if (set.metadata.deletionTimestamp) return { reason: "Recreating", message: Messages.setFinalizing(set.metadata.name) };
+    if (set.metadata.deletionTimestamp)
+      return { reason: "Recreating", message: Messages.setFinalizing(set.metadata.name) };
     // F2, guarded: still wanted, still complete at the record's revision, the set unchanged but for
     // its claim templates and claimstep's annotations; else the record is discarded (nothing
     // acted on it yet: the set still exists with the uid it names).
     if (!c.wanted) return discard(`${Keys.finalize} is no longer Recreate`);
-    if (!c.converged || c.revision !== record.revision) return discard(`the rollout is no longer complete at revision ${record.revision}`);
+    if (!c.converged || c.revision !== record.revision)
+      return discard(`the rollout is no longer complete at revision ${record.revision}`);
     const changed = unexpectedDifferences(record.manifest, recreatedManifest(set, c.desired));
     if (changed.length) return discard(`the StatefulSet changed since it was written (${changed.join(", ")})`);
     if (!rolloutAtRest(set)) return { reason: "Recreating", message: Messages.podsNotAtRest(set.metadata.name) };
     if (!record.armed) {
       const message = Messages.recordArmed(name, set.metadata.name);
-      return { reason: "RecordArmed", message, action: { type: "ArmRecord", ...ref(set), name, armed: true, resourceVersion: record.resourceVersion } };
+      return {
+        reason: "RecordArmed",
+        message,
+        action: { type: "ArmRecord", ...ref(set), name, armed: true, resourceVersion: record.resourceVersion },
+      };
     }
     const message = Messages.setOrphaned(set.metadata.namespace ?? "default", set.metadata.name, name);
     return {
       reason: "SetOrphaned",
       message,
-      action: { type: "OrphanSet", ...ref(set), uid: set.metadata.uid ?? "", resourceVersion: set.metadata.resourceVersion ?? "" },
+      action: {
+        type: "OrphanSet",
+        ...ref(set),
+        uid: set.metadata.uid ?? "",
+        resourceVersion: set.metadata.resourceVersion ?? "",
+      },
       events: [eventOf("SetOrphaned", message)],
     };
   }
@@ -329,7 +418,8 @@ export function finalizeStep(snapshot: Snapshot, c: FinalizeContext): WalkConclu
   // F1: only when wanted, complete, the live templates behind, the pods at rest.
   if (!c.wanted || !c.converged) return undefined;
   const live = set.spec.volumeClaimTemplates ?? [];
-  if (revisionOf(mergeTemplates(live, c.desired)) !== c.revision) return blocked(Messages.recreateWouldDiffer(set.metadata.name));
+  if (revisionOf(mergeTemplates(live, c.desired)) !== c.revision)
+    return blocked(Messages.recreateWouldDiffer(set.metadata.name));
   if (revisionOf(live) === c.revision) return undefined;
   if (!rolloutAtRest(set)) return { reason: "Recreating", message: Messages.podsNotAtRest(set.metadata.name) };
   // GitOps: the manifest in Git must carry the new templates first; merging that is the approval.
@@ -342,7 +432,16 @@ export function finalizeStep(snapshot: Snapshot, c: FinalizeContext): WalkConclu
   }
   const manifest = recreatedManifest(set, c.desired);
   const message = Messages.recordWritten(name, set.metadata.name, c.revision);
-  return { reason: "RecordWritten", message, action: { type: "WriteRecord", ...ref(set), record: recordOf(set, manifest, c.revision, keptUidsOf(snapshot)) }, events: [eventOf("RecordWritten", message)] };
+  return {
+    reason: "RecordWritten",
+    message,
+    action: { type: "WriteRecord", ...ref(set), record: recordOf(set, manifest, c.revision, keptUidsOf(snapshot)) },
+    events: [eventOf("RecordWritten", message)],
+  };
 }
 
-const blocked = (message: string): WalkConclusion => ({ reason: "RecordUnreadable", message, events: [eventOf("RecordUnreadable", message)] });
+const blocked = (message: string): WalkConclusion => ({
+  reason: "RecordUnreadable",
+  message,
+  events: [eventOf("RecordUnreadable", message)],
+});

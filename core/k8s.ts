@@ -1,8 +1,9 @@
 // zod schemas of the Kubernetes subset claimstep reads. Loose objects: unknown fields pass
 // through untouched (real objects carry managedFields, status fields we ignore, …); the
 // fields the planner uses are checked.
-import * as z from "./zod.js";
+
 import { QuantityError, quantityOfNumber } from "./quantity.js";
+import * as z from "./zod.js";
 
 const stringMap = z.record(z.string(), z.string());
 
@@ -12,7 +13,9 @@ const stringMap = z.record(z.string(), z.string());
  * A number that is no quantity (fractional, negative) is refused here with the reason.
  */
 export const Quantity = z.pipe(
-  z.union([z.string(), z.number()], { error: 'expected a quantity: a string such as "20Gi" or a whole number of bytes' }),
+  z.union([z.string(), z.number()], {
+    error: 'expected a quantity: a string such as "20Gi" or a whole number of bytes',
+  }),
   z.transform((q: string | number, ctx): string => {
     if (typeof q === "string") return q;
     try {
@@ -87,7 +90,9 @@ export const PersistentVolumeClaimStatus = z.looseObject({
   allocatedResources: z.optional(quantityMap),
   allocatedResourceStatuses: z.optional(stringMap),
   currentVolumeAttributesClassName: z.optional(z.nullable(z.string())),
-  modifyVolumeStatus: z.optional(z.nullable(z.looseObject({ targetVolumeAttributesClassName: z.optional(z.string()), status: z.string() }))),
+  modifyVolumeStatus: z.optional(
+    z.nullable(z.looseObject({ targetVolumeAttributesClassName: z.optional(z.string()), status: z.string() })),
+  ),
 });
 export type PersistentVolumeClaimStatus = z.infer<typeof PersistentVolumeClaimStatus>;
 
@@ -208,7 +213,15 @@ export const Status = z.looseObject({
       name: z.optional(z.string()),
       group: z.optional(z.string()),
       kind: z.optional(z.string()),
-      causes: z.optional(z.array(z.looseObject({ reason: z.optional(z.string()), message: z.optional(z.string()), field: z.optional(z.string()) }))),
+      causes: z.optional(
+        z.array(
+          z.looseObject({
+            reason: z.optional(z.string()),
+            message: z.optional(z.string()),
+            field: z.optional(z.string()),
+          }),
+        ),
+      ),
       retryAfterSeconds: z.optional(z.number()),
     }),
   ),

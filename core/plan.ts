@@ -3,23 +3,24 @@
 // given and the capabilities of the writer that will carry the action out. The rules live in
 // parts, each read top-down as the decision table: scope (rules 1–3), claim evaluation (rules
 // 4–8, 13, 14), the pods (core/pods.ts), the walk (8–10).
+
+import { autogrowStep } from "./autogrow.js";
 import { evaluateOrdinal, ordinalReport, reportOrdinal, stateOf } from "./claims.js";
 import { makeDecision } from "./decision.js";
+import { finalizeStep } from "./finalize.js";
+import { Keys } from "./keys.js";
+import type { WalkConclusion } from "./parts.js";
 import { lastEvictionJSON } from "./pod-policy.js";
 import { coordinationOf, partitionStep, podsPending, restartStep } from "./pods.js";
+import { type PolicyResult, policyOf } from "./policy.js";
 import type { WriterCapabilities } from "./ports.js";
-import { autogrowStep } from "./autogrow.js";
-import { finalizeStep } from "./finalize.js";
-import { policyOf, type PolicyResult } from "./policy.js";
 import { phaseOf } from "./reasons.js";
 import { revisionOf } from "./revision.js";
 import { scopeOf } from "./scope.js";
 import { belowPartition, inScope } from "./statefulset.js";
 import type { Decision, OrdinalReport, Snapshot } from "./types.js";
-import { Keys } from "./keys.js";
 import { forWriter } from "./verdict.js";
 import { inFlightOrdinals, walk } from "./walk.js";
-import type { WalkConclusion } from "./parts.js";
 
 export interface PlanOptions {
   /** Re-create the set with the new templates once complete, whatever `claimstep.io/finalize` says (`claimstep finalize`). */
@@ -51,7 +52,9 @@ export function planStep(snapshot: Snapshot, now: Date, writer: WriterCapabiliti
   const pending = podsPending(scope, coordination, ordinals);
   const busy = pending.busy;
   const reports: OrdinalReport[] = [
-    ...ordinals.map((o) => ordinalReport(scope, o, busy.has(o.ordinal) ? "InFlight" : pending.held.has(o.ordinal) ? "Pending" : stateOf(o))),
+    ...ordinals.map((o) =>
+      ordinalReport(scope, o, busy.has(o.ordinal) ? "InFlight" : pending.held.has(o.ordinal) ? "Pending" : stateOf(o)),
+    ),
     ...belowPartition(scope.ordinals).map((o) => ordinalReport(scope, reportOrdinal(scope, o), "OutOfScope")),
     ...scope.condemned.map((o) => ordinalReport(scope, reportOrdinal(scope, o), "Condemned")),
   ];
@@ -59,8 +62,23 @@ export function planStep(snapshot: Snapshot, now: Date, writer: WriterCapabiliti
   // The one thing to do now: move the partition (P1, P2, P4), else restart a pod (R1–R3), else
   // what the walk of the claims says (rules 8–10), as this writer can do it.
   const conclusion = forWriter(next(), writer);
-  const annotations = conclusion.action?.type === "EvictPod" ? { [Keys.lastEviction]: lastEvictionJSON({ pod: conclusion.action.pod, uid: conclusion.action.uid, at: now.toISOString(), result: "Attempted" }) } : undefined;
-  return makeDecision(snapshot, now, reports, { ...conclusion, revision: scope.revision, record: true, ...(annotations ? { annotations } : {}) });
+  const annotations =
+    conclusion.action?.type === "EvictPod"
+      ? {
+          [Keys.lastEviction]: lastEvictionJSON({
+            pod: conclusion.action.pod,
+            uid: conclusion.action.uid,
+            at: now.toISOString(),
+            result: "Attempted",
+          }),
+        }
+      : undefined;
+  return makeDecision(snapshot, now, reports, {
+    ...conclusion,
+    revision: scope.revision,
+    record: true,
+    ...(annotations ? { annotations } : {}),
+  });
 
   function next(): WalkConclusion {
     // F1–F4 (finalize.ts): mid re-create, the record decides; once complete, it may start one.
@@ -83,14 +101,27 @@ export function planStep(snapshot: Snapshot, now: Date, writer: WriterCapabiliti
     if (walked.reason === "Converged") {
       // Autogrow (autogrow.ts) before the re-create: a full disk is the more urgent.
       const grow = policy.autogrow
-        ? autogrowStep({ set: snapshot.statefulSet, policy: policy.autogrow, reading: snapshot.volumeUsage, templates: scope.templates, ordinals: inScope(scope.ordinals), revision: scope.revision, revisionOf })
+        ? autogrowStep({
+            set: snapshot.statefulSet,
+            policy: policy.autogrow,
+            reading: snapshot.volumeUsage,
+            templates: scope.templates,
+            ordinals: inScope(scope.ordinals),
+            revision: scope.revision,
+            revisionOf,
+          })
         : undefined;
       if (grow && "conclusion" in grow) return grow.conclusion;
       const settled = recreate(true) ?? walked;
       return grow && settled === walked ? { ...walked, message: `${walked.message}; ${grow.note}` } : settled;
     }
     // Complete now, and the re-create starts with the next step: worth one soon.
-    if (walked.reason === "RolloutComplete" && wantsRecreate && revisionOf(snapshot.statefulSet.spec.volumeClaimTemplates ?? []) !== scope.revision) return { ...walked, requeueAfter: 2 };
+    if (
+      walked.reason === "RolloutComplete" &&
+      wantsRecreate &&
+      revisionOf(snapshot.statefulSet.spec.volumeClaimTemplates ?? []) !== scope.revision
+    )
+      return { ...walked, requeueAfter: 2 };
     if (walked.action || phaseBlocks(walked)) return walked;
     const restart = restartStep(scope, ordinals, inFlightOrdinals(scope, ordinals, busy), now.getTime());
     if (restart && "evict" in restart) return restart.evict;

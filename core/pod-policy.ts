@@ -2,10 +2,11 @@
 // annotations: pod coordination (P1–P5), restarts (R1–R3), the user's partition claimstep
 // recorded, and its last eviction. Each way an annotation can be wrong yields one message naming
 // the set, the annotation, the value and the fix; the planner blocks on it and writes nothing.
-import * as z from "./zod.js";
+
 import type { StatefulSet } from "./k8s.js";
-import type { PatchPartition } from "./types.js";
 import { Keys } from "./keys.js";
+import type { PatchPartition } from "./types.js";
+import * as z from "./zod.js";
 
 export const POD_COORDINATION = ["None", "ClaimsFirst"] as const;
 export const RESTART_PODS = ["Never", "WhenRequired"] as const;
@@ -47,14 +48,24 @@ export function parseDurationSeconds(raw: string): number | undefined {
 
 const setName = (set: Pick<StatefulSet, "metadata">) => `${set.metadata.namespace ?? "default"}/${set.metadata.name}`;
 
-const oneOf = <T extends string>(set: Pick<StatefulSet, "metadata">, key: string, accepted: readonly T[], fallback: T): { ok: true; value: T } | { ok: false; message: string } => {
+const oneOf = <T extends string>(
+  set: Pick<StatefulSet, "metadata">,
+  key: string,
+  accepted: readonly T[],
+  fallback: T,
+): { ok: true; value: T } | { ok: false; message: string } => {
   const value = set.metadata.annotations?.[key];
   if (value === undefined) return { ok: true, value: fallback };
   if ((accepted as readonly string[]).includes(value)) return { ok: true, value: value as T };
-  return { ok: false, message: `StatefulSet ${setName(set)}: annotation ${key}=${JSON.stringify(value)} is not one of ${accepted.join(", ")}: fix or remove it (absent = ${fallback})` };
+  return {
+    ok: false,
+    message: `StatefulSet ${setName(set)}: annotation ${key}=${JSON.stringify(value)} is not one of ${accepted.join(", ")}: fix or remove it (absent = ${fallback})`,
+  };
 };
 
-export function podPolicyOf(set: Pick<StatefulSet, "metadata">): { ok: true; policy: PodPolicy } | { ok: false; message: string } {
+export function podPolicyOf(
+  set: Pick<StatefulSet, "metadata">,
+): { ok: true; policy: PodPolicy } | { ok: false; message: string } {
   const coordination = oneOf(set, Keys.podCoordination, POD_COORDINATION, "None");
   if (!coordination.ok) return coordination;
   const restart = oneOf(set, Keys.restartPods, RESTART_PODS, "Never");
@@ -64,7 +75,10 @@ export function podPolicyOf(set: Pick<StatefulSet, "metadata">): { ok: true; pol
   const rawAfter = annotations[Keys.restartAfter];
   const restartAfterSeconds = rawAfter === undefined ? DEFAULT_RESTART_AFTER_SECONDS : parseDurationSeconds(rawAfter);
   if (restartAfterSeconds === undefined || restartAfterSeconds < 1) {
-    return { ok: false, message: `StatefulSet ${setName(set)}: annotation ${Keys.restartAfter}=${JSON.stringify(rawAfter)} is not a duration such as 90s, 5m or 1h (at least 1s); fix or remove it (absent = 5m)` };
+    return {
+      ok: false,
+      message: `StatefulSet ${setName(set)}: annotation ${Keys.restartAfter}=${JSON.stringify(rawAfter)} is not a duration such as 90s, 5m or 1h (at least 1s); fix or remove it (absent = 5m)`,
+    };
   }
 
   const rawPartition = annotations[Keys.userPartition];
@@ -106,7 +120,13 @@ export function podPolicyOf(set: Pick<StatefulSet, "metadata">): { ok: true; pol
 
 /** The record written after an eviction attempt, in a fixed key order. */
 export const lastEvictionJSON = (e: LastEviction): string =>
-  JSON.stringify({ pod: e.pod, uid: e.uid, at: e.at, result: e.result, ...(e.message !== undefined ? { message: e.message } : {}) });
+  JSON.stringify({
+    pod: e.pod,
+    uid: e.uid,
+    at: e.at,
+    result: e.result,
+    ...(e.message !== undefined ? { message: e.message } : {}),
+  });
 
 /**
  * P5 (`claimstep set … --hold-pods`): the partition patch that holds every pod until its claims

@@ -2,15 +2,16 @@
 // lever the StatefulSet controller obeys, spec.updateStrategy.rollingUpdate.partition; and
 // restarting a pod whose volume cannot finish growing while it runs (R1–R3), through the Eviction
 // API. Pure: a function of the scope, the evaluated claims and the time it is given.
-import type { ClaimPlan, OrdinalPlan, WalkConclusion } from "./parts.js";
+
 import type { Pod } from "./k8s.js";
+import { Keys } from "./keys.js";
+import { eventOf, Messages } from "./messages.js";
+import type { ClaimPlan, OrdinalPlan, WalkConclusion } from "./parts.js";
 import { BUDGET_CHARGE_SECONDS } from "./pod-policy.js";
-import { Messages, eventOf } from "./messages.js";
 import { resizeBlockedByPod } from "./readiness.js";
 import type { Scope } from "./scope.js";
 import { podName } from "./statefulset.js";
 import type { EvictPod, OrdinalReport, PatchPartition } from "./types.js";
-import { Keys } from "./keys.js";
 
 /** One ordinal's pod as the pod rules read it. */
 export interface PodState {
@@ -24,7 +25,8 @@ export interface PodState {
 }
 
 const isReady = (pod: Pod): boolean =>
-  !pod.metadata.deletionTimestamp && (pod.status?.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True");
+  !pod.metadata.deletionTimestamp &&
+  (pod.status?.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True");
 
 export function podStateOf(scope: Scope, ordinal: number): PodState {
   const name = podName(scope.setName, ordinal);
@@ -41,7 +43,10 @@ export function podStateOf(scope: Scope, ordinal: number): PodState {
 }
 
 /** The pod columns of one row of the per-ordinal table. */
-export function podColumns(scope: Scope, ordinal: number): Pick<OrdinalReport, "podReady" | "podRevision" | "podUpdated"> {
+export function podColumns(
+  scope: Scope,
+  ordinal: number,
+): Pick<OrdinalReport, "podReady" | "podRevision" | "podUpdated"> {
   const p = podStateOf(scope, ordinal);
   if (!p.pod) return {};
   return {
@@ -103,7 +108,10 @@ export function podsPending(scope: Scope, c: Coordination, ordinals: readonly Or
     const p = podStateOf(scope, o.ordinal);
     if (p.updated && p.ready) continue;
     const below = o.ordinal < partitionOrdinal;
-    (below && p.ready ? held : busy).set(o.ordinal, Messages.podPending(p.name, scope.podUpdateRevision, p.updated, !!p.pod, below));
+    (below && p.ready ? held : busy).set(
+      o.ordinal,
+      Messages.podPending(p.name, scope.podUpdateRevision, p.updated, !!p.pod, below),
+    );
   }
   return { busy, held };
 }
@@ -120,7 +128,12 @@ export function partitionTarget(scope: Scope, c: Coordination, ordinals: readonl
   return Math.max(lowest - start, c.userPartition);
 }
 
-const partitionPatch = (scope: Scope, c: Coordination, partition: number, userPartition?: number | null): PatchPartition => ({
+const partitionPatch = (
+  scope: Scope,
+  c: Coordination,
+  partition: number,
+  userPartition?: number | null,
+): PatchPartition => ({
   type: "PatchPartition",
   namespace: scope.namespace,
   set: scope.setName,
@@ -135,28 +148,58 @@ const partitionPatch = (scope: Scope, c: Coordination, partition: number, userPa
  * the user's), lower it to the ordinals whose claims are done, or restore the user's once every
  * ordinal is done (or once ClaimsFirst no longer applies while claimstep holds it).
  */
-export function partitionStep(scope: Scope, c: Coordination, ordinals: readonly OrdinalPlan[], pending: PodsPending): WalkConclusion | undefined {
+export function partitionStep(
+  scope: Scope,
+  c: Coordination,
+  ordinals: readonly OrdinalPlan[],
+  pending: PodsPending,
+): WalkConclusion | undefined {
   const stillApplies = scope.policy.pods.coordination === "ClaimsFirst" && scope.rollingUpdate;
   if (c.holding && !stillApplies) {
     const message = Messages.partitionRestored(c.userPartition, c.livePartition, "pod coordination no longer applies");
-    return { reason: "PartitionRestored", message, action: partitionPatch(scope, c, c.userPartition, null), events: [eventOf("PartitionRestored", message)] };
+    return {
+      reason: "PartitionRestored",
+      message,
+      action: partitionPatch(scope, c, c.userPartition, null),
+      events: [eventOf("PartitionRestored", message)],
+    };
   }
   if (!c.active) return undefined;
 
   const target = partitionTarget(scope, c, ordinals);
   const allDone = ordinals.every(claimsDone) && pending.busy.size === 0 && pending.held.size === 0;
   if (c.holding && allDone) {
-    const message = Messages.partitionRestored(c.userPartition, c.livePartition, "every ordinal's claims and pod are done");
-    return { reason: "PartitionRestored", message, action: partitionPatch(scope, c, c.userPartition, null), events: [eventOf("PartitionRestored", message)] };
+    const message = Messages.partitionRestored(
+      c.userPartition,
+      c.livePartition,
+      "every ordinal's claims and pod are done",
+    );
+    return {
+      reason: "PartitionRestored",
+      message,
+      action: partitionPatch(scope, c, c.userPartition, null),
+      events: [eventOf("PartitionRestored", message)],
+    };
   }
   if (!c.holding && target > c.livePartition) {
     const message = Messages.partitionHeld(target, c.livePartition);
-    return { reason: "PartitionHeld", message, action: partitionPatch(scope, c, target, c.livePartition), events: [eventOf("PartitionHeld", message)] };
+    return {
+      reason: "PartitionHeld",
+      message,
+      action: partitionPatch(scope, c, target, c.livePartition),
+      events: [eventOf("PartitionHeld", message)],
+    };
   }
   // Only ever lowered while held, one patch per step, never below the user's (target ≥ it).
   if (c.holding && c.livePartition > target) {
     const message = Messages.partitionLowered(target, c.livePartition, scope.ordinals.start + target, scope.setName);
-    return { reason: "PartitionLowered", message, ordinal: scope.ordinals.start + target, action: partitionPatch(scope, c, target), events: [eventOf("PartitionLowered", message)] };
+    return {
+      reason: "PartitionLowered",
+      message,
+      ordinal: scope.ordinals.start + target,
+      action: partitionPatch(scope, c, target),
+      events: [eventOf("PartitionLowered", message)],
+    };
   }
   return undefined;
 }
@@ -182,7 +225,12 @@ export type RestartStep = { evict: WalkConclusion } | { wait: WalkConclusion } |
  * pod in scope is Ready, the ordinal fits in maxUnavailable, and the pod was not itself created
  * (or evicted by claimstep) less than restart-after ago.
  */
-export function restartStep(scope: Scope, ordinals: readonly OrdinalPlan[], inFlight: readonly number[], nowMs: number): RestartStep {
+export function restartStep(
+  scope: Scope,
+  ordinals: readonly OrdinalPlan[],
+  inFlight: readonly number[],
+  nowMs: number,
+): RestartStep {
   if (scope.policy.pods.restart !== "WhenRequired") return undefined;
   const after = scope.policy.pods.restartAfterSeconds * 1000;
   let dueWait: WalkConclusion | undefined;
@@ -204,20 +252,49 @@ export function restartStep(scope: Scope, ordinals: readonly OrdinalPlan[], inFl
       if (last && (last.result === "DisruptionBudget" || unresolved)) {
         const free = Date.parse(last.at) + BUDGET_CHARGE_SECONDS * 1000;
         if (nowMs < free) {
-          const message = last.result === "DisruptionBudget" ? Messages.budgetCharged(last.message, last.pod, new Date(free).toISOString()) : Messages.evictionUnresolved(last.pod, last.at, new Date(free).toISOString());
-          return { wait: { reason: "DisruptionBudget", message, ordinal: o.ordinal, requeueAfter: Math.ceil((free - nowMs) / 1000) } };
+          const message =
+            last.result === "DisruptionBudget"
+              ? Messages.budgetCharged(last.message, last.pod, new Date(free).toISOString())
+              : Messages.evictionUnresolved(last.pod, last.at, new Date(free).toISOString());
+          return {
+            wait: {
+              reason: "DisruptionBudget",
+              message,
+              ordinal: o.ordinal,
+              requeueAfter: Math.ceil((free - nowMs) / 1000),
+            },
+          };
         }
       }
       // R2: one restart per wait: never again within restart-after of claimstep's own eviction.
-      const evictedAt = (last?.result === "Evicted" || last?.result === "Attempted") && last.pod === p.name ? Date.parse(last.at) + after : 0;
+      const evictedAt =
+        (last?.result === "Evicted" || last?.result === "Attempted") && last.pod === p.name
+          ? Date.parse(last.at) + after
+          : 0;
       const at = Math.max(due, evictedAt);
       if (nowMs < at) {
-        dueWait ??= { reason: "ClaimResizing", message: Messages.restartDue(c.report.readiness.state === "Ready" ? c.report.claim : (c.report.readiness as { message: string }).message, p.name, new Date(at).toISOString()), ordinal: o.ordinal, requeueAfter: Math.max(1, Math.ceil((at - nowMs) / 1000)) };
+        dueWait ??= {
+          reason: "ClaimResizing",
+          message: Messages.restartDue(
+            c.report.readiness.state === "Ready" ? c.report.claim : (c.report.readiness as { message: string }).message,
+            p.name,
+            new Date(at).toISOString(),
+          ),
+          ordinal: o.ordinal,
+          requeueAfter: Math.max(1, Math.ceil((at - nowMs) / 1000)),
+        };
         continue;
       }
       const notReady = inScopeOrdinals(scope).filter((n) => n !== o.ordinal && !podStateOf(scope, n).ready);
       if (notReady.length) {
-        dueWait ??= { reason: "ClaimResizing", message: Messages.restartWaitsForPods(p.name, notReady.map((n) => podName(scope.setName, n))), ordinal: o.ordinal };
+        dueWait ??= {
+          reason: "ClaimResizing",
+          message: Messages.restartWaitsForPods(
+            p.name,
+            notReady.map((n) => podName(scope.setName, n)),
+          ),
+          ordinal: o.ordinal,
+        };
         continue;
       }
       // Within maxUnavailable: one of the highest maxUnavailable ordinals in flight (ordinals are in
@@ -225,12 +302,31 @@ export function restartStep(scope: Scope, ordinals: readonly OrdinalPlan[], inFl
       // highest is how they come back within it).
       const flying = [...new Set([...inFlight, o.ordinal])].sort((a, b) => b - a);
       if (flying.indexOf(o.ordinal) >= scope.maxUnavailable) {
-        dueWait ??= { reason: "ClaimResizing", message: Messages.restartWaitsForSlot(p.name, flying.length, scope.maxUnavailable), ordinal: o.ordinal };
+        dueWait ??= {
+          reason: "ClaimResizing",
+          message: Messages.restartWaitsForSlot(p.name, flying.length, scope.maxUnavailable),
+          ordinal: o.ordinal,
+        };
         continue;
       }
-      const action: EvictPod = { type: "EvictPod", namespace: scope.namespace, pod: p.name, uid: p.pod.metadata.uid, ordinal: o.ordinal, claim: c.report.claim };
-      const message = Messages.podEvicted(p.name, c.report.claim, since === "in-use" ? "the driver expands it only while no pod uses it" : `its file system resize has waited since ${new Date(since).toISOString()}`);
-      return { evict: { reason: "PodEvicted", message, ordinal: o.ordinal, action, events: [eventOf("PodEvicted", message)] } };
+      const action: EvictPod = {
+        type: "EvictPod",
+        namespace: scope.namespace,
+        pod: p.name,
+        uid: p.pod.metadata.uid,
+        ordinal: o.ordinal,
+        claim: c.report.claim,
+      };
+      const message = Messages.podEvicted(
+        p.name,
+        c.report.claim,
+        since === "in-use"
+          ? "the driver expands it only while no pod uses it"
+          : `its file system resize has waited since ${new Date(since).toISOString()}`,
+      );
+      return {
+        evict: { reason: "PodEvicted", message, ordinal: o.ordinal, action, events: [eventOf("PodEvicted", message)] },
+      };
     }
   }
   return dueWait ? { wait: dueWait } : undefined;

@@ -3,14 +3,14 @@
 // into one typed value the planner reads ("parse, don't validate"). The per-annotation parsers are
 // imported here and nowhere else on a step's path; an invalid annotation is one refusal, which
 // scope.ts turns into one Blocked decision.
-import { autogrowOf, type AutogrowPolicy } from "./autogrow.js";
+import { type AutogrowPolicy, autogrowOf } from "./autogrow.js";
 import { finalizeOf } from "./finalize.js";
 import type { ClaimTemplate, StatefulSet } from "./k8s.js";
-import { podPolicyOf, type PodPolicy } from "./pod-policy.js";
-import type { Reason } from "./reasons.js";
 import { Messages } from "./messages.js";
+import { type PodPolicy, podPolicyOf } from "./pod-policy.js";
+import type { Reason } from "./reasons.js";
 import { revisionOf } from "./revision.js";
-import { applyViaOf, maxUnavailableOf, ordinalsOf, strategyOf, type ApplyVia, type Ordinals } from "./statefulset.js";
+import { type ApplyVia, applyViaOf, maxUnavailableOf, type Ordinals, ordinalsOf, strategyOf } from "./statefulset.js";
 import { desiredTemplates } from "./templates.js";
 
 /** What one set asks of claimstep, once every annotation it reads has been parsed and found valid. */
@@ -37,7 +37,10 @@ export interface SetPolicy {
 }
 
 /** Why a set has no policy: Idle (rule 1) or Blocked on an invalid annotation (rule 2 and the extensions). */
-export type PolicyFault = Extract<Reason, "NotOptedIn" | "OnDelete" | "InvalidTemplates" | "InvalidApplyVia" | "InvalidPolicy">;
+export type PolicyFault = Extract<
+  Reason,
+  "NotOptedIn" | "OnDelete" | "InvalidTemplates" | "InvalidApplyVia" | "InvalidPolicy"
+>;
 
 export type PolicyResult = { ok: true; policy: SetPolicy } | { ok: false; reason: PolicyFault; message: string };
 

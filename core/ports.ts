@@ -2,10 +2,25 @@
 // claim writer (the one action), a set-status writer (the set's annotations) and an event
 // recorder. The direct API server implements all three writers; the GitOps pull-request writer
 // only the claim writer; the simulated cluster is reached through the direct ones.
-import type { UsageReading } from "./types.js";
-import type { Reason } from "./reasons.js";
+
 import type { PolicyResult } from "./policy.js";
-import type { ActionType, ArmRecord, ClaimAction, CreateSet, Decision, DeleteRecord, EventRecord, EvictPod, OrphanSet, PatchClaim, PatchPartition, SetRef, Snapshot, WriteRecord } from "./types.js";
+import type { Reason } from "./reasons.js";
+import type {
+  ActionType,
+  ArmRecord,
+  ClaimAction,
+  CreateSet,
+  Decision,
+  DeleteRecord,
+  EventRecord,
+  EvictPod,
+  OrphanSet,
+  PatchPartition,
+  SetRef,
+  Snapshot,
+  UsageReading,
+  WriteRecord,
+} from "./types.js";
 
 export interface LoadOptions {
   signal?: AbortSignal;

@@ -6,8 +6,13 @@
 
 export class QuantityError extends Error {
   override readonly name = "QuantityError";
-  constructor(readonly input: string | number, reason: string) {
-    super(`invalid quantity ${typeof input === "number" ? String(input) : JSON.stringify(input)}: ${reason} (examples: 20Gi, 500M, 1.5Ti, 1e9)`);
+  constructor(
+    readonly input: string | number,
+    reason: string,
+  ) {
+    super(
+      `invalid quantity ${typeof input === "number" ? String(input) : JSON.stringify(input)}: ${reason} (examples: 20Gi, 500M, 1.5Ti, 1e9)`,
+    );
   }
 }
 
@@ -42,7 +47,8 @@ const decimalSuffixes = ["", "k", "M", "G", "T", "P", "E"];
  */
 export function quantityOfNumber(n: number): string {
   if (typeof n !== "number" || !Number.isFinite(n)) throw new QuantityError(n, "a JSON number quantity must be finite");
-  if (!Number.isInteger(n)) throw new QuantityError(n, `a JSON number quantity must be a whole number; write it as a string (e.g. "1.5Gi")`);
+  if (!Number.isInteger(n))
+    throw new QuantityError(n, `a JSON number quantity must be a whole number; write it as a string (e.g. "1.5Gi")`);
   if (n < 0) throw new QuantityError(n, "a JSON number quantity must not be negative");
   let value = BigInt(n);
   let i = 0;
@@ -54,7 +60,8 @@ export function quantityOfNumber(n: number): string {
 }
 
 /** A quantity as a string: strings as they are, JSON numbers in their canonical form. */
-export const quantityString = (input: QuantityInput): string => (typeof input === "number" ? quantityOfNumber(input) : input);
+export const quantityString = (input: QuantityInput): string =>
+  typeof input === "number" ? quantityOfNumber(input) : input;
 
 const ceilDiv = (a: bigint, b: bigint): bigint => {
   const q = a / b;
@@ -63,7 +70,8 @@ const ceilDiv = (a: bigint, b: bigint): bigint => {
 
 /** Parse a quantity to its exact value in nano-units. */
 export function parseQuantity(quantity: QuantityInput): bigint {
-  if (typeof quantity !== "string" && typeof quantity !== "number") throw new QuantityError(String(quantity), "not a string or a number");
+  if (typeof quantity !== "string" && typeof quantity !== "number")
+    throw new QuantityError(String(quantity), "not a string or a number");
   const input = quantityString(quantity);
   const s = input.trim();
   const m = GRAMMAR.exec(s);
@@ -128,7 +136,9 @@ export function humanBytes(bytes: bigint): string {
       const hundredths = (bytes * 100n) / unit;
       const whole = hundredths / 100n;
       const frac = hundredths % 100n;
-      return frac === 0n ? `${whole}${suffix}` : `${whole}.${frac.toString().padStart(2, "0").replace(/0$/, "")}${suffix}`;
+      return frac === 0n
+        ? `${whole}${suffix}`
+        : `${whole}.${frac.toString().padStart(2, "0").replace(/0$/, "")}${suffix}`;
     }
   }
   return bytes.toString();

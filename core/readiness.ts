@@ -19,10 +19,11 @@ const condition = (pvc: PersistentVolumeClaim, type: string): Condition | undefi
  * uses the volume): not a failure, the expansion waits on the pod (R1).
  */
 export const resizeBlockedByPod = (pvc: PersistentVolumeClaim): boolean =>
-  (pvc.status?.conditions ?? []).some((c) => c.type === "ControllerResizeError" && c.status === "True" && /\bin[- ]use\b/i.test(c.message ?? ""));
+  (pvc.status?.conditions ?? []).some(
+    (c) => c.type === "ControllerResizeError" && c.status === "True" && /\bin[- ]use\b/i.test(c.message ?? ""),
+  );
 
-const withMessage = (what: string, c: Condition | undefined): string =>
-  c?.message ? `${what}: ${c.message}` : what;
+const withMessage = (what: string, c: Condition | undefined): string => (c?.message ? `${what}: ${c.message}` : what);
 
 function storageReadiness(pvc: PersistentVolumeClaim, want: bigint): ClaimReadiness | undefined {
   const capacity = pvc.status?.capacity?.storage;
@@ -36,7 +37,10 @@ function storageReadiness(pvc: PersistentVolumeClaim, want: bigint): ClaimReadin
     const allocated = pvc.status?.allocatedResources?.storage;
     const spec = pvc.spec.resources?.requests?.storage;
     if (allocated !== undefined && spec !== undefined && toBytes(allocated) !== toBytes(String(spec))) {
-      return { state: "Resizing", message: `${name}: the resize to ${allocated} was infeasible; waiting for the resizer to retry at the request ${spec}` };
+      return {
+        state: "Resizing",
+        message: `${name}: the resize to ${allocated} was infeasible; waiting for the resizer to retry at the request ${spec}`,
+      };
     }
     return {
       state: "Failed",
@@ -45,7 +49,10 @@ function storageReadiness(pvc: PersistentVolumeClaim, want: bigint): ClaimReadin
     };
   }
   if (controllerError || nodeError) {
-    return { state: "Retrying", message: withMessage(`${name}: resize failed, the driver retries`, controllerError ?? nodeError) };
+    return {
+      state: "Retrying",
+      message: withMessage(`${name}: resize failed, the driver retries`, controllerError ?? nodeError),
+    };
   }
   const fsPending = condition(pvc, "FileSystemResizePending");
   if (allocation === "NodeResizePending" || allocation === "NodeResizeInProgress" || fsPending) {
@@ -72,11 +79,15 @@ function volumeClassReadiness(pvc: PersistentVolumeClaim, vac: string): ClaimRea
     return {
       state: "Failed",
       reason: "ModifyVolumeFailed",
-      message: withMessage(`${name}: changing to VolumeAttributesClass ${vac} is infeasible`, condition(pvc, "ModifyVolumeError")),
+      message: withMessage(
+        `${name}: changing to VolumeAttributesClass ${vac} is infeasible`,
+        condition(pvc, "ModifyVolumeError"),
+      ),
     };
   }
   const error = condition(pvc, "ModifyVolumeError");
-  if (error) return { state: "Retrying", message: withMessage(`${name}: modifying volume failed, the driver retries`, error) };
+  if (error)
+    return { state: "Retrying", message: withMessage(`${name}: modifying volume failed, the driver retries`, error) };
   if (pvc.spec.volumeAttributesClassName !== vac) {
     return { state: "Behind", message: `${name}: volumeAttributesClassName not yet set to ${vac}` };
   }
@@ -87,8 +98,13 @@ function volumeClassReadiness(pvc: PersistentVolumeClaim, vac: string): ClaimRea
 }
 
 /** Is this claim ready at what the template asks, and if not, why (rule 8). */
-export function claimReadiness(pvc: PersistentVolumeClaim | undefined, want: ReadinessWant, expectedName = "claim"): ClaimReadiness {
-  if (!pvc) return { state: "Missing", message: `${expectedName}: not created yet (left to the StatefulSet controller)` };
+export function claimReadiness(
+  pvc: PersistentVolumeClaim | undefined,
+  want: ReadinessWant,
+  expectedName = "claim",
+): ClaimReadiness {
+  if (!pvc)
+    return { state: "Missing", message: `${expectedName}: not created yet (left to the StatefulSet controller)` };
   // Rule 13: a claim being deleted is as good as missing, whatever its status says.
   if (pvc.metadata.deletionTimestamp) {
     return {

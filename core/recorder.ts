@@ -4,13 +4,13 @@
 // pure functions only: the Node server's recorder is prom-client's (adapters/metrics-node/registry.ts);
 // the Worker has none.
 import { autogrowOf } from "./autogrow.js";
-import { toBytes } from "./quantity.js";
-import { strategyOf } from "./statefulset.js";
-import { desiredTemplates } from "./templates.js";
 import type { StatefulSet } from "./k8s.js";
 import { Keys } from "./keys.js";
-import type { Decision, SetRef, Snapshot } from "./types.js";
+import { toBytes } from "./quantity.js";
 import type { Phase } from "./reasons.js";
+import { strategyOf } from "./statefulset.js";
+import { desiredTemplates } from "./templates.js";
+import type { Decision, SetRef, Snapshot } from "./types.js";
 
 /** claimstep_steps_total's outcome: what a step did, or why it did nothing. */
 export type StepOutcomeLabel = "applied" | "proposed" | "waiting" | "refused" | "retried" | "idle" | "complete";
@@ -81,8 +81,6 @@ export function outcomeLabel(kind: string, phase: Phase): StepOutcomeLabel {
   return "waiting";
 }
 
-
-
 /** "80%" → 0.8 (the policy is validated: a percent with at most two decimals). */
 const ratioOf = (percent: string): number => Number(percent.replace("%", "")) / 100;
 
@@ -123,10 +121,18 @@ function desiredBytesOf(set: StatefulSet): DesiredBytes {
   const raw = set.metadata.annotations?.[Keys.templates];
   const compute = (): DesiredBytes => {
     const desired = desiredTemplates(set);
-    return desired.ok ? desired.templates.map((t) => ({ template: t.metadata.name, bytes: bytesOf(t.spec.resources?.requests?.storage) })) : [];
+    return desired.ok
+      ? desired.templates.map((t) => ({
+          template: t.metadata.name,
+          bytes: bytesOf(t.spec.resources?.requests?.storage),
+        }))
+      : [];
   };
   if (raw === undefined) return compute();
-  return desiredMemo(`${raw}\u0000${(set.spec.volumeClaimTemplates ?? []).map((t) => t.metadata.name).join("\u0000")}`, compute);
+  return desiredMemo(
+    `${raw}\u0000${(set.spec.volumeClaimTemplates ?? []).map((t) => t.metadata.name).join("\u0000")}`,
+    compute,
+  );
 }
 
 /** The autogrow threshold as a ratio, or undefined (no valid policy). */
@@ -146,7 +152,8 @@ export function observeSet(snapshot: Snapshot, decision: Decision): SetObservati
   const grows = threshold !== undefined;
   const desired = desiredBytesOf(set);
   const templates = new Map<string, { template: string; desiredBytes?: number; requestedBytes?: number }>();
-  for (const t of desired) templates.set(t.template, { template: t.template, ...(t.bytes !== undefined ? { desiredBytes: t.bytes } : {}) });
+  for (const t of desired)
+    templates.set(t.template, { template: t.template, ...(t.bytes !== undefined ? { desiredBytes: t.bytes } : {}) });
   const claims: string[] = [];
   for (const o of decision.ordinals) {
     for (const c of o.claims) {

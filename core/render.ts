@@ -31,21 +31,52 @@ export function tableRows(ordinals: readonly OrdinalReport[], pods = false): str
   return rows;
 }
 
-export const TABLE_HEADER = ["ORDINAL", "POD", "STATE", "CLAIM", "SPEC", "CAPACITY", "TARGET", "VAC", "REVISION", "READINESS"];
+export const TABLE_HEADER = [
+  "ORDINAL",
+  "POD",
+  "STATE",
+  "CLAIM",
+  "SPEC",
+  "CAPACITY",
+  "TARGET",
+  "VAC",
+  "REVISION",
+  "READINESS",
+];
 /** The header with the pod columns. */
-export const TABLE_HEADER_PODS = ["ORDINAL", "POD", "POD-READY", "POD-REVISION", "STATE", "CLAIM", "SPEC", "CAPACITY", "TARGET", "VAC", "REVISION", "READINESS"];
+export const TABLE_HEADER_PODS = [
+  "ORDINAL",
+  "POD",
+  "POD-READY",
+  "POD-REVISION",
+  "STATE",
+  "CLAIM",
+  "SPEC",
+  "CAPACITY",
+  "TARGET",
+  "VAC",
+  "REVISION",
+  "READINESS",
+];
 
 /** Left-aligned columns separated by two spaces; the last column is not padded. */
 export function alignColumns(rows: readonly (readonly string[])[]): string {
   const widths: number[] = [];
   for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
   return rows
-    .map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join("  ").trimEnd())
+    .map((row) =>
+      row
+        .map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!)))
+        .join("  ")
+        .trimEnd(),
+    )
     .join("\n");
 }
 
 export function renderTable(ordinals: readonly OrdinalReport[], pods = false): string {
-  return ordinals.length ? alignColumns([pods ? TABLE_HEADER_PODS : TABLE_HEADER, ...tableRows(ordinals, pods)]) : "(no ordinals)";
+  return ordinals.length
+    ? alignColumns([pods ? TABLE_HEADER_PODS : TABLE_HEADER, ...tableRows(ordinals, pods)])
+    : "(no ordinals)";
 }
 
 export function renderHeadline(d: Decision): string {

@@ -24,7 +24,11 @@ export function safeEncode(s: string): string {
 
 const sortedObject = (m: Record<string, string> | undefined): Record<string, string> | undefined => {
   if (!m || Object.keys(m).length === 0) return undefined;
-  return Object.fromEntries(Object.keys(m).sort().map((k) => [k, m[k]!]));
+  return Object.fromEntries(
+    Object.keys(m)
+      .sort()
+      .map((k) => [k, m[k]!]),
+  );
 };
 
 /** The fields claimstep applies, canonical: alphabetical keys, empty fields omitted. */
@@ -42,7 +46,9 @@ export function canonicalTemplate(t: ClaimTemplate): Record<string, unknown> {
 }
 
 export function canonicalJSON(templates: readonly ClaimTemplate[]): string {
-  const sorted = [...templates].sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0));
+  const sorted = [...templates].sort((a, b) =>
+    a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0,
+  );
   return JSON.stringify(sorted.map(canonicalTemplate));
 }
 

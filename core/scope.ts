@@ -2,13 +2,14 @@
 // desire, which ordinals are in scope. Either a conclusion that ends the step here (Idle, or
 // Blocked on invalid input: nothing is written to any claim), or the scope that claim
 // evaluation (core/claims.ts) and the walk (core/walk.ts) work in.
-import type { DecisionParts } from "./parts.js";
+
 import type { ClaimTemplate, PersistentVolumeClaim, Pod, StorageClass } from "./k8s.js";
-import { policyOf, type PolicyResult, type SetPolicy } from "./policy.js";
+import { Keys } from "./keys.js";
 import { eventOf } from "./messages.js";
+import type { DecisionParts } from "./parts.js";
+import { type PolicyResult, policyOf, type SetPolicy } from "./policy.js";
 import { claimOrdinal, isCondemned, type Ordinals } from "./statefulset.js";
 import type { Snapshot } from "./types.js";
-import { Keys } from "./keys.js";
 
 /** What one step of one set works in once rules 1–3 hold. */
 export interface Scope {
@@ -95,7 +96,9 @@ export function scopeOf(snapshot: Snapshot, parsed: PolicyResult = policyOf(snap
       claims,
       deleting,
       classes: new Map(snapshot.storageClasses.map((c) => [c.metadata.name, c])),
-      vacs: snapshot.volumeAttributesClasses ? new Set(snapshot.volumeAttributesClasses.map((v) => v.metadata.name)) : undefined,
+      vacs: snapshot.volumeAttributesClasses
+        ? new Set(snapshot.volumeAttributesClasses.map((v) => v.metadata.name))
+        : undefined,
       podPhases: new Map(snapshot.pods.map((p) => [p.metadata.name, p.status?.phase])),
       pods: new Map(snapshot.pods.map((p) => [p.metadata.name, p])),
       currentRevision: set.metadata.annotations?.[Keys.currentRevision],
@@ -103,14 +106,22 @@ export function scopeOf(snapshot: Snapshot, parsed: PolicyResult = policyOf(snap
       rollingUpdate: (set.spec.updateStrategy?.type ?? "RollingUpdate") === "RollingUpdate",
       livePartition: set.spec.updateStrategy?.rollingUpdate?.partition ?? 0,
       podUpdateRevision: set.status?.updateRevision,
-      podsRolling: set.status?.updateRevision !== undefined && set.status.currentRevision !== undefined && set.status.updateRevision !== set.status.currentRevision,
+      podsRolling:
+        set.status?.updateRevision !== undefined &&
+        set.status.currentRevision !== undefined &&
+        set.status.updateRevision !== set.status.currentRevision,
       setResourceVersion: set.metadata.resourceVersion,
     },
   };
 }
 
 /** Ordinals outside [start, end) that still have claims of this set (condemned, rule 3), highest first. */
-function condemnedOrdinals(pvcs: readonly PersistentVolumeClaim[], templates: readonly ClaimTemplate[], setName: string, ordinals: Ordinals): number[] {
+function condemnedOrdinals(
+  pvcs: readonly PersistentVolumeClaim[],
+  templates: readonly ClaimTemplate[],
+  setName: string,
+  ordinals: Ordinals,
+): number[] {
   const found = new Set<number>();
   for (const pvc of pvcs) {
     for (const t of templates) {

@@ -2,14 +2,15 @@
 // (stateful_set_utils.go): the names of a set's claims and pods, the ordinals in scope, the
 // maxUnavailable budget, and claimstep's own per-set policies (opt-in, apply-via).
 import type { StatefulSet } from "./k8s.js";
-import { Messages } from "./messages.js";
 import { Keys } from "./keys.js";
+import { Messages } from "./messages.js";
 
 /** `<template>-<set>-`: every claim of one template of a set starts so (getPersistentVolumeClaimName). */
 export const claimPrefix = (template: string, set: string): string => `${template}-${set}-`;
 
 /** The claim of one template and ordinal: `<template>-<set>-<ordinal>`. */
-export const claimName = (template: string, set: string, ordinal: number): string => claimPrefix(template, set) + String(ordinal);
+export const claimName = (template: string, set: string, ordinal: number): string =>
+  claimPrefix(template, set) + String(ordinal);
 
 /** The ordinal of a claim named for this template and set, or undefined for any other name. */
 export function claimOrdinal(claim: string, template: string, set: string): number | undefined {
@@ -32,10 +33,14 @@ export function podOrdinal(pod: string, set: string): number | undefined {
 export const OPT_IN = { [Keys.strategy]: "InPlace" } as const;
 
 /** Whether the set opted in (`claimstep.io/volume-claim-update-strategy: InPlace`). */
-export const isOptedIn = (set: Pick<StatefulSet, "metadata">): boolean => set.metadata.annotations?.[Keys.strategy] === "InPlace";
+export const isOptedIn = (set: Pick<StatefulSet, "metadata">): boolean =>
+  set.metadata.annotations?.[Keys.strategy] === "InPlace";
 
 /** The strategy annotation: absent or OnClaimDelete (the KEP's default) leave the set alone. */
-export type Strategy = { kind: "InPlace" } | { kind: "OnClaimDelete"; value: string | undefined } | { kind: "invalid"; value: string };
+export type Strategy =
+  | { kind: "InPlace" }
+  | { kind: "OnClaimDelete"; value: string | undefined }
+  | { kind: "invalid"; value: string };
 
 export function strategyOf(set: Pick<StatefulSet, "metadata">): Strategy {
   const value = set.metadata.annotations?.[Keys.strategy];
@@ -93,7 +98,9 @@ export const APPLY_VIA = ["direct", "pull-request"] as const;
 export type ApplyVia = (typeof APPLY_VIA)[number];
 
 /** The set's apply mode, or the message naming the set, the annotation, the value and the fix. */
-export function applyViaOf(set: Pick<StatefulSet, "metadata">): { ok: true; via: ApplyVia } | { ok: false; message: string } {
+export function applyViaOf(
+  set: Pick<StatefulSet, "metadata">,
+): { ok: true; via: ApplyVia } | { ok: false; message: string } {
   const value = set.metadata.annotations?.[Keys.applyVia];
   if (value === undefined) return { ok: true, via: "direct" };
   if ((APPLY_VIA as readonly string[]).includes(value)) return { ok: true, via: value as ApplyVia };

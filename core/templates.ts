@@ -1,9 +1,10 @@
 // The desired claim templates (rule 2): the annotation if present, else the live templates.
 // Every way the annotation can be wrong yields one precise message; nothing is written then.
-import * as z from "./zod.js";
+
 import { ClaimTemplate, type StatefulSet } from "./k8s.js";
-import { MAX_STORAGE_BYTES, QuantityError, quantityString, toBytes } from "./quantity.js";
 import { Keys } from "./keys.js";
+import { MAX_STORAGE_BYTES, QuantityError, quantityString, toBytes } from "./quantity.js";
+import * as z from "./zod.js";
 
 export type DesiredTemplates =
   | { ok: true; source: "annotation" | "spec"; templates: ClaimTemplate[] }
@@ -12,7 +13,10 @@ export type DesiredTemplates =
 const where = `annotation ${Keys.templates}`;
 
 const issuePath = (path: readonly PropertyKey[]): string =>
-  path.map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`)).join("").replace(/^\./, "");
+  path
+    .map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`))
+    .join("")
+    .replace(/^\./, "");
 
 export function desiredTemplates(set: StatefulSet): DesiredTemplates {
   const live = set.spec.volumeClaimTemplates ?? [];
@@ -29,7 +33,10 @@ export function desiredTemplates(set: StatefulSet): DesiredTemplates {
     try {
       json = JSON.parse(raw);
     } catch (err) {
-      return { ok: false, message: `${where} on ${setName} is not valid JSON (${(err as Error).message}); it must be a JSON array of claim templates` };
+      return {
+        ok: false,
+        message: `${where} on ${setName} is not valid JSON (${(err as Error).message}); it must be a JSON array of claim templates`,
+      };
     }
     const parsed = z.array(ClaimTemplate).safeParse(json);
     if (!parsed.success) {
@@ -45,7 +52,8 @@ export function desiredTemplates(set: StatefulSet): DesiredTemplates {
     const liveNames = new Set(live.map((t) => t.metadata.name));
     const seen = new Set<string>();
     for (const t of templates) {
-      if (seen.has(t.metadata.name)) return { ok: false, message: `${where} on ${setName}: template name "${t.metadata.name}" appears twice` };
+      if (seen.has(t.metadata.name))
+        return { ok: false, message: `${where} on ${setName}: template name "${t.metadata.name}" appears twice` };
       seen.add(t.metadata.name);
       if (!liveNames.has(t.metadata.name)) {
         return {
@@ -61,14 +69,20 @@ export function desiredTemplates(set: StatefulSet): DesiredTemplates {
     const raw = t.spec.resources?.requests?.storage as string | number | undefined;
     const origin = source === "annotation" ? where : "spec.volumeClaimTemplates";
     if (raw === undefined) {
-      return { ok: false, message: `${origin} on ${setName}: template "${t.metadata.name}" has no spec.resources.requests.storage` };
+      return {
+        ok: false,
+        message: `${origin} on ${setName}: template "${t.metadata.name}" has no spec.resources.requests.storage`,
+      };
     }
     try {
       // Rule 14: a JSON number is a quantity too (objects not parsed by the schemas may carry one).
       const storage = quantityString(raw);
       const bytes = toBytes(storage);
       if (bytes <= 0n) {
-        return { ok: false, message: `${origin} on ${setName}: template "${t.metadata.name}" requests ${storage}; storage must be positive` };
+        return {
+          ok: false,
+          message: `${origin} on ${setName}: template "${t.metadata.name}" requests ${storage}; storage must be positive`,
+        };
       }
       if (bytes > MAX_STORAGE_BYTES) {
         const fix =
@@ -80,10 +94,23 @@ export function desiredTemplates(set: StatefulSet): DesiredTemplates {
           message: `${origin} on ${setName}: template "${t.metadata.name}" requests ${storage} (${bytes} bytes), more than the largest volume a CSI driver can be asked for (${MAX_STORAGE_BYTES} bytes, 8Ei less one byte; 7Ei is the largest whole Ei). Claims never shrink, so a request this size could never be undone; nothing was written. Fix: ${fix}`,
         };
       }
-      out.push(storage === raw ? t : { ...t, spec: { ...t.spec, resources: { ...t.spec.resources, requests: { ...t.spec.resources!.requests, storage } } } });
+      out.push(
+        storage === raw
+          ? t
+          : {
+              ...t,
+              spec: {
+                ...t.spec,
+                resources: { ...t.spec.resources, requests: { ...t.spec.resources!.requests, storage } },
+              },
+            },
+      );
     } catch (err) {
       if (err instanceof QuantityError) {
-        return { ok: false, message: `${origin} on ${setName}: template "${t.metadata.name}" spec.resources.requests.storage: ${err.message}` };
+        return {
+          ok: false,
+          message: `${origin} on ${setName}: template "${t.metadata.name}" spec.resources.requests.storage: ${err.message}`,
+        };
       }
       throw err;
     }

@@ -76,7 +76,8 @@ const claimOf = (note: string): string | undefined => /^([a-z0-9][a-z0-9.-]*):\s
 /** The revision a ClaimUpdated note ends with. */
 const revisionOf = (note: string): string | undefined => /; revision ([A-Za-z0-9._-]+)$/.exec(note)?.[1];
 /** The pod a pod Event names: `replaces pod <pod>` (PartitionLowered), `evicting pod <pod> ` (PodEvicted). */
-const podOf = (note: string): string | undefined => /(?:replaces|evicting) pod ([a-z0-9][a-z0-9.-]*?)(?=[\s,;:]|$)/.exec(note)?.[1];
+const podOf = (note: string): string | undefined =>
+  /(?:replaces|evicting) pod ([a-z0-9][a-z0-9.-]*?)(?=[\s,;:]|$)/.exec(note)?.[1];
 
 export function timelineOf(input: TimelineInput): Timeline {
   const events = input.events
@@ -98,7 +99,8 @@ export function timelineOf(input: TimelineInput): Timeline {
       const claims = new Set(o.claims.map((c) => c.claim));
       const mine = events.filter((e) => CLAIM_EVENTS.has(e.reason) && claims.has(claimOf(e.note) ?? ""));
       const firstWrite = mine.find((e) => e.reason === "ClaimUpdated" && revisionOf(e.note) === input.revision);
-      const claimsDone = o.claims.length > 0 && o.claims.every((c) => c.revision === input.revision && c.readiness.state === "Ready");
+      const claimsDone =
+        o.claims.length > 0 && o.claims.every((c) => c.revision === input.revision && c.readiness.state === "Ready");
       const anyWritten = o.claims.some((c) => c.revision === input.revision);
       const row: OrdinalTimeline = { ordinal: o.ordinal, pod: o.pod, state: o.state, stage: "pending" };
       if (firstWrite) {
@@ -110,7 +112,11 @@ export function timelineOf(input: TimelineInput): Timeline {
         if (claimsDone) {
           const after = events.find((e) => e.ms > last.ms);
           const observed = msOf(input.observedAt);
-          row.resized = after ? after.time : Number.isFinite(observed) && observed >= last.ms ? input.observedAt! : last.time;
+          row.resized = after
+            ? after.time
+            : Number.isFinite(observed) && observed >= last.ms
+              ? input.observedAt!
+              : last.time;
           end = Math.max(end, msOf(row.resized));
         }
         if (input.pods) {
@@ -121,8 +127,18 @@ export function timelineOf(input: TimelineInput): Timeline {
           }
         }
       }
-      const podDone = input.pods && (row.replaced !== undefined || (o.podUpdated === true && o.podReady === true && claimsDone));
-      row.stage = o.state === "Blocked" ? "blocked" : podDone && claimsDone ? "replaced" : claimsDone ? "resized" : anyWritten ? "resizing" : "pending";
+      const podDone =
+        input.pods && (row.replaced !== undefined || (o.podUpdated === true && o.podReady === true && claimsDone));
+      row.stage =
+        o.state === "Blocked"
+          ? "blocked"
+          : podDone && claimsDone
+            ? "replaced"
+            : claimsDone
+              ? "resized"
+              : anyWritten
+                ? "resizing"
+                : "pending";
       // Written per the status, but the write's Event is gone: in flight or done, untimed.
       if (!firstWrite && anyWritten) row.untimed = true;
       return row;

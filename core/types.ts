@@ -192,7 +192,17 @@ export interface RaiseTemplate {
 export type ClaimAction = PatchClaim | ProposeRecreate | RaiseTemplate;
 
 /** The single action a Decision may carry. */
-export type Action = PatchClaim | PatchPartition | EvictPod | WriteRecord | ArmRecord | OrphanSet | CreateSet | DeleteRecord | ProposeRecreate | RaiseTemplate;
+export type Action =
+  | PatchClaim
+  | PatchPartition
+  | EvictPod
+  | WriteRecord
+  | ArmRecord
+  | OrphanSet
+  | CreateSet
+  | DeleteRecord
+  | ProposeRecreate
+  | RaiseTemplate;
 export type ActionType = Action["type"];
 
 /** An Event to record on the StatefulSet (events.k8s.io/v1), de-duplicated by the writer. */

@@ -2,9 +2,9 @@
 // (claimstep.io/autogrow), from the one reading autogrow itself takes (MetricsReader.usage: one
 // instant Prometheus query for the set's claims, never one per claim). Pure.
 import { autogrowOf } from "./autogrow.js";
-import type { UsageReading } from "./types.js";
 import type { StatefulSet } from "./k8s.js";
 import { humanBytes } from "./quantity.js";
+import type { UsageReading } from "./types.js";
 
 export interface UsageBar {
   claim: string;
@@ -35,15 +35,29 @@ export interface UsageView {
  * claims in scope, in the table's order; `reading` what the metrics reader answered (undefined: no
  * Prometheus configured).
  */
-export function usageView(set: StatefulSet, claims: readonly { claim: string; template: string }[], reading: UsageReading | undefined): UsageView | undefined {
+export function usageView(
+  set: StatefulSet,
+  claims: readonly { claim: string; template: string }[],
+  reading: UsageReading | undefined,
+): UsageView | undefined {
   const policy = autogrowOf(set);
   if (policy.ok && !policy.policy) return undefined;
   if (!policy.ok) return { threshold: "-", thresholdPercent: 0, bars: [], unread: [], error: policy.message };
   const p = policy.policy!;
   const thresholdPercent = Number.parseFloat(p.threshold);
-  const base = { threshold: p.threshold, thresholdPercent, ...(p.template !== undefined ? { template: p.template } : {}) };
+  const base = {
+    threshold: p.threshold,
+    thresholdPercent,
+    ...(p.template !== undefined ? { template: p.template } : {}),
+  };
   const watched = claims.filter((c) => p.template === undefined || c.template === p.template).map((c) => c.claim);
-  if (!reading) return { ...base, bars: [], unread: watched, error: "no usage read: no Prometheus configured (CLAIMSTEP_PROMETHEUS_URL), so autogrow cannot act either" };
+  if (!reading)
+    return {
+      ...base,
+      bars: [],
+      unread: watched,
+      error: "no usage read: no Prometheus configured (CLAIMSTEP_PROMETHEUS_URL), so autogrow cannot act either",
+    };
   if (!reading.ok) return { ...base, bars: [], unread: watched, error: reading.message };
   const byClaim = new Map(reading.volumes.map((v) => [v.claim, v]));
   const bars: UsageBar[] = [];
@@ -55,7 +69,13 @@ export function usageView(set: StatefulSet, claims: readonly { claim: string; te
       continue;
     }
     const percent = Number((v.usedBytes * 1000n) / v.capacityBytes) / 10;
-    bars.push({ claim, percent, used: humanBytes(v.usedBytes), capacity: humanBytes(v.capacityBytes), over: percent >= thresholdPercent });
+    bars.push({
+      claim,
+      percent,
+      used: humanBytes(v.usedBytes),
+      capacity: humanBytes(v.capacityBytes),
+      over: percent >= thresholdPercent,
+    });
   }
   return { ...base, bars, unread };
 }

@@ -3,13 +3,13 @@
 // proposes → Waiting/AwaitingApproval). After it: what its answer, or the API server's, makes of
 // the decision (applied, proposed, refused, rejected by the server, or a transient failure).
 import { makeDecision } from "./decision.js";
-import type { DecisionParts } from "./parts.js";
-import { RETRY_PACE, type Reason } from "./reasons.js";
-import { Messages, eventOf } from "./messages.js";
-import type { ApplyOutcome, WriterCapabilities } from "./ports.js";
-import { lastEvictionJSON } from "./pod-policy.js";
-import type { Action, Decision, Snapshot } from "./types.js";
 import { Keys } from "./keys.js";
+import { eventOf, Messages } from "./messages.js";
+import type { DecisionParts } from "./parts.js";
+import { lastEvictionJSON } from "./pod-policy.js";
+import type { ApplyOutcome, WriterCapabilities } from "./ports.js";
+import { RETRY_PACE, type Reason } from "./reasons.js";
+import type { Action, Decision, Snapshot } from "./types.js";
 
 type Conclusion = Omit<DecisionParts, "revision" | "record">;
 
@@ -19,12 +19,19 @@ export function forWriter(conclusion: Conclusion, writer: WriterCapabilities): C
   if (!action) return conclusion;
   if (!writer.supports.includes(action.type)) {
     const message =
-      writer.unavailable !== undefined && action.type === "PatchClaim" ? Messages.writerUnavailable(writer.name, action, writer.unavailable) : Messages.actionNotSupported(writer.name, action);
+      writer.unavailable !== undefined && action.type === "PatchClaim"
+        ? Messages.writerUnavailable(writer.name, action, writer.unavailable)
+        : Messages.actionNotSupported(writer.name, action);
     return { ...rest, reason: "ActionNotSupported", message, events: [eventOf("ActionNotSupported", message)] };
   }
   // Partition patches, evictions and the re-create's requests are operational: they go direct,
   // never through a proposal; a claim write, or the re-create itself, is proposed.
-  if (writer.proposes && (action.type === "PatchClaim" || action.type === "ProposeRecreate")) return { ...conclusion, reason: "AwaitingApproval", message: Messages.awaitingApproval(writer.name, conclusion.message) };
+  if (writer.proposes && (action.type === "PatchClaim" || action.type === "ProposeRecreate"))
+    return {
+      ...conclusion,
+      reason: "AwaitingApproval",
+      message: Messages.awaitingApproval(writer.name, conclusion.message),
+    };
   return conclusion;
 }
 
@@ -60,7 +67,9 @@ export function verdict(snapshot: Snapshot, now: Date, decision: Decision, outco
           action: a,
           events: decision.events,
           record: true,
-          annotations: { [Keys.lastEviction]: lastEvictionJSON({ pod: a.pod, uid: a.uid, at: now.toISOString(), result: "Evicted" }) },
+          annotations: {
+            [Keys.lastEviction]: lastEvictionJSON({ pod: a.pod, uid: a.uid, at: now.toISOString(), result: "Evicted" }),
+          },
         });
       }
       // A merged re-create proposal: approved; recorded so the next step begins F1 directly.
@@ -72,13 +81,21 @@ export function verdict(snapshot: Snapshot, now: Date, decision: Decision, outco
           revision,
           record: true,
           annotations: { [Keys.recreateApproved]: revision },
-          events: [eventOf("RecreateApproved", Messages.recreateApproved(decision.action.set, revision, outcome.detail))],
+          events: [
+            eventOf("RecreateApproved", Messages.recreateApproved(decision.action.set, revision, outcome.detail)),
+          ],
         });
       }
       return decision;
     case "proposed":
       // The proposal (e.g. a pull request) still describes the action; the step waits for approval.
-      return redecide(snapshot, now, decision, { reason: "AwaitingApproval", message: outcome.detail, action: decision.action, events: decision.events, ...(outcome.url ? { pullRequest: outcome.url } : {}) });
+      return redecide(snapshot, now, decision, {
+        reason: "AwaitingApproval",
+        message: outcome.detail,
+        action: decision.action,
+        events: decision.events,
+        ...(outcome.url ? { pullRequest: outcome.url } : {}),
+      });
     case "refused":
       return blocked(snapshot, now, decision, outcome.reason, outcome.message, outcome.url);
     case "rejected": {
@@ -90,7 +107,17 @@ export function verdict(snapshot: Snapshot, now: Date, decision: Decision, outco
       const action = decision.action!;
       const pod = action.type === "EvictPod" ? action : undefined;
       const message = Messages.budgetRefused(pod?.pod ?? "?", outcome.message);
-      const record: Record<string, string> = pod ? { [Keys.lastEviction]: lastEvictionJSON({ pod: pod.pod, uid: pod.uid, at: now.toISOString(), result: "DisruptionBudget", message: outcome.message }) } : {};
+      const record: Record<string, string> = pod
+        ? {
+            [Keys.lastEviction]: lastEvictionJSON({
+              pod: pod.pod,
+              uid: pod.uid,
+              at: now.toISOString(),
+              result: "DisruptionBudget",
+              message: outcome.message,
+            }),
+          }
+        : {};
       return {
         ...makeDecision(snapshot, now, decision.ordinals, {
           reason: "DisruptionBudget",
@@ -111,11 +138,28 @@ export function verdict(snapshot: Snapshot, now: Date, decision: Decision, outco
   }
 }
 
-const blocked = (snapshot: Snapshot, now: Date, decision: Decision, reason: Extract<Reason, "QuotaExceeded" | "ExpansionNotAllowed" | "ApplyRejected" | "ChangeRejected">, message: string, pullRequest?: string) =>
-  redecide(snapshot, now, decision, { reason, message, events: [eventOf(reason, message)], ...(pullRequest ? { pullRequest } : {}) });
+const blocked = (
+  snapshot: Snapshot,
+  now: Date,
+  decision: Decision,
+  reason: Extract<Reason, "QuotaExceeded" | "ExpansionNotAllowed" | "ApplyRejected" | "ChangeRejected">,
+  message: string,
+  pullRequest?: string,
+) =>
+  redecide(snapshot, now, decision, {
+    reason,
+    message,
+    events: [eventOf(reason, message)],
+    ...(pullRequest ? { pullRequest } : {}),
+  });
 
 /** The same decision with another outcome: status and events follow it. */
-function redecide(snapshot: Snapshot, now: Date, decision: Decision, parts: Pick<DecisionParts, "reason" | "message" | "action" | "events" | "pullRequest">): Decision {
+function redecide(
+  snapshot: Snapshot,
+  now: Date,
+  decision: Decision,
+  parts: Pick<DecisionParts, "reason" | "message" | "action" | "events" | "pullRequest">,
+): Decision {
   return makeDecision(snapshot, now, decision.ordinals, {
     ...parts,
     ...(decision.revision !== undefined ? { revision: decision.revision } : {}),
@@ -125,9 +169,13 @@ function redecide(snapshot: Snapshot, now: Date, decision: Decision, parts: Pick
 }
 
 /** Map the API server's refusal of a claim write to the Blocked reason a person acts on. */
-export function refusalOf(action: Action, refusal: Refusal): { reason: Extract<Reason, "QuotaExceeded" | "ExpansionNotAllowed" | "ApplyRejected">; message: string } {
+export function refusalOf(
+  action: Action,
+  refusal: Refusal,
+): { reason: Extract<Reason, "QuotaExceeded" | "ExpansionNotAllowed" | "ApplyRejected">; message: string } {
   const said = Messages.refused(action, refusal.code, refusal.reason, refusal.message);
-  if (refusal.code === 403 && /exceeded quota/i.test(refusal.message)) return { reason: "QuotaExceeded", message: Messages.quotaExceeded(said) };
+  if (refusal.code === 403 && /exceeded quota/i.test(refusal.message))
+    return { reason: "QuotaExceeded", message: Messages.quotaExceeded(said) };
   if (refusal.code === 403 && /must support resize|only dynamically provisioned/i.test(refusal.message)) {
     return { reason: "ExpansionNotAllowed", message: Messages.expansionRefused(said) };
   }

@@ -4,14 +4,13 @@
 // the page cannot disagree. Pure: strings in, strings out (no clock, no I/O; times are the
 // cluster's own timestamps, shown as found).
 import type { ClaimTemplate, StatefulSet } from "./k8s.js";
+import { Keys } from "./keys.js";
 import { revisionOf } from "./revision.js";
 import { applyViaOf } from "./statefulset.js";
 import { desiredTemplates } from "./templates.js";
-import { timelineOf, type Timeline } from "./timeline.js";
-import { usageView, type UsageView } from "./usage-view.js";
-import type { UsageReading } from "./types.js";
-import type { Action, ClaimReport, Decision, OrdinalReport, SetRef, StatusRecord } from "./types.js";
-import { Keys } from "./keys.js";
+import { type Timeline, timelineOf } from "./timeline.js";
+import type { Action, ClaimReport, Decision, OrdinalReport, SetRef, StatusRecord, UsageReading } from "./types.js";
+import { type UsageView, usageView } from "./usage-view.js";
 
 /** How a set's claim writes are carried out (`claimstep.io/apply-via`). */
 export interface ApplyMode {
@@ -61,7 +60,8 @@ const parseStatus = (raw: string | undefined): StatusRecord | null => {
   }
 };
 
-const str = (v: unknown, fallback = "-"): string => (typeof v === "string" && v !== "" ? v : typeof v === "number" ? String(v) : fallback);
+const str = (v: unknown, fallback = "-"): string =>
+  typeof v === "string" && v !== "" ? v : typeof v === "number" ? String(v) : fallback;
 
 /** The last http(s) URL of a message (a pull request's link), or undefined. */
 export function linkIn(message: string): string | undefined {
@@ -71,10 +71,14 @@ export function linkIn(message: string): string | undefined {
 }
 
 /** An http(s) URL as recorded, or undefined (any other scheme, spaces, quotes or angle brackets). */
-const httpUrl = (v: unknown): string | undefined => (typeof v === "string" && /^https?:\/\/[^/\s<>"'`]+[^\s<>"'`]*$/.test(v) ? v : undefined);
+const httpUrl = (v: unknown): string | undefined =>
+  typeof v === "string" && /^https?:\/\/[^/\s<>"'`]+[^\s<>"'`]*$/.test(v) ? v : undefined;
 
 /** The link is the pull request the writer recorded (`status.pullRequest`), never a URL found in the message. */
-export function applyModeOf(set: Pick<StatefulSet, "metadata">, status: Pick<StatusRecord, "pullRequest"> | null): ApplyMode {
+export function applyModeOf(
+  set: Pick<StatefulSet, "metadata">,
+  status: Pick<StatusRecord, "pullRequest"> | null,
+): ApplyMode {
   const via = applyViaOf(set);
   if (!via.ok) return { mode: "invalid", value: set.metadata.annotations?.[Keys.applyVia] ?? "" };
   if (via.via === "direct") return { mode: "direct" };
@@ -90,7 +94,10 @@ export function summarize(set: StatefulSet): SetSummary {
   const s = parseStatus(a[Keys.status]);
   const desired = desiredTemplates(set);
   const counts = s && typeof s.counts === "object" && s.counts !== null ? s.counts : undefined;
-  const progress = counts && Number.isFinite(counts.updated) && Number.isFinite(counts.total) ? { done: counts.updated, total: counts.total } : undefined;
+  const progress =
+    counts && Number.isFinite(counts.updated) && Number.isFinite(counts.total)
+      ? { done: counts.updated, total: counts.total }
+      : undefined;
   const message = s ? str(s.message, "") : optedIn ? "no step yet" : `not opted in (${strategy})`;
   return {
     ref: { namespace: set.metadata.namespace ?? "default", name: set.metadata.name },
@@ -148,7 +155,8 @@ export function headlineOf(s: SetSummary): Headline {
   const updated = `${s.updated} updated`;
   if (s.phase === "Complete") return { phase: s.phase, reason: s.reason, message: s.message, updated, end: "complete" };
   // Blocked until a person acts; Idle (spec.updateStrategy OnDelete): never updated by claimstep.
-  if (s.phase === "Blocked" || s.phase === "Idle") return { phase: s.phase, reason: s.reason, message: s.message, updated, end: "blocked" };
+  if (s.phase === "Blocked" || s.phase === "Idle")
+    return { phase: s.phase, reason: s.reason, message: s.message, updated, end: "blocked" };
   return { phase: s.phase, reason: s.reason, message: s.message, updated };
 }
 
@@ -200,7 +208,10 @@ export interface OrdinalRow extends PodCells {
 export const podCells = (o: OrdinalReport): PodCells => ({
   pod: `${o.pod}${o.podPhase ? ` (${o.podPhase})` : ""}`,
   ready: o.podReady === undefined ? "-" : o.podReady ? "Ready" : "NotReady",
-  revision: o.podRevision === undefined ? "-" : `${o.podRevision}${o.podUpdated === true ? " (updated)" : o.podUpdated === false ? " (old)" : ""}`,
+  revision:
+    o.podRevision === undefined
+      ? "-"
+      : `${o.podRevision}${o.podUpdated === true ? " (updated)" : o.podUpdated === false ? " (old)" : ""}`,
 });
 
 export function ordinalRows(ordinals: readonly OrdinalReport[]): OrdinalRow[] {
@@ -239,7 +250,11 @@ export function actionText(action: Action): string {
       return `PatchClaim ${action.namespace}/${action.claim} storage=${action.storage}${action.volumeAttributesClassName ? ` volumeAttributesClassName=${action.volumeAttributesClassName}` : ""}`;
     case "PatchPartition":
       return `PatchPartition ${action.namespace}/${action.set} partition ${action.from} → ${action.partition}${
-        typeof action.userPartition === "number" ? ` (recording the user's partition ${action.userPartition})` : action.userPartition === null ? " (restoring the user's partition)" : ""
+        typeof action.userPartition === "number"
+          ? ` (recording the user's partition ${action.userPartition})`
+          : action.userPartition === null
+            ? " (restoring the user's partition)"
+            : ""
       }`;
     case "EvictPod":
       return `EvictPod ${action.namespace}/${action.pod} (ordinal ${action.ordinal}: ${action.claim} waits on its pod to finish resizing)`;
@@ -328,7 +343,12 @@ export function templatesView(set: StatefulSet): TemplatesView {
     const d = desired.ok ? fieldsOf(byName.get(t.metadata.name) ?? t) : undefined;
     return {
       name: t.metadata.name,
-      fields: Object.keys(l).map((field) => ({ field, live: l[field]!, desired: d ? d[field]! : "-", changed: d ? d[field] !== l[field] : false })),
+      fields: Object.keys(l).map((field) => ({
+        field,
+        live: l[field]!,
+        desired: d ? d[field]! : "-",
+        changed: d ? d[field] !== l[field] : false,
+      })),
     };
   });
   return desired.ok ? { source: desired.source, templates } : { source: "invalid", error: desired.message, templates };
@@ -376,7 +396,13 @@ export interface SetPageView {
  * wait on its cause rather than a write that would be refused again.
  */
 export function nextAfterRefusal(headline: Headline, planned: Decision): NextStep | undefined {
-  if (headline.phase !== "Blocked" || headline.reason === "NotObserved" || !planned.action || planned.phase === "Blocked") return undefined;
+  if (
+    headline.phase !== "Blocked" ||
+    headline.reason === "NotObserved" ||
+    !planned.action ||
+    planned.phase === "Blocked"
+  )
+    return undefined;
   return {
     phase: "Blocked",
     reason: headline.reason,
@@ -406,7 +432,12 @@ export function timeText(value: string): string {
  * the rollout's timeline and, with autogrow, the claims' usage (`usage`: what the metrics reader
  * answered; undefined when none is configured).
  */
-export function setPage(set: StatefulSet, planned: Decision, events: readonly EventRow[] | { error: string }, usage?: UsageReading): SetPageView {
+export function setPage(
+  set: StatefulSet,
+  planned: Decision,
+  events: readonly EventRow[] | { error: string },
+  usage?: UsageReading,
+): SetPageView {
   const summary = summarize(set);
   const headline = headlineOf(summary);
   const templates = templatesView(set);
@@ -436,7 +467,9 @@ export function setPage(set: StatefulSet, planned: Decision, events: readonly Ev
 const IN_SCOPE = new Set(["Updated", "InFlight", "Pending", "Blocked"]);
 
 function withUsage(set: StatefulSet, planned: Decision, reading: UsageReading | undefined): { usage?: UsageView } {
-  const claims = planned.ordinals.filter((o) => IN_SCOPE.has(o.state)).flatMap((o) => o.claims.map((c) => ({ claim: c.claim, template: c.template })));
+  const claims = planned.ordinals
+    .filter((o) => IN_SCOPE.has(o.state))
+    .flatMap((o) => o.claims.map((c) => ({ claim: c.claim, template: c.template })));
   const usage = usageView(set, claims, reading);
   return usage ? { usage } : {};
 }

@@ -1,26 +1,34 @@
 // The planner, part 3 — rules 8–10 of docs/design.md: walk the ordinals in scope highest first and
 // conclude the one thing this step does: block on the first failure or obstacle, write the next
 // claim while a maxUnavailable slot is free, else wait for what is in flight, else complete.
-import type { ClaimPlan, OrdinalPlan, WalkConclusion } from "./parts.js";
-import { Messages, describeChange, eventOf } from "./messages.js";
-import type { Scope } from "./scope.js";
 
+import { describeChange, eventOf, Messages } from "./messages.js";
+import type { ClaimPlan, OrdinalPlan, WalkConclusion } from "./parts.js";
+import type { Scope } from "./scope.js";
 
 /**
  * An ordinal holds a slot from its first claim at the revision until it is done: a half-updated
  * ordinal stays in flight even when the claims written so far are ready.
  */
 const claimsOccupy = (o: OrdinalPlan, revision: string): boolean =>
-  o.claims.some((c) => c.inFlight) || (o.claims.some((c) => c.report.revision === revision) && !o.claims.every((c) => c.done));
+  o.claims.some((c) => c.inFlight) ||
+  (o.claims.some((c) => c.report.revision === revision) && !o.claims.every((c) => c.done));
 
 /**
  * Ordinals in flight (rule 9): by their claims, or (P3, pods coordinated) by a pod not yet
  * replaced and Ready after its claims are done: `busy`, with what each waits for.
  */
-export const inFlightOrdinals = (scope: Scope, ordinals: readonly OrdinalPlan[], busy: ReadonlyMap<number, string> = new Map()): number[] =>
-  ordinals.filter((o) => claimsOccupy(o, scope.revision) || busy.has(o.ordinal)).map((o) => o.ordinal);
+export const inFlightOrdinals = (
+  scope: Scope,
+  ordinals: readonly OrdinalPlan[],
+  busy: ReadonlyMap<number, string> = new Map(),
+): number[] => ordinals.filter((o) => claimsOccupy(o, scope.revision) || busy.has(o.ordinal)).map((o) => o.ordinal);
 
-export const inFlightCount = (scope: Scope, ordinals: readonly OrdinalPlan[], busy: ReadonlyMap<number, string> = new Map()): number => inFlightOrdinals(scope, ordinals, busy).length;
+export const inFlightCount = (
+  scope: Scope,
+  ordinals: readonly OrdinalPlan[],
+  busy: ReadonlyMap<number, string> = new Map(),
+): number => inFlightOrdinals(scope, ordinals, busy).length;
 
 interface Wait {
   ordinal: number;
@@ -28,7 +36,11 @@ interface Wait {
   reason: "ClaimResizing" | "ClaimNotBound" | "ClaimMissing" | "PodUpdating";
 }
 
-export function walk(scope: Scope, ordinals: readonly OrdinalPlan[], busy: ReadonlyMap<number, string> = new Map()): WalkConclusion {
+export function walk(
+  scope: Scope,
+  ordinals: readonly OrdinalPlan[],
+  busy: ReadonlyMap<number, string> = new Map(),
+): WalkConclusion {
   const occupies = (o: OrdinalPlan, revision: string): boolean => claimsOccupy(o, revision) || busy.has(o.ordinal);
   const inFlight = inFlightCount(scope, ordinals, busy);
   const waits: Wait[] = [];
@@ -74,8 +86,18 @@ export function walk(scope: Scope, ordinals: readonly OrdinalPlan[], busy: Reado
       if (!c.report.exists) {
         missing.push(c);
         // A claim deleted while in flight still holds its slot: what the next ordinal waits for.
-        if (c.inFlight) waits.push({ ordinal: o.ordinal, message: r.state === "Ready" ? c.report.claim : r.message, reason: "ClaimMissing" });
-      } else if (!c.done && r.state !== "Ready") waits.push({ ordinal: o.ordinal, message: r.message, reason: r.state === "NotBound" ? "ClaimNotBound" : "ClaimResizing" });
+        if (c.inFlight)
+          waits.push({
+            ordinal: o.ordinal,
+            message: r.state === "Ready" ? c.report.claim : r.message,
+            reason: "ClaimMissing",
+          });
+      } else if (!c.done && r.state !== "Ready")
+        waits.push({
+          ordinal: o.ordinal,
+          message: r.message,
+          reason: r.state === "NotBound" ? "ClaimNotBound" : "ClaimResizing",
+        });
     }
     // P3: claims done, the pod not yet replaced and Ready.
     const pod = busy.get(o.ordinal);
@@ -87,12 +109,23 @@ export function walk(scope: Scope, ordinals: readonly OrdinalPlan[], busy: Reado
   if (noSlot !== undefined) {
     const message = Messages.noSlot(head?.message, noSlot, inFlight, scope.maxUnavailable);
     const reason = head?.reason === "ClaimMissing" || head?.reason === "PodUpdating" ? head.reason : "ClaimResizing";
-    return { reason, message, ordinal: head?.ordinal ?? noSlot, ...(reason === "ClaimResizing" ? { events: [eventOf("ClaimResizing", message)] } : {}) };
+    return {
+      reason,
+      message,
+      ordinal: head?.ordinal ?? noSlot,
+      ...(reason === "ClaimResizing" ? { events: [eventOf("ClaimResizing", message)] } : {}),
+    };
   }
   // Rule 8: the claims in flight are not ready yet; P3: nor the pods that follow them.
-  if (head && head.reason === "PodUpdating") return { reason: head.reason, message: head.message, ordinal: head.ordinal };
+  if (head && head.reason === "PodUpdating")
+    return { reason: head.reason, message: head.message, ordinal: head.ordinal };
   if (head && head.reason !== "ClaimMissing") {
-    return { reason: head.reason, message: head.message, ordinal: head.ordinal, events: [eventOf("ClaimResizing", head.message)] };
+    return {
+      reason: head.reason,
+      message: head.message,
+      ordinal: head.ordinal,
+      events: [eventOf("ClaimResizing", head.message)],
+    };
   }
   // Rules 4 and 13: claims missing or being deleted; the StatefulSet controller re-creates them.
   if (missing.length) {
@@ -101,7 +134,10 @@ export function walk(scope: Scope, ordinals: readonly OrdinalPlan[], busy: Reado
     return {
       reason: "ClaimMissing",
       message: deleting.length
-        ? Messages.claimBeingDeleted(first?.state === "Missing" ? first.message : deleting[0]!.report.claim, missing.length)
+        ? Messages.claimBeingDeleted(
+            first?.state === "Missing" ? first.message : deleting[0]!.report.claim,
+            missing.length,
+          )
         : Messages.claimsMissing(missing.length),
     };
   }

@@ -6,9 +6,10 @@
 // - Objects parsed by a function generated for their shape ($ZodObjectJIT), about twice as fast in
 //   Node as zod/mini's interpreted walk over the shape. Workers forbid `new Function`, so there zod
 //   walks the shape either way (classic zod too); Node (server, CLI, benchmarks) keeps the fast path.
-import { $constructor, $ZodObjectJIT, type $ZodObject, type $ZodObjectDef } from "zod/v4/core";
-import * as z from "zod/mini";
+
 import { en } from "zod/locales";
+import * as z from "zod/mini";
+import { $constructor, type $ZodObject, type $ZodObjectDef, $ZodObjectJIT } from "zod/v4/core";
 
 z.config(en());
 

@@ -6,23 +6,30 @@
 // within the limit, validate the URL/query/body with zod, guard the namespace — and a handler
 // that only does the work. Every refusal is a thrown Problem (an HTTPException) and one error
 // handler writes docs/operating.md's `{"error","message","issues"?}` bodies.
-import { outcomeJSON } from "./outcome.js";
+
 import { type Context, Hono } from "hono";
-import * as z from "../core/zod.js";
+import { desiredChange, templatesFromDocument } from "../core/desired.js";
 import type { MetricsReader, StateReader, Writers } from "../core/ports.js";
 import { renderDecision } from "../core/render.js";
 import type { SetRef } from "../core/types.js";
-import { desiredChange, templatesFromDocument } from "../core/desired.js";
+import * as z from "../core/zod.js";
 import { BodyFormats, parseDocument } from "./desired.js";
-import { type AuthEnv, type AuthSettings, authenticate, namespaceGuard, requireSignature } from "./http/authenticate.js";
+import {
+  type AuthEnv,
+  type AuthSettings,
+  authenticate,
+  namespaceGuard,
+  requireSignature,
+} from "./http/authenticate.js";
 import { mediaTypeOf, readBody, requireMediaType } from "./http/body.js";
-import { Problem, methodNotAllowed, notFound, onError } from "./http/problem.js";
+import { methodNotAllowed, notFound, onError, Problem } from "./http/problem.js";
 import { refuseLaxJson, validate } from "./http/validate.js";
 import { YAML_LIMITS, yamlOverLimits } from "./http/yaml-bounds.js";
+import { outcomeJSON } from "./outcome.js";
 import { Name, Namespace, RelayEvent } from "./relay/event.js";
-import { runStep, type StepOptions, type StepResult } from "./step.js";
-import { uiRoutes, type UiOptions } from "./ui/routes.js";
 import { ADMISSION_PATH, admissionRoutes } from "./routes/admission.js";
+import { runStep, type StepOptions, type StepResult } from "./step.js";
+import { type UiOptions, uiRoutes } from "./ui/routes.js";
 
 export type { AuthSettings } from "./http/authenticate.js";
 
@@ -89,7 +96,14 @@ export function createApp(deps: AppDeps): Hono<AuthEnv> {
     const result =
       deps.stepper && !dryRun
         ? await deps.stepper(ref)
-        : await (deps.runStep ?? runStep)({ reader: deps.reader, writers: deps.writers, metrics: deps.metrics, ref, now: deps.now(), dryRun });
+        : await (deps.runStep ?? runStep)({
+            reader: deps.reader,
+            writers: deps.writers,
+            metrics: deps.metrics,
+            ref,
+            now: deps.now(),
+            dryRun,
+          });
     log({
       msg: "step",
       via,
@@ -115,7 +129,9 @@ export function createApp(deps: AppDeps): Hono<AuthEnv> {
 
   app.get("/healthz", (c) => c.json({ ok: true }));
 
-  app.get("/v1/statefulsets/:namespace/:name", auth, setInUrl, urlNamespace, async (c) => stepResponse(c, await step(c.req.valid("param"), true, "plan")));
+  app.get("/v1/statefulsets/:namespace/:name", auth, setInUrl, urlNamespace, async (c) =>
+    stepResponse(c, await step(c.req.valid("param"), true, "plan")),
+  );
 
   app.post(
     "/v1/steps",
@@ -140,7 +156,12 @@ export function createApp(deps: AppDeps): Hono<AuthEnv> {
     async (c) => {
       const ref = c.req.valid("param");
       const format = BodyFormats[mediaTypeOf(c) as keyof typeof BodyFormats];
-      if (!format) throw new Problem(415, "UnsupportedMediaType", `send the templates as one of: ${Object.keys(BodyFormats).join(", ")}`);
+      if (!format)
+        throw new Problem(
+          415,
+          "UnsupportedMediaType",
+          `send the templates as one of: ${Object.keys(BodyFormats).join(", ")}`,
+        );
       const text = await c.req.text();
       // Bounded before parsing: composing deeply nested or huge YAML costs seconds of CPU.
       const over = format === "yaml" ? yamlOverLimits(text, YAML_LIMITS) : undefined;
@@ -153,11 +174,20 @@ export function createApp(deps: AppDeps): Hono<AuthEnv> {
 
       const snapshot = await deps.reader.load(ref);
       const change = desiredChange(snapshot.statefulSet, posted.templates);
-      if (!change.ok) throw new Problem(400, "BadRequest", change.message, { issues: [{ path: "(templates)", message: change.message }] });
+      if (!change.ok)
+        throw new Problem(400, "BadRequest", change.message, {
+          issues: [{ path: "(templates)", message: change.message }],
+        });
       if (change.changed) {
         await deps.writers.status.annotateSet(ref, change.annotations, snapshot.statefulSet.metadata.resourceVersion);
       }
-      log({ msg: "templates", namespace: ref.namespace, name: ref.name, revision: change.revision, changed: change.changed });
+      log({
+        msg: "templates",
+        namespace: ref.namespace,
+        name: ref.name,
+        revision: change.revision,
+        changed: change.changed,
+      });
       const written = { revision: change.revision, changed: change.changed, templates: change.templates };
       const { step: flag } = c.req.valid("query");
       if (flag !== "true" && flag !== "1") return c.json(written, 200);
@@ -168,7 +198,9 @@ export function createApp(deps: AppDeps): Hono<AuthEnv> {
   app.post(
     "/v1/relay",
     auth,
-    requireSignature("relay events must be signed with the webhook secret (Standard Webhooks), not sent with a bearer token"),
+    requireSignature(
+      "relay events must be signed with the webhook secret (Standard Webhooks), not sent with a bearer token",
+    ),
     body,
     json,
     validate("json", RelayEvent, "invalid request body"),
@@ -182,10 +214,19 @@ export function createApp(deps: AppDeps): Hono<AuthEnv> {
   // The admission webhook (docs/admission.md): no bearer token, the API server calls it.
   app.route("/", admissionRoutes({ log }));
 
-  if (deps.ui && deps.ui.viewers.length) {
+  if (deps.ui?.viewers.length) {
     app.route(
       "/",
-      uiRoutes({ ...deps.ui, reader: deps.reader, writers: deps.writers, now: deps.now, namespaces: allowed, apiTokens: deps.auth.bearerTokens, log, ...(deps.metrics ? { metrics: deps.metrics } : {}) }),
+      uiRoutes({
+        ...deps.ui,
+        reader: deps.reader,
+        writers: deps.writers,
+        now: deps.now,
+        namespaces: allowed,
+        apiTokens: deps.auth.bearerTokens,
+        log,
+        ...(deps.metrics ? { metrics: deps.metrics } : {}),
+      }),
     );
   }
 

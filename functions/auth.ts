@@ -55,7 +55,10 @@ export function webhookHeaders(
 // ---------------------------------------------------------------------------------------------
 // Replay store
 
-export type ReplayClaim = { ok: true } | { ok: false; reason: "replayed" } | { ok: false; reason: "full"; retryAfterSeconds: number };
+export type ReplayClaim =
+  | { ok: true }
+  | { ok: false; reason: "replayed" }
+  | { ok: false; reason: "full"; retryAfterSeconds: number };
 
 /** Remembers accepted delivery ids so that a captured request cannot be replayed. */
 export interface ReplayGuard {
@@ -130,7 +133,13 @@ export class RecentIds implements ReplayGuard {
 // ---------------------------------------------------------------------------------------------
 // Standard Webhooks verification
 
-export type WebhookFailure = "MissingHeaders" | "BadId" | "BadTimestamp" | "TimestampOutOfTolerance" | "NoMatchingSignature" | "Replayed";
+export type WebhookFailure =
+  | "MissingHeaders"
+  | "BadId"
+  | "BadTimestamp"
+  | "TimestampOutOfTolerance"
+  | "NoMatchingSignature"
+  | "Replayed";
 
 export type WebhookVerdict =
   | { ok: true; id: string }
@@ -164,12 +173,20 @@ export const MAX_WEBHOOK_ID_BYTES = 200;
 export function verifyWebhook(input: WebhookInput): WebhookVerdict {
   const { id, timestamp, signature } = input;
   if (!id || !timestamp || !signature) {
-    return { ok: false, failure: "MissingHeaders", message: "webhook-id, webhook-timestamp and webhook-signature are all required" };
+    return {
+      ok: false,
+      failure: "MissingHeaders",
+      message: "webhook-id, webhook-timestamp and webhook-signature are all required",
+    };
   }
   // Ids are remembered for the replay window: a bounded length bounds the store.
   const idBytes = encoder.encode(id).length;
   if (idBytes > MAX_WEBHOOK_ID_BYTES) {
-    return { ok: false, failure: "BadId", message: `webhook-id is ${idBytes} bytes; at most ${MAX_WEBHOOK_ID_BYTES} are accepted: send a shorter id` };
+    return {
+      ok: false,
+      failure: "BadId",
+      message: `webhook-id is ${idBytes} bytes; at most ${MAX_WEBHOOK_ID_BYTES} are accepted: send a shorter id`,
+    };
   }
   // The library reads the timestamp with parseInt, which takes "12abc": be strict first.
   if (!/^\d{1,12}$/.test(timestamp)) {
@@ -197,7 +214,8 @@ export function verifyWebhook(input: WebhookInput): WebhookVerdict {
     }
   }
   if (!matched) return { ok: false, failure: "NoMatchingSignature", message: "no webhook-signature matches the body" };
-  if (input.replay) return replayVerdict(id, input.replay.claim(webhookReplayKey(id), Date.now(), replayExpiry(timestamp)));
+  if (input.replay)
+    return replayVerdict(id, input.replay.claim(webhookReplayKey(id), Date.now(), replayExpiry(timestamp)));
   return { ok: true, id };
 }
 
@@ -205,7 +223,11 @@ const replayExpiry = (timestamp: string) => (Number(timestamp) + DEFAULT_TOLERAN
 
 function replayVerdict(id: string, claim: ReplayClaim): WebhookVerdict {
   if (!claim.ok && claim.reason === "replayed") {
-    return { ok: false, failure: "Replayed", message: `webhook-id ${JSON.stringify(id.slice(0, 64))} was already received` };
+    return {
+      ok: false,
+      failure: "Replayed",
+      message: `webhook-id ${JSON.stringify(id.slice(0, 64))} was already received`,
+    };
   }
   if (!claim.ok && claim.reason === "full") {
     return {

@@ -1,15 +1,29 @@
 // `claimstep`: plan, step, run, status, set, serve and relay from a terminal or a CI job, against
 // a cluster (kubeconfig, like kubectl) or the embedded simulated cluster (`--cluster sim`).
 // Exit codes: 0 done or progressing, 2 blocked, 1 error. One file per command in functions/cli/.
-import { EXIT, FlagError, UsageError, parse, type CliIO, type Context, type Flags, type Output, type OutputFormat, type Target, type TargetOptions } from "./cli/context.js";
+
 import { colorEnabled } from "./cli/color.js";
-import { SPECS, misuse, objectArgs, suggestionsFor, usageOf } from "./cli/commands.js";
+import { misuse, objectArgs, SPECS, suggestionsFor, usageOf } from "./cli/commands.js";
+import {
+  type CliIO,
+  type Context,
+  EXIT,
+  FlagError,
+  type Flags,
+  type Output,
+  type OutputFormat,
+  parse,
+  type Target,
+  type TargetOptions,
+  UsageError,
+} from "./cli/context.js";
 import { HELP } from "./cli/help.js";
 
 export { parseDuration } from "./cli/context.js";
 export { HELP } from "./cli/help.js";
 /** A fresh in-memory simulated cluster as a Target (serve --cluster sim; tests). */
-export const simTarget: typeof import("./cli/sim-target.js").simTarget = async (...args) => (await import("./cli/sim-target.js")).simTarget(...args);
+export const simTarget: typeof import("./cli/sim-target.js").simTarget = async (...args) =>
+  (await import("./cli/sim-target.js")).simTarget(...args);
 export type { CliIO, Flags, Target } from "./cli/context.js";
 
 // Each command's module is loaded when it runs: `claimstep --version` need not load the simulation,
@@ -38,8 +52,10 @@ export const COMMAND_NAMES: readonly string[] = Object.keys(COMMANDS);
 
 async function connect(flags: Flags, env: CliIO["env"], opts: TargetOptions = {}): Promise<Target> {
   if (flags.cluster) return (await import("./cli/sim-target.js")).persistentSimTarget(flags, env, opts);
-  if (flags.seed !== undefined) throw new UsageError("--seed applies to the simulated cluster only (--cluster sim[:<scenario>])");
-  if (flags["sim-state"] !== undefined) throw new UsageError("--sim-state applies to the simulated cluster only (--cluster sim[:<scenario>])");
+  if (flags.seed !== undefined)
+    throw new UsageError("--seed applies to the simulated cluster only (--cluster sim[:<scenario>])");
+  if (flags["sim-state"] !== undefined)
+    throw new UsageError("--sim-state applies to the simulated cluster only (--cluster sim[:<scenario>])");
   const { kubeTarget } = await import("./kube-target.js");
   return kubeTarget({
     env,
@@ -73,8 +89,12 @@ function commandIn(argv: string[]): string | undefined {
 /** An unknown command, as kubectl (cobra) says it: the near ones, else the list. */
 function unknownCommand(io: CliIO, command: string): number {
   const near = suggestionsFor(command, COMMAND_NAMES);
-  const hint = near.length ? `Did you mean this?\n${near.map((c) => `\t${c}\n`).join("")}` : `Commands: ${COMMAND_NAMES.join(", ")}\n`;
-  io.stderr.write(`claimstep: unknown command ${JSON.stringify(command)} for "claimstep"\n\n${hint}\nRun 'claimstep --help' for usage.\n`);
+  const hint = near.length
+    ? `Did you mean this?\n${near.map((c) => `\t${c}\n`).join("")}`
+    : `Commands: ${COMMAND_NAMES.join(", ")}\n`;
+  io.stderr.write(
+    `claimstep: unknown command ${JSON.stringify(command)} for "claimstep"\n\n${hint}\nRun 'claimstep --help' for usage.\n`,
+  );
   return EXIT.error;
 }
 
@@ -97,7 +117,8 @@ function guardPipes(io: CliIO): { out: Output; signal: AbortSignal } {
   const stdout = io.stdout as Stream;
   const stderr = io.stderr as Stream;
   stdout.on?.("error", (err) => {
-    if (err.code !== "EPIPE" && err.code !== "ERR_STREAM_DESTROYED" && !closed.signal.aborted) io.stderr.write(`claimstep: stdout: ${err.message}\n`);
+    if (err.code !== "EPIPE" && err.code !== "ERR_STREAM_DESTROYED" && !closed.signal.aborted)
+      io.stderr.write(`claimstep: stdout: ${err.message}\n`);
     closed.abort();
   });
   if (stderr !== stdout) stderr.on?.("error", () => undefined);
@@ -120,7 +141,11 @@ function guardPipes(io: CliIO): { out: Output; signal: AbortSignal } {
 }
 
 /** `connectTo` replaces how a Target is reached (tests pass a simulated cluster they keep). */
-export async function main(argv: string[], given: CliIO, connectTo: (flags: Flags, env: CliIO["env"], opts?: TargetOptions) => Promise<Target> = connect): Promise<number> {
+export async function main(
+  argv: string[],
+  given: CliIO,
+  connectTo: (flags: Flags, env: CliIO["env"], opts?: TargetOptions) => Promise<Target> = connect,
+): Promise<number> {
   const { out, signal } = guardPipes(given);
   const io: CliIO = { ...given, stdout: out };
   let parsed;

@@ -1,9 +1,10 @@
 // Environment → configuration, validated with zod. The same variables serve the Worker (bindings
 // and secrets) and Node (process.env). Error messages name the variable and the fix, never a value.
+
+import { parseRepositoryConfig, type RepositoryConfig, RepositoryConfigError } from "../adapters/gitops/config.js";
 import * as z from "../core/zod.js";
 import { decodeWebhookSecret } from "./auth.js";
-import { RepositoryConfigError, parseRepositoryConfig, type RepositoryConfig } from "../adapters/gitops/config.js";
-import { leaseConfig, type LeaseConfig } from "./lease/config.js";
+import { type LeaseConfig, leaseConfig } from "./lease/config.js";
 
 /** Split a comma/space separated list, dropping empty entries. */
 const list = (raw: string | undefined): string[] =>
@@ -92,9 +93,14 @@ export function parseViewers(raw: string | undefined): { viewers: Viewer[]; prob
     const colon = entry.lastIndexOf(":");
     const token = colon < 0 ? entry : entry.slice(colon + 1);
     const namespaces = colon < 0 ? undefined : entry.slice(0, colon).split("+").filter(Boolean);
-    if (token.length < 16) problems.push("CLAIMSTEP_VIEWER_TOKEN: each token must be at least 16 characters (e.g. `openssl rand -hex 32`)");
-    if (namespaces !== undefined && namespaces.length === 0) problems.push("CLAIMSTEP_VIEWER_TOKEN: name the namespaces before the colon (`prod+staging:<token>`), or give the token alone");
-    for (const ns of (namespaces ?? []).filter((n) => !dns1123.test(n))) problems.push(`CLAIMSTEP_VIEWER_TOKEN: "${ns}" is not a valid namespace name`);
+    if (token.length < 16)
+      problems.push("CLAIMSTEP_VIEWER_TOKEN: each token must be at least 16 characters (e.g. `openssl rand -hex 32`)");
+    if (namespaces !== undefined && namespaces.length === 0)
+      problems.push(
+        "CLAIMSTEP_VIEWER_TOKEN: name the namespaces before the colon (`prod+staging:<token>`), or give the token alone",
+      );
+    for (const ns of (namespaces ?? []).filter((n) => !dns1123.test(n)))
+      problems.push(`CLAIMSTEP_VIEWER_TOKEN: "${ns}" is not a valid namespace name`);
     viewers.push({ token, ...(namespaces?.length ? { namespaces } : {}) });
   }
   return { viewers, problems: [...new Set(problems)] };
@@ -108,13 +114,22 @@ export interface PrometheusConfig {
   timeoutMs: number;
 }
 
-const PROMETHEUS_VARS = ["CLAIMSTEP_PROMETHEUS_URL", "CLAIMSTEP_PROMETHEUS_TOKEN", "CLAIMSTEP_PROMETHEUS_USERNAME", "CLAIMSTEP_PROMETHEUS_PASSWORD", "CLAIMSTEP_PROMETHEUS_TIMEOUT_SECONDS"] as const;
+const PROMETHEUS_VARS = [
+  "CLAIMSTEP_PROMETHEUS_URL",
+  "CLAIMSTEP_PROMETHEUS_TOKEN",
+  "CLAIMSTEP_PROMETHEUS_USERNAME",
+  "CLAIMSTEP_PROMETHEUS_PASSWORD",
+  "CLAIMSTEP_PROMETHEUS_TIMEOUT_SECONDS",
+] as const;
 
 /**
  * The CLAIMSTEP_PROMETHEUS_* variables alone (the CLI reads them without the server's), with the
  * problems found; never a value in a message.
  */
-export function prometheusConfig(env: Partial<Record<(typeof PROMETHEUS_VARS)[number], string | undefined>>): { config?: PrometheusConfig; problems: string[] } {
+export function prometheusConfig(env: Partial<Record<(typeof PROMETHEUS_VARS)[number], string | undefined>>): {
+  config?: PrometheusConfig;
+  problems: string[];
+} {
   const problems: string[] = [];
   const [url, token, username, password, timeout] = PROMETHEUS_VARS.map((k) => (env[k] === "" ? undefined : env[k]));
   const P = "CLAIMSTEP_PROMETHEUS_";
@@ -131,14 +146,25 @@ export function prometheusConfig(env: Partial<Record<(typeof PROMETHEUS_VARS)[nu
   } catch {
     // reported below
   }
-  if (!u || !/^https?:$/.test(u.protocol)) problems.push(`${P}URL: expected the http(s) URL of a Prometheus HTTP API, e.g. http://prometheus-operated.monitoring:9090`);
-  else if (u.username || u.password) problems.push(`${P}URL: leave credentials out of the URL; use ${P}USERNAME and ${P}PASSWORD (a secret)`);
-  else if (u.search || u.hash || /\/api\/v1(\/|$)/.test(u.pathname)) problems.push(`${P}URL: give the base URL, without /api/v1 or a query (claimstep adds /api/v1/query)`);
-  if (token && (username || password)) problems.push(`${P}TOKEN and ${P}USERNAME/_PASSWORD: a bearer token or basic auth, not both`);
+  if (!u || !/^https?:$/.test(u.protocol))
+    problems.push(
+      `${P}URL: expected the http(s) URL of a Prometheus HTTP API, e.g. http://prometheus-operated.monitoring:9090`,
+    );
+  else if (u.username || u.password)
+    problems.push(`${P}URL: leave credentials out of the URL; use ${P}USERNAME and ${P}PASSWORD (a secret)`);
+  else if (u.search || u.hash || /\/api\/v1(\/|$)/.test(u.pathname))
+    problems.push(`${P}URL: give the base URL, without /api/v1 or a query (claimstep adds /api/v1/query)`);
+  if (token && (username || password))
+    problems.push(`${P}TOKEN and ${P}USERNAME/_PASSWORD: a bearer token or basic auth, not both`);
   else if (!username !== !password) problems.push(`${P}USERNAME and ${P}PASSWORD: basic auth needs both`);
   if (problems.length) return { problems };
   return {
-    config: { url: url.replace(/\/+$/, ""), ...(token ? { token } : {}), ...(username && password ? { basic: { username, password } } : {}), timeoutMs: seconds * 1000 },
+    config: {
+      url: url.replace(/\/+$/, ""),
+      ...(token ? { token } : {}),
+      ...(username && password ? { basic: { username, password } } : {}),
+      timeoutMs: seconds * 1000,
+    },
     problems,
   };
 }
@@ -192,7 +218,9 @@ export function configFromEnv(env: Record<string, unknown>, opts: ConfigOptions 
   const { viewers, problems: viewerProblems } = parseViewers(e.CLAIMSTEP_VIEWER_TOKEN);
   problems.push(...viewerProblems);
   if (viewers.some((v) => bearerTokens.includes(v.token))) {
-    problems.push("CLAIMSTEP_VIEWER_TOKEN: a viewer token must not be a CLAIMSTEP_API_TOKEN (the page is read-only; give it a token of its own)");
+    problems.push(
+      "CLAIMSTEP_VIEWER_TOKEN: a viewer token must not be a CLAIMSTEP_API_TOKEN (the page is read-only; give it a token of its own)",
+    );
   }
 
   if (bearerTokens.length === 0 && webhookSecrets.length === 0 && viewers.length === 0) {
@@ -226,10 +254,14 @@ export function configFromEnv(env: Record<string, unknown>, opts: ConfigOptions 
     problems.push("CF_ACCESS_CLIENT_ID: required when CF_ACCESS_CLIENT_SECRET is set");
   }
   if (opts.requireKube && !e.KUBE_API_SERVER) {
-    problems.push("KUBE_API_SERVER: required (the API server URL, e.g. https://kube.example.com behind Cloudflare Tunnel)");
+    problems.push(
+      "KUBE_API_SERVER: required (the API server URL, e.g. https://kube.example.com behind Cloudflare Tunnel)",
+    );
   }
   if (e.KUBE_API_SERVER && !e.KUBE_TOKEN) {
-    problems.push("KUBE_TOKEN: required with KUBE_API_SERVER (a ServiceAccount token: `kubectl create token claimstep`)");
+    problems.push(
+      "KUBE_TOKEN: required with KUBE_API_SERVER (a ServiceAccount token: `kubectl create token claimstep`)",
+    );
   }
   if (e.CLAIMSTEP_SUBREQUESTS_PER_STEP > e.CLAIMSTEP_SUBREQUEST_BUDGET) {
     problems.push("CLAIMSTEP_SUBREQUEST_BUDGET: must be at least CLAIMSTEP_SUBREQUESTS_PER_STEP");
@@ -239,12 +271,15 @@ export function configFromEnv(env: Record<string, unknown>, opts: ConfigOptions 
     try {
       const repo = JSON.parse(e.CLAIMSTEP_GITOPS_REPOSITORY) as Record<string, unknown>;
       if (typeof repo === "object" && repo !== null && "token" in repo) {
-        problems.push("CLAIMSTEP_GITOPS_REPOSITORY: leave the token out of the JSON; put it in the secret CLAIMSTEP_GITOPS_TOKEN");
+        problems.push(
+          "CLAIMSTEP_GITOPS_REPOSITORY: leave the token out of the JSON; put it in the secret CLAIMSTEP_GITOPS_TOKEN",
+        );
       } else {
         gitops = parseRepositoryConfig({ ...repo, token: e.CLAIMSTEP_GITOPS_TOKEN ?? "" });
       }
     } catch (err) {
-      if (err instanceof RepositoryConfigError) problems.push(`CLAIMSTEP_GITOPS_REPOSITORY / CLAIMSTEP_GITOPS_TOKEN: ${err.message}`);
+      if (err instanceof RepositoryConfigError)
+        problems.push(`CLAIMSTEP_GITOPS_REPOSITORY / CLAIMSTEP_GITOPS_TOKEN: ${err.message}`);
       else problems.push(`CLAIMSTEP_GITOPS_REPOSITORY: not valid JSON (${(err as Error).message})`);
     }
   }
@@ -273,7 +308,13 @@ export function configFromEnv(env: Record<string, unknown>, opts: ConfigOptions 
     tickSeconds: e.CLAIMSTEP_TICK_SECONDS,
     intervalSeconds: e.CLAIMSTEP_INTERVAL_SECONDS,
     ...(e.KUBE_API_SERVER
-      ? { kube: { server: e.KUBE_API_SERVER.replace(/\/+$/, ""), ...(e.KUBE_TOKEN ? { token: e.KUBE_TOKEN } : {}), headers } }
+      ? {
+          kube: {
+            server: e.KUBE_API_SERVER.replace(/\/+$/, ""),
+            ...(e.KUBE_TOKEN ? { token: e.KUBE_TOKEN } : {}),
+            headers,
+          },
+        }
       : {}),
     ...(gitops ? { gitops } : {}),
     ...(e.CLAIMSTEP_GITHUB_WEBHOOK_SECRET ? { githubWebhookSecret: e.CLAIMSTEP_GITHUB_WEBHOOK_SECRET } : {}),

@@ -12,10 +12,16 @@ export const BodyFormats = {
 } as const;
 export type BodyFormat = (typeof BodyFormats)[keyof typeof BodyFormats];
 
-export function parseDocument(text: string, format: BodyFormat): { ok: true; value: unknown } | { ok: false; issues: Issue[] } {
+export function parseDocument(
+  text: string,
+  format: BodyFormat,
+): { ok: true; value: unknown } | { ok: false; issues: Issue[] } {
   try {
     return { ok: true, value: format === "json" ? JSON.parse(text) : parseYaml(text) };
   } catch (err) {
-    return { ok: false, issues: [{ path: "(body)", message: `not valid ${format.toUpperCase()}: ${(err as Error).message}` }] };
+    return {
+      ok: false,
+      issues: [{ path: "(body)", message: `not valid ${format.toUpperCase()}: ${(err as Error).message}` }],
+    };
   }
 }

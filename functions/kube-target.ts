@@ -2,20 +2,20 @@
 // $KUBECONFIG, ~/.kube/config) and a context (--context), or the in-cluster service account
 // (adapters/kube-node), for the CLI's commands and the relay's watches.
 import { Watch } from "@kubernetes/client-node";
-import { isOptedIn } from "../core/statefulset.js";
-import type { SetRef } from "../core/types.js";
-import type { KubeClient } from "../adapters/kube/client.js";
-import { KubeReader, listOptedInSets } from "../adapters/kube/reader.js";
-import { kubeWriters } from "../adapters/kube/writer.js";
-import { StatefulSet } from "../core/k8s.js";
-import { Routes } from "../adapters/kube/routes.js";
-import { kubeClientOptions, nodeKubeTarget, type KubeConfigSource } from "../adapters/kube-node/kubeconfig.js";
 import { writerFor } from "../adapters/gitops/apply-via.js";
 import { parseRepositoryConfig } from "../adapters/gitops/config.js";
 import { pullRequestWriter } from "../adapters/gitops/writer.js";
+import type { KubeClient } from "../adapters/kube/client.js";
+import { KubeReader, listOptedInSets } from "../adapters/kube/reader.js";
+import { Routes } from "../adapters/kube/routes.js";
+import { kubeWriters } from "../adapters/kube/writer.js";
+import { type KubeConfigSource, kubeClientOptions, nodeKubeTarget } from "../adapters/kube-node/kubeconfig.js";
 import { PrometheusMetrics } from "../adapters/metrics/prometheus.js";
-import { ConfigError, prometheusConfig } from "./config.js";
+import { StatefulSet } from "../core/k8s.js";
+import { isOptedIn } from "../core/statefulset.js";
+import type { SetRef } from "../core/types.js";
 import type { Target } from "./cli/context.js";
+import { ConfigError, prometheusConfig } from "./config.js";
 import type { WatchEvent, WatchSource } from "./relay/watch.js";
 
 export type KubeConfigOptions = Pick<KubeConfigSource, "kubeconfig" | "context">;
@@ -40,15 +40,26 @@ export function kubeWatchSource(opts: KubeConfigOptions = {}): WatchSource {
   return {
     async list(path) {
       const headers = typeof http.headers === "function" ? await http.headers() : (http.headers ?? {});
-      const res = await http.fetch!(`${http.server}${path}`, { method: "GET", headers: { ...headers, Accept: "application/json" } });
+      const res = await http.fetch!(`${http.server}${path}`, {
+        method: "GET",
+        headers: { ...headers, Accept: "application/json" },
+      });
       const body: any = await res.json().catch(() => undefined);
-      if (!res.ok) throw Object.assign(new Error(`LIST ${path}: ${body?.message ?? `HTTP ${res.status}`}`), { statusCode: res.status });
+      if (!res.ok)
+        throw Object.assign(new Error(`LIST ${path}: ${body?.message ?? `HTTP ${res.status}`}`), {
+          statusCode: res.status,
+        });
       return { items: body?.items ?? [], resourceVersion: String(body?.metadata?.resourceVersion ?? "") };
     },
     async watch(path, resourceVersion, onEvent, done) {
       const query: Record<string, string | boolean> = { allowWatchBookmarks: true };
       if (resourceVersion) query.resourceVersion = resourceVersion;
-      const controller = await watcher.watch(path, query, (type, object) => onEvent({ type: type as WatchEvent["type"], object }), (err) => done(err ?? undefined));
+      const controller = await watcher.watch(
+        path,
+        query,
+        (type, object) => onEvent({ type: type as WatchEvent["type"], object }),
+        (err) => done(err ?? undefined),
+      );
       return { abort: () => controller.abort() };
     },
   };
@@ -59,9 +70,7 @@ const listAllStatefulSets = { ...Routes.listStatefulSets, namespaced: false };
 export async function listOptedIn(client: KubeClient, namespace: string | undefined): Promise<SetRef[]> {
   if (namespace !== undefined) return listOptedInSets(client, namespace);
   const sets = await client.list(listAllStatefulSets, {}, StatefulSet);
-  return sets
-    .filter(isOptedIn)
-    .map((s) => ({ namespace: s.metadata.namespace ?? "default", name: s.metadata.name }));
+  return sets.filter(isOptedIn).map((s) => ({ namespace: s.metadata.namespace ?? "default", name: s.metadata.name }));
 }
 
 /**
@@ -69,12 +78,16 @@ export async function listOptedIn(client: KubeClient, namespace: string | undefi
  * (CLAIMSTEP_GITOPS_REPOSITORY); autogrow's metrics from CLAIMSTEP_PROMETHEUS_URL (and its
  * credentials), as the server reads them.
  */
-export async function kubeTarget(opts: KubeConfigOptions & { env: Record<string, string | undefined> }): Promise<Target> {
+export async function kubeTarget(
+  opts: KubeConfigOptions & { env: Record<string, string | undefined> },
+): Promise<Target> {
   const t = nodeKubeTarget(opts);
   const kube: NodeKube = { client: t.client, namespace: t.namespace, label: `context ${t.context}` };
   const direct = kubeWriters(kube.client, { reportingInstance: "claimstep-cli" });
   const repo = opts.env.CLAIMSTEP_GITOPS_REPOSITORY;
-  const pullRequest = repo ? pullRequestWriter(parseRepositoryConfig({ ...JSON.parse(repo), token: opts.env.CLAIMSTEP_GITOPS_TOKEN ?? "" })) : undefined;
+  const pullRequest = repo
+    ? pullRequestWriter(parseRepositoryConfig({ ...JSON.parse(repo), token: opts.env.CLAIMSTEP_GITOPS_TOKEN ?? "" }))
+    : undefined;
   const prometheus = prometheusConfig(opts.env);
   if (prometheus.problems.length) throw new ConfigError(prometheus.problems);
   return {

@@ -21,21 +21,30 @@ export interface MetricsConfig {
 }
 
 /** CLAIMSTEP_METRICS_TOKEN (comma-separated) and CLAIMSTEP_METRICS_ADDR (host:port); a bad value throws, naming the variable and the fix. */
-export function metricsConfigFromEnv(env: Record<string, string | undefined>, apiTokens: readonly string[]): MetricsConfig {
+export function metricsConfigFromEnv(
+  env: Record<string, string | undefined>,
+  apiTokens: readonly string[],
+): MetricsConfig {
   const own = (env.CLAIMSTEP_METRICS_TOKEN ?? "")
     .split(",")
     .map((t) => t.trim())
     .filter(Boolean);
   if (own.some((t) => t.length < MIN_METRICS_TOKEN_LENGTH)) {
-    throw new Error(`CLAIMSTEP_METRICS_TOKEN: each token must be at least ${MIN_METRICS_TOKEN_LENGTH} characters (e.g. \`openssl rand -hex 32\`)`);
+    throw new Error(
+      `CLAIMSTEP_METRICS_TOKEN: each token must be at least ${MIN_METRICS_TOKEN_LENGTH} characters (e.g. \`openssl rand -hex 32\`)`,
+    );
   }
   const raw = env.CLAIMSTEP_METRICS_ADDR?.trim();
   let addr: MetricsConfig["addr"];
   if (raw) {
     const m = /^(\[[0-9a-fA-F:]+\]|[^\s:/]+):(\d+)$/.exec(raw);
-    if (!m) throw new Error(`CLAIMSTEP_METRICS_ADDR: ${JSON.stringify(raw)} is not host:port; write e.g. 127.0.0.1:9464 (or 0.0.0.0:9464 for the pod's network)`);
+    if (!m)
+      throw new Error(
+        `CLAIMSTEP_METRICS_ADDR: ${JSON.stringify(raw)} is not host:port; write e.g. 127.0.0.1:9464 (or 0.0.0.0:9464 for the pod's network)`,
+      );
     const port = Number(m[2]);
-    if (port < 1 || port > 65535) throw new Error(`CLAIMSTEP_METRICS_ADDR: port ${m[2]} is out of range; choose a port from 1 to 65535, e.g. 9464`);
+    if (port < 1 || port > 65535)
+      throw new Error(`CLAIMSTEP_METRICS_ADDR: port ${m[2]} is out of range; choose a port from 1 to 65535, e.g. 9464`);
     addr = { host: m[1]!.replace(/^\[|\]$/g, ""), port };
   }
   return { tokens: [...apiTokens, ...own], ...(addr ? { addr } : {}) };
@@ -44,11 +53,17 @@ export function metricsConfigFromEnv(env: Record<string, string | undefined>, ap
 type AppFetch = (request: Request, ...rest: any[]) => Response | Promise<Response>;
 
 const problem = (status: number, error: string, message: string, headers: Record<string, string> = {}) =>
-  new Response(JSON.stringify({ error, message }), { status, headers: { "content-type": "application/json", ...headers } });
+  new Response(JSON.stringify({ error, message }), {
+    status,
+    headers: { "content-type": "application/json", ...headers },
+  });
 
 /** The exposition, as GET /metrics answers it. */
 export async function metricsResponse(recorder: PromRecorder): Promise<Response> {
-  return new Response(await recorder.metrics(), { status: 200, headers: { "content-type": recorder.contentType, "cache-control": "no-store" } });
+  return new Response(await recorder.metrics(), {
+    status: 200,
+    headers: { "content-type": recorder.contentType, "cache-control": "no-store" },
+  });
 }
 
 const SOURCES: Record<string, DeliverySource> = {
@@ -88,11 +103,17 @@ export function instrumentFetch(appFetch: AppFetch, recorder: PromRecorder, toke
   return async (request, ...rest) => {
     const path = new URL(request.url).pathname;
     if (path === "/metrics") {
-      if (request.method !== "GET" && request.method !== "HEAD") return problem(405, "MethodNotAllowed", "use GET /metrics", { allow: "GET, HEAD" });
+      if (request.method !== "GET" && request.method !== "HEAD")
+        return problem(405, "MethodNotAllowed", "use GET /metrics", { allow: "GET, HEAD" });
       if (!(await bearerMatches(request.headers.get("authorization") ?? undefined, tokens))) {
-        return problem(401, "Unauthorized", "send Authorization: Bearer <token> (CLAIMSTEP_API_TOKEN or CLAIMSTEP_METRICS_TOKEN), or scrape CLAIMSTEP_METRICS_ADDR", {
-          "www-authenticate": 'Bearer realm="claimstep"',
-        });
+        return problem(
+          401,
+          "Unauthorized",
+          "send Authorization: Bearer <token> (CLAIMSTEP_API_TOKEN or CLAIMSTEP_METRICS_TOKEN), or scrape CLAIMSTEP_METRICS_ADDR",
+          {
+            "www-authenticate": 'Bearer realm="claimstep"',
+          },
+        );
       }
       return metricsResponse(recorder);
     }
@@ -114,20 +135,34 @@ async function count(recorder: Recorder, path: string, res: Response): Promise<v
 }
 
 /** /metrics alone, unauthenticated, on an address of its own (CLAIMSTEP_METRICS_ADDR). */
-export async function serveMetrics(opts: { recorder: PromRecorder; host: string; port: number }): Promise<{ port: number; close(): Promise<void> }> {
+export async function serveMetrics(opts: {
+  recorder: PromRecorder;
+  host: string;
+  port: number;
+}): Promise<{ port: number; close(): Promise<void> }> {
   const server = createServer((req, res) => {
     const path = (req.url ?? "/").split("?")[0];
     if (path !== "/metrics") {
-      res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: "NotFound", message: "only GET /metrics is served here" }));
+      res
+        .writeHead(404, { "content-type": "application/json" })
+        .end(JSON.stringify({ error: "NotFound", message: "only GET /metrics is served here" }));
       return;
     }
     if (req.method !== "GET" && req.method !== "HEAD") {
-      res.writeHead(405, { "content-type": "application/json", allow: "GET, HEAD" }).end(JSON.stringify({ error: "MethodNotAllowed", message: "use GET /metrics" }));
+      res
+        .writeHead(405, { "content-type": "application/json", allow: "GET, HEAD" })
+        .end(JSON.stringify({ error: "MethodNotAllowed", message: "use GET /metrics" }));
       return;
     }
     opts.recorder.metrics().then(
-      (text) => res.writeHead(200, { "content-type": opts.recorder.contentType, "cache-control": "no-store" }).end(req.method === "HEAD" ? undefined : text),
-      (err: Error) => res.writeHead(500, { "content-type": "application/json" }).end(JSON.stringify({ error: "InternalError", message: err.message })),
+      (text) =>
+        res
+          .writeHead(200, { "content-type": opts.recorder.contentType, "cache-control": "no-store" })
+          .end(req.method === "HEAD" ? undefined : text),
+      (err: Error) =>
+        res
+          .writeHead(500, { "content-type": "application/json" })
+          .end(JSON.stringify({ error: "InternalError", message: err.message })),
     );
   });
   server.headersTimeout = 10_000;
@@ -135,7 +170,11 @@ export async function serveMetrics(opts: { recorder: PromRecorder; host: string;
   server.maxConnections = 64;
   await new Promise<void>((resolve, reject) => {
     server.once("error", (err: NodeJS.ErrnoException) =>
-      reject(new Error(`cannot listen on CLAIMSTEP_METRICS_ADDR ${opts.host}:${opts.port}: ${err.code === "EADDRINUSE" ? "the port is in use (EADDRINUSE); choose another" : err.message}`)),
+      reject(
+        new Error(
+          `cannot listen on CLAIMSTEP_METRICS_ADDR ${opts.host}:${opts.port}: ${err.code === "EADDRINUSE" ? "the port is in use (EADDRINUSE); choose another" : err.message}`,
+        ),
+      ),
     );
     server.listen(opts.port, opts.host, () => resolve());
   });

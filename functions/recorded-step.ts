@@ -11,7 +11,9 @@ export async function recordedStep(opts: StepOptions & { recorder?: Recorder | u
   const { recorder, ...step } = opts;
   if (!recorder || step.dryRun) return runStep(step);
   let snapshot: Snapshot | undefined;
-  const reader = { load: async (...args: Parameters<StepOptions["reader"]["load"]>) => (snapshot = await step.reader.load(...args)) };
+  const reader = {
+    load: async (...args: Parameters<StepOptions["reader"]["load"]>) => (snapshot = await step.reader.load(...args)),
+  };
   const started = performance.now();
   let result: StepResult;
   try {

@@ -1,22 +1,23 @@
 // The Node server: the same Hono app on @hono/node-server, with kubeconfig or in-cluster auth
 // (or KUBE_API_SERVER + KUBE_TOKEN like the Worker, or the simulated cluster), an optional
 // interval loop that steps every opted-in set, and a graceful shutdown on SIGTERM/SIGINT.
-import type { AddressInfo } from "node:net";
+
 import { createServer as createHttpsServer } from "node:https";
+import type { AddressInfo } from "node:net";
 import type { Server as TlsServer } from "node:tls";
 import { serve } from "@hono/node-server";
 import type { Hono } from "hono";
 import { KubeClient, type KubeClientOptions } from "../adapters/kube/client.js";
-import { createApp, type AppDeps } from "./app.js";
+import { type AppDeps, createApp } from "./app.js";
 import { RecentIds } from "./auth.js";
-import { configFromEnv, type AppConfig } from "./config.js";
+import { RefusalBackoff } from "./backoff.js";
+import { type AppConfig, configFromEnv } from "./config.js";
+import { readKeyPair, reloadTls, type TlsFiles, tlsFilesFromEnv } from "./http/tls-files.js";
 import type { Leadership } from "./lease/elector.js";
 import { countingMetrics, recordedStep } from "./recorded-step.js";
 import type { StepOptions } from "./step.js";
 import { signalledReader, stopOnAbort, sweep } from "./sweep.js";
-import { RefusalBackoff } from "./backoff.js";
 import { wire } from "./wiring.js";
-import { readKeyPair, reloadTls, tlsFilesFromEnv, type TlsFiles } from "./http/tls-files.js";
 
 type Log = (entry: Record<string, unknown>) => void;
 const jsonLog: Log = (entry) => console.log(JSON.stringify({ time: new Date().toISOString(), ...entry }));
@@ -95,14 +96,30 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const host = opts.hostname ?? DEFAULT_HOST;
   const pair = opts.tls ? readKeyPair(opts.tls) : undefined;
   const limits = { ...SERVER_LIMITS, ...opts.limits };
-  if (limits.headersTimeoutMs > limits.requestTimeoutMs) throw new RangeError("startServer: headersTimeoutMs must not exceed requestTimeoutMs");
+  if (limits.headersTimeoutMs > limits.requestTimeoutMs)
+    throw new RangeError("startServer: headersTimeoutMs must not exceed requestTimeoutMs");
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
     // A port in use (or an address not of this machine) is one line naming the fix, not an unhandled 'error' event.
     const failed = (err: NodeJS.ErrnoException) => {
       const where = `${host}:${opts.port}`;
-      if (err.code === "EADDRINUSE") reject(new ListenError(`cannot listen on ${where}: the port is in use (EADDRINUSE); stop what listens there or choose another with --port (or PORT)`));
-      else if (err.code === "EADDRNOTAVAIL") reject(new ListenError(`cannot listen on ${where}: no such address on this machine (EADDRNOTAVAIL); choose another with --host (or CLAIMSTEP_HOST)`));
-      else if (err.code === "EACCES") reject(new ListenError(`cannot listen on ${where}: permission denied (EACCES); ports below 1024 need privileges, choose another with --port (or PORT)`));
+      if (err.code === "EADDRINUSE")
+        reject(
+          new ListenError(
+            `cannot listen on ${where}: the port is in use (EADDRINUSE); stop what listens there or choose another with --port (or PORT)`,
+          ),
+        );
+      else if (err.code === "EADDRNOTAVAIL")
+        reject(
+          new ListenError(
+            `cannot listen on ${where}: no such address on this machine (EADDRNOTAVAIL); choose another with --host (or CLAIMSTEP_HOST)`,
+          ),
+        );
+      else if (err.code === "EACCES")
+        reject(
+          new ListenError(
+            `cannot listen on ${where}: permission denied (EACCES); ports below 1024 need privileges, choose another with --port (or PORT)`,
+          ),
+        );
       else reject(new ListenError(`cannot listen on ${where}: ${err.message}`));
     };
     // Node's http options (https.createServer takes them too): the timeouts are checked every checkIntervalMs.
@@ -113,10 +130,20 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       connectionsCheckingInterval: limits.checkIntervalMs,
     };
     const serverOptions = pair ? { ...timeouts, cert: pair.cert, key: pair.key } : timeouts;
-    const s = serve({ fetch: opts.app.fetch, port: opts.port, hostname: host, overrideGlobalObjects: false, serverOptions, ...(pair ? { createServer: createHttpsServer } : {}) }, () => {
-      s.off("error", failed);
-      resolve(s);
-    });
+    const s = serve(
+      {
+        fetch: opts.app.fetch,
+        port: opts.port,
+        hostname: host,
+        overrideGlobalObjects: false,
+        serverOptions,
+        ...(pair ? { createServer: createHttpsServer } : {}),
+      },
+      () => {
+        s.off("error", failed);
+        resolve(s);
+      },
+    );
     s.once("error", failed);
     // Set before the first connection (listen is asynchronous): beyond it, a new connection is dropped.
     s.maxConnections = limits.maxConnections;
@@ -124,7 +151,12 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   });
   const port = (server.address() as AddressInfo).port;
   const stopReload = pair && opts.tls ? reloadTls(server as unknown as TlsServer, opts.tls, pair, log) : undefined;
-  log({ msg: "listening", host: opts.hostname ?? DEFAULT_HOST, port, ...(pair ? { tls: { subject: pair.subject, notAfter: pair.notAfter } } : {}) });
+  log({
+    msg: "listening",
+    host: opts.hostname ?? DEFAULT_HOST,
+    port,
+    ...(pair ? { tls: { subject: pair.subject, notAfter: pair.notAfter } } : {}),
+  });
   opts.leader?.start();
 
   let running: Promise<unknown> | undefined;
@@ -154,7 +186,10 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       closeIdle();
       const sweeper = setInterval(closeIdle, 50);
       let deadline: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([Promise.all([drained, running]), new Promise<void>((resolve) => (deadline = setTimeout(resolve, opts.drainMs ?? 10_000)))]);
+      await Promise.race([
+        Promise.all([drained, running]),
+        new Promise<void>((resolve) => (deadline = setTimeout(resolve, opts.drainMs ?? 10_000))),
+      ]);
       clearInterval(sweeper);
       clearTimeout(deadline);
       await opts.leader?.stop();
@@ -177,13 +212,24 @@ export interface ServeFromEnvOptions {
 }
 
 /** The API server client: KUBE_API_SERVER + KUBE_TOKEN when set, else kubeconfig / in-cluster; each request told to `onRequest` (the metrics). */
-async function kubeClientFor(config: AppConfig, opts: ServeFromEnvOptions, onRequest: KubeClientOptions["onRequest"]): Promise<KubeClient> {
+async function kubeClientFor(
+  config: AppConfig,
+  opts: ServeFromEnvOptions,
+  onRequest: KubeClientOptions["onRequest"],
+): Promise<KubeClient> {
   if (config.kube) {
     const { server, token, headers } = config.kube;
-    return new KubeClient({ server, headers: { ...headers, ...(token ? { Authorization: `Bearer ${token}` } : {}) }, onRequest });
+    return new KubeClient({
+      server,
+      headers: { ...headers, ...(token ? { Authorization: `Bearer ${token}` } : {}) },
+      onRequest,
+    });
   }
   const { nodeKubeTarget } = await import("../adapters/kube-node/kubeconfig.js");
-  return nodeKubeTarget({ ...(opts.kubeconfig ? { kubeconfig: opts.kubeconfig } : {}), ...(opts.context ? { context: opts.context } : {}) }, { onRequest }).client;
+  return nodeKubeTarget(
+    { ...(opts.kubeconfig ? { kubeconfig: opts.kubeconfig } : {}), ...(opts.context ? { context: opts.context } : {}) },
+    { onRequest },
+  ).client;
 }
 
 /** `claimstep serve` and the container's entry point: runs until SIGTERM/SIGINT, then exits 0. */
@@ -226,7 +272,9 @@ export async function serveFromEnv(opts: ServeFromEnvOptions): Promise<number> {
       namespaces: config.namespaces,
       bodyLimitBytes: config.bodyLimitBytes,
       log,
-      ...(config.viewers?.length ? { ui: { viewers: config.viewers, source: uiSource(sim.client), clock: "simulated" as const } } : {}),
+      ...(config.viewers?.length
+        ? { ui: { viewers: config.viewers, source: uiSource(sim.client), clock: "simulated" as const } }
+        : {}),
       // Autogrow reads the simulated cluster's own Prometheus (CLAIMSTEP_PROMETHEUS_URL is not used).
       metrics: countingMetrics(sim.metrics, recorder),
     };
@@ -235,7 +283,16 @@ export async function serveFromEnv(opts: ServeFromEnvOptions): Promise<number> {
     wallClock = setInterval(() => sim.advance(1000), 1000);
   } else {
     const client = await kubeClientFor(config, opts, onRequest);
-    const wiring = wire({ client, config, now: () => new Date(), replay, log, instance: opts.env.HOSTNAME ?? "claimstep", runStep: recorded, wrapMetrics: (m) => countingMetrics(m, recorder) });
+    const wiring = wire({
+      client,
+      config,
+      now: () => new Date(),
+      replay,
+      log,
+      instance: opts.env.HOSTNAME ?? "claimstep",
+      runStep: recorded,
+      wrapMetrics: (m) => countingMetrics(m, recorder),
+    });
     deps = wiring.deps;
     listOptedIn = (ns) => wiring.listOptedIn(ns);
     leaseClient = client;
@@ -258,7 +315,12 @@ export async function serveFromEnv(opts: ServeFromEnvOptions): Promise<number> {
   let leader: Leadership | undefined;
   if (config.lease) {
     const { kubeElector, leaseIdentity } = await import("./lease/index.js");
-    leader = kubeElector({ client: leaseClient, config: config.lease, identity: leaseIdentity(opts.env.HOSTNAME), log });
+    leader = kubeElector({
+      client: leaseClient,
+      config: config.lease,
+      identity: leaseIdentity(opts.env.HOSTNAME),
+      log,
+    });
   }
   // claimstep_lease_holder: 1 while this replica sweeps (holds the Lease, or sweeps alone).
   recorder.sweeps(() => (leader ? leader.holds() : intervalSeconds > 0));
@@ -314,7 +376,11 @@ export async function serveFromEnv(opts: ServeFromEnvOptions): Promise<number> {
     void metricsServer?.close();
     throw err;
   });
-  if (deps.ui) log({ msg: "status page", url: `${tls ? "https" : "http"}://${opts.host ?? (opts.env.CLAIMSTEP_HOST || DEFAULT_HOST)}:${server.port}/ui` });
+  if (deps.ui)
+    log({
+      msg: "status page",
+      url: `${tls ? "https" : "http"}://${opts.host ?? (opts.env.CLAIMSTEP_HOST || DEFAULT_HOST)}:${server.port}/ui`,
+    });
 
   await stopped;
   if (wallClock) clearInterval(wallClock);

@@ -1,13 +1,21 @@
 // One invocation: load → plan (final for the writer that will carry it out) → write at most one
 // claim → one verdict on what became of it → record status and events. Every entry point (HTTP,
 // cron, CLI, relay, simulation) goes through here.
-import { planStep } from "../core/plan.js";
-import { policyOf, type PolicyResult } from "../core/policy.js";
-import type { ApplyOutcome, ClaimWriter, MetricsReader, StateReader, WriterCapabilities, Writers } from "../core/ports.js";
-import type { Action, ClaimAction, Decision, SetRef, Snapshot } from "../core/types.js";
-import { Keys } from "../core/keys.js";
-import { verdict, type WriteOutcome } from "../core/verdict.js";
+
 import { ApiError, PermissionError } from "../adapters/api-error.js";
+import { Keys } from "../core/keys.js";
+import { planStep } from "../core/plan.js";
+import { type PolicyResult, policyOf } from "../core/policy.js";
+import type {
+  ApplyOutcome,
+  ClaimWriter,
+  MetricsReader,
+  StateReader,
+  WriterCapabilities,
+  Writers,
+} from "../core/ports.js";
+import type { Action, ClaimAction, Decision, SetRef, Snapshot } from "../core/types.js";
+import { verdict, type WriteOutcome } from "../core/verdict.js";
 
 export interface StepOptions {
   reader: StateReader;
@@ -59,8 +67,12 @@ export async function runStep(opts: StepOptions): Promise<StepResult> {
   // The set's annotations, parsed once for the usage read and the planner.
   const policy = policyOf(snapshot.statefulSet);
   snapshot = await withUsage(snapshot, policy, opts);
-  const claims = typeof opts.writers.claims === "function" ? opts.writers.claims(snapshot, policy) : opts.writers.claims;
-  const planned = planStep(snapshot, opts.now, capabilities(claims, opts.writers), { policy, ...(opts.finalize ? { finalize: true } : {}) });
+  const claims =
+    typeof opts.writers.claims === "function" ? opts.writers.claims(snapshot, policy) : opts.writers.claims;
+  const planned = planStep(snapshot, opts.now, capabilities(claims, opts.writers), {
+    policy,
+    ...(opts.finalize ? { finalize: true } : {}),
+  });
   if (opts.dryRun) return { decision: planned, outcome: { kind: "dry-run" }, writer: claims.name };
 
   // R3: an eviction is recorded (claimstep.io/last-eviction, with the status) before it is
@@ -70,10 +82,13 @@ export async function runStep(opts: StepOptions): Promise<StepResult> {
   let preWritten = false;
   if (planned.action?.type === "EvictPod" && planned.setAnnotations) {
     try {
-      setResourceVersion = (await opts.writers.status.annotateSet(opts.ref, planned.setAnnotations, planned.setResourceVersion)) ?? setResourceVersion;
+      setResourceVersion =
+        (await opts.writers.status.annotateSet(opts.ref, planned.setAnnotations, planned.setResourceVersion)) ??
+        setResourceVersion;
       preWritten = true;
     } catch (err) {
-      if (err instanceof ApiError && err.isTransient) return { decision: { ...planned, events: [] }, outcome: asRetry(err), writer: claims.name };
+      if (err instanceof ApiError && err.isTransient)
+        return { decision: { ...planned, events: [] }, outcome: asRetry(err), writer: claims.name };
       throw permission(err);
     }
   }
@@ -86,12 +101,14 @@ export async function runStep(opts: StepOptions): Promise<StepResult> {
   // of the desired templates moved its resourceVersion (its next step records the status).
   const type = decision.action?.type;
   const annotated =
-    (written?.result.kind === "applied" && (type === "PatchPartition" || type === "OrphanSet" || type === "CreateSet" || type === "RaiseTemplate")) ||
+    (written?.result.kind === "applied" &&
+      (type === "PatchPartition" || type === "OrphanSet" || type === "CreateSet" || type === "RaiseTemplate")) ||
     (written?.result.kind === "transient" && preWritten);
 
   let failed: unknown;
   try {
-    if (decision.setAnnotations && !annotated) await opts.writers.status.annotateSet(opts.ref, decision.setAnnotations, setResourceVersion);
+    if (decision.setAnnotations && !annotated)
+      await opts.writers.status.annotateSet(opts.ref, decision.setAnnotations, setResourceVersion);
   } catch (err) {
     failed = err;
   }
@@ -128,7 +145,8 @@ async function withUsage(snapshot: Snapshot, parsed: PolicyResult, opts: StepOpt
   return { ...snapshot, volumeUsage: await opts.metrics.usage(opts.ref, claims) };
 }
 
-const isClaimAction = (a: Action): a is ClaimAction => a.type === "PatchClaim" || a.type === "ProposeRecreate" || a.type === "RaiseTemplate";
+const isClaimAction = (a: Action): a is ClaimAction =>
+  a.type === "PatchClaim" || a.type === "ProposeRecreate" || a.type === "RaiseTemplate";
 
 /** What the step's writers can carry out: the claim writer's actions, and the pod side's when there is one. */
 function capabilities(claims: ClaimWriter, writers: Writers): WriterCapabilities {
@@ -146,13 +164,20 @@ function capabilities(claims: ClaimWriter, writers: Writers): WriterCapabilities
 }
 
 /** Apply the decision's action: what became of it, for the verdict and for the caller. */
-async function write(claims: ClaimWriter, writers: Writers, decision: Decision): Promise<{ result: WriteOutcome; outcome: StepOutcome }> {
+async function write(
+  claims: ClaimWriter,
+  writers: Writers,
+  decision: Decision,
+): Promise<{ result: WriteOutcome; outcome: StepOutcome }> {
   const action = decision.action!;
   try {
     // Planned only when the writer is present (capabilities).
     if (action.type === "PatchPartition" || action.type === "EvictPod") {
       const pods = writers.pods!;
-      const done = action.type === "PatchPartition" ? await pods.patchPartition(action, decision.setAnnotations) : await pods.evict(action);
+      const done =
+        action.type === "PatchPartition"
+          ? await pods.patchPartition(action, decision.setAnnotations)
+          : await pods.evict(action);
       return { result: done, outcome: done.kind === "applied" ? done : { kind: "none" } };
     }
     if (action.type !== "PatchClaim" && action.type !== "ProposeRecreate" && action.type !== "RaiseTemplate") {
@@ -163,15 +188,18 @@ async function write(claims: ClaimWriter, writers: Writers, decision: Decision):
           : action.type === "ArmRecord"
             ? await recreate.armRecord(action)
             : action.type === "OrphanSet"
-            ? await recreate.orphanSet(action)
-            : action.type === "CreateSet"
-              ? await recreate.createSet(action)
-              : await recreate.deleteRecord(action);
+              ? await recreate.orphanSet(action)
+              : action.type === "CreateSet"
+                ? await recreate.createSet(action)
+                : await recreate.deleteRecord(action);
       return { result: done, outcome: done };
     }
     const answer = await claims.apply(action, decision);
     // A merged growth proposal changed Git, not the set: it waits for the GitOps tool to apply it.
-    const applied: ApplyOutcome = claims.proposes && action.type === "RaiseTemplate" && answer.kind === "applied" ? { kind: "proposed", detail: answer.detail ?? "merged; waiting for the GitOps controller to apply it" } : answer;
+    const applied: ApplyOutcome =
+      claims.proposes && action.type === "RaiseTemplate" && answer.kind === "applied"
+        ? { kind: "proposed", detail: answer.detail ?? "merged; waiting for the GitOps controller to apply it" }
+        : answer;
     return { result: applied, outcome: applied.kind === "refused" ? { kind: "refused" } : applied };
   } catch (err) {
     if (!(err instanceof ApiError)) throw err;
@@ -179,7 +207,8 @@ async function write(claims: ClaimWriter, writers: Writers, decision: Decision):
     // landed create whose answer was lost, or the old set still finalizing) is a lost race like a
     // 409: the next step re-reads and re-plans.
     const raced = !isClaimAction(action) && (err.kind === "NotFound" || err.kind === "AlreadyExists");
-    if (err.isTransient || raced) return { result: { kind: "transient", retryAfterSeconds: err.retryAfterSeconds }, outcome: asRetry(err) };
+    if (err.isTransient || raced)
+      return { result: { kind: "transient", retryAfterSeconds: err.retryAfterSeconds }, outcome: asRetry(err) };
     if (err.code === 401 || (err.code === 403 && !err.isAdmissionForbidden)) throw permission(err);
     return { result: { kind: "rejected", refusal: err }, outcome: { kind: "refused", error: err } };
   }

@@ -8,8 +8,8 @@
 // (stopOnAbort wraps its writers, signalledReader its reads).
 import type { StateReader, Writers } from "../core/ports.js";
 import type { SetRef } from "../core/types.js";
-import type { StepResult } from "./step.js";
 import type { RefusalBackoff } from "./backoff.js";
+import type { StepResult } from "./step.js";
 
 /** Counts the subrequests made so far, against a limit. */
 export interface SubrequestBudget {
@@ -91,15 +91,37 @@ export async function sweep(opts: SweepOptions): Promise<SweepReport> {
     try {
       const r = await opts.step(ref, opts.signal);
       opts.backoff?.record(ref, r);
-      stepped.push({ ref, phase: r.decision.phase, reason: r.decision.reason, message: r.decision.message, outcome: r.outcome.kind });
+      stepped.push({
+        ref,
+        phase: r.decision.phase,
+        reason: r.decision.reason,
+        message: r.decision.message,
+        outcome: r.outcome.kind,
+      });
     } catch (err) {
       // One broken set must not starve the others.
       stepped.push({ ref, error: (err as Error).message });
     }
   }
-  const report = { found: n, stepped, deferred: n - stepped.length - backedOff, start, ...(opts.backoff ? { backedOff } : {}) };
-  const cut = opts.signal?.aborted ? { cutOff: String((opts.signal.reason as Error | undefined)?.message ?? opts.signal.reason) } : {};
-  opts.log?.({ msg: "sweep", found: n, stepped: stepped.length, deferred: report.deferred, start, ...(backedOff ? { backedOff } : {}), ...cut });
+  const report = {
+    found: n,
+    stepped,
+    deferred: n - stepped.length - backedOff,
+    start,
+    ...(opts.backoff ? { backedOff } : {}),
+  };
+  const cut = opts.signal?.aborted
+    ? { cutOff: String((opts.signal.reason as Error | undefined)?.message ?? opts.signal.reason) }
+    : {};
+  opts.log?.({
+    msg: "sweep",
+    found: n,
+    stepped: stepped.length,
+    deferred: report.deferred,
+    start,
+    ...(backedOff ? { backedOff } : {}),
+    ...cut,
+  });
   return report;
 }
 

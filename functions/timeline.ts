@@ -1,9 +1,10 @@
 // `claimstep run -o timeline`: one line per invocation, stamped with the time since the run
 // began, identical waiting lines folded, the ordinals' progress when it changes, and what each
 // write did. What `npm start` shows of a rollout on the simulated cluster.
+
+import type { ApiError } from "../adapters/api-error.js";
 import { renderDecision } from "../core/render.js";
 import type { Decision } from "../core/types.js";
-import type { ApiError } from "../adapters/api-error.js";
 import type { StepResult } from "./step.js";
 
 const INDENT = " ".repeat(13);
@@ -31,7 +32,15 @@ export class Timeline {
   private repeats = 0;
   private quietSince: string | undefined;
   private first = true;
-  readonly tally = { invocations: 0, writes: 0, partitionPatches: 0, evictions: 0, recreate: 0, raises: 0, failures: 0 };
+  readonly tally = {
+    invocations: 0,
+    writes: 0,
+    partitionPatches: 0,
+    evictions: 0,
+    recreate: 0,
+    raises: 0,
+    failures: 0,
+  };
 
   constructor(
     private readonly say: (line: string) => void,
@@ -43,7 +52,8 @@ export class Timeline {
   }
 
   private flush(): void {
-    if (this.repeats) this.say(`${INDENT}… the same for ${count(this.repeats, "more invocation")} from ${this.quietSince}`);
+    if (this.repeats)
+      this.say(`${INDENT}… the same for ${count(this.repeats, "more invocation")} from ${this.quietSince}`);
     this.repeats = 0;
     this.quietSince = undefined;
   }
@@ -53,7 +63,9 @@ export class Timeline {
     this.tally.invocations++;
     this.tally.failures++;
     this.flush();
-    this.say(`${this.stamp(atMs, n)} ${"(no decision)".padEnd(28)} ↻ could not load the set: ${describeFailure(err)}; nothing was written`);
+    this.say(
+      `${this.stamp(atMs, n)} ${"(no decision)".padEnd(28)} ↻ could not load the set: ${describeFailure(err)}; nothing was written`,
+    );
   }
 
   step(atMs: number, n: number, r: StepResult): void {
@@ -103,6 +115,8 @@ export class Timeline {
       ...(t.recreate ? [count(t.recreate, "re-create request")] : []),
       ...(t.raises ? [count(t.raises, "autogrow raise")] : []),
     ];
-    this.say(`\n${count(t.invocations, "invocation")}, ${count(t.writes, "claim write")}, ${pods.map((p) => `${p}, `).join("")}${count(t.failures, "transient failure")}, ${clock(atMs - this.startedMs)} of cluster time in ${realMs} ms`);
+    this.say(
+      `\n${count(t.invocations, "invocation")}, ${count(t.writes, "claim write")}, ${pods.map((p) => `${p}, `).join("")}${count(t.failures, "transient failure")}, ${clock(atMs - this.startedMs)} of cluster time in ${realMs} ms`,
+    );
   }
 }

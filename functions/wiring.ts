@@ -3,15 +3,16 @@
 // event recorder, always direct), autogrow's metrics (Prometheus, when configured), the GitOps
 // webhook routes, and the listing of opted-in sets.
 // Shared by the Worker and the Node server; free of Node-only imports.
-import type { MetricsReader, Writers } from "../core/ports.js";
-import type { SetRef } from "../core/types.js";
-import type { KubeClient } from "../adapters/kube/client.js";
-import { KubeReader, listOptedInSets } from "../adapters/kube/reader.js";
-import { kubeWriters } from "../adapters/kube/writer.js";
+
 import { writerFor } from "../adapters/gitops/apply-via.js";
 import type { Fetch } from "../adapters/gitops/http.js";
 import { pullRequestWriter } from "../adapters/gitops/writer.js";
+import type { KubeClient } from "../adapters/kube/client.js";
+import { KubeReader, listOptedInSets } from "../adapters/kube/reader.js";
+import { kubeWriters } from "../adapters/kube/writer.js";
 import { PrometheusMetrics } from "../adapters/metrics/prometheus.js";
+import type { MetricsReader, Writers } from "../core/ports.js";
+import type { SetRef } from "../core/types.js";
 import type { AppDeps, Mount } from "./app.js";
 import { type AnyReplayGuard, RecentIds } from "./auth.js";
 import type { AppConfig } from "./config.js";
@@ -55,9 +56,16 @@ export function wire(opts: WiringOptions): Wiring {
   const { client, config } = opts;
   const reader = new KubeReader(client);
   const direct = kubeWriters(client, { reportingInstance: opts.instance ?? "claimstep" });
-  const pullRequest = config.gitops ? pullRequestWriter(config.gitops, opts.fetch ? { fetch: opts.fetch } : {}) : undefined;
-  const writers: Writers = { ...direct, claims: writerFor({ direct: direct.claims, ...(pullRequest ? { pullRequest } : {}) }) };
-  const prometheus: MetricsReader | undefined = config.prometheus ? new PrometheusMetrics({ ...config.prometheus, ...(opts.fetch ? { fetch: opts.fetch } : {}) }) : undefined;
+  const pullRequest = config.gitops
+    ? pullRequestWriter(config.gitops, opts.fetch ? { fetch: opts.fetch } : {})
+    : undefined;
+  const writers: Writers = {
+    ...direct,
+    claims: writerFor({ direct: direct.claims, ...(pullRequest ? { pullRequest } : {}) }),
+  };
+  const prometheus: MetricsReader | undefined = config.prometheus
+    ? new PrometheusMetrics({ ...config.prometheus, ...(opts.fetch ? { fetch: opts.fetch } : {}) })
+    : undefined;
   const metrics = prometheus && opts.wrapMetrics ? opts.wrapMetrics(prometheus) : prometheus;
   const step = opts.runStep ?? runStep;
 
@@ -69,8 +77,22 @@ export function wire(opts: WiringOptions): Wiring {
       prefix: "/v1/webhooks",
       app: gitopsWebhookRoutes({
         // Only pull requests whose head is the GitOps repository step the set (a fork's are ignored).
-        ...(config.githubWebhookSecret ? { github: { secret: config.githubWebhookSecret, ...(githubRepository ? { repository: githubRepository } : {}) } } : {}),
-        ...(config.gitlabWebhookToken ? { gitlab: { token: config.gitlabWebhookToken, ...(gitlabRepository ? { repository: gitlabRepository } : {}) } } : {}),
+        ...(config.githubWebhookSecret
+          ? {
+              github: {
+                secret: config.githubWebhookSecret,
+                ...(githubRepository ? { repository: githubRepository } : {}),
+              },
+            }
+          : {}),
+        ...(config.gitlabWebhookToken
+          ? {
+              gitlab: {
+                token: config.gitlabWebhookToken,
+                ...(gitlabRepository ? { repository: gitlabRepository } : {}),
+              },
+            }
+          : {}),
         step: (ref) => (opts.step ? opts.step(ref) : step({ reader, writers, metrics, ref, now: opts.now() })),
         namespaces: config.namespaces,
         replay: opts.forgeReplay ?? new RecentIds(),

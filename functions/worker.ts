@@ -2,16 +2,16 @@
 // StatefulSets of the configured namespaces within the invocation's subrequest budget, rotating
 // where it starts with the cron tick so every set gets its turn. Kubernetes is reached with plain
 // fetch and a bearer token (through Cloudflare Tunnel + Access for a private cluster).
-import { KubeClient, type FetchLike } from "../adapters/kube/client.js";
+import { type FetchLike, KubeClient } from "../adapters/kube/client.js";
 import { createApp } from "./app.js";
 import { RecentIds } from "./auth.js";
-import { configFromEnv, type AppConfig } from "./config.js";
-import { sweep, type SweepReport } from "./sweep.js";
-import { wire } from "./wiring.js";
+import { type AppConfig, configFromEnv } from "./config.js";
 import { fleetBindings, usesFleet } from "./fleet/context.js";
 import { fleetFetch, fleetQueue, fleetScheduled } from "./fleet/entry.js";
 import type { MessageBatch } from "./fleet/runtime.js";
 import { deliveryOf, eventSink, observing } from "./observe.js";
+import { type SweepReport, sweep } from "./sweep.js";
+import { wire } from "./wiring.js";
 
 // Fleet mode (functions/fleet/): one Durable Object per set, the cron fanning out through a Queue.
 export { LedgerObject, SetObject } from "./fleet/objects.js";
@@ -64,7 +64,17 @@ function appFor(env: Env) {
     const f = (url: string, init?: RequestInit) => fetch(url, init);
     // Each step that writes and each failed Prometheus query an event too.
     const hooks = observing(eventSink(env));
-    const wiring = wire({ client: clientFor(config, f, hooks), config, now: () => new Date(), replay, log, fetch: f, instance: "claimstep-worker", runStep: hooks.runStep, wrapMetrics: hooks.wrapMetrics });
+    const wiring = wire({
+      client: clientFor(config, f, hooks),
+      config,
+      now: () => new Date(),
+      replay,
+      log,
+      fetch: f,
+      instance: "claimstep-worker",
+      runStep: hooks.runStep,
+      wrapMetrics: hooks.wrapMetrics,
+    });
     app = createApp(wiring.deps);
     apps.set(env, app);
   }
@@ -76,11 +86,28 @@ export async function runScheduled(controller: ScheduledController, env: Env): P
   const counter = countingFetch();
   const now = () => new Date();
   const hooks = observing(eventSink(env));
-  const wiring = wire({ client: clientFor(config, counter.fetch, hooks), config, now, replay, log, fetch: counter.fetch, instance: "claimstep-worker", runStep: hooks.runStep, wrapMetrics: hooks.wrapMetrics });
+  const wiring = wire({
+    client: clientFor(config, counter.fetch, hooks),
+    config,
+    now,
+    replay,
+    log,
+    fetch: counter.fetch,
+    instance: "claimstep-worker",
+    runStep: hooks.runStep,
+    wrapMetrics: hooks.wrapMetrics,
+  });
   const report = await sweep({
     listOptedIn: (ns) => wiring.listOptedIn(ns),
     namespaces: config.namespaces,
-    step: (ref) => hooks.runStep({ reader: wiring.deps.reader, writers: wiring.deps.writers, metrics: wiring.deps.metrics, ref, now: now() }),
+    step: (ref) =>
+      hooks.runStep({
+        reader: wiring.deps.reader,
+        writers: wiring.deps.writers,
+        metrics: wiring.deps.metrics,
+        ref,
+        now: now(),
+      }),
     tick: Math.floor(controller.scheduledTime / (config.tickSeconds * 1000)),
     budget: { limit: config.subrequestBudget, perStep: config.subrequestsPerStep, used: counter.used },
     log,
@@ -97,7 +124,10 @@ async function serve(request: Request, env: Env, ctx: ExecutionContext): Promise
     app = appFor(env);
   } catch (err) {
     log({ msg: "configuration error", error: (err as Error).message });
-    return Response.json({ error: "Misconfigured", message: "the Worker's configuration is invalid; see its log" }, { status: 500 });
+    return Response.json(
+      { error: "Misconfigured", message: "the Worker's configuration is invalid; see its log" },
+      { status: 500 },
+    );
   }
   return app.fetch(request, env, ctx as never);
 }

@@ -6,8 +6,13 @@
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import {
+  fixtureText,
+  realSide,
+  runConformanceScript,
+  type ScriptNames,
+} from "../test/e2e/support/conformance-script.js";
 import { admin, ok, startControlPlane } from "../test/e2e/support/control-plane.js";
-import { fixtureText, realSide, runConformanceScript, type ScriptNames } from "../test/e2e/support/conformance-script.js";
 import { NAMESPACE_LABEL, startNodeAgent } from "../test/e2e/support/node-agent.js";
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -16,14 +21,31 @@ const out = join(repoRoot, "test/fixtures/apiserver/v1.34");
 async function main(): Promise<void> {
   const assets = process.env.CLAIMSTEP_KUBE_ASSETS;
   if (!assets) {
-    console.error("fixtures:capture needs CLAIMSTEP_KUBE_ASSETS=<dir with kube-apiserver and kube-controller-manager> (etcd there or on PATH)");
+    console.error(
+      "fixtures:capture needs CLAIMSTEP_KUBE_ASSETS=<dir with kube-apiserver and kube-controller-manager> (etcd there or on PATH)",
+    );
     process.exit(2);
   }
   const t0 = Date.now();
   const cp = await startControlPlane({ assetsDir: assets, log: (l) => console.error(l) });
   try {
-    const names: ScriptNames = { namespace: "fx", fast: "fast", fixed: "fixed", silver: "silver", gold: "gold", lease: "claimstep-conformance", leaseNamespace: "claimstep" };
-    ok(await admin(cp).create("namespaces", null, { apiVersion: "v1", kind: "Namespace", metadata: { name: names.namespace, labels: { [NAMESPACE_LABEL]: names.namespace } } }), `create namespace ${names.namespace}`);
+    const names: ScriptNames = {
+      namespace: "fx",
+      fast: "fast",
+      fixed: "fixed",
+      silver: "silver",
+      gold: "gold",
+      lease: "claimstep-conformance",
+      leaseNamespace: "claimstep",
+    };
+    ok(
+      await admin(cp).create("namespaces", null, {
+        apiVersion: "v1",
+        kind: "Namespace",
+        metadata: { name: names.namespace, labels: { [NAMESPACE_LABEL]: names.namespace } },
+      }),
+      `create namespace ${names.namespace}`,
+    );
     const agent = await startNodeAgent(cp, { namespaces: [names.namespace] });
     let exchanges;
     try {
@@ -37,7 +59,9 @@ async function main(): Promise<void> {
     for (const e of exchanges) {
       writeFileSync(join(out, `${e.name}.txt`), fixtureText(e));
       const query = Object.keys(e.query).length ? `?${new URLSearchParams(e.query)}` : "";
-      rows.push(`| ${e.name}.txt | ${e.as} | \`${e.method} ${e.path}${query}\`${e.contentType && e.method !== "GET" ? ` (${e.contentType})` : ""} | ${e.status} |`);
+      rows.push(
+        `| ${e.name}.txt | ${e.as} | \`${e.method} ${e.path}${query}\`${e.contentType && e.method !== "GET" ? ` (${e.contentType})` : ""} | ${e.status} |`,
+      );
     }
     writeFileSync(
       join(out, "README.md"),

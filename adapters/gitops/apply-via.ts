@@ -3,9 +3,9 @@
 // `claims: (snapshot) => ClaimWriter`; writerFor builds that. It never throws: a set it cannot
 // serve gets a writer that carries out nothing, and the planner blocks it with the fix.
 import { actionTarget } from "../../core/actions.js";
+import { Messages } from "../../core/messages.js";
 import type { PolicyResult } from "../../core/policy.js";
 import type { ClaimWriter } from "../../core/ports.js";
-import { Messages } from "../../core/messages.js";
 import { applyViaOf } from "../../core/statefulset.js";
 import type { Snapshot } from "../../core/types.js";
 
@@ -38,6 +38,9 @@ export function writerFor(writers: ClaimWriterChoice): (snapshot: Snapshot, poli
     // The planner blocks such a set (InvalidApplyVia) before it plans any write.
     if (!via.ok) return unavailableWriter("no writer", via.message);
     if (via.via === "direct") return writers.direct;
-    return writers.pullRequest ?? unavailableWriter("pull-request writer (not configured)", Messages.pullRequestNotConfigured(set.metadata));
+    return (
+      writers.pullRequest ??
+      unavailableWriter("pull-request writer (not configured)", Messages.pullRequestNotConfigured(set.metadata))
+    );
   };
 }

@@ -33,11 +33,23 @@ export type StepBranch =
  */
 export function branchName(b: StepBranch): string {
   const bad = (what: string, why: string) =>
-    new UnsafeNameError(`cannot name the branch of StatefulSet ${JSON.stringify(`${b.ref.namespace}/${b.ref.name}`)}: ${what} ${why}`);
-  if (!PART.test(b.ref.namespace)) throw bad(`namespace ${JSON.stringify(b.ref.namespace)}`, "is not a Kubernetes name (lowercase letters, digits, '-', '.')");
-  if (!PART.test(b.ref.name)) throw bad(`StatefulSet name ${JSON.stringify(b.ref.name)}`, "is not a Kubernetes name (lowercase letters, digits, '-', '.')");
-  if (!PART.test(b.revision)) throw bad(`revision ${JSON.stringify(b.revision)}`, "is not a revision (lowercase letters, digits, '-', '.')");
-  if ("ordinal" in b && !(Number.isSafeInteger(b.ordinal) && b.ordinal >= 0)) throw bad(`ordinal ${b.ordinal}`, "is not a non-negative integer");
+    new UnsafeNameError(
+      `cannot name the branch of StatefulSet ${JSON.stringify(`${b.ref.namespace}/${b.ref.name}`)}: ${what} ${why}`,
+    );
+  if (!PART.test(b.ref.namespace))
+    throw bad(
+      `namespace ${JSON.stringify(b.ref.namespace)}`,
+      "is not a Kubernetes name (lowercase letters, digits, '-', '.')",
+    );
+  if (!PART.test(b.ref.name))
+    throw bad(
+      `StatefulSet name ${JSON.stringify(b.ref.name)}`,
+      "is not a Kubernetes name (lowercase letters, digits, '-', '.')",
+    );
+  if (!PART.test(b.revision))
+    throw bad(`revision ${JSON.stringify(b.revision)}`, "is not a revision (lowercase letters, digits, '-', '.')");
+  if ("ordinal" in b && !(Number.isSafeInteger(b.ordinal) && b.ordinal >= 0))
+    throw bad(`ordinal ${b.ordinal}`, "is not a non-negative integer");
   const last = "ordinal" in b ? String(b.ordinal) : "recreate" in b ? RECREATE_PART : AUTOGROW_PART;
   return [BRANCH_PREFIX, b.ref.namespace, b.ref.name, b.revision, last].join("/");
 }

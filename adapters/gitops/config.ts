@@ -19,7 +19,12 @@ export const SET_PATH_PLACEHOLDERS = ["namespace", "statefulset"] as const;
 export type SetPathPlaceholder = (typeof SET_PATH_PLACEHOLDERS)[number];
 
 /** A relative .yaml/.yml path with known placeholders; `required` placeholders must appear. */
-function pathTemplate(field: string, allowed: readonly string[], example: string, required?: { placeholder: string; why: string }) {
+function pathTemplate(
+  field: string,
+  allowed: readonly string[],
+  example: string,
+  required?: { placeholder: string; why: string },
+) {
   return z.string().check(
     z.minLength(1, `${field} is empty: give a path like ${example}`),
     z.superRefine((t: string, ctx) => {
@@ -52,10 +57,16 @@ const PathTemplate = pathTemplate("pathTemplate", PATH_PLACEHOLDERS, "clusters/p
  * The file holding a StatefulSet's manifest, which a re-create proposal edits. It may hold
  * several documents (the StatefulSet is found by kind and name), so no placeholder is required.
  */
-const SetPathTemplate = pathTemplate("statefulSetPathTemplate", SET_PATH_PLACEHOLDERS, "clusters/prod/apps/{namespace}/{statefulset}.yaml");
+const SetPathTemplate = pathTemplate(
+  "statefulSetPathTemplate",
+  SET_PATH_PLACEHOLDERS,
+  "clusters/prod/apps/{namespace}/{statefulset}.yaml",
+);
 
 // Git ref names: no spaces, no '..', no ':', '~', '^', '?', '*', '[', '\', no leading '-'.
-const BranchName = z.string().check(z.minLength(1), z.regex(/^(?!-)(?!.*\.\.)[^\s~^:?*[\\]+$/, "is not a valid branch name"));
+const BranchName = z
+  .string()
+  .check(z.minLength(1), z.regex(/^(?!-)(?!.*\.\.)[^\s~^:?*[\\]+$/, "is not a valid branch name"));
 
 export const RepositoryConfig = z
   .strictObject({
@@ -66,7 +77,11 @@ export const RepositoryConfig = z
     pathTemplate: PathTemplate,
     /** Where each StatefulSet's manifest is (`{namespace}`, `{statefulset}`): the file a re-create proposal edits. */
     statefulSetPathTemplate: z.optional(SetPathTemplate),
-    token: z.string().check(z.minLength(1, "token is empty: set the API token (a secret) with contents and pull-request write access")),
+    token: z
+      .string()
+      .check(
+        z.minLength(1, "token is empty: set the API token (a secret) with contents and pull-request write access"),
+      ),
     apiUrl: z.optional(z.url({ error: "apiUrl must be an absolute URL such as https://github.example.com/api/v3" })),
     labels: z._default(z.array(z.string().check(z.minLength(1))), []),
     /** GitHub: logins, or `org/team` for team review. GitLab: usernames or numeric user ids. */
@@ -75,7 +90,11 @@ export const RepositoryConfig = z
   .check(
     z.superRefine((c, ctx) => {
       if (c.provider === "github" && !/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/.test(c.repository)) {
-        ctx.addIssue({ code: "custom", path: ["repository"], message: `repository "${c.repository}" must be owner/repo for GitHub` });
+        ctx.addIssue({
+          code: "custom",
+          path: ["repository"],
+          message: `repository "${c.repository}" must be owner/repo for GitHub`,
+        });
       }
       if (c.provider === "gitlab" && !/^(\d+|[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)+)$/.test(c.repository)) {
         ctx.addIssue({
@@ -110,7 +129,9 @@ function fill(field: string, template: string, values: Record<string, string | n
   return template.replace(/\{([a-z]+)\}/g, (_, key: string) => {
     const value = String(values[key]);
     if (!SEGMENT.test(value) || value.includes("..")) {
-      throw new UnsafeNameError(`${field} ${JSON.stringify(template)}: {${key}} is ${JSON.stringify(value)}, not a single path segment (a Kubernetes name: lowercase letters, digits, '-' and '.')`);
+      throw new UnsafeNameError(
+        `${field} ${JSON.stringify(template)}: {${key}} is ${JSON.stringify(value)}, not a single path segment (a Kubernetes name: lowercase letters, digits, '-' and '.')`,
+      );
     }
     return value;
   });

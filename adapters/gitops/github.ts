@@ -2,10 +2,27 @@
 // Endpoints: pulls (list, create), git refs (get, create), contents (get, put), issue labels,
 // requested reviewers. Error bodies are GitHub's: {message, errors?, documentation_url, status}.
 import * as z from "../../core/zod.js";
-import { type RepositoryConfig, apiUrlOf } from "./config.js";
 import { decodeBase64, encodeBase64 } from "./base64.js";
-import { type Exchange, type Fetch, GitProviderError, type Reply, exchange, lostRace, messageOf, unexpected } from "./http.js";
-import type { CreatedPullRequest, FileWrite, GitProvider, NewPullRequest, ProviderOptions, PullRequest, RepoFile } from "./provider.js";
+import { apiUrlOf, type RepositoryConfig } from "./config.js";
+import {
+  type Exchange,
+  exchange,
+  type Fetch,
+  GitProviderError,
+  lostRace,
+  messageOf,
+  type Reply,
+  unexpected,
+} from "./http.js";
+import type {
+  CreatedPullRequest,
+  FileWrite,
+  GitProvider,
+  NewPullRequest,
+  ProviderOptions,
+  PullRequest,
+  RepoFile,
+} from "./provider.js";
 
 const GitHubPull = z.looseObject({
   number: z.int(),
@@ -16,10 +33,16 @@ const GitHubPull = z.looseObject({
   head: z.looseObject({ ref: z.string(), repo: z.optional(z.nullable(z.looseObject({ full_name: z.string() }))) }),
 });
 const GitHubRef = z.looseObject({ object: z.looseObject({ sha: z.string() }) });
-const GitHubFile = z.looseObject({ type: z.literal("file"), encoding: z.string(), content: z.string(), sha: z.string() });
+const GitHubFile = z.looseObject({
+  type: z.literal("file"),
+  encoding: z.string(),
+  content: z.string(),
+  sha: z.string(),
+});
 
 /** GitHub repository names are case-insensitive. */
-export const sameRepository = (fullName: string | undefined, configured: string): boolean => fullName !== undefined && fullName.toLowerCase() === configured.toLowerCase();
+export const sameRepository = (fullName: string | undefined, configured: string): boolean =>
+  fullName !== undefined && fullName.toLowerCase() === configured.toLowerCase();
 
 const segments = (p: string): string => p.split("/").map(encodeURIComponent).join("/");
 
@@ -32,7 +55,10 @@ export class GitHubProvider implements GitProvider {
   private readonly now: () => number;
   private readonly timeoutMs: number | undefined;
 
-  constructor(private readonly config: RepositoryConfig, opts: ProviderOptions = {}) {
+  constructor(
+    private readonly config: RepositoryConfig,
+    opts: ProviderOptions = {},
+  ) {
     this.name = `GitHub ${config.repository}`;
     this.baseBranch = config.baseBranch;
     this.owner = config.repository.split("/")[0] ?? "";
@@ -63,7 +89,12 @@ export class GitHubProvider implements GitProvider {
   }
 
   async findPullRequests(branch: string): Promise<PullRequest[]> {
-    const q = new URLSearchParams({ head: `${this.owner}:${branch}`, base: this.baseBranch, state: "all", per_page: "100" });
+    const q = new URLSearchParams({
+      head: `${this.owner}:${branch}`,
+      base: this.baseBranch,
+      state: "all",
+      per_page: "100",
+    });
     const [x, r] = await this.call("GET", `/pulls?${q}`);
     if (r.status !== 200) throw unexpected(this.name, x, r);
     // Only claimstep's own: a pull request from a fork (even one of the same owner, which the `head`
@@ -97,9 +128,14 @@ export class GitHubProvider implements GitProvider {
     if (r.status === 404) return undefined;
     if (r.status !== 200) throw unexpected(this.name, x, r);
     const file = GitHubFile.safeParse(r.body);
-    if (!file.success) throw new GitProviderError(`${this.name}: ${path} at ${ref} is not a file: fix pathTemplate`, r.status, x.label);
+    if (!file.success)
+      throw new GitProviderError(`${this.name}: ${path} at ${ref} is not a file: fix pathTemplate`, r.status, x.label);
     if (file.data.encoding !== "base64") {
-      throw new GitProviderError(`${this.name}: ${path} is too large for the contents API (encoding ${file.data.encoding})`, r.status, x.label);
+      throw new GitProviderError(
+        `${this.name}: ${path} is too large for the contents API (encoding ${file.data.encoding})`,
+        r.status,
+        x.label,
+      );
     }
     return { text: decodeBase64(file.data.content), version: file.data.sha };
   }
@@ -114,13 +150,22 @@ export class GitHubProvider implements GitProvider {
     if (r.status === 200 || r.status === 201) return;
     // The file changed (or appeared) since it was read: a lost race, the next step starts over.
     if (r.status === 409 || (r.status === 422 && /sha/i.test(messageOf(r.body)))) {
-      throw lostRace(`${this.name}: ${w.path} on ${w.branch} changed while claimstep wrote it (${messageOf(r.body)})`, r.status, x.label);
+      throw lostRace(
+        `${this.name}: ${w.path} on ${w.branch} changed while claimstep wrote it (${messageOf(r.body)})`,
+        r.status,
+        x.label,
+      );
     }
     throw unexpected(this.name, x, r);
   }
 
   async createPullRequest(pr: NewPullRequest): Promise<CreatedPullRequest> {
-    const [x, r] = await this.call("POST", "/pulls", { title: pr.title, head: pr.branch, base: this.baseBranch, body: pr.body });
+    const [x, r] = await this.call("POST", "/pulls", {
+      title: pr.title,
+      head: pr.branch,
+      base: this.baseBranch,
+      body: pr.body,
+    });
     if (r.status === 422 && /pull request already exists/i.test(messageOf(r.body))) {
       const open = (await this.findPullRequests(pr.branch)).find((p) => p.state === "open");
       if (open) return { ...open, notes: [] };

@@ -2,10 +2,27 @@
 // requests (list, create), repository branches (create), repository files (get, create, update),
 // users (to turn reviewer usernames into ids). Error bodies are GitLab's: {"message": …}.
 import * as z from "../../core/zod.js";
-import { type RepositoryConfig, apiUrlOf } from "./config.js";
 import { decodeBase64 } from "./base64.js";
-import { type Exchange, type Fetch, GitProviderError, type Reply, exchange, lostRace, messageOf, unexpected } from "./http.js";
-import type { CreatedPullRequest, FileWrite, GitProvider, NewPullRequest, ProviderOptions, PullRequest, RepoFile } from "./provider.js";
+import { apiUrlOf, type RepositoryConfig } from "./config.js";
+import {
+  type Exchange,
+  exchange,
+  type Fetch,
+  GitProviderError,
+  lostRace,
+  messageOf,
+  type Reply,
+  unexpected,
+} from "./http.js";
+import type {
+  CreatedPullRequest,
+  FileWrite,
+  GitProvider,
+  NewPullRequest,
+  ProviderOptions,
+  PullRequest,
+  RepoFile,
+} from "./provider.js";
 
 const GitLabMergeRequest = z.looseObject({
   iid: z.int(),
@@ -30,7 +47,10 @@ export class GitLabProvider implements GitProvider {
   private readonly now: () => number;
   private readonly timeoutMs: number | undefined;
 
-  constructor(private readonly config: RepositoryConfig, opts: ProviderOptions = {}) {
+  constructor(
+    private readonly config: RepositoryConfig,
+    opts: ProviderOptions = {},
+  ) {
     this.name = `GitLab ${config.repository}`;
     this.baseBranch = config.baseBranch;
     this.api = apiUrlOf(config);
@@ -67,7 +87,12 @@ export class GitLabProvider implements GitProvider {
   }
 
   async findPullRequests(branch: string): Promise<PullRequest[]> {
-    const q = new URLSearchParams({ source_branch: branch, target_branch: this.baseBranch, state: "all", per_page: "100" });
+    const q = new URLSearchParams({
+      source_branch: branch,
+      target_branch: this.baseBranch,
+      state: "all",
+      per_page: "100",
+    });
     const [x, r] = await this.call("GET", this.project(`/merge_requests?${q}`));
     if (r.status === 404) throw this.notFound(x, r);
     if (r.status !== 200) throw unexpected(this.name, x, r);
@@ -87,14 +112,21 @@ export class GitLabProvider implements GitProvider {
     const message = messageOf(r.body);
     if (r.status === 400 && /already exists/i.test(message)) return;
     if (r.status === 400 && /invalid reference/i.test(message)) {
-      throw new GitProviderError(`${this.name}: base branch ${this.baseBranch} not found (${message}): fix baseBranch`, 400, x.label);
+      throw new GitProviderError(
+        `${this.name}: base branch ${this.baseBranch} not found (${message}): fix baseBranch`,
+        400,
+        x.label,
+      );
     }
     if (r.status === 404) throw this.notFound(x, r);
     throw unexpected(this.name, x, r);
   }
 
   async readFile(path: string, ref: string): Promise<RepoFile | undefined> {
-    const [x, r] = await this.call("GET", this.project(`/repository/files/${encodeURIComponent(path)}?${new URLSearchParams({ ref })}`));
+    const [x, r] = await this.call(
+      "GET",
+      this.project(`/repository/files/${encodeURIComponent(path)}?${new URLSearchParams({ ref })}`),
+    );
     // "File Not Found": no such file at the ref; "Commit Not Found": no such ref (e.g. a merged branch GitLab deleted).
     if (r.status === 404 && /(file|commit) not found/i.test(messageOf(r.body))) return undefined;
     if (r.status === 404) throw this.notFound(x, r);
@@ -111,11 +143,19 @@ export class GitLabProvider implements GitProvider {
       commit_message: w.message,
       ...(w.previous ? { last_commit_id: w.previous.version } : {}),
     };
-    const [x, r] = await this.call(w.previous ? "PUT" : "POST", this.project(`/repository/files/${encodeURIComponent(w.path)}`), body);
+    const [x, r] = await this.call(
+      w.previous ? "PUT" : "POST",
+      this.project(`/repository/files/${encodeURIComponent(w.path)}`),
+      body,
+    );
     if (r.status === 200 || r.status === 201) return;
     // GitLab answers 400 when the file changed since it was read, or appeared meanwhile: a lost race.
     if (r.status === 400) {
-      throw lostRace(`${this.name}: ${w.path} on ${w.branch} could not be written (${messageOf(r.body)}); the next step re-reads it`, 400, x.label);
+      throw lostRace(
+        `${this.name}: ${w.path} on ${w.branch} could not be written (${messageOf(r.body)}); the next step re-reads it`,
+        400,
+        x.label,
+      );
     }
     if (r.status === 404) throw this.notFound(x, r);
     throw unexpected(this.name, x, r);
@@ -142,7 +182,10 @@ export class GitLabProvider implements GitProvider {
   }
 
   async updatePullRequest(number: number, text: { title: string; body: string }): Promise<void> {
-    const [x, r] = await this.call("PUT", this.project(`/merge_requests/${number}`), { title: text.title, description: text.body });
+    const [x, r] = await this.call("PUT", this.project(`/merge_requests/${number}`), {
+      title: text.title,
+      description: text.body,
+    });
     if (r.status === 404) throw this.notFound(x, r);
     if (r.status !== 200) throw unexpected(this.name, x, r);
   }
@@ -157,7 +200,10 @@ export class GitLabProvider implements GitProvider {
       }
       const [x, r] = await this.call("GET", `/users?${new URLSearchParams({ username: reviewer })}`);
       if (r.status !== 200) throw unexpected(this.name, x, r);
-      const user = z.array(GitLabUser).parse(r.body).find((u) => u.username.toLowerCase() === reviewer.toLowerCase());
+      const user = z
+        .array(GitLabUser)
+        .parse(r.body)
+        .find((u) => u.username.toLowerCase() === reviewer.toLowerCase());
       if (user) ids.push(user.id);
       else notes.push(`reviewer ${reviewer} not found on ${this.name}`);
     }

@@ -37,10 +37,22 @@ export interface Exchange {
 export function messageOf(body: unknown): string {
   if (typeof body === "string") return body.trim().slice(0, 300) || "(empty body)";
   if (!body || typeof body !== "object") return "(no body)";
-  const b = body as { message?: unknown; error?: unknown; errors?: Array<{ message?: string; code?: string; field?: string }> };
+  const b = body as {
+    message?: unknown;
+    error?: unknown;
+    errors?: Array<{ message?: string; code?: string; field?: string }>;
+  };
   const parts: string[] = [];
   const flat = (m: unknown): string =>
-    typeof m === "string" ? m : Array.isArray(m) ? m.map(flat).join("; ") : m && typeof m === "object" ? Object.entries(m).map(([k, v]) => `${k} ${flat(v)}`).join("; ") : "";
+    typeof m === "string"
+      ? m
+      : Array.isArray(m)
+        ? m.map(flat).join("; ")
+        : m && typeof m === "object"
+          ? Object.entries(m)
+              .map(([k, v]) => `${k} ${flat(v)}`)
+              .join("; ")
+          : "";
   if (b.message !== undefined) parts.push(flat(b.message));
   if (typeof b.error === "string") parts.push(b.error);
   for (const e of b.errors ?? []) parts.push(e.message ?? [e.code, e.field].filter(Boolean).join(" "));
@@ -79,7 +91,13 @@ async function bodyOf(res: Response): Promise<unknown> {
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
 
-export async function exchange(fetchFn: Fetch, provider: string, x: Exchange, nowMs: () => number, timeoutMs = DEFAULT_TIMEOUT_MS): Promise<Reply> {
+export async function exchange(
+  fetchFn: Fetch,
+  provider: string,
+  x: Exchange,
+  nowMs: () => number,
+  timeoutMs = DEFAULT_TIMEOUT_MS,
+): Promise<Reply> {
   let res: Response;
   try {
     res = await fetchFn(x.url, {
@@ -89,19 +107,44 @@ export async function exchange(fetchFn: Fetch, provider: string, x: Exchange, no
       ...(x.body !== undefined ? { body: JSON.stringify(x.body) } : {}),
     });
   } catch (err) {
-    throw new ApiError(0, "Timeout", `${provider}: ${x.label} failed: ${(err as Error).message}`, undefined, undefined, x.label);
+    throw new ApiError(
+      0,
+      "Timeout",
+      `${provider}: ${x.label} failed: ${(err as Error).message}`,
+      undefined,
+      undefined,
+      x.label,
+    );
   }
   const body = await bodyOf(res);
   const where = `${provider}: ${x.label}`;
   if (isRateLimited(res.status, res.headers, body)) {
     const wait = retryAfterSeconds(res.headers, nowMs());
-    throw new ApiError(res.status, "TooManyRequests", `${where}: rate limited (${messageOf(body)}); retry in ${wait}s`, undefined, wait, x.label);
+    throw new ApiError(
+      res.status,
+      "TooManyRequests",
+      `${where}: rate limited (${messageOf(body)}); retry in ${wait}s`,
+      undefined,
+      wait,
+      x.label,
+    );
   }
   if (res.status >= 500) {
-    throw new ApiError(res.status, res.status === 504 ? "Timeout" : "ServerError", `${where}: ${res.status} ${messageOf(body)}`, undefined, undefined, x.label);
+    throw new ApiError(
+      res.status,
+      res.status === 504 ? "Timeout" : "ServerError",
+      `${where}: ${res.status} ${messageOf(body)}`,
+      undefined,
+      undefined,
+      x.label,
+    );
   }
   if (res.status === 401) {
-    throw new GitProviderError(`${where}: the token was rejected (401 ${messageOf(body)}): set a valid token in the GitOps repository config`, 401, x.label);
+    throw new GitProviderError(
+      `${where}: the token was rejected (401 ${messageOf(body)}): set a valid token in the GitOps repository config`,
+      401,
+      x.label,
+    );
   }
   if (res.status === 403) {
     throw new GitProviderError(

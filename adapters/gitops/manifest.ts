@@ -68,7 +68,8 @@ export const NO_PRUNE: Record<string, string> = {
 export function newClaimManifest(action: PatchClaim): string {
   const doc = new YAML.Document({});
   for (const [path, value] of ownedFields(action)) doc.setIn(path, value);
-  for (const [k, v] of Object.entries(NO_PRUNE)) if (!doc.hasIn(["metadata", "annotations", k])) doc.setIn(["metadata", "annotations", k], v);
+  for (const [k, v] of Object.entries(NO_PRUNE))
+    if (!doc.hasIn(["metadata", "annotations", k])) doc.setIn(["metadata", "annotations", k], v);
   doc.commentBefore = HEADER;
   return doc.toString();
 }
@@ -88,7 +89,10 @@ export function parseRepositoryYaml(text: string, path: string): Document[] {
   const docs = YAML.parseAllDocuments(text);
   if (!Array.isArray(docs)) throw new ManifestError(`${path} is not YAML documents: fix the file by hand`);
   const broken = docs.find((d) => d.errors.length);
-  if (broken) throw new ManifestError(`${path} is not valid YAML (${broken.errors[0]?.message.split("\n")[0]}): fix the file by hand, then step again`);
+  if (broken)
+    throw new ManifestError(
+      `${path} is not valid YAML (${broken.errors[0]?.message.split("\n")[0]}): fix the file by hand, then step again`,
+    );
   return docs;
 }
 
@@ -110,7 +114,9 @@ export function editClaimManifest(existing: string | undefined, action: PatchCla
   }
   const ns = doc.getIn(["metadata", "namespace"]);
   if (ns !== undefined && ns !== action.namespace) {
-    throw new ManifestError(`${path} declares ${action.claim} in namespace ${String(ns)}, not ${action.namespace}: fix pathTemplate`);
+    throw new ManifestError(
+      `${path} declares ${action.claim} in namespace ${String(ns)}, not ${action.namespace}: fix pathTemplate`,
+    );
   }
   let changed = false;
   for (const [fieldPath, value] of ownedFields(action)) {

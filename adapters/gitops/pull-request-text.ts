@@ -4,8 +4,8 @@
 // Autogrow's proposal says the usage that caused it, the template sizes before → after, and that
 // merging grows every ordinal through claimstep's rollout, one at a time.
 import { recordName } from "../../core/finalize.js";
-import type { Decision, OrdinalReport, PatchClaim, ProposeRecreate, RaiseTemplate } from "../../core/types.js";
 import { Keys } from "../../core/keys.js";
+import type { Decision, OrdinalReport, PatchClaim, ProposeRecreate, RaiseTemplate } from "../../core/types.js";
 import { type Growth, TEMPLATE_FIELDS, type TemplateChange } from "./set-manifest.js";
 
 // Everything in a body that came from the cluster or the forge (messages, names, sizes, values read
@@ -37,7 +37,10 @@ export function code(s: string): string {
   const line = oneLine(s);
   const longest = Math.max(0, ...[...line.matchAll(/`+/g)].map((m) => m[0].length));
   const fence = "`".repeat(longest + 1);
-  const pad = line.startsWith("`") || line.endsWith("`") || (line.startsWith(" ") && line.endsWith(" ") && line.trim() !== "") ? " " : "";
+  const pad =
+    line.startsWith("`") || line.endsWith("`") || (line.startsWith(" ") && line.endsWith(" ") && line.trim() !== "")
+      ? " "
+      : "";
   return `${fence}${pad}${line}${pad}${fence}`;
 }
 
@@ -126,10 +129,20 @@ export function recreateCommitMessage(action: ProposeRecreate, changes: readonly
 }
 
 /** The Markdown body: what merging does, the templates before → after, the GitOps tool's part, what closing does. */
-export function recreateBody(action: ProposeRecreate, decision: Decision, path: string, changes: readonly TemplateChange[], baseBranch: string): string {
+export function recreateBody(
+  action: ProposeRecreate,
+  decision: Decision,
+  path: string,
+  changes: readonly TemplateChange[],
+  baseBranch: string,
+): string {
   const set = code(`${action.namespace}/${action.set}`);
   const table = changes.length
-    ? [`| template | field | before (${cell(baseBranch)}) | after |`, "|---|---|---|---|", ...changes.map((c) => `| ${cell(c.template)} | ${cell(c.field)} | ${cell(c.before)} | ${cell(c.after)} |`)]
+    ? [
+        `| template | field | before (${cell(baseBranch)}) | after |`,
+        "|---|---|---|---|",
+        ...changes.map((c) => `| ${cell(c.template)} | ${cell(c.field)} | ${cell(c.before)} | ${cell(c.after)} |`),
+      ]
     : [`The templates in ${code(path)} already carry these values; only the annotation goes.`];
   return [
     `claimstep proposes re-creating StatefulSet ${set} with the claim templates of revision ${code(action.revision)}. Every claim of the set is at that revision; only the set's \`spec.volumeClaimTemplates\` still hold the old values, and the API server refuses any edit of them, so the set has to be deleted and created again.`,
@@ -152,7 +165,8 @@ export function recreateBody(action: ProposeRecreate, decision: Decision, path: 
 // Autogrow's proposal (RaiseTemplate in GitOps mode): one pull request per set and revision grown from.
 
 /** The growths as one line, e.g. `data 10Gi → 13Gi, wal 1Gi → 2Gi`. */
-export const growthSummary = (grown: readonly Growth[]): string => grown.map((g) => `${g.template} ${g.from} → ${g.to}`).join(", ");
+export const growthSummary = (grown: readonly Growth[]): string =>
+  grown.map((g) => `${g.template} ${g.from} → ${g.to}`).join(", ");
 
 export function raiseTitle(action: RaiseTemplate, grown: readonly Growth[]): string {
   return `claimstep: autogrow StatefulSet ${action.namespace}/${action.set} — ${growthSummary(grown)}`;
@@ -168,7 +182,13 @@ export function raiseCommitMessage(action: RaiseTemplate, grown: readonly Growth
 }
 
 /** The Markdown body: the usage that caused it, the sizes before → after, what merging does, what closing does. */
-export function raiseBody(action: RaiseTemplate, grown: readonly Growth[], decision: Decision, path: string, policy: string | undefined): string {
+export function raiseBody(
+  action: RaiseTemplate,
+  grown: readonly Growth[],
+  decision: Decision,
+  path: string,
+  policy: string | undefined,
+): string {
   const set = code(`${action.namespace}/${action.set}`);
   return [
     `claimstep's autogrow proposes growing the claims of StatefulSet ${set}${policy ? ` (${code(`${Keys.autogrow}: ${policy}`)})` : ""}:`,

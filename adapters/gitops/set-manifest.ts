@@ -7,14 +7,15 @@
 // Autogrow's proposal (RaiseTemplate in GitOps mode) edits the same document otherwise: only the
 // desired-templates annotation (its value raised, its YAML style kept) and the autogrown-from
 // record; `spec.volumeClaimTemplates` stays as it is.
+
+import YAML, { type Document, isMap, type Scalar } from "yaml";
 import { lastGrownFrom } from "../../core/autogrow.js";
-import YAML, { type Document, type Scalar, isMap } from "yaml";
 import type { ClaimTemplate, StatefulSet } from "../../core/k8s.js";
+import { Keys } from "../../core/keys.js";
 import { compareQuantity } from "../../core/quantity.js";
 import { revisionOf } from "../../core/revision.js";
 import { desiredTemplates } from "../../core/templates.js";
 import type { ProposeRecreate, RaiseTemplate } from "../../core/types.js";
-import { Keys } from "../../core/keys.js";
 import { type EditedManifest, ManifestError, parseRepositoryYaml } from "./manifest.js";
 
 /** The fields of a claim template a re-create proposal writes. */
@@ -68,10 +69,16 @@ function mapAt(doc: Document, path: Path): StringMap | undefined {
   return out;
 }
 
-const isSetDoc = (doc: Document, name: string): boolean => doc.getIn(["kind"]) === "StatefulSet" && doc.getIn(["metadata", "name"]) === name;
+const isSetDoc = (doc: Document, name: string): boolean =>
+  doc.getIn(["kind"]) === "StatefulSet" && doc.getIn(["metadata", "name"]) === name;
 
 /** The documents of the file and the one of the set; throws ManifestError saying what to fix. */
-function locateSet(existing: string | undefined, ref: { namespace: string; set: string }, path: string, branch: string): { docs: Document[]; doc: Document } {
+function locateSet(
+  existing: string | undefined,
+  ref: { namespace: string; set: string },
+  path: string,
+  branch: string,
+): { docs: Document[]; doc: Document } {
   const set = `${ref.namespace}/${ref.set}`;
   if (existing === undefined) {
     throw new ManifestError(
@@ -93,11 +100,19 @@ function locateSet(existing: string | undefined, ref: { namespace: string; set: 
 }
 
 /** The documents of the file and the one of this set, with its templates by name; throws ManifestError saying what to fix. */
-function findSet(existing: string | undefined, action: ProposeRecreate, path: string, branch: string): { docs: Document[]; doc: Document; templates: Map<string, number> } {
+function findSet(
+  existing: string | undefined,
+  action: ProposeRecreate,
+  path: string,
+  branch: string,
+): { docs: Document[]; doc: Document; templates: Map<string, number> } {
   const set = `${action.namespace}/${action.set}`;
   const { docs, doc } = locateSet(existing, action, path, branch);
   const seq = doc.getIn(["spec", "volumeClaimTemplates"], true);
-  if (!YAML.isSeq(seq)) throw new ManifestError(`StatefulSet ${set} in ${path} has no spec.volumeClaimTemplates list: fix the manifest by hand`);
+  if (!YAML.isSeq(seq))
+    throw new ManifestError(
+      `StatefulSet ${set} in ${path} has no spec.volumeClaimTemplates list: fix the manifest by hand`,
+    );
   const templates = new Map<string, number>();
   seq.items.forEach((item, i) => {
     const name = isMap(item) ? item.getIn(["metadata", "name"]) : undefined;
@@ -116,7 +131,11 @@ function findSet(existing: string | undefined, action: ProposeRecreate, path: st
  * What differs between the templates in the document and the desired ones, each as a change to
  * make: `edit` runs it on the document. Templates in Git that are not desired are left alone.
  */
-function templateEdits(doc: Document, desired: readonly ClaimTemplate[], templates: Map<string, number>): Array<TemplateChange & { edit: () => void }> {
+function templateEdits(
+  doc: Document,
+  desired: readonly ClaimTemplate[],
+  templates: Map<string, number>,
+): Array<TemplateChange & { edit: () => void }> {
   const out: Array<TemplateChange & { edit: () => void }> = [];
   for (const d of desired) {
     const name = d.metadata.name;
@@ -125,13 +144,20 @@ function templateEdits(doc: Document, desired: readonly ClaimTemplate[], templat
     const storage = d.spec.resources?.requests?.storage;
     const currentStorage = doc.getIn(at("spec", "resources", "requests", "storage"));
     if (storage !== undefined && !sameStorage(currentStorage, String(storage))) {
-      out.push({ template: name, field: "storage", before: currentStorage === undefined ? UNSET : String(currentStorage), after: String(storage), edit: () => doc.setIn(at("spec", "resources", "requests", "storage"), String(storage)) });
+      out.push({
+        template: name,
+        field: "storage",
+        before: currentStorage === undefined ? UNSET : String(currentStorage),
+        after: String(storage),
+        edit: () => doc.setIn(at("spec", "resources", "requests", "storage"), String(storage)),
+      });
     }
 
     const vac = d.spec.volumeAttributesClassName || undefined;
     const vacPath = at("spec", "volumeAttributesClassName");
     const currentVac = doc.getIn(vacPath);
-    const currentVacText = currentVac === undefined || currentVac === null || currentVac === "" ? undefined : String(currentVac);
+    const currentVacText =
+      currentVac === undefined || currentVac === null || currentVac === "" ? undefined : String(currentVac);
     if (vac !== currentVacText || (vac === undefined && doc.hasIn(vacPath))) {
       out.push({
         template: name,
@@ -146,7 +172,8 @@ function templateEdits(doc: Document, desired: readonly ClaimTemplate[], templat
       const path = at("metadata", field);
       const want = nonEmpty(d.metadata[field]);
       const have = mapAt(doc, path);
-      const same = JSON.stringify(Object.entries(want ?? {}).sort()) === JSON.stringify(Object.entries(have ?? {}).sort());
+      const same =
+        JSON.stringify(Object.entries(want ?? {}).sort()) === JSON.stringify(Object.entries(have ?? {}).sort());
       if (same) continue; // an empty map is no map
       out.push({
         template: name,
@@ -167,13 +194,23 @@ function templateEdits(doc: Document, desired: readonly ClaimTemplate[], templat
 }
 
 /** The fields of the templates that the file on `branch` holds otherwise than the proposal wants. */
-export function templateChanges(existing: string | undefined, action: ProposeRecreate, path: string, branch: string): TemplateChange[] {
+export function templateChanges(
+  existing: string | undefined,
+  action: ProposeRecreate,
+  path: string,
+  branch: string,
+): TemplateChange[] {
   const { doc, templates } = findSet(existing, action, path, branch);
   return templateEdits(doc, action.templates, templates).map(({ edit: _edit, ...change }) => change);
 }
 
 /** Whether the set's manifest carries the desired templates (claimstep's annotations aside). Throws ManifestError as the edit does. */
-export function carriesTemplates(existing: string | undefined, action: ProposeRecreate, path: string, branch: string): boolean {
+export function carriesTemplates(
+  existing: string | undefined,
+  action: ProposeRecreate,
+  path: string,
+  branch: string,
+): boolean {
   return templateChanges(existing, action, path, branch).length === 0;
 }
 
@@ -181,7 +218,12 @@ export function carriesTemplates(existing: string | undefined, action: ProposeRe
  * The file with the set's document carrying the desired templates and without claimstep's
  * desired-templates (and recreate-approved) annotation; unchanged text when it already does.
  */
-export function editSetManifest(existing: string | undefined, action: ProposeRecreate, path: string, branch: string): EditedManifest {
+export function editSetManifest(
+  existing: string | undefined,
+  action: ProposeRecreate,
+  path: string,
+  branch: string,
+): EditedManifest {
   const { docs, doc, templates } = findSet(existing, action, path, branch);
   let changed = false;
   for (const change of templateEdits(doc, action.templates, templates)) {
@@ -210,18 +252,34 @@ export interface ManifestDesired {
 }
 
 /** The desired templates of the set's manifest in the file; throws ManifestError saying what to fix. */
-export function manifestDesired(existing: string | undefined, action: RaiseTemplate, path: string, branch: string): ManifestDesired {
+export function manifestDesired(
+  existing: string | undefined,
+  action: RaiseTemplate,
+  path: string,
+  branch: string,
+): ManifestDesired {
   const { doc } = locateSet(existing, action, path, branch);
   const set = `${action.namespace}/${action.set}`;
-  if (!YAML.isSeq(doc.getIn(["spec", "volumeClaimTemplates"], true))) throw new ManifestError(`StatefulSet ${set} in ${path} has no spec.volumeClaimTemplates list: fix the manifest by hand`);
+  if (!YAML.isSeq(doc.getIn(["spec", "volumeClaimTemplates"], true)))
+    throw new ManifestError(
+      `StatefulSet ${set} in ${path} has no spec.volumeClaimTemplates list: fix the manifest by hand`,
+    );
   const manifest = doc.toJS() as StatefulSet;
   const desired = desiredTemplates(manifest);
-  if (!desired.ok) throw new ManifestError(`StatefulSet ${set} in ${path} on ${branch}: ${desired.message}: fix the manifest by hand, then step again`);
+  if (!desired.ok)
+    throw new ManifestError(
+      `StatefulSet ${set} in ${path} on ${branch}: ${desired.message}: fix the manifest by hand, then step again`,
+    );
   const text = (key: string): string | undefined => {
     const v: unknown = manifest.metadata.annotations?.[key];
     return v === undefined || v === null ? undefined : String(v);
   };
-  return { templates: desired.templates, revision: revisionOf(desired.templates), autogrownFrom: text(Keys.autogrownFrom), policy: text(Keys.autogrow) };
+  return {
+    templates: desired.templates,
+    revision: revisionOf(desired.templates),
+    autogrownFrom: text(Keys.autogrownFrom),
+    policy: text(Keys.autogrow),
+  };
 }
 
 const storageOf = (t: ClaimTemplate | undefined): string | undefined => {
@@ -254,7 +312,8 @@ export function raisedTemplates(onFile: ManifestDesired | undefined, action: Rai
 }
 
 /** The desired templates before the raise: the action's, its template at `from`. */
-export const templatesBefore = (action: RaiseTemplate): ClaimTemplate[] => action.templates.map((t) => (t.metadata.name === action.template ? withStorage(t, action.from) : t));
+export const templatesBefore = (action: RaiseTemplate): ClaimTemplate[] =>
+  action.templates.map((t) => (t.metadata.name === action.template ? withStorage(t, action.from) : t));
 
 /** One template a raise grows: `data 10Gi → 13Gi`. */
 export interface Growth {
@@ -269,7 +328,8 @@ export function growths(before: readonly ClaimTemplate[], after: readonly ClaimT
   for (const t of after) {
     const from = storageOf(before.find((b) => b.metadata.name === t.metadata.name));
     const to = storageOf(t);
-    if (from !== undefined && to !== undefined && !sameStorage(from, to)) out.push({ template: t.metadata.name, from, to });
+    if (from !== undefined && to !== undefined && !sameStorage(from, to))
+      out.push({ template: t.metadata.name, from, to });
   }
   return out;
 }
@@ -280,7 +340,10 @@ export function growths(before: readonly ClaimTemplate[], after: readonly ClaimT
  * growth per revision, as the planner counts them.
  */
 export function carriesRaise(onFile: ManifestDesired, action: RaiseTemplate): boolean {
-  return onFile.revision === action.toRevision || (lastGrownFrom(onFile.autogrownFrom) === action.fromRevision && onFile.revision !== action.fromRevision);
+  return (
+    onFile.revision === action.toRevision ||
+    (lastGrownFrom(onFile.autogrownFrom) === action.fromRevision && onFile.revision !== action.fromRevision)
+  );
 }
 
 /** Set one annotation of the document, keeping its YAML style (block `|`, quotes) and comments. Whether it changed. */
@@ -307,7 +370,13 @@ function setAnnotation(doc: Document, key: string, value: string): boolean {
  * The file with the set's document carrying `templates` in the desired-templates annotation (as
  * `JSON.stringify` writes them) and the autogrown-from record; unchanged text when it already does.
  */
-export function editRaiseManifest(existing: string | undefined, action: RaiseTemplate, templates: readonly ClaimTemplate[], path: string, branch: string): EditedManifest {
+export function editRaiseManifest(
+  existing: string | undefined,
+  action: RaiseTemplate,
+  templates: readonly ClaimTemplate[],
+  path: string,
+  branch: string,
+): EditedManifest {
   const { docs, doc } = locateSet(existing, action, path, branch);
   const json = JSON.stringify(templates);
   const changedTemplates = setAnnotation(doc, Keys.templates, json);

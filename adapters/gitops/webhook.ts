@@ -2,7 +2,7 @@
 // reduction of GitHub's and GitLab's payloads to the one thing claimstep cares about — which
 // claimstep branch was merged, closed or reopened.
 import * as z from "../../core/zod.js";
-import { type StepBranch, parseBranch } from "./branch.js";
+import { parseBranch, type StepBranch } from "./branch.js";
 
 const encoder = new TextEncoder();
 
@@ -18,18 +18,26 @@ const hexToBytes = (hex: string): Uint8Array | undefined =>
   /^(?:[0-9a-f]{2})+$/i.test(hex) ? Uint8Array.from(hex.match(/../g) ?? [], (h) => parseInt(h, 16)) : undefined;
 
 /** GitHub's `X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the raw body>`. */
-export async function verifyGitHubSignature(secret: string, body: Uint8Array, header: string | undefined | null): Promise<boolean> {
+export async function verifyGitHubSignature(
+  secret: string,
+  body: Uint8Array,
+  header: string | undefined | null,
+): Promise<boolean> {
   if (!secret || !header?.startsWith("sha256=")) return false;
   const given = hexToBytes(header.slice("sha256=".length));
   if (!given) return false;
-  const key = await crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  const key = await crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, [
+    "sign",
+  ]);
   const expected = new Uint8Array(await crypto.subtle.sign("HMAC", key, new Uint8Array(body)));
   return constantTimeEqual(expected, given);
 }
 
 /** GitHub's signature header for a body (what a sender, or a test, puts in X-Hub-Signature-256). */
 export async function signGitHubBody(secret: string, body: string): Promise<string> {
-  const key = await crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  const key = await crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, [
+    "sign",
+  ]);
   const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, encoder.encode(body)));
   return `sha256=${[...mac].map((b) => b.toString(16).padStart(2, "0")).join("")}`;
 }
@@ -81,7 +89,13 @@ const GitLabMergeRequestPayload = z.looseObject({
 /** Why a delivery is ignored, or the event it carries. */
 export type Parsed = { event: PullRequestEvent } | { ignored: string };
 
-function forBranch(outcome: PullRequestOutcome | undefined, branch: string, number: number, url: string, what: string): Parsed {
+function forBranch(
+  outcome: PullRequestOutcome | undefined,
+  branch: string,
+  number: number,
+  url: string,
+  what: string,
+): Parsed {
   if (!outcome) return { ignored: `${what} is not a merge, close or reopen` };
   const step = parseBranch(branch);
   if (!step) return { ignored: `branch ${branch} is not a claimstep branch` };
@@ -103,9 +117,12 @@ export function parseGitHubEvent(eventName: string | undefined | null, body: unk
   const own = repository ?? p.data.repository?.full_name;
   const head = pr.head.repo?.full_name;
   if (!own || !head || !sameName(head, own)) {
-    return { ignored: `pull request #${pr.number} comes from ${head ?? "a deleted repository"}, not ${own ?? "the repository of the hook"}: not claimstep's` };
+    return {
+      ignored: `pull request #${pr.number} comes from ${head ?? "a deleted repository"}, not ${own ?? "the repository of the hook"}: not claimstep's`,
+    };
   }
-  const outcome = action === "closed" ? (pr.merged ? "merged" : "closed") : action === "reopened" ? "reopened" : undefined;
+  const outcome =
+    action === "closed" ? (pr.merged ? "merged" : "closed") : action === "reopened" ? "reopened" : undefined;
   return forBranch(outcome, pr.head.ref, pr.number, pr.html_url, `action ${action}`);
 }
 
@@ -116,19 +133,38 @@ export function parseGitHubEvent(eventName: string | undefined | null, body: unk
  * that project (a group hook delivers every project's).
  */
 export function parseGitLabEvent(eventName: string | undefined | null, body: unknown, repository?: string): Parsed {
-  if (eventName !== "Merge Request Hook") return { ignored: `event ${eventName ?? "(none)"} is not Merge Request Hook` };
+  if (eventName !== "Merge Request Hook")
+    return { ignored: `event ${eventName ?? "(none)"} is not Merge Request Hook` };
   const p = GitLabMergeRequestPayload.safeParse(body);
   if (!p.success) return { ignored: "merge_request payload without object_attributes.source_branch" };
   const mr = p.data.object_attributes;
   const project = p.data.project;
   if (repository !== undefined) {
-    const inProject = /^\d+$/.test(repository) ? project?.id === Number(repository) : project?.path_with_namespace !== undefined && sameName(project.path_with_namespace, repository);
-    if (!inProject) return { ignored: `merge request !${mr.iid} is in project ${project?.path_with_namespace ?? project?.id ?? "(unnamed)"}, not ${repository}: not claimstep's` };
+    const inProject = /^\d+$/.test(repository)
+      ? project?.id === Number(repository)
+      : project?.path_with_namespace !== undefined && sameName(project.path_with_namespace, repository);
+    if (!inProject)
+      return {
+        ignored: `merge request !${mr.iid} is in project ${project?.path_with_namespace ?? project?.id ?? "(unnamed)"}, not ${repository}: not claimstep's`,
+      };
   }
-  if (mr.source_project_id === undefined || mr.source_project_id === null || mr.source_project_id !== mr.target_project_id) {
+  if (
+    mr.source_project_id === undefined ||
+    mr.source_project_id === null ||
+    mr.source_project_id !== mr.target_project_id
+  ) {
     const target = `${repository ?? project?.path_with_namespace ?? "the target project"}${mr.target_project_id !== undefined ? ` (${mr.target_project_id})` : ""}`;
-    return { ignored: `merge request !${mr.iid} comes from project ${mr.source_project_id ?? "(unknown)"}, not ${target}: not claimstep's` };
+    return {
+      ignored: `merge request !${mr.iid} comes from project ${mr.source_project_id ?? "(unknown)"}, not ${target}: not claimstep's`,
+    };
   }
-  const outcome = mr.action === "merge" ? "merged" : mr.action === "close" ? "closed" : mr.action === "reopen" ? "reopened" : undefined;
+  const outcome =
+    mr.action === "merge"
+      ? "merged"
+      : mr.action === "close"
+        ? "closed"
+        : mr.action === "reopen"
+          ? "reopened"
+          : undefined;
   return forBranch(outcome, mr.source_branch, mr.iid, mr.url, `action ${mr.action ?? "(none)"}`);
 }

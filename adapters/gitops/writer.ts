@@ -13,15 +13,16 @@
 // desired-templates annotation in the StatefulSet's manifest, one branch per set and revision grown
 // from (a later, larger growth updates it); once the base branch carries it (merged), the raise is
 // done (`applied`): the GitOps controller applies the annotation, and the rollout grows every claim.
+
+import { Keys } from "../../core/keys.js";
 import type { ApplyOutcome, ClaimWriter } from "../../core/ports.js";
 import type { ClaimAction, Decision, PatchClaim, ProposeRecreate, RaiseTemplate, SetRef } from "../../core/types.js";
-import { Keys } from "../../core/keys.js";
-import { UnsafeNameError, branchName } from "./branch.js";
-import { claimPath, parseRepositoryConfig, setPath, type RepositoryConfig } from "./config.js";
+import { branchName, UnsafeNameError } from "./branch.js";
+import { claimPath, parseRepositoryConfig, type RepositoryConfig, setPath } from "./config.js";
 import { GitHubProvider } from "./github.js";
 import { GitLabProvider } from "./gitlab.js";
-import { ManifestError, carriesAction, editClaimManifest } from "./manifest.js";
-import { type GitProvider, type ProviderOptions, type PullRequest, currentPullRequest } from "./provider.js";
+import { carriesAction, editClaimManifest, ManifestError } from "./manifest.js";
+import { currentPullRequest, type GitProvider, type ProviderOptions, type PullRequest } from "./provider.js";
 import {
   commitMessage,
   growthSummary,
@@ -36,12 +37,12 @@ import {
   templateChangeSummary,
 } from "./pull-request-text.js";
 import {
-  type ManifestDesired,
   carriesRaise,
   carriesTemplates,
   editRaiseManifest,
   editSetManifest,
   growths,
+  type ManifestDesired,
   manifestDesired,
   raisedTemplates,
   templateChanges,
@@ -65,7 +66,9 @@ export class PullRequestWriter implements ClaimWriter {
   async apply(action: ClaimAction, decision: Decision): Promise<ApplyOutcome> {
     try {
       if (action.type === "RaiseTemplate") return await this.raiseTemplate(action, decision);
-      return action.type === "ProposeRecreate" ? await this.proposeRecreate(action, decision) : await this.patchClaim(action, decision);
+      return action.type === "ProposeRecreate"
+        ? await this.proposeRecreate(action, decision)
+        : await this.patchClaim(action, decision);
     } catch (err) {
       if (!(err instanceof ManifestError || err instanceof UnsafeNameError)) throw err;
       return { kind: "refused", reason: "ApplyRejected", message: `${this.name}: ${err.message}` };
@@ -74,7 +77,8 @@ export class PullRequestWriter implements ClaimWriter {
 
   private async patchClaim(action: PatchClaim, decision: Decision): Promise<ApplyOutcome> {
     const revision = decision.revision ?? action.labels[Keys.revisionLabel];
-    if (!revision) throw new Error(`${this.name}: the decision for ${action.claim} carries no revision; cannot name its branch`);
+    if (!revision)
+      throw new Error(`${this.name}: the decision for ${action.claim} carries no revision; cannot name its branch`);
     const branch = branchName({ ref: decision.ref, revision, ordinal: action.ordinal });
     const path = claimPath(this.config.pathTemplate, {
       namespace: action.namespace,
@@ -92,16 +96,31 @@ export class PullRequestWriter implements ClaimWriter {
     // No request yet, or a merged one. If the base branch carries the change, wait for the GitOps controller.
     const onBase = await this.provider.readFile(path, this.provider.baseBranch);
     if (carriesAction(onBase?.text, action, path)) {
-      if (pr) return proposed(pr, `pull request #${pr.number} is merged; waiting for the GitOps controller to apply ${path} (${describe(action)})`);
-      return { kind: "proposed", detail: `${path} on ${this.provider.baseBranch} already carries ${describe(action)}; waiting for the GitOps controller to apply it` };
+      if (pr)
+        return proposed(
+          pr,
+          `pull request #${pr.number} is merged; waiting for the GitOps controller to apply ${path} (${describe(action)})`,
+        );
+      return {
+        kind: "proposed",
+        detail: `${path} on ${this.provider.baseBranch} already carries ${describe(action)}; waiting for the GitOps controller to apply it`,
+      };
     }
-    if (pr && carriesAction((await this.provider.readFile(path, branch))?.text, action, path)) return this.reverted(pr, path, action);
+    if (pr && carriesAction((await this.provider.readFile(path, branch))?.text, action, path))
+      return this.reverted(pr, path, action);
     // Nothing proposed for this claim yet (a merged request on this branch was for another claim of the ordinal).
     await this.provider.ensureBranch(branch);
     await this.commit(branch, path, action, decision);
-    const created = await this.provider.createPullRequest({ branch, title: pullRequestTitle(action, decision), body: pullRequestBody(action, decision, path) });
+    const created = await this.provider.createPullRequest({
+      branch,
+      title: pullRequestTitle(action, decision),
+      body: pullRequestBody(action, decision, path),
+    });
     const notes = created.notes.length ? ` (${created.notes.join("; ")})` : "";
-    return proposed(created, `opened pull request #${created.number}; merge it to continue: ${describe(action)}${notes}`);
+    return proposed(
+      created,
+      `opened pull request #${created.number}; merge it to continue: ${describe(action)}${notes}`,
+    );
   }
 
   /**
@@ -117,7 +136,11 @@ export class PullRequestWriter implements ClaimWriter {
       );
     }
     const path = setPath(template, { namespace: action.namespace, statefulset: action.set });
-    const branch = branchName({ ref: { namespace: action.namespace, name: action.set }, revision: action.revision, recreate: true });
+    const branch = branchName({
+      ref: { namespace: action.namespace, name: action.set },
+      revision: action.revision,
+      recreate: true,
+    });
     const base = this.provider.baseBranch;
     const what = `re-create of ${set} with the claim templates of revision ${action.revision}`;
 
@@ -151,9 +174,16 @@ export class PullRequestWriter implements ClaimWriter {
     const changes = templateChanges(onBase, action, path, base);
     await this.provider.ensureBranch(branch);
     await this.commitSet(branch, path, action);
-    const created = await this.provider.createPullRequest({ branch, title: recreateTitle(action), body: recreateBody(action, decision, path, changes, base) });
+    const created = await this.provider.createPullRequest({
+      branch,
+      title: recreateTitle(action),
+      body: recreateBody(action, decision, path, changes, base),
+    });
     const notes = created.notes.length ? ` (${created.notes.join("; ")})` : "";
-    return proposed(created, `opened pull request #${created.number}; merging it approves the ${what} (${templateChangeSummary(changes)})${notes}`);
+    return proposed(
+      created,
+      `opened pull request #${created.number}; merging it approves the ${what} (${templateChangeSummary(changes)})${notes}`,
+    );
   }
 
   /**
@@ -169,7 +199,11 @@ export class PullRequestWriter implements ClaimWriter {
       );
     }
     const path = setPath(template, { namespace: action.namespace, statefulset: action.set });
-    const branch = branchName({ ref: { namespace: action.namespace, name: action.set }, revision: action.fromRevision, autogrow: true });
+    const branch = branchName({
+      ref: { namespace: action.namespace, name: action.set },
+      revision: action.fromRevision,
+      autogrow: true,
+    });
     const base = this.provider.baseBranch;
     const what = `autogrow of ${set} from revision ${action.fromRevision}`;
 
@@ -184,8 +218,14 @@ export class PullRequestWriter implements ClaimWriter {
     }
     if (pr?.state === "open") {
       const committed = await this.commitRaise(branch, path, action, decision);
-      if (committed) await this.provider.updatePullRequest(pr.number, { title: raiseTitle(action, committed.grown), body: raiseBody(action, committed.grown, decision, path, committed.policy) });
-      const now = committed ? `updated it: ${growthSummary(committed.grown)}` : `template ${action.template} ${action.from} → ${action.to}`;
+      if (committed)
+        await this.provider.updatePullRequest(pr.number, {
+          title: raiseTitle(action, committed.grown),
+          body: raiseBody(action, committed.grown, decision, path, committed.policy),
+        });
+      const now = committed
+        ? `updated it: ${growthSummary(committed.grown)}`
+        : `template ${action.template} ${action.from} → ${action.to}`;
       return proposed(pr, `waiting for pull request #${pr.number} to be merged (${what}; ${now})`);
     }
     // No request yet, or a merged one: the base branch carrying the growth is the raise done.
@@ -210,24 +250,45 @@ export class PullRequestWriter implements ClaimWriter {
       };
     }
     await this.provider.ensureBranch(branch);
-    const committed = (await this.commitRaise(branch, path, action, decision)) ?? { grown: growths(templatesBefore(action), action.templates), policy: onBase.policy };
-    const created = await this.provider.createPullRequest({ branch, title: raiseTitle(action, committed.grown), body: raiseBody(action, committed.grown, decision, path, committed.policy) });
+    const committed = (await this.commitRaise(branch, path, action, decision)) ?? {
+      grown: growths(templatesBefore(action), action.templates),
+      policy: onBase.policy,
+    };
+    const created = await this.provider.createPullRequest({
+      branch,
+      title: raiseTitle(action, committed.grown),
+      body: raiseBody(action, committed.grown, decision, path, committed.policy),
+    });
     const notes = created.notes.length ? ` (${created.notes.join("; ")})` : "";
-    return proposed(created, `opened pull request #${created.number}; merging it grows ${set}: ${growthSummary(committed.grown)}, every claim through the rollout${notes}`);
+    return proposed(
+      created,
+      `opened pull request #${created.number}; merging it grows ${set}: ${growthSummary(committed.grown)}, every claim through the rollout${notes}`,
+    );
   }
 
   /**
    * Make the branch's manifest carry the raise (combined with one from the same revision it already
    * carries: the larger size wins): at most one commit; undefined when it already does.
    */
-  private async commitRaise(branch: string, path: string, action: RaiseTemplate, decision: Decision): Promise<{ grown: ReturnType<typeof growths>; policy: string | undefined } | undefined> {
+  private async commitRaise(
+    branch: string,
+    path: string,
+    action: RaiseTemplate,
+    decision: Decision,
+  ): Promise<{ grown: ReturnType<typeof growths>; policy: string | undefined } | undefined> {
     const file = await this.provider.readFile(path, branch);
     const onBranch: ManifestDesired = manifestDesired(file?.text, action, path, branch);
     const templates = raisedTemplates(onBranch, action);
     const edited = editRaiseManifest(file?.text, action, templates, path, branch);
     if (!edited.changed) return undefined;
     const grown = growths(templatesBefore(action), templates);
-    await this.provider.writeFile({ path, branch, text: edited.text, message: raiseCommitMessage(action, grown, decision), ...(file ? { previous: file } : {}) });
+    await this.provider.writeFile({
+      path,
+      branch,
+      text: edited.text,
+      message: raiseCommitMessage(action, grown, decision),
+      ...(file ? { previous: file } : {}),
+    });
     return { grown, policy: onBranch.policy };
   }
 
@@ -245,7 +306,13 @@ export class PullRequestWriter implements ClaimWriter {
     const file = await this.provider.readFile(path, branch);
     const edited = editClaimManifest(file?.text, action, path);
     if (!edited.changed) return;
-    await this.provider.writeFile({ path, branch, text: edited.text, message: commitMessage(action, decision), ...(file ? { previous: file } : {}) });
+    await this.provider.writeFile({
+      path,
+      branch,
+      text: edited.text,
+      message: commitMessage(action, decision),
+      ...(file ? { previous: file } : {}),
+    });
   }
 
   private rejected(pr: PullRequest, ref: SetRef, action: PatchClaim): ApplyOutcome {
@@ -271,7 +338,11 @@ export class PullRequestWriter implements ClaimWriter {
 const describe = (a: PatchClaim): string =>
   `${a.namespace}/${a.claim} (ordinal ${a.ordinal}) → storage ${a.storage}${a.volumeAttributesClassName ? `, volumeAttributesClassName ${a.volumeAttributesClassName}` : ""}`;
 
-const proposed = (pr: PullRequest, detail: string): ApplyOutcome => ({ kind: "proposed", detail: `${detail} — ${pr.url}`, url: pr.url });
+const proposed = (pr: PullRequest, detail: string): ApplyOutcome => ({
+  kind: "proposed",
+  detail: `${detail} — ${pr.url}`,
+  url: pr.url,
+});
 
 /** A writer for a repository config (validated here), over the given fetch. */
 export function pullRequestWriter(config: unknown, opts: PullRequestWriterOptions = {}): PullRequestWriter {
@@ -281,6 +352,7 @@ export function pullRequestWriter(config: unknown, opts: PullRequestWriterOption
     ...(opts.now ? { now: opts.now } : {}),
     ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}),
   };
-  const provider = parsed.provider === "github" ? new GitHubProvider(parsed, providerOpts) : new GitLabProvider(parsed, providerOpts);
+  const provider =
+    parsed.provider === "github" ? new GitHubProvider(parsed, providerOpts) : new GitLabProvider(parsed, providerOpts);
   return new PullRequestWriter(parsed, provider);
 }

@@ -5,7 +5,7 @@
 // encoding by default for GET, HEAD, DELETE, OPTIONS): a DELETE body written without a length is
 // read by the API server as no body at all, so `propagationPolicy: Orphan` and the preconditions
 // are dropped and the set is deleted in the background, its pods and claims with it.
-import { request as httpRequest, type Agent } from "node:http";
+import { type Agent, request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
 import type { FetchLike } from "../kube/client.js";
 

@@ -47,7 +47,9 @@ export function loadKubeConfig(src: KubeConfigSource = {}): KubeConfig {
     // loadFromDefault reads $KUBECONFIG (a list of files), else ~/.kube/config: name the one that failed.
     const env = process.env.KUBECONFIG;
     if (env) {
-      throw new KubeConfigError(`cannot load kubeconfig from $KUBECONFIG (KUBECONFIG=${env}): ${reason}; point KUBECONFIG at a kubeconfig file, unset it, or pass --kubeconfig`);
+      throw new KubeConfigError(
+        `cannot load kubeconfig from $KUBECONFIG (KUBECONFIG=${env}): ${reason}; point KUBECONFIG at a kubeconfig file, unset it, or pass --kubeconfig`,
+      );
     }
     throw new KubeConfigError(`cannot load kubeconfig ~/.kube/config: ${reason}`);
   }
@@ -60,8 +62,15 @@ export function loadKubeConfig(src: KubeConfigSource = {}): KubeConfig {
   }
   const cluster = kc.getCurrentCluster();
   // loadFromDefault's last resort is http://localhost:8080, which is never what anyone meant.
-  if (!src.inCluster && !src.kubeconfig && kc.getCurrentContext() === "loaded-context" && cluster?.server === "http://localhost:8080") {
-    throw new KubeConfigError("no kubeconfig found: set KUBECONFIG, create ~/.kube/config, pass --kubeconfig, or run in a pod with a service account");
+  if (
+    !src.inCluster &&
+    !src.kubeconfig &&
+    kc.getCurrentContext() === "loaded-context" &&
+    cluster?.server === "http://localhost:8080"
+  ) {
+    throw new KubeConfigError(
+      "no kubeconfig found: set KUBECONFIG, create ~/.kube/config, pass --kubeconfig, or run in a pod with a service account",
+    );
   }
   if (!cluster) throw new KubeConfigError(`kubeconfig context "${kc.getCurrentContext()}" names no cluster`);
   // A plain-HTTP server (`kubectl proxy`'s http://127.0.0.1:8001) is used as kubectl uses it.
@@ -94,7 +103,9 @@ export function kubeClientOptions(kc: KubeConfig): KubeClientOptions {
       try {
         init = (await kc.applyToFetchOptions({})) as RequestInit & { agent?: Agent };
       } catch (err) {
-        throw new KubeConfigError(`kubeconfig user "${kc.getCurrentUser()?.name ?? "?"}": cannot get credentials: ${(err as Error).message}`);
+        throw new KubeConfigError(
+          `kubeconfig user "${kc.getCurrentUser()?.name ?? "?"}": cannot get credentials: ${(err as Error).message}`,
+        );
       }
       keep(init.agent);
       return Object.fromEntries(new Headers(init.headers).entries());
@@ -115,5 +126,11 @@ export function nodeKubeTarget(src: KubeConfigSource = {}, extra: Partial<KubeCl
       // no namespace file: kubectl's default
     }
   }
-  return { client: new KubeClient({ ...options, ...extra }), kubeConfig: kc, server: options.server, context, namespace: namespace || "default" };
+  return {
+    client: new KubeClient({ ...options, ...extra }),
+    kubeConfig: kc,
+    server: options.server,
+    context,
+    namespace: namespace || "default",
+  };
 }

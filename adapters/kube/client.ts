@@ -2,9 +2,10 @@
 // on Node alike, and msw sees every request. It builds URLs from the route table, adds auth
 // headers, times out each attempt, follows list pagination, parses `Status` bodies into
 // ApiError, and retries what is safe to retry.
-import type * as z from "../../core/zod.js";
-import type { ApiRequestRecord } from "../../core/recorder.js";
+
 import { listOf } from "../../core/k8s.js";
+import type { ApiRequestRecord } from "../../core/recorder.js";
+import type * as z from "../../core/zod.js";
 import { ApiError, apiErrorFrom } from "../api-error.js";
 import { describeRequest, methodOf, pathOf, type Route, type Target } from "./routes.js";
 
@@ -93,7 +94,10 @@ export function parseRetryAfter(value: string | null, now = Date.now()): number 
 
 /** Refusals of what was asked keep the server's own words (the planner quotes them); the rest say what was being done. */
 const keepsServerWords = (e: ApiError): boolean =>
-  e.kind === "Invalid" || e.kind === "Conflict" || e.kind === "AlreadyExists" || (e.kind === "Forbidden" && e.isAdmissionForbidden);
+  e.kind === "Invalid" ||
+  e.kind === "Conflict" ||
+  e.kind === "AlreadyExists" ||
+  (e.kind === "Forbidden" && e.isAdmissionForbidden);
 
 export class KubeClient {
   readonly server: string;
@@ -108,10 +112,14 @@ export class KubeClient {
     try {
       url = new URL(opts.server);
     } catch {
-      throw new Error(`invalid Kubernetes API server URL ${JSON.stringify(opts.server)}: expected e.g. https://10.0.0.1:6443`);
+      throw new Error(
+        `invalid Kubernetes API server URL ${JSON.stringify(opts.server)}: expected e.g. https://10.0.0.1:6443`,
+      );
     }
     if (url.protocol !== "https:" && url.protocol !== "http:") {
-      throw new Error(`invalid Kubernetes API server URL ${JSON.stringify(opts.server)}: the scheme must be https (or http)`);
+      throw new Error(
+        `invalid Kubernetes API server URL ${JSON.stringify(opts.server)}: the scheme must be https (or http)`,
+      );
     }
     this.server = opts.server.replace(/\/+$/, "");
     this.pageSize = opts.pageSize ?? DEFAULT_PAGE_SIZE;
@@ -122,7 +130,12 @@ export class KubeClient {
   }
 
   /** GET one object and validate it. */
-  async get<S extends z.ZodMiniType>(route: Route, target: Target, schema: S, signal?: AbortSignal): Promise<z.infer<S>> {
+  async get<S extends z.ZodMiniType>(
+    route: Route,
+    target: Target,
+    schema: S,
+    signal?: AbortSignal,
+  ): Promise<z.infer<S>> {
     const body = await this.send(route, target, signal ? { signal } : {});
     return this.validate(route, target, schema, body);
   }
@@ -168,7 +181,14 @@ export class KubeClient {
   }
 
   /** PATCH with the given patch content type; returns the object the server answers. */
-  patch(route: Route, target: Target, body: unknown, contentType: string, query: Record<string, string> = {}, signal?: AbortSignal): Promise<unknown> {
+  patch(
+    route: Route,
+    target: Target,
+    body: unknown,
+    contentType: string,
+    query: Record<string, string> = {},
+    signal?: AbortSignal,
+  ): Promise<unknown> {
     return this.send(route, target, { body, contentType, query, ...(signal ? { signal } : {}) });
   }
 
@@ -201,7 +221,11 @@ export class KubeClient {
       }
       const retryable = error.kind === "TooManyRequests" || error.kind === "ServerError" || error.kind === "Timeout";
       const retryAfter = error.retryAfterSeconds;
-      if (!retryable || attempt >= attempts || (retryAfter !== undefined && retryAfter > this.retry.maxRetryAfterSeconds)) {
+      if (
+        !retryable ||
+        attempt >= attempts ||
+        (retryAfter !== undefined && retryAfter > this.retry.maxRetryAfterSeconds)
+      ) {
         throw error;
       }
       const backoff = Math.min(this.retry.maxDelayMs, this.retry.baseDelayMs * 2 ** (attempt - 1));
@@ -216,11 +240,22 @@ export class KubeClient {
       return await this.attemptOnce(url, route, request, opts, answer);
     } finally {
       const { verb, resource, subresource } = route;
-      this.opts.onRequest?.({ verb, resource: subresource ? `${resource}/${subresource}` : resource, code: answer.code, seconds: (performance.now() - started) / 1000 });
+      this.opts.onRequest?.({
+        verb,
+        resource: subresource ? `${resource}/${subresource}` : resource,
+        code: answer.code,
+        seconds: (performance.now() - started) / 1000,
+      });
     }
   }
 
-  private async attemptOnce(url: string, route: Route, request: string, opts: RequestOptions, answer: { code: number | "error" }): Promise<unknown> {
+  private async attemptOnce(
+    url: string,
+    route: Route,
+    request: string,
+    opts: RequestOptions,
+    answer: { code: number | "error" },
+  ): Promise<unknown> {
     const headers: Record<string, string> = {
       Accept: "application/json",
       "User-Agent": USER_AGENT, // how the API server's audit log names the caller
@@ -244,15 +279,40 @@ export class KubeClient {
     } catch (err) {
       if (opts.signal?.aborted) throw err; // the caller gave up: not ours to report or retry
       if (timeout.aborted) {
-        return this.fail(new ApiError(0, "Timeout", `no answer from the API server within ${this.timeoutMs} ms`, undefined, undefined, request));
+        return this.fail(
+          new ApiError(
+            0,
+            "Timeout",
+            `no answer from the API server within ${this.timeoutMs} ms`,
+            undefined,
+            undefined,
+            request,
+          ),
+        );
       }
       const code = errorCode(err);
       if (code && TLS_ERRORS.has(code)) {
         return this.fail(
-          new ApiError(0, "Other", `TLS verification of ${this.server} failed (${code}): give the cluster's CA (kubeconfig certificate-authority), not insecure-skip-tls-verify`, undefined, undefined, request),
+          new ApiError(
+            0,
+            "Other",
+            `TLS verification of ${this.server} failed (${code}): give the cluster's CA (kubeconfig certificate-authority), not insecure-skip-tls-verify`,
+            undefined,
+            undefined,
+            request,
+          ),
         );
       }
-      return this.fail(new ApiError(0, "ServerError", `cannot reach the API server at ${this.server}: ${errorText(err)}`, undefined, undefined, request));
+      return this.fail(
+        new ApiError(
+          0,
+          "ServerError",
+          `cannot reach the API server at ${this.server}: ${errorText(err)}`,
+          undefined,
+          undefined,
+          request,
+        ),
+      );
     }
 
     let body: unknown = text;
@@ -265,14 +325,29 @@ export class KubeClient {
     }
     if (res.ok) return body;
     const retryAfter = parseRetryAfter(res.headers.get("Retry-After"));
-    return this.fail(apiErrorFrom(res.status, body, { ...(retryAfter !== undefined ? { retryAfterSeconds: retryAfter } : {}), request }));
+    return this.fail(
+      apiErrorFrom(res.status, body, {
+        ...(retryAfter !== undefined ? { retryAfterSeconds: retryAfter } : {}),
+        request,
+      }),
+    );
   }
 
   /** Throw the error, its message prefixed with what was being done unless the server's words must stay as they are. */
   private fail(err: ApiError): never {
     if (keepsServerWords(err)) throw err;
-    const hint = err.kind === "Unauthorized" ? ` (the API server at ${this.server} rejected the credentials: check the token or the kubeconfig user)` : "";
-    throw new ApiError(err.code, err.kind, `${err.request}: ${err.message}${hint}`, err.status, err.retryAfterSeconds, err.request);
+    const hint =
+      err.kind === "Unauthorized"
+        ? ` (the API server at ${this.server} rejected the credentials: check the token or the kubeconfig user)`
+        : "";
+    throw new ApiError(
+      err.code,
+      err.kind,
+      `${err.request}: ${err.message}${hint}`,
+      err.status,
+      err.retryAfterSeconds,
+      err.request,
+    );
   }
 
   private validate<S extends z.ZodMiniType>(route: Route, target: Target, schema: S, body: unknown): z.infer<S> {
@@ -280,6 +355,8 @@ export class KubeClient {
     if (parsed.success) return parsed.data;
     const issue = parsed.error.issues[0]!;
     const at = issue.path.map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`)).join("");
-    throw new KubeResponseError(`unexpected answer to ${describeRequest(route, target)}: ${at ? `${at.replace(/^\./, "")}: ` : ""}${issue.message}`);
+    throw new KubeResponseError(
+      `unexpected answer to ${describeRequest(route, target)}: ${at ? `${at.replace(/^\./, "")}: ` : ""}${issue.message}`,
+    );
   }
 }

@@ -36,7 +36,12 @@ export function eventName(ref: SetRef, event: Pick<EventRecord, "reason" | "note
 }
 
 /** The Event to create for the first occurrence. */
-export function eventBody(ref: SetRef, event: EventRecord, now: Date, reportingInstance: string): Record<string, unknown> {
+export function eventBody(
+  ref: SetRef,
+  event: EventRecord,
+  now: Date,
+  reportingInstance: string,
+): Record<string, unknown> {
   return {
     apiVersion: "events.k8s.io/v1",
     kind: "Event",

@@ -20,14 +20,18 @@ export function encodeLabelSelector(selector: LabelSelector): string {
       case "In":
       case "NotIn":
         if (!values.length) {
-          throw new LabelSelectorError(`selector expression on "${req.key}": operator ${req.operator} needs at least one value`);
+          throw new LabelSelectorError(
+            `selector expression on "${req.key}": operator ${req.operator} needs at least one value`,
+          );
         }
         parts.push(`${req.key} ${req.operator.toLowerCase()} (${values.join(",")})`);
         break;
       case "Exists":
       case "DoesNotExist":
         if (values.length) {
-          throw new LabelSelectorError(`selector expression on "${req.key}": operator ${req.operator} takes no values (got ${values.join(",")})`);
+          throw new LabelSelectorError(
+            `selector expression on "${req.key}": operator ${req.operator} takes no values (got ${values.join(",")})`,
+          );
         }
         parts.push(req.operator === "Exists" ? req.key : `!${req.key}`);
         break;
@@ -66,11 +70,13 @@ const KEY = /^([a-z0-9A-Z]([-a-z0-9A-Z_./]*[a-z0-9A-Z])?)$/;
 const VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 
 const key = (k: string, whole: string): string => {
-  if (!KEY.test(k)) throw new SelectorSyntaxError(`unable to parse requirement: invalid label key "${k}" in "${whole}"`);
+  if (!KEY.test(k))
+    throw new SelectorSyntaxError(`unable to parse requirement: invalid label key "${k}" in "${whole}"`);
   return k;
 };
 const value = (v: string, whole: string): string => {
-  if (!VALUE.test(v)) throw new SelectorSyntaxError(`unable to parse requirement: invalid label value "${v}" in "${whole}"`);
+  if (!VALUE.test(v))
+    throw new SelectorSyntaxError(`unable to parse requirement: invalid label value "${v}" in "${whole}"`);
   return v;
 };
 
@@ -94,7 +100,10 @@ export function parseLabelSelector(selector: string): Requirement[] {
 }
 
 /** Do these labels satisfy every requirement? */
-export function matchesLabels(requirements: readonly Requirement[], labels: Record<string, string> | undefined): boolean {
+export function matchesLabels(
+  requirements: readonly Requirement[],
+  labels: Record<string, string> | undefined,
+): boolean {
   const l = labels ?? {};
   return requirements.every((req) => {
     const has = Object.hasOwn(l, req.key);

@@ -1,11 +1,12 @@
 // The sweeper's Lease (coordination.k8s.io/v1) through the direct adapter: get, create, and a merge
 // patch under a resourceVersion precondition (client-go's Update). What the election reads and
 // writes are the ports of core/ports.ts (LeaseApi, LeaseSpec); what a refusal means is decided here.
+
+import type { LeaseApi, LeaseSpec, ObservedLease, WriteOutcome } from "../../core/ports.js";
 import * as z from "../../core/zod.js";
 import { ApiError } from "../api-error.js";
 import type { KubeClient } from "./client.js";
 import { LeaseRoutes } from "./routes.js";
-import type { LeaseApi, LeaseSpec, ObservedLease, WriteOutcome } from "../../core/ports.js";
 
 /** The Lease as claimstep reads it (other fields are kept by the server, never sent back). */
 const Lease = z.looseObject({
@@ -25,7 +26,8 @@ const MERGE_PATCH = "application/merge-patch+json";
 
 const observed = (body: unknown): ObservedLease => {
   const parsed = Lease.safeParse(body);
-  if (!parsed.success) throw new Error(`unexpected Lease from the API server: ${parsed.error.issues[0]?.message ?? "invalid"}`);
+  if (!parsed.success)
+    throw new Error(`unexpected Lease from the API server: ${parsed.error.issues[0]?.message ?? "invalid"}`);
   const s = parsed.data.spec ?? {};
   const spec: LeaseSpec = {};
   if (typeof s.holderIdentity === "string") spec.holderIdentity = s.holderIdentity;
@@ -60,7 +62,9 @@ export class KubeLease implements LeaseApi {
 
   async get(): Promise<ObservedLease | undefined> {
     try {
-      return observed(await this.client.send(LeaseRoutes.getLease, this.target, { signal: AbortSignal.timeout(this.opts.timeoutMs) }));
+      return observed(
+        await this.client.send(LeaseRoutes.getLease, this.target, { signal: AbortSignal.timeout(this.opts.timeoutMs) }),
+      );
     } catch (err) {
       if (err instanceof ApiError && err.kind === "NotFound") return undefined;
       throw err;
@@ -68,13 +72,34 @@ export class KubeLease implements LeaseApi {
   }
 
   async create(spec: LeaseSpec): Promise<WriteOutcome> {
-    const body = { apiVersion: "coordination.k8s.io/v1", kind: "Lease", metadata: { name: this.opts.name, namespace: this.opts.namespace }, spec };
-    return this.write(() => this.client.create(LeaseRoutes.createLease, { namespace: this.opts.namespace }, body, AbortSignal.timeout(this.opts.timeoutMs)));
+    const body = {
+      apiVersion: "coordination.k8s.io/v1",
+      kind: "Lease",
+      metadata: { name: this.opts.name, namespace: this.opts.namespace },
+      spec,
+    };
+    return this.write(() =>
+      this.client.create(
+        LeaseRoutes.createLease,
+        { namespace: this.opts.namespace },
+        body,
+        AbortSignal.timeout(this.opts.timeoutMs),
+      ),
+    );
   }
 
   async update(spec: LeaseSpec, resourceVersion: string): Promise<WriteOutcome> {
     const body = { metadata: { resourceVersion }, spec };
-    return this.write(() => this.client.patch(LeaseRoutes.patchLease, this.target, body, MERGE_PATCH, {}, AbortSignal.timeout(this.opts.timeoutMs)));
+    return this.write(() =>
+      this.client.patch(
+        LeaseRoutes.patchLease,
+        this.target,
+        body,
+        MERGE_PATCH,
+        {},
+        AbortSignal.timeout(this.opts.timeoutMs),
+      ),
+    );
   }
 
   private async write(send: () => Promise<unknown>): Promise<WriteOutcome> {

@@ -1,12 +1,21 @@
 // StateReader over the API server: one GET and three LISTs whatever the replica count
 // (plus VolumeAttributesClasses, only when a desired template names one).
-import * as z from "../../core/zod.js";
-import { ConfigMap, ObjectMeta, PersistentVolumeClaim, Pod, StatefulSet, StorageClass, VolumeAttributesClass } from "../../core/k8s.js";
+
 import { finalizeOf, readRecord, recordName } from "../../core/finalize.js";
+import {
+  ConfigMap,
+  ObjectMeta,
+  PersistentVolumeClaim,
+  Pod,
+  StatefulSet,
+  StorageClass,
+  VolumeAttributesClass,
+} from "../../core/k8s.js";
 import type { LoadOptions, StateReader } from "../../core/ports.js";
 import { isOptedIn } from "../../core/statefulset.js";
 import { desiredTemplates } from "../../core/templates.js";
 import type { SetRef, Snapshot } from "../../core/types.js";
+import * as z from "../../core/zod.js";
 import { ApiError } from "../api-error.js";
 import type { KubeClient } from "./client.js";
 import { encodeLabelSelector } from "./label-selector.js";
@@ -29,7 +38,10 @@ export function namesVolumeAttributesClass(set: StatefulSet): boolean {
 export class KubeReader implements StateReader {
   constructor(private readonly client: KubeClient) {}
 
-  async load(ref: SetRef, { signal, volumeAttributesClasses: withClasses = false, recreateRecord: withRecord = false }: LoadOptions = {}): Promise<Snapshot> {
+  async load(
+    ref: SetRef,
+    { signal, volumeAttributesClasses: withClasses = false, recreateRecord: withRecord = false }: LoadOptions = {},
+  ): Promise<Snapshot> {
     let statefulSet: StatefulSet;
     let recreateRecord: ConfigMap | undefined;
     let setMissing = false;
@@ -41,7 +53,12 @@ export class KubeReader implements StateReader {
       recreateRecord = await this.record(ref, signal, true);
       const read = recreateRecord && readRecord(recreateRecord);
       if (!read) throw err;
-      statefulSet = read.ok ? { ...read.record.manifest, metadata: { ...read.record.manifest.metadata, namespace: ref.namespace, name: ref.name } } : { metadata: { name: ref.name, namespace: ref.namespace }, spec: { selector: {} } };
+      statefulSet = read.ok
+        ? {
+            ...read.record.manifest,
+            metadata: { ...read.record.manifest.metadata, namespace: ref.namespace, name: ref.name },
+          }
+        : { metadata: { name: ref.name, namespace: ref.namespace }, spec: { selector: {} } };
       setMissing = true;
     }
     const finalize = finalizeOf(statefulSet);
@@ -52,18 +69,34 @@ export class KubeReader implements StateReader {
     // select claims (matchExpressions could exclude the set's own claims).
     const podSelector = encodeLabelSelector(statefulSet.spec.selector);
     const claimSelector = encodeLabelSelector({ matchLabels: statefulSet.spec.selector.matchLabels ?? {} });
-    const opts = (labelSelector: string, expected: number) => ({ labelSelector, expected, ...(signal ? { signal } : {}) });
+    const opts = (labelSelector: string, expected: number) => ({
+      labelSelector,
+      expected,
+      ...(signal ? { signal } : {}),
+    });
     const replicas = statefulSet.spec.replicas ?? 1;
     const templates = Math.max(1, statefulSet.spec.volumeClaimTemplates?.length ?? 1);
 
     const [pods, claims, storageClasses, volumeAttributesClasses, record] = await Promise.all([
       this.client.list(Routes.listPods, target, Pod, opts(podSelector, replicas)).then(lean),
-      this.client.list(Routes.listClaims, target, PersistentVolumeClaim, opts(claimSelector, replicas * templates)).then(lean),
+      this.client
+        .list(Routes.listClaims, target, PersistentVolumeClaim, opts(claimSelector, replicas * templates))
+        .then(lean),
       this.client.list(Routes.listStorageClasses, {}, StorageClass, signal ? { signal } : {}).then(lean),
-      withClasses || namesVolumeAttributesClass(statefulSet) ? this.volumeAttributesClasses(signal) : Promise.resolve(undefined),
+      withClasses || namesVolumeAttributesClass(statefulSet)
+        ? this.volumeAttributesClasses(signal)
+        : Promise.resolve(undefined),
       wantsRecord ? this.record(ref, signal, false) : Promise.resolve(recreateRecord),
     ]);
-    return { statefulSet, pods, claims, storageClasses, volumeAttributesClasses, ...(record ? { recreateRecord: record } : {}), ...(setMissing ? { setMissing } : {}) };
+    return {
+      statefulSet,
+      pods,
+      claims,
+      storageClasses,
+      volumeAttributesClasses,
+      ...(record ? { recreateRecord: record } : {}),
+      ...(setMissing ? { setMissing } : {}),
+    };
   }
 
   /**
@@ -73,7 +106,12 @@ export class KubeReader implements StateReader {
    */
   private async record(ref: SetRef, signal: AbortSignal | undefined, quiet: boolean): Promise<ConfigMap | undefined> {
     try {
-      const cm = await this.client.get(RecreateRoutes.getRecord, { namespace: ref.namespace, name: recordName(ref.name) }, ConfigMap, signal);
+      const cm = await this.client.get(
+        RecreateRoutes.getRecord,
+        { namespace: ref.namespace, name: recordName(ref.name) },
+        ConfigMap,
+        signal,
+      );
       delete cm.metadata.managedFields;
       return cm;
     } catch (err) {
@@ -122,7 +160,12 @@ export async function listOptedInSets(client: KubeClient, namespace?: string, si
   const route = namespace === undefined ? Routes.listStatefulSetsAllNamespaces : Routes.listStatefulSets;
   // Only the metadata is read (names and the opt-in annotation): validating whole sets costs the
   // Worker's cron most of its CPU at a thousand sets.
-  const sets = await client.list(route, namespace === undefined ? {} : { namespace }, SetMetadata, signal ? { signal } : {});
+  const sets = await client.list(
+    route,
+    namespace === undefined ? {} : { namespace },
+    SetMetadata,
+    signal ? { signal } : {},
+  );
   return sets
     .filter(isOptedIn)
     .map((s) => ({ namespace: s.metadata.namespace ?? namespace ?? "default", name: s.metadata.name }));

@@ -22,7 +22,15 @@ export interface Route {
   retry: boolean;
 }
 
-const route = (verb: Verb, group: string, version: string, resource: string, namespaced: boolean, retry = true, subresource?: string): Route => ({
+const route = (
+  verb: Verb,
+  group: string,
+  version: string,
+  resource: string,
+  namespaced: boolean,
+  retry = true,
+  subresource?: string,
+): Route => ({
   verb,
   group,
   version,

@@ -1,31 +1,40 @@
 // The three writers over the API server, as Kubernetes splits them: the claim writer (one
 // server-side apply of one PVC), the set-status writer (a merge patch of the StatefulSet's
 // annotations under a resourceVersion precondition) and the event recorder (de-duplicated Events).
-import * as z from "../../core/zod.js";
+
 import { claimApplyBody } from "../../core/apply-body.js";
-import type { ApplyOutcome, ClaimWriter, EventRecorder, PodOutcome, PodWriter, RecreateWriter, SetStatusWriter, Writers } from "../../core/ports.js";
+import { RecordKeys } from "../../core/finalize.js";
+import { FIELD_MANAGER, Keys } from "../../core/keys.js";
+import type {
+  ApplyOutcome,
+  ClaimWriter,
+  EventRecorder,
+  PodOutcome,
+  PodWriter,
+  RecreateWriter,
+  SetStatusWriter,
+  Writers,
+} from "../../core/ports.js";
 import type {
   ActionType,
   ArmRecord,
   ClaimAction,
-  Decision,
-  RaiseTemplate,
   CreateSet,
+  Decision,
   DeleteRecord,
   EventRecord,
   EvictPod,
   OrphanSet,
-  PatchClaim,
   PatchPartition,
+  RaiseTemplate,
   SetRef,
   WriteRecord,
 } from "../../core/types.js";
-import { FIELD_MANAGER, Keys } from "../../core/keys.js";
+import * as z from "../../core/zod.js";
 import { ApiError } from "../api-error.js";
 import type { KubeClient } from "./client.js";
 import { eventBody, eventName, microTime } from "./events.js";
 import { RecreateRoutes, Routes } from "./routes.js";
-import { RecordKeys } from "../../core/finalize.js";
 
 export const APPLY_PATCH = "application/apply-patch+yaml";
 export const MERGE_PATCH = "application/merge-patch+json";
@@ -57,18 +66,38 @@ export class KubeClaimWriter implements ClaimWriter {
 
   /** Autogrow: the desired templates raised, with the record and the step's annotations, in one merge patch. */
   private async raise(action: RaiseTemplate, decision: Decision | undefined): Promise<ApplyOutcome> {
-    await this.client.patch(Routes.annotateStatefulSet, { namespace: action.namespace, name: action.set }, raiseBody(action, decision?.setAnnotations), MERGE_PATCH);
-    return { kind: "applied", detail: `raised ${action.namespace}/${action.set} template ${action.template}: ${action.from} → ${action.to} (revision ${action.toRevision})` };
+    await this.client.patch(
+      Routes.annotateStatefulSet,
+      { namespace: action.namespace, name: action.set },
+      raiseBody(action, decision?.setAnnotations),
+      MERGE_PATCH,
+    );
+    return {
+      kind: "applied",
+      detail: `raised ${action.namespace}/${action.set} template ${action.template}: ${action.from} → ${action.to} (revision ${action.toRevision})`,
+    };
   }
 
   async apply(action: ClaimAction, decision?: Decision): Promise<ApplyOutcome> {
     if (action.type === "RaiseTemplate") return this.raise(action, decision);
-    if (action.type !== "PatchClaim") throw new Error(`direct writer cannot apply ${action.type} of ${action.set}: it is proposed through a pull request`);
-    await this.client.patch(Routes.applyClaim, { namespace: action.namespace, name: action.claim }, claimApplyBody(action), APPLY_PATCH, {
-      fieldManager: FIELD_MANAGER,
-      force: "true",
-    });
-    const vac = action.volumeAttributesClassName !== undefined ? `, volumeAttributesClassName ${action.volumeAttributesClassName}` : "";
+    if (action.type !== "PatchClaim")
+      throw new Error(
+        `direct writer cannot apply ${action.type} of ${action.set}: it is proposed through a pull request`,
+      );
+    await this.client.patch(
+      Routes.applyClaim,
+      { namespace: action.namespace, name: action.claim },
+      claimApplyBody(action),
+      APPLY_PATCH,
+      {
+        fieldManager: FIELD_MANAGER,
+        force: "true",
+      },
+    );
+    const vac =
+      action.volumeAttributesClassName !== undefined
+        ? `, volumeAttributesClassName ${action.volumeAttributesClassName}`
+        : "";
     return { kind: "applied", detail: `applied ${action.namespace}/${action.claim}: storage ${action.storage}${vac}` };
   }
 }
@@ -77,16 +106,26 @@ export class KubeClaimWriter implements ClaimWriter {
 export const raiseBody = (action: RaiseTemplate, annotations: Record<string, string> | undefined) => ({
   metadata: {
     ...(action.resourceVersion !== undefined ? { resourceVersion: action.resourceVersion } : {}),
-    annotations: { ...annotations, [Keys.templates]: JSON.stringify(action.templates), [Keys.autogrownFrom]: action.autogrownFrom },
+    annotations: {
+      ...annotations,
+      [Keys.templates]: JSON.stringify(action.templates),
+      [Keys.autogrownFrom]: action.autogrownFrom,
+    },
   },
 });
 
 export class KubeSetStatusWriter implements SetStatusWriter {
   constructor(private readonly client: KubeClient) {}
 
-  async annotateSet(ref: SetRef, annotations: Record<string, string>, resourceVersion?: string): Promise<string | undefined> {
+  async annotateSet(
+    ref: SetRef,
+    annotations: Record<string, string>,
+    resourceVersion?: string,
+  ): Promise<string | undefined> {
     const metadata = { annotations, ...(resourceVersion !== undefined ? { resourceVersion } : {}) };
-    const answer = (await this.client.patch(Routes.annotateStatefulSet, ref, { metadata }, MERGE_PATCH)) as { metadata?: { resourceVersion?: unknown } } | undefined;
+    const answer = (await this.client.patch(Routes.annotateStatefulSet, ref, { metadata }, MERGE_PATCH)) as
+      | { metadata?: { resourceVersion?: unknown } }
+      | undefined;
     const rv = answer?.metadata?.resourceVersion;
     return typeof rv === "string" ? rv : undefined;
   }
@@ -101,7 +140,10 @@ export class KubePodWriter implements PodWriter {
   constructor(private readonly client: KubeClient) {}
 
   async patchPartition(action: PatchPartition, annotations: Record<string, string> | undefined): Promise<PodOutcome> {
-    const record = action.userPartition === undefined ? {} : { [Keys.userPartition]: action.userPartition === null ? null : String(action.userPartition) };
+    const record =
+      action.userPartition === undefined
+        ? {}
+        : { [Keys.userPartition]: action.userPartition === null ? null : String(action.userPartition) };
     const body = {
       metadata: {
         ...(action.resourceVersion !== undefined ? { resourceVersion: action.resourceVersion } : {}),
@@ -109,8 +151,16 @@ export class KubePodWriter implements PodWriter {
       },
       spec: { updateStrategy: { rollingUpdate: { partition: action.partition } } },
     };
-    await this.client.patch(Routes.patchPartition, { namespace: action.namespace, name: action.set }, body, MERGE_PATCH);
-    return { kind: "applied", detail: `patched ${action.namespace}/${action.set}: partition ${action.from} → ${action.partition}` };
+    await this.client.patch(
+      Routes.patchPartition,
+      { namespace: action.namespace, name: action.set },
+      body,
+      MERGE_PATCH,
+    );
+    return {
+      kind: "applied",
+      detail: `patched ${action.namespace}/${action.set}: partition ${action.from} → ${action.partition}`,
+    };
   }
 
   async evict(action: EvictPod): Promise<PodOutcome> {
@@ -148,25 +198,58 @@ export class KubeRecreateWriter implements RecreateWriter {
   }
 
   async armRecord(action: ArmRecord) {
-    const body = { metadata: { resourceVersion: action.resourceVersion }, data: { [RecordKeys.armed]: String(action.armed) } };
-    await this.client.patch(RecreateRoutes.patchRecord, { namespace: action.namespace, name: action.name }, body, MERGE_PATCH);
-    return { kind: "applied" as const, detail: `${action.armed ? "armed" : "disarmed"} ConfigMap ${action.namespace}/${action.name}` };
+    const body = {
+      metadata: { resourceVersion: action.resourceVersion },
+      data: { [RecordKeys.armed]: String(action.armed) },
+    };
+    await this.client.patch(
+      RecreateRoutes.patchRecord,
+      { namespace: action.namespace, name: action.name },
+      body,
+      MERGE_PATCH,
+    );
+    return {
+      kind: "applied" as const,
+      detail: `${action.armed ? "armed" : "disarmed"} ConfigMap ${action.namespace}/${action.name}`,
+    };
   }
 
   async orphanSet(action: OrphanSet) {
-    const options = { apiVersion: "v1", kind: "DeleteOptions", propagationPolicy: "Orphan", preconditions: { uid: action.uid, resourceVersion: action.resourceVersion } };
-    await this.client.delete(RecreateRoutes.deleteStatefulSet, { namespace: action.namespace, name: action.set }, options);
-    return { kind: "applied" as const, detail: `deleted StatefulSet ${action.namespace}/${action.set} (orphan; uid ${action.uid})` };
+    const options = {
+      apiVersion: "v1",
+      kind: "DeleteOptions",
+      propagationPolicy: "Orphan",
+      preconditions: { uid: action.uid, resourceVersion: action.resourceVersion },
+    };
+    await this.client.delete(
+      RecreateRoutes.deleteStatefulSet,
+      { namespace: action.namespace, name: action.set },
+      options,
+    );
+    return {
+      kind: "applied" as const,
+      detail: `deleted StatefulSet ${action.namespace}/${action.set} (orphan; uid ${action.uid})`,
+    };
   }
 
   async createSet(action: CreateSet) {
     const body = { apiVersion: "apps/v1", kind: "StatefulSet", ...action.manifest };
-    const created = (await this.client.create(RecreateRoutes.createStatefulSet, { namespace: action.namespace }, body)) as { metadata?: { uid?: string } } | undefined;
-    return { kind: "applied" as const, detail: `created StatefulSet ${action.namespace}/${action.set}${created?.metadata?.uid ? ` (uid ${created.metadata.uid})` : ""}` };
+    const created = (await this.client.create(
+      RecreateRoutes.createStatefulSet,
+      { namespace: action.namespace },
+      body,
+    )) as { metadata?: { uid?: string } } | undefined;
+    return {
+      kind: "applied" as const,
+      detail: `created StatefulSet ${action.namespace}/${action.set}${created?.metadata?.uid ? ` (uid ${created.metadata.uid})` : ""}`,
+    };
   }
 
   async deleteRecord(action: DeleteRecord) {
-    const preconditions = { uid: action.uid, ...(action.resourceVersion !== undefined ? { resourceVersion: action.resourceVersion } : {}) };
+    const preconditions = {
+      uid: action.uid,
+      ...(action.resourceVersion !== undefined ? { resourceVersion: action.resourceVersion } : {}),
+    };
     const options = { apiVersion: "v1", kind: "DeleteOptions", preconditions };
     await this.client.delete(RecreateRoutes.deleteRecord, { namespace: action.namespace, name: action.name }, options);
     return { kind: "applied" as const, detail: `deleted ConfigMap ${action.namespace}/${action.name}` };
@@ -179,10 +262,15 @@ export class KubeEventRecorder implements EventRecorder {
   /** Count and resourceVersion of events this writer wrote: a repeat then costs one request instead of two. */
   private readonly series = new Map<string, SeriesState>();
 
-  constructor(private readonly client: KubeClient, opts: KubeWriterOptions = {}) {
+  constructor(
+    private readonly client: KubeClient,
+    opts: KubeWriterOptions = {},
+  ) {
     const instance = opts.reportingInstance ?? "claimstep";
     if (!instance || instance.length > 128) {
-      throw new Error(`reportingInstance ${JSON.stringify(instance)} must be 1 to 128 characters (e.g. the pod or Worker name)`);
+      throw new Error(
+        `reportingInstance ${JSON.stringify(instance)} must be 1 to 128 characters (e.g. the pod or Worker name)`,
+      );
     }
     this.reportingInstance = instance;
   }
@@ -202,7 +290,15 @@ export class KubeEventRecorder implements EventRecorder {
     const target = { namespace: ref.namespace, name };
     const bump = async (known: SeriesState) => {
       const series = { count: known.count + 1, lastObservedTime: microTime(now) };
-      this.remember(name, await this.client.patch(Routes.patchEvent, target, { metadata: { resourceVersion: known.resourceVersion }, series }, MERGE_PATCH));
+      this.remember(
+        name,
+        await this.client.patch(
+          Routes.patchEvent,
+          target,
+          { metadata: { resourceVersion: known.resourceVersion }, series },
+          MERGE_PATCH,
+        ),
+      );
     };
     const known = this.series.get(name);
     this.series.delete(name);
@@ -229,7 +325,14 @@ export class KubeEventRecorder implements EventRecorder {
   private async createEvent(ref: SetRef, event: EventRecord, now: Date): Promise<void> {
     const name = eventName(ref, event);
     try {
-      this.remember(name, await this.client.create(Routes.createEvent, { namespace: ref.namespace, name }, eventBody(ref, event, now, this.reportingInstance)));
+      this.remember(
+        name,
+        await this.client.create(
+          Routes.createEvent,
+          { namespace: ref.namespace, name },
+          eventBody(ref, event, now, this.reportingInstance),
+        ),
+      );
     } catch (err) {
       // Created by a concurrent invocation: the same occurrence.
       if (err instanceof ApiError && err.kind === "AlreadyExists") return;
@@ -239,7 +342,10 @@ export class KubeEventRecorder implements EventRecorder {
 
   private remember(name: string, answer: unknown): SeriesState {
     const parsed = EventState.safeParse(answer);
-    const state = { count: (parsed.success && parsed.data.series?.count) || 1, resourceVersion: (parsed.success && parsed.data.metadata.resourceVersion) || "" };
+    const state = {
+      count: (parsed.success && parsed.data.series?.count) || 1,
+      resourceVersion: (parsed.success && parsed.data.metadata.resourceVersion) || "",
+    };
     this.series.delete(name);
     if (this.series.size >= SERIES_CACHE_SIZE) this.series.delete(this.series.keys().next().value!);
     if (state.resourceVersion) this.series.set(name, state);

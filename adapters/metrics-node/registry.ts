@@ -2,7 +2,7 @@
 // "Metrics", in a registry of its own, exposed by GET /metrics. Node only: the Worker never loads
 // this file (prom-client needs Node). Not to be confused with ./prometheus.ts, autogrow's
 // Prometheus query client.
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import type {
   AdmissionResult,
   ApiRequestRecord,
@@ -20,7 +20,8 @@ export const STEP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5
 export const API_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 /** A label value as the exposition format writes it. */
-const esc = (v: string) => (/[\\"\n]/.test(v) ? v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n") : v);
+const esc = (v: string) =>
+  /[\\"\n]/.test(v) ? v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n") : v;
 
 /**
  * The per-set gauges, by family: written by hand, not by prom-client. prom-client formats every
@@ -78,12 +79,43 @@ export class PromRecorder implements Recorder {
   constructor(opts: PromRecorderOptions = {}) {
     this.now = opts.now ?? Date.now;
     const registers = [this.registry];
-    this.steps = new Counter({ name: "claimstep_steps_total", help: "Steps that finished, by outcome.", labelNames: ["outcome"], registers });
-    this.stepSeconds = new Histogram({ name: "claimstep_step_duration_seconds", help: "Duration of a step (read, plan, write, record), failed ones included.", buckets: STEP_BUCKETS, registers });
-    this.apiRequests = new Counter({ name: "claimstep_api_requests_total", help: "Requests to the Kubernetes API server, by verb, resource and status code (error: no answer).", labelNames: ["verb", "resource", "code"], registers });
-    this.apiSeconds = new Histogram({ name: "claimstep_api_request_duration_seconds", help: "Duration of one request to the Kubernetes API server.", labelNames: ["verb", "resource"], buckets: API_BUCKETS, registers });
-    this.deliveries = new Counter({ name: "claimstep_webhook_deliveries_total", help: "Inbound deliveries (relay events, forge webhooks, step requests), by source and result.", labelNames: ["source", "result"], registers });
-    this.admissions = new Counter({ name: "claimstep_admission_reviews_total", help: "Admission reviews answered, by result.", labelNames: ["result"], registers });
+    this.steps = new Counter({
+      name: "claimstep_steps_total",
+      help: "Steps that finished, by outcome.",
+      labelNames: ["outcome"],
+      registers,
+    });
+    this.stepSeconds = new Histogram({
+      name: "claimstep_step_duration_seconds",
+      help: "Duration of a step (read, plan, write, record), failed ones included.",
+      buckets: STEP_BUCKETS,
+      registers,
+    });
+    this.apiRequests = new Counter({
+      name: "claimstep_api_requests_total",
+      help: "Requests to the Kubernetes API server, by verb, resource and status code (error: no answer).",
+      labelNames: ["verb", "resource", "code"],
+      registers,
+    });
+    this.apiSeconds = new Histogram({
+      name: "claimstep_api_request_duration_seconds",
+      help: "Duration of one request to the Kubernetes API server.",
+      labelNames: ["verb", "resource"],
+      buckets: API_BUCKETS,
+      registers,
+    });
+    this.deliveries = new Counter({
+      name: "claimstep_webhook_deliveries_total",
+      help: "Inbound deliveries (relay events, forge webhooks, step requests), by source and result.",
+      labelNames: ["source", "result"],
+      registers,
+    });
+    this.admissions = new Counter({
+      name: "claimstep_admission_reviews_total",
+      help: "Admission reviews answered, by result.",
+      labelNames: ["result"],
+      registers,
+    });
     const holds = () => this.holdsLease();
     new Gauge({
       name: "claimstep_lease_holder",
@@ -93,8 +125,17 @@ export class PromRecorder implements Recorder {
         this.set(holds() ? 1 : 0);
       },
     });
-    this.growths = new Counter({ name: "claimstep_autogrow_growths_total", help: "Template raises made (or proposed) by autogrow.", labelNames: ["namespace", "name"], registers });
-    this.queryFailures = new Counter({ name: "claimstep_prometheus_query_failures_total", help: "Autogrow's Prometheus queries that failed.", registers });
+    this.growths = new Counter({
+      name: "claimstep_autogrow_growths_total",
+      help: "Template raises made (or proposed) by autogrow.",
+      labelNames: ["namespace", "name"],
+      registers,
+    });
+    this.queryFailures = new Counter({
+      name: "claimstep_prometheus_query_failures_total",
+      help: "Autogrow's Prometheus queries that failed.",
+      registers,
+    });
     if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry });
   }
 
@@ -180,13 +221,26 @@ export class PromRecorder implements Recorder {
   private series(ref: SetRef): SetSeries {
     const key = keyOf(ref);
     let s = this.sets.get(key);
-    if (!s) this.sets.set(key, (s = { ref: { namespace: ref.namespace, name: ref.name }, labels: `namespace="${esc(ref.namespace)}",name="${esc(ref.name)}"`, sinceMs: this.now(), lines: {}, growths: false }));
+    if (!s)
+      this.sets.set(
+        key,
+        (s = {
+          ref: { namespace: ref.namespace, name: ref.name },
+          labels: `namespace="${esc(ref.namespace)}",name="${esc(ref.name)}"`,
+          sinceMs: this.now(),
+          lines: {},
+          growths: false,
+        }),
+      );
     return s;
   }
 
   private observe(ref: SetRef, o: SetObservation): void {
     // A set that opted out (or never opted in) has no series.
-    if (o.phase === "Idle" && o.reason === "NotOptedIn") return this.setGone(ref);
+    if (o.phase === "Idle" && o.reason === "NotOptedIn") {
+      this.setGone(ref);
+      return;
+    }
     const s = this.series(ref);
     const l = s.labels;
     const { lines } = s;
@@ -212,10 +266,12 @@ export class PromRecorder implements Recorder {
       const ns = esc(ref.namespace);
       const set = esc(ref.name);
       let claims = "";
-      for (const claim of o.claims) claims += `claimstep_claim_info{namespace="${ns}",persistentvolumeclaim="${esc(claim)}",statefulset="${set}",autogrow="${autogrow}"} 1\n`;
+      for (const claim of o.claims)
+        claims += `claimstep_claim_info{namespace="${ns}",persistentvolumeclaim="${esc(claim)}",statefulset="${set}",autogrow="${autogrow}"} 1\n`;
       lines.claimstep_claim_info = claims;
       s.claimsKey = claimsKey;
     }
-    lines.claimstep_autogrow_threshold_ratio = o.thresholdRatio !== undefined ? `claimstep_autogrow_threshold_ratio{${l}} ${o.thresholdRatio}\n` : "";
+    lines.claimstep_autogrow_threshold_ratio =
+      o.thresholdRatio !== undefined ? `claimstep_autogrow_threshold_ratio{${l}} ${o.thresholdRatio}\n` : "";
   }
 }

@@ -4,10 +4,10 @@
 // Never throws: a query error, an empty result or an unreachable server is a reading that says
 // why, naming the server's URL (never its credentials), and the step goes on without autogrow.
 // Plain fetch, no Node built-ins: it runs on Workers as on Node.
-import * as z from "../../core/zod.js";
-import type { UsageReading, VolumeUsage } from "../../core/types.js";
+
 import type { MetricsReader } from "../../core/ports.js";
-import type { SetRef } from "../../core/types.js";
+import type { SetRef, UsageReading, VolumeUsage } from "../../core/types.js";
+import * as z from "../../core/zod.js";
 
 export type Fetch = (input: string, init?: RequestInit) => Promise<Response>;
 
@@ -32,16 +32,28 @@ export interface PrometheusOptions {
 
 // The response envelope (https://prometheus.io/docs/prometheus/latest/querying/api/#format-overview).
 // A sample is `[<unix seconds>, "<value>"]` (z.tuple would add to the Worker bundle: checked here).
-const Sample = z.array(z.union([z.number(), z.string()])).check(z.refine((v) => v.length === 2 && typeof v[0] === "number" && typeof v[1] === "string", "expected [<unix time>, \"<value>\"]"));
+const Sample = z
+  .array(z.union([z.number(), z.string()]))
+  .check(
+    z.refine(
+      (v) => v.length === 2 && typeof v[0] === "number" && typeof v[1] === "string",
+      'expected [<unix time>, "<value>"]',
+    ),
+  );
 const VectorSeries = z.object({ metric: z.record(z.string(), z.string()), value: Sample });
 const Success = z.looseObject({ status: z.literal("success"), data: z.looseObject({ resultType: z.string() }) });
 const Vector = z.array(VectorSeries);
-const Failure = z.object({ status: z.literal("error"), errorType: z.optional(z.string()), error: z.optional(z.string()) });
+const Failure = z.object({
+  status: z.literal("error"),
+  errorType: z.optional(z.string()),
+  error: z.optional(z.string()),
+});
 
 /** A regex that matches `s` literally (RE2 metacharacters escaped). */
 export const regexLiteral = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 /** A PromQL double-quoted string literal. */
-export const promString = (s: string): string => `"${s.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")}"`;
+export const promString = (s: string): string =>
+  `"${s.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")}"`;
 
 /** The one instant query of a step: both metrics for the set's claims in its namespace. */
 export function usageQuery(namespace: string, claims: readonly string[]): string {
@@ -86,7 +98,8 @@ export class PrometheusMetrics implements MetricsReader {
   private readonly fetch: Fetch;
 
   constructor(opts: PrometheusOptions) {
-    if (opts.token !== undefined && opts.basic !== undefined) throw new Error("PrometheusMetrics: give a bearer token or basic auth, not both");
+    if (opts.token !== undefined && opts.basic !== undefined)
+      throw new Error("PrometheusMetrics: give a bearer token or basic auth, not both");
     this.base = opts.url.replace(/\/+$/, "");
     this.where = `Prometheus at ${shown(opts.url)}`;
     this.headers = {
@@ -106,7 +119,10 @@ export class PrometheusMetrics implements MetricsReader {
     const get = `${this.base}/api/v1/query?${form}`;
     const timeout = AbortSignal.timeout(this.timeoutMs);
     const init: RequestInit = {
-      headers: get.length <= MAX_GET_URL ? this.headers : { ...this.headers, "Content-Type": "application/x-www-form-urlencoded" },
+      headers:
+        get.length <= MAX_GET_URL
+          ? this.headers
+          : { ...this.headers, "Content-Type": "application/x-www-form-urlencoded" },
       signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
       ...(get.length <= MAX_GET_URL ? { method: "GET" } : { method: "POST", body: form }),
     };
@@ -116,7 +132,8 @@ export class PrometheusMetrics implements MetricsReader {
       res = await this.fetch(get.length <= MAX_GET_URL ? get : `${this.base}/api/v1/query`, init);
       text = await res.text();
     } catch (err) {
-      if (timeout.aborted) return { ok: false, message: `${this.where} did not answer within ${this.timeoutMs / 1000} s` };
+      if (timeout.aborted)
+        return { ok: false, message: `${this.where} did not answer within ${this.timeoutMs / 1000} s` };
       if (signal?.aborted) return { ok: false, message: `the query to ${this.where} was cancelled` };
       return { ok: false, message: `${this.where} is unreachable (${causeOf(err)})` };
     }
@@ -129,26 +146,42 @@ export class PrometheusMetrics implements MetricsReader {
       body = JSON.parse(text);
     } catch {
       const type = (res.headers.get("content-type") ?? "no content type").split(";")[0];
-      return { ok: false, message: `${this.where} answered HTTP ${res.status} with a non-JSON body (${type}: ${gist(text)}): is that the URL of the Prometheus HTTP API?` };
+      return {
+        ok: false,
+        message: `${this.where} answered HTTP ${res.status} with a non-JSON body (${type}: ${gist(text)}): is that the URL of the Prometheus HTTP API?`,
+      };
     }
     const failure = Failure.safeParse(body);
     if (failure.success) {
       const e = failure.data;
-      return { ok: false, message: `${this.where} refused the query (HTTP ${res.status}${e.errorType ? `, ${e.errorType}` : ""}): ${e.error ?? "no error message"}` };
+      return {
+        ok: false,
+        message: `${this.where} refused the query (HTTP ${res.status}${e.errorType ? `, ${e.errorType}` : ""}): ${e.error ?? "no error message"}`,
+      };
     }
     if (res.status === 401 || res.status === 403) {
-      return { ok: false, message: `${this.where} refused the credentials (HTTP ${res.status}): check CLAIMSTEP_PROMETHEUS_TOKEN, or CLAIMSTEP_PROMETHEUS_USERNAME and _PASSWORD` };
+      return {
+        ok: false,
+        message: `${this.where} refused the credentials (HTTP ${res.status}): check CLAIMSTEP_PROMETHEUS_TOKEN, or CLAIMSTEP_PROMETHEUS_USERNAME and _PASSWORD`,
+      };
     }
     const success = Success.safeParse(body);
     if (!res.ok || !success.success) {
-      return { ok: false, message: `${this.where} answered HTTP ${res.status} with a body that is not a Prometheus API response: ${gist(text)}` };
+      return {
+        ok: false,
+        message: `${this.where} answered HTTP ${res.status} with a body that is not a Prometheus API response: ${gist(text)}`,
+      };
     }
     const { data } = success.data;
-    if (data.resultType !== "vector") return { ok: false, message: `${this.where} answered a ${data.resultType}, not a vector` };
+    if (data.resultType !== "vector")
+      return { ok: false, message: `${this.where} answered a ${data.resultType}, not a vector` };
     const series = Vector.safeParse(data.result);
     if (!series.success) {
       const issue = series.error.issues[0]!;
-      return { ok: false, message: `${this.where} answered a vector that is not well-formed (result.${issue.path.join(".")}: ${issue.message})` };
+      return {
+        ok: false,
+        message: `${this.where} answered a vector that is not well-formed (result.${issue.path.join(".")}: ${issue.message})`,
+      };
     }
     // The latest sample of each metric per claim: two kubelets may report one volume during a move.
     const wanted = new Set(claims);
@@ -157,7 +190,12 @@ export class PrometheusMetrics implements MetricsReader {
       const value = s.value as [number, string];
       const claim = s.metric.persistentvolumeclaim;
       const name = s.metric.__name__;
-      if (claim === undefined || !wanted.has(claim) || (s.metric.namespace !== undefined && s.metric.namespace !== namespace)) continue;
+      if (
+        claim === undefined ||
+        !wanted.has(claim) ||
+        (s.metric.namespace !== undefined && s.metric.namespace !== namespace)
+      )
+        continue;
       const key = name === USED ? "used" : name === CAPACITY ? "capacity" : undefined;
       const bytes = bytesOf(value[1]);
       if (!key || bytes === undefined) continue;
@@ -171,7 +209,10 @@ export class PrometheusMetrics implements MetricsReader {
       if (e?.used && e.capacity) volumes.push({ claim, usedBytes: e.used[1], capacityBytes: e.capacity[1] });
     }
     if (volumes.length === 0) {
-      return { ok: false, message: `${this.where} has no ${USED.replace(/_used_bytes$/, "")} for ${listed(claims, namespace)}: is the kubelet scraped, and are the claims mounted?` };
+      return {
+        ok: false,
+        message: `${this.where} has no ${USED.replace(/_used_bytes$/, "")} for ${listed(claims, namespace)}: is the kubelet scraped, and are the claims mounted?`,
+      };
     }
     return { ok: true, volumes };
   }

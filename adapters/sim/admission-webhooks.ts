@@ -7,10 +7,10 @@
 // the client's `Warning: 299 - "…"` headers; failurePolicy decides what a failure means
 // (Ignore: go on unpatched; Fail: 500 "failed calling webhook …"). Only StatefulSet updates reach
 // this (statefulset-writes.ts); the webhooks' reinvocationPolicy is not modelled (Never).
-import { ApiError, apiErrorFrom } from "../api-error.js";
+import { type ApiError, apiErrorFrom } from "../api-error.js";
+import { failure } from "./errors.js";
 import type { Prng } from "./prng.js";
 import type { Json, Store } from "./store.js";
-import { failure } from "./errors.js";
 
 /** The HTTP server behind a webhook URL: a fetch handler (claimstep's Hono app's `fetch`, a test's). */
 export type WebhookHandler = (request: Request) => Response | Promise<Response>;
@@ -50,10 +50,12 @@ export interface AdmissionResult {
 
 const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
 
-
 /** `Internal error occurred: <cause>` (500), as apierrors.NewInternalError words it. */
 export function webhookInternalError(cause: string): ApiError {
-  return apiErrorFrom(500, failure(500, "InternalError", `Internal error occurred: ${cause}`, { causes: [{ message: cause }] }));
+  return apiErrorFrom(
+    500,
+    failure(500, "InternalError", `Internal error occurred: ${cause}`, { causes: [{ message: cause }] }),
+  );
 }
 
 /** A webhook's `allowed: false`, as webhookerrors.ToStatusErr: its code (400 when none) and reason. */
@@ -77,7 +79,8 @@ interface Requirement {
 export function selectorMatches(selector: unknown, labels: Record<string, string> | undefined): boolean {
   if (!isObject(selector)) return true;
   const have = labels ?? {};
-  for (const [k, v] of Object.entries(isObject(selector.matchLabels) ? selector.matchLabels : {})) if (have[k] !== v) return false;
+  for (const [k, v] of Object.entries(isObject(selector.matchLabels) ? selector.matchLabels : {}))
+    if (have[k] !== v) return false;
   for (const e of (Array.isArray(selector.matchExpressions) ? selector.matchExpressions : []) as Requirement[]) {
     const present = Object.hasOwn(have, e.key);
     const values = e.values ?? [];
@@ -101,7 +104,8 @@ export function selectorMatches(selector: unknown, labels: Record<string, string
   return true;
 }
 
-const labelsOf = (o: Json | undefined): Record<string, string> | undefined => (isObject(o?.metadata) ? ((o.metadata as Json).labels as Record<string, string> | undefined) : undefined);
+const labelsOf = (o: Json | undefined): Record<string, string> | undefined =>
+  isObject(o?.metadata) ? ((o.metadata as Json).labels as Record<string, string> | undefined) : undefined;
 
 /** rules[]: apiGroups, apiVersions, operations, resources (`*`, `statefulsets`; `*\/*` also subresources), scope. */
 function rulesMatch(rules: unknown, a: AdmissionAttributes): boolean {
@@ -127,7 +131,10 @@ const OPERAND = /^(object|oldObject)((?:\.[A-Za-z_][A-Za-z0-9_]*)*)$/;
 
 function operand(text: string, vars: { object: unknown; oldObject: unknown }): unknown {
   const m = OPERAND.exec(text.trim());
-  if (!m) throw new MatchConditionError(`unsupported operand ${JSON.stringify(text.trim())} (the simulated cluster evaluates object.<path> and oldObject.<path> only)`);
+  if (!m)
+    throw new MatchConditionError(
+      `unsupported operand ${JSON.stringify(text.trim())} (the simulated cluster evaluates object.<path> and oldObject.<path> only)`,
+    );
   let v: unknown = m[1] === "object" ? vars.object : vars.oldObject;
   if (v === null || v === undefined) throw new MatchConditionError(`${m[1]} is null`);
   for (const field of m[2]!.split(".").filter(Boolean)) {
@@ -139,7 +146,8 @@ function operand(text: string, vars: { object: unknown; oldObject: unknown }): u
 
 /** CEL equality of JSON values: maps by content (key order aside), lists element by element. */
 export function celEquals(a: unknown, b: unknown): boolean {
-  if (Array.isArray(a) || Array.isArray(b)) return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => celEquals(x, b[i]));
+  if (Array.isArray(a) || Array.isArray(b))
+    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => celEquals(x, b[i]));
   if (isObject(a) || isObject(b)) {
     if (!isObject(a) || !isObject(b)) return false;
     const ka = Object.keys(a);
@@ -155,7 +163,10 @@ export function celEquals(a: unknown, b: unknown): boolean {
  */
 export function evaluateMatchCondition(expression: string, vars: { object: unknown; oldObject: unknown }): boolean {
   const m = /^(.+?)\s*(==|!=)\s*(.+)$/.exec(expression.trim());
-  if (!m) throw new MatchConditionError(`unsupported expression ${JSON.stringify(expression)} (the simulated cluster evaluates <operand> == <operand> and <operand> != <operand>)`);
+  if (!m)
+    throw new MatchConditionError(
+      `unsupported expression ${JSON.stringify(expression)} (the simulated cluster evaluates <operand> == <operand> and <operand> != <operand>)`,
+    );
   const equal = celEquals(operand(m[1]!, vars), operand(m[3]!, vars));
   return m[2] === "==" ? equal : !equal;
 }
@@ -177,9 +188,11 @@ function tokensOf(pointer: unknown): string[] {
 
 function arrayIndex(token: string, length: number, forAdd: boolean, path: string): number {
   if (forAdd && token === "-") return length;
-  if (!/^(0|[1-9][0-9]*)$/.test(token)) throw new JsonPatchError(`${path}: ${JSON.stringify(token)} is not an array index`);
+  if (!/^(0|[1-9][0-9]*)$/.test(token))
+    throw new JsonPatchError(`${path}: ${JSON.stringify(token)} is not an array index`);
   const i = Number(token);
-  if (i > length || (!forAdd && i === length)) throw new JsonPatchError(`${path}: index ${i} is out of range (length ${length})`);
+  if (i > length || (!forAdd && i === length))
+    throw new JsonPatchError(`${path}: index ${i} is out of range (length ${length})`);
   return i;
 }
 
@@ -213,7 +226,8 @@ function addAt(doc: unknown, path: string, value: unknown, replace: boolean): un
     if (replace) parent[i] = structuredClone(value);
     else parent.splice(i, 0, structuredClone(value));
   } else if (isObject(parent)) {
-    if (replace && !Object.hasOwn(parent, last)) throw new JsonPatchError(`replace operation does not apply: doc is missing key: ${JSON.stringify(path)}`);
+    if (replace && !Object.hasOwn(parent, last))
+      throw new JsonPatchError(`replace operation does not apply: doc is missing key: ${JSON.stringify(path)}`);
     parent[last] = structuredClone(value);
   } else throw new JsonPatchError(`doc is missing path: ${JSON.stringify(path)}`);
   return doc;
@@ -250,7 +264,8 @@ export function applyJsonPatch<T>(doc: T, ops: unknown): T {
         out = removeAt(out, path);
         break;
       case "test":
-        if (!celEquals(getAt(out, path), op.value)) throw new JsonPatchError(`testing value ${path} failed: test failed`);
+        if (!celEquals(getAt(out, path), op.value))
+          throw new JsonPatchError(`testing value ${path} failed: test failed`);
         break;
       case "move":
       case "copy": {
@@ -320,14 +335,20 @@ export class SimWebhooks {
     const target = normalize(url);
     let best: { key: string; handler: WebhookHandler } | undefined;
     for (const [key, handler] of this.servers) {
-      if ((target === key || target.startsWith(key.endsWith("/") ? key : `${key}/`) || target.startsWith(`${key}?`)) && (!best || key.length > best.key.length)) best = { key, handler };
+      if (
+        (target === key || target.startsWith(key.endsWith("/") ? key : `${key}/`) || target.startsWith(`${key}?`)) &&
+        (!best || key.length > best.key.length)
+      )
+        best = { key, handler };
     }
     return best?.handler;
   }
 
   /** Run every matching mutating webhook on the request, in the API server's order; throws the refusal. */
   async admit(a: AdmissionAttributes): Promise<AdmissionResult> {
-    const configs = this.store.all(MUTATING_WEBHOOK_CONFIGURATIONS).sort((x, y) => (String((x.metadata as Json).name) < String((y.metadata as Json).name) ? -1 : 1));
+    const configs = this.store
+      .all(MUTATING_WEBHOOK_CONFIGURATIONS)
+      .sort((x, y) => (String((x.metadata as Json).name) < String((y.metadata as Json).name) ? -1 : 1));
     let object = structuredClone(a.object);
     const warnings: string[] = [];
     const called: string[] = [];
@@ -340,8 +361,16 @@ export class SimWebhooks {
         };
         if (!rulesMatch(webhook.rules, a)) continue;
         try {
-          if (a.namespace !== undefined && !selectorMatches(webhook.namespaceSelector, this.labelsOfNamespace(a.namespace))) continue;
-          if (!selectorMatches(webhook.objectSelector, labelsOf(object)) && !(a.oldObject && selectorMatches(webhook.objectSelector, labelsOf(a.oldObject)))) continue;
+          if (
+            a.namespace !== undefined &&
+            !selectorMatches(webhook.namespaceSelector, this.labelsOfNamespace(a.namespace))
+          )
+            continue;
+          if (
+            !selectorMatches(webhook.objectSelector, labelsOf(object)) &&
+            !(a.oldObject && selectorMatches(webhook.objectSelector, labelsOf(a.oldObject)))
+          )
+            continue;
         } catch (err) {
           failed(`failed to match the selectors: ${(err as Error).message}`);
           continue;
@@ -361,7 +390,10 @@ export class SimWebhooks {
         }
         if (!matched) continue;
         if (a.dryRun && webhook.sideEffects !== "None" && webhook.sideEffects !== "NoneOnDryRun") {
-          throw apiErrorFrom(400, failure(400, "BadRequest", `admission webhook "${name}" has side effects and does not support dry run`));
+          throw apiErrorFrom(
+            400,
+            failure(400, "BadRequest", `admission webhook "${name}" has side effects and does not support dry run`),
+          );
         }
         called.push(name);
         const outcome = await this.call(webhook, a, object);
@@ -371,17 +403,22 @@ export class SimWebhooks {
         }
         const response = outcome.response;
         if (response.allowed !== true) throw deniedBy(name, isObject(response.status) ? response.status : undefined);
-        for (const w of Array.isArray(response.warnings) ? response.warnings : []) if (typeof w === "string" && w) warnings.push(w);
+        for (const w of Array.isArray(response.warnings) ? response.warnings : [])
+          if (typeof w === "string" && w) warnings.push(w);
         if (response.patch !== undefined) {
           if (response.patchType !== "JSONPatch") {
-            failed(`received invalid webhook response: patchType ${JSON.stringify(response.patchType)} is not JSONPatch`);
+            failed(
+              `received invalid webhook response: patchType ${JSON.stringify(response.patchType)} is not JSONPatch`,
+            );
             continue;
           }
           let ops: unknown;
           try {
             ops = JSON.parse(atobUtf8(String(response.patch)));
           } catch (err) {
-            throw webhookInternalError(`admission webhook "${name}" returned a patch that is not base64-encoded JSON: ${(err as Error).message}`);
+            throw webhookInternalError(
+              `admission webhook "${name}" returned a patch that is not base64-encoded JSON: ${(err as Error).message}`,
+            );
           }
           try {
             object = applyJsonPatch(object, ops);
@@ -389,7 +426,10 @@ export class SimWebhooks {
             if (!(err instanceof JsonPatchError)) throw err;
             throw webhookInternalError(err.message);
           }
-          if (!isObject(object) || !isObject(object.metadata)) throw webhookInternalError(`admission webhook "${name}" patched the object into something that is not an object with metadata`);
+          if (!isObject(object) || !isObject(object.metadata))
+            throw webhookInternalError(
+              `admission webhook "${name}" patched the object into something that is not an object with metadata`,
+            );
         }
       }
     }
@@ -397,7 +437,11 @@ export class SimWebhooks {
   }
 
   /** POST one AdmissionReview; the webhook's `response`, or why the call failed. */
-  private async call(webhook: Json, a: AdmissionAttributes, object: Json): Promise<{ response: Json } | { error: string }> {
+  private async call(
+    webhook: Json,
+    a: AdmissionAttributes,
+    object: Json,
+  ): Promise<{ response: Json } | { error: string }> {
     const timeoutSeconds = typeof webhook.timeoutSeconds === "number" ? webhook.timeoutSeconds : 10;
     let base: string;
     try {
@@ -448,7 +492,12 @@ export class SimWebhooks {
     });
     let res: Response | "timeout";
     try {
-      const request = new Request(url, { method: "POST", headers: { "Content-Type": "application/json", Accept: "application/json" }, body: JSON.stringify(review), signal: abort.signal });
+      const request = new Request(url, {
+        method: "POST",
+        headers: { "Content-Type": "application/json", Accept: "application/json" },
+        body: JSON.stringify(review),
+        signal: abort.signal,
+      });
       res = await Promise.race([Promise.resolve(handler(request)), timedOut]);
     } catch (err) {
       return { error: `${post}: ${(err as Error).message}` };
@@ -456,17 +505,30 @@ export class SimWebhooks {
       clearTimeout(timer);
     }
     if (res === "timeout") return { error: `${post}: context deadline exceeded` };
-    if (res.status !== 200) return { error: `${post}: the server responded with the status code ${res.status} but did not return more information` };
+    if (res.status !== 200)
+      return {
+        error: `${post}: the server responded with the status code ${res.status} but did not return more information`,
+      };
     let body: unknown;
     try {
       body = await res.json();
     } catch (err) {
       return { error: `received invalid webhook response: ${(err as Error).message}` };
     }
-    if (!isObject(body) || body.kind !== "AdmissionReview" || body.apiVersion !== "admission.k8s.io/v1" || !isObject(body.response)) {
-      return { error: "received invalid webhook response: expected an admission.k8s.io/v1 AdmissionReview with a response" };
+    if (
+      !isObject(body) ||
+      body.kind !== "AdmissionReview" ||
+      body.apiVersion !== "admission.k8s.io/v1" ||
+      !isObject(body.response)
+    ) {
+      return {
+        error: "received invalid webhook response: expected an admission.k8s.io/v1 AdmissionReview with a response",
+      };
     }
-    if (body.response.uid !== uid) return { error: `received invalid webhook response: expected response.uid=${JSON.stringify(uid)}, got ${JSON.stringify(body.response.uid)}` };
+    if (body.response.uid !== uid)
+      return {
+        error: `received invalid webhook response: expected response.uid=${JSON.stringify(uid)}, got ${JSON.stringify(body.response.uid)}`,
+      };
     return { response: body.response };
   }
 }

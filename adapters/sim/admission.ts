@@ -3,11 +3,15 @@
 // that order, with the messages of fixtures/apiserver/.
 import type { PersistentVolumeClaim, StorageClass } from "../../core/k8s.js";
 import { formatBytes, toBytes } from "../../core/quantity.js";
-import { admissionForbidden, invalid, type FieldError, type ResourceName } from "./errors.js";
-import { specDiff, type SpecProfile } from "./spec-diff.js";
 import type { ApiError } from "../api-error.js";
+import { admissionForbidden, type FieldError, invalid, type ResourceName } from "./errors.js";
+import { type SpecProfile, specDiff } from "./spec-diff.js";
 
-export const PVC_RESOURCE: ResourceName = { plural: "persistentvolumeclaims", group: "", kind: "PersistentVolumeClaim" };
+export const PVC_RESOURCE: ResourceName = {
+  plural: "persistentvolumeclaims",
+  group: "",
+  kind: "PersistentVolumeClaim",
+};
 
 const storageOf = (pvc: PersistentVolumeClaim): string | undefined => pvc.spec.resources?.requests?.storage;
 const bytesOf = (q: string | undefined): bigint => (q === undefined ? 0n : toBytes(q));
@@ -23,7 +27,12 @@ const IMMUTABLE_TEXT: Record<SpecProfile, string> = {
  * value strictly above status.capacity (fixtures pvc-decrease-to-capacity.txt,
  * pvc-decrease-above-capacity.txt); without it every decrease is refused (pvc-shrink.txt).
  */
-export function validateClaimUpdate(old: PersistentVolumeClaim, next: PersistentVolumeClaim, profile: SpecProfile, recovery = false): FieldError[] {
+export function validateClaimUpdate(
+  old: PersistentVolumeClaim,
+  next: PersistentVolumeClaim,
+  profile: SpecProfile,
+  recovery = false,
+): FieldError[] {
   const errors: FieldError[] = [];
   if (next.metadata.uid !== undefined && next.metadata.uid !== old.metadata.uid) {
     errors.push({ type: "Invalid", field: "metadata.uid", value: next.metadata.uid, detail: "field is immutable" });
@@ -36,7 +45,12 @@ export function validateClaimUpdate(old: PersistentVolumeClaim, next: Persistent
   try {
     toBytes(storage);
   } catch {
-    errors.push({ type: "Invalid", field: "spec.resources.requests.storage", value: storage, detail: "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'" });
+    errors.push({
+      type: "Invalid",
+      field: "spec.resources.requests.storage",
+      value: storage,
+      detail: "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
+    });
     return errors;
   }
   // A bound claim may change its request (and, with VolumeAttributesClass, its class name).
@@ -44,7 +58,10 @@ export function validateClaimUpdate(old: PersistentVolumeClaim, next: Persistent
   const oldClone = structuredClone(old.spec);
   const newClone = structuredClone(next.spec);
   if (bound) {
-    newClone.resources = { ...(newClone.resources ?? {}), requests: { ...(newClone.resources?.requests ?? {}), storage: storageOf(old)! } };
+    newClone.resources = {
+      ...(newClone.resources ?? {}),
+      requests: { ...(newClone.resources?.requests ?? {}), storage: storageOf(old)! },
+    };
     if (profile === "vac") {
       if (oldClone.volumeAttributesClassName === undefined) delete newClone.volumeAttributesClassName;
       else newClone.volumeAttributesClassName = oldClone.volumeAttributesClassName;
@@ -52,17 +69,33 @@ export function validateClaimUpdate(old: PersistentVolumeClaim, next: Persistent
   }
   if (JSON.stringify(canonical(oldClone)) !== JSON.stringify(canonical(newClone))) {
     // v1.24 prints go-cmp's report on a line of its own; v1.34 the unified diff right after the text.
-    errors.push({ type: "Forbidden", field: "spec", detail: `${IMMUTABLE_TEXT[profile]}\n${specDiff(oldClone, newClone, profile)}` });
+    errors.push({
+      type: "Forbidden",
+      field: "spec",
+      detail: `${IMMUTABLE_TEXT[profile]}\n${specDiff(oldClone, newClone, profile)}`,
+    });
   }
   if (bytesOf(storage) < bytesOf(storageOf(old))) {
     if (!recovery) {
-      errors.push({ type: "Forbidden", field: "spec.resources.requests.storage", detail: "field can not be less than previous value" });
+      errors.push({
+        type: "Forbidden",
+        field: "spec.resources.requests.storage",
+        detail: "field can not be less than previous value",
+      });
     } else if (bytesOf(storage) <= bytesOf(old.status?.capacity?.storage)) {
-      errors.push({ type: "Forbidden", field: "spec.resources.requests.storage", detail: "field can not be less than status.capacity" });
+      errors.push({
+        type: "Forbidden",
+        field: "spec.resources.requests.storage",
+        detail: "field can not be less than status.capacity",
+      });
     }
   }
   if (profile === "vac" && old.spec.volumeAttributesClassName && !next.spec.volumeAttributesClassName) {
-    errors.push({ type: "Forbidden", field: "spec.volumeAttributesClassName", detail: "update from non-nil value to nil is forbidden" });
+    errors.push({
+      type: "Forbidden",
+      field: "spec.volumeAttributesClassName",
+      detail: "update from non-nil value to nil is forbidden",
+    });
   }
   return errors;
 }
@@ -109,8 +142,12 @@ export function admitClaimUpdate(
   // PersistentVolumeClaimResize: only dynamically provisioned claims of an expandable class.
   const className = old.spec.storageClassName ?? undefined;
   const sc = className ? ctx.storageClasses.get(className) : undefined;
-  if (!sc || sc.allowVolumeExpansion !== true) {
-    return admissionForbidden(PVC_RESOURCE, name, "only dynamically provisioned pvc can be resized and the storageclass that provisions the pvc must support resize");
+  if (sc?.allowVolumeExpansion !== true) {
+    return admissionForbidden(
+      PVC_RESOURCE,
+      name,
+      "only dynamically provisioned pvc can be resized and the storageclass that provisions the pvc must support resize",
+    );
   }
   // ResourceQuota: the increase is charged against every quota of the namespace.
   const requested = quotaUsage(next) - quotaUsage(old);

@@ -3,31 +3,38 @@
 // one (fixtures/apiserver/): resourceVersion on every write, 409 on stale preconditions and field
 // manager conflicts, 422 validation, 403 admission. Faults are injected per request when a
 // FaultInjector is attached. Every request is recorded in the store's audit log.
-import { apiErrorFrom, ApiError } from "../api-error.js";
+
 import type { LabelSelector, PersistentVolumeClaim, StorageClass } from "../../core/k8s.js";
-import { admitClaimUpdate, validateClaimUpdate, validationError, PVC_RESOURCE, type StorageQuota } from "./admission.js";
+import { type ApiError, apiErrorFrom } from "../api-error.js";
+import { encodeLabelSelector, matchesLabels, parseLabelSelector } from "../kube/label-selector.js";
+import {
+  admitClaimUpdate,
+  PVC_RESOURCE,
+  type StorageQuota,
+  validateClaimUpdate,
+  validationError,
+} from "./admission.js";
+import type { VirtualClock } from "./clock.js";
+import { budgetsOf, isPodReady, setDisruptionAllowedCondition } from "./controllers/disruption.js";
+import { defaultRetentionPolicy, defaultStatefulSet } from "./defaults.js";
 import {
   alreadyExists,
   applyConflict,
-  invalid,
-  notFound,
-  resourceVersionPreconditionFailed,
-  staleResourceVersion,
-  uidPreconditionFailed,
   evictionBlocked,
   evictionBudgetNotObserved,
   evictionManyBudgets,
   evictionSucceeded,
   type FieldError,
+  invalid,
   type ManagerRef,
+  notFound,
+  resourceVersionPreconditionFailed,
+  staleResourceVersion,
+  uidPreconditionFailed,
 } from "./errors.js";
 import type { FaultInjector } from "./faults.js";
-import { encodeLabelSelector, matchesLabels, parseLabelSelector } from "../kube/label-selector.js";
 import type { SpecProfile } from "./spec-diff.js";
-import { GENERATION, RESOURCES, type Json, type Resource, type Store } from "./store.js";
-import { defaultRetentionPolicy, defaultStatefulSet } from "./defaults.js";
-import { budgetsOf, isPodReady, setDisruptionAllowedCondition } from "./controllers/disruption.js";
-import type { VirtualClock } from "./clock.js";
+import { GENERATION, type Json, RESOURCES, type Resource, type Store } from "./store.js";
 
 export interface ApiContext {
   store: Store;
@@ -49,7 +56,14 @@ export interface DeleteOptions {
   propagationPolicy?: "Orphan" | "Background" | "Foreground";
 }
 
-const meta = (o: Json) => o.metadata as Json & { name: string; namespace?: string; resourceVersion?: string; uid?: string; labels?: Record<string, string> };
+const meta = (o: Json) =>
+  o.metadata as Json & {
+    name: string;
+    namespace?: string;
+    resourceVersion?: string;
+    uid?: string;
+    labels?: Record<string, string>;
+  };
 const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** RFC 7386 JSON merge patch. */
@@ -76,7 +90,20 @@ export function mergePatchFor(from: unknown, to: unknown): unknown {
 }
 
 const resourceNotServed = (r: Resource, request: string) =>
-  apiErrorFrom(404, { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message: "the server could not find the requested resource", reason: "NotFound", details: {}, code: 404 }, { request: `${request} (${r})` });
+  apiErrorFrom(
+    404,
+    {
+      kind: "Status",
+      apiVersion: "v1",
+      metadata: {},
+      status: "Failure",
+      message: "the server could not find the requested resource",
+      reason: "NotFound",
+      details: {},
+      code: 404,
+    },
+    { request: `${request} (${r})` },
+  );
 
 /** events.k8s.io/v1 validation: `note` is at most 1 kB. */
 export const EVENT_NOTE_LIMIT = 1024;
@@ -85,11 +112,20 @@ export const PVC_PROTECTION = "kubernetes.io/pvc-protection";
 
 /** The refusal of a StatefulSet spec edit: v1.34 (sts-vct-update-1.34.txt) also names ordinals and revisionHistoryLimit. */
 const STS_FORBIDDEN: Record<SpecProfile, string> = {
-  "v1.24": "updates to statefulset spec for fields other than 'replicas', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
+  "v1.24":
+    "updates to statefulset spec for fields other than 'replicas', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
   vac: "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
 };
 
-const STS_MUTABLE = new Set(["replicas", "template", "updateStrategy", "persistentVolumeClaimRetentionPolicy", "minReadySeconds", "ordinals", "revisionHistoryLimit"]);
+const STS_MUTABLE = new Set([
+  "replicas",
+  "template",
+  "updateStrategy",
+  "persistentVolumeClaimRetentionPolicy",
+  "minReadySeconds",
+  "ordinals",
+  "revisionHistoryLimit",
+]);
 
 export class SimApi {
   constructor(
@@ -115,8 +151,22 @@ export class SimApi {
   }
 
   /** Record a refused request (with the object as it stood, for claims and sets) and throw. */
-  private refuse(error: ApiError, entry: { actor: string; verb: "apply" | "patch" | "delete" | "create"; resource: Resource; namespace?: string; name: string; subresource?: string; body?: Json }): never {
-    const live = entry.resource === "persistentvolumeclaims" || entry.resource === "statefulsets" ? this.store.peek(entry.resource, entry.namespace, entry.name) : undefined;
+  private refuse(
+    error: ApiError,
+    entry: {
+      actor: string;
+      verb: "apply" | "patch" | "delete" | "create";
+      resource: Resource;
+      namespace?: string;
+      name: string;
+      subresource?: string;
+      body?: Json;
+    },
+  ): never {
+    const live =
+      entry.resource === "persistentvolumeclaims" || entry.resource === "statefulsets"
+        ? this.store.peek(entry.resource, entry.namespace, entry.name)
+        : undefined;
     this.store.record({ ...entry, outcome: error.code, ...(live ? { before: structuredClone(live) } : {}) });
     throw error;
   }
@@ -130,7 +180,8 @@ export class SimApi {
     const view = this.store.view(r, obj);
     if (r !== "persistentvolumeclaims" || this.ctx.expansionRecovery !== false) return view;
     const status = view.status as Json | undefined;
-    if (!status || (status.allocatedResources === undefined && status.allocatedResourceStatuses === undefined)) return view;
+    if (!status || (status.allocatedResources === undefined && status.allocatedResourceStatuses === undefined))
+      return view;
     const { allocatedResources: _r, allocatedResourceStatuses: _s, ...rest } = status;
     return { ...view, status: rest };
   }
@@ -144,12 +195,19 @@ export class SimApi {
     });
   }
 
-  async list(r: Resource, namespace?: string, opts: { labelSelector?: LabelSelector | string } = {}): Promise<{ metadata: { resourceVersion: string }; items: Json[] }> {
+  async list(
+    r: Resource,
+    namespace?: string,
+    opts: { labelSelector?: LabelSelector | string } = {},
+  ): Promise<{ metadata: { resourceVersion: string }; items: Json[] }> {
     return this.request(`LIST ${r} ${namespace ?? "(all)"}`, false, () => {
       if (!this.served(r)) throw resourceNotServed(r, "LIST");
       // An object selector is sent the way the real client encodes it, then parsed as the server does.
       const selector = opts.labelSelector;
-      const requirements = selector === undefined ? [] : parseLabelSelector(typeof selector === "string" ? selector : encodeLabelSelector(selector));
+      const requirements =
+        selector === undefined
+          ? []
+          : parseLabelSelector(typeof selector === "string" ? selector : encodeLabelSelector(selector));
       const items = this.store
         .all(r, RESOURCES[r].namespaced ? namespace : undefined)
         .filter((o) => matchesLabels(requirements, meta(o).labels))
@@ -166,7 +224,13 @@ export class SimApi {
       if (!this.served(r)) throw resourceNotServed(r, "POST");
       const name = m.name;
       if (name && this.store.peek(r, m.namespace ?? "default", name)) {
-        this.refuse(alreadyExists(RESOURCES[r], name), { actor: opts.fieldManager, verb: "create", resource: r, ...(m.namespace ? { namespace: m.namespace } : {}), name });
+        this.refuse(alreadyExists(RESOURCES[r], name), {
+          actor: opts.fieldManager,
+          verb: "create",
+          resource: r,
+          ...(m.namespace ? { namespace: m.namespace } : {}),
+          name,
+        });
       }
       if (r === "events") this.validateEvent(obj, opts.fieldManager);
       if (r === "statefulsets" || r === "poddisruptionbudgets") {
@@ -183,9 +247,19 @@ export class SimApi {
       }
       if (r === "persistentvolumeclaims") {
         const errors = this.claimCreationErrors(obj as unknown as PersistentVolumeClaim);
-        if (errors.length) this.refuse(invalid(PVC_RESOURCE, name ?? "", errors), { actor: opts.fieldManager, verb: "create", resource: r, name: name ?? "" });
+        if (errors.length)
+          this.refuse(invalid(PVC_RESOURCE, name ?? "", errors), {
+            actor: opts.fieldManager,
+            verb: "create",
+            resource: r,
+            name: name ?? "",
+          });
       }
-      const manager: ManagerRef = { manager: opts.fieldManager, operation: "Update", apiVersion: RESOURCES[r].apiVersion };
+      const manager: ManagerRef = {
+        manager: opts.fieldManager,
+        operation: "Update",
+        apiVersion: RESOURCES[r].apiVersion,
+      };
       const stored = this.store.insert(r, obj, manager, opts.fieldManager, "create", structuredClone(obj));
       return this.view(r, stored);
     });
@@ -217,14 +291,21 @@ export class SimApi {
     if (errors.length) {
       // The API server names the object (generateName + suffix) before it validates it.
       const shownName = (m.name as string | undefined) ?? this.store.generateName(String(m.generateName ?? ""));
-      this.refuse(invalid({ plural: "events", group: "", kind: "Event" }, shownName, errors), { actor, verb: "create", resource: "events", name: shownName });
+      this.refuse(invalid({ plural: "events", group: "", kind: "Event" }, shownName, errors), {
+        actor,
+        verb: "create",
+        resource: "events",
+        name: shownName,
+      });
     }
   }
 
   private claimCreationErrors(pvc: PersistentVolumeClaim): FieldError[] {
     const errors: FieldError[] = [];
-    if (!pvc.spec?.accessModes?.length) errors.push({ type: "Required", field: "spec.accessModes", detail: "at least 1 access mode is required" });
-    if (pvc.spec?.resources?.requests?.storage === undefined) errors.push({ type: "Required", field: "spec.resources[storage]" });
+    if (!pvc.spec?.accessModes?.length)
+      errors.push({ type: "Required", field: "spec.accessModes", detail: "at least 1 access mode is required" });
+    if (pvc.spec?.resources?.requests?.storage === undefined)
+      errors.push({ type: "Required", field: "spec.resources[storage]" });
     return errors;
   }
 
@@ -235,7 +316,11 @@ export class SimApi {
     const quotas: StorageQuota[] = this.store
       .all("resourcequotas", namespace)
       .filter((q) => ((q.spec as Json | undefined)?.hard as Json | undefined)?.["requests.storage"] !== undefined)
-      .map((q) => ({ name: meta(q).name, namespace, hard: String(((q.spec as Json).hard as Json)["requests.storage"]) }));
+      .map((q) => ({
+        name: meta(q).name,
+        namespace,
+        hard: String(((q.spec as Json).hard as Json)["requests.storage"]),
+      }));
     const namespaceClaims = this.store.all("persistentvolumeclaims", namespace) as unknown as PersistentVolumeClaim[];
     return { storageClasses, quotas, namespaceClaims };
   }
@@ -263,11 +348,26 @@ export class SimApi {
     const m = meta(manifest);
     const namespace = m.namespace ?? "default";
     const r: Resource = "persistentvolumeclaims";
-    const entry = { actor: opts.fieldManager, verb: "apply" as const, resource: r, namespace, name: m.name, body: structuredClone(manifest) };
+    const entry = {
+      actor: opts.fieldManager,
+      verb: "apply" as const,
+      resource: r,
+      namespace,
+      name: m.name,
+      body: structuredClone(manifest),
+    };
     return this.request(`APPLY persistentvolumeclaims ${namespace}/${m.name}`, true, () => {
       if (manifest.kind !== "PersistentVolumeClaim" || (manifest.apiVersion ?? "v1") !== "v1") {
         this.refuse(
-          apiErrorFrom(400, { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message: `the apply configuration for ${m.name} must be apiVersion: v1, kind: PersistentVolumeClaim`, reason: "BadRequest", code: 400 }),
+          apiErrorFrom(400, {
+            kind: "Status",
+            apiVersion: "v1",
+            metadata: {},
+            status: "Failure",
+            message: `the apply configuration for ${m.name} must be apiVersion: v1, kind: PersistentVolumeClaim`,
+            reason: "BadRequest",
+            code: 400,
+          }),
           entry,
         );
       }
@@ -282,7 +382,14 @@ export class SimApi {
         const created = structuredClone(config);
         delete (created.metadata as Json).resourceVersion;
         delete (created.metadata as Json).uid;
-        const stored = this.store.insert(r, { ...created, metadata: { ...(created.metadata as Json), namespace } }, manager, opts.fieldManager, "apply", entry.body);
+        const stored = this.store.insert(
+          r,
+          { ...created, metadata: { ...(created.metadata as Json), namespace } },
+          manager,
+          opts.fieldManager,
+          "apply",
+          entry.body,
+        );
         return this.view(r, stored);
       }
       const owners = this.store.owners(r, namespace, m.name)!.clone();
@@ -293,7 +400,8 @@ export class SimApi {
       delete cm.resourceVersion;
       const { merged, conflicts } = owners.apply(manager, live, configForMerge, opts.force === true, now);
       if (conflicts.length) this.refuse(applyConflict(conflicts), entry);
-      if (wantedVersion !== undefined && wantedVersion !== meta(live).resourceVersion) this.refuse(staleResourceVersion(PVC_RESOURCE, m.name), entry);
+      if (wantedVersion !== undefined && wantedVersion !== meta(live).resourceVersion)
+        this.refuse(staleResourceVersion(PVC_RESOURCE, m.name), entry);
       this.checkClaimUpdate(live, merged, entry);
       const stored = this.store.replace(r, merged, { manager, owners }, opts.fieldManager, "apply", entry.body);
       return this.view(r, stored);
@@ -301,14 +409,28 @@ export class SimApi {
   }
 
   /** `PATCH` with `application/merge-patch+json`; `metadata.resourceVersion` in the patch is a precondition. */
-  async mergePatch(r: Resource, namespace: string | undefined, name: string, patch: Json, opts: { fieldManager: string; dryRun?: boolean }): Promise<Json> {
-    const entry = { actor: opts.fieldManager, verb: "patch" as const, resource: r, ...(namespace ? { namespace } : {}), name, body: structuredClone(patch) };
+  async mergePatch(
+    r: Resource,
+    namespace: string | undefined,
+    name: string,
+    patch: Json,
+    opts: { fieldManager: string; dryRun?: boolean },
+  ): Promise<Json> {
+    const entry = {
+      actor: opts.fieldManager,
+      verb: "patch" as const,
+      resource: r,
+      ...(namespace ? { namespace } : {}),
+      name,
+      body: structuredClone(patch),
+    };
     return this.request(`PATCH ${r} ${namespace ?? ""}/${name}`, true, () => {
       if (!this.served(r)) throw resourceNotServed(r, "PATCH");
       const live = this.store.peek(r, namespace, name);
       if (!live) this.refuse(notFound(RESOURCES[r], name), entry);
       const wanted = isObject(patch.metadata) ? (patch.metadata.resourceVersion as string | undefined) : undefined;
-      if (wanted !== undefined && wanted !== meta(live!).resourceVersion) this.refuse(staleResourceVersion(RESOURCES[r], name), entry);
+      if (wanted !== undefined && wanted !== meta(live!).resourceVersion)
+        this.refuse(staleResourceVersion(RESOURCES[r], name), entry);
       const next = mergePatchJson(structuredClone(live), patch) as Json;
       delete (next.metadata as Json).resourceVersion;
       if (r === "statefulsets" || r === "poddisruptionbudgets") {
@@ -321,12 +443,24 @@ export class SimApi {
       if (r === "statefulsets") this.checkSetUpdate(live!, next, entry);
       if (r === "events") this.checkEventUpdate(live!, next, entry);
       if (r === "persistentvolumeclaims") this.checkClaimUpdate(live!, next, entry);
-      if (JSON.stringify(next) === JSON.stringify({ ...live, metadata: { ...meta(live!), resourceVersion: undefined } })) {
+      if (
+        JSON.stringify(next) === JSON.stringify({ ...live, metadata: { ...meta(live!), resourceVersion: undefined } })
+      ) {
         return this.view(r, live!);
       }
       // `?dryRun=All`: validated and answered as it would be stored, nothing written.
-      if (opts.dryRun) return { apiVersion: RESOURCES[r].apiVersion, kind: RESOURCES[r].kind, ...structuredClone(next), metadata: { ...(next.metadata as Json), resourceVersion: meta(live!).resourceVersion } };
-      const manager: ManagerRef = { manager: opts.fieldManager, operation: "Update", apiVersion: RESOURCES[r].apiVersion };
+      if (opts.dryRun)
+        return {
+          apiVersion: RESOURCES[r].apiVersion,
+          kind: RESOURCES[r].kind,
+          ...structuredClone(next),
+          metadata: { ...(next.metadata as Json), resourceVersion: meta(live!).resourceVersion },
+        };
+      const manager: ManagerRef = {
+        manager: opts.fieldManager,
+        operation: "Update",
+        apiVersion: RESOURCES[r].apiVersion,
+      };
       const stored = this.store.replace(r, next, { manager }, opts.fieldManager, "patch", entry.body);
       return this.view(r, stored);
     });
@@ -338,21 +472,37 @@ export class SimApi {
     const series = next.series as Json | undefined;
     if (isObject(series)) {
       const count = series.count;
-      if (!(typeof count === "number" && count >= 2)) errors.push({ type: "Invalid", field: "series.count", value: String(count ?? 0), detail: "should be at least 2", raw: true });
+      if (!(typeof count === "number" && count >= 2))
+        errors.push({
+          type: "Invalid",
+          field: "series.count",
+          value: String(count ?? 0),
+          detail: "should be at least 2",
+          raw: true,
+        });
       if (!series.lastObservedTime) errors.push({ type: "Required", field: "series.lastObservedTime" });
     }
     for (const f of ["eventTime", "reportingController", "action", "reason", "type", "regarding", "related", "note"]) {
       if (JSON.stringify(old[f] ?? null) !== JSON.stringify(next[f] ?? null)) {
-        errors.push({ type: "Invalid", field: f, value: JSON.stringify(next[f] ?? null), detail: "field is immutable", raw: true });
+        errors.push({
+          type: "Invalid",
+          field: f,
+          value: JSON.stringify(next[f] ?? null),
+          detail: "field is immutable",
+          raw: true,
+        });
       }
     }
-    if (errors.length) this.refuse(invalid({ plural: "events", group: "", kind: "Event" }, meta(old).name, errors), entry);
+    if (errors.length)
+      this.refuse(invalid({ plural: "events", group: "", kind: "Event" }, meta(old).name, errors), entry);
   }
 
   private checkSetUpdate(old: Json, next: Json, entry: Parameters<SimApi["refuse"]>[1]): void {
     const a = (old.spec ?? {}) as Json;
     const b = (next.spec ?? {}) as Json;
-    const changed = [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((k) => JSON.stringify(a[k]) !== JSON.stringify(b[k]));
+    const changed = [...new Set([...Object.keys(a), ...Object.keys(b)])].filter(
+      (k) => JSON.stringify(a[k]) !== JSON.stringify(b[k]),
+    );
     if (changed.some((k) => !STS_MUTABLE.has(k))) {
       this.refuse(
         invalid(RESOURCES.statefulsets, meta(old).name, [
@@ -370,9 +520,13 @@ export class SimApi {
   /** A claim protected by kubernetes.io/pvc-protection that a pod of its namespace mounts. */
   private inUse(pvc: Json): boolean {
     if (!((meta(pvc).finalizers as string[] | undefined) ?? []).includes(PVC_PROTECTION)) return false;
-    return this.store.all("pods", meta(pvc).namespace).some((p) =>
-      (((p.spec as Json | undefined)?.volumes as Json[] | undefined) ?? []).some((v) => (v.persistentVolumeClaim as Json | undefined)?.claimName === meta(pvc).name),
-    );
+    return this.store
+      .all("pods", meta(pvc).namespace)
+      .some((p) =>
+        (((p.spec as Json | undefined)?.volumes as Json[] | undefined) ?? []).some(
+          (v) => (v.persistentVolumeClaim as Json | undefined)?.claimName === meta(pvc).name,
+        ),
+      );
   }
 
   /** A PodDisruptionBudget's spec as ValidatePodDisruptionBudgetSpec checks it (the parts the simulation reads). */
@@ -380,15 +534,37 @@ export class SimApi {
     const spec = (pdb.spec as Json | undefined) ?? {};
     const errors: FieldError[] = [];
     if (spec.minAvailable !== undefined && spec.maxUnavailable !== undefined) {
-      errors.push({ type: "Invalid", field: "spec", value: JSON.stringify(spec), detail: "minAvailable and maxUnavailable cannot be both set", raw: true });
+      errors.push({
+        type: "Invalid",
+        field: "spec",
+        value: JSON.stringify(spec),
+        detail: "minAvailable and maxUnavailable cannot be both set",
+        raw: true,
+      });
     }
     for (const f of ["minAvailable", "maxUnavailable"] as const) {
       const v = spec[f];
       if (v === undefined) continue;
-      const ok = (typeof v === "number" && Number.isInteger(v) && v >= 0) || (typeof v === "string" && /^\d+%$/.test(v) && Number(v.slice(0, -1)) <= 100);
-      if (!ok) errors.push({ type: "Invalid", field: `spec.${f}`, value: JSON.stringify(v), detail: "must be a non-negative integer or a percentage between 0% and 100%", raw: true });
+      const ok =
+        (typeof v === "number" && Number.isInteger(v) && v >= 0) ||
+        (typeof v === "string" && /^\d+%$/.test(v) && Number(v.slice(0, -1)) <= 100);
+      if (!ok)
+        errors.push({
+          type: "Invalid",
+          field: `spec.${f}`,
+          value: JSON.stringify(v),
+          detail: "must be a non-negative integer or a percentage between 0% and 100%",
+          raw: true,
+        });
     }
-    if (errors.length) this.refuse(invalid(RESOURCES.poddisruptionbudgets, meta(pdb).name, errors), { actor, verb: "create", resource: "poddisruptionbudgets", ...(meta(pdb).namespace ? { namespace: meta(pdb).namespace! } : {}), name: meta(pdb).name });
+    if (errors.length)
+      this.refuse(invalid(RESOURCES.poddisruptionbudgets, meta(pdb).name, errors), {
+        actor,
+        verb: "create",
+        resource: "poddisruptionbudgets",
+        ...(meta(pdb).namespace ? { namespace: meta(pdb).namespace! } : {}),
+        name: meta(pdb).name,
+      });
   }
 
   /**
@@ -402,16 +578,28 @@ export class SimApi {
    * with the budget left charged). Returns the Status to answer (code 201 on success).
    */
   async evict(namespace: string, name: string, eviction: Json, opts: { fieldManager: string }): Promise<Json> {
-    const entry = { actor: opts.fieldManager, verb: "create" as const, resource: "pods" as const, namespace, name, subresource: "eviction", body: structuredClone(eviction) };
+    const entry = {
+      actor: opts.fieldManager,
+      verb: "create" as const,
+      resource: "pods" as const,
+      namespace,
+      name,
+      subresource: "eviction",
+      body: structuredClone(eviction),
+    };
     return this.request(`POST pods/eviction ${namespace}/${name}`, true, () => {
       const pod = this.store.peek("pods", namespace, name);
       if (!pod) this.refuse(notFound(RESOURCES.pods, name), entry);
       const deleteOptions = isObject(eviction.deleteOptions) ? eviction.deleteOptions : {};
       const pre = isObject(deleteOptions.preconditions) ? deleteOptions.preconditions : {};
       const remove = (): Json => {
-        if (typeof pre.uid === "string" && pre.uid !== meta(pod!).uid) this.refuse(uidPreconditionFailed(RESOURCES.pods, name, pre.uid, meta(pod!).uid!), entry);
+        if (typeof pre.uid === "string" && pre.uid !== meta(pod!).uid)
+          this.refuse(uidPreconditionFailed(RESOURCES.pods, name, pre.uid, meta(pod!).uid!), entry);
         if (typeof pre.resourceVersion === "string" && pre.resourceVersion !== meta(pod!).resourceVersion) {
-          this.refuse(resourceVersionPreconditionFailed(RESOURCES.pods, name, pre.resourceVersion, meta(pod!).resourceVersion!), entry);
+          this.refuse(
+            resourceVersionPreconditionFailed(RESOURCES.pods, name, pre.resourceVersion, meta(pod!).resourceVersion!),
+            entry,
+          );
         }
         this.store.record({ ...entry, outcome: "ok" });
         this.store.remove("pods", namespace, name, opts.fieldManager, "eviction");
@@ -419,7 +607,8 @@ export class SimApi {
       };
       const phase = (pod!.status as Json | undefined)?.phase;
       // canIgnorePDB: the pod disrupts nothing (not started, finished, or already going).
-      if (phase === "Pending" || phase === "Succeeded" || phase === "Failed" || meta(pod!).deletionTimestamp) return remove();
+      if (phase === "Pending" || phase === "Succeeded" || phase === "Failed" || meta(pod!).deletionTimestamp)
+        return remove();
       const budgets = budgetsOf(this.store, pod!);
       if (budgets.length > 1) {
         this.store.record({ ...entry, outcome: 500 });
@@ -432,19 +621,33 @@ export class SimApi {
       if (!isPodReady(pod!)) {
         // Deleting an unready pod disrupts nothing the budget protects: not charged.
         if (spec.unhealthyPodEvictionPolicy === "AlwaysAllow") return remove();
-        if (Number(status.currentHealthy ?? 0) >= Number(status.desiredHealthy ?? 0) && Number(status.desiredHealthy ?? 0) > 0) return remove();
+        if (
+          Number(status.currentHealthy ?? 0) >= Number(status.desiredHealthy ?? 0) &&
+          Number(status.desiredHealthy ?? 0) > 0
+        )
+          return remove();
       }
       // checkAndDecrement
-      if (Number(status.observedGeneration ?? 0) < Number(meta(pdb).generation ?? 1)) this.refuse(evictionBudgetNotObserved(meta(pdb).name), entry);
+      if (Number(status.observedGeneration ?? 0) < Number(meta(pdb).generation ?? 1))
+        this.refuse(evictionBudgetNotObserved(meta(pdb).name), entry);
       if (Number(status.disruptionsAllowed ?? 0) <= 0) {
-        this.refuse(evictionBlocked(meta(pdb).name, Number(status.desiredHealthy ?? 0), Number(status.currentHealthy ?? 0)), entry);
+        this.refuse(
+          evictionBlocked(meta(pdb).name, Number(status.desiredHealthy ?? 0), Number(status.currentHealthy ?? 0)),
+          entry,
+        );
       }
       const charged = structuredClone(pdb);
       const next = charged.status as Json;
       next.disruptionsAllowed = Number(next.disruptionsAllowed) - 1;
       if (next.disruptionsAllowed === 0) setDisruptionAllowedCondition(next, this.ctx.clock.stamp());
       next.disruptedPods = { ...((next.disruptedPods as Json | undefined) ?? {}), [name]: this.ctx.clock.stamp() };
-      this.store.replace("poddisruptionbudgets", charged, { manager: { manager: "kube-apiserver", operation: "Update", apiVersion: "v1", subresource: "status" } }, opts.fieldManager, "status");
+      this.store.replace(
+        "poddisruptionbudgets",
+        charged,
+        { manager: { manager: "kube-apiserver", operation: "Update", apiVersion: "v1", subresource: "status" } },
+        opts.fieldManager,
+        "status",
+      );
       return remove();
     });
   }
@@ -465,22 +668,39 @@ export class SimApi {
    *   `whenDeleted: Delete`).
    * Returns the object as it stands, or as it was when it went (`gone`).
    */
-  async deleteObject(r: Resource, namespace: string | undefined, name: string, opts: { fieldManager: string } & DeleteOptions): Promise<{ object: Json; gone: boolean }> {
-    const entry = { actor: opts.fieldManager, verb: "delete" as const, resource: r, ...(namespace ? { namespace } : {}), name };
+  async deleteObject(
+    r: Resource,
+    namespace: string | undefined,
+    name: string,
+    opts: { fieldManager: string } & DeleteOptions,
+  ): Promise<{ object: Json; gone: boolean }> {
+    const entry = {
+      actor: opts.fieldManager,
+      verb: "delete" as const,
+      resource: r,
+      ...(namespace ? { namespace } : {}),
+      name,
+    };
     return this.request(`DELETE ${r} ${namespace ?? ""}/${name}`, true, () => {
       if (!this.served(r)) throw resourceNotServed(r, "DELETE");
       const live = this.store.peek(r, namespace, name);
       if (!live) this.refuse(notFound(RESOURCES[r], name), entry);
       const { uid, resourceVersion } = opts.preconditions ?? {};
-      if (uid !== undefined && uid !== meta(live!).uid) this.refuse(uidPreconditionFailed(RESOURCES[r], name, uid, meta(live!).uid!), entry);
+      if (uid !== undefined && uid !== meta(live!).uid)
+        this.refuse(uidPreconditionFailed(RESOURCES[r], name, uid, meta(live!).uid!), entry);
       if (resourceVersion !== undefined && resourceVersion !== meta(live!).resourceVersion) {
-        this.refuse(resourceVersionPreconditionFailed(RESOURCES[r], name, resourceVersion, meta(live!).resourceVersion!), entry);
+        this.refuse(
+          resourceVersionPreconditionFailed(RESOURCES[r], name, resourceVersion, meta(live!).resourceVersion!),
+          entry,
+        );
       }
       if (meta(live!).deletionTimestamp) {
         this.store.record({ ...entry, outcome: "ok" });
         return { object: this.view(r, live!), gone: false };
       }
-      const finalizers = ((meta(live!).finalizers as string[] | undefined) ?? []).filter((f) => !(r === "persistentvolumeclaims" && f === PVC_PROTECTION && !this.inUse(live!)));
+      const finalizers = ((meta(live!).finalizers as string[] | undefined) ?? []).filter(
+        (f) => !(r === "persistentvolumeclaims" && f === PVC_PROTECTION && !this.inUse(live!)),
+      );
       const policy = opts.propagationPolicy ?? "Background";
       if (policy === "Orphan" && !finalizers.includes("orphan")) finalizers.push("orphan");
       if (policy === "Foreground" && !finalizers.includes("foregroundDeletion")) finalizers.push("foregroundDeletion");
@@ -493,7 +713,13 @@ export class SimApi {
         const owners = this.store.owners(r, namespace, name)!.clone();
         // v1.34: setting deletionTimestamp raises a kept generation (the orphan delete answers it; v1.24's kept it: sts-delete-orphan-precond.txt).
         const bumpGeneration = GENERATION.has(r) && this.ctx.profile === "vac";
-        const stored = this.store.replace(r, marked, { manager: { manager: opts.fieldManager, operation: "Update", apiVersion: "v1" }, owners, bumpGeneration }, opts.fieldManager, "delete");
+        const stored = this.store.replace(
+          r,
+          marked,
+          { manager: { manager: opts.fieldManager, operation: "Update", apiVersion: "v1" }, owners, bumpGeneration },
+          opts.fieldManager,
+          "delete",
+        );
         return { object: this.view(r, stored), gone: false };
       }
       const last = structuredClone(this.view(r, live!)) as Json;
@@ -506,7 +732,12 @@ export class SimApi {
   }
 
   /** `DELETE`: the object as `deleteObject` answers it. */
-  async delete(r: Resource, namespace: string | undefined, name: string, opts: { fieldManager: string } & DeleteOptions): Promise<Json> {
+  async delete(
+    r: Resource,
+    namespace: string | undefined,
+    name: string,
+    opts: { fieldManager: string } & DeleteOptions,
+  ): Promise<Json> {
     return (await this.deleteObject(r, namespace, name, opts)).object;
   }
 }

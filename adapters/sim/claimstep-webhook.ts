@@ -16,9 +16,22 @@ const entry = (name: string, path: string, selectors: Json): Json => ({
   name,
   admissionReviewVersions: ["v1"],
   clientConfig: { service: { name: "claimstep-webhook", namespace: "claimstep", path, port: 443 } },
-  rules: [{ apiGroups: ["apps"], apiVersions: ["v1"], operations: ["UPDATE"], resources: ["statefulsets"], scope: "Namespaced" }],
+  rules: [
+    {
+      apiGroups: ["apps"],
+      apiVersions: ["v1"],
+      operations: ["UPDATE"],
+      resources: ["statefulsets"],
+      scope: "Namespaced",
+    },
+  ],
   ...selectors,
-  matchConditions: [{ name: "volume-claim-templates-changed", expression: "object.spec.volumeClaimTemplates != oldObject.spec.volumeClaimTemplates" }],
+  matchConditions: [
+    {
+      name: "volume-claim-templates-changed",
+      expression: "object.spec.volumeClaimTemplates != oldObject.spec.volumeClaimTemplates",
+    },
+  ],
   failurePolicy: "Ignore",
   sideEffects: "None",
   timeoutSeconds: 5,
@@ -32,10 +45,14 @@ export function claimstepWebhookConfiguration(): Json {
     kind: "MutatingWebhookConfiguration",
     metadata: { name: "claimstep" },
     webhooks: [
-      entry("statefulsets.admission.claimstep.io", "/v1/admission/statefulsets", { objectSelector: { matchLabels: { "claimstep.io/admission": "enabled" } } }),
+      entry("statefulsets.admission.claimstep.io", "/v1/admission/statefulsets", {
+        objectSelector: { matchLabels: { "claimstep.io/admission": "enabled" } },
+      }),
       entry("namespaces.admission.claimstep.io", "/v1/admission/statefulsets/by-namespace", {
         namespaceSelector: { matchLabels: { "claimstep.io/admission": "enabled" } },
-        objectSelector: { matchExpressions: [{ key: "claimstep.io/admission", operator: "NotIn", values: ["enabled"] }] },
+        objectSelector: {
+          matchExpressions: [{ key: "claimstep.io/admission", operator: "NotIn", values: ["enabled"] }],
+        },
       }),
     ],
   };

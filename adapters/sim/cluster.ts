@@ -8,28 +8,28 @@ import type { ClaimTemplate, StatefulSet } from "../../core/k8s.js";
 import { toBytes } from "../../core/quantity.js";
 import { KubeClient, type KubeClientOptions } from "../kube/client.js";
 import { KubeReader } from "../kube/reader.js";
-import { kubeWriters, type KubeWriters } from "../kube/writer.js";
-import { SimApi, mergePatchFor, type DeleteOptions } from "./api.js";
+import { type KubeWriters, kubeWriters } from "../kube/writer.js";
+import { PrometheusMetrics } from "../metrics/prometheus.js";
+import { SimWebhooks, type WebhookHandler } from "./admission-webhooks.js";
+import { type DeleteOptions, mergePatchFor, SimApi } from "./api.js";
 import { VirtualClock } from "./clock.js";
-import { DEFAULT_LATENCIES, type ControllerContext, type DriverBehaviour, type Latencies, type Volume } from "./controllers/context.js";
-import { Kubelet } from "./controllers/kubelet.js";
-import { People, type ScheduledEdit } from "./controllers/people.js";
+import { type ControllerContext, DEFAULT_LATENCIES, type DriverBehaviour, type Volume } from "./controllers/context.js";
 import { syncDisruptionBudgets } from "./controllers/disruption.js";
 import { GarbageCollector } from "./controllers/garbage-collector.js";
+import { Kubelet } from "./controllers/kubelet.js";
+import { People, type ScheduledEdit } from "./controllers/people.js";
 import { syncClaimProtection } from "./controllers/pvc-protection.js";
 import { syncStatefulSets } from "./controllers/statefulset.js";
 import { StorageControllers } from "./controllers/storage.js";
-import { Workloads, type VolumeStats, type Workload, type WorkloadOptions } from "./controllers/workload.js";
-import { PrometheusMetrics } from "../metrics/prometheus.js";
-import { PROMETHEUS_PATH, SimPrometheus } from "./prometheus.js";
-import { FaultInjector, type FaultPlan } from "./faults.js";
-import { SIM_SERVER, SimHttp, type Identity } from "./http.js";
-import { SimWebhooks, type WebhookHandler } from "./admission-webhooks.js";
-import { writeStatefulSet } from "./statefulset-writes.js";
-import { Prng } from "./prng.js";
+import { type VolumeStats, type Workload, type WorkloadOptions, Workloads } from "./controllers/workload.js";
+import { FaultInjector } from "./faults.js";
+import { SIM_SERVER, SimHttp } from "./http.js";
 import type { SimClusterOptions } from "./options.js";
-import { SIM_CLUSTER_STATE_VERSION, checkClusterState, type SimClusterState } from "./state.js";
-import { RESOURCES, Store, type AuditEntry, type Json, type Resource } from "./store.js";
+import { Prng } from "./prng.js";
+import { PROMETHEUS_PATH, SimPrometheus } from "./prometheus.js";
+import { checkClusterState, SIM_CLUSTER_STATE_VERSION, type SimClusterState } from "./state.js";
+import { writeStatefulSet } from "./statefulset-writes.js";
+import { type AuditEntry, type Json, RESOURCES, type Resource, Store } from "./store.js";
 
 export interface StorageClassOptions {
   allowVolumeExpansion?: boolean;
@@ -98,7 +98,8 @@ export class SimCluster {
       ...(opts.baseUrl ? { baseUrl: opts.baseUrl } : {}),
       ...(opts.tokens ? { tokens: opts.tokens } : {}),
       ...(opts.anonymous ? { anonymous: opts.anonymous } : {}),
-      volumeAttributesClassVersions: opts.volumeAttributesClasses === false ? [] : (opts.volumeAttributesClassVersions ?? ["v1"]),
+      volumeAttributesClassVersions:
+        opts.volumeAttributesClasses === false ? [] : (opts.volumeAttributesClassVersions ?? ["v1"]),
       ...(opts.requestLogLimit !== undefined ? { requestLogLimit: opts.requestLogLimit } : {}),
     });
     this.client = this.newClient();
@@ -117,7 +118,10 @@ export class SimCluster {
     this.people = new People(this.controllers, (edit) => this.applyEdit(edit));
     this.gc = new GarbageCollector(this.controllers);
     this.workloads = new Workloads(this.controllers);
-    this.metrics = new PrometheusMetrics({ url: `${(opts.baseUrl ?? SIM_SERVER).replace(/\/+$/, "")}${PROMETHEUS_PATH}`, fetch: this.http.fetchLike });
+    this.metrics = new PrometheusMetrics({
+      url: `${(opts.baseUrl ?? SIM_SERVER).replace(/\/+$/, "")}${PROMETHEUS_PATH}`,
+      fetch: this.http.fetchLike,
+    });
   }
 
   /**
@@ -204,13 +208,25 @@ export class SimCluster {
   }
 
   /** Change a stored object as a controller or a person would (a new resourceVersion, audited as `actor`). */
-  update(resource: string, namespace: string | undefined, name: string, change: (o: SimObject) => void, actor = "kubectl"): SimObject {
+  update(
+    resource: string,
+    namespace: string | undefined,
+    name: string,
+    change: (o: SimObject) => void,
+    actor = "kubectl",
+  ): SimObject {
     const r = resourceNamed(resource);
     const live = this.store.peek(r, namespace, name);
     if (!live) throw new Error(`simulated cluster: no ${resource} ${namespace ?? ""}/${name}`);
     const next = structuredClone(live) as SimObject;
     change(next);
-    const stored = this.store.replace(r, next, { manager: { manager: actor, operation: "Update", apiVersion: RESOURCES[r].apiVersion.replace(/^.*\//, "") } }, actor, "update");
+    const stored = this.store.replace(
+      r,
+      next,
+      { manager: { manager: actor, operation: "Update", apiVersion: RESOURCES[r].apiVersion.replace(/^.*\//, "") } },
+      actor,
+      "update",
+    );
     return structuredClone(this.store.view(r, stored)) as SimObject;
   }
 
@@ -221,7 +237,9 @@ export class SimCluster {
 
   /** events.k8s.io Events, oldest first. */
   events(namespace?: string): SimObject[] {
-    return this.list("events", namespace).sort((a, b) => Number(a.metadata.resourceVersion) - Number(b.metadata.resourceVersion));
+    return this.list("events", namespace).sort(
+      (a, b) => Number(a.metadata.resourceVersion) - Number(b.metadata.resourceVersion),
+    );
   }
 
   /**
@@ -236,16 +254,24 @@ export class SimCluster {
       const request = c.spec?.resources?.requests?.storage;
       const capacity = c.status?.capacity?.storage;
       const vac = c.spec?.volumeAttributesClassName;
-      const grow = request !== undefined && (capacity === undefined || toBytes(String(request)) > toBytes(String(capacity)));
+      const grow =
+        request !== undefined && (capacity === undefined || toBytes(String(request)) > toBytes(String(capacity)));
       const modify = vac && c.status?.currentVolumeAttributesClassName !== vac;
       if (!grow && !modify) continue;
-      this.update("persistentvolumeclaims", c.metadata.namespace, c.metadata.name, (next: any) => {
-        if (grow) next.status.capacity = { ...(next.status.capacity ?? {}), storage: request };
-        if (modify) next.status.currentVolumeAttributesClassName = vac;
-        delete next.status.modifyVolumeStatus;
-        delete next.status.allocatedResourceStatuses;
-        if (next.status.conditions) next.status.conditions = next.status.conditions.filter((x: any) => !/Resiz|ModifyingVolume/.test(x.type));
-      }, "csi-resizer");
+      this.update(
+        "persistentvolumeclaims",
+        c.metadata.namespace,
+        c.metadata.name,
+        (next: any) => {
+          if (grow) next.status.capacity = { ...(next.status.capacity ?? {}), storage: request };
+          if (modify) next.status.currentVolumeAttributesClassName = vac;
+          delete next.status.modifyVolumeStatus;
+          delete next.status.allocatedResourceStatuses;
+          if (next.status.conditions)
+            next.status.conditions = next.status.conditions.filter((x: any) => !/Resiz|ModifyingVolume/.test(x.type));
+        },
+        "csi-resizer",
+      );
       done.push(c.metadata.name);
     }
     return done;
@@ -291,13 +317,25 @@ export class SimCluster {
     this.controllers.drivers.set(className, behaviour);
   }
 
-  async addVolumeAttributesClass(name: string, parameters: Record<string, string> = {}, driverName = "sim.csi.claimstep.io"): Promise<void> {
-    await this.admin.create("volumeattributesclasses", { metadata: { name }, driverName, parameters }, { fieldManager: KUBECTL });
+  async addVolumeAttributesClass(
+    name: string,
+    parameters: Record<string, string> = {},
+    driverName = "sim.csi.claimstep.io",
+  ): Promise<void> {
+    await this.admin.create(
+      "volumeattributesclasses",
+      { metadata: { name }, driverName, parameters },
+      { fieldManager: KUBECTL },
+    );
   }
 
   /** A ResourceQuota with a hard `requests.storage`. */
   async addStorageQuota(namespace: string, name: string, requestsStorage: string): Promise<void> {
-    await this.admin.create("resourcequotas", { metadata: { name, namespace }, spec: { hard: { "requests.storage": requestsStorage } } }, { fieldManager: KUBECTL });
+    await this.admin.create(
+      "resourcequotas",
+      { metadata: { name, namespace }, spec: { hard: { "requests.storage": requestsStorage } } },
+      { fieldManager: KUBECTL },
+    );
   }
 
   /**
@@ -333,11 +371,15 @@ export class SimCluster {
   async setPodTemplate(namespace: string, set: string, change: (template: SimObject) => void): Promise<SimObject> {
     const live = this.store.peek("statefulsets", namespace, set);
     if (!live) throw new Error(`simulated cluster: no statefulsets ${namespace}/${set}`);
-    const template = structuredClone(((live.spec as Json).template as Json | undefined) ?? { metadata: {}, spec: {} }) as SimObject;
+    const template = structuredClone(
+      ((live.spec as Json).template as Json | undefined) ?? { metadata: {}, spec: {} },
+    ) as SimObject;
     const before = structuredClone(template);
     change(template);
     const patch = { spec: { template: mergePatchFor(before, template) } };
-    return (await this.admin.mergePatch("statefulsets", namespace, set, patch as Json, { fieldManager: KUBECTL })) as SimObject;
+    return (await this.admin.mergePatch("statefulsets", namespace, set, patch as Json, {
+      fieldManager: KUBECTL,
+    })) as SimObject;
   }
 
   /** `kubectl set image statefulset/<set> <container>=<image>` (default: the first container). */
@@ -345,7 +387,8 @@ export class SimCluster {
     return this.setPodTemplate(namespace, set, (t) => {
       const containers = (t.spec?.containers as { name: string; image?: string }[] | undefined) ?? [];
       const target = container === undefined ? containers[0] : containers.find((c) => c.name === container);
-      if (!target) throw new Error(`simulated cluster: statefulset ${namespace}/${set} has no container ${container ?? "at all"}`);
+      if (!target)
+        throw new Error(`simulated cluster: statefulset ${namespace}/${set} has no container ${container ?? "at all"}`);
       target.image = image;
     });
   }
@@ -374,7 +417,13 @@ export class SimCluster {
    * new generation). Controllers do not run: advance the clock to see pods and claims come or go.
    */
   async scale(namespace: string, set: string, replicas: number): Promise<SimObject> {
-    return (await this.admin.mergePatch("statefulsets", namespace, set, { spec: { replicas } }, { fieldManager: KUBECTL })) as SimObject;
+    return (await this.admin.mergePatch(
+      "statefulsets",
+      namespace,
+      set,
+      { spec: { replicas } },
+      { fieldManager: KUBECTL },
+    )) as SimObject;
   }
 
   /**
@@ -418,7 +467,9 @@ export class SimCluster {
       syncDisruptionBudgets(this.controllers);
       if (this.store.writes === before) return;
     }
-    throw new Error(`simulated controllers did not settle after ${MAX_SETTLE_PASSES} passes at ${this.clock.now().toISOString()}`);
+    throw new Error(
+      `simulated controllers did not settle after ${MAX_SETTLE_PASSES} passes at ${this.clock.now().toISOString()}`,
+    );
   }
 
   /** Move virtual time forward by `ms`, running the controllers at every instant they asked for. */
@@ -471,13 +522,20 @@ export class SimCluster {
   /** The cluster `toJSON` described, continuing from there; throws on a state of another version or shape. */
   static restore(json: unknown): SimCluster {
     const state = checkClusterState(json);
-    const sim = new SimCluster({ ...state.options, start: new Date(state.clock.nowMs), latencies: state.latencies, faults: state.faults.plan });
+    const sim = new SimCluster({
+      ...state.options,
+      start: new Date(state.clock.nowMs),
+      latencies: state.latencies,
+      faults: state.faults.plan,
+    });
     sim.clock.restore(state.clock);
     sim.prng.restore(state.prng);
     sim.faults.restore(state.faults);
     sim.store.restore(state.store);
-    for (const [name, behaviour] of Object.entries(state.drivers)) sim.controllers.drivers.set(name, structuredClone(behaviour));
-    for (const [uid, v] of Object.entries(state.volumes)) sim.controllers.volumes.set(uid, { ...v, bytes: BigInt(v.bytes) });
+    for (const [name, behaviour] of Object.entries(state.drivers))
+      sim.controllers.drivers.set(name, structuredClone(behaviour));
+    for (const [uid, v] of Object.entries(state.volumes))
+      sim.controllers.volumes.set(uid, { ...v, bytes: BigInt(v.bytes) });
     sim.storage.restore(state.storage);
     sim.kubelet.restore(state.kubelet);
     sim.people.restore(state.people ?? []);
@@ -497,13 +555,21 @@ export interface SimObject {
 function deepMerge(target: Json, patch: Json): void {
   for (const [k, v] of Object.entries(patch)) {
     if (v === null) delete target[k];
-    else if (typeof v === "object" && !Array.isArray(v) && typeof target[k] === "object" && target[k] !== null && !Array.isArray(target[k])) deepMerge(target[k] as Json, v as Json);
+    else if (
+      typeof v === "object" &&
+      !Array.isArray(v) &&
+      typeof target[k] === "object" &&
+      target[k] !== null &&
+      !Array.isArray(target[k])
+    )
+      deepMerge(target[k] as Json, v as Json);
     else target[k] = structuredClone(v);
   }
 }
 
 const resourceNamed = (name: string): Resource => {
-  if (!(name in RESOURCES)) throw new Error(`the simulated cluster does not store ${name}: it stores ${Object.keys(RESOURCES).join(", ")}`);
+  if (!(name in RESOURCES))
+    throw new Error(`the simulated cluster does not store ${name}: it stores ${Object.keys(RESOURCES).join(", ")}`);
   return name as Resource;
 };
 
@@ -518,7 +584,14 @@ export interface SetSpec {
   name: string;
   namespace?: string;
   replicas: number;
-  templates: { name: string; storage: string; storageClassName?: string; volumeAttributesClassName?: string; labels?: Record<string, string>; volumeMode?: "Filesystem" | "Block" }[];
+  templates: {
+    name: string;
+    storage: string;
+    storageClassName?: string;
+    volumeAttributesClassName?: string;
+    labels?: Record<string, string>;
+    volumeMode?: "Filesystem" | "Block";
+  }[];
   ordinalsStart?: number;
   partition?: number;
   maxUnavailable?: number | string;

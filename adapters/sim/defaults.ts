@@ -84,5 +84,8 @@ export function defaultRetentionPolicy(set: Json): void {
   const spec = set.spec as Json | undefined;
   if (!isObject(spec)) return;
   const p = isObject(spec.persistentVolumeClaimRetentionPolicy) ? spec.persistentVolumeClaimRetentionPolicy : {};
-  spec.persistentVolumeClaimRetentionPolicy = { whenDeleted: p.whenDeleted ?? "Retain", whenScaled: p.whenScaled ?? "Retain" };
+  spec.persistentVolumeClaimRetentionPolicy = {
+    whenDeleted: p.whenDeleted ?? "Retain",
+    whenScaled: p.whenScaled ?? "Retain",
+  };
 }

@@ -1,6 +1,6 @@
 // The API server's refusals, as `Status` bodies shaped exactly like the captured responses in
 // fixtures/apiserver/ (names substituted), turned into ApiError the way every adapter does.
-import { apiErrorFrom, type ApiError } from "../api-error.js";
+import { type ApiError, apiErrorFrom } from "../api-error.js";
 
 /** How the API server names a resource in messages: `persistentvolumeclaims`, `statefulsets.apps`. */
 export interface ResourceName {
@@ -27,11 +27,21 @@ export const failure = (code: number, reason: string, message: string, details?:
 });
 
 export function notFound(r: ResourceName, name: string): ApiError {
-  return apiErrorFrom(404, failure(404, "NotFound", `${qualified(r)} "${name}" not found`, { name, ...groupDetail(r), kind: r.plural }));
+  return apiErrorFrom(
+    404,
+    failure(404, "NotFound", `${qualified(r)} "${name}" not found`, { name, ...groupDetail(r), kind: r.plural }),
+  );
 }
 
 export function alreadyExists(r: ResourceName, name: string): ApiError {
-  return apiErrorFrom(409, failure(409, "AlreadyExists", `${qualified(r)} "${name}" already exists`, { name, ...groupDetail(r), kind: r.plural }));
+  return apiErrorFrom(
+    409,
+    failure(409, "AlreadyExists", `${qualified(r)} "${name}" already exists`, {
+      name,
+      ...groupDetail(r),
+      kind: r.plural,
+    }),
+  );
 }
 
 /** A write carrying a stale metadata.resourceVersion (pvc-patch-stale-rv.txt). */
@@ -61,7 +71,12 @@ export function uidPreconditionFailed(r: ResourceName, name: string, wanted: str
 }
 
 /** DELETE with preconditions.resourceVersion that does not match (sts-delete-orphan-stale-rv.txt). */
-export function resourceVersionPreconditionFailed(r: ResourceName, name: string, wanted: string, actual: string): ApiError {
+export function resourceVersionPreconditionFailed(
+  r: ResourceName,
+  name: string,
+  wanted: string,
+  actual: string,
+): ApiError {
   return apiErrorFrom(
     409,
     failure(
@@ -98,13 +113,19 @@ export function applyConflict(conflicts: { manager: ManagerRef; field: string }[
       const key = printManager(c.manager);
       byManager.set(key, [...(byManager.get(key) ?? []), c.field]);
     }
-    const lines = [...byManager.keys()].sort().flatMap((m) => [`conflicts with ${m}:`, ...byManager.get(m)!.map((f) => `- ${f}`)]);
+    const lines = [...byManager.keys()]
+      .sort()
+      .flatMap((m) => [`conflicts with ${m}:`, ...byManager.get(m)!.map((f) => `- ${f}`)]);
     message = `Apply failed with ${conflicts.length} conflicts: ${lines.join("\n")}`;
   }
   return apiErrorFrom(
     409,
     failure(409, "Conflict", message, {
-      causes: conflicts.map((c) => ({ reason: "FieldManagerConflict", message: `conflict with ${printManager(c.manager)}`, field: c.field })),
+      causes: conflicts.map((c) => ({
+        reason: "FieldManagerConflict",
+        message: `conflict with ${printManager(c.manager)}`,
+        field: c.field,
+      })),
     }),
   );
 }
@@ -155,7 +176,14 @@ export function invalid(r: ResourceName, name: string, errors: FieldError[]): Ap
 
 /** 403 from an admission plugin: `persistentvolumeclaims "x" is forbidden: <why>`. */
 export function admissionForbidden(r: ResourceName, name: string, why: string): ApiError {
-  return apiErrorFrom(403, failure(403, "Forbidden", `${qualified(r)} "${name}" is forbidden: ${why}`, { name, ...groupDetail(r), kind: r.plural }));
+  return apiErrorFrom(
+    403,
+    failure(403, "Forbidden", `${qualified(r)} "${name}" is forbidden: ${why}`, {
+      name,
+      ...groupDetail(r),
+      kind: r.plural,
+    }),
+  );
 }
 
 /** 429 from API Priority and Fairness, with Retry-After. */
@@ -169,13 +197,22 @@ export function tooManyRequests(retryAfterSeconds: number, request: string): Api
 
 export function internalError(request: string): ApiError {
   const cause = "etcdserver: leader changed";
-  return apiErrorFrom(500, failure(500, "InternalError", `Internal error occurred: ${cause}`, { causes: [{ message: cause }] }), { request });
+  return apiErrorFrom(
+    500,
+    failure(500, "InternalError", `Internal error occurred: ${cause}`, { causes: [{ message: cause }] }),
+    { request },
+  );
 }
 
 export function serverTimeout(request: string): ApiError {
   return apiErrorFrom(
     504,
-    failure(504, "Timeout", "Timeout: request did not complete within requested timeout - context deadline exceeded", {}),
+    failure(
+      504,
+      "Timeout",
+      "Timeout: request did not complete within requested timeout - context deadline exceeded",
+      {},
+    ),
     { request },
   );
 }
@@ -189,7 +226,12 @@ export function evictionBlocked(budget: string, desiredHealthy: number, currentH
   return apiErrorFrom(
     429,
     failure(429, "TooManyRequests", EVICTION_BLOCKED, {
-      causes: [{ reason: "DisruptionBudget", message: `The disruption budget ${budget} needs ${desiredHealthy} healthy pods and has ${currentHealthy} currently` }],
+      causes: [
+        {
+          reason: "DisruptionBudget",
+          message: `The disruption budget ${budget} needs ${desiredHealthy} healthy pods and has ${currentHealthy} currently`,
+        },
+      ],
     }),
   );
 }
@@ -199,7 +241,12 @@ export function evictionBudgetNotObserved(budget: string): ApiError {
   return apiErrorFrom(
     429,
     failure(429, "TooManyRequests", EVICTION_BLOCKED, {
-      causes: [{ reason: "DisruptionBudget", message: `The disruption budget ${budget} is still being processed by the server.` }],
+      causes: [
+        {
+          reason: "DisruptionBudget",
+          message: `The disruption budget ${budget} is still being processed by the server.`,
+        },
+      ],
       retryAfterSeconds: 10,
     }),
     { retryAfterSeconds: 10 },
@@ -217,23 +264,41 @@ export const evictionManyBudgets = () => ({
 });
 
 /** 201: the pod was evicted (pod-evict-ok.txt). */
-export const evictionSucceeded = () => ({ kind: "Status", apiVersion: "v1", metadata: {}, status: "Success", code: 201 });
+export const evictionSucceeded = () => ({
+  kind: "Status",
+  apiVersion: "v1",
+  metadata: {},
+  status: "Success",
+  code: 201,
+});
 
 // Refusals of the HTTP layer (authentication, RBAC, routing, bodies), as Status bodies.
 
 /** RBAC's refusal: names the user, the verb and the resource (forbidden.txt). */
-export function forbiddenByRbac(user: string, verb: string, r: ResourceName, namespace: string | undefined, name?: string, subresource?: string): ApiError {
+export function forbiddenByRbac(
+  user: string,
+  verb: string,
+  r: ResourceName,
+  namespace: string | undefined,
+  name?: string,
+  subresource?: string,
+): ApiError {
   const scope = namespace ? `in the namespace "${namespace}"` : "at the cluster scope";
   const subject = name !== undefined ? `${qualified(r)} "${name}"` : qualified(r);
   // The authorizer names a subresource with its resource: `pods/eviction`.
   const resource = subresource ? `${r.plural}/${subresource}` : r.plural;
   return apiErrorFrom(
     403,
-    failure(403, "Forbidden", `${subject} is forbidden: User "${user}" cannot ${verb} resource "${resource}" in API group "${r.group}" ${scope}`, {
-      ...(name !== undefined ? { name } : {}),
-      ...groupDetail(r),
-      kind: r.plural,
-    }),
+    failure(
+      403,
+      "Forbidden",
+      `${subject} is forbidden: User "${user}" cannot ${verb} resource "${resource}" in API group "${r.group}" ${scope}`,
+      {
+        ...(name !== undefined ? { name } : {}),
+        ...groupDetail(r),
+        kind: r.plural,
+      },
+    ),
   );
 }
 
@@ -241,12 +306,16 @@ export function forbiddenByRbac(user: string, verb: string, r: ResourceName, nam
 export const unauthorized = (): ApiError => apiErrorFrom(401, failure(401, "Unauthorized", "Unauthorized"));
 
 /** A URL the server has no handler for (a group/version it does not serve). */
-export const notServed = (): ApiError => apiErrorFrom(404, failure(404, "NotFound", "the server could not find the requested resource", {}));
+export const notServed = (): ApiError =>
+  apiErrorFrom(404, failure(404, "NotFound", "the server could not find the requested resource", {}));
 
 export const badRequest = (message: string): ApiError => apiErrorFrom(400, failure(400, "BadRequest", message));
 
 export const methodNotAllowed = (): ApiError =>
-  apiErrorFrom(405, failure(405, "MethodNotAllowed", "the server does not allow this method on the requested resource"));
+  apiErrorFrom(
+    405,
+    failure(405, "MethodNotAllowed", "the server does not allow this method on the requested resource"),
+  );
 
 export const unsupportedMediaType = (): ApiError =>
   apiErrorFrom(
@@ -258,7 +327,8 @@ export const unsupportedMediaType = (): ApiError =>
     ),
   );
 
-export const serviceUnavailable = (): ApiError => apiErrorFrom(503, failure(503, "ServiceUnavailable", "the server is currently unable to handle the request"));
+export const serviceUnavailable = (): ApiError =>
+  apiErrorFrom(503, failure(503, "ServiceUnavailable", "the server is currently unable to handle the request"));
 
 /** A list continued with a token older than the compaction window. */
 export const continueExpired = (): ApiError =>
@@ -275,9 +345,20 @@ export const continueExpired = (): ApiError =>
 export const fieldManagerRequired = (): ApiError =>
   apiErrorFrom(
     422,
-    failure(422, "Invalid", 'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch', {
-      group: "meta.k8s.io",
-      kind: "PatchOptions",
-      causes: [{ reason: "FieldValueRequired", message: "Required value: is required for apply patch", field: "fieldManager" }],
-    }),
+    failure(
+      422,
+      "Invalid",
+      'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch',
+      {
+        group: "meta.k8s.io",
+        kind: "PatchOptions",
+        causes: [
+          {
+            reason: "FieldValueRequired",
+            message: "Required value: is required for apply patch",
+            field: "fieldManager",
+          },
+        ],
+      },
+    ),
   );

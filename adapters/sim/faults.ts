@@ -23,7 +23,12 @@ export interface FaultState {
 }
 
 export class FaultInjector {
-  readonly counts: Record<FaultKind, number> = { tooManyRequests: 0, serverError: 0, timeoutBefore: 0, timeoutAfterCommit: 0 };
+  readonly counts: Record<FaultKind, number> = {
+    tooManyRequests: 0,
+    serverError: 0,
+    timeoutBefore: 0,
+    timeoutAfterCommit: 0,
+  };
 
   constructor(
     public plan: FaultPlan,

@@ -17,7 +17,22 @@ export const printPath = (p: Path): string => p.map((s) => `.${s}`).join("");
 
 /** Top-level parts of an object that field managers own (`data`, `binaryData`: a ConfigMap's). */
 const OWNED_ROOTS = {
-  main: ["metadata", "spec", "data", "binaryData", "action", "eventTime", "note", "reason", "regarding", "related", "reportingController", "reportingInstance", "series", "type"],
+  main: [
+    "metadata",
+    "spec",
+    "data",
+    "binaryData",
+    "action",
+    "eventTime",
+    "note",
+    "reason",
+    "regarding",
+    "related",
+    "reportingController",
+    "reportingInstance",
+    "series",
+    "type",
+  ],
   status: ["status"],
 } as const;
 /**
@@ -26,14 +41,37 @@ const OWNED_ROOTS = {
  */
 /** Atomic structs (metav1.LabelSelector is `+structType=atomic`): owned whole, `f:selector: {}`. */
 const ATOMIC = new Set(["selector"]);
-const TOP_LEVEL_LEAVES = new Set(["action", "eventTime", "note", "reason", "regarding", "related", "reportingController", "reportingInstance", "type"]);
-const IDENTITY = new Set(["name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp", "managedFields", "generateName", "deletionTimestamp"]);
+const TOP_LEVEL_LEAVES = new Set([
+  "action",
+  "eventTime",
+  "note",
+  "reason",
+  "regarding",
+  "related",
+  "reportingController",
+  "reportingInstance",
+  "type",
+]);
+const IDENTITY = new Set([
+  "name",
+  "namespace",
+  "uid",
+  "resourceVersion",
+  "generation",
+  "creationTimestamp",
+  "managedFields",
+  "generateName",
+  "deletionTimestamp",
+]);
 
 /** Leaf paths an object (or an apply configuration) sets. */
 export function leaves(obj: Json, part: keyof typeof OWNED_ROOTS = "main"): Path[] {
   const out: Path[] = [];
   const walk = (v: unknown, path: string[]) => {
-    if ((path.length === 1 && TOP_LEVEL_LEAVES.has(path[0]!)) || (path.length > 1 && ATOMIC.has(path[path.length - 1]!) && isObject(v))) {
+    if (
+      (path.length === 1 && TOP_LEVEL_LEAVES.has(path[0]!)) ||
+      (path.length > 1 && ATOMIC.has(path[path.length - 1]!) && isObject(v))
+    ) {
       if (v !== null && v !== undefined) out.push(path);
       return;
     }
@@ -65,7 +103,8 @@ function createdNodes(after: Json, before: Json | undefined, part: keyof typeof 
     if (path.length === 1 && TOP_LEVEL_LEAVES.has(path[0]!)) return;
     if (path.length > 1 && ATOMIC.has(path[path.length - 1]!)) return;
     if (path.length === 2 && path[0] === "metadata" && IDENTITY.has(path[1]!)) return;
-    if (!ALWAYS_PRESENT.has(path[path.length - 1]!) && !isObject(before ? getPath(before, path) : undefined)) out.push(path);
+    if (!ALWAYS_PRESENT.has(path[path.length - 1]!) && !isObject(before ? getPath(before, path) : undefined))
+      out.push(path);
     for (const [k, x] of Object.entries(v)) walk(x, [...path, k]);
   };
   for (const root of OWNED_ROOTS[part]) walk(after[root], [root]);
@@ -155,10 +194,15 @@ export class FieldOwners {
   recordUpdate(ref: ManagerRef, before: Json | undefined, after: Json, time: string): void {
     const part = ref.subresource === "status" ? "status" : "main";
     const keys = new Set<string>();
-    for (const p of leaves(after, part)) if (!before || !same(getPath(before, p), getPath(after, p))) keys.add(pathKey(p));
+    for (const p of leaves(after, part))
+      if (!before || !same(getPath(before, p), getPath(after, p))) keys.add(pathKey(p));
     // A map or optional struct the update brought into being is the writer's too (FieldsV1 `".": {}`).
     for (const p of createdNodes(after, before, part)) keys.add(pathKey(p));
-    const removed = before ? leaves(before, part).filter((p) => getPath(after, p) === undefined).map(pathKey) : [];
+    const removed = before
+      ? leaves(before, part)
+          .filter((p) => getPath(after, p) === undefined)
+          .map(pathKey)
+      : [];
     if (keys.size === 0 && removed.length === 0) return;
     for (const e of this.entries) for (const k of [...keys, ...removed]) e.fields.delete(k);
     const mine = this.entry(ref, time);
@@ -170,7 +214,13 @@ export class FieldOwners {
    * Server-side apply of `config` by `ref` onto `live`: the merged object, or the conflicts of a
    * non-forced apply (fields other managers own with a different value).
    */
-  apply(ref: ManagerRef, live: Json, config: Json, force: boolean, time: string): { merged: Json; conflicts: { manager: ManagerRef; field: string }[] } {
+  apply(
+    ref: ManagerRef,
+    live: Json,
+    config: Json,
+    force: boolean,
+    time: string,
+  ): { merged: Json; conflicts: { manager: ManagerRef; field: string }[] } {
     const configLeaves = leaves(config);
     const configKeys = new Set(configLeaves.map(pathKey));
     const conflicts: { manager: ManagerRef; field: string; entry: ManagerEntry; key: string }[] = [];
@@ -179,11 +229,17 @@ export class FieldOwners {
       const key = pathKey(p);
       for (const e of this.entries) {
         if (!sameManager(e, ref) && !e.subresource && e.fields.has(key)) {
-          conflicts.push({ manager: { manager: e.manager, operation: e.operation, apiVersion: e.apiVersion }, field: printPath(p), entry: e, key });
+          conflicts.push({
+            manager: { manager: e.manager, operation: e.operation, apiVersion: e.apiVersion },
+            field: printPath(p),
+            entry: e,
+            key,
+          });
         }
       }
     }
-    if (conflicts.length && !force) return { merged: live, conflicts: conflicts.map(({ manager, field }) => ({ manager, field })) };
+    if (conflicts.length && !force)
+      return { merged: live, conflicts: conflicts.map(({ manager, field }) => ({ manager, field })) };
     for (const c of conflicts) c.entry.fields.delete(c.key);
 
     const merged = structuredClone(live);

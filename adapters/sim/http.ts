@@ -6,11 +6,10 @@ import { parse as parseYaml } from "yaml";
 import { ApiError } from "../api-error.js";
 import { SelectorSyntaxError } from "../kube/label-selector.js";
 import type { SimApi } from "./api.js";
-import { KUBELET_METRICS_PATH, PROMETHEUS_PATH, type SimPrometheus } from "./prometheus.js";
-import { REQUEST_LOG_LIMIT, Ring } from "./ring.js";
 import {
   badRequest,
   continueExpired,
+  type FieldError,
   fieldManagerRequired,
   forbiddenByRbac,
   internalError,
@@ -22,9 +21,10 @@ import {
   tooManyRequests,
   unauthorized,
   unsupportedMediaType,
-  type FieldError,
 } from "./errors.js";
-import { RESOURCES, type Json, type Resource } from "./store.js";
+import { KUBELET_METRICS_PATH, PROMETHEUS_PATH, type SimPrometheus } from "./prometheus.js";
+import { REQUEST_LOG_LIMIT, Ring } from "./ring.js";
+import { type Json, RESOURCES, type Resource } from "./store.js";
 
 /** RBAC verbs, as a Role grants them. */
 export type Verb = "get" | "list" | "watch" | "create" | "patch" | "update" | "delete" | "deletecollection";
@@ -127,19 +127,33 @@ const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null 
 const APPLY = "application/apply-patch+yaml";
 const MERGE = "application/merge-patch+json";
 
-const byPath = new Map<string, Resource>((Object.keys(RESOURCES) as Resource[]).map((r) => [`${RESOURCES[r].group}/${r}`, r]));
+const byPath = new Map<string, Resource>(
+  (Object.keys(RESOURCES) as Resource[]).map((r) => [`${RESOURCES[r].group}/${r}`, r]),
+);
 
 const json = (body: unknown, status: number, headers: Record<string, string> = {}): Response =>
   new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json", ...headers } });
 
 /** The Response of a refusal: the Status body, and Retry-After when the server asks for a wait. */
 export function errorResponse(err: ApiError): Response {
-  const body = err.status ?? { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message: err.message, code: err.code };
-  return json(body, err.code || 500, err.retryAfterSeconds !== undefined ? { "Retry-After": String(err.retryAfterSeconds) } : {});
+  const body = err.status ?? {
+    kind: "Status",
+    apiVersion: "v1",
+    metadata: {},
+    status: "Failure",
+    message: err.message,
+    code: err.code,
+  };
+  return json(
+    body,
+    err.code || 500,
+    err.retryAfterSeconds !== undefined ? { "Retry-After": String(err.retryAfterSeconds) } : {},
+  );
 }
 
 /** `pods/eviction` for a subresource request, else the resource: what RBAC, faults and counters name. */
-export const resourceOf = (r: Pick<RequestInfo, "resource" | "subresource">): string => (r.subresource ? `${r.resource}/${r.subresource}` : r.resource);
+export const resourceOf = (r: Pick<RequestInfo, "resource" | "subresource">): string =>
+  r.subresource ? `${r.resource}/${r.subresource}` : r.resource;
 
 /** Subresources the simulated API server serves: `<resource>/<subresource>` → the verbs it answers. */
 const SUBRESOURCES: Record<string, Verb[]> = { "pods/eviction": ["create"] };
@@ -200,8 +214,15 @@ export class SimHttp {
   /** The same handler in the KubeClient's `fetch(url, init)` shape, without building a Request. */
   readonly fetchLike = async (url: string, init: RequestInit = {}): Promise<Response> => {
     const body = init.body;
-    if (body !== undefined && body !== null && typeof body !== "string") throw new TypeError("the simulated API server takes string bodies");
-    return this.handle((init.method ?? "GET").toUpperCase(), url, new Headers(init.headers), body ?? "", init.signal ?? undefined);
+    if (body !== undefined && body !== null && typeof body !== "string")
+      throw new TypeError("the simulated API server takes string bodies");
+    return this.handle(
+      (init.method ?? "GET").toUpperCase(),
+      url,
+      new Headers(init.headers),
+      body ?? "",
+      init.signal ?? undefined,
+    );
   };
 
   /** Every request since the last reset, by verb and resource (not only those the log still holds). */
@@ -259,12 +280,24 @@ export class SimHttp {
     this.continueFloor = Number(currentRevision) + 1;
   }
 
-  private async handle(method: string, href: string, headers: Headers, text: string, signal?: AbortSignal): Promise<Response> {
+  private async handle(
+    method: string,
+    href: string,
+    headers: Headers,
+    text: string,
+    signal?: AbortSignal,
+  ): Promise<Response> {
     try {
       const prometheus = this.opts.prometheus && this.prometheusPath(href);
-      if (prometheus !== undefined) return await this.opts.prometheus!.handle(method, prometheus.path, prometheus.search, headers, text, signal);
+      if (prometheus !== undefined)
+        return await this.opts.prometheus!.handle(method, prometheus.path, prometheus.search, headers, text, signal);
       // The kubelets' volume stats for a real Prometheus to scrape (outside authentication, as /prometheus).
-      if (this.opts.prometheus && new URL(href).pathname === new URL(this.opts.baseUrl ?? SIM_SERVER).pathname.replace(/\/+$/, "") + KUBELET_METRICS_PATH) return this.opts.prometheus.kubeletMetrics(method);
+      if (
+        this.opts.prometheus &&
+        new URL(href).pathname ===
+          new URL(this.opts.baseUrl ?? SIM_SERVER).pathname.replace(/\/+$/, "") + KUBELET_METRICS_PATH
+      )
+        return this.opts.prometheus.kubeletMetrics(method);
       return await this.route(method, href, headers, text, signal);
     } catch (err) {
       if (err instanceof ApiError) return errorResponse(err);
@@ -306,7 +339,9 @@ export class SimHttp {
       try {
         body = contentType === APPLY ? parseYaml(text) : JSON.parse(text);
       } catch (err) {
-        throw badRequest(`the request body is not valid ${contentType === APPLY ? "YAML" : "JSON"}: ${(err as Error).message}`);
+        throw badRequest(
+          `the request body is not valid ${contentType === APPLY ? "YAML" : "JSON"}: ${(err as Error).message}`,
+        );
       }
     }
     return {
@@ -340,13 +375,16 @@ export class SimHttp {
     if (this.denied.has(`${r.verb} ${resource}`)) return false;
     if (!identity?.rules) return true;
     const resourceMatches = (ruleResource: string) =>
-      ruleResource === "*" || ruleResource === resource || (r.subresource !== undefined && ruleResource === `*/${r.subresource}`);
+      ruleResource === "*" ||
+      ruleResource === resource ||
+      (r.subresource !== undefined && ruleResource === `*/${r.subresource}`);
     return identity.rules.some(
       (rule) =>
         (rule.apiGroups.includes("*") || rule.apiGroups.includes(r.group)) &&
         rule.resources.some(resourceMatches) &&
         (rule.verbs.includes("*") || rule.verbs.includes(r.verb)) &&
-        (!rule.resourceNames?.length || (r.verb !== "create" && r.name !== undefined && rule.resourceNames.includes(r.name))),
+        (!rule.resourceNames?.length ||
+          (r.verb !== "create" && r.name !== undefined && rule.resourceNames.includes(r.name))),
     );
   }
 
@@ -360,11 +398,18 @@ export class SimHttp {
   }
 
   private served(r: Resource, version: string): boolean {
-    if (r === "volumeattributesclasses") return (this.opts.volumeAttributesClassVersions ?? ["v1"]).includes(version as "v1");
+    if (r === "volumeattributesclasses")
+      return (this.opts.volumeAttributesClassVersions ?? ["v1"]).includes(version as "v1");
     return RESOURCES[r].apiVersion.endsWith(`/${version}`) || RESOURCES[r].apiVersion === version;
   }
 
-  private async route(method: string, href: string, headers: Headers, text: string, signal?: AbortSignal): Promise<Response> {
+  private async route(
+    method: string,
+    href: string,
+    headers: Headers,
+    text: string,
+    signal?: AbortSignal,
+  ): Promise<Response> {
     const r = this.parse(method, new URL(href), headers, text);
     this.remember(r);
     const identity = this.authenticate(headers);
@@ -475,7 +520,8 @@ export class SimHttp {
       } catch {
         throw badRequest(`continue key is not valid: ${token}`);
       }
-      if (typeof parsed.start !== "number" || typeof parsed.rv !== "string") throw badRequest(`continue key is not valid: ${token}`);
+      if (typeof parsed.start !== "number" || typeof parsed.rv !== "string")
+        throw badRequest(`continue key is not valid: ${token}`);
       if (Number(parsed.rv) < this.continueFloor) throw continueExpired();
       start = parsed.start;
     }
@@ -489,7 +535,10 @@ export class SimHttp {
     const info = RESOURCES[resource];
     // List items carry no apiVersion/kind: the list does.
     const items = all.items.slice(start, end).map(({ apiVersion: _a, kind: _k, ...item }) => item);
-    return json({ kind: `${info.kind}List`, apiVersion: info.group ? `${info.group}/${r.version}` : r.version, metadata, items }, 200);
+    return json(
+      { kind: `${info.kind}List`, apiVersion: info.group ? `${info.group}/${r.version}` : r.version, metadata, items },
+      200,
+    );
   }
 
   /** A create body checked as the API server does before storing it. */
@@ -497,7 +546,8 @@ export class SimHttp {
     const info = RESOURCES[resource];
     if (!isObject(r.body)) throw badRequest("the request body must be a JSON object");
     const o = structuredClone(r.body);
-    if (o.kind !== info.kind) throw badRequest(`the kind in the data (${String(o.kind)}) does not match the expected kind (${info.kind})`);
+    if (o.kind !== info.kind)
+      throw badRequest(`the kind in the data (${String(o.kind)}) does not match the expected kind (${info.kind})`);
     if (!isObject(o.metadata)) throw badRequest("metadata is required");
     const m = o.metadata;
     if (info.namespaced) {
@@ -509,8 +559,10 @@ export class SimHttp {
     const errors: FieldError[] = [];
     const name = typeof m.name === "string" ? m.name : undefined;
     const generateName = typeof m.generateName === "string" ? m.generateName : undefined;
-    if (!name && !generateName) errors.push({ type: "Required", field: "metadata.name", detail: "name or generateName is required" });
-    else if (name && !validSubdomain(name)) errors.push({ type: "Invalid", field: "metadata.name", value: name, detail: DNS1123_SUBDOMAIN });
+    if (!name && !generateName)
+      errors.push({ type: "Required", field: "metadata.name", detail: "name or generateName is required" });
+    else if (name && !validSubdomain(name))
+      errors.push({ type: "Invalid", field: "metadata.name", value: name, detail: DNS1123_SUBDOMAIN });
     if (errors.length) throw invalid(info, name ?? "", errors);
     return o;
   }
@@ -519,9 +571,14 @@ export class SimHttp {
     if (r.contentType === APPLY) {
       if (!r.query.get("fieldManager")) throw fieldManagerRequired();
       const applied = r.body;
-      if (!isObject(applied) || !isObject(applied.metadata)) throw badRequest("the apply patch must be an object with metadata");
-      if (resource !== "persistentvolumeclaims") throw badRequest(`the simulated API server applies PersistentVolumeClaims only, not ${resource}`);
-      if (applied.metadata.name !== r.name) throw badRequest(`the name of the object (${String(applied.metadata.name)}) does not match the name on the URL (${r.name})`);
+      if (!isObject(applied) || !isObject(applied.metadata))
+        throw badRequest("the apply patch must be an object with metadata");
+      if (resource !== "persistentvolumeclaims")
+        throw badRequest(`the simulated API server applies PersistentVolumeClaims only, not ${resource}`);
+      if (applied.metadata.name !== r.name)
+        throw badRequest(
+          `the name of the object (${String(applied.metadata.name)}) does not match the name on the URL (${r.name})`,
+        );
       if (applied.metadata.namespace !== undefined && applied.metadata.namespace !== r.namespace) {
         throw badRequest("the namespace of the provided object does not match the namespace sent on the request");
       }
@@ -540,14 +597,18 @@ export class SimHttp {
     const e = r.body;
     if (!isObject(e)) throw badRequest("the request body must be a JSON object");
     if (e.kind !== "Eviction" || !EVICTION_VERSIONS.has(String(e.apiVersion))) {
-      throw badRequest(`the body of an eviction must be a policy/v1 (or policy/v1beta1) Eviction, not ${String(e.apiVersion)} ${String(e.kind)}`);
+      throw badRequest(
+        `the body of an eviction must be a policy/v1 (or policy/v1beta1) Eviction, not ${String(e.apiVersion)} ${String(e.kind)}`,
+      );
     }
     const m = isObject(e.metadata) ? e.metadata : {};
-    if (m.name !== undefined && m.name !== "" && m.name !== r.name) throw badRequest("name in URL does not match name in Eviction object");
+    if (m.name !== undefined && m.name !== "" && m.name !== r.name)
+      throw badRequest("name in URL does not match name in Eviction object");
     if (m.namespace !== undefined && m.namespace !== "" && m.namespace !== r.namespace) {
       throw badRequest("the namespace of the provided object does not match the namespace sent on the request");
     }
-    if (e.deleteOptions !== undefined && e.deleteOptions !== null && !isObject(e.deleteOptions)) throw badRequest("deleteOptions must be an object");
+    if (e.deleteOptions !== undefined && e.deleteOptions !== null && !isObject(e.deleteOptions))
+      throw badRequest("deleteOptions must be an object");
     const status = await api.evict(r.namespace!, r.name!, e, { fieldManager: actor });
     return json(status, Number(status.code) || 201);
   }
@@ -556,10 +617,13 @@ export class SimHttp {
     const options = isObject(r.body) ? r.body : {};
     const pre = isObject(options.preconditions) ? options.preconditions : {};
     if (r.body !== undefined && (!isObject(r.body) || (r.body.kind !== undefined && r.body.kind !== "DeleteOptions"))) {
-      throw badRequest(`the body of a DELETE must be a DeleteOptions, not ${isObject(r.body) ? String(r.body.kind) : typeof r.body}`);
+      throw badRequest(
+        `the body of a DELETE must be a DeleteOptions, not ${isObject(r.body) ? String(r.body.kind) : typeof r.body}`,
+      );
     }
     const policy = String(options.propagationPolicy ?? r.query.get("propagationPolicy") ?? "Background");
-    if (!["Orphan", "Background", "Foreground"].includes(policy)) throw badRequest(`propagationPolicy ${policy} is not supported: use Orphan, Background or Foreground`);
+    if (!["Orphan", "Background", "Foreground"].includes(policy))
+      throw badRequest(`propagationPolicy ${policy} is not supported: use Orphan, Background or Foreground`);
     const { object, gone } = await api.deleteObject(resource, r.namespace, r.name!, {
       fieldManager: actor,
       preconditions: {
@@ -573,6 +637,15 @@ export class SimHttp {
     if (!gone) return json(object, 200);
     const info = RESOURCES[resource];
     const uid = (object.metadata as Json).uid;
-    return json({ kind: "Status", apiVersion: "v1", metadata: {}, status: "Success", details: { name: r.name, ...(info.group ? { group: info.group } : {}), kind: resource, uid } }, 200);
+    return json(
+      {
+        kind: "Status",
+        apiVersion: "v1",
+        metadata: {},
+        status: "Success",
+        details: { name: r.name, ...(info.group ? { group: info.group } : {}), kind: resource, uid },
+      },
+      200,
+    );
   }
 }

@@ -37,8 +37,7 @@ export class Prng {
 
   /** A UUID-shaped id (version 4 layout), deterministic per seed. */
   uuid(): string {
-    const hex = (n: number) =>
-      Array.from({ length: n }, () => Math.floor(this.next() * 16).toString(16)).join("");
+    const hex = (n: number) => Array.from({ length: n }, () => Math.floor(this.next() * 16).toString(16)).join("");
     return `${hex(8)}-${hex(4)}-4${hex(3)}-${"89ab"[this.int(0, 3)]}${hex(3)}-${hex(12)}`;
   }
 

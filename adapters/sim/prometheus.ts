@@ -36,7 +36,10 @@ export function kubeletExposition(stats: readonly VolumeStats[]): string {
     [USED, "Number of used bytes in the volume", (v: VolumeStats) => v.usedBytes],
   ] as const) {
     lines.push(`# HELP ${name} [ALPHA] ${help}`, `# TYPE ${name} gauge`);
-    for (const v of stats) lines.push(`${name}{namespace="${labelValue(v.namespace)}",persistentvolumeclaim="${labelValue(v.claim)}"} ${of(v).toString()}`);
+    for (const v of stats)
+      lines.push(
+        `${name}{namespace="${labelValue(v.namespace)}",persistentvolumeclaim="${labelValue(v.claim)}"} ${of(v).toString()}`,
+      );
   }
   return `${lines.join("\n")}\n`;
 }
@@ -61,7 +64,8 @@ interface Matcher {
 
 class ParseError extends Error {}
 
-const json = (body: unknown, status = 200): Response => new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json" } });
+const json = (body: unknown, status = 200): Response =>
+  new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json" } });
 const badData = (error: string): Response => json({ status: "error", errorType: "bad_data", error }, 400);
 
 /** A vector selector's matchers, or a ParseError with the position as Prometheus gives it (`1:<col>`). */
@@ -82,7 +86,8 @@ export function parseSelector(input: string): Matcher[] {
   };
   const string = (): string => {
     const q = input[i];
-    if (q !== '"' && q !== "'" && q !== "`") fail(`unexpected ${describe(input.slice(i))} in label matching, expected string`);
+    if (q !== '"' && q !== "'" && q !== "`")
+      fail(`unexpected ${describe(input.slice(i))} in label matching, expected string`);
     i++;
     let out = "";
     while (i < input.length && input[i] !== q) {
@@ -90,8 +95,20 @@ export function parseSelector(input: string): Matcher[] {
       if (c === "\\" && q !== "`") {
         const e = input[i++];
         if (e === undefined) break;
-        const map: Record<string, string> = { n: "\n", t: "\t", r: "\r", "\\": "\\", '"': '"', "'": "'", a: "\x07", b: "\b", f: "\f", v: "\v" };
-        if (map[e] === undefined) fail(`unknown escape sequence U+${e.charCodeAt(0).toString(16).padStart(4, "0").toUpperCase()} '${e}'`);
+        const map: Record<string, string> = {
+          n: "\n",
+          t: "\t",
+          r: "\r",
+          "\\": "\\",
+          '"': '"',
+          "'": "'",
+          a: "\x07",
+          b: "\b",
+          f: "\f",
+          v: "\v",
+        };
+        if (map[e] === undefined)
+          fail(`unknown escape sequence U+${e.charCodeAt(0).toString(16).padStart(4, "0").toUpperCase()} '${e}'`);
         out += map[e];
       } else out += c;
     }
@@ -142,13 +159,17 @@ export function parseSelector(input: string): Matcher[] {
   space();
   if (i < input.length) {
     // Functions, operators, ranges: not evaluated here.
-    throw new ParseError(`${at()}: the simulated Prometheus evaluates vector selectors only (a metric name and/or {label="value", …}), not ${JSON.stringify(input.slice(i, i + 20))}`);
+    throw new ParseError(
+      `${at()}: the simulated Prometheus evaluates vector selectors only (a metric name and/or {label="value", …}), not ${JSON.stringify(input.slice(i, i + 20))}`,
+    );
   }
-  if (!matchers.some((m) => !matches(m, ""))) throw new ParseError("1:1: parse error: vector selector must contain at least one non-empty matcher");
+  if (!matchers.some((m) => !matches(m, "")))
+    throw new ParseError("1:1: parse error: vector selector must contain at least one non-empty matcher");
   return matchers;
 }
 
-const describe = (rest: string): string => (rest.length === 0 ? "end of input" : `character ${JSON.stringify(rest[0])}`);
+const describe = (rest: string): string =>
+  rest.length === 0 ? "end of input" : `character ${JSON.stringify(rest[0])}`;
 
 function matches(m: Matcher, value: string): boolean {
   switch (m.op) {
@@ -166,7 +187,13 @@ function matches(m: Matcher, value: string): boolean {
 /** The two series the kubelet exposes for a mounted claim, labelled as kube-prometheus scrapes them. */
 export function seriesOf(v: VolumeStats): { labels: Record<string, string>; value: bigint }[] {
   const ordinal = Number(/(\d+)$/.exec(v.node)?.[1] ?? 0);
-  const common = { instance: `10.0.0.${10 + ordinal}:10250`, job: "kubelet", namespace: v.namespace, node: v.node, persistentvolumeclaim: v.claim };
+  const common = {
+    instance: `10.0.0.${10 + ordinal}:10250`,
+    job: "kubelet",
+    namespace: v.namespace,
+    node: v.node,
+    persistentvolumeclaim: v.claim,
+  };
   return [
     { labels: { __name__: CAPACITY, ...common }, value: v.capacityBytes },
     { labels: { __name__: USED, ...common }, value: v.usedBytes },
@@ -203,24 +230,54 @@ export class SimPrometheus {
 
   /** GET KUBELET_METRICS_PATH: the kubelets' volume stats as of now, in the exposition format. */
   kubeletMetrics(method: string): Response {
-    if (method !== "GET" && method !== "HEAD") return new Response("Method Not Allowed\n", { status: 405, headers: { "Content-Type": "text/plain; charset=utf-8", Allow: "GET, HEAD" } });
-    return new Response(method === "HEAD" ? null : kubeletExposition(this.stats()), { status: 200, headers: { "Content-Type": EXPOSITION_TYPE } });
+    if (method !== "GET" && method !== "HEAD")
+      return new Response("Method Not Allowed\n", {
+        status: 405,
+        headers: { "Content-Type": "text/plain; charset=utf-8", Allow: "GET, HEAD" },
+      });
+    return new Response(method === "HEAD" ? null : kubeletExposition(this.stats()), {
+      status: 200,
+      headers: { "Content-Type": EXPOSITION_TYPE },
+    });
   }
 
   /** `path` is what follows PROMETHEUS_PATH, e.g. `/api/v1/query`. */
-  async handle(method: string, path: string, search: URLSearchParams, headers: Headers, text: string, signal?: AbortSignal): Promise<Response> {
-    if (path !== "/api/v1/query") return new Response("404 page not found\n", { status: 404, headers: { "Content-Type": "text/plain; charset=utf-8" } });
-    if (method !== "GET" && method !== "POST") return new Response("Method Not Allowed\n", { status: 405, headers: { "Content-Type": "text/plain; charset=utf-8" } });
-    const form = method === "POST" && (headers.get("content-type") ?? "").startsWith("application/x-www-form-urlencoded") ? new URLSearchParams(text) : new URLSearchParams();
+  async handle(
+    method: string,
+    path: string,
+    search: URLSearchParams,
+    headers: Headers,
+    text: string,
+    signal?: AbortSignal,
+  ): Promise<Response> {
+    if (path !== "/api/v1/query")
+      return new Response("404 page not found\n", {
+        status: 404,
+        headers: { "Content-Type": "text/plain; charset=utf-8" },
+      });
+    if (method !== "GET" && method !== "POST")
+      return new Response("Method Not Allowed\n", {
+        status: 405,
+        headers: { "Content-Type": "text/plain; charset=utf-8" },
+      });
+    const form =
+      method === "POST" && (headers.get("content-type") ?? "").startsWith("application/x-www-form-urlencoded")
+        ? new URLSearchParams(text)
+        : new URLSearchParams();
     const query = form.get("query") ?? search.get("query") ?? "";
     this.log.push({ method, query, headers });
     const failure = this.failures.shift();
     if (failure) {
       if ("hang" in failure) {
-        await new Promise<void>((resolve) => (!signal || signal.aborted ? resolve() : signal.addEventListener("abort", () => resolve(), { once: true })));
+        await new Promise<void>((resolve) =>
+          !signal || signal.aborted ? resolve() : signal.addEventListener("abort", () => resolve(), { once: true }),
+        );
         return json({ status: "error", errorType: "timeout", error: "query timed out in expression evaluation" }, 503);
       }
-      return new Response(failure.body, { status: failure.code, headers: { "Content-Type": failure.contentType ?? "application/json" } });
+      return new Response(failure.body, {
+        status: failure.code,
+        headers: { "Content-Type": failure.contentType ?? "application/json" },
+      });
     }
     let matchers: Matcher[];
     try {

@@ -14,7 +14,8 @@ export class Ring<T> {
   private start = 0;
 
   constructor(readonly limit: number) {
-    if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`a ring keeps at least one entry (limit ${limit})`);
+    if (!Number.isSafeInteger(limit) || limit < 1)
+      throw new RangeError(`a ring keeps at least one entry (limit ${limit})`);
   }
 
   push(entry: T): void {

@@ -2,19 +2,20 @@
 // sim[:<scenario>]` and the tests all build from here. Each holds StatefulSet default/web
 // (3 replicas; claim templates data 1Gi and wal 1Gi on VolumeAttributesClass silver, class fast)
 // and, unless it says otherwise, desires a change of them through the annotation.
-import { planStep } from "../../core/plan.js";
+
+import { ADMISSION_ENABLED, ADMISSION_LABEL } from "../../core/admission.js";
 import { Keys } from "../../core/keys.js";
+import { planStep } from "../../core/plan.js";
 import type { MetricsReader, StateReader, Writers } from "../../core/ports.js";
 import type { Decision, SetRef } from "../../core/types.js";
-import { SimCluster, claimTemplate, statefulSetManifest, type RetentionPolicy, type SetSpec } from "./cluster.js";
+import type { WebhookHandler } from "./admission-webhooks.js";
+import { installClaimstepWebhook } from "./claimstep-webhook.js";
+import { claimTemplate, type RetentionPolicy, type SetSpec, SimCluster, statefulSetManifest } from "./cluster.js";
 import type { DriverBehaviour } from "./controllers/context.js";
 import type { FaultPlan } from "./faults.js";
-import { SET, type ScenarioName } from "./scenario-names.js";
-import { installClaimstepWebhook } from "./claimstep-webhook.js";
-import { ADMISSION_ENABLED, ADMISSION_LABEL } from "../../core/admission.js";
 import { SIM_SERVER } from "./http.js";
+import { type ScenarioName, SET } from "./scenario-names.js";
 import type { Json } from "./store.js";
-import type { WebhookHandler } from "./admission-webhooks.js";
 
 export { SET, scenarioName } from "./scenario-names.js";
 
@@ -22,7 +23,14 @@ export { SET, scenarioName } from "./scenario-names.js";
  * One claimstep step, as functions/step.ts's `runStep` takes it: the scenarios that reach their
  * start through claimstep's own steps (finalize-crash, autogrow) run them with this.
  */
-export type ScenarioStep = (opts: { reader: StateReader; writers: Writers; ref: SetRef; now: Date; metrics?: MetricsReader; dryRun?: boolean }) => Promise<{ decision: Decision }>;
+export type ScenarioStep = (opts: {
+  reader: StateReader;
+  writers: Writers;
+  ref: SetRef;
+  now: Date;
+  metrics?: MetricsReader;
+  dryRun?: boolean;
+}) => Promise<{ decision: Decision }>;
 
 /**
  * What of claimstep itself the scenarios run, passed in by the entry points (functions/scenarios.ts)
@@ -40,7 +48,6 @@ export interface Scenario {
   lesson: string;
   build(seed?: number): Promise<SimCluster>;
 }
-
 
 const LIVE: SetSpec["templates"] = [
   { name: "data", storage: "1Gi", storageClassName: "fast" },
@@ -90,7 +97,10 @@ async function build(setup: Setup, seed = 1): Promise<SimCluster> {
     latencies: { resizeMs: 25_000, nodeResizeMs: 8_000, modifyMs: 20_000, retryMs: 30_000 },
     ...(setup.faults ? { faults: setup.faults } : {}),
   });
-  await sim.addStorageClass("fast", { allowVolumeExpansion: setup.expandable ?? true, driver: setup.driver ?? { resize: "online", modify: "ok" } });
+  await sim.addStorageClass("fast", {
+    allowVolumeExpansion: setup.expandable ?? true,
+    driver: setup.driver ?? { resize: "online", modify: "ok" },
+  });
   await sim.addStorageClass("premium", { allowVolumeExpansion: true });
   await sim.addVolumeAttributesClass("silver", { iops: "3000", throughput: "125" });
   await sim.addVolumeAttributesClass("gold", { iops: "12000", throughput: "500" });
@@ -108,31 +118,64 @@ async function build(setup: Setup, seed = 1): Promise<SimCluster> {
   await sim.createStatefulSet(manifest);
   if (setup.scaleLater) {
     const at = new Date(sim.now().getTime() + setup.scaleLater.afterMs);
-    sim.scheduleEdit(at, { resource: "statefulsets", namespace: SET.namespace, name: SET.name, mergePatch: { spec: { replicas: setup.scaleLater.replicas } } });
+    sim.scheduleEdit(at, {
+      resource: "statefulsets",
+      namespace: SET.namespace,
+      name: SET.name,
+      mergePatch: { spec: { replicas: setup.scaleLater.replicas } },
+    });
   }
   if (setup.budget) {
-    await sim.addPodDisruptionBudget(SET.namespace, SET.name, { minAvailable: setup.budget.minAvailable, matchLabels: { app: SET.name } });
+    await sim.addPodDisruptionBudget(SET.namespace, SET.name, {
+      minAvailable: setup.budget.minAvailable,
+      matchLabels: { app: SET.name },
+    });
     if (setup.budget.relaxAfterMs !== undefined) {
       const at = new Date(sim.now().getTime() + setup.budget.relaxAfterMs);
-      sim.scheduleEdit(at, { resource: "poddisruptionbudgets", namespace: SET.namespace, name: SET.name, mergePatch: { spec: { minAvailable: setup.budget.minAvailable - 1 } } });
+      sim.scheduleEdit(at, {
+        resource: "poddisruptionbudgets",
+        namespace: SET.namespace,
+        name: SET.name,
+        mergePatch: { spec: { minAvailable: setup.budget.minAvailable - 1 } },
+      });
     }
   }
   const desired = setup.desired === undefined ? CHANGE : setup.desired;
   if (desired) {
     // The request, as `kubectl annotate` (or `claimstep set`, `--hold-pods` for P5) writes it.
-    const annotations = { [Keys.templates]: JSON.stringify(desired.map(claimTemplate)), ...setup.annotations, ...(setup.holdPods ? { [Keys.podCoordination]: "ClaimsFirst", [Keys.userPartition]: "0" } : {}) };
+    const annotations = {
+      [Keys.templates]: JSON.stringify(desired.map(claimTemplate)),
+      ...setup.annotations,
+      ...(setup.holdPods ? { [Keys.podCoordination]: "ClaimsFirst", [Keys.userPartition]: "0" } : {}),
+    };
     const spec = setup.holdPods ? { spec: { updateStrategy: { rollingUpdate: { partition: replicas } } } } : {};
-    await sim.admin.mergePatch("statefulsets", SET.namespace, SET.name, { metadata: { annotations }, ...spec }, { fieldManager: "kubectl" });
+    await sim.admin.mergePatch(
+      "statefulsets",
+      SET.namespace,
+      SET.name,
+      { metadata: { annotations }, ...spec },
+      { fieldManager: "kubectl" },
+    );
   }
   if (setup.image) await sim.setImage(SET.namespace, SET.name, setup.image);
   return sim;
 }
 
-const scenario = (summary: string, lesson: string, setup: Setup): Scenario => ({ summary, lesson, build: (seed) => build(setup, seed) });
+const scenario = (summary: string, lesson: string, setup: Setup): Scenario => ({
+  summary,
+  lesson,
+  build: (seed) => build(setup, seed),
+});
 
 /** The annotation `kubectl annotate` (or `claimstep set`) writes. */
 const desire = (sim: SimCluster, templates: SetSpec["templates"]) =>
-  sim.admin.mergePatch("statefulsets", SET.namespace, SET.name, { metadata: { annotations: { [Keys.templates]: JSON.stringify(templates.map(claimTemplate)) } } }, { fieldManager: "kubectl" });
+  sim.admin.mergePatch(
+    "statefulsets",
+    SET.namespace,
+    SET.name,
+    { metadata: { annotations: { [Keys.templates]: JSON.stringify(templates.map(claimTemplate)) } } },
+    { fieldManager: "kubectl" },
+  );
 
 /**
  * `recover`, where the failure has already happened: someone asked for data 1Ti, claimstep wrote
@@ -145,14 +188,18 @@ async function buildRecover(seed = 1): Promise<SimCluster> {
   await desire(sim, tooBig);
   // claimstep's first step of that rollout, as it made it.
   const decision = planStep(await sim.reader.load(SET), sim.now(), sim.writers.claims);
-  if (decision.action?.type !== "PatchClaim" || decision.action.claim !== "data-web-2") throw new Error(`recover: expected the first step to write data-web-2, got ${decision.phase}/${decision.reason}`);
+  if (decision.action?.type !== "PatchClaim" || decision.action.claim !== "data-web-2")
+    throw new Error(`recover: expected the first step to write data-web-2, got ${decision.phase}/${decision.reason}`);
   await sim.writers.claims.apply(decision.action);
   sim.advance(2 * 60_000);
   await desire(sim, [{ ...LIVE[0]!, storage: "2Gi" }, LIVE[1]!]);
   return sim;
 }
 
-const FINALIZE_SETUP: Setup = { annotations: { [Keys.finalize]: "Recreate" }, retention: { whenDeleted: "Delete", whenScaled: "Retain" } };
+const FINALIZE_SETUP: Setup = {
+  annotations: { [Keys.finalize]: "Recreate" },
+  retention: { whenDeleted: "Delete", whenScaled: "Retain" },
+};
 
 /**
  * `finalize-crash`, where the crash has already happened: the rollout completed, claimstep wrote
@@ -165,7 +212,8 @@ async function buildFinalizeCrash(step: ScenarioStep, seed = 1): Promise<SimClus
     const r = await step({ reader: sim.reader, writers: sim.writers, ref: SET, now: sim.now() });
     if (r.decision.action?.type === "OrphanSet") {
       sim.advance(60_000); // the garbage collector releases the pods and claims; nobody creates the set
-      if (sim.get("statefulsets", SET.namespace, SET.name)) throw new Error("finalize-crash: the set is still there after the orphan delete");
+      if (sim.get("statefulsets", SET.namespace, SET.name))
+        throw new Error("finalize-crash: the set is still there after the orphan delete");
       return sim;
     }
     sim.advance(10_000);
@@ -199,9 +247,19 @@ async function buildAutogrow(step: ScenarioStep, seed = 1): Promise<SimCluster> 
   // the disks fill, until one is over 80%.
   for (let i = 0; i < 100; i++) {
     sim.advance(10_000);
-    const r = await step({ reader: sim.reader, writers: sim.writers, ref: SET, now: sim.now(), metrics: sim.metrics, dryRun: true });
+    const r = await step({
+      reader: sim.reader,
+      writers: sim.writers,
+      ref: SET,
+      now: sim.now(),
+      metrics: sim.metrics,
+      dryRun: true,
+    });
     if (r.decision.reason === "AutogrowTriggered") return sim;
-    if (r.decision.phase !== "Complete") throw new Error(`autogrow: expected web to stay complete, got ${r.decision.phase}/${r.decision.reason}: ${r.decision.message}`);
+    if (r.decision.phase !== "Complete")
+      throw new Error(
+        `autogrow: expected web to stay complete, got ${r.decision.phase}/${r.decision.reason}: ${r.decision.message}`,
+      );
   }
   throw new Error("autogrow: no claim crossed the threshold");
 }
@@ -230,10 +288,17 @@ async function buildApply(admission: WebhookHandler, seed = 1): Promise<SimClust
   const sim = await build({ desired: null, manifest: (m) => Object.assign(m, applyScenarioManifest("1Gi")) }, seed);
   await installClaimstepWebhook(sim, admission);
   const url = `${SIM_SERVER}/apis/apps/v1/namespaces/${SET.namespace}/statefulsets/${SET.name}?fieldManager=kubectl&force=true`;
-  const res = await sim.http.fetchLike(url, { method: "PATCH", headers: { "Content-Type": "application/apply-patch+yaml", "User-Agent": "kubectl/v1.34.2" }, body: JSON.stringify(applyScenarioManifest("2Gi")) });
+  const res = await sim.http.fetchLike(url, {
+    method: "PATCH",
+    headers: { "Content-Type": "application/apply-patch+yaml", "User-Agent": "kubectl/v1.34.2" },
+    body: JSON.stringify(applyScenarioManifest("2Gi")),
+  });
   const set = (await res.json()) as Json;
   const annotations = ((set.metadata as Json | undefined)?.annotations as Record<string, string> | undefined) ?? {};
-  if (res.status !== 200 || !annotations[Keys.templates]) throw new Error(`apply: the apply of web at 2Gi did not go through claimstep's webhook: HTTP ${res.status} ${JSON.stringify(set).slice(0, 400)}`);
+  if (res.status !== 200 || !annotations[Keys.templates])
+    throw new Error(
+      `apply: the apply of web at 2Gi did not go through claimstep's webhook: HTTP ${res.status} ${JSON.stringify(set).slice(0, 400)}`,
+    );
   return sim;
 }
 
@@ -241,105 +306,117 @@ async function buildApply(admission: WebhookHandler, seed = 1): Promise<SimClust
  * Every name of SCENARIO_NAMES, and no other (the type checks both ways), built with claimstep's
  * step and admission route where a scenario needs them (functions/scenarios.ts passes runStep).
  */
-export const simScenarios = ({ step, admission }: ScenarioClaimstep): Record<string, Scenario> => ({
-  grow: scenario(
-    "grow data 1Gi → 2Gi and move wal to VolumeAttributesClass gold, one ordinal at a time",
-    "every claim was updated highest ordinal first, each waiting for the resize or modification to finish before the next",
-    {},
-  ),
-  vac: scenario(
-    "grow data to 2Gi and move it to VolumeAttributesClass gold",
-    "a size and a VolumeAttributesClass change go in one apply per claim; the claim is ready once both took effect",
-    { desired: [{ ...CHANGE[0]!, volumeAttributesClassName: "gold" }, LIVE[1]!] },
-  ),
-  blocked: scenario(
-    "class fast does not allow expansion (allowVolumeExpansion unset)",
-    "the API server would refuse the expansion: claimstep blocks with ExpansionNotAllowed before writing anything",
-    { expandable: false },
-  ),
-  "blocked-class": scenario(
-    "the desired data template names storage class premium, but the claims are of class fast",
-    "a claim's class is immutable: claimstep blocks before writing anything, with the fix in the message",
-    { desired: [{ ...CHANGE[0]!, storageClassName: "premium" }, CHANGE[1]!] },
-  ),
-  infeasible: scenario(
-    "the CSI driver rejects the expansion as infeasible",
-    "a terminal resize failure blocks the rollout at the first claim (ResizeFailed), so no other claim is touched",
-    { driver: { resize: "infeasible", modify: "ok" } },
-  ),
-  "offline-driver": scenario(
-    "the CSI driver of class fast only expands volumes no pod is using; restart-pods: WhenRequired",
-    "each resize waited on the driver's in-use error until claimstep evicted that one pod (Eviction API, every other pod Ready); the volume grew while the pod was down",
-    { driver: { resize: "offline", modify: "ok", driverName: "offline.csi.example.com" }, annotations: { [Keys.restartPods]: "WhenRequired" } },
-  ),
-  "node-expansion-restart": scenario(
-    "the driver grows volumes online but the node grows the file system only at mount; restart-pods: WhenRequired, restart-after 2m",
-    "each claim waited FileSystemResizePending on its running pod; after restart-after claimstep evicted that pod, the new one mounted the volume and the file system grew",
-    { driver: { resize: "online", nodeExpansion: "offline", modify: "ok" }, annotations: { [Keys.restartPods]: "WhenRequired", [Keys.restartAfter]: "2m" } },
-  ),
-  "pdb-blocks": scenario(
-    "restarts needed (file system grows only at mount) under a PodDisruptionBudget minAvailable 3 of 3, which a person relaxes to 2 after 8 minutes",
-    "while the budget allowed no disruption claimstep waited (DisruptionBudget, asking again only after the refused eviction's two-minute charge); once it allowed one, each pod was restarted in turn",
-    {
-      driver: { resize: "online", nodeExpansion: "offline", modify: "ok" },
-      annotations: { [Keys.restartPods]: "WhenRequired", [Keys.restartAfter]: "1m" },
-      budget: { minAvailable: 3, relaxAfterMs: 8 * 60_000 },
+export const simScenarios = ({ step, admission }: ScenarioClaimstep): Record<string, Scenario> =>
+  ({
+    grow: scenario(
+      "grow data 1Gi → 2Gi and move wal to VolumeAttributesClass gold, one ordinal at a time",
+      "every claim was updated highest ordinal first, each waiting for the resize or modification to finish before the next",
+      {},
+    ),
+    vac: scenario(
+      "grow data to 2Gi and move it to VolumeAttributesClass gold",
+      "a size and a VolumeAttributesClass change go in one apply per claim; the claim is ready once both took effect",
+      { desired: [{ ...CHANGE[0]!, volumeAttributesClassName: "gold" }, LIVE[1]!] },
+    ),
+    blocked: scenario(
+      "class fast does not allow expansion (allowVolumeExpansion unset)",
+      "the API server would refuse the expansion: claimstep blocks with ExpansionNotAllowed before writing anything",
+      { expandable: false },
+    ),
+    "blocked-class": scenario(
+      "the desired data template names storage class premium, but the claims are of class fast",
+      "a claim's class is immutable: claimstep blocks before writing anything, with the fix in the message",
+      { desired: [{ ...CHANGE[0]!, storageClassName: "premium" }, CHANGE[1]!] },
+    ),
+    infeasible: scenario(
+      "the CSI driver rejects the expansion as infeasible",
+      "a terminal resize failure blocks the rollout at the first claim (ResizeFailed), so no other claim is touched",
+      { driver: { resize: "infeasible", modify: "ok" } },
+    ),
+    "offline-driver": scenario(
+      "the CSI driver of class fast only expands volumes no pod is using; restart-pods: WhenRequired",
+      "each resize waited on the driver's in-use error until claimstep evicted that one pod (Eviction API, every other pod Ready); the volume grew while the pod was down",
+      {
+        driver: { resize: "offline", modify: "ok", driverName: "offline.csi.example.com" },
+        annotations: { [Keys.restartPods]: "WhenRequired" },
+      },
+    ),
+    "node-expansion-restart": scenario(
+      "the driver grows volumes online but the node grows the file system only at mount; restart-pods: WhenRequired, restart-after 2m",
+      "each claim waited FileSystemResizePending on its running pod; after restart-after claimstep evicted that pod, the new one mounted the volume and the file system grew",
+      {
+        driver: { resize: "online", nodeExpansion: "offline", modify: "ok" },
+        annotations: { [Keys.restartPods]: "WhenRequired", [Keys.restartAfter]: "2m" },
+      },
+    ),
+    "pdb-blocks": scenario(
+      "restarts needed (file system grows only at mount) under a PodDisruptionBudget minAvailable 3 of 3, which a person relaxes to 2 after 8 minutes",
+      "while the budget allowed no disruption claimstep waited (DisruptionBudget, asking again only after the refused eviction's two-minute charge); once it allowed one, each pod was restarted in turn",
+      {
+        driver: { resize: "online", nodeExpansion: "offline", modify: "ok" },
+        annotations: { [Keys.restartPods]: "WhenRequired", [Keys.restartAfter]: "1m" },
+        budget: { minAvailable: 3, relaxAfterMs: 8 * 60_000 },
+      },
+    ),
+    finalize: scenario(
+      "grow, then re-create web with the new templates (claimstep.io/finalize: Recreate; claims owned by the set, whenDeleted: Delete); right after, a person scales web to 4",
+      "the set was re-created from a recorded manifest (orphan delete, create, adoption): every pod and claim kept, and the scale-up created data-web-3 at the new size",
+      // The re-create ends 1:50 into the run; the scale-up follows it.
+      { ...FINALIZE_SETUP, scaleLater: { replicas: 4, afterMs: 115_000 } },
+    ),
+    "finalize-crash": {
+      summary:
+        "the re-create of web was cut short: the set was deleted (orphan) and the process died before creating it again; the record is all that is left",
+      lesson:
+        "the next invocation found the record and no set, created the set from it, waited for adoption and removed the record: a crash between any two requests is finished by the next step",
+      build: (seed) => buildFinalizeCrash(step, seed),
     },
-  ),
-  finalize: scenario(
-    "grow, then re-create web with the new templates (claimstep.io/finalize: Recreate; claims owned by the set, whenDeleted: Delete); right after, a person scales web to 4",
-    "the set was re-created from a recorded manifest (orphan delete, create, adoption): every pod and claim kept, and the scale-up created data-web-3 at the new size",
-    // The re-create ends 1:50 into the run; the scale-up follows it.
-    { ...FINALIZE_SETUP, scaleLater: { replicas: 4, afterMs: 115_000 } },
-  ),
-  "finalize-crash": {
-    summary: "the re-create of web was cut short: the set was deleted (orphan) and the process died before creating it again; the record is all that is left",
-    lesson: "the next invocation found the record and no set, created the set from it, waited for adoption and removed the record: a crash between any two requests is finished by the next step",
-    build: (seed) => buildFinalizeCrash(step, seed),
-  },
-  "pods-claims-first": scenario(
-    "5 replicas: data grows to 2Gi and the pod template gets a new image together; pod-coordination: ClaimsFirst, pods held (set --hold-pods), maxUnavailable 1",
-    "each pod was replaced only after its own claims were ready (the partition went down one ordinal at a time), then the next ordinal's claims began; your partition came back at the end",
-    { replicas: 5, maxUnavailable: 1, holdPods: true, image: "registry.k8s.io/pause:3.10" },
-  ),
-  "pods-claims-first-2": scenario(
-    "as pods-claims-first with maxUnavailable 2: two ordinals' claims and pods in flight at once",
-    "two ordinals moved at a time, each still claims first, then its pod",
-    { replicas: 5, maxUnavailable: 2, holdPods: true, image: "registry.k8s.io/pause:3.10" },
-  ),
-  "flaky-api": scenario(
-    "the API server answers 429, 500 or a timeout to one request in eight; the driver fails transiently too",
-    "a failed invocation leaves the cluster valid; the next one re-reads it and continues from where it really is",
-    { driver: { resize: "flaky", flakyFailures: 2, modify: "ok" }, faults: { tooManyRequests: 0.05, serverError: 0.04, timeout: 0.035, retryAfterSeconds: 2 } },
-  ),
-  quota: scenario(
-    "a ResourceQuota of 8Gi (6Gi in use) leaves room for only two of the three data claims to grow to 2Gi",
-    "the API server refused the expansion; claimstep reports it as QuotaExceeded with the quota's numbers",
-    { quota: "8Gi" },
-  ),
-  recover: {
-    summary:
-      "data asked for 1Ti, more than the driver provides (100Gi): data-web-2 failed as ControllerResizeInfeasible; the desired data is back to 2Gi",
-    lesson:
-      "a failed expansion is undone by lowering the template: the failed claim comes back down to 2Gi (Kubernetes ≥ 1.34 accepts a request above status.capacity), then the rollout goes on",
-    build: buildRecover,
-  },
-  autogrow: {
-    summary: `web is complete at data 1Gi with claimstep.io/autogrow ${JSON.stringify(AUTOGROW_POLICY)}; an application fills data-web-2 at 2 MiB/s (data-web-1 at 1, data-web-0 at 0.5): it has just crossed 80%`,
-    lesson:
-      "the usage (one Prometheus query per step) crossed the threshold: claimstep raised the desired data template by half, rounded up to whole Gi, and the normal rollout grew every ordinal alike, highest first; no claim is above the threshold any more",
-    build: (seed) => buildAutogrow(step, seed),
-  },
-  apply: {
-    summary:
-      "claimstep's admission webhook is installed and web is labelled claimstep.io/admission=enabled; `kubectl apply --server-side` of web with data at 2Gi (was 1Gi) was accepted: the webhook kept spec at 1Gi and wrote the 2Gi template into claimstep's annotation, with finalize Recreate",
-    lesson:
-      "the apply the API server would refuse (422) went through the webhook into a rollout, highest ordinal first, then the set was re-created with data at 2Gi: its live spec now matches the applied manifest (try `claimstep apply -f web.yaml --cluster sim:apply` for the same gesture)",
-    build: (seed) => buildApply(admission, seed),
-  },
-  "opted-out": scenario(
-    "web is not opted in and desires nothing: try `claimstep set web data --storage 2Gi --cluster sim:opted-out`",
-    "a set that is not opted in is left alone: no write of any kind",
-    { strategy: "OnClaimDelete", desired: null },
-  ),
-}) satisfies Record<ScenarioName, Scenario>;
+    "pods-claims-first": scenario(
+      "5 replicas: data grows to 2Gi and the pod template gets a new image together; pod-coordination: ClaimsFirst, pods held (set --hold-pods), maxUnavailable 1",
+      "each pod was replaced only after its own claims were ready (the partition went down one ordinal at a time), then the next ordinal's claims began; your partition came back at the end",
+      { replicas: 5, maxUnavailable: 1, holdPods: true, image: "registry.k8s.io/pause:3.10" },
+    ),
+    "pods-claims-first-2": scenario(
+      "as pods-claims-first with maxUnavailable 2: two ordinals' claims and pods in flight at once",
+      "two ordinals moved at a time, each still claims first, then its pod",
+      { replicas: 5, maxUnavailable: 2, holdPods: true, image: "registry.k8s.io/pause:3.10" },
+    ),
+    "flaky-api": scenario(
+      "the API server answers 429, 500 or a timeout to one request in eight; the driver fails transiently too",
+      "a failed invocation leaves the cluster valid; the next one re-reads it and continues from where it really is",
+      {
+        driver: { resize: "flaky", flakyFailures: 2, modify: "ok" },
+        faults: { tooManyRequests: 0.05, serverError: 0.04, timeout: 0.035, retryAfterSeconds: 2 },
+      },
+    ),
+    quota: scenario(
+      "a ResourceQuota of 8Gi (6Gi in use) leaves room for only two of the three data claims to grow to 2Gi",
+      "the API server refused the expansion; claimstep reports it as QuotaExceeded with the quota's numbers",
+      { quota: "8Gi" },
+    ),
+    recover: {
+      summary:
+        "data asked for 1Ti, more than the driver provides (100Gi): data-web-2 failed as ControllerResizeInfeasible; the desired data is back to 2Gi",
+      lesson:
+        "a failed expansion is undone by lowering the template: the failed claim comes back down to 2Gi (Kubernetes ≥ 1.34 accepts a request above status.capacity), then the rollout goes on",
+      build: buildRecover,
+    },
+    autogrow: {
+      summary: `web is complete at data 1Gi with claimstep.io/autogrow ${JSON.stringify(AUTOGROW_POLICY)}; an application fills data-web-2 at 2 MiB/s (data-web-1 at 1, data-web-0 at 0.5): it has just crossed 80%`,
+      lesson:
+        "the usage (one Prometheus query per step) crossed the threshold: claimstep raised the desired data template by half, rounded up to whole Gi, and the normal rollout grew every ordinal alike, highest first; no claim is above the threshold any more",
+      build: (seed) => buildAutogrow(step, seed),
+    },
+    apply: {
+      summary:
+        "claimstep's admission webhook is installed and web is labelled claimstep.io/admission=enabled; `kubectl apply --server-side` of web with data at 2Gi (was 1Gi) was accepted: the webhook kept spec at 1Gi and wrote the 2Gi template into claimstep's annotation, with finalize Recreate",
+      lesson:
+        "the apply the API server would refuse (422) went through the webhook into a rollout, highest ordinal first, then the set was re-created with data at 2Gi: its live spec now matches the applied manifest (try `claimstep apply -f web.yaml --cluster sim:apply` for the same gesture)",
+      build: (seed) => buildApply(admission, seed),
+    },
+    "opted-out": scenario(
+      "web is not opted in and desires nothing: try `claimstep set web data --storage 2Gi --cluster sim:opted-out`",
+      "a set that is not opted in is left alone: no write of any kind",
+      { strategy: "OnClaimDelete", desired: null },
+    ),
+  }) satisfies Record<ScenarioName, Scenario>;

@@ -44,7 +44,12 @@ function quantityParts(s: string): QuantityParts {
   const [, int = "", frac = "", suffix = ""] = m;
   if (/i$/.test(suffix)) {
     const bytes = toBytes(s);
-    return { value: bytes.toString(), scale: 0, format: "BinarySI", ...(formatBytes(bytes) === s ? { canonical: s } : {}) };
+    return {
+      value: bytes.toString(),
+      scale: 0,
+      format: "BinarySI",
+      ...(formatBytes(bytes) === s ? { canonical: s } : {}),
+    };
   }
   const exp = suffix.startsWith("e") || suffix.startsWith("E") ? Number(suffix.slice(1)) : (DECIMAL_EXP[suffix] ?? 0);
   const digits = (int + frac).replace(/^0+(?=\d)/, "");
@@ -102,20 +107,31 @@ const listLines = (mark: "-" | "+", name: string, m: Record<string, string> | un
 
 const sameJSON = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
 
-const resourcesNested = (typeName: string) => (a: unknown, b: unknown): string[] => {
-  const x = a as Resources;
-  const y = b as Resources;
-  const lines = [`${prefix(" ")}\tResources: ${typeName}{`];
-  for (const [name, key] of [["Limits", "limits"], ["Requests", "requests"]] as const) {
-    if (sameJSON(x?.[key], y?.[key])) lines.push(`${prefix(" ")}\t\t${name}: ${resourceList(x?.[key], false)},`);
-    else lines.push(...listLines("-", name, x?.[key]), ...listLines("+", name, y?.[key]));
-  }
-  lines.push(`${prefix(" ")}\t},`);
-  return lines;
-};
+const resourcesNested =
+  (typeName: string) =>
+  (a: unknown, b: unknown): string[] => {
+    const x = a as Resources;
+    const y = b as Resources;
+    const lines = [`${prefix(" ")}\tResources: ${typeName}{`];
+    for (const [name, key] of [
+      ["Limits", "limits"],
+      ["Requests", "requests"],
+    ] as const) {
+      if (sameJSON(x?.[key], y?.[key])) lines.push(`${prefix(" ")}\t\t${name}: ${resourceList(x?.[key], false)},`);
+      else lines.push(...listLines("-", name, x?.[key]), ...listLines("+", name, y?.[key]));
+    }
+    lines.push(`${prefix(" ")}\t},`);
+    return lines;
+  };
 
-const stringList = (v: unknown) => (Array.isArray(v) && v.length ? `{${v.map((s) => quote(String(s))).join(", ")}}` : "nil");
-const objectRef = (v: unknown) => (v === undefined || v === null ? "nil" : `&{${Object.entries(v as Record<string, unknown>).map(([k, x]) => `${k[0]!.toUpperCase()}${k.slice(1)}: ${JSON.stringify(x)}`).join(", ")}}`);
+const stringList = (v: unknown) =>
+  Array.isArray(v) && v.length ? `{${v.map((s) => quote(String(s))).join(", ")}}` : "nil";
+const objectRef = (v: unknown) =>
+  v === undefined || v === null
+    ? "nil"
+    : `&{${Object.entries(v as Record<string, unknown>)
+        .map(([k, x]) => `${k[0]!.toUpperCase()}${k.slice(1)}: ${JSON.stringify(x)}`)
+        .join(", ")}}`;
 
 function fieldsOf(profile: SpecProfile): Field[] {
   const fields: Field[] = [
@@ -133,11 +149,14 @@ function fieldsOf(profile: SpecProfile): Field[] {
     { name: "DataSource", get: (s) => s.dataSource, short: objectRef },
     { name: "DataSourceRef", get: (s) => s.dataSourceRef, short: objectRef },
   ];
-  if (profile === "vac") fields.push({ name: "VolumeAttributesClassName", get: (s) => s.volumeAttributesClassName, short: ptr });
+  if (profile === "vac")
+    fields.push({ name: "VolumeAttributesClassName", get: (s) => s.volumeAttributesClassName, short: ptr });
   return fields;
 }
 
-type Record1 = { kind: "equal"; field: Field; value: unknown } | { kind: "changed"; field: Field; a: unknown; b: unknown };
+type Record1 =
+  | { kind: "equal"; field: Field; value: unknown }
+  | { kind: "changed"; field: Field; a: unknown; b: unknown };
 
 const CONTEXT = 2;
 
@@ -154,13 +173,28 @@ function internalSpecJson(s: Spec): string {
   const ref = (r: unknown, namespaced: boolean) => {
     if (!r || typeof r !== "object") return null;
     const o = r as Record<string, unknown>;
-    return { APIGroup: o.apiGroup ?? null, Kind: o.kind ?? "", Name: o.name ?? "", ...(namespaced ? { Namespace: o.namespace ?? null } : {}) };
+    return {
+      APIGroup: o.apiGroup ?? null,
+      Kind: o.kind ?? "",
+      Name: o.name ?? "",
+      ...(namespaced ? { Namespace: o.namespace ?? null } : {}),
+    };
   };
-  const list = (m: Record<string, unknown> | undefined) => (m ? Object.fromEntries(Object.keys(m).sort().map((k) => [k, String(m[k])])) : null);
+  const list = (m: Record<string, unknown> | undefined) =>
+    m
+      ? Object.fromEntries(
+          Object.keys(m)
+            .sort()
+            .map((k) => [k, String(m[k])]),
+        )
+      : null;
   const spec = {
     AccessModes: s.accessModes ?? null,
     Selector: s.selector ?? null,
-    Resources: { Limits: list(s.resources?.limits as Record<string, unknown> | undefined), Requests: list(s.resources?.requests as Record<string, unknown> | undefined) },
+    Resources: {
+      Limits: list(s.resources?.limits as Record<string, unknown> | undefined),
+      Requests: list(s.resources?.requests as Record<string, unknown> | undefined),
+    },
     VolumeName: s.volumeName ?? "",
     StorageClassName: s.storageClassName ?? null,
     VolumeMode: s.volumeMode ?? null,
@@ -178,7 +212,9 @@ export function unifiedLineDiff(a: string, b: string, context = 3): string {
   const n = x.length;
   const m = y.length;
   const lcs: number[][] = Array.from({ length: n + 1 }, () => new Array<number>(m + 1).fill(0));
-  for (let i = n - 1; i >= 0; i--) for (let j = m - 1; j >= 0; j--) lcs[i]![j] = x[i] === y[j] ? lcs[i + 1]![j + 1]! + 1 : Math.max(lcs[i + 1]![j]!, lcs[i]![j + 1]!);
+  for (let i = n - 1; i >= 0; i--)
+    for (let j = m - 1; j >= 0; j--)
+      lcs[i]![j] = x[i] === y[j] ? lcs[i + 1]![j + 1]! + 1 : Math.max(lcs[i + 1]![j]!, lcs[i]![j + 1]!);
   // Opcodes: runs of equal lines and of replaced ones (deletions before insertions).
   type Op = { equal: boolean; i1: number; i2: number; j1: number; j2: number };
   const ops: Op[] = [];

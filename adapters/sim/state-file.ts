@@ -5,7 +5,18 @@
 // A command that writes holds `<file>.lock` from before it reads until it ends (`lockSimState`): a
 // second writer is refused at once, before it did anything; readers take no lock. Only a file that
 // carries the format marker is ever replaced or removed: `--sim-state ~/.kube/config` is refused.
-import { closeSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 import { homedir, hostname } from "node:os";
 import { dirname, isAbsolute, join } from "node:path";
 import { SimCluster } from "./cluster.js";
@@ -63,7 +74,8 @@ const MARKER_BYTES = 4096;
 
 /** What to say about a file claimstep did not write (never: run sim reset on it). */
 const FOREIGN = `not a claimstep simulated-cluster state file (no "format": "${FORMAT}")`;
-const FOREIGN_REMEDY = "claimstep neither reads, replaces nor removes it: give --sim-state a file of its own (claimstep creates it), or none";
+const FOREIGN_REMEDY =
+  "claimstep neither reads, replaces nor removes it: give --sim-state a file of its own (claimstep creates it), or none";
 
 /**
  * A file claimstep wrote (or an empty one): the marker in its first bytes, even if the rest is
@@ -115,17 +127,34 @@ export function readSimState(file: string, remedy: string): { file: SimStateFile
   } catch (err) {
     // Cut short or garbled, but claimstep's own: sim reset may remove it. Anything else is not ours.
     if (!MARKER.test(text.slice(0, MARKER_BYTES))) throw new SimStateError(file, FOREIGN, FOREIGN_REMEDY);
-    throw new SimStateError(file, `the simulated cluster's state is not valid JSON (${(err as Error).message})`, remedy);
+    throw new SimStateError(
+      file,
+      `the simulated cluster's state is not valid JSON (${(err as Error).message})`,
+      remedy,
+    );
   }
   const f = json as Partial<SimStateFile> | null;
   if (typeof f !== "object" || f === null || Array.isArray(f) || f.format !== FORMAT) {
     throw new SimStateError(file, FOREIGN, FOREIGN_REMEDY);
   }
   if (f.version !== SIM_STATE_FILE_VERSION) {
-    throw new SimStateError(file, `simulated-cluster state of version ${JSON.stringify(f.version)}, and this claimstep reads version ${SIM_STATE_FILE_VERSION}`, remedy);
+    throw new SimStateError(
+      file,
+      `simulated-cluster state of version ${JSON.stringify(f.version)}, and this claimstep reads version ${SIM_STATE_FILE_VERSION}`,
+      remedy,
+    );
   }
-  if (typeof f.scenario !== "string" || !Number.isSafeInteger(f.seed) || !Number.isFinite(Date.parse(String(f.savedAt))) || !Number.isSafeInteger(f.generation)) {
-    throw new SimStateError(file, "the simulated cluster's state is damaged (scenario, seed, savedAt or generation missing)", remedy);
+  if (
+    typeof f.scenario !== "string" ||
+    !Number.isSafeInteger(f.seed) ||
+    !Number.isFinite(Date.parse(String(f.savedAt))) ||
+    !Number.isSafeInteger(f.generation)
+  ) {
+    throw new SimStateError(
+      file,
+      "the simulated cluster's state is damaged (scenario, seed, savedAt or generation missing)",
+      remedy,
+    );
   }
   let sim: SimCluster;
   try {
@@ -206,7 +235,11 @@ const fileExists = (file: string): boolean => {
  */
 export function checkRemovable(file: string): void {
   if (fileExists(file) && !isSimStateFile(file)) {
-    throw new SimStateError(file, FOREIGN, "claimstep sim reset removes only the files claimstep wrote, and left this one as it was");
+    throw new SimStateError(
+      file,
+      FOREIGN,
+      "claimstep sim reset removes only the files claimstep wrote, and left this one as it was",
+    );
   }
 }
 
@@ -262,7 +295,13 @@ function alive(holder: LockInfo): boolean {
  */
 export function lockSimState(file: string, command: string): () => void {
   const lock = `${file}.lock`;
-  const info: LockInfo = { format: LOCK_FORMAT, pid: process.pid, hostname: hostname(), command, since: new Date().toISOString() };
+  const info: LockInfo = {
+    format: LOCK_FORMAT,
+    pid: process.pid,
+    hostname: hostname(),
+    command,
+    since: new Date().toISOString(),
+  };
   const content = `${JSON.stringify(info)}\n`;
   try {
     mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
@@ -274,7 +313,8 @@ export function lockSimState(file: string, command: string): () => void {
     try {
       fd = openSync(lock, "wx", 0o600);
     } catch (err) {
-      if (errorCode(err) !== "EEXIST" || attempt >= 2) throw new SimStateError(file, `cannot lock the simulated cluster's state (${(err as Error).message})`);
+      if (errorCode(err) !== "EEXIST" || attempt >= 2)
+        throw new SimStateError(file, `cannot lock the simulated cluster's state (${(err as Error).message})`);
       const holder = lockHolder(lock);
       if (holder && alive(holder)) {
         throw new SimStateError(
@@ -290,7 +330,12 @@ export function lockSimState(file: string, command: string): () => void {
         } catch {
           // Gone meanwhile: try again.
         }
-        if (age < UNREADABLE_LOCK_GRACE_MS) throw new SimStateError(file, "another claimstep command is taking the simulated cluster, so this one did nothing", "run it again in a moment");
+        if (age < UNREADABLE_LOCK_GRACE_MS)
+          throw new SimStateError(
+            file,
+            "another claimstep command is taking the simulated cluster, so this one did nothing",
+            "run it again in a moment",
+          );
       }
       // Its process is gone: the lock is litter.
       rmSync(lock, { force: true });

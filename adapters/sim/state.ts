@@ -2,14 +2,14 @@
 // the checks a state read back from a file passes before the cluster is rebuilt from it, so that a
 // damaged or foreign file is a clear error rather than a cluster that breaks later.
 import type { ClockState } from "./clock.js";
-import type { SimClusterOptions } from "./options.js";
 import type { DriverBehaviour, Latencies } from "./controllers/context.js";
 import type { GarbageCollectorState } from "./controllers/garbage-collector.js";
 import type { KubeletState } from "./controllers/kubelet.js";
 import type { ScheduledEdit } from "./controllers/people.js";
-import type { WorkloadState } from "./controllers/workload.js";
 import type { StorageState } from "./controllers/storage.js";
+import type { WorkloadState } from "./controllers/workload.js";
 import type { FaultState } from "./faults.js";
+import type { SimClusterOptions } from "./options.js";
 import { RESOURCES, type StoreState } from "./store.js";
 
 /** Bumped whenever the shape below changes in a way an older claimstep cannot read. */
@@ -56,7 +56,9 @@ const numbers = (v: unknown, what: string) => {
 /** `json` as a SimClusterState, or an error saying what is wrong with it. */
 export function checkClusterState(json: unknown): SimClusterState {
   if (isRecord(json) && json.version !== SIM_CLUSTER_STATE_VERSION) {
-    throw new Error(`simulated cluster state of version ${JSON.stringify(json.version)}: this claimstep reads version ${SIM_CLUSTER_STATE_VERSION}`);
+    throw new Error(
+      `simulated cluster state of version ${JSON.stringify(json.version)}: this claimstep reads version ${SIM_CLUSTER_STATE_VERSION}`,
+    );
   }
   try {
     need(isRecord(json), "it is not an object");
@@ -66,13 +68,22 @@ export function checkClusterState(json: unknown): SimClusterState {
     need(Array.isArray(clock.wakes) && clock.wakes.every(Number.isFinite), "clock.wakes is not a list of numbers");
     need(Number.isInteger(json.prng), "prng is not an integer");
     const faults = json.faults as FaultState;
-    need(isRecord(faults) && isRecord(faults.plan) && Number.isInteger(faults.prng), "faults is not a fault plan with its PRNG state");
+    need(
+      isRecord(faults) && isRecord(faults.plan) && Number.isInteger(faults.prng),
+      "faults is not a fault plan with its PRNG state",
+    );
     numbers(faults.counts, "faults.counts");
     numbers(json.latencies, "latencies");
-    need(isRecord(json.drivers) && Object.values(json.drivers).every((d) => isRecord(d) && typeof d.resize === "string"), "drivers is not a map of driver behaviours");
+    need(
+      isRecord(json.drivers) && Object.values(json.drivers).every((d) => isRecord(d) && typeof d.resize === "string"),
+      "drivers is not a map of driver behaviours",
+    );
     need(isRecord(json.volumes), "volumes is not an object");
     for (const [uid, v] of Object.entries(json.volumes)) {
-      need(isRecord(v) && typeof v.name === "string" && typeof v.bytes === "string" && /^\d+$/.test(v.bytes), `volumes.${uid} is not a volume with a size in bytes`);
+      need(
+        isRecord(v) && typeof v.name === "string" && typeof v.bytes === "string" && /^\d+$/.test(v.bytes),
+        `volumes.${uid} is not a volume with a size in bytes`,
+      );
     }
     const storage = json.storage as Record<string, unknown>;
     need(isRecord(storage), "storage is not an object");
@@ -82,7 +93,15 @@ export function checkClusterState(json: unknown): SimClusterState {
     for (const k of ["startAt", "expandAt"]) numbers(kubelet[k], `kubelet.${k}`);
     if (json.people !== undefined) {
       need(
-        Array.isArray(json.people) && json.people.every((e: unknown) => isRecord(e) && Number.isFinite(e.atMs) && typeof e.resource === "string" && typeof e.name === "string" && isRecord(e.mergePatch)),
+        Array.isArray(json.people) &&
+          json.people.every(
+            (e: unknown) =>
+              isRecord(e) &&
+              Number.isFinite(e.atMs) &&
+              typeof e.resource === "string" &&
+              typeof e.name === "string" &&
+              isRecord(e.mergePatch),
+          ),
         "people is not a list of scheduled edits",
       );
     }
@@ -94,12 +113,22 @@ export function checkClusterState(json: unknown): SimClusterState {
       const w = json.workloads as Record<string, unknown>;
       need(isRecord(w), "workloads is not an object");
       need(
-        Array.isArray(w.workloads) && w.workloads.every((x: unknown) => isRecord(x) && typeof x.namespace === "string" && typeof x.claims === "string" && Number.isFinite(x.bytesPerSecond)),
+        Array.isArray(w.workloads) &&
+          w.workloads.every(
+            (x: unknown) =>
+              isRecord(x) &&
+              typeof x.namespace === "string" &&
+              typeof x.claims === "string" &&
+              Number.isFinite(x.bytesPerSecond),
+          ),
         "workloads.workloads is not a list of workloads",
       );
       need(isRecord(w.used), "workloads.used is not an object");
       for (const [uid, u] of Object.entries(w.used)) {
-        need(isRecord(u) && typeof u.bytes === "string" && /^\d+$/.test(u.bytes) && Number.isFinite(u.atMs), `workloads.used.${uid} is not bytes used at a time`);
+        need(
+          isRecord(u) && typeof u.bytes === "string" && /^\d+$/.test(u.bytes) && Number.isFinite(u.atMs),
+          `workloads.used.${uid} is not bytes used at a time`,
+        );
       }
     }
     const store = json.store as Record<string, unknown>;
@@ -110,12 +139,25 @@ export function checkClusterState(json: unknown): SimClusterState {
       need(Array.isArray(entries), `store.objects.${r} is not a list`);
       entries.forEach((e: unknown, i) => {
         const at = `store.objects.${r}[${i}]`;
-        need(isRecord(e) && isRecord(e.object) && isRecord(e.object.metadata) && typeof e.object.metadata.name === "string", `${at} is not an object with a name`);
-        need(typeof e.object.metadata.resourceVersion === "string" && typeof e.object.metadata.uid === "string", `${at} has no uid or resourceVersion`);
+        need(
+          isRecord(e) &&
+            isRecord(e.object) &&
+            isRecord(e.object.metadata) &&
+            typeof e.object.metadata.name === "string",
+          `${at} is not an object with a name`,
+        );
+        need(
+          typeof e.object.metadata.resourceVersion === "string" && typeof e.object.metadata.uid === "string",
+          `${at} has no uid or resourceVersion`,
+        );
         need(
           Array.isArray(e.owners) &&
             e.owners.every(
-              (o: unknown) => isRecord(o) && typeof o.manager === "string" && Array.isArray(o.fields) && o.fields.every((p: unknown) => Array.isArray(p) && p.every((s) => typeof s === "string")),
+              (o: unknown) =>
+                isRecord(o) &&
+                typeof o.manager === "string" &&
+                Array.isArray(o.fields) &&
+                o.fields.every((p: unknown) => Array.isArray(p) && p.every((s) => typeof s === "string")),
             ),
           `${at}.owners is not a list of field managers`,
         );

@@ -1,9 +1,10 @@
 // The simulated etcd: objects by resource, namespace and name; a global resourceVersion bumped on
 // every write; field ownership per object; and an audit log of every request that reached it.
-import type { ResourceName, ManagerRef } from "./errors.js";
+
+import type { VirtualClock } from "./clock.js";
+import type { ManagerRef, ResourceName } from "./errors.js";
 import { FieldOwners, type ManagerState } from "./fields.js";
 import type { Prng } from "./prng.js";
-import type { VirtualClock } from "./clock.js";
 
 export type Json = Record<string, unknown>;
 
@@ -29,16 +30,58 @@ export interface ResourceInfo extends ResourceName {
 export const RESOURCES: Record<Resource, ResourceInfo> = {
   statefulsets: { plural: "statefulsets", group: "apps", kind: "StatefulSet", apiVersion: "apps/v1", namespaced: true },
   pods: { plural: "pods", group: "", kind: "Pod", apiVersion: "v1", namespaced: true },
-  persistentvolumeclaims: { plural: "persistentvolumeclaims", group: "", kind: "PersistentVolumeClaim", apiVersion: "v1", namespaced: true },
-  storageclasses: { plural: "storageclasses", group: "storage.k8s.io", kind: "StorageClass", apiVersion: "storage.k8s.io/v1", namespaced: false },
-  volumeattributesclasses: { plural: "volumeattributesclasses", group: "storage.k8s.io", kind: "VolumeAttributesClass", apiVersion: "storage.k8s.io/v1", namespaced: false },
+  persistentvolumeclaims: {
+    plural: "persistentvolumeclaims",
+    group: "",
+    kind: "PersistentVolumeClaim",
+    apiVersion: "v1",
+    namespaced: true,
+  },
+  storageclasses: {
+    plural: "storageclasses",
+    group: "storage.k8s.io",
+    kind: "StorageClass",
+    apiVersion: "storage.k8s.io/v1",
+    namespaced: false,
+  },
+  volumeattributesclasses: {
+    plural: "volumeattributesclasses",
+    group: "storage.k8s.io",
+    kind: "VolumeAttributesClass",
+    apiVersion: "storage.k8s.io/v1",
+    namespaced: false,
+  },
   resourcequotas: { plural: "resourcequotas", group: "", kind: "ResourceQuota", apiVersion: "v1", namespaced: true },
   events: { plural: "events", group: "events.k8s.io", kind: "Event", apiVersion: "events.k8s.io/v1", namespaced: true },
-  controllerrevisions: { plural: "controllerrevisions", group: "apps", kind: "ControllerRevision", apiVersion: "apps/v1", namespaced: true },
-  poddisruptionbudgets: { plural: "poddisruptionbudgets", group: "policy", kind: "PodDisruptionBudget", apiVersion: "policy/v1", namespaced: true },
+  controllerrevisions: {
+    plural: "controllerrevisions",
+    group: "apps",
+    kind: "ControllerRevision",
+    apiVersion: "apps/v1",
+    namespaced: true,
+  },
+  poddisruptionbudgets: {
+    plural: "poddisruptionbudgets",
+    group: "policy",
+    kind: "PodDisruptionBudget",
+    apiVersion: "policy/v1",
+    namespaced: true,
+  },
   configmaps: { plural: "configmaps", group: "", kind: "ConfigMap", apiVersion: "v1", namespaced: true },
-  leases: { plural: "leases", group: "coordination.k8s.io", kind: "Lease", apiVersion: "coordination.k8s.io/v1", namespaced: true },
-  mutatingwebhookconfigurations: { plural: "mutatingwebhookconfigurations", group: "admissionregistration.k8s.io", kind: "MutatingWebhookConfiguration", apiVersion: "admissionregistration.k8s.io/v1", namespaced: false },
+  leases: {
+    plural: "leases",
+    group: "coordination.k8s.io",
+    kind: "Lease",
+    apiVersion: "coordination.k8s.io/v1",
+    namespaced: true,
+  },
+  mutatingwebhookconfigurations: {
+    plural: "mutatingwebhookconfigurations",
+    group: "admissionregistration.k8s.io",
+    kind: "MutatingWebhookConfiguration",
+    apiVersion: "admissionregistration.k8s.io/v1",
+    namespaced: false,
+  },
 };
 
 /**
@@ -124,7 +167,8 @@ export class Store {
   /** Live objects of a resource, optionally in one namespace (not copies). */
   all(r: Resource, namespace?: string): Json[] {
     const out: Json[] = [];
-    for (const s of this.table(r).values()) if (namespace === undefined || meta(s.obj).namespace === namespace) out.push(s.obj);
+    for (const s of this.table(r).values())
+      if (namespace === undefined || meta(s.obj).namespace === namespace) out.push(s.obj);
     return out;
   }
 
@@ -165,7 +209,14 @@ export class Store {
   }
 
   /** Insert a new object: uid, resourceVersion, creationTimestamp and a generated name are set here. */
-  insert(r: Resource, obj: Json, manager: ManagerRef, actor: string, verb: AuditEntry["verb"] = "create", body?: Json): Json {
+  insert(
+    r: Resource,
+    obj: Json,
+    manager: ManagerRef,
+    actor: string,
+    verb: AuditEntry["verb"] = "create",
+    body?: Json,
+  ): Json {
     const m = { ...(obj.metadata as Json) } as Json & { name?: string; namespace?: string; generateName?: string };
     if (!m.name && m.generateName) m.name = this.generateName(m.generateName);
     if (!RESOURCES[r].namespaced) delete m.namespace;
@@ -184,7 +235,16 @@ export class Store {
     else owners.recordUpdate(manager, undefined, stored, this.clock.stamp());
     this.table(r).set(keyOf(m.namespace, m.name!), { obj: stored, owners });
     this.writes++;
-    this.record({ actor, verb, resource: r, ...(m.namespace ? { namespace: m.namespace } : {}), name: m.name!, outcome: "ok", ...(body ? { body } : {}), ...(WATCHED.has(r) ? { after: structuredClone(stored) } : {}) });
+    this.record({
+      actor,
+      verb,
+      resource: r,
+      ...(m.namespace ? { namespace: m.namespace } : {}),
+      name: m.name!,
+      outcome: "ok",
+      ...(body ? { body } : {}),
+      ...(WATCHED.has(r) ? { after: structuredClone(stored) } : {}),
+    });
     return stored;
   }
 
@@ -216,7 +276,8 @@ export class Store {
   state(): StoreState {
     const objects: StoreState["objects"] = {};
     for (const [r, table] of this.data) {
-      if (table.size) objects[r] = [...table.values()].map((s) => ({ object: structuredClone(s.obj), owners: s.owners.state() }));
+      if (table.size)
+        objects[r] = [...table.values()].map((s) => ({ object: structuredClone(s.obj), owners: s.owners.state() }));
     }
     return { revision: this.revision, objects };
   }
@@ -224,11 +285,17 @@ export class Store {
   /** Replace every object and the revision counter with a saved state; the audit log starts empty. */
   restore(state: StoreState): void {
     this.clear();
-    for (const [r, entries] of Object.entries(state.objects) as [Resource, { object: Json; owners: ManagerState[] }[]][]) {
+    for (const [r, entries] of Object.entries(state.objects) as [
+      Resource,
+      { object: Json; owners: ManagerState[] }[],
+    ][]) {
       if (!(r in RESOURCES)) throw new Error(`the simulated cluster does not store ${r}`);
       for (const { object, owners } of entries) {
         const m = meta(object);
-        this.table(r).set(keyOf(RESOURCES[r].namespaced ? m.namespace : undefined, m.name), { obj: structuredClone(object), owners: FieldOwners.fromState(owners) });
+        this.table(r).set(keyOf(RESOURCES[r].namespaced ? m.namespace : undefined, m.name), {
+          obj: structuredClone(object),
+          owners: FieldOwners.fromState(owners),
+        });
       }
     }
     this.revision = state.revision;
@@ -246,7 +313,14 @@ export class Store {
    * or installing `owners` computed by an apply. `bumpGeneration`: a new generation although the
    * spec is unchanged (BeforeDelete setting deletionTimestamp).
    */
-  replace(r: Resource, next: Json, how: { manager: ManagerRef; owners?: FieldOwners; bumpGeneration?: boolean }, actor: string, verb: AuditEntry["verb"], body?: Json): Json {
+  replace(
+    r: Resource,
+    next: Json,
+    how: { manager: ManagerRef; owners?: FieldOwners; bumpGeneration?: boolean },
+    actor: string,
+    verb: AuditEntry["verb"],
+    body?: Json,
+  ): Json {
     const m = meta(next);
     const key = keyOf(RESOURCES[r].namespaced ? m.namespace : undefined, m.name);
     const stored = this.table(r).get(key);
@@ -262,7 +336,10 @@ export class Store {
     newMeta.resourceVersion = this.nextVersion();
     if (GENERATION.has(r)) {
       const generation = Number(meta(before).generation ?? 1);
-      newMeta.generation = JSON.stringify(before.spec ?? null) === JSON.stringify(obj.spec ?? null) && !how.bumpGeneration ? generation : generation + 1;
+      newMeta.generation =
+        JSON.stringify(before.spec ?? null) === JSON.stringify(obj.spec ?? null) && !how.bumpGeneration
+          ? generation
+          : generation + 1;
     }
     if (how.owners) stored.owners = how.owners;
     else stored.owners.recordUpdate(how.manager, before, obj, this.clock.stamp());

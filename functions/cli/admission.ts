@@ -4,25 +4,38 @@
 // caBundle of every entry of the MutatingWebhookConfiguration `claimstep`; both read back before it
 // says they are set. Run as a cluster admin (it writes a Secret and an admission configuration).
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { X509Certificate } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import * as z from "../../core/zod.js";
 import { ApiError } from "../../adapters/api-error.js";
 import type { Route } from "../../adapters/kube/routes.js";
-import { UsageError, emit, print, type Context } from "./context.js";
+import * as z from "../../core/zod.js";
+import { type Context, emit, print, UsageError } from "./context.js";
 
-export const WEBHOOK = { service: "claimstep-webhook", secret: "claimstep-webhook-tls", configuration: "claimstep" } as const;
+export const WEBHOOK = {
+  service: "claimstep-webhook",
+  secret: "claimstep-webhook-tls",
+  configuration: "claimstep",
+} as const;
 
 const SECRET: Route = { verb: "patch", group: "", version: "v1", resource: "secrets", namespaced: true, retry: true };
 const GET_SECRET: Route = { ...SECRET, verb: "get" };
-const CONFIGURATION: Route = { verb: "get", group: "admissionregistration.k8s.io", version: "v1", resource: "mutatingwebhookconfigurations", namespaced: false, retry: true };
+const CONFIGURATION: Route = {
+  verb: "get",
+  group: "admissionregistration.k8s.io",
+  version: "v1",
+  resource: "mutatingwebhookconfigurations",
+  namespaced: false,
+  retry: true,
+};
 const PATCH_CONFIGURATION: Route = { ...CONFIGURATION, verb: "patch", retry: false };
 
 const Configuration = z.looseObject({
   metadata: z.looseObject({ name: z.string() }),
-  webhooks: z.optional(z.array(z.looseObject({ name: z.string(), clientConfig: z.looseObject({ caBundle: z.optional(z.string()) }) }))),
+  webhooks: z.optional(
+    z.array(z.looseObject({ name: z.string(), clientConfig: z.looseObject({ caBundle: z.optional(z.string()) }) })),
+  ),
 });
 const Secret = z.looseObject({ data: z.optional(z.record(z.string(), z.string())) });
 
@@ -43,19 +56,59 @@ export function makeWebhookCertificates(namespace: string): WebhookCertificates 
       execFileSync("openssl", args, { cwd: dir, stdio: "pipe" });
     } catch (err) {
       const e = err as NodeJS.ErrnoException & { stderr?: Buffer };
-      if (e.code === "ENOENT") throw new UsageError("admission certs: openssl is not installed (Debian/Ubuntu: apt-get install openssl; macOS: it is there)");
+      if (e.code === "ENOENT")
+        throw new UsageError(
+          "admission certs: openssl is not installed (Debian/Ubuntu: apt-get install openssl; macOS: it is there)",
+        );
       throw new UsageError(`admission certs: openssl ${args[0]} failed: ${e.stderr?.toString().trim() || e.message}`);
     }
   };
   try {
     const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
-    openssl("req", "-x509", ...ec, "-keyout", "ca.key", "-out", "ca.crt", "-days", "3650", "-subj", "/CN=claimstep-webhook-ca");
+    openssl(
+      "req",
+      "-x509",
+      ...ec,
+      "-keyout",
+      "ca.key",
+      "-out",
+      "ca.crt",
+      "-days",
+      "3650",
+      "-subj",
+      "/CN=claimstep-webhook-ca",
+    );
     openssl("req", ...ec, "-keyout", "tls.key", "-out", "tls.csr", "-subj", `/CN=${dnsNames[0]}`);
-    writeFileSync(join(dir, "san.ext"), `subjectAltName=${dnsNames.map((d) => `DNS:${d}`).join(",")}\nextendedKeyUsage=serverAuth\n`);
-    openssl("x509", "-req", "-in", "tls.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out", "tls.crt", "-days", "365", "-extfile", "san.ext");
+    writeFileSync(
+      join(dir, "san.ext"),
+      `subjectAltName=${dnsNames.map((d) => `DNS:${d}`).join(",")}\nextendedKeyUsage=serverAuth\n`,
+    );
+    openssl(
+      "x509",
+      "-req",
+      "-in",
+      "tls.csr",
+      "-CA",
+      "ca.crt",
+      "-CAkey",
+      "ca.key",
+      "-CAcreateserial",
+      "-out",
+      "tls.crt",
+      "-days",
+      "365",
+      "-extfile",
+      "san.ext",
+    );
     const read = (f: string) => readFileSync(join(dir, f), "utf8");
     const certPem = read("tls.crt");
-    return { caPem: read("ca.crt"), certPem, keyPem: read("tls.key"), dnsNames, notAfter: new Date(new X509Certificate(certPem).validTo).toISOString() };
+    return {
+      caPem: read("ca.crt"),
+      certPem,
+      keyPem: read("tls.key"),
+      dnsNames,
+      notAfter: new Date(new X509Certificate(certPem).validTo).toISOString(),
+    };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -65,8 +118,14 @@ const b64 = (s: string) => Buffer.from(s, "utf8").toString("base64");
 
 export async function admission(ctx: Context): Promise<number> {
   const [sub] = ctx.args;
-  if (sub !== "certs") throw new UsageError(`admission: ${sub ? `unknown subcommand "${sub}"` : "give a subcommand"}; the one there is: claimstep admission certs [-n claimstep] [--dry-run]`);
-  if (ctx.flags.cluster) throw new UsageError("admission certs: writes a Secret and the webhook configuration of a real cluster; --cluster sim registers claimstep's webhook on its own");
+  if (sub !== "certs")
+    throw new UsageError(
+      `admission: ${sub ? `unknown subcommand "${sub}"` : "give a subcommand"}; the one there is: claimstep admission certs [-n claimstep] [--dry-run]`,
+    );
+  if (ctx.flags.cluster)
+    throw new UsageError(
+      "admission certs: writes a Secret and the webhook configuration of a real cluster; --cluster sim registers claimstep's webhook on its own",
+    );
   const namespace = ctx.flags.namespace ?? "claimstep";
   const certs = makeWebhookCertificates(namespace);
   const summary = {
@@ -90,37 +149,74 @@ export async function admission(ctx: Context): Promise<number> {
     return 0;
   }
   const { nodeKubeClient } = await import("../kube-target.js");
-  const { client } = nodeKubeClient({ ...(ctx.flags.kubeconfig ? { kubeconfig: ctx.flags.kubeconfig } : {}), ...(ctx.flags.context ? { context: ctx.flags.context } : {}) });
+  const { client } = nodeKubeClient({
+    ...(ctx.flags.kubeconfig ? { kubeconfig: ctx.flags.kubeconfig } : {}),
+    ...(ctx.flags.context ? { context: ctx.flags.context } : {}),
+  });
   const explain = (err: unknown, what: string): never => {
     if (err instanceof ApiError && err.code === 404 && what.includes("mutatingwebhookconfiguration"))
-      throw new UsageError(`admission certs: ${what}: not found; install the webhook first: kubectl apply -f deploy/kubernetes/admission.yaml (without its Issuer and Certificate)`);
-    if (err instanceof ApiError && err.code === 404) throw new UsageError(`admission certs: ${what}: ${err.message}; create namespace ${namespace} first (kubectl apply -f deploy/kubernetes/rbac.yaml)`);
+      throw new UsageError(
+        `admission certs: ${what}: not found; install the webhook first: kubectl apply -f deploy/kubernetes/admission.yaml (without its Issuer and Certificate)`,
+      );
+    if (err instanceof ApiError && err.code === 404)
+      throw new UsageError(
+        `admission certs: ${what}: ${err.message}; create namespace ${namespace} first (kubectl apply -f deploy/kubernetes/rbac.yaml)`,
+      );
     if (err instanceof ApiError && err.code === 403)
-      throw new UsageError(`admission certs: ${what}: ${err.message}; run it as a cluster admin (it patches secrets in ${namespace} and mutatingwebhookconfigurations)`);
+      throw new UsageError(
+        `admission certs: ${what}: ${err.message}; run it as a cluster admin (it patches secrets in ${namespace} and mutatingwebhookconfigurations)`,
+      );
     throw err;
   };
 
-  const configuration = await client.get(CONFIGURATION, { name: WEBHOOK.configuration }, Configuration).catch((e) => explain(e, `mutatingwebhookconfiguration/${WEBHOOK.configuration}`));
+  const configuration = await client
+    .get(CONFIGURATION, { name: WEBHOOK.configuration }, Configuration)
+    .catch((e) => explain(e, `mutatingwebhookconfiguration/${WEBHOOK.configuration}`));
   const webhooks = configuration.webhooks ?? [];
-  if (!webhooks.length) throw new UsageError(`admission certs: mutatingwebhookconfiguration/${WEBHOOK.configuration} has no webhooks; re-apply deploy/kubernetes/admission.yaml`);
+  if (!webhooks.length)
+    throw new UsageError(
+      `admission certs: mutatingwebhookconfiguration/${WEBHOOK.configuration} has no webhooks; re-apply deploy/kubernetes/admission.yaml`,
+    );
 
   const data = { "tls.crt": b64(certs.certPem), "tls.key": b64(certs.keyPem), "ca.crt": b64(certs.caPem) };
   await client
-    .patch(SECRET, { namespace, name: WEBHOOK.secret }, { apiVersion: "v1", kind: "Secret", metadata: { name: WEBHOOK.secret, namespace }, type: "kubernetes.io/tls", data }, "application/apply-patch+yaml", {
-      fieldManager: "claimstep-admission-certs",
-      force: "true",
-    })
+    .patch(
+      SECRET,
+      { namespace, name: WEBHOOK.secret },
+      {
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: { name: WEBHOOK.secret, namespace },
+        type: "kubernetes.io/tls",
+        data,
+      },
+      "application/apply-patch+yaml",
+      {
+        fieldManager: "claimstep-admission-certs",
+        force: "true",
+      },
+    )
     .catch((e) => explain(e, `secret/${WEBHOOK.secret}`));
   // Each entry by index, each index tested to still be the entry read: a concurrent edit fails the patch (422) rather than misplace a CA.
   const patch = webhooks.flatMap((w, i) => [
     { op: "test", path: `/webhooks/${i}/name`, value: w.name },
-    { op: w.clientConfig.caBundle === undefined ? "add" : "replace", path: `/webhooks/${i}/clientConfig/caBundle`, value: b64(certs.caPem) },
+    {
+      op: w.clientConfig.caBundle === undefined ? "add" : "replace",
+      path: `/webhooks/${i}/clientConfig/caBundle`,
+      value: b64(certs.caPem),
+    },
   ]);
-  await client.patch(PATCH_CONFIGURATION, { name: WEBHOOK.configuration }, patch, "application/json-patch+json").catch((e) => explain(e, `mutatingwebhookconfiguration/${WEBHOOK.configuration}`));
+  await client
+    .patch(PATCH_CONFIGURATION, { name: WEBHOOK.configuration }, patch, "application/json-patch+json")
+    .catch((e) => explain(e, `mutatingwebhookconfiguration/${WEBHOOK.configuration}`));
 
   // Read back: say "set" only of what the server now holds.
-  const secret = await client.get(GET_SECRET, { namespace, name: WEBHOOK.secret }, Secret).catch((e) => explain(e, `secret/${WEBHOOK.secret}`));
-  const after = await client.get(CONFIGURATION, { name: WEBHOOK.configuration }, Configuration).catch((e) => explain(e, `mutatingwebhookconfiguration/${WEBHOOK.configuration}`));
+  const secret = await client
+    .get(GET_SECRET, { namespace, name: WEBHOOK.secret }, Secret)
+    .catch((e) => explain(e, `secret/${WEBHOOK.secret}`));
+  const after = await client
+    .get(CONFIGURATION, { name: WEBHOOK.configuration }, Configuration)
+    .catch((e) => explain(e, `mutatingwebhookconfiguration/${WEBHOOK.configuration}`));
   const secretOk = secret.data?.["tls.crt"] === data["tls.crt"] && secret.data?.["tls.key"] === data["tls.key"];
   const bundled = (after.webhooks ?? []).filter((w) => w.clientConfig.caBundle === data["ca.crt"]).map((w) => w.name);
   if (!secretOk || bundled.length !== (after.webhooks ?? []).length) {

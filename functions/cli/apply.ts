@@ -9,7 +9,7 @@
 // annotation, and says so in a warning, printed as kubectl prints them. `--dry-run`: ?dryRun=All.
 import { readFileSync } from "node:fs";
 import { parseAllDocuments } from "yaml";
-import { EXIT, UsageError, emit, print, type Context } from "./context.js";
+import { type Context, EXIT, emit, print, UsageError } from "./context.js";
 
 export const APPLY_FIELD_MANAGER = "claimstep-apply";
 
@@ -38,14 +38,20 @@ export function parseManifest(text: string, file: string): Json {
   if (bad) throw new UsageError(`apply: ${file} is not valid YAML or JSON: ${bad.errors[0]!.message.split("\n")[0]}`);
   const objects = docs.map((d) => d.toJS() as unknown).filter((o) => o !== null && o !== undefined);
   if (objects.length === 0) throw new UsageError(`apply: ${file} holds no document`);
-  if (objects.length > 1) throw new UsageError(`apply: ${file} holds ${objects.length} documents: claimstep apply takes one StatefulSet; split the file (or kubectl apply the others)`);
+  if (objects.length > 1)
+    throw new UsageError(
+      `apply: ${file} holds ${objects.length} documents: claimstep apply takes one StatefulSet; split the file (or kubectl apply the others)`,
+    );
   const o = objects[0];
   if (!isObject(o)) throw new UsageError(`apply: ${file}: the document is not an object`);
   if (o.kind !== "StatefulSet" || o.apiVersion !== "apps/v1") {
     const what = o.kind === undefined ? "a document without kind" : `${String(o.apiVersion ?? "?")} ${String(o.kind)}`;
-    throw new UsageError(`apply: ${file} holds ${what}, not an apps/v1 StatefulSet: claimstep apply applies StatefulSets only`);
+    throw new UsageError(
+      `apply: ${file} holds ${what}, not an apps/v1 StatefulSet: claimstep apply applies StatefulSets only`,
+    );
   }
-  if (!isObject(o.metadata) || typeof o.metadata.name !== "string" || !o.metadata.name) throw new UsageError(`apply: ${file}: the StatefulSet has no metadata.name`);
+  if (!isObject(o.metadata) || typeof o.metadata.name !== "string" || !o.metadata.name)
+    throw new UsageError(`apply: ${file}: the StatefulSet has no metadata.name`);
   return o;
 }
 
@@ -71,7 +77,9 @@ export async function apply(ctx: Context): Promise<number> {
   const name = metadata.name as string;
   const given = typeof metadata.namespace === "string" && metadata.namespace ? metadata.namespace : undefined;
   if (given && ctx.flags.namespace && given !== ctx.flags.namespace) {
-    throw new UsageError(`apply: the namespace from the provided object "${given}" does not match the namespace "${ctx.flags.namespace}": pass --namespace ${given}, or drop metadata.namespace`);
+    throw new UsageError(
+      `apply: the namespace from the provided object "${given}" does not match the namespace "${ctx.flags.namespace}": pass --namespace ${given}, or drop metadata.namespace`,
+    );
   }
   const target = await ctx.target();
   const namespace = given ?? ctx.flags.namespace ?? target.namespace;
@@ -85,7 +93,12 @@ export async function apply(ctx: Context): Promise<number> {
     try {
       const res = await doFetch(url, {
         method,
-        headers: { ...headers, Accept: "application/json", "User-Agent": "claimstep", ...(body !== undefined ? { "Content-Type": "application/apply-patch+yaml" } : {}) },
+        headers: {
+          ...headers,
+          Accept: "application/json",
+          "User-Agent": "claimstep",
+          ...(body !== undefined ? { "Content-Type": "application/apply-patch+yaml" } : {}),
+        },
         ...(body !== undefined ? { body } : {}),
         signal: AbortSignal.any([AbortSignal.timeout(30_000), ctx.signal]),
       });
@@ -104,24 +117,41 @@ export async function apply(ctx: Context): Promise<number> {
 
   // What is there now: to say created, configured or unchanged as kubectl does.
   const before = await request("GET", path);
-  const beforeVersion = before.res.ok && isObject(before.json) && isObject(before.json.metadata) ? before.json.metadata.resourceVersion : undefined;
+  const beforeVersion =
+    before.res.ok && isObject(before.json) && isObject(before.json.metadata)
+      ? before.json.metadata.resourceVersion
+      : undefined;
   const body = JSON.stringify({ ...manifest, metadata: { ...metadata, namespace } });
-  const query = new URLSearchParams({ fieldManager: APPLY_FIELD_MANAGER, force: "true", ...(dryRun ? { dryRun: "All" } : {}) });
+  const query = new URLSearchParams({
+    fieldManager: APPLY_FIELD_MANAGER,
+    force: "true",
+    ...(dryRun ? { dryRun: "All" } : {}),
+  });
   const { res, json } = await request("PATCH", `${path}?${query}`, body);
   for (const w of warningTexts(res.headers.get("warning"))) ctx.io.stderr.write(`Warning: ${w}\n`);
   const kindName = `statefulset.apps/${name}`;
   if (!res.ok) {
-    const message = isObject(json) && typeof json.message === "string" ? json.message : `HTTP ${res.status}${typeof json === "string" && json ? `: ${json.slice(0, 200)}` : ""}`;
+    const message =
+      isObject(json) && typeof json.message === "string"
+        ? json.message
+        : `HTTP ${res.status}${typeof json === "string" && json ? `: ${json.slice(0, 200)}` : ""}`;
     const refusedTemplates = res.status === 422 && /updates to statefulset spec for fields other than/.test(message);
     ctx.io.stderr.write(`claimstep apply: ${kindName} in ${namespace}: ${message}\n`);
     if (refusedTemplates) {
-      ctx.io.stderr.write(`The API server refuses a change of spec.volumeClaimTemplates; claimstep's admission webhook turns it into a rollout: ${APPLY_FIX}. Nothing was written.\n`);
+      ctx.io.stderr.write(
+        `The API server refuses a change of spec.volumeClaimTemplates; claimstep's admission webhook turns it into a rollout: ${APPLY_FIX}. Nothing was written.\n`,
+      );
     }
     return EXIT.error;
   }
   const answered = isObject(json) ? json : {};
   const version = isObject(answered.metadata) ? answered.metadata.resourceVersion : undefined;
-  const outcome = res.status === 201 || beforeVersion === undefined ? "created" : !dryRun && version === beforeVersion ? "unchanged" : "configured";
+  const outcome =
+    res.status === 201 || beforeVersion === undefined
+      ? "created"
+      : !dryRun && version === beforeVersion
+        ? "unchanged"
+        : "configured";
   if (ctx.json) emit(ctx, answered);
   else print(ctx.io, `${kindName} ${outcome}${dryRun ? " (server dry run)" : ""}`);
   return EXIT.ok;

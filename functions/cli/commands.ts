@@ -3,7 +3,7 @@
 // unknown or misplaced flag is refused with it. A command without a spec here (added elsewhere)
 // accepts every flag and has only the overall help.
 import { SCENARIO_NAMES } from "../../adapters/sim/scenario-names.js";
-import { OPTIONS, UsageError, type Flags, type OutputFormat } from "./context.js";
+import { type Flags, OPTIONS, type OutputFormat, UsageError } from "./context.js";
 
 type FlagName = keyof typeof OPTIONS;
 
@@ -18,9 +18,15 @@ export const FLAG_HELP: Partial<Record<FlagName, FlagHelp>> = {
   namespace: { value: "ns", help: `namespace (default: the context's, else "default")` },
   context: { value: "name", help: "kubeconfig context" },
   kubeconfig: { value: "path", help: "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster)" },
-  cluster: { value: "sim[:scenario]", help: `the embedded simulated cluster instead (scenarios: ${SCENARIO_NAMES.join(", ")})` },
+  cluster: {
+    value: "sim[:scenario]",
+    help: `the embedded simulated cluster instead (scenarios: ${SCENARIO_NAMES.join(", ")})`,
+  },
   seed: { value: "n", help: "with --cluster sim: seed of the simulation (uids, injected faults); default 1" },
-  "sim-state": { value: "file|none", help: "with --cluster sim: the file that keeps the cluster between commands (default: under $XDG_STATE_HOME)" },
+  "sim-state": {
+    value: "file|none",
+    help: "with --cluster sim: the file that keeps the cluster between commands (default: under $XDG_STATE_HOME)",
+  },
   output: { value: "format", help: "output format" },
   help: { help: "this command's usage" },
   "no-color": { help: "no colour (also NO_COLOR=1; never coloured when stdout is not a terminal)" },
@@ -28,20 +34,38 @@ export const FLAG_HELP: Partial<Record<FlagName, FlagHelp>> = {
   all: { help: "every opted-in set of the namespace (-A: of every namespace)" },
   "dry-run": { help: "write nothing; show what would be written" },
   interval: { value: "duration", help: "time between steps (at least 1s)" },
-  timeout: { value: "duration", help: "give up (exit 1) after this long, on the cluster's clock or the wall clock, whichever runs ahead" },
+  timeout: {
+    value: "duration",
+    help: "give up (exit 1) after this long, on the cluster's clock or the wall clock, whichever runs ahead",
+  },
   storage: { value: "quantity", help: "desired claim size, e.g. 20Gi (claims never shrink)" },
   vac: { value: "class", help: "desired VolumeAttributesClass (must exist)" },
   "allow-smaller": { help: "write a --storage below the claims' current size anyway (they keep their size)" },
-  "hold-pods": { help: "hold every pod (partition = replicas, yours recorded) until its claims are ready: pod coordination ClaimsFirst" },
+  "hold-pods": {
+    help: "hold every pod (partition = replicas, yours recorded) until its claims are ready: pod coordination ClaimsFirst",
+  },
   watch: { help: "follow the set until Complete (exit 0) or Blocked (exit 2), printing each transition; never writes" },
   port: { value: "port", help: "port to listen on (default: $PORT, else 8080)" },
-  host: { value: "address", help: "address to listen on (default: $CLAIMSTEP_HOST, else 127.0.0.1; 0.0.0.0: every interface)" },
+  host: {
+    value: "address",
+    help: "address to listen on (default: $CLAIMSTEP_HOST, else 127.0.0.1; 0.0.0.0: every interface)",
+  },
   url: { value: "url", help: "the app's /v1/relay endpoint (default: $CLAIMSTEP_RELAY_URL)" },
   filename: { value: "file", help: "the manifest (YAML or JSON, one document); - reads stdin" },
 };
 
 /** Valid for every command (unless its spec leaves one out): where it acts, how it prints. */
-export const GLOBAL_FLAGS: readonly FlagName[] = ["namespace", "context", "kubeconfig", "cluster", "seed", "sim-state", "output", "no-color", "help"];
+export const GLOBAL_FLAGS: readonly FlagName[] = [
+  "namespace",
+  "context",
+  "kubeconfig",
+  "cluster",
+  "seed",
+  "sim-state",
+  "output",
+  "no-color",
+  "help",
+];
 
 export interface CommandSpec {
   summary: string;
@@ -102,8 +126,12 @@ export const SPECS: Record<string, CommandSpec> = {
     output: ["text", "json", "yaml", "timeline"],
     maxArgs: 1,
     objects: ["statefulset"],
-    examples: ["claimstep run web -n db --timeout 30m", "claimstep run web --cluster sim:flaky-api --seed 7 -o timeline"],
-    notes: "Exit codes: 0 Complete, 2 Blocked or not opted in (the reason goes to stderr), 1 error or --timeout.\n-o json|yaml: one object per step; -o timeline: one line per invocation.",
+    examples: [
+      "claimstep run web -n db --timeout 30m",
+      "claimstep run web --cluster sim:flaky-api --seed 7 -o timeline",
+    ],
+    notes:
+      "Exit codes: 0 Complete, 2 Blocked or not opted in (the reason goes to stderr), 1 error or --timeout.\n-o json|yaml: one object per step; -o timeline: one line per invocation.",
   },
   finalize: {
     summary: "re-create the set with its new claim templates (orphan delete + create, pods and claims kept)",
@@ -118,10 +146,14 @@ export const SPECS: Record<string, CommandSpec> = {
       "Once a rollout is complete the live spec.volumeClaimTemplates still hold the old sizes (the API\nserver refuses to edit them). finalize writes the new manifest to ConfigMap claimstep-recreate-<set>,\ndeletes the set with propagationPolicy Orphan (uid and resourceVersion preconditions), creates it\nfrom the record and removes the record once the new set has adopted its pods: one request per\nstep, so a crash at any point is finished by the next invocation. Refused while the rollout is not\ncomplete. Needs the claimstep-finalize Role (deploy/kubernetes/rbac-finalize.yaml).\nclaimstep.io/finalize: Recreate on the set makes every step do this on its own.\nExit codes: 0 re-created (or nothing to do), 2 Blocked, 1 error or --timeout.",
   },
   apply: {
-    summary: "apply a StatefulSet manifest as kubectl apply --server-side does; a claim template change goes through claimstep's admission webhook into a rollout",
+    summary:
+      "apply a StatefulSet manifest as kubectl apply --server-side does; a claim template change goes through claimstep's admission webhook into a rollout",
     usage: ["apply -f <sts.yaml | -> [--dry-run] [flags]"],
     flags: ["filename", "dry-run"],
-    flagHelp: { "dry-run": "send it with ?dryRun=All: the API server and its webhooks answer (warnings included), nothing is written" },
+    flagHelp: {
+      "dry-run":
+        "send it with ?dryRun=All: the API server and its webhooks answer (warnings included), nothing is written",
+    },
     without: ["all-namespaces"],
     output: ["text", "json", "yaml"],
     maxArgs: 0,
@@ -142,19 +174,31 @@ export const SPECS: Record<string, CommandSpec> = {
     output: ["text", "json", "yaml"],
     maxArgs: 1,
     argValues: ["certs"],
-    examples: ["claimstep admission certs -n claimstep   # as a cluster admin, after kubectl apply -f deploy/kubernetes/admission.yaml"],
+    examples: [
+      "claimstep admission certs -n claimstep   # as a cluster admin, after kubectl apply -f deploy/kubernetes/admission.yaml",
+    ],
     notes:
       "Writes the Secret claimstep-webhook-tls (tls.crt, tls.key, ca.crt) in the namespace (-n, default\nclaimstep) for the Service claimstep-webhook.<ns>.svc, and the CA into the caBundle of every webhook\nof the MutatingWebhookConfiguration claimstep; both are read back. Needs openssl. Run it again to\nrotate; claimstep serve reloads the certificate. With cert-manager there is nothing to run.",
   },
   status: {
     summary: "what claimstep last recorded: one set, or every opted-in set",
-    usage: ["status [<statefulset>] [-A] [flags]", "status <statefulset> --watch [--interval 2s] [--timeout 30m] [flags]"],
+    usage: [
+      "status [<statefulset>] [-A] [flags]",
+      "status <statefulset> --watch [--interval 2s] [--timeout 30m] [flags]",
+    ],
     flags: ["all-namespaces", "watch", "interval", "timeout"],
-    flagHelp: { interval: "with --watch: time between reads (default 2s, at least 1s)", timeout: "with --watch: give up (exit 1) after this long, on the cluster's clock or the wall clock, whichever runs ahead" },
+    flagHelp: {
+      interval: "with --watch: time between reads (default 2s, at least 1s)",
+      timeout:
+        "with --watch: give up (exit 1) after this long, on the cluster's clock or the wall clock, whichever runs ahead",
+    },
     output: ["text", "json", "yaml", "wide"],
     maxArgs: 1,
     objects: ["statefulset?"],
-    examples: ["claimstep status -A -o wide", "claimstep status web -n db -w --timeout 30m   # like kubectl rollout status"],
+    examples: [
+      "claimstep status -A -o wide",
+      "claimstep status web -n db -w --timeout 30m   # like kubectl rollout status",
+    ],
     notes:
       "--watch re-reads the set every --interval (default 2s) and prints a line when its phase, reason\nor message changes. Exit codes: 0 Complete, 2 Blocked (or not opted in), 1 error or --timeout.",
   },
@@ -162,7 +206,9 @@ export const SPECS: Record<string, CommandSpec> = {
     summary: "write the desired claim template and opt the set in, then show the plan it causes",
     usage: ["set <statefulset> <claim> [--storage 20Gi] [--vac gold] [--hold-pods] [--dry-run] [flags]"],
     flags: ["storage", "vac", "dry-run", "allow-smaller", "hold-pods"],
-    flagHelp: { "dry-run": "write nothing: print the annotation diff (old → new desired templates) and the plan it would cause" },
+    flagHelp: {
+      "dry-run": "write nothing: print the annotation diff (old → new desired templates) and the plan it would cause",
+    },
     output: TARGET_OUTPUT,
     maxArgs: 2,
     objects: ["statefulset", "claim"],
@@ -206,7 +252,11 @@ export const SPECS: Record<string, CommandSpec> = {
     output: ["text", "json"],
     maxArgs: 1,
     argValues: ["reset"],
-    examples: ["claimstep sim reset                     # the default scenario (grow) starts afresh", "claimstep sim reset --cluster sim:blocked", "claimstep sim reset --all"],
+    examples: [
+      "claimstep sim reset                     # the default scenario (grow) starts afresh",
+      "claimstep sim reset --cluster sim:blocked",
+      "claimstep sim reset --all",
+    ],
   },
   version: {
     summary: "the version of claimstep (also: claimstep --version)",
@@ -227,7 +277,7 @@ export const SPECS: Record<string, CommandSpec> = {
     argValues: ["bash", "zsh", "fish"],
     examples: [
       "source <(claimstep completion bash)             # in ~/.bashrc",
-      "claimstep completion zsh > \"${fpath[1]}/_claimstep\"",
+      'claimstep completion zsh > "${fpath[1]}/_claimstep"',
       "claimstep completion fish > ~/.config/fish/completions/claimstep.fish",
     ],
   },
@@ -256,13 +306,10 @@ const flagLines = (names: readonly FlagName[], spec: CommandSpec): string => {
 
 /** `claimstep <cmd> --help`. */
 export function usageOf(command: string, spec: CommandSpec): string {
-  const globals = GLOBAL_FLAGS.filter((f) => !spec.without?.includes(f) && !(f === "output" && spec.output.length === 1));
-  const parts = [
-    `claimstep ${command} — ${spec.summary}`,
-    "",
-    "Usage:",
-    ...spec.usage.map((u) => `  claimstep ${u}`),
-  ];
+  const globals = GLOBAL_FLAGS.filter(
+    (f) => !spec.without?.includes(f) && !(f === "output" && spec.output.length === 1),
+  );
+  const parts = [`claimstep ${command} — ${spec.summary}`, "", "Usage:", ...spec.usage.map((u) => `  claimstep ${u}`)];
   if (spec.flags.length) parts.push("", "Flags:", flagLines(spec.flags, spec));
   parts.push("", "Global flags:", flagLines(globals, spec));
   if (spec.notes) parts.push("", spec.notes);
@@ -288,7 +335,15 @@ export function misuse(command: string, spec: CommandSpec, flags: Flags, args: r
 }
 
 /** The kinds kubectl resolves to a StatefulSet in `kind/NAME` (lower-cased; `statefulset.v1.apps` too). */
-const STATEFULSET_KINDS: readonly string[] = ["sts", "statefulset", "statefulsets", "statefulset.apps", "statefulsets.apps", "statefulset.v1.apps", "statefulsets.v1.apps"];
+const STATEFULSET_KINDS: readonly string[] = [
+  "sts",
+  "statefulset",
+  "statefulsets",
+  "statefulset.apps",
+  "statefulsets.apps",
+  "statefulset.v1.apps",
+  "statefulsets.v1.apps",
+];
 
 /** `web`, `sts/web`, `statefulset/web` …: the StatefulSet's name; another kind is refused, naming it. */
 export function statefulSetName(command: string, arg: string): string {
@@ -297,7 +352,10 @@ export function statefulSetName(command: string, arg: string): string {
   const kind = arg.slice(0, slash);
   const name = arg.slice(slash + 1);
   const hint = "claimstep acts on StatefulSets: give web, sts/web or statefulset/web";
-  if (!STATEFULSET_KINDS.includes(kind.toLowerCase())) throw new UsageError(`${command}: ${JSON.stringify(arg)} is not a StatefulSet (kind ${JSON.stringify(kind)}); ${hint}`);
+  if (!STATEFULSET_KINDS.includes(kind.toLowerCase()))
+    throw new UsageError(
+      `${command}: ${JSON.stringify(arg)} is not a StatefulSet (kind ${JSON.stringify(kind)}); ${hint}`,
+    );
   if (!name || name.includes("/")) throw new UsageError(`${command}: ${JSON.stringify(arg)} is not kind/NAME; ${hint}`);
   return name;
 }
@@ -311,12 +369,16 @@ export function objectArgs(command: string, spec: CommandSpec, flags: Flags, arg
   spec.objects?.forEach((what, i) => {
     const arg = out[i];
     if (what === "claim") {
-      if (!arg) throw new UsageError(`${command}: name the claim template too, e.g. claimstep ${command} web data --storage 20Gi`);
+      if (!arg)
+        throw new UsageError(
+          `${command}: name the claim template too, e.g. claimstep ${command} web data --storage 20Gi`,
+        );
       return;
     }
     if (arg !== undefined) out[i] = statefulSetName(command, arg);
     // step --all steps every opted-in set (and refuses a name); status lists them.
-    else if (what === "statefulset" && !(command === "step" && flags.all)) throw new UsageError(`${command}: name the StatefulSet, e.g. claimstep ${command} web -n db`);
+    else if (what === "statefulset" && !(command === "step" && flags.all))
+      throw new UsageError(`${command}: name the StatefulSet, e.g. claimstep ${command} web -n db`);
   });
   return out;
 }
@@ -326,7 +388,8 @@ function distance(a: string, b: string): number {
   let row = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const next = [i];
-    for (let j = 1; j <= b.length; j++) next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    for (let j = 1; j <= b.length; j++)
+      next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
     row = next;
   }
   return row[b.length]!;
@@ -338,5 +401,7 @@ export const SUGGESTION_DISTANCE = 2;
 /** The commands near `typed`, as cobra finds them: within SUGGESTION_DISTANCE edits, or starting with it; in name order. */
 export function suggestionsFor(typed: string, commands: readonly string[]): string[] {
   const t = typed.toLowerCase();
-  return commands.filter((c) => distance(t, c.toLowerCase()) <= SUGGESTION_DISTANCE || c.toLowerCase().startsWith(t)).sort();
+  return commands
+    .filter((c) => distance(t, c.toLowerCase()) <= SUGGESTION_DISTANCE || c.toLowerCase().startsWith(t))
+    .sort();
 }

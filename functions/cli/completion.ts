@@ -2,8 +2,8 @@
 // (functions/cli/commands.ts): commands, each command's flags, -o formats, the simulated
 // cluster's scenarios after --cluster, kubeconfig contexts after --context (from kubectl).
 import { SCENARIO_NAMES } from "../../adapters/sim/scenario-names.js";
-import { EXIT, OPTIONS, UsageError, type Context } from "./context.js";
-import { GLOBAL_FLAGS, SPECS, flagsOf, type CommandSpec } from "./commands.js";
+import { type CommandSpec, flagsOf, GLOBAL_FLAGS, SPECS } from "./commands.js";
+import { type Context, EXIT, OPTIONS, UsageError } from "./context.js";
 
 type FlagName = keyof typeof OPTIONS;
 
@@ -40,7 +40,10 @@ const BINARIES = "claimstep kubectl-claimstep";
 
 function bash(m: Model): string {
   const perCommand = m.commands
-    .map((c) => `    ${c.name}) flags=${JSON.stringify(c.flags.join(" "))}; outputs=${JSON.stringify(c.outputs.join(" "))}; args=${JSON.stringify(c.args.join(" "))} ;;`)
+    .map(
+      (c) =>
+        `    ${c.name}) flags=${JSON.stringify(c.flags.join(" "))}; outputs=${JSON.stringify(c.outputs.join(" "))}; args=${JSON.stringify(c.args.join(" "))} ;;`,
+    )
     .join("\n");
   return `# claimstep completion for bash. Load it with:  source <(claimstep completion bash)
 _claimstep() {
@@ -86,7 +89,10 @@ const zshQuote = (s: string): string => `'${s.replace(/'/g, "'\\''")}'`;
 
 function zsh(m: Model): string {
   const perCommand = m.commands
-    .map((c) => `    ${c.name}) flags=(${c.flags.join(" ")}); outputs=(${c.outputs.join(" ")}); args=(${c.args.join(" ")}) ;;`)
+    .map(
+      (c) =>
+        `    ${c.name}) flags=(${c.flags.join(" ")}); outputs=(${c.outputs.join(" ")}); args=(${c.args.join(" ")}) ;;`,
+    )
     .join("\n");
   return `#compdef ${BINARIES}
 # claimstep completion for zsh. Load it with:  source <(claimstep completion zsh)
@@ -134,7 +140,8 @@ function fish(m: Model): string {
   for (const bin of BINARIES.split(" ")) {
     const c = `complete -c ${bin}`;
     lines.push(`${c} -f`);
-    for (const cmd of m.commands) lines.push(`${c} -n '__fish_use_subcommand' -a ${cmd.name} -d ${fishQuote(cmd.summary)}`);
+    for (const cmd of m.commands)
+      lines.push(`${c} -n '__fish_use_subcommand' -a ${cmd.name} -d ${fishQuote(cmd.summary)}`);
     for (const name of Object.keys(OPTIONS) as FlagName[]) {
       if (name === "output") continue;
       const users = m.commands.filter((cmd) => cmd.flags.includes(`--${name}`)).map((cmd) => cmd.name);
@@ -142,12 +149,25 @@ function fish(m: Model): string {
       const short = (OPTIONS[name] as { short?: string }).short;
       const cond = users.length === m.commands.length ? "" : ` -n '__fish_seen_subcommand_from ${users.join(" ")}'`;
       const value = OPTIONS[name].type === "string" ? " -r" : "";
-      const values = name === "cluster" ? ` -a ${fishQuote(m.clusters.join(" "))}` : name === "kubeconfig" ? " -F" : name === "context" ? " -a '(kubectl config get-contexts -o name 2>/dev/null)'" : "";
+      const values =
+        name === "cluster"
+          ? ` -a ${fishQuote(m.clusters.join(" "))}`
+          : name === "kubeconfig"
+            ? " -F"
+            : name === "context"
+              ? " -a '(kubectl config get-contexts -o name 2>/dev/null)'"
+              : "";
       lines.push(`${c}${cond}${short ? ` -s ${short}` : ""} -l ${name}${value}${values}`);
     }
     for (const cmd of m.commands) {
-      if (cmd.flags.includes("--output")) lines.push(`${c} -n '__fish_seen_subcommand_from ${cmd.name}' -s o -l output -r -a ${fishQuote(cmd.outputs.join(" "))}`);
-      if (cmd.args.length) lines.push(`${c} -n '__fish_seen_subcommand_from ${cmd.name}; and not __fish_seen_subcommand_from ${cmd.args.join(" ")}' -a ${fishQuote(cmd.args.join(" "))}`);
+      if (cmd.flags.includes("--output"))
+        lines.push(
+          `${c} -n '__fish_seen_subcommand_from ${cmd.name}' -s o -l output -r -a ${fishQuote(cmd.outputs.join(" "))}`,
+        );
+      if (cmd.args.length)
+        lines.push(
+          `${c} -n '__fish_seen_subcommand_from ${cmd.name}; and not __fish_seen_subcommand_from ${cmd.args.join(" ")}' -a ${fishQuote(cmd.args.join(" "))}`,
+        );
     }
     lines.push(`${c} -n '__fish_seen_subcommand_from help' -a ${fishQuote(all)}`);
   }
@@ -157,7 +177,10 @@ function fish(m: Model): string {
 export async function completion(ctx: Context, commands: readonly string[]): Promise<number> {
   const shell = ctx.args[0];
   const scripts = { bash, zsh, fish };
-  if (!shell || !(shell in scripts)) throw new UsageError(`completion: name the shell: claimstep completion bash|zsh|fish${shell ? ` (not ${JSON.stringify(shell)})` : ""}`);
+  if (!shell || !(shell in scripts))
+    throw new UsageError(
+      `completion: name the shell: claimstep completion bash|zsh|fish${shell ? ` (not ${JSON.stringify(shell)})` : ""}`,
+    );
   ctx.io.stdout.write(scripts[shell as keyof typeof scripts](model(commands)));
   return EXIT.ok;
 }

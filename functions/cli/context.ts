@@ -1,8 +1,8 @@
 // What every command shares: where it acts (a Target), its flags and output, exit codes, and the
 // one-line renderings of a step.
 import YAML from "yaml";
-import type { MetricsReader, StateReader, Writers } from "../../core/ports.js";
 import type { KubeClientOptions } from "../../adapters/kube/client.js";
+import type { MetricsReader, StateReader, Writers } from "../../core/ports.js";
 import type { Decision, SetRef } from "../../core/types.js";
 import { outcomeJSON } from "../outcome.js";
 import type { StepResult } from "../step.js";
@@ -91,7 +91,9 @@ export type Flags = { -readonly [K in OptionName]?: (typeof OPTIONS)[K]["type"] 
 export class FlagError extends UsageError {}
 
 const SHORT: Record<string, OptionName> = Object.fromEntries(
-  (Object.entries(OPTIONS) as [OptionName, { short?: string }][]).filter(([, o]) => o.short).map(([name, o]) => [o.short!, name]),
+  (Object.entries(OPTIONS) as [OptionName, { short?: string }][])
+    .filter(([, o]) => o.short)
+    .map(([name, o]) => [o.short!, name]),
 );
 
 /** Go's strconv.ParseBool, as pflag reads `--flag=value` of a boolean flag. */
@@ -99,7 +101,9 @@ function boolOf(name: OptionName, value: string): boolean {
   if (["1", "t", "T", "true", "TRUE", "True"].includes(value)) return true;
   if (["0", "f", "F", "false", "FALSE", "False"].includes(value)) return false;
   const short = (OPTIONS[name] as { short?: string }).short;
-  throw new FlagError(`invalid argument ${JSON.stringify(value)} for "${short ? `-${short}, ` : ""}--${name}" flag: strconv.ParseBool: parsing ${JSON.stringify(value)}: invalid syntax`);
+  throw new FlagError(
+    `invalid argument ${JSON.stringify(value)} for "${short ? `-${short}, ` : ""}--${name}" flag: strconv.ParseBool: parsing ${JSON.stringify(value)}: invalid syntax`,
+  );
 }
 
 /**
@@ -172,7 +176,16 @@ export function parse(argv: readonly string[], lenient = false): { values: Flags
   return { values: values as Flags, positionals };
 }
 
-const DURATION_UNITS: Record<string, number> = { ns: 1e-6, us: 1e-3, "µs": 1e-3, "μs": 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+const DURATION_UNITS: Record<string, number> = {
+  ns: 1e-6,
+  us: 1e-3,
+  µs: 1e-3,
+  μs: 1e-3,
+  ms: 1,
+  s: 1000,
+  m: 60_000,
+  h: 3_600_000,
+};
 
 /**
  * A duration as Go (and so kubectl) writes it: `500ms`, `5s`, `2m`, `1h`, `1m30s`, `1h2m3.5s`

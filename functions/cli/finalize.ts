@@ -8,11 +8,20 @@ import { revisionOf } from "../../core/revision.js";
 import { desiredTemplates } from "../../core/templates.js";
 import { runStep } from "../step.js";
 import { paintHeadline } from "./color.js";
-import { EXIT, UsageError, emit, print, refOf, resultJSON, type Context } from "./context.js";
+import { type Context, EXIT, emit, print, refOf, resultJSON, UsageError } from "./context.js";
 import { run } from "./run.js";
 
 /** `data: storage 1Gi → 2Gi` lines: what the re-created set's templates change. */
-function templateChanges(live: readonly { metadata: { name: string }; spec: { resources?: { requests?: { storage?: unknown } | undefined } | undefined; volumeAttributesClassName?: string | null | undefined } }[], next: typeof live): string[] {
+function templateChanges(
+  live: readonly {
+    metadata: { name: string };
+    spec: {
+      resources?: { requests?: { storage?: unknown } | undefined } | undefined;
+      volumeAttributesClassName?: string | null | undefined;
+    };
+  }[],
+  next: typeof live,
+): string[] {
   const out: string[] = [];
   for (const t of next) {
     const old = live.find((l) => l.metadata.name === t.metadata.name);
@@ -29,13 +38,25 @@ function templateChanges(live: readonly { metadata: { name: string }; spec: { re
 export async function finalize(ctx: Context): Promise<number> {
   const target = await ctx.target();
   const ref = refOf(ctx.flags, target, ctx.args[0], "finalize");
-  const planned = await runStep({ reader: target.reader, writers: target.writers, metrics: target.metrics, ref, now: target.now(), dryRun: true, finalize: true });
+  const planned = await runStep({
+    reader: target.reader,
+    writers: target.writers,
+    metrics: target.metrics,
+    ref,
+    now: target.now(),
+    dryRun: true,
+    finalize: true,
+  });
   const d = planned.decision;
-  const recreating = d.action !== undefined && ["WriteRecord", "OrphanSet", "CreateSet", "DeleteRecord"].includes(d.action.type);
+  const recreating =
+    d.action !== undefined && ["WriteRecord", "OrphanSet", "CreateSet", "DeleteRecord"].includes(d.action.type);
   const midway = ["Recreating", "SetRecreated", "RecordUnreadable", "RecreateReplaced"].includes(d.reason);
   if (!recreating && !midway) {
     if (d.phase === "Complete") {
-      print(ctx.io, `${ref.namespace}/${ref.name}: nothing to re-create: its live claim templates already are the desired ones (revision ${d.revision ?? "?"})`);
+      print(
+        ctx.io,
+        `${ref.namespace}/${ref.name}: nothing to re-create: its live claim templates already are the desired ones (revision ${d.revision ?? "?"})`,
+      );
       return EXIT.ok;
     }
     throw new UsageError(
@@ -46,13 +67,22 @@ export async function finalize(ctx: Context): Promise<number> {
   // What the re-create writes, before anything is written.
   const snapshot = await target.reader.load(ref, { recreateRecord: true });
   const desired = desiredTemplates(snapshot.statefulSet);
-  const next = desired.ok && !snapshot.setMissing ? recreatedManifest(snapshot.statefulSet, desired.templates) : undefined;
-  const changes = next ? templateChanges(snapshot.statefulSet.spec.volumeClaimTemplates ?? [], next.spec.volumeClaimTemplates ?? []) : [];
+  const next =
+    desired.ok && !snapshot.setMissing ? recreatedManifest(snapshot.statefulSet, desired.templates) : undefined;
+  const changes = next
+    ? templateChanges(snapshot.statefulSet.spec.volumeClaimTemplates ?? [], next.spec.volumeClaimTemplates ?? [])
+    : [];
   if (ctx.json) {
     emit(ctx, {
       ref,
       record: recordName(ref.name),
-      ...(next ? { revision: revisionOf(next.spec.volumeClaimTemplates ?? []), templates: next.spec.volumeClaimTemplates, changes } : {}),
+      ...(next
+        ? {
+            revision: revisionOf(next.spec.volumeClaimTemplates ?? []),
+            templates: next.spec.volumeClaimTemplates,
+            changes,
+          }
+        : {}),
       ...(snapshot.recreateRecord ? { recordExists: true } : {}),
       plan: resultJSON(planned),
     });

@@ -3,12 +3,19 @@ import { renderDecision } from "../../core/render.js";
 import { runStep, type StepResult } from "../step.js";
 import { sweep } from "../sweep.js";
 import { paintHeadline, paintPhase } from "./color.js";
-import { EXIT, UsageError, emit, exitOf, outcomeText, print, refOf, resultJSON, type Context } from "./context.js";
+import { type Context, EXIT, emit, exitOf, outcomeText, print, refOf, resultJSON, UsageError } from "./context.js";
 
 export async function plan(ctx: Context, dryRun = true): Promise<number> {
   const target = await ctx.target();
   const ref = refOf(ctx.flags, target, ctx.args[0], dryRun ? "plan" : "step");
-  const r = await runStep({ reader: target.reader, writers: target.writers, metrics: target.metrics, ref, now: target.now(), dryRun });
+  const r = await runStep({
+    reader: target.reader,
+    writers: target.writers,
+    metrics: target.metrics,
+    ref,
+    now: target.now(),
+    dryRun,
+  });
   if (ctx.json) emit(ctx, resultJSON(r));
   else print(ctx.io, `${paintHeadline(renderDecision(r.decision), r.decision.phase, ctx.color)}\n\n${outcomeText(r)}`);
   return exitOf(r.decision);
@@ -26,7 +33,14 @@ export async function stepAll(ctx: Context): Promise<number> {
     listOptedIn: (ns) => target.listOptedIn(ns),
     namespaces,
     step: async (ref) => {
-      const r = await runStep({ reader: target.reader, writers: target.writers, metrics: target.metrics, ref, now: target.now(), dryRun });
+      const r = await runStep({
+        reader: target.reader,
+        writers: target.writers,
+        metrics: target.metrics,
+        ref,
+        now: target.now(),
+        dryRun,
+      });
       results.set(`${ref.namespace}/${ref.name}`, r);
       return r;
     },
@@ -39,7 +53,12 @@ export async function stepAll(ctx: Context): Promise<number> {
       // As step <name> says it: phase, reason, the message (why it is blocked, what it does), the outcome.
       const key = `${e.ref.namespace}/${e.ref.name}`;
       const r = results.get(key);
-      print(ctx.io, "error" in e ? `${key}  error: ${e.error}` : `${key}  ${paintPhase(e.phase, ctx.color)}  ${e.reason}  ${e.message}  (${r ? outcomeText(r) : e.outcome})`);
+      print(
+        ctx.io,
+        "error" in e
+          ? `${key}  error: ${e.error}`
+          : `${key}  ${paintPhase(e.phase, ctx.color)}  ${e.reason}  ${e.message}  (${r ? outcomeText(r) : e.outcome})`,
+      );
     }
   }
   if (report.stepped.some((e) => "error" in e)) return EXIT.error;

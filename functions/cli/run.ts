@@ -1,13 +1,26 @@
 // `run`: step until Complete or Blocked, as a live view, plain lines, JSON lines (YAML
 // documents) or a timeline. A set claimstep leaves alone (not opted in) exits 2: a CI job must not
 // pass having done nothing.
-import type { Decision } from "../../core/types.js";
-import { renderDecision } from "../../core/render.js";
+
 import { ApiError } from "../../adapters/api-error.js";
+import { renderDecision } from "../../core/render.js";
+import type { Decision } from "../../core/types.js";
 import { runStep, type StepResult } from "../step.js";
 import { Timeline } from "../timeline.js";
 import { paintHeadline } from "./color.js";
-import { EXIT, UsageError, emit, exitOf, outcomeText, parseDuration, plainLine, print, refOf, resultJSON, type Context } from "./context.js";
+import {
+  type Context,
+  EXIT,
+  emit,
+  exitOf,
+  outcomeText,
+  parseDuration,
+  plainLine,
+  print,
+  refOf,
+  resultJSON,
+  UsageError,
+} from "./context.js";
 import { LiveView } from "./live-view.js";
 
 /**
@@ -20,7 +33,10 @@ export const MIN_INTERVAL_MS = 1_000;
 export function intervalOf(ctx: Context, fallback: string): number {
   const given = ctx.flags.interval ?? fallback;
   const ms = parseDuration(given, "interval");
-  if (ms < MIN_INTERVAL_MS) throw new UsageError(`--interval ${JSON.stringify(given)}: give at least 1s (a shorter interval would hammer the API server), e.g. --interval ${fallback}`);
+  if (ms < MIN_INTERVAL_MS)
+    throw new UsageError(
+      `--interval ${JSON.stringify(given)}: give at least 1s (a shorter interval would hammer the API server), e.g. --interval ${fallback}`,
+    );
   return ms;
 }
 
@@ -29,7 +45,8 @@ export function intervalOf(ctx: Context, fallback: string): number {
  * virtual clock runs ahead of the wall) or the wall clock (so that it ends the command even when
  * the cluster's clock stands still).
  */
-export const elapsedSince = (clusterNow: number, started: number, realStart: number): number => Math.max(clusterNow - started, Date.now() - realStart);
+export const elapsedSince = (clusterNow: number, started: number, realStart: number): number =>
+  Math.max(clusterNow - started, Date.now() - realStart);
 
 export interface RunOptions {
   /** Re-create the set with its new templates once complete (`claimstep finalize`). */
@@ -63,14 +80,24 @@ export async function run(ctx: Context, opts: RunOptions = {}): Promise<number> 
     const now = target.now();
     let r: StepResult;
     try {
-      r = await runStep({ reader: target.reader, writers: target.writers, metrics: target.metrics, ref, now, ...(opts.finalize ? { finalize: true } : {}) });
+      r = await runStep({
+        reader: target.reader,
+        writers: target.writers,
+        metrics: target.metrics,
+        ref,
+        now,
+        ...(opts.finalize ? { finalize: true } : {}),
+      });
     } catch (err) {
       // The set could not be read (429, 5xx, timeout after the client's retries): nothing was
       // written, so the run goes on; anything else (not found, permissions) ends it.
       if (!(err instanceof ApiError && err.isTransient)) throw err;
       if (timeline) timeline.failed(now.getTime(), n, err);
       else if (ctx.json) emit(ctx, { step: n, at: now.toISOString(), error: err.message }, true);
-      else ctx.io.stderr.write(`claimstep: ${ref.namespace}/${ref.name}: could not load the set (${err.message}); retrying\n`);
+      else
+        ctx.io.stderr.write(
+          `claimstep: ${ref.namespace}/${ref.name}: could not load the set (${err.message}); retrying\n`,
+        );
       await target.pause(Math.max(interval, (err.retryAfterSeconds ?? 0) * 1000), ctx.signal);
       continue;
     }
@@ -82,25 +109,35 @@ export async function run(ctx: Context, opts: RunOptions = {}): Promise<number> 
     } else if (ctx.json) {
       emit(ctx, { step: n, at: now.toISOString(), ...resultJSON(r) }, true);
     } else if (live) {
-      live.draw(`${paintHeadline(renderDecision(d), d.phase, ctx.color)}\n\nstep ${n} · ${elapsed}s · ${target.label} · ${outcomeText(r)}`);
+      live.draw(
+        `${paintHeadline(renderDecision(d), d.phase, ctx.color)}\n\nstep ${n} · ${elapsed}s · ${target.label} · ${outcomeText(r)}`,
+      );
     } else {
       const key = `${d.phase}|${d.reason}|${d.message}|${r.outcome.kind}`;
-      if (key !== previous || r.outcome.kind === "applied") print(ctx.io, paintHeadline(plainLine(now, r), d.phase, ctx.color));
+      if (key !== previous || r.outcome.kind === "applied")
+        print(ctx.io, paintHeadline(plainLine(now, r), d.phase, ctx.color));
       previous = key;
     }
     // Complete with more to do (a re-create follows the rollout) is not the end yet.
-    const done = d.phase === "Complete" ? !d.action && d.requeueAfter === undefined : d.phase === "Blocked" || d.phase === "Idle";
+    const done =
+      d.phase === "Complete" ? !d.action && d.requeueAfter === undefined : d.phase === "Blocked" || d.phase === "Idle";
     if (done) {
       if (!ctx.json && !live && !timeline) print(ctx.io, `\n${paintHeadline(renderDecision(d), d.phase, ctx.color)}`);
       // Idle (not opted in, or spec.updateStrategy OnDelete): nothing was or will be done; that is no success.
       const code = finish(d.phase === "Idle" ? EXIT.blocked : exitOf(d));
-      if (d.phase === "Blocked" && !ctx.json) ctx.io.stderr.write(`claimstep: ${d.ref.namespace}/${d.ref.name} is blocked (${d.reason}): ${d.message}\n`);
-      if (d.phase === "Idle") ctx.io.stderr.write(`claimstep: ${d.ref.namespace}/${d.ref.name} is left alone (${d.reason}): ${d.message}; nothing was done\n`);
+      if (d.phase === "Blocked" && !ctx.json)
+        ctx.io.stderr.write(`claimstep: ${d.ref.namespace}/${d.ref.name} is blocked (${d.reason}): ${d.message}\n`);
+      if (d.phase === "Idle")
+        ctx.io.stderr.write(
+          `claimstep: ${d.ref.namespace}/${d.ref.name} is left alone (${d.reason}): ${d.message}; nothing was done\n`,
+        );
       return code;
     }
     if (timeout !== undefined && elapsedSince(target.now().getTime(), started, realStart) >= timeout) {
       const code = finish(EXIT.error);
-      ctx.io.stderr.write(`claimstep: ${ref.namespace}/${ref.name} is still ${d.phase} (${d.reason}) after ${ctx.flags.timeout}: ${d.message}\n`);
+      ctx.io.stderr.write(
+        `claimstep: ${ref.namespace}/${ref.name} is still ${d.phase} (${d.reason}) after ${ctx.flags.timeout}: ${d.message}\n`,
+      );
       return code;
     }
     if (live && target.frameMs) await new Promise((resolve) => setTimeout(resolve, target.frameMs));
@@ -114,7 +151,10 @@ export async function run(ctx: Context, opts: RunOptions = {}): Promise<number> 
           ? Math.min(d.requeueAfter * 1000, interval)
           : interval;
     // Never less than the floor (a requeueAfter of 0 would spin), never past the timeout.
-    const left = timeout === undefined ? Infinity : Math.max(0, timeout - elapsedSince(target.now().getTime(), started, realStart));
+    const left =
+      timeout === undefined
+        ? Infinity
+        : Math.max(0, timeout - elapsedSince(target.now().getTime(), started, realStart));
     await target.pause(Math.min(Math.max(wait, MIN_INTERVAL_MS), Math.max(left, 1)), ctx.signal);
   }
 }

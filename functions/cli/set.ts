@@ -4,24 +4,33 @@
 // above its capacity (X1; the output says which claims, to what), a VolumeAttributesClass the cluster does not have. `--dry-run` writes
 // nothing: it prints the annotation diff and the plan the change would cause.
 import { claimEdit, cleanTemplate } from "../../core/desired.js";
-import { holdPods } from "../../core/pod-policy.js";
 import type { ClaimTemplate } from "../../core/k8s.js";
-import { compareQuantity, formatBytes, parseQuantity, quantityString, toBytes, type QuantityInput } from "../../core/quantity.js";
+import { Keys } from "../../core/keys.js";
+import { holdPods } from "../../core/pod-policy.js";
+import {
+  compareQuantity,
+  formatBytes,
+  parseQuantity,
+  type QuantityInput,
+  quantityString,
+  toBytes,
+} from "../../core/quantity.js";
 import { renderDecision } from "../../core/render.js";
 import { revisionOf } from "../../core/revision.js";
 import { claimOrdinal } from "../../core/statefulset.js";
 import { desiredTemplates } from "../../core/templates.js";
 import type { SetRef, Snapshot } from "../../core/types.js";
-import { Keys } from "../../core/keys.js";
 import { runStep } from "../step.js";
 import { paintHeadline } from "./color.js";
-import { UsageError, emit, exitOf, print, refOf, resultJSON, type Context } from "./context.js";
+import { type Context, emit, exitOf, print, refOf, resultJSON, UsageError } from "./context.js";
 
 /** At most this many claims are named in a refusal. */
 const NAMED_CLAIMS = 10;
 
 type Storage = QuantityInput | undefined;
-const storageOf = (spec: { resources?: { requests?: { storage?: Storage } | undefined } | undefined } | undefined): Storage => spec?.resources?.requests?.storage;
+const storageOf = (
+  spec: { resources?: { requests?: { storage?: Storage } | undefined } | undefined } | undefined,
+): Storage => spec?.resources?.requests?.storage;
 
 /** Storage allocation statuses of an expansion that failed for good. */
 const INFEASIBLE: readonly string[] = ["ControllerResizeInfeasible", "NodeResizeInfeasible"];
@@ -48,13 +57,28 @@ function sizeCheck(snapshot: Snapshot, ref: SetRef, claim: string, storage: stri
       allocation: c.status?.allocatedResourceStatuses?.storage,
       capacity: c.status?.capacity?.storage as Storage,
     }))
-    .filter((c): c is { name: string; ordinal: number; storage: QuantityInput; allocation: string | undefined; capacity: Storage } => c.ordinal !== undefined && c.storage !== undefined)
+    .filter(
+      (
+        c,
+      ): c is {
+        name: string;
+        ordinal: number;
+        storage: QuantityInput;
+        allocation: string | undefined;
+        capacity: Storage;
+      } => c.ordinal !== undefined && c.storage !== undefined,
+    )
     .sort((a, b) => a.ordinal - b.ordinal);
-  const failed = (c: (typeof all)[number]) => c.allocation !== undefined && INFEASIBLE.includes(c.allocation) && compareQuantity(storage, c.storage) < 0;
-  const comesDown = (c: (typeof all)[number]) => failed(c) && c.capacity !== undefined && compareQuantity(storage, c.capacity) > 0;
+  const failed = (c: (typeof all)[number]) =>
+    c.allocation !== undefined && INFEASIBLE.includes(c.allocation) && compareQuantity(storage, c.storage) < 0;
+  const comesDown = (c: (typeof all)[number]) =>
+    failed(c) && c.capacity !== undefined && compareQuantity(storage, c.capacity) > 0;
   const recovers = all
     .filter(comesDown)
-    .map((c) => `${c.name}: its expansion to ${quantityString(c.storage)} failed (${c.allocation}); claimstep brings it back down to ${storage} (above its capacity ${quantityString(c.capacity!)})`);
+    .map(
+      (c) =>
+        `${c.name}: its expansion to ${quantityString(c.storage)} failed (${c.allocation}); claimstep brings it back down to ${storage} (above its capacity ${quantityString(c.capacity!)})`,
+    );
   const claims = all.filter((c) => !comesDown(c));
   const sizes = [...(live !== undefined ? [live] : []), ...claims.map((c) => c.storage)];
   const larger = sizes.filter((s) => compareQuantity(storage, s) < 0);
@@ -82,7 +106,8 @@ function sizeCheck(snapshot: Snapshot, ref: SetRef, claim: string, storage: stri
 /** Why `vac` cannot be used on this cluster, or undefined. */
 function missingClass(snapshot: Snapshot, vac: string): string | undefined {
   const classes = snapshot.volumeAttributesClasses;
-  if (classes === undefined) return `set: --vac ${vac}: this cluster serves no VolumeAttributesClass API (storage.k8s.io); nothing written`;
+  if (classes === undefined)
+    return `set: --vac ${vac}: this cluster serves no VolumeAttributesClass API (storage.k8s.io); nothing written`;
   if (classes.some((c) => c.metadata.name === vac)) return undefined;
   const names = classes.map((c) => c.metadata.name).sort();
   return `set: VolumeAttributesClass "${vac}" not found (the cluster has: ${names.join(", ") || "none"}); nothing written`;
@@ -91,7 +116,8 @@ function missingClass(snapshot: Snapshot, vac: string): string | undefined {
 /** Every leaf of a JSON value, by path. */
 function leaves(value: unknown, path = "", out = new Map<string, string>()): Map<string, string> {
   if (value && typeof value === "object") {
-    for (const [k, v] of Object.entries(value)) leaves(v, Array.isArray(value) ? `${path}[${k}]` : path ? `${path}.${k}` : k, out);
+    for (const [k, v] of Object.entries(value))
+      leaves(v, Array.isArray(value) ? `${path}[${k}]` : path ? `${path}.${k}` : k, out);
   } else if (value !== undefined) {
     out.set(path, typeof value === "string" ? value : JSON.stringify(value));
   }
@@ -117,7 +143,8 @@ function templateDiff(before: readonly ClaimTemplate[], after: readonly ClaimTem
     const old = leaves(was ? cleanTemplate(was) : {});
     const now = leaves(cleanTemplate(t));
     for (const path of new Set([...old.keys(), ...now.keys()])) {
-      if (old.get(path) !== now.get(path)) changes.push({ template: t.metadata.name, path, from: old.get(path) ?? null, to: now.get(path) ?? null });
+      if (old.get(path) !== now.get(path))
+        changes.push({ template: t.metadata.name, path, from: old.get(path) ?? null, to: now.get(path) ?? null });
     }
   }
   return changes;
@@ -165,7 +192,9 @@ export async function set(ctx: Context): Promise<number> {
   if (!change.ok) throw new UsageError(`set: ${change.message}`);
   const sizes = ctx.flags.storage !== undefined ? sizeCheck(snapshot, ref, claim, ctx.flags.storage) : { recovers: [] };
   if (sizes.refusal && !ctx.flags["allow-smaller"]) throw new UsageError(sizes.refusal);
-  const recovery = sizes.recovers.length ? `\nRecovering from a failed expansion (Kubernetes ≥ 1.34):\n${sizes.recovers.map((r) => `  ${r}`).join("\n")}\n` : "";
+  const recovery = sizes.recovers.length
+    ? `\nRecovering from a failed expansion (Kubernetes ≥ 1.34):\n${sizes.recovers.map((r) => `  ${r}`).join("\n")}\n`
+    : "";
   if (ctx.flags.vac) {
     const why = missingClass(snapshot, ctx.flags.vac);
     if (why) throw new UsageError(why);
@@ -174,22 +203,57 @@ export async function set(ctx: Context): Promise<number> {
   const annotations = snapshot.statefulSet.metadata.annotations ?? {};
   // P5: the partition held in the same patch as the desired templates.
   const hold = ctx.flags["hold-pods"] ? holdPods(snapshot.statefulSet) : undefined;
-  if (hold && !target.writers.pods) throw new UsageError("set: --hold-pods patches the partition, which needs direct access to the API server; nothing written");
+  if (hold && !target.writers.pods)
+    throw new UsageError(
+      "set: --hold-pods patches the partition, which needs direct access to the API server; nothing written",
+    );
   const written = hold ? { ...change.annotations, ...hold.annotations } : change.annotations;
   let next;
   if (dryRun) {
     // The plan the change would cause: the same snapshot with the new annotations, nothing written.
-    const held: Record<string, string> = hold ? { [Keys.userPartition]: String(hold.action.userPartition ?? annotations[Keys.userPartition]) } : {};
-    const spec = hold ? { ...snapshot.statefulSet.spec, updateStrategy: { ...snapshot.statefulSet.spec.updateStrategy, rollingUpdate: { ...snapshot.statefulSet.spec.updateStrategy?.rollingUpdate, partition: hold.action.partition } } } : snapshot.statefulSet.spec;
+    const held: Record<string, string> = hold
+      ? { [Keys.userPartition]: String(hold.action.userPartition ?? annotations[Keys.userPartition]) }
+      : {};
+    const spec = hold
+      ? {
+          ...snapshot.statefulSet.spec,
+          updateStrategy: {
+            ...snapshot.statefulSet.spec.updateStrategy,
+            rollingUpdate: {
+              ...snapshot.statefulSet.spec.updateStrategy?.rollingUpdate,
+              partition: hold.action.partition,
+            },
+          },
+        }
+      : snapshot.statefulSet.spec;
     const preview: Snapshot = {
       ...snapshot,
-      statefulSet: { ...snapshot.statefulSet, spec, metadata: { ...snapshot.statefulSet.metadata, annotations: { ...annotations, ...written, ...held } } },
+      statefulSet: {
+        ...snapshot.statefulSet,
+        spec,
+        metadata: { ...snapshot.statefulSet.metadata, annotations: { ...annotations, ...written, ...held } },
+      },
     };
-    next = await runStep({ reader: { load: async () => preview }, writers: target.writers, metrics: target.metrics, ref, now: target.now(), dryRun: true });
+    next = await runStep({
+      reader: { load: async () => preview },
+      writers: target.writers,
+      metrics: target.metrics,
+      ref,
+      now: target.now(),
+      dryRun: true,
+    });
   } else {
     if (hold) await target.writers.pods!.patchPartition(hold.action, written);
-    else if (change.changed) await target.writers.status.annotateSet(ref, change.annotations, snapshot.statefulSet.metadata.resourceVersion);
-    next = await runStep({ reader: target.reader, writers: target.writers, metrics: target.metrics, ref, now: target.now(), dryRun: true });
+    else if (change.changed)
+      await target.writers.status.annotateSet(ref, change.annotations, snapshot.statefulSet.metadata.resourceVersion);
+    next = await runStep({
+      reader: target.reader,
+      writers: target.writers,
+      metrics: target.metrics,
+      ref,
+      now: target.now(),
+      dryRun: true,
+    });
   }
   const before = desiredTemplates(snapshot.statefulSet);
   const beforeTemplates = before.ok ? before.templates : [];
@@ -203,24 +267,48 @@ export async function set(ctx: Context): Promise<number> {
       revision: change.revision,
       templates: change.templates,
       ...(sizes.recovers.length ? { recovers: sizes.recovers } : {}),
-      ...(hold ? { holdPods: { partition: hold.action.partition, from: hold.action.from, ...(hold.action.userPartition !== undefined ? { userPartition: hold.action.userPartition } : {}) } } : {}),
+      ...(hold
+        ? {
+            holdPods: {
+              partition: hold.action.partition,
+              from: hold.action.from,
+              ...(hold.action.userPartition !== undefined ? { userPartition: hold.action.userPartition } : {}),
+            },
+          }
+        : {}),
       ...(dryRun
-        ? { previous: { revision: before.ok ? revisionOf(before.templates) : null, templates: before.ok ? before.templates : null }, annotations: change.annotations, diff, strategy }
+        ? {
+            previous: {
+              revision: before.ok ? revisionOf(before.templates) : null,
+              templates: before.ok ? before.templates : null,
+            },
+            annotations: change.annotations,
+            diff,
+            strategy,
+          }
         : {}),
       plan: resultJSON(next),
     });
   } else {
     const t = change.templates.find((x) => x.metadata.name === claim)!;
-    const vac = t.spec.volumeAttributesClassName ? `, volumeAttributesClassName ${t.spec.volumeAttributesClassName}` : "";
+    const vac = t.spec.volumeAttributesClassName
+      ? `, volumeAttributesClassName ${t.spec.volumeAttributesClassName}`
+      : "";
     const plan = paintHeadline(renderDecision(next.decision), next.decision.phase, ctx.color);
     if (dryRun) {
-      const lines = [`${ref.namespace}/${ref.name}: dry run, nothing written. ${change.changed ? "It would write:" : "Nothing to write: it already desires this."}`];
+      const lines = [
+        `${ref.namespace}/${ref.name}: dry run, nothing written. ${change.changed ? "It would write:" : "Nothing to write: it already desires this."}`,
+      ];
       if (change.changed) {
         const from = before.ok ? revisionOf(before.templates) : "(invalid)";
-        lines.push(`  ${Keys.templates}: revision ${from} → ${change.revision}${before.ok && before.source === "spec" ? " (the live templates until now)" : ""}`);
+        lines.push(
+          `  ${Keys.templates}: revision ${from} → ${change.revision}${before.ok && before.source === "spec" ? " (the live templates until now)" : ""}`,
+        );
         for (const c of diff) lines.push(`    ${c.template}: ${c.path}: ${c.from ?? "(unset)"} → ${c.to ?? "(unset)"}`);
         if (diff.length === 0) lines.push("    (same templates)");
-        lines.push(`  ${Keys.strategy}: ${strategy.from === strategy.to ? `${strategy.to} (unchanged)` : `${strategy.from ?? "(unset)"} → ${strategy.to}`}`);
+        lines.push(
+          `  ${Keys.strategy}: ${strategy.from === strategy.to ? `${strategy.to} (unchanged)` : `${strategy.from ?? "(unset)"} → ${strategy.to}`}`,
+        );
       }
       if (hold) lines.push(`  ${holdText(hold)}`);
       print(ctx.io, `${lines.join("\n")}\n${recovery}\nThe plan it would cause:\n${plan}`);

@@ -9,15 +9,22 @@
 // controller.
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import type { SimCluster } from "../../adapters/sim/cluster.js";
-import { scenarioName } from "../../adapters/sim/scenarios.js";
-import { SCENARIOS } from "../scenarios.js";
 import { serveClaimstepWebhook } from "../../adapters/sim/claimstep-webhook.js";
-import { admissionRoutes } from "../routes/admission.js";
+import type { SimCluster } from "../../adapters/sim/cluster.js";
 import { SIM_SERVER } from "../../adapters/sim/http.js";
-import { checkRemovable, defaultSimStatePath, lockSimState, readSimState, removeSimState, writeSimState } from "../../adapters/sim/state-file.js";
+import { scenarioName } from "../../adapters/sim/scenarios.js";
+import {
+  checkRemovable,
+  defaultSimStatePath,
+  lockSimState,
+  readSimState,
+  removeSimState,
+  writeSimState,
+} from "../../adapters/sim/state-file.js";
 import { isOptedIn } from "../../core/statefulset.js";
-import { EXIT, UsageError, print, type CliIO, type Context, type Flags, type Target } from "./context.js";
+import { admissionRoutes } from "../routes/admission.js";
+import { SCENARIOS } from "../scenarios.js";
+import { type CliIO, type Context, EXIT, type Flags, print, type Target, UsageError } from "./context.js";
 
 /** `--sim-state none`: keep nothing (the scenario starts afresh and is forgotten at exit). */
 export const NO_SIM_STATE = "none";
@@ -128,7 +135,11 @@ const sleep = (ms: number, signal?: AbortSignal) =>
  * it after each pause of `run` (an interrupted run keeps its progress) and, through `save`, once
  * the command ended.
  */
-export async function persistentSimTarget(flags: Flags, env: CliIO["env"], opts: SimStateOptions = {}): Promise<Target> {
+export async function persistentSimTarget(
+  flags: Flags,
+  env: CliIO["env"],
+  opts: SimStateOptions = {},
+): Promise<Target> {
   const cluster = flags.cluster ?? "sim";
   const file = simStateFile(flags, env);
   if (file === undefined) return simTarget(cluster, flags.seed);
@@ -143,13 +154,19 @@ export async function persistentSimTarget(flags: Flags, env: CliIO["env"], opts:
     if (!loaded) return undefined;
     const saved = loaded.file;
     if (asked !== undefined && asked !== saved.scenario) {
-      throw new UsageError(`${file} holds the simulated cluster of scenario ${saved.scenario}, not ${asked}: use --cluster sim:${saved.scenario}, another --sim-state, or ${reset} to start over`);
+      throw new UsageError(
+        `${file} holds the simulated cluster of scenario ${saved.scenario}, not ${asked}: use --cluster sim:${saved.scenario}, another --sim-state, or ${reset} to start over`,
+      );
     }
     if (!Object.hasOwn(SCENARIOS, saved.scenario)) {
-      throw new UsageError(`${file} holds the simulated cluster of scenario ${JSON.stringify(saved.scenario)}, which this claimstep does not know; run ${reset} to start over`);
+      throw new UsageError(
+        `${file} holds the simulated cluster of scenario ${JSON.stringify(saved.scenario)}, which this claimstep does not know; run ${reset} to start over`,
+      );
     }
     if (seed !== undefined && seed !== saved.seed) {
-      throw new UsageError(`--seed ${seed}: the simulated cluster in ${file} was started with seed ${saved.seed}; run ${reset} to start it over with another seed`);
+      throw new UsageError(
+        `--seed ${seed}: the simulated cluster in ${file} was started with seed ${saved.seed}; run ${reset} to start it over with another seed`,
+      );
     }
     // Time went on while nobody looked: as much virtual time passes, the controllers acting in it.
     const elapsed = Math.min(Math.max(0, realNow() - Date.parse(saved.savedAt)), opts.maxCatchUpMs ?? MAX_CATCH_UP_MS);
@@ -170,7 +187,9 @@ export async function persistentSimTarget(flags: Flags, env: CliIO["env"], opts:
       api: () => ({ server: SIM_SERVER, fetch: sim.http.fetchLike }),
       listOptedIn: async (namespace) => {
         const list = await sim.admin.list("statefulsets", namespace);
-        return list.items.filter((s: any) => isOptedIn(s)).map((s: any) => ({ namespace: s.metadata.namespace, name: s.metadata.name }));
+        return list.items
+          .filter((s: any) => isOptedIn(s))
+          .map((s: any) => ({ namespace: s.metadata.namespace, name: s.metadata.name }));
       },
       now: () => sim.now(),
       // A reader moves no clock: real time passes, then the file says what the cluster is now.
@@ -240,11 +259,16 @@ export async function persistentSimTarget(flags: Flags, env: CliIO["env"], opts:
 export async function sim(ctx: Context): Promise<number> {
   const [sub, ...rest] = ctx.args;
   if (sub !== "reset" || rest.length) {
-    throw new UsageError(`sim: ${sub === undefined ? "say what to do" : `unknown subcommand ${JSON.stringify([sub, ...rest].join(" "))}`}; usage: claimstep sim reset [--cluster sim:<scenario> | --sim-state <file> | --all]`);
+    throw new UsageError(
+      `sim: ${sub === undefined ? "say what to do" : `unknown subcommand ${JSON.stringify([sub, ...rest].join(" "))}`}; usage: claimstep sim reset [--cluster sim:<scenario> | --sim-state <file> | --all]`,
+    );
   }
   let files: string[];
   if (ctx.flags.all) {
-    if (ctx.flags.cluster !== undefined || ctx.flags["sim-state"] !== undefined) throw new UsageError("sim reset --all forgets every scenario's state in the state directory: give no --cluster or --sim-state");
+    if (ctx.flags.cluster !== undefined || ctx.flags["sim-state"] !== undefined)
+      throw new UsageError(
+        "sim reset --all forgets every scenario's state in the state directory: give no --cluster or --sim-state",
+      );
     const dir = join(defaultSimStatePath(ctx.io.env, "x"), "..");
     let names: string[] = [];
     try {
@@ -252,7 +276,10 @@ export async function sim(ctx: Context): Promise<number> {
     } catch {
       // No state directory: nothing saved.
     }
-    files = names.filter((n) => /^sim-.+\.json$/.test(n)).sort().map((n) => join(dir, n));
+    files = names
+      .filter((n) => /^sim-.+\.json$/.test(n))
+      .sort()
+      .map((n) => join(dir, n));
   } else {
     if (ctx.flags.cluster !== undefined) scenarioName(ctx.flags.cluster);
     const file = simStateFile(ctx.flags, ctx.io.env);
@@ -272,9 +299,15 @@ export async function sim(ctx: Context): Promise<number> {
   if (ctx.json) {
     print(ctx.io, JSON.stringify(ctx.flags.all ? results : results[0]));
   } else if (!results.some((r) => r.removed)) {
-    print(ctx.io, ctx.flags.all ? "no simulated cluster saved: nothing to forget" : `no simulated cluster saved in ${files[0]}: nothing to forget`);
+    print(
+      ctx.io,
+      ctx.flags.all
+        ? "no simulated cluster saved: nothing to forget"
+        : `no simulated cluster saved in ${files[0]}: nothing to forget`,
+    );
   } else {
-    for (const r of results.filter((x) => x.removed)) print(ctx.io, `forgot the simulated cluster saved in ${r.file}; the next command starts its scenario afresh`);
+    for (const r of results.filter((x) => x.removed))
+      print(ctx.io, `forgot the simulated cluster saved in ${r.file}; the next command starts its scenario afresh`);
   }
   return EXIT.ok;
 }

@@ -2,13 +2,14 @@
 // --watch`: follow it, read-only, as `kubectl rollout status` follows a rollout.
 import { ApiError } from "../../adapters/api-error.js";
 import type { SetRef } from "../../core/types.js";
-import { headlineOf, summarize, type SetSummary } from "../../core/view.js";
+import { headlineOf, type SetSummary, summarize } from "../../core/view.js";
 import { paintPhase } from "./color.js";
-import { EXIT, UsageError, emit, parseDuration, print, refOf, type Context, type Target } from "./context.js";
+import { type Context, EXIT, emit, parseDuration, print, refOf, type Target, UsageError } from "./context.js";
 import { elapsedSince, intervalOf } from "./run.js";
 
 // Every field shown comes from the view model (core/view.ts): the status page shows the same.
-const readRow = async (target: Target, ref: SetRef): Promise<SetSummary> => summarize((await target.reader.load(ref)).statefulSet);
+const readRow = async (target: Target, ref: SetRef): Promise<SetSummary> =>
+  summarize((await target.reader.load(ref)).statefulSet);
 
 const table = (rows: string[][], color: boolean, phaseColumn: number): string => {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
@@ -26,7 +27,8 @@ const table = (rows: string[][], color: boolean, phaseColumn: number): string =>
 
 export async function status(ctx: Context): Promise<number> {
   if (ctx.flags.watch) return watch(ctx);
-  if (ctx.flags.interval !== undefined || ctx.flags.timeout !== undefined) throw new UsageError("status: --interval and --timeout go with --watch");
+  if (ctx.flags.interval !== undefined || ctx.flags.timeout !== undefined)
+    throw new UsageError("status: --interval and --timeout go with --watch");
   const target = await ctx.target({ readOnly: true });
   const refs = ctx.args[0]
     ? [refOf(ctx.flags, target, ctx.args[0], "status")]
@@ -43,7 +45,10 @@ export async function status(ctx: Context): Promise<number> {
     }));
     emit(ctx, ctx.args[0] ? json[0] : json);
   } else if (rows.length === 0) {
-    print(ctx.io, "no opted-in StatefulSets (annotate one with claimstep.io/volume-claim-update-strategy: InPlace, or use claimstep set)");
+    print(
+      ctx.io,
+      "no opted-in StatefulSets (annotate one with claimstep.io/volume-claim-update-strategy: InPlace, or use claimstep set)",
+    );
   } else {
     const wide = ctx.format === "wide";
     const header = ["NAMESPACE", "NAME", "PHASE", "REASON", "UPDATED", "REVISION"];
@@ -76,7 +81,8 @@ const EXIT_OF = { complete: EXIT.ok, blocked: EXIT.blocked } as const;
 
 /** `status <set> --watch`: re-read every --interval, one line per change; never writes. */
 async function watch(ctx: Context): Promise<number> {
-  if (!ctx.args[0]) throw new UsageError("status --watch: name the StatefulSet, e.g. claimstep status web -n db --watch");
+  if (!ctx.args[0])
+    throw new UsageError("status --watch: name the StatefulSet, e.g. claimstep status web -n db --watch");
   if (ctx.flags["all-namespaces"]) throw new UsageError("status --watch follows one StatefulSet: -A does not apply");
   if (ctx.format === "wide") throw new UsageError("status --watch: -o wide does not apply; use text, json or yaml");
   const interval = intervalOf(ctx, "2s");
@@ -97,20 +103,32 @@ async function watch(ctx: Context): Promise<number> {
       const key = `${now.phase}|${now.reason}|${now.message}`;
       if (key !== previous) {
         previous = key;
-        if (ctx.json) emit(ctx, { at: at.toISOString(), ref, phase: now.phase, reason: now.reason, message: now.message }, true);
-        else print(ctx.io, `${at.toISOString()}  ${ref.namespace}/${ref.name}  ${paintPhase(now.phase, ctx.color)}  ${now.reason}  ${now.updated ? `${now.updated}  ` : ""}${now.message}`);
+        if (ctx.json)
+          emit(ctx, { at: at.toISOString(), ref, phase: now.phase, reason: now.reason, message: now.message }, true);
+        else
+          print(
+            ctx.io,
+            `${at.toISOString()}  ${ref.namespace}/${ref.name}  ${paintPhase(now.phase, ctx.color)}  ${now.reason}  ${now.updated ? `${now.updated}  ` : ""}${now.message}`,
+          );
       }
       if (now.end !== undefined) {
-        if (now.end === "blocked" && !ctx.json) ctx.io.stderr.write(`claimstep: ${ref.namespace}/${ref.name} is ${now.phase === "Idle" ? "left alone" : "blocked"} (${now.reason}): ${now.message}\n`);
+        if (now.end === "blocked" && !ctx.json)
+          ctx.io.stderr.write(
+            `claimstep: ${ref.namespace}/${ref.name} is ${now.phase === "Idle" ? "left alone" : "blocked"} (${now.reason}): ${now.message}\n`,
+          );
         return EXIT_OF[now.end];
       }
     } catch (err) {
       // A read the API server could not answer now (429, 5xx, timeout): read again; anything else ends the watch.
       if (!(err instanceof ApiError && err.isTransient)) throw err;
-      ctx.io.stderr.write(`claimstep: ${ref.namespace}/${ref.name}: could not read the set (${err.message}); retrying\n`);
+      ctx.io.stderr.write(
+        `claimstep: ${ref.namespace}/${ref.name}: could not read the set (${err.message}); retrying\n`,
+      );
     }
     if (timeout !== undefined && elapsedSince(target.now().getTime(), started, realStart) >= timeout) {
-      ctx.io.stderr.write(`claimstep: ${ref.namespace}/${ref.name} is still ${last?.phase ?? "unread"} (${last?.reason ?? "-"}) after ${ctx.flags.timeout}: ${last?.message ?? ""}\n`);
+      ctx.io.stderr.write(
+        `claimstep: ${ref.namespace}/${ref.name} is still ${last?.phase ?? "unread"} (${last?.reason ?? "-"}) after ${ctx.flags.timeout}: ${last?.message ?? ""}\n`,
+      );
       return EXIT.error;
     }
     const left = timeout === undefined ? Infinity : timeout - elapsedSince(target.now().getTime(), started, realStart);

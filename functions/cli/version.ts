@@ -1,13 +1,16 @@
 // `claimstep version` and `claimstep --version`: the version of the package, read from its
 // package.json at run time (functions/cli/ in a clone, dist/functions/cli/ in the installed package).
 import { readFileSync } from "node:fs";
-import { EXIT, type Context } from "./context.js";
+import { type Context, EXIT } from "./context.js";
 
 /** The version in the nearest package.json named claimstep above this file; "unknown" if none. */
 export function packageVersion(from: URL = new URL(".", import.meta.url)): string {
   for (let dir = from; ; ) {
     try {
-      const pkg = JSON.parse(readFileSync(new URL("package.json", dir), "utf8")) as { name?: unknown; version?: unknown };
+      const pkg = JSON.parse(readFileSync(new URL("package.json", dir), "utf8")) as {
+        name?: unknown;
+        version?: unknown;
+      };
       if (pkg.name === "claimstep" && typeof pkg.version === "string") return pkg.version;
     } catch {
       // No package.json here (or not JSON): look further up.

@@ -34,10 +34,13 @@ const ClusterEntry = z.strictObject({
   server: z.url({ protocol: /^https?$/, error: "must be the API server's http:// or https:// URL" }),
   tokenSecret: z.string().check(z.regex(envName, "must name the secret holding the token, e.g. KUBE_TOKEN_EU_1")),
   namespaces: z.optional(z.array(z.string().check(z.regex(dns1123Label, "must be a namespace name")))),
-  caBundle: z.optional(z.string().check(z.regex(/-----BEGIN CERTIFICATE-----/, "must be PEM (-----BEGIN CERTIFICATE-----…)"))),
+  caBundle: z.optional(
+    z.string().check(z.regex(/-----BEGIN CERTIFICATE-----/, "must be PEM (-----BEGIN CERTIFICATE-----…)")),
+  ),
 });
 
-const FIX = 'CLAIMSTEP_CLUSTERS must be a JSON array such as [{"name":"eu-1","server":"https://kube-eu-1.example.com","tokenSecret":"KUBE_TOKEN_EU_1"}]';
+const FIX =
+  'CLAIMSTEP_CLUSTERS must be a JSON array such as [{"name":"eu-1","server":"https://kube-eu-1.example.com","tokenSecret":"KUBE_TOKEN_EU_1"}]';
 
 export interface FleetEnv {
   CLAIMSTEP_CLUSTERS?: unknown;
@@ -57,9 +60,15 @@ export function fleetFromEnv(env: FleetEnv, namespaces: readonly string[]): { fl
   const clusters: Cluster[] = [];
   const server = str(env.KUBE_API_SERVER);
   const defaultName = str(env.CLAIMSTEP_DEFAULT_CLUSTER) ?? "default";
-  if (!dns1123Label.test(defaultName)) problems.push("CLAIMSTEP_DEFAULT_CLUSTER: must be a DNS label (lowercase letters, digits and '-')");
+  if (!dns1123Label.test(defaultName))
+    problems.push("CLAIMSTEP_DEFAULT_CLUSTER: must be a DNS label (lowercase letters, digits and '-')");
   if (server && str(env.KUBE_TOKEN)) {
-    clusters.push({ name: defaultName, server: server.replace(/\/+$/, ""), token: str(env.KUBE_TOKEN)!, namespaces: [...namespaces] });
+    clusters.push({
+      name: defaultName,
+      server: server.replace(/\/+$/, ""),
+      token: str(env.KUBE_TOKEN)!,
+      namespaces: [...namespaces],
+    });
   }
   const raw = str(env.CLAIMSTEP_CLUSTERS);
   if (raw !== undefined) {
@@ -71,19 +80,28 @@ export function fleetFromEnv(env: FleetEnv, namespaces: readonly string[]): { fl
     }
     if (json !== undefined && !Array.isArray(json)) problems.push(`CLAIMSTEP_CLUSTERS: not an array; ${FIX}`);
     (Array.isArray(json) ? json : []).forEach((entry, i) => {
-      const label = typeof (entry as { name?: unknown })?.name === "string" ? `cluster "${(entry as { name: string }).name}"` : `entry ${i}`;
+      const label =
+        typeof (entry as { name?: unknown })?.name === "string"
+          ? `cluster "${(entry as { name: string }).name}"`
+          : `entry ${i}`;
       if (entry && typeof entry === "object" && "token" in entry) {
-        problems.push(`CLAIMSTEP_CLUSTERS ${label}: leave the token out of the JSON; put it in a secret and name it in tokenSecret`);
+        problems.push(
+          `CLAIMSTEP_CLUSTERS ${label}: leave the token out of the JSON; put it in a secret and name it in tokenSecret`,
+        );
         return;
       }
       const parsed = ClusterEntry.safeParse(entry);
       if (!parsed.success) {
-        for (const issue of parsed.error.issues) problems.push(`CLAIMSTEP_CLUSTERS ${label}: ${issue.path.join(".") || "(entry)"}: ${issue.message}`);
+        for (const issue of parsed.error.issues)
+          problems.push(`CLAIMSTEP_CLUSTERS ${label}: ${issue.path.join(".") || "(entry)"}: ${issue.message}`);
         return;
       }
       const c = parsed.data;
       const token = str(env[c.tokenSecret]);
-      if (!token) problems.push(`CLAIMSTEP_CLUSTERS cluster "${c.name}": the secret ${c.tokenSecret} is not set (\`npx wrangler secret put ${c.tokenSecret}\`)`);
+      if (!token)
+        problems.push(
+          `CLAIMSTEP_CLUSTERS cluster "${c.name}": the secret ${c.tokenSecret} is not set (\`npx wrangler secret put ${c.tokenSecret}\`)`,
+        );
       if (clusters.some((x) => x.name === c.name)) {
         problems.push(
           `CLAIMSTEP_CLUSTERS cluster "${c.name}": the name is used twice${c.name === defaultName && server ? " (KUBE_API_SERVER is the cluster named by CLAIMSTEP_DEFAULT_CLUSTER)" : ""}; give each cluster a name of its own`,
@@ -98,7 +116,8 @@ export function fleetFromEnv(env: FleetEnv, namespaces: readonly string[]): { fl
       });
     });
   }
-  if (!clusters.length && !problems.length) problems.push("no cluster configured: set KUBE_API_SERVER and the secret KUBE_TOKEN, or CLAIMSTEP_CLUSTERS");
+  if (!clusters.length && !problems.length)
+    problems.push("no cluster configured: set KUBE_API_SERVER and the secret KUBE_TOKEN, or CLAIMSTEP_CLUSTERS");
   if (problems.length) return { problems };
   return { fleet: { clusters, defaultCluster: server ? defaultName : clusters[0]!.name }, problems };
 }
@@ -107,10 +126,19 @@ export function fleetFromEnv(env: FleetEnv, namespaces: readonly string[]): { fl
  * A cluster by name, or an error naming the configured ones and the fix. `listNames: false` (a
  * caller not authenticated) says only that the name is unknown: the configured names are not public.
  */
-export function clusterNamed(fleet: Fleet, name: string, { listNames = true }: { listNames?: boolean } = {}): { cluster: Cluster } | { error: string } {
+export function clusterNamed(
+  fleet: Fleet,
+  name: string,
+  { listNames = true }: { listNames?: boolean } = {},
+): { cluster: Cluster } | { error: string } {
   const cluster = fleet.clusters.find((c) => c.name === name);
   if (cluster) return { cluster };
   const named = `cluster ${JSON.stringify(name.slice(0, 63))}`;
-  if (!listNames) return { error: `${named} is not configured here; authenticate (Authorization: Bearer <token>) to see the configured ones` };
-  return { error: `${named} is not configured (configured: ${fleet.clusters.map((c) => c.name).join(", ")}); add it to CLAIMSTEP_CLUSTERS` };
+  if (!listNames)
+    return {
+      error: `${named} is not configured here; authenticate (Authorization: Bearer <token>) to see the configured ones`,
+    };
+  return {
+    error: `${named} is not configured (configured: ${fleet.clusters.map((c) => c.name).join(", ")}); add it to CLAIMSTEP_CLUSTERS`,
+  };
 }

@@ -1,8 +1,8 @@
 // The Worker's configuration with its clusters, and a cluster's Kubernetes client: shared by the
 // fetch, scheduled and queue handlers and the Durable Objects. Worker-safe (no Node built-ins).
-import { KubeClient, type FetchLike, type KubeClientOptions } from "../../adapters/kube/client.js";
-import { ConfigError, configFromEnv, type AppConfig } from "../config.js";
-import { fleetFromEnv, type Cluster, type Fleet } from "./clusters.js";
+import { type FetchLike, KubeClient, type KubeClientOptions } from "../../adapters/kube/client.js";
+import { type AppConfig, ConfigError, configFromEnv } from "../config.js";
+import { type Cluster, type Fleet, fleetFromEnv } from "./clusters.js";
 import type { FleetBindings } from "./runtime.js";
 
 export interface FleetContext {
@@ -28,11 +28,14 @@ export function fleetContext(env: Record<string, unknown>): FleetContext {
 
 /** Whether the Worker runs in fleet mode: the bindings are there and CLAIMSTEP_DISPATCH is not "sweep". */
 export const fleetBindings = (env: Record<string, unknown>): FleetBindings | undefined =>
-  env.SETS && env.LEDGER && env.STEP_QUEUE && env.CLAIMSTEP_DISPATCH !== "sweep" ? (env as unknown as FleetBindings) : undefined;
+  env.SETS && env.LEDGER && env.STEP_QUEUE && env.CLAIMSTEP_DISPATCH !== "sweep"
+    ? (env as unknown as FleetBindings)
+    : undefined;
 
 /** Whether the Worker must take the multi-cluster path (clusters listed, or fleet mode). */
 export const usesFleet = (env: Record<string, unknown>): boolean =>
-  (typeof env.CLAIMSTEP_CLUSTERS === "string" && env.CLAIMSTEP_CLUSTERS.trim() !== "") || fleetBindings(env) !== undefined;
+  (typeof env.CLAIMSTEP_CLUSTERS === "string" && env.CLAIMSTEP_CLUSTERS.trim() !== "") ||
+  fleetBindings(env) !== undefined;
 
 /** A client of one cluster: its token, and the Cloudflare Access service token when configured. */
 export function clusterClient(

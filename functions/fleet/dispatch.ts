@@ -7,14 +7,24 @@
 //   an invocation of its own); a malformed message is dropped, a failed poke retried.
 // - durableReplay: the replay store of every isolate, in LedgerObjects.
 // - remoteStep: a step run by the set's object (relay, webhooks, POST /v1/steps).
+
+import type { SetRef } from "../../core/types.js";
 import type { AsyncReplayGuard, ReplayClaim } from "../auth.js";
 import { Problem } from "../http/problem.js";
-import type { SetRef } from "../../core/types.js";
 import type { StepResult } from "../step.js";
 import type { Cluster, Fleet } from "./clusters.js";
-import { batches, clusterObjectName, MAX_REPLAY_KEY_BYTES, replayObjectName, setObjectName, StepMessage, stepMessage, utf8Length } from "./routing.js";
-import { call, stubOf, type DONamespace, type MessageBatch } from "./runtime.js";
-import { isOpen, type ClusterBackoff } from "./schedule.js";
+import {
+  batches,
+  clusterObjectName,
+  MAX_REPLAY_KEY_BYTES,
+  replayObjectName,
+  StepMessage,
+  setObjectName,
+  stepMessage,
+  utf8Length,
+} from "./routing.js";
+import { call, type DONamespace, type MessageBatch, stubOf } from "./runtime.js";
+import { type ClusterBackoff, isOpen } from "./schedule.js";
 import { errorFromWire, fromWire, type StepWire, type WireError } from "./wire.js";
 
 export interface FanOutOptions {
@@ -83,7 +93,13 @@ export async function fanOut(o: FanOutOptions): Promise<FanOutReport> {
     return { cluster: c.name, sent };
   };
   const settled = await Promise.allSettled(admitted.map(one));
-  settled.forEach((r, i) => report.push(r.status === "fulfilled" ? r.value : { cluster: admitted[i]!.name, error: `cluster ${admitted[i]!.name}: ${(r.reason as Error)?.message}` }));
+  settled.forEach((r, i) =>
+    report.push(
+      r.status === "fulfilled"
+        ? r.value
+        : { cluster: admitted[i]!.name, error: `cluster ${admitted[i]!.name}: ${(r.reason as Error)?.message}` },
+    ),
+  );
   const sent = report.reduce((s, r) => s + ("sent" in r ? r.sent : 0), 0);
   o.log?.({ msg: "fan-out", sent, clusters: report });
   return { clusters: report, sent };
@@ -116,9 +132,15 @@ export async function consume(
       const { cluster } = target;
       if (!isConfigured(cluster)) return drop("the cluster is not configured (CLAIMSTEP_CLUSTERS)", target);
       try {
-        const res = await call<{ error?: string }>(stubOf(sets, setObjectName(cluster, target)), "/poke", { cluster, namespace: target.namespace, name: target.name, via: "cron" });
+        const res = await call<{ error?: string }>(stubOf(sets, setObjectName(cluster, target)), "/poke", {
+          cluster,
+          namespace: target.namespace,
+          name: target.name,
+          via: "cron",
+        });
         // Refused (4xx: not a set it can step): dropped, not retried.
-        if (res.status < 500 && res.status >= 400) return drop(`its object answered ${res.status}: ${res.body?.error}`, target);
+        if (res.status < 500 && res.status >= 400)
+          return drop(`its object answered ${res.status}: ${res.body?.error}`, target);
         if (res.status >= 400) throw new Error(`poke answered ${res.status}`);
         poked++;
         m.ack();
@@ -169,9 +191,14 @@ export function readClaim(shard: string, res: { status: number; body: unknown } 
     }
     why = `HTTP ${res.status}, ${JSON.stringify(res.body)?.slice(0, 120) ?? "no body"}`;
   }
-  throw new Problem(503, "Unavailable", `the replay ledger (Durable Object LEDGER ${JSON.stringify(shard)}) gave no valid answer (${why}): the signed request was refused, not accepted unchecked; retry later`, {
-    headers: { "Retry-After": String(LEDGER_RETRY_AFTER_SECONDS) },
-  });
+  throw new Problem(
+    503,
+    "Unavailable",
+    `the replay ledger (Durable Object LEDGER ${JSON.stringify(shard)}) gave no valid answer (${why}): the signed request was refused, not accepted unchecked; retry later`,
+    {
+      headers: { "Retry-After": String(LEDGER_RETRY_AFTER_SECONDS) },
+    },
+  );
 }
 
 /** The replay store every isolate shares: ids in LedgerObjects, by a hash of the id. Fails closed. */
@@ -198,7 +225,12 @@ export const durableReplay = (ledger: DONamespace, kind = "replay"): AsyncReplay
 
 /** A step of `ref` on `cluster`, run by its set's object (serialized with every other trigger of the set). */
 export async function remoteStep(sets: DONamespace, cluster: string, ref: SetRef, via: string): Promise<StepResult> {
-  const res = await call<StepWire | { error: WireError }>(stubOf(sets, setObjectName(cluster, ref)), "/step", { cluster, namespace: ref.namespace, name: ref.name, via });
+  const res = await call<StepWire | { error: WireError }>(stubOf(sets, setObjectName(cluster, ref)), "/step", {
+    cluster,
+    namespace: ref.namespace,
+    name: ref.name,
+    via,
+  });
   if ("error" in res.body) throw errorFromWire(res.body.error);
   return fromWire(res.body);
 }
@@ -210,11 +242,15 @@ export const clusterGate = (ledger: DONamespace) => {
     const name = clusterObjectName(cluster);
     const res = await call<ClusterBackoff>(stubOf(ledger, name), path, body);
     const b = res.body;
-    if (res.status < 300 && res.status >= 200 && Number.isFinite(b?.failures) && Number.isFinite(b?.untilMs)) return { failures: b.failures, untilMs: b.untilMs };
-    throw new Error(`the cluster ledger (Durable Object LEDGER ${JSON.stringify(name)}) gave no valid backoff (HTTP ${res.status}, ${JSON.stringify(b)?.slice(0, 120)})`);
+    if (res.status < 300 && res.status >= 200 && Number.isFinite(b?.failures) && Number.isFinite(b?.untilMs))
+      return { failures: b.failures, untilMs: b.untilMs };
+    throw new Error(
+      `the cluster ledger (Durable Object LEDGER ${JSON.stringify(name)}) gave no valid backoff (HTTP ${res.status}, ${JSON.stringify(b)?.slice(0, 120)})`,
+    );
   };
   return {
     get: (cluster: string) => gate(cluster, "/gate"),
-    fail: (cluster: string, nowMs: number, retryAfterSeconds?: number) => gate(cluster, "/gate/fail", { nowMs, ...(retryAfterSeconds !== undefined ? { retryAfterSeconds } : {}) }),
+    fail: (cluster: string, nowMs: number, retryAfterSeconds?: number) =>
+      gate(cluster, "/gate/fail", { nowMs, ...(retryAfterSeconds !== undefined ? { retryAfterSeconds } : {}) }),
   };
 };

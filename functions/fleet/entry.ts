@@ -2,18 +2,27 @@
 // calls them): the routes of every cluster (/v1/clusters/:cluster/… and the default cluster's
 // /v1/…) and status pages (/ui/clusters/:cluster/… and the default cluster's /ui/…), the cron's
 // fan-out, the queue's consumer. Worker-safe (no Node built-ins).
-import { listOptedInSets } from "../../adapters/kube/reader.js";
+
 import { ApiError } from "../../adapters/api-error.js";
+import { listOptedInSets } from "../../adapters/kube/reader.js";
 import { createApp } from "../app.js";
 import { bearerMatches, RecentIds } from "../auth.js";
-import { sweep, type SweepReport } from "../sweep.js";
-import { wire } from "../wiring.js";
 import { eventSink, observing } from "../observe.js";
-import { clusterNamed, type Cluster } from "./clusters.js";
-import { clusterClient, countingFetch, fleetBindings, fleetContext, type FleetContext } from "./context.js";
-import { clusterGate, consume, durableReplay, fanOut, FORGE_REPLAY_SHARDS, remoteStep, type FanOutReport } from "./dispatch.js";
+import { type SweepReport, sweep } from "../sweep.js";
+import { wire } from "../wiring.js";
+import { type Cluster, clusterNamed } from "./clusters.js";
+import { clusterClient, countingFetch, type FleetContext, fleetBindings, fleetContext } from "./context.js";
+import {
+  clusterGate,
+  consume,
+  durableReplay,
+  type FanOutReport,
+  FORGE_REPLAY_SHARDS,
+  fanOut,
+  remoteStep,
+} from "./dispatch.js";
 import { setObjectName } from "./routing.js";
-import { stubOf, type MessageBatch } from "./runtime.js";
+import { type MessageBatch, stubOf } from "./runtime.js";
 import { isClusterFailure } from "./schedule.js";
 
 type Env = Record<string, unknown>;
@@ -49,7 +58,8 @@ function appFor(env: Env, ctx: FleetContext, cluster: Cluster) {
     });
     const { deps } = wiring;
     const base = cluster.name === ctx.fleet.defaultCluster ? "/ui" : `/ui/clusters/${cluster.name}`;
-    if (deps.ui) deps.ui = { ...deps.ui, at: { cluster: cluster.name, base, clusters: ctx.fleet.clusters.map((c) => c.name) } };
+    if (deps.ui)
+      deps.ui = { ...deps.ui, at: { cluster: cluster.name, base, clusters: ctx.fleet.clusters.map((c) => c.name) } };
     app = createApp(deps);
     byCluster.set(cluster.name, app);
   }
@@ -82,31 +92,58 @@ export async function fleetFetch(request: Request, env: Env, execution: unknown)
     name = decodeURIComponent(m[1]!);
   } catch {
     // A malformed escape (%E0%A4%A): URIError. Cluster names are DNS labels; say so, do not 500.
-    return problem(400, "BadRequest", `the cluster segment ${JSON.stringify(m[1]!.slice(0, 80))} is not valid percent-encoding: name a configured cluster, e.g. /v1/clusters/<name>/…`);
+    return problem(
+      400,
+      "BadRequest",
+      `the cluster segment ${JSON.stringify(m[1]!.slice(0, 80))} is not valid percent-encoding: name a configured cluster, e.g. /v1/clusters/<name>/…`,
+    );
   }
   const authorization = request.headers.get("authorization") ?? undefined;
   const found = clusterNamed(ctx.fleet, name, { listNames: false });
   if ("error" in found) {
     // The configured names only to a caller holding an API or viewer token.
-    const listNames = await bearerMatches(authorization, [...ctx.config.bearerTokens, ...(ctx.config.viewers ?? []).map((v) => v.token)]);
-    return problem(404, "NotFound", listNames ? (clusterNamed(ctx.fleet, name) as { error: string }).error : found.error);
+    const listNames = await bearerMatches(authorization, [
+      ...ctx.config.bearerTokens,
+      ...(ctx.config.viewers ?? []).map((v) => v.token),
+    ]);
+    return problem(
+      404,
+      "NotFound",
+      listNames ? (clusterNamed(ctx.fleet, name) as { error: string }).error : found.error,
+    );
   }
   const rest = m[2] ?? "/";
   const state = STATE_ROUTE.exec(rest);
   if (state && request.method === "GET") {
     // The set object's last decision and next alarm: for API and viewer tokens.
-    const tokens = [...ctx.config.bearerTokens, ...(ctx.config.viewers ?? []).filter((v) => !v.namespaces || v.namespaces.includes(state[1]!)).map((v) => v.token)];
-    if (!(await bearerMatches(authorization, tokens))) return problem(401, "Unauthorized", "authenticate with `Authorization: Bearer <token>` (an API or viewer token)");
+    const tokens = [
+      ...ctx.config.bearerTokens,
+      ...(ctx.config.viewers ?? [])
+        .filter((v) => !v.namespaces || v.namespaces.includes(state[1]!))
+        .map((v) => v.token),
+    ];
+    if (!(await bearerMatches(authorization, tokens)))
+      return problem(401, "Unauthorized", "authenticate with `Authorization: Bearer <token>` (an API or viewer token)");
     const bindings = fleetBindings(env);
-    if (!bindings) return problem(404, "NotFound", "set state is kept in fleet mode only: bind SETS, LEDGER and STEP_QUEUE (wrangler.toml) and leave CLAIMSTEP_DISPATCH unset");
-    return stubOf(bindings.SETS, setObjectName(found.cluster.name, { namespace: state[1]!, name: state[2]! })).fetch("https://do/state");
+    if (!bindings)
+      return problem(
+        404,
+        "NotFound",
+        "set state is kept in fleet mode only: bind SETS, LEDGER and STEP_QUEUE (wrangler.toml) and leave CLAIMSTEP_DISPATCH unset",
+      );
+    return stubOf(bindings.SETS, setObjectName(found.cluster.name, { namespace: state[1]!, name: state[2]! })).fetch(
+      "https://do/state",
+    );
   }
   url.pathname = `/v1${rest}`;
   return appFor(env, ctx, found.cluster).fetch(new Request(url, request), env, execution as never);
 }
 
 /** Cron: fan out one message per opted-in set (fleet mode), or sweep every cluster in turn (no bindings). */
-export async function fleetScheduled(controller: { scheduledTime: number; cron: string }, env: Env): Promise<FanOutReport | SweepReport[]> {
+export async function fleetScheduled(
+  controller: { scheduledTime: number; cron: string },
+  env: Env,
+): Promise<FanOutReport | SweepReport[]> {
   const { config, fleet } = fleetContext(env);
   const counter = countingFetch();
   const sink = eventSink(env);
@@ -117,12 +154,28 @@ export async function fleetScheduled(controller: { scheduledTime: number; cron: 
     for (const cluster of fleet.clusters) {
       const hooks = observing(sink, cluster.name);
       const client = clusterClient(env, cluster, counter.fetch, { onRequest: hooks.onRequest });
-      const wiring = wire({ client, config: { ...config, namespaces: cluster.namespaces }, now: () => new Date(), replay: isolateReplay, log, fetch: counter.fetch, instance: "claimstep-worker", ...hooks });
+      const wiring = wire({
+        client,
+        config: { ...config, namespaces: cluster.namespaces },
+        now: () => new Date(),
+        replay: isolateReplay,
+        log,
+        fetch: counter.fetch,
+        instance: "claimstep-worker",
+        ...hooks,
+      });
       reports.push(
         await sweep({
           listOptedIn: (ns) => wiring.listOptedIn(ns),
           namespaces: cluster.namespaces,
-          step: (ref) => hooks.runStep({ reader: wiring.deps.reader, writers: wiring.deps.writers, metrics: wiring.deps.metrics, ref, now: new Date() }),
+          step: (ref) =>
+            hooks.runStep({
+              reader: wiring.deps.reader,
+              writers: wiring.deps.writers,
+              metrics: wiring.deps.metrics,
+              ref,
+              now: new Date(),
+            }),
           tick,
           budget: { limit: config.subrequestBudget, perStep: config.subrequestsPerStep, used: counter.used },
           log: (e) => log({ cluster: cluster.name, ...e }),
@@ -137,7 +190,15 @@ export async function fleetScheduled(controller: { scheduledTime: number; cron: 
     fleet,
     nowMs: Date.now(),
     tick,
-    listOptedIn: (c, ns) => listOptedInSets(clusterClient(env, c, counter.fetch, { attempts: 1, timeoutMs: 10_000, onRequest: observing(sink, c.name).onRequest }), ns),
+    listOptedIn: (c, ns) =>
+      listOptedInSets(
+        clusterClient(env, c, counter.fetch, {
+          attempts: 1,
+          timeoutMs: 10_000,
+          onRequest: observing(sink, c.name).onRequest,
+        }),
+        ns,
+      ),
     gate: async (c) => (counter.add(1), gate.get(c.name)),
     failed: async (c, err) => {
       // Only the cluster's own failures back it off; a 401/403 is configuration (in the log).
@@ -149,7 +210,13 @@ export async function fleetScheduled(controller: { scheduledTime: number; cron: 
     budget: { limit: config.subrequestBudget, used: counter.used },
     log,
   });
-  log({ msg: "scheduled", cron: controller.cron, subrequests: counter.used(), sent: report.sent, clusters: report.clusters });
+  log({
+    msg: "scheduled",
+    cron: controller.cron,
+    subrequests: counter.used(),
+    sent: report.sent,
+    clusters: report.clusters,
+  });
   return report;
 }
 

@@ -16,20 +16,21 @@
 // webhook ids (one store for every isolate, by a hash of the id), each until its expiry; at most
 // REPLAY_SHARD_CAPACITY live ids a shard (then `full`, with the wait until the soonest expiry), keys
 // of at most MAX_REPLAY_KEY_BYTES; its alarm pages through the ids REPLAY_ALARM_PAGE at a time.
-import type { FetchLike } from "../../adapters/kube/client.js";
+
 import { ApiError, PermissionError } from "../../adapters/api-error.js";
+import type { FetchLike } from "../../adapters/kube/client.js";
 import { describeRequest, Routes } from "../../adapters/kube/routes.js";
 import { RecentIds, type ReplayClaim } from "../auth.js";
-import { runStep, type StepResult } from "../step.js";
-import { wire, type Wiring } from "../wiring.js";
 import { eventSink, observing } from "../observe.js";
+import { runStep, type StepResult } from "../step.js";
+import { type Wiring, wire } from "../wiring.js";
 import { clusterNamed } from "./clusters.js";
-import { clusterGate } from "./dispatch.js";
 import { clusterClient, countingFetch, fleetContext } from "./context.js";
+import { clusterGate } from "./dispatch.js";
 import { clusterObjectName, MAX_REPLAY_KEY_BYTES, SetRequest, utf8Length } from "./routing.js";
-import { call, stubOf, type DOState, type FleetBindings } from "./runtime.js";
-import { alarmAfterStep, backoffMs, failed, HEALTHY, isClusterFailure, type ClusterBackoff } from "./schedule.js";
-import { toWire, type StepWire, type WireError, errorToWire } from "./wire.js";
+import { call, type DOState, type FleetBindings, stubOf } from "./runtime.js";
+import { alarmAfterStep, backoffMs, type ClusterBackoff, failed, HEALTHY, isClusterFailure } from "./schedule.js";
+import { errorToWire, type StepWire, toWire, type WireError } from "./wire.js";
 
 export interface SetTarget {
   cluster: string;
@@ -63,7 +64,8 @@ const json = (body: unknown, status = 200) => Response.json(body, { status });
 /** The set's cluster is not (or no longer) configured: the object has nothing to keep. */
 class ClusterNotConfigured extends Error {}
 
-const sameTarget = (a: SetTarget | undefined, b: SetTarget) => !!a && a.cluster === b.cluster && a.namespace === b.namespace && a.name === b.name;
+const sameTarget = (a: SetTarget | undefined, b: SetTarget) =>
+  !!a && a.cluster === b.cluster && a.namespace === b.namespace && a.name === b.name;
 
 export class SetObject {
   private state?: SetState;
@@ -127,7 +129,12 @@ export class SetObject {
     const path = new URL(request.url).pathname;
     if (request.method === "GET" && path === "/state") {
       const s = await this.load();
-      return json({ ...s, nextAlarm: await this.ctx.storage.getAlarm(), active: this.active, maxActive: this.maxActive });
+      return json({
+        ...s,
+        nextAlarm: await this.ctx.storage.getAlarm(),
+        active: this.active,
+        maxActive: this.maxActive,
+      });
     }
     if (request.method !== "POST" || (path !== "/poke" && path !== "/step")) return json({ error: "NotFound" }, 404);
     const parsed = SetRequest.safeParse(await request.json().catch(() => undefined));
@@ -181,7 +188,16 @@ export class SetObject {
       // Each API request, step and failed Prometheus query an event (docs/observability-workers.md).
       const hooks = observing(eventSink(this.env), key);
       const client = clusterClient(this.env, cluster, counter.fetch, { attempts: 1, onRequest: hooks.onRequest });
-      const wiring = wire({ client, config: { ...config, namespaces: cluster.namespaces }, now: () => new Date(this.now()), replay: new RecentIds(1), log, fetch: counter.fetch, instance: "claimstep-worker", ...hooks });
+      const wiring = wire({
+        client,
+        config: { ...config, namespaces: cluster.namespaces },
+        now: () => new Date(this.now()),
+        replay: new RecentIds(1),
+        log,
+        fetch: counter.fetch,
+        instance: "claimstep-worker",
+        ...hooks,
+      });
       this.wiring = { key, wiring, counter };
     }
     return this.wiring;
@@ -189,7 +205,8 @@ export class SetObject {
 
   private async stepOnce(via: string, target?: SetTarget): Promise<StepWire | { error: WireError }> {
     const s = await this.load();
-    if (target && !sameTarget(s.target, target)) s.target = { cluster: target.cluster, namespace: target.namespace, name: target.name };
+    if (target && !sameTarget(s.target, target))
+      s.target = { cluster: target.cluster, namespace: target.namespace, name: target.name };
     if (!s.target) return { error: { type: "Error", message: "this object has no set yet" } };
     this.active++;
     this.maxActive = Math.max(this.maxActive, this.active);
@@ -206,17 +223,34 @@ export class SetObject {
       counter.reset();
       const ref = { namespace: s.target.namespace, name: s.target.name };
       try {
-        const r: StepResult = await (wiring.deps.runStep ?? runStep)({ reader: wiring.deps.reader, writers: wiring.deps.writers, metrics: wiring.deps.metrics, ref, now: new Date(startedMs) });
+        const r: StepResult = await (wiring.deps.runStep ?? runStep)({
+          reader: wiring.deps.reader,
+          writers: wiring.deps.writers,
+          metrics: wiring.deps.metrics,
+          ref,
+          now: new Date(startedMs),
+        });
         result = toWire(r);
         requeueAfter = r.decision.requeueAfter;
-        if (r.outcome.kind === "retry" && isClusterFailure(r.outcome.error)) clusterError = { ...(r.outcome.retryAfterSeconds !== undefined ? { retryAfterSeconds: r.outcome.retryAfterSeconds } : {}) };
+        if (r.outcome.kind === "retry" && isClusterFailure(r.outcome.error))
+          clusterError = {
+            ...(r.outcome.retryAfterSeconds !== undefined ? { retryAfterSeconds: r.outcome.retryAfterSeconds } : {}),
+          };
       } catch (err) {
         result = { error: errorToWire(err) };
         // The set's own read is a 404: it does not exist (or no longer).
-        if (err instanceof ApiError && err.kind === "NotFound" && err.request === describeRequest(Routes.getStatefulSet, ref)) gone = "the StatefulSet does not exist";
+        if (
+          err instanceof ApiError &&
+          err.kind === "NotFound" &&
+          err.request === describeRequest(Routes.getStatefulSet, ref)
+        )
+          gone = "the StatefulSet does not exist";
         const api = err instanceof ApiError ? err : err instanceof PermissionError ? err.cause : undefined;
         // Unreachable (fetch threw: DNS, TLS, refused) counts as the cluster's failure too.
-        if (!api || isClusterFailure(api)) clusterError = { ...(api?.retryAfterSeconds !== undefined ? { retryAfterSeconds: api.retryAfterSeconds } : {}) };
+        if (!api || isClusterFailure(api))
+          clusterError = {
+            ...(api?.retryAfterSeconds !== undefined ? { retryAfterSeconds: api.retryAfterSeconds } : {}),
+          };
       } finally {
         subrequests = counter.used();
       }
@@ -238,14 +272,23 @@ export class SetObject {
       s.failures++;
       backoffUntil = now + backoffMs(s.failures, clusterError.retryAfterSeconds);
       try {
-        const gate = await clusterGate((this.env as unknown as FleetBindings).LEDGER).fail(s.target.cluster, now, clusterError.retryAfterSeconds);
+        const gate = await clusterGate((this.env as unknown as FleetBindings).LEDGER).fail(
+          s.target.cluster,
+          now,
+          clusterError.retryAfterSeconds,
+        );
         backoffUntil = Math.max(backoffUntil, gate.untilMs);
       } catch {
         // the ledger is unreachable: the set's own backoff still holds
       }
     } else if (!("error" in result)) {
       s.failures = 0;
-      if (hadFailures) await call(stubOf((this.env as unknown as FleetBindings).LEDGER, clusterObjectName(s.target.cluster)), "/gate/ok", {}).catch(() => {});
+      if (hadFailures)
+        await call(
+          stubOf((this.env as unknown as FleetBindings).LEDGER, clusterObjectName(s.target.cluster)),
+          "/gate/ok",
+          {},
+        ).catch(() => {});
     }
     s.steps++;
     const d = "error" in result ? undefined : result.decision;
@@ -268,7 +311,15 @@ export class SetObject {
     else await this.ctx.storage.setAlarm(next);
     s.nextAlarm = next ?? null;
     await this.ctx.storage.put("state", s);
-    log({ msg: "set step", cluster: s.target.cluster, namespace: s.target.namespace, name: s.target.name, ...s.last, failures: s.failures, nextAlarm: next });
+    log({
+      msg: "set step",
+      cluster: s.target.cluster,
+      namespace: s.target.namespace,
+      name: s.target.name,
+      ...s.last,
+      failures: s.failures,
+      nextAlarm: next,
+    });
     return result;
   }
 }
@@ -305,11 +356,16 @@ export class LedgerObject {
     let body: Record<string, unknown> = {};
     if (request.method === "POST") {
       const parsed: unknown = await request.json().catch(() => undefined);
-      if (!parsed || typeof parsed !== "object") return json({ ok: false, error: "the body must be a JSON object" }, 400);
+      if (!parsed || typeof parsed !== "object")
+        return json({ ok: false, error: "the body must be a JSON object" }, 400);
       body = parsed as Record<string, unknown>;
     }
     if (path === "/gate/fail") {
-      const next = failed((await storage.get<ClusterBackoff>("gate")) ?? HEALTHY, Number(body.nowMs), finite(body.retryAfterSeconds) ? body.retryAfterSeconds : undefined);
+      const next = failed(
+        (await storage.get<ClusterBackoff>("gate")) ?? HEALTHY,
+        Number(body.nowMs),
+        finite(body.retryAfterSeconds) ? body.retryAfterSeconds : undefined,
+      );
       await storage.put("gate", next);
       return json(next);
     }
@@ -331,14 +387,19 @@ export class LedgerObject {
       return json({ ok: true });
     }
     const { nowMs, expiresAtMs } = body;
-    if (!finite(nowMs) || !finite(expiresAtMs)) return json({ ok: false, error: "nowMs and expiresAtMs must be numbers (epoch milliseconds)" }, 400);
+    if (!finite(nowMs) || !finite(expiresAtMs))
+      return json({ ok: false, error: "nowMs and expiresAtMs must be numbers (epoch milliseconds)" }, 400);
     const until = await storage.get<number>(key);
     if (until !== undefined && until > nowMs) return json({ ok: false, reason: "replayed" } satisfies ReplayClaim);
     const count = (await storage.get<number>(COUNT)) ?? 0;
     if (until === undefined && count >= this.capacity) {
       // Full of ids not yet forgotten: the alarm is at the soonest expiry.
       const soonest = (await storage.getAlarm()) ?? nowMs;
-      return json({ ok: false, reason: "full", retryAfterSeconds: Math.max(1, Math.ceil((soonest - nowMs) / 1000)) } satisfies ReplayClaim);
+      return json({
+        ok: false,
+        reason: "full",
+        retryAfterSeconds: Math.max(1, Math.ceil((soonest - nowMs) / 1000)),
+      } satisfies ReplayClaim);
     }
     await storage.put(key, expiresAtMs);
     if (until === undefined) await storage.put(COUNT, count + 1);
@@ -362,7 +423,11 @@ export class LedgerObject {
     // Every key fits in this many pages (claims stop at the capacity); bounded whatever storage does.
     const pages = Math.ceil(this.capacity / REPLAY_ALARM_PAGE) + 1;
     for (let page = 0; page < pages; page++) {
-      const batch = await storage.list<number>({ prefix: "r:", limit: REPLAY_ALARM_PAGE, ...(cursor !== undefined ? { startAfter: cursor } : {}) });
+      const batch = await storage.list<number>({
+        prefix: "r:",
+        limit: REPLAY_ALARM_PAGE,
+        ...(cursor !== undefined ? { startAfter: cursor } : {}),
+      });
       const expired: string[] = [];
       let last: string | undefined;
       for (const [key, until] of batch) {
@@ -373,7 +438,8 @@ export class LedgerObject {
           next = Math.min(next, until);
         }
       }
-      for (let i = 0; i < expired.length; i += DELETE_BATCH) await Promise.all(expired.slice(i, i + DELETE_BATCH).map((k) => storage.delete(k)));
+      for (let i = 0; i < expired.length; i += DELETE_BATCH)
+        await Promise.all(expired.slice(i, i + DELETE_BATCH).map((k) => storage.delete(k)));
       deleted += expired.length;
       if (batch.size < REPLAY_ALARM_PAGE || last === undefined) {
         complete = true;

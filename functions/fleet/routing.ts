@@ -1,8 +1,9 @@
 // Queue messages and Durable Object names (pure). One message per opted-in set per cron tick; the
 // consumer routes it to the set's object, named by cluster/namespace/name, so every trigger of one
 // set — cron, relay, webhook, alarm — meets the same object wherever it arrives.
-import * as z from "../../core/zod.js";
+
 import type { SetRef } from "../../core/types.js";
+import * as z from "../../core/zod.js";
 
 /** A queue message: step this set of this cluster. */
 export interface StepMessage {
@@ -16,9 +17,19 @@ const label = z.string().check(z.regex(/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/)
 export const StepMessage = z.strictObject({ v: z.literal(1), cluster: label, namespace: label, name: label });
 
 /** What a set object's /poke and /step take: its set, and what triggered it. */
-export const SetRequest = z.strictObject({ cluster: label, namespace: label, name: label, via: z.optional(z.string().check(z.maxLength(32))) });
+export const SetRequest = z.strictObject({
+  cluster: label,
+  namespace: label,
+  name: label,
+  via: z.optional(z.string().check(z.maxLength(32))),
+});
 
-export const stepMessage = (cluster: string, ref: SetRef): StepMessage => ({ v: 1, cluster, namespace: ref.namespace, name: ref.name });
+export const stepMessage = (cluster: string, ref: SetRef): StepMessage => ({
+  v: 1,
+  cluster,
+  namespace: ref.namespace,
+  name: ref.name,
+});
 
 /** The name of a set's Durable Object (idFromName): one object per set of a cluster. */
 export const setObjectName = (cluster: string, ref: SetRef): string => `set:${cluster}/${ref.namespace}/${ref.name}`;

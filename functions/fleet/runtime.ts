@@ -58,11 +58,18 @@ export const stubOf = (ns: DONamespace, name: string): DOStub => ns.get(ns.idFro
  * when the answer is not JSON.
  */
 export async function call<T>(stub: DOStub, path: string, body?: unknown): Promise<{ status: number; body: T }> {
-  const res = await stub.fetch(`https://do${path}`, body === undefined ? {} : { method: "POST", body: JSON.stringify(body), headers: { "content-type": "application/json" } });
+  const res = await stub.fetch(
+    `https://do${path}`,
+    body === undefined
+      ? {}
+      : { method: "POST", body: JSON.stringify(body), headers: { "content-type": "application/json" } },
+  );
   const text = await res.text();
   try {
     return { status: res.status, body: JSON.parse(text) as T };
   } catch {
-    throw new Error(`${path} answered ${res.status} with a body that is not JSON (${JSON.stringify(text.slice(0, 60))})`);
+    throw new Error(
+      `${path} answered ${res.status} with a body that is not JSON (${JSON.stringify(text.slice(0, 60))})`,
+    );
   }
 }

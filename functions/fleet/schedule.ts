@@ -23,9 +23,16 @@ export function nextAlarmAt(nowMs: number, requeueAfterSeconds: number | undefin
 }
 
 /** Wait after the `failures`-th consecutive failure (1 = the first): base·2^(n−1), capped, ≥ Retry-After. */
-export function backoffMs(failures: number, retryAfterSeconds: number | undefined, policy: BackoffPolicy = DEFAULT_BACKOFF): number {
+export function backoffMs(
+  failures: number,
+  retryAfterSeconds: number | undefined,
+  policy: BackoffPolicy = DEFAULT_BACKOFF,
+): number {
   const exp = Math.min(policy.maxMs, policy.baseMs * 2 ** Math.max(0, Math.min(30, failures - 1)));
-  return Math.max(exp, retryAfterSeconds !== undefined && retryAfterSeconds > 0 ? Math.min(retryAfterSeconds * 1000, policy.maxMs) : 0);
+  return Math.max(
+    exp,
+    retryAfterSeconds !== undefined && retryAfterSeconds > 0 ? Math.min(retryAfterSeconds * 1000, policy.maxMs) : 0,
+  );
 }
 
 /** A cluster's backoff as its object keeps it. */
@@ -38,7 +45,12 @@ export interface ClusterBackoff {
 export const HEALTHY: ClusterBackoff = { failures: 0, untilMs: 0 };
 
 /** After a transient failure seen at `nowMs`. */
-export function failed(state: ClusterBackoff, nowMs: number, retryAfterSeconds?: number, policy: BackoffPolicy = DEFAULT_BACKOFF): ClusterBackoff {
+export function failed(
+  state: ClusterBackoff,
+  nowMs: number,
+  retryAfterSeconds?: number,
+  policy: BackoffPolicy = DEFAULT_BACKOFF,
+): ClusterBackoff {
   const failures = state.failures + 1;
   return { failures, untilMs: Math.max(state.untilMs, nowMs + backoffMs(failures, retryAfterSeconds, policy)) };
 }
@@ -57,7 +69,12 @@ export function isClusterFailure(err: { code?: unknown; kind?: unknown } | undef
  * The alarm after a step: its decision's, unless the cluster or the set is backing off (then the
  * later), or a trigger arrived while it ran (then at once: the change it announced is unseen).
  */
-export function alarmAfterStep(o: { nowMs: number; requeueAfterSeconds?: number; backoffUntilMs?: number; triggeredDuringStep?: boolean }): number | undefined {
+export function alarmAfterStep(o: {
+  nowMs: number;
+  requeueAfterSeconds?: number;
+  backoffUntilMs?: number;
+  triggeredDuringStep?: boolean;
+}): number | undefined {
   const planned = nextAlarmAt(o.nowMs, o.requeueAfterSeconds);
   const held = o.backoffUntilMs !== undefined && o.backoffUntilMs > o.nowMs ? o.backoffUntilMs : undefined;
   if (held !== undefined) return Math.max(held, planned ?? held);

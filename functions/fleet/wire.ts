@@ -32,7 +32,14 @@ const apiToWire = (e: ApiError): WireError => ({
 });
 
 const apiFromWire = (w: WireError): ApiError =>
-  new ApiError(w.code ?? 0, w.kind ?? "Other", w.message, w.reason ? ({ reason: w.reason } as Status) : undefined, w.retryAfterSeconds, w.request);
+  new ApiError(
+    w.code ?? 0,
+    w.kind ?? "Other",
+    w.message,
+    w.reason ? ({ reason: w.reason } as Status) : undefined,
+    w.retryAfterSeconds,
+    w.request,
+  );
 
 export function errorToWire(err: unknown): WireError {
   if (err instanceof PermissionError) return { ...apiToWire(err.cause), type: "PermissionError" };

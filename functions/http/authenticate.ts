@@ -47,17 +47,27 @@ export function authenticate(settings: AuthSettings, opts: AuthenticateOptions =
       }
       const timestamp = c.req.header("webhook-timestamp");
       await readBodyOnce(c, maxBodyBytes);
-      const verified = verifyWebhook({ secrets: verifiers, id: c.req.header("webhook-id"), timestamp, signature, body: await c.req.text() });
+      const verified = verifyWebhook({
+        secrets: verifiers,
+        id: c.req.header("webhook-id"),
+        timestamp,
+        signature,
+        body: await c.req.text(),
+      });
       // The id is remembered only once the signature is valid (the store may be remote: the Worker's is shared by every isolate).
       const verdict = verified.ok ? await claimWebhookId(settings.replay, verified.id, timestamp!) : verified;
       if (!verdict.ok) {
         log({ msg: "auth rejected", method: "signature", failure: verdict.failure, path: c.req.path });
         if (verdict.failure === "ReplayStoreFull") {
-          throw new Problem(503, "Unavailable", verdict.message, { headers: { "Retry-After": String(verdict.retryAfterSeconds) } });
+          throw new Problem(503, "Unavailable", verdict.message, {
+            headers: { "Retry-After": String(verdict.retryAfterSeconds) },
+          });
         }
         // An over-long id is a malformed request, not a failed authentication: no retry will help.
         const status = verdict.failure === "BadId" ? 400 : 401;
-        throw new Problem(status, status === 400 ? "BadRequest" : "Unauthorized", verdict.message, { extra: { failure: verdict.failure } });
+        throw new Problem(status, status === 400 ? "BadRequest" : "Unauthorized", verdict.message, {
+          extra: { failure: verdict.failure },
+        });
       }
       c.set("auth", "signature");
       return next();
@@ -90,13 +100,21 @@ export const requireSignature = (why: string): MiddlewareHandler<AuthEnv> =>
  * 403 for a set outside `allowed` (empty = every namespace), read from what the validator of
  * `target` produced (the URL's parameters, or the JSON body): validation comes first.
  */
-export function namespaceGuard<T>(allowed: readonly string[], target: keyof ValidationTargets, namespaceOf: (validated: T) => string): MiddlewareHandler {
+export function namespaceGuard<T>(
+  allowed: readonly string[],
+  target: keyof ValidationTargets,
+  namespaceOf: (validated: T) => string,
+): MiddlewareHandler {
   const set = new Set(allowed);
   return async function namespaceGuard(c, next) {
     if (set.size === 0) return next();
     const namespace = namespaceOf((c.req.valid as (t: keyof ValidationTargets) => T)(target));
     if (!set.has(namespace)) {
-      throw new Problem(403, "Forbidden", `namespace "${namespace}" is not one claimstep manages here (CLAIMSTEP_NAMESPACES: ${[...set].join(", ")})`);
+      throw new Problem(
+        403,
+        "Forbidden",
+        `namespace "${namespace}" is not one claimstep manages here (CLAIMSTEP_NAMESPACES: ${[...set].join(", ")})`,
+      );
     }
     return next();
   };

@@ -20,7 +20,8 @@ export async function readBodyOnce(c: Context, maxBytes: number): Promise<void> 
   const raw = c.req.raw;
   if (!raw.body || Object.keys(c.req.bodyCache).length > 0) return;
   const declared = raw.headers.get("content-length");
-  if (declared !== null && !raw.headers.has("transfer-encoding") && Number(declared) > maxBytes) throw tooLarge(maxBytes);
+  if (declared !== null && !raw.headers.has("transfer-encoding") && Number(declared) > maxBytes)
+    throw tooLarge(maxBytes);
 
   const reader = raw.body.getReader();
   const chunks: Uint8Array[] = [];
@@ -60,7 +61,8 @@ export function readBody(opts: { maxBytes: number }): MiddlewareHandler {
 }
 
 /** `application/json; charset=utf-8` → `application/json`. */
-export const mediaTypeOf = (c: Context): string => (c.req.header("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+export const mediaTypeOf = (c: Context): string =>
+  (c.req.header("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
 
 /** 415 unless the body is one of `types` (Hono's json validator would silently validate `{}` instead). */
 export const requireMediaType = (types: readonly string[], hint: string): MiddlewareHandler =>

@@ -70,11 +70,17 @@ const respond = (c: Context, p: Problem) => {
 export function problemOf(err: unknown, log: (entry: Record<string, unknown>) => void): Problem {
   if (err instanceof Problem) return err;
   if (err instanceof HTTPException) {
-    return new Problem(err.status as ProblemStatus, ERROR_NAMES[err.status] ?? "Error", err.message || `HTTP ${err.status}`);
+    return new Problem(
+      err.status as ProblemStatus,
+      ERROR_NAMES[err.status] ?? "Error",
+      err.message || `HTTP ${err.status}`,
+    );
   }
   if (err instanceof ApiError) {
     if (err.kind === "NotFound") {
-      const hint = /check the/.test(err.message) ? "" : ": check the namespace and name (kubectl get statefulsets -n <namespace>)";
+      const hint = /check the/.test(err.message)
+        ? ""
+        : ": check the namespace and name (kubectl get statefulsets -n <namespace>)";
       return new Problem(404, "NotFound", `${err.message}${hint}`);
     }
     if (err.kind === "Conflict" && !err.isFieldManagerConflict) {
@@ -86,8 +92,13 @@ export function problemOf(err: unknown, log: (entry: Record<string, unknown>) =>
       });
     }
     log({ msg: "api error", code: err.code, reason: err.reason, request: err.request, message: err.message });
-    const hint = err.code === 401 ? "claimstep's own credentials to the API server were rejected: check KUBE_TOKEN or the kubeconfig" : err.message;
-    return new Problem(502, "UpstreamError", hint, { extra: { upstream: { code: err.code, reason: err.reason ?? null } } });
+    const hint =
+      err.code === 401
+        ? "claimstep's own credentials to the API server were rejected: check KUBE_TOKEN or the kubeconfig"
+        : err.message;
+    return new Problem(502, "UpstreamError", hint, {
+      extra: { upstream: { code: err.code, reason: err.reason ?? null } },
+    });
   }
   if (err instanceof PermissionError) {
     log({ msg: "permission error", message: err.message });
@@ -103,8 +114,14 @@ export const onError =
   (err, c) =>
     respond(c, problemOf(err, log));
 
-export const notFound: NotFoundHandler = (c) => respond(c, new Problem(404, "NotFound", `no route for ${c.req.method} ${c.req.path}`));
+export const notFound: NotFoundHandler = (c) =>
+  respond(c, new Problem(404, "NotFound", `no route for ${c.req.method} ${c.req.path}`));
 
 /** A known path with the wrong method: 405 with Allow, not 404. */
 export const methodNotAllowed = (allow: string) => (c: Context) =>
-  respond(c, new Problem(405, "MethodNotAllowed", `${c.req.method} is not allowed on ${c.req.path}; use ${allow}`, { headers: { Allow: allow } }));
+  respond(
+    c,
+    new Problem(405, "MethodNotAllowed", `${c.req.method} is not allowed on ${c.req.path}; use ${allow}`, {
+      headers: { Allow: allow },
+    }),
+  );

@@ -23,11 +23,13 @@ interface Frame {
   expectKey: boolean;
 }
 
-const pathOf = (frames: readonly Frame[]): string => (frames.length ? frames.map((f) => String(f.at)).join(".") : "(body)");
+const pathOf = (frames: readonly Frame[]): string =>
+  frames.length ? frames.map((f) => String(f.at)).join(".") : "(body)";
 
 const shown = (token: string) => (token.length > 40 ? `${token.slice(0, 40)}…` : token);
 
-const isNumberChar = (ch: number) => (ch >= 48 && ch <= 57) || ch === 45 || ch === 43 || ch === 46 || ch === 101 || ch === 69; // 0-9 - + . e E
+const isNumberChar = (ch: number) =>
+  (ch >= 48 && ch <= 57) || ch === 45 || ch === 43 || ch === 46 || ch === 101 || ch === 69; // 0-9 - + . e E
 
 /**
  * The first key given twice or inexact integer in `text`, which JSON.parse has accepted (on

@@ -16,7 +16,10 @@ export const issuesOf = (error: z.core.$ZodError): Issue[] =>
  */
 export function refuseLaxJson(text: string, message: string): void {
   const problem = strictJsonProblem(text);
-  if (problem) throw new Problem(400, "BadRequest", `${message}: ${problem.what} (at ${problem.path})`, { issues: [{ path: problem.path, message: problem.message }] });
+  if (problem)
+    throw new Problem(400, "BadRequest", `${message}: ${problem.what} (at ${problem.path})`, {
+      issues: [{ path: problem.path, message: problem.message }],
+    });
 }
 
 /**
@@ -24,7 +27,11 @@ export function refuseLaxJson(text: string, message: string): void {
  * validates `{}` when the content type is not JSON. A JSON body is also refused (400) for a key
  * given twice or an inexact integer (`refuseLaxJson`), before the schema.
  */
-export const validate = <Target extends keyof ValidationTargets, S extends z.ZodMiniType>(target: Target, schema: S, message: string) =>
+export const validate = <Target extends keyof ValidationTargets, S extends z.ZodMiniType>(
+  target: Target,
+  schema: S,
+  message: string,
+) =>
   validator(target, async (value, c): Promise<z.output<S>> => {
     // Hono has parsed the text (a malformed body is its 400); the text is in the body cache.
     if (target === "json") refuseLaxJson(await c.req.text(), message);

@@ -13,7 +13,15 @@ export interface LeaseConfig {
   renewSeconds: number;
 }
 
-export type LeaseEnv = Partial<Record<"CLAIMSTEP_LEASE" | "CLAIMSTEP_LEASE_NAMESPACE" | "CLAIMSTEP_LEASE_DURATION_SECONDS" | "CLAIMSTEP_LEASE_RENEW_SECONDS", string | undefined>>;
+export type LeaseEnv = Partial<
+  Record<
+    | "CLAIMSTEP_LEASE"
+    | "CLAIMSTEP_LEASE_NAMESPACE"
+    | "CLAIMSTEP_LEASE_DURATION_SECONDS"
+    | "CLAIMSTEP_LEASE_RENEW_SECONDS",
+    string | undefined
+  >
+>;
 
 const dns1123 = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const blank = (v: string | undefined) => (v === undefined || v.trim() === "" ? undefined : v.trim());
@@ -22,8 +30,13 @@ const blank = (v: string | undefined) => (v === undefined || v.trim() === "" ? u
 export function leaseConfig(env: LeaseEnv): { config?: LeaseConfig; problems: string[] } {
   const problems: string[] = [];
   const flag = blank(env.CLAIMSTEP_LEASE)?.toLowerCase();
-  if (flag !== undefined && flag !== "true" && flag !== "false") problems.push("CLAIMSTEP_LEASE: must be true or false");
-  const seconds = (name: "CLAIMSTEP_LEASE_DURATION_SECONDS" | "CLAIMSTEP_LEASE_RENEW_SECONDS", fallback: number, min: number): number => {
+  if (flag !== undefined && flag !== "true" && flag !== "false")
+    problems.push("CLAIMSTEP_LEASE: must be true or false");
+  const seconds = (
+    name: "CLAIMSTEP_LEASE_DURATION_SECONDS" | "CLAIMSTEP_LEASE_RENEW_SECONDS",
+    fallback: number,
+    min: number,
+  ): number => {
     const raw = blank(env[name]);
     if (raw === undefined) return fallback;
     const n = Number(raw);
@@ -39,11 +52,18 @@ export function leaseConfig(env: LeaseEnv): { config?: LeaseConfig; problems: st
   if (!dns1123.test(namespace)) problems.push("CLAIMSTEP_LEASE_NAMESPACE: not a valid namespace name");
   // Three passes fit in a lease: a holder survives two failed renewals before it stops sweeping.
   if (renewSeconds * 3 > durationSeconds) {
-    problems.push("CLAIMSTEP_LEASE_RENEW_SECONDS: must be at most a third of CLAIMSTEP_LEASE_DURATION_SECONDS (defaults: 5 and 15)");
+    problems.push(
+      "CLAIMSTEP_LEASE_RENEW_SECONDS: must be at most a third of CLAIMSTEP_LEASE_DURATION_SECONDS (defaults: 5 and 15)",
+    );
   }
   if (flag !== "true") {
-    const orphans = (["CLAIMSTEP_LEASE_NAMESPACE", "CLAIMSTEP_LEASE_DURATION_SECONDS", "CLAIMSTEP_LEASE_RENEW_SECONDS"] as const).filter((k) => blank(env[k]) !== undefined);
-    if (flag === undefined && orphans.length) problems.push(`${orphans.join(", ")}: set only with CLAIMSTEP_LEASE=true (several server replicas electing one sweeper)`);
+    const orphans = (
+      ["CLAIMSTEP_LEASE_NAMESPACE", "CLAIMSTEP_LEASE_DURATION_SECONDS", "CLAIMSTEP_LEASE_RENEW_SECONDS"] as const
+    ).filter((k) => blank(env[k]) !== undefined);
+    if (flag === undefined && orphans.length)
+      problems.push(
+        `${orphans.join(", ")}: set only with CLAIMSTEP_LEASE=true (several server replicas electing one sweeper)`,
+      );
     return { problems };
   }
   if (problems.length) return { problems };

@@ -4,7 +4,7 @@
 // before each write). Every expiry is measured on the monotonic clock; the wall clock only dates
 // the record. Acquisitions and losses are logged, one line each; on shutdown a held Lease is
 // released so that another replica takes over at its next pass.
-import { afterWrite, decide, leads, releaseSpec, type ElectionConfig, type ElectionState } from "../../core/lease.js";
+import { afterWrite, decide, type ElectionConfig, type ElectionState, leads, releaseSpec } from "../../core/lease.js";
 import type { LeaseApi, ObservedLease, WriteOutcome } from "../../core/ports.js";
 
 /** The loop's clock, injected so tests run it on virtual time. */
@@ -92,7 +92,12 @@ export class Elector implements Leadership {
   }
 
   signal(): AbortSignal {
-    if (!this.holds()) return AbortSignal.abort(new LeaseLost(`${this.opts.lease.describe}: this replica (${this.opts.identity}) does not hold the Lease (lease lost)`));
+    if (!this.holds())
+      return AbortSignal.abort(
+        new LeaseLost(
+          `${this.opts.lease.describe}: this replica (${this.opts.identity}) does not hold the Lease (lease lost)`,
+        ),
+      );
     return (this.term ??= new AbortController()).signal;
   }
 
@@ -100,7 +105,11 @@ export class Elector implements Leadership {
     const term = this.term;
     if (!term) return;
     this.term = undefined;
-    term.abort(new LeaseLost(`${this.opts.lease.describe}: lease lost (${why}): this replica (${this.opts.identity}) stops sweeping before its next write`));
+    term.abort(
+      new LeaseLost(
+        `${this.opts.lease.describe}: lease lost (${why}): this replica (${this.opts.identity}) stops sweeping before its next write`,
+      ),
+    );
   }
 
   /** Who this replica last saw holding the Lease ("" released, undefined not read yet). */
@@ -145,7 +154,10 @@ export class Elector implements Leadership {
     const sentAt = this.nowMs();
     let outcome: WriteOutcome;
     try {
-      outcome = action.kind === "create" ? await this.opts.lease.create(action.spec) : await this.opts.lease.update(action.spec, action.resourceVersion);
+      outcome =
+        action.kind === "create"
+          ? await this.opts.lease.create(action.spec)
+          : await this.opts.lease.update(action.spec, action.resourceVersion);
     } catch (err) {
       outcome = { kind: "failed", error: (err as Error).message };
     }
@@ -154,7 +166,10 @@ export class Elector implements Leadership {
     const how = action.kind === "create" ? "created" : action.why === "takeover" ? "took over" : "renewed";
     if (outcome.kind === "failed") this.lastError = `cannot write the Lease: ${outcome.error ?? "no answer"}`;
     else if (outcome.kind === "written") this.lastError = undefined;
-    this.report(outcome.kind === "lost" ? "another replica wrote it first" : outcome.kind === "failed" ? this.lastError! : how, outcome.kind === "written" ? outcome.lease : undefined);
+    this.report(
+      outcome.kind === "lost" ? "another replica wrote it first" : outcome.kind === "failed" ? this.lastError! : how,
+      outcome.kind === "written" ? outcome.lease : undefined,
+    );
   }
 
   /** Log a change of leadership (one line each way). */
@@ -189,10 +204,17 @@ export class Elector implements Leadership {
     await this.running;
     const last = this.lastWritten;
     if (held && last && this.state.observed?.resourceVersion === last.resourceVersion) {
-      const outcome = await this.opts.lease.update(releaseSpec(last, this.wallMs()), last.resourceVersion).catch((err: unknown) => ({ kind: "failed" as const, error: (err as Error).message }));
+      const outcome = await this.opts.lease
+        .update(releaseSpec(last, this.wallMs()), last.resourceVersion)
+        .catch((err: unknown) => ({ kind: "failed" as const, error: (err as Error).message }));
       const base = { lease: this.opts.lease.describe, identity: this.opts.identity };
       if (outcome.kind === "written") this.log({ msg: "lease released", ...base });
-      else this.log({ msg: "lease not released", ...base, error: outcome.kind === "lost" ? "another replica wrote it first" : (outcome.error ?? "no answer") });
+      else
+        this.log({
+          msg: "lease not released",
+          ...base,
+          error: outcome.kind === "lost" ? "another replica wrote it first" : (outcome.error ?? "no answer"),
+        });
     }
     this.state = {};
     this.leading = false;

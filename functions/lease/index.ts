@@ -2,11 +2,11 @@
 // direct adapter.
 import type { KubeClient } from "../../adapters/kube/client.js";
 import { KubeLease } from "../../adapters/kube/lease.js";
-import type { LeaseConfig } from "./config.js";
 import { defaultMarginMs } from "../../core/lease.js";
+import type { LeaseConfig } from "./config.js";
 import { Elector, type ElectorClock } from "./elector.js";
 
-export { LEASE_NAME, leaseIdentity, type LeaseConfig } from "./config.js";
+export { LEASE_NAME, type LeaseConfig, leaseIdentity } from "./config.js";
 export { Elector, type ElectorClock } from "./elector.js";
 
 export interface KubeElectorOptions {

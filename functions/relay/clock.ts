@@ -16,5 +16,5 @@ export const systemClock: RelayClock = {
 export const sleep = (clock: RelayClock, ms: number) => new Promise<void>((resolve) => clock.setTimeout(resolve, ms));
 
 /** Exponential backoff: base·2^attempt, capped. */
-export const backoffMs = (attempt: number, baseMs: number, maxMs: number): number => Math.min(maxMs, baseMs * 2 ** attempt);
-
+export const backoffMs = (attempt: number, baseMs: number, maxMs: number): number =>
+  Math.min(maxMs, baseMs * 2 ** attempt);

@@ -49,4 +49,3 @@ export class Debouncer {
     return this.pending.size;
   }
 }
-

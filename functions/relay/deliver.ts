@@ -1,7 +1,7 @@
 // POST one `statefulset.changed` event to the app, signed with Standard Webhooks (the official
 // library, through functions/auth.ts), each attempt bounded by a timeout, retried with backoff.
 import { webhookHeaders } from "../auth.js";
-import { type RelayClock, backoffMs, sleep } from "./clock.js";
+import { backoffMs, type RelayClock, sleep } from "./clock.js";
 import type { RelayEvent } from "./event.js";
 
 /**
@@ -24,7 +24,9 @@ export interface DeliveryOptions {
   log(entry: Record<string, unknown>): void;
 }
 
-export type DeliveryResult = { ok: true; status: number; attempts: number } | { ok: false; status?: number; attempts: number; error: string };
+export type DeliveryResult =
+  | { ok: true; status: number; attempts: number }
+  | { ok: false; status?: number; attempts: number; error: string };
 
 /**
  * POST one event, signed, retrying network errors, 429 and 5xx with backoff (honouring
@@ -42,7 +44,10 @@ export async function deliver(event: RelayEvent, opts: DeliveryOptions): Promise
     // The answer and its body: an app that sends its headers and hangs is given up too.
     const timeout = AbortSignal.timeout(timeoutMs);
     try {
-      const headers = { "content-type": "application/json", ...(await webhookHeaders(opts.secret, opts.newId(), opts.clock.now(), body)) };
+      const headers = {
+        "content-type": "application/json",
+        ...(await webhookHeaders(opts.secret, opts.newId(), opts.clock.now(), body)),
+      };
       const res = await opts.fetch(opts.url, { method: "POST", headers, body, signal: timeout });
       const read = await res.arrayBuffer().then(
         () => true,
@@ -52,7 +57,12 @@ export async function deliver(event: RelayEvent, opts: DeliveryOptions): Promise
       if (res.ok) return { ok: true, status: res.status, attempts: attempt + 1 };
       last = { status: res.status, error: `HTTP ${res.status}` };
       if (res.status !== 429 && res.status < 500) {
-        opts.log({ msg: "relay event refused", status: res.status, namespace: event.data.namespace, name: event.data.name });
+        opts.log({
+          msg: "relay event refused",
+          status: res.status,
+          namespace: event.data.namespace,
+          name: event.data.name,
+        });
         return { ok: false, status: res.status, attempts: attempt + 1, error: last.error };
       }
       const ra = Number(res.headers.get("retry-after"));
@@ -62,11 +72,21 @@ export async function deliver(event: RelayEvent, opts: DeliveryOptions): Promise
     }
     if (attempt + 1 < maxAttempts) {
       const wait = Math.min(maxMs, retryAfterMs ?? backoffMs(attempt, baseMs, maxMs));
-      opts.log({ msg: "relay delivery failed: retrying", error: last.error, retryInMs: wait, namespace: event.data.namespace, name: event.data.name });
+      opts.log({
+        msg: "relay delivery failed: retrying",
+        error: last.error,
+        retryInMs: wait,
+        namespace: event.data.namespace,
+        name: event.data.name,
+      });
       await sleep(opts.clock, wait);
     }
   }
-  opts.log({ msg: "relay delivery gave up", error: last.error, namespace: event.data.namespace, name: event.data.name });
+  opts.log({
+    msg: "relay delivery gave up",
+    error: last.error,
+    namespace: event.data.namespace,
+    name: event.data.name,
+  });
   return { ok: false, attempts: maxAttempts, ...last };
 }
-

@@ -46,18 +46,31 @@ export async function relayFromEnv(opts: RelayFromEnvOptions): Promise<number> {
   try {
     new URL(opts.url);
   } catch {
-    throw new Error(`relay: --url ${JSON.stringify(opts.url)} is not an absolute URL (e.g. https://claimstep.example.com/v1/relay)`);
+    throw new Error(
+      `relay: --url ${JSON.stringify(opts.url)} is not an absolute URL (e.g. https://claimstep.example.com/v1/relay)`,
+    );
   }
   const namespaces = opts.namespaces ?? (opts.env.CLAIMSTEP_NAMESPACES ?? "").split(/[\s,]+/).filter(Boolean);
   const { kubeWatchSource } = await import("../kube-target.js");
-  const source = kubeWatchSource({ ...(opts.kubeconfig ? { kubeconfig: opts.kubeconfig } : {}), ...(opts.context ? { context: opts.context } : {}) });
+  const source = kubeWatchSource({
+    ...(opts.kubeconfig ? { kubeconfig: opts.kubeconfig } : {}),
+    ...(opts.context ? { context: opts.context } : {}),
+  });
   const clock = systemClock;
   const relay = new Relay({
     source,
     clock,
     namespaces,
     log,
-    send: (event) => deliver(event, { url: opts.url, secret, fetch: (u, i) => fetch(u, i), clock, newId: () => `evt_${crypto.randomUUID()}`, log }),
+    send: (event) =>
+      deliver(event, {
+        url: opts.url,
+        secret,
+        fetch: (u, i) => fetch(u, i),
+        clock,
+        newId: () => `evt_${crypto.randomUUID()}`,
+        log,
+      }),
   });
   relay.start();
   log({ msg: "relay started", url: opts.url, namespaces: namespaces.length ? namespaces : "all" });

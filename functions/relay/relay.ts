@@ -61,7 +61,9 @@ export class Relay {
 
   constructor(private readonly opts: RelayOptions) {
     this.log = opts.log ?? (() => {});
-    this.debouncer = new Debouncer(opts.clock, opts.debounce ?? DEFAULT_DEBOUNCE, (key, causes) => this.emit(key, causes));
+    this.debouncer = new Debouncer(opts.clock, opts.debounce ?? DEFAULT_DEBOUNCE, (key, causes) =>
+      this.emit(key, causes),
+    );
   }
 
   start(): void {
@@ -69,9 +71,21 @@ export class Relay {
     for (const ns of scopes) {
       const p = paths(ns);
       // StatefulSets first: the claim and pod watches map onto the sets they know of.
-      this.watch(p.statefulsets, (type, obj) => this.onStatefulSet(type, obj), (items) => this.onStatefulSetResync(ns, items));
-      this.watch(p.claims, (type, obj) => this.onClaim(type, obj), () => {});
-      this.watch(p.pods, (type, obj) => this.onPod(type, obj), () => {});
+      this.watch(
+        p.statefulsets,
+        (type, obj) => this.onStatefulSet(type, obj),
+        (items) => this.onStatefulSetResync(ns, items),
+      );
+      this.watch(
+        p.claims,
+        (type, obj) => this.onClaim(type, obj),
+        () => {},
+      );
+      this.watch(
+        p.pods,
+        (type, obj) => this.onPod(type, obj),
+        () => {},
+      );
     }
   }
 
@@ -88,7 +102,11 @@ export class Relay {
     return [...this.sets.values()].map((s) => s.ref);
   }
 
-  private watch(path: string, onObject: ResilientWatchOptions["onObject"], onResync: ResilientWatchOptions["onResync"]): void {
+  private watch(
+    path: string,
+    onObject: ResilientWatchOptions["onObject"],
+    onResync: ResilientWatchOptions["onResync"],
+  ): void {
     this.watches.push(
       new ResilientWatch({
         source: this.opts.source,
@@ -113,14 +131,18 @@ export class Relay {
     this.sets.set(key, {
       ref,
       matchLabels: sts.spec?.selector?.matchLabels ?? {},
-      templates: (sts.spec?.volumeClaimTemplates ?? []).map((t: any) => t?.metadata?.name).filter((n: unknown) => typeof n === "string"),
+      templates: (sts.spec?.volumeClaimTemplates ?? [])
+        .map((t: any) => t?.metadata?.name)
+        .filter((n: unknown) => typeof n === "string"),
     });
     // A set change (new desired templates, opt-in, scale) is itself a reason to step.
     this.debouncer.touch(key, `statefulset ${ref.name} ${type.toLowerCase()}`);
   }
 
   private onStatefulSetResync(ns: string | undefined, items: any[]): void {
-    const present = new Set(items.map((s) => keyOf({ namespace: s?.metadata?.namespace ?? "default", name: s?.metadata?.name })));
+    const present = new Set(
+      items.map((s) => keyOf({ namespace: s?.metadata?.namespace ?? "default", name: s?.metadata?.name })),
+    );
     for (const key of [...this.sets.keys()]) {
       if ((ns === undefined || key.startsWith(`${ns}/`)) && !present.has(key)) this.sets.delete(key);
     }
@@ -147,7 +169,8 @@ export class Relay {
     const owner = (pod.metadata.ownerReferences ?? []).find((o: any) => o?.kind === "StatefulSet" && o?.controller);
     const setName = owner?.name ?? ordinalSuffix.exec(name)?.[1];
     const s = setName ? this.sets.get(keyOf({ namespace: ns, name: setName })) : undefined;
-    if (s && labelsMatch(pod.metadata.labels, s.matchLabels)) this.debouncer.touch(keyOf(s.ref), `pod ${name} ${type.toLowerCase()}`);
+    if (s && labelsMatch(pod.metadata.labels, s.matchLabels))
+      this.debouncer.touch(keyOf(s.ref), `pod ${name} ${type.toLowerCase()}`);
   }
 
   private emit(key: string, causes: string[]): void {
@@ -181,4 +204,3 @@ export class Relay {
     this.inflight.add(p);
   }
 }
-

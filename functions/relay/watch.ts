@@ -1,6 +1,6 @@
 // LIST then WATCH one path forever: resume from the last resourceVersion, reconnect with backoff
 // when the stream ends or fails, re-list when the server answers 410 Gone.
-import { type RelayClock, backoffMs, sleep } from "./clock.js";
+import { backoffMs, type RelayClock, sleep } from "./clock.js";
 
 /** One line of a watch stream. */
 export interface WatchEvent {
@@ -17,7 +17,12 @@ export interface WatchSource {
   /** LIST: the items and the list's resourceVersion (the point a watch resumes from). */
   list(path: string): Promise<{ items: any[]; resourceVersion: string }>;
   /** WATCH from a resourceVersion; `done` is called once when the stream ends, with the error if any. */
-  watch(path: string, resourceVersion: string, onEvent: (e: WatchEvent) => void, done: (err?: unknown) => void): Promise<WatchHandle>;
+  watch(
+    path: string,
+    resourceVersion: string,
+    onEvent: (e: WatchEvent) => void,
+    done: (err?: unknown) => void,
+  ): Promise<WatchHandle>;
 }
 
 const isGone = (err: unknown): boolean => {
@@ -80,7 +85,12 @@ export class ResilientWatch {
       } catch (err) {
         if (this.stopped) break;
         const wait = backoffMs(this.failures++, baseMs, maxMs);
-        this.opts.log({ msg: "watch failed: reconnecting", path: this.opts.path, error: (err as Error)?.message ?? String(err), retryInMs: wait });
+        this.opts.log({
+          msg: "watch failed: reconnecting",
+          path: this.opts.path,
+          error: (err as Error)?.message ?? String(err),
+          retryInMs: wait,
+        });
         await sleep(this.opts.clock, wait);
       }
     }
@@ -123,4 +133,3 @@ export class ResilientWatch {
     });
   }
 }
-

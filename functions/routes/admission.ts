@@ -9,8 +9,8 @@
 // from the cluster and writes nothing, so a caller learns and changes nothing it could not by
 // editing its own request. The Node server serves it over TLS, as the API server requires.
 import { Hono, type MiddlewareHandler } from "hono";
-import { AdmissionReviewError, admitStatefulSetUpdate, type AdmissionVerdict } from "../../core/admission.js";
 import { encodeBase64 } from "../../adapters/gitops/base64.js";
+import { AdmissionReviewError, type AdmissionVerdict, admitStatefulSetUpdate } from "../../core/admission.js";
 import { mediaTypeOf, readBody } from "../http/body.js";
 import { Problem } from "../http/problem.js";
 
@@ -33,7 +33,8 @@ export function admissionResponse(v: AdmissionVerdict): Record<string, unknown> 
     response.patchType = "JSONPatch";
     response.patch = encodeBase64(JSON.stringify(v.patch));
   }
-  if (v.kind === "deny") response.status = { code: v.code, reason: v.code === 422 ? "Invalid" : "BadRequest", message: v.message };
+  if (v.kind === "deny")
+    response.status = { code: v.code, reason: v.code === 422 ? "Invalid" : "BadRequest", message: v.message };
   if (v.kind !== "deny" && v.warnings.length) response.warnings = v.warnings;
   return { apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview", response };
 }
@@ -57,7 +58,9 @@ export function jsonDepth(text: string, limit: number): number {
   return max;
 }
 
-export function admissionRoutes(opts: { log?: (entry: Record<string, unknown>) => void; maxInFlight?: number } = {}): Hono {
+export function admissionRoutes(
+  opts: { log?: (entry: Record<string, unknown>) => void; maxInFlight?: number } = {},
+): Hono {
   const log = opts.log ?? (() => {});
   const maxInFlight = opts.maxInFlight ?? ADMISSION_MAX_IN_FLIGHT;
   let inFlight = 0;
@@ -65,7 +68,12 @@ export function admissionRoutes(opts: { log?: (entry: Record<string, unknown>) =
   const bounded: MiddlewareHandler = async function admissionInFlight(_c, next) {
     if (inFlight >= maxInFlight) {
       log({ msg: "admission busy", inFlight });
-      throw new Problem(503, "Unavailable", `claimstep reads at most ${maxInFlight} admission review${maxInFlight === 1 ? "" : "s"} at once: retry`, { headers: { "Retry-After": "1" } });
+      throw new Problem(
+        503,
+        "Unavailable",
+        `claimstep reads at most ${maxInFlight} admission review${maxInFlight === 1 ? "" : "s"} at once: retry`,
+        { headers: { "Retry-After": "1" } },
+      );
     }
     inFlight++;
     try {
@@ -74,34 +82,43 @@ export function admissionRoutes(opts: { log?: (entry: Record<string, unknown>) =
       inFlight--;
     }
   };
-  app.post(`${ADMISSION_PATH}/:scope{by-namespace}?`, bounded, readBody({ maxBytes: ADMISSION_BODY_LIMIT }), async (c) => {
-    if (mediaTypeOf(c) !== "application/json") throw new Problem(415, "UnsupportedMediaType", "send the AdmissionReview as Content-Type: application/json");
-    const text = await c.req.text();
-    if (jsonDepth(text, ADMISSION_MAX_DEPTH) > ADMISSION_MAX_DEPTH) throw new Problem(400, "BadRequest", `the AdmissionReview nests deeper than ${ADMISSION_MAX_DEPTH} levels`);
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch (err) {
-      throw new Problem(400, "BadRequest", `the body is not JSON: ${(err as Error).message}`);
-    }
-    let verdict: AdmissionVerdict;
-    try {
-      verdict = admitStatefulSetUpdate(body, { namespaceOptedIn: c.req.param("scope") === "by-namespace" || c.req.query("scope") === "namespace" });
-    } catch (err) {
-      if (err instanceof AdmissionReviewError) throw new Problem(400, "BadRequest", err.message);
-      throw err;
-    }
-    const request = (body as { request?: { namespace?: string; name?: string; dryRun?: boolean } }).request;
-    log({
-      msg: "admission",
-      namespace: request?.namespace,
-      name: request?.name,
-      dryRun: request?.dryRun === true,
-      verdict: verdict.kind,
-      ...(verdict.kind === "pass" ? { why: verdict.why } : {}),
-      ...(verdict.kind === "patch" ? { operations: verdict.patch.length } : {}),
-    });
-    return c.json(admissionResponse(verdict), 200);
-  });
+  app.post(
+    `${ADMISSION_PATH}/:scope{by-namespace}?`,
+    bounded,
+    readBody({ maxBytes: ADMISSION_BODY_LIMIT }),
+    async (c) => {
+      if (mediaTypeOf(c) !== "application/json")
+        throw new Problem(415, "UnsupportedMediaType", "send the AdmissionReview as Content-Type: application/json");
+      const text = await c.req.text();
+      if (jsonDepth(text, ADMISSION_MAX_DEPTH) > ADMISSION_MAX_DEPTH)
+        throw new Problem(400, "BadRequest", `the AdmissionReview nests deeper than ${ADMISSION_MAX_DEPTH} levels`);
+      let body: unknown;
+      try {
+        body = JSON.parse(text);
+      } catch (err) {
+        throw new Problem(400, "BadRequest", `the body is not JSON: ${(err as Error).message}`);
+      }
+      let verdict: AdmissionVerdict;
+      try {
+        verdict = admitStatefulSetUpdate(body, {
+          namespaceOptedIn: c.req.param("scope") === "by-namespace" || c.req.query("scope") === "namespace",
+        });
+      } catch (err) {
+        if (err instanceof AdmissionReviewError) throw new Problem(400, "BadRequest", err.message);
+        throw err;
+      }
+      const request = (body as { request?: { namespace?: string; name?: string; dryRun?: boolean } }).request;
+      log({
+        msg: "admission",
+        namespace: request?.namespace,
+        name: request?.name,
+        dryRun: request?.dryRun === true,
+        verdict: verdict.kind,
+        ...(verdict.kind === "pass" ? { why: verdict.why } : {}),
+        ...(verdict.kind === "patch" ? { operations: verdict.patch.length } : {}),
+      });
+      return c.json(admissionResponse(verdict), 200);
+    },
+  );
   return app;
 }

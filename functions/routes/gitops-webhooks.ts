@@ -10,7 +10,6 @@
 // full) → one step. A set that no longer exists is 202 (ignored), not an error: GitLab disables a
 // webhook that keeps failing, and a pull request of a deleted set is nothing to retry.
 import { Hono, type MiddlewareHandler } from "hono";
-import type { SetRef } from "../../core/types.js";
 import { ApiError, PermissionError } from "../../adapters/api-error.js";
 import {
   type Parsed,
@@ -20,8 +19,9 @@ import {
   verifyGitHubSignature,
   verifyGitLabToken,
 } from "../../adapters/gitops/webhook.js";
+import type { SetRef } from "../../core/types.js";
 import { type AnyReplayGuard, RecentIds } from "../auth.js";
-import { Problem, onError } from "../http/problem.js";
+import { onError, Problem } from "../http/problem.js";
 import type { StepResult } from "../step.js";
 
 /**
@@ -58,11 +58,15 @@ export interface GitOpsWebhookOptions {
 type Provider = "github" | "gitlab";
 
 const sha256Hex = async (bytes: ArrayBuffer): Promise<string> =>
-  [...new Uint8Array(await crypto.subtle.digest("SHA-256", bytes))].map((b) => b.toString(16).padStart(2, "0")).join("");
+  [...new Uint8Array(await crypto.subtle.digest("SHA-256", bytes))]
+    .map((b) => b.toString(16).padStart(2, "0"))
+    .join("");
 
 export function gitopsWebhookRoutes(opts: GitOpsWebhookOptions): Hono {
-  if (opts.github && !opts.github.secret) throw new Error("GitHub webhook secret is empty: set it, or leave github out to disable the route");
-  if (opts.gitlab && !opts.gitlab.token) throw new Error("GitLab webhook token is empty: set it, or leave gitlab out to disable the route");
+  if (opts.github && !opts.github.secret)
+    throw new Error("GitHub webhook secret is empty: set it, or leave github out to disable the route");
+  if (opts.gitlab && !opts.gitlab.token)
+    throw new Error("GitLab webhook token is empty: set it, or leave gitlab out to disable the route");
   const replay = opts.replay ?? new RecentIds();
   const log = opts.log ?? (() => {});
   const app = new Hono();
@@ -70,16 +74,23 @@ export function gitopsWebhookRoutes(opts: GitOpsWebhookOptions): Hono {
   /** 404 when the forge has no secret configured. */
   const configured = (provider: Provider, what: string): MiddlewareHandler =>
     async function configured(_c, next) {
-      if (!opts[provider]) throw new Problem(404, "NotFound", `${provider === "github" ? "GitHub" : "GitLab"} webhooks are not configured (no ${what})`);
+      if (!opts[provider])
+        throw new Problem(
+          404,
+          "NotFound",
+          `${provider === "github" ? "GitHub" : "GitLab"} webhooks are not configured (no ${what})`,
+        );
       return next();
     };
 
-  const unauthentic = (provider: Provider) => new Problem(401, "Unauthorized", `${provider} webhook: missing or wrong signature/token`);
+  const unauthentic = (provider: Provider) =>
+    new Problem(401, "Unauthorized", `${provider} webhook: missing or wrong signature/token`);
 
   /** X-Hub-Signature-256: HMAC-SHA256 of the raw body with the webhook secret. */
   const githubSignature: MiddlewareHandler = async function githubSignature(c, next) {
     const raw = new Uint8Array(await c.req.arrayBuffer());
-    if (!(await verifyGitHubSignature(opts.github!.secret, raw, c.req.header("x-hub-signature-256")))) throw unauthentic("github");
+    if (!(await verifyGitHubSignature(opts.github!.secret, raw, c.req.header("x-hub-signature-256"))))
+      throw unauthentic("github");
     return next();
   };
 
@@ -118,27 +129,47 @@ export function gitopsWebhookRoutes(opts: GitOpsWebhookOptions): Hono {
         });
       }
       log({ msg: "webhook replayed", provider });
-      throw new Problem(401, "Unauthorized", `${provider} webhook: this delivery was already received`, { extra: { failure: "Replayed" } });
+      throw new Problem(401, "Unauthorized", `${provider} webhook: this delivery was already received`, {
+        extra: { failure: "Replayed" },
+      });
     }
     return releaseAll;
   };
 
-  const handle = async (provider: Provider, raw: ArrayBuffer, parse: (body: unknown) => Parsed, deliveryId: string | undefined, bodyKey: string) => {
+  const handle = async (
+    provider: Provider,
+    raw: ArrayBuffer,
+    parse: (body: unknown) => Parsed,
+    deliveryId: string | undefined,
+    bodyKey: string,
+  ) => {
     let body: unknown;
     try {
       body = JSON.parse(new TextDecoder().decode(raw));
     } catch {
-      throw new Problem(400, "BadRequest", `${provider} webhook: the body is not JSON (set the webhook content type to application/json)`);
+      throw new Problem(
+        400,
+        "BadRequest",
+        `${provider} webhook: the body is not JSON (set the webhook content type to application/json)`,
+      );
     }
     const parsed = parse(body);
     if ("ignored" in parsed) return { status: 202 as const, body: { ignored: parsed.ignored } };
     const { event } = parsed;
     const ref = event.step.ref;
     if (opts.namespaces?.length && !opts.namespaces.includes(ref.namespace)) {
-      throw new Problem(403, "Forbidden", `branch ${event.branch} names namespace ${ref.namespace}, which claimstep may not act in`);
+      throw new Problem(
+        403,
+        "Forbidden",
+        `branch ${event.branch} names namespace ${ref.namespace}, which claimstep may not act in`,
+      );
     }
     if (!deliveryId) {
-      throw new Problem(400, "BadRequest", `${provider} webhook: the delivery has no ${provider === "github" ? "X-GitHub-Delivery" : "Idempotency-Key or X-Gitlab-Event-UUID"} header`);
+      throw new Problem(
+        400,
+        "BadRequest",
+        `${provider} webhook: the delivery has no ${provider === "github" ? "X-GitHub-Delivery" : "Idempotency-Key or X-Gitlab-Event-UUID"} header`,
+      );
     }
     const release = await claim(provider, [`${provider}:delivery:${deliveryId}`, `${provider}:body:${bodyKey}`]);
     let result: StepResult;
@@ -147,11 +178,19 @@ export function gitopsWebhookRoutes(opts: GitOpsWebhookOptions): Hono {
     } catch (err) {
       if (err instanceof ApiError && err.kind === "NotFound") {
         log({ msg: "webhook for a missing set", provider, namespace: ref.namespace, name: ref.name });
-        return { status: 202 as const, body: { ignored: `StatefulSet ${ref.namespace}/${ref.name} does not exist (branch ${event.branch})` } };
+        return {
+          status: 202 as const,
+          body: { ignored: `StatefulSet ${ref.namespace}/${ref.name} does not exist (branch ${event.branch})` },
+        };
       }
       await release(); // nothing was done: a redelivery must be accepted
       if (err instanceof ApiError || err instanceof PermissionError) throw err; // 503, 502, 409 as the app answers them
-      throw new Problem(500, "InternalError", `step of ${ref.namespace}/${ref.name} failed: ${(err as Error).message}`, { cause: err });
+      throw new Problem(
+        500,
+        "InternalError",
+        `step of ${ref.namespace}/${ref.name} failed: ${(err as Error).message}`,
+        { cause: err },
+      );
     }
     return {
       status: 200 as const,

@@ -56,12 +56,16 @@ export function TimelineChart(props: { timeline: Timeline }) {
   const title = `Rollout of revision ${tl.revision}, per ordinal: claims written, resized${tl.pods ? ", pod replaced" : ""}`;
   // In words: the span and each ordinal's times while they are few; past DESC_ORDINALS, how many
   // are at each stage (the table below has every time: a screen reader need not hear 100 rows).
-  const counts = (Object.keys(STAGE_TEXT) as OrdinalTimeline["stage"][]).map((k) => [k, tl.ordinals.filter((o) => o.stage === k).length] as const).filter(([, n]) => n > 0);
+  const counts = (Object.keys(STAGE_TEXT) as OrdinalTimeline["stage"][])
+    .map((k) => [k, tl.ordinals.filter((o) => o.stage === k).length] as const)
+    .filter(([, n]) => n > 0);
   const desc = [
     timed ? `From ${timeText(tl.start!)} to ${timeText(tl.end!)}.` : "No Event times to draw.",
     ...(tl.ordinals.length <= DESC_ORDINALS
       ? tl.ordinals.map((o) => said(o, tl.pods))
-      : [`${tl.ordinals.length} ordinals: ${counts.map(([k, n]) => `${n} ${STAGE_TEXT[k]}`).join(", ")}; the table below has each one's times.`]),
+      : [
+          `${tl.ordinals.length} ordinals: ${counts.map(([k, n]) => `${n} ${STAGE_TEXT[k]}`).join(", ")}; the table below has each one's times.`,
+        ]),
     ...(tl.otherRevisions.length ? [`Writes of other revisions (${tl.otherRevisions.join(", ")}) are left out.`] : []),
   ].join(" ");
   return (
@@ -91,11 +95,29 @@ export function TimelineChart(props: { timeline: Timeline }) {
               </text>
               {o.written && timed ? (
                 <>
-                  <rect class={open ? "bar open" : "bar"} x={x(o.written)} y={mid - 4} width={Math.max(1, f1((open ? X1 : x(o.resized)) - x(o.written)))} height={8} />
-                  {tl.pods && o.resized ? <rect class="bar pod" x={x(o.resized)} y={mid - 2} width={Math.max(0, f1((o.replaced ? x(o.replaced) : X1) - x(o.resized)))} height={4} /> : null}
+                  <rect
+                    class={open ? "bar open" : "bar"}
+                    x={x(o.written)}
+                    y={mid - 4}
+                    width={Math.max(1, f1((open ? X1 : x(o.resized)) - x(o.written)))}
+                    height={8}
+                  />
+                  {tl.pods && o.resized ? (
+                    <rect
+                      class="bar pod"
+                      x={x(o.resized)}
+                      y={mid - 2}
+                      width={Math.max(0, f1((o.replaced ? x(o.replaced) : X1) - x(o.resized)))}
+                      height={4}
+                    />
+                  ) : null}
                   <circle data-mark="written" class="m-w" cx={x(o.written)} cy={mid} r={4} />
-                  {o.resized ? <rect data-mark="resized" class="m-r" x={x(o.resized) - 4} y={mid - 4} width={8} height={8} /> : null}
-                  {tl.pods && o.replaced ? <path data-mark="replaced" class="m-p" d={`M${x(o.replaced)} ${mid + 1}l5 9h-10z`} /> : null}
+                  {o.resized ? (
+                    <rect data-mark="resized" class="m-r" x={x(o.resized) - 4} y={mid - 4} width={8} height={8} />
+                  ) : null}
+                  {tl.pods && o.replaced ? (
+                    <path data-mark="replaced" class="m-p" d={`M${x(o.replaced)} ${mid + 1}l5 9h-10z`} />
+                  ) : null}
                 </>
               ) : (
                 <text x={X0} y={mid + 4} class="note">
@@ -107,7 +129,8 @@ export function TimelineChart(props: { timeline: Timeline }) {
         })}
       </svg>
       <figcaption class="muted">
-        <span class="key m-w">●</span> claims written <span class="key bar">▬</span> resizing <span class="key m-r">■</span> resized
+        <span class="key m-w">●</span> claims written <span class="key bar">▬</span> resizing{" "}
+        <span class="key m-r">■</span> resized
         {tl.pods ? (
           <>
             {" "}
@@ -154,7 +177,12 @@ export function UsageChart(props: { usage: UsageView }) {
   const u = props.usage;
   const scale = (p: number) => f1(4 + (Math.min(p, 100) / 100) * (W - 8 - 4));
   const height = 6 + u.bars.length * BAR_ROW;
-  const desc = u.bars.map((b) => `${b.claim}: ${b.percent.toFixed(1)}% of ${b.capacity} used (${b.used})${b.over ? ", at or above the threshold" : ""}.`).join(" ");
+  const desc = u.bars
+    .map(
+      (b) =>
+        `${b.claim}: ${b.percent.toFixed(1)}% of ${b.capacity} used (${b.used})${b.over ? ", at or above the threshold" : ""}.`,
+    )
+    .join(" ");
   return (
     <figure class="chart" data-usage>
       {u.error ? (
@@ -181,7 +209,14 @@ export function UsageChart(props: { usage: UsageView }) {
               </g>
             );
           })}
-          <line data-threshold={u.threshold} class="threshold" x1={scale(u.thresholdPercent)} x2={scale(u.thresholdPercent)} y1={16} y2={height} />
+          <line
+            data-threshold={u.threshold}
+            class="threshold"
+            x1={scale(u.thresholdPercent)}
+            x2={scale(u.thresholdPercent)}
+            y1={16}
+            y2={height}
+          />
         </svg>
       ) : null}
       <figcaption class="muted">

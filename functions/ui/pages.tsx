@@ -2,7 +2,7 @@
 // child or attribute, so hono escapes it (a StorageClass name, an API server's message or an
 // annotation holding markup shows as text). The only raw HTML is our own CSS.
 import type { Child } from "hono/jsx";
-import type { SetSummary, SetPageView, OrdinalRow } from "../../core/view.js";
+import type { OrdinalRow, SetPageView, SetSummary } from "../../core/view.js";
 import { CSS } from "./assets.js";
 import { TimelineChart, UsageChart } from "./charts.js";
 import { Time } from "./time.js";
@@ -27,7 +27,8 @@ function ClockNote(props: { clock?: Clock | undefined }) {
   if (props.clock !== "simulated") return null;
   return (
     <p class="muted" data-clock>
-      Times are UTC on the simulated cluster's clock (serve --cluster sim: it starts at the scenario's date), not this machine's.
+      Times are UTC on the simulated cluster's clock (serve --cluster sim: it starts at the scenario's date), not this
+      machine's.
     </p>
   );
 }
@@ -42,9 +43,16 @@ const Scroll = (props: { label: string; children: Child }) => (
   </section>
 );
 
-const setHref = (at: At | undefined, ns: string, name: string) => `${at?.base ?? "/ui"}/${encodeURIComponent(ns)}/${encodeURIComponent(name)}`;
+const setHref = (at: At | undefined, ns: string, name: string) =>
+  `${at?.base ?? "/ui"}/${encodeURIComponent(ns)}/${encodeURIComponent(name)}`;
 
-export function Layout(props: { title: string; signedIn: boolean; script?: boolean; at?: At | undefined; children: Child }) {
+export function Layout(props: {
+  title: string;
+  signedIn: boolean;
+  script?: boolean;
+  at?: At | undefined;
+  children: Child;
+}) {
   const at = props.at;
   return (
     <html lang="en">
@@ -73,7 +81,10 @@ export function Layout(props: { title: string; signedIn: boolean; script?: boole
               {at.clusters.map((n) => (
                 <>
                   {" "}
-                  <a href={`/ui/clusters/${encodeURIComponent(n)}`} aria-current={n === at.cluster ? "page" : undefined}>
+                  <a
+                    href={`/ui/clusters/${encodeURIComponent(n)}`}
+                    aria-current={n === at.cluster ? "page" : undefined}
+                  >
                     {n}
                   </a>
                 </>
@@ -112,7 +123,13 @@ export function LoginPage(props: { reason: string; next: string }) {
   );
 }
 
-export function MessagePage(props: { title: string; heading: string; message: string; signedIn: boolean; at?: At | undefined }) {
+export function MessagePage(props: {
+  title: string;
+  heading: string;
+  message: string;
+  signedIn: boolean;
+  at?: At | undefined;
+}) {
   return (
     <Layout title={`${props.title} · claimstep`} signedIn={props.signedIn} at={props.at}>
       <h1>{props.heading}</h1>
@@ -133,7 +150,11 @@ function Progress(props: { s: SetSummary }) {
   if (!p) return <span class="muted">-</span>;
   return (
     <span>
-      <progress value={p.done} max={Math.max(p.total, 1)} aria-label={`${props.s.ref.namespace}/${props.s.ref.name}: ${p.done} of ${p.total} ordinals done`}>
+      <progress
+        value={p.done}
+        max={Math.max(p.total, 1)}
+        aria-label={`${props.s.ref.namespace}/${props.s.ref.name}: ${p.done} of ${p.total} ordinals done`}
+      >
         {p.done}/{p.total}
       </progress>{" "}
       <span data-field="updated">{props.s.updated}</span>
@@ -163,7 +184,14 @@ function ApplyMode(props: { s: SetSummary }) {
 /** Where the list page polls its live part: `${base}/sets`. */
 export const listFragmentHref = (at: At | undefined) => `${at?.base ?? "/ui"}/sets`;
 
-export function ListPage(props: { sets: SetSummary[]; errors: string[]; scope: string; at?: At | undefined; every?: number; clock?: Clock | undefined }) {
+export function ListPage(props: {
+  sets: SetSummary[];
+  errors: string[];
+  scope: string;
+  at?: At | undefined;
+  every?: number;
+  clock?: Clock | undefined;
+}) {
   return (
     <Layout title="StatefulSets · claimstep" signedIn={true} script={true} at={props.at}>
       <h1>Opted-in StatefulSets</h1>
@@ -172,7 +200,12 @@ export function ListPage(props: { sets: SetSummary[]; errors: string[]; scope: s
       <p class="live-status muted" id="live-status" role="status" aria-live="polite">
         Follows the sets live.
       </p>
-      <section id="live" aria-label="Opted-in StatefulSets" data-poll={listFragmentHref(props.at)} data-every={String(props.every ?? 2)}>
+      <section
+        id="live"
+        aria-label="Opted-in StatefulSets"
+        data-poll={listFragmentHref(props.at)}
+        data-every={String(props.every ?? 2)}
+      >
         <ListFragment sets={props.sets} errors={props.errors} at={props.at} />
       </section>
     </Layout>
@@ -192,50 +225,53 @@ export function ListFragment(props: { sets: SetSummary[]; errors: string[]; at?:
         </p>
       ))}
       {props.sets.length === 0 ? (
-        <p data-empty>No opted-in StatefulSets here (annotate one with claimstep.io/volume-claim-update-strategy: InPlace, or use claimstep set).</p>
+        <p data-empty>
+          No opted-in StatefulSets here (annotate one with claimstep.io/volume-claim-update-strategy: InPlace, or use
+          claimstep set).
+        </p>
       ) : (
         <Scroll label="Opted-in StatefulSets (scrolls sideways)">
-        <table data-sets>
-          <caption class="skip">Opted-in StatefulSets, by namespace</caption>
-          <thead>
-            <tr>
-              <th scope="col">Namespace</th>
-              <th scope="col">Name</th>
-              <th scope="col">Phase</th>
-              <th scope="col">Reason</th>
-              <th scope="col">Since</th>
-              <th scope="col">Revision</th>
-              <th scope="col">Progress</th>
-              <th scope="col">Apply</th>
-            </tr>
-          </thead>
-          <tbody>
-            {props.sets.map((s) => (
-              <tr data-set={`${s.ref.namespace}/${s.ref.name}`}>
-                <td>{s.ref.namespace}</td>
-                <td>
-                  <a href={setHref(props.at, s.ref.namespace, s.ref.name)}>{s.ref.name}</a>
-                </td>
-                <td data-field="phase">
-                  <Phase phase={s.phase} />
-                </td>
-                <td data-field="reason">{s.reason}</td>
-                <td data-field="since" class="num">
-                  <Time value={s.since} />
-                </td>
-                <td data-field="revision">
-                  <code>{s.revision}</code>
-                </td>
-                <td>
-                  <Progress s={s} />
-                </td>
-                <td data-field="apply">
-                  <ApplyMode s={s} />
-                </td>
+          <table data-sets>
+            <caption class="skip">Opted-in StatefulSets, by namespace</caption>
+            <thead>
+              <tr>
+                <th scope="col">Namespace</th>
+                <th scope="col">Name</th>
+                <th scope="col">Phase</th>
+                <th scope="col">Reason</th>
+                <th scope="col">Since</th>
+                <th scope="col">Revision</th>
+                <th scope="col">Progress</th>
+                <th scope="col">Apply</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {props.sets.map((s) => (
+                <tr data-set={`${s.ref.namespace}/${s.ref.name}`}>
+                  <td>{s.ref.namespace}</td>
+                  <td>
+                    <a href={setHref(props.at, s.ref.namespace, s.ref.name)}>{s.ref.name}</a>
+                  </td>
+                  <td data-field="phase">
+                    <Phase phase={s.phase} />
+                  </td>
+                  <td data-field="reason">{s.reason}</td>
+                  <td data-field="since" class="num">
+                    <Time value={s.since} />
+                  </td>
+                  <td data-field="revision">
+                    <code>{s.revision}</code>
+                  </td>
+                  <td>
+                    <Progress s={s} />
+                  </td>
+                  <td data-field="apply">
+                    <ApplyMode s={s} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
         </Scroll>
       )}
     </div>
@@ -372,32 +408,36 @@ export function LiveFragment(props: { view: SetPageView }) {
         <p class="muted">No ordinals.</p>
       ) : (
         <Scroll label="Ordinals (scrolls sideways)">
-        <table data-ordinals>
-          <caption class="skip">Per-ordinal table: claims{pods ? " and pods" : ""}, highest ordinal first</caption>
-          <thead>
-            <tr>
-              <th scope="col">Ordinal</th>
-              <th scope="col">Pod</th>
-              {pods ? <th scope="col">Pod ready</th> : null}
-              {pods ? <th scope="col">Pod revision</th> : null}
-              <th scope="col">State</th>
-              <th scope="col">Claim</th>
-              <th scope="col">Spec</th>
-              <th scope="col">Capacity</th>
-              <th scope="col">Target</th>
-              <th scope="col">VAC</th>
-              <th scope="col">Revision</th>
-              <th scope="col">Readiness</th>
-            </tr>
-          </thead>
-          {ordinals.map((o) => (
-            <OrdinalBody o={o} pods={pods} />
-          ))}
-        </table>
+          <table data-ordinals>
+            <caption class="skip">Per-ordinal table: claims{pods ? " and pods" : ""}, highest ordinal first</caption>
+            <thead>
+              <tr>
+                <th scope="col">Ordinal</th>
+                <th scope="col">Pod</th>
+                {pods ? <th scope="col">Pod ready</th> : null}
+                {pods ? <th scope="col">Pod revision</th> : null}
+                <th scope="col">State</th>
+                <th scope="col">Claim</th>
+                <th scope="col">Spec</th>
+                <th scope="col">Capacity</th>
+                <th scope="col">Target</th>
+                <th scope="col">VAC</th>
+                <th scope="col">Revision</th>
+                <th scope="col">Readiness</th>
+              </tr>
+            </thead>
+            {ordinals.map((o) => (
+              <OrdinalBody o={o} pods={pods} />
+            ))}
+          </table>
         </Scroll>
       )}
 
-      <h2 id="next">{next.action.startsWith("nothing until") ? "Next step (waiting on a person)" : "Next step (planned, not written)"}</h2>
+      <h2 id="next">
+        {next.action.startsWith("nothing until")
+          ? "Next step (waiting on a person)"
+          : "Next step (planned, not written)"}
+      </h2>
       <dl class="facts" data-next>
         <dt>Decision</dt>
         <dd>
@@ -422,37 +462,43 @@ export function LiveFragment(props: { view: SetPageView }) {
         <p class="muted">No events of claimstep on this set.</p>
       ) : (
         <Scroll label="Recent events (scrolls sideways)">
-        <table data-events>
-          <caption class="skip">claimstep's events on this set, newest first</caption>
-          <thead>
-            <tr>
-              <th scope="col">Time</th>
-              <th scope="col">Type</th>
-              <th scope="col">Reason</th>
-              <th scope="col">Count</th>
-              <th scope="col">Note</th>
-            </tr>
-          </thead>
-          <tbody>
-            {events.map((e) => (
+          <table data-events>
+            <caption class="skip">claimstep's events on this set, newest first</caption>
+            <thead>
               <tr>
-                <td class="num">
-                  <Time value={e.time} />
-                </td>
-                <td class={e.type === "Warning" ? "s-Blocked" : ""}>{e.type}</td>
-                <td>{e.reason}</td>
-                <td class="num">{e.count}</td>
-                <td class="note">{e.note}</td>
+                <th scope="col">Time</th>
+                <th scope="col">Type</th>
+                <th scope="col">Reason</th>
+                <th scope="col">Count</th>
+                <th scope="col">Note</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {events.map((e) => (
+                <tr>
+                  <td class="num">
+                    <Time value={e.time} />
+                  </td>
+                  <td class={e.type === "Warning" ? "s-Blocked" : ""}>{e.type}</td>
+                  <td>{e.reason}</td>
+                  <td class="num">{e.count}</td>
+                  <td class="note">{e.note}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
         </Scroll>
       )}
 
       <h2 id="templates">Claim templates: desired vs live</h2>
       <p class="muted" data-templates-source>
-        Desired templates from {templates.source === "annotation" ? "the claimstep.io/volume-claim-templates annotation" : templates.source === "spec" ? "the live spec (no annotation)" : "an invalid annotation"}.
+        Desired templates from{" "}
+        {templates.source === "annotation"
+          ? "the claimstep.io/volume-claim-templates annotation"
+          : templates.source === "spec"
+            ? "the live spec (no annotation)"
+            : "an invalid annotation"}
+        .
       </p>
       {templates.error ? (
         <p class="error" data-templates-error>
@@ -461,37 +507,43 @@ export function LiveFragment(props: { view: SetPageView }) {
       ) : null}
       {templates.templates.map((t) => (
         <Scroll label={`Template ${t.name}: desired vs live (scrolls sideways)`}>
-        <table data-template={t.name}>
-          <caption>
-            Template <code>{t.name}</code>
-          </caption>
-          <thead>
-            <tr>
-              <th scope="col">Field</th>
-              <th scope="col">Live</th>
-              <th scope="col">Desired</th>
-            </tr>
-          </thead>
-          <tbody>
-            {t.fields.map((f) => (
-              <tr class={f.changed ? "changed" : ""}>
-                <th scope="row">{f.field}</th>
-                <td>{f.live}</td>
-                <td>
-                  {f.desired}
-                  {f.changed ? <span class="muted"> (changed)</span> : null}
-                </td>
+          <table data-template={t.name}>
+            <caption>
+              Template <code>{t.name}</code>
+            </caption>
+            <thead>
+              <tr>
+                <th scope="col">Field</th>
+                <th scope="col">Live</th>
+                <th scope="col">Desired</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {t.fields.map((f) => (
+                <tr class={f.changed ? "changed" : ""}>
+                  <th scope="row">{f.field}</th>
+                  <td>{f.live}</td>
+                  <td>
+                    {f.desired}
+                    {f.changed ? <span class="muted"> (changed)</span> : null}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
         </Scroll>
       ))}
     </div>
   );
 }
 
-export function SetPage(props: { view: SetPageView; every: number; stream: boolean; at?: At | undefined; clock?: Clock | undefined }) {
+export function SetPage(props: {
+  view: SetPageView;
+  every: number;
+  stream: boolean;
+  at?: At | undefined;
+  clock?: Clock | undefined;
+}) {
   const { ref } = props.view.summary;
   const base = setHref(props.at, ref.namespace, ref.name);
   return (
@@ -503,7 +555,13 @@ export function SetPage(props: { view: SetPageView; every: number; stream: boole
       <p class="live-status muted" id="live-status" role="status" aria-live="polite">
         Follows the rollout live.
       </p>
-      <section id="live" aria-labelledby="status" data-poll={`${base}/fragment`} data-stream={props.stream ? `${base}/stream` : undefined} data-every={String(props.every)}>
+      <section
+        id="live"
+        aria-labelledby="status"
+        data-poll={`${base}/fragment`}
+        data-stream={props.stream ? `${base}/stream` : undefined}
+        data-every={String(props.every)}
+      >
         <LiveFragment view={props.view} />
       </section>
     </Layout>

@@ -10,22 +10,21 @@
 // pages under /ui/clusters/<name> (the default cluster's under /ui), and /ui/clusters/<unknown>
 // is a 404 page naming the configured clusters.
 // Read-only: it loads and plans (planStep, no write) and lists Events; nothing else.
-import { Hono, type Context } from "hono";
+import { type Context, Hono } from "hono";
 import { csrf } from "hono/csrf";
 import { streamSSE } from "hono/streaming";
 import { ApiError } from "../../adapters/api-error.js";
-import { planStep } from "../../core/plan.js";
 import { autogrowOf } from "../../core/autogrow.js";
-import type { UsageReading } from "../../core/types.js";
+import { planStep } from "../../core/plan.js";
 import type { MetricsReader, StateReader, Writers } from "../../core/ports.js";
-import type { SetRef, Snapshot } from "../../core/types.js";
-import { setPage, summarize, type SetPageView, type SetSummary } from "../../core/view.js";
+import type { SetRef, Snapshot, UsageReading } from "../../core/types.js";
+import { type SetPageView, type SetSummary, setPage, summarize } from "../../core/view.js";
 import { bearerMatches } from "../auth.js";
 import type { Viewer } from "../config.js";
 import { readBody } from "../http/body.js";
 import { Name, Namespace } from "../relay/event.js";
-import { CSS, SCRIPT, cspHash } from "./assets.js";
-import { ListFragment, LiveFragment, ListPage, LoginPage, MessagePage, SetPage, type At, type Clock } from "./pages.js";
+import { CSS, cspHash, SCRIPT } from "./assets.js";
+import { type At, type Clock, ListFragment, ListPage, LiveFragment, LoginPage, MessagePage, SetPage } from "./pages.js";
 import { forgetToken, keepToken, viewerOf, whoIs } from "./session.js";
 import type { UiSource } from "./source.js";
 
@@ -60,7 +59,8 @@ export interface UiDeps extends UiOptions {
   metrics?: MetricsReader;
 }
 
-const html = async (c: Context, node: unknown, status = 200) => c.html(`<!DOCTYPE html>${await String(node)}`, status as 200);
+const html = async (c: Context, node: unknown, status = 200) =>
+  c.html(`<!DOCTYPE html>${await String(node)}`, status as 200);
 
 /** The largest login or logout form read (a token of up to 512 characters and a path). */
 export const FORM_LIMIT_BYTES = 4096;
@@ -126,10 +126,14 @@ export function uiRoutes(deps: UiDeps): Hono {
     return namespace.success && name.success ? { namespace: namespace.data, name: name.data } : undefined;
   };
 
-  const allowed = (namespaces: readonly string[] | undefined, ns: string) => namespaces === undefined || namespaces.includes(ns);
+  const allowed = (namespaces: readonly string[] | undefined, ns: string) =>
+    namespaces === undefined || namespaces.includes(ns);
 
   async function view(ref: SetRef): Promise<SetPageView> {
-    const [[snapshot, usage], events] = await Promise.all([deps.reader.load(ref).then(async (s) => [s, await usageOf(ref, s)] as const), deps.source.events(ref)]);
+    const [[snapshot, usage], events] = await Promise.all([
+      deps.reader.load(ref).then(async (s) => [s, await usageOf(ref, s)] as const),
+      deps.source.events(ref),
+    ]);
     const writer = typeof deps.writers.claims === "function" ? deps.writers.claims(snapshot) : deps.writers.claims;
     // The planner reads the usage only where autogrow may act (a converged set), as a step does.
     const planned = planStep(usage ? { ...snapshot, volumeUsage: usage } : snapshot, deps.now(), writer);
@@ -143,19 +147,53 @@ export function uiRoutes(deps: UiDeps): Hono {
   async function usageOf(ref: SetRef, snapshot: Snapshot): Promise<UsageReading | undefined> {
     const policy = autogrowOf(snapshot.statefulSet);
     if (!deps.metrics || !policy.ok || !policy.policy || snapshot.setMissing) return undefined;
-    return deps.metrics.usage(ref, snapshot.claims.map((c) => c.metadata.name));
+    return deps.metrics.usage(
+      ref,
+      snapshot.claims.map((c) => c.metadata.name),
+    );
   }
 
   /** A set the viewer may not see, or that does not exist: a page naming it. */
   const problemPage = (c: Context, ref: SetRef | undefined, err: unknown) => {
     const named = ref ? `${ref.namespace}/${ref.name}` : `${c.req.param("namespace")}/${c.req.param("name")}`;
-    if (!ref) return html(c, <MessagePage title="Not found" heading="Not found" message={`"${named}" is not a StatefulSet name (namespace/name)`} signedIn={true} at={at} />, 404);
+    if (!ref)
+      return html(
+        c,
+        <MessagePage
+          title="Not found"
+          heading="Not found"
+          message={`"${named}" is not a StatefulSet name (namespace/name)`}
+          signedIn={true}
+          at={at}
+        />,
+        404,
+      );
     if (err instanceof ApiError && err.kind === "NotFound") {
-      return html(c, <MessagePage title="Not found" heading={`StatefulSet ${named} not found`} message={`No StatefulSet ${named}: check the name and the namespace.`} signedIn={true} at={at} />, 404);
+      return html(
+        c,
+        <MessagePage
+          title="Not found"
+          heading={`StatefulSet ${named} not found`}
+          message={`No StatefulSet ${named}: check the name and the namespace.`}
+          signedIn={true}
+          at={at}
+        />,
+        404,
+      );
     }
     const message = err instanceof Error ? err.message : String(err);
     log({ msg: "ui read failed", namespace: ref.namespace, name: ref.name, error: message });
-    return html(c, <MessagePage title="Unavailable" heading={`StatefulSet ${named} could not be read`} message={message} signedIn={true} at={at} />, 502);
+    return html(
+      c,
+      <MessagePage
+        title="Unavailable"
+        heading={`StatefulSet ${named} could not be read`}
+        message={message}
+        signedIn={true}
+        at={at}
+      />,
+      502,
+    );
   };
 
   app.get("/ui/app.js", (c) => {
@@ -167,7 +205,14 @@ export function uiRoutes(deps: UiDeps): Hono {
   app.get("/ui/login", async (c) => {
     const who = await whoIs(c, deps.viewers, deps.namespaces);
     if (who.ok) return c.redirect("/ui", 303);
-    return html(c, <LoginPage reason={who.clear ? who.reason : "Sign in with a viewer token to see the rollouts."} next={safeNext(c.req.query("next"))} />, 200);
+    return html(
+      c,
+      <LoginPage
+        reason={who.clear ? who.reason : "Sign in with a viewer token to see the rollouts."}
+        next={safeNext(c.req.query("next"))}
+      />,
+      200,
+    );
   });
 
   // The one body reader (functions/http/body.ts, any framing: 413 beyond the limit), after the
@@ -183,7 +228,9 @@ export function uiRoutes(deps: UiDeps): Hono {
     if (!token) return again("Enter a viewer token.");
     if (await bearerMatches(`Bearer ${token}`, deps.apiTokens)) {
       log({ msg: "ui login refused", why: "step token" });
-      return again("That is a step (API) token: the status page takes a viewer token of its own (CLAIMSTEP_VIEWER_TOKEN), read-only.");
+      return again(
+        "That is a step (API) token: the status page takes a viewer token of its own (CLAIMSTEP_VIEWER_TOKEN), read-only.",
+      );
     }
     if (!/^\S{1,512}$/.test(token) || !(await viewerOf(token, deps.viewers))) {
       log({ msg: "ui login refused", why: "unknown token" });
@@ -204,7 +251,17 @@ export function uiRoutes(deps: UiDeps): Hono {
       const who = await whoIs(c, deps.viewers, deps.namespaces);
       if (!who.ok) return login(c, who.reason, 401, who.clear);
       const named = `cluster ${c.req.param("cluster").slice(0, 63)}`;
-      return html(c, <MessagePage title="Not found" heading={`No ${named}`} message={`The ${named} is not configured here (configured: ${at.clusters.join(", ")}).`} signedIn={true} at={at} />, 404);
+      return html(
+        c,
+        <MessagePage
+          title="Not found"
+          heading={`No ${named}`}
+          message={`The ${named} is not configured here (configured: ${at.clusters.join(", ")}).`}
+          signedIn={true}
+          at={at}
+        />,
+        404,
+      );
     });
   }
 
@@ -216,7 +273,9 @@ export function uiRoutes(deps: UiDeps): Hono {
       try {
         for (const s of await deps.source.listSets(ns)) sets.push(summarize(s));
       } catch (err) {
-        errors.push(`${ns === undefined ? "all namespaces" : `namespace ${ns}`}: ${err instanceof Error ? err.message : String(err)}`);
+        errors.push(
+          `${ns === undefined ? "all namespaces" : `namespace ${ns}`}: ${err instanceof Error ? err.message : String(err)}`,
+        );
       }
     }
     sets.sort((a, b) => a.ref.namespace.localeCompare(b.ref.namespace) || a.ref.name.localeCompare(b.ref.name));
@@ -228,7 +287,12 @@ export function uiRoutes(deps: UiDeps): Hono {
     if (!who.ok) return login(c, who.reason, 401, who.clear);
     const namespaces = who.namespaces;
     const { sets, errors } = await listed(namespaces);
-    const scope = namespaces === undefined ? "All namespaces." : namespaces.length ? `Namespaces: ${namespaces.join(", ")}.` : "No namespace: this viewer token sees none that claimstep manages here.";
+    const scope =
+      namespaces === undefined
+        ? "All namespaces."
+        : namespaces.length
+          ? `Namespaces: ${namespaces.join(", ")}.`
+          : "No namespace: this viewer token sees none that claimstep manages here.";
     return html(c, <ListPage sets={sets} errors={errors} scope={scope} at={at} every={every} clock={deps.clock} />);
   });
 
@@ -248,7 +312,17 @@ export function uiRoutes(deps: UiDeps): Hono {
     if (!who.ok) return login(c, who.reason, 401, who.clear);
     const ref = refOf(c);
     if (ref && !allowed(who.namespaces, ref.namespace)) {
-      return html(c, <MessagePage title="Not allowed" heading={`Namespace ${ref.namespace} is not yours to see`} message={`This viewer token does not see namespace ${ref.namespace}.`} signedIn={true} at={at} />, 403);
+      return html(
+        c,
+        <MessagePage
+          title="Not allowed"
+          heading={`Namespace ${ref.namespace} is not yours to see`}
+          message={`This viewer token does not see namespace ${ref.namespace}.`}
+          signedIn={true}
+          at={at}
+        />,
+        403,
+      );
     }
     try {
       if (!ref) throw new Error("bad reference");
@@ -267,7 +341,8 @@ export function uiRoutes(deps: UiDeps): Hono {
     }
     const ref = refOf(c);
     if (!ref) return c.text("not a StatefulSet name", 404);
-    if (!allowed(who.namespaces, ref.namespace)) return c.text(`this viewer token does not see namespace ${ref.namespace}`, 403);
+    if (!allowed(who.namespaces, ref.namespace))
+      return c.text(`this viewer token does not see namespace ${ref.namespace}`, 403);
     return { ref };
   };
 
@@ -275,7 +350,10 @@ export function uiRoutes(deps: UiDeps): Hono {
     try {
       return String(<LiveFragment view={await view(ref)} />);
     } catch (err) {
-      const message = err instanceof ApiError && err.kind === "NotFound" ? `StatefulSet ${ref.namespace}/${ref.name} not found.` : `could not read the set: ${err instanceof Error ? err.message : String(err)}`;
+      const message =
+        err instanceof ApiError && err.kind === "NotFound"
+          ? `StatefulSet ${ref.namespace}/${ref.name} not found.`
+          : `could not read the set: ${err instanceof Error ? err.message : String(err)}`;
       return String(
         <div data-headline="unavailable">
           <p class="error" role="alert">
@@ -316,6 +394,12 @@ export function uiRoutes(deps: UiDeps): Hono {
     return res;
   });
 
-  app.all("/ui/*", (c) => html(c, <MessagePage title="Not found" heading="Not found" message={`No page at ${c.req.path}.`} signedIn={false} />, 404));
+  app.all("/ui/*", (c) =>
+    html(
+      c,
+      <MessagePage title="Not found" heading="Not found" message={`No page at ${c.req.path}.`} signedIn={false} />,
+      404,
+    ),
+  );
   return app;
 }

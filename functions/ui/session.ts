@@ -31,14 +31,26 @@ export async function viewerOf(token: string, viewers: readonly Viewer[]): Promi
 
 export async function whoIs(c: Context, viewers: readonly Viewer[], managed: readonly string[]): Promise<Who> {
   const token = getCookie(c, COOKIE);
-  if (token === undefined || token === "") return { ok: false, reason: "Sign in with a viewer token to see the rollouts.", clear: false };
+  if (token === undefined || token === "")
+    return { ok: false, reason: "Sign in with a viewer token to see the rollouts.", clear: false };
   const viewer = /^\S{1,512}$/.test(token) ? await viewerOf(token, viewers) : undefined;
-  if (!viewer) return { ok: false, reason: "Your viewer token is no longer accepted (it may have been rotated): sign in again.", clear: true };
+  if (!viewer)
+    return {
+      ok: false,
+      reason: "Your viewer token is no longer accepted (it may have been rotated): sign in again.",
+      clear: true,
+    };
   return { ok: true, viewer, namespaces: scopeOf(viewer, managed) };
 }
 
 export function keepToken(c: Context, token: string): void {
-  setCookie(c, COOKIE, token, { path: COOKIE_PATH, httpOnly: true, secure: true, sameSite: "Strict", maxAge: COOKIE_MAX_AGE_SECONDS });
+  setCookie(c, COOKIE, token, {
+    path: COOKIE_PATH,
+    httpOnly: true,
+    secure: true,
+    sameSite: "Strict",
+    maxAge: COOKIE_MAX_AGE_SECONDS,
+  });
 }
 
 export function forgetToken(c: Context): void {

@@ -5,7 +5,7 @@
 import { ApiError } from "../../adapters/api-error.js";
 import type { KubeClient } from "../../adapters/kube/client.js";
 import { REPORTING_CONTROLLER } from "../../adapters/kube/events.js";
-import { Routes, type Route } from "../../adapters/kube/routes.js";
+import { type Route, Routes } from "../../adapters/kube/routes.js";
 import { StatefulSet } from "../../core/k8s.js";
 import { isOptedIn } from "../../core/statefulset.js";
 import type { SetRef } from "../../core/types.js";
@@ -37,9 +37,20 @@ export function eventRowsOf(items: readonly unknown[], ref: SetRef): EventRow[] 
     const regarding = (e.regarding ?? {}) as Record<string, unknown>;
     if (regarding.kind !== "StatefulSet" || regarding.name !== ref.name) continue;
     if (e.reportingController !== REPORTING_CONTROLLER) continue;
-    const time = text(e.series?.lastObservedTime) ?? text(e.eventTime) ?? text(e.deprecatedLastTimestamp) ?? text(e.metadata?.creationTimestamp) ?? "-";
+    const time =
+      text(e.series?.lastObservedTime) ??
+      text(e.eventTime) ??
+      text(e.deprecatedLastTimestamp) ??
+      text(e.metadata?.creationTimestamp) ??
+      "-";
     const count = Number(e.series?.count ?? e.deprecatedCount ?? 1);
-    rows.push({ time, type: text(e.type) ?? "-", reason: text(e.reason) ?? "-", note: typeof e.note === "string" ? e.note : "", count: Number.isFinite(count) ? count : 1 });
+    rows.push({
+      time,
+      type: text(e.type) ?? "-",
+      reason: text(e.reason) ?? "-",
+      note: typeof e.note === "string" ? e.note : "",
+      count: Number.isFinite(count) ? count : 1,
+    });
   }
   return rows;
 }
@@ -49,11 +60,17 @@ export function uiSource(client: KubeClient): UiSource {
     async listSets(namespace) {
       const route = namespace === undefined ? Routes.listStatefulSetsAllNamespaces : Routes.listStatefulSets;
       const sets = await client.list(route, namespace === undefined ? {} : { namespace }, StatefulSet);
-      return sets.filter(isOptedIn).map((s) => ({ ...s, metadata: { ...s.metadata, namespace: s.metadata.namespace ?? namespace ?? "default" } }));
+      return sets
+        .filter(isOptedIn)
+        .map((s) => ({ ...s, metadata: { ...s.metadata, namespace: s.metadata.namespace ?? namespace ?? "default" } }));
     },
     async events(ref) {
       try {
-        const page = (await client.send(listEvents, { namespace: ref.namespace }, { query: { limit: String(EVENTS_PAGE) } })) as { items?: unknown[] };
+        const page = (await client.send(
+          listEvents,
+          { namespace: ref.namespace },
+          { query: { limit: String(EVENTS_PAGE) } },
+        )) as { items?: unknown[] };
         return eventRowsOf(Array.isArray(page?.items) ? page.items : [], ref);
       } catch (err) {
         if (!(err instanceof ApiError)) throw err;

@@ -2,7 +2,14 @@
 // claims first (ClaimsFirst with a pod template change). Virtual time is deterministic, so the
 // figures are asserted; nothing here depends on the machine.
 import { beforeAll, describe, expect, it } from "vitest";
-import { B3_TRIGGERS, latenciesOf, runB3, traceRollout, type B3Result, type StepRecord } from "../../bench/b3-rollout.js";
+import {
+  B3_TRIGGERS,
+  type B3Result,
+  latenciesOf,
+  runB3,
+  type StepRecord,
+  traceRollout,
+} from "../../bench/b3-rollout.js";
 import { b3ClaimsFirstTable } from "../../bench/report.js";
 import { judgeB3, judgeB3ClaimsFirst } from "../../bench/targets.js";
 
@@ -64,7 +71,11 @@ describe("B3 and B3-claims-first, 4 replicas", () => {
     const [claims] = judgeB3(b3, SHIPPED.label);
     const [first] = judgeB3ClaimsFirst(b3, SHIPPED.label);
     expect(claims!.met).toBe(true);
-    expect(first).toMatchObject({ id: `B3-claims-first rollout time, ${SHIPPED.label}`, target: "≤ 1.05 × ⌈N/k⌉·(L_claim + L_pod)", met: true });
+    expect(first).toMatchObject({
+      id: `B3-claims-first rollout time, ${SHIPPED.label}`,
+      target: "≤ 1.05 × ⌈N/k⌉·(L_claim + L_pod)",
+      met: true,
+    });
     expect(first!.figure).toMatch(/^N=4, L_claim 60 s, L_pod 30 s; k=1: 1\.\d{3}, k=2: 1\.\d{3}$/);
     const table = b3ClaimsFirstTable(b3).split("\n");
     expect(table).toHaveLength(2 + 6);
@@ -77,7 +88,13 @@ describe("B3 and B3-claims-first, 4 replicas", () => {
 
 describe("B3-claims-first timeline", () => {
   it("per ordinal, highest first: the claim, then the partition lowered to it, then the next ordinal's claim", async () => {
-    const { timeline } = await traceRollout({ replicas: 3, maxUnavailable: 1, resizeLatencyMs: 60_000, trigger: EVERY_CHANGE, claimsFirst: { podStartMs: 30_000 } });
+    const { timeline } = await traceRollout({
+      replicas: 3,
+      maxUnavailable: 1,
+      resizeLatencyMs: 60_000,
+      trigger: EVERY_CHANGE,
+      claimsFirst: { podStartMs: 30_000 },
+    });
     expect(timeline.map((s) => [s.atMs / 1000, s.reason])).toEqual([
       [0, "ClaimUpdated"],
       [60, "PartitionLowered"],
@@ -91,7 +108,13 @@ describe("B3-claims-first timeline", () => {
   });
 
   it("the shipped relay adds its quiet period after the claim is ready and after the pod is", async () => {
-    const { timeline } = await traceRollout({ replicas: 2, maxUnavailable: 1, resizeLatencyMs: 60_000, trigger: SHIPPED, claimsFirst: { podStartMs: 30_000 } });
+    const { timeline } = await traceRollout({
+      replicas: 2,
+      maxUnavailable: 1,
+      resizeLatencyMs: 60_000,
+      trigger: SHIPPED,
+      claimsFirst: { podStartMs: 30_000 },
+    });
     expect(timeline.map((s) => [s.atMs / 1000, s.reason])).toEqual([
       [0.5, "ClaimUpdated"],
       [61, "PartitionLowered"],

@@ -5,7 +5,12 @@ import { judgeB7, runB3Alarms, runB7 } from "../../bench/b7-fleet.js";
 
 describe("B3 with alarms", () => {
   it("steps at each decision's requeueAfter after the cron's first poke: the pick-up is half a period", async () => {
-    const r = await runRollout({ replicas: 4, maxUnavailable: 1, resizeLatencyMs: 60_000, trigger: { kind: "alarm", periodMs: 60_000, label: "alarms" } });
+    const r = await runRollout({
+      replicas: 4,
+      maxUnavailable: 1,
+      resizeLatencyMs: 60_000,
+      trigger: { kind: "alarm", periodMs: 60_000, label: "alarms" },
+    });
     expect(r.pickUpMs).toBe(30_000);
     expect(r.claimWrites).toBe(4);
     expect((r.totalMs - r.pickUpMs!) / r.idealMs).toBeLessThanOrEqual(1.05);

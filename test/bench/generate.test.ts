@@ -1,21 +1,22 @@
 // The benchmark's synthetic sets are what they claim to be: shaped like the captured API server
 // objects, valid for the reader's schemas, and at the rollout stage they are named after.
-import { patchOf } from "../core/builders.js";
+
 import { describe, expect, it } from "vitest";
-import { planStep } from "../../core/plan.js";
-import { Keys } from "../../core/keys.js";
 import {
   DIRECT_WRITER,
-  generateCluster,
   GENERATED_AT,
+  generateCluster,
   parseResponses,
+  type RolloutStage,
   responseBytes,
   responsesOf,
   THREE_TEMPLATES,
   uidOf,
-  type RolloutStage,
 } from "../../bench/generate.js";
 import { parseRaw, validateResponses } from "../../bench/validate.js";
+import { Keys } from "../../core/keys.js";
+import { planStep } from "../../core/plan.js";
+import { patchOf } from "../core/builders.js";
 import { fixture } from "../fixtures/apiserver.js";
 
 /** Every key path of a JSON value (array items as `[]`), leaving out free-form maps. */
@@ -39,7 +40,8 @@ describe("generated objects have the captured API server's shapes", () => {
   const c = generateCluster({ replicas: 3, templates: oneTemplate, stage: "start" });
   it("pods", () => expect(shapeOf(c.pods[0])).toEqual(shapeOf(fixture("pod-list").body.items[0])));
   it("claims", () => expect(shapeOf(c.claims[0])).toEqual(shapeOf(fixture("pvc-list").body.items[0])));
-  it("storage classes", () => expect(shapeOf(c.storageClasses)).toEqual(shapeOf(fixture("storageclass-list").body.items)));
+  it("storage classes", () =>
+    expect(shapeOf(c.storageClasses)).toEqual(shapeOf(fixture("storageclass-list").body.items)));
   it("the StatefulSet", () => expect(shapeOf(c.statefulSet)).toEqual(shapeOf(fixture("statefulset-web").body)));
 });
 
@@ -74,7 +76,11 @@ describe("responses", () => {
     expect(responseBytes(r)).toBe(r.statefulSet.length + r.pods.length + r.claims.length + r.storageClasses.length);
   });
   it("are lists as the API server sends them", () => {
-    expect(JSON.parse(r.claims)).toMatchObject({ kind: "PersistentVolumeClaimList", apiVersion: "v1", metadata: { resourceVersion: expect.any(String) } });
+    expect(JSON.parse(r.claims)).toMatchObject({
+      kind: "PersistentVolumeClaimList",
+      apiVersion: "v1",
+      metadata: { resourceVersion: expect.any(String) },
+    });
     expect(JSON.parse(r.pods).kind).toBe("PodList");
   });
   it("pass the reader's schemas, which drop managedFields and leave their input alone", () => {
@@ -83,7 +89,9 @@ describe("responses", () => {
     expect(s.claims).toHaveLength(18);
     expect(s.claims[0]!.metadata.managedFields).toBeUndefined();
     expect(s.statefulSet.metadata.managedFields).toBeUndefined();
-    expect((raw.claims as { items: { metadata: { managedFields?: unknown } }[] }).items[0]!.metadata.managedFields).toBeDefined();
+    expect(
+      (raw.claims as { items: { metadata: { managedFields?: unknown } }[] }).items[0]!.metadata.managedFields,
+    ).toBeDefined();
   });
   it("with a broken body, validation throws", () => {
     const raw = parseRaw(r);

@@ -2,16 +2,15 @@
 // slopes, the GC-trace peak, source-map attribution, profile summaries, the verdicts. No timing
 // is asserted.
 import { describe, expect, it } from "vitest";
-import { compare, growthExponent, markdownTable, median, percentile, ratio } from "../../bench/harness.js";
-import { gcEvents, peakBetween } from "../../bench/b5-memory.js";
-import { bytesBySource, decodeVlq, packageOf } from "../../bench/sourcemap.js";
-import { groupOf, summarize, type CpuProfile } from "../../bench/cpuprofile.js";
-import { cpuModel } from "../../bench/machine.js";
-import { judgeB1, judgeB2, judgeB3, judgeB3ClaimsFirst, overallSlope } from "../../bench/targets.js";
 import type { B1Result, B1Row } from "../../bench/b1-planner.js";
-import { statsOf } from "../../bench/harness.js";
 import type { B2Result } from "../../bench/b2-requests.js";
 import type { B3Result, RolloutResult } from "../../bench/b3-rollout.js";
+import { gcEvents, peakBetween } from "../../bench/b5-memory.js";
+import { type CpuProfile, groupOf, summarize } from "../../bench/cpuprofile.js";
+import { compare, growthExponent, markdownTable, median, percentile, ratio, statsOf } from "../../bench/harness.js";
+import { cpuModel } from "../../bench/machine.js";
+import { bytesBySource, decodeVlq, packageOf } from "../../bench/sourcemap.js";
+import { judgeB1, judgeB2, judgeB3, judgeB3ClaimsFirst, overallSlope } from "../../bench/targets.js";
 
 describe("statistics", () => {
   it("median of odd and even counts, unsorted input left alone", () => {
@@ -34,8 +33,18 @@ describe("statistics", () => {
     expect(() => ratio(1, 0)).toThrow(/floor must be positive/);
   });
   it("overall slope weighs each span by its decades", () => {
-    expect(overallSlope([{ from: 10, to: 100, exponent: 1 }, { from: 100, to: 1000, exponent: 2 }])).toBeCloseTo(1.5, 10);
-    expect(overallSlope([{ from: 10, to: 100, exponent: 1 }, { from: 100, to: 10_000, exponent: 2 }])).toBeCloseTo(5 / 3, 10);
+    expect(
+      overallSlope([
+        { from: 10, to: 100, exponent: 1 },
+        { from: 100, to: 1000, exponent: 2 },
+      ]),
+    ).toBeCloseTo(1.5, 10);
+    expect(
+      overallSlope([
+        { from: 10, to: 100, exponent: 1 },
+        { from: 100, to: 10_000, exponent: 2 },
+      ]),
+    ).toBeCloseTo(5 / 3, 10);
   });
   it("growth exponent: 1 is linear, 2 quadratic", () => {
     expect(growthExponent(10, 1, 100, 10)).toBeCloseTo(1, 10);
@@ -113,8 +122,15 @@ describe("CPU profile summaries", () => {
   const profile: CpuProfile = {
     nodes: [
       { id: 1, callFrame: { functionName: "(root)", url: "", lineNumber: -1, columnNumber: -1 }, children: [2] },
-      { id: 2, callFrame: { functionName: "planStep", url: "file:///r/core/plan.ts", lineNumber: 0, columnNumber: 10 }, children: [3] },
-      { id: 3, callFrame: { functionName: "parse", url: "file:///r/node_modules/zod/x.js", lineNumber: 3, columnNumber: 0 } },
+      {
+        id: 2,
+        callFrame: { functionName: "planStep", url: "file:///r/core/plan.ts", lineNumber: 0, columnNumber: 10 },
+        children: [3],
+      },
+      {
+        id: 3,
+        callFrame: { functionName: "parse", url: "file:///r/node_modules/zod/x.js", lineNumber: 3, columnNumber: 0 },
+      },
     ],
     startTime: 0,
     endTime: 10,
@@ -122,7 +138,11 @@ describe("CPU profile summaries", () => {
     timeDeltas: [1000, 1000, 1000, 1000, 0],
   };
   it("self time by function and by file", () => {
-    const s = summarize(profile, (f) => ({ function: f.functionName, file: f.url.replace("file:///r/", ""), line: f.lineNumber + 1 }));
+    const s = summarize(profile, (f) => ({
+      function: f.functionName,
+      file: f.url.replace("file:///r/", ""),
+      line: f.lineNumber + 1,
+    }));
     expect(s.totalMs).toBe(4);
     expect(s.functions[0]).toEqual({ name: "parse (node_modules/zod/x.js:4)", selfMs: 3, share: 0.75 });
     expect(s.files.map((f) => f.name)).toEqual(["zod", "core/plan.ts"]);
@@ -150,8 +170,14 @@ describe("verdicts", () => {
       cpuRatios: { plan: planRatio, readSide: 0.9 },
       decision: "",
     }));
-    const growth = (slopes: number[]) => slopes.map((exponent, i) => ({ from: 10 ** (i + 1), to: 10 ** (i + 2), exponent }));
-    return { rows, planGrowth: growth(planSlopes), parseGrowth: growth(parseSlopes), targets: { planRatio: 0.5, readSideRatio: 1 } };
+    const growth = (slopes: number[]) =>
+      slopes.map((exponent, i) => ({ from: 10 ** (i + 1), to: 10 ** (i + 2), exponent }));
+    return {
+      rows,
+      planGrowth: growth(planSlopes),
+      parseGrowth: growth(parseSlopes),
+      targets: { planRatio: 0.5, readSideRatio: 1 },
+    };
   };
   it("B1: every size must be within the ratio; growth is judged against JSON.parse's own", () => {
     const [ratioOk, growthOk, readOk] = judgeB1(b1([0.4, 0.45, 0.4], [1.4, 1.0], [1.2, 1.2]));
@@ -162,7 +188,16 @@ describe("verdicts", () => {
     expect(growthMiss!.met).toBe(false);
   });
   const b2 = (reads: number[], constant: boolean): B2Result => ({
-    rows: reads.map((n, i) => ({ replicas: 10 ** (i + 1), claims: 3 * 10 ** (i + 1), stage: "start", decision: "", reads: n, writes: 2, eventWrites: 2, byRequest: {} })),
+    rows: reads.map((n, i) => ({
+      replicas: 10 ** (i + 1),
+      claims: 3 * 10 ** (i + 1),
+      stage: "start",
+      decision: "",
+      reads: n,
+      writes: 2,
+      eventWrites: 2,
+      byRequest: {},
+    })),
     constant,
     target: { reads: 4, writes: 2 },
   });
@@ -171,25 +206,57 @@ describe("verdicts", () => {
     expect(judgeB2(b2([4, 5], false))[0]!.met).toBe(false);
   });
   it("B3 judges the relay rows only", () => {
-    const row = (trigger: string, ratio: number): RolloutResult => ({ trigger, replicas: 50, maxUnavailable: 1, idealMs: 1, totalMs: ratio, ratio, steps: 1, claimWrites: 1 });
-    const b3: B3Result = { resizeLatencyMs: 60_000, measuredLatencyMs: 60_000, rows: [row("relay", 1.01), row("cron", 5)], target: { relayRatio: 1.05 } };
+    const row = (trigger: string, ratio: number): RolloutResult => ({
+      trigger,
+      replicas: 50,
+      maxUnavailable: 1,
+      idealMs: 1,
+      totalMs: ratio,
+      ratio,
+      steps: 1,
+      claimWrites: 1,
+    });
+    const b3: B3Result = {
+      resizeLatencyMs: 60_000,
+      measuredLatencyMs: 60_000,
+      rows: [row("relay", 1.01), row("cron", 5)],
+      target: { relayRatio: 1.05 },
+    };
     expect(judgeB3(b3, "relay")[0]!.met).toBe(true);
     expect(() => judgeB3(b3, "nope")).toThrow(/no rows/);
   });
   it("B3-claims-first: every k of the trigger within the target; absent from older runs", () => {
-    const row = (trigger: string, maxUnavailable: number, ratio: number): RolloutResult => ({ mode: "claims-first", trigger, replicas: 50, maxUnavailable, idealMs: 1, totalMs: ratio, ratio, steps: 1, claimWrites: 1, partitionPatches: 1 });
+    const row = (trigger: string, maxUnavailable: number, ratio: number): RolloutResult => ({
+      mode: "claims-first",
+      trigger,
+      replicas: 50,
+      maxUnavailable,
+      idealMs: 1,
+      totalMs: ratio,
+      ratio,
+      steps: 1,
+      claimWrites: 1,
+      partitionPatches: 1,
+    });
     const b3 = (ratios: number[]): B3Result => ({
       resizeLatencyMs: 60_000,
       measuredLatencyMs: 60_000,
       rows: [],
-      claimsFirst: { podStartMs: 30_000, claimLatencyMs: 60_000, podLatencyMs: 30_000, rows: [...ratios.map((r, i) => row("relay", i + 1, r)), row("cron", 1, 1.5)] },
+      claimsFirst: {
+        podStartMs: 30_000,
+        claimLatencyMs: 60_000,
+        podLatencyMs: 30_000,
+        rows: [...ratios.map((r, i) => row("relay", i + 1, r)), row("cron", 1, 1.5)],
+      },
       target: { relayRatio: 1.05 },
     });
     const [met] = judgeB3ClaimsFirst(b3([1.01, 1.02]), "relay");
     expect(met).toMatchObject({ met: true, figure: "N=50, L_claim 60 s, L_pod 30 s; k=1: 1.010, k=2: 1.020" });
     expect(judgeB3ClaimsFirst(b3([1.01, 1.06]), "relay")[0]!.met).toBe(false);
     expect(() => judgeB3ClaimsFirst(b3([1]), "nope")).toThrow(/no rows/);
-    expect(judgeB3ClaimsFirst({ resizeLatencyMs: 1, measuredLatencyMs: 1, rows: [], target: { relayRatio: 1.05 } }, "relay")).toEqual([]);
+    expect(
+      judgeB3ClaimsFirst({ resizeLatencyMs: 1, measuredLatencyMs: 1, rows: [], target: { relayRatio: 1.05 } }, "relay"),
+    ).toEqual([]);
   });
 });
 

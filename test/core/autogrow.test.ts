@@ -3,13 +3,12 @@
 // revision, only when no rollout is in progress, and a step without metrics going on.
 import { describe, expect, it } from "vitest";
 import { autogrowDecision, autogrowOf } from "../../core/autogrow.js";
-import type { UsageReading } from "../../core/types.js";
+import { Keys } from "../../core/keys.js";
 import { planStep } from "../../core/plan.js";
 import type { WriterCapabilities } from "../../core/ports.js";
 import { revisionOf } from "../../core/revision.js";
 import { desiredTemplates } from "../../core/templates.js";
-import type { RaiseTemplate, Snapshot } from "../../core/types.js";
-import { Keys } from "../../core/keys.js";
+import type { RaiseTemplate, Snapshot, UsageReading } from "../../core/types.js";
 import { claimsFor, makeClaim, makeSet, snapshot, template } from "./builders.js";
 
 const DIRECT: WriterCapabilities = { name: "direct", supports: ["PatchClaim", "RaiseTemplate"], proposes: false };
@@ -18,16 +17,33 @@ const GI = 1024n ** 3n;
 const POLICY = JSON.stringify({ threshold: "80%", increase: "25%", max: "10Gi" });
 
 /** A set complete at data 2Gi (claims at the revision and ready) with autogrow, and this usage. */
-function world(used: Record<number, number>, opts: { policy?: string; storage?: string; extra?: Record<string, string> } = {}): Snapshot {
+function world(
+  used: Record<number, number>,
+  opts: { policy?: string; storage?: string; extra?: Record<string, string> } = {},
+): Snapshot {
   const storage = opts.storage ?? "2Gi";
-  const set = makeSet({ desired: [{ name: "data", storage }], annotations: { [Keys.autogrow]: opts.policy ?? POLICY, ...opts.extra } });
+  const set = makeSet({
+    desired: [{ name: "data", storage }],
+    annotations: { [Keys.autogrow]: opts.policy ?? POLICY, ...opts.extra },
+  });
   const d = desiredTemplates(set);
   if (!d.ok) throw new Error(d.message);
   const revision = revisionOf(d.templates);
-  set.metadata.annotations = { ...set.metadata.annotations, [Keys.currentRevision]: revision, [Keys.updateRevision]: revision };
+  set.metadata.annotations = {
+    ...set.metadata.annotations,
+    [Keys.currentRevision]: revision,
+    [Keys.updateRevision]: revision,
+  };
   const s = snapshot(set, claimsFor(set, { storage, revision }));
-  const cap = BigInt(Number.parseInt(storage)) * GI;
-  const reading: UsageReading = { ok: true, volumes: Object.entries(used).map(([o, gi]) => ({ claim: `data-web-${o}`, usedBytes: BigInt(Math.round(gi * 1024)) * 1024n ** 2n, capacityBytes: cap })) };
+  const cap = BigInt(Number.parseInt(storage, 10)) * GI;
+  const reading: UsageReading = {
+    ok: true,
+    volumes: Object.entries(used).map(([o, gi]) => ({
+      claim: `data-web-${o}`,
+      usedBytes: BigInt(Math.round(gi * 1024)) * 1024n ** 2n,
+      capacityBytes: cap,
+    })),
+  };
   return { ...s, volumeUsage: reading };
 }
 
@@ -58,7 +74,13 @@ describe("growth", () => {
     const d = plan(world({ 0: 1.0, 1: 1.7, 2: 1.9 }));
     expect(d.reason).toBe("AutogrowTriggered");
     const a = d.action as RaiseTemplate;
-    expect(a).toMatchObject({ type: "RaiseTemplate", template: "data", from: "2Gi", to: "3Gi", fromRevision: d.revision });
+    expect(a).toMatchObject({
+      type: "RaiseTemplate",
+      template: "data",
+      from: "2Gi",
+      to: "3Gi",
+      fromRevision: d.revision,
+    });
     expect(a.toRevision).toBe(revisionOf(a.templates));
     expect(a.templates[0]!.spec.resources!.requests!.storage).toBe("3Gi");
     expect(d.message).toMatch(/data-web-2 uses 1\.9Gi of 2Gi \(95\.0%\): raising template data 2Gi → 3Gi/);
@@ -116,7 +138,10 @@ describe("growth", () => {
   });
 
   it("without metrics the step goes on, saying why (not Waiting)", () => {
-    const s = { ...world({}), volumeUsage: { ok: false as const, message: "Prometheus at http://prom:9090 is unreachable (ECONNREFUSED)" } };
+    const s = {
+      ...world({}),
+      volumeUsage: { ok: false as const, message: "Prometheus at http://prom:9090 is unreachable (ECONNREFUSED)" },
+    };
     const d = plan(s);
     expect(d.phase).toBe("Complete");
     expect(d.message).toMatch(/autogrow skipped this step: Prometheus at http:\/\/prom:9090 is unreachable/);
@@ -126,13 +151,25 @@ describe("growth", () => {
 describe("autogrowDecision", () => {
   it("raises nothing when the desired size already exceeds capacity × (1 + increase)", () => {
     const t = [template({ name: "data", storage: "20Gi" })] as never;
-    const d = autogrowDecision({ threshold: "50%", increase: "10%", max: "1Ti" }, t, "web", [0], [{ claim: "data-web-0", usedBytes: 9n * GI, capacityBytes: 10n * GI }]);
+    const d = autogrowDecision(
+      { threshold: "50%", increase: "10%", max: "1Ti" },
+      t,
+      "web",
+      [0],
+      [{ claim: "data-web-0", usedBytes: 9n * GI, capacityBytes: 10n * GI }],
+    );
     expect(d).toEqual({ kind: "none" });
   });
 
   it("reports the limit with the usage that hit it", () => {
     const t = [template({ name: "data", storage: "1Ti" })] as never;
-    const d = autogrowDecision({ threshold: "50%", increase: "10%", max: "1Ti" }, t, "web", [0], [{ claim: "data-web-0", usedBytes: 900n * GI, capacityBytes: 1024n * GI }]);
+    const d = autogrowDecision(
+      { threshold: "50%", increase: "10%", max: "1Ti" },
+      t,
+      "web",
+      [0],
+      [{ claim: "data-web-0", usedBytes: 900n * GI, capacityBytes: 1024n * GI }],
+    );
     expect(d).toMatchObject({ kind: "limit", template: "data", claim: "data-web-0", max: "1Ti" });
   });
 });

@@ -1,9 +1,9 @@
 // Snapshot builders for planner tests, starting from the real objects in the fixtures so the
 // shapes (defaults, managedFields, status) are those a real API server returns.
 import type { PersistentVolumeClaim, StatefulSet, StorageClass } from "../../core/k8s.js";
+import { Keys } from "../../core/keys.js";
 import type { WriterCapabilities } from "../../core/ports.js";
 import type { Action, PatchClaim, Snapshot } from "../../core/types.js";
-import { Keys } from "../../core/keys.js";
 import { FIXTURES_DIR, fixtureJson, fixtureStatus } from "../fixtures/apiserver.js";
 
 /** What the direct writer can do: the planner's usual third argument. */
@@ -57,7 +57,9 @@ export function makeSet(s: SetSpec = {}): StatefulSet {
   if (s.start !== undefined) set.spec.ordinals = { start: s.start };
   set.spec.updateStrategy = {
     type: s.updateStrategyType ?? "RollingUpdate",
-    ...(s.updateStrategyType === "OnDelete" ? {} : { rollingUpdate: { partition: s.partition ?? 0, maxUnavailable: s.maxUnavailable ?? 1 } }),
+    ...(s.updateStrategyType === "OnDelete"
+      ? {}
+      : { rollingUpdate: { partition: s.partition ?? 0, maxUnavailable: s.maxUnavailable ?? 1 } }),
   };
   set.spec.volumeClaimTemplates = (s.live ?? [{ name: "data", storage: "1Gi" }]).map((t) => ({
     kind: "PersistentVolumeClaim",
@@ -68,7 +70,8 @@ export function makeSet(s: SetSpec = {}): StatefulSet {
   }));
   const annotations: Record<string, string> = { ...set.metadata.annotations, ...(s.annotations ?? {}) };
   if (s.strategy !== null) annotations[Keys.strategy] = s.strategy ?? "InPlace";
-  if (s.desired !== undefined) annotations[Keys.templates] = typeof s.desired === "string" ? s.desired : JSON.stringify(s.desired.map(template));
+  if (s.desired !== undefined)
+    annotations[Keys.templates] = typeof s.desired === "string" ? s.desired : JSON.stringify(s.desired.map(template));
   set.metadata.annotations = annotations;
   return set;
 }
@@ -95,7 +98,11 @@ export function makeClaim(name: string, c: ClaimSpec = {}): PersistentVolumeClai
   const base = clone(fixture("pvc-list.json").items[0]) as PersistentVolumeClaim;
   base.metadata.name = name;
   base.metadata.uid = `uid-${name}`;
-  base.metadata.labels = { app: "web", ...(c.labels ?? {}), ...(c.revision ? { [Keys.revisionLabel]: c.revision } : {}) };
+  base.metadata.labels = {
+    app: "web",
+    ...(c.labels ?? {}),
+    ...(c.revision ? { [Keys.revisionLabel]: c.revision } : {}),
+  };
   if (c.betaClass) base.metadata.annotations = { [Keys.betaStorageClass]: c.betaClass };
   const storage = c.storage ?? "1Gi";
   base.spec.resources = { requests: { storage } };
@@ -134,7 +141,8 @@ export function claimsFor(set: StatefulSet, c: ClaimSpec = {}): PersistentVolume
   const start = set.spec.ordinals?.start ?? 0;
   const out: PersistentVolumeClaim[] = [];
   for (const t of set.spec.volumeClaimTemplates ?? []) {
-    for (let o = start; o < start + (set.spec.replicas ?? 1); o++) out.push(makeClaim(`${t.metadata.name}-${set.metadata.name}-${o}`, c));
+    for (let o = start; o < start + (set.spec.replicas ?? 1); o++)
+      out.push(makeClaim(`${t.metadata.name}-${set.metadata.name}-${o}`, c));
   }
   return out;
 }
@@ -151,7 +159,10 @@ export function applyPatch(s: Snapshot, action: Action): Snapshot {
   const claims = s.claims.map((c) => {
     if (c.metadata.name !== p.claim) return c;
     const next = clone(c);
-    next.spec.resources = { ...next.spec.resources, requests: { ...next.spec.resources?.requests, storage: p.storage } };
+    next.spec.resources = {
+      ...next.spec.resources,
+      requests: { ...next.spec.resources?.requests, storage: p.storage },
+    };
     if (p.volumeAttributesClassName) next.spec.volumeAttributesClassName = p.volumeAttributesClassName;
     next.metadata.labels = { ...next.metadata.labels, ...p.labels };
     next.metadata.annotations = { ...next.metadata.annotations, ...p.annotations };
@@ -168,7 +179,8 @@ export function settle(s: Snapshot, claim: string): Snapshot {
       if (c.metadata.name !== claim) return c;
       const next = clone(c);
       next.status = { ...next.status, capacity: { storage: next.spec.resources!.requests!.storage! } };
-      if (next.spec.volumeAttributesClassName) next.status.currentVolumeAttributesClassName = next.spec.volumeAttributesClassName;
+      if (next.spec.volumeAttributesClassName)
+        next.status.currentVolumeAttributesClassName = next.spec.volumeAttributesClassName;
       delete next.status.conditions;
       delete next.status.allocatedResourceStatuses;
       delete next.status.modifyVolumeStatus;

@@ -1,31 +1,53 @@
 // Re-creating the set (docs/design.md F1–F4) as planner scenarios: each step makes the one request
 // the state it finds calls for, so a crash between any two requests is finished by the next step.
 import { describe, expect, it } from "vitest";
-import { mergeTemplates, readRecord, recordName, recreatedManifest, unexpectedDifferences } from "../../core/finalize.js";
+import {
+  mergeTemplates,
+  readRecord,
+  recordName,
+  recreatedManifest,
+  unexpectedDifferences,
+} from "../../core/finalize.js";
 import type { ConfigMap, StatefulSet } from "../../core/k8s.js";
+import { Keys } from "../../core/keys.js";
 import { planStep } from "../../core/plan.js";
 import type { WriterCapabilities } from "../../core/ports.js";
 import { revisionOf } from "../../core/revision.js";
 import { desiredTemplates } from "../../core/templates.js";
 import type { Decision, Snapshot, WriteRecord } from "../../core/types.js";
-import { Keys } from "../../core/keys.js";
-import { claimsFor, makeClaim, makeSet, snapshot, type SetSpec } from "./builders.js";
+import { claimsFor, makeClaim, makeSet, type SetSpec, snapshot } from "./builders.js";
 
 const ALL: WriterCapabilities = {
   name: "direct",
-  supports: ["PatchClaim", "PatchPartition", "EvictPod", "WriteRecord", "ArmRecord", "OrphanSet", "CreateSet", "DeleteRecord"],
+  supports: [
+    "PatchClaim",
+    "PatchPartition",
+    "EvictPod",
+    "WriteRecord",
+    "ArmRecord",
+    "OrphanSet",
+    "CreateSet",
+    "DeleteRecord",
+  ],
   proposes: false,
 };
 const NOW = new Date("2026-11-30T12:00:00Z");
 const plan = (s: Snapshot, opts = {}): Decision => planStep(s, NOW, ALL, opts);
 
 /** A set complete at the desired 2Gi (claims at the revision, current-revision written), live templates still 1Gi. */
-function complete(extra: Partial<SetSpec> = {}, annotations: Record<string, string> = { [Keys.finalize]: "Recreate" }): Snapshot {
+function complete(
+  extra: Partial<SetSpec> = {},
+  annotations: Record<string, string> = { [Keys.finalize]: "Recreate" },
+): Snapshot {
   const set = makeSet({ desired: [{ name: "data", storage: "2Gi" }], annotations, ...extra });
   const desired = desiredTemplates(set);
   if (!desired.ok) throw new Error(desired.message);
   const revision = revisionOf(desired.templates);
-  set.metadata.annotations = { ...set.metadata.annotations, [Keys.currentRevision]: revision, [Keys.updateRevision]: revision };
+  set.metadata.annotations = {
+    ...set.metadata.annotations,
+    [Keys.currentRevision]: revision,
+    [Keys.updateRevision]: revision,
+  };
   set.metadata.generation = 1;
   set.status = { ...set.status, observedGeneration: 1 };
   return snapshot(set, claimsFor(set, { storage: "2Gi", revision }));
@@ -33,7 +55,11 @@ function complete(extra: Partial<SetSpec> = {}, annotations: Record<string, stri
 
 const withRecord = (s: Snapshot, record: ConfigMap, armed = true): Snapshot => ({
   ...s,
-  recreateRecord: { ...record, metadata: { ...record.metadata, uid: "record-uid", resourceVersion: "77" }, data: { ...record.data, armed: String(armed) } },
+  recreateRecord: {
+    ...record,
+    metadata: { ...record.metadata, uid: "record-uid", resourceVersion: "77" },
+    data: { ...record.data, armed: String(armed) },
+  },
 });
 
 /** The record F1 would write for this snapshot. */
@@ -53,7 +79,8 @@ describe("F1: the record first", () => {
     const m = read.record.manifest;
     expect(m.spec.volumeClaimTemplates![0]!.spec.resources!.requests!.storage).toBe("2Gi");
     expect(m.spec.volumeClaimTemplates![0]!.spec.accessModes).toEqual(["ReadWriteOnce"]);
-    for (const k of ["uid", "resourceVersion", "creationTimestamp", "generation", "managedFields"]) expect(m.metadata).not.toHaveProperty(k);
+    for (const k of ["uid", "resourceVersion", "creationTimestamp", "generation", "managedFields"])
+      expect(m.metadata).not.toHaveProperty(k);
     expect(m).not.toHaveProperty("status");
     expect(m.metadata.annotations).not.toHaveProperty(Keys.templates);
     expect(m.spec.template).toEqual(s.statefulSet.spec.template);
@@ -82,7 +109,10 @@ describe("F1: the record first", () => {
 
   it("not when the live templates already are the desired ones", () => {
     const s = complete();
-    s.statefulSet.spec.volumeClaimTemplates = recreatedManifest(s.statefulSet, (desiredTemplates(s.statefulSet) as unknown as { templates: never[] }).templates).spec.volumeClaimTemplates!;
+    s.statefulSet.spec.volumeClaimTemplates = recreatedManifest(
+      s.statefulSet,
+      (desiredTemplates(s.statefulSet) as unknown as { templates: never[] }).templates,
+    ).spec.volumeClaimTemplates!;
     expect(plan(s).reason).toBe("Converged");
   });
 
@@ -98,14 +128,27 @@ describe("F2: the orphan delete, guarded", () => {
   it("arms the record first (a merge patch under its resourceVersion)", () => {
     const s = complete();
     const d = plan(withRecord(s, recordFor(s), false));
-    expect(d.action).toEqual({ type: "ArmRecord", namespace: "default", set: "web", name: "claimstep-recreate-web", armed: true, resourceVersion: "77" });
+    expect(d.action).toEqual({
+      type: "ArmRecord",
+      namespace: "default",
+      set: "web",
+      name: "claimstep-recreate-web",
+      armed: true,
+      resourceVersion: "77",
+    });
   });
 
   it("deletes the set with its uid and resourceVersion as read once the record is armed", () => {
     const s = complete();
     const d = plan(withRecord(s, recordFor(s)));
     expect(d.reason).toBe("SetOrphaned");
-    expect(d.action).toEqual({ type: "OrphanSet", namespace: "default", set: "web", uid: s.statefulSet.metadata.uid, resourceVersion: s.statefulSet.metadata.resourceVersion });
+    expect(d.action).toEqual({
+      type: "OrphanSet",
+      namespace: "default",
+      set: "web",
+      uid: s.statefulSet.metadata.uid,
+      resourceVersion: s.statefulSet.metadata.resourceVersion,
+    });
   });
 
   it("discards a record the set no longer matches (a changed pod template), never deleting the set", () => {
@@ -114,7 +157,14 @@ describe("F2: the orphan delete, guarded", () => {
     (s.statefulSet.spec as any).template.spec.containers[0].image = "busybox:2";
     const d = plan(withRecord(s, record, false));
     expect(d.reason).toBe("RecordDiscarded");
-    expect(d.action).toEqual({ type: "DeleteRecord", namespace: "default", set: "web", name: "claimstep-recreate-web", uid: "record-uid", resourceVersion: "77" });
+    expect(d.action).toEqual({
+      type: "DeleteRecord",
+      namespace: "default",
+      set: "web",
+      name: "claimstep-recreate-web",
+      uid: "record-uid",
+      resourceVersion: "77",
+    });
     expect(d.message).toMatch(/spec\.template/);
   });
 
@@ -124,7 +174,14 @@ describe("F2: the orphan delete, guarded", () => {
     (s.statefulSet.spec as any).template.spec.containers[0].image = "busybox:2";
     const d = plan(withRecord(s, record, true));
     expect(d.reason).toBe("RecordDiscarded");
-    expect(d.action).toEqual({ type: "ArmRecord", namespace: "default", set: "web", name: "claimstep-recreate-web", armed: false, resourceVersion: "77" });
+    expect(d.action).toEqual({
+      type: "ArmRecord",
+      namespace: "default",
+      set: "web",
+      name: "claimstep-recreate-web",
+      armed: false,
+      resourceVersion: "77",
+    });
   });
 
   it("discards a record when finalize is no longer wanted", () => {
@@ -180,9 +237,26 @@ describe("F4: the record goes once the new set has adopted its pods", () => {
     const record = recordFor(s);
     const read = readRecord(record);
     if (!read.ok) throw new Error(read.message);
-    const set: StatefulSet = { ...read.record.manifest, metadata: { ...read.record.manifest.metadata, uid: "new-uid", resourceVersion: "900", generation: 1 } };
+    const set: StatefulSet = {
+      ...read.record.manifest,
+      metadata: { ...read.record.manifest.metadata, uid: "new-uid", resourceVersion: "900", generation: 1 },
+    };
     set.status = s.statefulSet.status!;
-    const pods = s.pods.map((p) => ({ ...p, metadata: { ...p.metadata, ownerReferences: [{ apiVersion: "apps/v1", kind: "StatefulSet", name: "web", uid: adopted ? "new-uid" : "old", controller: true }] } }));
+    const pods = s.pods.map((p) => ({
+      ...p,
+      metadata: {
+        ...p.metadata,
+        ownerReferences: [
+          {
+            apiVersion: "apps/v1",
+            kind: "StatefulSet",
+            name: "web",
+            uid: adopted ? "new-uid" : "old",
+            controller: true,
+          },
+        ],
+      },
+    }));
     return { ...withRecord(s, record), statefulSet: set, pods };
   };
 
@@ -197,7 +271,13 @@ describe("F4: the record goes once the new set has adopted its pods", () => {
     expect(d.reason).toBe("SetRecreated");
     expect(d.phase).toBe("Complete");
     expect(d.status.reason).toBe("Finalized");
-    expect(d.action).toEqual({ type: "DeleteRecord", namespace: "default", set: "web", name: recordName("web"), uid: "record-uid" });
+    expect(d.action).toEqual({
+      type: "DeleteRecord",
+      namespace: "default",
+      set: "web",
+      name: recordName("web"),
+      uid: "record-uid",
+    });
     expect(d.events.map((e) => e.reason)).toEqual(["SetRecreated"]);
     expect(d.message).toMatch(/every pod and claim kept \(3 pod\(s\), 3 claim\(s\): the same uids as recorded\)/);
   });
@@ -217,13 +297,18 @@ describe("F4: the record goes once the new set has adopted its pods", () => {
     const s = recreated(true);
     s.pods[2] = { ...s.pods[2]!, metadata: { ...s.pods[2]!.metadata, uid: "a-new-pod" } };
     s.claims[0] = { ...s.claims[0]!, metadata: { ...s.claims[0]!.metadata, uid: "a-new-claim" } };
-    s.claims[1] = { ...s.claims[1]!, metadata: { ...s.claims[1]!.metadata, deletionTimestamp: "2026-11-30T12:00:00Z" } };
+    s.claims[1] = {
+      ...s.claims[1]!,
+      metadata: { ...s.claims[1]!.metadata, deletionTimestamp: "2026-11-30T12:00:00Z" },
+    };
     s.claims.splice(2, 1);
     const d = plan(s);
     expect(d.reason).toBe("RecreateReplaced");
     expect(d.phase).toBe("Blocked");
     expect(d.action).toBeUndefined();
-    expect(d.message).toMatch(/pods re-created: web-2; claims re-created: data-web-0; claims deleting: data-web-1; claims gone: data-web-2\./);
+    expect(d.message).toMatch(
+      /pods re-created: web-2; claims re-created: data-web-0; claims deleting: data-web-1; claims gone: data-web-2\./,
+    );
     expect(d.message).not.toMatch(/kept \(/);
     expect(d.events.map((e) => [e.reason, e.type])).toEqual([["RecreateReplaced", "Warning"]]);
   });
@@ -240,7 +325,10 @@ describe("F4: the record goes once the new set has adopted its pods", () => {
 
   it("a record whose uids are not readable is refused, naming the key", () => {
     const s = recreated(true);
-    const d = plan({ ...s, recreateRecord: { ...s.recreateRecord!, data: { ...s.recreateRecord!.data, "kept-uids.json": "{\"pods\": 3}" } } });
+    const d = plan({
+      ...s,
+      recreateRecord: { ...s.recreateRecord!, data: { ...s.recreateRecord!.data, "kept-uids.json": '{"pods": 3}' } },
+    });
     expect(d.phase).toBe("Blocked");
     expect(d.message).toMatch(/kept-uids\.json is not \{pods, claims\} of name → uid/);
   });
@@ -249,8 +337,18 @@ describe("F4: the record goes once the new set has adopted its pods", () => {
 describe("the record's pure parts", () => {
   it("merges exactly the four rolled-out fields of the desired templates onto the live ones", () => {
     const live = makeSet().spec.volumeClaimTemplates!;
-    const merged = mergeTemplates(live, [{ metadata: { name: "data", labels: { tier: "db" } }, spec: { resources: { requests: { storage: "5Gi" } }, volumeAttributesClassName: "gold" } }]);
-    expect(merged[0]!.spec).toMatchObject({ accessModes: ["ReadWriteOnce"], storageClassName: "fast", resources: { requests: { storage: "5Gi" } }, volumeAttributesClassName: "gold" });
+    const merged = mergeTemplates(live, [
+      {
+        metadata: { name: "data", labels: { tier: "db" } },
+        spec: { resources: { requests: { storage: "5Gi" } }, volumeAttributesClassName: "gold" },
+      },
+    ]);
+    expect(merged[0]!.spec).toMatchObject({
+      accessModes: ["ReadWriteOnce"],
+      storageClassName: "fast",
+      resources: { requests: { storage: "5Gi" } },
+      volumeAttributesClassName: "gold",
+    });
     expect(merged[0]!.metadata.labels).toEqual({ tier: "db" });
   });
 
@@ -266,7 +364,12 @@ describe("the record's pure parts", () => {
 });
 
 describe("GitOps: the re-create is proposed, and merging the proposal approves it", () => {
-  const PR: WriterCapabilities = { ...ALL, name: "pull-request writer (github)", supports: [...ALL.supports, "ProposeRecreate"], proposes: true };
+  const PR: WriterCapabilities = {
+    ...ALL,
+    name: "pull-request writer (github)",
+    supports: [...ALL.supports, "ProposeRecreate"],
+    proposes: true,
+  };
   const viaPR = () => complete({}, { [Keys.finalize]: "Recreate", [Keys.applyVia]: "pull-request" });
 
   it("proposes the manifest change instead of writing the record", () => {

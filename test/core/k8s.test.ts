@@ -2,7 +2,15 @@
 // cannot use.
 import { readdirSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { ClaimTemplate, listOf, PersistentVolumeClaim, Pod, StatefulSet, Status, StorageClass } from "../../core/k8s.js";
+import {
+  ClaimTemplate,
+  listOf,
+  PersistentVolumeClaim,
+  Pod,
+  StatefulSet,
+  Status,
+  StorageClass,
+} from "../../core/k8s.js";
 import { FIXTURES, fixture, statusFixture } from "./builders.js";
 
 describe("fixtures parse", () => {
@@ -16,8 +24,13 @@ describe("fixtures parse", () => {
     expect(listOf(PersistentVolumeClaim).parse(fixture("pvc-list.json")).items).toHaveLength(3);
     expect(listOf(Pod).parse(fixture("pod-list.json")).items).toHaveLength(3);
     const classes = listOf(StorageClass).parse(fixture("storageclass-list.json")).items;
-    expect(classes.map((c) => [c.metadata.name, c.allowVolumeExpansion])).toEqual([["fast", true], ["fixed", false]]);
-    expect(PersistentVolumeClaim.parse(fixture("pvc-apply-ok.json")).metadata.labels?.["claimstep.io/revision"]).toBe("abc");
+    expect(classes.map((c) => [c.metadata.name, c.allowVolumeExpansion])).toEqual([
+      ["fast", true],
+      ["fixed", false],
+    ]);
+    expect(PersistentVolumeClaim.parse(fixture("pvc-apply-ok.json")).metadata.labels?.["claimstep.io/revision"]).toBe(
+      "abc",
+    );
   });
   it("every error fixture is a Status", () => {
     // Some .txt captures are successes (201 Created, 200 with the object): only refusals are Status bodies.
@@ -56,7 +69,13 @@ describe("rule 14: a quantity may be a JSON number", () => {
     expect(parsed.status?.allocatedResources?.storage).toBe("2k");
   });
   it("reads numbers in a set's live templates and in a template", () => {
-    const set = { metadata: { name: "web" }, spec: { selector: {}, volumeClaimTemplates: [{ metadata: { name: "data" }, spec: { resources: { requests: { storage: 10 } } } }] } };
+    const set = {
+      metadata: { name: "web" },
+      spec: {
+        selector: {},
+        volumeClaimTemplates: [{ metadata: { name: "data" }, spec: { resources: { requests: { storage: 10 } } } }],
+      },
+    };
     expect(StatefulSet.parse(set).spec.volumeClaimTemplates?.[0]?.spec.resources?.requests?.storage).toBe("10");
     expect(ClaimTemplate.parse(set.spec.volumeClaimTemplates[0]).spec.resources?.requests?.storage).toBe("10");
   });

@@ -1,7 +1,16 @@
 // The election's core (core/lease.ts): create, renew, follow, take over, conflicts,
 // and the margin that keeps a holder from sweeping once a follower may take over.
 import { describe, expect, it } from "vitest";
-import { afterWrite, decide, defaultMarginMs, leads, microTime, releaseSpec, type ElectionConfig, type ElectionState } from "../../core/lease.js";
+import {
+  afterWrite,
+  decide,
+  defaultMarginMs,
+  type ElectionConfig,
+  type ElectionState,
+  leads,
+  microTime,
+  releaseSpec,
+} from "../../core/lease.js";
 import type { ObservedLease } from "../../core/ports.js";
 
 const T0 = Date.parse("2026-11-30T10:00:00Z");
@@ -9,7 +18,14 @@ const s = (seconds: number) => T0 + seconds * 1000;
 const me: ElectionConfig = { identity: "claimstep-a", leaseDurationMs: 15_000, marginMs: 2000 };
 const held = (holder: string, rv: string, extra: Partial<ObservedLease["spec"]> = {}): ObservedLease => ({
   resourceVersion: rv,
-  spec: { holderIdentity: holder, leaseDurationSeconds: 15, acquireTime: microTime(s(-100)), renewTime: microTime(s(-1)), leaseTransitions: 3, ...extra },
+  spec: {
+    holderIdentity: holder,
+    leaseDurationSeconds: 15,
+    acquireTime: microTime(s(-100)),
+    renewTime: microTime(s(-1)),
+    leaseTransitions: 3,
+    ...extra,
+  },
 });
 
 describe("microTime", () => {
@@ -19,20 +35,46 @@ describe("microTime", () => {
 });
 
 describe("decide", () => {
-  const cases: { name: string; lease: ObservedLease | undefined; state: ElectionState; now: number; want: Record<string, unknown> }[] = [
+  const cases: {
+    name: string;
+    lease: ObservedLease | undefined;
+    state: ElectionState;
+    now: number;
+    want: Record<string, unknown>;
+  }[] = [
     {
       name: "no Lease: create it, holding it, transitions 0",
       lease: undefined,
       state: {},
       now: s(0),
-      want: { kind: "create", spec: { holderIdentity: "claimstep-a", leaseDurationSeconds: 15, acquireTime: microTime(s(0)), renewTime: microTime(s(0)), leaseTransitions: 0 } },
+      want: {
+        kind: "create",
+        spec: {
+          holderIdentity: "claimstep-a",
+          leaseDurationSeconds: 15,
+          acquireTime: microTime(s(0)),
+          renewTime: microTime(s(0)),
+          leaseTransitions: 0,
+        },
+      },
     },
     {
       name: "ours: renew under its resourceVersion, keeping acquireTime and transitions",
       lease: held("claimstep-a", "300"),
       state: {},
       now: s(0),
-      want: { kind: "update", why: "renew", resourceVersion: "300", spec: { holderIdentity: "claimstep-a", acquireTime: microTime(s(-100)), renewTime: microTime(s(0)), leaseTransitions: 3, leaseDurationSeconds: 15 } },
+      want: {
+        kind: "update",
+        why: "renew",
+        resourceVersion: "300",
+        spec: {
+          holderIdentity: "claimstep-a",
+          acquireTime: microTime(s(-100)),
+          renewTime: microTime(s(0)),
+          leaseTransitions: 3,
+          leaseDurationSeconds: 15,
+        },
+      },
     },
     {
       name: "another holder, first seen now: follow; it expires a whole duration from now (this clock)",
@@ -67,7 +109,18 @@ describe("decide", () => {
       lease: held("claimstep-b", "300"),
       state: { observed: { resourceVersion: "300", holder: "claimstep-b", durationMs: 15_000, at: s(0) } },
       now: s(15),
-      want: { kind: "update", why: "takeover", resourceVersion: "300", spec: { holderIdentity: "claimstep-a", leaseDurationSeconds: 15, acquireTime: microTime(s(15)), renewTime: microTime(s(15)), leaseTransitions: 4 } },
+      want: {
+        kind: "update",
+        why: "takeover",
+        resourceVersion: "300",
+        spec: {
+          holderIdentity: "claimstep-a",
+          leaseDurationSeconds: 15,
+          acquireTime: microTime(s(15)),
+          renewTime: microTime(s(15)),
+          leaseTransitions: 4,
+        },
+      },
     },
     {
       name: "the holder's own (shorter) duration counts, not this replica's",
@@ -88,14 +141,24 @@ describe("decide", () => {
       lease: held("", "300", { leaseDurationSeconds: 1 }),
       state: {},
       now: s(0),
-      want: { kind: "update", why: "takeover", resourceVersion: "300", spec: { holderIdentity: "claimstep-a", leaseTransitions: 4 } },
+      want: {
+        kind: "update",
+        why: "takeover",
+        resourceVersion: "300",
+        spec: { holderIdentity: "claimstep-a", leaseTransitions: 4 },
+      },
     },
     {
       name: "an empty spec (a Lease created by hand): take over at once",
       lease: { resourceVersion: "7", spec: {} },
       state: {},
       now: s(0),
-      want: { kind: "update", why: "takeover", resourceVersion: "7", spec: { holderIdentity: "claimstep-a", leaseTransitions: 1 } },
+      want: {
+        kind: "update",
+        why: "takeover",
+        resourceVersion: "7",
+        spec: { holderIdentity: "claimstep-a", leaseTransitions: 1 },
+      },
     },
   ];
   for (const c of cases) {
@@ -105,7 +168,10 @@ describe("decide", () => {
   }
 
   it("a record of another holder ends this replica's lead at once", () => {
-    const state: ElectionState = { leadingUntil: s(13), observed: { resourceVersion: "300", holder: "claimstep-a", durationMs: 15_000, at: s(0) } };
+    const state: ElectionState = {
+      leadingUntil: s(13),
+      observed: { resourceVersion: "300", holder: "claimstep-a", durationMs: 15_000, at: s(0) },
+    };
     const { state: next } = decide(held("claimstep-b", "301"), state, me, s(1));
     expect(leads(next, s(1))).toBe(false);
   });
@@ -161,7 +227,12 @@ describe("afterWrite and leads", () => {
   it("clock skew: the holder's clock an hour ahead changes nothing (only durations on each clock count)", () => {
     const hour = 3_600_000;
     const holder = afterWrite({}, { kind: "written", lease: written("301") }, me, s(0) + hour);
-    const follower = decide(held("claimstep-a", "301", { renewTime: microTime(s(0) + hour) }), {}, { ...me, identity: "claimstep-b" }, s(0));
+    const follower = decide(
+      held("claimstep-a", "301", { renewTime: microTime(s(0) + hour) }),
+      {},
+      { ...me, identity: "claimstep-b" },
+      s(0),
+    );
     // Real time t: the holder's clock reads t + 1 h. It stops at real s(13); the follower may take over at real s(15).
     expect(holder.leadingUntil! - hour).toBe(s(13));
     expect(follower.action).toMatchObject({ kind: "follow", expiresAt: s(15) });
@@ -173,6 +244,12 @@ describe("afterWrite and leads", () => {
   });
 
   it("releasing keeps the transitions and names no holder", () => {
-    expect(releaseSpec(held("claimstep-a", "301"), s(0))).toEqual({ holderIdentity: "", leaseDurationSeconds: 1, acquireTime: microTime(s(0)), renewTime: microTime(s(0)), leaseTransitions: 3 });
+    expect(releaseSpec(held("claimstep-a", "301"), s(0))).toEqual({
+      holderIdentity: "",
+      leaseDurationSeconds: 1,
+      acquireTime: microTime(s(0)),
+      renewTime: microTime(s(0)),
+      leaseTransitions: 3,
+    });
   });
 });

@@ -1,11 +1,22 @@
 // planStep, one named scenario per behaviour of docs/design.md rules 1–14. Each scenario fails if
 // its rule breaks.
 import { describe, expect, it } from "vitest";
+import { Keys } from "../../core/keys.js";
 import { planStep } from "../../core/plan.js";
 import { revisionOf } from "../../core/revision.js";
 import type { Decision, Snapshot } from "../../core/types.js";
-import { Keys } from "../../core/keys.js";
-import { DIRECT, annotate, applyPatch, claimsFor, makeClaim, makeSet, settle, snapshot, template, patchOf } from "./builders.js";
+import {
+  annotate,
+  applyPatch,
+  claimsFor,
+  DIRECT,
+  makeClaim,
+  makeSet,
+  patchOf,
+  settle,
+  snapshot,
+  template,
+} from "./builders.js";
 
 const NOW = new Date("2026-11-30T10:00:00Z");
 const plan = (s: Snapshot): Decision => planStep(s, NOW, DIRECT);
@@ -26,14 +37,21 @@ function rollout(s: Snapshot, max = 100): { order: string[]; final: Decision; sn
 
 describe("rule 1: opt-in and OnDelete", () => {
   it("no-annotation: a set without the strategy annotation is Idle and records nothing", () => {
-    const d = plan(snapshot(makeSet({ strategy: null, desired: [{ name: "data", storage: "2Gi" }] }), claimsFor(makeSet())));
+    const d = plan(
+      snapshot(makeSet({ strategy: null, desired: [{ name: "data", storage: "2Gi" }] }), claimsFor(makeSet())),
+    );
     expect(d.phase).toBe("Idle");
     expect(d.action).toBeUndefined();
     expect(d.setAnnotations).toBeUndefined();
     expect(d.events).toEqual([]);
   });
   it("on-claim-delete: the KEP default leaves the set alone", () => {
-    const d = plan(snapshot(makeSet({ strategy: "OnClaimDelete", desired: [{ name: "data", storage: "2Gi" }] }), claimsFor(makeSet())));
+    const d = plan(
+      snapshot(
+        makeSet({ strategy: "OnClaimDelete", desired: [{ name: "data", storage: "2Gi" }] }),
+        claimsFor(makeSet()),
+      ),
+    );
     expect(d.phase).toBe("Idle");
     expect(d.action).toBeUndefined();
   });
@@ -68,14 +86,24 @@ describe("rule 2: desired templates", () => {
   const blocked = (desired: string, pattern: RegExp) => {
     expect(invalidTemplates(desired, pattern).setAnnotations?.[Keys.status]).toBeDefined();
   };
-  it("bad-json: names the annotation and the JSON error", () => blocked("[{", /volume-claim-templates on default\/web is not valid JSON/));
+  it("bad-json: names the annotation and the JSON error", () =>
+    blocked("[{", /volume-claim-templates on default\/web is not valid JSON/));
   it("not-an-array: schema errors name the expectation", () => blocked(`{"metadata":{}}`, /expected a JSON array/));
   it("bad-quantity: names the template and the string", () =>
-    blocked(JSON.stringify([template({ name: "data", storage: "20Gb" })]), /template "data" spec.resources.requests.storage: invalid quantity "20Gb"/));
+    blocked(
+      JSON.stringify([template({ name: "data", storage: "20Gb" })]),
+      /template "data" spec.resources.requests.storage: invalid quantity "20Gb"/,
+    ));
   it("unknown-template: a name not in the live set", () =>
-    blocked(JSON.stringify([template({ name: "logs", storage: "2Gi" })]), /template "logs" is not in spec.volumeClaimTemplates \(data\)/));
+    blocked(
+      JSON.stringify([template({ name: "logs", storage: "2Gi" })]),
+      /template "logs" is not in spec.volumeClaimTemplates \(data\)/,
+    ));
   it("duplicate-template: the same name twice", () =>
-    blocked(JSON.stringify([template({ name: "data", storage: "2Gi" }), template({ name: "data", storage: "3Gi" })]), /"data" appears twice/));
+    blocked(
+      JSON.stringify([template({ name: "data", storage: "2Gi" }), template({ name: "data", storage: "3Gi" })]),
+      /"data" appears twice/,
+    ));
   it("no-annotation-uses-live: without the annotation the live templates are desired", () => {
     const set = makeSet({ live: [{ name: "data", storage: "1Gi" }] });
     const d = plan(snapshot(set, claimsFor(set)));
@@ -109,7 +137,9 @@ describe("rules 3–4, 7: scope, order, the one action", () => {
       uid: "uid-data-web-2",
     });
     expect(first.phase).toBe("Progressing");
-    expect(first.events).toEqual([expect.objectContaining({ type: "Normal", reason: "ClaimUpdated", action: "PatchClaim" })]);
+    expect(first.events).toEqual([
+      expect.objectContaining({ type: "Normal", reason: "ClaimUpdated", action: "PatchClaim" }),
+    ]);
     const { order, final } = rollout(s);
     expect(order).toEqual(["data-web-2", "data-web-1", "data-web-0"]);
     expect(final.phase).toBe("Complete");
@@ -124,8 +154,17 @@ describe("rules 3–4, 7: scope, order, the one action", () => {
     expect(d.status.ordinal).toBe(2);
   });
   it("two-templates: each claim of an ordinal is applied before the next ordinal", () => {
-    const live = [{ name: "data", storage: "1Gi" }, { name: "wal", storage: "1Gi" }];
-    const set = makeSet({ live, desired: [{ name: "data", storage: "2Gi" }, { name: "wal", storage: "3Gi" }] });
+    const live = [
+      { name: "data", storage: "1Gi" },
+      { name: "wal", storage: "1Gi" },
+    ];
+    const set = makeSet({
+      live,
+      desired: [
+        { name: "data", storage: "2Gi" },
+        { name: "wal", storage: "3Gi" },
+      ],
+    });
     const { order } = rollout(snapshot(set, claimsFor(set)));
     expect(order).toEqual(["data-web-2", "wal-web-2", "data-web-1", "wal-web-1", "data-web-0", "wal-web-0"]);
   });
@@ -188,7 +227,11 @@ describe("rule 5: target = max(template, PVC spec)", () => {
   it("larger-failed-expansion: someone else's failed larger resize does not hold the rollout", () => {
     const set = makeSet({ desired: [{ name: "data", storage: "2Gi" }] });
     const claims = claimsFor(set, { storage: "2Gi", capacity: "2Gi" });
-    claims[2] = makeClaim("data-web-2", { storage: "9Gi", capacity: "2Gi", allocatedResourceStatus: "ControllerResizeInfeasible" });
+    claims[2] = makeClaim("data-web-2", {
+      storage: "9Gi",
+      capacity: "2Gi",
+      allocatedResourceStatus: "ControllerResizeInfeasible",
+    });
     const { final } = rollout(snapshot(set, claims));
     expect(final.phase).toBe("Complete");
   });
@@ -200,7 +243,7 @@ describe("rule 6: predicted rejections, no write", () => {
     const set = makeSet({ desired: [{ name: "data", storage: "2Gi", storageClassName: "fixed" }] });
     const d = plan(snapshot(set, claimsFor(set)));
     expect(d).toMatchObject({ phase: "Blocked", reason: "StorageClassMismatch" });
-    expect(d.message).toContain("data-web-2 has storage class fast but template \"data\" asks for fixed");
+    expect(d.message).toContain('data-web-2 has storage class fast but template "data" asks for fixed');
     noWrite(d);
   });
   it("beta-class-annotation: the beta annotation is the effective class", () => {
@@ -217,7 +260,10 @@ describe("rule 6: predicted rejections, no write", () => {
     noWrite(d);
   });
   it("expansion-not-allowed: class with allowVolumeExpansion false blocks without a write", () => {
-    const set = makeSet({ live: [{ name: "data", storage: "1Gi", storageClassName: "fixed" }], desired: [{ name: "data", storage: "2Gi", storageClassName: "fixed" }] });
+    const set = makeSet({
+      live: [{ name: "data", storage: "1Gi", storageClassName: "fixed" }],
+      desired: [{ name: "data", storage: "2Gi", storageClassName: "fixed" }],
+    });
     const d = plan(snapshot(set, claimsFor(set, { storageClassName: "fixed" })));
     expect(d).toMatchObject({ phase: "Blocked", reason: "ExpansionNotAllowed" });
     expect(d.message).toContain("StorageClass fixed does not set allowVolumeExpansion: true");
@@ -275,19 +321,28 @@ describe("rule 8: readiness from the real status fields", () => {
     expect(d.action).toBeUndefined();
   });
   it("fs-resize-pending: reported as waiting for the pod", () => {
-    const d = at({ allocatedResourceStatus: "NodeResizePending", conditions: [{ type: "FileSystemResizePending", message: "Waiting for user to (re-)start a pod" }] });
+    const d = at({
+      allocatedResourceStatus: "NodeResizePending",
+      conditions: [{ type: "FileSystemResizePending", message: "Waiting for user to (re-)start a pod" }],
+    });
     expect(d.phase).toBe("Waiting");
     expect(d.ordinals[0]!.claims[0]!.readiness.state).toBe("WaitingForPod");
     expect(d.message).toContain("file system resize pending until a pod mounts it");
   });
   it("infeasible: ControllerResizeInfeasible blocks with the driver's message", () => {
-    const d = at({ allocatedResourceStatus: "ControllerResizeInfeasible", conditions: [{ type: "ControllerResizeError", message: "requested size exceeds the disk limit of 16Ti" }] });
+    const d = at({
+      allocatedResourceStatus: "ControllerResizeInfeasible",
+      conditions: [{ type: "ControllerResizeError", message: "requested size exceeds the disk limit of 16Ti" }],
+    });
     expect(d).toMatchObject({ phase: "Blocked", reason: "ResizeFailed" });
     expect(d.message).toContain("requested size exceeds the disk limit of 16Ti");
     expect(d.events[0]).toMatchObject({ type: "Warning", reason: "ResizeFailed" });
   });
   it("resize-error-retrying: a controller error with resize in progress waits, quoting the error", () => {
-    const d = at({ allocatedResourceStatus: "ControllerResizeInProgress", conditions: [{ type: "ControllerResizeError", message: "rpc error: timeout" }] });
+    const d = at({
+      allocatedResourceStatus: "ControllerResizeInProgress",
+      conditions: [{ type: "ControllerResizeError", message: "rpc error: timeout" }],
+    });
     expect(d.phase).toBe("Waiting");
     expect(d.message).toContain("rpc error: timeout");
   });
@@ -315,8 +370,15 @@ describe("rule 8: readiness from the real status fields", () => {
     const vDesired = [{ name: "data", storage: "1Gi", vac: "gold" }];
     const set = makeSet({ desired: vDesired });
     const claims = claimsFor(set, { vac: "silver", currentVac: "silver" });
-    claims[2] = makeClaim("data-web-2", { vac: "gold", currentVac: "silver", revision: rev(...vDesired), modifyVolumeStatus: { status: "Infeasible", targetVolumeAttributesClassName: "gold" } });
-    const d = plan(snapshot(set, claims, { volumeAttributesClasses: [{ metadata: { name: "gold" }, driverName: "x" }] }));
+    claims[2] = makeClaim("data-web-2", {
+      vac: "gold",
+      currentVac: "silver",
+      revision: rev(...vDesired),
+      modifyVolumeStatus: { status: "Infeasible", targetVolumeAttributesClassName: "gold" },
+    });
+    const d = plan(
+      snapshot(set, claims, { volumeAttributesClasses: [{ metadata: { name: "gold" }, driverName: "x" }] }),
+    );
     expect(d).toMatchObject({ phase: "Blocked", reason: "ModifyVolumeFailed" });
   });
 });
@@ -343,11 +405,19 @@ describe("rule 9: maxUnavailable", () => {
     for (let i = 0; i < 2; i++) s = applyPatch(s, plan(s).action!);
     const d = plan(s);
     expect(d.phase).toBe("Waiting");
-    expect(d.message).toMatch(/^data-web-2: .*; ordinal 0 starts when 1 of the 2 ordinals in flight is ready \(maxUnavailable 2\)$/);
+    expect(d.message).toMatch(
+      /^data-web-2: .*; ordinal 0 starts when 1 of the 2 ordinals in flight is ready \(maxUnavailable 2\)$/,
+    );
   });
   it("half-updated-ordinal-holds-a-slot: an ordinal with some claims at the revision is finished before a new one starts", () => {
-    const live = [{ name: "data", storage: "1Gi" }, { name: "wal", storage: "1Gi" }];
-    const desired = [{ name: "data", storage: "2Gi" }, { name: "wal", storage: "2Gi" }];
+    const live = [
+      { name: "data", storage: "1Gi" },
+      { name: "wal", storage: "1Gi" },
+    ];
+    const desired = [
+      { name: "data", storage: "2Gi" },
+      { name: "wal", storage: "2Gi" },
+    ];
     const set = makeSet({ live, desired });
     const claims = claimsFor(set);
     // ordinal 1 was started (e.g. before ordinal 2's claims existed): data done, wal not yet written
@@ -403,7 +473,19 @@ describe("rules 10–11: completion, convergence, retarget", () => {
     expect(s.claims.find((c) => c.metadata.name === "data-web-2")!.spec.resources!.requests!.storage).toBe("5Gi");
     // the user retargets to 3Gi (e.g. rollout undo of a too-large change)
     const retargeted = makeSet({ desired: [{ name: "data", storage: "3Gi" }] });
-    s = { ...s, statefulSet: { ...retargeted, metadata: { ...retargeted.metadata, annotations: { ...s.statefulSet.metadata.annotations, [Keys.templates]: retargeted.metadata.annotations![Keys.templates]! } } } };
+    s = {
+      ...s,
+      statefulSet: {
+        ...retargeted,
+        metadata: {
+          ...retargeted.metadata,
+          annotations: {
+            ...s.statefulSet.metadata.annotations,
+            [Keys.templates]: retargeted.metadata.annotations![Keys.templates]!,
+          },
+        },
+      },
+    };
     const { order, final, snapshot: end } = rollout(s);
     expect(final.revision).toBe(rev({ name: "data", storage: "3Gi" }));
     expect(order).toEqual(["data-web-2", "data-web-1", "data-web-0"]);
@@ -425,7 +507,10 @@ describe("rule 12: never lowers, never writes out of scope", () => {
       const before = s.claims.find((c) => c.metadata.name === patchOf(d.action).claim)!;
       expect(Number(patchOf(d.action).claim.split("-").pop())).toBeGreaterThanOrEqual(2);
       expect(Number(patchOf(d.action).claim.split("-").pop())).toBeLessThan(5);
-      expect(BigInt(patchOf(d.action).storage.replace("Gi", "")) >= BigInt(before.spec.resources!.requests!.storage!.replace("Gi", ""))).toBe(true);
+      expect(
+        BigInt(patchOf(d.action).storage.replace("Gi", "")) >=
+          BigInt(before.spec.resources!.requests!.storage!.replace("Gi", "")),
+      ).toBe(true);
       s = settle(applyPatch(s, d.action), patchOf(d.action).claim);
     }
   });
@@ -446,14 +531,18 @@ describe("rule 13: a claim being deleted is treated as missing", () => {
     expect(final.phase).toBe("Waiting");
     expect(final.reason).toBe("ClaimMissing");
     expect(final.action).toBeUndefined();
-    expect(final.message).toBe(`data-web-1 is being deleted (deletionTimestamp ${DELETED_AT}); the StatefulSet controller re-creates it, then claimstep updates it`);
+    expect(final.message).toBe(
+      `data-web-1 is being deleted (deletionTimestamp ${DELETED_AT}); the StatefulSet controller re-creates it, then claimstep updates it`,
+    );
     const o1 = final.ordinals.find((o) => o.ordinal === 1)!;
     expect(o1.state).toBe("Pending");
     expect(o1.claims[0]).toMatchObject({ claim: "data-web-1", exists: false, readiness: { state: "Missing" } });
   });
   it("terminating-not-complete: a terminating claim at the revision and ready does not count; no current-revision", () => {
     const set = makeSet({ desired });
-    const claims = claimsFor(set, { storage: "2Gi", revision: rev(...desired) }).map((c) => (c.metadata.name === "data-web-2" ? deleting(c) : c));
+    const claims = claimsFor(set, { storage: "2Gi", revision: rev(...desired) }).map((c) =>
+      c.metadata.name === "data-web-2" ? deleting(c) : c,
+    );
     const d = plan(snapshot(set, claims));
     expect(d.phase).toBe("Waiting");
     expect(d.reason).toBe("ClaimMissing");
@@ -465,7 +554,14 @@ describe("rule 13: a claim being deleted is treated as missing", () => {
   it("terminating-holds-its-slot: a claim claimstep wrote, deleted while resizing, keeps its ordinal in flight (I4, found by the soak)", () => {
     const set = makeSet({ desired, maxUnavailable: 1 });
     const claims = claimsFor(set, { storage: "1Gi" });
-    claims[2] = deleting(makeClaim("data-web-2", { storage: "2Gi", capacity: "1Gi", revision: rev(...desired), allocatedResourceStatus: "ControllerResizeInProgress" }));
+    claims[2] = deleting(
+      makeClaim("data-web-2", {
+        storage: "2Gi",
+        capacity: "1Gi",
+        revision: rev(...desired),
+        allocatedResourceStatus: "ControllerResizeInProgress",
+      }),
+    );
     const d = plan(snapshot(set, claims));
     expect(d.action).toBeUndefined();
     expect(d.phase).toBe("Waiting");
@@ -492,14 +588,14 @@ describe("rule 14: quantities as JSON numbers; nothing above 2^63−1 bytes", ()
     return JSON.stringify([{ ...t, spec: { ...t.spec, resources: { requests: { storage } } } }]);
   };
 
-  it("number-in-annotation: `\"storage\": 2147483648` is 2Gi: same revision, the claim is grown", () => {
+  it('number-in-annotation: `"storage": 2147483648` is 2Gi: same revision, the claim is grown', () => {
     const set = makeSet({ desired: withStorage(2147483648) });
     const d = plan(snapshot(set, claimsFor(set)));
     expect(d.phase).toBe("Progressing");
     expect(d.revision).toBe(rev({ name: "data", storage: "2Gi" }));
     expect(d.action).toMatchObject({ type: "PatchClaim", claim: "data-web-2", storage: "2147483648" });
   });
-  it("number-in-annotation-small: `\"storage\": 10` is accepted (and then kept at the claim's larger request)", () => {
+  it('number-in-annotation-small: `"storage": 10` is accepted (and then kept at the claim\'s larger request)', () => {
     const set = makeSet({ desired: withStorage(10) });
     const d = plan(snapshot(set, claimsFor(set)));
     expect(d.phase).toBe("Progressing");
@@ -531,14 +627,27 @@ describe("rule 14: quantities as JSON numbers; nothing above 2^63−1 bytes", ()
     [true, /expected a quantity/],
   ])("bad-number %j: blocked, naming the annotation and the field", (storage, pattern) => {
     const d = blocked(withStorage(storage), pattern);
-    expect(d.message).toMatch(/^annotation claimstep\.io\/volume-claim-templates on default\/web: \[0\]\.spec\.resources\.requests\.storage: /);
+    expect(d.message).toMatch(
+      /^annotation claimstep\.io\/volume-claim-templates on default\/web: \[0\]\.spec\.resources\.requests\.storage: /,
+    );
   });
-  it.each([["8Ei"], ["9223372036854775808"], ["1e19"], ["10E"]])("above-8Ei %s: blocked, naming the annotation, the template and the fix", (storage) => {
-    const d = blocked(withStorage(storage), /^annotation claimstep\.io\/volume-claim-templates on default\/web: template "data" requests .*more than the largest volume a CSI driver can be asked for \(9223372036854775807 bytes/);
-    expect(d.message).toMatch(/Fix: correct spec\.resources\.requests\.storage of template "data" in annotation claimstep\.io\/volume-claim-templates/);
-  });
+  it.each([["8Ei"], ["9223372036854775808"], ["1e19"], ["10E"]])(
+    "above-8Ei %s: blocked, naming the annotation, the template and the fix",
+    (storage) => {
+      const d = blocked(
+        withStorage(storage),
+        /^annotation claimstep\.io\/volume-claim-templates on default\/web: template "data" requests .*more than the largest volume a CSI driver can be asked for \(9223372036854775807 bytes/,
+      );
+      expect(d.message).toMatch(
+        /Fix: correct spec\.resources\.requests\.storage of template "data" in annotation claimstep\.io\/volume-claim-templates/,
+      );
+    },
+  );
   it("above-8Ei-as-number: a JSON number of 2^63 is refused too", () => {
-    blocked(withStorage(2 ** 63), /template "data" requests 9223372036854775808 \(9223372036854775808 bytes\), more than/);
+    blocked(
+      withStorage(2 ** 63),
+      /template "data" requests 9223372036854775808 \(9223372036854775808 bytes\), more than/,
+    );
   });
   it("at-most-2^63−1: 7Ei and 8Ei less one byte are written", () => {
     for (const storage of ["7Ei", "9223372036854775807"]) {
@@ -554,16 +663,23 @@ describe("rule 14: quantities as JSON numbers; nothing above 2^63−1 bytes", ()
     expect(d.phase).toBe("Blocked");
     expect(d.reason).toBe("InvalidTemplates");
     expect(d.action).toBeUndefined();
-    expect(d.message).toMatch(/^spec\.volumeClaimTemplates on default\/web: template "data" requests 16Ei .*Fix: spec\.volumeClaimTemplates cannot be changed: set annotation claimstep\.io\/volume-claim-templates/);
+    expect(d.message).toMatch(
+      /^spec\.volumeClaimTemplates on default\/web: template "data" requests 16Ei .*Fix: spec\.volumeClaimTemplates cannot be changed: set annotation claimstep\.io\/volume-claim-templates/,
+    );
   });
 });
 
 describe("claimstep.io/apply-via", () => {
   it("bad-apply-via: a value claimstep does not know blocks, naming the set, the annotation and the fix; no claim write", () => {
-    const set = makeSet({ desired: [{ name: "data", storage: "2Gi" }], annotations: { [Keys.applyVia]: "PullRequest" } });
+    const set = makeSet({
+      desired: [{ name: "data", storage: "2Gi" }],
+      annotations: { [Keys.applyVia]: "PullRequest" },
+    });
     const d = plan(snapshot(set, claimsFor(set)));
     expect(d).toMatchObject({ phase: "Blocked", reason: "InvalidApplyVia" });
-    expect(d.message).toBe('StatefulSet default/web: annotation claimstep.io/apply-via="PullRequest" is not one of direct, pull-request: fix or remove it (absent = direct)');
+    expect(d.message).toBe(
+      'StatefulSet default/web: annotation claimstep.io/apply-via="PullRequest" is not one of direct, pull-request: fix or remove it (absent = direct)',
+    );
     expect(d.action).toBeUndefined();
     expect(d.events).toEqual([{ type: "Warning", reason: "InvalidApplyVia", action: "Block", note: d.message }]);
     expect(JSON.parse(d.setAnnotations![Keys.status]!)).toMatchObject({ phase: "Blocked", reason: "InvalidApplyVia" });
@@ -594,22 +710,45 @@ describe("the writer's capabilities", () => {
     );
     expect(d.action).toBeUndefined();
     expect(d.events).toEqual([{ type: "Warning", reason: "ActionNotSupported", action: "Block", note: d.message }]);
-    expect(JSON.parse(d.setAnnotations![Keys.status]!)).toMatchObject({ phase: "Blocked", reason: "ActionNotSupported" });
+    expect(JSON.parse(d.setAnnotations![Keys.status]!)).toMatchObject({
+      phase: "Blocked",
+      reason: "ActionNotSupported",
+    });
     // The per-ordinal table is still the plan's.
     expect(d.ordinals.map((o) => o.state)).toEqual(["Pending", "Pending", "Pending"]);
   });
   it("writer-unavailable: a writer that can do nothing says why instead", () => {
-    const d = planStep(growing(), NOW, { name: "pull-request writer (not configured)", supports: [], proposes: false, unavailable: "configure a repository" });
-    expect(d).toMatchObject({ phase: "Blocked", reason: "ActionNotSupported", message: "pull-request writer (not configured) cannot apply PatchClaim of data-web-2: configure a repository" });
+    const d = planStep(growing(), NOW, {
+      name: "pull-request writer (not configured)",
+      supports: [],
+      proposes: false,
+      unavailable: "configure a repository",
+    });
+    expect(d).toMatchObject({
+      phase: "Blocked",
+      reason: "ActionNotSupported",
+      message: "pull-request writer (not configured) cannot apply PatchClaim of data-web-2: configure a repository",
+    });
   });
   it("no-action-no-capability-needed: a writer without PatchClaim does not block a set with nothing to write", () => {
     const d = planStep(rolloutEnd(), NOW, { name: "read-only", supports: [], proposes: false });
     expect(d).toMatchObject({ phase: "Complete", reason: "Converged" });
   });
   it("proposes: a writer that proposes makes the planned write Waiting/AwaitingApproval, keeping the action", () => {
-    const d = planStep(growing(), NOW, { name: "pull-request writer (GitHub octo/fleet)", supports: ["PatchClaim"], proposes: true });
-    expect(d).toMatchObject({ phase: "Waiting", reason: "AwaitingApproval", action: { claim: "data-web-2" }, requeueAfter: 60 });
-    expect(d.message).toMatch(/^pull-request writer \(GitHub octo\/fleet\) proposes the change for approval; once approved: updating data-web-2: storage 1Gi → 2Gi/);
+    const d = planStep(growing(), NOW, {
+      name: "pull-request writer (GitHub octo/fleet)",
+      supports: ["PatchClaim"],
+      proposes: true,
+    });
+    expect(d).toMatchObject({
+      phase: "Waiting",
+      reason: "AwaitingApproval",
+      action: { claim: "data-web-2" },
+      requeueAfter: 60,
+    });
+    expect(d.message).toMatch(
+      /^pull-request writer \(GitHub octo\/fleet\) proposes the change for approval; once approved: updating data-web-2: storage 1Gi → 2Gi/,
+    );
   });
 });
 
@@ -621,7 +760,8 @@ function rolloutEnd(): Snapshot {
 
 describe("status since and requeueAfter", () => {
   const at = (minutes: number) => new Date(NOW.getTime() + minutes * 60_000);
-  const status = (d: Decision) => JSON.parse(d.setAnnotations![Keys.status]!) as { phase: string; reason: string; since: string; observedAt: string };
+  const status = (d: Decision) =>
+    JSON.parse(d.setAnnotations![Keys.status]!) as { phase: string; reason: string; since: string; observedAt: string };
   it("since-kept: while phase and reason stay, since is the first step's time, even as the message changes", () => {
     const set = makeSet({ replicas: 3, desired: [{ name: "data", storage: "2Gi" }] });
     let s = snapshot(set, claimsFor(set));

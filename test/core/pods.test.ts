@@ -3,16 +3,24 @@
 // cannot finish growing while it runs). Each fails if its rule breaks.
 import { describe, expect, it } from "vitest";
 import type { Pod, StatefulSet } from "../../core/k8s.js";
+import { Keys } from "../../core/keys.js";
 import { planStep } from "../../core/plan.js";
 import type { WriterCapabilities } from "../../core/ports.js";
 import type { Decision, Snapshot } from "../../core/types.js";
-import { Keys } from "../../core/keys.js";
 import { verdict } from "../../core/verdict.js";
-import { claimsFor, fixture, makeClaim, makeSet, snapshot, type ClaimSpec, type SetSpec } from "./builders.js";
+import { type ClaimSpec, claimsFor, fixture, makeClaim, makeSet, type SetSpec, snapshot } from "./builders.js";
 
-const WITH_PODS: WriterCapabilities = { name: "direct", supports: ["PatchClaim", "PatchPartition", "EvictPod"], proposes: false };
+const WITH_PODS: WriterCapabilities = {
+  name: "direct",
+  supports: ["PatchClaim", "PatchPartition", "EvictPod"],
+  proposes: false,
+};
 const CLAIMS_ONLY: WriterCapabilities = { name: "direct", supports: ["PatchClaim"], proposes: false };
-const PULL_REQUEST: WriterCapabilities = { name: "pull-request writer (github)", supports: ["PatchClaim", "PatchPartition", "EvictPod"], proposes: true };
+const PULL_REQUEST: WriterCapabilities = {
+  name: "pull-request writer (github)",
+  supports: ["PatchClaim", "PatchPartition", "EvictPod"],
+  proposes: true,
+};
 
 const NOW = new Date("2026-11-30T12:00:00Z");
 const OLD = "web-5869dd78fd";
@@ -29,7 +37,11 @@ function makePod(ordinal: number, p: PodSpec = {}): Pod {
   const pod = structuredClone(fixture("pod-list.json").items[0]) as Pod;
   pod.metadata.name = `web-${ordinal}`;
   pod.metadata.uid = `uid-web-${ordinal}-${p.revision ?? OLD}`;
-  pod.metadata.labels = { ...pod.metadata.labels, [Keys.podRevisionLabel]: p.revision ?? OLD, "statefulset.kubernetes.io/pod-name": `web-${ordinal}` };
+  pod.metadata.labels = {
+    ...pod.metadata.labels,
+    [Keys.podRevisionLabel]: p.revision ?? OLD,
+    "statefulset.kubernetes.io/pod-name": `web-${ordinal}`,
+  };
   pod.metadata.creationTimestamp = minutesAgo(p.createdMinutesAgo ?? 60);
   pod.status = { phase: "Running", conditions: [{ type: "Ready", status: p.ready === false ? "False" : "True" }] };
   return pod;
@@ -72,7 +84,10 @@ const holding = (user: number, live: number, extra: Partial<SetSpec> = {}): SetS
   annotations: { [Keys.podCoordination]: "ClaimsFirst", [Keys.userPartition]: String(user) },
   ...extra,
 });
-const claimsFirst = (extra: Partial<SetSpec> = {}): SetSpec => ({ annotations: { [Keys.podCoordination]: "ClaimsFirst" }, ...extra });
+const claimsFirst = (extra: Partial<SetSpec> = {}): SetSpec => ({
+  annotations: { [Keys.podCoordination]: "ClaimsFirst" },
+  ...extra,
+});
 
 const plan = (s: Snapshot, writer = WITH_PODS): Decision => planStep(s, NOW, writer);
 
@@ -137,7 +152,9 @@ describe("P2: lowering the partition to the ordinals whose claims are ready", ()
     const base = world({ set: spec, rolling: true });
     const set = base.statefulSet;
     const revision = revisionOf(base);
-    const claims = base.claims.map((c) => (c.metadata.name === "data-web-7" ? makeClaim("data-web-7", { storage: "2Gi", revision }) : c));
+    const claims = base.claims.map((c) =>
+      c.metadata.name === "data-web-7" ? makeClaim("data-web-7", { storage: "2Gi", revision }) : c,
+    );
     const d = plan({ ...base, statefulSet: set, claims });
     expect(d.action).toMatchObject({ type: "PatchPartition", partition: 2, from: 3 });
   });
@@ -149,12 +166,19 @@ describe("P3: an ordinal is in flight until its pod runs the new template and is
     const d = plan(world({ set: holding(0, 2), rolling: true, claims: done(base, 2) }));
     expect(d.reason).toBe("PodUpdating");
     expect(d.action).toBeUndefined();
-    expect(d.ordinals.find((o) => o.ordinal === 2)).toMatchObject({ state: "InFlight", podRevision: OLD, podUpdated: false, podReady: true });
+    expect(d.ordinals.find((o) => o.ordinal === 2)).toMatchObject({
+      state: "InFlight",
+      podRevision: OLD,
+      podUpdated: false,
+      podReady: true,
+    });
   });
 
   it("waits for the replaced pod to be Ready", () => {
     const base = world({ set: holding(0, 2), rolling: true });
-    const d = plan(world({ set: holding(0, 2), rolling: true, claims: done(base, 2), pods: { 2: { revision: NEW, ready: false } } }));
+    const d = plan(
+      world({ set: holding(0, 2), rolling: true, claims: done(base, 2), pods: { 2: { revision: NEW, ready: false } } }),
+    );
     expect(d.reason).toBe("PodUpdating");
     expect(d.message).toMatch(/web-2 runs the new pod template and is not Ready/);
   });
@@ -186,14 +210,28 @@ describe("P3: an ordinal is in flight until its pod runs the new template and is
 describe("P4: restoring the user's partition", () => {
   it("restores it and removes the record once every ordinal's claims and pod are done", () => {
     const base = world({ set: holding(0, 0), rolling: true });
-    const d = plan(world({ set: holding(0, 0), rolling: true, claims: done(base, 0, 1, 2), pods: { 0: { revision: NEW }, 1: { revision: NEW }, 2: { revision: NEW } } }));
+    const d = plan(
+      world({
+        set: holding(0, 0),
+        rolling: true,
+        claims: done(base, 0, 1, 2),
+        pods: { 0: { revision: NEW }, 1: { revision: NEW }, 2: { revision: NEW } },
+      }),
+    );
     expect(d.reason).toBe("PartitionRestored");
     expect(d.action).toMatchObject({ type: "PatchPartition", partition: 0, userPartition: null });
   });
 
   it("then completes", () => {
     const base = world({ set: claimsFirst(), rolling: false });
-    const d = plan(world({ set: claimsFirst(), rolling: false, claims: done(base, 0, 1, 2), pods: { 0: { revision: OLD }, 1: { revision: OLD }, 2: { revision: OLD } } }));
+    const d = plan(
+      world({
+        set: claimsFirst(),
+        rolling: false,
+        claims: done(base, 0, 1, 2),
+        pods: { 0: { revision: OLD }, 1: { revision: OLD }, 2: { revision: OLD } },
+      }),
+    );
     expect(d.phase).toBe("Complete");
   });
 
@@ -225,19 +263,49 @@ const waitingOnPod = (revision: string): ClaimSpec & { lastTransitionTime?: stri
   revision,
   allocatedResourceStatus: "NodeResizePending",
   allocated: "2Gi",
-  conditions: [{ type: "FileSystemResizePending", message: "Waiting for user to (re-)start a pod to finish file system resize of volume on node." }],
+  conditions: [
+    {
+      type: "FileSystemResizePending",
+      message: "Waiting for user to (re-)start a pod to finish file system resize of volume on node.",
+    },
+  ],
 });
 
-function restartWorld(opts: { waitedMinutes?: number; pods?: Record<number, PodSpec>; annotations?: Record<string, string>; inUse?: boolean } = {}): Snapshot {
+function restartWorld(
+  opts: {
+    waitedMinutes?: number;
+    pods?: Record<number, PodSpec>;
+    annotations?: Record<string, string>;
+    inUse?: boolean;
+  } = {},
+): Snapshot {
   const annotations = { [Keys.restartPods]: "WhenRequired", ...opts.annotations };
   const base = world({ set: { annotations }, rolling: false });
   const revision = revisionOf(base);
-  const s = world({ set: { annotations }, rolling: false, claims: { 2: waitingOnPod(revision) }, ...(opts.pods ? { pods: opts.pods } : {}) });
+  const s = world({
+    set: { annotations },
+    rolling: false,
+    claims: { 2: waitingOnPod(revision) },
+    ...(opts.pods ? { pods: opts.pods } : {}),
+  });
   const claim = s.claims.find((c) => c.metadata.name === "data-web-2")!;
   if (opts.inUse) {
-    claim.status = { ...claim.status, allocatedResourceStatuses: { storage: "ControllerResizeInProgress" }, conditions: [{ type: "ControllerResizeError", status: "True", message: "volume pvc-1 is in use by pod web-2; the driver only supports offline expansion" }] };
+    claim.status = {
+      ...claim.status,
+      allocatedResourceStatuses: { storage: "ControllerResizeInProgress" },
+      conditions: [
+        {
+          type: "ControllerResizeError",
+          status: "True",
+          message: "volume pvc-1 is in use by pod web-2; the driver only supports offline expansion",
+        },
+      ],
+    };
   } else {
-    claim.status!.conditions = claim.status!.conditions!.map((c) => ({ ...c, lastTransitionTime: minutesAgo(opts.waitedMinutes ?? 10) }));
+    claim.status!.conditions = claim.status!.conditions!.map((c) => ({
+      ...c,
+      lastTransitionTime: minutesAgo(opts.waitedMinutes ?? 10),
+    }));
   }
   return s;
 }
@@ -246,9 +314,20 @@ describe("R1–R2: restarting a pod whose volume waits on it", () => {
   it("evicts the pod (uid precondition) once the resize has waited restart-after", () => {
     const d = plan(restartWorld());
     expect(d.reason).toBe("PodEvicted");
-    expect(d.action).toEqual({ type: "EvictPod", namespace: "default", pod: "web-2", uid: `uid-web-2-${OLD}`, ordinal: 2, claim: "data-web-2" });
+    expect(d.action).toEqual({
+      type: "EvictPod",
+      namespace: "default",
+      pod: "web-2",
+      uid: `uid-web-2-${OLD}`,
+      ordinal: 2,
+      claim: "data-web-2",
+    });
     // Recorded as attempted, written before the eviction (functions/step.ts); its outcome replaces it.
-    expect(JSON.parse(d.setAnnotations![Keys.lastEviction]!)).toMatchObject({ pod: "web-2", result: "Attempted", at: NOW.toISOString() });
+    expect(JSON.parse(d.setAnnotations![Keys.lastEviction]!)).toMatchObject({
+      pod: "web-2",
+      result: "Attempted",
+      at: NOW.toISOString(),
+    });
   });
 
   it("waits until restart-after has passed, and says when", () => {
@@ -259,7 +338,9 @@ describe("R1–R2: restarting a pod whose volume waits on it", () => {
   });
 
   it("honours a restart-after of the set's own", () => {
-    expect(plan(restartWorld({ waitedMinutes: 1, annotations: { [Keys.restartAfter]: "30s" } })).action?.type).toBe("EvictPod");
+    expect(plan(restartWorld({ waitedMinutes: 1, annotations: { [Keys.restartAfter]: "30s" } })).action?.type).toBe(
+      "EvictPod",
+    );
   });
 
   it("evicts at once when the driver reports the volume in use (offline-only expansion)", () => {
@@ -294,16 +375,28 @@ describe("R3: a PodDisruptionBudget's refusal", () => {
   it("turns the 429 into Waiting/DisruptionBudget with the budget's message, recorded", () => {
     const s = restartWorld();
     const planned = plan(s);
-    const d = verdict(s, NOW, planned, { kind: "budget", message: "The disruption budget web needs 3 healthy pods and has 3 currently" });
+    const d = verdict(s, NOW, planned, {
+      kind: "budget",
+      message: "The disruption budget web needs 3 healthy pods and has 3 currently",
+    });
     expect(d.phase).toBe("Waiting");
     expect(d.reason).toBe("DisruptionBudget");
     expect(d.message).toMatch(/needs 3 healthy pods and has 3 currently/);
     expect(d.events.map((e) => [e.type, e.reason])).toEqual([["Warning", "DisruptionBudget"]]);
-    expect(JSON.parse(d.setAnnotations![Keys.lastEviction]!)).toMatchObject({ pod: "web-2", result: "DisruptionBudget" });
+    expect(JSON.parse(d.setAnnotations![Keys.lastEviction]!)).toMatchObject({
+      pod: "web-2",
+      result: "DisruptionBudget",
+    });
   });
 
   it("does not ask again for two minutes", () => {
-    const record = JSON.stringify({ pod: "web-2", uid: "x", at: minutesAgo(0.5), result: "DisruptionBudget", message: "The disruption budget web needs 3 healthy pods and has 3 currently" });
+    const record = JSON.stringify({
+      pod: "web-2",
+      uid: "x",
+      at: minutesAgo(0.5),
+      result: "DisruptionBudget",
+      message: "The disruption budget web needs 3 healthy pods and has 3 currently",
+    });
     const d = plan(restartWorld({ annotations: { [Keys.lastEviction]: record } }));
     expect(d.action).toBeUndefined();
     expect(d.reason).toBe("DisruptionBudget");

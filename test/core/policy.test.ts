@@ -1,8 +1,8 @@
 // policyOf: the set's annotations parsed once, in rule order, so that one fault always wins.
 import { describe, expect, it } from "vitest";
+import { Keys } from "../../core/keys.js";
 import { policyOf } from "../../core/policy.js";
 import { revisionOf } from "../../core/revision.js";
-import { Keys } from "../../core/keys.js";
 import { makeSet, template } from "../core/builders.js";
 
 const BAD = {
@@ -15,7 +15,10 @@ const BAD = {
 /** A set with every annotation from `from` on invalid (in BAD's order) and a bad maxUnavailable. */
 const faultsFrom = (from: keyof typeof BAD, maxUnavailable = "lots") => {
   const keys = Object.keys(BAD) as (keyof typeof BAD)[];
-  return makeSet({ maxUnavailable, annotations: Object.fromEntries(keys.slice(keys.indexOf(from)).map((k) => [k, BAD[k]])) });
+  return makeSet({
+    maxUnavailable,
+    annotations: Object.fromEntries(keys.slice(keys.indexOf(from)).map((k) => [k, BAD[k]])),
+  });
 };
 
 describe("policyOf", () => {
@@ -25,7 +28,12 @@ describe("policyOf", () => {
       replicas: 4,
       maxUnavailable: "50%",
       desired,
-      annotations: { [Keys.applyVia]: "pull-request", [Keys.finalize]: "Recreate", [Keys.autogrow]: '{"threshold":"80%","increase":"25%","max":"1Ti"}', [Keys.userPartition]: "1" },
+      annotations: {
+        [Keys.applyVia]: "pull-request",
+        [Keys.finalize]: "Recreate",
+        [Keys.autogrow]: '{"threshold":"80%","increase":"25%","max":"1Ti"}',
+        [Keys.userPartition]: "1",
+      },
     });
     const r = policyOf(set);
     if (!r.ok) throw new Error(r.message);
@@ -46,21 +54,52 @@ describe("policyOf", () => {
   it("defaults what is absent: direct, Never, no autogrow, the live templates", () => {
     const r = policyOf(makeSet());
     if (!r.ok) throw new Error(r.message);
-    expect(r.policy).toMatchObject({ templatesSource: "spec", applyVia: "direct", finalize: "Never", autogrow: undefined, maxUnavailable: 1 });
+    expect(r.policy).toMatchObject({
+      templatesSource: "spec",
+      applyVia: "direct",
+      finalize: "Never",
+      autogrow: undefined,
+      maxUnavailable: 1,
+    });
   });
 
   it("is Idle for a set not opted in or under OnDelete, before any annotation is judged", () => {
     expect(policyOf(makeSet({ strategy: null, annotations: BAD }))).toMatchObject({ ok: false, reason: "NotOptedIn" });
-    expect(policyOf(makeSet({ updateStrategyType: "OnDelete", annotations: BAD }))).toMatchObject({ ok: false, reason: "OnDelete" });
+    expect(policyOf(makeSet({ updateStrategyType: "OnDelete", annotations: BAD }))).toMatchObject({
+      ok: false,
+      reason: "OnDelete",
+    });
   });
 
   it("refuses in rule order: strategy, templates, maxUnavailable, apply-via, pods, finalize, autogrow", () => {
-    expect(policyOf(makeSet({ strategy: "Sideways", annotations: BAD }))).toMatchObject({ ok: false, reason: "InvalidTemplates", message: expect.stringContaining("Sideways") });
-    expect(policyOf(faultsFrom(Keys.templates))).toMatchObject({ reason: "InvalidTemplates", message: expect.stringContaining("not valid JSON") });
-    expect(policyOf(faultsFrom(Keys.applyVia))).toMatchObject({ reason: "InvalidTemplates", message: expect.stringContaining("lots") });
-    expect(policyOf(faultsFrom(Keys.applyVia, "1"))).toMatchObject({ reason: "InvalidApplyVia", message: expect.stringContaining("email") });
-    expect(policyOf(faultsFrom(Keys.podCoordination, "1"))).toMatchObject({ reason: "InvalidPolicy", message: expect.stringContaining(Keys.podCoordination) });
-    expect(policyOf(faultsFrom(Keys.finalize, "1"))).toMatchObject({ reason: "InvalidPolicy", message: expect.stringContaining(Keys.finalize) });
-    expect(policyOf(faultsFrom(Keys.autogrow, "1"))).toMatchObject({ reason: "InvalidPolicy", message: expect.stringContaining(Keys.autogrow) });
+    expect(policyOf(makeSet({ strategy: "Sideways", annotations: BAD }))).toMatchObject({
+      ok: false,
+      reason: "InvalidTemplates",
+      message: expect.stringContaining("Sideways"),
+    });
+    expect(policyOf(faultsFrom(Keys.templates))).toMatchObject({
+      reason: "InvalidTemplates",
+      message: expect.stringContaining("not valid JSON"),
+    });
+    expect(policyOf(faultsFrom(Keys.applyVia))).toMatchObject({
+      reason: "InvalidTemplates",
+      message: expect.stringContaining("lots"),
+    });
+    expect(policyOf(faultsFrom(Keys.applyVia, "1"))).toMatchObject({
+      reason: "InvalidApplyVia",
+      message: expect.stringContaining("email"),
+    });
+    expect(policyOf(faultsFrom(Keys.podCoordination, "1"))).toMatchObject({
+      reason: "InvalidPolicy",
+      message: expect.stringContaining(Keys.podCoordination),
+    });
+    expect(policyOf(faultsFrom(Keys.finalize, "1"))).toMatchObject({
+      reason: "InvalidPolicy",
+      message: expect.stringContaining(Keys.finalize),
+    });
+    expect(policyOf(faultsFrom(Keys.autogrow, "1"))).toMatchObject({
+      reason: "InvalidPolicy",
+      message: expect.stringContaining(Keys.autogrow),
+    });
   });
 });

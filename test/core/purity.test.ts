@@ -10,10 +10,13 @@ const files = readdirSync(dir).filter((f) => f.endsWith(".ts"));
 describe("core/ purity", () => {
   it.each(files)("%s imports only zod and core/, and uses no clock, randomness or I/O", (f) => {
     const src = readFileSync(dir + f, "utf8");
-    const imports = [...src.matchAll(/^import\s+(type\s+)?[^;]*?from\s+"([^"]+)"/gms)].filter((m) => !m[1]).map((m) => m[2]);
+    const imports = [...src.matchAll(/^import\s+(type\s+)?[^;]*?from\s+"([^"]+)"/gms)]
+      .filter((m) => !m[1])
+      .map((m) => m[2]);
     // zod comes through ./zod.js (zod/mini with English messages), the one file that imports the package.
     const zod = f === "zod.ts" ? ["zod/v4/core", "zod/mini", "zod/locales"] : [];
-    for (const spec of imports) expect(zod.includes(spec!) || spec!.startsWith("./"), `${f} imports ${spec}`).toBe(true);
+    for (const spec of imports)
+      expect(zod.includes(spec!) || spec!.startsWith("./"), `${f} imports ${spec}`).toBe(true);
     expect(src).not.toMatch(/\bDate\.now\(|new Date\(\)|Math\.random|\bfetch\(|process\.|setTimeout|console\./);
   });
 });

@@ -1,5 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { compareQuantity, formatBytes, humanBytes, MAX_STORAGE_BYTES, parseQuantity, QuantityError, quantityOfNumber, toBytes } from "../../core/quantity.js";
+import {
+  compareQuantity,
+  formatBytes,
+  humanBytes,
+  MAX_STORAGE_BYTES,
+  parseQuantity,
+  QuantityError,
+  quantityOfNumber,
+  toBytes,
+} from "../../core/quantity.js";
 
 describe("parseQuantity: every Kubernetes form, exactly", () => {
   it.each([
@@ -52,13 +61,26 @@ describe("parseQuantity: every Kubernetes form, exactly", () => {
     expect(parseQuantity("-1Ki")).toBe(-1024n * 1_000_000_000n);
   });
 
-  it.each(["", " ", "Gi", "1GB", "20gi", "1.2.3", "1 Gi", "abc", "1Ki2", "0x10", "1e", "--1", "1e1000", "NaN", "Infinity"])(
-    "rejects %j with a message naming the string",
-    (q) => {
-      expect(() => parseQuantity(q)).toThrow(QuantityError);
-      expect(() => parseQuantity(q)).toThrow(`invalid quantity ${JSON.stringify(q)}`);
-    },
-  );
+  it.each([
+    "",
+    " ",
+    "Gi",
+    "1GB",
+    "20gi",
+    "1.2.3",
+    "1 Gi",
+    "abc",
+    "1Ki2",
+    "0x10",
+    "1e",
+    "--1",
+    "1e1000",
+    "NaN",
+    "Infinity",
+  ])("rejects %j with a message naming the string", (q) => {
+    expect(() => parseQuantity(q)).toThrow(QuantityError);
+    expect(() => parseQuantity(q)).toThrow(`invalid quantity ${JSON.stringify(q)}`);
+  });
 });
 
 describe("compare and format", () => {

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { planStep } from "../../core/plan.js";
 import { revisionOf } from "../../core/revision.js";
 import type { Decision, PatchClaim, Snapshot } from "../../core/types.js";
-import { DIRECT, claimsFor, makeClaim, makeSet, snapshot, template, type ClaimSpec, patchOf } from "./builders.js";
+import { type ClaimSpec, claimsFor, DIRECT, makeClaim, makeSet, patchOf, snapshot, template } from "./builders.js";
 
 const NOW = new Date("2026-11-30T10:00:00Z");
 const plan = (s: Snapshot): Decision => planStep(s, NOW, DIRECT);
@@ -14,7 +14,13 @@ const failedRevision = revisionOf([template({ name: "data", storage: "1Ti" })] a
 function at(storage: string, c: ClaimSpec): Decision {
   const set = makeSet({ live: [{ name: "data", storage: "10Gi" }], desired: [{ name: "data", storage }] });
   const claims = claimsFor(set, { storage: "10Gi" });
-  claims[2] = makeClaim("data-web-2", { storage: "1Ti", capacity: "10Gi", allocated: "1Ti", revision: failedRevision, ...c });
+  claims[2] = makeClaim("data-web-2", {
+    storage: "1Ti",
+    capacity: "10Gi",
+    allocated: "1Ti",
+    revision: failedRevision,
+    ...c,
+  });
   return plan(snapshot(set, claims));
 }
 
@@ -27,13 +33,20 @@ describe("X1: a failed expansion comes down to the template", () => {
   it("ControllerResizeInfeasible, template 20Gi above capacity 10Gi: PatchClaim lowering the request to 20Gi", () => {
     const d = at("20Gi", infeasible);
     expect(d).toMatchObject({ phase: "Progressing", reason: "ClaimUpdated" });
-    expect(d.action).toMatchObject({ type: "PatchClaim", claim: "data-web-2", storage: "20Gi" } satisfies Partial<PatchClaim>);
+    expect(d.action).toMatchObject({
+      type: "PatchClaim",
+      claim: "data-web-2",
+      storage: "20Gi",
+    } satisfies Partial<PatchClaim>);
     expect(d.message).toContain("storage 1Ti → 20Gi");
     expect(d.ordinals.find((o) => o.ordinal === 2)!.claims[0]!.target).toBe("20Gi");
   });
 
   it("NodeResizeInfeasible counts as failed too", () => {
-    const d = at("20Gi", { allocatedResourceStatus: "NodeResizeInfeasible", conditions: [{ type: "NodeResizeError", message: "resize2fs failed" }] });
+    const d = at("20Gi", {
+      allocatedResourceStatus: "NodeResizeInfeasible",
+      conditions: [{ type: "NodeResizeError", message: "resize2fs failed" }],
+    });
     expect(d.action).toMatchObject({ claim: "data-web-2", storage: "20Gi" });
   });
 
@@ -46,7 +59,13 @@ describe("X1: a failed expansion comes down to the template", () => {
     const set = makeSet({ live: [{ name: "data", storage: "10Gi" }], desired: [{ name: "data", storage: "20Gi" }] });
     const claims = claimsFor(set, { storage: "10Gi" });
     const r = revisionOf([template({ name: "data", storage: "20Gi" })] as never);
-    claims[2] = makeClaim("data-web-2", { storage: "20Gi", capacity: "10Gi", allocated: "1Ti", revision: r, ...infeasible });
+    claims[2] = makeClaim("data-web-2", {
+      storage: "20Gi",
+      capacity: "10Gi",
+      allocated: "1Ti",
+      revision: r,
+      ...infeasible,
+    });
     const d = plan(snapshot(set, claims));
     expect(d).toMatchObject({ phase: "Waiting", reason: "ClaimResizing" });
     expect(d.action).toBeUndefined();
@@ -71,14 +90,25 @@ describe("X2: when the claim cannot come down", () => {
   });
 
   it("a server reporting no allocatedResourceStatuses: Blocked/ResizeFailed, recovery needs Kubernetes 1.34 or later", () => {
-    const d = at("20Gi", { allocated: undefined as never, conditions: [{ type: "ControllerResizeError", message: "requested size 1Ti is not supported" }] });
+    const d = at("20Gi", {
+      allocated: undefined as never,
+      conditions: [{ type: "ControllerResizeError", message: "requested size 1Ti is not supported" }],
+    });
     expect(d).toMatchObject({ phase: "Blocked", reason: "ResizeFailed" });
     expect(d.action).toBeUndefined();
     expect(d.message).toContain("recovery needs Kubernetes 1.34 or later");
   });
 
   it("…but a volume in use (an offline-only driver waiting on its pod) is no failure: the request stays, nothing blocks", () => {
-    const d = at("20Gi", { allocated: undefined as never, conditions: [{ type: "ControllerResizeError", message: "volume pvc-1 is in use by pod web-2; the driver only supports offline expansion" }] });
+    const d = at("20Gi", {
+      allocated: undefined as never,
+      conditions: [
+        {
+          type: "ControllerResizeError",
+          message: "volume pvc-1 is in use by pod web-2; the driver only supports offline expansion",
+        },
+      ],
+    });
     expect(d.phase).not.toBe("Blocked");
     expect(d.ordinals.find((o) => o.ordinal === 2)!.claims[0]!.target).toBe("1Ti");
   });
@@ -86,15 +116,26 @@ describe("X2: when the claim cannot come down", () => {
 
 describe("X3: never for an expansion in progress or succeeded", () => {
   const notLowered = (d: Decision) => {
-    if (d.action?.type === "PatchClaim" && patchOf(d.action).claim === "data-web-2") expect(patchOf(d.action).storage).toBe("1Ti");
+    if (d.action?.type === "PatchClaim" && patchOf(d.action).claim === "data-web-2")
+      expect(patchOf(d.action).storage).toBe("1Ti");
     expect(d.ordinals.find((o) => o.ordinal === 2)!.claims[0]!.target).toBe("1Ti");
   };
-  it("ControllerResizeInProgress: the request stays", () => notLowered(at("20Gi", { allocatedResourceStatus: "ControllerResizeInProgress", conditions: [{ type: "Resizing" }] })));
-  it("NodeResizePending (the controller succeeded): the request stays", () => notLowered(at("20Gi", { allocatedResourceStatus: "NodeResizePending" })));
-  it("NodeResizeInProgress: the request stays", () => notLowered(at("20Gi", { allocatedResourceStatus: "NodeResizeInProgress" })));
+  it("ControllerResizeInProgress: the request stays", () =>
+    notLowered(
+      at("20Gi", { allocatedResourceStatus: "ControllerResizeInProgress", conditions: [{ type: "Resizing" }] }),
+    ));
+  it("NodeResizePending (the controller succeeded): the request stays", () =>
+    notLowered(at("20Gi", { allocatedResourceStatus: "NodeResizePending" })));
+  it("NodeResizeInProgress: the request stays", () =>
+    notLowered(at("20Gi", { allocatedResourceStatus: "NodeResizeInProgress" })));
   it("succeeded (capacity 1Ti): the request stays", () => notLowered(at("20Gi", { capacity: "1Ti" })));
   it("a retrying error with the resize in progress: the request stays", () =>
-    notLowered(at("20Gi", { allocatedResourceStatus: "ControllerResizeInProgress", conditions: [{ type: "ControllerResizeError", message: "timeout" }] })));
+    notLowered(
+      at("20Gi", {
+        allocatedResourceStatus: "ControllerResizeInProgress",
+        conditions: [{ type: "ControllerResizeError", message: "timeout" }],
+      }),
+    ));
 });
 
 describe("X2 only for claimstep's own claims", () => {

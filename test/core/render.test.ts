@@ -1,11 +1,20 @@
 import { describe, expect, it } from "vitest";
 import { planStep } from "../../core/plan.js";
 import { alignColumns, renderDecision } from "../../core/render.js";
-import { DIRECT, claimsFor, makeClaim, makeSet, snapshot } from "./builders.js";
+import { claimsFor, DIRECT, makeClaim, makeSet, snapshot } from "./builders.js";
 
 describe("renderDecision", () => {
   it("shows the headline, the action and one aligned row per claim", () => {
-    const set = makeSet({ live: [{ name: "data", storage: "1Gi" }, { name: "wal", storage: "1Gi" }], desired: [{ name: "data", storage: "2Gi" }, { name: "wal", storage: "1Gi" }] });
+    const set = makeSet({
+      live: [
+        { name: "data", storage: "1Gi" },
+        { name: "wal", storage: "1Gi" },
+      ],
+      desired: [
+        { name: "data", storage: "2Gi" },
+        { name: "wal", storage: "1Gi" },
+      ],
+    });
     const claims = claimsFor(set);
     const d = planStep(snapshot(set, claims), new Date("2026-11-30T10:00:00Z"), DIRECT);
     const text = renderDecision(d);
@@ -26,6 +35,11 @@ describe("renderDecision", () => {
     expect(text).toContain("Blocked  StorageClassMismatch");
   });
   it("alignColumns pads all but the last column", () => {
-    expect(alignColumns([["a", "bb", "c"], ["ccc", "d", "e"]])).toBe("a    bb  c\nccc  d   e");
+    expect(
+      alignColumns([
+        ["a", "bb", "c"],
+        ["ccc", "d", "e"],
+      ]),
+    ).toBe("a    bb  c\nccc  d   e");
   });
 });

@@ -36,7 +36,10 @@ describe("canonical JSON", () => {
   });
   it("ignores fields claimstep does not apply, and empty maps", () => {
     const a = template({ name: "data", storage: "20Gi" });
-    const b = { ...template({ name: "data", storage: "20Gi", accessModes: ["ReadWriteMany"] }), metadata: { name: "data", labels: {} } };
+    const b = {
+      ...template({ name: "data", storage: "20Gi", accessModes: ["ReadWriteMany"] }),
+      metadata: { name: "data", labels: {} },
+    };
     expect(canonicalJSON([a] as never)).toBe('[{"name":"data","storageBytes":"21474836480"}]');
     expect(revisionOf([b] as never)).toBe(revisionOf([a] as never));
     expect(revisionOf([a] as never)).toBe("7b5b44c86f");

@@ -1,6 +1,18 @@
 // The StatefulSet rules of core/statefulset.ts: names, ordinals, maxUnavailable, opt-in.
 import { describe, expect, it } from "vitest";
-import { belowPartition, claimName, claimOrdinal, inScope, isCondemned, isOptedIn, maxUnavailableOf, ordinalsOf, podName, podOrdinal, strategyOf } from "../../core/statefulset.js";
+import {
+  belowPartition,
+  claimName,
+  claimOrdinal,
+  inScope,
+  isCondemned,
+  isOptedIn,
+  maxUnavailableOf,
+  ordinalsOf,
+  podName,
+  podOrdinal,
+  strategyOf,
+} from "../../core/statefulset.js";
 import { makeSet } from "./builders.js";
 
 describe("names", () => {
@@ -41,11 +53,17 @@ describe("maxUnavailableOf", () => {
     ["3", 3, 3],
   ])("%j of %i replicas → %i", (raw, replicas, value) => {
     const set = makeSet({ replicas });
-    set.spec.updateStrategy = { type: "RollingUpdate", rollingUpdate: raw === undefined ? {} : { maxUnavailable: raw } };
+    set.spec.updateStrategy = {
+      type: "RollingUpdate",
+      rollingUpdate: raw === undefined ? {} : { maxUnavailable: raw },
+    };
     expect(maxUnavailableOf(set)).toEqual({ ok: true, value });
   });
   it("anything else says so", () => {
-    expect(maxUnavailableOf(makeSet({ maxUnavailable: "half" }))).toEqual({ ok: false, message: 'spec.updateStrategy.rollingUpdate.maxUnavailable "half" is neither an integer nor a percentage' });
+    expect(maxUnavailableOf(makeSet({ maxUnavailable: "half" }))).toEqual({
+      ok: false,
+      message: 'spec.updateStrategy.rollingUpdate.maxUnavailable "half" is neither an integer nor a percentage',
+    });
   });
 });
 
@@ -53,7 +71,10 @@ describe("opt-in", () => {
   it("InPlace opts in; absent and OnClaimDelete leave the set alone; anything else is invalid", () => {
     expect(isOptedIn(makeSet())).toBe(true);
     expect(isOptedIn(makeSet({ strategy: null }))).toBe(false);
-    expect(strategyOf(makeSet({ strategy: "OnClaimDelete" }))).toEqual({ kind: "OnClaimDelete", value: "OnClaimDelete" });
+    expect(strategyOf(makeSet({ strategy: "OnClaimDelete" }))).toEqual({
+      kind: "OnClaimDelete",
+      value: "OnClaimDelete",
+    });
     expect(strategyOf(makeSet({ strategy: "Inplace" }))).toEqual({ kind: "invalid", value: "Inplace" });
   });
 });

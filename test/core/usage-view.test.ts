@@ -1,14 +1,26 @@
 // The status page's autogrow bars (core/usage-view.ts): each claim's usage against the set's
 // threshold, from the reading autogrow itself takes (one query per set).
 import { describe, expect, it } from "vitest";
-import { usageView } from "../../core/usage-view.js";
 import { Keys } from "../../core/keys.js";
+import { usageView } from "../../core/usage-view.js";
 import { makeSet } from "./builders.js";
 
 const GI = 1024n ** 3n;
 const withPolicy = (policy: object | string) => {
-  const set = makeSet({ live: [{ name: "data", storage: "1Gi" }, { name: "wal", storage: "1Gi" }], desired: [{ name: "data", storage: "1Gi" }, { name: "wal", storage: "1Gi" }] });
-  set.metadata.annotations = { ...set.metadata.annotations, [Keys.autogrow]: typeof policy === "string" ? policy : JSON.stringify(policy) };
+  const set = makeSet({
+    live: [
+      { name: "data", storage: "1Gi" },
+      { name: "wal", storage: "1Gi" },
+    ],
+    desired: [
+      { name: "data", storage: "1Gi" },
+      { name: "wal", storage: "1Gi" },
+    ],
+  });
+  set.metadata.annotations = {
+    ...set.metadata.annotations,
+    [Keys.autogrow]: typeof policy === "string" ? policy : JSON.stringify(policy),
+  };
   return set;
 };
 const CLAIMS = [
@@ -48,11 +60,17 @@ describe("usageView", () => {
 
   it("claims with no reading are named; a failed reading or no Prometheus says why, with no bar", () => {
     const set = withPolicy({ threshold: "12.5%", increase: "1Gi", max: "8Gi" });
-    const view = usageView(set, CLAIMS, { ok: true, volumes: [{ claim: "wal-web-0", usedBytes: GI / 8n, capacityBytes: GI }] })!;
+    const view = usageView(set, CLAIMS, {
+      ok: true,
+      volumes: [{ claim: "wal-web-0", usedBytes: GI / 8n, capacityBytes: GI }],
+    })!;
     expect(view.thresholdPercent).toBe(12.5);
     expect(view.bars).toEqual([{ claim: "wal-web-0", percent: 12.5, used: "128Mi", capacity: "1Gi", over: true }]);
     expect(view.unread).toEqual(["data-web-1", "wal-web-1", "data-web-0"]);
-    expect(usageView(set, CLAIMS, { ok: false, message: "Prometheus at http://p is unreachable" })).toMatchObject({ bars: [], error: "Prometheus at http://p is unreachable" });
+    expect(usageView(set, CLAIMS, { ok: false, message: "Prometheus at http://p is unreachable" })).toMatchObject({
+      bars: [],
+      error: "Prometheus at http://p is unreachable",
+    });
     expect(usageView(set, CLAIMS, undefined)?.error).toContain("CLAIMSTEP_PROMETHEUS_URL");
   });
 

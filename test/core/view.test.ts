@@ -2,12 +2,22 @@
 // `/ui` print, the headline `status --watch` and the set's page print, the per-ordinal rows (with
 // pods once coordinated), the next step for any action, the templates and the events.
 import { describe, expect, it } from "vitest";
+import { Keys } from "../../core/keys.js";
 import { planStep } from "../../core/plan.js";
 import { renderTable } from "../../core/render.js";
 import type { Action, OrdinalReport } from "../../core/types.js";
-import { Keys } from "../../core/keys.js";
-import { actionText, headlineOf, linkIn, ordinalRows, podsCoordinated, recentEvents, setPage, summarize, templatesView } from "../../core/view.js";
-import { DIRECT, claimsFor, makeSet, snapshot } from "./builders.js";
+import {
+  actionText,
+  headlineOf,
+  linkIn,
+  ordinalRows,
+  podsCoordinated,
+  recentEvents,
+  setPage,
+  summarize,
+  templatesView,
+} from "../../core/view.js";
+import { claimsFor, DIRECT, makeSet, snapshot } from "./builders.js";
 
 const NOW = new Date("2026-11-30T10:00:00Z");
 const grown = () => makeSet({ live: [{ name: "data", storage: "1Gi" }], desired: [{ name: "data", storage: "2Gi" }] });
@@ -19,7 +29,15 @@ const withStatus = (set: ReturnType<typeof makeSet>, status: object, extra: Reco
 describe("summarize and headlineOf", () => {
   it("an opted-in set never stepped: '-' and NotObserved", () => {
     const s = summarize(grown());
-    expect(s).toMatchObject({ optedIn: true, phase: "-", reason: "-", message: "no step yet", updated: "-", revision: "-", applyMode: { mode: "direct" } });
+    expect(s).toMatchObject({
+      optedIn: true,
+      phase: "-",
+      reason: "-",
+      message: "no step yet",
+      updated: "-",
+      revision: "-",
+      applyMode: { mode: "direct" },
+    });
     expect(headlineOf(s)).toMatchObject({ phase: "-", reason: "NotObserved" });
     expect(headlineOf(s).end).toBeUndefined();
   });
@@ -28,13 +46,44 @@ describe("summarize and headlineOf", () => {
     const set = grown();
     const revision = summarize(set).desiredRevision!;
     const counts = { updated: 1, inFlight: 1, pending: 1, blocked: 0, total: 3 };
-    const s = summarize(withStatus(set, { phase: "Blocked", reason: "QuotaExceeded", message: "over quota", revision, counts, since: "t1", observedAt: "t2" }));
-    expect(s).toMatchObject({ phase: "Blocked", reason: "QuotaExceeded", since: "t1", observedAt: "t2", progress: { done: 1, total: 3 }, updated: "1/3" });
-    expect(headlineOf(s)).toEqual({ phase: "Blocked", reason: "QuotaExceeded", message: "over quota", updated: "1/3 updated", end: "blocked" });
+    const s = summarize(
+      withStatus(set, {
+        phase: "Blocked",
+        reason: "QuotaExceeded",
+        message: "over quota",
+        revision,
+        counts,
+        since: "t1",
+        observedAt: "t2",
+      }),
+    );
+    expect(s).toMatchObject({
+      phase: "Blocked",
+      reason: "QuotaExceeded",
+      since: "t1",
+      observedAt: "t2",
+      progress: { done: 1, total: 3 },
+      updated: "1/3",
+    });
+    expect(headlineOf(s)).toEqual({
+      phase: "Blocked",
+      reason: "QuotaExceeded",
+      message: "over quota",
+      updated: "1/3 updated",
+      end: "blocked",
+    });
   });
 
   it("a status of an earlier revision says nothing of this one; a set not opted in is Idle", () => {
-    const s = summarize(withStatus(grown(), { phase: "Complete", reason: "RolloutComplete", message: "done", revision: "old", counts: { updated: 3, total: 3 } }));
+    const s = summarize(
+      withStatus(grown(), {
+        phase: "Complete",
+        reason: "RolloutComplete",
+        message: "done",
+        revision: "old",
+        counts: { updated: 3, total: 3 },
+      }),
+    );
     expect(headlineOf(s).reason).toBe("NotObserved");
     const off = makeSet();
     off.metadata.annotations = {};
@@ -45,13 +94,26 @@ describe("summarize and headlineOf", () => {
     // issue 24, item 7: the link was the last URL of the message, which a driver's or admission error text chooses.
     const set = withStatus(
       grown(),
-      { phase: "Waiting", reason: "AwaitingApproval", message: "opened pull request #7; merge it — https://git.example/o/r/pull/7 (see https://evil.example/x)", pullRequest: "https://git.example/o/r/pull/7" },
+      {
+        phase: "Waiting",
+        reason: "AwaitingApproval",
+        message: "opened pull request #7; merge it — https://git.example/o/r/pull/7 (see https://evil.example/x)",
+        pullRequest: "https://git.example/o/r/pull/7",
+      },
       { [Keys.applyVia]: "pull-request" },
     );
     expect(summarize(set).applyMode).toEqual({ mode: "pull-request", link: "https://git.example/o/r/pull/7" });
-    const unrecorded = withStatus(grown(), { phase: "Blocked", reason: "ApplyRejected", message: "admission webhook denied it: see https://evil.example/x" }, { [Keys.applyVia]: "pull-request" });
+    const unrecorded = withStatus(
+      grown(),
+      { phase: "Blocked", reason: "ApplyRejected", message: "admission webhook denied it: see https://evil.example/x" },
+      { [Keys.applyVia]: "pull-request" },
+    );
     expect(summarize(unrecorded).applyMode).toEqual({ mode: "pull-request" });
-    const scheme = withStatus(grown(), { phase: "Waiting", reason: "AwaitingApproval", message: "m", pullRequest: "javascript:alert(1)" }, { [Keys.applyVia]: "pull-request" });
+    const scheme = withStatus(
+      grown(),
+      { phase: "Waiting", reason: "AwaitingApproval", message: "m", pullRequest: "javascript:alert(1)" },
+      { [Keys.applyVia]: "pull-request" },
+    );
     expect(summarize(scheme).applyMode).toEqual({ mode: "pull-request" });
     expect(linkIn("see javascript:alert(1)")).toBeUndefined();
     expect(linkIn('x "https://a.example/p" y')).toBe("https://a.example/p");
@@ -76,7 +138,19 @@ describe("the per-ordinal rows", () => {
     podRevision: "web-abc",
     podUpdated: true,
     state: "InFlight",
-    claims: [{ template: "data", claim: "data-web-2", exists: true, spec: "2Gi", capacity: "1Gi", target: "2Gi", volumeAttributesClassName: { desired: "gold", current: "silver" }, revision: "r1", readiness: { state: "Resizing", message: "data-web-2: the driver is resizing the volume" } }],
+    claims: [
+      {
+        template: "data",
+        claim: "data-web-2",
+        exists: true,
+        spec: "2Gi",
+        capacity: "1Gi",
+        target: "2Gi",
+        volumeAttributesClassName: { desired: "gold", current: "silver" },
+        revision: "r1",
+        readiness: { state: "Resizing", message: "data-web-2: the driver is resizing the volume" },
+      },
+    ],
   };
 
   it("cells shared by the text table and the page, pods with readiness and revision", () => {
@@ -84,7 +158,17 @@ describe("the per-ordinal rows", () => {
       pod: "web-2 (Running)",
       ready: "NotReady",
       revision: "web-abc (updated)",
-      claims: [{ spec: "2Gi", capacity: "1Gi", target: "2Gi", vac: "silver→gold", revision: "r1", readiness: "Resizing", readinessText: "Resizing: the driver is resizing the volume" }],
+      claims: [
+        {
+          spec: "2Gi",
+          capacity: "1Gi",
+          target: "2Gi",
+          vac: "silver→gold",
+          revision: "r1",
+          readiness: "Resizing",
+          readinessText: "Resizing: the driver is resizing the volume",
+        },
+      ],
     });
     const text = renderTable([report], true).split("\n");
     expect(text[0]).toMatch(/^ORDINAL\s+POD\s+POD-READY\s+POD-REVISION\s+STATE\s+CLAIM/);
@@ -103,7 +187,16 @@ describe("the per-ordinal rows", () => {
 describe("the next step, templates and events", () => {
   it("one line for every kind of action", () => {
     const actions: Action[] = [
-      { type: "PatchClaim", namespace: "db", claim: "data-web-2", template: "data", ordinal: 2, storage: "2Gi", labels: {}, annotations: {} },
+      {
+        type: "PatchClaim",
+        namespace: "db",
+        claim: "data-web-2",
+        template: "data",
+        ordinal: 2,
+        storage: "2Gi",
+        labels: {},
+        annotations: {},
+      },
       { type: "PatchPartition", namespace: "db", set: "web", partition: 2, from: 3, userPartition: 0 },
       { type: "EvictPod", namespace: "db", pod: "web-2", uid: "u", ordinal: 2, claim: "data-web-2" },
     ];
@@ -122,11 +215,20 @@ describe("the next step, templates and events", () => {
       { time: "2026-11-30T10:05:00.000000Z", type: "Warning", reason: "QuotaExceeded", note: "b", count: 2 },
     ];
     const page = setPage(set, planned, events);
-    expect(page.next).toMatchObject({ phase: "Progressing", reason: "ClaimUpdated", action: "PatchClaim default/data-web-2 storage=2Gi" });
+    expect(page.next).toMatchObject({
+      phase: "Progressing",
+      reason: "ClaimUpdated",
+      action: "PatchClaim default/data-web-2 storage=2Gi",
+    });
     expect(page.ordinals.map((o) => o.ordinal)).toEqual([2, 1, 0]);
     expect(page.events.map((e) => e.note)).toEqual(["b", "a"]);
     expect(page.templates.source).toBe("annotation");
-    expect(page.templates.templates[0]!.fields.find((f) => f.field === "storage")).toEqual({ field: "storage", live: "1Gi", desired: "2Gi", changed: true });
+    expect(page.templates.templates[0]!.fields.find((f) => f.field === "storage")).toEqual({
+      field: "storage",
+      live: "1Gi",
+      desired: "2Gi",
+      changed: true,
+    });
     expect(setPage(set, planned, { error: "forbidden" })).toMatchObject({ events: [], eventsError: "forbidden" });
     expect(recentEvents(events, 1).map((e) => e.note)).toEqual(["b"]);
   });

@@ -9,13 +9,13 @@
 // `npm start`, whose scenarios end Complete or Blocked), and every output line the doc shows
 // under a command that is not elided (`…`) or clock-dependent. Commands that need a real
 // cluster, a server or a file of the reader's are skipped, each with its reason (listed).
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import YAML from "yaml";
 import { applyScenarioManifest } from "../../adapters/sim/scenarios.js";
-import { main, type CliIO } from "../../functions/cli.js";
+import { type CliIO, main } from "../../functions/cli.js";
 import { ROOT } from "../support/spawn-cli.js";
 
 interface DocCommand {
@@ -31,12 +31,21 @@ interface DocCommand {
 }
 
 const SHELL_FENCES = /^(sh|shell|bash|console|text|)$/;
-const COMMAND = /^(?:npx\s+)?(?:claimstep|kubectl claimstep)\b|^npm (?:start|ci|test|pack|install)\b|^[A-Z_]+=\S+\s+(?:npx\s+)?claimstep\b|^export\s/;
+const COMMAND =
+  /^(?:npx\s+)?(?:claimstep|kubectl claimstep)\b|^npm (?:start|ci|test|pack|install)\b|^[A-Z_]+=\S+\s+(?:npx\s+)?claimstep\b|^export\s/;
 
 /** `cmd  # comment` → [cmd, comment] (a `#` inside quotes is not a comment; the docs have none). */
 function splitComment(line: string): [string, string] {
   const at = line.search(/\s#\s/);
-  return at < 0 ? [line.trim(), ""] : [line.slice(0, at).trim(), line.slice(at).replace(/^\s*#\s*/, "").trim()];
+  return at < 0
+    ? [line.trim(), ""]
+    : [
+        line.slice(0, at).trim(),
+        line
+          .slice(at)
+          .replace(/^\s*#\s*/, "")
+          .trim(),
+      ];
 }
 
 const exitIn = (text: string): number | undefined => {
@@ -70,20 +79,35 @@ function extractCommands(doc: string, markdown: string): DocCommand[] {
       const body = prompted ? prompted[1]! : fence === "sh" || fence === "shell" || fence === "bash" ? raw : undefined;
       if (body !== undefined && COMMAND.test(body.trim())) {
         const [text, comment] = splitComment(body);
-        current = { doc, line: i + 1, text, comment, output: [], ...(exitIn(comment) !== undefined ? { exit: exitIn(comment)! } : {}) };
+        current = {
+          doc,
+          line: i + 1,
+          text,
+          comment,
+          output: [],
+          ...(exitIn(comment) !== undefined ? { exit: exitIn(comment)! } : {}),
+        };
         found.push(current);
       } else if (prompted) current = undefined;
       else if (current && fence !== "sh") current.output.push(raw);
       continue;
     }
     if (/^#{1,4} /.test(raw)) heading = raw;
-    const inline = doc === "README.md" ? /60-second tour/.test(heading) : /Try it/i.test(heading) || /^Try it/.test(raw);
+    const inline =
+      doc === "README.md" ? /60-second tour/.test(heading) : /Try it/i.test(heading) || /^Try it/.test(raw);
     if (!inline && !/^Try it/.test(raw)) continue;
     for (const m of raw.matchAll(/`([^`]+)`/g)) {
       const span = m[1]!.trim();
       if (!/^(?:npm start|(?:npx )?claimstep )/.test(span)) continue;
       const after = raw.slice((m.index ?? 0) + m[0].length, (m.index ?? 0) + m[0].length + 12);
-      found.push({ doc, line: i + 1, text: span, comment: after, output: [], ...(exitIn(after) !== undefined ? { exit: exitIn(after)! } : {}) });
+      found.push({
+        doc,
+        line: i + 1,
+        text: span,
+        comment: after,
+        output: [],
+        ...(exitIn(after) !== undefined ? { exit: exitIn(after)! } : {}),
+      });
     }
   }
   return found;
@@ -93,8 +117,10 @@ function extractCommands(doc: string, markdown: string): DocCommand[] {
 function skipReason(c: DocCommand): string | undefined {
   const t = c.text;
   if (/<[a-z-]+>|…/.test(t)) return "a placeholder, not a command";
-  if (/^npm (ci|test|pack|install)\b/.test(t) || /^npm ci &&/.test(t)) return "installs or tests the package, not a claimstep command";
-  if (/^export\s/.test(t)) return t.startsWith("export XDG_STATE_HOME") ? undefined : "sets a variable for a real cluster";
+  if (/^npm (ci|test|pack|install)\b/.test(t) || /^npm ci &&/.test(t))
+    return "installs or tests the package, not a claimstep command";
+  if (/^export\s/.test(t))
+    return t.startsWith("export XDG_STATE_HOME") ? undefined : "sets a variable for a real cluster";
   if (/^kubectl /.test(t)) return "kubectl on a real cluster";
   if (/\bserve\b|\brelay\b/.test(t)) return "a long-running server (the playground's page: test/functions/ui)";
   if (/\s-f\s+\S+\.yaml/.test(t) && !/--cluster sim/.test(t)) return "needs a real cluster and the reader's manifest";
@@ -108,7 +134,8 @@ function skipReason(c: DocCommand): string | undefined {
 function argvOf(text: string): string[] {
   const words = (s: string) => s.split(/\s+/).filter(Boolean);
   if (text.startsWith("npm start")) {
-    const script = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: { start: string } }).scripts.start;
+    const script = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: { start: string } })
+      .scripts.start;
     const base = words(script.replace(/^node bin\/claimstep\.js\s+/, ""));
     const extra = text.replace(/^npm start\s*(--)?\s*/, "");
     return [...base, ...words(extra)];
@@ -138,16 +165,21 @@ const normal = (s: string) =>
 /** The lines of a doc's shown output this test can hold the command to. */
 const checkable = (output: string[]) => output.map(normal).filter((l) => l && !/…|\.\.\.|<time>|\/tmp\//.test(l));
 
-const DOCS = ["README.md", ...readdirSync(join(ROOT, "docs"))
-  .filter((f) => f.endsWith(".md"))
-  .map((f) => `docs/${f}`)];
+const DOCS = [
+  "README.md",
+  ...readdirSync(join(ROOT, "docs"))
+    .filter((f) => f.endsWith(".md"))
+    .map((f) => `docs/${f}`),
+];
 
 const all = DOCS.flatMap((doc) => extractCommands(doc, readFileSync(join(ROOT, doc), "utf8")));
 const skipped = all.filter((c) => skipReason(c) !== undefined);
 const dirs: string[] = [];
 afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
-  console.info(`docs commands: ${all.length - skipped.length} run, ${skipped.length} skipped:\n${skipped.map((c) => `  ${c.doc}:${c.line} ${c.text} — ${skipReason(c)}`).join("\n")}`);
+  console.info(
+    `docs commands: ${all.length - skipped.length} run, ${skipped.length} skipped:\n${skipped.map((c) => `  ${c.doc}:${c.line} ${c.text} — ${skipReason(c)}`).join("\n")}`,
+  );
 });
 
 /**
@@ -172,7 +204,11 @@ async function runDoc(commands: DocCommand[]) {
   for (const c of commands) {
     if (c.text.startsWith("export XDG_STATE_HOME")) continue; // the test's own scratch directory already
     let out = "";
-    const io: CliIO = { stdout: { write: (s: string) => void (out += s) }, stderr: { write: (s: string) => void (out += s) }, env };
+    const io: CliIO = {
+      stdout: { write: (s: string) => void (out += s) },
+      stderr: { write: (s: string) => void (out += s) },
+      env,
+    };
     const argv = argvOf(c.text).map((a) => {
       const make = FILES[a];
       if (!make) return a;
@@ -199,17 +235,26 @@ describe("every command the docs show", () => {
   const byDoc = new Map<string, DocCommand[]>();
   for (const c of all) if (skipReason(c) === undefined) byDoc.set(c.doc, [...(byDoc.get(c.doc) ?? []), c]);
 
-  it.concurrent.each([...byDoc.keys()])("%s: each command exits as the doc says and prints what it shows", async (doc) => {
-    const results = await runDoc(byDoc.get(doc)!);
-    const wrong: string[] = [];
-    for (const { c, code, out } of results) {
-      const where = `${c.doc}:${c.line} \`${c.text}\``;
-      const want = expectedExit(c);
-      if (!want.includes(code)) wrong.push(`${where}: exit ${code} (the doc says ${want.join(" or ")})\n${out.split("\n").slice(0, 6).join("\n")}`);
-      if (c.text.startsWith("npm start") && !/invocations?, \d+ claim writes?/.test(out)) wrong.push(`${where}: no timeline summary in:\n${out.slice(0, 400)}`);
-      const shown = normal(out);
-      for (const line of checkable(c.output)) if (!shown.includes(line)) wrong.push(`${where}: the doc shows "${line}", the command printed:\n${out.slice(0, 600)}`);
-    }
-    expect(wrong).toEqual([]);
-  });
+  it.concurrent.each([...byDoc.keys()])(
+    "%s: each command exits as the doc says and prints what it shows",
+    async (doc) => {
+      const results = await runDoc(byDoc.get(doc)!);
+      const wrong: string[] = [];
+      for (const { c, code, out } of results) {
+        const where = `${c.doc}:${c.line} \`${c.text}\``;
+        const want = expectedExit(c);
+        if (!want.includes(code))
+          wrong.push(
+            `${where}: exit ${code} (the doc says ${want.join(" or ")})\n${out.split("\n").slice(0, 6).join("\n")}`,
+          );
+        if (c.text.startsWith("npm start") && !/invocations?, \d+ claim writes?/.test(out))
+          wrong.push(`${where}: no timeline summary in:\n${out.slice(0, 400)}`);
+        const shown = normal(out);
+        for (const line of checkable(c.output))
+          if (!shown.includes(line))
+            wrong.push(`${where}: the doc shows "${line}", the command printed:\n${out.slice(0, 600)}`);
+      }
+      expect(wrong).toEqual([]);
+    },
+  );
 });

@@ -2,7 +2,7 @@
 // manifests, the kustomization's optional Role, one bundle-size figure, the design document they
 // cite, the fixture paths they give, the annotation contract against core's keys, and the packed
 // README's links against what the package ships.
-import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import YAML from "yaml";
@@ -10,7 +10,12 @@ import { Keys } from "../../core/keys.js";
 import { ROOT } from "../support/spawn-cli.js";
 
 const read = (path: string) => readFileSync(join(ROOT, path), "utf8");
-const DOCS = ["README.md", ...readdirSync(join(ROOT, "docs")).filter((f) => f.endsWith(".md")).map((f) => `docs/${f}`)];
+const DOCS = [
+  "README.md",
+  ...readdirSync(join(ROOT, "docs"))
+    .filter((f) => f.endsWith(".md"))
+    .map((f) => `docs/${f}`),
+];
 /** A Markdown section: from its heading to the next heading of the same or a higher level. */
 function section(markdown: string, heading: RegExp): string {
   const lines = markdown.split("\n");
@@ -25,13 +30,23 @@ describe("docs/deploying.md's permissions", () => {
   const rbac = YAML.parseAllDocuments(read("deploy/kubernetes/rbac.yaml")).map((d) => d.toJS());
   const granted = rbac
     .filter((d) => d?.kind === "ClusterRole")
-    .flatMap((r) => r.rules.flatMap((rule: any) => rule.resources.flatMap((res: string) => rule.verbs.map((v: string) => `${rule.apiGroups[0] || "core"} ${res} ${v}`))));
+    .flatMap((r) =>
+      r.rules.flatMap((rule: any) =>
+        rule.resources.flatMap((res: string) =>
+          rule.verbs.map((v: string) => `${rule.apiGroups[0] || "core"} ${res} ${v}`),
+        ),
+      ),
+    );
   const table = section(read("docs/deploying.md"), /Permissions \(RBAC\)/);
   const rows = table
     .split("\n")
     .filter((l) => l.startsWith("| ") && !l.startsWith("| API group") && !l.startsWith("|---"))
     .map((l) => l.split("|").map((c) => c.trim().replace(/`/g, "")));
-  const listed = new Set(rows.flatMap(([, group, resources, verbs]) => resources!.split(/,\s*/).flatMap((res) => verbs!.split(/,\s*/).map((v) => `${group} ${res.split(" ")[0]} ${v}`))));
+  const listed = new Set(
+    rows.flatMap(([, group, resources, verbs]) =>
+      resources!.split(/,\s*/).flatMap((res) => verbs!.split(/,\s*/).map((v) => `${group} ${res.split(" ")[0]} ${v}`)),
+    ),
+  );
 
   it("lists every verb the ClusterRoles grant", () => {
     expect(granted.length).toBeGreaterThan(8);
@@ -49,16 +64,22 @@ describe("deploy/kubernetes/kustomization.yaml", () => {
     const k = YAML.parse(read("deploy/kubernetes/kustomization.yaml"));
     expect(k.resources).not.toContain("rbac-finalize.yaml");
     expect(read("deploy/kubernetes/kustomization.yaml")).toMatch(/#\s*- rbac-finalize\.yaml/);
-    expect(read("docs/finalize.md")).toMatch(/rbac-finalize\.yaml[^.]*kustomization\.yaml|kustomization\.yaml[^.]*rbac-finalize\.yaml/);
+    expect(read("docs/finalize.md")).toMatch(
+      /rbac-finalize\.yaml[^.]*kustomization\.yaml|kustomization\.yaml[^.]*rbac-finalize\.yaml/,
+    );
   });
 });
 
 describe("the Worker bundle's size", () => {
   it("is given in one place (docs/benchmarks.md), at the budget the bundle test enforces", () => {
     const budget = Number(/GZIP_BUDGET_BYTES = (\d+) \* 1024/.exec(read("test/functions/worker.bundle.test.ts"))![1]);
-    const figures = DOCS.flatMap((doc) => [...read(doc).matchAll(/(?<!(?:above|≤) )\b([\d.,]+) KiB (raw|gzip)/g)].map((m) => `${doc}: ${m[0]}`));
+    const figures = DOCS.flatMap((doc) =>
+      [...read(doc).matchAll(/(?<!(?:above|≤) )\b([\d.,]+) KiB (raw|gzip)/g)].map((m) => `${doc}: ${m[0]}`),
+    );
     expect(figures.filter((f) => !f.startsWith("docs/benchmarks.md"))).toEqual([]);
-    for (const doc of DOCS) for (const m of read(doc).matchAll(/(?:above|≤|budget[^.]{0,20}?)\s*(\d+) KiB gzip/g)) expect(`${doc}: ${m[1]}`).toBe(`${doc}: ${budget}`);
+    for (const doc of DOCS)
+      for (const m of read(doc).matchAll(/(?:above|≤|budget[^.]{0,20}?)\s*(\d+) KiB gzip/g))
+        expect(`${doc}: ${m[1]}`).toBe(`${doc}: ${budget}`);
     expect(section(read("docs/deploying.md"), /The bundle/)).toMatch(/benchmarks\.md#/);
   });
 });
@@ -72,7 +93,10 @@ describe("the design document", () => {
 
   it("every fixture path a doc gives exists", () => {
     const missing = DOCS.flatMap((doc) =>
-      [...read(doc).matchAll(/`((?:test\/)?fixtures\/[A-Za-z0-9/._-]+\.(?:txt|json|yaml))`/g)].map((m) => m[1]!).filter((p) => !existsSync(join(ROOT, p))).map((p) => `${doc}: ${p}`),
+      [...read(doc).matchAll(/`((?:test\/)?fixtures\/[A-Za-z0-9/._-]+\.(?:txt|json|yaml))`/g)]
+        .map((m) => m[1]!)
+        .filter((p) => !existsSync(join(ROOT, p)))
+        .map((p) => `${doc}: ${p}`),
     );
     expect(missing).toEqual([]);
   });
@@ -96,8 +120,12 @@ describe("the package", () => {
   });
 
   it("ships every file its README links to (or the link is absolute)", () => {
-    const shipped = (path: string) => ["README.md", "LICENSE", "package.json"].includes(path) || pkg.files.some((f) => (f.endsWith("/") ? path.startsWith(f) : path === f));
-    const links = [...read("README.md").matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)].map((m) => m[1]!).filter((l) => !/^[a-z]+:/.test(l));
+    const shipped = (path: string) =>
+      ["README.md", "LICENSE", "package.json"].includes(path) ||
+      pkg.files.some((f) => (f.endsWith("/") ? path.startsWith(f) : path === f));
+    const links = [...read("README.md").matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)]
+      .map((m) => m[1]!)
+      .filter((l) => !/^[a-z]+:/.test(l));
     expect(links.length).toBeGreaterThan(5);
     expect(links.filter((l) => !shipped(l))).toEqual([]);
   });

@@ -14,6 +14,7 @@ import { stringify } from "yaml";
 import {
   describeKubectl,
   freePort,
+  type KubectlRun,
   kubectl,
   kubectlPath,
   makeWebhookCerts,
@@ -21,14 +22,32 @@ import {
   shippedWebhookConfiguration,
   startWebhookServer,
   subsetDiff,
-  waitWebhookLive,
-  webhookConfigurationFor,
-  type KubectlRun,
   type WebhookCerts,
   type WebhookServer,
+  waitWebhookLive,
+  webhookConfigurationFor,
 } from "./support/admission-webhook.js";
-import { byStatefulSetController, describeAudit, quantity, storageClass, useControlPlane, waitFor, type AuditEntry, type E2E, type KubeObject } from "./support/index.js";
-import { auditCaughtUp, claimstep, claimsOf, describeRun, podsOf, sleep, waitSetReady, type CliRun } from "./support/scenario-finalize.js";
+import {
+  type AuditEntry,
+  byStatefulSetController,
+  describeAudit,
+  type E2E,
+  type KubeObject,
+  quantity,
+  storageClass,
+  useControlPlane,
+  waitFor,
+} from "./support/index.js";
+import {
+  auditCaughtUp,
+  type CliRun,
+  claimsOf,
+  claimstep,
+  describeRun,
+  podsOf,
+  sleep,
+  waitSetReady,
+} from "./support/scenario-finalize.js";
 
 const KUBECTL = kubectlPath();
 const ADMISSION_LABEL = "claimstep.io/admission";
@@ -37,7 +56,11 @@ const FORBIDDEN = "Forbidden: updates to statefulset spec for fields other than"
 // Sets labelled claimstep.io/admission=enabled (the webhook's first entry) …
 const e2e = useControlPlane({ prefix: "admission", needsFakeDriver: true });
 // … and the sets of a namespace so labelled (the second entry, ?scope=namespace).
-const nsE2e = useControlPlane({ prefix: "admission-ns", needsFakeDriver: true, labels: { [ADMISSION_LABEL]: "enabled" } });
+const nsE2e = useControlPlane({
+  prefix: "admission-ns",
+  needsFakeDriver: true,
+  labels: { [ADMISSION_LABEL]: "enabled" },
+});
 
 beforeEach((ctx) => {
   if (!KUBECTL) ctx.skip("kubectl not on PATH: the admission scenarios drive the webhook through kubectl");
@@ -72,7 +95,15 @@ beforeAll(async () => {
   const port = await freePort();
   server = await startWebhookServer(e2e, certs, port);
   webhookName = `claimstep-${e2e.namespace}`;
-  await registerWebhook(e2e.admin, webhookConfigurationFor({ name: webhookName, port, caPem: certs.caPem, namespaces: [e2e.namespace, nsE2e.namespace] }));
+  await registerWebhook(
+    e2e.admin,
+    webhookConfigurationFor({
+      name: webhookName,
+      port,
+      caPem: certs.caPem,
+      namespaces: [e2e.namespace, nsE2e.namespace],
+    }),
+  );
   // A probe set (no pods): the webhook is live once a dry-run of a template change is accepted.
   const probe = manifest("probe", { replicas: 0 });
   const r = await e2e.api.create("statefulsets", probe);
@@ -89,8 +120,12 @@ afterAll(async () => {
   if (transcript) console.log(`kubectl apply 1Gi → 2Gi through claimstep's webhook (case 1):\n${transcript}`);
   if (rows.length) {
     const passed = rows.filter((r) => r.ok).length;
-    const detail = rows.map((r) => `${r.name} ${r.ok ? "ok" : "FAILED"} ${(r.ms / 1000).toFixed(1)}s${r.note ? ` (${r.note})` : ""}`).join("; ");
-    console.log(`real-server admission scenarios: ${passed} passed against ${inject("claimstepE2E")?.version ?? "no cluster"} (${detail})`);
+    const detail = rows
+      .map((r) => `${r.name} ${r.ok ? "ok" : "FAILED"} ${(r.ms / 1000).toFixed(1)}s${r.note ? ` (${r.note})` : ""}`)
+      .join("; ");
+    console.log(
+      `real-server admission scenarios: ${passed} passed against ${inject("claimstepE2E")?.version ?? "no cluster"} (${detail})`,
+    );
   }
 }, 60_000);
 
@@ -127,11 +162,24 @@ function manifest(name: string, o: ManifestOptions = {}): KubeObject {
         metadata: { labels: { app: name } },
         spec: {
           terminationGracePeriodSeconds: 1,
-          containers: [{ name: "app", image: o.image ?? "registry.example/app:1", volumeMounts: [{ name: "data", mountPath: "/data" }] }],
+          containers: [
+            {
+              name: "app",
+              image: o.image ?? "registry.example/app:1",
+              volumeMounts: [{ name: "data", mountPath: "/data" }],
+            },
+          ],
         },
       },
       volumeClaimTemplates: [
-        { metadata: { name: "data" }, spec: { accessModes: ["ReadWriteOnce"], storageClassName: sc, resources: { requests: { storage: o.size ?? "1Gi" } } } },
+        {
+          metadata: { name: "data" },
+          spec: {
+            accessModes: ["ReadWriteOnce"],
+            storageClassName: sc,
+            resources: { requests: { storage: o.size ?? "1Gi" } },
+          },
+        },
       ],
     },
   };
@@ -157,28 +205,62 @@ const getSet = async (t: E2E, name: string): Promise<KubeObject> => {
 
 /** kubectl apply (client-side) or --server-side of the first manifest, then the set Ready. */
 async function createByApply(t: E2E, name: string, o: ManifestOptions, serverSide = false): Promise<KubeObject> {
-  const r = await kubectl(t, ["apply", ...(serverSide ? ["--server-side"] : []), "-f", manifestFile(t, name, manifest(name, o), "v1")]);
+  const r = await kubectl(t, [
+    "apply",
+    ...(serverSide ? ["--server-side"] : []),
+    "-f",
+    manifestFile(t, name, manifest(name, o), "v1"),
+  ]);
   expect(r.code, describeKubectl(r)).toBe(0);
   await waitSetReady(t, name, { replicas: o.replicas ?? 2, capacity: o.size ?? "1Gi" });
   return getSet(t, name);
 }
 
 /** The re-create's expected answers to claimstep (finalize.test.ts): the set read while it is gone, the create refused while the orphan finalizer runs. */
-const finalizeErrors = (e: AuditEntry) => e.resource === "statefulsets" && ((e.verb === "get" && e.code === 404) || (e.verb === "create" && e.code === 409));
+const finalizeErrors = (e: AuditEntry) =>
+  e.resource === "statefulsets" && ((e.verb === "get" && e.code === 404) || (e.verb === "create" && e.code === 409));
 
 /** The audit failures of one set since `since`: any claim of it deleted; pods deleted by anyone but the node agent finishing, or the controller when `podsReplaced`; errors answered to claimstep beyond the re-create's. */
-async function auditProblems(t: E2E, set: string, since: string, o: { podsReplaced?: boolean } = {}): Promise<string[]> {
+async function auditProblems(
+  t: E2E,
+  set: string,
+  since: string,
+  o: { podsReplaced?: boolean } = {},
+): Promise<string[]> {
   await auditCaughtUp(t);
   const mine = (e: AuditEntry) => new RegExp(`^(data-)?${set}-\\d+$`).test(e.name);
   const all = t.audit({ since }).filter((e) => e.namespace === t.namespace);
   const out: string[] = [];
-  const claimDeletes = all.filter((e) => e.resource === "persistentvolumeclaims" && (e.verb === "delete" || e.verb === "deletecollection") && (mine(e) || e.verb === "deletecollection"));
+  const claimDeletes = all.filter(
+    (e) =>
+      e.resource === "persistentvolumeclaims" &&
+      (e.verb === "delete" || e.verb === "deletecollection") &&
+      (mine(e) || e.verb === "deletecollection"),
+  );
   if (claimDeletes.length) out.push(`claims deleted:\n${describeAudit(claimDeletes)}`);
-  const podDeletes = all.filter((e) => e.resource === "pods" && e.verb === "delete" && e.subresource === "" && mine(e) && e.user !== t.info.claimstepUser && !(o.podsReplaced && byStatefulSetController(e)) && !/node-agent/.test(e.user));
+  const podDeletes = all.filter(
+    (e) =>
+      e.resource === "pods" &&
+      e.verb === "delete" &&
+      e.subresource === "" &&
+      mine(e) &&
+      e.user !== t.info.claimstepUser &&
+      !(o.podsReplaced && byStatefulSetController(e)) &&
+      !/node-agent/.test(e.user),
+  );
   if (podDeletes.length) out.push(`pods deleted:\n${describeAudit(podDeletes)}`);
-  const claimstepPodDeletes = all.filter((e) => e.resource === "pods" && e.verb === "delete" && e.user === t.info.claimstepUser);
+  const claimstepPodDeletes = all.filter(
+    (e) => e.resource === "pods" && e.verb === "delete" && e.user === t.info.claimstepUser,
+  );
   if (claimstepPodDeletes.length) out.push(`pods deleted by claimstep:\n${describeAudit(claimstepPodDeletes)}`);
-  const errors = all.filter((e) => e.user === t.info.claimstepUser && e.code >= 400 && (e.name === set || mine(e)) && !finalizeErrors(e) && !(e.resource === "events"));
+  const errors = all.filter(
+    (e) =>
+      e.user === t.info.claimstepUser &&
+      e.code >= 400 &&
+      (e.name === set || mine(e)) &&
+      !finalizeErrors(e) &&
+      !(e.resource === "events"),
+  );
   if (errors.length) out.push(`errors answered to claimstep:\n${describeAudit(errors)}`);
   return out;
 }
@@ -192,7 +274,13 @@ async function rollOut(t: E2E, set: string): Promise<CliRun> {
 }
 
 /** After the rollout: re-created (new uid), the live spec is the manifest's, every claim at `capacity` (spec and status). */
-async function expectConverged(t: E2E, set: string, m: KubeObject, oldUid: string, o: { capacity: string; replicas?: number }) {
+async function expectConverged(
+  t: E2E,
+  set: string,
+  m: KubeObject,
+  oldUid: string,
+  o: { capacity: string; replicas?: number },
+) {
   const live = await getSet(t, set);
   expect(live.metadata.uid, "re-created (finalize Recreate)").not.toBe(oldUid);
   expect(subsetDiff(m.spec, live.spec), "the live spec matches the manifest").toEqual([]);
@@ -232,7 +320,7 @@ describe("claimstep's admission webhook on the real server", () => {
     const t = e2e;
     const name = "web";
     let oldUid = "";
-    let m2: KubeObject = manifest(name, { size: "2Gi", replicas: 3 });
+    const m2: KubeObject = manifest(name, { size: "2Gi", replicas: 3 });
     const file2 = () => manifestFile(t, name, m2, "v2");
     let log = "";
     await timed("1 apply (client-side)", async () => {
@@ -243,13 +331,21 @@ describe("claimstep's admission webhook on the real server", () => {
       log += `$ kubectl apply -f sts.yaml            # data: 1Gi → 2Gi\n${apply.stderr}${apply.stdout}`;
       expect(apply.code, describeKubectl(apply)).toBe(0);
       expect(apply.stdout).toMatch(/statefulset\.apps\/web configured/);
-      expect(warningsOf(apply).join("\n"), describeKubectl(apply)).toMatch(/^Warning: claimstep will grow data-web-\* to 2Gi/);
+      expect(warningsOf(apply).join("\n"), describeKubectl(apply)).toMatch(
+        /^Warning: claimstep will grow data-web-\* to 2Gi/,
+      );
       const stored = await getSet(t, name);
       expect(storageOf(stored), "the stored spec keeps 1Gi").toBe("1Gi");
       expect(annotatedStorage(stored), "the annotation holds 2Gi").toBe("2Gi");
       expect(stored.metadata.annotations?.["claimstep.io/finalize"]).toBe("Recreate");
       expect(stored.metadata.annotations?.["claimstep.io/volume-claim-update-strategy"]).toBe("InPlace");
-      const jp = await kubectl(t, ["get", "sts", name, "-o", "jsonpath={.spec.volumeClaimTemplates[0].spec.resources.requests.storage}"]);
+      const jp = await kubectl(t, [
+        "get",
+        "sts",
+        name,
+        "-o",
+        "jsonpath={.spec.volumeClaimTemplates[0].spec.resources.requests.storage}",
+      ]);
       log += `$ kubectl get sts web -o jsonpath='{.spec.volumeClaimTemplates[0].spec.resources.requests.storage}'\n${jp.stdout}\n`;
 
       // 3, first: the same apply again at once (a retry): nothing further.
@@ -259,7 +355,10 @@ describe("claimstep's admission webhook on the real server", () => {
         const after = await getSet(t, name);
         expect(after.metadata.generation).toBe(stored.metadata.generation);
         expect(after.spec).toEqual(stored.spec);
-        const claimstepAnnotations = (s: KubeObject) => Object.fromEntries(Object.entries(s.metadata.annotations ?? {}).filter(([k]) => k.startsWith("claimstep.io/")));
+        const claimstepAnnotations = (s: KubeObject) =>
+          Object.fromEntries(
+            Object.entries(s.metadata.annotations ?? {}).filter(([k]) => k.startsWith("claimstep.io/")),
+          );
         expect(claimstepAnnotations(after)).toEqual(claimstepAnnotations(stored));
         const rvSame = after.metadata.resourceVersion === stored.metadata.resourceVersion;
         log += `$ kubectl apply -f sts.yaml            # again\n${again.stderr}${again.stdout}`;
@@ -270,7 +369,13 @@ describe("claimstep's admission webhook on the real server", () => {
       writeFileSync(join(tmpdir(), "claimstep-e2e-admission-case1-run.txt"), run.stdout);
       log += `$ claimstep run web --interval 1s\n…\n${runHighlights(run.stdout)}\n`;
       const live = await expectConverged(t, name, m2, oldUid, { capacity: "2Gi", replicas: 3 });
-      const sts = await kubectl(t, ["get", "sts", name, "-o", "jsonpath={.spec.volumeClaimTemplates[0].spec.resources.requests.storage}"]);
+      const sts = await kubectl(t, [
+        "get",
+        "sts",
+        name,
+        "-o",
+        "jsonpath={.spec.volumeClaimTemplates[0].spec.resources.requests.storage}",
+      ]);
       expect(sts.stdout).toBe("2Gi");
       log += `$ kubectl get sts web -o jsonpath='{.spec.volumeClaimTemplates[0].spec.resources.requests.storage}'\n${sts.stdout}\n`;
       const getSts = await kubectl(t, ["get", "sts", name]);
@@ -291,7 +396,8 @@ describe("claimstep's admission webhook on the real server", () => {
       expect(after.metadata.generation).toBe(before.metadata.generation);
       expect(after.spec).toEqual(before.spec);
       transcript += `$ kubectl apply -f sts.yaml            # again, after the re-create\n${again.stdout}`;
-      const lastApplied = before.metadata.annotations?.["kubectl.kubernetes.io/last-applied-configuration"] !== undefined;
+      const lastApplied =
+        before.metadata.annotations?.["kubectl.kubernetes.io/last-applied-configuration"] !== undefined;
       return `"${again.stdout.trim()}", resourceVersion ${after.metadata.resourceVersion === before.metadata.resourceVersion ? "unchanged" : "moved"}, last-applied-configuration ${lastApplied ? "kept" : "lost"} by the re-create`;
     });
   }, 300_000);
@@ -310,7 +416,10 @@ describe("claimstep's admission webhook on the real server", () => {
       const stored = await getSet(t, name);
       expect(storageOf(stored)).toBe("1Gi");
       expect(annotatedStorage(stored)).toBe("2Gi");
-      expect(server!.admissions().some((a) => a.namespace === t.namespace && a.name === name && a.verdict === "patch"), "answered by the namespace entry").toBe(true);
+      expect(
+        server!.admissions().some((a) => a.namespace === t.namespace && a.name === name && a.verdict === "patch"),
+        "answered by the namespace entry",
+      ).toBe(true);
       // The same server-side apply again: nothing further.
       const again = await kubectl(t, ["apply", "--server-side", "-f", manifestFile(t, name, m2, "v2")]);
       expect(again.code, describeKubectl(again)).toBe(0);
@@ -322,7 +431,9 @@ describe("claimstep's admission webhook on the real server", () => {
       await expectConverged(t, name, m2, before.metadata.uid!, { capacity: "2Gi" });
       // And once more after the re-create (another field manager created the set): no conflict, no change.
       const recreated = await getSet(t, name);
-      const managers = ((recreated.metadata.managedFields ?? []) as any[]).map((f: any) => `${f.manager}/${f.operation}`).join(",");
+      const managers = ((recreated.metadata.managedFields ?? []) as any[])
+        .map((f: any) => `${f.manager}/${f.operation}`)
+        .join(",");
       const third = await kubectl(t, ["apply", "--server-side", "-f", manifestFile(t, name, m2, "v2")]);
       let note = "";
       if (third.code !== 0) {
@@ -330,8 +441,16 @@ describe("claimstep's admission webhook on the real server", () => {
         // `kubectl apply --server-side` of the same manifest conflicts on the atomic template list
         // (defaulted fields differ from the applied config); with --force-conflicts (what Flux and
         // Argo CD's server-side apply do) it changes nothing.
-        expect(third.stderr, describeKubectl(third)).toMatch(/conflict with "claimstep".*\.spec\.volumeClaimTemplates/s);
-        const forced = await kubectl(t, ["apply", "--server-side", "--force-conflicts", "-f", manifestFile(t, name, m2, "v2")]);
+        expect(third.stderr, describeKubectl(third)).toMatch(
+          /conflict with "claimstep".*\.spec\.volumeClaimTemplates/s,
+        );
+        const forced = await kubectl(t, [
+          "apply",
+          "--server-side",
+          "--force-conflicts",
+          "-f",
+          manifestFile(t, name, m2, "v2"),
+        ]);
         expect(forced.code, describeKubectl(forced)).toBe(0);
         const f = await getSet(t, name);
         expect(f.metadata.generation, "nothing changed").toBe(recreated.metadata.generation);
@@ -353,7 +472,10 @@ describe("claimstep's admission webhook on the real server", () => {
       const m2 = manifest(name, { size: "2Gi", labels: { ...labels, "helm.sh/chart": "web-0.2.0" } });
       // What helm upgrade sends: the three-way patch of (last release, new chart, live) — the chart
       // label and the whole template list (a list without a merge key is replaced).
-      const patch = { metadata: { labels: { "helm.sh/chart": "web-0.2.0" } }, spec: { volumeClaimTemplates: m2.spec.volumeClaimTemplates } };
+      const patch = {
+        metadata: { labels: { "helm.sh/chart": "web-0.2.0" } },
+        spec: { volumeClaimTemplates: m2.spec.volumeClaimTemplates },
+      };
       const r = await t.api.patch("statefulsets", name, patch, "strategic");
       expect(r.status, JSON.stringify(r.body)).toBe(200);
       expect(String(r.headers.warning ?? ""), "the warning").toMatch(/claimstep will grow data-helm-\* to 2Gi/);
@@ -387,10 +509,16 @@ describe("claimstep's admission webhook on the real server", () => {
         while (!stop) {
           try {
             const ps = await podsOf(t, name);
-            const cs = new Map((await claimsOf(t, name)).map((c) => [c.metadata.name!, quantity(c.status?.capacity?.storage)]));
+            const cs = new Map(
+              (await claimsOf(t, name)).map((c) => [c.metadata.name!, quantity(c.status?.capacity?.storage)]),
+            );
             for (const p of ps) {
               const n = /-(\d+)$/.exec(p.metadata.name!)?.[1];
-              if (p.spec.containers[0].image === "registry.example/app:2" && (cs.get(`data-${name}-${n}`) ?? 0) < quantity("2Gi")) early.add(p.metadata.name!);
+              if (
+                p.spec.containers[0].image === "registry.example/app:2" &&
+                (cs.get(`data-${name}-${n}`) ?? 0) < quantity("2Gi")
+              )
+                early.add(p.metadata.name!);
             }
           } catch {
             /* sample again */
@@ -401,7 +529,9 @@ describe("claimstep's admission webhook on the real server", () => {
       try {
         const apply = await kubectl(t, ["apply", "-f", manifestFile(t, name, m2, "v2")]);
         expect(apply.code, describeKubectl(apply)).toBe(0);
-        expect(warningsOf(apply).join("\n"), describeKubectl(apply)).toMatch(/claimstep holds the pods of .*\/img \(partition 2\)/);
+        expect(warningsOf(apply).join("\n"), describeKubectl(apply)).toMatch(
+          /claimstep holds the pods of .*\/img \(partition 2\)/,
+        );
         const stored = await getSet(t, name);
         expect(stored.spec.template.spec.containers[0].image, "the image change passes").toBe("registry.example/app:2");
         expect(stored.spec.updateStrategy.rollingUpdate.partition, "the pods held").toBe(2);
@@ -417,14 +547,25 @@ describe("claimstep's admission webhook on the real server", () => {
       await waitFor(
         async () => {
           const ps = await podsOf(t, name);
-          return ps.length === 2 && ps.every((p) => p.spec.containers[0].image === "registry.example/app:2" && p.metadata.uid !== oldPods.get(p.metadata.name!) && (p.status?.conditions ?? []).some((c: any) => c.type === "Ready" && c.status === "True"));
+          return (
+            ps.length === 2 &&
+            ps.every(
+              (p) =>
+                p.spec.containers[0].image === "registry.example/app:2" &&
+                p.metadata.uid !== oldPods.get(p.metadata.name!) &&
+                (p.status?.conditions ?? []).some((c: any) => c.type === "Ready" && c.status === "True"),
+            )
+          );
         },
         { what: "every pod at the new image and Ready", timeoutMs: 60_000 },
       );
       expect(await auditProblems(t, name, since, { podsReplaced: true })).toEqual([]);
       expect([...early].sort(), "pods at the new image while their claim was below 2Gi").toEqual([]);
       const live = await getSet(t, name);
-      expect(live.metadata.annotations?.["claimstep.io/user-partition"], "the user's partition restored").toBeUndefined();
+      expect(
+        live.metadata.annotations?.["claimstep.io/user-partition"],
+        "the user's partition restored",
+      ).toBeUndefined();
       return "every pod replaced after its claims were ready; partition 2 → 0";
     });
   }, 300_000);
@@ -434,16 +575,25 @@ describe("claimstep's admission webhook on the real server", () => {
     const name = "plain";
     await timed("6 not opted in → 422", async () => {
       const before = await createByApply(t, name, { optIn: false });
-      const apply = await kubectl(t, ["apply", "-f", manifestFile(t, name, manifest(name, { size: "2Gi", optIn: false }), "v2")]);
+      const apply = await kubectl(t, [
+        "apply",
+        "-f",
+        manifestFile(t, name, manifest(name, { size: "2Gi", optIn: false }), "v2"),
+      ]);
       expect(apply.code, describeKubectl(apply)).toBe(1);
-      expect(apply.stderr, describeKubectl(apply)).toContain(`The StatefulSet "${name}" is invalid: spec: ${FORBIDDEN}`);
+      expect(apply.stderr, describeKubectl(apply)).toContain(
+        `The StatefulSet "${name}" is invalid: spec: ${FORBIDDEN}`,
+      );
       expect(warningsOf(apply)).toEqual([]);
       const after = await getSet(t, name);
       expect(after.metadata.resourceVersion, "nothing written").toBe(before.metadata.resourceVersion);
       expect(after.metadata.annotations?.["claimstep.io/volume-claim-templates"]).toBeUndefined();
-      expect(server!.admissions().filter((a) => a.namespace === t.namespace && a.name === name), "never sent to claimstep").toEqual([]);
+      expect(
+        server!.admissions().filter((a) => a.namespace === t.namespace && a.name === name),
+        "never sent to claimstep",
+      ).toEqual([]);
       for (const c of await claimsOf(t, name)) expect(c.spec?.resources?.requests?.storage).toBe("1Gi");
-      return apply.stderr.trim().split("\n").at(-1)!.slice(0, 90) + "…";
+      return `${apply.stderr.trim().split("\n").at(-1)!.slice(0, 90)}…`;
     });
   }, 120_000);
 
@@ -456,7 +606,9 @@ describe("claimstep's admission webhook on the real server", () => {
       const m2 = manifest(name, { size: "512Mi" });
       const apply = await kubectl(t, ["apply", "-f", manifestFile(t, name, m2, "v2")]);
       expect(apply.code, describeKubectl(apply)).toBe(0);
-      expect(warningsOf(apply).join("\n"), describeKubectl(apply)).toMatch(/data-shrink-\* stay at 1Gi \(claims never shrink\)/);
+      expect(warningsOf(apply).join("\n"), describeKubectl(apply)).toMatch(
+        /data-shrink-\* stay at 1Gi \(claims never shrink\)/,
+      );
       const stored = await getSet(t, name);
       expect(storageOf(stored)).toBe("1Gi");
       expect(annotatedStorage(stored)).toBe("512Mi");
@@ -469,7 +621,16 @@ describe("claimstep's admission webhook on the real server", () => {
         expect(c.status?.capacity?.storage, `${c.metadata.name} capacity`).toBe("1Gi");
       }
       // claimstep's claim writes (the revision stamp; the size stays, as checked above).
-      const claimWrites = t.audit({ since, resource: "persistentvolumeclaims" }).filter((e) => e.user === t.info.claimstepUser && /^data-shrink-\d+$/.test(e.name) && e.verb !== "get" && e.verb !== "list" && e.verb !== "watch");
+      const claimWrites = t
+        .audit({ since, resource: "persistentvolumeclaims" })
+        .filter(
+          (e) =>
+            e.user === t.info.claimstepUser &&
+            /^data-shrink-\d+$/.test(e.name) &&
+            e.verb !== "get" &&
+            e.verb !== "list" &&
+            e.verb !== "watch",
+        );
       expect(await auditProblems(t, name, since)).toEqual([]);
       return `${claimWrites.length} claim patch(es) by claimstep, every claim still 1Gi; ${runHighlights(run.stdout).split("\n").at(-1)?.replace(/\s+/g, " ").slice(0, 110)}`;
     });
@@ -483,7 +644,9 @@ describe("claimstep's admission webhook on the real server", () => {
       await server!.kill();
       const apply = await kubectl(t, ["apply", "-f", manifestFile(t, name, manifest(name, { size: "2Gi" }), "v2")]);
       expect(apply.code, describeKubectl(apply)).toBe(1);
-      expect(apply.stderr, describeKubectl(apply)).toContain(`The StatefulSet "${name}" is invalid: spec: ${FORBIDDEN}`);
+      expect(apply.stderr, describeKubectl(apply)).toContain(
+        `The StatefulSet "${name}" is invalid: spec: ${FORBIDDEN}`,
+      );
       const after = await getSet(t, name);
       expect(after.metadata.resourceVersion, "nothing written").toBe(before.metadata.resourceVersion);
       expect(after.metadata.annotations?.["claimstep.io/volume-claim-templates"]).toBeUndefined();

@@ -4,31 +4,31 @@
 // `claimstep serve` turns into the steps of a whole rollout (its sweep off).
 import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { mkdtempSync } from "node:fs";
 import { createServer, request as httpRequest, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { describeAudit, storageClass, useControlPlane, waitFor } from "./support/index.js";
 import {
   auditCaughtUp,
+  type CliRun,
   claimsOf,
   claimstep,
   claimstepRequestsIn,
+  countRequests,
   createSet,
   describeRun,
   expectBudgetPerStep,
   expectCleanAudit,
   expectWithinBudget,
   jsonLines,
-  countRequests,
-  relayKubeconfig,
   RELAY_USER,
+  relayKubeconfig,
   sleep,
-  type CliRun,
 } from "./support/scenario-finalize.js";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 
 const e2e = useControlPlane({ prefix: "autogrow", needsFakeDriver: true });
 const passed: string[] = [];
@@ -45,7 +45,9 @@ beforeAll(async () => {
 afterAll(async () => {
   if (!e2e.local) return;
   await e2e.admin.delete("storageclasses", null, sc).catch(() => undefined);
-  console.log(`real-server scenarios: ${passed.length} passed against ${e2e.info.version} (autogrow and relay: ${passed.join("; ")})`);
+  console.log(
+    `real-server scenarios: ${passed.length} passed against ${e2e.info.version} (autogrow and relay: ${passed.join("; ")})`,
+  );
 });
 
 const timed = async <T>(what: string, fn: () => Promise<T>): Promise<T> => {
@@ -55,7 +57,8 @@ const timed = async <T>(what: string, fn: () => Promise<T>): Promise<T> => {
   return out;
 };
 const steps = (r: CliRun) => jsonLines(r.stdout).filter((l) => l.decision);
-const listen = (s: Server) => new Promise<number>((res) => s.listen(0, "127.0.0.1", () => res((s.address() as AddressInfo).port)));
+const listen = (s: Server) =>
+  new Promise<number>((res) => s.listen(0, "127.0.0.1", () => res((s.address() as AddressInfo).port)));
 const close = (s: Server) => new Promise<void>((res) => s.close(() => res()));
 const stop = async (child: ChildProcess | undefined, run: Promise<CliRun>) => {
   child?.kill("SIGTERM");
@@ -63,7 +66,9 @@ const stop = async (child: ChildProcess | undefined, run: Promise<CliRun>) => {
 };
 
 describe("autogrow against a Prometheus HTTP API", () => {
-  it("usage over the threshold → the template rises 1Gi → 2Gi, every claim grows, Complete at 2Gi", { timeout: 180_000 }, async () => {
+  it("usage over the threshold → the template rises 1Gi → 2Gi, every claim grows, Complete at 2Gi", {
+    timeout: 180_000,
+  }, async () => {
     await timed("autogrow", async () => {
       const set = "web-grow";
       const since = Date.now();
@@ -93,13 +98,31 @@ describe("autogrow against a Prometheus HTTP API", () => {
           for (const c of await claimsOf(e2e, set)) {
             const name = c.metadata.name!;
             if (!query.includes(name)) continue;
-            const capacity = c.status?.capacity?.storage === "2Gi" ? 2 * GI : c.status?.capacity?.storage === "1Gi" ? GI : Number.NaN;
-            const labels = { endpoint: "https-metrics", instance: "10.0.0.10:10250", job: "kubelet", metrics_path: "/metrics", namespace: e2e.namespace, node: "e2e-node", persistentvolumeclaim: name, service: "kubelet" };
+            const capacity =
+              c.status?.capacity?.storage === "2Gi" ? 2 * GI : c.status?.capacity?.storage === "1Gi" ? GI : Number.NaN;
+            const labels = {
+              endpoint: "https-metrics",
+              instance: "10.0.0.10:10250",
+              job: "kubelet",
+              metrics_path: "/metrics",
+              namespace: e2e.namespace,
+              node: "e2e-node",
+              persistentvolumeclaim: name,
+              service: "kubelet",
+            };
             // The file system is a little smaller than the volume, as the kubelet reports it.
-            result.push({ metric: { __name__: "kubelet_volume_stats_capacity_bytes", ...labels }, value: [at, String(Math.round(capacity * 0.98))] });
-            result.push({ metric: { __name__: "kubelet_volume_stats_used_bytes", ...labels }, value: [at, String(Math.round(used[name] ?? 0))] });
+            result.push({
+              metric: { __name__: "kubelet_volume_stats_capacity_bytes", ...labels },
+              value: [at, String(Math.round(capacity * 0.98))],
+            });
+            result.push({
+              metric: { __name__: "kubelet_volume_stats_used_bytes", ...labels },
+              value: [at, String(Math.round(used[name] ?? 0))],
+            });
           }
-          res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ status: "success", data: { resultType: "vector", result } }));
+          res
+            .writeHead(200, { "content-type": "application/json" })
+            .end(JSON.stringify({ status: "success", data: { resultType: "vector", result } }));
         })();
       });
       const port = await listen(prom);
@@ -120,19 +143,29 @@ describe("autogrow against a Prometheus HTTP API", () => {
         const reasons = all.map((l) => l.decision.reason);
         expect(reasons[0], describeRun(r)).toBe("AutogrowTriggered");
         expect(all.at(-1)?.decision.phase).toBe("Complete");
-        expect(reasons.filter((x) => x === "AutogrowTriggered"), reasons.join(", ")).toHaveLength(1);
+        expect(
+          reasons.filter((x) => x === "AutogrowTriggered"),
+          reasons.join(", "),
+        ).toHaveLength(1);
         const live = (await e2e.api.get("statefulsets", set)).body;
         const desired = JSON.parse(live.metadata.annotations?.["claimstep.io/volume-claim-templates"] ?? "[]");
         expect(desired[0].spec.resources.requests.storage).toBe("2Gi");
         for (const c of await claimsOf(e2e, set)) expect(c.status?.capacity?.storage, c.metadata.name).toBe("2Gi");
         const events = (await e2e.api.list("events.events.k8s.io")).body.items ?? [];
-        expect(events.some((e) => e.reason === "AutogrowTriggered" && e.regarding?.name === set), JSON.stringify(events.map((e) => e.reason))).toBe(true);
+        expect(
+          events.some((e) => e.reason === "AutogrowTriggered" && e.regarding?.name === set),
+          JSON.stringify(events.map((e) => e.reason)),
+        ).toBe(true);
         // One instant query per step that may act (a complete set), none during the rollout.
         expect(queries.length - before).toBeLessThanOrEqual(all.length);
         await auditCaughtUp(e2e);
         expectWithinBudget(claimstepRequestsIn(e2e, r.startedAt, r.endedAt), all.length, `run ${set} (autogrow)`);
         const perStep = expectBudgetPerStep(e2e, r, all, `run ${set} (autogrow)`);
-        autogrowBudget = all.map((l, i) => `${l.decision.reason} ${perStep[i]!.reads}r/${perStep[i]!.writes}w/${perStep[i]!.eventWrites}e`).join(", ");
+        autogrowBudget = all
+          .map(
+            (l, i) => `${l.decision.reason} ${perStep[i]!.reads}r/${perStep[i]!.writes}w/${perStep[i]!.eventWrites}e`,
+          )
+          .join(", ");
         expectCleanAudit(e2e, since);
         autogrowTrail = `${reasons.join(" → ")}; ${queries.length} Prometheus queries`;
       } finally {
@@ -146,12 +179,15 @@ let autogrowTrail = "";
 let autogrowBudget = "";
 let relayTrail = "";
 afterAll(() => {
-  if (autogrowTrail) console.log(`autogrow: ${autogrowTrail}; requests per step (reads/writes/event writes): ${autogrowBudget}`);
+  if (autogrowTrail)
+    console.log(`autogrow: ${autogrowTrail}; requests per step (reads/writes/event writes): ${autogrowBudget}`);
   if (relayTrail) console.log(`relay: ${relayTrail}`);
 });
 
 describe("the relay following a real watch, driving claimstep serve", () => {
-  it("claimstep set → a signed POST within seconds → serve steps → Complete at 2Gi, with no sweep", { timeout: 240_000 }, async () => {
+  it("claimstep set → a signed POST within seconds → serve steps → Complete at 2Gi, with no sweep", {
+    timeout: 240_000,
+  }, async () => {
     await timed("relay+serve", async () => {
       const set = "web-relay";
       const since = Date.now();
@@ -167,12 +203,20 @@ describe("the relay following a real watch, driving claimstep serve", () => {
         return p;
       })();
       let serveChild: ChildProcess | undefined;
-      const serve = claimstep(e2e, ["serve", "--port", String(servePort), "--kubeconfig", e2e.info.claimstepKubeconfig, "--no-color"], {
-        bare: true,
-        timeoutMs: 230_000,
-        env: { CLAIMSTEP_WEBHOOK_SECRET: secret, CLAIMSTEP_NAMESPACES: e2e.namespace, CLAIMSTEP_INTERVAL_SECONDS: "0" },
-        onSpawn: (c) => (serveChild = c),
-      });
+      const serve = claimstep(
+        e2e,
+        ["serve", "--port", String(servePort), "--kubeconfig", e2e.info.claimstepKubeconfig, "--no-color"],
+        {
+          bare: true,
+          timeoutMs: 230_000,
+          env: {
+            CLAIMSTEP_WEBHOOK_SECRET: secret,
+            CLAIMSTEP_NAMESPACES: e2e.namespace,
+            CLAIMSTEP_INTERVAL_SECONDS: "0",
+          },
+          onSpawn: (c) => (serveChild = c),
+        },
+      );
       await waitFor(
         async () =>
           new Promise<boolean>((res) => {
@@ -202,12 +246,24 @@ describe("the relay following a real watch, driving claimstep serve", () => {
             /* recorded as unverified */
           }
           const fwd = httpRequest(
-            { host: "127.0.0.1", port: servePort, path: "/v1/relay", method: "POST", headers: { ...req.headers, host: `127.0.0.1:${servePort}` } },
+            {
+              host: "127.0.0.1",
+              port: servePort,
+              path: "/v1/relay",
+              method: "POST",
+              headers: { ...req.headers, host: `127.0.0.1:${servePort}` },
+            },
             (up) => {
               const out: Buffer[] = [];
               up.on("data", (c: Buffer) => out.push(c));
               up.on("end", () => {
-                received.push({ at: Date.now(), type: payload.type ?? "?", name: payload.data?.name ?? "?", verified, status: up.statusCode ?? 0 });
+                received.push({
+                  at: Date.now(),
+                  type: payload.type ?? "?",
+                  name: payload.data?.name ?? "?",
+                  verified,
+                  status: up.statusCode ?? 0,
+                });
                 res.writeHead(up.statusCode ?? 502, up.headers).end(Buffer.concat(out));
               });
             },
@@ -237,7 +293,11 @@ describe("the relay following a real watch, driving claimstep serve", () => {
         const s = await claimstep(e2e, ["set", set, "data", "--storage", "2Gi"]);
         expect(s.code, describeRun(s)).toBe(0);
         setEndedAt = s.endedAt;
-        await waitFor(async () => received.some((r) => r.name === set && r.at >= changedAt), { timeoutMs: 10_000, intervalMs: 100, what: "a relay POST for the set" });
+        await waitFor(async () => received.some((r) => r.name === set && r.at >= changedAt), {
+          timeoutMs: 10_000,
+          intervalMs: 100,
+          what: "a relay POST for the set",
+        });
         const firstPost = received.find((r) => r.name === set && r.at >= changedAt)!;
         expect(firstPost.verified, JSON.stringify(received)).toBe(true);
         expect(firstPost.type).toBe("statefulset.changed");
@@ -249,11 +309,17 @@ describe("the relay following a real watch, driving claimstep serve", () => {
           async () => {
             const live = (await e2e.api.get("statefulsets", set)).body;
             const status = live.metadata.annotations?.["claimstep.io/status"];
-            return status ? (JSON.parse(status) as { phase: string }).phase === "Complete" && (await claimsOf(e2e, set)).every((c) => c.status?.capacity?.storage === "2Gi") : false;
+            return status
+              ? (JSON.parse(status) as { phase: string }).phase === "Complete" &&
+                  (await claimsOf(e2e, set)).every((c) => c.status?.capacity?.storage === "2Gi")
+              : false;
           },
           { timeoutMs: 120_000, intervalMs: 500, what: `${set} Complete at 2Gi through relay → serve` },
         );
-        expect(received.every((r) => r.verified), JSON.stringify(received)).toBe(true);
+        expect(
+          received.every((r) => r.verified),
+          JSON.stringify(received),
+        ).toBe(true);
         relayTrail = `first signed POST ${latency} ms after \`claimstep set\` exited; ${received.filter((r) => r.name === set).length} POSTs for ${set} until Complete (every signature verified, serve answered ${[...new Set(received.map((r) => r.status))].join("/")})`;
       } catch (e) {
         failure = e;
@@ -262,7 +328,10 @@ describe("the relay following a real watch, driving claimstep serve", () => {
         serveRun = await stop(serveChild, serve);
         await close(receiver);
       }
-      if (failure) throw new Error(`${(failure as Error).message}\nreceived: ${JSON.stringify(received)}\n--- relay ${describeRun(relayRun)}\n--- serve ${describeRun(serveRun)}`);
+      if (failure)
+        throw new Error(
+          `${(failure as Error).message}\nreceived: ${JSON.stringify(received)}\n--- relay ${describeRun(relayRun)}\n--- serve ${describeRun(serveRun)}`,
+        );
       expect(relayRun.signal ?? relayRun.code, describeRun(relayRun)).not.toBe("SIGKILL");
       expect([0, null], describeRun(serveRun)).toContain(serveRun.code);
       await auditCaughtUp(e2e);
@@ -270,12 +339,23 @@ describe("the relay following a real watch, driving claimstep serve", () => {
       expectCleanAudit(e2e, since);
       // The relay's requests: only lists and watches, none refused once running.
       const relayRequests = e2e.audit({ since: new Date(since), user: RELAY_USER });
-      expect(relayRequests.filter((e) => e.verb === "watch").length, describeAudit(relayRequests)).toBeGreaterThanOrEqual(3);
-      expect(relayRequests.filter((e) => e.verb !== "watch" && e.verb !== "list"), describeAudit(relayRequests)).toEqual([]);
-      expect(relayRequests.filter((e) => e.code >= 400), describeAudit(relayRequests)).toEqual([]);
+      expect(
+        relayRequests.filter((e) => e.verb === "watch").length,
+        describeAudit(relayRequests),
+      ).toBeGreaterThanOrEqual(3);
+      expect(
+        relayRequests.filter((e) => e.verb !== "watch" && e.verb !== "list"),
+        describeAudit(relayRequests),
+      ).toEqual([]);
+      expect(
+        relayRequests.filter((e) => e.code >= 400),
+        describeAudit(relayRequests),
+      ).toEqual([]);
       // serve's steps (all of claimstep's requests after `set` exited): within B2's budget per
       // step, each step starting with its read of the set.
-      const serveWindow = claimstepRequestsIn(e2e, setEndedAt, Date.now()).filter((e) => e.name === set || e.name === "" || e.resource === "events");
+      const serveWindow = claimstepRequestsIn(e2e, setEndedAt, Date.now()).filter(
+        (e) => e.name === set || e.name === "" || e.resource === "events",
+      );
       const serveSteps = serveWindow.filter((e) => e.verb === "get" && e.resource === "statefulsets").length;
       relayTrail += `; serve: ${serveSteps} steps, ${JSON.stringify(countRequests(serveWindow))}`;
       expectWithinBudget(serveWindow, serveSteps, "serve's steps");

@@ -8,7 +8,16 @@
 import { randomBytes } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { compareRecordings, newSimCluster, realSide, runConformanceScript, simSide, type Exchange, type KnownDifference, type ScriptNames } from "./support/conformance-script.js";
+import {
+  compareRecordings,
+  type Exchange,
+  type KnownDifference,
+  newSimCluster,
+  realSide,
+  runConformanceScript,
+  type ScriptNames,
+  simSide,
+} from "./support/conformance-script.js";
 import { useControlPlane } from "./support/index.js";
 
 type Loose = any;
@@ -17,17 +26,18 @@ type Loose = any;
 const KNOWN_DIFFERENCES: KnownDifference[] = [
   {
     names: ["get-claim-infeasible", "apply-claim-above-capacity"],
-    why:
-      "After an infeasible expansion the node agent (test/e2e/support/node-agent.ts, playing the CSI external-resizer) keeps the condition Resizing next to ControllerResizeError; the sim's resizer replaces it. Neither is the API server: which the real external-resizer does is for the node agent's and the sim's authors to settle against a real CSI sidecar.",
+    why: "After an infeasible expansion the node agent (test/e2e/support/node-agent.ts, playing the CSI external-resizer) keeps the condition Resizing next to ControllerResizeError; the sim's resizer replaces it. Neither is the API server: which the real external-resizer does is for the node agent's and the sim's authors to settle against a real CSI sidecar.",
     ignore: (p: Loose) => {
       if (!p?.status?.conditions) return p;
-      return { ...p, status: { ...p.status, conditions: p.status.conditions.filter((c: Loose) => c.type !== "Resizing") } };
+      return {
+        ...p,
+        status: { ...p.status, conditions: p.status.conditions.filter((c: Loose) => c.type !== "Resizing") },
+      };
     },
   },
   {
     names: ["create-set"],
-    why:
-      "managedFields of a create: the real server keys list items of associative lists (spec.template.spec.containers: `k:{\"name\":\"app\"}` with each field); the sim's field ownership treats every list as atomic (`f:containers: {}`), which is all claimstep's writes need (it owns no list items).",
+    why: 'managedFields of a create: the real server keys list items of associative lists (spec.template.spec.containers: `k:{"name":"app"}` with each field); the sim\'s field ownership treats every list as atomic (`f:containers: {}`), which is all claimstep\'s writes need (it owns no list items).',
     ignore: (p: Loose) => {
       const entries = p?.metadata?.managedByClaimstep;
       if (!entries) return p;
@@ -36,7 +46,13 @@ const KNOWN_DIFFERENCES: KnownDifference[] = [
         if (c?.["f:containers"]) c["f:containers"] = {};
         return f;
       };
-      return { ...p, metadata: { ...p.metadata, managedByClaimstep: entries.map((e: Loose) => ({ ...e, fieldsV1: atomic(structuredClone(e.fieldsV1)) })) } };
+      return {
+        ...p,
+        metadata: {
+          ...p.metadata,
+          managedByClaimstep: entries.map((e: Loose) => ({ ...e, fieldsV1: atomic(structuredClone(e.fieldsV1)) })),
+        },
+      };
     },
   },
 ];
@@ -62,7 +78,8 @@ describe("the simulated API server answers as the real one (v1.34)", () => {
     const t0 = Date.now();
     real = await runConformanceScript(realSide(e2e.info), names);
     // For working on the sim offline: the real recording and its names, to compare against again.
-    if (process.env.CLAIMSTEP_CONFORMANCE_DUMP) writeFileSync(process.env.CLAIMSTEP_CONFORMANCE_DUMP, JSON.stringify({ names, real }, null, 2));
+    if (process.env.CLAIMSTEP_CONFORMANCE_DUMP)
+      writeFileSync(process.env.CLAIMSTEP_CONFORMANCE_DUMP, JSON.stringify({ names, real }, null, 2));
     const t1 = Date.now();
     sim = await runConformanceScript(simSide(newSimCluster()), names);
     console.log(`conformance: ${real.length} requests; real server ${t1 - t0} ms, sim ${Date.now() - t1} ms`);
@@ -73,6 +90,9 @@ describe("the simulated API server answers as the real one (v1.34)", () => {
     expect(real.length, "the script ran on the real server").toBeGreaterThan(0);
     const mismatches = compareRecordings(real, sim, names, KNOWN_DIFFERENCES);
     const report = mismatches.map((m) => `■ ${m.name}: ${m.what}${m.diff ? `\n${m.diff}` : ""}`).join("\n\n");
-    expect(mismatches.length, `${mismatches.length} difference(s) between the real server and the sim:\n\n${report}`).toBe(0);
+    expect(
+      mismatches.length,
+      `${mismatches.length} difference(s) between the real server and the sim:\n\n${report}`,
+    ).toBe(0);
   });
 });

@@ -13,9 +13,17 @@ import { kubeWriters } from "../../adapters/kube/writer.js";
 import { requestWithAgent } from "../../adapters/kube-node/agent-fetch.js";
 import { nodeKubeTarget } from "../../adapters/kube-node/kubeconfig.js";
 import { runStep, type StepResult } from "../../functions/step.js";
-import { CONTROLLER_MANAGER_USER, describeAudit, storageClass, useControlPlane, waitFor, type AuditEntry } from "./support/index.js";
+import {
+  type AuditEntry,
+  CONTROLLER_MANAGER_USER,
+  describeAudit,
+  storageClass,
+  useControlPlane,
+  waitFor,
+} from "./support/index.js";
 import {
   auditCaughtUp,
+  type CliRun,
   claimsOf,
   claimstep,
   claimstepRequestsIn,
@@ -29,7 +37,6 @@ import {
   sleep,
   startKillingProxy,
   uidsOf,
-  type CliRun,
 } from "./support/scenario-finalize.js";
 
 const e2e = useControlPlane({ prefix: "finalize", needsFakeDriver: true });
@@ -46,7 +53,9 @@ beforeAll(async () => {
 afterAll(async () => {
   if (!e2e.local) return;
   await e2e.admin.delete("storageclasses", null, sc).catch(() => undefined);
-  console.log(`real-server scenarios: ${passed.length} passed against ${e2e.info.version} (finalize: ${passed.join("; ")})`);
+  console.log(
+    `real-server scenarios: ${passed.length} passed against ${e2e.info.version} (finalize: ${passed.join("; ")})`,
+  );
 });
 
 /** A re-create's expected answers: the set read while it is gone (between F2 and F3), the create
@@ -78,19 +87,31 @@ async function grow(set: string, replicas = 3): Promise<void> {
   for (const c of claims) expect(c.status?.capacity?.storage, c.metadata.name).toBe("2Gi");
 }
 
-async function expectRecreated(set: string, before: { pods: Record<string, string>; claims: Record<string, string> }, oldUid: string, whenDeleted: "Delete" | "Retain") {
+async function expectRecreated(
+  set: string,
+  before: { pods: Record<string, string>; claims: Record<string, string> },
+  oldUid: string,
+  whenDeleted: "Delete" | "Retain",
+) {
   const live = (await e2e.api.get("statefulsets", set)).body;
   expect(live.metadata.uid).not.toBe(oldUid);
   expect(live.spec.volumeClaimTemplates[0].spec.resources.requests.storage).toBe("2Gi");
   expect(await uidsOf(e2e, set)).toEqual(before);
-  for (const p of await podsOf(e2e, set)) expect(p.metadata.ownerReferences?.find((o) => o.controller)?.uid, p.metadata.name).toBe(live.metadata.uid);
+  for (const p of await podsOf(e2e, set))
+    expect(p.metadata.ownerReferences?.find((o) => o.controller)?.uid, p.metadata.name).toBe(live.metadata.uid);
   for (const c of await claimsOf(e2e, set)) {
     const owner = c.metadata.ownerReferences?.find((o) => o.kind === "StatefulSet")?.uid;
     if (whenDeleted === "Delete") {
-      await waitFor(async () => (await e2e.api.get("persistentvolumeclaims", c.metadata.name!)).body.metadata.ownerReferences?.some((o) => o.uid === live.metadata.uid), {
-        timeoutMs: 20_000,
-        what: `${c.metadata.name} owned by the new set`,
-      });
+      await waitFor(
+        async () =>
+          (await e2e.api.get("persistentvolumeclaims", c.metadata.name!)).body.metadata.ownerReferences?.some(
+            (o) => o.uid === live.metadata.uid,
+          ),
+        {
+          timeoutMs: 20_000,
+          what: `${c.metadata.name} owned by the new set`,
+        },
+      );
     } else expect(owner, c.metadata.name).toBeUndefined();
   }
   expect((await e2e.api.get("configmaps", recordName(set))).status).toBe(404);
@@ -109,9 +130,19 @@ describe.each(["Delete", "Retain"] as const)("finalize through the CLI, whenDele
 
       // Delete: as a person reads it; Retain: -o json, one object per step (the budget per step).
       const json = whenDeleted === "Retain";
-      const f = await claimstep(e2e, ["finalize", set, "--interval", "1s", "--timeout", "2m", ...(json ? ["-o", "json"] : [])]);
+      const f = await claimstep(e2e, [
+        "finalize",
+        set,
+        "--interval",
+        "1s",
+        "--timeout",
+        "2m",
+        ...(json ? ["-o", "json"] : []),
+      ]);
       expect(f.code, describeRun(f)).toBe(0);
-      expect(f.stdout, describeRun(f)).toMatch(/every pod and claim kept \(3 pod\(s\), 3 claim\(s\): the same uids as recorded\)/);
+      expect(f.stdout, describeRun(f)).toMatch(
+        /every pod and claim kept \(3 pod\(s\), 3 claim\(s\): the same uids as recorded\)/,
+      );
       if (json) {
         const steps = jsonLines(f.stdout).filter((l) => l.step !== undefined && l.decision);
         expect(steps.map((l) => l.decision.reason)).toContain("SetRecreated");
@@ -120,13 +151,23 @@ describe.each(["Delete", "Retain"] as const)("finalize through the CLI, whenDele
         // finalize's preview: a dry-run step and a load of the set and its record.
         expectWithinBudget(claimstepRequestsIn(e2e, f.startedAt, f.endedAt), steps.length, `finalize ${set}`, 2);
         const perStep = expectBudgetPerStep(e2e, f, steps, `finalize ${set}`);
-        budgetTrail.push(`finalize ${set}: ${steps.map((l, i) => `${l.decision.reason} ${perStep[i]!.reads}r/${perStep[i]!.writes}w/${perStep[i]!.eventWrites}e`).join(", ")}`);
+        budgetTrail.push(
+          `finalize ${set}: ${steps.map((l, i) => `${l.decision.reason} ${perStep[i]!.reads}r/${perStep[i]!.writes}w/${perStep[i]!.eventWrites}e`).join(", ")}`,
+        );
       }
       await expectRecreated(set, before, old.metadata.uid!, whenDeleted);
 
       await auditCaughtUp(e2e);
-      const mine = e2e.audit({ since: new Date(since), user: e2e.info.claimstepUser, name: set, resource: "statefulsets" });
-      expect(mine.filter((e) => e.verb === "delete" && e.code === 200), describeAudit(mine)).toHaveLength(1);
+      const mine = e2e.audit({
+        since: new Date(since),
+        user: e2e.info.claimstepUser,
+        name: set,
+        resource: "statefulsets",
+      });
+      expect(
+        mine.filter((e) => e.verb === "delete" && e.code === 200),
+        describeAudit(mine),
+      ).toHaveLength(1);
       expectCleanAudit(e2e, since, { expectedErrors: finalizeErrors });
       const again = await claimstep(e2e, ["finalize", set]);
       expect(again.code, describeRun(again)).toBe(0);
@@ -136,7 +177,9 @@ describe.each(["Delete", "Retain"] as const)("finalize through the CLI, whenDele
 });
 
 describe("the planted bug on the real server: the orphan delete without propagationPolicy", () => {
-  it("the garbage collector deletes the pods and claims; the audit log shows it; claimstep says Blocked/RecreateReplaced", { timeout: 240_000 }, async () => {
+  it("the garbage collector deletes the pods and claims; the audit log shows it; claimstep says Blocked/RecreateReplaced", {
+    timeout: 240_000,
+  }, async () => {
     await timed("planted-bug", async () => {
       const set = "web-planted";
       const since = Date.now();
@@ -152,7 +195,11 @@ describe("the planted bug on the real server: the orphan delete without propagat
         { kubeconfig: e2e.info.claimstepKubeconfig },
         {
           fetch: (url, init) => {
-            if ((init.method ?? "GET").toUpperCase() === "DELETE" && typeof init.body === "string" && init.body.includes("propagationPolicy")) {
+            if (
+              (init.method ?? "GET").toUpperCase() === "DELETE" &&
+              typeof init.body === "string" &&
+              init.body.includes("propagationPolicy")
+            ) {
               const body = JSON.parse(init.body) as Record<string, unknown>;
               delete body.propagationPolicy;
               dropped.push(url);
@@ -181,18 +228,38 @@ describe("the planted bug on the real server: the orphan delete without propagat
       expect(dropped, trail).toHaveLength(1);
       const last = results.at(-1)!.decision;
       expect(`${last.phase}/${last.reason}`, trail).toBe("Blocked/RecreateReplaced");
-      for (const name of [...Object.keys(before.pods), ...Object.keys(before.claims)]) expect(last.message).toContain(name);
-      expect(results.some((r) => r.decision.reason === "SetRecreated"), trail).toBe(false);
+      for (const name of [...Object.keys(before.pods), ...Object.keys(before.claims)])
+        expect(last.message).toContain(name);
+      expect(
+        results.some((r) => r.decision.reason === "SetRecreated"),
+        trail,
+      ).toBe(false);
 
       // The real server's audit log catches it: the garbage collector deleted the set's pods and claims.
       await auditCaughtUp(e2e);
-      const gone = e2e.audit({ since: new Date(since), where: (e) => e.verb === "delete" && e.user === CONTROLLER_MANAGER_USER && (e.resource === "pods" || e.resource === "persistentvolumeclaims") });
-      const gcPods = gone.filter((e) => e.resource === "pods" && /garbage-collector/.test(e.userAgent)).map((e) => e.name);
-      const gcClaims = gone.filter((e) => e.resource === "persistentvolumeclaims" && /garbage-collector/.test(e.userAgent)).map((e) => e.name);
+      const gone = e2e.audit({
+        since: new Date(since),
+        where: (e) =>
+          e.verb === "delete" &&
+          e.user === CONTROLLER_MANAGER_USER &&
+          (e.resource === "pods" || e.resource === "persistentvolumeclaims"),
+      });
+      const gcPods = gone
+        .filter((e) => e.resource === "pods" && /garbage-collector/.test(e.userAgent))
+        .map((e) => e.name);
+      const gcClaims = gone
+        .filter((e) => e.resource === "persistentvolumeclaims" && /garbage-collector/.test(e.userAgent))
+        .map((e) => e.name);
       plantedEvidence = describeAudit(gone);
       expect(new Set(gcPods), plantedEvidence).toEqual(new Set(Object.keys(before.pods)));
       expect(new Set(gcClaims), plantedEvidence).toEqual(new Set(Object.keys(before.claims)));
-      const setDelete = e2e.audit({ since: new Date(since), user: e2e.info.claimstepUser, verb: "delete", resource: "statefulsets", name: set });
+      const setDelete = e2e.audit({
+        since: new Date(since),
+        user: e2e.info.claimstepUser,
+        verb: "delete",
+        resource: "statefulsets",
+        name: set,
+      });
       expect(setDelete.map((e) => e.code)).toEqual([200]);
       // The uids did change, the new set is another one, the record is kept, a Warning says so.
       const after = await uidsOf(e2e, set);
@@ -200,7 +267,9 @@ describe("the planted bug on the real server: the orphan delete without propagat
       expect((await e2e.api.get("statefulsets", set)).body.metadata.uid).not.toBe(old.metadata.uid);
       expect((await e2e.api.get("configmaps", recordName(set))).status).toBe(200);
       const events = (await e2e.api.list("events.events.k8s.io")).body.items ?? [];
-      const warning = events.find((e) => e.reason === "RecreateReplaced" && e.type === "Warning" && e.regarding?.name === set);
+      const warning = events.find(
+        (e) => e.reason === "RecreateReplaced" && e.type === "Warning" && e.regarding?.name === set,
+      );
       expect(warning, JSON.stringify(events.map((e) => [e.reason, e.type, e.regarding?.name]))).toBeDefined();
       plantedEvidence += `\nclaimstep: ${last.phase}/${last.reason}: ${last.message}\nWarning event ${warning?.metadata.name}: ${warning?.note}`;
     });
@@ -213,7 +282,9 @@ afterAll(() => {
 });
 
 describe("finalize killed right after each of its requests", () => {
-  it("F1, arm, F2, F3, F4 each killed after landing: the next invocations finish, uids kept, record gone, 0 pod/claim deletes", { timeout: 300_000 }, async () => {
+  it("F1, arm, F2, F3, F4 each killed after landing: the next invocations finish, uids kept, record gone, 0 pod/claim deletes", {
+    timeout: 300_000,
+  }, async () => {
     await timed("kill-after-each", async () => {
       const set = "web-crash";
       const since = Date.now();
@@ -221,7 +292,13 @@ describe("finalize killed right after each of its requests", () => {
       await grow(set, 2);
       const before = await uidsOf(e2e, set);
       // The annotation asks for the re-create, so that each `claimstep step` does one request of it.
-      expect((await e2e.api.patch("statefulsets", set, { metadata: { annotations: { "claimstep.io/finalize": "Recreate" } } })).status).toBe(200);
+      expect(
+        (
+          await e2e.api.patch("statefulsets", set, {
+            metadata: { annotations: { "claimstep.io/finalize": "Recreate" } },
+          })
+        ).status,
+      ).toBe(200);
 
       const dir = mkdtempSync(join(tmpdir(), "claimstep-e2e-proxy-"));
       const proxy = await startKillingProxy(e2e, dir);
@@ -230,10 +307,16 @@ describe("finalize killed right after each of its requests", () => {
       const sts = `/apis/apps/v1/namespaces/${ns}/statefulsets`;
       const points: { name: string; match: (m: string, p: string, s: number) => boolean }[] = [
         { name: "F1 POST configmaps", match: (m, p, s) => m === "POST" && p === cm && s === 201 },
-        { name: "arm PATCH configmaps", match: (m, p, s) => m === "PATCH" && p === `${cm}/${recordName(set)}` && s === 200 },
+        {
+          name: "arm PATCH configmaps",
+          match: (m, p, s) => m === "PATCH" && p === `${cm}/${recordName(set)}` && s === 200,
+        },
         { name: "F2 DELETE statefulsets", match: (m, p, s) => m === "DELETE" && p === `${sts}/${set}` && s === 200 },
         { name: "F3 POST statefulsets", match: (m, p, s) => m === "POST" && p === sts && s === 201 },
-        { name: "F4 DELETE configmaps", match: (m, p, s) => m === "DELETE" && p === `${cm}/${recordName(set)}` && s === 200 },
+        {
+          name: "F4 DELETE configmaps",
+          match: (m, p, s) => m === "DELETE" && p === `${cm}/${recordName(set)}` && s === 200,
+        },
       ];
       const log: string[] = [];
       const normal: CliRun[] = [];
@@ -246,10 +329,15 @@ describe("finalize killed right after each of its requests", () => {
               killed = true;
               child?.kill("SIGKILL");
             });
-            const r = await claimstep(e2e, ["step", set, "-o", "json"], { kubeconfig: proxy.kubeconfig, onSpawn: (c) => (child = c) });
+            const r = await claimstep(e2e, ["step", set, "-o", "json"], {
+              kubeconfig: proxy.kubeconfig,
+              onSpawn: (c) => (child = c),
+            });
             proxy.disarm();
             const d = jsonLines(r.stdout)[0]?.decision;
-            log.push(`${point.name} #${attempt + 1}: ${r.signal ?? `exit ${r.code}`}${d ? ` ${d.phase}/${d.reason}` : ""}`);
+            log.push(
+              `${point.name} #${attempt + 1}: ${r.signal ?? `exit ${r.code}`}${d ? ` ${d.phase}/${d.reason}` : ""}`,
+            );
             if (killed) {
               expect(r.signal, describeRun(r)).toBe("SIGKILL");
               break;

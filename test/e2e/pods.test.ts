@@ -6,12 +6,22 @@
 // ending with the audit checks.
 import { afterAll, describe, expect, inject, it } from "vitest";
 import {
-  Summary,
+  type AuditEntry,
+  type E2E,
+  type KubeObject,
+  NODE_AGENT_USER,
+  ok,
+  quantity,
+  useControlPlane,
+  waitFor,
+} from "./support/index.js";
+import {
   budgetNote,
+  type CliRun,
   checkBudget,
-  claimWrites,
   claims,
   claimstepRequests,
+  claimWrites,
   cli,
   controllerReplacing,
   createSet,
@@ -21,12 +31,11 @@ import {
   lastStep,
   ordinalOf,
   pods,
+  Summary,
   scenarioAudit,
   sleep,
   stepsOf,
-  type CliRun,
 } from "./support/scenario-cli.js";
-import { NODE_AGENT_USER, ok, quantity, useControlPlane, waitFor, type AuditEntry, type E2E, type KubeObject } from "./support/index.js";
 
 const summary = new Summary("pods.test.ts");
 afterAll(() => {
@@ -45,7 +54,8 @@ async function timed(name: string, fn: () => Promise<string | void>) {
 }
 
 const GiB = 2 ** 30;
-const isReady = (p: KubeObject) => (p.status?.conditions ?? []).some((c: { type: string; status: string }) => c.type === "Ready" && c.status === "True");
+const isReady = (p: KubeObject) =>
+  (p.status?.conditions ?? []).some((c: { type: string; status: string }) => c.type === "Ready" && c.status === "True");
 const partitionOf = (set: KubeObject): number => set.spec?.updateStrategy?.rollingUpdate?.partition ?? 0;
 
 /** Samples the set, its pods, then its claims (in that order, so that a pod seen at the new
@@ -67,21 +77,32 @@ function podMonitor(e2e: E2E, target: string) {
         const update = set.status?.updateRevision;
         const current = set.status?.currentRevision;
         const capacity = new Map(cs.map((c) => [c.metadata.name!, quantity(c.status?.capacity?.storage)]));
-        for (const c of cs) if (c.status?.allocatedResourceStatuses?.storage === "NodeResizePending") pendingSeen.add(c.metadata.name!);
+        for (const c of cs)
+          if (c.status?.allocatedResourceStatuses?.storage === "NodeResizePending") pendingSeen.add(c.metadata.name!);
         if (update && current && update !== current) {
           for (const pod of ps) {
             if (pod.metadata.labels?.["controller-revision-hash"] !== update) continue;
             replacedSeen.add(pod.metadata.name!);
             const n = ordinalOf(pod.metadata.name!);
             const cap = capacity.get(`data-web-${n}`) ?? 0;
-            if (cap < quantity(target)) violations.push(`${new Date().toISOString()} pod ${pod.metadata.name} at the new revision ${update} while data-web-${n} has capacity ${cap} < ${target}`);
+            if (cap < quantity(target))
+              violations.push(
+                `${new Date().toISOString()} pod ${pod.metadata.name} at the new revision ${update} while data-web-${n} has capacity ${cap} < ${target}`,
+              );
           }
         }
         // The partition never below the ordinals whose claims are not ready (P2).
         for (let n = p; n < (set.spec?.replicas ?? 0); n++) {
-          if (update !== current && (capacity.get(`data-web-${n}`) ?? 0) < quantity(target) && p <= n && partitions.length > 1) {
+          if (
+            update !== current &&
+            (capacity.get(`data-web-${n}`) ?? 0) < quantity(target) &&
+            p <= n &&
+            partitions.length > 1
+          ) {
             // partition p lets the controller replace ordinal n: only once its claim is ready.
-            violations.push(`${new Date().toISOString()} partition ${p} while data-web-${n} has capacity ${capacity.get(`data-web-${n}`)} < ${target}`);
+            violations.push(
+              `${new Date().toISOString()} partition ${p} while data-web-${n} has capacity ${capacity.get(`data-web-${n}`)} < ${target}`,
+            );
           }
         }
       } catch {
@@ -103,7 +124,8 @@ function podMonitor(e2e: E2E, target: string) {
 }
 
 /** The run's steps, one line each, for messages. */
-const stepLines = (r: CliRun) => stepsOf(r).map((s) => `#${s.step} ${s.decision.phase}/${s.decision.reason}: ${s.decision.message}`);
+const stepLines = (r: CliRun) =>
+  stepsOf(r).map((s) => `#${s.step} ${s.decision.phase}/${s.decision.reason}: ${s.decision.message}`);
 
 describe("5 ClaimsFirst: --hold-pods, then a pod template change", () => {
   const e2e = useControlPlane({ prefix: "claimsfirst", needsFakeDriver: true });
@@ -122,21 +144,41 @@ describe("5 ClaimsFirst: --hold-pods, then a pod template change", () => {
       const before = new Map((await pods(e2e)).map((p) => [p.metadata.name!, p.metadata.uid!]));
 
       // The admin's pod template change: nothing is replaced while the partition holds.
-      ok(await e2e.api.patch("statefulsets", "web", [{ op: "replace", path: "/spec/template/spec/containers/0/image", value: "registry.example/app:2" }], "json"), "set image");
-      await waitFor(async () => {
-        const s = (await e2e.api.get("statefulsets", "web")).body;
-        return s.status?.observedGeneration === s.metadata.generation && s.status?.updateRevision !== s.status?.currentRevision;
-      }, { what: "the controller sees the new revision" });
+      ok(
+        await e2e.api.patch(
+          "statefulsets",
+          "web",
+          [{ op: "replace", path: "/spec/template/spec/containers/0/image", value: "registry.example/app:2" }],
+          "json",
+        ),
+        "set image",
+      );
+      await waitFor(
+        async () => {
+          const s = (await e2e.api.get("statefulsets", "web")).body;
+          return (
+            s.status?.observedGeneration === s.metadata.generation &&
+            s.status?.updateRevision !== s.status?.currentRevision
+          );
+        },
+        { what: "the controller sees the new revision" },
+      );
       await sleep(1000);
-      for (const p of await pods(e2e)) expect(p.metadata.uid, `${p.metadata.name} replaced before claimstep ran`).toBe(before.get(p.metadata.name!));
+      for (const p of await pods(e2e))
+        expect(p.metadata.uid, `${p.metadata.name} replaced before claimstep ran`).toBe(before.get(p.metadata.name!));
 
       const monitor = podMonitor(e2e, "2Gi");
-      const run = await cli(e2e, ["run", "web", "--interval", "1s", "--timeout", "3m", "-o", "json"], { timeoutMs: 200_000 });
+      const run = await cli(e2e, ["run", "web", "--interval", "1s", "--timeout", "3m", "-o", "json"], {
+        timeoutMs: 200_000,
+      });
       await monitor.done();
       expect(run.code, describeRun(run)).toBe(0);
       expect(lastStep(run).decision.phase, describeRun(run)).toBe("Complete");
       expect(monitor.violations, stepLines(run).join("\n")).toEqual([]);
-      expect(monitor.partitions, `partitions seen: ${monitor.partitions.join(" → ")}\n${stepLines(run).join("\n")}`).toEqual([3, 2, 1, 0]);
+      expect(
+        monitor.partitions,
+        `partitions seen: ${monitor.partitions.join(" → ")}\n${stepLines(run).join("\n")}`,
+      ).toEqual([3, 2, 1, 0]);
 
       // The claimstep steps that lowered the partition saw the ordinals above it ready.
       for (const s of stepsOf(run)) {
@@ -145,27 +187,51 @@ describe("5 ClaimsFirst: --hold-pods, then a pod template change", () => {
         if (typeof to !== "number") continue;
         for (const o of s.ordinals ?? []) {
           if (o.ordinal < to) continue;
-          for (const c of o.claims ?? []) expect(quantity(c.capacity), `step #${s.step} lowered the partition to ${to}: ${c.claim} capacity ${c.capacity}`).toBeGreaterThanOrEqual(2 * GiB);
+          for (const c of o.claims ?? [])
+            expect(
+              quantity(c.capacity),
+              `step #${s.step} lowered the partition to ${to}: ${c.claim} capacity ${c.capacity}`,
+            ).toBeGreaterThanOrEqual(2 * GiB);
         }
       }
 
       live = ok(await e2e.api.get("statefulsets", "web"), "get set");
       expect(partitionOf(live)).toBe(0);
       expect(live.metadata.annotations?.["claimstep.io/user-partition"]).toBeUndefined();
-      await waitFor(async () => {
-        const ps = await pods(e2e);
-        return ps.length === 3 && ps.every((p) => isReady(p) && p.spec.containers[0].image === "registry.example/app:2" && p.metadata.uid !== before.get(p.metadata.name!));
-      }, { what: "every pod replaced at the new image and Ready", timeoutMs: 30_000 });
+      await waitFor(
+        async () => {
+          const ps = await pods(e2e);
+          return (
+            ps.length === 3 &&
+            ps.every(
+              (p) =>
+                isReady(p) &&
+                p.spec.containers[0].image === "registry.example/app:2" &&
+                p.metadata.uid !== before.get(p.metadata.name!),
+            )
+          );
+        },
+        { what: "every pod replaced at the new image and Ready", timeoutMs: 30_000 },
+      );
       for (const c of await claims(e2e)) expect(quantity(c.status?.capacity?.storage), c.metadata.name).toBe(2 * GiB);
       const writes = claimWrites(e2e, since);
-      expect(writes.map((w) => w.name), describeAudit(writes)).toEqual(["data-web-2", "data-web-1", "data-web-0"]);
+      expect(
+        writes.map((w) => w.name),
+        describeAudit(writes),
+      ).toEqual(["data-web-2", "data-web-1", "data-web-0"]);
 
       // Pod deletes: the StatefulSet controller replacing each pod once, the agent finishing them.
       const deletes = e2e.audit({ resource: "pods", since }).filter((e) => e.verb === "delete" && e.subresource === "");
       const byController = deletes.filter(controllerReplacing);
       expect(byController.map((e) => e.name).sort(), describeAudit(deletes)).toEqual(["web-0", "web-1", "web-2"]);
-      expect(byController.map((e) => e.name), "highest ordinal first").toEqual(["web-2", "web-1", "web-0"]);
-      expect(e2e.audit({ user: e2e.info.claimstepUser, resource: "pods", subresource: "eviction" }), "no eviction").toEqual([]);
+      expect(
+        byController.map((e) => e.name),
+        "highest ordinal first",
+      ).toEqual(["web-2", "web-1", "web-0"]);
+      expect(
+        e2e.audit({ user: e2e.info.claimstepUser, resource: "pods", subresource: "eviction" }),
+        "no eviction",
+      ).toEqual([]);
       expect(scenarioAudit(e2e, { allowPodDeletes: controllerReplacing })).toEqual([]);
       const budget = checkBudget(claimstepRequests(e2e, run.startedAt, run.endedAt), stepsOf(run));
       expect(budget.problems, JSON.stringify(budget, null, 1)).toEqual([]);
@@ -175,10 +241,14 @@ describe("5 ClaimsFirst: --hold-pods, then a pod template change", () => {
 });
 
 /** claimstep's evictions (create pods/eviction) in the log. */
-const evictions = (e2e: E2E, since?: string): AuditEntry[] => e2e.audit({ user: e2e.info.claimstepUser, resource: "pods", subresource: "eviction", ...(since ? { since } : {}) });
+const evictions = (e2e: E2E, since?: string): AuditEntry[] =>
+  e2e.audit({ user: e2e.info.claimstepUser, resource: "pods", subresource: "eviction", ...(since ? { since } : {}) });
 /** The agent's last status write of a claim: the one that grew its capacity. */
 const lastAgentStatusWrite = (e2e: E2E, claim: string, since: string): AuditEntry | undefined =>
-  e2e.audit({ user: NODE_AGENT_USER, resource: "persistentvolumeclaims", subresource: "status", name: claim, since }).filter((e) => e.code < 300).at(-1);
+  e2e
+    .audit({ user: NODE_AGENT_USER, resource: "persistentvolumeclaims", subresource: "status", name: claim, since })
+    .filter((e) => e.code < 300)
+    .at(-1);
 
 /** A 409 on claimstep's patch of the set within 2 s after its own successful eviction: the eviction
  * made the StatefulSet controller write the set's status, moving its resourceVersion. */
@@ -191,7 +261,12 @@ function lostRaceAfterEviction(e2e: E2E, e: AuditEntry): boolean {
 /** claimstep's events in the namespace (events.k8s.io), by reason. */
 async function eventReasons(e2e: E2E): Promise<string[]> {
   const items = ok(await e2e.admin.list("events.events.k8s.io", e2e.namespace), "list events").items ?? [];
-  return items.filter((x: any) => x.reportingController === "claimstep.io/claimstep" || /claimstep/.test(String(x.reportingController ?? ""))).map((x: any) => String(x.reason));
+  return items
+    .filter(
+      (x: any) =>
+        x.reportingController === "claimstep.io/claimstep" || /claimstep/.test(String(x.reportingController ?? "")),
+    )
+    .map((x: any) => String(x.reason));
 }
 
 const RESTART_ANNOTATIONS = { "claimstep.io/restart-pods": "WhenRequired", "claimstep.io/restart-after": "5s" };
@@ -208,23 +283,35 @@ describe("6 restart-pods with a driver that grows the file system only at mount"
       const set = await cli(e2e, ["set", "web", "data", "--storage", "2Gi"]);
       expect(set.code, describeRun(set)).toBe(0);
       const monitor = podMonitor(e2e, "2Gi");
-      const run = await cli(e2e, ["run", "web", "--interval", "1s", "--timeout", "3m", "-o", "json"], { timeoutMs: 200_000 });
+      const run = await cli(e2e, ["run", "web", "--interval", "1s", "--timeout", "3m", "-o", "json"], {
+        timeoutMs: 200_000,
+      });
       await monitor.done();
       expect(run.code, describeRun(run)).toBe(0);
       expect(lastStep(run).decision.phase, describeRun(run)).toBe("Complete");
 
       const ev = evictions(e2e, since);
-      expect(ev.map((e) => `${e.verb} ${e.name} ${e.code}`), describeAudit(ev)).toEqual(["create web-1 201", "create web-0 201"]);
+      expect(
+        ev.map((e) => `${e.verb} ${e.name} ${e.code}`),
+        describeAudit(ev),
+      ).toEqual(["create web-1 201", "create web-0 201"]);
       expect([...monitor.pendingSeen].sort(), "claims seen NodeResizePending").toEqual(["data-web-0", "data-web-1"]);
       for (const e of ev) {
         const n = ordinalOf(e.name);
         const grown = lastAgentStatusWrite(e2e, `data-web-${n}`, since);
         expect(grown, `the agent grew data-web-${n}`).toBeDefined();
-        expect(Date.parse(grown!.time), `data-web-${n} grew only after claimstep evicted web-${n}`).toBeGreaterThan(Date.parse(e.time));
+        expect(Date.parse(grown!.time), `data-web-${n} grew only after claimstep evicted web-${n}`).toBeGreaterThan(
+          Date.parse(e.time),
+        );
       }
-      expect(stepsOf(run).filter((s) => s.decision.reason === "PodEvicted").map((s) => s.decision.action?.pod)).toEqual(["web-1", "web-0"]);
+      expect(
+        stepsOf(run)
+          .filter((s) => s.decision.reason === "PodEvicted")
+          .map((s) => s.decision.action?.pod),
+      ).toEqual(["web-1", "web-0"]);
       for (const c of await claims(e2e)) expect(quantity(c.status?.capacity?.storage), c.metadata.name).toBe(2 * GiB);
-      for (const p of await pods(e2e)) expect(p.metadata.uid, `${p.metadata.name} restarted`).not.toBe(before.get(p.metadata.name!));
+      for (const p of await pods(e2e))
+        expect(p.metadata.uid, `${p.metadata.name} restarted`).not.toBe(before.get(p.metadata.name!));
 
       // No DELETE of a pod but the agent finishing the evictions' graceful deletions. The one error
       // expected: the step's status write right after its own eviction loses the race with the
@@ -232,7 +319,10 @@ describe("6 restart-pods with a driver that grows the file system only at mount"
       expect(scenarioAudit(e2e, { expectedErrors: (e) => lostRaceAfterEviction(e2e, e) })).toEqual([]);
       const budget = checkBudget(claimstepRequests(e2e, run.startedAt, run.endedAt), stepsOf(run));
       expect(budget.problems, JSON.stringify(budget, null, 1)).toEqual([]);
-      const record = JSON.parse(ok(await e2e.api.get("statefulsets", "web"), "get set").metadata.annotations?.["claimstep.io/last-eviction"] ?? "{}");
+      const record = JSON.parse(
+        ok(await e2e.api.get("statefulsets", "web"), "get set").metadata.annotations?.["claimstep.io/last-eviction"] ??
+          "{}",
+      );
       return `${budgetNote(budget)}; 2 evictions (last-eviction left ${record.result ?? "absent"})`;
     });
   }, 240_000);
@@ -246,11 +336,17 @@ describe("6 restart-pods with a driver that grows the file system only at mount"
     const reasons = await eventReasons(e2e);
     expect(reasons, reasons.join(", ")).toContain("ClaimUpdated");
     const ok201 = evictions(e2e).filter((v) => v.code === 201);
-    const raced = e2e.audit({ user: e2e.info.claimstepUser, resource: "statefulsets", verb: "patch" }).filter((e) => e.code === 409 && lostRaceAfterEviction(e2e, e));
+    const raced = e2e
+      .audit({ user: e2e.info.claimstepUser, resource: "statefulsets", verb: "patch" })
+      .filter((e) => e.code === 409 && lostRaceAfterEviction(e2e, e));
     const podEvicted = reasons.filter((r) => r === "PodEvicted").length;
-    console.log(`claimstep e2e: ${ok201.length} evictions, ${raced.length} status writes lost the race after one, ${podEvicted} PodEvicted events`);
+    console.log(
+      `claimstep e2e: ${ok201.length} evictions, ${raced.length} status writes lost the race after one, ${podEvicted} PodEvicted events`,
+    );
     expect(ok201.length).toBeGreaterThan(0);
-    expect(podEvicted, `${ok201.length} evictions, ${raced.length} raced; events: ${reasons.join(", ")}`).toBe(ok201.length);
+    expect(podEvicted, `${ok201.length} evictions, ${raced.length} raced; events: ${reasons.join(", ")}`).toBe(
+      ok201.length,
+    );
   });
 });
 
@@ -260,28 +356,54 @@ describe("7 a PodDisruptionBudget that refuses, then allows", () => {
     await timed("pdb", async () => {
       const sc = await createStorageClass(e2e, "offline", { nodeExpansion: "offline", resizeLatencyMs: 500 });
       await createSet(e2e, { replicas: 2, storageClassName: sc, storage: "1Gi", annotations: RESTART_ANNOTATIONS });
-      ok(await e2e.api.create("poddisruptionbudgets", { apiVersion: "policy/v1", kind: "PodDisruptionBudget", metadata: { name: "web" }, spec: { minAvailable: 2, selector: { matchLabels: { app: "web" } } } }), "create PDB");
-      await waitFor(async () => {
-        const b = (await e2e.api.get("poddisruptionbudgets", "web")).body;
-        return b.status?.observedGeneration === b.metadata.generation && b.status?.currentHealthy === 2 && b.status?.disruptionsAllowed === 0;
-      }, { what: "the disruption controller computed the budget", timeoutMs: 30_000 });
+      ok(
+        await e2e.api.create("poddisruptionbudgets", {
+          apiVersion: "policy/v1",
+          kind: "PodDisruptionBudget",
+          metadata: { name: "web" },
+          spec: { minAvailable: 2, selector: { matchLabels: { app: "web" } } },
+        }),
+        "create PDB",
+      );
+      await waitFor(
+        async () => {
+          const b = (await e2e.api.get("poddisruptionbudgets", "web")).body;
+          return (
+            b.status?.observedGeneration === b.metadata.generation &&
+            b.status?.currentHealthy === 2 &&
+            b.status?.disruptionsAllowed === 0
+          );
+        },
+        { what: "the disruption controller computed the budget", timeoutMs: 30_000 },
+      );
       const since = new Date().toISOString();
 
       const set = await cli(e2e, ["set", "web", "data", "--storage", "2Gi"]);
       expect(set.code, describeRun(set)).toBe(0);
       // The run in the background; the test watches `claimstep status` (with the admin's kubeconfig:
       // a person looking on, not counted among claimstep's requests) until the budget refuses.
-      const running = cli(e2e, ["run", "web", "--interval", "1s", "--timeout", "4m", "-o", "json"], { timeoutMs: 270_000 });
-      const refused = await waitFor(async () => {
-        const s = await cli(e2e, ["status", "web", "-o", "json"], { asAdmin: true });
-        const text = JSON.stringify(s.json[0] ?? {});
-        return /DisruptionBudget/.test(text) ? s : undefined;
-      }, { what: "claimstep status: Waiting/DisruptionBudget", timeoutMs: 90_000, intervalMs: 1000 });
+      const running = cli(e2e, ["run", "web", "--interval", "1s", "--timeout", "4m", "-o", "json"], {
+        timeoutMs: 270_000,
+      });
+      const refused = await waitFor(
+        async () => {
+          const s = await cli(e2e, ["status", "web", "-o", "json"], { asAdmin: true });
+          const text = JSON.stringify(s.json[0] ?? {});
+          return /DisruptionBudget/.test(text) ? s : undefined;
+        },
+        { what: "claimstep status: Waiting/DisruptionBudget", timeoutMs: 90_000, intervalMs: 1000 },
+      );
       expect(JSON.stringify(refused.json[0])).toMatch(/Waiting/);
       const refusal = evictions(e2e, since);
-      expect(refusal.map((e) => `${e.name} ${e.code}`), describeAudit(refusal)).toEqual(["web-1 429"]);
+      expect(
+        refusal.map((e) => `${e.name} ${e.code}`),
+        describeAudit(refusal),
+      ).toEqual(["web-1 429"]);
       const live = ok(await e2e.api.get("statefulsets", "web"), "get set");
-      expect(JSON.parse(live.metadata.annotations?.["claimstep.io/last-eviction"] ?? "{}")).toMatchObject({ pod: "web-1", result: "DisruptionBudget" });
+      expect(JSON.parse(live.metadata.annotations?.["claimstep.io/last-eviction"] ?? "{}")).toMatchObject({
+        pod: "web-1",
+        result: "DisruptionBudget",
+      });
 
       // The admin relaxes the budget at once; claimstep asks again after the refusal's charge (~2 min).
       ok(await e2e.api.patch("poddisruptionbudgets", "web", { spec: { minAvailable: 1 } }), "relax the PDB");
@@ -293,12 +415,16 @@ describe("7 a PodDisruptionBudget that refuses, then allows", () => {
       expect(waits.every((s) => s.decision.phase === "Waiting")).toBe(true);
 
       const ev = evictions(e2e, since);
-      expect(ev.map((e) => `${e.name} ${e.code}`), describeAudit(ev)).toEqual(["web-1 429", "web-1 201", "web-0 201"]);
+      expect(
+        ev.map((e) => `${e.name} ${e.code}`),
+        describeAudit(ev),
+      ).toEqual(["web-1 429", "web-1 201", "web-0 201"]);
       const charge = Date.parse(ev[1]!.time) - Date.parse(ev[0]!.time);
       expect(charge, "no second attempt within the refusal's charge").toBeGreaterThanOrEqual(119_000);
       for (const c of await claims(e2e)) expect(quantity(c.status?.capacity?.storage), c.metadata.name).toBe(2 * GiB);
 
-      const budgetRefusal = (e: AuditEntry) => (e.subresource === "eviction" && e.code === 429) || lostRaceAfterEviction(e2e, e);
+      const budgetRefusal = (e: AuditEntry) =>
+        (e.subresource === "eviction" && e.code === 429) || lostRaceAfterEviction(e2e, e);
       expect(scenarioAudit(e2e, { expectedErrors: budgetRefusal })).toEqual([]);
       const budget = checkBudget(claimstepRequests(e2e, run.startedAt, run.endedAt), stepsOf(run));
       expect(budget.problems, JSON.stringify(budget, null, 1)).toEqual([]);

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { describeAudit, storageClass, useControlPlane } from "./support/index.js";
 import {
   auditCaughtUp,
+  type CliRun,
   claimsOf,
   claimstep,
   claimstepRequestsIn,
@@ -13,7 +14,6 @@ import {
   expectCleanAudit,
   expectWithinBudget,
   jsonLines,
-  type CliRun,
 } from "./support/scenario-finalize.js";
 
 const e2e = useControlPlane({ prefix: "recovery", needsFakeDriver: true });
@@ -30,7 +30,9 @@ beforeAll(async () => {
 afterAll(async () => {
   if (!e2e.local) return;
   await e2e.admin.delete("storageclasses", null, sc).catch(() => undefined);
-  console.log(`real-server scenarios: ${passed.length} passed against ${e2e.info.version} (recovery: ${passed.join("; ")})`);
+  console.log(
+    `real-server scenarios: ${passed.length} passed against ${e2e.info.version} (recovery: ${passed.join("; ")})`,
+  );
 });
 
 const timed = async <T>(what: string, fn: () => Promise<T>): Promise<T> => {
@@ -57,14 +59,18 @@ async function failExpansion(set: string): Promise<void> {
   expect(failed.status?.allocatedResourceStatuses?.storage).toBe("ControllerResizeInfeasible");
   expect(failed.status?.capacity?.storage).toBe("1Gi");
   // Only the highest ordinal was written.
-  expect((await e2e.api.get("persistentvolumeclaims", `data-${set}-0`)).body.spec.resources.requests.storage).toBe("1Gi");
+  expect((await e2e.api.get("persistentvolumeclaims", `data-${set}-0`)).body.spec.resources.requests.storage).toBe(
+    "1Gi",
+  );
   await auditCaughtUp(e2e);
   expectWithinBudget(claimstepRequestsIn(e2e, r.startedAt, r.endedAt), steps(r).length, `run ${set}`);
   expectBudgetPerStep(e2e, r, steps(r), `run ${set}`);
 }
 
 describe("X1: the template lowered above the capacity", () => {
-  it("5Gi infeasible → Blocked/ResizeFailed; 2Gi → the failed claim comes back down 5Gi → 2Gi, the driver completes, Complete", { timeout: 180_000 }, async () => {
+  it("5Gi infeasible → Blocked/ResizeFailed; 2Gi → the failed claim comes back down 5Gi → 2Gi, the driver completes, Complete", {
+    timeout: 180_000,
+  }, async () => {
     await timed("X1", async () => {
       const set = "web-x1";
       const since = Date.now();
@@ -89,15 +95,26 @@ describe("X1: the template lowered above the capacity", () => {
       expectWithinBudget(claimstepRequestsIn(e2e, r.startedAt, r.endedAt), all.length, `run ${set}`);
       expectBudgetPerStep(e2e, r, all, `run ${set}`);
       // The lowering went through as claimstep's claim write, answered 200 by the real server.
-      const writes = e2e.audit({ since: new Date(r.startedAt), user: e2e.info.claimstepUser, resource: "persistentvolumeclaims", name: `data-${set}-1`, verb: "patch" });
-      expect(writes.map((w) => w.code), describeAudit(writes)).toContain(200);
+      const writes = e2e.audit({
+        since: new Date(r.startedAt),
+        user: e2e.info.claimstepUser,
+        resource: "persistentvolumeclaims",
+        name: `data-${set}-1`,
+        verb: "patch",
+      });
+      expect(
+        writes.map((w) => w.code),
+        describeAudit(writes),
+      ).toContain(200);
       expectCleanAudit(e2e, since);
     });
   });
 });
 
 describe("X2: the template lowered to the capacity", () => {
-  it("1Gi = capacity: set refuses naming the smallest request; written anyway → Blocked/RecoveryNotPossible, no 422", { timeout: 180_000 }, async () => {
+  it("1Gi = capacity: set refuses naming the smallest request; written anyway → Blocked/RecoveryNotPossible, no 422", {
+    timeout: 180_000,
+  }, async () => {
     await timed("X2", async () => {
       const set = "web-x2";
       const since = Date.now();
@@ -124,8 +141,15 @@ describe("X2: the template lowered to the capacity", () => {
       expectWithinBudget(claimstepRequestsIn(e2e, r.startedAt, r.endedAt), steps(r).length, `run ${set}`);
       expectBudgetPerStep(e2e, r, steps(r), `run ${set}`);
       // claimstep never sent the write the server would refuse: no claim write at all in this run, no 422.
-      const mine = e2e.audit({ since: new Date(r.startedAt), user: e2e.info.claimstepUser, resource: "persistentvolumeclaims" });
-      expect(mine.filter((e) => e.verb !== "list" && e.verb !== "get"), describeAudit(mine)).toEqual([]);
+      const mine = e2e.audit({
+        since: new Date(r.startedAt),
+        user: e2e.info.claimstepUser,
+        resource: "persistentvolumeclaims",
+      });
+      expect(
+        mine.filter((e) => e.verb !== "list" && e.verb !== "get"),
+        describeAudit(mine),
+      ).toEqual([]);
       expect(e2e.audit({ since: new Date(since), where: (e) => e.code === 422 }), "422 answers").toEqual([]);
       expectCleanAudit(e2e, since);
       refusedText = `${refused.stderr.trim()} | ${last?.message}`;
@@ -137,5 +161,3 @@ let refusedText = "";
 afterAll(() => {
   if (refusedText) console.log(`X2: ${refusedText}`);
 });
-
-

@@ -3,28 +3,27 @@
 // kubelet and the CSI resizer/modifier. Each scenario in a namespace of its own, ending with the
 // audit checks: no claim deleted, no pod deleted, no error answered to claimstep but those expected,
 // requests per step within B2's budget.
-import { afterAll, describe, expect, it } from "vitest";
-import { inject } from "vitest";
+import { afterAll, describe, expect, inject, it } from "vitest";
+import { type E2E, ok, quantity, useControlPlane, volumeAttributesClass, waitFor } from "./support/index.js";
 import {
-  Summary,
   budgetNote,
   checkBudget,
-  claimWrites,
   claims,
   claimstepRequests,
+  claimWrites,
   cli,
   createSet,
   createStorageClass,
   describeAudit,
   describeRun,
   lastStep,
+  Summary,
   scenarioAudit,
   scoped,
   serve,
   sleep,
   stepsOf,
 } from "./support/scenario-cli.js";
-import { ok, quantity, useControlPlane, volumeAttributesClass, waitFor, type E2E } from "./support/index.js";
 
 const summary = new Summary("rollout.test.ts");
 afterAll(() => {
@@ -55,9 +54,14 @@ function inFlightMonitor(e2e: E2E, target: string) {
     while (!stop) {
       const items = await claims(e2e).catch(() => []);
       // In flight: written (spec at target) and not yet grown (capacity below target).
-      const inFlight = items.filter((c) => quantity(c.spec?.resources?.requests?.storage) >= quantity(target) && quantity(c.status?.capacity?.storage) < quantity(target));
+      const inFlight = items.filter(
+        (c) =>
+          quantity(c.spec?.resources?.requests?.storage) >= quantity(target) &&
+          quantity(c.status?.capacity?.storage) < quantity(target),
+      );
       if (inFlight.length > max) max = inFlight.length;
-      if (inFlight.length) samples.push(`${new Date().toISOString()} ${inFlight.map((c) => c.metadata.name).join(",")}`);
+      if (inFlight.length)
+        samples.push(`${new Date().toISOString()} ${inFlight.map((c) => c.metadata.name).join(",")}`);
       await sleep(100);
     }
   })();
@@ -85,7 +89,9 @@ describe("1 grow: 1Gi → 2Gi, highest ordinal first, within maxUnavailable", ()
       expect(plan.json[0]?.decision?.action?.claim ?? plan.json[0]?.action?.claim, plan.stdout).toBe("data-web-2");
 
       const monitor = inFlightMonitor(e2e, "2Gi");
-      const run = await cli(e2e, ["run", "web", "--interval", "1s", "--timeout", "3m", "-o", "json"], { timeoutMs: 200_000 });
+      const run = await cli(e2e, ["run", "web", "--interval", "1s", "--timeout", "3m", "-o", "json"], {
+        timeoutMs: 200_000,
+      });
       const { max } = await monitor.done();
       expect(run.code, describeRun(run)).toBe(0);
       expect(lastStep(run).decision.phase, describeRun(run)).toBe("Complete");
@@ -96,8 +102,14 @@ describe("1 grow: 1Gi → 2Gi, highest ordinal first, within maxUnavailable", ()
         expect(quantity(c.spec?.resources?.requests?.storage), `${c.metadata.name} spec`).toBe(2 * GiB);
       }
       const writes = claimWrites(e2e, since);
-      expect(writes.map((w) => w.name), describeAudit(writes)).toEqual(["data-web-2", "data-web-1", "data-web-0"]);
-      expect(writes.every((w) => w.verb === "patch" && w.code < 300), describeAudit(writes)).toBe(true);
+      expect(
+        writes.map((w) => w.name),
+        describeAudit(writes),
+      ).toEqual(["data-web-2", "data-web-1", "data-web-0"]);
+      expect(
+        writes.every((w) => w.verb === "patch" && w.code < 300),
+        describeAudit(writes),
+      ).toBe(true);
 
       const status = await cli(e2e, ["status", "web", "-o", "json"]);
       expect(status.code, describeRun(status)).toBe(0);
@@ -117,8 +129,14 @@ describe("2 VolumeAttributesClass silver → gold (set through the CLI, stepped 
     await timed("vac (serve)", async () => {
       const silver = scoped(e2e, "silver");
       const gold = scoped(e2e, "gold");
-      ok(await e2e.admin.create("volumeattributesclasses", null, volumeAttributesClass(silver, { iops: "3000" })), "create VAC silver");
-      ok(await e2e.admin.create("volumeattributesclasses", null, volumeAttributesClass(gold, { iops: "6000" })), "create VAC gold");
+      ok(
+        await e2e.admin.create("volumeattributesclasses", null, volumeAttributesClass(silver, { iops: "3000" })),
+        "create VAC silver",
+      );
+      ok(
+        await e2e.admin.create("volumeattributesclasses", null, volumeAttributesClass(gold, { iops: "6000" })),
+        "create VAC gold",
+      );
       const sc = await createStorageClass(e2e, "tiered", { modifyLatencyMs: 1000 });
       await createSet(e2e, { replicas: 2, storageClassName: sc, storage: "1Gi", vac: silver });
       const since = new Date().toISOString();
@@ -146,14 +164,20 @@ describe("2 VolumeAttributesClass silver → gold (set through the CLI, stepped 
         expect(code, server.logs.join("\n")).toBe(0);
       }
       const until = new Date().toISOString();
-      expect(last.decision.phase, steps.map((s) => `${s.decision.phase}/${s.decision.reason} ${s.decision.message}`).join("\n")).toBe("Complete");
+      expect(
+        last.decision.phase,
+        steps.map((s) => `${s.decision.phase}/${s.decision.reason} ${s.decision.message}`).join("\n"),
+      ).toBe("Complete");
       for (const c of await claims(e2e)) {
         expect(c.spec?.volumeAttributesClassName, c.metadata.name).toBe(gold);
         expect(c.status?.currentVolumeAttributesClassName, c.metadata.name).toBe(gold);
         expect(c.status?.modifyVolumeStatus ?? null, c.metadata.name).toBeNull();
       }
       const writes = claimWrites(e2e, since);
-      expect(writes.map((w) => w.name), describeAudit(writes)).toEqual(["data-web-1", "data-web-0"]);
+      expect(
+        writes.map((w) => w.name),
+        describeAudit(writes),
+      ).toEqual(["data-web-1", "data-web-0"]);
 
       const status = await cli(e2e, ["status", "web", "-o", "json"]);
       expect(status.code, describeRun(status)).toBe(0);
@@ -177,7 +201,9 @@ describe("3 blocked class: allowVolumeExpansion false", () => {
       const set = await cli(e2e, ["set", "web", "data", "--storage", "2Gi"]);
       expect([0, 2], describeRun(set)).toContain(set.code);
       expect(set.stdout + set.stderr).toMatch(/ExpansionNotAllowed/);
-      const run = await cli(e2e, ["run", "web", "--interval", "1s", "--timeout", "1m", "-o", "json"], { timeoutMs: 90_000 });
+      const run = await cli(e2e, ["run", "web", "--interval", "1s", "--timeout", "1m", "-o", "json"], {
+        timeoutMs: 90_000,
+      });
       expect(run.code, describeRun(run)).toBe(2);
       const d = lastStep(run).decision;
       expect(`${d.phase}/${d.reason}`, describeRun(run)).toBe("Blocked/ExpansionNotAllowed");
@@ -203,13 +229,28 @@ describe("4 quota: requests.storage too small for the rollout", () => {
       const sc = await createStorageClass(e2e, "fast", {});
       await createSet(e2e, { replicas: 3, storageClassName: sc, storage: "1Gi" });
       // 3 × 1Gi used; 4Gi allows one claim at 2Gi, not two.
-      ok(await e2e.api.create("resourcequotas", { apiVersion: "v1", kind: "ResourceQuota", metadata: { name: "storage" }, spec: { hard: { "requests.storage": "4Gi" } } }), "create quota");
-      await waitFor(async () => quantity((await e2e.api.get("resourcequotas", "storage")).body.status?.used?.["requests.storage"]) === 3 * GiB, { what: "the quota's usage computed", timeoutMs: 30_000 });
+      ok(
+        await e2e.api.create("resourcequotas", {
+          apiVersion: "v1",
+          kind: "ResourceQuota",
+          metadata: { name: "storage" },
+          spec: { hard: { "requests.storage": "4Gi" } },
+        }),
+        "create quota",
+      );
+      await waitFor(
+        async () =>
+          quantity((await e2e.api.get("resourcequotas", "storage")).body.status?.used?.["requests.storage"]) ===
+          3 * GiB,
+        { what: "the quota's usage computed", timeoutMs: 30_000 },
+      );
       const since = new Date().toISOString();
 
       const set = await cli(e2e, ["set", "web", "data", "--storage", "2Gi"]);
       expect(set.code, describeRun(set)).toBe(0);
-      const run = await cli(e2e, ["run", "web", "--interval", "1s", "--timeout", "2m", "-o", "json"], { timeoutMs: 150_000 });
+      const run = await cli(e2e, ["run", "web", "--interval", "1s", "--timeout", "2m", "-o", "json"], {
+        timeoutMs: 150_000,
+      });
       expect(run.code, describeRun(run)).toBe(2);
       const d = lastStep(run).decision;
       expect(`${d.phase}/${d.reason}`, describeRun(run)).toBe("Blocked/QuotaExceeded");
@@ -220,8 +261,12 @@ describe("4 quota: requests.storage too small for the rollout", () => {
       expect(byName.get("data-web-0")?.spec?.resources?.requests?.storage).toBe("1Gi");
 
       const writes = claimWrites(e2e, since);
-      expect(writes.map((w) => `${w.name} ${w.code}`), describeAudit(writes)).toEqual(["data-web-2 200", "data-web-1 403"]);
-      const quotaRefusal = (e: { resource: string; verb: string; code: number; name: string }) => e.resource === "persistentvolumeclaims" && e.verb === "patch" && e.code === 403 && e.name === "data-web-1";
+      expect(
+        writes.map((w) => `${w.name} ${w.code}`),
+        describeAudit(writes),
+      ).toEqual(["data-web-2 200", "data-web-1 403"]);
+      const quotaRefusal = (e: { resource: string; verb: string; code: number; name: string }) =>
+        e.resource === "persistentvolumeclaims" && e.verb === "patch" && e.code === 403 && e.name === "data-web-1";
       expect(scenarioAudit(e2e, { expectedErrors: quotaRefusal })).toEqual([]);
       const budget = checkBudget(claimstepRequests(e2e, run.startedAt, run.endedAt), stepsOf(run));
       expect(budget.problems, JSON.stringify(budget, null, 1)).toEqual([]);

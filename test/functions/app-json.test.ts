@@ -1,7 +1,7 @@
 // JSON bodies of the API routes read strictly (functions/http/strict-json.ts): a key given twice
 // and an integer JavaScript cannot hold exactly are refused with 400 naming them, before anything
 // runs; the scanner itself on hostile and ordinary texts.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Keys } from "../../core/keys.js";
 import { createApp } from "../../functions/app.js";
 import { RecentIds, webhookHeaders } from "../../functions/auth.js";
@@ -29,7 +29,11 @@ describe("duplicate keys in a JSON body", () => {
   it("POST /v1/steps refuses a key given twice with 400 naming it, and runs nothing", async () => {
     const { sim, app, annotations } = setUp();
     const before = annotations();
-    const res = await app.request("/v1/steps", { method: "POST", headers: bearerJson, body: '{"namespace":"default","name":"web","dryRun":true,"dryRun":false}' });
+    const res = await app.request("/v1/steps", {
+      method: "POST",
+      headers: bearerJson,
+      body: '{"namespace":"default","name":"web","dryRun":true,"dryRun":false}',
+    });
     expect(res.status).toBe(400);
     const body = (await res.json()) as any;
     expect(body).toEqual({
@@ -43,27 +47,46 @@ describe("duplicate keys in a JSON body", () => {
 
   it("sees a duplicate spelled with escapes (\\u0052 is R)", async () => {
     const { app } = setUp();
-    const res = await app.request("/v1/steps", { method: "POST", headers: bearerJson, body: '{"namespace":"default","name":"web","dryRun":true,"dry\\u0052un":false}' });
+    const res = await app.request("/v1/steps", {
+      method: "POST",
+      headers: bearerJson,
+      body: '{"namespace":"default","name":"web","dryRun":true,"dry\\u0052un":false}',
+    });
     expect(res.status).toBe(400);
-    expect(((await res.json()) as any).issues).toEqual([{ path: "dryRun", message: 'the key "dryRun" is given twice: send it once' }]);
+    expect(((await res.json()) as any).issues).toEqual([
+      { path: "dryRun", message: 'the key "dryRun" is given twice: send it once' },
+    ]);
   });
 
   it("POST /v1/relay refuses a nested duplicate, naming its path", async () => {
     const { sim, app } = setUp();
     const body = `{"type":"statefulset.changed","timestamp":"${new Date().toISOString()}","data":{"namespace":"default","name":"web","name":"db"}}`;
-    const res = await app.request("/v1/relay", { method: "POST", headers: { "content-type": "application/json", ...(await webhookHeaders(SECRET, "evt_dup", new Date(), body)) }, body });
+    const res = await app.request("/v1/relay", {
+      method: "POST",
+      headers: { "content-type": "application/json", ...(await webhookHeaders(SECRET, "evt_dup", new Date(), body)) },
+      body,
+    });
     expect(res.status).toBe(400);
-    expect(((await res.json()) as any).issues).toEqual([{ path: "data.name", message: 'the key "name" is given twice: send it once' }]);
+    expect(((await res.json()) as any).issues).toEqual([
+      { path: "data.name", message: 'the key "name" is given twice: send it once' },
+    ]);
     expect(claimApplies(sim)).toEqual([]);
   });
 
   it("POST …/templates refuses a duplicate in a JSON document, and writes nothing", async () => {
     const { app, annotations } = setUp();
     const before = annotations();
-    const body = '[{"metadata":{"name":"data"},"spec":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"5Gi","storage":"1Gi"}}}}]';
-    const res = await app.request("/v1/statefulsets/default/web/templates", { method: "POST", headers: bearerJson, body });
+    const body =
+      '[{"metadata":{"name":"data"},"spec":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"5Gi","storage":"1Gi"}}}}]';
+    const res = await app.request("/v1/statefulsets/default/web/templates", {
+      method: "POST",
+      headers: bearerJson,
+      body,
+    });
     expect(res.status).toBe(400);
-    expect(((await res.json()) as any).issues).toEqual([{ path: "0.spec.resources.requests.storage", message: 'the key "storage" is given twice: send it once' }]);
+    expect(((await res.json()) as any).issues).toEqual([
+      { path: "0.spec.resources.requests.storage", message: 'the key "storage" is given twice: send it once' },
+    ]);
     expect(annotations()).toBe(before);
   });
 });
@@ -73,28 +96,47 @@ describe("integers beyond 2^53 in a JSON body", () => {
   it("POST …/templates refuses an integer JavaScript would round, naming where it is", async () => {
     const { app, annotations } = setUp();
     const before = annotations();
-    const body = '[{"metadata":{"name":"data"},"spec":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":9007199254740993}}}}]';
-    const res = await app.request("/v1/statefulsets/default/web/templates", { method: "POST", headers: bearerJson, body });
+    const body =
+      '[{"metadata":{"name":"data"},"spec":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":9007199254740993}}}}]';
+    const res = await app.request("/v1/statefulsets/default/web/templates", {
+      method: "POST",
+      headers: bearerJson,
+      body,
+    });
     expect(res.status).toBe(400);
     expect(((await res.json()) as any).issues).toEqual([
-      { path: "0.spec.resources.requests.storage", message: "the number 9007199254740993 is beyond ±(2^53 - 1) and would be rounded: send it as a string" },
+      {
+        path: "0.spec.resources.requests.storage",
+        message: "the number 9007199254740993 is beyond ±(2^53 - 1) and would be rounded: send it as a string",
+      },
     ]);
     expect(annotations()).toBe(before);
   });
 
   it("POST /v1/steps refuses one too, before the schema", async () => {
     const { app } = setUp();
-    const res = await app.request("/v1/steps", { method: "POST", headers: bearerJson, body: '{"namespace":"default","name":"web","n":-1e400}' });
+    const res = await app.request("/v1/steps", {
+      method: "POST",
+      headers: bearerJson,
+      body: '{"namespace":"default","name":"web","n":-1e400}',
+    });
     expect(res.status).toBe(400);
     expect(((await res.json()) as any).issues[0].path).toBe("n");
   });
 
   it("takes the templates with an exact integer storage as before", async () => {
     const { app, sim } = setUp();
-    const body = '[{"metadata":{"name":"data"},"spec":{"accessModes":["ReadWriteOnce"],"storageClassName":"fast","resources":{"requests":{"storage":5368709120}}}}]';
-    const res = await app.request("/v1/statefulsets/default/web/templates", { method: "POST", headers: bearerJson, body });
+    const body =
+      '[{"metadata":{"name":"data"},"spec":{"accessModes":["ReadWriteOnce"],"storageClassName":"fast","resources":{"requests":{"storage":5368709120}}}}]';
+    const res = await app.request("/v1/statefulsets/default/web/templates", {
+      method: "POST",
+      headers: bearerJson,
+      body,
+    });
     expect(res.status).toBe(200);
-    expect((sim.get("statefulsets", "default", "web") as any).metadata.annotations[Keys.templates]).toContain("5368709120");
+    expect((sim.get("statefulsets", "default", "web") as any).metadata.annotations[Keys.templates]).toContain(
+      "5368709120",
+    );
   });
 });
 
@@ -114,7 +156,12 @@ describe("strictJsonProblem", () => {
   });
 
   it("names the first duplicate and where it is", () => {
-    expect(strictJsonProblem('{"a":[{"b":1},{"b":1,"c":{"d":1,"d":2}}]}')).toEqual({ path: "a.1.c.d", message: 'the key "d" is given twice: send it once', what: 'the key "d" is given twice', key: "d" });
+    expect(strictJsonProblem('{"a":[{"b":1},{"b":1,"c":{"d":1,"d":2}}]}')).toEqual({
+      path: "a.1.c.d",
+      message: 'the key "d" is given twice: send it once',
+      what: 'the key "d" is given twice',
+      key: "d",
+    });
     expect(strictJsonProblem('[[],[{"x":1,"x":1}]]')?.path).toBe("1.0.x");
   });
 

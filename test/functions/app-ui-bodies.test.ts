@@ -3,7 +3,7 @@
 // framing, the login's `next=` kept to a path of the page, and the event stream never cached.
 import { request } from "node:http";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { VIEWER_TOKEN, startUi, viewer, type UiServer } from "./ui/harness.js";
+import { startUi, type UiServer, VIEWER_TOKEN, viewer } from "./ui/harness.js";
 
 let ui: UiServer;
 beforeEach(async () => {
@@ -13,23 +13,25 @@ afterEach(() => ui.close());
 
 /** POST a form to the page in `pieces` chunks (Transfer-Encoding: chunked, no Content-Length), or with Content-Length when `declared`. */
 const postForm = (path: string, form: string, opts: { pieces?: number; declared?: boolean } = {}) =>
-  new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }>((resolve, reject) => {
-    const url = new URL(ui.url);
-    const headers: Record<string, string> = { origin: ui.url, "content-type": "application/x-www-form-urlencoded" };
-    if (opts.declared) headers["content-length"] = String(Buffer.byteLength(form));
-    else headers["transfer-encoding"] = "chunked";
-    const req = request({ host: url.hostname, port: url.port, method: "POST", path, headers }, (res) => {
-      let text = "";
-      res.setEncoding("utf8");
-      res.on("data", (d) => (text += d));
-      res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, text }));
-    });
-    req.on("error", reject);
-    const pieces = opts.pieces ?? 3;
-    const size = Math.max(1, Math.ceil(form.length / pieces));
-    for (let i = 0; i < form.length; i += size) req.write(form.slice(i, i + size));
-    req.end();
-  });
+  new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }>(
+    (resolve, reject) => {
+      const url = new URL(ui.url);
+      const headers: Record<string, string> = { origin: ui.url, "content-type": "application/x-www-form-urlencoded" };
+      if (opts.declared) headers["content-length"] = String(Buffer.byteLength(form));
+      else headers["transfer-encoding"] = "chunked";
+      const req = request({ host: url.hostname, port: url.port, method: "POST", path, headers }, (res) => {
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (d) => (text += d));
+        res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, text }));
+      });
+      req.on("error", reject);
+      const pieces = opts.pieces ?? 3;
+      const size = Math.max(1, Math.ceil(form.length / pieces));
+      for (let i = 0; i < form.length; i += size) req.write(form.slice(i, i + size));
+      req.end();
+    },
+  );
 
 const loginForm = (token: string, next: string) => new URLSearchParams({ token, next }).toString();
 

@@ -3,9 +3,9 @@
 // server's refusals, a whole rollout, and the scheduled sweep of the Worker.
 import { setupServer } from "msw/node";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { Keys } from "../../core/keys.js";
-import { KubeClient } from "../../adapters/kube/client.js";
 import { signGitHubBody } from "../../adapters/gitops/webhook.js";
+import { KubeClient } from "../../adapters/kube/client.js";
+import { Keys } from "../../core/keys.js";
 import { createApp } from "../../functions/app.js";
 import { RecentIds, webhookHeaders } from "../../functions/auth.js";
 import { configFromEnv } from "../../functions/config.js";
@@ -37,14 +37,25 @@ const env = {
 
 const makeApp = (token = KUBE_TOKEN) => {
   const config = configFromEnv(env);
-  const client = new KubeClient({ server: KUBE, headers: { Authorization: `Bearer ${token}` }, retry: { attempts: 1 }, sleep: async () => {} });
+  const client = new KubeClient({
+    server: KUBE,
+    headers: { Authorization: `Bearer ${token}` },
+    retry: { attempts: 1 },
+    sleep: async () => {},
+  });
   return createApp(wire({ client, config, now: () => new Date(), replay: new RecentIds() }).deps);
 };
 
 const bearer = { authorization: `Bearer ${TOKEN}` };
 const json = { ...bearer, "content-type": "application/json" };
-const step = (app = makeApp()) => app.request("/v1/steps", { method: "POST", headers: json, body: JSON.stringify({ namespace: "default", name: "web" }) });
-const storageOf = (name: string) => (fake.get("persistentvolumeclaims", "default", name) as any).spec.resources.requests.storage;
+const step = (app = makeApp()) =>
+  app.request("/v1/steps", {
+    method: "POST",
+    headers: json,
+    body: JSON.stringify({ namespace: "default", name: "web" }),
+  });
+const storageOf = (name: string) =>
+  (fake.get("persistentvolumeclaims", "default", name) as any).spec.resources.requests.storage;
 
 beforeEach(() => {
   fake.reset();
@@ -59,13 +70,20 @@ describe("routes against the fake API server", () => {
     expect(body.decision.action).toMatchObject({ claim: "data-web-2", storage: "2Gi" });
     expect(body.writer).toBe("direct");
     expect(fake.http.counters().writes).toBe(0);
-    expect(fake.http.counters().byRequest).toMatchObject({ "get statefulsets": 1, "list pods": 1, "list persistentvolumeclaims": 1, "list storageclasses": 1 });
+    expect(fake.http.counters().byRequest).toMatchObject({
+      "get statefulsets": 1,
+      "list pods": 1,
+      "list persistentvolumeclaims": 1,
+      "list storageclasses": 1,
+    });
   });
 
   it("404 names the missing set", async () => {
     const res = await makeApp().request("/v1/statefulsets/default/nope", { headers: bearer });
     expect(res.status).toBe(404);
-    expect((await res.json()).message).toMatch(/StatefulSet default\/nope not found .*check the name and the namespace$/);
+    expect((await res.json()).message).toMatch(
+      /StatefulSet default\/nope not found .*check the name and the namespace$/,
+    );
   });
 
   it("POST /v1/steps rolls the set out to Complete, then writes nothing more", async () => {
@@ -131,8 +149,15 @@ spec:
   });
 
   it("relay: a signed event steps the set it names", async () => {
-    const body = JSON.stringify({ type: "statefulset.changed", timestamp: new Date().toISOString(), data: { namespace: "default", name: "web" } });
-    const headers = { "content-type": "application/json", ...(await webhookHeaders(SECRET, "evt_1", new Date(), body)) };
+    const body = JSON.stringify({
+      type: "statefulset.changed",
+      timestamp: new Date().toISOString(),
+      data: { namespace: "default", name: "web" },
+    });
+    const headers = {
+      "content-type": "application/json",
+      ...(await webhookHeaders(SECRET, "evt_1", new Date(), body)),
+    };
     const res = await makeApp().request("/v1/relay", { method: "POST", headers, body });
     expect(res.status).toBe(200);
     expect(storageOf("data-web-2")).toBe("2Gi");
@@ -140,12 +165,20 @@ spec:
 
   it("the mounted GitOps webhooks check their own signature", async () => {
     const app = makeApp();
-    const unsigned = await app.request("/v1/webhooks/github", { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+    const unsigned = await app.request("/v1/webhooks/github", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+    });
     expect(unsigned.status).toBe(401);
     const ping = "{}";
     const signed = await app.request("/v1/webhooks/github", {
       method: "POST",
-      headers: { "content-type": "application/json", "x-github-event": "ping", "x-hub-signature-256": await signGitHubBody(GITHUB_SECRET, ping) },
+      headers: {
+        "content-type": "application/json",
+        "x-github-event": "ping",
+        "x-hub-signature-256": await signGitHubBody(GITHUB_SECRET, ping),
+      },
       body: ping,
     });
     expect(signed.status).toBe(202);
@@ -159,13 +192,23 @@ describe("GitOps webhooks end to end", () => {
   const merged = (set: string) =>
     JSON.stringify({
       action: "closed",
-      pull_request: { number: 9, html_url: "https://github.com/octo/fleet/pull/9", merged: true, head: { ref: `claimstep/default/${set}/7b5b44c86f/2`, repo: { full_name: "octo/fleet" } } },
+      pull_request: {
+        number: 9,
+        html_url: "https://github.com/octo/fleet/pull/9",
+        merged: true,
+        head: { ref: `claimstep/default/${set}/7b5b44c86f/2`, repo: { full_name: "octo/fleet" } },
+      },
       repository: { full_name: "octo/fleet" },
     });
   const deliver = async (app: ReturnType<typeof makeApp>, body: string, delivery: string) =>
     app.request("/v1/webhooks/github", {
       method: "POST",
-      headers: { "content-type": "application/json", "x-github-event": "pull_request", "x-github-delivery": delivery, "x-hub-signature-256": await signGitHubBody(GITHUB_SECRET, body) },
+      headers: {
+        "content-type": "application/json",
+        "x-github-event": "pull_request",
+        "x-github-delivery": delivery,
+        "x-hub-signature-256": await signGitHubBody(GITHUB_SECRET, body),
+      },
       body,
     });
 
@@ -174,7 +217,9 @@ describe("GitOps webhooks end to end", () => {
   it("a merged pull request of a set that no longer exists is 202, ignored", async () => {
     const res = await deliver(makeApp(), merged("ghost"), "d-ghost");
     expect(res.status).toBe(202);
-    expect(await res.json()).toEqual({ ignored: "StatefulSet default/ghost does not exist (branch claimstep/default/ghost/7b5b44c86f/2)" });
+    expect(await res.json()).toEqual({
+      ignored: "StatefulSet default/ghost does not exist (branch claimstep/default/ghost/7b5b44c86f/2)",
+    });
     expect(fake.http.counters().writes).toBe(0);
   });
 
@@ -214,7 +259,6 @@ describe("the API server's refusals", () => {
     expect(next.status).toBe(200);
     expect(storageOf("data-web-2")).toBe("2Gi");
   });
-
 });
 
 describe("the Worker's fetch (in Node, through msw)", () => {
@@ -222,10 +266,18 @@ describe("the Worker's fetch (in Node, through msw)", () => {
 
   it("serves the app configured from env, one app per env object", async () => {
     const workerEnv = { ...env };
-    const res = await worker.fetch(new Request("https://claimstep.test/v1/statefulsets/default/web", { headers: bearer }), workerEnv, ctx);
+    const res = await worker.fetch(
+      new Request("https://claimstep.test/v1/statefulsets/default/web", { headers: bearer }),
+      workerEnv,
+      ctx,
+    );
     expect(res.status).toBe(200);
     expect(((await res.json()) as any).decision.action.claim).toBe("data-web-2");
-    const denied = await worker.fetch(new Request("https://claimstep.test/v1/statefulsets/default/web"), workerEnv, ctx);
+    const denied = await worker.fetch(
+      new Request("https://claimstep.test/v1/statefulsets/default/web"),
+      workerEnv,
+      ctx,
+    );
     expect(denied.status).toBe(401);
   });
 
@@ -234,9 +286,16 @@ describe("the Worker's fetch (in Node, through msw)", () => {
     const original = console.log;
     console.log = (line: string) => void logged.push(line);
     try {
-      const res = await worker.fetch(new Request("https://claimstep.test/healthz"), { CLAIMSTEP_API_TOKEN: "short-secret-x" }, ctx);
+      const res = await worker.fetch(
+        new Request("https://claimstep.test/healthz"),
+        { CLAIMSTEP_API_TOKEN: "short-secret-x" },
+        ctx,
+      );
       expect(res.status).toBe(500);
-      expect(await res.json()).toEqual({ error: "Misconfigured", message: "the Worker's configuration is invalid; see its log" });
+      expect(await res.json()).toEqual({
+        error: "Misconfigured",
+        message: "the Worker's configuration is invalid; see its log",
+      });
     } finally {
       console.log = original;
     }
@@ -250,7 +309,8 @@ describe("the Worker's scheduled sweep (in Node, through msw)", () => {
   const many = () => {
     fake.reset();
     fake.seed(...storageClassObjects());
-    for (let i = 0; i < 12; i++) fake.seed(...statefulSetObjects({ name: `s${String(i).padStart(2, "0")}`, replicas: 1, desired: grown }));
+    for (let i = 0; i < 12; i++)
+      fake.seed(...statefulSetObjects({ name: `s${String(i).padStart(2, "0")}`, replicas: 1, desired: grown }));
     fake.seed(...statefulSetObjects({ name: "opted-out", replicas: 1, strategy: null, desired: grown }));
   };
 
@@ -274,27 +334,42 @@ describe("the Worker's scheduled sweep (in Node, through msw)", () => {
     // The start advances by the planned capacity each tick: three ticks cover all twelve sets.
     expect(starts).toEqual([(1000 * 4) % 12, (1001 * 4) % 12, (1002 * 4) % 12]);
     expect(seen.size).toBe(12);
-    expect((fake.get("persistentvolumeclaims", "default", "data-opted-out-0") as any).spec.resources.requests.storage).toBe("1Gi");
+    expect(
+      (fake.get("persistentvolumeclaims", "default", "data-opted-out-0") as any).spec.resources.requests.storage,
+    ).toBe("1Gi");
   });
 
   it("without CLAIMSTEP_NAMESPACES it lists StatefulSets cluster-wide", async () => {
     many();
     fake.seed(...statefulSetObjects({ name: "elsewhere", namespace: "queues", replicas: 1, desired: grown }));
     const { CLAIMSTEP_NAMESPACES: _ns, ...allNamespaces } = env;
-    const report = await runScheduled({ scheduledTime: 0, cron: "* * * * *" }, { ...allNamespaces, CLAIMSTEP_SUBREQUEST_BUDGET: "1000" });
+    const report = await runScheduled(
+      { scheduledTime: 0, cron: "* * * * *" },
+      { ...allNamespaces, CLAIMSTEP_SUBREQUEST_BUDGET: "1000" },
+    );
     expect(report.found).toBe(13);
-    expect(fake.http.requests().filter((r) => r.verb === "list" && r.resource === "statefulsets").map((r) => r.namespace)).toEqual([undefined]);
+    expect(
+      fake.http
+        .requests()
+        .filter((r) => r.verb === "list" && r.resource === "statefulsets")
+        .map((r) => r.namespace),
+    ).toEqual([undefined]);
     expect(report.stepped.map((s) => s.ref)).toContainEqual({ namespace: "queues", name: "elsewhere" });
   });
 
   it("a paid budget steps every set in one tick", async () => {
     many();
-    const report = await runScheduled({ scheduledTime: 0, cron: "* * * * *" }, { ...env, CLAIMSTEP_SUBREQUEST_BUDGET: "1000" });
+    const report = await runScheduled(
+      { scheduledTime: 0, cron: "* * * * *" },
+      { ...env, CLAIMSTEP_SUBREQUEST_BUDGET: "1000" },
+    );
     expect(report).toMatchObject({ found: 12, deferred: 0 });
     expect(report.stepped.every((s) => "outcome" in s && s.outcome === "applied")).toBe(true);
   });
 
   it("refuses to run without KUBE_API_SERVER", async () => {
-    await expect(runScheduled({ scheduledTime: 0, cron: "* * * * *" }, { CLAIMSTEP_API_TOKEN: TOKEN })).rejects.toThrow(/KUBE_API_SERVER: required/);
+    await expect(runScheduled({ scheduledTime: 0, cron: "* * * * *" }, { CLAIMSTEP_API_TOKEN: TOKEN })).rejects.toThrow(
+      /KUBE_API_SERVER: required/,
+    );
   });
 });

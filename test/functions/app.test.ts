@@ -4,10 +4,10 @@
 import { Hono } from "hono";
 import { setupServer } from "msw/node";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import type { StateReader } from "../../core/ports.js";
-import { Keys } from "../../core/keys.js";
 import { KubeClient } from "../../adapters/kube/client.js";
-import { createApp, type AppDeps } from "../../functions/app.js";
+import { Keys } from "../../core/keys.js";
+import type { StateReader } from "../../core/ports.js";
+import { type AppDeps, createApp } from "../../functions/app.js";
 import { RecentIds, webhookHeaders } from "../../functions/auth.js";
 import { configFromEnv } from "../../functions/config.js";
 import { wire } from "../../functions/wiring.js";
@@ -32,7 +32,11 @@ let logs: Array<Record<string, unknown>>;
 const makeApp = (over: Partial<AppDeps> = {}) => {
   const config = configFromEnv({ CLAIMSTEP_API_TOKEN: TOKEN, CLAIMSTEP_WEBHOOK_SECRET: SECRET });
   // One attempt per request: the app's own answers to 429/5xx are under test, not the client's retries.
-  const client = new KubeClient({ server: KUBE, headers: { Authorization: `Bearer ${KUBE_TOKEN}` }, retry: { attempts: 1 } });
+  const client = new KubeClient({
+    server: KUBE,
+    headers: { Authorization: `Bearer ${KUBE_TOKEN}` },
+    retry: { attempts: 1 },
+  });
   const { deps } = wire({ client, config, now: () => NOW, replay: new RecentIds(), log: (e) => logs.push(e) });
   return createApp({ ...deps, ...over });
 };
@@ -48,9 +52,15 @@ beforeEach(() => {
 });
 
 const writes = () => fake.http.counters().writes;
-const storageOf = (name: string) => (fake.get("persistentvolumeclaims", "default", name) as any).spec.resources.requests.storage;
-const setAnnotations = () => (fake.get("statefulsets", "default", "web") as any).metadata.annotations as Record<string, string>;
-const claimApplies = () => fake.http.requests().filter((r) => r.verb === "patch" && r.resource === "persistentvolumeclaims").map((r) => r.name);
+const storageOf = (name: string) =>
+  (fake.get("persistentvolumeclaims", "default", name) as any).spec.resources.requests.storage;
+const setAnnotations = () =>
+  (fake.get("statefulsets", "default", "web") as any).metadata.annotations as Record<string, string>;
+const claimApplies = () =>
+  fake.http
+    .requests()
+    .filter((r) => r.verb === "patch" && r.resource === "persistentvolumeclaims")
+    .map((r) => r.name);
 
 // Signed now: the Standard Webhooks library checks the timestamp against this machine's clock.
 const signed = async (body: string, id = "msg_1", at = new Date()) => ({
@@ -59,7 +69,11 @@ const signed = async (body: string, id = "msg_1", at = new Date()) => ({
 });
 
 const relayBody = (ns = "default", name = "web") =>
-  JSON.stringify({ type: "statefulset.changed", timestamp: NOW.toISOString(), data: { namespace: ns, name, causes: ["pvc data-web-2 modified"] } });
+  JSON.stringify({
+    type: "statefulset.changed",
+    timestamp: NOW.toISOString(),
+    data: { namespace: ns, name, causes: ["pvc data-web-2 modified"] },
+  });
 
 describe("GET /healthz", () => {
   it("answers without authentication", async () => {
@@ -91,7 +105,9 @@ describe("authentication", () => {
   });
 
   it("is 401 for a wrong token and never logs the token", async () => {
-    const res = await makeApp().request("/v1/statefulsets/default/web", { headers: { authorization: "Bearer wrong-token-value-123" } });
+    const res = await makeApp().request("/v1/statefulsets/default/web", {
+      headers: { authorization: "Bearer wrong-token-value-123" },
+    });
     expect(res.status).toBe(401);
     expect((await res.json()).message).toBe("the bearer token is not valid");
     expect(JSON.stringify(logs)).not.toMatch(/wrong-token-value|test-token/);
@@ -99,13 +115,17 @@ describe("authentication", () => {
   });
 
   it("accepts a Standard Webhooks signature on any route", async () => {
-    const res = await makeApp().request("/v1/statefulsets/default/web", { headers: await webhookHeaders(SECRET, "msg_get", new Date(), "") });
+    const res = await makeApp().request("/v1/statefulsets/default/web", {
+      headers: await webhookHeaders(SECRET, "msg_get", new Date(), ""),
+    });
     expect(res.status).toBe(200);
   });
 
   it("is 401 for signed requests when no webhook secret is configured", async () => {
     const app = makeApp({ auth: { bearerTokens: [TOKEN], webhookSecrets: [], replay: new RecentIds() } });
-    const res = await app.request("/v1/statefulsets/default/web", { headers: await webhookHeaders(SECRET, "m", NOW, "") });
+    const res = await app.request("/v1/statefulsets/default/web", {
+      headers: await webhookHeaders(SECRET, "m", NOW, ""),
+    });
     expect(res.status).toBe(401);
     expect((await res.json()).message).toMatch(/no webhook secret/);
   });
@@ -129,7 +149,9 @@ describe("GET /v1/statefulsets/:namespace/:name", () => {
     expect(res.status).toBe(404);
     const body = await res.json();
     expect(body.error).toBe("NotFound");
-    expect(body.message).toMatch(/^StatefulSet default\/nope not found \(.*statefulsets.apps "nope" not found\): check the name and the namespace$/);
+    expect(body.message).toMatch(
+      /^StatefulSet default\/nope not found \(.*statefulsets.apps "nope" not found\): check the name and the namespace$/,
+    );
   });
 
   it("is 400 listing the issues for an invalid name", async () => {
@@ -192,13 +214,18 @@ describe("POST /v1/steps", () => {
     const res = await post(JSON.stringify({ namespace: "default", name: "web" }));
     expect(res.status).toBe(200);
     const body = await res.json();
-    expect(body.outcome).toMatchObject({ kind: "applied", detail: expect.stringMatching(/^applied default\/data-web-2: storage/) });
+    expect(body.outcome).toMatchObject({
+      kind: "applied",
+      detail: expect.stringMatching(/^applied default\/data-web-2: storage/),
+    });
     expect(body.writer).toBe("direct");
     expect(claimApplies()).toEqual(["data-web-2"]);
     expect(storageOf("data-web-2")).toBe("2Gi");
     expect(setAnnotations()[Keys.updateRevision]).toBe(body.decision.revision);
     expect(fake.events("default").map((e: any) => e.reason)).toEqual(["ClaimUpdated"]);
-    expect(logs).toContainEqual(expect.objectContaining({ msg: "step", name: "web", outcome: "applied", via: "bearer" }));
+    expect(logs).toContainEqual(
+      expect.objectContaining({ msg: "step", name: "web", outcome: "applied", via: "bearer" }),
+    );
   });
 
   it("plans only with dryRun", async () => {
@@ -247,7 +274,11 @@ describe("POST /v1/steps", () => {
   });
 
   it("is 403 outside the configured namespaces, before touching the cluster", async () => {
-    const res = await post(JSON.stringify({ namespace: "default", name: "web" }), json, makeApp({ namespaces: ["db"] }));
+    const res = await post(
+      JSON.stringify({ namespace: "default", name: "web" }),
+      json,
+      makeApp({ namespaces: ["db"] }),
+    );
     expect(res.status).toBe(403);
     expect(writes()).toBe(0);
   });
@@ -275,12 +306,19 @@ describe("POST /v1/steps", () => {
 
 describe("POST /v1/statefulsets/:namespace/:name/templates", () => {
   const post = (body: string, contentType: string, query = "", app = makeApp()) =>
-    app.request(`/v1/statefulsets/default/web/templates${query}`, { method: "POST", headers: { ...bearer, "content-type": contentType }, body });
+    app.request(`/v1/statefulsets/default/web/templates${query}`, {
+      method: "POST",
+      headers: { ...bearer, "content-type": contentType },
+      body,
+    });
 
   beforeEach(() => seed({ strategy: null })); // not opted in yet
 
   const template = (storage: string) => [
-    { metadata: { name: "data" }, spec: { accessModes: ["ReadWriteOnce"], storageClassName: "fast", resources: { requests: { storage } } } },
+    {
+      metadata: { name: "data" },
+      spec: { accessModes: ["ReadWriteOnce"], storageClassName: "fast", resources: { requests: { storage } } },
+    },
   ];
 
   it("writes the desired templates and opts the set in (JSON array)", async () => {
@@ -316,7 +354,10 @@ spec:
     const body = await res.json();
     expect(body.changed).toBe(true);
     expect(body.decision.phase).toBe("Progressing");
-    expect(body.outcome).toMatchObject({ kind: "applied", detail: expect.stringMatching(/^applied default\/data-web-2: storage/) });
+    expect(body.outcome).toMatchObject({
+      kind: "applied",
+      detail: expect.stringMatching(/^applied default\/data-web-2: storage/),
+    });
     expect(claimApplies()).toEqual(["data-web-2"]);
     expect(storageOf("data-web-2")).toBe("3Gi");
   });
@@ -346,9 +387,17 @@ spec:
   // overflow), and one large mapping several seconds: both are refused before parsing now.
   it.each([
     ["nested flow sequences", "[".repeat(200_000), "the YAML body nests deeper than 64 levels"],
-    ["nested flow sequences hidden among quoted brackets", '["]", '.repeat(40_000), "the YAML body nests deeper than 64 levels"],
+    [
+      "nested flow sequences hidden among quoted brackets",
+      '["]", '.repeat(40_000),
+      "the YAML body nests deeper than 64 levels",
+    ],
     ["nested block sequences", `${"- ".repeat(100_000)}x`, "the YAML body nests deeper than 64 levels"],
-    ["a mapping of 20,000 keys", Array.from({ length: 20_000 }, (_, i) => `k${i}: v`).join("\n"), "the YAML body holds more than 5000 nodes"],
+    [
+      "a mapping of 20,000 keys",
+      Array.from({ length: 20_000 }, (_, i) => `k${i}: v`).join("\n"),
+      "the YAML body holds more than 5000 nodes",
+    ],
   ])("is 400 naming the limit, at once, for %s", async (_name, body, message) => {
     const started = performance.now();
     const res = await post(body, "application/yaml");
@@ -367,8 +416,16 @@ spec:
   });
 
   it.each([
-    ["an unknown template", [{ metadata: { name: "logs" }, spec: { resources: { requests: { storage: "1Gi" } } } }], /no claim template .{0,4}logs/],
-    ["a bad quantity", [{ metadata: { name: "data" }, spec: { resources: { requests: { storage: "5 gigs" } } } }], /5 gigs/],
+    [
+      "an unknown template",
+      [{ metadata: { name: "logs" }, spec: { resources: { requests: { storage: "1Gi" } } } }],
+      /no claim template .{0,4}logs/,
+    ],
+    [
+      "a bad quantity",
+      [{ metadata: { name: "data" }, spec: { resources: { requests: { storage: "5 gigs" } } } }],
+      /5 gigs/,
+    ],
     ["a duplicate name", [...template("2Gi"), ...template("3Gi")], /given twice/],
     ["an empty array", [], /at least one claim template/],
     ["a scalar", "5Gi", /expected an array of claim templates or a StatefulSet manifest/],
@@ -380,10 +437,17 @@ spec:
   });
 
   it("is 400 when the manifest names another set", async () => {
-    const manifest = { kind: "StatefulSet", metadata: { name: "db", namespace: "prod" }, spec: { selector: {}, volumeClaimTemplates: template("2Gi") } };
+    const manifest = {
+      kind: "StatefulSet",
+      metadata: { name: "db", namespace: "prod" },
+      spec: { selector: {}, volumeClaimTemplates: template("2Gi") },
+    };
     const res = await post(JSON.stringify(manifest), "application/json");
     expect(res.status).toBe(400);
-    expect((await res.json()).issues.map((i: { path: string }) => i.path)).toEqual(["metadata.name", "metadata.namespace"]);
+    expect((await res.json()).issues.map((i: { path: string }) => i.path)).toEqual([
+      "metadata.name",
+      "metadata.namespace",
+    ]);
   });
 
   it("is 400 for a bad step flag", async () => {
@@ -410,7 +474,12 @@ spec:
   });
 
   it("is 413 beyond the body limit and 405 for GET", async () => {
-    const res = await post(JSON.stringify(template("x".repeat(5000))), "application/json", "", makeApp({ bodyLimitBytes: 1024 }));
+    const res = await post(
+      JSON.stringify(template("x".repeat(5000))),
+      "application/json",
+      "",
+      makeApp({ bodyLimitBytes: 1024 }),
+    );
     expect(res.status).toBe(413);
     const get = await makeApp().request("/v1/statefulsets/default/web/templates", { headers: bearer });
     expect(get.status).toBe(405);
@@ -452,7 +521,10 @@ describe("POST /v1/relay", () => {
     const full = await post(body, await signed(body, "evt_4"), app);
     expect(full.status).toBe(503);
     expect(Number(full.headers.get("retry-after"))).toBeGreaterThanOrEqual(300);
-    expect(await full.json()).toEqual({ error: "Unavailable", message: "too many signed requests within the replay window: retry later" });
+    expect(await full.json()).toEqual({
+      error: "Unavailable",
+      message: "too many signed requests within the replay window: retry later",
+    });
     const replayed = await post(body, first, app);
     expect(replayed.status).toBe(401);
     expect(await replayed.json()).toMatchObject({ failure: "Replayed" });

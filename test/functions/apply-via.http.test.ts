@@ -3,8 +3,8 @@
 // decision (Blocked, with the fix), answered 200 like any other, never a 500.
 import { setupServer } from "msw/node";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { Keys } from "../../core/keys.js";
 import { KubeClient } from "../../adapters/kube/client.js";
+import { Keys } from "../../core/keys.js";
 import { createApp } from "../../functions/app.js";
 import { RecentIds } from "../../functions/auth.js";
 import { configFromEnv } from "../../functions/config.js";
@@ -24,17 +24,30 @@ afterAll(() => msw.close());
 
 const app = () => {
   const config = configFromEnv({ CLAIMSTEP_API_TOKEN: TOKEN });
-  const client = new KubeClient({ server: KUBE, headers: { Authorization: `Bearer ${KUBE_TOKEN}` }, retry: { attempts: 1 } });
+  const client = new KubeClient({
+    server: KUBE,
+    headers: { Authorization: `Bearer ${KUBE_TOKEN}` },
+    retry: { attempts: 1 },
+  });
   return createApp(wire({ client, config, now: () => NOW, replay: new RecentIds() }).deps);
 };
 
 const withApplyVia = (value: string) => {
   fake.reset();
-  fake.seed(...storageClassObjects(), ...statefulSetObjects({ desired: [{ name: "data", storage: "2Gi", storageClassName: "fast" }] }));
-  fake.update("statefulsets", "default", "web", (s) => (s.metadata.annotations = { ...s.metadata.annotations, [Keys.applyVia]: value }));
+  fake.seed(
+    ...storageClassObjects(),
+    ...statefulSetObjects({ desired: [{ name: "data", storage: "2Gi", storageClassName: "fast" }] }),
+  );
+  fake.update(
+    "statefulsets",
+    "default",
+    "web",
+    (s) => (s.metadata.annotations = { ...s.metadata.annotations, [Keys.applyVia]: value }),
+  );
 };
 
-const claimWrites = () => fake.http.requests().filter((r) => r.verb !== "get" && r.verb !== "list" && r.resource === "persistentvolumeclaims");
+const claimWrites = () =>
+  fake.http.requests().filter((r) => r.verb !== "get" && r.verb !== "list" && r.resource === "persistentvolumeclaims");
 
 beforeEach(() => fake.reset());
 
@@ -43,7 +56,9 @@ describe("claimstep.io/apply-via on the HTTP routes", () => {
     withApplyVia("PullRequest");
     const res = await app().request("/v1/statefulsets/default/web", { headers: bearer });
     expect(res.status).toBe(200);
-    const body = (await res.json()) as { decision: { phase: string; reason: string; message: string; action?: unknown } };
+    const body = (await res.json()) as {
+      decision: { phase: string; reason: string; message: string; action?: unknown };
+    };
     expect(body.decision).toMatchObject({ phase: "Blocked", reason: "InvalidApplyVia" });
     expect(body.decision.message).toBe(
       'StatefulSet default/web: annotation claimstep.io/apply-via="PullRequest" is not one of direct, pull-request: fix or remove it (absent = direct)',
@@ -71,6 +86,8 @@ describe("claimstep.io/apply-via on the HTTP routes", () => {
     expect(res.status).toBe(200);
     const body = (await res.json()) as { decision: { phase: string; reason: string; message: string } };
     expect(body.decision).toMatchObject({ phase: "Blocked", reason: "ActionNotSupported" });
-    expect(body.decision.message).toMatch(/no GitOps repository is configured: configure one, or set the annotation to direct/);
+    expect(body.decision.message).toMatch(
+      /no GitOps repository is configured: configure one, or set the annotation to direct/,
+    );
   });
 });

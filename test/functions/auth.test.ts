@@ -2,11 +2,11 @@ import { createHmac } from "node:crypto";
 import { Webhook } from "standardwebhooks";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import {
-  MAX_WEBHOOK_ID_BYTES,
-  RecentIds,
   bearerMatches,
   constantTimeEqual,
   decodeWebhookSecret,
+  MAX_WEBHOOK_ID_BYTES,
+  RecentIds,
   signWebhook,
   verifyWebhook,
   webhookHeaders,
@@ -42,7 +42,11 @@ describe("Standard Webhooks signing (the standardwebhooks package)", () => {
     const expected = createHmac("sha256", key).update(`msg_1.${ts}.${body}`).digest("base64");
     expect(signWebhook(secret, "msg_1", ts, body)).toBe(`v1,${expected}`);
     const headers = webhookHeaders(secret, "msg_1", now, body);
-    expect(headers).toEqual({ "webhook-id": "msg_1", "webhook-timestamp": String(ts), "webhook-signature": `v1,${expected}` });
+    expect(headers).toEqual({
+      "webhook-id": "msg_1",
+      "webhook-timestamp": String(ts),
+      "webhook-signature": `v1,${expected}`,
+    });
     // What the official library's verifier accepts, whatever claimstep makes of it.
     expect(() => new Webhook(secret).verify(body, headers)).not.toThrow();
   });
@@ -72,7 +76,10 @@ describe("verifyWebhook", () => {
     expect(verifyWebhook(input({ secrets: [otherSecret, secret] })).ok).toBe(true);
     expect(verifyWebhook(input({ secrets: [secret, otherSecret] })).ok).toBe(true);
     // Signed with the new secret while the receiver still lists the old one first.
-    expect(verifyWebhook(input({ secrets: [secret, otherSecret], signature: signWebhook(otherSecret, "msg_1", ts, body) })).ok).toBe(true);
+    expect(
+      verifyWebhook(input({ secrets: [secret, otherSecret], signature: signWebhook(otherSecret, "msg_1", ts, body) }))
+        .ok,
+    ).toBe(true);
   });
 
   it.each([
@@ -95,7 +102,9 @@ describe("verifyWebhook", () => {
 
   it("accepts a timestamp exactly at the tolerance edge", () => {
     const old = ts - 300;
-    expect(verifyWebhook(input({ timestamp: String(old), signature: signWebhook(secret, "msg_1", old, body) })).ok).toBe(true);
+    expect(
+      verifyWebhook(input({ timestamp: String(old), signature: signWebhook(secret, "msg_1", old, body) })).ok,
+    ).toBe(true);
   });
 
   it("never stores an over-long id, signed or not (a store of 10,000 ids of 16 KiB each is 160 MiB)", () => {
@@ -106,7 +115,9 @@ describe("verifyWebhook", () => {
     expect(verdict.ok ? "" : verdict.message).toMatch(/webhook-id is 201 bytes; at most 200/);
     expect(replay.size).toBe(0);
     const atLimit = "m".repeat(MAX_WEBHOOK_ID_BYTES);
-    expect(verifyWebhook(input({ replay, id: atLimit, signature: signWebhook(secret, atLimit, ts, body) })).ok).toBe(true);
+    expect(verifyWebhook(input({ replay, id: atLimit, signature: signWebhook(secret, atLimit, ts, body) })).ok).toBe(
+      true,
+    );
   });
 
   it("rejects a replayed id, but only once the signature was valid", () => {
@@ -137,7 +148,9 @@ describe("verifyWebhook", () => {
       const id = `other_${i}`;
       expect(verifyWebhook(input({ replay, id, signature: signWebhook(secret, id, ts, body) })).ok).toBe(true);
     }
-    const extra = verifyWebhook(input({ replay, id: "one_more", signature: signWebhook(secret, "one_more", ts, body) }));
+    const extra = verifyWebhook(
+      input({ replay, id: "one_more", signature: signWebhook(secret, "one_more", ts, body) }),
+    );
     expect(extra).toMatchObject({ ok: false, failure: "ReplayStoreFull", retryAfterSeconds: 301 });
     expect(verifyWebhook(input({ replay }))).toMatchObject({ ok: false, failure: "Replayed" });
   });

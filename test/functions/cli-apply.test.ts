@@ -6,12 +6,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import YAML from "yaml";
-import { applyScenarioManifest } from "../../adapters/sim/scenarios.js";
-import { SCENARIOS } from "../../functions/scenarios.js";
-import { SIM_SERVER } from "../../adapters/sim/http.js";
 import type { SimCluster } from "../../adapters/sim/cluster.js";
-import { main, type Target } from "../../functions/cli.js";
+import { SIM_SERVER } from "../../adapters/sim/http.js";
+import { applyScenarioManifest } from "../../adapters/sim/scenarios.js";
 import { warningTexts } from "../../functions/cli/apply.js";
+import { main, type Target } from "../../functions/cli.js";
+import { SCENARIOS } from "../../functions/scenarios.js";
 
 const dir = mkdtempSync(join(tmpdir(), "claimstep-apply-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -51,7 +51,8 @@ async function simApply(): Promise<{ sim: SimCluster; connect: () => Promise<Tar
 }
 
 const live = (sim: SimCluster) => sim.get("statefulsets", "default", "web")!;
-const desired = (sim: SimCluster) => JSON.parse(live(sim).metadata.annotations["claimstep.io/volume-claim-templates"]) as any[];
+const desired = (sim: SimCluster) =>
+  JSON.parse(live(sim).metadata.annotations["claimstep.io/volume-claim-templates"]) as any[];
 
 describe("claimstep apply", () => {
   it("on sim:apply: a bigger template goes through claimstep's webhook — its warning, 'configured', spec kept, the annotation at 3Gi; again: 'unchanged'", async () => {
@@ -59,7 +60,9 @@ describe("claimstep apply", () => {
     const path = manifestFile("3Gi");
     const { io, out, err } = capture();
     expect(await main(["apply", "-f", path], io, connect)).toBe(0);
-    expect(err.text).toBe("Warning: claimstep will grow data-web-* to 3Gi one ordinal at a time; see `claimstep status web`\n");
+    expect(err.text).toBe(
+      "Warning: claimstep will grow data-web-* to 3Gi one ordinal at a time; see `claimstep status web`\n",
+    );
     expect(out.text).toBe("statefulset.apps/web configured\n");
     expect(live(sim).spec.volumeClaimTemplates[0].spec.resources.requests.storage).toBe("1Gi");
     expect(desired(sim)[0].spec.resources.requests.storage).toBe("3Gi");
@@ -90,19 +93,31 @@ describe("claimstep apply", () => {
     expect(await main(["apply", "-f", manifestFile("3Gi"), "-o", "json"], io, connect)).toBe(0);
     const set = JSON.parse(out.text);
     expect(set.kind).toBe("StatefulSet");
-    expect(JSON.parse(set.metadata.annotations["claimstep.io/volume-claim-templates"])[0].spec.resources.requests.storage).toBe("3Gi");
+    expect(
+      JSON.parse(set.metadata.annotations["claimstep.io/volume-claim-templates"])[0].spec.resources.requests.storage,
+    ).toBe("3Gi");
   });
 
   it("a set that is not opted in: the server's 422, with the fix; nothing written (exit 1)", async () => {
     const { sim, connect } = await simApply();
     // The label off first, as a person would (the webhook still sees the old object labelled).
-    await sim.admin.mergePatch("statefulsets", "default", "web", { metadata: { labels: null } }, { fieldManager: "kubectl" });
+    await sim.admin.mergePatch(
+      "statefulsets",
+      "default",
+      "web",
+      { metadata: { labels: null } },
+      { fieldManager: "kubectl" },
+    );
     const before = live(sim);
     const { io, out, err } = capture();
     expect(await main(["apply", "-f", manifestFile("3Gi", (m) => delete m.metadata.labels)], io, connect)).toBe(1);
     expect(out.text).toBe("");
-    expect(err.text).toContain(`claimstep apply: statefulset.apps/web in default: StatefulSet.apps "web" is invalid: spec: Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals'`);
-    expect(err.text).toContain("label the set claimstep.io/admission=enabled or install the webhook: docs/admission.md. Nothing was written.");
+    expect(err.text).toContain(
+      `claimstep apply: statefulset.apps/web in default: StatefulSet.apps "web" is invalid: spec: Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals'`,
+    );
+    expect(err.text).toContain(
+      "label the set claimstep.io/admission=enabled or install the webhook: docs/admission.md. Nothing was written.",
+    );
     expect(live(sim)).toEqual(before);
   });
 
@@ -111,11 +126,24 @@ describe("claimstep apply", () => {
     const cases: [string[], RegExp][] = [
       [["apply"], /apply: name the manifest: claimstep apply -f sts\.yaml/],
       [["apply", "-f", join(dir, "nope.yaml")], /apply: .*nope\.yaml: no such file/],
-      [["apply", "-f", file("two.yaml", YAML.stringify(applyScenarioManifest()) + "---\n" + YAML.stringify(applyScenarioManifest()))], /holds 2 documents: claimstep apply takes one StatefulSet/],
-      [["apply", "-f", file("cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")], /holds v1 ConfigMap, not an apps\/v1 StatefulSet/],
+      [
+        [
+          "apply",
+          "-f",
+          file("two.yaml", `${YAML.stringify(applyScenarioManifest())}---\n${YAML.stringify(applyScenarioManifest())}`),
+        ],
+        /holds 2 documents: claimstep apply takes one StatefulSet/,
+      ],
+      [
+        ["apply", "-f", file("cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")],
+        /holds v1 ConfigMap, not an apps\/v1 StatefulSet/,
+      ],
       [["apply", "-f", file("empty.yaml", "# nothing\n")], /holds no document/],
       [["apply", "-f", file("bad.yaml", "kind: [StatefulSet\n")], /is not valid YAML or JSON/],
-      [["apply", "-f", file("ns.json", JSON.stringify(applyScenarioManifest())), "-n", "db"], /the namespace from the provided object "default" does not match the namespace "db"/],
+      [
+        ["apply", "-f", file("ns.json", JSON.stringify(applyScenarioManifest())), "-n", "db"],
+        /the namespace from the provided object "default" does not match the namespace "db"/,
+      ],
       [["apply", "-f", manifestFile("2Gi"), "web"], /unexpected argument "web"/],
     ];
     for (const [argv, message] of cases) {

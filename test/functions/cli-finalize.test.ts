@@ -16,7 +16,9 @@ describe("claimstep finalize", () => {
     const s = await simOf("grow");
     const { io, err } = capture();
     expect(await main(["finalize", "web"], io, s.connect)).toBe(1);
-    expect(err.text).toMatch(/finalize: default\/web is Progressing \(ClaimUpdated\): the re-create starts only once the rollout is complete; run `claimstep run web` first\. Nothing written/);
+    expect(err.text).toMatch(
+      /finalize: default\/web is Progressing \(ClaimUpdated\): the re-create starts only once the rollout is complete; run `claimstep run web` first\. Nothing written/,
+    );
     expect(s.claimstepWrites()).toBe(0);
   });
 
@@ -26,7 +28,9 @@ describe("claimstep finalize", () => {
     const before = s.claimstepWrites();
     const { io, out } = capture();
     expect(await main(["finalize", "web", "--dry-run"], io, s.connect)).toBe(0);
-    expect(out.text).toMatch(/default\/web: dry run, nothing written\. re-create with the new claim templates \(record: ConfigMap default\/claimstep-recreate-web\)/);
+    expect(out.text).toMatch(
+      /default\/web: dry run, nothing written\. re-create with the new claim templates \(record: ConfigMap default\/claimstep-recreate-web\)/,
+    );
     expect(out.text).toContain("  data: storage 1Gi → 2Gi");
     expect(out.text).toContain("  wal: volumeAttributesClassName silver → gold");
     expect(out.text).toMatch(/Progressing +RecordWritten/);
@@ -38,18 +42,34 @@ describe("claimstep finalize", () => {
     expect(await main(["run", "web"], capture().io, s.connect)).toBe(0);
     const old = s.sim.get("statefulsets", "default", "web")!;
     const pods = Object.fromEntries(s.sim.list("pods", "default").map((p) => [p.metadata.name, p.metadata.uid]));
-    const claims = s.sim.list("persistentvolumeclaims", "default").map((c) => c.metadata.uid).sort();
+    const claims = s.sim
+      .list("persistentvolumeclaims", "default")
+      .map((c) => c.metadata.uid)
+      .sort();
     const { io, out } = capture();
     expect(await main(["finalize", "web"], io, s.connect)).toBe(0);
     const set = s.sim.get("statefulsets", "default", "web")!;
     expect(set.metadata.uid).not.toBe(old.metadata.uid);
-    expect(set.spec.volumeClaimTemplates.map((t: any) => [t.metadata.name, t.spec.resources.requests.storage, t.spec.volumeAttributesClassName ?? null])).toEqual([
+    expect(
+      set.spec.volumeClaimTemplates.map((t: any) => [
+        t.metadata.name,
+        t.spec.resources.requests.storage,
+        t.spec.volumeAttributesClassName ?? null,
+      ]),
+    ).toEqual([
       ["data", "2Gi", null],
       ["wal", "1Gi", "gold"],
     ]);
     expect(set.metadata.annotations).not.toHaveProperty("claimstep.io/volume-claim-templates");
-    expect(Object.fromEntries(s.sim.list("pods", "default").map((p) => [p.metadata.name, p.metadata.uid]))).toEqual(pods);
-    expect(s.sim.list("persistentvolumeclaims", "default").map((c) => c.metadata.uid).sort()).toEqual(claims);
+    expect(Object.fromEntries(s.sim.list("pods", "default").map((p) => [p.metadata.name, p.metadata.uid]))).toEqual(
+      pods,
+    );
+    expect(
+      s.sim
+        .list("persistentvolumeclaims", "default")
+        .map((c) => c.metadata.uid)
+        .sort(),
+    ).toEqual(claims);
     expect(s.sim.get("configmaps", "default", "claimstep-recreate-web")).toBeUndefined();
     expect(out.text).toMatch(/SetRecreated/);
     // A second finalize has nothing left to do.

@@ -1,8 +1,8 @@
 // `claimstep set … --hold-pods` (P5): the desired templates, ClaimsFirst and the held partition
 // (the user's recorded) in one patch of the StatefulSet; refused without a pod writer.
 import { describe, expect, it } from "vitest";
-import { main } from "../../functions/cli.js";
 import { Keys } from "../../core/keys.js";
+import { main } from "../../functions/cli.js";
 import { simOf } from "../support/cli-target.js";
 
 const capture = () => {
@@ -22,7 +22,10 @@ describe("set --hold-pods", () => {
     expect(set.metadata.annotations[Keys.userPartition]).toBe("0");
     expect(set.metadata.annotations[Keys.podCoordination]).toBe("ClaimsFirst");
     expect(set.metadata.annotations[Keys.templates]).toMatch(/"4Gi"/);
-    const patches = s.sim.http.requests().slice(before).filter((r) => r.verb === "patch" && r.resource === "statefulsets");
+    const patches = s.sim.http
+      .requests()
+      .slice(before)
+      .filter((r) => r.verb === "patch" && r.resource === "statefulsets");
     expect(patches).toHaveLength(1);
     expect(out.text).toMatch(/pods held: partition 0 → 3 \(yours, 0, recorded in claimstep.io\/user-partition\)/);
   });
@@ -39,7 +42,13 @@ describe("set --hold-pods", () => {
 
   it("keeps a partition the user set, recorded", async () => {
     const s = await simOf("opted-out");
-    await s.sim.admin.mergePatch("statefulsets", "default", "web", { spec: { updateStrategy: { rollingUpdate: { partition: 1 } } } }, { fieldManager: "kubectl" });
+    await s.sim.admin.mergePatch(
+      "statefulsets",
+      "default",
+      "web",
+      { spec: { updateStrategy: { rollingUpdate: { partition: 1 } } } },
+      { fieldManager: "kubectl" },
+    );
     expect(await main(["set", "web", "data", "--storage", "4Gi", "--hold-pods"], capture().io, s.connect)).toBe(0);
     const set = (await s.sim.admin.get("statefulsets", "default", "web")) as any;
     expect(set.metadata.annotations[Keys.userPartition]).toBe("1");

@@ -4,24 +4,36 @@
 // lists every command in its help, copes with a terminal that reports 0×0, counts in the
 // singular, and `step --all` prints each set's message, as `step <name>` does.
 import { describe, expect, it } from "vitest";
-import { COMMAND_NAMES, HELP, main } from "../../functions/cli.js";
 import { parseDuration } from "../../functions/cli/context.js";
+import { COMMAND_NAMES, HELP, main } from "../../functions/cli.js";
 import { simOf } from "../support/cli-target.js";
 
 const capture = (isTTY = false, env: Record<string, string> = { NO_COLOR: "1" }) => {
-  const out = { text: "", isTTY, write: (s: string) => void (out.text += s) } as { text: string; isTTY: boolean; write: (s: string) => void; rows?: number; columns?: number };
+  const out = { text: "", isTTY, write: (s: string) => void (out.text += s) } as {
+    text: string;
+    isTTY: boolean;
+    write: (s: string) => void;
+    rows?: number;
+    columns?: number;
+  };
   const err = { text: "", write: (s: string) => void (err.text += s) };
   return { io: { stdout: out, stderr: err, env }, out, err };
 };
 
 describe("kubectl's flag syntax (pflag)", () => {
   it.each([
-    [["plan", "web", "-o=json"], (out: string) => expect(JSON.parse(out).decision.ref).toEqual({ namespace: "default", name: "web" })],
+    [
+      ["plan", "web", "-o=json"],
+      (out: string) => expect(JSON.parse(out).decision.ref).toEqual({ namespace: "default", name: "web" }),
+    ],
     [["plan", "web", "-ojson"], (out: string) => expect(JSON.parse(out).decision.phase).toBe("Progressing")],
     [["plan", "web", "-n=default", "--output=yaml"], (out: string) => expect(out).toMatch(/^decision:\n/)],
     [["status", "-A=true", "-o", "json"], (out: string) => expect(JSON.parse(out)).toHaveLength(1)],
     [["status", "--all-namespaces=false", "-o", "json"], (out: string) => expect(JSON.parse(out)).toHaveLength(1)],
-    [["step", "--all", "--dry-run=true", "-o", "json"], (out: string) => expect(JSON.parse(out).stepped[0].outcome).toBe("dry-run")],
+    [
+      ["step", "--all", "--dry-run=true", "-o", "json"],
+      (out: string) => expect(JSON.parse(out).stepped[0].outcome).toBe("dry-run"),
+    ],
   ])("%j works", async (argv, check) => {
     const s = await simOf("grow");
     const { io, out, err } = capture();
@@ -36,7 +48,10 @@ describe("kubectl's flag syntax (pflag)", () => {
     [["plan", "web", "-o"], "claimstep plan: flag needs an argument: 'o' in -o\n"],
     [["plan", "web", "--bogus"], "claimstep plan: unknown flag: --bogus\n"],
     [["plan", "web", "-x"], "claimstep plan: unknown shorthand flag: 'x' in -x\n"],
-    [["status", "-A=maybe"], `claimstep status: invalid argument "maybe" for "-A, --all-namespaces" flag: strconv.ParseBool: parsing "maybe": invalid syntax\n`],
+    [
+      ["status", "-A=maybe"],
+      `claimstep status: invalid argument "maybe" for "-A, --all-namespaces" flag: strconv.ParseBool: parsing "maybe": invalid syntax\n`,
+    ],
   ])("%j fails as kubectl does, with the command's usage", async (argv, first) => {
     const s = await simOf("grow");
     const { io, out, err } = capture();
@@ -47,12 +62,17 @@ describe("kubectl's flag syntax (pflag)", () => {
   });
 
   it("a value that starts with '-' is the flag's value, after '=' or as the next argument (kubectl takes it)", async () => {
-    for (const argv of [["set", "web", "data", "--storage=-5Gi"], ["set", "web", "data", "--storage", "-5Gi"]]) {
+    for (const argv of [
+      ["set", "web", "data", "--storage=-5Gi"],
+      ["set", "web", "data", "--storage", "-5Gi"],
+    ]) {
       const s = await simOf("grow");
       const before = await s.annotations();
       const { io, err } = capture();
       expect(await main(argv, io, s.connect), argv.join(" ")).toBe(1);
-      expect(err.text).toBe(`claimstep: set: --storage "-5Gi": a claim's size cannot be negative; give a size such as 20Gi. Nothing written\n`);
+      expect(err.text).toBe(
+        `claimstep: set: --storage "-5Gi": a claim's size cannot be negative; give a size such as 20Gi. Nothing written\n`,
+      );
       expect(await s.annotations()).toEqual(before);
       expect(s.writes()).toBe(0);
     }
@@ -71,7 +91,9 @@ describe("durations as Go (and kubectl) write them", () => {
   ])("%s → %d ms", (s, ms) => expect(parseDuration(s, "timeout")).toBe(ms));
 
   it.each(["-1s", "1d", "1m30", "m", "1 m", ""])("%j is refused naming the flag", (s) => {
-    expect(() => parseDuration(s, "timeout")).toThrow(new RegExp(`^--timeout ${JSON.stringify(s).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}: `));
+    expect(() => parseDuration(s, "timeout")).toThrow(
+      new RegExp(`^--timeout ${JSON.stringify(s).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}: `),
+    );
   });
 
   it("run --timeout 1m30s runs (and gives up after 90 s of the cluster's time)", async () => {
@@ -85,7 +107,14 @@ describe("durations as Go (and kubectl) write them", () => {
 });
 
 describe("kind/NAME, as kubectl names a StatefulSet", () => {
-  it.each(["sts/web", "statefulset/web", "statefulsets/web", "statefulset.apps/web", "statefulsets.apps/web", "StatefulSet/web"])("plan %s is plan web", async (name) => {
+  it.each([
+    "sts/web",
+    "statefulset/web",
+    "statefulsets/web",
+    "statefulset.apps/web",
+    "statefulsets.apps/web",
+    "StatefulSet/web",
+  ])("plan %s is plan web", async (name) => {
     const s = await simOf("grow");
     const { io, out, err } = capture();
     expect(await main(["plan", name, "-o", "json"], io, s.connect), err.text).toBe(0);
@@ -110,30 +139,54 @@ describe("kind/NAME, as kubectl names a StatefulSet", () => {
 describe("a mistyped command", () => {
   it("suggests the command as cobra does", async () => {
     // Within 2 edits, or a prefix, in name order (cobra's SuggestionsMinimumDistance and sorting).
-    for (const [typed, meant] of [["plna", "plan"], ["stat", "set\n\tstatus\n\tstep"], ["finalise", "finalize"], ["aply", "apply"], ["vers", "version"]]) {
+    for (const [typed, meant] of [
+      ["plna", "plan"],
+      ["stat", "set\n\tstatus\n\tstep"],
+      ["finalise", "finalize"],
+      ["aply", "apply"],
+      ["vers", "version"],
+    ]) {
       const { io, err } = capture();
       expect(await main([typed!, "web"], io)).toBe(1);
-      expect(err.text).toBe(`claimstep: unknown command "${typed}" for "claimstep"\n\nDid you mean this?\n\t${meant}\n\nRun 'claimstep --help' for usage.\n`);
+      expect(err.text).toBe(
+        `claimstep: unknown command "${typed}" for "claimstep"\n\nDid you mean this?\n\t${meant}\n\nRun 'claimstep --help' for usage.\n`,
+      );
     }
     // A bad flag after a mistyped command: the command is what is wrong.
     const both = capture();
     expect(await main(["plna", "web", "--bogus"], both.io)).toBe(1);
-    expect(both.err.text).toMatch(/^claimstep: unknown command "plna" for "claimstep"\n\nDid you mean this\?\n\tplan\n/);
+    expect(both.err.text).toMatch(
+      /^claimstep: unknown command "plna" for "claimstep"\n\nDid you mean this\?\n\tplan\n/,
+    );
   });
 
   it("without a near one, lists the commands", async () => {
     const { io, err } = capture();
     expect(await main(["frobnicate"], io)).toBe(1);
-    expect(err.text).toMatch(/^claimstep: unknown command "frobnicate" for "claimstep"\n\nCommands: plan, step, run, status, set, finalize, /);
+    expect(err.text).toMatch(
+      /^claimstep: unknown command "frobnicate" for "claimstep"\n\nCommands: plan, step, run, status, set, finalize, /,
+    );
   });
 });
 
 describe("set --storage is checked as a flag", () => {
   it.each([
-    ["10Gb", `claimstep: set: --storage "10Gb": not a Kubernetes quantity; did you mean 10G or 10Gi? Nothing written\n`],
-    ["10GiB", `claimstep: set: --storage "10GiB": not a Kubernetes quantity; did you mean 10G or 10Gi? Nothing written\n`],
-    ["5 gigs", `claimstep: set: --storage "5 gigs": not a Kubernetes quantity (examples: 20Gi, 500M, 1.5Ti). Nothing written\n`],
-    ["0", `claimstep: set: --storage "0": a claim's size must be above zero; give a size such as 20Gi. Nothing written\n`],
+    [
+      "10Gb",
+      `claimstep: set: --storage "10Gb": not a Kubernetes quantity; did you mean 10G or 10Gi? Nothing written\n`,
+    ],
+    [
+      "10GiB",
+      `claimstep: set: --storage "10GiB": not a Kubernetes quantity; did you mean 10G or 10Gi? Nothing written\n`,
+    ],
+    [
+      "5 gigs",
+      `claimstep: set: --storage "5 gigs": not a Kubernetes quantity (examples: 20Gi, 500M, 1.5Ti). Nothing written\n`,
+    ],
+    [
+      "0",
+      `claimstep: set: --storage "0": a claim's size must be above zero; give a size such as 20Gi. Nothing written\n`,
+    ],
   ])("--storage %j names the flag, not the annotation", async (storage, message) => {
     const s = await simOf("grow");
     const { io, err } = capture();
@@ -145,18 +198,25 @@ describe("set --storage is checked as a flag", () => {
 });
 
 describe("arguments before the cluster", () => {
-  it.each([["plan"], ["step"], ["run"], ["set"], ["set", "web"], ["finalize"], ["status", "-w"]])("%j asks for the name before looking for a kubeconfig", async (...argv) => {
-    const { io, err } = capture(false, { NO_COLOR: "1", KUBECONFIG: "/nonexistent/kubeconfig", HOME: "/nonexistent" });
-    let connected = false;
-    const connect = async () => {
-      connected = true;
-      throw new Error("cannot load kubeconfig");
-    };
-    expect(await main(argv, io, connect)).toBe(1);
-    expect(connected).toBe(false);
-    expect(err.text).toMatch(/name the (StatefulSet|claim template)/);
-    expect(err.text).not.toMatch(/kubeconfig/);
-  });
+  it.each([["plan"], ["step"], ["run"], ["set"], ["set", "web"], ["finalize"], ["status", "-w"]])(
+    "%j asks for the name before looking for a kubeconfig",
+    async (...argv) => {
+      const { io, err } = capture(false, {
+        NO_COLOR: "1",
+        KUBECONFIG: "/nonexistent/kubeconfig",
+        HOME: "/nonexistent",
+      });
+      let connected = false;
+      const connect = async () => {
+        connected = true;
+        throw new Error("cannot load kubeconfig");
+      };
+      expect(await main(argv, io, connect)).toBe(1);
+      expect(connected).toBe(false);
+      expect(err.text).toMatch(/name the (StatefulSet|claim template)/);
+      expect(err.text).not.toMatch(/kubeconfig/);
+    },
+  );
 });
 
 describe("help", () => {
@@ -171,7 +231,9 @@ describe("help", () => {
     expect(help.out.text).not.toMatch(/--cluster/);
     const refused = capture();
     expect(await main(["relay", "--url", "http://127.0.0.1:9/v1/relay", "--cluster", "sim"], refused.io)).toBe(1);
-    expect(refused.err.text).toMatch(/^claimstep relay: --cluster is not a flag of relay: relay watches a real cluster.*\n\nclaimstep relay — /);
+    expect(refused.err.text).toMatch(
+      /^claimstep relay: --cluster is not a flag of relay: relay watches a real cluster.*\n\nclaimstep relay — /,
+    );
   });
 });
 
@@ -219,7 +281,11 @@ describe("step --all (item 17)", () => {
     expect(all.out.text).toBe(`default/web  Blocked  ExpansionNotAllowed  ${message}  (nothing to apply)\n`);
     const json = capture();
     expect(await main(["step", "--all", "-o", "json"], json.io, s.connect)).toBe(2);
-    expect(JSON.parse(json.out.text).stepped[0]).toMatchObject({ phase: "Blocked", reason: "ExpansionNotAllowed", message });
+    expect(JSON.parse(json.out.text).stepped[0]).toMatchObject({
+      phase: "Blocked",
+      reason: "ExpansionNotAllowed",
+      message,
+    });
   });
 });
 

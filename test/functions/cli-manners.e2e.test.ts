@@ -2,13 +2,14 @@
 // `claimstep … | head -1`), it stops writing and exits cleanly, with no EPIPE stack trace; serve
 // with a bad port or a port in use exits at once with one line.
 import { spawn } from "node:child_process";
-import { createServer } from "node:net";
 import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 
 import { ROOT, runClaimstep } from "../support/spawn-cli.js";
+
 // The simulated cluster's saved state goes to a directory of this test's own.
 const STATE = mkdtempSync(join(tmpdir(), "claimstep-pipe-"));
 afterAll(() => rmSync(STATE, { recursive: true, force: true }));
@@ -26,7 +27,10 @@ interface Closed {
 /** Spawn claimstep; the reader closes stdout after `lines` lines (0: before anything is written). */
 const closedEarly = (lines: number, ...args: string[]) =>
   new Promise<Closed>((resolve, reject) => {
-    const child = spawn(process.execPath, [`${ROOT}bin/claimstep.js`, ...args], { cwd: ROOT, env: { ...process.env, ...ENV } });
+    const child = spawn(process.execPath, [`${ROOT}bin/claimstep.js`, ...args], {
+      cwd: ROOT,
+      env: { ...process.env, ...ENV },
+    });
     let read = "";
     let stderr = "";
     if (lines === 0) child.stdout.destroy();
@@ -54,11 +58,7 @@ describe("claimstep | a reader that closes early", () => {
   });
 
   it("a reader gone before the first line: exit 0, no EPIPE trace", async () => {
-    for (const args of [
-      ["run", "web", "--cluster", "sim:vac"],
-      ["--help"],
-      ["completion", "bash"],
-    ]) {
+    for (const args of [["run", "web", "--cluster", "sim:vac"], ["--help"], ["completion", "bash"]]) {
       const r = await closedEarly(0, ...args);
       expect(r.stderr, args.join(" ")).toBe("");
       expect(r.code, args.join(" ")).toBe(0);
@@ -73,7 +73,9 @@ describe("claimstep serve that cannot listen", () => {
   it("--port abc: exit 1 at once, one line (it used to hang)", async () => {
     const r = await serve("--port", "abc");
     expect(r.code).toBe(1);
-    expect(r.stderr).toBe(`claimstep: serve: --port "abc" is not a port: give a number from 1 to 65535 (0: any free one), e.g. --port 8080\n`);
+    expect(r.stderr).toBe(
+      `claimstep: serve: --port "abc" is not a port: give a number from 1 to 65535 (0: any free one), e.g. --port 8080\n`,
+    );
   });
 
   it("a port in use: exit 1, one line naming the fix (no EADDRINUSE trace)", async () => {
@@ -83,7 +85,9 @@ describe("claimstep serve that cannot listen", () => {
     try {
       const r = await serve("--port", String(port));
       expect(r.code).toBe(1);
-      expect(r.stderr).toBe(`claimstep: cannot listen on 127.0.0.1:${port}: the port is in use (EADDRINUSE); stop what listens there or choose another with --port (or PORT)\n`);
+      expect(r.stderr).toBe(
+        `claimstep: cannot listen on 127.0.0.1:${port}: the port is in use (EADDRINUSE); stop what listens there or choose another with --port (or PORT)\n`,
+      );
     } finally {
       busy.close();
     }

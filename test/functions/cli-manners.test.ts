@@ -7,14 +7,14 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import YAML from "yaml";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import YAML from "yaml";
 import { SCENARIO_NAMES } from "../../adapters/sim/scenario-names.js";
-import { simOf } from "../support/cli-target.js";
 import { Keys } from "../../core/keys.js";
 import { main } from "../../functions/cli.js";
 import { runStep } from "../../functions/step.js";
-import { serveSim, statefulSetObjects, storageClassObjects, type SocketSim } from "../support/index.js";
+import { simOf } from "../support/cli-target.js";
+import { type SocketSim, serveSim, statefulSetObjects, storageClassObjects } from "../support/index.js";
 
 const capture = (isTTY = false, env: Record<string, string> = {}) => {
   const out = { text: "", isTTY, write: (s: string) => void (out.text += s) };
@@ -34,9 +34,17 @@ describe("per-command flags and usage", () => {
     expect(plan.out.text).toBe("");
     const status = capture();
     expect(await main(["status", "--dry-run"], status.io, s.connect)).toBe(1);
-    expect(status.err.text).toMatch(/^claimstep status: --dry-run is not a flag of status \(it is a flag of step, finalize, apply, admission, set\)/);
+    expect(status.err.text).toMatch(
+      /^claimstep status: --dry-run is not a flag of status \(it is a flag of step, finalize, apply, admission, set\)/,
+    );
     expect(status.err.text).toMatch(/claimstep status \[<statefulset>\] \[-A\]/);
-    for (const argv of [["plan", "web", "-A"], ["run", "web", "--vac", "gold"], ["serve", "-n", "db"], ["set", "web", "data", "--storage", "3Gi", "--watch"], ["plan", "web", "extra"]]) {
+    for (const argv of [
+      ["plan", "web", "-A"],
+      ["run", "web", "--vac", "gold"],
+      ["serve", "-n", "db"],
+      ["set", "web", "data", "--storage", "3Gi", "--watch"],
+      ["plan", "web", "extra"],
+    ]) {
       const { io, err } = capture();
       expect(await main(argv, io, s.connect), argv.join(" ")).toBe(1);
       expect(err.text, argv.join(" ")).toMatch(new RegExp(`^claimstep ${argv[0]}: .*\\n\\nclaimstep ${argv[0]} — `));
@@ -52,7 +60,11 @@ describe("per-command flags and usage", () => {
   });
 
   it("<command> --help and help <command> print that command's flags and examples, exit 0", async () => {
-    for (const argv of [["status", "--help"], ["help", "status"], ["status", "web", "-h"]]) {
+    for (const argv of [
+      ["status", "--help"],
+      ["help", "status"],
+      ["status", "web", "-h"],
+    ]) {
       const { io, out } = capture();
       expect(await main(argv, io), argv.join(" ")).toBe(0);
       expect(out.text).toMatch(/^claimstep status — /);
@@ -90,7 +102,9 @@ describe("set", () => {
     expect(await s.annotations()).toEqual(before);
     expect(s.writes()).toBe(0);
     expect(out.text).toMatch(/^default\/web: dry run, nothing written\. It would write:/);
-    expect(out.text).toMatch(/claimstep\.io\/volume-claim-templates: revision \w+ → \w+ \(the live templates until now\)/);
+    expect(out.text).toMatch(
+      /claimstep\.io\/volume-claim-templates: revision \w+ → \w+ \(the live templates until now\)/,
+    );
     expect(out.text).toMatch(/ {4}data: spec\.resources\.requests\.storage: 1Gi → 5Gi\n/);
     expect(out.text).not.toMatch(/wal: /);
     expect(out.text).toMatch(/claimstep\.io\/volume-claim-update-strategy: OnClaimDelete → InPlace/);
@@ -98,14 +112,29 @@ describe("set", () => {
     expect(out.text).toMatch(/action: PatchClaim default\/data-web-2 storage=5Gi/);
 
     const json = capture();
-    expect(await main(["set", "web", "data", "--storage", "5Gi", "--vac", "gold", "--dry-run", "-o", "json"], json.io, s.connect)).toBe(0);
+    expect(
+      await main(
+        ["set", "web", "data", "--storage", "5Gi", "--vac", "gold", "--dry-run", "-o", "json"],
+        json.io,
+        s.connect,
+      ),
+    ).toBe(0);
     const o = JSON.parse(json.out.text);
-    expect(o).toMatchObject({ dryRun: true, changed: true, strategy: { from: "OnClaimDelete", to: "InPlace" }, plan: { outcome: { kind: "dry-run" } } });
+    expect(o).toMatchObject({
+      dryRun: true,
+      changed: true,
+      strategy: { from: "OnClaimDelete", to: "InPlace" },
+      plan: { outcome: { kind: "dry-run" } },
+    });
     expect(o.diff).toEqual([
       { template: "data", path: "spec.resources.requests.storage", from: "1Gi", to: "5Gi" },
       { template: "data", path: "spec.volumeAttributesClassName", from: null, to: "gold" },
     ]);
-    expect(o.plan.decision.action).toMatchObject({ claim: "data-web-2", storage: "5Gi", volumeAttributesClassName: "gold" });
+    expect(o.plan.decision.action).toMatchObject({
+      claim: "data-web-2",
+      storage: "5Gi",
+      volumeAttributesClassName: "gold",
+    });
     expect(await s.annotations()).toEqual(before);
     expect(s.writes()).toBe(0);
   });
@@ -135,13 +164,17 @@ describe("set", () => {
     const { io, out } = capture();
     expect(await main(["set", "web", "data", "--storage", "3Gi"], io, s.connect)).toBe(0);
     expect(out.text).toContain("Recovering from a failed expansion (Kubernetes ≥ 1.34):");
-    expect(out.text).toContain("data-web-2: its expansion to 1Ti failed (ControllerResizeInfeasible); claimstep brings it back down to 3Gi (above its capacity 1Gi)");
+    expect(out.text).toContain(
+      "data-web-2: its expansion to 1Ti failed (ControllerResizeInfeasible); claimstep brings it back down to 3Gi (above its capacity 1Gi)",
+    );
     expect(out.text).toMatch(/updating data-web-2: storage 1Ti → 3Gi/);
     expect(JSON.parse((await s.annotations())[Keys.templates])[0].spec.resources.requests.storage).toBe("3Gi");
     // At its capacity it cannot come down: refused, naming the smallest request the server accepts.
     const stuck = capture();
     expect(await main(["set", "web", "data", "--storage", "1Gi"], stuck.io, s.connect)).toBe(1);
-    expect(stuck.err.text).toContain("data-web-2's expansion failed, but Kubernetes lowers a request only above status.capacity: at least 1073741825 for it");
+    expect(stuck.err.text).toContain(
+      "data-web-2's expansion failed, but Kubernetes lowers a request only above status.capacity: at least 1073741825 for it",
+    );
     expect(JSON.parse((await s.annotations())[Keys.templates])[0].spec.resources.requests.storage).toBe("3Gi");
   });
 
@@ -150,7 +183,9 @@ describe("set", () => {
     const before = await s.annotations();
     const { io, out, err } = capture();
     expect(await main(["set", "web", "data", "--storage", "2Gi", "--vac", "nosuch"], io, s.connect)).toBe(1);
-    expect(err.text).toBe(`claimstep: set: VolumeAttributesClass "nosuch" not found (the cluster has: gold, silver); nothing written\n`);
+    expect(err.text).toBe(
+      `claimstep: set: VolumeAttributesClass "nosuch" not found (the cluster has: gold, silver); nothing written\n`,
+    );
     expect(out.text).toBe("");
     expect(await s.annotations()).toEqual(before);
     expect(s.writes()).toBe(0);
@@ -176,10 +211,15 @@ describe("run", () => {
     const s = await simOf("opted-out");
     const { io, err } = capture();
     expect(await main(["run", "web"], io, s.connect)).toBe(2);
-    expect(err.text).toMatch(/default\/web is left alone \(NotOptedIn\): claimstep\.io\/volume-claim-update-strategy is OnClaimDelete; set it to InPlace .*nothing was done/);
+    expect(err.text).toMatch(
+      /default\/web is left alone \(NotOptedIn\): claimstep\.io\/volume-claim-update-strategy is OnClaimDelete; set it to InPlace .*nothing was done/,
+    );
     const json = capture();
     expect(await main(["run", "web", "-o", "json"], json.io, s.connect)).toBe(2);
-    expect(JSON.parse(json.out.text.trim().split("\n").at(-1)!).decision).toMatchObject({ phase: "Idle", reason: "NotOptedIn" });
+    expect(JSON.parse(json.out.text.trim().split("\n").at(-1)!).decision).toMatchObject({
+      phase: "Idle",
+      reason: "NotOptedIn",
+    });
     expect(s.writes()).toBe(0);
   });
 });
@@ -188,7 +228,12 @@ describe("status --watch", () => {
   it("prints each transition while a controller steps the set, and exits 0 on Complete", async () => {
     // The controller (claimstep serve, a CronJob) steps the set while the watch waits.
     const s = await simOf("grow", async (sim) => {
-      await runStep({ reader: sim.reader, writers: sim.writers, ref: { namespace: "default", name: "web" }, now: sim.now() });
+      await runStep({
+        reader: sim.reader,
+        writers: sim.writers,
+        ref: { namespace: "default", name: "web" },
+        now: sim.now(),
+      });
     });
     const { io, out, err } = capture();
     expect(await main(["status", "web", "--watch", "--interval", "5s"], io, s.connect)).toBe(0);
@@ -215,8 +260,15 @@ describe("status --watch", () => {
 
     const idle = await simOf("grow"); // nobody steps it
     const t = capture();
-    expect(await main(["status", "web", "-w", "--interval", "1s", "--timeout", "10s", "-o", "json"], t.io, idle.connect)).toBe(1);
-    expect(t.out.text.trim().split("\n").map((l) => JSON.parse(l))).toEqual([expect.objectContaining({ phase: "-", reason: "NotObserved" })]);
+    expect(
+      await main(["status", "web", "-w", "--interval", "1s", "--timeout", "10s", "-o", "json"], t.io, idle.connect),
+    ).toBe(1);
+    expect(
+      t.out.text
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l)),
+    ).toEqual([expect.objectContaining({ phase: "-", reason: "NotObserved" })]);
     expect(t.err.text).toMatch(/default\/web is still - \(NotObserved\) after 10s/);
     expect(idle.writes()).toBe(0);
 
@@ -253,9 +305,31 @@ describe("-o json|yaml|wide", () => {
     const { io, out } = capture();
     expect(await main(["status", "-o", "wide"], io, s.connect)).toBe(0);
     const [header, row] = out.text.trim().split("\n");
-    expect(header!.split(/ {2,}/)).toEqual(["NAMESPACE", "NAME", "PHASE", "REASON", "UPDATED", "REVISION", "CURRENT", "STRATEGY", "IN-FLIGHT", "PENDING", "BLOCKED", "ORDINAL", "SINCE", "OBSERVED", "MESSAGE"]);
-    expect(row).toMatch(/^default +web +Progressing +ClaimUpdated +0\/3 +\w+ +- +InPlace +0 +3 +0 +2 +\S+Z +\S+Z +updating data-web-2/);
-    for (const argv of [["plan", "web", "-o", "wide"], ["status", "-o", "timeline"], ["version", "-o", "yaml"]]) {
+    expect(header!.split(/ {2,}/)).toEqual([
+      "NAMESPACE",
+      "NAME",
+      "PHASE",
+      "REASON",
+      "UPDATED",
+      "REVISION",
+      "CURRENT",
+      "STRATEGY",
+      "IN-FLIGHT",
+      "PENDING",
+      "BLOCKED",
+      "ORDINAL",
+      "SINCE",
+      "OBSERVED",
+      "MESSAGE",
+    ]);
+    expect(row).toMatch(
+      /^default +web +Progressing +ClaimUpdated +0\/3 +\w+ +- +InPlace +0 +3 +0 +2 +\S+Z +\S+Z +updating data-web-2/,
+    );
+    for (const argv of [
+      ["plan", "web", "-o", "wide"],
+      ["status", "-o", "timeline"],
+      ["version", "-o", "yaml"],
+    ]) {
       const r = capture();
       expect(await main(argv, r.io, s.connect), argv.join(" ")).toBe(1);
       expect(r.err.text).toMatch(/--output "\w+": use text/);
@@ -316,14 +390,27 @@ describe("completion", () => {
     try {
       writeFileSync(join(dir, "c.bash"), await script("bash"));
       const complete = (line: string) => {
-        const r = spawnSync("bash", ["-c", `source ${join(dir, "c.bash")}; COMP_LINE="$1"; COMP_POINT=\${#COMP_LINE}; _claimstep; printf '%s\\n' "\${COMPREPLY[@]}"`, "_", line], { encoding: "utf8" });
+        const r = spawnSync(
+          "bash",
+          [
+            "-c",
+            `source ${join(dir, "c.bash")}; COMP_LINE="$1"; COMP_POINT=\${#COMP_LINE}; _claimstep; printf '%s\\n' "\${COMPREPLY[@]}"`,
+            "_",
+            line,
+          ],
+          { encoding: "utf8" },
+        );
         expect(r.stderr).toBe("");
         return r.stdout.trim().split("\n").filter(Boolean);
       };
-      expect(complete("claimstep ")).toEqual(expect.arrayContaining(["plan", "step", "run", "status", "set", "serve", "relay", "completion", "help"]));
+      expect(complete("claimstep ")).toEqual(
+        expect.arrayContaining(["plan", "step", "run", "status", "set", "serve", "relay", "completion", "help"]),
+      );
       expect(complete("claimstep st")).toEqual(["step", "status"]);
       const set = complete("claimstep -n db set web data --");
-      expect(set).toEqual(expect.arrayContaining(["--storage", "--vac", "--dry-run", "--allow-smaller", "--namespace", "--output"]));
+      expect(set).toEqual(
+        expect.arrayContaining(["--storage", "--vac", "--dry-run", "--allow-smaller", "--namespace", "--output"]),
+      );
       expect(set).not.toContain("--watch");
       expect(complete("claimstep status -")).toEqual(expect.arrayContaining(["-w", "--watch", "-A"]));
       expect(complete("claimstep run web --cluster sim:fl")).toEqual(["flaky-api"]);
@@ -362,7 +449,9 @@ describe("clean errors", () => {
     ] as const) {
       const { io, err } = capture(false, env);
       expect(await main([...argv], io), argv.join(" ")).toBe(1);
-      expect(err.text).toMatch(new RegExp(`^claimstep: serve: ${source} "\\w+" is not a port: give a number from 1 to 65535`));
+      expect(err.text).toMatch(
+        new RegExp(`^claimstep: serve: ${source} "\\w+" is not a port: give a number from 1 to 65535`),
+      );
       expect(err.text.trim().split("\n")).toHaveLength(1);
     }
   });
@@ -374,7 +463,9 @@ describe("clean errors", () => {
     try {
       const { io, err } = capture(false, token);
       expect(await main(["serve", "--cluster", "sim", "--port", String(port)], io)).toBe(1);
-      expect(err.text).toBe(`claimstep: cannot listen on 127.0.0.1:${port}: the port is in use (EADDRINUSE); stop what listens there or choose another with --port (or PORT)\n`);
+      expect(err.text).toBe(
+        `claimstep: cannot listen on 127.0.0.1:${port}: the port is in use (EADDRINUSE); stop what listens there or choose another with --port (or PORT)\n`,
+      );
     } finally {
       busy.close();
     }
@@ -385,7 +476,13 @@ describe("clean errors", () => {
     const dir = mkdtempSync(join(tmpdir(), "claimstep-kubeconfig-"));
     beforeAll(async () => {
       kube = await serveSim({}); // anonymous, plain HTTP: as `kubectl proxy` serves the API
-      kube.fake.seed(...storageClassObjects(), ...statefulSetObjects({ namespace: "default", desired: [{ name: "data", storage: "2Gi", storageClassName: "fast" }] }));
+      kube.fake.seed(
+        ...storageClassObjects(),
+        ...statefulSetObjects({
+          namespace: "default",
+          desired: [{ name: "data", storage: "2Gi", storageClassName: "fast" }],
+        }),
+      );
     });
     afterAll(async () => {
       await kube.close();
@@ -408,14 +505,21 @@ current-context: proxy
       const { io, out, err } = capture();
       expect(await main(["plan", "web", "--kubeconfig", kubeconfig, "-o", "json"], io)).toBe(0);
       expect(err.text).toBe("");
-      expect(JSON.parse(out.text).decision).toMatchObject({ ref: { namespace: "default", name: "web" }, action: { claim: "data-web-2" } });
+      expect(JSON.parse(out.text).decision).toMatchObject({
+        ref: { namespace: "default", name: "web" },
+        action: { claim: "data-web-2" },
+      });
     });
 
     it("KUBECONFIG naming a missing file names the variable and the path", async () => {
       vi.stubEnv("KUBECONFIG", join(dir, "nonexistent"));
       const { io, err } = capture();
       expect(await main(["plan", "web"], io)).toBe(1);
-      expect(err.text).toMatch(new RegExp(`^claimstep: cannot load kubeconfig from \\$KUBECONFIG \\(KUBECONFIG=${join(dir, "nonexistent")}\\): ENOENT`));
+      expect(err.text).toMatch(
+        new RegExp(
+          `^claimstep: cannot load kubeconfig from \\$KUBECONFIG \\(KUBECONFIG=${join(dir, "nonexistent")}\\): ENOENT`,
+        ),
+      );
       expect(err.text).toMatch(/unset it, or pass --kubeconfig\n$/);
       expect(err.text).not.toMatch(/\(default\)/);
     });

@@ -6,9 +6,9 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { main, simTarget, type CliIO, type Flags, type Target } from "../../functions/cli.js";
-import { persistentSimTarget } from "../../functions/cli/sim-target.js";
 import * as stateFile from "../../adapters/sim/state-file.js";
+import { persistentSimTarget } from "../../functions/cli/sim-target.js";
+import { type CliIO, type Flags, main, simTarget, type Target } from "../../functions/cli.js";
 import { runClaimstep } from "../support/spawn-cli.js";
 
 const capture = (env: CliIO["env"] = {}) => {
@@ -33,7 +33,8 @@ const claimstep = async (env: CliIO["env"], ...argv: string[]) => {
   return { code, out: out.text, err: err.text };
 };
 
-const KUBECONFIG = "apiVersion: v1\nkind: Config\nclusters:\n- name: prod\n  cluster:\n    server: https://prod.example:6443\n";
+const KUBECONFIG =
+  "apiVersion: v1\nkind: Config\nclusters:\n- name: prod\n  cluster:\n    server: https://prod.example:6443\n";
 
 describe("claimstep sim reset removes only a claimstep state file (item 14)", () => {
   it("refuses a file that is not a claimstep state file, names it, and leaves it as it was", async () => {
@@ -88,33 +89,58 @@ describe("--interval has a floor and --timeout always ends the command (item 15)
     it(`${command} --interval ${interval} is refused, naming the flag and the minimum, before anything is read or written`, async () => {
       const state = tmp();
       const argv = command === "status" ? ["status", "web", "-w"] : ["run", "web"];
-      const r = await claimstep({ XDG_STATE_HOME: state }, ...argv, "--cluster", "sim", "--interval", interval, "--timeout", "1m");
+      const r = await claimstep(
+        { XDG_STATE_HOME: state },
+        ...argv,
+        "--cluster",
+        "sim",
+        "--interval",
+        interval,
+        "--timeout",
+        "1m",
+      );
       expect(r.code).toBe(1);
       expect(r.err).toMatch(new RegExp(`--interval "${interval}": .*at least 1s`));
       expect(existsSync(join(state, "claimstep"))).toBe(false);
     });
   }
 
-  it("run --timeout ends the run by the wall clock when the target's clock does not move", { timeout: 20_000 }, async () => {
+  it("run --timeout ends the run by the wall clock when the target's clock does not move", {
+    timeout: 20_000,
+  }, async () => {
     const sim = await simTarget("sim:grow");
     const frozen = sim.now();
     // A cluster whose clock stands still (its controllers never finish): only the wall clock moves.
-    const stuck: Target = { ...sim, now: () => frozen, pause: (ms) => new Promise((resolve) => setTimeout(resolve, Math.min(ms, 50))) };
+    const stuck: Target = {
+      ...sim,
+      now: () => frozen,
+      pause: (ms) => new Promise((resolve) => setTimeout(resolve, Math.min(ms, 50))),
+    };
     const { io, err } = capture({});
-    const code = await main(["run", "web", "--cluster", "sim", "--interval", "1s", "--timeout", "1s"], io, async () => stuck);
+    const code = await main(
+      ["run", "web", "--cluster", "sim", "--interval", "1s", "--timeout", "1s"],
+      io,
+      async () => stuck,
+    );
     expect(code).toBe(1);
     expect(err.text).toMatch(/is still \w+ .* after 1s/);
   });
 });
 
 describe("two claimstep processes on one state file (item 18)", () => {
-  it("status -w beside run follows the run to Complete, and neither writes over the other", { timeout: 120_000 }, async () => {
+  it("status -w beside run follows the run to Complete, and neither writes over the other", {
+    timeout: 120_000,
+  }, async () => {
     const dir = tmp();
     const file = join(dir, "sim.json");
     const env = { NO_COLOR: "1", XDG_STATE_HOME: dir };
     const common = ["--cluster", "sim", "--sim-state", file];
     expect((await runClaimstep(["set", "web", "data", "--storage", "3Gi", ...common], env, 30_000)).code).toBe(0);
-    const watcher = runClaimstep(["status", "web", "-w", "--interval", "1s", "--timeout", "2h", ...common], env, 90_000);
+    const watcher = runClaimstep(
+      ["status", "web", "-w", "--interval", "1s", "--timeout", "2h", ...common],
+      env,
+      90_000,
+    );
     const run = await runClaimstep(["run", "web", ...common], env, 60_000);
     const watched = await watcher;
     expect(run.stderr).toBe("");
@@ -124,11 +150,15 @@ describe("two claimstep processes on one state file (item 18)", () => {
     expect(watched.stdout.trim().split("\n").at(-1)).toMatch(/default\/web {2}Complete {2}RolloutComplete/);
     // The run's work is what the file holds: every claim at 3Gi.
     const saved = JSON.parse(readFileSync(file, "utf8"));
-    const specs = saved.cluster.store.objects.persistentvolumeclaims.filter((p: any) => p.object.metadata.name.startsWith("data-")).map((p: any) => p.object.spec.resources.requests.storage);
+    const specs = saved.cluster.store.objects.persistentvolumeclaims
+      .filter((p: any) => p.object.metadata.name.startsWith("data-"))
+      .map((p: any) => p.object.spec.resources.requests.storage);
     expect(specs).toEqual(["3Gi", "3Gi", "3Gi"]);
   });
 
-  it("a writer refuses once, before doing anything, while another command holds the file", { timeout: 60_000 }, async () => {
+  it("a writer refuses once, before doing anything, while another command holds the file", {
+    timeout: 60_000,
+  }, async () => {
     const dir = tmp();
     const file = join(dir, "sim.json");
     const env = { NO_COLOR: "1", XDG_STATE_HOME: dir };
@@ -161,19 +191,26 @@ describe("two claimstep processes on one state file (item 18)", () => {
     expect((await runClaimstep(["run", "web", ...common], env, 60_000)).code).toBe(0);
   });
 
-  it("two runs started together: each completes or refuses once, clearly; no work is lost or reported twice", { timeout: 120_000 }, async () => {
+  it("two runs started together: each completes or refuses once, clearly; no work is lost or reported twice", {
+    timeout: 120_000,
+  }, async () => {
     const dir = tmp();
     const file = join(dir, "sim.json");
     mkdirSync(dir, { recursive: true });
     const env = { NO_COLOR: "1", XDG_STATE_HOME: dir };
     const common = ["--cluster", "sim", "--sim-state", file];
     expect((await runClaimstep(["set", "web", "data", "--storage", "3Gi", ...common], env, 30_000)).code).toBe(0);
-    const runs = await Promise.all([runClaimstep(["run", "web", ...common], env, 60_000), runClaimstep(["run", "web", ...common], env, 60_000)]);
+    const runs = await Promise.all([
+      runClaimstep(["run", "web", ...common], env, 60_000),
+      runClaimstep(["run", "web", ...common], env, 60_000),
+    ]);
     for (const r of runs) {
       if (r.code === 0) expect(r.stderr).toBe("");
       else {
         expect(r.code).toBe(1);
-        expect(r.stderr.trim().split("\n")).toEqual([expect.stringMatching(/another claimstep command \(run web, pid \d+\) is using/)]);
+        expect(r.stderr.trim().split("\n")).toEqual([
+          expect.stringMatching(/another claimstep command \(run web, pid \d+\) is using/),
+        ]);
       }
       expect(r.stderr).not.toMatch(/saved the simulated cluster while this one ran/);
     }
@@ -202,7 +239,9 @@ describe("two claimstep processes on one state file (item 18)", () => {
     };
     const { io, err } = capture({ HOME: dir });
     expect(await main(["run", "web", "--cluster", "sim", "--sim-state", file], io, connect)).toBe(1);
-    expect(err.text.trim().split("\n")).toEqual([`claimstep: ${file}: another claimstep command saved the simulated cluster while this one ran, so what this one did there is not saved (one command at a time per state file); run the command again`]);
+    expect(err.text.trim().split("\n")).toEqual([
+      `claimstep: ${file}: another claimstep command saved the simulated cluster while this one ran, so what this one did there is not saved (one command at a time per state file); run the command again`,
+    ]);
     expect(existsSync(`${file}.lock`)).toBe(false);
   });
 });

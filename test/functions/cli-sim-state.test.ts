@@ -6,8 +6,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { main, type CliIO, type Flags } from "../../functions/cli.js";
 import { persistentSimTarget } from "../../functions/cli/sim-target.js";
+import { type CliIO, type Flags, main } from "../../functions/cli.js";
 
 const capture = (env: CliIO["env"] = {}) => {
   const out = { text: "", write: (s: string) => void (out.text += s) };
@@ -49,7 +49,14 @@ describe("--cluster sim keeps the simulated cluster between commands", () => {
     expect(set.err).toBe("");
     expect(set.code).toBe(0);
     expect(set.out).toMatch(/desired data storage 5Gi/);
-    expect(saved()).toMatchObject({ format: "claimstep/sim-state", version: 1, scenario: "grow", seed: 1, generation: 1, savedAt: "2031-03-01T09:00:00.000Z" });
+    expect(saved()).toMatchObject({
+      format: "claimstep/sim-state",
+      version: 1,
+      scenario: "grow",
+      seed: 1,
+      generation: 1,
+      savedAt: "2031-03-01T09:00:00.000Z",
+    });
 
     clock.ms += 20_000; // the person reads the plan
     const run = await claimstep("run", "web");
@@ -67,16 +74,23 @@ describe("--cluster sim keeps the simulated cluster between commands", () => {
     // Nothing left to do, and it stays so.
     const again = await claimstep("plan", "web", "-o", "json");
     expect(JSON.parse(again.out)).toMatchObject({ decision: { phase: "Complete" }, outcome: { kind: "dry-run" } });
-    expect(saved().cluster.store.objects.persistentvolumeclaims.map((p: any) => `${p.object.metadata.name}=${p.object.status.capacity.storage}`)).toEqual(
-      expect.arrayContaining(["data-web-0=5Gi", "data-web-1=5Gi", "data-web-2=5Gi"]),
-    );
+    expect(
+      saved().cluster.store.objects.persistentvolumeclaims.map(
+        (p: any) => `${p.object.metadata.name}=${p.object.status.capacity.storage}`,
+      ),
+    ).toEqual(expect.arrayContaining(["data-web-0=5Gi", "data-web-1=5Gi", "data-web-2=5Gi"]));
   });
 
   it("moves the virtual clock on by the real time between commands, controllers acting, at most an hour", async () => {
     const { clock, claimstep, saved } = playground();
     const step = await claimstep("step", "web", "-o", "json");
-    expect(JSON.parse(step.out)).toMatchObject({ outcome: { kind: "applied" }, decision: { action: { claim: "data-web-2" } } });
-    const capacity = () => saved().cluster.store.objects.persistentvolumeclaims.find((p: any) => p.object.metadata.name === "data-web-2").object.status.capacity.storage;
+    expect(JSON.parse(step.out)).toMatchObject({
+      outcome: { kind: "applied" },
+      decision: { action: { claim: "data-web-2" } },
+    });
+    const capacity = () =>
+      saved().cluster.store.objects.persistentvolumeclaims.find((p: any) => p.object.metadata.name === "data-web-2")
+        .object.status.capacity.storage;
     const t0 = Date.parse(saved().virtualTime);
     // At once: the resize the step asked for is still going on.
     await claimstep("plan", "web");
@@ -100,7 +114,9 @@ describe("--cluster sim keeps the simulated cluster between commands", () => {
     const run = await claimstep("run", "web", "--timeout", "40s");
     expect(run.code).toBe(1);
     expect(run.err).toMatch(/is still \w+ .* after 40s/);
-    const spec = (name: string) => saved().cluster.store.objects.persistentvolumeclaims.find((p: any) => p.object.metadata.name === name).object.spec.resources.requests.storage;
+    const spec = (name: string) =>
+      saved().cluster.store.objects.persistentvolumeclaims.find((p: any) => p.object.metadata.name === name).object.spec
+        .resources.requests.storage;
     expect(spec("data-web-2")).toBe("2Gi"); // written by the run
     expect(spec("data-web-0")).toBe("1Gi"); // not reached
     const plan = JSON.parse((await claimstep("plan", "web", "-o", "json")).out);
@@ -116,8 +132,12 @@ describe("--cluster sim keeps the simulated cluster between commands", () => {
     expect(await main(["plan", "web", "--cluster", "sim:quota", "--sim-state", file], other.io, connect)).toBe(1);
     expect(other.err.text).toContain(`${file} holds the simulated cluster of scenario grow, not quota`);
     const seed = capture();
-    expect(await main(["plan", "web", "--cluster", "sim", "--seed", "7", "--sim-state", file], seed.io, connect)).toBe(1);
-    expect(seed.err.text).toContain(`was started with seed 1; run claimstep sim reset --sim-state ${file} to start it over`);
+    expect(await main(["plan", "web", "--cluster", "sim", "--seed", "7", "--sim-state", file], seed.io, connect)).toBe(
+      1,
+    );
+    expect(seed.err.text).toContain(
+      `was started with seed 1; run claimstep sim reset --sim-state ${file} to start it over`,
+    );
     const real = capture();
     expect(await main(["plan", "web", "--sim-state", file], real.io)).toBe(1);
     expect(real.err.text).toMatch(/--sim-state applies to the simulated cluster only/);
@@ -128,18 +148,29 @@ describe("--cluster sim keeps the simulated cluster between commands", () => {
     writeFileSync(file, '{"format": "claimstep/sim-state", "version": 1, "scen');
     const status = await claimstep("status", "web");
     expect(status.code).toBe(1);
-    expect(status.err).toMatch(new RegExp(`^claimstep: ${file}: the simulated cluster's state is not valid JSON \\(.*\\); run claimstep sim reset --sim-state ${file} to start over\\n$`));
+    expect(status.err).toMatch(
+      new RegExp(
+        `^claimstep: ${file}: the simulated cluster's state is not valid JSON \\(.*\\); run claimstep sim reset --sim-state ${file} to start over\\n$`,
+      ),
+    );
     writeFileSync(file, JSON.stringify({ format: "claimstep/sim-state", version: 99 }));
-    expect((await claimstep("status", "web")).err).toMatch(/version 99, and this claimstep reads version 1; run claimstep sim reset/);
+    expect((await claimstep("status", "web")).err).toMatch(
+      /version 99, and this claimstep reads version 1; run claimstep sim reset/,
+    );
 
     const reset = await claimstep("sim", "reset");
     expect(reset.code).toBe(0);
-    expect(reset.out).toBe(`forgot the simulated cluster saved in ${file}; the next command starts its scenario afresh\n`);
+    expect(reset.out).toBe(
+      `forgot the simulated cluster saved in ${file}; the next command starts its scenario afresh\n`,
+    );
     expect(existsSync(file)).toBe(false);
     expect((await claimstep("sim", "reset")).out).toBe(`no simulated cluster saved in ${file}: nothing to forget\n`);
     const fresh = await claimstep("plan", "web", "-o", "json");
     expect(fresh.code).toBe(0);
-    expect(JSON.parse(fresh.out).decision).toMatchObject({ phase: "Progressing", action: { claim: "data-web-2", storage: "2Gi" } });
+    expect(JSON.parse(fresh.out).decision).toMatchObject({
+      phase: "Progressing",
+      action: { claim: "data-web-2", storage: "2Gi" },
+    });
   });
 });
 
@@ -161,7 +192,10 @@ describe("the state file's default place, and claimstep sim reset", () => {
     expect(JSON.parse(plan.out).decision.action).toMatchObject({ claim: "data-web-2", storage: "5Gi" });
 
     const one = await claimstep("sim", "reset", "--cluster", "sim:quota");
-    expect(one).toMatchObject({ code: 0, out: `forgot the simulated cluster saved in ${quota}; the next command starts its scenario afresh\n` });
+    expect(one).toMatchObject({
+      code: 0,
+      out: `forgot the simulated cluster saved in ${quota}; the next command starts its scenario afresh\n`,
+    });
     expect(existsSync(quota)).toBe(false);
     expect(existsSync(grow)).toBe(true);
     const all = await claimstep("sim", "reset", "--all", "-o", "json");
@@ -191,11 +225,15 @@ describe("the state file's default place, and claimstep sim reset", () => {
 
 describe("claimstep (spawned): the walk-through across three processes", () => {
   const ROOT = new URL("../..", import.meta.url).pathname;
-  it("set → run → status on one simulated cluster kept in the user's state directory", { timeout: 60_000 }, async () => {
+  it("set → run → status on one simulated cluster kept in the user's state directory", {
+    timeout: 60_000,
+  }, async () => {
     const env = { ...process.env, NO_COLOR: "1", XDG_STATE_HOME: tmp() };
     const claimstep = (...args: string[]) =>
       new Promise<{ code: number; out: string; err: string }>((resolve) => {
-        execFile(process.execPath, [`${ROOT}bin/claimstep.js`, ...args], { cwd: ROOT, env }, (error, out, err) => resolve({ code: error ? Number(error.code ?? 1) : 0, out, err }));
+        execFile(process.execPath, [`${ROOT}bin/claimstep.js`, ...args], { cwd: ROOT, env }, (error, out, err) =>
+          resolve({ code: error ? Number(error.code ?? 1) : 0, out, err }),
+        );
       });
     const set = await claimstep("set", "web", "data", "--storage", "5Gi", "--cluster", "sim");
     expect(set).toMatchObject({ code: 0, err: "" });

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 
-import { runClaimstep, type Run } from "../support/spawn-cli.js";
+import { type Run, runClaimstep } from "../support/spawn-cli.js";
 
 /** Each run on a simulated cluster of its own: a new state directory (`--cluster sim` keeps the cluster there). */
 async function claimstep(...args: string[]): Promise<Run> {
@@ -40,13 +40,18 @@ describe("claimstep (spawned, --cluster sim)", () => {
   it("run on a blocked set exits 2 and says why", async () => {
     const r = await claimstep("run", "web", "--cluster", "sim:blocked");
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/default\/web is blocked \(ExpansionNotAllowed\): data-web-2: StorageClass fast does not set allowVolumeExpansion: true/);
+    expect(r.stderr).toMatch(
+      /default\/web is blocked \(ExpansionNotAllowed\): data-web-2: StorageClass fast does not set allowVolumeExpansion: true/,
+    );
   });
 
   it("run -o json prints one object per step; a resize the driver rejects ends Blocked/ResizeFailed, exit 2", async () => {
     const r = await claimstep("run", "web", "--cluster", "sim:infeasible", "-o", "json");
     expect(r.code).toBe(2);
-    const steps = r.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    const steps = r.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(steps[0]).toMatchObject({ step: 1, outcome: { kind: "applied" }, decision: { phase: "Progressing" } });
     expect(steps.at(-1).decision).toMatchObject({ phase: "Blocked", reason: "ResizeFailed" });
     expect(steps.at(-1).decision.message).toMatch(/ControllerResizeInfeasible/);
@@ -58,7 +63,10 @@ describe("claimstep (spawned, --cluster sim)", () => {
     expect(text.stdout).toMatch(/action: PatchClaim default\/data-web-2 storage=2Gi/);
     expect(text.stdout).toMatch(/dry run: nothing written/);
     const json = await claimstep("plan", "web", "--cluster", "sim", "-o", "json");
-    expect(JSON.parse(json.stdout)).toMatchObject({ outcome: { kind: "dry-run" }, decision: { phase: "Progressing", action: { claim: "data-web-2" } } });
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      outcome: { kind: "dry-run" },
+      decision: { phase: "Progressing", action: { claim: "data-web-2" } },
+    });
   });
 
   it("set writes the desired template, opts the set in, and shows the next step", async () => {

@@ -4,11 +4,10 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { simOf } from "../support/cli-target.js";
-import { main, parseDuration, type Target } from "../../functions/cli.js";
 import { Keys } from "../../core/keys.js";
-import { statefulSetObjects, storageClassObjects } from "../support/index.js";
-import { serveSim, type SocketSim } from "../support/index.js";
+import { main, parseDuration, type Target } from "../../functions/cli.js";
+import { simOf } from "../support/cli-target.js";
+import { type SocketSim, serveSim, statefulSetObjects, storageClassObjects } from "../support/index.js";
 
 // NO_COLOR: these tests read the layout; colour on a terminal is tested in cli-manners.test.ts.
 const capture = (isTTY = false) => {
@@ -118,7 +117,9 @@ describe("commands in process", () => {
     const s = await simOf("opted-out");
     const { io, err } = capture();
     expect(await main(["set", "web", "data", "--storage", "2Gi", "--vac", "platinum"], io, s.connect)).toBe(1);
-    expect(err.text).toMatch(/VolumeAttributesClass "platinum" not found \(the cluster has: gold, silver\); nothing written/);
+    expect(err.text).toMatch(
+      /VolumeAttributesClass "platinum" not found \(the cluster has: gold, silver\); nothing written/,
+    );
     expect(s.claimstepWrites()).toBe(0);
   });
 
@@ -135,7 +136,10 @@ describe("commands in process", () => {
     const target: Target = { ...s.target, pause: async (ms) => void (pauses.push(ms), s.sim.advance(ms)) };
     const { io, out } = capture();
     expect(await main(["run", "web", "--interval", "7s", "-o", "json"], io, async () => target)).toBe(0);
-    const steps = out.text.trim().split("\n").map((l) => JSON.parse(l) as { decision: { phase: string; requeueAfter?: number } });
+    const steps = out.text
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { decision: { phase: string; requeueAfter?: number } });
     const phases = steps.map((x) => x.decision.phase);
     expect(phases.at(-1)).toBe("Complete");
     expect(steps.at(-1)!.decision.requeueAfter).toBeUndefined();
@@ -150,11 +154,16 @@ describe("commands in process", () => {
     const s = await simOf("grow");
     const { io, out } = capture();
     expect(await main(["step", "--all"], io, s.connect)).toBe(0);
-    expect(out.text).toBe("default/web  Progressing  ClaimUpdated  updating data-web-2: storage 1Gi → 2Gi; revision 5b48d59cf5  (applied default/data-web-2: storage 2Gi)\n");
+    expect(out.text).toBe(
+      "default/web  Progressing  ClaimUpdated  updating data-web-2: storage 1Gi → 2Gi; revision 5b48d59cf5  (applied default/data-web-2: storage 2Gi)\n",
+    );
     const blocked = await simOf("blocked");
     const json = capture();
     expect(await main(["step", "--all", "-A", "-o", "json"], json.io, blocked.connect)).toBe(2);
-    expect(JSON.parse(json.out.text)).toMatchObject({ found: 1, stepped: [{ phase: "Blocked", reason: "ExpansionNotAllowed" }] });
+    expect(JSON.parse(json.out.text)).toMatchObject({
+      found: 1,
+      stepped: [{ phase: "Blocked", reason: "ExpansionNotAllowed" }],
+    });
     expect(await main(["step", "web", "--all"], capture().io, s.connect)).toBe(1);
   });
 
@@ -179,7 +188,13 @@ describe("commands in process", () => {
 
   it("usage errors exit 1", async () => {
     const s = await simOf("grow");
-    for (const argv of [["run"], ["plan", "web", "-o", "timeline"], ["set", "web"], ["set", "web", "data"], ["run", "web", "--interval", "soon"]]) {
+    for (const argv of [
+      ["run"],
+      ["plan", "web", "-o", "timeline"],
+      ["set", "web"],
+      ["set", "web", "data"],
+      ["run", "web", "--interval", "soon"],
+    ]) {
       const { io, err } = capture();
       expect(await main(argv, io, s.connect), argv.join(" ")).toBe(1);
       expect(err.text).toMatch(/^claimstep( \w+)?: /);
@@ -218,7 +233,10 @@ contexts:
 current-context: other
 `,
     );
-    kube.fake.seed(...storageClassObjects(), ...statefulSetObjects({ namespace: "db", desired: [{ name: "data", storage: "2Gi", storageClassName: "fast" }] }));
+    kube.fake.seed(
+      ...storageClassObjects(),
+      ...statefulSetObjects({ namespace: "db", desired: [{ name: "data", storage: "2Gi", storageClassName: "fast" }] }),
+    );
   });
   afterAll(async () => {
     await kube.close();
@@ -229,7 +247,10 @@ current-context: other
     const { io, out, err } = capture();
     expect(await main(["plan", "web", "--kubeconfig", kubeconfig, "--context", "prod", "-o", "json"], io)).toBe(0);
     expect(err.text).toBe("");
-    expect(JSON.parse(out.text).decision).toMatchObject({ ref: { namespace: "db", name: "web" }, action: { claim: "data-web-2" } });
+    expect(JSON.parse(out.text).decision).toMatchObject({
+      ref: { namespace: "db", name: "web" },
+      action: { claim: "data-web-2" },
+    });
     expect(kube.fake.http.counters().writes).toBe(0);
   });
 
@@ -243,12 +264,18 @@ current-context: other
     kube.fake.http.resetCounters();
     const before: any = kube.fake.get("statefulsets", "db", "web");
     const { io, out, err } = capture();
-    expect(await main(["set", "web", "data", "--storage", "3Gi", "--kubeconfig", kubeconfig, "--context", "prod"], io)).toBe(0);
+    expect(
+      await main(["set", "web", "data", "--storage", "3Gi", "--kubeconfig", kubeconfig, "--context", "prod"], io),
+    ).toBe(0);
     expect(err.text).toBe("");
     expect(out.text).toMatch(/^db\/web: desired data storage 3Gi \(revision \w+\); opted in \(InPlace\)/);
     const patches = kube.fake.http.requests().filter((r) => r.verb === "patch");
     expect(patches).toHaveLength(1);
-    expect(patches[0]).toMatchObject({ resource: "statefulsets", name: "web", contentType: "application/merge-patch+json" });
+    expect(patches[0]).toMatchObject({
+      resource: "statefulsets",
+      name: "web",
+      contentType: "application/merge-patch+json",
+    });
     const body = patches[0]!.body as any;
     expect(body.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
     expect(Object.keys(body.metadata.annotations).sort()).toEqual([Keys.strategy, Keys.templates].sort());
@@ -261,7 +288,9 @@ current-context: other
       kube.fake.update("statefulsets", "db", "web", (o: any) => (o.spec.replicas = 5));
     });
     const { io, err } = capture();
-    expect(await main(["set", "web", "data", "--storage", "9Gi", "--kubeconfig", kubeconfig, "--context", "prod"], io)).toBe(1);
+    expect(
+      await main(["set", "web", "data", "--storage", "9Gi", "--kubeconfig", kubeconfig, "--context", "prod"], io),
+    ).toBe(1);
     expect(err.text).toMatch(/the object has been modified/);
     const after: any = kube.fake.get("statefulsets", "db", "web");
     expect(after.metadata.annotations[Keys.templates]).not.toContain("9Gi");

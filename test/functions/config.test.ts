@@ -62,18 +62,40 @@ describe("configFromEnv", () => {
   });
 
   it("refuses a webhook secret too short to be one", () => {
-    expect(() => configFromEnv({ CLAIMSTEP_WEBHOOK_SECRET: `whsec_${btoa("short")}` })).toThrow(/CLAIMSTEP_WEBHOOK_SECRET: webhook secret is shorter than 16 bytes/);
+    expect(() => configFromEnv({ CLAIMSTEP_WEBHOOK_SECRET: `whsec_${btoa("short")}` })).toThrow(
+      /CLAIMSTEP_WEBHOOK_SECRET: webhook secret is shorter than 16 bytes/,
+    );
   });
 
   it("reads the GitOps repository without its token, which comes from its own secret", () => {
-    const repo = JSON.stringify({ provider: "github", repository: "acme/infra", pathTemplate: "claims/{namespace}/{name}.yaml" });
-    const cfg = configFromEnv({ CLAIMSTEP_API_TOKEN: "x".repeat(20), CLAIMSTEP_GITOPS_REPOSITORY: repo, CLAIMSTEP_GITOPS_TOKEN: "ghp_secret" });
-    expect(cfg.gitops).toMatchObject({ provider: "github", repository: "acme/infra", token: "ghp_secret", baseBranch: "main" });
-    expect(() => configFromEnv({ CLAIMSTEP_API_TOKEN: "x".repeat(20), CLAIMSTEP_GITOPS_REPOSITORY: repo })).toThrow(/token is empty/);
+    const repo = JSON.stringify({
+      provider: "github",
+      repository: "acme/infra",
+      pathTemplate: "claims/{namespace}/{name}.yaml",
+    });
+    const cfg = configFromEnv({
+      CLAIMSTEP_API_TOKEN: "x".repeat(20),
+      CLAIMSTEP_GITOPS_REPOSITORY: repo,
+      CLAIMSTEP_GITOPS_TOKEN: "ghp_secret",
+    });
+    expect(cfg.gitops).toMatchObject({
+      provider: "github",
+      repository: "acme/infra",
+      token: "ghp_secret",
+      baseBranch: "main",
+    });
+    expect(() => configFromEnv({ CLAIMSTEP_API_TOKEN: "x".repeat(20), CLAIMSTEP_GITOPS_REPOSITORY: repo })).toThrow(
+      /token is empty/,
+    );
     expect(() =>
-      configFromEnv({ CLAIMSTEP_API_TOKEN: "x".repeat(20), CLAIMSTEP_GITOPS_REPOSITORY: JSON.stringify({ ...JSON.parse(repo), token: "inline" }) }),
+      configFromEnv({
+        CLAIMSTEP_API_TOKEN: "x".repeat(20),
+        CLAIMSTEP_GITOPS_REPOSITORY: JSON.stringify({ ...JSON.parse(repo), token: "inline" }),
+      }),
     ).toThrow(/leave the token out of the JSON/);
-    expect(() => configFromEnv({ CLAIMSTEP_API_TOKEN: "x".repeat(20), CLAIMSTEP_GITOPS_REPOSITORY: "{" })).toThrow(/CLAIMSTEP_GITOPS_REPOSITORY: not valid JSON/);
+    expect(() => configFromEnv({ CLAIMSTEP_API_TOKEN: "x".repeat(20), CLAIMSTEP_GITOPS_REPOSITORY: "{" })).toThrow(
+      /CLAIMSTEP_GITOPS_REPOSITORY: not valid JSON/,
+    );
   });
 
   it("refuses to start without any authentication", () => {
@@ -84,7 +106,11 @@ describe("configFromEnv", () => {
     expect(() => configFromEnv({ CLAIMSTEP_API_TOKEN: "x".repeat(20), CLAIMSTEP_SUBREQUEST_BUDGET: "lots" })).toThrow(
       /CLAIMSTEP_SUBREQUEST_BUDGET: must be an integer/,
     );
-    expect(() => configFromEnv({ CLAIMSTEP_API_TOKEN: "x".repeat(20), KUBE_API_SERVER: "ftp://x", KUBE_TOKEN: "t" })).toThrow(/KUBE_API_SERVER/);
-    expect(() => configFromEnv({ CLAIMSTEP_API_TOKEN: "x".repeat(20), KUBE_API_SERVER: "https://x" })).toThrow(/KUBE_TOKEN: required/);
+    expect(() =>
+      configFromEnv({ CLAIMSTEP_API_TOKEN: "x".repeat(20), KUBE_API_SERVER: "ftp://x", KUBE_TOKEN: "t" }),
+    ).toThrow(/KUBE_API_SERVER/);
+    expect(() => configFromEnv({ CLAIMSTEP_API_TOKEN: "x".repeat(20), KUBE_API_SERVER: "https://x" })).toThrow(
+      /KUBE_TOKEN: required/,
+    );
   });
 });

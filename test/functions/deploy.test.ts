@@ -1,15 +1,18 @@
 // The deployment files: manifests that reference what exists (service accounts, secrets, CLI
 // commands, configuration variables), a relay that may only list and watch, one image set through
 // kustomize, and a Dockerfile whose numeric user is the manifests' runAsUser/runAsGroup.
-import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { parseAllDocuments } from "yaml";
 import { describe, expect, it } from "vitest";
+import { parseAllDocuments } from "yaml";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
-const docs = (file: string): any[] => parseAllDocuments(readFileSync(join(ROOT, "deploy/kubernetes", file), "utf8")).map((d) => d.toJS());
+const docs = (file: string): any[] =>
+  parseAllDocuments(readFileSync(join(ROOT, "deploy/kubernetes", file), "utf8")).map((d) => d.toJS());
 const podSpecOf = (o: any) => (o.kind === "CronJob" ? o.spec.jobTemplate.spec.template.spec : o.spec.template.spec);
-const CONFIG_VARS = readFileSync(join(ROOT, "functions/config.ts"), "utf8") + readFileSync(join(ROOT, "functions/http/tls-files.ts"), "utf8");
+const CONFIG_VARS =
+  readFileSync(join(ROOT, "functions/config.ts"), "utf8") +
+  readFileSync(join(ROOT, "functions/http/tls-files.ts"), "utf8");
 const PACKAGE = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string; files: string[] };
 
 interface Instruction {
@@ -68,11 +71,23 @@ const imageUser = () => numericUser(ops(RUNTIME, "USER").at(-1) ?? "root");
 
 describe("Kubernetes manifests", () => {
   const rbac = docs("rbac.yaml");
-  const workloads = [...docs("deployment.yaml"), ...docs("cronjob.yaml"), ...docs("relay.yaml"), ...docs("admission.yaml")].filter((o) => ["Deployment", "CronJob"].includes(o.kind));
-  const accounts = [...rbac, ...docs("relay.yaml")].filter((o) => o.kind === "ServiceAccount").map((o) => `${o.metadata.namespace}/${o.metadata.name}`);
+  const workloads = [
+    ...docs("deployment.yaml"),
+    ...docs("cronjob.yaml"),
+    ...docs("relay.yaml"),
+    ...docs("admission.yaml"),
+  ].filter((o) => ["Deployment", "CronJob"].includes(o.kind));
+  const accounts = [...rbac, ...docs("relay.yaml")]
+    .filter((o) => o.kind === "ServiceAccount")
+    .map((o) => `${o.metadata.namespace}/${o.metadata.name}`);
 
   it("run under existing service accounts, non-root, read-only, without capabilities", () => {
-    expect(workloads.map((w) => w.metadata.name).sort()).toEqual(["claimstep", "claimstep", "claimstep-relay", "claimstep-webhook"]);
+    expect(workloads.map((w) => w.metadata.name).sort()).toEqual([
+      "claimstep",
+      "claimstep",
+      "claimstep-relay",
+      "claimstep-webhook",
+    ]);
     const image = imageUser();
     for (const w of workloads) {
       const pod = podSpecOf(w);
@@ -82,9 +97,14 @@ describe("Kubernetes manifests", () => {
       expect(pod.securityContext, w.metadata.name).toMatchObject({ runAsUser: image.uid, runAsGroup: image.gid });
       for (const c of pod.containers) {
         for (const key of ["runAsUser", "runAsGroup"] as const) {
-          if (c.securityContext?.[key] !== undefined) expect(c.securityContext[key], `${c.name} ${key}`).toBe(pod.securityContext[key]);
+          if (c.securityContext?.[key] !== undefined)
+            expect(c.securityContext[key], `${c.name} ${key}`).toBe(pod.securityContext[key]);
         }
-        expect(c.securityContext).toMatchObject({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ["ALL"] } });
+        expect(c.securityContext).toMatchObject({
+          allowPrivilegeEscalation: false,
+          readOnlyRootFilesystem: true,
+          capabilities: { drop: ["ALL"] },
+        });
         expect(c.resources.limits.memory).toBeDefined();
       }
     }
@@ -113,7 +133,11 @@ describe("Kubernetes manifests", () => {
     const role = docs("relay.yaml").find((o) => o.kind === "ClusterRole");
     const verbs = new Set(role.rules.flatMap((r: any) => r.verbs));
     expect([...verbs].sort()).toEqual(["list", "watch"]);
-    expect(role.rules.flatMap((r: any) => r.resources).sort()).toEqual(["persistentvolumeclaims", "pods", "statefulsets"]);
+    expect(role.rules.flatMap((r: any) => r.resources).sort()).toEqual([
+      "persistentvolumeclaims",
+      "pods",
+      "statefulsets",
+    ]);
   });
 
   it("probe /healthz and expose the app through a Service", () => {
@@ -130,12 +154,16 @@ describe("Kubernetes manifests", () => {
 
   it("take their image from kustomization.yaml (images:), at the package's version", () => {
     const [kustomization] = docs("kustomization.yaml");
-    const files = readdirSync(join(ROOT, "deploy/kubernetes")).filter((f) => f.endsWith(".yaml") && f !== "kustomization.yaml");
+    const files = readdirSync(join(ROOT, "deploy/kubernetes")).filter(
+      (f) => f.endsWith(".yaml") && f !== "kustomization.yaml",
+    );
     for (const r of kustomization.resources) expect(files, r).toContain(r);
     // Every manifest is a resource, but the CronJob, the alternative to the server (see the comment),
     // the admission webhook, which needs cert-manager's CRDs or `claimstep admission certs`, and the
     // cluster-wide finalize Role, opt-in (issue 24).
-    expect([...kustomization.resources, "cronjob.yaml", "admission.yaml", "rbac-finalize.yaml"].sort()).toEqual(files.sort());
+    expect([...kustomization.resources, "cronjob.yaml", "admission.yaml", "rbac-finalize.yaml"].sort()).toEqual(
+      files.sort(),
+    );
     const names = new Map<string, any>(kustomization.images.map((i: any) => [i.name, i]));
     for (const w of workloads) {
       for (const c of podSpecOf(w).containers) {
@@ -160,11 +188,33 @@ describe("the admission webhook (admission.yaml)", () => {
     const { ADMISSION_LABEL, ADMISSION_ENABLED } = await import("../../core/admission.js");
     expect(config.webhooks).toHaveLength(2);
     for (const w of config.webhooks) {
-      expect(w.rules).toEqual([{ apiGroups: ["apps"], apiVersions: ["v1"], operations: ["UPDATE"], resources: ["statefulsets"], scope: "Namespaced" }]);
-      expect(w.matchConditions).toEqual([{ name: "volume-claim-templates-changed", expression: "object.spec.volumeClaimTemplates != oldObject.spec.volumeClaimTemplates" }]);
-      expect(w).toMatchObject({ failurePolicy: "Ignore", sideEffects: "None", admissionReviewVersions: ["v1"], reinvocationPolicy: "Never" });
+      expect(w.rules).toEqual([
+        {
+          apiGroups: ["apps"],
+          apiVersions: ["v1"],
+          operations: ["UPDATE"],
+          resources: ["statefulsets"],
+          scope: "Namespaced",
+        },
+      ]);
+      expect(w.matchConditions).toEqual([
+        {
+          name: "volume-claim-templates-changed",
+          expression: "object.spec.volumeClaimTemplates != oldObject.spec.volumeClaimTemplates",
+        },
+      ]);
+      expect(w).toMatchObject({
+        failurePolicy: "Ignore",
+        sideEffects: "None",
+        admissionReviewVersions: ["v1"],
+        reinvocationPolicy: "Never",
+      });
       expect(w.timeoutSeconds).toBeLessThanOrEqual(10);
-      expect(w.clientConfig.service).toMatchObject({ name: service.metadata.name, namespace: service.metadata.namespace, port: service.spec.ports[0].port });
+      expect(w.clientConfig.service).toMatchObject({
+        name: service.metadata.name,
+        namespace: service.metadata.namespace,
+        port: service.spec.ports[0].port,
+      });
       expect(w.clientConfig.service.path).not.toContain("?"); // the API server refuses a query in a service path
       expect(w.clientConfig.service.path.startsWith(ADMISSION_PATH)).toBe(true);
     }
@@ -172,7 +222,9 @@ describe("the admission webhook (admission.yaml)", () => {
     expect(bySet.objectSelector).toEqual({ matchLabels: { [ADMISSION_LABEL]: ADMISSION_ENABLED } });
     expect(byNamespace.namespaceSelector).toEqual({ matchLabels: { [ADMISSION_LABEL]: ADMISSION_ENABLED } });
     // A labelled set in a labelled namespace is called once (by the first entry).
-    expect(byNamespace.objectSelector).toEqual({ matchExpressions: [{ key: ADMISSION_LABEL, operator: "NotIn", values: [ADMISSION_ENABLED] }] });
+    expect(byNamespace.objectSelector).toEqual({
+      matchExpressions: [{ key: ADMISSION_LABEL, operator: "NotIn", values: [ADMISSION_ENABLED] }],
+    });
     expect(bySet.clientConfig.service.path).toBe(ADMISSION_PATH);
     expect(byNamespace.clientConfig.service.path).toBe(`${ADMISSION_PATH}/by-namespace`);
   });
@@ -184,11 +236,15 @@ describe("the admission webhook (admission.yaml)", () => {
     const mount = container.volumeMounts.find((m: any) => m.name === "tls");
     expect(env.CLAIMSTEP_TLS_CERT_FILE).toBe(`${mount.mountPath}/tls.crt`);
     expect(env.CLAIMSTEP_TLS_KEY_FILE).toBe(`${mount.mountPath}/tls.key`);
-    expect(podSpecOf(deployment).volumes.find((v: any) => v.name === "tls").secret.secretName).toBe(certificate.spec.secretName);
+    expect(podSpecOf(deployment).volumes.find((v: any) => v.name === "tls").secret.secretName).toBe(
+      certificate.spec.secretName,
+    );
     expect(container.readinessProbe.httpGet).toMatchObject({ path: "/healthz", scheme: "HTTPS" });
     expect(service.spec.selector).toEqual(deployment.spec.selector.matchLabels);
     expect(certificate.spec.dnsNames).toContain(`${service.metadata.name}.${service.metadata.namespace}.svc`);
-    expect(config.metadata.annotations["cert-manager.io/inject-ca-from"]).toBe(`${certificate.metadata.namespace}/${certificate.metadata.name}`);
+    expect(config.metadata.annotations["cert-manager.io/inject-ca-from"]).toBe(
+      `${certificate.metadata.namespace}/${certificate.metadata.name}`,
+    );
   });
 });
 
@@ -204,7 +260,9 @@ describe("Dockerfile", () => {
   });
 
   it("starts the compiled CLI with node, in exec form (no shell at run time, no tsx)", async () => {
-    const [entrypoint, cmd] = [ops(RUNTIME, "ENTRYPOINT"), ops(RUNTIME, "CMD")].map((a) => JSON.parse(a.at(-1) ?? "null") as string[] | null);
+    const [entrypoint, cmd] = [ops(RUNTIME, "ENTRYPOINT"), ops(RUNTIME, "CMD")].map(
+      (a) => JSON.parse(a.at(-1) ?? "null") as string[] | null,
+    );
     expect(entrypoint?.[0]).toBe("node");
     expect(entrypoint?.[1]).toBe("/app/bin/claimstep.js");
     const { HELP } = await import("../../functions/cli.js");
@@ -224,10 +282,19 @@ describe("Dockerfile", () => {
     for (const src of copied) expect(existsSync(join(ROOT, src)), src).toBe(true);
     expect(copied).toContain("tsconfig.build.json");
     // The runtime stage takes the compiled directories the package ships, and nothing uncompiled.
-    const fromBuild = ops(RUNTIME, "COPY").map((a) => a.split(/\s+/)).filter((w) => w[0] === `--from=${build!.name}`).map((w) => w[1]!.replace(/^\/src\//, ""));
-    const shipped = PACKAGE.files.map((f) => f.replace(/\/$/, "")).filter((f) => f.startsWith("dist/") || f.startsWith("bin/"));
+    const fromBuild = ops(RUNTIME, "COPY")
+      .map((a) => a.split(/\s+/))
+      .filter((w) => w[0] === `--from=${build!.name}`)
+      .map((w) => w[1]!.replace(/^\/src\//, ""));
+    const shipped = PACKAGE.files
+      .map((f) => f.replace(/\/$/, ""))
+      .filter((f) => f.startsWith("dist/") || f.startsWith("bin/"));
     expect(fromBuild.sort()).toEqual(["node_modules", "package.json", ...shipped].sort());
-    const tsconfig = JSON.parse(readFileSync(join(ROOT, "tsconfig.build.json"), "utf8").replace(/^\s*\/\/.*$/gm, "")) as { include: string[]; compilerOptions: { outDir: string } };
-    expect(tsconfig.include.map((d) => `${tsconfig.compilerOptions.outDir}/${d}`).sort()).toEqual(shipped.filter((f) => f.startsWith("dist/")).sort());
+    const tsconfig = JSON.parse(
+      readFileSync(join(ROOT, "tsconfig.build.json"), "utf8").replace(/^\s*\/\/.*$/gm, ""),
+    ) as { include: string[]; compilerOptions: { outDir: string } };
+    expect(tsconfig.include.map((d) => `${tsconfig.compilerOptions.outDir}/${d}`).sort()).toEqual(
+      shipped.filter((f) => f.startsWith("dist/")).sort(),
+    );
   });
 });

@@ -57,7 +57,9 @@ export class ManualClock implements RelayClock {
     const end = this.ms + ms;
     for (;;) {
       await settle();
-      const due = [...this.timers.entries()].filter(([, t]) => t.at <= end).sort((a, b) => a[1].at - b[1].at || a[0] - b[0])[0];
+      const due = [...this.timers.entries()]
+        .filter(([, t]) => t.at <= end)
+        .sort((a, b) => a[1].at - b[1].at || a[0] - b[0])[0];
       if (!due) break;
       this.timers.delete(due[0]);
       this.ms = Math.max(this.ms, due[1].at);

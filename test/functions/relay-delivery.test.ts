@@ -6,12 +6,24 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { Keys } from "../../core/keys.js";
-import { DEFAULT_DELIVERY_TIMEOUT_MS, Relay, deliver, systemClock, type RelayEvent, type WatchEvent, type WatchSource } from "../../functions/relay/index.js";
-import { ManualClock, settle } from "./manual-clock.js";
+import {
+  DEFAULT_DELIVERY_TIMEOUT_MS,
+  deliver,
+  Relay,
+  type RelayEvent,
+  systemClock,
+  type WatchEvent,
+  type WatchSource,
+} from "../../functions/relay/index.js";
 import { fixtureJson as fixture } from "../fixtures/apiserver.js";
+import { ManualClock, settle } from "./manual-clock.js";
 
 const SECRET = `whsec_${Buffer.from("relay-secret-0123456789abcdef!!").toString("base64")}`;
-const event: RelayEvent = { type: "statefulset.changed", timestamp: "2026-11-30T10:00:00.000Z", data: { namespace: "default", name: "web" } };
+const event: RelayEvent = {
+  type: "statefulset.changed",
+  timestamp: "2026-11-30T10:00:00.000Z",
+  data: { namespace: "default", name: "web" },
+};
 
 /** An app that hangs: it reads each request and never answers (`headers`: answers 200's headers, never the body). */
 async function hungApp(mode: "silent" | "headers" = "silent") {
@@ -54,8 +66,11 @@ afterEach(async () => {
 });
 
 /** Fails instead of hanging: the test is bounded whatever the code under test does. */
-const bounded = <T,>(p: Promise<T>, ms = 5_000): Promise<T> =>
-  Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`still running after ${ms} ms`)), ms).unref())]);
+const bounded = <T>(p: Promise<T>, ms = 5_000): Promise<T> =>
+  Promise.race([
+    p,
+    new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`still running after ${ms} ms`)), ms).unref()),
+  ]);
 
 const until = async (cond: () => boolean, ms = 5_000) => {
   for (let i = 0; i < ms / 10 && !cond(); i++) await new Promise((r) => setTimeout(r, 10));
@@ -167,7 +182,11 @@ describe("Relay: at most one delivery in flight per set", () => {
     finish[webFirst]!();
     await settle();
     expect(sent).toHaveLength(3);
-    expect(sent[2]!.data).toEqual({ namespace: "default", name: "web", causes: pvcs.map((p: any) => `pvc ${p.metadata.name} modified`) });
+    expect(sent[2]!.data).toEqual({
+      namespace: "default",
+      name: "web",
+      causes: pvcs.map((p: any) => `pvc ${p.metadata.name} modified`),
+    });
     expect(sent[2]!.timestamp).toBe(clock.now().toISOString());
 
     // Nothing new while the follow-up runs: nothing after it.
@@ -221,7 +240,16 @@ describe("Relay: at most one delivery in flight per set", () => {
       namespaces: ["default"],
       debounce: { quietMs: 10, maxWaitMs: 50 },
       send: async (e) => {
-        const r = await deliver(e, { url: app.url, secret: SECRET, fetch: (u, i) => fetch(u, i), clock: systemClock, newId: () => `evt_${crypto.randomUUID()}`, log: (l) => logs.push(l), maxAttempts: 1, timeoutMs: 1000 });
+        const r = await deliver(e, {
+          url: app.url,
+          secret: SECRET,
+          fetch: (u, i) => fetch(u, i),
+          clock: systemClock,
+          newId: () => `evt_${crypto.randomUUID()}`,
+          log: (l) => logs.push(l),
+          maxAttempts: 1,
+          timeoutMs: 1000,
+        });
         results.push(r);
         return r;
       },
@@ -231,7 +259,13 @@ describe("Relay: at most one delivery in flight per set", () => {
     // Ten bursts while the first request hangs.
     const pvcs = fixture("pvc-list.json").items;
     for (let i = 0; i < 10; i++) {
-      source.push(PVC, { type: "MODIFIED", object: { ...pvcs[i % pvcs.length], metadata: { ...pvcs[i % pvcs.length].metadata, resourceVersion: String(100 + i) } } });
+      source.push(PVC, {
+        type: "MODIFIED",
+        object: {
+          ...pvcs[i % pvcs.length],
+          metadata: { ...pvcs[i % pvcs.length].metadata, resourceVersion: String(100 + i) },
+        },
+      });
       await new Promise((r) => setTimeout(r, 20));
     }
     await bounded(until(() => results.length === 2));

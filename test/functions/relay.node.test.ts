@@ -12,10 +12,10 @@ import { Keys } from "../../core/keys.js";
 import { createApp } from "../../functions/app.js";
 import { RecentIds } from "../../functions/auth.js";
 import { kubeWatchSource } from "../../functions/kube-target.js";
-import { Relay, deliver, systemClock } from "../../functions/relay/index.js";
-import { startServer, type RunningServer } from "../../functions/server.js";
-import { capturedSim, claimApplies, desiredData } from "../support/index.js";
+import { deliver, Relay, systemClock } from "../../functions/relay/index.js";
+import { type RunningServer, startServer } from "../../functions/server.js";
 import { fixtureJson as fixture } from "../fixtures/apiserver.js";
+import { capturedSim, claimApplies, desiredData } from "../support/index.js";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 const TOKEN = "watch-token";
@@ -50,7 +50,12 @@ const watchServer = () => {
       res.writeHead(200, { "content-type": "application/json", "transfer-encoding": "chunked" });
       res.flushHeaders();
       streams.set(url.pathname, [...(streams.get(url.pathname) ?? []), res]);
-      req.on("close", () => streams.set(url.pathname, (streams.get(url.pathname) ?? []).filter((r) => r !== res)));
+      req.on("close", () =>
+        streams.set(
+          url.pathname,
+          (streams.get(url.pathname) ?? []).filter((r) => r !== res),
+        ),
+      );
       return;
     }
     res.writeHead(200, { "content-type": "application/json" });
@@ -130,7 +135,14 @@ current-context: ctx
       debounce: { quietMs: 100, maxWaitMs: 1000 },
       log: (e) => relayLogs.push(e),
       send: (event) =>
-        deliver(event, { url: `http://127.0.0.1:${app.port}/v1/relay`, secret: SECRET, fetch, clock: systemClock, newId: () => `evt_${crypto.randomUUID()}`, log: () => {} }),
+        deliver(event, {
+          url: `http://127.0.0.1:${app.port}/v1/relay`,
+          secret: SECRET,
+          fetch,
+          clock: systemClock,
+          newId: () => `evt_${crypto.randomUUID()}`,
+          log: () => {},
+        }),
     });
     relay.start();
     try {
@@ -161,10 +173,18 @@ current-context: ctx
 
   it("`claimstep relay` (spawned) sends a signed event for the opted-in set and exits 0 on SIGTERM", async () => {
     const before = logs.filter((l) => l.msg === "step" && l.via === "relay").length;
-    const child = spawn(process.execPath, [`${ROOT}bin/claimstep.js`, "relay", "--kubeconfig", kubeconfig, "-n", "default"], {
-      cwd: ROOT,
-      env: { ...process.env, CLAIMSTEP_WEBHOOK_SECRET: SECRET, CLAIMSTEP_RELAY_URL: `http://127.0.0.1:${app.port}/v1/relay` },
-    });
+    const child = spawn(
+      process.execPath,
+      [`${ROOT}bin/claimstep.js`, "relay", "--kubeconfig", kubeconfig, "-n", "default"],
+      {
+        cwd: ROOT,
+        env: {
+          ...process.env,
+          CLAIMSTEP_WEBHOOK_SECRET: SECRET,
+          CLAIMSTEP_RELAY_URL: `http://127.0.0.1:${app.port}/v1/relay`,
+        },
+      },
+    );
     let output = "";
     child.stdout.on("data", (d) => (output += d));
     child.stderr.on("data", (d) => (output += d));

@@ -1,11 +1,18 @@
 import { createHmac } from "node:crypto";
 import { beforeEach, describe, expect, it, vi } from "vitest";
 import { Keys } from "../../core/keys.js";
-import { Debouncer, Relay, ResilientWatch, deliver, type WatchEvent, type WatchSource } from "../../functions/relay/index.js";
 import { verifyWebhook } from "../../functions/auth.js";
 import type { RelayEvent } from "../../functions/relay/index.js";
-import { ManualClock, settle } from "./manual-clock.js";
+import {
+  Debouncer,
+  deliver,
+  Relay,
+  ResilientWatch,
+  type WatchEvent,
+  type WatchSource,
+} from "../../functions/relay/index.js";
 import { fixtureJson as fixture } from "../fixtures/apiserver.js";
+import { ManualClock, settle } from "./manual-clock.js";
 
 const SECRET = `whsec_${Buffer.from("relay-secret-0123456789abcdef!!").toString("base64")}`;
 
@@ -89,7 +96,9 @@ describe("Debouncer", () => {
     const clock = new ManualClock();
     const firedAt: number[] = [];
     const start = clock.now().getTime();
-    const d = new Debouncer(clock, { quietMs: 1000, maxWaitMs: 3000 }, () => firedAt.push(clock.now().getTime() - start));
+    const d = new Debouncer(clock, { quietMs: 1000, maxWaitMs: 3000 }, () =>
+      firedAt.push(clock.now().getTime() - start),
+    );
     for (let i = 0; i < 10; i++) {
       d.touch("default/web", `event ${i}`);
       await clock.advance(500);
@@ -101,7 +110,11 @@ describe("Debouncer", () => {
 });
 
 describe("deliver", () => {
-  const event: RelayEvent = { type: "statefulset.changed", timestamp: "2026-11-30T10:00:00.000Z", data: { namespace: "default", name: "web" } };
+  const event: RelayEvent = {
+    type: "statefulset.changed",
+    timestamp: "2026-11-30T10:00:00.000Z",
+    data: { namespace: "default", name: "web" },
+  };
 
   let clock: ManualClock;
   let t0: number;
@@ -113,7 +126,12 @@ describe("deliver", () => {
   const recorder = (answers: Array<number | Error>, headers: Record<string, string> = {}) => {
     const calls: Array<{ url: string; headers: Record<string, string>; body: string; at: number }> = [];
     const fetchFn = (async (url: string, init: RequestInit) => {
-      calls.push({ url, headers: init.headers as Record<string, string>, body: String(init.body), at: clock.now().getTime() - t0 });
+      calls.push({
+        url,
+        headers: init.headers as Record<string, string>,
+        body: String(init.body),
+        at: clock.now().getTime() - t0,
+      });
       const a = answers.shift() ?? 200;
       if (a instanceof Error) throw a;
       return new Response("{}", { status: a, headers: a === 429 ? headers : {} });
@@ -124,7 +142,14 @@ describe("deliver", () => {
   it("signs the event so that the app's verifier accepts it (and node:crypto agrees)", async () => {
     const { calls, fetchFn } = recorder([200]);
     let n = 0;
-    const r = await deliver(event, { url: "https://h/v1/relay", secret: SECRET, fetch: fetchFn, clock, newId: () => `evt_${++n}`, log: () => {} });
+    const r = await deliver(event, {
+      url: "https://h/v1/relay",
+      secret: SECRET,
+      fetch: fetchFn,
+      clock,
+      newId: () => `evt_${++n}`,
+      log: () => {},
+    });
     expect(r).toEqual({ ok: true, status: 200, attempts: 1 });
     const h = calls[0]!.headers;
     expect(calls[0]!.body).toBe(JSON.stringify(event));
@@ -151,7 +176,15 @@ describe("deliver", () => {
     const { calls, fetchFn } = recorder([new Error("ECONNRESET"), 503, 502, 200]);
     let n = 0;
     const logs: any[] = [];
-    const p = deliver(event, { url: "u", secret: SECRET, fetch: fetchFn, clock, newId: () => `evt_${++n}`, log: (e) => logs.push(e), backoff: { baseMs: 100, maxMs: 1000 } });
+    const p = deliver(event, {
+      url: "u",
+      secret: SECRET,
+      fetch: fetchFn,
+      clock,
+      newId: () => `evt_${++n}`,
+      log: (e) => logs.push(e),
+      backoff: { baseMs: 100, maxMs: 1000 },
+    });
     expect(await clock.runUntil(p)).toEqual({ ok: true, status: 200, attempts: 4 });
     expect(calls.map((c) => c.at)).toEqual([0, 100, 300, 700]);
     expect(calls.map((c) => c.headers["webhook-id"])).toEqual(["evt_1", "evt_2", "evt_3", "evt_4"]);
@@ -160,21 +193,42 @@ describe("deliver", () => {
 
   it("honours Retry-After on 429", async () => {
     const { calls, fetchFn } = recorder([429, 200], { "retry-after": "3" });
-    const p = deliver(event, { url: "u", secret: SECRET, fetch: fetchFn, clock, newId: () => "x", log: () => {}, backoff: { baseMs: 100, maxMs: 60_000 } });
+    const p = deliver(event, {
+      url: "u",
+      secret: SECRET,
+      fetch: fetchFn,
+      clock,
+      newId: () => "x",
+      log: () => {},
+      backoff: { baseMs: 100, maxMs: 60_000 },
+    });
     expect((await clock.runUntil(p)).ok).toBe(true);
     expect(calls.map((c) => c.at)).toEqual([0, 3000]);
   });
 
   it("does not retry a 4xx refusal, and gives up after maxAttempts", async () => {
     const refused = recorder([401]);
-    expect(await clock.runUntil(deliver(event, { url: "u", secret: SECRET, fetch: refused.fetchFn, clock, newId: () => "x", log: () => {} }))).toEqual({
+    expect(
+      await clock.runUntil(
+        deliver(event, { url: "u", secret: SECRET, fetch: refused.fetchFn, clock, newId: () => "x", log: () => {} }),
+      ),
+    ).toEqual({
       ok: false,
       status: 401,
       attempts: 1,
       error: "HTTP 401",
     });
     const down = recorder([500, 500, 500]);
-    const p = deliver(event, { url: "u", secret: SECRET, fetch: down.fetchFn, clock, newId: () => "x", log: () => {}, maxAttempts: 3, backoff: { baseMs: 10, maxMs: 10 } });
+    const p = deliver(event, {
+      url: "u",
+      secret: SECRET,
+      fetch: down.fetchFn,
+      clock,
+      newId: () => "x",
+      log: () => {},
+      maxAttempts: 3,
+      backoff: { baseMs: 10, maxMs: 10 },
+    });
     expect(await clock.runUntil(p)).toEqual({ ok: false, status: 500, attempts: 3, error: "HTTP 500" });
     expect(down.calls.length).toBe(3);
   });
@@ -218,7 +272,10 @@ describe("ResilientWatch", () => {
     const seen: string[] = [];
     const w = start(source, clock, seen);
     await settle();
-    source.live(STS).push({ type: "ERROR", object: { kind: "Status", code: 410, reason: "Expired", message: "too old resource version: 310 (400)" } });
+    source.live(STS).push({
+      type: "ERROR",
+      object: { kind: "Status", code: 410, reason: "Expired", message: "too old resource version: 310 (400)" },
+    });
     source.live(STS).end();
     await settle();
     expect(source.listCalls).toHaveLength(2);
@@ -299,7 +356,11 @@ describe("Relay", () => {
     expect(sent[1]).toEqual({
       type: "statefulset.changed",
       timestamp: clock.now().toISOString(),
-      data: { namespace: "default", name: "web", causes: ["pvc data-web-2 modified", "pvc data-web-1 modified", "pod web-2 modified"] },
+      data: {
+        namespace: "default",
+        name: "web",
+        causes: ["pvc data-web-2 modified", "pvc data-web-1 modified", "pod web-2 modified"],
+      },
     });
     await relay.stop();
   });
@@ -311,11 +372,18 @@ describe("Relay", () => {
     await clock.advance(1000);
     sent.length = 0;
     const pvc = fixture("pvc-list.json").items[0];
-    source.live(PVC).push({ type: "MODIFIED", object: { ...pvc, metadata: { ...pvc.metadata, name: "data-cache-0" } } });
+    source
+      .live(PVC)
+      .push({ type: "MODIFIED", object: { ...pvc, metadata: { ...pvc.metadata, name: "data-cache-0" } } });
     source.live(PVC).push({ type: "MODIFIED", object: { ...pvc, metadata: { ...pvc.metadata, name: "data-web-x" } } });
-    source.live(PVC).push({ type: "MODIFIED", object: { ...pvc, metadata: { ...pvc.metadata, labels: { app: "other" } } } });
+    source
+      .live(PVC)
+      .push({ type: "MODIFIED", object: { ...pvc, metadata: { ...pvc.metadata, labels: { app: "other" } } } });
     const pod = fixture("pod-list.json").items[0];
-    source.live(POD).push({ type: "MODIFIED", object: { ...pod, metadata: { ...pod.metadata, name: "cache-0", ownerReferences: [] } } });
+    source.live(POD).push({
+      type: "MODIFIED",
+      object: { ...pod, metadata: { ...pod.metadata, name: "cache-0", ownerReferences: [] } },
+    });
     await clock.advance(5000);
     expect(sent).toEqual([]);
     await relay.stop();

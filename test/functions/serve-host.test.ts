@@ -33,10 +33,14 @@ const reachable = async (host: string, port: number): Promise<boolean> => {
 
 async function serve(args: string[], env: Record<string, string> = {}) {
   const port = await freePort();
-  const child = spawn(process.execPath, [`${ROOT}bin/claimstep.js`, "serve", "--cluster", "sim", "--port", String(port), ...args], {
-    cwd: ROOT,
-    env: { ...process.env, CLAIMSTEP_HOST: "", CLAIMSTEP_API_TOKEN: TOKEN, ...env },
-  });
+  const child = spawn(
+    process.execPath,
+    [`${ROOT}bin/claimstep.js`, "serve", "--cluster", "sim", "--port", String(port), ...args],
+    {
+      cwd: ROOT,
+      env: { ...process.env, CLAIMSTEP_HOST: "", CLAIMSTEP_API_TOKEN: TOKEN, ...env },
+    },
+  );
   let output = "";
   child.stdout.on("data", (d) => (output += d));
   child.stderr.on("data", (d) => (output += d));

@@ -6,7 +6,7 @@ import { connect, type Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { createApp } from "../../functions/app.js";
 import { RecentIds } from "../../functions/auth.js";
-import { startServer, type RunningServer, type ServerLimits } from "../../functions/server.js";
+import { type RunningServer, type ServerLimits, startServer } from "../../functions/server.js";
 import { capturedSim, desiredData } from "../support/index.js";
 
 const TOKEN = "limits-token-0123456789abcdef";
@@ -27,7 +27,14 @@ const start = async (limits?: Partial<ServerLimits>) => {
     auth: { bearerTokens: [TOKEN], webhookSecrets: [], replay: new RecentIds() },
     now: () => new Date(),
   });
-  server = await startServer({ app, port: 0, hostname: "127.0.0.1", log: () => {}, drainMs: 200, ...(limits ? { limits } : {}) });
+  server = await startServer({
+    app,
+    port: 0,
+    hostname: "127.0.0.1",
+    log: () => {},
+    drainMs: 200,
+    ...(limits ? { limits } : {}),
+  });
   return server.port;
 };
 
@@ -49,12 +56,21 @@ const open = (port: number) =>
 const receivedOrClosed = async (c: { received: () => string; closed: Promise<void> }, what: string) => {
   let done = false;
   const closed = c.closed.then(() => (done = true));
-  for (let i = 0; i < 2000 && !done && !c.received().includes(what); i++) await Promise.race([closed, new Promise((r) => setTimeout(r, 10))]);
+  for (let i = 0; i < 2000 && !done && !c.received().includes(what); i++)
+    await Promise.race([closed, new Promise((r) => setTimeout(r, 10))]);
   return c.received();
 };
 
 const stalledPost = (path: string, headers: string[], declared: number, sent: number) =>
-  [`POST ${path} HTTP/1.1`, "Host: 127.0.0.1", "Content-Type: application/json", `Content-Length: ${declared}`, ...headers, "", ""].join("\r\n") + "x".repeat(sent);
+  [
+    `POST ${path} HTTP/1.1`,
+    "Host: 127.0.0.1",
+    "Content-Type: application/json",
+    `Content-Length: ${declared}`,
+    ...headers,
+    "",
+    "",
+  ].join("\r\n") + "x".repeat(sent);
 
 describe("authentication before the body", () => {
   // Defect: every POST route read its whole body (up to the 256 KiB limit) before authenticating:
@@ -142,6 +158,12 @@ describe("timeouts and the connection limit", () => {
 
   it("has the documented defaults", async () => {
     const { SERVER_LIMITS } = await import("../../functions/server.js");
-    expect(SERVER_LIMITS).toEqual({ headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000, maxConnections: 512, checkIntervalMs: 1_000 });
+    expect(SERVER_LIMITS).toEqual({
+      headersTimeoutMs: 10_000,
+      requestTimeoutMs: 30_000,
+      keepAliveTimeoutMs: 5_000,
+      maxConnections: 512,
+      checkIntervalMs: 1_000,
+    });
   });
 });

@@ -11,8 +11,8 @@ import { Hono } from "hono";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigError } from "../../functions/config.js";
 import { readKeyPair, tlsFilesFromEnv } from "../../functions/http/tls-files.js";
-import { startServer } from "../../functions/server.js";
 import { admissionRoutes } from "../../functions/routes/admission.js";
+import { startServer } from "../../functions/server.js";
 import { fixtureJson } from "../fixtures/apiserver.js";
 
 let dir: string;
@@ -23,12 +23,40 @@ const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes
 /** A serving certificate for 127.0.0.1 signed by the test CA, as `<name>.crt`/`<name>.key`. */
 function issue(name: string) {
   openssl("req", ...ec, "-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", `/CN=${name}`);
-  openssl("x509", "-req", "-in", `${name}.csr`, "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out", `${name}.crt`, "-days", "1", "-extfile", "san.ext");
+  openssl(
+    "x509",
+    "-req",
+    "-in",
+    `${name}.csr`,
+    "-CA",
+    "ca.crt",
+    "-CAkey",
+    "ca.key",
+    "-CAcreateserial",
+    "-out",
+    `${name}.crt`,
+    "-days",
+    "1",
+    "-extfile",
+    "san.ext",
+  );
 }
 
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "claimstep-tls-"));
-  openssl("req", "-x509", ...ec, "-keyout", "ca.key", "-out", "ca.crt", "-days", "1", "-subj", "/CN=claimstep-webhook-ca");
+  openssl(
+    "req",
+    "-x509",
+    ...ec,
+    "-keyout",
+    "ca.key",
+    "-out",
+    "ca.crt",
+    "-days",
+    "1",
+    "-subj",
+    "/CN=claimstep-webhook-ca",
+  );
   writeFileSync(file("san.ext"), "subjectAltName=IP:127.0.0.1\n");
   issue("first");
   issue("second");
@@ -39,12 +67,22 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 function get(port: number, path: string, body?: string): Promise<{ status: number; cn: string; text: string }> {
   return new Promise((resolve, reject) => {
     const agent = new Agent({ ca: readFileSync(file("ca.crt")), keepAlive: false });
-    const req = request({ host: "127.0.0.1", port, path, method: body ? "POST" : "GET", agent, headers: body ? { "content-type": "application/json", "content-length": Buffer.byteLength(body) } : {} }, (res) => {
-      const cn = String((res.socket as TLSSocket).getPeerCertificate().subject?.CN ?? "");
-      let text = "";
-      res.on("data", (d) => (text += d));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, cn, text }));
-    });
+    const req = request(
+      {
+        host: "127.0.0.1",
+        port,
+        path,
+        method: body ? "POST" : "GET",
+        agent,
+        headers: body ? { "content-type": "application/json", "content-length": Buffer.byteLength(body) } : {},
+      },
+      (res) => {
+        const cn = String((res.socket as TLSSocket).getPeerCertificate().subject?.CN ?? "");
+        let text = "";
+        res.on("data", (d) => (text += d));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, cn, text }));
+      },
+    );
     req.on("error", reject);
     req.end(body);
   });
@@ -58,7 +96,12 @@ describe("claimstep serve over TLS", () => {
     app.get("/healthz", (c) => c.json({ ok: true }));
     app.route("/", admissionRoutes());
     const logs: Record<string, unknown>[] = [];
-    const server = await startServer({ app, port: 0, log: (e) => logs.push(e), tls: { certFile: file("tls.crt"), keyFile: file("tls.key"), reloadMs: 100 } });
+    const server = await startServer({
+      app,
+      port: 0,
+      log: (e) => logs.push(e),
+      tls: { certFile: file("tls.crt"), keyFile: file("tls.key"), reloadMs: 100 },
+    });
     try {
       expect(await get(server.port, "/healthz")).toMatchObject({ status: 200, cn: "first" });
       expect(logs.find((l) => l.msg === "listening")).toMatchObject({ tls: { subject: "CN=first" } });
@@ -85,11 +128,19 @@ describe("claimstep serve over TLS", () => {
 
   it("CLAIMSTEP_TLS_* are both or neither, and a pair that does not load names the files", () => {
     expect(tlsFilesFromEnv({})).toBeUndefined();
-    expect(tlsFilesFromEnv({ CLAIMSTEP_TLS_CERT_FILE: "/tls/tls.crt", CLAIMSTEP_TLS_KEY_FILE: "/tls/tls.key" })).toEqual({ certFile: "/tls/tls.crt", keyFile: "/tls/tls.key", reloadMs: 10_000 });
-    expect(() => tlsFilesFromEnv({ CLAIMSTEP_TLS_CERT_FILE: "/tls/tls.crt" })).toThrow(/CLAIMSTEP_TLS_CERT_FILE is set but CLAIMSTEP_TLS_KEY_FILE is not/);
-    expect(() => tlsFilesFromEnv({ CLAIMSTEP_TLS_CERT_FILE: "a", CLAIMSTEP_TLS_KEY_FILE: "b", CLAIMSTEP_TLS_RELOAD_SECONDS: "0" })).toThrow(/from 1 to 3600/);
+    expect(
+      tlsFilesFromEnv({ CLAIMSTEP_TLS_CERT_FILE: "/tls/tls.crt", CLAIMSTEP_TLS_KEY_FILE: "/tls/tls.key" }),
+    ).toEqual({ certFile: "/tls/tls.crt", keyFile: "/tls/tls.key", reloadMs: 10_000 });
+    expect(() => tlsFilesFromEnv({ CLAIMSTEP_TLS_CERT_FILE: "/tls/tls.crt" })).toThrow(
+      /CLAIMSTEP_TLS_CERT_FILE is set but CLAIMSTEP_TLS_KEY_FILE is not/,
+    );
+    expect(() =>
+      tlsFilesFromEnv({ CLAIMSTEP_TLS_CERT_FILE: "a", CLAIMSTEP_TLS_KEY_FILE: "b", CLAIMSTEP_TLS_RELOAD_SECONDS: "0" }),
+    ).toThrow(/from 1 to 3600/);
     expect(() => readKeyPair({ certFile: file("missing.crt"), keyFile: file("first.key") })).toThrow(ConfigError);
-    expect(() => readKeyPair({ certFile: file("first.crt"), keyFile: file("second.key") })).toThrow(/are not a PEM certificate and its private key/);
+    expect(() => readKeyPair({ certFile: file("first.crt"), keyFile: file("second.key") })).toThrow(
+      /are not a PEM certificate and its private key/,
+    );
   });
 });
 

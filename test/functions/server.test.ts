@@ -47,7 +47,9 @@ describe("startServer", () => {
         concurrent--;
       },
     });
-    const res = await fetch(`http://127.0.0.1:${server.port}/v1/statefulsets/default/web`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    const res = await fetch(`http://127.0.0.1:${server.port}/v1/statefulsets/default/web`, {
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
     expect(res.status).toBe(200);
     expect(((await res.json()) as any).decision.phase).toBe("Progressing");
     await until(() => passes >= 3);
@@ -89,17 +91,23 @@ const freePort = () =>
 describe("claimstep serve (spawned)", () => {
   it("serves the simulated cluster and exits 0 on SIGTERM", async () => {
     const port = await freePort();
-    const child = spawn(process.execPath, [`${ROOT}bin/claimstep.js`, "serve", "--cluster", "sim", "--port", String(port)], {
-      cwd: ROOT,
-      env: { ...process.env, CLAIMSTEP_API_TOKEN: TOKEN, CLAIMSTEP_INTERVAL_SECONDS: "1" },
-    });
+    const child = spawn(
+      process.execPath,
+      [`${ROOT}bin/claimstep.js`, "serve", "--cluster", "sim", "--port", String(port)],
+      {
+        cwd: ROOT,
+        env: { ...process.env, CLAIMSTEP_API_TOKEN: TOKEN, CLAIMSTEP_INTERVAL_SECONDS: "1" },
+      },
+    );
     let output = "";
     child.stdout.on("data", (d) => (output += d));
     child.stderr.on("data", (d) => (output += d));
     const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
     try {
       await until(() => output.includes('"msg":"listening"'), 30_000);
-      const res = await fetch(`http://127.0.0.1:${port}/v1/statefulsets/default/web`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      const res = await fetch(`http://127.0.0.1:${port}/v1/statefulsets/default/web`, {
+        headers: { authorization: `Bearer ${TOKEN}` },
+      });
       expect(res.status).toBe(200);
       expect(((await res.json()) as any).decision.ref).toEqual({ namespace: "default", name: "web" });
       await until(() => output.includes('"msg":"sweep"'), 15_000); // the interval loop stepped

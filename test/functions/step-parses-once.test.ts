@@ -2,10 +2,10 @@
 // usage read and for the planner, and no rule parses an annotation again. Each parser is wrapped to
 // count its calls; the step's own reader is a fake, so only the step and the planner count.
 import { beforeEach, describe, expect, it, vi } from "vitest";
+import { writerFor } from "../../adapters/gitops/apply-via.js";
+import { Keys } from "../../core/keys.js";
 import type { Writers } from "../../core/ports.js";
 import { revisionOf } from "../../core/revision.js";
-import { Keys } from "../../core/keys.js";
-import { writerFor } from "../../adapters/gitops/apply-via.js";
 import { runStep } from "../../functions/step.js";
 import { claimsFor, makeSet, snapshot } from "../core/builders.js";
 
@@ -46,7 +46,16 @@ vi.mock("../../core/autogrow.js", async (load) => {
   return { ...m, autogrowOf: counted("autogrowOf", m.autogrowOf) };
 });
 
-const PARSERS = ["strategyOf", "desiredTemplates", "maxUnavailableOf", "ordinalsOf", "applyViaOf", "podPolicyOf", "finalizeOf", "autogrowOf"];
+const PARSERS = [
+  "strategyOf",
+  "desiredTemplates",
+  "maxUnavailableOf",
+  "ordinalsOf",
+  "applyViaOf",
+  "podPolicyOf",
+  "finalizeOf",
+  "autogrowOf",
+];
 const ref = { namespace: "default", name: "web" };
 const writers: Writers = {
   claims: { name: "recording", supports: ["PatchClaim"], proposes: false, apply: async () => ({ kind: "applied" }) },
@@ -72,29 +81,57 @@ describe("one step parses the set's annotations once", () => {
   beforeEach(() => calls.clear());
 
   it("calls each annotation parser exactly once when a converged rollout comes to re-creating the set", async () => {
-    const set = makeSet({ desired: [{ name: "data", storage: "2Gi" }], annotations: { [Keys.applyVia]: "pull-request", [Keys.finalize]: "Recreate" } });
+    const set = makeSet({
+      desired: [{ name: "data", storage: "2Gi" }],
+      annotations: { [Keys.applyVia]: "pull-request", [Keys.finalize]: "Recreate" },
+    });
     const revision = revisionOf(JSON.parse(set.metadata.annotations![Keys.templates]!));
     set.metadata.annotations![Keys.currentRevision] = revision;
     const s = snapshot(set, claimsFor(set, { storage: "2Gi", revision }));
-    const r = await runStep({ reader: { load: async () => s }, writers, ref, now: new Date("2026-11-30T10:00:00Z"), dryRun: true });
+    const r = await runStep({
+      reader: { load: async () => s },
+      writers,
+      ref,
+      now: new Date("2026-11-30T10:00:00Z"),
+      dryRun: true,
+    });
     expect(r.decision.message).toContain("ProposeRecreate");
-    expect(Object.fromEntries(PARSERS.map((p) => [p, calls.get(p) ?? 0]))).toEqual(Object.fromEntries(PARSERS.map((p) => [p, 1])));
+    expect(Object.fromEntries(PARSERS.map((p) => [p, calls.get(p) ?? 0]))).toEqual(
+      Object.fromEntries(PARSERS.map((p) => [p, 1])),
+    );
   });
 
   it("calls each annotation parser exactly once when the claim writer is chosen per set (writerFor, claimstep.io/apply-via)", async () => {
     const s = everyExtension();
     const perSet = { ...writers, claims: writerFor({ direct: writers.claims as never }) };
-    const r = await runStep({ reader: { load: async () => s }, writers: perSet, ref, now: new Date("2026-11-30T10:00:00Z"), dryRun: true });
+    const r = await runStep({
+      reader: { load: async () => s },
+      writers: perSet,
+      ref,
+      now: new Date("2026-11-30T10:00:00Z"),
+      dryRun: true,
+    });
     expect(r.writer).toBe("recording");
-    expect(Object.fromEntries(PARSERS.map((p) => [p, calls.get(p) ?? 0]))).toEqual(Object.fromEntries(PARSERS.map((p) => [p, 1])));
+    expect(Object.fromEntries(PARSERS.map((p) => [p, calls.get(p) ?? 0]))).toEqual(
+      Object.fromEntries(PARSERS.map((p) => [p, 1])),
+    );
   });
 
   it("calls each annotation parser exactly once per step (usage read and planner together)", async () => {
     let usageRead = 0;
     const metrics = { usage: async () => (usageRead++, { ok: true as const, volumes: [] }) };
     const s = everyExtension();
-    await runStep({ reader: { load: async () => s }, writers, ref, now: new Date("2026-11-30T10:00:00Z"), dryRun: true, metrics });
+    await runStep({
+      reader: { load: async () => s },
+      writers,
+      ref,
+      now: new Date("2026-11-30T10:00:00Z"),
+      dryRun: true,
+      metrics,
+    });
     expect(usageRead).toBe(1);
-    expect(Object.fromEntries(PARSERS.map((p) => [p, calls.get(p) ?? 0]))).toEqual(Object.fromEntries(PARSERS.map((p) => [p, 1])));
+    expect(Object.fromEntries(PARSERS.map((p) => [p, calls.get(p) ?? 0]))).toEqual(
+      Object.fromEntries(PARSERS.map((p) => [p, 1])),
+    );
   });
 });

@@ -2,11 +2,11 @@
 // proposes, refuses, or the server answers with each of the real error bodies.
 import { describe, expect, it } from "vitest";
 import { apiErrorFrom, PermissionError } from "../../adapters/api-error.js";
+import { Keys } from "../../core/keys.js";
 import type { ApplyOutcome, ClaimWriter, Writers } from "../../core/ports.js";
 import type { Action, EventRecord, Snapshot } from "../../core/types.js";
-import { Keys } from "../../core/keys.js";
 import { runStep } from "../../functions/step.js";
-import { claimsFor, makeSet, snapshot, statusFixture, patchOf } from "../core/builders.js";
+import { claimsFor, makeSet, patchOf, snapshot, statusFixture } from "../core/builders.js";
 
 const NOW = new Date("2026-11-30T10:00:00Z");
 const ref = { namespace: "default", name: "web" };
@@ -78,14 +78,26 @@ describe("runStep", () => {
   });
 
   it("a proposal (pull request) makes the step wait for approval", async () => {
-    const { writers } = recordingWriter(async () => ({ kind: "proposed", detail: "pull request #7 awaits merge", url: "https://example.test/pr/7" }));
+    const { writers } = recordingWriter(async () => ({
+      kind: "proposed",
+      detail: "pull request #7 awaits merge",
+      url: "https://example.test/pr/7",
+    }));
     const r = await runStep({ reader: reader(growing()), writers, ref, now: NOW });
-    expect(r.decision).toMatchObject({ phase: "Waiting", reason: "AwaitingApproval", message: "pull request #7 awaits merge" });
+    expect(r.decision).toMatchObject({
+      phase: "Waiting",
+      reason: "AwaitingApproval",
+      message: "pull request #7 awaits merge",
+    });
     expect(patchOf(r.decision.action)?.claim).toBe("data-web-2");
   });
 
   it("a writer's refusal blocks with its reason", async () => {
-    const { writers, calls } = recordingWriter(async () => ({ kind: "refused", reason: "ChangeRejected", message: "pull request #7 was closed without merging" }));
+    const { writers, calls } = recordingWriter(async () => ({
+      kind: "refused",
+      reason: "ChangeRejected",
+      message: "pull request #7 was closed without merging",
+    }));
     const r = await runStep({ reader: reader(growing()), writers, ref, now: NOW });
     expect(r.decision).toMatchObject({ phase: "Blocked", reason: "ChangeRejected" });
     expect(JSON.parse(calls.annotate[0]![Keys.status]!)).toMatchObject({ phase: "Blocked", reason: "ChangeRejected" });
@@ -110,7 +122,8 @@ describe("runStep", () => {
       apiVersion: "v1",
       metadata: {},
       status: "Failure",
-      message: 'persistentvolumeclaims "data-web-2" is forbidden: exceeded quota: storage, requested: requests.storage=1Gi, used: requests.storage=3Gi, limited: requests.storage=3Gi',
+      message:
+        'persistentvolumeclaims "data-web-2" is forbidden: exceeded quota: storage, requested: requests.storage=1Gi, used: requests.storage=3Gi, limited: requests.storage=3Gi',
       reason: "Forbidden",
       details: { name: "data-web-2", kind: "persistentvolumeclaims" },
       code: 403,
@@ -133,7 +146,11 @@ describe("runStep", () => {
 
   it("429 carries Retry-After to the caller", async () => {
     const { writers } = recordingWriter(async () => {
-      throw apiErrorFrom(429, { kind: "Status", code: 429, reason: "TooManyRequests", message: "too many requests" }, { retryAfterSeconds: 3 });
+      throw apiErrorFrom(
+        429,
+        { kind: "Status", code: 429, reason: "TooManyRequests", message: "too many requests" },
+        { retryAfterSeconds: 3 },
+      );
     });
     const r = await runStep({ reader: reader(growing()), writers, ref, now: NOW });
     expect(r.outcome).toMatchObject({ kind: "retry", retryAfterSeconds: 3 });
@@ -142,19 +159,30 @@ describe("runStep", () => {
   it("RBAC 403 is a configuration error naming the missing permission", async () => {
     const { writers } = recordingWriter(fails("forbidden.txt"));
     await expect(runStep({ reader: reader(growing()), writers, ref, now: NOW })).rejects.toThrow(PermissionError);
-    await expect(runStep({ reader: reader(growing()), writers, ref, now: NOW })).rejects.toThrow(/missing permission: .*cannot list resource "pods"/);
+    await expect(runStep({ reader: reader(growing()), writers, ref, now: NOW })).rejects.toThrow(
+      /missing permission: .*cannot list resource "pods"/,
+    );
   });
 
   it("RBAC 403 on the read is a PermissionError too", async () => {
     const { code, body } = statusFixture("forbidden.txt");
     const { writers } = recordingWriter(async () => ({ kind: "applied" }));
-    const denied = { load: async () => { throw apiErrorFrom(code, body); } };
+    const denied = {
+      load: async () => {
+        throw apiErrorFrom(code, body);
+      },
+    };
     await expect(runStep({ reader: denied, writers, ref, now: NOW })).rejects.toThrow(PermissionError);
   });
 
   it("the writer may be chosen per set", async () => {
     const a = recordingWriter(async () => ({ kind: "applied" }));
-    const r = await runStep({ reader: reader(growing()), writers: { ...a.writers, claims: (s) => (s.statefulSet.metadata.name === "web" ? a.claims : undefined!) }, ref, now: NOW });
+    const r = await runStep({
+      reader: reader(growing()),
+      writers: { ...a.writers, claims: (s) => (s.statefulSet.metadata.name === "web" ? a.claims : undefined!) },
+      ref,
+      now: NOW,
+    });
     expect(r.writer).toBe("recording");
     expect(a.calls.apply).toHaveLength(1);
   });

@@ -3,10 +3,10 @@
 // was refused is now left alone for a growing pause (core/backoff.ts), then tried again, and steps
 // as before once a step of it is not refused.
 import { describe, expect, it } from "vitest";
-import { SCENARIOS } from "../../functions/scenarios.js";
 import { listOptedInSets } from "../../adapters/kube/reader.js";
 import { REFUSAL_BACKOFF, refusalPauseSeconds } from "../../core/backoff.js";
 import { RefusalBackoff } from "../../functions/backoff.js";
+import { SCENARIOS } from "../../functions/scenarios.js";
 import { runStep } from "../../functions/step.js";
 import { sweep } from "../../functions/sweep.js";
 
@@ -42,7 +42,11 @@ describe("serve's sweep after a refused write", () => {
       if (e && "reason" in e && e.reason === "QuotaExceeded") break;
     }
     expect(tick).toBeLessThan(100);
-    const count = () => Number(sim.events("default").find((e: any) => e.reason === "QuotaExceeded")?.series?.count ?? (sim.events("default").some((e: any) => e.reason === "QuotaExceeded") ? 1 : 0));
+    const count = () =>
+      Number(
+        sim.events("default").find((e: any) => e.reason === "QuotaExceeded")?.series?.count ??
+          (sim.events("default").some((e: any) => e.reason === "QuotaExceeded") ? 1 : 0),
+      );
     const before = count();
     expect(before).toBe(1);
     const skipped: number[] = [];
@@ -60,8 +64,16 @@ describe("serve's sweep after a refused write", () => {
   it("forgets the pause once a step is not refused, and a set never refused is never paused", async () => {
     let now = 0;
     const backoff = new RefusalBackoff(() => now);
-    const refused = { decision: { phase: "Blocked", reason: "QuotaExceeded" }, outcome: { kind: "refused" }, writer: "direct" } as any;
-    const applied = { decision: { phase: "Progressing", reason: "ClaimUpdated" }, outcome: { kind: "applied" }, writer: "direct" } as any;
+    const refused = {
+      decision: { phase: "Blocked", reason: "QuotaExceeded" },
+      outcome: { kind: "refused" },
+      writer: "direct",
+    } as any;
+    const applied = {
+      decision: { phase: "Progressing", reason: "ClaimUpdated" },
+      outcome: { kind: "applied" },
+      writer: "direct",
+    } as any;
     expect(backoff.paused(REF)).toBe(false);
     backoff.record(REF, refused);
     expect(backoff.paused(REF)).toBe(true);

@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
+import type { Writers } from "../../core/ports.js";
 import type { SetRef } from "../../core/types.js";
 import type { StepResult } from "../../functions/step.js";
-import { stopOnAbort, sweep } from "../../functions/sweep.js";
 import { runStep } from "../../functions/step.js";
-import type { Writers } from "../../core/ports.js";
-import { capturedSim, desiredData } from "../support/index.js";
+import { stopOnAbort, sweep } from "../../functions/sweep.js";
 import { checkInFlight, inFlight, viewOf } from "../property/invariants.js";
+import { capturedSim, desiredData } from "../support/index.js";
 
 const refs = (ns: string, names: string[]): SetRef[] => names.map((name) => ({ namespace: ns, name }));
 
@@ -18,13 +18,19 @@ const harness = (perNamespace: Record<string, string[]>, cost = 10, listCost = 1
     used: () => used,
     listOptedIn: async (ns: string | undefined) => {
       used += listCost;
-      return ns === undefined ? Object.entries(perNamespace).flatMap(([n, names]) => refs(n, names)) : refs(ns, perNamespace[ns] ?? []);
+      return ns === undefined
+        ? Object.entries(perNamespace).flatMap(([n, names]) => refs(n, names))
+        : refs(ns, perNamespace[ns] ?? []);
     },
     step: async (ref: SetRef) => {
       used += cost;
       stepped.push(`${ref.namespace}/${ref.name}`);
-      if (ref.name === "broken") throw new Error("statefulsets.apps \"broken\" is forbidden");
-      return { decision: { phase: "Progressing", reason: "ClaimUpdated", message: `updating data-${ref.name}-2` }, outcome: { kind: "applied" }, writer: "fake" } as unknown as StepResult;
+      if (ref.name === "broken") throw new Error('statefulsets.apps "broken" is forbidden');
+      return {
+        decision: { phase: "Progressing", reason: "ClaimUpdated", message: `updating data-${ref.name}-2` },
+        outcome: { kind: "applied" },
+        writer: "fake",
+      } as unknown as StepResult;
     },
   };
 };
@@ -32,7 +38,12 @@ const harness = (perNamespace: Record<string, string[]>, cost = 10, listCost = 1
 describe("sweep", () => {
   it("steps every opted-in set of every namespace when the budget allows", async () => {
     const h = harness({ db: ["b", "a"], queues: ["q"] });
-    const report = await sweep({ ...h, namespaces: ["queues", "db"], tick: 7, budget: { limit: 1000, perStep: 10, used: h.used } });
+    const report = await sweep({
+      ...h,
+      namespaces: ["queues", "db"],
+      tick: 7,
+      budget: { limit: 1000, perStep: 10, used: h.used },
+    });
     expect(h.stepped.sort()).toEqual(["db/a", "db/b", "queues/q"]);
     expect(report).toMatchObject({ found: 3, deferred: 0 });
   });
@@ -40,7 +51,15 @@ describe("sweep", () => {
   it("each entry carries the decision's message, not only its reason (what step --all and the logs print)", async () => {
     const h = harness({ db: ["a"] });
     const report = await sweep({ ...h, namespaces: ["db"], tick: 0 });
-    expect(report.stepped).toEqual([{ ref: { namespace: "db", name: "a" }, phase: "Progressing", reason: "ClaimUpdated", message: "updating data-a-2", outcome: "applied" }]);
+    expect(report.stepped).toEqual([
+      {
+        ref: { namespace: "db", name: "a" },
+        phase: "Progressing",
+        reason: "ClaimUpdated",
+        message: "updating data-a-2",
+        outcome: "applied",
+      },
+    ]);
   });
 
   it("lists all namespaces when none are configured", async () => {
@@ -78,7 +97,10 @@ describe("sweep", () => {
     const h = harness({ db: ["a", "broken", "c"] });
     const report = await sweep({ ...h, namespaces: ["db"], tick: 0 });
     expect(h.stepped).toEqual(["db/a", "db/broken", "db/c"]);
-    expect(report.stepped[1]).toEqual({ ref: { namespace: "db", name: "broken" }, error: 'statefulsets.apps "broken" is forbidden' });
+    expect(report.stepped[1]).toEqual({
+      ref: { namespace: "db", name: "broken" },
+      error: 'statefulsets.apps "broken" is forbidden',
+    });
   });
 
   it("steps nothing when the listing used up the budget, and reports an empty namespace", async () => {
@@ -86,7 +108,12 @@ describe("sweep", () => {
     const report = await sweep({ ...h, namespaces: ["db"], tick: 0, budget: { limit: 50, perStep: 10, used: h.used } });
     expect(report).toMatchObject({ found: 1, deferred: 1, stepped: [] });
     const empty = harness({});
-    expect(await sweep({ ...empty, namespaces: ["db"], tick: 0 })).toEqual({ found: 0, stepped: [], deferred: 0, start: 0 });
+    expect(await sweep({ ...empty, namespaces: ["db"], tick: 0 })).toEqual({
+      found: 0,
+      stepped: [],
+      deferred: 0,
+      start: 0,
+    });
   });
 
   it("ends the pass before the next set once `proceed` says no (the replica lost the Lease)", async () => {
@@ -140,24 +167,29 @@ describe("a step cut off mid-way (the Lease lost), then the new holder's steps",
       const claims = sim.writers.claims;
       const writers = {
         ...counting,
-        claims: typeof claims === "function" ? claims : new Proxy(claims, {
-          get(o, p) {
-            const fn: unknown = Reflect.get(o, p, o);
-            if (p !== "apply" || typeof fn !== "function") return fn;
-            return async (...args: unknown[]) => {
-              const r = await (fn as (...a: unknown[]) => unknown).apply(o, args);
-              if (++made >= k) lost.abort(new Error("lease lost"));
-              return r;
-            };
-          },
-        }),
+        claims:
+          typeof claims === "function"
+            ? claims
+            : new Proxy(claims, {
+                get(o, p) {
+                  const fn: unknown = Reflect.get(o, p, o);
+                  if (p !== "apply" || typeof fn !== "function") return fn;
+                  return async (...args: unknown[]) => {
+                    const r = await (fn as (...a: unknown[]) => unknown).apply(o, args);
+                    if (++made >= k) lost.abort(new Error("lease lost"));
+                    return r;
+                  };
+                },
+              }),
       } as Writers;
       if (k === 0) lost.abort(new Error("lease lost"));
       const before = inFlight(viewOf(sim, ref));
-      await runStep({ reader: sim.reader, writers: stopOnAbort(writers, lost.signal), ref, now: sim.now() }).catch((err: Error) => {
-        expect(err.message).toBe("lease lost");
-        cutWrites++;
-      });
+      await runStep({ reader: sim.reader, writers: stopOnAbort(writers, lost.signal), ref, now: sim.now() }).catch(
+        (err: Error) => {
+          expect(err.message).toBe("lease lost");
+          cutWrites++;
+        },
+      );
       expect(made).toBeLessThanOrEqual(k);
       const middle = inFlight(viewOf(sim, ref));
       expect(checkInFlight(before, middle, viewOf(sim, ref))).toEqual([]);

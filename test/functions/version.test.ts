@@ -7,8 +7,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
-import { HELP, main } from "../../functions/cli.js";
 import { packageVersion } from "../../functions/cli/version.js";
+import { HELP, main } from "../../functions/cli.js";
 
 const ROOT = new URL("../../", import.meta.url);
 const { version } = JSON.parse(readFileSync(new URL("package.json", ROOT), "utf8")) as { version: string };
@@ -53,7 +53,9 @@ describe("claimstep version", () => {
   });
 
   it("bin/claimstep.js --version prints it from a clone", () => {
-    const stdout = execFileSync(process.execPath, [new URL("bin/claimstep.js", ROOT).pathname, "--version"], { encoding: "utf8" });
+    const stdout = execFileSync(process.execPath, [new URL("bin/claimstep.js", ROOT).pathname, "--version"], {
+      encoding: "utf8",
+    });
     expect(stdout).toBe(`claimstep ${version}\n`);
   }, 30_000);
 });

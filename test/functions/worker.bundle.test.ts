@@ -27,12 +27,16 @@ let map: SourceMap;
 let wranglerSays: string;
 
 beforeAll(() => {
-  const said = execFileSync(process.execPath, [join(ROOT, "node_modules/wrangler/bin/wrangler.js"), "deploy", "--dry-run", "--outdir", out], {
-    cwd: ROOT,
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true", NO_COLOR: "1" },
-    stdio: "pipe",
-    timeout: 120_000,
-  });
+  const said = execFileSync(
+    process.execPath,
+    [join(ROOT, "node_modules/wrangler/bin/wrangler.js"), "deploy", "--dry-run", "--outdir", out],
+    {
+      cwd: ROOT,
+      env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true", NO_COLOR: "1" },
+      stdio: "pipe",
+      timeout: 120_000,
+    },
+  );
   wranglerSays = /Total Upload:[^\n]*/.exec(said.toString("utf8"))?.[0].trim() ?? "(wrangler printed no size)";
   code = readFileSync(join(out, "worker.js"));
   text = code.toString("utf8");
@@ -81,7 +85,9 @@ describe("the Worker bundle", () => {
     const report = [
       `Worker bundle: ${kib(code.length)} raw, ${kib(gzip)} gzip (${gzip} bytes; budget ${GZIP_BUDGET_BYTES}), ${map.sources.length} modules; wrangler: ${wranglerSays}`,
       "largest contributors (minified bytes):",
-      ...top.slice(0, 12).map((c) => `  ${kib(c.bytes).padStart(10)}  ${(100 * (c.bytes / all)).toFixed(1).padStart(5)}%  ${c.name}`),
+      ...top
+        .slice(0, 12)
+        .map((c) => `  ${kib(c.bytes).padStart(10)}  ${(100 * (c.bytes / all)).toFixed(1).padStart(5)}%  ${c.name}`),
     ].join("\n");
     console.log(report);
     expect(gzip, report).toBeLessThanOrEqual(GZIP_BUDGET_BYTES);

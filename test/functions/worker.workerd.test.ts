@@ -4,8 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Keys } from "../../core/keys.js";
 import { webhookHeaders } from "../../functions/auth.js";
-import { statefulSetObjects, storageClassObjects } from "../support/index.js";
-import { serveSim, type SocketSim } from "../support/index.js";
+import { type SocketSim, serveSim, statefulSetObjects, storageClassObjects } from "../support/index.js";
 import { WRANGLER_START_MS, WranglerDev } from "../support/wrangler-dev.js";
 
 const KUBE_TOKEN = "kube-token-for-the-fake-apiserver";
@@ -18,7 +17,10 @@ let base = "";
 
 beforeAll(async () => {
   kube = await serveSim({ token: KUBE_TOKEN });
-  kube.fake.seed(...storageClassObjects(), ...statefulSetObjects({ desired: [{ name: "data", storage: "2Gi", storageClassName: "fast" }] }));
+  kube.fake.seed(
+    ...storageClassObjects(),
+    ...statefulSetObjects({ desired: [{ name: "data", storage: "2Gi", storageClassName: "fast" }] }),
+  );
   const vars = {
     KUBE_API_SERVER: kube.url,
     KUBE_TOKEN,
@@ -42,7 +44,9 @@ afterAll(async () => {
 
 describe("the Worker in workerd", () => {
   it("serves the plan of a set through the fake API server, writing nothing", async () => {
-    const res = await fetch(`${base}/v1/statefulsets/default/web`, { headers: { authorization: `Bearer ${API_TOKEN}` } });
+    const res = await fetch(`${base}/v1/statefulsets/default/web`, {
+      headers: { authorization: `Bearer ${API_TOKEN}` },
+    });
     expect(res.status).toBe(200);
     const body = (await res.json()) as any;
     expect(body.decision.phase).toBe("Progressing");
@@ -53,13 +57,28 @@ describe("the Worker in workerd", () => {
   });
 
   it("steps on a signed relay event (the runtime's Web Crypto), rejects forgeries and replays, limits bodies", async () => {
-    const body = JSON.stringify({ type: "statefulset.changed", timestamp: new Date().toISOString(), data: { namespace: "default", name: "web" } });
-    const headers = { "content-type": "application/json", ...(await webhookHeaders(SECRET, "evt_workerd", new Date(), body)) };
+    const body = JSON.stringify({
+      type: "statefulset.changed",
+      timestamp: new Date().toISOString(),
+      data: { namespace: "default", name: "web" },
+    });
+    const headers = {
+      "content-type": "application/json",
+      ...(await webhookHeaders(SECRET, "evt_workerd", new Date(), body)),
+    };
     // A wrong signature first: nothing is stepped, and the id is not burnt.
-    const forged = await fetch(`${base}/v1/relay`, { method: "POST", headers: { ...headers, "webhook-signature": "v1,AAAA" }, body });
+    const forged = await fetch(`${base}/v1/relay`, {
+      method: "POST",
+      headers: { ...headers, "webhook-signature": "v1,AAAA" },
+      body,
+    });
     expect(forged.status).toBe(401);
     expect(kube.fake.http.counters().writes).toBe(0);
-    const tampered = await fetch(`${base}/v1/relay`, { method: "POST", headers, body: body.replace('"web"', '"other"') });
+    const tampered = await fetch(`${base}/v1/relay`, {
+      method: "POST",
+      headers,
+      body: body.replace('"web"', '"other"'),
+    });
     expect(tampered.status).toBe(401);
     const accepted = await fetch(`${base}/v1/relay`, { method: "POST", headers, body });
     expect(accepted.status).toBe(200);
@@ -90,9 +109,15 @@ describe("the Worker in workerd", () => {
     expect(set.metadata.annotations[Keys.updateRevision]).toEqual(expect.any(String));
     expect(kube.fake.events("default").map((e: any) => e.reason)).toContain("ClaimUpdated");
     // The Worker's own log line reaches wrangler's output a moment after the response.
-    for (let i = 0; i < 40 && !dev.output.includes('"msg":"scheduled"'); i++) await new Promise((r) => setTimeout(r, 250));
+    for (let i = 0; i < 40 && !dev.output.includes('"msg":"scheduled"'); i++)
+      await new Promise((r) => setTimeout(r, 250));
     const line = dev.output.split("\n").find((l) => l.includes('"msg":"scheduled"'));
-    expect(JSON.parse(line!)).toMatchObject({ cron: "* * * * *", found: 1, deferred: 0, stepped: [{ ref: { namespace: "default", name: "web" }, outcome: "applied" }] });
+    expect(JSON.parse(line!)).toMatchObject({
+      cron: "* * * * *",
+      found: 1,
+      deferred: 0,
+      stepped: [{ ref: { namespace: "default", name: "web" }, outcome: "applied" }],
+    });
     expect(dev.output).not.toContain(KUBE_TOKEN);
     expect(dev.output).not.toContain(API_TOKEN);
   });

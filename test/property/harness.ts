@@ -2,18 +2,32 @@
 // between them, edits mid-rollout; the invariants are checked after every invocation. Steps reach
 // the cluster as they reach a real one: the production KubeReader and direct writers over its HTTP handler.
 import { ApiError } from "../../adapters/api-error.js";
-import { SimCluster, claimTemplate, statefulSetManifest, type SetSpec } from "../../adapters/sim/cluster.js";
+import { claimTemplate, type SetSpec, SimCluster, statefulSetManifest } from "../../adapters/sim/cluster.js";
 import { DEFAULT_LATENCIES } from "../../adapters/sim/controllers/context.js";
 import { Prng } from "../../adapters/sim/prng.js";
 import type { Json } from "../../adapters/sim/store.js";
 import type { ClaimTemplate } from "../../core/k8s.js";
-import type { UsageReading } from "../../core/types.js";
+import { Keys } from "../../core/keys.js";
 import type { MetricsReader, StateReader } from "../../core/ports.js";
 import { toBytes } from "../../core/quantity.js";
-import type { Decision, Snapshot } from "../../core/types.js";
-import { Keys } from "../../core/keys.js";
+import type { Decision, Snapshot, UsageReading } from "../../core/types.js";
 import { runStep, type StepResult } from "../../functions/step.js";
-import { autogrowI7, checkAutogrowEnd, growthOf, isGrowth, checkInFlight, checkRestored, checkWrites, completeIsTrue, inFlight, newAutogrowLedger, newPodLedger, viewOf, type AutogrowLedger, type Violation } from "./invariants.js";
+import {
+  type AutogrowLedger,
+  autogrowI7,
+  checkAutogrowEnd,
+  checkInFlight,
+  checkRestored,
+  checkWrites,
+  completeIsTrue,
+  growthOf,
+  inFlight,
+  isGrowth,
+  newAutogrowLedger,
+  newPodLedger,
+  type Violation,
+  viewOf,
+} from "./invariants.js";
 import type { Scenario, TemplateSetup } from "./scenario.js";
 
 export interface RunResult {
@@ -70,7 +84,8 @@ function annotationFor(s: Scenario, extraGi: number): string {
   return JSON.stringify(templates);
 }
 
-const patchSet = (c: SimCluster, patch: Json) => c.admin.mergePatch("statefulsets", ref.namespace, ref.name, patch, { fieldManager: "kubectl" });
+const patchSet = (c: SimCluster, patch: Json) =>
+  c.admin.mergePatch("statefulsets", ref.namespace, ref.name, patch, { fieldManager: "kubectl" });
 
 interface EditState {
   extraGi: number;
@@ -89,8 +104,14 @@ async function applyEdit(c: SimCluster, s: Scenario, edit: Scenario["edits"][num
     case "userPartition": {
       // docs/pods.md: while claimstep holds the partition, the user's goes in the record.
       state.userPartition = edit.partition;
-      const held = c.get("statefulsets", ref.namespace, ref.name)?.metadata.annotations?.[Keys.userPartition] !== undefined;
-      await patchSet(c, held ? { metadata: { annotations: { [Keys.userPartition]: String(edit.partition) } } } : { spec: { updateStrategy: { rollingUpdate: { partition: edit.partition } } } });
+      const held =
+        c.get("statefulsets", ref.namespace, ref.name)?.metadata.annotations?.[Keys.userPartition] !== undefined;
+      await patchSet(
+        c,
+        held
+          ? { metadata: { annotations: { [Keys.userPartition]: String(edit.partition) } } }
+          : { spec: { updateStrategy: { rollingUpdate: { partition: edit.partition } } } },
+      );
       return;
     }
     case "retarget":
@@ -119,7 +140,10 @@ async function applyEdit(c: SimCluster, s: Scenario, edit: Scenario["edits"][num
       const w = s.autogrow!.workloads[edit.index]!;
       const t = s.templates[w.template]!.name;
       const claims = w.ordinal !== undefined ? `${t}-${ref.name}-${s.ordinalsStart + w.ordinal}` : `${t}-${ref.name}-`;
-      c.setWorkload(ref.namespace, claims, { bytesPerSecond: w.bytesPerSecond, ...(w.startUsedMi !== undefined ? { startUsed: `${w.startUsedMi}Mi` } : {}) });
+      c.setWorkload(ref.namespace, claims, {
+        bytesPerSecond: w.bytesPerSecond,
+        ...(w.startUsedMi !== undefined ? { startUsed: `${w.startUsedMi}Mi` } : {}),
+      });
       return;
     }
     case "workloadStop":
@@ -135,7 +159,8 @@ async function applyEdit(c: SimCluster, s: Scenario, edit: Scenario["edits"][num
       if (!replicas) return;
       const ordinal = Number(set.spec.ordinals?.start ?? 0) + (edit.index % replicas);
       const name = `${s.templates[0]!.name}-${ref.name}-${ordinal}`;
-      if (c.get("persistentvolumeclaims", ref.namespace, name)) await c.admin.delete("persistentvolumeclaims", ref.namespace, name, { fieldManager: "kubectl" });
+      if (c.get("persistentvolumeclaims", ref.namespace, name))
+        await c.admin.delete("persistentvolumeclaims", ref.namespace, name, { fieldManager: "kubectl" });
       return;
     }
   }
@@ -148,7 +173,11 @@ export async function buildCluster(s: Scenario): Promise<SimCluster> {
     ...(s.latency.podStartMs !== undefined ? { podStartMs: s.latency.podStartMs } : {}),
   };
   const c = new SimCluster({ seed: s.seed, volumeAttributesClasses: s.vacApi, faults: s.faults, latencies });
-  for (const cls of s.classes) await c.addStorageClass(cls.name, { ...(cls.allowVolumeExpansion !== undefined ? { allowVolumeExpansion: cls.allowVolumeExpansion } : {}), driver: cls.driver });
+  for (const cls of s.classes)
+    await c.addStorageClass(cls.name, {
+      ...(cls.allowVolumeExpansion !== undefined ? { allowVolumeExpansion: cls.allowVolumeExpansion } : {}),
+      driver: cls.driver,
+    });
   if (s.vacApi) for (const vac of ["silver", "gold"]) await c.addVolumeAttributesClass(vac);
   if (s.quotaGi !== undefined) await c.addStorageQuota(ref.namespace, "storage", `${s.quotaGi}Gi`);
   const spec: SetSpec = {
@@ -158,17 +187,30 @@ export async function buildCluster(s: Scenario): Promise<SimCluster> {
     ...(s.partition !== undefined ? { partition: s.partition } : {}),
     ...(s.maxUnavailable !== undefined ? { maxUnavailable: s.maxUnavailable } : {}),
     podManagementPolicy: s.parallel ? "Parallel" : "OrderedReady",
-    templates: s.templates.map((t) => ({ name: t.name, storage: `${t.storageGi}Gi`, storageClassName: t.className, ...(t.vac ? { volumeAttributesClassName: t.vac } : {}) })),
+    templates: s.templates.map((t) => ({
+      name: t.name,
+      storage: `${t.storageGi}Gi`,
+      storageClassName: t.className,
+      ...(t.vac ? { volumeAttributesClassName: t.vac } : {}),
+    })),
   };
   const manifest = statefulSetManifest(spec);
   (manifest.spec as Json).volumeClaimTemplates = templatesOf(s, 0, false);
   await c.createStatefulSet(manifest, 2 * 60_000 + s.replicas * (10_000 + (s.latency.podStartMs ?? 0)));
   const pods = s.pods;
   if (pods?.budget) {
-    await c.addPodDisruptionBudget(ref.namespace, ref.name, { minAvailable: pods.budget.minAvailable, matchLabels: { app: ref.name } });
+    await c.addPodDisruptionBudget(ref.namespace, ref.name, {
+      minAvailable: pods.budget.minAvailable,
+      matchLabels: { app: ref.name },
+    });
     if (pods.budget.relaxAfterMs !== undefined) {
       const at = new Date(c.now().getTime() + pods.budget.relaxAfterMs);
-      c.scheduleEdit(at, { resource: "poddisruptionbudgets", namespace: ref.namespace, name: ref.name, mergePatch: { spec: { minAvailable: pods.budget.minAvailable - 1 } } });
+      c.scheduleEdit(at, {
+        resource: "poddisruptionbudgets",
+        namespace: ref.namespace,
+        name: ref.name,
+        mergePatch: { spec: { minAvailable: pods.budget.minAvailable - 1 } },
+      });
     }
   }
   // The request, as `kubectl annotate` or `claimstep set` writes it: with --hold-pods (P5) the
@@ -181,7 +223,10 @@ export async function buildCluster(s: Scenario): Promise<SimCluster> {
   };
   const live = s.partition ?? 0;
   if (pods?.hold) annotations[Keys.userPartition] = String(live);
-  await patchSet(c, { metadata: { annotations }, ...(pods?.hold ? { spec: { updateStrategy: { rollingUpdate: { partition: Math.max(s.replicas, live) } } } } : {}) });
+  await patchSet(c, {
+    metadata: { annotations },
+    ...(pods?.hold ? { spec: { updateStrategy: { rollingUpdate: { partition: Math.max(s.replicas, live) } } } } : {}),
+  });
   return c;
 }
 
@@ -189,7 +234,14 @@ export async function buildCluster(s: Scenario): Promise<SimCluster> {
 const PROMETHEUS_FAILURES = [
   { code: 503, body: JSON.stringify({ status: "error", errorType: "unavailable", error: "no healthy upstream" }) },
   { code: 502, body: "<html><head><title>502 Bad Gateway</title></head></html>", contentType: "text/html" },
-  { code: 422, body: JSON.stringify({ status: "error", errorType: "execution", error: "query processing would load too many samples into memory" }) },
+  {
+    code: 422,
+    body: JSON.stringify({
+      status: "error",
+      errorType: "execution",
+      error: "query processing would load too many samples into memory",
+    }),
+  },
 ] as const;
 
 /**
@@ -212,7 +264,8 @@ export class RecordingMetrics implements MetricsReader {
     let reading: UsageReading;
     if (this.prng.chance(this.failureRate)) {
       const pick = this.prng.int(0, PROMETHEUS_FAILURES.length);
-      if (pick === PROMETHEUS_FAILURES.length) reading = { ok: false, message: "the metrics reader failed (test stub)" };
+      if (pick === PROMETHEUS_FAILURES.length)
+        reading = { ok: false, message: "the metrics reader failed (test stub)" };
       else {
         this.c.prometheus.failNext({ ...PROMETHEUS_FAILURES[pick]! });
         reading = await this.c.metrics.usage(r, claims, signal);
@@ -228,7 +281,14 @@ async function invoke(
   c: SimCluster,
   race: boolean,
   metrics: RecordingMetrics,
-): Promise<{ results: StepResult[]; raced: boolean; failures: number; thrown: Violation[]; staleFromSeq?: number; firstReadUsage: boolean }> {
+): Promise<{
+  results: StepResult[];
+  raced: boolean;
+  failures: number;
+  thrown: Violation[];
+  staleFromSeq?: number;
+  firstReadUsage: boolean;
+}> {
   const thrown: Violation[] = [];
   let failures = 0;
   const guarded = async (reader: StateReader): Promise<StepResult | undefined> => {
@@ -266,14 +326,22 @@ async function invoke(
     const second = await guarded({ load: async () => snapshot });
     if (second) results.push(second);
   }
-  return { results, raced: stale !== undefined, failures, thrown, firstReadUsage, ...(staleFromSeq !== undefined ? { staleFromSeq } : {}) };
+  return {
+    results,
+    raced: stale !== undefined,
+    failures,
+    thrown,
+    firstReadUsage,
+    ...(staleFromSeq !== undefined ? { staleFromSeq } : {}),
+  };
 }
 
 /** Whether a claim in scope is mounted (the kubelet reports it): else a usage query finds nothing. */
 function mountedInScope(c: SimCluster, s: Scenario): boolean {
   const v = viewOf(c, ref);
   const mounted = new Set(c.volumeStats().map((x) => x.claim));
-  for (let o = v.first; o < v.end; o++) if (s.templates.some((t) => mounted.has(`${t.name}-${ref.name}-${o}`))) return true;
+  for (let o = v.first; o < v.end; o++)
+    if (s.templates.some((t) => mounted.has(`${t.name}-${ref.name}-${o}`))) return true;
   return false;
 }
 
@@ -308,9 +376,17 @@ export async function runScenario(s: Scenario, opts: { trace?: (line: string) =>
   // Pods: a replacement per ordinal (ClaimsFirst waits for it), a restart after restart-after and
   // a refused eviction's two-minute charge per ordinal, a budget relaxed late.
   const podStartMs = s.latency.podStartMs ?? DEFAULT_LATENCIES.podStartMs;
-  const restartMs = s.pods?.restartAfter ? (s.pods.restartAfter === "5m" ? 300_000 : s.pods.restartAfter === "1m" ? 60_000 : 30_000) + 120_000 + podStartMs : 0;
+  const restartMs = s.pods?.restartAfter
+    ? (s.pods.restartAfter === "5m" ? 300_000 : s.pods.restartAfter === "1m" ? 60_000 : 30_000) + 120_000 + podStartMs
+    : 0;
   const podMs = s.pods ? 2 * podStartMs + restartMs : 0;
-  const claimMs = s.latency.bindMs + s.latency.resizeMs + s.latency.modifyMs + (s.latency.nodeResizeMs ?? 0) + (flaky ? 2 * DEFAULT_LATENCIES.retryMs : 0) + 10_000;
+  const claimMs =
+    s.latency.bindMs +
+    s.latency.resizeMs +
+    s.latency.modifyMs +
+    (s.latency.nodeResizeMs ?? 0) +
+    (flaky ? 2 * DEFAULT_LATENCIES.retryMs : 0) +
+    10_000;
   const gapMs = ((s.gapSeconds[0] + s.gapSeconds[1]) / 2) * 1000;
   const podSteps = s.pods ? mostReplicas * (podMs / gapMs + 3) + (s.pods.budget?.relaxAfterMs ?? 0) / gapMs : 0;
   const rollout = mostReplicas * s.templates.length * (claimMs / gapMs + 3) + podSteps;
@@ -339,7 +415,11 @@ export async function runScenario(s: Scenario, opts: { trace?: (line: string) =>
     const flyingBefore = inFlight(before);
     const auditMark = c.audit.length;
     const readMark = grow.readings.length;
-    const { results, raced, failures, thrown, staleFromSeq, firstReadUsage } = await invoke(c, prng.chance(s.raceRate), metrics);
+    const { results, raced, failures, thrown, staleFromSeq, firstReadUsage } = await invoke(
+      c,
+      prng.chance(s.raceRate),
+      metrics,
+    );
     steps += 1 + (raced ? 1 : 0);
     races += raced ? 1 : 0;
     transientFailures += failures;
@@ -348,32 +428,82 @@ export async function runScenario(s: Scenario, opts: { trace?: (line: string) =>
     const entries = c.audit.slice(auditMark);
     opts.trace?.(
       `#${i} t=${c.now().toISOString()}${raced ? " race" : ""} replicas=${after.end - after.start} in flight ${[...flyingBefore].join(",")}→${[...inFlight(after)].join(",")} | ` +
-        results.map((r) => `${r.decision.phase}/${r.decision.reason} ${r.outcome.kind}: ${r.decision.message}`).join(" || ") +
+        results
+          .map((r) => `${r.decision.phase}/${r.decision.reason} ${r.outcome.kind}: ${r.decision.message}`)
+          .join(" || ") +
         ` | writes: ${entries
-          .filter((e) => e.actor === "claimstep" && (e.resource === "persistentvolumeclaims" || (e.resource === "pods" && e.verb === "create") || (e.resource === "statefulsets" && ((e.body?.spec as unknown) !== undefined || isGrowth(e)))))
-          .map((e) => `${e.resource === "pods" ? "evict " : ""}${e.name}${e.resource === "statefulsets" ? (isGrowth(e) ? ` grown: ${growthOf(e)}` : ` partition ${before.livePartition}→${JSON.stringify(e.body?.spec)}`) : ""}:${e.outcome}`)
-          .join(",")} | partition ${after.livePartition} user ${after.userPartition}${after.recordedPartition !== undefined ? " (held)" : ""}` +
+          .filter(
+            (e) =>
+              e.actor === "claimstep" &&
+              (e.resource === "persistentvolumeclaims" ||
+                (e.resource === "pods" && e.verb === "create") ||
+                (e.resource === "statefulsets" && ((e.body?.spec as unknown) !== undefined || isGrowth(e)))),
+          )
+          .map(
+            (e) =>
+              `${e.resource === "pods" ? "evict " : ""}${e.name}${e.resource === "statefulsets" ? (isGrowth(e) ? ` grown: ${growthOf(e)}` : ` partition ${before.livePartition}→${JSON.stringify(e.body?.spec)}`) : ""}:${e.outcome}`,
+          )
+          .join(
+            ",",
+          )} | partition ${after.livePartition} user ${after.userPartition}${after.recordedPartition !== undefined ? " (held)" : ""}` +
         grow.readings
           .slice(readMark)
-          .map(({ reading: u }) => ` | usage ${u.ok ? u.volumes.map((x) => `${x.claim} ${(Number((x.usedBytes * 1000n) / (x.capacityBytes || 1n)) / 10).toFixed(1)}% of ${x.capacityBytes / 2n ** 20n}Mi`).join(", ") : `failed: ${u.message.slice(0, 60)}`}`)
+          .map(
+            ({ reading: u }) =>
+              ` | usage ${u.ok ? u.volumes.map((x) => `${x.claim} ${(Number((x.usedBytes * 1000n) / (x.capacityBytes || 1n)) / 10).toFixed(1)}% of ${x.capacityBytes / 2n ** 20n}Mi`).join(", ") : `failed: ${u.message.slice(0, 60)}`}`,
+          )
           .join(""),
     );
     const show = (r: "persistentvolumeclaims", o: Json) => c.admin.view(r, o);
-    violations.push(...checkWrites(before, entries, { show, ledger, autogrow: grow, firstSeq: auditMark + 1, ...(staleFromSeq !== undefined ? { staleFromSeq } : {}) }), ...checkInFlight(flyingBefore, inFlight(after), after));
-    if (entries.some((e) => e.actor === "claimstep" && e.outcome === "ok" && (e.resource === "persistentvolumeclaims" || e.resource === "pods" || (e.resource === "statefulsets" && (e.body?.spec as unknown) !== undefined)))) lastProgressMs = c.now().getTime();
+    violations.push(
+      ...checkWrites(before, entries, {
+        show,
+        ledger,
+        autogrow: grow,
+        firstSeq: auditMark + 1,
+        ...(staleFromSeq !== undefined ? { staleFromSeq } : {}),
+      }),
+      ...checkInFlight(flyingBefore, inFlight(after), after),
+    );
+    if (
+      entries.some(
+        (e) =>
+          e.actor === "claimstep" &&
+          e.outcome === "ok" &&
+          (e.resource === "persistentvolumeclaims" ||
+            e.resource === "pods" ||
+            (e.resource === "statefulsets" && (e.body?.spec as unknown) !== undefined)),
+      )
+    )
+      lastProgressMs = c.now().getTime();
     // An exception inside the simulated API server is a bug of the model, never an answer to prove things on.
-    for (const bug of c.http.bugs.splice(0)) violations.push({ invariant: "crash", message: `the simulated API server failed: ${bug.stack ?? bug.message}` });
+    for (const bug of c.http.bugs.splice(0))
+      violations.push({ invariant: "crash", message: `the simulated API server failed: ${bug.stack ?? bug.message}` });
 
     if (raced && results.length === 2) {
       // I9: the invocation on the older snapshot must not act once the other one has.
-      const firstWrote = entries.some((e) => e.actor === "claimstep" && e.outcome === "ok" && e.resource === "persistentvolumeclaims");
-      const claimWrites = entries.filter((e) => e.actor === "claimstep" && e.outcome === "ok" && e.resource === "persistentvolumeclaims");
-      if (firstWrote && claimWrites.length > 1) violations.push({ invariant: "I9", message: `both racing invocations wrote claims: ${claimWrites.map((e) => e.name).join(", ")}` });
+      const firstWrote = entries.some(
+        (e) => e.actor === "claimstep" && e.outcome === "ok" && e.resource === "persistentvolumeclaims",
+      );
+      const claimWrites = entries.filter(
+        (e) => e.actor === "claimstep" && e.outcome === "ok" && e.resource === "persistentvolumeclaims",
+      );
+      if (firstWrote && claimWrites.length > 1)
+        violations.push({
+          invariant: "I9",
+          message: `both racing invocations wrote claims: ${claimWrites.map((e) => e.name).join(", ")}`,
+        });
     }
 
     // Both racing invocations read the world before either ran: when the other one grew the
     // desired templates (autogrow), a Complete is a truth about that world, not the one after.
-    const grewAt = (k: number) => entries.some((e) => isGrowth(e) && e.outcome === "ok" && (staleFromSeq === undefined || (k === 0 ? e.seq < staleFromSeq : e.seq >= staleFromSeq)));
+    const grewAt = (k: number) =>
+      entries.some(
+        (e) =>
+          isGrowth(e) &&
+          e.outcome === "ok" &&
+          (staleFromSeq === undefined || (k === 0 ? e.seq < staleFromSeq : e.seq >= staleFromSeq)),
+      );
     for (const [k, r] of results.entries()) {
       last = r.decision;
       if (r.decision.phase === "Complete") {
@@ -400,7 +530,9 @@ export async function runScenario(s: Scenario, opts: { trace?: (line: string) =>
       transientFailures += repeat.failures;
       violations.push(...repeat.thrown);
       // With autogrow the repeat may grow (A1–A4 hold for it as for any invocation).
-      violations.push(...checkWrites(beforeRepeat, c.audit.slice(mark), { show, ledger, autogrow: grow, firstSeq: mark + 1 }));
+      violations.push(
+        ...checkWrites(beforeRepeat, c.audit.slice(mark), { show, ledger, autogrow: grow, firstSeq: mark + 1 }),
+      );
       if (s.autogrow) {
         opts.trace?.(
           `#${i} (repeat) ${repeat.results.map((r) => `${r.decision.phase}/${r.decision.reason} ${r.outcome.kind}: ${r.decision.message}`).join("")} | writes: ${c.audit
@@ -419,7 +551,10 @@ export async function runScenario(s: Scenario, opts: { trace?: (line: string) =>
           })
         : wrote;
       if (repeat.results.length && repeat.failures === 0 && unexcused.length) {
-        violations.push({ invariant: "I7", message: `a repeat invocation on a Complete set wrote ${unexcused.map((e) => `${e.verb} ${e.resource}/${e.name}${e.resource === "statefulsets" ? ` ${JSON.stringify(e.body).slice(0, 300)}` : ""}`).join(", ")}` });
+        violations.push({
+          invariant: "I7",
+          message: `a repeat invocation on a Complete set wrote ${unexcused.map((e) => `${e.verb} ${e.resource}/${e.name}${e.resource === "statefulsets" ? ` ${JSON.stringify(e.body).slice(0, 300)}` : ""}`).join(", ")}`,
+        });
       }
       // (or nothing in scope is mounted: no usage to read, the query says so every time).
       const readUsage = grow.readings.slice(repeatMark).some((r) => r.reading.ok) || !mountedInScope(c, s);
@@ -446,18 +581,40 @@ export async function runScenario(s: Scenario, opts: { trace?: (line: string) =>
   }
 
   // A5: converged with no claim over the threshold (or one growth from this revision already made), or truly at max.
-  if (s.autogrow && !violations.length) violations.push(...checkAutogrowEnd(viewOf(c, ref), c.volumeStats(), s.autogrow.policy, { converged, limited, last: last ? `${last.phase}/${last.reason}: ${last.message}` : "no decision" }));
+  if (s.autogrow && !violations.length)
+    violations.push(
+      ...checkAutogrowEnd(viewOf(c, ref), c.volumeStats(), s.autogrow.policy, {
+        converged,
+        limited,
+        last: last ? `${last.phase}/${last.reason}: ${last.message}` : "no decision",
+      }),
+    );
   if (s.kind === "clean" && !converged && !limited && !violations.length) {
-    violations.push({ invariant: "I6", message: `${NOT_REACHED} within ${budget} invocations; last: ${last ? `${last.phase}/${last.reason}: ${last.message}` : "no decision"}` });
+    violations.push({
+      invariant: "I6",
+      message: `${NOT_REACHED} within ${budget} invocations; last: ${last ? `${last.phase}/${last.reason}: ${last.message}` : "no decision"}`,
+    });
   }
   // A rollout that may only wait (a budget, a volume that grows at mount) waits: it is never Blocked.
-  if (s.kind === "waiting" && !converged && !limited && !violations.length && last?.phase === "Blocked" && !s.waitsFor?.startsWith("KNOWN BUG")) {
-    violations.push({ invariant: "I6", message: `a rollout expected to wait (${s.waitsFor}) ended Blocked: ${last.reason}: ${last.message}` });
+  if (
+    s.kind === "waiting" &&
+    !converged &&
+    !limited &&
+    !violations.length &&
+    last?.phase === "Blocked" &&
+    !s.waitsFor?.startsWith("KNOWN BUG")
+  ) {
+    violations.push({
+      invariant: "I6",
+      message: `a rollout expected to wait (${s.waitsFor}) ended Blocked: ${last.reason}: ${last.message}`,
+    });
   }
   const v = viewOf(c, ref);
   const own = c.audit.filter((e) => e.actor === "claimstep");
   return {
-    partitionPatches: own.filter((e) => e.resource === "statefulsets" && e.outcome === "ok" && (e.body?.spec as unknown) !== undefined).length,
+    partitionPatches: own.filter(
+      (e) => e.resource === "statefulsets" && e.outcome === "ok" && (e.body?.spec as unknown) !== undefined,
+    ).length,
     evictions: own.filter((e) => e.resource === "pods" && e.verb === "create" && e.outcome === "ok").length,
     budgetRefusals: own.filter((e) => e.resource === "pods" && e.verb === "create" && e.outcome === 429).length,
     knownBugHits: [...ledger.knownBugHits, ...grow.knownBugHits],

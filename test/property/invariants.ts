@@ -2,16 +2,36 @@
 // objects and on the audit log of every request claimstep made. Readiness and scope are computed
 // here independently of core/ (only the revision hash and quantity parsing are shared), so a
 // planner bug cannot hide behind the same bug in the checker.
-import type { UsageReading } from "../../core/types.js";
+
+import type { SimCluster } from "../../adapters/sim/cluster.js";
+import type { VolumeStats } from "../../adapters/sim/controllers/workload.js";
+import type { AuditEntry, Json } from "../../adapters/sim/store.js";
 import type { ClaimTemplate, PersistentVolumeClaim, StatefulSet } from "../../core/k8s.js";
+import { FIELD_MANAGER, Keys } from "../../core/keys.js";
 import { toBytes } from "../../core/quantity.js";
 import { revisionOf } from "../../core/revision.js";
-import { FIELD_MANAGER, Keys } from "../../core/keys.js";
-import type { SimCluster } from "../../adapters/sim/cluster.js";
-import type { AuditEntry, Json } from "../../adapters/sim/store.js";
-import type { VolumeStats } from "../../adapters/sim/controllers/workload.js";
+import type { UsageReading } from "../../core/types.js";
 
-export type InvariantId = "I1" | "I2" | "I3" | "I4" | "I5" | "I6" | "I7" | "I8" | "I9" | "I10" | "I11" | "A1" | "A2" | "A3" | "A4" | "A5" | "rule2" | "rule13" | "crash";
+export type InvariantId =
+  | "I1"
+  | "I2"
+  | "I3"
+  | "I4"
+  | "I5"
+  | "I6"
+  | "I7"
+  | "I8"
+  | "I9"
+  | "I10"
+  | "I11"
+  | "A1"
+  | "A2"
+  | "A3"
+  | "A4"
+  | "A5"
+  | "rule2"
+  | "rule13"
+  | "crash";
 
 export interface Violation {
   invariant: InvariantId;
@@ -40,7 +60,13 @@ export interface SetView {
 
 /** A pod as the oracle reads it. */
 export interface PodView {
-  metadata: { name: string; uid?: string; creationTimestamp?: string; deletionTimestamp?: string; labels?: Record<string, string> };
+  metadata: {
+    name: string;
+    uid?: string;
+    creationTimestamp?: string;
+    deletionTimestamp?: string;
+    labels?: Record<string, string>;
+  };
   status?: { phase?: string; conditions?: { type: string; status: string }[] };
 }
 
@@ -75,7 +101,9 @@ export function viewOf(cluster: SimCluster, ref: { namespace: string; name: stri
   const set = cluster.store.peek("statefulsets", ref.namespace, ref.name) as unknown as StatefulSet;
   // Claims as the API server shows them: what an older server does not report (a failed
   // expansion's allocatedResourceStatuses) no client could know, so the oracle does not either.
-  const shown = cluster.store.all("persistentvolumeclaims", ref.namespace).map((c) => cluster.admin.view("persistentvolumeclaims", c) as unknown as PersistentVolumeClaim);
+  const shown = cluster.store
+    .all("persistentvolumeclaims", ref.namespace)
+    .map((c) => cluster.admin.view("persistentvolumeclaims", c) as unknown as PersistentVolumeClaim);
   const pods = cluster.store.all("pods", ref.namespace).map((p) => cluster.admin.view("pods", p) as unknown as PodView);
   return viewFrom(set, new Map(shown.map((c) => [c.metadata.name, c])), new Map(pods.map((p) => [p.metadata.name, p])));
 }
@@ -86,7 +114,11 @@ const recordedOf = (set: StatefulSet): number | undefined => {
 };
 
 /** The view of a set, its claims and its pods (live, or as they stood before one request). */
-export function viewFrom(set: StatefulSet, claims: Map<string, PersistentVolumeClaim>, pods: Map<string, PodView>): SetView {
+export function viewFrom(
+  set: StatefulSet,
+  claims: Map<string, PersistentVolumeClaim>,
+  pods: Map<string, PodView>,
+): SetView {
   const desired = desiredOf(set);
   const start = set.spec.ordinals?.start ?? 0;
   const replicas = set.spec.replicas ?? 1;
@@ -112,7 +144,7 @@ export function viewFrom(set: StatefulSet, claims: Map<string, PersistentVolumeC
 
 /** KEP readiness: bound, capacity ≥ min(template, spec), the template's VAC applied. */
 export function claimReady(pvc: PersistentVolumeClaim | undefined, t: ClaimTemplate): boolean {
-  if (!pvc || pvc.status?.phase !== "Bound") return false;
+  if (pvc?.status?.phase !== "Bound") return false;
   const tpl = bytes(t.spec.resources?.requests?.storage);
   const spec = bytes(pvc.spec.resources?.requests?.storage);
   const want = tpl < spec ? tpl : spec;
@@ -128,11 +160,18 @@ const claimName = (v: SetView, t: ClaimTemplate, o: number) => `${t.metadata.nam
 function settling(p: PersistentVolumeClaim): boolean {
   if (p.metadata.labels?.[Keys.revisionLabel] === undefined || p.status?.phase !== "Bound") return false;
   const storage = p.status.allocatedResourceStatuses?.storage;
-  if (storage === "ControllerResizeInfeasible" || storage === "NodeResizeInfeasible" || p.status.modifyVolumeStatus?.status === "Infeasible") return false;
+  if (
+    storage === "ControllerResizeInfeasible" ||
+    storage === "NodeResizeInfeasible" ||
+    p.status.modifyVolumeStatus?.status === "Infeasible"
+  )
+    return false;
   const vac = p.spec.volumeAttributesClassName;
   return (
     bytes(p.status.capacity?.storage) < bytes(p.spec.resources?.requests?.storage) ||
-    (vac !== undefined && vac !== null && (p.status.currentVolumeAttributesClassName !== vac || p.status.modifyVolumeStatus !== undefined))
+    (vac !== undefined &&
+      vac !== null &&
+      (p.status.currentVolumeAttributesClassName !== vac || p.status.modifyVolumeStatus !== undefined))
   );
 }
 
@@ -147,7 +186,8 @@ export function inFlight(v: SetView): Set<number> {
   if (!v.desired || !v.revision) return out;
   for (let o = v.first; o < v.end; o++) {
     const pvcs = v.desired.map((t) => v.claims.get(claimName(v, t, o)));
-    const atRevision = (p: PersistentVolumeClaim | undefined) => p?.metadata.labels?.[Keys.revisionLabel] === v.revision;
+    const atRevision = (p: PersistentVolumeClaim | undefined) =>
+      p?.metadata.labels?.[Keys.revisionLabel] === v.revision;
     const finished = v.desired.every((t, i) => atRevision(pvcs[i]) && claimReady(pvcs[i], t));
     const started = pvcs.some(atRevision) && !finished;
     if (started || pvcs.some((p) => p !== undefined && !atRevision(p) && settling(p))) out.add(o);
@@ -163,20 +203,24 @@ export function completeIsTrue(v: SetView): string | undefined {
       const name = claimName(v, t, o);
       const pvc = v.claims.get(name);
       if (!pvc) return `Complete but ${name} does not exist`;
-      if (pvc.metadata.labels?.[Keys.revisionLabel] !== v.revision) return `Complete but ${name} is at revision ${pvc.metadata.labels?.[Keys.revisionLabel]}, not ${v.revision}`;
-      if (bytes(pvc.spec.resources?.requests?.storage) < bytes(t.spec.resources?.requests?.storage)) return `Complete but ${name} requests less than the template`;
+      if (pvc.metadata.labels?.[Keys.revisionLabel] !== v.revision)
+        return `Complete but ${name} is at revision ${pvc.metadata.labels?.[Keys.revisionLabel]}, not ${v.revision}`;
+      if (bytes(pvc.spec.resources?.requests?.storage) < bytes(t.spec.resources?.requests?.storage))
+        return `Complete but ${name} requests less than the template`;
       if (!claimReady(pvc, t)) return `Complete but ${name} is not ready`;
     }
   }
   return undefined;
 }
 
-const effectiveClass = (p: PersistentVolumeClaim) => p.metadata.annotations?.[Keys.betaStorageClass] ?? p.spec.storageClassName ?? undefined;
+const effectiveClass = (p: PersistentVolumeClaim) =>
+  p.metadata.annotations?.[Keys.betaStorageClass] ?? p.spec.storageClassName ?? undefined;
 
 function templateOfClaim(v: SetView, claim: string): { t: ClaimTemplate; ordinal: number } | undefined {
   for (const t of v.desired ?? v.set.spec.volumeClaimTemplates ?? []) {
     const prefix = `${t.metadata.name}-${v.set.metadata.name}-`;
-    if (claim.startsWith(prefix) && /^\d+$/.test(claim.slice(prefix.length))) return { t, ordinal: Number(claim.slice(prefix.length)) };
+    if (claim.startsWith(prefix) && /^\d+$/.test(claim.slice(prefix.length)))
+      return { t, ordinal: Number(claim.slice(prefix.length)) };
   }
   return undefined;
 }
@@ -197,11 +241,26 @@ function checkLowering(v: SetView, name: string, before: PersistentVolumeClaim, 
   const tpl = t?.spec.resources?.requests?.storage;
   if (allocation !== "ControllerResizeInfeasible" && allocation !== "NodeResizeInfeasible") {
     const how = allocation ?? (bytes(capacity) >= bytes(spec) ? "succeeded" : "no failure reported");
-    out.push({ invariant: "I2", message: `claimstep lowered ${name} from ${spec} to ${asked} although its expansion has not failed (${how}, capacity ${capacity})` });
+    out.push({
+      invariant: "I2",
+      message: `claimstep lowered ${name} from ${spec} to ${asked} although its expansion has not failed (${how}, capacity ${capacity})`,
+    });
   }
-  if (bytes(asked) <= bytes(capacity)) out.push({ invariant: "I2", message: `claimstep lowered ${name} from ${spec} to ${asked}, not above its capacity ${capacity}` });
-  if (tpl === undefined || bytes(asked) < bytes(tpl)) out.push({ invariant: "I2", message: `claimstep lowered ${name} from ${spec} to ${asked}, below the desired template's ${tpl}` });
-  else if (bytes(asked) !== bytes(tpl)) out.push({ invariant: "I2", message: `claimstep lowered ${name} from ${spec} to ${asked}, not to the desired template's ${tpl}` });
+  if (bytes(asked) <= bytes(capacity))
+    out.push({
+      invariant: "I2",
+      message: `claimstep lowered ${name} from ${spec} to ${asked}, not above its capacity ${capacity}`,
+    });
+  if (tpl === undefined || bytes(asked) < bytes(tpl))
+    out.push({
+      invariant: "I2",
+      message: `claimstep lowered ${name} from ${spec} to ${asked}, below the desired template's ${tpl}`,
+    });
+  else if (bytes(asked) !== bytes(tpl))
+    out.push({
+      invariant: "I2",
+      message: `claimstep lowered ${name} from ${spec} to ${asked}, not to the desired template's ${tpl}`,
+    });
   return out;
 }
 
@@ -243,19 +302,26 @@ const DEFAULT_RESTART_AFTER_MS = 5 * 60_000;
 function durationMs(raw: string | undefined): number {
   if (raw === undefined || !/^(\d+[hms])+$/.test(raw)) return DEFAULT_RESTART_AFTER_MS;
   let total = 0;
-  for (const [, n, unit] of raw.matchAll(/(\d+)([hms])/g)) total += Number(n) * ({ h: 3600, m: 60, s: 1 } as Record<string, number>)[unit!]! * 1000;
+  for (const [, n, unit] of raw.matchAll(/(\d+)([hms])/g))
+    total += Number(n) * ({ h: 3600, m: 60, s: 1 } as Record<string, number>)[unit!]! * 1000;
   return total;
 }
 
 const podReady = (p: PodView | undefined): boolean =>
-  !!p && !p.metadata.deletionTimestamp && (p.status?.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True");
+  !!p &&
+  !p.metadata.deletionTimestamp &&
+  (p.status?.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True");
 
 const ordinalOfPod = (v: SetView, pod: string): number | undefined => {
   const prefix = `${v.set.metadata.name}-`;
-  return pod.startsWith(prefix) && /^\d+$/.test(pod.slice(prefix.length)) ? Number(pod.slice(prefix.length)) : undefined;
+  return pod.startsWith(prefix) && /^\d+$/.test(pod.slice(prefix.length))
+    ? Number(pod.slice(prefix.length))
+    : undefined;
 };
 
-const partitionOf = (body: Json | undefined): unknown => ((((body?.spec as Json | undefined)?.updateStrategy as Json | undefined)?.rollingUpdate as Json | undefined) ?? {}).partition;
+const partitionOf = (body: Json | undefined): unknown =>
+  (((body?.spec as Json | undefined)?.updateStrategy as Json | undefined)?.rollingUpdate as Json | undefined)
+    ?.partition;
 
 /** Every claim of ordinal `o` at the revision and ready (KEP readiness), or why not. */
 function notDone(v: SetView, o: number): string | undefined {
@@ -264,8 +330,10 @@ function notDone(v: SetView, o: number): string | undefined {
     const name = claimName(v, t, o);
     const pvc = v.claims.get(name);
     if (!pvc) return `${name} does not exist`;
-    if (pvc.metadata.labels?.[Keys.revisionLabel] !== v.revision) return `${name} is at revision ${pvc.metadata.labels?.[Keys.revisionLabel]}, not ${v.revision}`;
-    if (!claimReady(pvc, t)) return `${name} is not ready (spec ${pvc.spec.resources?.requests?.storage}, capacity ${pvc.status?.capacity?.storage}, phase ${pvc.status?.phase})`;
+    if (pvc.metadata.labels?.[Keys.revisionLabel] !== v.revision)
+      return `${name} is at revision ${pvc.metadata.labels?.[Keys.revisionLabel]}, not ${v.revision}`;
+    if (!claimReady(pvc, t))
+      return `${name} is not ready (spec ${pvc.spec.resources?.requests?.storage}, capacity ${pvc.status?.capacity?.storage}, phase ${pvc.status?.phase})`;
   }
   return undefined;
 }
@@ -281,32 +349,41 @@ function checkPartitionPatch(v: SetView, e: AuditEntry): Violation[] {
   const out: Violation[] = [];
   const say = (message: string) => out.push({ invariant: "I10", message: `partition patch at ${e.at}: ${message}` });
   const p = partitionOf(e.body);
-  if (typeof p !== "number" || !Number.isInteger(p) || p < 0) return [{ invariant: "I10", message: `claimstep wrote partition ${JSON.stringify(p)}` }];
+  if (typeof p !== "number" || !Number.isInteger(p) || p < 0)
+    return [{ invariant: "I10", message: `claimstep wrote partition ${JSON.stringify(p)}` }];
   const from = v.livePartition;
   const record = ((e.body?.metadata as Json | undefined)?.annotations as Json | undefined)?.[Keys.userPartition];
   const coordination = v.set.metadata.annotations?.[Keys.podCoordination];
   let lowered = p < from;
   if (record === null) {
     // P4: the restore.
-    if (v.recordedPartition === undefined) say(`restored partition ${p} without a record of the user's (${Keys.userPartition})`);
+    if (v.recordedPartition === undefined)
+      say(`restored partition ${p} without a record of the user's (${Keys.userPartition})`);
     else if (p !== v.recordedPartition) say(`restored partition ${p}, not the user's recorded ${v.recordedPartition}`);
     // Restoring at once because ClaimsFirst was turned off is the user's choice: no readiness owed.
     if (coordination !== "ClaimsFirst") lowered = false;
   } else if (record !== undefined) {
     // P1: the take-over.
-    if (v.recordedPartition !== undefined) say(`took the partition over again while holding it: the record ${v.recordedPartition} overwritten with ${JSON.stringify(record)}`);
-    if (record !== String(from)) say(`recorded the user's partition as ${JSON.stringify(record)} while the live one was ${from}`);
-    if (coordination !== "ClaimsFirst") say(`took the partition over without ${Keys.podCoordination}: ClaimsFirst (${JSON.stringify(coordination)})`);
+    if (v.recordedPartition !== undefined)
+      say(
+        `took the partition over again while holding it: the record ${v.recordedPartition} overwritten with ${JSON.stringify(record)}`,
+      );
+    if (record !== String(from))
+      say(`recorded the user's partition as ${JSON.stringify(record)} while the live one was ${from}`);
+    if (coordination !== "ClaimsFirst")
+      say(`took the partition over without ${Keys.podCoordination}: ClaimsFirst (${JSON.stringify(coordination)})`);
     if (p < from) say(`took the partition over by lowering it (${from} → ${p}), below the user's ${from}`);
   } else {
-    if (v.recordedPartition === undefined) say(`moved the partition ${from} → ${p} without holding it (no ${Keys.userPartition} record)`);
+    if (v.recordedPartition === undefined)
+      say(`moved the partition ${from} → ${p} without holding it (no ${Keys.userPartition} record)`);
     else if (p < v.recordedPartition) say(`wrote partition ${p}, below the user's ${v.recordedPartition}`);
     if (p >= from) say(`did not lower the partition while holding it (${from} → ${p})`);
   }
   if (lowered) {
     for (let o = v.start + p; o < Math.min(v.start + from, v.end); o++) {
       const why = notDone(v, o);
-      if (why) say(`lowered ${from} → ${p}, letting the controller replace pod ${v.set.metadata.name}-${o} although ${why}`);
+      if (why)
+        say(`lowered ${from} → ${p}, letting the controller replace pod ${v.set.metadata.name}-${o} although ${why}`);
     }
   }
   return out;
@@ -325,7 +402,12 @@ function waitingClaim(v: SetView, o: number, nowMs: number, afterMs: number): { 
       continue;
     }
     const conditions = pvc.status?.conditions ?? [];
-    if (conditions.some((c) => c.type === "ControllerResizeError" && c.status === "True" && /\bin[- ]use\b/i.test(c.message ?? ""))) return { claim: name };
+    if (
+      conditions.some(
+        (c) => c.type === "ControllerResizeError" && c.status === "True" && /\bin[- ]use\b/i.test(c.message ?? ""),
+      )
+    )
+      return { claim: name };
     const pending = conditions.find((c) => c.type === "FileSystemResizePending" && c.status === "True");
     if (!pending) {
       notes.push(`${name} waits on nothing`);
@@ -333,7 +415,9 @@ function waitingClaim(v: SetView, o: number, nowMs: number, afterMs: number): { 
     }
     const since = Date.parse(pending.lastTransitionTime ?? "");
     if (Number.isNaN(since) || nowMs - since < afterMs) {
-      notes.push(`${name} FileSystemResizePending only since ${pending.lastTransitionTime} (restart-after ${afterMs / 1000}s)`);
+      notes.push(
+        `${name} FileSystemResizePending only since ${pending.lastTransitionTime} (restart-after ${afterMs / 1000}s)`,
+      );
       continue;
     }
     return { claim: name };
@@ -351,17 +435,22 @@ function waitingClaim(v: SetView, o: number, nowMs: number, afterMs: number): { 
  */
 function checkEviction(v: SetView, e: AuditEntry, ctx: ReplayContext): Violation[] {
   const out: Violation[] = [];
-  const say = (message: string) => out.push({ invariant: "I11", message: `eviction of ${e.name} at ${e.at} (${e.outcome}): ${message}` });
+  const say = (message: string) =>
+    out.push({ invariant: "I11", message: `eviction of ${e.name} at ${e.at} (${e.outcome}): ${message}` });
   const nowMs = Date.parse(e.at);
   const annotations = v.set.metadata.annotations ?? {};
   const afterMs = durationMs(annotations[Keys.restartAfter]);
-  const uid = ((((e.body?.deleteOptions as Json | undefined)?.preconditions as Json | undefined) ?? {}).uid) as string | undefined;
+  const uid = ((e.body?.deleteOptions as Json | undefined)?.preconditions as Json | undefined)?.uid as
+    | string
+    | undefined;
   if (typeof uid !== "string" || !uid) say(`no uid precondition: ${JSON.stringify(e.body)}`);
-  if (annotations[Keys.restartPods] !== "WhenRequired") say(`${Keys.restartPods} is ${JSON.stringify(annotations[Keys.restartPods])}, not WhenRequired`);
+  if (annotations[Keys.restartPods] !== "WhenRequired")
+    say(`${Keys.restartPods} is ${JSON.stringify(annotations[Keys.restartPods])}, not WhenRequired`);
   // R3: the refusals this request's invocation could have known of.
   const knownBefore = ctx.staleFromSeq !== undefined && e.seq >= ctx.staleFromSeq ? ctx.firstSeq : e.seq;
   const refused = ctx.ledger.budgetRefusals.filter((r) => r.seq < knownBefore && nowMs - r.atMs < BUDGET_CHARGE_MS);
-  const asked = (r: { atMs: number }) => `asked again ${(nowMs - r.atMs) / 1000}s after a PodDisruptionBudget refused an eviction (at least ${BUDGET_CHARGE_MS / 1000}s)`;
+  const asked = (r: { atMs: number }) =>
+    `asked again ${(nowMs - r.atMs) / 1000}s after a PodDisruptionBudget refused an eviction (at least ${BUDGET_CHARGE_MS / 1000}s)`;
   // (Bug 3, fixed: the attempt is recorded before the eviction, so a refusal is remembered even
   // when the answer or the write after it is lost.)
   if (refused.length) say(asked(refused[refused.length - 1]!));
@@ -376,7 +465,10 @@ function checkEviction(v: SetView, e: AuditEntry, ctx: ReplayContext): Violation
     const waiting = waitingClaim(v, o, nowMs, afterMs);
     if ("why" in waiting) say(`no claim of ordinal ${o} at the revision waits on its pod: ${waiting.why}`);
     const created = Date.parse(pod.metadata.creationTimestamp ?? "");
-    if (!Number.isNaN(created) && nowMs - created < afterMs) say(`the pod was created ${(nowMs - created) / 1000}s ago, less than restart-after ${afterMs / 1000}s (that restart already happened)`);
+    if (!Number.isNaN(created) && nowMs - created < afterMs)
+      say(
+        `the pod was created ${(nowMs - created) / 1000}s ago, less than restart-after ${afterMs / 1000}s (that restart already happened)`,
+      );
     const notReady: string[] = [];
     for (let n = v.first; n < v.end; n++) {
       const name = `${v.set.metadata.name}-${n}`;
@@ -388,11 +480,17 @@ function checkEviction(v: SetView, e: AuditEntry, ctx: ReplayContext): Violation
     const flying = inFlight(v);
     flying.add(o);
     const rank = [...flying].sort((a, b) => b - a).indexOf(o);
-    if (rank >= v.maxUnavailable) say(`ordinal ${o} is not among the ${v.maxUnavailable} highest of the ordinals in flight (${[...flying].sort((a, b) => b - a).join(", ")}), maxUnavailable ${v.maxUnavailable}`);
+    if (rank >= v.maxUnavailable)
+      say(
+        `ordinal ${o} is not among the ${v.maxUnavailable} highest of the ordinals in flight (${[...flying].sort((a, b) => b - a).join(", ")}), maxUnavailable ${v.maxUnavailable}`,
+      );
   }
   if (e.outcome === "ok") {
     const last = ctx.ledger.evictedAt.get(o);
-    if (last !== undefined && nowMs - last < afterMs) say(`evicting twice for one resize: ordinal ${o} was evicted ${(nowMs - last) / 1000}s before (restart-after ${afterMs / 1000}s)`);
+    if (last !== undefined && nowMs - last < afterMs)
+      say(
+        `evicting twice for one resize: ordinal ${o} was evicted ${(nowMs - last) / 1000}s before (restart-after ${afterMs / 1000}s)`,
+      );
     ctx.ledger.evictedAt.set(o, nowMs);
   } else if (e.outcome === 429) {
     ctx.ledger.budgetRefusals.push({ atMs: nowMs, seq: e.seq, recorded: ctx.recordedRefusals?.has(e.seq) ?? true });
@@ -434,7 +532,8 @@ export function checkWrites(before: SetView, entries: readonly AuditEntry[], ctx
     if (e.resource === "statefulsets" && e.after) set = e.after as unknown as StatefulSet;
     else if (e.resource === "persistentvolumeclaims") {
       if (e.verb === "delete" && !e.after) claims.delete(e.name);
-      else if (e.after) claims.set(e.name, ctx.show("persistentvolumeclaims", e.after) as unknown as PersistentVolumeClaim);
+      else if (e.after)
+        claims.set(e.name, ctx.show("persistentvolumeclaims", e.after) as unknown as PersistentVolumeClaim);
     } else if (e.resource === "pods" && e.verb === "delete") pods.delete(e.name);
   }
   return out;
@@ -446,20 +545,39 @@ function checkRequest(v: SetView, e: AuditEntry, ctx: ReplayContext): Violation[
     if (e.verb === "create" && e.subresource === "eviction") return checkEviction(v, e, ctx);
     // The deletion an accepted eviction makes is the API server's, named after the evicter.
     if (e.verb === "delete" && e.subresource === "eviction") return [];
-    return [{ invariant: "I11", message: `claimstep sent ${e.verb} pods/${e.name}${e.subresource ? `/${e.subresource}` : ""} (${e.outcome}): a pod is only ever removed through POST pods/<name>/eviction` }];
+    return [
+      {
+        invariant: "I11",
+        message: `claimstep sent ${e.verb} pods/${e.name}${e.subresource ? `/${e.subresource}` : ""} (${e.outcome}): a pod is only ever removed through POST pods/<name>/eviction`,
+      },
+    ];
   }
   if (e.verb === "delete") out.push({ invariant: "I1", message: `claimstep deleted ${e.resource} ${e.name}` });
   if (e.resource === "statefulsets") {
     const spec = (e.body as Json | undefined)?.spec;
-    const partitionOnly = spec !== undefined && sameJSON(spec, { updateStrategy: { rollingUpdate: { partition: partitionOf(e.body) } } });
+    const partitionOnly =
+      spec !== undefined && sameJSON(spec, { updateStrategy: { rollingUpdate: { partition: partitionOf(e.body) } } });
     if (e.outcome === "ok" && isGrowth(e)) out.push(...checkGrowth(v, e, ctx));
     if (e.outcome === "ok") {
       const rv = ((e.body?.metadata as Json | undefined)?.resourceVersion as string | undefined) ?? undefined;
-      if (rv === undefined) out.push({ invariant: "I9", message: `claimstep patched the StatefulSet without a resourceVersion precondition: ${JSON.stringify(e.body).slice(0, 200)}` });
-      if (spec !== undefined && !partitionOnly) out.push({ invariant: "I5", message: `claimstep wrote the StatefulSet's spec beyond the partition: ${JSON.stringify(spec)}` });
+      if (rv === undefined)
+        out.push({
+          invariant: "I9",
+          message: `claimstep patched the StatefulSet without a resourceVersion precondition: ${JSON.stringify(e.body).slice(0, 200)}`,
+        });
+      if (spec !== undefined && !partitionOnly)
+        out.push({
+          invariant: "I5",
+          message: `claimstep wrote the StatefulSet's spec beyond the partition: ${JSON.stringify(spec)}`,
+        });
       if (partitionOnly) out.push(...checkPartitionPatch(v, e));
-      else if (((e.body?.metadata as Json | undefined)?.annotations as Json | undefined)?.[Keys.userPartition] !== undefined) {
-        out.push({ invariant: "I10", message: `claimstep wrote ${Keys.userPartition} without moving the partition: ${JSON.stringify(e.body).slice(0, 200)}` });
+      else if (
+        ((e.body?.metadata as Json | undefined)?.annotations as Json | undefined)?.[Keys.userPartition] !== undefined
+      ) {
+        out.push({
+          invariant: "I10",
+          message: `claimstep wrote ${Keys.userPartition} without moving the partition: ${JSON.stringify(e.body).slice(0, 200)}`,
+        });
       }
     }
   }
@@ -467,17 +585,25 @@ function checkRequest(v: SetView, e: AuditEntry, ctx: ReplayContext): Violation[
   const before = e.before as unknown as PersistentVolumeClaim | undefined;
   const body = e.body as unknown as PersistentVolumeClaim | undefined;
   const asked = body?.spec?.resources?.requests?.storage;
-  if (!v.desired) out.push({ invariant: "rule2", message: `claimstep wrote ${e.name} although the desired templates are invalid` });
+  if (!v.desired)
+    out.push({ invariant: "rule2", message: `claimstep wrote ${e.name} although the desired templates are invalid` });
   // Rule 13: a claim being deleted is treated as missing and never written. A deletionTimestamp is
   // never cleared, so a claim terminating in the snapshot the step read is still terminating in
   // `before` (the object as stored when the request arrived, refused requests included).
   const deletedAt = before?.metadata?.deletionTimestamp;
   if (deletedAt !== undefined) {
-    out.push({ invariant: "rule13", message: `claimstep sent ${e.verb} to ${e.name}, which is being deleted (deletionTimestamp ${deletedAt}; outcome ${e.outcome})` });
+    out.push({
+      invariant: "rule13",
+      message: `claimstep sent ${e.verb} to ${e.name}, which is being deleted (deletionTimestamp ${deletedAt}; outcome ${e.outcome})`,
+    });
   }
-  if (before && asked !== undefined && bytes(asked) < bytes(before.spec.resources?.requests?.storage)) out.push(...checkLowering(v, e.name, before, asked));
+  if (before && asked !== undefined && bytes(asked) < bytes(before.spec.resources?.requests?.storage))
+    out.push(...checkLowering(v, e.name, before, asked));
   if (before && body?.spec && (body.spec as Json).resources === undefined) {
-    out.push({ invariant: "I2", message: `claimstep applied ${e.name} without its storage request (the server would drop claimstep's request)` });
+    out.push({
+      invariant: "I2",
+      message: `claimstep applied ${e.name} without its storage request (the server would drop claimstep's request)`,
+    });
   }
   const owner = templateOfClaim(v, e.name);
   if (!owner) {
@@ -486,13 +612,22 @@ function checkRequest(v: SetView, e: AuditEntry, ctx: ReplayContext): Violation[
   }
   // I3 with P1: while claimstep holds the live partition, the user's recorded one bounds the scope.
   if (owner.ordinal < v.first || owner.ordinal >= v.end) {
-    const held = v.recordedPartition !== undefined ? ` (the user's partition ${v.recordedPartition}, claimstep holding the live one at ${v.livePartition})` : "";
-    out.push({ invariant: "I3", message: `claimstep wrote ${e.name} (ordinal ${owner.ordinal}) outside [${v.first}, ${v.end})${held}` });
+    const held =
+      v.recordedPartition !== undefined
+        ? ` (the user's partition ${v.recordedPartition}, claimstep holding the live one at ${v.livePartition})`
+        : "";
+    out.push({
+      invariant: "I3",
+      message: `claimstep wrote ${e.name} (ordinal ${owner.ordinal}) outside [${v.first}, ${v.end})${held}`,
+    });
   }
   if (before) {
     const want = owner.t.spec.storageClassName ?? undefined;
     if (want !== undefined && want !== effectiveClass(before)) {
-      out.push({ invariant: "I5", message: `claimstep wrote ${e.name} of class ${effectiveClass(before)} while the template asks for ${want}` });
+      out.push({
+        invariant: "I5",
+        message: `claimstep wrote ${e.name} of class ${effectiveClass(before)} while the template asks for ${want}`,
+      });
     }
     const ts = owner.t.spec;
     const ps = before.spec;
@@ -501,7 +636,11 @@ function checkRequest(v: SetView, e: AuditEntry, ctx: ReplayContext): Violation[
       (ts.volumeMode && ts.volumeMode !== (ps.volumeMode ?? "Filesystem")) ||
       (ts.selector && !sameJSON(ts.selector, ps.selector)) ||
       (ts.dataSource && !sameJSON(ts.dataSource, ps.dataSource));
-    if (mismatch) out.push({ invariant: "I5", message: `claimstep wrote ${e.name} whose immutable fields differ from template ${owner.t.metadata.name}` });
+    if (mismatch)
+      out.push({
+        invariant: "I5",
+        message: `claimstep wrote ${e.name} whose immutable fields differ from template ${owner.t.metadata.name}`,
+      });
   }
   if (e.outcome === "ok" && (body?.metadata as Json | undefined)?.resourceVersion === undefined) {
     out.push({ invariant: "I9", message: `claimstep wrote ${e.name} without the resourceVersion it read` });
@@ -513,8 +652,16 @@ function checkRequest(v: SetView, e: AuditEntry, ctx: ReplayContext): Violation[
 export function checkRestored(v: SetView, userPartition: number): Violation[] {
   const out: Violation[] = [];
   const record = v.set.metadata.annotations?.[Keys.userPartition];
-  if (record !== undefined) out.push({ invariant: "I10", message: `Complete while ${Keys.userPartition}=${record} is still recorded (the partition not restored; live ${v.livePartition})` });
-  if (v.livePartition !== userPartition) out.push({ invariant: "I10", message: `Complete with partition ${v.livePartition}, not the user's ${userPartition}` });
+  if (record !== undefined)
+    out.push({
+      invariant: "I10",
+      message: `Complete while ${Keys.userPartition}=${record} is still recorded (the partition not restored; live ${v.livePartition})`,
+    });
+  if (v.livePartition !== userPartition)
+    out.push({
+      invariant: "I10",
+      message: `Complete with partition ${v.livePartition}, not the user's ${userPartition}`,
+    });
   return out;
 }
 
@@ -522,7 +669,12 @@ export function checkRestored(v: SetView, userPartition: number): Violation[] {
 export function checkInFlight(before: Set<number>, after: Set<number>, v: SetView): Violation[] {
   const started = [...after].filter((o) => !before.has(o));
   if (started.length && after.size > v.maxUnavailable) {
-    return [{ invariant: "I4", message: `ordinal(s) ${started.join(", ")} started with ${after.size} in flight (${[...after].sort((a, b) => b - a).join(", ")}) > maxUnavailable ${v.maxUnavailable}` }];
+    return [
+      {
+        invariant: "I4",
+        message: `ordinal(s) ${started.join(", ")} started with ${after.size} in flight (${[...after].sort((a, b) => b - a).join(", ")}) > maxUnavailable ${v.maxUnavailable}`,
+      },
+    ];
   }
   return [];
 }
@@ -552,7 +704,12 @@ export interface AutogrowLedger {
   knownBugHits: string[];
 }
 
-export const newAutogrowLedger = (): AutogrowLedger => ({ readings: [], grownFrom: new Map(), growths: 0, knownBugHits: [] });
+export const newAutogrowLedger = (): AutogrowLedger => ({
+  readings: [],
+  grownFrom: new Map(),
+  growths: 0,
+  knownBugHits: [],
+});
 
 const GIB = 1024n ** 3n;
 const AUTOGROW_NOTE = "autogrow skipped this step";
@@ -575,7 +732,8 @@ export function oraclePolicy(raw: string | undefined): OraclePolicy | string {
   try {
     const p = JSON.parse(raw) as { threshold?: string; increase?: string; max?: string; template?: string };
     const thresholdBp = bp(p.threshold ?? "");
-    if (thresholdBp === undefined || thresholdBp <= 0n || thresholdBp > 10_000n) return `under an invalid threshold ${p.threshold}`;
+    if (thresholdBp === undefined || thresholdBp <= 0n || thresholdBp > 10_000n)
+      return `under an invalid threshold ${p.threshold}`;
     const inc = p.increase ?? "";
     const increase: OraclePolicy["increase"] = inc.endsWith("%") ? { bp: bp(inc) ?? -1n } : { bytes: bytes(inc) };
     if ("bp" in increase ? increase.bp < 0n : increase.bytes <= 0n) return `under an invalid increase ${inc}`;
@@ -587,10 +745,14 @@ export function oraclePolicy(raw: string | undefined): OraclePolicy | string {
   }
 }
 
-const annotationsOfBody = (body: Json | undefined): Json => ((body?.metadata as Json | undefined)?.annotations as Json | undefined) ?? {};
+const annotationsOfBody = (body: Json | undefined): Json =>
+  ((body?.metadata as Json | undefined)?.annotations as Json | undefined) ?? {};
 
 /** A request of claimstep's that changes the desired templates: an autogrow growth (RaiseTemplate). */
-export const isGrowth = (e: AuditEntry): boolean => e.actor === FIELD_MANAGER && e.resource === "statefulsets" && typeof annotationsOfBody(e.body)[Keys.templates] === "string";
+export const isGrowth = (e: AuditEntry): boolean =>
+  e.actor === FIELD_MANAGER &&
+  e.resource === "statefulsets" &&
+  typeof annotationsOfBody(e.body)[Keys.templates] === "string";
 
 /** For traces: the templates' sizes a growth wrote, and the revision it records. */
 export function growthOf(e: AuditEntry): string {
@@ -605,13 +767,28 @@ export function growthOf(e: AuditEntry): string {
 
 /** JSON with sorted keys: templates compared by content, not by the order their keys were written in. */
 const canonical = (x: unknown): string =>
-  JSON.stringify(x, (_k, v: unknown) => (v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as Json).sort(([a], [b]) => (a < b ? -1 : 1))) : v));
+  JSON.stringify(x, (_k, v: unknown) =>
+    v && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Json).sort(([a], [b]) => (a < b ? -1 : 1)))
+      : v,
+  );
 const storageOf = (t: ClaimTemplate): bigint => bytes(t.spec.resources?.requests?.storage);
-const withoutStorage = (t: ClaimTemplate) => canonical({ ...t, spec: { ...t.spec, resources: { ...t.spec.resources, requests: { ...t.spec.resources?.requests, storage: undefined } } } });
+const withoutStorage = (t: ClaimTemplate) =>
+  canonical({
+    ...t,
+    spec: {
+      ...t.spec,
+      resources: { ...t.spec.resources, requests: { ...t.spec.resources?.requests, storage: undefined } },
+    },
+  });
 const roundUpGiB = (b: bigint): bigint => ((b + GIB - 1n) / GIB) * GIB;
 
 /** Claims in scope of the policy's templates at or above its threshold, per this usage, fullest first. */
-function overThreshold(v: SetView, p: OraclePolicy, volumes: readonly { claim: string; usedBytes: bigint; capacityBytes: bigint }[]) {
+function overThreshold(
+  v: SetView,
+  p: OraclePolicy,
+  volumes: readonly { claim: string; usedBytes: bigint; capacityBytes: bigint }[],
+) {
   const byClaim = new Map(volumes.map((x) => [x.claim, x]));
   const out: { t: ClaimTemplate; claim: string; used: bigint; capacity: bigint; ratioBp: bigint }[] = [];
   for (const t of v.desired ?? []) {
@@ -620,7 +797,8 @@ function overThreshold(v: SetView, p: OraclePolicy, volumes: readonly { claim: s
       const u = byClaim.get(claimName(v, t, o));
       if (!u || u.capacityBytes <= 0n) continue;
       const ratioBp = (u.usedBytes * 10_000n) / u.capacityBytes;
-      if (ratioBp >= p.thresholdBp) out.push({ t, claim: u.claim, used: u.usedBytes, capacity: u.capacityBytes, ratioBp });
+      if (ratioBp >= p.thresholdBp)
+        out.push({ t, claim: u.claim, used: u.usedBytes, capacity: u.capacityBytes, ratioBp });
     }
   }
   return out.sort((a, b) => (b.ratioBp > a.ratioBp ? 1 : b.ratioBp < a.ratioBp ? -1 : 0));
@@ -631,7 +809,8 @@ const pct = (used: bigint, capacity: bigint) => `${(Number((used * 10_000n) / ca
 /** A1–A4 on one accepted growth, judged on the set and claims as they stood when it arrived. */
 function checkGrowth(v: SetView, e: AuditEntry, ctx: ReplayContext): Violation[] {
   const out: Violation[] = [];
-  const say = (invariant: InvariantId, message: string) => out.push({ invariant, message: `growth at ${e.at} (seq ${e.seq}; ${growthOf(e)}): ${message}` });
+  const say = (invariant: InvariantId, message: string) =>
+    out.push({ invariant, message: `growth at ${e.at} (seq ${e.seq}; ${growthOf(e)}): ${message}` });
   const a = annotationsOfBody(e.body);
   const p = oraclePolicy(v.set.metadata.annotations?.[Keys.autogrow]);
   if (typeof p === "string") {
@@ -652,39 +831,68 @@ function checkGrowth(v: SetView, e: AuditEntry, ctx: ReplayContext): Violation[]
   }
   // A1.
   if (next.length !== v.desired.length || next.some((t, i) => t.metadata.name !== v.desired![i]!.metadata.name)) {
-    say("A1", `the templates written are not the desired ones (${v.desired.map((t) => t.metadata.name).join(",")} → ${next.map((t) => t.metadata?.name).join(",")})`);
+    say(
+      "A1",
+      `the templates written are not the desired ones (${v.desired.map((t) => t.metadata.name).join(",")} → ${next.map((t) => t.metadata?.name).join(",")})`,
+    );
     return out;
   }
-  const changed = next.map((t, i) => ({ t, was: v.desired![i]! })).filter(({ t, was }) => canonical(t) !== canonical(was));
+  const changed = next
+    .map((t, i) => ({ t, was: v.desired![i]! }))
+    .filter(({ t, was }) => canonical(t) !== canonical(was));
   if (changed.length !== 1) say("A1", `${changed.length} templates changed (one growth raises one template)`);
   for (const { t, was } of changed) {
     const name = t.metadata.name;
-    if (withoutStorage(t) !== withoutStorage(was)) say("A1", `template ${name} changed beyond its size: ${withoutStorage(was)} → ${withoutStorage(t)}`);
-    if (storageOf(t) <= storageOf(was)) say("A1", `template ${name} not raised: ${was.spec.resources?.requests?.storage} → ${t.spec.resources?.requests?.storage}`);
-    if (storageOf(t) > p.max) say("A1", `template ${name} raised to ${t.spec.resources?.requests?.storage}, above the autogrow max (${p.max} bytes)`);
-    if (p.template !== undefined && name !== p.template) say("A1", `template ${name} raised although the policy names ${p.template}`);
+    if (withoutStorage(t) !== withoutStorage(was))
+      say("A1", `template ${name} changed beyond its size: ${withoutStorage(was)} → ${withoutStorage(t)}`);
+    if (storageOf(t) <= storageOf(was))
+      say(
+        "A1",
+        `template ${name} not raised: ${was.spec.resources?.requests?.storage} → ${t.spec.resources?.requests?.storage}`,
+      );
+    if (storageOf(t) > p.max)
+      say(
+        "A1",
+        `template ${name} raised to ${t.spec.resources?.requests?.storage}, above the autogrow max (${p.max} bytes)`,
+      );
+    if (p.template !== undefined && name !== p.template)
+      say("A1", `template ${name} raised although the policy names ${p.template}`);
   }
   // A3.
   const from = v.revision;
   const ledger = ctx.autogrow;
   // The record is the revisions grown from, comma-separated, the latest last.
-  const written = String(a[Keys.autogrownFrom] ?? "").split(",").filter(Boolean);
-  if (written.at(-1) !== from) say("A3", `recorded ${Keys.autogrownFrom} ${JSON.stringify(a[Keys.autogrownFrom])}, not ending with the revision grown from ${from}`);
+  const written = String(a[Keys.autogrownFrom] ?? "")
+    .split(",")
+    .filter(Boolean);
+  if (written.at(-1) !== from)
+    say(
+      "A3",
+      `recorded ${Keys.autogrownFrom} ${JSON.stringify(a[Keys.autogrownFrom])}, not ending with the revision grown from ${from}`,
+    );
   const record = v.set.metadata.annotations?.[Keys.autogrownFrom];
   const earlier = ledger?.grownFrom.get(from);
   if (ledger) ledger.growths++;
-  if ((record ?? "").split(",").includes(from)) say("A3", `a second growth from revision ${from} (${Keys.autogrownFrom} already says ${record})`);
+  if ((record ?? "").split(",").includes(from))
+    say("A3", `a second growth from revision ${from} (${Keys.autogrownFrom} already says ${record})`);
   // (KNOWN BUG 5, fixed: the record kept only the last revision, so one a person brought back was grown from again.)
   // Grown from before and out of the record: only once 16 later growths (the record's length) pushed it out.
   else if (earlier !== undefined && [...ledger!.grownFrom.values()].filter((seq) => seq > earlier).length < 16) {
-    say("A3", `a second growth from revision ${from} (the first at seq ${earlier}; ${Keys.autogrownFrom} said ${record}): ${growthOf(e)}`);
+    say(
+      "A3",
+      `a second growth from revision ${from} (the first at seq ${earlier}; ${Keys.autogrownFrom} said ${record}): ${growthOf(e)}`,
+    );
   }
   ledger?.grownFrom.set(from, e.seq);
   // A2: the rollout complete at the request's time.
   const incomplete = completeIsTrue(v);
   if (incomplete) say("A2", `grew while the rollout is in progress: ${incomplete.replace(/^Complete but /, "")}`);
   const current = v.set.metadata.annotations?.[Keys.currentRevision];
-  if (current !== from) say("A2", `grew while ${Keys.currentRevision} is ${current}, not the revision ${from} (the rollout not recorded complete)`);
+  if (current !== from)
+    say(
+      "A2",
+      `grew while ${Keys.currentRevision} is ${current}, not the revision ${from} (the rollout not recorded complete)`,
+    );
   if (!ledger) return out;
   // A2/A4: on the usage this step read (in this invocation, before the request).
   const reading = [...ledger.readings].reverse().find((r) => r.seqAt < e.seq);
@@ -698,7 +906,10 @@ function checkGrowth(v: SetView, e: AuditEntry, ctx: ReplayContext): Violation[]
   }
   const over = overThreshold(v, p, reading.reading.volumes);
   if (!over.length) {
-    say("A2", `grew although no claim in scope is at or above the threshold (${p.thresholdBp} bp): ${reading.reading.volumes.map((u) => `${u.claim} ${pct(u.usedBytes, u.capacityBytes)}`).join(", ")}`);
+    say(
+      "A2",
+      `grew although no claim in scope is at or above the threshold (${p.thresholdBp} bp): ${reading.reading.volumes.map((u) => `${u.claim} ${pct(u.usedBytes, u.capacityBytes)}`).join(", ")}`,
+    );
     return out;
   }
   // A4: the fullest claim(s) — ties within a hundredth of a percent: any of them.
@@ -706,13 +917,17 @@ function checkGrowth(v: SetView, e: AuditEntry, ctx: ReplayContext): Violation[]
     .filter((c) => c.ratioBp === over[0]!.ratioBp)
     .map((c) => {
       const desired = storageOf(c.t);
-      const grown = "bp" in p.increase ? c.capacity + (c.capacity * p.increase.bp) / 10_000n : c.capacity + p.increase.bytes;
+      const grown =
+        "bp" in p.increase ? c.capacity + (c.capacity * p.increase.bp) / 10_000n : c.capacity + p.increase.bytes;
       const target = roundUpGiB(grown > desired ? grown : desired);
       return { name: c.t.metadata.name, claim: c.claim, size: target < p.max ? target : p.max };
     });
   for (const { t } of changed) {
     if (!expected.some((x) => x.name === t.metadata.name && x.size === storageOf(t))) {
-      say("A4", `template ${t.metadata.name} raised to ${t.spec.resources?.requests?.storage} (${storageOf(t)} bytes); the formula from the usage read says ${expected.map((x) => `${x.name} ${x.size} bytes (${x.claim})`).join(" or ")}`);
+      say(
+        "A4",
+        `template ${t.metadata.name} raised to ${t.spec.resources?.requests?.storage} (${storageOf(t)} bytes); the formula from the usage read says ${expected.map((x) => `${x.name} ${x.size} bytes (${x.claim})`).join(" or ")}`,
+      );
     }
   }
   return out;
@@ -725,7 +940,10 @@ function checkGrowth(v: SetView, e: AuditEntry, ctx: ReplayContext): Violation[]
  * status-only patch when one of the invocations carried the autogrow note (its query failed) and
  * only the message changed.
  */
-export function autogrowI7(wrote: readonly AuditEntry[], o: { firstReadUsage: boolean; messages: readonly string[]; repeatReason: string | undefined }): AuditEntry[] {
+export function autogrowI7(
+  wrote: readonly AuditEntry[],
+  o: { firstReadUsage: boolean; messages: readonly string[]; repeatReason: string | undefined },
+): AuditEntry[] {
   const autogrew = !o.firstReadUsage && (o.repeatReason === "AutogrowTriggered" || o.repeatReason === "AutogrowLimit");
   const noted = o.messages.some((m) => m.includes(AUTOGROW_NOTE));
   return wrote.filter((e) => {
@@ -737,7 +955,13 @@ export function autogrowI7(wrote: readonly AuditEntry[], o: { firstReadUsage: bo
       const status = (raw: unknown) => {
         try {
           const x = JSON.parse(String(raw)) as Json;
-          return JSON.stringify({ phase: x.phase, reason: x.reason, revision: x.revision, counts: x.counts, ordinal: x.ordinal });
+          return JSON.stringify({
+            phase: x.phase,
+            reason: x.reason,
+            revision: x.revision,
+            counts: x.counts,
+            ordinal: x.ordinal,
+          });
         } catch {
           return String(raw);
         }
@@ -755,17 +979,45 @@ export function autogrowI7(wrote: readonly AuditEntry[], o: { firstReadUsage: bo
  * from the revision the set is at (one growth per revision); or ended AutogrowLimit with a claim
  * over the threshold whose template is at max.
  */
-export function checkAutogrowEnd(v: SetView, stats: readonly VolumeStats[], policy: { threshold: string; increase: string; max: string; template?: string }, o: { converged: boolean; limited: boolean; last: string }): Violation[] {
+export function checkAutogrowEnd(
+  v: SetView,
+  stats: readonly VolumeStats[],
+  policy: { threshold: string; increase: string; max: string; template?: string },
+  o: { converged: boolean; limited: boolean; last: string },
+): Violation[] {
   const p = oraclePolicy(JSON.stringify(policy));
   if (typeof p === "string") return [];
   const over = overThreshold(v, p, stats);
-  const list = (xs: typeof over) => xs.map((c) => `${c.claim} ${pct(c.used, c.capacity)} of ${c.capacity} bytes (template ${c.t.metadata.name} ${c.t.spec.resources?.requests?.storage})`).join(", ");
+  const list = (xs: typeof over) =>
+    xs
+      .map(
+        (c) =>
+          `${c.claim} ${pct(c.used, c.capacity)} of ${c.capacity} bytes (template ${c.t.metadata.name} ${c.t.spec.resources?.requests?.storage})`,
+      )
+      .join(", ");
   if (o.limited) {
     const atMax = over.filter((c) => storageOf(c.t) >= p.max);
-    if (!atMax.length) return [{ invariant: "A5", message: `ended AutogrowLimit, but no claim in scope over the threshold has its template at max (${policy.max}): over: ${list(over) || "none"}; ${o.last}` }];
+    if (!atMax.length)
+      return [
+        {
+          invariant: "A5",
+          message: `ended AutogrowLimit, but no claim in scope over the threshold has its template at max (${policy.max}): over: ${list(over) || "none"}; ${o.last}`,
+        },
+      ];
   }
-  if (o.converged && over.length && !String(v.set.metadata.annotations?.[Keys.autogrownFrom] ?? "").split(",").includes(v.revision ?? "")) {
-    return [{ invariant: "A5", message: `converged with claims at or above the threshold ${policy.threshold}: ${list(over)}; ${o.last}` }];
+  if (
+    o.converged &&
+    over.length &&
+    !String(v.set.metadata.annotations?.[Keys.autogrownFrom] ?? "")
+      .split(",")
+      .includes(v.revision ?? "")
+  ) {
+    return [
+      {
+        invariant: "A5",
+        message: `converged with claims at or above the threshold ${policy.threshold}: ${list(over)}; ${o.last}`,
+      },
+    ];
   }
   return [];
 }

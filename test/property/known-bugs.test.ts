@@ -47,7 +47,9 @@ const BUGS: Record<string, Scenario> = {
     ...base,
     replicas: 1,
     vacApi: false,
-    classes: [{ name: "fast", allowVolumeExpansion: true, driver: { resize: "offline", modify: "ok", resizeMs: 4_000 } }],
+    classes: [
+      { name: "fast", allowVolumeExpansion: true, driver: { resize: "offline", modify: "ok", resizeMs: 4_000 } },
+    ],
     // As the soak's replay had it (JSON): the desired template says volumeAttributesClassName null.
     desired: { growGi: [1], vac: [null as unknown as undefined], label: false },
     edits: [{ atStep: 1, kind: "rollback" }],
@@ -76,7 +78,13 @@ describe("known core bug 3: a refused eviction whose record is lost is asked aga
       ...base,
       replicas: 1,
       vacApi: true,
-      classes: [{ name: "fast", allowVolumeExpansion: true, driver: { resize: "online", nodeExpansion: "offline", modify: "ok", resizeMs: 4_000 } }],
+      classes: [
+        {
+          name: "fast",
+          allowVolumeExpansion: true,
+          driver: { resize: "online", nodeExpansion: "offline", modify: "ok", resizeMs: 4_000 },
+        },
+      ],
       edits: [],
       pods: { claimsFirst: false, hold: false, restartAfter: "30s", budget: { minAvailable: 1 } },
     };
@@ -92,7 +100,9 @@ describe("known core bug 3: a refused eviction whose record is lost is asked aga
       await runStep({ reader: c.reader, writers: c.writers, ref, now: c.now() }).catch(() => undefined);
       c.advance(5_000);
     }
-    const refusals = c.audit.filter((e) => e.actor === "claimstep" && e.subresource === "eviction" && e.verb === "create").map((e) => Date.parse(e.at));
+    const refusals = c.audit
+      .filter((e) => e.actor === "claimstep" && e.subresource === "eviction" && e.verb === "create")
+      .map((e) => Date.parse(e.at));
     expect(refusals.length).toBeGreaterThan(0);
     for (let i = 1; i < refusals.length; i++) expect(refusals[i]! - refusals[i - 1]!).toBeGreaterThanOrEqual(120_000);
   });
@@ -107,7 +117,13 @@ describe("known core bug 4: lowering maxUnavailable below the ordinals waiting o
     replicas: 2,
     vacApi: true,
     maxUnavailable: 2,
-    classes: [{ name: "fast", allowVolumeExpansion: true, driver: { resize: "online", nodeExpansion: "offline", modify: "ok", resizeMs: 4_000 } }],
+    classes: [
+      {
+        name: "fast",
+        allowVolumeExpansion: true,
+        driver: { resize: "online", nodeExpansion: "offline", modify: "ok", resizeMs: 4_000 },
+      },
+    ],
     edits: [{ atStep: 3, kind: "maxUnavailable", value: 1 }],
     pods: { claimsFirst: false, hold: false, restartAfter: "30s" },
   };

@@ -5,9 +5,9 @@
 // and expects the violation under the right invariant; the unbroken planner must pass the same
 // scenario and converge. Reproducible: the scenarios are fixed, the sim is seeded.
 import { describe, expect, it, vi } from "vitest";
-import type { Decision, Snapshot } from "../../core/types.js";
-import type { WriterCapabilities } from "../../core/ports.js";
 import { Keys } from "../../core/keys.js";
+import type { WriterCapabilities } from "../../core/ports.js";
+import type { Decision, Snapshot } from "../../core/types.js";
 import type { Scenario } from "./scenario.js";
 
 type PlanStep = (snapshot: Snapshot, now: Date, writer: WriterCapabilities) => Decision;
@@ -19,14 +19,18 @@ vi.mock("../../core/plan.js", async (importOriginal) => {
   const real = await importOriginal<typeof import("../../core/plan.js")>();
   return {
     ...real,
-    planStep: (snapshot: Snapshot, now: Date, writer: WriterCapabilities) => (planted.bug ? planted.bug(real.planStep, snapshot, now, writer) : real.planStep(snapshot, now, writer)),
+    planStep: (snapshot: Snapshot, now: Date, writer: WriterCapabilities) =>
+      planted.bug ? planted.bug(real.planStep, snapshot, now, writer) : real.planStep(snapshot, now, writer),
   };
 });
 
 const { runScenario } = await import("./harness.js");
 
 /** A snapshot with the set's annotations and pods edited (the planner sees a world that is not). */
-function edited(snapshot: Snapshot, change: { annotations?: (a: Record<string, string>) => void; pod?: (p: Snapshot["pods"][number]) => void }): Snapshot {
+function edited(
+  snapshot: Snapshot,
+  change: { annotations?: (a: Record<string, string>) => void; pod?: (p: Snapshot["pods"][number]) => void },
+): Snapshot {
   const next = structuredClone(snapshot);
   if (change.annotations) change.annotations((next.statefulSet.metadata.annotations ??= {}));
   if (change.pod) next.pods.forEach(change.pod);
@@ -91,7 +95,14 @@ const BUGS: Record<string, { bug: Bug; scenario: Scenario; invariant: "I10" | "I
       const blind = real(edited(s, { pod: ready }), now, w);
       return blind.action?.type === "EvictPod" ? blind : d;
     },
-    scenario: scenario({ replicas: 4, maxUnavailable: 2, nodeExpansion: "offline", pods: { claimsFirst: false, hold: false, restartAfter: "30s" }, podStartMs: 20_000, image: false }),
+    scenario: scenario({
+      replicas: 4,
+      maxUnavailable: 2,
+      nodeExpansion: "offline",
+      pods: { claimsFirst: false, hold: false, restartAfter: "30s" },
+      podStartMs: 20_000,
+      image: false,
+    }),
     invariant: "I11",
     says: /another pod in scope is not Ready/,
   },
@@ -101,11 +112,21 @@ const BUGS: Record<string, { bug: Bug; scenario: Scenario; invariant: "I10" | "I
     bug: (real, s, now, w) => {
       const d = real(s, now, w);
       if (d.action) return d;
-      const forgetful = edited(s, { annotations: (a) => delete a[Keys.lastEviction], pod: (p) => void (p.metadata.creationTimestamp = "2000-01-01T00:00:00Z") });
+      const forgetful = edited(s, {
+        annotations: (a) => delete a[Keys.lastEviction],
+        pod: (p) => void (p.metadata.creationTimestamp = "2000-01-01T00:00:00Z"),
+      });
       const again = real(forgetful, now, w);
       return again.action?.type === "EvictPod" ? again : d;
     },
-    scenario: scenario({ replicas: 2, maxUnavailable: 1, nodeExpansion: "offline", pods: { claimsFirst: false, hold: false, restartAfter: "30s" }, podStartMs: 20_000, image: false }),
+    scenario: scenario({
+      replicas: 2,
+      maxUnavailable: 1,
+      nodeExpansion: "offline",
+      pods: { claimsFirst: false, hold: false, restartAfter: "30s" },
+      podStartMs: 20_000,
+      image: false,
+    }),
     invariant: "I11",
     says: /evicting twice for one resize/,
   },
@@ -130,7 +151,18 @@ function scenario(o: {
     maxUnavailable: o.maxUnavailable ?? 1,
     parallel: false,
     vacApi: true,
-    classes: [{ name: "fast", allowVolumeExpansion: true, driver: { resize: "online", modify: "ok", resizeMs: 4_000, ...(o.nodeExpansion ? { nodeExpansion: o.nodeExpansion } : {}) } }],
+    classes: [
+      {
+        name: "fast",
+        allowVolumeExpansion: true,
+        driver: {
+          resize: "online",
+          modify: "ok",
+          resizeMs: 4_000,
+          ...(o.nodeExpansion ? { nodeExpansion: o.nodeExpansion } : {}),
+        },
+      },
+    ],
     templates: [{ name: "data", storageGi: 1, className: "fast" }],
     desired: { growGi: [1], vac: [undefined], label: false },
     edits: o.image === false ? [] : [{ atStep: 0, kind: "image" }],

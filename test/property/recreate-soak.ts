@@ -29,7 +29,9 @@ await soakCases(arbitrary, { runs, seed, started, violations: () => counts.viola
   if (r.violations.length) {
     counts.violations += r.violations.length;
     for (const v of r.violations) tally(byInvariant, v.invariant);
-    console.log(`VIOLATION in case ${counts.cases} (batch seed ${batchSeed}):\n  ${r.violations.map((v) => `#${v.at} ${v.invariant}: ${v.message}`).join("\n  ")}\n  case: ${JSON.stringify(c)}`);
+    console.log(
+      `VIOLATION in case ${counts.cases} (batch seed ${batchSeed}):\n  ${r.violations.map((v) => `#${v.at} ${v.invariant}: ${v.message}`).join("\n  ")}\n  case: ${JSON.stringify(c)}`,
+    );
   }
 });
 
@@ -39,8 +41,18 @@ const atWrites = [...killPoints].filter(([k]) => writes.test(k)).sort((a, b) => 
 const elsewhere = new Map<string, number>();
 for (const [k, v] of killPoints) {
   if (writes.test(k)) continue;
-  const mode = k.includes("answer lost") ? "answer lost" : k.includes("killed after") ? "killed after" : "killed before";
-  const what = /(GET|LIST) /.test(k) ? "a read" : /PATCH statefulsets/.test(k) ? "the status patch" : /events/.test(k) ? "an event" : "another request";
+  const mode = k.includes("answer lost")
+    ? "answer lost"
+    : k.includes("killed after")
+      ? "killed after"
+      : "killed before";
+  const what = /(GET|LIST) /.test(k)
+    ? "a read"
+    : /PATCH statefulsets/.test(k)
+      ? "the status patch"
+      : /events/.test(k)
+        ? "an event"
+        : "another request";
   const key = `${mode} ${what}`;
   tally(elsewhere, key, v);
 }

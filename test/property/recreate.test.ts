@@ -8,12 +8,19 @@
 // Each planted bug (a wrapped re-create writer) must be caught, by the invariant named for it.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { SimCluster, claimTemplate, statefulSetManifest } from "../../adapters/sim/cluster.js";
-import type { StateReader } from "../../core/ports.js";
+import { claimTemplate, SimCluster, statefulSetManifest } from "../../adapters/sim/cluster.js";
 import { Keys } from "../../core/keys.js";
+import type { StateReader } from "../../core/ports.js";
 import { runStep } from "../../functions/step.js";
 import { addRecreateCase, recreateTotals } from "../support/soak.js";
-import { PLANTED_BUGS, recreateCase, runRecreateCase, type PlantedBug, type RecreateCase, type RecreateInvariant } from "./recreate.js";
+import {
+  PLANTED_BUGS,
+  type PlantedBug,
+  type RecreateCase,
+  type RecreateInvariant,
+  recreateCase,
+  runRecreateCase,
+} from "./recreate.js";
 
 const runs = Number(process.env.CLAIMSTEP_RECREATE_RUNS ?? 200);
 const seed = Number(process.env.CLAIMSTEP_RECREATE_SEED ?? 20261130);
@@ -21,10 +28,18 @@ const seed = Number(process.env.CLAIMSTEP_RECREATE_SEED ?? 20261130);
 const describeCase = (c: RecreateCase, r: Awaited<ReturnType<typeof runRecreateCase>>) =>
   `case ${JSON.stringify(c)}\n${r.violations.map((v) => `  #${v.at} ${v.invariant}: ${v.message}`).join("\n")}`;
 
-const quiet = (c: RecreateCase): RecreateCase => ({ ...c, killRate: 0, raceRate: 0, editRate: 0, faults: { tooManyRequests: 0, serverError: 0, timeout: 0 } });
+const quiet = (c: RecreateCase): RecreateCase => ({
+  ...c,
+  killRate: 0,
+  raceRate: 0,
+  editRate: 0,
+  faults: { tooManyRequests: 0, serverError: 0, timeout: 0 },
+});
 
 describe("the re-create on the simulated cluster (property, I12)", () => {
-  it(`keeps every pod and claim and finishes, on ${runs} random re-creates with kills, lost answers, races, faults and edits`, { timeout: 300_000 }, async () => {
+  it(`keeps every pod and claim and finishes, on ${runs} random re-creates with kills, lost answers, races, faults and edits`, {
+    timeout: 300_000,
+  }, async () => {
     const totals = recreateTotals();
     await fc.assert(
       fc.asyncProperty(recreateCase, async (c) => {
@@ -44,14 +59,31 @@ describe("the re-create on the simulated cluster (property, I12)", () => {
     expect(totals.deleting).toBeGreaterThan(0);
   });
 
-  it("a crash before, a crash after, or a lost answer of each request of F1–F4 is finished by the next invocations", { timeout: 60_000 }, async () => {
+  it("a crash before, a crash after, or a lost answer of each request of F1–F4 is finished by the next invocations", {
+    timeout: 60_000,
+  }, async () => {
     const quietCase = { ...quiet(fc.sample(recreateCase, { numRuns: 1, seed: seed + 3 })[0]!), chaosSteps: 20 };
-    for (const request of ["POST configmaps", "PATCH configmaps", "DELETE statefulsets", "POST statefulsets", "DELETE configmaps"]) {
+    for (const request of [
+      "POST configmaps",
+      "PATCH configmaps",
+      "DELETE statefulsets",
+      "POST statefulsets",
+      "DELETE configmaps",
+    ]) {
       for (const mode of ["die-before", "die-after", "lost"] as const) {
         const r = await runRecreateCase(quietCase, { killAt: { request, mode } });
         expect(r.violations, `${mode} ${request}: ${describeCase(quietCase, r)}`).toEqual([]);
-        expect(r.killPoints.some((k) => k.includes(request)), `${mode} ${request}: the kill never happened (${r.killPoints.join("; ")})`).toBe(true);
-        expect(r.writes).toEqual(["POST configmaps", "PATCH configmaps/claimstep-recreate-db", "DELETE statefulsets/db", "POST statefulsets", "DELETE configmaps/claimstep-recreate-db"]);
+        expect(
+          r.killPoints.some((k) => k.includes(request)),
+          `${mode} ${request}: the kill never happened (${r.killPoints.join("; ")})`,
+        ).toBe(true);
+        expect(r.writes).toEqual([
+          "POST configmaps",
+          "PATCH configmaps/claimstep-recreate-db",
+          "DELETE statefulsets/db",
+          "POST statefulsets",
+          "DELETE configmaps/claimstep-recreate-db",
+        ]);
       }
     }
   });
@@ -79,7 +111,8 @@ describe("the re-create on the simulated cluster (property, I12)", () => {
         const c = i % 2 ? c0 : quiet(c0);
         const r = await runRecreateCase(c, { bug, keepGoing: true });
         const found = new Set(r.violations.map((v) => v.invariant));
-        for (const invariant of CATCHES[bug]) expect(found, `${bug} not caught by ${invariant}: ${describeCase(c, r)}`).toContain(invariant);
+        for (const invariant of CATCHES[bug])
+          expect(found, `${bug} not caught by ${invariant}: ${describeCase(c, r)}`).toContain(invariant);
         // Whatever the bug, claimstep's own word is true: never "kept" of what was lost, never a false alarm.
         if (bug !== "f4-trusts-ownership") expect(found, `${bug}: ${describeCase(c, r)}`).not.toContain("I12-claimed");
         expect(found, `${bug}: ${describeCase(c, r)}`).not.toContain("I12-false-alarm");
@@ -89,8 +122,17 @@ describe("the re-create on the simulated cluster (property, I12)", () => {
     });
   }
 
-  it("a DELETE body lost on the way with whenDeleted: Delete: claims lost (I1), and claimstep ends Blocked/RecreateReplaced, record kept", { timeout: 60_000 }, async () => {
-    const c = { ...fc.sample(recreateCase, { numRuns: 1, seed })[0]!, whenDeleted: "Delete" as const, killRate: 0, raceRate: 0, editRate: 0, faults: { tooManyRequests: 0, serverError: 0, timeout: 0 } };
+  it("a DELETE body lost on the way with whenDeleted: Delete: claims lost (I1), and claimstep ends Blocked/RecreateReplaced, record kept", {
+    timeout: 60_000,
+  }, async () => {
+    const c = {
+      ...fc.sample(recreateCase, { numRuns: 1, seed })[0]!,
+      whenDeleted: "Delete" as const,
+      killRate: 0,
+      raceRate: 0,
+      editRate: 0,
+      faults: { tooManyRequests: 0, serverError: 0, timeout: 0 },
+    };
     const r = await runRecreateCase(c, { bug: "delete-body-dropped", keepGoing: true });
     const found = new Set(r.violations.map((v) => v.invariant));
     expect(found).toContain("I1");
@@ -99,8 +141,17 @@ describe("the re-create on the simulated cluster (property, I12)", () => {
     expect(r.last?.message).toMatch(/claims re-created: |claims gone: /);
   });
 
-  it("a claim is lost when the set goes in the Background with whenDeleted: Delete (I1)", { timeout: 60_000 }, async () => {
-    const c = { ...fc.sample(recreateCase, { numRuns: 1, seed })[0]!, whenDeleted: "Delete" as const, killRate: 0, raceRate: 0, editRate: 0, faults: { tooManyRequests: 0, serverError: 0, timeout: 0 } };
+  it("a claim is lost when the set goes in the Background with whenDeleted: Delete (I1)", {
+    timeout: 60_000,
+  }, async () => {
+    const c = {
+      ...fc.sample(recreateCase, { numRuns: 1, seed })[0]!,
+      whenDeleted: "Delete" as const,
+      killRate: 0,
+      raceRate: 0,
+      editRate: 0,
+      faults: { tooManyRequests: 0, serverError: 0, timeout: 0 },
+    };
     const r = await runRecreateCase(c, { bug: "delete-without-orphan", keepGoing: true });
     expect(r.violations.map((v) => v.invariant)).toContain("I1");
   });
@@ -109,13 +160,33 @@ describe("the re-create on the simulated cluster (property, I12)", () => {
   // record decided on a snapshot older than the orphan delete used to land, and the set was lost.
   // Now the set is deleted only with an armed record, an armed record is never deleted (only
   // disarmed), and a discard carries the resourceVersion it read: arming changed it, so it fails.
-  it("a step on a snapshot older than the orphan DELETE cannot discard the record: the set comes back", { timeout: 60_000 }, async () => {
+  it("a step on a snapshot older than the orphan DELETE cannot discard the record: the set comes back", {
+    timeout: 60_000,
+  }, async () => {
     const ref = { namespace: "default", name: "db" };
     const sim = new SimCluster({ seed: 1, latencies: { gcMs: 2_000 } });
     await sim.addStorageClass("fast", { allowVolumeExpansion: true, driver: { resize: "online", modify: "ok" } });
-    await sim.createStatefulSet(statefulSetManifest({ name: "db", replicas: 2, templates: [{ name: "data", storage: "1Gi", storageClassName: "fast" }], retentionPolicy: { whenDeleted: "Delete", whenScaled: "Retain" } }), 180_000);
-    const annotate = (annotations: Record<string, string | null>) => sim.admin.mergePatch("statefulsets", ref.namespace, ref.name, { metadata: { annotations } }, { fieldManager: "kubectl" });
-    await annotate({ [Keys.templates]: JSON.stringify([claimTemplate({ name: "data", storage: "2Gi", storageClassName: "fast" })]), [Keys.finalize]: "Recreate" });
+    await sim.createStatefulSet(
+      statefulSetManifest({
+        name: "db",
+        replicas: 2,
+        templates: [{ name: "data", storage: "1Gi", storageClassName: "fast" }],
+        retentionPolicy: { whenDeleted: "Delete", whenScaled: "Retain" },
+      }),
+      180_000,
+    );
+    const annotate = (annotations: Record<string, string | null>) =>
+      sim.admin.mergePatch(
+        "statefulsets",
+        ref.namespace,
+        ref.name,
+        { metadata: { annotations } },
+        { fieldManager: "kubectl" },
+      );
+    await annotate({
+      [Keys.templates]: JSON.stringify([claimTemplate({ name: "data", storage: "2Gi", storageClassName: "fast" })]),
+      [Keys.finalize]: "Recreate",
+    });
     const step = (reader: StateReader = sim.reader) => runStep({ reader, writers: sim.writers, ref, now: sim.now() });
     for (let i = 0; i < 40 && (await step()).decision.action?.type !== "WriteRecord"; i++) sim.advance(10_000); // F1: the record
     await annotate({ "example.com/x": "1" });

@@ -12,19 +12,19 @@
 // that each invariant catches what it is there for.
 import fc from "fast-check";
 import { ApiError } from "../../adapters/api-error.js";
-import { SimCluster, claimTemplate, statefulSetManifest } from "../../adapters/sim/cluster.js";
-import { Prng } from "../../adapters/sim/prng.js";
-import type { Json } from "../../adapters/sim/store.js";
-import { KubeClient } from "../../adapters/kube/client.js";
+import type { KubeClient } from "../../adapters/kube/client.js";
 import { KubeReader } from "../../adapters/kube/reader.js";
 import { RecreateRoutes } from "../../adapters/kube/routes.js";
 import { kubeWriters } from "../../adapters/kube/writer.js";
-import { RecordKeys, keptUidsOf, recordName } from "../../core/finalize.js";
+import { claimTemplate, SimCluster, statefulSetManifest } from "../../adapters/sim/cluster.js";
+import { Prng } from "../../adapters/sim/prng.js";
+import type { Json } from "../../adapters/sim/store.js";
+import { keptUidsOf, RecordKeys, recordName } from "../../core/finalize.js";
 import type { ClaimTemplate } from "../../core/k8s.js";
+import { Keys } from "../../core/keys.js";
 import type { RecreateWriter, StateReader, Writers } from "../../core/ports.js";
 import { revisionOf } from "../../core/revision.js";
 import type { Decision, Snapshot } from "../../core/types.js";
-import { Keys } from "../../core/keys.js";
 import { runStep, type StepResult } from "../../functions/step.js";
 
 export const REF = { namespace: "default", name: "db" } as const;
@@ -69,7 +69,10 @@ export const recreateCase: fc.Arbitrary<RecreateCase> = fc
     seed: fc.integer({ min: 1, max: 2 ** 30 }),
     replicas: fc.integer({ min: 1, max: 5 }),
     ordinalsStart: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 20 })),
-    templates: fc.array(fc.record({ storageGi: fc.integer({ min: 1, max: 4 }), growGi: fc.integer({ min: 1, max: 3 }) }), { minLength: 1, maxLength: 2 }),
+    templates: fc.array(
+      fc.record({ storageGi: fc.integer({ min: 1, max: 4 }), growGi: fc.integer({ min: 1, max: 3 }) }),
+      { minLength: 1, maxLength: 2 },
+    ),
     whenDeleted: fc.constantFrom("Retain" as const, "Delete" as const),
     gcMs: fc.constantFrom(300, 2_000, 15_000, 45_000),
     // One case in three rolls the claims out through claimstep (slower); the rest start grown.
@@ -83,7 +86,9 @@ export const recreateCase: fc.Arbitrary<RecreateCase> = fc
   .map(({ templates, noisy, ...rest }) => ({
     ...rest,
     templates: templates.map((t, i) => ({ name: TEMPLATE_NAMES[i]!, ...t })),
-    faults: noisy ? { tooManyRequests: 0.05, serverError: 0.05, timeout: 0.06 } : { tooManyRequests: 0, serverError: 0, timeout: 0 },
+    faults: noisy
+      ? { tooManyRequests: 0.05, serverError: 0.05, timeout: 0.06 }
+      : { tooManyRequests: 0, serverError: 0, timeout: 0 },
   }));
 
 /**
@@ -98,7 +103,9 @@ export const recreateCaseWithSlowSteps: fc.Arbitrary<RecreateCase> = fc
 
 /** The desired templates of a case, as `kubectl annotate` writes them. */
 export function desiredTemplates(c: RecreateCase): ClaimTemplate[] {
-  return c.templates.map((t) => claimTemplate({ name: t.name, storage: `${t.storageGi + t.growGi}Gi`, storageClassName: "fast" }));
+  return c.templates.map((t) =>
+    claimTemplate({ name: t.name, storage: `${t.storageGi + t.growGi}Gi`, storageClassName: "fast" }),
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -131,7 +138,8 @@ export const PLANTED_BUGS: readonly PlantedBug[] = [
 ];
 
 /** Bugs below the writer: in the transport, or in what F4 is shown. */
-const dropsDeleteBodies = (bug: PlantedBug | undefined) => bug === "delete-body-dropped" || bug === "f4-trusts-ownership";
+const dropsDeleteBodies = (bug: PlantedBug | undefined) =>
+  bug === "delete-body-dropped" || bug === "f4-trusts-ownership";
 
 /** F4 reduced to an ownership check: the record's uids rewritten to whatever is there now. */
 function trustingOwnership(reader: StateReader): StateReader {
@@ -149,7 +157,11 @@ function trustingOwnership(reader: StateReader): StateReader {
 
 function plant(bug: PlantedBug, right: RecreateWriter, client: KubeClient): RecreateWriter {
   const deleteSet = async (namespace: string, set: string, options: object) => {
-    await client.delete(RecreateRoutes.deleteStatefulSet, { namespace, name: set }, { apiVersion: "v1", kind: "DeleteOptions", ...options });
+    await client.delete(
+      RecreateRoutes.deleteStatefulSet,
+      { namespace, name: set },
+      { apiVersion: "v1", kind: "DeleteOptions", ...options },
+    );
     return { kind: "applied" as const, detail: `deleted StatefulSet ${namespace}/${set} (planted bug ${bug})` };
   };
   switch (bug) {
@@ -157,18 +169,32 @@ function plant(bug: PlantedBug, right: RecreateWriter, client: KubeClient): Recr
       return {
         ...bind(right),
         writeRecord: (a) =>
-          deleteSet(a.namespace, a.set, { propagationPolicy: "Orphan", preconditions: { uid: a.record.data![RecordKeys.oldUid], resourceVersion: a.record.data![RecordKeys.oldResourceVersion] } }),
+          deleteSet(a.namespace, a.set, {
+            propagationPolicy: "Orphan",
+            preconditions: {
+              uid: a.record.data![RecordKeys.oldUid],
+              resourceVersion: a.record.data![RecordKeys.oldResourceVersion],
+            },
+          }),
       };
     case "delete-without-preconditions":
       return { ...bind(right), orphanSet: (a) => deleteSet(a.namespace, a.set, { propagationPolicy: "Orphan" }) };
     case "delete-without-orphan":
-      return { ...bind(right), orphanSet: (a) => deleteSet(a.namespace, a.set, { preconditions: { uid: a.uid, resourceVersion: a.resourceVersion } }) };
+      return {
+        ...bind(right),
+        orphanSet: (a) =>
+          deleteSet(a.namespace, a.set, { preconditions: { uid: a.uid, resourceVersion: a.resourceVersion } }),
+      };
     case "record-removed-before-create":
       return {
         ...bind(right),
         createSet: async (a) => {
           try {
-            await client.delete(RecreateRoutes.deleteRecord, { namespace: a.namespace, name: recordName(a.set) }, { apiVersion: "v1", kind: "DeleteOptions" });
+            await client.delete(
+              RecreateRoutes.deleteRecord,
+              { namespace: a.namespace, name: recordName(a.set) },
+              { apiVersion: "v1", kind: "DeleteOptions" },
+            );
           } catch (err) {
             if (!(err instanceof ApiError && err.kind === "NotFound")) throw err;
           }
@@ -266,7 +292,15 @@ export function firstDifference(a: unknown, b: unknown, path = "template"): stri
 
 /** JSON with sorted keys: equal objects print alike whatever their key order. */
 export function canon(v: unknown): string {
-  return JSON.stringify(v, (_k, x) => (x && typeof x === "object" && !Array.isArray(x) ? Object.fromEntries(Object.keys(x).sort().map((k) => [k, x[k]])) : x));
+  return JSON.stringify(v, (_k, x) =>
+    x && typeof x === "object" && !Array.isArray(x)
+      ? Object.fromEntries(
+          Object.keys(x)
+            .sort()
+            .map((k) => [k, x[k]]),
+        )
+      : x,
+  );
 }
 
 function objState(o: Json): ObjState {
@@ -281,9 +315,11 @@ function observe(sim: SimCluster): World {
   const podName = new RegExp(`^${REF.name}-\\d+$`);
   const claimName = new RegExp(`^(${TEMPLATE_NAMES.join("|")})-${REF.name}-\\d+$`);
   const pods = new Map<string, ObjState>();
-  for (const p of sim.store.all("pods", REF.namespace)) if (podName.test((p.metadata as any).name)) pods.set((p.metadata as any).name, objState(p));
+  for (const p of sim.store.all("pods", REF.namespace))
+    if (podName.test((p.metadata as any).name)) pods.set((p.metadata as any).name, objState(p));
   const claims = new Map<string, ObjState>();
-  for (const c of sim.store.all("persistentvolumeclaims", REF.namespace)) if (claimName.test((c.metadata as any).name)) claims.set((c.metadata as any).name, objState(c));
+  for (const c of sim.store.all("persistentvolumeclaims", REF.namespace))
+    if (claimName.test((c.metadata as any).name)) claims.set((c.metadata as any).name, objState(c));
   let record: RecordState | undefined;
   if (cm) {
     let template: string | undefined;
@@ -292,7 +328,12 @@ function observe(sim: SimCluster): World {
     } catch {
       template = undefined;
     }
-    record = { uid: cm.metadata.uid, oldUid: cm.data?.[RecordKeys.oldUid] ?? "", armed: cm.data?.[RecordKeys.armed] === "true", ...(template !== undefined ? { template } : {}) };
+    record = {
+      uid: cm.metadata.uid,
+      oldUid: cm.data?.[RecordKeys.oldUid] ?? "",
+      armed: cm.data?.[RecordKeys.armed] === "true",
+      ...(template !== undefined ? { template } : {}),
+    };
   }
   return {
     ...(raw
@@ -400,12 +441,24 @@ async function build(c: RecreateCase): Promise<SimCluster> {
     // A person grew every claim to the desired size already (kubectl patch), and the volumes grew.
     for (const claim of sim.list("persistentvolumeclaims", REF.namespace)) {
       const t = c.templates.find((x) => claim.metadata.name.startsWith(`${x.name}-`))!;
-      await sim.admin.mergePatch("persistentvolumeclaims", REF.namespace, claim.metadata.name, { spec: { resources: { requests: { storage: `${t.storageGi + t.growGi}Gi` } } } }, { fieldManager: "kubectl" });
+      await sim.admin.mergePatch(
+        "persistentvolumeclaims",
+        REF.namespace,
+        claim.metadata.name,
+        { spec: { resources: { requests: { storage: `${t.storageGi + t.growGi}Gi` } } } },
+        { fieldManager: "kubectl" },
+      );
     }
     sim.advance(2 * 60_000);
   }
   const annotations = { [Keys.templates]: JSON.stringify(desiredTemplates(c)), [Keys.finalize]: "Recreate" };
-  await sim.admin.mergePatch("statefulsets", REF.namespace, REF.name, { metadata: { annotations } }, { fieldManager: "kubectl" });
+  await sim.admin.mergePatch(
+    "statefulsets",
+    REF.namespace,
+    REF.name,
+    { metadata: { annotations } },
+    { fieldManager: "kubectl" },
+  );
   return sim;
 }
 
@@ -424,7 +477,21 @@ export async function runRecreateCase(c: RecreateCase, opts: RunOptions = {}): P
     violations.push({ invariant, message, at });
     trace?.(`  VIOLATION ${invariant}: ${message}`);
   };
-  const result: RecreateResult = { violations, invocations: 0, races: 0, kills: 0, lost: 0, faults: 0, edits: 0, slowSteps: 0, sawAbsent: 0, sawDeleting: 0, finishedInChaos: false, writes: [], killPoints: [] };
+  const result: RecreateResult = {
+    violations,
+    invocations: 0,
+    races: 0,
+    kills: 0,
+    lost: 0,
+    faults: 0,
+    edits: 0,
+    slowSteps: 0,
+    sawAbsent: 0,
+    sawDeleting: 0,
+    finishedInChaos: false,
+    writes: [],
+    killPoints: [],
+  };
 
   // `opts.killAt`: once, during the chaos.
   let forcedDone = false;
@@ -466,20 +533,32 @@ export async function runRecreateCase(c: RecreateCase, opts: RunOptions = {}): P
       const now = w.claims.get(name);
       if (!now) violate("I1", `${where}: claim ${name} (uid ${uid}) is gone${deleter("persistentvolumeclaims", name)}`);
       else if (now.uid !== uid) violate("I1", `${where}: claim ${name} was re-created (uid ${uid} → ${now.uid})`);
-      else if (now.deleting) violate("I1", `${where}: claim ${name} has a deletionTimestamp${deleter("persistentvolumeclaims", name)}`);
+      else if (now.deleting)
+        violate("I1", `${where}: claim ${name} has a deletionTimestamp${deleter("persistentvolumeclaims", name)}`);
     }
     for (const [name, uid] of podLedger) {
       const now = w.pods.get(name);
       if (!now) violate("I12-pods", `${where}: pod ${name} (uid ${uid}) is gone${deleter("pods", name)}`);
-      else if (now.uid !== uid) violate("I12-pods", `${where}: pod ${name} was re-created (uid ${uid} → ${now.uid})${deleter("pods", name)}`);
+      else if (now.uid !== uid)
+        violate("I12-pods", `${where}: pod ${name} was re-created (uid ${uid} → ${now.uid})${deleter("pods", name)}`);
       else if (now.deleting) violate("I12-pods", `${where}: pod ${name} is being deleted${deleter("pods", name)}`);
     }
-    if (!w.set && !w.record) violate("I12-set-gone", `${where}: StatefulSet ${REF.name} is gone and there is no record ${RECORD} to re-create it from`);
-    if (w.set && w.set.template !== oldTemplate) violate("I12-template", `${where}: StatefulSet ${REF.name} (uid ${w.set.uid}) has another pod template than the old set (${firstDifference(JSON.parse(oldTemplate), JSON.parse(w.set.template))})`);
+    if (!w.set && !w.record)
+      violate(
+        "I12-set-gone",
+        `${where}: StatefulSet ${REF.name} is gone and there is no record ${RECORD} to re-create it from`,
+      );
+    if (w.set && w.set.template !== oldTemplate)
+      violate(
+        "I12-template",
+        `${where}: StatefulSet ${REF.name} (uid ${w.set.uid}) has another pod template than the old set (${firstDifference(JSON.parse(oldTemplate), JSON.parse(w.set.template))})`,
+      );
     if (w.record) recordEverWritten = true;
   };
   const deleter = (resource: string, name: string): string => {
-    const e = [...sim.audit].reverse().find((x) => x.resource === resource && x.name === name && x.verb === "delete" && x.outcome === "ok");
+    const e = [...sim.audit]
+      .reverse()
+      .find((x) => x.resource === resource && x.name === name && x.verb === "delete" && x.outcome === "ok");
     return e ? ` (deleted by ${e.actor} at ${e.at})` : "";
   };
 
@@ -502,13 +581,16 @@ export async function runRecreateCase(c: RecreateCase, opts: RunOptions = {}): P
         forcedDone = true;
         kill = { mode: opts.killAt!.mode, at: n };
       }
-      const mode = kill && (kill.at === n || (kill.at === "first-write" && method !== "GET" && !wrote)) ? kill.mode : undefined;
+      const mode =
+        kill && (kill.at === n || (kill.at === "first-write" && method !== "GET" && !wrote)) ? kill.mode : undefined;
       if (method !== "GET") wrote = true;
       if (mode === "die-before") {
         dead = true;
         state.killed = true;
         state.killPoint = `killed before ${requestKind(method, path)}`;
-        trace?.(`  ${opt.label ?? ""} killed before request ${n}: ${init.method ?? "GET"} ${url.replace(/^https?:\/\/[^/]+/, "")}`);
+        trace?.(
+          `  ${opt.label ?? ""} killed before request ${n}: ${init.method ?? "GET"} ${url.replace(/^https?:\/\/[^/]+/, "")}`,
+        );
         throw new ProcessKilled("killed");
       }
       if (mode === "lost") {
@@ -520,7 +602,10 @@ export async function runRecreateCase(c: RecreateCase, opts: RunOptions = {}): P
       // Writes to the set and the record are judged as they land (events and status patches need not be).
       const judged = method !== "GET" && (/\/statefulsets(\/|\?|$)/.test(path) || path.includes("/configmaps"));
       const pre = judged ? observe(sim) : undefined;
-      const res = await sim.http.fetchLike(url, dropsDeleteBodies(opts.bug) && method === "DELETE" ? { ...init, body: null } : init);
+      const res = await sim.http.fetchLike(
+        url,
+        dropsDeleteBodies(opts.bug) && method === "DELETE" ? { ...init, body: null } : init,
+      );
       if (pre) checkRequest(method, path, body, res.status, pre, observe(sim), opt.label ?? "");
       else trace?.(`  ${opt.label ?? ""} ${requestKind(method, path)} → ${res.status}`);
       if (mode === "die-after") {
@@ -536,11 +621,23 @@ export async function runRecreateCase(c: RecreateCase, opts: RunOptions = {}): P
     const writers = kubeWriters(client, { reportingInstance: "claimstep-sim" });
     const recreate = opts.bug ? plant(opts.bug, writers.recreate, client) : writers.recreate;
     const reader: StateReader = new KubeReader(client);
-    return { reader: opts.bug === "f4-trusts-ownership" ? trustingOwnership(reader) : reader, writers: { ...writers, recreate } as Writers, state };
+    return {
+      reader: opts.bug === "f4-trusts-ownership" ? trustingOwnership(reader) : reader,
+      writers: { ...writers, recreate } as Writers,
+      state,
+    };
   }
 
   /** Every request claimstep sends that may change something, judged as it lands. */
-  function checkRequest(method: string, path: string, body: any, status: number, pre: World, post: World, label: string) {
+  function checkRequest(
+    method: string,
+    path: string,
+    body: any,
+    status: number,
+    pre: World,
+    post: World,
+    label: string,
+  ) {
     const isSet = new RegExp(`/apis/apps/v1/namespaces/${REF.namespace}/statefulsets(/${REF.name})?(\\?|$)`).test(path);
     const isRecord = path.includes(`/api/v1/namespaces/${REF.namespace}/configmaps`);
     const short = `${method} ${path.replace(/\?.*$/, "")}`;
@@ -549,34 +646,68 @@ export async function runRecreateCase(c: RecreateCase, opts: RunOptions = {}): P
       const query = new URLSearchParams(path.split("?")[1] ?? "");
       const policy = body?.propagationPolicy ?? query.get("propagationPolicy") ?? undefined;
       const pre_ = body?.preconditions ?? {};
-      if (policy !== "Orphan") violate("I12-delete-options", `${label}: DELETE of StatefulSet ${REF.name} with propagationPolicy ${policy ?? "(unset: Background)"}`);
-      if (!pre_.uid || !pre_.resourceVersion) violate("I12-delete-options", `${label}: DELETE of StatefulSet ${REF.name} with preconditions ${JSON.stringify(pre_)} (both uid and resourceVersion required)`);
+      if (policy !== "Orphan")
+        violate(
+          "I12-delete-options",
+          `${label}: DELETE of StatefulSet ${REF.name} with propagationPolicy ${policy ?? "(unset: Background)"}`,
+        );
+      if (!pre_.uid || !pre_.resourceVersion)
+        violate(
+          "I12-delete-options",
+          `${label}: DELETE of StatefulSet ${REF.name} with preconditions ${JSON.stringify(pre_)} (both uid and resourceVersion required)`,
+        );
       const landed = pre.set && !pre.set.deleting && (!post.set || post.set.deleting || post.set.uid !== pre.set.uid);
       if (landed) {
         result.writes.push(`DELETE statefulsets/${REF.name}`);
-        if (!pre.record) violate("I12-record-first", `${label}: StatefulSet ${REF.name} (uid ${pre.set!.uid}) deleted while no record ${RECORD} existed`);
-        else if (pre.record.oldUid !== pre.set!.uid) violate("I12-record-first", `${label}: StatefulSet ${REF.name} (uid ${pre.set!.uid}) deleted while the record names uid ${pre.record.oldUid}`);
-        else if (pre.record.template !== pre.set!.template) violate("I12-record-first", `${label}: StatefulSet ${REF.name} deleted while the record's pod template differs from the set's`);
-        else if (!pre.record.armed) violate("I12-record-first", `${label}: StatefulSet ${REF.name} deleted while the record was not armed (a step that read it unarmed could still discard it)`);
+        if (!pre.record)
+          violate(
+            "I12-record-first",
+            `${label}: StatefulSet ${REF.name} (uid ${pre.set!.uid}) deleted while no record ${RECORD} existed`,
+          );
+        else if (pre.record.oldUid !== pre.set!.uid)
+          violate(
+            "I12-record-first",
+            `${label}: StatefulSet ${REF.name} (uid ${pre.set!.uid}) deleted while the record names uid ${pre.record.oldUid}`,
+          );
+        else if (pre.record.template !== pre.set!.template)
+          violate(
+            "I12-record-first",
+            `${label}: StatefulSet ${REF.name} deleted while the record's pod template differs from the set's`,
+          );
+        else if (!pre.record.armed)
+          violate(
+            "I12-record-first",
+            `${label}: StatefulSet ${REF.name} deleted while the record was not armed (a step that read it unarmed could still discard it)`,
+          );
       }
     }
     if (isSet && method === "POST") {
       const created = post.set && (!pre.set || pre.set.uid !== post.set.uid);
       if (created) {
         result.writes.push(`POST statefulsets`);
-        if (pre.set) violate("I12-one-set", `${label}: claimstep created StatefulSet ${REF.name} while one (uid ${pre.set.uid}) existed`);
+        if (pre.set)
+          violate(
+            "I12-one-set",
+            `${label}: claimstep created StatefulSet ${REF.name} while one (uid ${pre.set.uid}) existed`,
+          );
         if (!pre.record) violate("I12-set-gone", `${label}: StatefulSet ${REF.name} created with no record present`);
-      } else if (status < 300) violate("I12-one-set", `${label}: POST of StatefulSet ${REF.name} answered ${status} but no new set is there`);
+      } else if (status < 300)
+        violate("I12-one-set", `${label}: POST of StatefulSet ${REF.name} answered ${status} but no new set is there`);
     }
     if (isRecord && method === "POST" && !pre.record && post.record) result.writes.push("POST configmaps");
-    if (isRecord && method === "PATCH" && pre.record && post.record && pre.record.armed !== post.record.armed) result.writes.push(`PATCH configmaps/${RECORD}`);
+    if (isRecord && method === "PATCH" && pre.record && post.record && pre.record.armed !== post.record.armed)
+      result.writes.push(`PATCH configmaps/${RECORD}`);
     if (isRecord && method === "DELETE" && pre.record && !post.record) {
       result.writes.push(`DELETE configmaps/${RECORD}`);
       const s = pre.set;
       const discardOfUntouched = s && s.uid === pre.record.oldUid && !s.deleting;
       const finished = s && s.uid !== pre.record.oldUid && notAdopted(pre).length === 0;
       if (!discardOfUntouched && !finished) {
-        const why = !s ? "the set is absent" : s.uid === pre.record.oldUid ? `the old set (uid ${s.uid}) is being deleted` : `pods not adopted by the new set: ${notAdopted(pre).join(", ")}`;
+        const why = !s
+          ? "the set is absent"
+          : s.uid === pre.record.oldUid
+            ? `the old set (uid ${s.uid}) is being deleted`
+            : `pods not adopted by the new set: ${notAdopted(pre).join(", ")}`;
         violate("I12-record-early", `${label}: record ${RECORD} removed while ${why}`);
       }
     }
@@ -590,9 +721,17 @@ export async function runRecreateCase(c: RecreateCase, opts: RunOptions = {}): P
     try {
       if (prng.chance(0.5) && (live.spec.replicas ?? 1) < 6) {
         await sim.scale(REF.namespace, REF.name, (live.spec.replicas ?? 1) + 1);
-        trace?.(`  edit ${when}: kubectl scale --replicas=${(live.spec.replicas ?? 1) + 1}${live.metadata.deletionTimestamp ? " (the set is being deleted)" : ""}`);
+        trace?.(
+          `  edit ${when}: kubectl scale --replicas=${(live.spec.replicas ?? 1) + 1}${live.metadata.deletionTimestamp ? " (the set is being deleted)" : ""}`,
+        );
       } else {
-        await sim.admin.mergePatch("statefulsets", REF.namespace, REF.name, { metadata: { annotations: { "example.com/touched": String(result.edits) } } }, { fieldManager: "kubectl" });
+        await sim.admin.mergePatch(
+          "statefulsets",
+          REF.namespace,
+          REF.name,
+          { metadata: { annotations: { "example.com/touched": String(result.edits) } } },
+          { fieldManager: "kubectl" },
+        );
         trace?.(`  edit ${when}: kubectl annotate example.com/touched=${result.edits}`);
       }
     } catch (err) {
@@ -616,9 +755,14 @@ export async function runRecreateCase(c: RecreateCase, opts: RunOptions = {}): P
     const guarded = async (p: ReturnType<typeof processOf>, reader: StateReader, label: string) => {
       try {
         const r = await runStep({ reader, writers: p.writers, ref: REF, now: sim.now() });
-        if (p.state.killPoint) result.killPoints.push(`${r.decision.action?.type ?? `${r.decision.phase}/${r.decision.reason}`}: ${p.state.killPoint}`);
+        if (p.state.killPoint)
+          result.killPoints.push(
+            `${r.decision.action?.type ?? `${r.decision.phase}/${r.decision.reason}`}: ${p.state.killPoint}`,
+          );
         if (!p.state.killed) decisions.push(r);
-        trace?.(`  ${label}: ${r.decision.phase}/${r.decision.reason} ${r.decision.action?.type ?? "-"} ${r.outcome.kind}${p.state.killed ? " (its process was killed)" : ""}: ${r.decision.message}`);
+        trace?.(
+          `  ${label}: ${r.decision.phase}/${r.decision.reason} ${r.decision.action?.type ?? "-"} ${r.outcome.kind}${p.state.killed ? " (its process was killed)" : ""}: ${r.decision.message}`,
+        );
         if (r.outcome.kind === "refused") threw = true;
       } catch (err) {
         threw = true;
@@ -639,18 +783,29 @@ export async function runRecreateCase(c: RecreateCase, opts: RunOptions = {}): P
       } catch (err) {
         if (!(err instanceof ApiError)) throw err;
         threw = true;
-        if (!err.isTransient && err.kind !== "NotFound") violate("crash", `loading the snapshot to race on: ${err.message}`);
+        if (!err.isTransient && err.kind !== "NotFound")
+          violate("crash", `loading the snapshot to race on: ${err.message}`);
       }
       if (snapshot) {
         const shared = snapshot;
-        const a = processOf(drawKill(), { yieldRandomly: true, label: "A", ...(editAt !== undefined ? { editAt } : {}) });
+        const a = processOf(drawKill(), {
+          yieldRandomly: true,
+          label: "A",
+          ...(editAt !== undefined ? { editAt } : {}),
+        });
         const b = processOf(drawKill(), { yieldRandomly: true, label: "B" });
         procs.push(a, b);
         // Both plan on the same snapshot (each its own copy), then their requests interleave.
-        await Promise.all([guarded(a, { load: async () => structuredClone(shared) }, "A"), guarded(b, { load: async () => structuredClone(shared) }, "B")]);
+        await Promise.all([
+          guarded(a, { load: async () => structuredClone(shared) }, "A"),
+          guarded(b, { load: async () => structuredClone(shared) }, "B"),
+        ]);
       }
     } else {
-      const p = processOf(chaos ? drawKill() : undefined, { label: "step", ...(editAt !== undefined ? { editAt } : {}) });
+      const p = processOf(chaos ? drawKill() : undefined, {
+        label: "step",
+        ...(editAt !== undefined ? { editAt } : {}),
+      });
       procs.push(p);
       await guarded(p, p.reader, "step");
     }
@@ -661,14 +816,22 @@ export async function runRecreateCase(c: RecreateCase, opts: RunOptions = {}): P
     result.lost += lost;
     const faults = Object.values(sim.faults.counts).reduce((a, b) => a + b, 0) - faultsBefore;
     result.faults += faults;
-    for (const bug of sim.http.bugs.splice(0)) violate("crash", `the simulated API server failed: ${bug.stack ?? bug.message}`);
+    for (const bug of sim.http.bugs.splice(0))
+      violate("crash", `the simulated API server failed: ${bug.stack ?? bug.message}`);
     return { undisturbed: !killed && !lost && !faults && !threw && editAt === undefined, decisions };
   }
 
   const advance = () => {
     const gc = c.gcMs;
     const pick = prng.int(0, 9);
-    const ms = pick === 0 ? 0 : pick <= 3 ? prng.int(1, Math.max(1, gc - 1)) : pick <= 5 ? prng.int(gc, 3 * gc) : prng.int(5_000, 60_000);
+    const ms =
+      pick === 0
+        ? 0
+        : pick <= 3
+          ? prng.int(1, Math.max(1, gc - 1))
+          : pick <= 5
+            ? prng.int(gc, 3 * gc)
+            : prng.int(5_000, 60_000);
     sim.advance(ms);
     return ms;
   };
@@ -685,19 +848,35 @@ export async function runRecreateCase(c: RecreateCase, opts: RunOptions = {}): P
       result.slowSteps++;
       const p = processOf(undefined, { label: "slow" });
       try {
-        const r = await runStep({ reader: { load: async () => structuredClone(snapshot) }, writers: p.writers, ref: REF, now: sim.now() });
-        trace?.(`  slow: ${r.decision.phase}/${r.decision.reason} ${r.decision.action?.type ?? "-"} ${r.outcome.kind}: ${r.decision.message}`);
+        const r = await runStep({
+          reader: { load: async () => structuredClone(snapshot) },
+          writers: p.writers,
+          ref: REF,
+          now: sim.now(),
+        });
+        trace?.(
+          `  slow: ${r.decision.phase}/${r.decision.reason} ${r.decision.action?.type ?? "-"} ${r.outcome.kind}: ${r.decision.message}`,
+        );
       } catch (err) {
         if (!(err instanceof ApiError)) throw err;
       }
     }
     if (!slow && c.slowRate && prng.chance(c.slowRate) && observe(sim).set) {
       const flap = prng.chance(0.5);
-      const annotate = (value: string | null) => sim.admin.mergePatch("statefulsets", REF.namespace, REF.name, { metadata: { annotations: { "example.com/flap": value } } }, { fieldManager: "kubectl" });
+      const annotate = (value: string | null) =>
+        sim.admin.mergePatch(
+          "statefulsets",
+          REF.namespace,
+          REF.name,
+          { metadata: { annotations: { "example.com/flap": value } } },
+          { fieldManager: "kubectl" },
+        );
       if (flap) await annotate("1");
       try {
         slow = { snapshot: await processOf(undefined).reader.load(REF), due: at + prng.int(1, 3) };
-        trace?.(`  a slow process read its snapshot${flap ? " while example.com/flap was there (reverted right after)" : ""}; it acts after invocation #${slow.due}`);
+        trace?.(
+          `  a slow process read its snapshot${flap ? " while example.com/flap was there (reverted right after)" : ""}; it acts after invocation #${slow.due}`,
+        );
       } catch (err) {
         if (!(err instanceof ApiError)) throw err;
       }
@@ -713,7 +892,9 @@ export async function runRecreateCase(c: RecreateCase, opts: RunOptions = {}): P
     const before = observe(sim);
     if (!before.set) result.sawAbsent++;
     else if (before.set.deleting) result.sawDeleting++;
-    trace?.(`#${at}${chaos ? "" : " (clean)"} t=${sim.now().toISOString().slice(11, 23)} set=${before.set ? `${before.set.uid.slice(0, 8)}${before.set.deleting ? " deleting" : ""}` : "absent"} record=${before.record ? "yes" : "no"}`);
+    trace?.(
+      `#${at}${chaos ? "" : " (clean)"} t=${sim.now().toISOString().slice(11, 23)} set=${before.set ? `${before.set.uid.slice(0, 8)}${before.set.deleting ? " deleting" : ""}` : "absent"} record=${before.record ? "yes" : "no"}`,
+    );
     const invoked = await invoke(chaos);
     const { decisions } = invoked;
     let { undisturbed } = invoked;
@@ -721,18 +902,36 @@ export async function runRecreateCase(c: RecreateCase, opts: RunOptions = {}): P
     const after = observe(sim);
     // What claimstep said of the pods and claims, against the ledger (every uid the set ever had).
     const lostFromLedger = (w: World) =>
-      [...podLedger].filter(([n, uid]) => w.pods.get(n)?.uid !== uid || w.pods.get(n)?.deleting).map(([n]) => `pod ${n}`)
-        .concat([...claimLedger].filter(([n, uid]) => w.claims.get(n)?.uid !== uid || w.claims.get(n)?.deleting).map(([n]) => `claim ${n}`));
+      [...podLedger]
+        .filter(([n, uid]) => w.pods.get(n)?.uid !== uid || w.pods.get(n)?.deleting)
+        .map(([n]) => `pod ${n}`)
+        .concat(
+          [...claimLedger]
+            .filter(([n, uid]) => w.claims.get(n)?.uid !== uid || w.claims.get(n)?.deleting)
+            .map(([n]) => `claim ${n}`),
+        );
     for (const { decision: d } of decisions) {
       if (d.reason === "SetRecreated" && /every pod and claim kept/.test(d.message)) {
         const lost = [...new Set([...lostFromLedger(before), ...lostFromLedger(after)])];
-        if (lost.length) violate("I12-claimed", `invocation #${at} said "${d.message}" while ${lost.join(", ")} was lost or re-created`);
+        if (lost.length)
+          violate(
+            "I12-claimed",
+            `invocation #${at} said "${d.message}" while ${lost.join(", ")} was lost or re-created`,
+          );
       }
-      if (d.reason === "RecreateReplaced" && lostFromLedger(before).length === 0) violate("I12-false-alarm", `invocation #${at} said "${d.message}" while every pod and claim the set had is there`);
+      if (d.reason === "RecreateReplaced" && lostFromLedger(before).length === 0)
+        violate(
+          "I12-false-alarm",
+          `invocation #${at} said "${d.message}" while every pod and claim the set had is there`,
+        );
     }
     checkWorld(after, `after invocation #${at}`);
     // F3 is one request: an undisturbed invocation that finds the set absent creates it.
-    if (!before.set && undisturbed && !after.set) violate("I12-prompt", `invocation #${at} found StatefulSet ${REF.name} absent (record present), was not disturbed, and left it absent: ${decisions.map((d) => `${d.decision.phase}/${d.decision.reason}: ${d.decision.message}`).join(" | ")}`);
+    if (!before.set && undisturbed && !after.set)
+      violate(
+        "I12-prompt",
+        `invocation #${at} found StatefulSet ${REF.name} absent (record present), was not disturbed, and left it absent: ${decisions.map((d) => `${d.decision.phase}/${d.decision.reason}: ${d.decision.message}`).join(" | ")}`,
+      );
     if (after.set && after.set.uid !== oldUid && !after.record) result.finishedInChaos ||= chaos;
     const last = decisions.at(-1)?.decision;
     if (last) result.last = last;
@@ -769,17 +968,22 @@ export async function runRecreateCase(c: RecreateCase, opts: RunOptions = {}): P
       const w = observe(sim);
       const live = sim.store.peek("statefulsets", REF.namespace, REF.name) as any;
       const problems: string[] = [];
-      if (!finished) problems.push(`not finished after the clean steps; last decision ${result.last ? `${result.last.phase}/${result.last.reason}: ${result.last.message}` : "none"}`);
+      if (!finished)
+        problems.push(
+          `not finished after the clean steps; last decision ${result.last ? `${result.last.phase}/${result.last.reason}: ${result.last.message}` : "none"}`,
+        );
       if (!w.set) problems.push("no set");
       else {
         if (w.set.uid === oldUid) problems.push(`the set still has the old uid ${oldUid}`);
         const revision = revisionOf(live.spec.volumeClaimTemplates ?? []);
-        if (revision !== expectedRevision) problems.push(`spec.volumeClaimTemplates hash to ${revision}, not the desired ${expectedRevision}`);
+        if (revision !== expectedRevision)
+          problems.push(`spec.volumeClaimTemplates hash to ${revision}, not the desired ${expectedRevision}`);
         const stray = notAdopted(w);
         if (stray.length) problems.push(`pods not adopted: ${stray.join(", ")}`);
         if (c.whenDeleted === "Delete") {
           const unowned = [...w.claims].filter(([, s]) => s.controller !== w.set!.uid).map(([n]) => n);
-          if (unowned.length) problems.push(`claims not owned by the new set (whenDeleted: Delete): ${unowned.join(", ")}`);
+          if (unowned.length)
+            problems.push(`claims not owned by the new set (whenDeleted: Delete): ${unowned.join(", ")}`);
         }
       }
       if (w.record) problems.push(`record ${RECORD} left`);

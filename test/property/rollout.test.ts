@@ -22,7 +22,9 @@ const describeViolations = (r: Awaited<ReturnType<typeof runScenario>>) =>
   r.violations.map((v) => `${v.invariant}: ${v.message}`).join("\n");
 
 describe("claimstep on the simulated cluster (property)", () => {
-  it(`keeps I1–I11 on ${runs} random rollouts with faults, races and edits mid-rollout`, { timeout: 600_000 }, async () => {
+  it(`keeps I1–I11 on ${runs} random rollouts with faults, races and edits mid-rollout`, {
+    timeout: 600_000,
+  }, async () => {
     let clean = 0;
     let converged = 0;
     await fc.assert(
@@ -42,7 +44,9 @@ describe("claimstep on the simulated cluster (property)", () => {
     expect(converged).toBe(clean);
   });
 
-  it("coordinates pods: ClaimsFirst, restarts and budgets keep I10/I11, and converge unless a pod rule must wait", { timeout: 300_000 }, async () => {
+  it("coordinates pods: ClaimsFirst, restarts and budgets keep I10/I11, and converge unless a pod rule must wait", {
+    timeout: 300_000,
+  }, async () => {
     let partitionPatches = 0;
     let evictions = 0;
     let clean = 0;
@@ -63,7 +67,9 @@ describe("claimstep on the simulated cluster (property)", () => {
     expect(clean).toBeGreaterThan(Math.max(60, Math.floor(runs / 5)) / 2);
   });
 
-  it("autogrow: usage at random, never above max, never a growth while a rollout runs, never two growths for one revision, I1–I11 still hold", { timeout: 600_000 }, async () => {
+  it("autogrow: usage at random, never above max, never a growth while a rollout runs, never two growths for one revision, I1–I11 still hold", {
+    timeout: 600_000,
+  }, async () => {
     const n = Math.max(80, Math.floor(runs / 5));
     const seen = { growths: 0, grew: 0, limited: 0, usageFailures: 0, clean: 0, settled: 0 };
     await fc.assert(
@@ -91,7 +97,11 @@ describe("claimstep on the simulated cluster (property)", () => {
   });
 
   it("reaches Complete through faults and racing invocations", { timeout: 120_000 }, async () => {
-    const noisy = cleanScenario.map((s) => ({ ...s, faults: { tooManyRequests: 0.05, serverError: 0.05, timeout: 0.05, retryAfterSeconds: 2 }, raceRate: 0.5 }));
+    const noisy = cleanScenario.map((s) => ({
+      ...s,
+      faults: { tooManyRequests: 0.05, serverError: 0.05, timeout: 0.05, retryAfterSeconds: 2 },
+      raceRate: 0.5,
+    }));
     let faults = 0;
     let races = 0;
     await fc.assert(
@@ -99,7 +109,8 @@ describe("claimstep on the simulated cluster (property)", () => {
         const r = await runScenario(s);
         faults += r.faults;
         races += r.races;
-        if (r.violations.length || !r.converged) throw new Error(describeViolations(r) || `not converged: ${r.phase}/${r.reason}`);
+        if (r.violations.length || !r.converged)
+          throw new Error(describeViolations(r) || `not converged: ${r.phase}/${r.reason}`);
       }),
       { numRuns: 40, seed: seed + 1, ...(planner ? { endOnFailure: true } : {}) },
     );

@@ -124,11 +124,24 @@ export interface Scenario {
 }
 
 const NAMES = ["data", "wal", "logs"] as const;
-const replicasArb = fc.oneof({ weight: 6, arbitrary: fc.integer({ min: 0, max: 8 }) }, { weight: 1, arbitrary: fc.integer({ min: 0, max: 50 }) });
-const maxUnavailableArb = fc.option(fc.oneof(fc.integer({ min: 1, max: 4 }), fc.constantFrom("25%", "50%", "100%")), { nil: undefined });
+const replicasArb = fc.oneof(
+  { weight: 6, arbitrary: fc.integer({ min: 0, max: 8 }) },
+  { weight: 1, arbitrary: fc.integer({ min: 0, max: 50 }) },
+);
+const maxUnavailableArb = fc.option(fc.oneof(fc.integer({ min: 1, max: 4 }), fc.constantFrom("25%", "50%", "100%")), {
+  nil: undefined,
+});
 const faultsArb: fc.Arbitrary<FaultPlan> = fc.oneof(
   { weight: 2, arbitrary: fc.constant({}) },
-  { weight: 1, arbitrary: fc.record({ tooManyRequests: fc.constantFrom(0.02, 0.05), serverError: fc.constantFrom(0.02, 0.05), timeout: fc.constantFrom(0.02, 0.05), retryAfterSeconds: fc.integer({ min: 1, max: 5 }) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      tooManyRequests: fc.constantFrom(0.02, 0.05),
+      serverError: fc.constantFrom(0.02, 0.05),
+      timeout: fc.constantFrom(0.02, 0.05),
+      retryAfterSeconds: fc.integer({ min: 1, max: 5 }),
+    }),
+  },
 );
 
 function editArb(maxReplicas: number): fc.Arbitrary<Edit> {
@@ -138,7 +151,11 @@ function editArb(maxReplicas: number): fc.Arbitrary<Edit> {
     fc.record({ atStep: at, kind: fc.constant("rollback" as const) }),
     fc.record({ atStep: at, kind: fc.constant("scale" as const), replicas: fc.integer({ min: 0, max: maxReplicas }) }),
     fc.record({ atStep: at, kind: fc.constant("partition" as const), partition: fc.integer({ min: 0, max: 6 }) }),
-    fc.record({ atStep: at, kind: fc.constant("maxUnavailable" as const), value: fc.oneof(fc.integer({ min: 1, max: 3 }), fc.constant("50%")) }),
+    fc.record({
+      atStep: at,
+      kind: fc.constant("maxUnavailable" as const),
+      value: fc.oneof(fc.integer({ min: 1, max: 3 }), fc.constant("50%")),
+    }),
   );
 }
 
@@ -147,7 +164,10 @@ function base(kind: Scenario["kind"]) {
     .record({
       seed: fc.integer({ min: 1, max: 2 ** 31 - 1 }),
       replicas: replicasArb,
-      ordinalsStart: fc.oneof({ weight: 3, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.integer({ min: 1, max: 5 }) }),
+      ordinalsStart: fc.oneof(
+        { weight: 3, arbitrary: fc.constant(0) },
+        { weight: 1, arbitrary: fc.integer({ min: 1, max: 5 }) },
+      ),
       partition: fc.option(fc.integer({ min: 0, max: 6 }), { nil: undefined }),
       maxUnavailable: maxUnavailableArb,
       parallel: fc.boolean(),
@@ -159,7 +179,11 @@ function base(kind: Scenario["kind"]) {
       label: fc.boolean(),
       faults: faultsArb,
       raceRate: fc.constantFrom(0, 0, 0.25),
-      latency: fc.record({ resizeMs: fc.integer({ min: 500, max: 30_000 }), modifyMs: fc.integer({ min: 500, max: 20_000 }), bindMs: fc.integer({ min: 200, max: 5_000 }) }),
+      latency: fc.record({
+        resizeMs: fc.integer({ min: 500, max: 30_000 }),
+        modifyMs: fc.integer({ min: 500, max: 20_000 }),
+        bindMs: fc.integer({ min: 200, max: 5_000 }),
+      }),
       gapSeconds: fc.constantFrom<[number, number]>([1, 10], [2, 30], [5, 60]),
       flaky: fc.boolean(),
     })
@@ -185,7 +209,19 @@ export const cleanScenario: fc.Arbitrary<Scenario> = base("clean").map((b) => {
     ...(b.maxUnavailable !== undefined ? { maxUnavailable: b.maxUnavailable } : {}),
     parallel: b.parallel,
     vacApi: b.vacApi,
-    classes: [{ name: "fast", allowVolumeExpansion: true, driver: { resize: b.flaky ? "flaky" : "online", flakyFailures: 2, modify: "ok", resizeMs: b.latency.resizeMs, modifyMs: b.latency.modifyMs } }],
+    classes: [
+      {
+        name: "fast",
+        allowVolumeExpansion: true,
+        driver: {
+          resize: b.flaky ? "flaky" : "online",
+          flakyFailures: 2,
+          modify: "ok",
+          resizeMs: b.latency.resizeMs,
+          modifyMs: b.latency.modifyMs,
+        },
+      },
+    ],
     templates,
     desired: {
       growGi: templates.map((_, i) => b.grow[i]!),
@@ -216,14 +252,33 @@ export const hostileScenario: fc.Arbitrary<Scenario> = fc
       accessModes: sometimes,
       missingVac: sometimes,
       addVac: sometimes,
-      invalid: fc.constantFrom<DesiredChange["invalid"] | undefined>(undefined, undefined, undefined, undefined, undefined, undefined, "json", "unknown-template"),
+      invalid: fc.constantFrom<DesiredChange["invalid"] | undefined>(
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+        "json",
+        "unknown-template",
+      ),
       quotaGi: fc.option(fc.integer({ min: 1, max: 60 }), { nil: undefined }),
       unboundClass: sometimes,
       keepEdits: fc.boolean(),
       // Recovering from a failed expansion: the driver cannot grow past maxGi, and the desired
       // sizes come down later (sometimes above the claims' capacity, sometimes to or below it).
-      recovery: fc.option(fc.record({ maxGi: fc.integer({ min: 1, max: 10 }), atStep: fc.integer({ min: 2, max: 40 }), byGi: fc.integer({ min: 1, max: 6 }) }), { nil: undefined, freq: 2 }),
-      deleteClaim: fc.option(fc.record({ atStep: fc.integer({ min: 0, max: 30 }), index: fc.nat(50) }), { nil: undefined, freq: 5 }),
+      recovery: fc.option(
+        fc.record({
+          maxGi: fc.integer({ min: 1, max: 10 }),
+          atStep: fc.integer({ min: 2, max: 40 }),
+          byGi: fc.integer({ min: 1, max: 6 }),
+        }),
+        { nil: undefined, freq: 2 },
+      ),
+      deleteClaim: fc.option(fc.record({ atStep: fc.integer({ min: 0, max: 30 }), index: fc.nat(50) }), {
+        nil: undefined,
+        freq: 5,
+      }),
     }),
   )
   .map(([s, h]) => ({
@@ -242,7 +297,9 @@ export const hostileScenario: fc.Arbitrary<Scenario> = fc
       },
       { name: "other", allowVolumeExpansion: true, driver: { resize: "online" as const } },
     ],
-    templates: s.templates.map((t, i) => (h.unboundClass && i === s.templates.length - 1 ? { ...t, className: "nosuch" } : t)),
+    templates: s.templates.map((t, i) =>
+      h.unboundClass && i === s.templates.length - 1 ? { ...t, className: "nosuch" } : t,
+    ),
     desired: {
       ...s.desired,
       vac: s.desired.vac.map((v, i) => (h.missingVac && i === 0 ? "bronze" : h.addVac && v === undefined ? "gold" : v)),
@@ -293,23 +350,47 @@ export const recoveryScenario: fc.Arbitrary<Scenario> = fc
 
 /** The pod side of a scenario (issue 13), drawn independently of the rest. */
 const podChoices = fc.record({
-  replicas: fc.oneof({ weight: 1, arbitrary: fc.constant(0) }, { weight: 8, arbitrary: fc.integer({ min: 1, max: 6 }) }),
+  replicas: fc.oneof(
+    { weight: 1, arbitrary: fc.constant(0) },
+    { weight: 8, arbitrary: fc.integer({ min: 1, max: 6 }) },
+  ),
   /** The user's partition at the start: none, or 0..replicas (scaled below). */
   partition: fc.option(fc.double({ min: 0, max: 1, noNaN: true }), { nil: undefined, freq: 2 }),
   /** A user's partition set mid-rollout (0..replicas, scaled below). */
-  userPartitionEdit: fc.option(fc.record({ atStep: fc.integer({ min: 1, max: 30 }), at: fc.double({ min: 0, max: 1, noNaN: true }) }), { nil: undefined, freq: 2 }),
+  userPartitionEdit: fc.option(
+    fc.record({ atStep: fc.integer({ min: 1, max: 30 }), at: fc.double({ min: 0, max: 1, noNaN: true }) }),
+    { nil: undefined, freq: 2 },
+  ),
   maxUnavailable: fc.integer({ min: 1, max: 3 }),
   claimsFirst: fc.integer({ min: 0, max: 9 }).map((x) => x < 7),
   hold: fc.boolean(),
   /** Pod template changes: none, one or two, before the first step (0) or mid-rollout. */
-  images: fc.oneof({ weight: 1, arbitrary: fc.constant([] as number[]) }, { weight: 3, arbitrary: fc.array(fc.integer({ min: 0, max: 25 }), { minLength: 1, maxLength: 2 }) }),
+  images: fc.oneof(
+    { weight: 1, arbitrary: fc.constant([] as number[]) },
+    { weight: 3, arbitrary: fc.array(fc.integer({ min: 0, max: 25 }), { minLength: 1, maxLength: 2 }) },
+  ),
   /** Sometimes only the pods change: the desired templates equal the live ones (claims are only relabelled). */
   claimChange: fc.integer({ min: 0, max: 4 }).map((x) => x > 0),
-  node: fc.constantFrom<"online" | "node-offline" | "offline-driver">("online", "online", "online", "node-offline", "node-offline", "offline-driver"),
+  node: fc.constantFrom<"online" | "node-offline" | "offline-driver">(
+    "online",
+    "online",
+    "online",
+    "node-offline",
+    "node-offline",
+    "offline-driver",
+  ),
   restart: fc.integer({ min: 0, max: 9 }),
   restartAfter: fc.constantFrom<NonNullable<PodSetup["restartAfter"]>>("30s", "30s", "30s", "1m", "1m", "5m"),
   // A budget in about one case in three (fc.option's freq is the odds of *no* value).
-  budget: fc.tuple(fc.integer({ min: 0, max: 2 }), fc.record({ all: fc.boolean(), relaxAfterMs: fc.option(fc.integer({ min: 60_000, max: 12 * 60_000 }), { nil: undefined, freq: 2 }) })).map(([x, b]) => (x === 0 ? b : undefined)),
+  budget: fc
+    .tuple(
+      fc.integer({ min: 0, max: 2 }),
+      fc.record({
+        all: fc.boolean(),
+        relaxAfterMs: fc.option(fc.integer({ min: 60_000, max: 12 * 60_000 }), { nil: undefined, freq: 2 }),
+      }),
+    )
+    .map(([x, b]) => (x === 0 ? b : undefined)),
   podStartMs: fc.integer({ min: 1_000, max: 20_000 }),
 });
 
@@ -320,17 +401,52 @@ function withPods(s: Scenario, p: PodChoices): Scenario {
   const replicas = p.replicas;
   const scaled = (x: number) => Math.min(replicas, Math.floor(x * (replicas + 1)));
   const restartAfter = (p.node === "online" ? p.restart < 3 : p.restart < 8) ? p.restartAfter : undefined;
-  const budget = p.budget && replicas > 0 ? { minAvailable: p.budget.all ? replicas : replicas - 1, ...(p.budget.relaxAfterMs !== undefined ? { relaxAfterMs: p.budget.relaxAfterMs } : {}) } : undefined;
-  const pods: PodSetup = { claimsFirst: p.claimsFirst, hold: p.claimsFirst && p.hold, ...(restartAfter ? { restartAfter } : {}), ...(budget ? { budget } : {}) };
-  const desired: DesiredChange = p.claimChange ? s.desired : { ...s.desired, growGi: s.desired.growGi.map(() => 0), vac: s.templates.map((t) => t.vac), label: false };
+  const budget =
+    p.budget && replicas > 0
+      ? {
+          minAvailable: p.budget.all ? replicas : replicas - 1,
+          ...(p.budget.relaxAfterMs !== undefined ? { relaxAfterMs: p.budget.relaxAfterMs } : {}),
+        }
+      : undefined;
+  const pods: PodSetup = {
+    claimsFirst: p.claimsFirst,
+    hold: p.claimsFirst && p.hold,
+    ...(restartAfter ? { restartAfter } : {}),
+    ...(budget ? { budget } : {}),
+  };
+  const desired: DesiredChange = p.claimChange
+    ? s.desired
+    : { ...s.desired, growGi: s.desired.growGi.map(() => 0), vac: s.templates.map((t) => t.vac), label: false };
   // The user's own partition edits go where docs/pods.md says (kind userPartition); the rest stays.
   const edits: Edit[] = [
-    ...s.edits.map((e): Edit => (e.kind === "partition" ? { atStep: e.atStep, kind: "userPartition", partition: Math.min(e.partition, replicas) } : e)),
+    ...s.edits.map(
+      (e): Edit =>
+        e.kind === "partition"
+          ? { atStep: e.atStep, kind: "userPartition", partition: Math.min(e.partition, replicas) }
+          : e,
+    ),
     ...p.images.map((atStep): Edit => ({ atStep, kind: "image" })),
-    ...(p.userPartitionEdit ? [{ atStep: p.userPartitionEdit.atStep, kind: "userPartition" as const, partition: scaled(p.userPartitionEdit.at) }] : []),
+    ...(p.userPartitionEdit
+      ? [
+          {
+            atStep: p.userPartitionEdit.atStep,
+            kind: "userPartition" as const,
+            partition: scaled(p.userPartitionEdit.at),
+          },
+        ]
+      : []),
   ];
   const classes = s.classes.map((c, i) =>
-    i > 0 ? c : { ...c, driver: { ...c.driver, ...(p.node === "node-offline" ? { nodeExpansion: "offline" as const } : {}), ...(p.node === "offline-driver" ? { resize: "offline" as const } : {}) } },
+    i > 0
+      ? c
+      : {
+          ...c,
+          driver: {
+            ...c.driver,
+            ...(p.node === "node-offline" ? { nodeExpansion: "offline" as const } : {}),
+            ...(p.node === "offline-driver" ? { resize: "offline" as const } : {}),
+          },
+        },
   );
   const partition = p.partition === undefined ? undefined : scaled(p.partition);
   const out: Scenario = {
@@ -362,12 +478,14 @@ export function waitingReason(s: Scenario): string | undefined {
   const atMount = driver.resize === "offline" || driver.nodeExpansion === "offline";
   const grows = s.desired.growGi.some((g) => g > 0) || s.edits.some((e) => e.kind === "retarget");
   if (!atMount || !grows) return undefined;
-  if (!s.pods?.restartAfter) return `volumes grow only at mount (${driver.resize === "offline" ? "offline-only driver" : "node expansion offline"}) and restart-pods is Never`;
+  if (!s.pods?.restartAfter)
+    return `volumes grow only at mount (${driver.resize === "offline" ? "offline-only driver" : "node expansion offline"}) and restart-pods is Never`;
   const budget = s.pods.budget;
   if (budget) {
     const fewest = Math.min(s.replicas, ...s.edits.map((e) => (e.kind === "scale" ? e.replicas : Infinity)));
     const minAvailable = budget.minAvailable - (budget.relaxAfterMs !== undefined ? 1 : 0);
-    if (minAvailable >= fewest) return `the PodDisruptionBudget (minAvailable ${minAvailable}) may allow no disruption (${fewest} replicas at some point)`;
+    if (minAvailable >= fewest)
+      return `the PodDisruptionBudget (minAvailable ${minAvailable}) may allow no disruption (${fewest} replicas at some point)`;
   }
   return undefined;
 }
@@ -392,26 +510,45 @@ export const podScenario: fc.Arbitrary<Scenario> = fc.tuple(cleanScenario, podCh
 
 const MI = 1024 * 1024;
 const percentArb = (min: number, max: number) =>
-  fc.tuple(fc.integer({ min, max }), fc.constantFrom("", "", "", ".5", ".25")).map(([n, d]) => `${n}${n === 100 ? "" : d}%`);
+  fc
+    .tuple(fc.integer({ min, max }), fc.constantFrom("", "", "", ".5", ".25"))
+    .map(([n, d]) => `${n}${n === 100 ? "" : d}%`);
 
 /** The autogrow side of a scenario (issue 18), drawn independently of the rest. */
 const autogrowChoices = fc.record({
   threshold: percentArb(50, 95),
   increase: fc.oneof(percentArb(10, 100), fc.constantFrom("512Mi", "1Gi", "1Gi", "2Gi", "1500Mi", "3G")),
   /** How far above the grown template's desired size max is (Gi; ≤ 0: already reached), and whether in Mi. */
-  maxExtraGi: fc.oneof({ weight: 1, arbitrary: fc.integer({ min: -1, max: 0 }) }, { weight: 4, arbitrary: fc.integer({ min: 1, max: 6 }) }),
+  maxExtraGi: fc.oneof(
+    { weight: 1, arbitrary: fc.integer({ min: -1, max: 0 }) },
+    { weight: 4, arbitrary: fc.integer({ min: 1, max: 6 }) },
+  ),
   maxInMi: fc.integer({ min: 0, max: 3 }).map((x) => x === 0),
   /** The policy names no template, the one an application fills, or any. */
-  template: fc.oneof({ weight: 3, arbitrary: fc.constant(undefined) }, { weight: 2, arbitrary: fc.constant("filled" as const) }, { weight: 1, arbitrary: fc.nat(2) }),
+  template: fc.oneof(
+    { weight: 3, arbitrary: fc.constant(undefined) },
+    { weight: 2, arbitrary: fc.constant("filled" as const) },
+    { weight: 1, arbitrary: fc.nat(2) },
+  ),
   workloads: fc.array(
     fc.record({
       template: fc.nat(2),
       ordinal: fc.option(fc.nat(7), { nil: undefined, freq: 2 }),
       // Some never write, some slowly (256 KiB/s–4 MiB/s), some fast (8–64 MiB/s).
-      bytesPerSecond: fc.oneof({ weight: 1, arbitrary: fc.constant(0) }, { weight: 2, arbitrary: fc.integer({ min: 256 * 1024, max: 4 * MI }) }, { weight: 2, arbitrary: fc.integer({ min: 8 * MI, max: 64 * MI }) }),
+      bytesPerSecond: fc.oneof(
+        { weight: 1, arbitrary: fc.constant(0) },
+        { weight: 2, arbitrary: fc.integer({ min: 256 * 1024, max: 4 * MI }) },
+        { weight: 2, arbitrary: fc.integer({ min: 8 * MI, max: 64 * MI }) },
+      ),
       // Mostly well filled already (of the claims' size before the rollout).
-      startUsedPercent: fc.option(fc.oneof(fc.integer({ min: 0, max: 99 }), fc.integer({ min: 50, max: 99 })), { nil: undefined, freq: 4 }),
-      atStep: fc.oneof({ weight: 2, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.integer({ min: 1, max: 30 }) }),
+      startUsedPercent: fc.option(fc.oneof(fc.integer({ min: 0, max: 99 }), fc.integer({ min: 50, max: 99 })), {
+        nil: undefined,
+        freq: 4,
+      }),
+      atStep: fc.oneof(
+        { weight: 2, arbitrary: fc.constant(0) },
+        { weight: 1, arbitrary: fc.integer({ min: 1, max: 30 }) },
+      ),
     }),
     { minLength: 1, maxLength: 3 },
   ),
@@ -427,7 +564,8 @@ type AutogrowChoices = typeof autogrowChoices extends fc.Arbitrary<infer T> ? T 
 export function withAutogrow(s: Scenario, a: AutogrowChoices): Scenario {
   const n = s.templates.length;
   const desiredGi = s.templates.map((t, i) => Math.max(1, t.storageGi + (s.desired.growGi[i] ?? 0)));
-  const named = a.template === undefined ? undefined : a.template === "filled" ? a.workloads[0]!.template % n : a.template % n;
+  const named =
+    a.template === undefined ? undefined : a.template === "filled" ? a.workloads[0]!.template % n : a.template % n;
   const baseGi = named === undefined ? Math.max(...desiredGi) : desiredGi[named]!;
   const maxGi = Math.max(0, baseGi + a.maxExtraGi);
   // In Mi: half a Gi below (never a whole Gi: the last growth stops at max exactly).
@@ -435,15 +573,25 @@ export function withAutogrow(s: Scenario, a: AutogrowChoices): Scenario {
   const workloads: WorkloadSetup[] = a.workloads.map((w) => {
     const template = w.template % n;
     // Used at once: a share of the template's live size (the claims' size before the rollout).
-    const startUsedMi = w.startUsedPercent === undefined ? undefined : Math.floor((s.templates[template]!.storageGi * 1024 * w.startUsedPercent) / 100);
+    const startUsedMi =
+      w.startUsedPercent === undefined
+        ? undefined
+        : Math.floor((s.templates[template]!.storageGi * 1024 * w.startUsedPercent) / 100);
     // One claim of an ordinal the set has (at the start).
-    return { template, ...(w.ordinal !== undefined ? { ordinal: w.ordinal % Math.max(1, s.replicas) } : {}), bytesPerSecond: w.bytesPerSecond, ...(startUsedMi !== undefined ? { startUsedMi } : {}) };
+    return {
+      template,
+      ...(w.ordinal !== undefined ? { ordinal: w.ordinal % Math.max(1, s.replicas) } : {}),
+      bytesPerSecond: w.bytesPerSecond,
+      ...(startUsedMi !== undefined ? { startUsedMi } : {}),
+    };
   });
   const lastStart = Math.max(...a.workloads.map((w) => w.atStep));
   // Partitions keep an ordinal in scope (a scope emptied by a partition has nothing to grow).
   const below = (p: number) => Math.min(p, Math.max(0, s.replicas - 1));
   const edits: Edit[] = [
-    ...s.edits.map((e): Edit => (e.kind === "partition" || e.kind === "userPartition" ? { ...e, partition: below(e.partition) } : e)),
+    ...s.edits.map(
+      (e): Edit => (e.kind === "partition" || e.kind === "userPartition" ? { ...e, partition: below(e.partition) } : e),
+    ),
     ...a.workloads.map((w, index): Edit => ({ atStep: w.atStep, kind: "workload", index })),
     { atStep: lastStart + a.duration, kind: "workloadStop" },
     ...(a.reapply !== undefined ? [{ atStep: a.reapply, kind: "reapply" as const }] : []),
@@ -453,7 +601,12 @@ export function withAutogrow(s: Scenario, a: AutogrowChoices): Scenario {
     ...(s.partition !== undefined ? { partition: below(s.partition) } : {}),
     edits,
     autogrow: {
-      policy: { threshold: a.threshold, increase: a.increase, max, ...(named !== undefined ? { template: s.templates[named]!.name } : {}) },
+      policy: {
+        threshold: a.threshold,
+        increase: a.increase,
+        max,
+        ...(named !== undefined ? { template: s.templates[named]!.name } : {}),
+      },
       workloads,
       metricsFailure: a.metricsFailure,
       maxReached: a.maxExtraGi <= 0,
@@ -484,7 +637,12 @@ export const autogrowScenario: fc.Arbitrary<Scenario> = fc
 export const anyScenario: fc.Arbitrary<Scenario> = fc.oneof(
   { weight: 3, arbitrary: cleanScenario },
   // A hostile rollout in four meets the pod rules too.
-  { weight: 1, arbitrary: fc.tuple(hostileScenario, podChoices, fc.integer({ min: 0, max: 3 })).map(([s, p, x]) => (x === 0 ? withPods(s, p) : s)) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .tuple(hostileScenario, podChoices, fc.integer({ min: 0, max: 3 }))
+      .map(([s, p, x]) => (x === 0 ? withPods(s, p) : s)),
+  },
   { weight: 1, arbitrary: recoveryScenario },
   { weight: 2, arbitrary: podScenario },
   // Autogrow (issue 18): about one case in eight.

@@ -26,7 +26,16 @@ const byInvariant = new Map<string, number>();
 /** The modes of the cases (one case counts in several). */
 const modes = new Map<string, number>();
 const pods = { partitionPatches: 0, evictions: 0, budgetRefusals: 0 };
-const autogrow = { cases: 0, grew: 0, growths: 0, limited: 0, usageReads: 0, usageFailures: 0, cleanSettled: 0, clean: 0 };
+const autogrow = {
+  cases: 0,
+  grew: 0,
+  growths: 0,
+  limited: 0,
+  usageReads: 0,
+  usageFailures: 0,
+  cleanSettled: 0,
+  clean: 0,
+};
 let knownHits = 0;
 const knownBy = new Map<string, number>();
 
@@ -35,11 +44,19 @@ function modesOf(s: Scenario): string[] {
   const driver = s.classes[0]!.driver;
   if (s.pods) {
     out.push("pods");
-    if (s.pods.claimsFirst) out.push(s.pods.hold ? "pods: ClaimsFirst, held (set --hold-pods)" : "pods: ClaimsFirst, taken over");
+    if (s.pods.claimsFirst)
+      out.push(s.pods.hold ? "pods: ClaimsFirst, held (set --hold-pods)" : "pods: ClaimsFirst, taken over");
     if (s.pods.restartAfter) out.push(`pods: restart-pods WhenRequired, restart-after ${s.pods.restartAfter}`);
-    if (s.pods.budget) out.push(`pods: PodDisruptionBudget minAvailable ${s.pods.budget.minAvailable === s.replicas ? "N" : "N-1"}${s.pods.budget.relaxAfterMs !== undefined ? ", relaxed later" : ""}`);
-    if (s.edits.some((e) => e.kind === "image")) out.push(`pods: pod template change${s.desired.growGi.every((g) => g === 0) && s.desired.vac.every((v, i) => v === s.templates[i]!.vac) ? " without a claim change" : " with a claim change"}`);
-    if (s.edits.some((e) => e.kind === "userPartition") || s.partition !== undefined) out.push("pods: a user's partition");
+    if (s.pods.budget)
+      out.push(
+        `pods: PodDisruptionBudget minAvailable ${s.pods.budget.minAvailable === s.replicas ? "N" : "N-1"}${s.pods.budget.relaxAfterMs !== undefined ? ", relaxed later" : ""}`,
+      );
+    if (s.edits.some((e) => e.kind === "image"))
+      out.push(
+        `pods: pod template change${s.desired.growGi.every((g) => g === 0) && s.desired.vac.every((v, i) => v === s.templates[i]!.vac) ? " without a claim change" : " with a claim change"}`,
+      );
+    if (s.edits.some((e) => e.kind === "userPartition") || s.partition !== undefined)
+      out.push("pods: a user's partition");
     if (s.waitsFor) out.push(`waiting: ${s.waitsFor.replace(/\(.*$/, "").trim()}`);
   }
   if (s.autogrow) {
@@ -53,7 +70,8 @@ function modesOf(s: Scenario): string[] {
     if (s.edits.some((e) => e.kind === "workload" && e.atStep > 0)) out.push("autogrow: a workload starts mid-rollout");
     if (a.workloads.some((w) => w.bytesPerSecond === 0)) out.push("autogrow: a workload that never writes");
     if (a.workloads.some((w) => w.bytesPerSecond >= 8 * 2 ** 20)) out.push("autogrow: a fast workload (≥ 8 MiB/s)");
-    if (s.edits.some((e) => e.kind === "reapply")) out.push("autogrow: the user re-applies the manifest (undoing growths)");
+    if (s.edits.some((e) => e.kind === "reapply"))
+      out.push("autogrow: the user re-applies the manifest (undoing growths)");
     if (s.pods) out.push("autogrow: with pods");
     if (s.kind === "hostile") out.push("autogrow: hostile");
   }
@@ -97,7 +115,10 @@ await soakCases(anyScenario, { runs, seed, started, violations: () => counts.vio
     knownHits++;
     const which = /^KNOWN BUG \d+/.exec(hit)?.[0] ?? "other";
     tally(knownBy, which);
-    if (knownHits <= 3) console.log(`known bug hit in case ${counts.cases} (batch seed ${batchSeed}): ${hit}\n  scenario: ${JSON.stringify(s)}`);
+    if (knownHits <= 3)
+      console.log(
+        `known bug hit in case ${counts.cases} (batch seed ${batchSeed}): ${hit}\n  scenario: ${JSON.stringify(s)}`,
+      );
   }
   const ending = `${s.kind} ${r.phase}/${r.reason}`;
   tally(endings, ending);
@@ -110,7 +131,9 @@ await soakCases(anyScenario, { runs, seed, started, violations: () => counts.vio
   if (r.violations.length) {
     counts.violations += r.violations.length;
     for (const v of r.violations) tally(byInvariant, v.invariant);
-    console.log(`VIOLATION in case ${counts.cases} (batch seed ${batchSeed}):\n  ${r.violations.map((v) => `${v.invariant}: ${v.message}`).join("\n  ")}\n  scenario: ${JSON.stringify(s)}`);
+    console.log(
+      `VIOLATION in case ${counts.cases} (batch seed ${batchSeed}):\n  ${r.violations.map((v) => `${v.invariant}: ${v.message}`).join("\n  ")}\n  scenario: ${JSON.stringify(s)}`,
+    );
   }
 });
 

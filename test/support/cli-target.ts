@@ -1,8 +1,9 @@
 // A scenario's simulated cluster kept by a CLI test and offered to `main` as its Target, with the
 // few views of it the tests assert on.
-import { SCENARIOS } from "../../functions/scenarios.js";
+
 import type { SimCluster } from "../../adapters/sim/cluster.js";
 import type { Target } from "../../functions/cli.js";
+import { SCENARIOS } from "../../functions/scenarios.js";
 import { runStep } from "../../functions/step.js";
 
 const ref = { namespace: "default", name: "web" };
@@ -25,7 +26,8 @@ export async function simOf(scenario: string, onPause?: (sim: SimCluster) => Pro
   /** Requests claimstep made that reached the store (writes and refusals). */
   const writes = () => sim.audit.filter((e) => e.actor === "claimstep").length;
   // Typed loosely, as the tests read keys they just wrote.
-  const annotations = async (): Promise<Record<string, any>> => ((await sim.admin.get("statefulsets", ref.namespace, ref.name)) as any).metadata.annotations ?? {};
+  const annotations = async (): Promise<Record<string, any>> =>
+    ((await sim.admin.get("statefulsets", ref.namespace, ref.name)) as any).metadata.annotations ?? {};
   const step = () => runStep({ reader: sim.reader, writers: sim.writers, ref, now: sim.now() });
   return { sim, target, connect: async () => target, writes, claimstepWrites: writes, annotations, step };
 }

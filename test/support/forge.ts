@@ -58,7 +58,13 @@ export interface ForgeOptions {
 }
 
 /** GitHub's signed `pull_request` webhook for pull request `n`. */
-export async function githubWebhook(routes: WebhookRoutes, gh: FakeGitHub, n: number, action: "closed" | "reopened" | "opened" | "synchronize", secret = WEBHOOK_SECRET): Promise<Response> {
+export async function githubWebhook(
+  routes: WebhookRoutes,
+  gh: FakeGitHub,
+  n: number,
+  action: "closed" | "reopened" | "opened" | "synchronize",
+  secret = WEBHOOK_SECRET,
+): Promise<Response> {
   const body = JSON.stringify(gh.webhookPayload(n, action));
   return routes.request("/v1/webhooks/github", {
     method: "POST",
@@ -73,10 +79,21 @@ export async function githubWebhook(routes: WebhookRoutes, gh: FakeGitHub, n: nu
 }
 
 /** GitLab's `Merge Request Hook` for merge request `iid`, with the token. */
-export async function gitlabWebhook(routes: WebhookRoutes, gl: FakeGitLab, iid: number, action: "merge" | "close" | "reopen" | "open" | "update", token = WEBHOOK_SECRET): Promise<Response> {
+export async function gitlabWebhook(
+  routes: WebhookRoutes,
+  gl: FakeGitLab,
+  iid: number,
+  action: "merge" | "close" | "reopen" | "open" | "update",
+  token = WEBHOOK_SECRET,
+): Promise<Response> {
   return routes.request("/v1/webhooks/gitlab", {
     method: "POST",
-    headers: { "content-type": "application/json", "x-gitlab-event": "Merge Request Hook", "x-gitlab-event-uuid": crypto.randomUUID(), "x-gitlab-token": token },
+    headers: {
+      "content-type": "application/json",
+      "x-gitlab-event": "Merge Request Hook",
+      "x-gitlab-event-uuid": crypto.randomUUID(),
+      "x-gitlab-token": token,
+    },
     body: JSON.stringify(gl.webhookPayload(iid, action)),
   });
 }
@@ -91,13 +108,26 @@ export function forge(kind: ForgeKind, server: SetupServer, opts: ForgeOptions =
       kind,
       repo: gh.repo,
       now: gh.now,
-      config: { provider: "github", repository: "octo/fleet", pathTemplate: PATH_TEMPLATE, token: gh.token, ...opts.config },
+      config: {
+        provider: "github",
+        repository: "octo/fleet",
+        pathTemplate: PATH_TEMPLATE,
+        token: gh.token,
+        ...opts.config,
+      },
       open: () => gh.pulls.filter((p) => p.state === "open").map((p) => p.number),
       merge: (n) => gh.merge(n),
       close: (n) => gh.close(n),
       reopen: (n) => gh.reopen(n),
       notifyMerged: (routes, n) => githubWebhook(routes, gh, n, "closed"),
-      requests: () => gh.pulls.map((p) => ({ state: p.merged_at ? "merged" : p.state, branch: p.head, title: p.title, body: p.body, url: `https://github.com/octo/fleet/pull/${p.number}` })),
+      requests: () =>
+        gh.pulls.map((p) => ({
+          state: p.merged_at ? "merged" : p.state,
+          branch: p.head,
+          title: p.title,
+          body: p.body,
+          url: `https://github.com/octo/fleet/pull/${p.number}`,
+        })),
       count: () => gh.pulls.length,
       branches: () => gh.pulls.map((p) => p.head),
       file: (path) => gh.repo.file("main", path)?.text,
@@ -110,7 +140,13 @@ export function forge(kind: ForgeKind, server: SetupServer, opts: ForgeOptions =
     kind,
     repo: gl.repo,
     now: gl.now,
-    config: { provider: "gitlab", repository: "platform/fleet", pathTemplate: PATH_TEMPLATE, token: gl.token, ...opts.config },
+    config: {
+      provider: "gitlab",
+      repository: "platform/fleet",
+      pathTemplate: PATH_TEMPLATE,
+      token: gl.token,
+      ...opts.config,
+    },
     open: () => gl.mergeRequests.filter((m) => m.state === "opened").map((m) => m.iid),
     merge: (n) => gl.merge(n),
     close: (n) => gl.close(n),

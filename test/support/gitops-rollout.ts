@@ -19,17 +19,29 @@ export const ARGO = "argocd-controller";
 export type RolloutTemplate = { name: string; storage: string; storageClassName: string };
 
 /** Set prod/db's manifest as first created: 3 replicas, these live templates. */
-export const rolloutManifest = (templates: readonly RolloutTemplate[]) => statefulSetManifest({ name: "db", namespace: "prod", replicas: 3, templates: [...templates] });
+export const rolloutManifest = (templates: readonly RolloutTemplate[]) =>
+  statefulSetManifest({ name: "db", namespace: "prod", replicas: 3, templates: [...templates] });
 
 /**
  * The simulated cluster (`seed`) with StorageClass fast (expandable) and set prod/db on the live
  * `templates`, then `annotations` merged onto it by `fieldManager` (the GitOps tool, or a person).
  */
-export async function rolloutCluster(o: { seed: number; templates: readonly RolloutTemplate[]; annotations: Record<string, string>; fieldManager?: string }): Promise<SimCluster> {
+export async function rolloutCluster(o: {
+  seed: number;
+  templates: readonly RolloutTemplate[];
+  annotations: Record<string, string>;
+  fieldManager?: string;
+}): Promise<SimCluster> {
   const c = new SimCluster({ seed: o.seed });
   await c.addStorageClass("fast", { allowVolumeExpansion: true });
   await c.createStatefulSet(rolloutManifest(o.templates));
-  await c.admin.mergePatch("statefulsets", "prod", "db", { metadata: { annotations: o.annotations } }, { fieldManager: o.fieldManager ?? ARGO });
+  await c.admin.mergePatch(
+    "statefulsets",
+    "prod",
+    "db",
+    { metadata: { annotations: o.annotations } },
+    { fieldManager: o.fieldManager ?? ARGO },
+  );
   return c;
 }
 
@@ -37,9 +49,17 @@ export async function rolloutCluster(o: { seed: number; templates: readonly Roll
  * The step as cron and the webhooks run it: the sim's writers with claims going through the
  * pull-request writer of `forgeConfig` where the set asks for it, and the forge webhook routes.
  */
-export function gitopsStepper(sim: SimCluster, forgeConfig: Record<string, unknown>, opts: { metrics?: MetricsReader } = {}) {
-  const writers = { ...sim.writers, claims: writerFor({ direct: sim.writers.claims, pullRequest: pullRequestWriter(forgeConfig) }) };
-  const step = (ref: SetRef): Promise<StepResult> => runStep({ reader: sim.reader, writers, ref, now: sim.now(), ...(opts.metrics ? { metrics: opts.metrics } : {}) });
+export function gitopsStepper(
+  sim: SimCluster,
+  forgeConfig: Record<string, unknown>,
+  opts: { metrics?: MetricsReader } = {},
+) {
+  const writers = {
+    ...sim.writers,
+    claims: writerFor({ direct: sim.writers.claims, pullRequest: pullRequestWriter(forgeConfig) }),
+  };
+  const step = (ref: SetRef): Promise<StepResult> =>
+    runStep({ reader: sim.reader, writers, ref, now: sim.now(), ...(opts.metrics ? { metrics: opts.metrics } : {}) });
   const routes = gitopsWebhookRoutes({ github: { secret: WEBHOOK_SECRET }, gitlab: { token: WEBHOOK_SECRET }, step });
   return { writers, step, routes };
 }

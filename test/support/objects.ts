@@ -89,7 +89,12 @@ export function statefulSetObjects(s: SetScenario = {}): KubeObject[] {
     rollingUpdate: { partition: s.partition ?? 0, maxUnavailable: s.maxUnavailable ?? 1 },
   };
   if (s.ordinalsStart !== undefined) set.spec.ordinals = { start: s.ordinalsStart };
-  set.status.replicas = set.status.readyReplicas = set.status.currentReplicas = set.status.updatedReplicas = set.status.availableReplicas = replicas;
+  set.status.replicas =
+    set.status.readyReplicas =
+    set.status.currentReplicas =
+    set.status.updatedReplicas =
+    set.status.availableReplicas =
+      replicas;
 
   const podShape: any = fixture("pod-list").body.items[0];
   const claimShape: any = fixture("pvc-list").body.items[0];
@@ -101,11 +106,27 @@ export function statefulSetObjects(s: SetScenario = {}): KubeObject[] {
     pod.metadata.generateName = `${name}-`;
     pod.metadata.namespace = namespace;
     pod.metadata.uid = uid();
-    pod.metadata.labels = { ...podLabels, "controller-revision-hash": `${name}-5869dd78fd`, "statefulset.kubernetes.io/pod-name": pod.metadata.name };
-    pod.metadata.ownerReferences = [{ apiVersion: "apps/v1", kind: "StatefulSet", name, uid: set.metadata.uid, controller: true, blockOwnerDeletion: true }];
+    pod.metadata.labels = {
+      ...podLabels,
+      "controller-revision-hash": `${name}-5869dd78fd`,
+      "statefulset.kubernetes.io/pod-name": pod.metadata.name,
+    };
+    pod.metadata.ownerReferences = [
+      {
+        apiVersion: "apps/v1",
+        kind: "StatefulSet",
+        name,
+        uid: set.metadata.uid,
+        controller: true,
+        blockOwnerDeletion: true,
+      },
+    ];
     pod.spec.hostname = pod.metadata.name;
     pod.spec.subdomain = name;
-    pod.spec.volumes = templates.map((t) => ({ name: t.name, persistentVolumeClaim: { claimName: `${t.name}-${name}-${ordinal}` } }));
+    pod.spec.volumes = templates.map((t) => ({
+      name: t.name,
+      persistentVolumeClaim: { claimName: `${t.name}-${name}-${ordinal}` },
+    }));
     objects.push(pod);
     for (const t of templates) {
       const pvc: any = structuredClone(claimShape);
@@ -133,11 +154,21 @@ export function statefulSetObjects(s: SetScenario = {}): KubeObject[] {
 
 /** StorageClasses `fast` (expandable) and `fixed` (not), as captured. */
 export function storageClassObjects(): KubeObject[] {
-  return fixture("storageclass-list").body.items.map((c: any) => ({ kind: "StorageClass", apiVersion: "storage.k8s.io/v1", ...structuredClone(c) }));
+  return fixture("storageclass-list").body.items.map((c: any) => ({
+    kind: "StorageClass",
+    apiVersion: "storage.k8s.io/v1",
+    ...structuredClone(c),
+  }));
 }
 
 export function volumeAttributesClass(name: string, parameters: Record<string, string> = {}): KubeObject {
-  return { apiVersion: "storage.k8s.io/v1", kind: "VolumeAttributesClass", metadata: { name }, driverName: "example.com/fake", parameters };
+  return {
+    apiVersion: "storage.k8s.io/v1",
+    kind: "VolumeAttributesClass",
+    metadata: { name },
+    driverName: "example.com/fake",
+    parameters,
+  };
 }
 
 /** The captured cluster as it was: StatefulSet `web`, its 3 pods and claims, both classes. */
@@ -155,6 +186,9 @@ export function capturedCluster(): KubeObject[] {
 export const desiredData = (storage: string): Record<string, string> => ({
   "claimstep.io/volume-claim-update-strategy": "InPlace",
   "claimstep.io/volume-claim-templates": JSON.stringify([
-    { metadata: { name: "data" }, spec: { accessModes: ["ReadWriteOnce"], storageClassName: "fast", resources: { requests: { storage } } } },
+    {
+      metadata: { name: "data" },
+      spec: { accessModes: ["ReadWriteOnce"], storageClassName: "fast", resources: { requests: { storage } } },
+    },
   ]),
 });

@@ -6,8 +6,8 @@ import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { http, type RequestHandler } from "msw";
 import { SimCluster } from "../../adapters/sim/cluster.js";
-import type { SimClusterOptions } from "../../adapters/sim/options.js";
 import type { PolicyRule } from "../../adapters/sim/http.js";
+import type { SimClusterOptions } from "../../adapters/sim/options.js";
 import { capturedCluster, type KubeObject } from "./objects.js";
 
 export type { Counters, PolicyRule } from "../../adapters/sim/http.js";
@@ -36,7 +36,10 @@ export interface SimServer extends SimCluster {
 }
 
 export function simClusterOptions(opts: Omit<SimServerOptions, "objects">): SimClusterOptions {
-  const identity = { user: opts.user ?? "system:serviceaccount:claimstep:claimstep", ...(opts.rules ? { rules: opts.rules } : {}) };
+  const identity = {
+    user: opts.user ?? "system:serviceaccount:claimstep:claimstep",
+    ...(opts.rules ? { rules: opts.rules } : {}),
+  };
   const versions = opts.volumeAttributesClassVersions ?? ["v1"];
   return {
     baseUrl: opts.baseUrl,
@@ -52,7 +55,9 @@ export function createSimServer(opts: SimServerOptions): SimServer {
   if (opts.objects) cluster.seed(...opts.objects);
   const base = new URL(opts.baseUrl);
   const prefix = base.pathname.replace(/\/+$/, "");
-  Object.defineProperty(cluster, "handlers", { value: [http.all(`${base.origin}${prefix}/*`, ({ request }) => cluster.http.fetch(request))] });
+  Object.defineProperty(cluster, "handlers", {
+    value: [http.all(`${base.origin}${prefix}/*`, ({ request }) => cluster.http.fetch(request))],
+  });
   return cluster;
 }
 
@@ -77,7 +82,11 @@ export async function serveSim(opts: Omit<SimServerOptions, "baseUrl">): Promise
       const headers = new Headers();
       for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string") headers.set(k, v);
       const answer = await fake!.http.fetch(
-        new Request(`${url}${req.url}`, { method: req.method!, headers, ...(body && req.method !== "GET" ? { body: new Uint8Array(body) } : {}) }),
+        new Request(`${url}${req.url}`, {
+          method: req.method!,
+          headers,
+          ...(body && req.method !== "GET" ? { body: new Uint8Array(body) } : {}),
+        }),
       );
       res.writeHead(answer.status, Object.fromEntries(answer.headers));
       res.end(Buffer.from(await answer.arrayBuffer()));
@@ -104,9 +113,15 @@ export async function serveSim(opts: Omit<SimServerOptions, "baseUrl">): Promise
 export function capturedSim(annotations: Record<string, string> = {}): SimCluster {
   const sim = new SimCluster();
   sim.seed(...capturedCluster());
-  sim.update("statefulsets", "default", "web", (s) => (s.metadata.annotations = { ...s.metadata.annotations, ...annotations }));
+  sim.update(
+    "statefulsets",
+    "default",
+    "web",
+    (s) => (s.metadata.annotations = { ...s.metadata.annotations, ...annotations }),
+  );
   return sim;
 }
 
 /** claimstep's claim applies that landed. */
-export const claimApplies = (sim: SimCluster) => sim.audit.filter((e) => e.actor === "claimstep" && e.verb === "apply" && e.outcome === "ok");
+export const claimApplies = (sim: SimCluster) =>
+  sim.audit.filter((e) => e.actor === "claimstep" && e.verb === "apply" && e.outcome === "ok");

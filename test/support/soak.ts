@@ -30,7 +30,9 @@ export async function soakCases<T>(
       done++;
       await each(c, { number: done, batchSeed: o.seed + batch });
     }
-    console.log(`… ${done}/${o.runs} cases, ${o.violations()} violation(s), ${((Date.now() - o.started) / 1000).toFixed(0)} s`);
+    console.log(
+      `… ${done}/${o.runs} cases, ${o.violations()} violation(s), ${((Date.now() - o.started) / 1000).toFixed(0)} s`,
+    );
   }
 }
 
@@ -43,7 +45,8 @@ export const tally = (counts: Map<string, number>, key: string, n = 1): void => 
 export const inline = (counts: Map<string, number>): string => [...counts].map(([k, v]) => `${k}: ${v}`).join(", ");
 
 /** One indented row per count, `    <count>  <key>`. */
-export const rows = (entries: Iterable<[string, number]>): string => [...entries].map(([k, v]) => `    ${String(v).padStart(6)}  ${k}`).join("\n");
+export const rows = (entries: Iterable<[string, number]>): string =>
+  [...entries].map(([k, v]) => `    ${String(v).padStart(6)}  ${k}`).join("\n");
 
 /** The counts as rows, the largest first. */
 export const rowsByCount = (counts: Map<string, number>): string => rows([...counts].sort((a, b) => b[1] - a[1]));
@@ -62,10 +65,25 @@ export interface RecreateTotals {
   deleting: number;
 }
 
-export const recreateTotals = (): RecreateTotals => ({ invocations: 0, kills: 0, lost: 0, races: 0, faults: 0, edits: 0, absent: 0, deleting: 0 });
+export const recreateTotals = (): RecreateTotals => ({
+  invocations: 0,
+  kills: 0,
+  lost: 0,
+  races: 0,
+  faults: 0,
+  edits: 0,
+  absent: 0,
+  deleting: 0,
+});
 
 /** Adds one re-create case's counts (runRecreateCase's result) to the totals. */
-export function addRecreateCase(t: RecreateTotals, r: Pick<RecreateResult, "invocations" | "kills" | "lost" | "races" | "faults" | "edits" | "sawAbsent" | "sawDeleting">): void {
+export function addRecreateCase(
+  t: RecreateTotals,
+  r: Pick<
+    RecreateResult,
+    "invocations" | "kills" | "lost" | "races" | "faults" | "edits" | "sawAbsent" | "sawDeleting"
+  >,
+): void {
   t.invocations += r.invocations;
   t.kills += r.kills;
   t.lost += r.lost;

@@ -12,7 +12,10 @@ export interface Run {
 
 export function runClaimstep(args: readonly string[], env: Record<string, string>, timeoutMs: number): Promise<Run> {
   return new Promise<Run>((resolve, reject) => {
-    const child = spawn(process.execPath, [`${ROOT}bin/claimstep.js`, ...args], { cwd: ROOT, env: { ...process.env, ...env } });
+    const child = spawn(process.execPath, [`${ROOT}bin/claimstep.js`, ...args], {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d) => (stdout += d));

@@ -1,5 +1,5 @@
 // One simulated API server behind msw for a whole test file.
-import { setupServer, type SetupServer } from "msw/node";
+import { type SetupServer, setupServer } from "msw/node";
 import { afterAll, afterEach, beforeAll } from "vitest";
 import { createSimServer, type SimServer, type SimServerOptions } from "./sim-server.js";
 

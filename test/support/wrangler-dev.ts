@@ -3,7 +3,7 @@
 // directory of its own, the output collected; ready once /healthz answers, stopped as a whole
 // process group (wrangler and its workerd). Stopped and started again it keeps its ports and its
 // persisted state (a restart of the runtime: new isolates, the same Durable Objects).
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -65,13 +65,18 @@ export class WranglerDev {
       join(ROOT, "node_modules/wrangler/bin/wrangler.js"),
       "dev",
       ...(this.opts.config ? ["--config", this.opts.config] : []),
-      "--ip", "127.0.0.1",
-      "--port", String(this.port),
-      "--inspector-port", String(this.inspectorPort),
+      "--ip",
+      "127.0.0.1",
+      "--port",
+      String(this.port),
+      "--inspector-port",
+      String(this.inspectorPort),
       "--test-scheduled",
       "--show-interactive-dev-session=false",
-      "--persist-to", this.persist,
-      "--log-level", "log",
+      "--persist-to",
+      this.persist,
+      "--log-level",
+      "log",
       ...Object.entries(this.opts.vars).flatMap(([k, v]) => ["--var", `${k}:${v}`]),
     ];
     const child = spawn(process.execPath, args, {
@@ -86,7 +91,12 @@ export class WranglerDev {
     const until = Date.now() + deadlineMs;
     for (;;) {
       if (child.exitCode !== null) throw new Error(`wrangler dev exited ${child.exitCode}:\n${this.output}`);
-      if (await fetch(`${this.base}/healthz`).then((r) => r.ok).catch(() => false)) return;
+      if (
+        await fetch(`${this.base}/healthz`)
+          .then((r) => r.ok)
+          .catch(() => false)
+      )
+        return;
       if (Date.now() > until) throw new Error(`wrangler dev did not answer within ${deadlineMs} ms:\n${this.output}`);
       await sleep(250);
     }

@@ -8,6 +8,7 @@ export interface Pod {
   spec?: Record<string, unknown>;
   status?: { phase?: string; conditions?: Condition[] };
 }
+
 import type { VirtualClock } from "../clock.js";
 import type { ManagerRef } from "../errors.js";
 import type { Json, Store } from "../store.js";
@@ -96,9 +97,23 @@ export interface ControllerContext {
 export const driverOf = (ctx: ControllerContext, className: string | null | undefined): DriverBehaviour =>
   (className ? ctx.drivers.get(className) : undefined) ?? DEFAULT_DRIVER;
 
-export const CONTROLLER_MANAGER: ManagerRef = { manager: "kube-controller-manager", operation: "Update", apiVersion: "v1" };
-export const BINDER: ManagerRef = { manager: "kube-controller-manager", operation: "Update", apiVersion: "v1", subresource: "status" };
-export const RESIZER: ManagerRef = { manager: "csi-resizer", operation: "Update", apiVersion: "v1", subresource: "status" };
+export const CONTROLLER_MANAGER: ManagerRef = {
+  manager: "kube-controller-manager",
+  operation: "Update",
+  apiVersion: "v1",
+};
+export const BINDER: ManagerRef = {
+  manager: "kube-controller-manager",
+  operation: "Update",
+  apiVersion: "v1",
+  subresource: "status",
+};
+export const RESIZER: ManagerRef = {
+  manager: "csi-resizer",
+  operation: "Update",
+  apiVersion: "v1",
+  subresource: "status",
+};
 export const KUBELET: ManagerRef = { manager: "kubelet", operation: "Update", apiVersion: "v1", subresource: "status" };
 
 export const claimsOf = (ctx: ControllerContext): PersistentVolumeClaim[] =>
@@ -117,7 +132,9 @@ export const runningPodsUsing = (ctx: ControllerContext, pvc: PersistentVolumeCl
 
 /** Pods (not terminated) that use a claim. */
 export const podsUsing = (ctx: ControllerContext, pvc: PersistentVolumeClaim): Pod[] =>
-  podsOf(ctx).filter((p) => p.metadata.namespace === pvc.metadata.namespace && claimNamesOf(p).includes(pvc.metadata.name));
+  podsOf(ctx).filter(
+    (p) => p.metadata.namespace === pvc.metadata.namespace && claimNamesOf(p).includes(pvc.metadata.name),
+  );
 
 export const hasCondition = (pvc: PersistentVolumeClaim, type: string): boolean =>
   (pvc.status?.conditions ?? []).some((c) => c.type === type && c.status === "True");
@@ -139,22 +156,44 @@ export const condition = (ctx: ControllerContext, type: string, message?: string
   ...(message ? { message } : {}),
 });
 
-export function writeClaim(ctx: ControllerContext, pvc: PersistentVolumeClaim, manager: ManagerRef, actor: string): void {
-  ctx.store.replace("persistentvolumeclaims", pvc as unknown as Json, { manager }, actor, manager.subresource === "status" ? "status" : "update");
+export function writeClaim(
+  ctx: ControllerContext,
+  pvc: PersistentVolumeClaim,
+  manager: ManagerRef,
+  actor: string,
+): void {
+  ctx.store.replace(
+    "persistentvolumeclaims",
+    pvc as unknown as Json,
+    { manager },
+    actor,
+    manager.subresource === "status" ? "status" : "update",
+  );
 }
 
 /** Record an event about an object (core events as controllers emit them), counting repeats. */
-export function emitEvent(ctx: ControllerContext, regarding: { kind: string; namespace?: string; name: string }, type: "Normal" | "Warning", reason: string, note: string, controller: string): void {
+export function emitEvent(
+  ctx: ControllerContext,
+  regarding: { kind: string; namespace?: string; name: string },
+  type: "Normal" | "Warning",
+  reason: string,
+  note: string,
+  controller: string,
+): void {
   const now = ctx.clock.now().toISOString();
-  const same = ctx.store
-    .all("events", regarding.namespace)
-    .find((e) => {
-      const r = e.regarding as Json | undefined;
-      return r?.kind === regarding.kind && r?.name === regarding.name && e.reason === reason && e.note === note;
-    });
+  const same = ctx.store.all("events", regarding.namespace).find((e) => {
+    const r = e.regarding as Json | undefined;
+    return r?.kind === regarding.kind && r?.name === regarding.name && e.reason === reason && e.note === note;
+  });
   if (same) {
     const series = (same.series as { count: number } | undefined) ?? { count: 1 };
-    ctx.store.replace("events", { ...structuredClone(same), series: { count: series.count + 1, lastObservedTime: now } }, { manager: { manager: controller, operation: "Update", apiVersion: "v1" } }, controller, "update");
+    ctx.store.replace(
+      "events",
+      { ...structuredClone(same), series: { count: series.count + 1, lastObservedTime: now } },
+      { manager: { manager: controller, operation: "Update", apiVersion: "v1" } },
+      controller,
+      "update",
+    );
     return;
   }
   ctx.store.insert(

@@ -10,8 +10,9 @@
 // DeletionTimeout are dropped (the controller wakes at each expiry); condition DisruptionAllowed
 // (SufficientPods / InsufficientPods); observedGeneration. The status is written only when it
 // changes, through the status subresource.
-import { encodeLabelSelector, matchesLabels, parseLabelSelector } from "../../kube/label-selector.js";
+
 import type { LabelSelector } from "../../../core/k8s.js";
+import { encodeLabelSelector, matchesLabels, parseLabelSelector } from "../../kube/label-selector.js";
 import type { ManagerRef } from "../errors.js";
 import type { Json, Store } from "../store.js";
 import type { ControllerContext } from "./context.js";
@@ -19,15 +20,29 @@ import type { ControllerContext } from "./context.js";
 /** How long an eviction keeps charging a budget for a pod that was not deleted (DeletionTimeout). */
 export const DELETION_TIMEOUT_MS = 2 * 60_000;
 
-const DISRUPTION_CONTROLLER: ManagerRef = { manager: "kube-controller-manager", operation: "Update", apiVersion: "v1", subresource: "status" };
+const DISRUPTION_CONTROLLER: ManagerRef = {
+  manager: "kube-controller-manager",
+  operation: "Update",
+  apiVersion: "v1",
+  subresource: "status",
+};
 const ACTOR = "disruption-controller";
 
 const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
-const metaOf = (o: Json) => o.metadata as Json & { name: string; namespace?: string; labels?: Record<string, string>; generation?: number; uid?: string };
+const metaOf = (o: Json) =>
+  o.metadata as Json & {
+    name: string;
+    namespace?: string;
+    labels?: Record<string, string>;
+    generation?: number;
+    uid?: string;
+  };
 
 /** A pod's Ready condition (podutil.IsPodReady: the condition alone, not the phase). */
 export const isPodReady = (pod: Json): boolean =>
-  (((pod.status as Json | undefined)?.conditions as Json[] | undefined) ?? []).some((c) => c.type === "Ready" && c.status === "True");
+  (((pod.status as Json | undefined)?.conditions as Json[] | undefined) ?? []).some(
+    (c) => c.type === "Ready" && c.status === "True",
+  );
 
 /**
  * An int-or-percent scaled to `total` (intstr.GetScaledValueFromIntOrPercent): an integer as
@@ -55,13 +70,21 @@ const selects = (selector: unknown, labels: Record<string, string>): boolean => 
 /** The budgets whose selector matches a pod (the eviction subresource's getPodDisruptionBudgets). */
 export function budgetsOf(store: Store, pod: Json): Json[] {
   const m = metaOf(pod);
-  return store.all("poddisruptionbudgets", m.namespace).filter((b) => selects((b.spec as Json | undefined)?.selector, m.labels ?? {}));
+  return store
+    .all("poddisruptionbudgets", m.namespace)
+    .filter((b) => selects((b.spec as Json | undefined)?.selector, m.labels ?? {}));
 }
 
 /** Condition DisruptionAllowed from status.disruptionsAllowed (pdbhelper.UpdateDisruptionAllowedCondition). */
 export function setDisruptionAllowedCondition(status: Json, stamp: string): void {
   const allowed = Number(status.disruptionsAllowed ?? 0) > 0;
-  const wanted = { type: "DisruptionAllowed", status: allowed ? "True" : "False", reason: allowed ? "SufficientPods" : "InsufficientPods", message: "", observedGeneration: status.observedGeneration };
+  const wanted = {
+    type: "DisruptionAllowed",
+    status: allowed ? "True" : "False",
+    reason: allowed ? "SufficientPods" : "InsufficientPods",
+    message: "",
+    observedGeneration: status.observedGeneration,
+  };
   const conditions = ((status.conditions as Json[] | undefined) ?? []).map((c) => ({ ...c }));
   const at = conditions.findIndex((c) => c.type === "DisruptionAllowed");
   if (at < 0) conditions.push({ ...wanted, lastTransitionTime: stamp });
@@ -76,7 +99,9 @@ export function setDisruptionAllowedCondition(status: Json, stamp: string): void
 function conditionUpToDate(status: Json, generation: number): boolean {
   const c = ((status.conditions as Json[] | undefined) ?? []).find((x) => x.type === "DisruptionAllowed");
   if (!c || status.observedGeneration !== generation) return false;
-  return Number(status.disruptionsAllowed ?? 0) > 0 ? c.status === "True" && c.reason === "SufficientPods" : c.status === "False" && c.reason === "InsufficientPods";
+  return Number(status.disruptionsAllowed ?? 0) > 0
+    ? c.status === "True" && c.reason === "SufficientPods"
+    : c.status === "False" && c.reason === "InsufficientPods";
 }
 
 /** expectedPods and desiredHealthy (getExpectedPodCount). */
@@ -87,8 +112,10 @@ function expectations(ctx: ControllerContext, spec: Json, pods: Json[]): { expec
     for (const p of pods) {
       const ref = ((metaOf(p).ownerReferences as Json[] | undefined) ?? []).find((o) => o.controller === true);
       if (!ref || seen.has(String(ref.uid))) continue;
-      const owner = ref.kind === "StatefulSet" ? ctx.store.peek("statefulsets", metaOf(p).namespace, String(ref.name)) : undefined;
-      if (owner && metaOf(owner).uid === ref.uid) seen.set(String(ref.uid), Number((owner.spec as Json | undefined)?.replicas ?? 1));
+      const owner =
+        ref.kind === "StatefulSet" ? ctx.store.peek("statefulsets", metaOf(p).namespace, String(ref.name)) : undefined;
+      if (owner && metaOf(owner).uid === ref.uid)
+        seen.set(String(ref.uid), Number((owner.spec as Json | undefined)?.replicas ?? 1));
     }
     return [...seen.values()].reduce((a, b) => a + b, 0);
   };
@@ -125,7 +152,9 @@ export function syncDisruptionBudgets(ctx: ControllerContext): void {
       disrupted[metaOf(p).name] = at;
       ctx.clock.wakeAt(expiry);
     }
-    const currentHealthy = pods.filter((p) => !metaOf(p).deletionTimestamp && disrupted[metaOf(p).name] === undefined && isPodReady(p)).length;
+    const currentHealthy = pods.filter(
+      (p) => !metaOf(p).deletionTimestamp && disrupted[metaOf(p).name] === undefined && isPodReady(p),
+    ).length;
     const allowed = expected <= 0 ? 0 : Math.max(0, currentHealthy - desired);
     const generation = Number(m.generation ?? 1);
     if (

@@ -12,8 +12,8 @@
 // An owner "exists" when an object of its kind, namespace and name has its uid; an owner of a
 // kind the simulation does not store is taken to exist.
 import type { ManagerRef } from "../errors.js";
-import { RESOURCES, type Json, type Resource } from "../store.js";
-import { podsUsing, type ControllerContext } from "./context.js";
+import { type Json, RESOURCES, type Resource } from "../store.js";
+import { type ControllerContext, podsUsing } from "./context.js";
 
 const ACTOR = "garbage-collector";
 const PVC_PROTECTION = "kubernetes.io/pvc-protection";
@@ -34,8 +34,13 @@ interface Meta {
   ownerReferences?: Json[];
 }
 const metaOf = (o: Json) => o.metadata as Json & Meta;
-const manager = (r: Resource): ManagerRef => ({ manager: "kube-controller-manager", operation: "Update", apiVersion: RESOURCES[r].apiVersion.replace(/^.*\//, "") });
-const resourceOfKind = (kind: unknown): Resource | undefined => (Object.keys(RESOURCES) as Resource[]).find((r) => RESOURCES[r].kind === kind);
+const manager = (r: Resource): ManagerRef => ({
+  manager: "kube-controller-manager",
+  operation: "Update",
+  apiVersion: RESOURCES[r].apiVersion.replace(/^.*\//, ""),
+});
+const resourceOfKind = (kind: unknown): Resource | undefined =>
+  (Object.keys(RESOURCES) as Resource[]).find((r) => RESOURCES[r].kind === kind);
 
 export class GarbageCollector {
   private due = new Map<string, number>();
@@ -82,7 +87,8 @@ export class GarbageCollector {
         const finalizers = m.finalizers ?? [];
         if (finalizers.includes("orphan")) {
           if (!this.ready(`orphan:${m.uid}`, seen)) continue;
-          for (const { resource, object } of this.dependentsOf(m.uid, m.namespace)) this.dropReferences(resource, object, (ref) => ref.uid === m.uid);
+          for (const { resource, object } of this.dependentsOf(m.uid, m.namespace))
+            this.dropReferences(resource, object, (ref) => ref.uid === m.uid);
           this.removeFinalizer(r, owner, "orphan");
         } else if (finalizers.includes("foregroundDeletion")) {
           const dependents = this.dependentsOf(m.uid, m.namespace);
@@ -152,14 +158,23 @@ export class GarbageCollector {
     }
     const next = structuredClone(owner);
     (next.metadata as Json).finalizers = left;
-    this.ctx.store.replace(r, next, { manager: manager(r), owners: this.ctx.store.owners(r, m.namespace, m.name)!.clone() }, ACTOR, "update");
+    this.ctx.store.replace(
+      r,
+      next,
+      { manager: manager(r), owners: this.ctx.store.owners(r, m.namespace, m.name)!.clone() },
+      ACTOR,
+      "update",
+    );
   }
 
   /** A background DELETE of a dependent: a claim a pod mounts is only marked (pvc-protection). */
   private deleteObject(r: Resource, object: Json): void {
     const m = metaOf(object);
     if (m.deletionTimestamp) return;
-    const protectedClaim = r === "persistentvolumeclaims" && (m.finalizers ?? []).includes(PVC_PROTECTION) && podsUsing(this.ctx, object as never).length > 0;
+    const protectedClaim =
+      r === "persistentvolumeclaims" &&
+      (m.finalizers ?? []).includes(PVC_PROTECTION) &&
+      podsUsing(this.ctx, object as never).length > 0;
     if (!protectedClaim) {
       this.ctx.store.remove(r, m.namespace, m.name, ACTOR);
       return;
@@ -167,6 +182,12 @@ export class GarbageCollector {
     const next = structuredClone(object);
     (next.metadata as Json).deletionTimestamp = this.ctx.clock.stamp();
     (next.metadata as Json).deletionGracePeriodSeconds = 0;
-    this.ctx.store.replace(r, next, { manager: manager(r), owners: this.ctx.store.owners(r, m.namespace, m.name)!.clone() }, ACTOR, "delete");
+    this.ctx.store.replace(
+      r,
+      next,
+      { manager: manager(r), owners: this.ctx.store.owners(r, m.namespace, m.name)!.clone() },
+      ACTOR,
+      "delete",
+    );
   }
 }

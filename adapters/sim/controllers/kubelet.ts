@@ -9,7 +9,17 @@
 import type { PersistentVolumeClaim } from "../../../core/k8s.js";
 import { toBytes } from "../../../core/quantity.js";
 import type { Json } from "../store.js";
-import { KUBELET, claimNamesOf, condition, driverOf, podsOf, setConditions, writeClaim, type ControllerContext, type Pod } from "./context.js";
+import {
+  type ControllerContext,
+  claimNamesOf,
+  condition,
+  driverOf,
+  KUBELET,
+  type Pod,
+  podsOf,
+  setConditions,
+  writeClaim,
+} from "./context.js";
 
 /** When a pod starts (per pod uid) and a file system expansion finishes (per claim uid), ms since the epoch. */
 export interface KubeletState {
@@ -38,7 +48,9 @@ export class Kubelet {
   }
 
   private claim(pod: Pod, name: string): PersistentVolumeClaim | undefined {
-    return this.ctx.store.peek("persistentvolumeclaims", pod.metadata.namespace, name) as unknown as PersistentVolumeClaim | undefined;
+    return this.ctx.store.peek("persistentvolumeclaims", pod.metadata.namespace, name) as unknown as
+      | PersistentVolumeClaim
+      | undefined;
   }
 
   sync(): void {
@@ -60,7 +72,8 @@ export class Kubelet {
         if (now < due) continue;
         this.startAt.delete(uid);
         // Mounting finishes any pending file system expansion (offline drivers grow here).
-        for (const c of claims) if (c && c.status?.allocatedResourceStatuses?.storage === "NodeResizePending") this.finish(c);
+        for (const c of claims)
+          if (c && c.status?.allocatedResourceStatuses?.storage === "NodeResizePending") this.finish(c);
         const next = structuredClone(pod) as unknown as Json;
         next.status = {
           phase: "Running",
@@ -71,7 +84,7 @@ export class Kubelet {
         continue;
       }
       for (const c of claims) {
-        if (!c || c.status?.allocatedResourceStatuses?.storage !== "NodeResizePending") continue;
+        if (c?.status?.allocatedResourceStatuses?.storage !== "NodeResizePending") continue;
         const driver = driverOf(this.ctx, c.spec.storageClassName);
         if (driver.resize === "offline" || driver.nodeExpansion === "offline") continue; // grows at the next mount
         const uid = c.metadata.uid!;

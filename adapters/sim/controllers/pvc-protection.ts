@@ -1,6 +1,6 @@
 // The PVC protection controller: a claim deleted while a pod mounted it keeps its
 // deletionTimestamp until no pod uses it, then its finalizer goes and the claim with it.
-import { podsUsing, type ControllerContext } from "./context.js";
+import { type ControllerContext, podsUsing } from "./context.js";
 
 const CONTROLLER = "pvc-protection-controller";
 

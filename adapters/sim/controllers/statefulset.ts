@@ -34,7 +34,7 @@ import { claimName, podName, podOrdinal } from "../../../core/statefulset.js";
 import { encodeLabelSelector, matchesLabels, parseLabelSelector } from "../../kube/label-selector.js";
 import type { ManagerRef } from "../errors.js";
 import type { Json } from "../store.js";
-import { CONTROLLER_MANAGER, claimsOf, podsOf, type ControllerContext, type Pod } from "./context.js";
+import { CONTROLLER_MANAGER, type ControllerContext, claimsOf, type Pod, podsOf } from "./context.js";
 import { scaledIntOrPercent } from "./disruption.js";
 
 const ACTOR = "statefulset-controller";
@@ -47,27 +47,50 @@ export const REVISION_LABEL = "controller-revision-hash";
 const HASH_LABEL = "controller.kubernetes.io/hash";
 
 const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
-const metaOf = (o: Json | Pod) => o.metadata as Json & { name: string; namespace?: string; uid?: string; labels?: Record<string, string>; ownerReferences?: Json[] };
+const metaOf = (o: Json | Pod) =>
+  o.metadata as Json & {
+    name: string;
+    namespace?: string;
+    uid?: string;
+    labels?: Record<string, string>;
+    ownerReferences?: Json[];
+  };
 
-const ordinalOfPod = (set: StatefulSet, pod: Pod): number | undefined => podOrdinal(pod.metadata.name, set.metadata.name);
+const ordinalOfPod = (set: StatefulSet, pod: Pod): number | undefined =>
+  podOrdinal(pod.metadata.name, set.metadata.name);
 
-const ownedBy = (set: StatefulSet, o: Json | Pod): boolean => (metaOf(o).ownerReferences ?? []).some((r) => r.uid === set.metadata.uid);
+const ownedBy = (set: StatefulSet, o: Json | Pod): boolean =>
+  (metaOf(o).ownerReferences ?? []).some((r) => r.uid === set.metadata.uid);
 const hasController = (o: Json | Pod): boolean => (metaOf(o).ownerReferences ?? []).some((r) => r.controller === true);
 
 const isReady = (pod: Pod | undefined): boolean =>
-  pod?.status?.phase === "Running" && (pod.status.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True");
+  pod?.status?.phase === "Running" &&
+  (pod.status.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True");
 
 const revisionOfPod = (pod: Pod): string | undefined => pod.metadata.labels?.[REVISION_LABEL];
 
 /** JSON as Go's encoding/json writes a map: keys sorted, `<`, `>`, `&`, U+2028 and U+2029 escaped. */
 export function goJson(v: unknown): string {
   const sorted = (x: unknown): unknown =>
-    Array.isArray(x) ? x.map(sorted) : isObject(x) ? Object.fromEntries(Object.keys(x).sort().map((k) => [k, sorted(x[k])])) : x;
-  return JSON.stringify(sorted(v)).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+    Array.isArray(x)
+      ? x.map(sorted)
+      : isObject(x)
+        ? Object.fromEntries(
+            Object.keys(x)
+              .sort()
+              .map((k) => [k, sorted(x[k])]),
+          )
+        : x;
+  return JSON.stringify(sorted(v)).replace(
+    /[<>&\u2028\u2029]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
 }
 
 /** What a ControllerRevision of a StatefulSet holds: the patch that restores its pod template. */
-export const revisionData = (template: Json): Json => ({ spec: { template: { ...structuredClone(template), $patch: "replace" } } });
+export const revisionData = (template: Json): Json => ({
+  spec: { template: { ...structuredClone(template), $patch: "replace" } },
+});
 
 /** The hash of a pod template (HashControllerRevision of its patch, probed with collisionCount). */
 export function templateHash(template: Json, collisionCount = 0): string {
@@ -76,7 +99,9 @@ export function templateHash(template: Json, collisionCount = 0): string {
 
 /** The pod template a ControllerRevision holds. */
 function templateOf(revision: Json): Json {
-  const t = structuredClone((((revision.data as Json | undefined)?.spec as Json | undefined)?.template as Json | undefined) ?? {});
+  const t = structuredClone(
+    (((revision.data as Json | undefined)?.spec as Json | undefined)?.template as Json | undefined) ?? {},
+  );
   delete t.$patch;
   return t;
 }
@@ -84,7 +109,14 @@ function templateOf(revision: Json): Json {
 const selectorMatches = (set: StatefulSet, labels: Record<string, string> | undefined): boolean =>
   matchesLabels(parseLabelSelector(encodeLabelSelector(set.spec.selector)), labels ?? {});
 
-const ownerRef = (set: StatefulSet): Json => ({ apiVersion: "apps/v1", kind: "StatefulSet", name: set.metadata.name, uid: set.metadata.uid, controller: true, blockOwnerDeletion: true });
+const ownerRef = (set: StatefulSet): Json => ({
+  apiVersion: "apps/v1",
+  kind: "StatefulSet",
+  name: set.metadata.name,
+  uid: set.metadata.uid,
+  controller: true,
+  blockOwnerDeletion: true,
+});
 
 /** The claim the controller creates for one template and ordinal. */
 export function claimFor(set: StatefulSet, template: ClaimTemplate, ordinal: number): Json {
@@ -130,13 +162,17 @@ function podFor(set: StatefulSet, ordinal: number, revision: Revision): Json {
     },
     spec: {
       ...structuredClone(templateSpec),
-      containers: (templateSpec.containers as Json[] | undefined) ?? [{ name: "app", image: "registry.k8s.io/pause:3.9" }],
+      containers: (templateSpec.containers as Json[] | undefined) ?? [
+        { name: "app", image: "registry.k8s.io/pause:3.9" },
+      ],
       volumes: [
         ...(set.spec.volumeClaimTemplates ?? []).map((t) => ({
           name: t.metadata.name,
           persistentVolumeClaim: { claimName: claimName(t.metadata.name, set.metadata.name, ordinal) },
         })),
-        ...(((templateSpec.volumes as Json[] | undefined) ?? []).filter((v) => !(set.spec.volumeClaimTemplates ?? []).some((t) => t.metadata.name === v.name))),
+        ...((templateSpec.volumes as Json[] | undefined) ?? []).filter(
+          (v) => !(set.spec.volumeClaimTemplates ?? []).some((t) => t.metadata.name === v.name),
+        ),
       ],
       hostname: name,
       subdomain: set.spec.serviceName ?? set.metadata.name,
@@ -151,21 +187,40 @@ function retentionOf(set: StatefulSet): { whenDeleted: string; whenScaled: strin
   return { whenDeleted: String(p.whenDeleted ?? "Retain"), whenScaled: String(p.whenScaled ?? "Retain") };
 }
 
-const podRef = (pod: Pod): Json => ({ apiVersion: "v1", kind: "Pod", name: pod.metadata.name, uid: pod.metadata.uid, controller: true, blockOwnerDeletion: true });
+const podRef = (pod: Pod): Json => ({
+  apiVersion: "v1",
+  kind: "Pod",
+  name: pod.metadata.name,
+  uid: pod.metadata.uid,
+  controller: true,
+  blockOwnerDeletion: true,
+});
 
 /**
  * UpdatePodClaimForRetentionPolicy: the owner references of the claims of one ordinal's pod as
  * the policy wants them (`condemned`: the pod is being removed by a scale-down).
  */
-function updateClaimOwnerRefs(ctx: ControllerContext, set: StatefulSet, pod: Pod, ordinal: number, condemned: boolean): void {
+function updateClaimOwnerRefs(
+  ctx: ControllerContext,
+  set: StatefulSet,
+  pod: Pod,
+  ordinal: number,
+  condemned: boolean,
+): void {
   const namespace = set.metadata.namespace ?? "default";
   const policy = retentionOf(set);
   for (const t of set.spec.volumeClaimTemplates ?? []) {
-    const claim = ctx.store.peek("persistentvolumeclaims", namespace, claimName(t.metadata.name, set.metadata.name, ordinal));
+    const claim = ctx.store.peek(
+      "persistentvolumeclaims",
+      namespace,
+      claimName(t.metadata.name, set.metadata.name, ordinal),
+    );
     if (!claim || metaOf(claim).deletionTimestamp) continue;
     const before = metaOf(claim).ownerReferences ?? [];
     let refs = [...before];
-    const unexpectedController = refs.some((r) => r.controller === true && r.uid !== set.metadata.uid && r.uid !== pod.metadata.uid);
+    const unexpectedController = refs.some(
+      (r) => r.controller === true && r.uid !== set.metadata.uid && r.uid !== pod.metadata.uid,
+    );
     const remove = (uid: string | undefined) => (refs = refs.filter((r) => r.uid !== uid));
     const add = (ref: Json) => {
       if (unexpectedController || refs.some((r) => r.uid === ref.uid)) return;
@@ -201,7 +256,11 @@ function adoptOrphans(ctx: ControllerContext, set: StatefulSet, namespace: strin
 }
 
 /** getStatefulSetRevisions: the current and update revisions, the update one stored if new. */
-function revisions(ctx: ControllerContext, set: StatefulSet, namespace: string): { current: Revision; update: Revision } {
+function revisions(
+  ctx: ControllerContext,
+  set: StatefulSet,
+  namespace: string,
+): { current: Revision; update: Revision } {
   const history = ctx.store
     .all("controllerrevisions", namespace)
     .filter((r) => ownedBy(set, r))
@@ -220,7 +279,10 @@ function revisions(ctx: ControllerContext, set: StatefulSet, namespace: string):
         metadata: {
           name: updateName,
           namespace,
-          labels: { ...(((template.metadata as Json | undefined)?.labels as Record<string, string> | undefined) ?? {}), [HASH_LABEL]: hash },
+          labels: {
+            ...(((template.metadata as Json | undefined)?.labels as Record<string, string> | undefined) ?? {}),
+            [HASH_LABEL]: hash,
+          },
           ownerReferences: [ownerRef(set)],
         },
         data: revisionData(template),
@@ -231,11 +293,20 @@ function revisions(ctx: ControllerContext, set: StatefulSet, namespace: string):
     );
   } else if (equal !== last) {
     // Rolled back to an older template: that revision becomes the latest.
-    ctx.store.replace("controllerrevisions", { ...structuredClone(equal), revision: nextRevision }, { manager: APPS_MANAGER }, ACTOR, "update");
+    ctx.store.replace(
+      "controllerrevisions",
+      { ...structuredClone(equal), revision: nextRevision },
+      { manager: APPS_MANAGER },
+      ACTOR,
+      "update",
+    );
   }
   const update: Revision = { name: updateName, template: structuredClone(template) };
   const currentName = (set.status as Json | undefined)?.currentRevision as string | undefined;
-  const stored = currentName !== undefined && currentName !== updateName ? history.find((r) => metaOf(r).name === currentName) : undefined;
+  const stored =
+    currentName !== undefined && currentName !== updateName
+      ? history.find((r) => metaOf(r).name === currentName)
+      : undefined;
   return { current: stored ? { name: currentName!, template: templateOf(stored) } : update, update };
 }
 
@@ -246,7 +317,8 @@ function truncateHistory(ctx: ControllerContext, set: StatefulSet, namespace: st
     .all("controllerrevisions", namespace)
     .filter((r) => ownedBy(set, r) && !live.has(metaOf(r).name))
     .sort((a, b) => Number(a.revision ?? 0) - Number(b.revision ?? 0));
-  for (const r of old.slice(0, Math.max(0, old.length - limit))) ctx.store.remove("controllerrevisions", namespace, metaOf(r).name, ACTOR);
+  for (const r of old.slice(0, Math.max(0, old.length - limit)))
+    ctx.store.remove("controllerrevisions", namespace, metaOf(r).name, ACTOR);
 }
 
 export function syncStatefulSets(ctx: ControllerContext): void {
@@ -285,7 +357,11 @@ function syncSet(ctx: ControllerContext, set: StatefulSet): void {
   if (condemned.length && !parallel) blocked = true;
 
   if (!blocked) {
-    const claimNames = new Set(claimsOf(ctx).filter((c) => c.metadata.namespace === namespace).map((c) => c.metadata.name));
+    const claimNames = new Set(
+      claimsOf(ctx)
+        .filter((c) => c.metadata.namespace === namespace)
+        .map((c) => c.metadata.name),
+    );
     for (let o = start; o < end; o++) {
       for (const t of set.spec.volumeClaimTemplates ?? []) {
         const name = claimName(t.metadata.name, set.metadata.name, o);
@@ -359,9 +435,19 @@ function syncSet(ctx: ControllerContext, set: StatefulSet): void {
   // omitempty: a zero readyReplicas, currentReplicas or updatedReplicas is not written (replicas
   // and availableReplicas always are), as a set of 0 replicas shows on the v1.34 server.
   for (const k of ["readyReplicas", "currentReplicas", "updatedReplicas"]) if (status[k] === 0) delete status[k];
-  const live = new Set([currentRevision, update.name, ...pods.map(revisionOfPod).filter((r): r is string => r !== undefined)]);
+  const live = new Set([
+    currentRevision,
+    update.name,
+    ...pods.map(revisionOfPod).filter((r): r is string => r !== undefined),
+  ]);
   truncateHistory(ctx, set, namespace, live);
   const latest = ctx.store.peek("statefulsets", namespace, set.metadata.name);
   if (!latest || goJson(latest.status ?? {}) === goJson(status)) return;
-  ctx.store.replace("statefulsets", { ...structuredClone(latest), status }, { manager: STATUS_MANAGER }, ACTOR, "status");
+  ctx.store.replace(
+    "statefulsets",
+    { ...structuredClone(latest), status },
+    { manager: STATUS_MANAGER },
+    ACTOR,
+    "status",
+  );
 }

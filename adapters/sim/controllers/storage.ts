@@ -13,16 +13,16 @@ import type { PersistentVolumeClaim } from "../../../core/k8s.js";
 import { formatBytes, toBytes } from "../../../core/quantity.js";
 import {
   BINDER,
-  RESIZER,
+  type ControllerContext,
   claimsOf,
   condition,
   driverOf,
   emitEvent,
   hasCondition,
+  RESIZER,
   runningPodsUsing,
   setConditions,
   writeClaim,
-  type ControllerContext,
 } from "./context.js";
 
 const bytes = (q: string | undefined): bigint => (q === undefined ? 0n : toBytes(q));
@@ -104,7 +104,11 @@ export class StorageControllers {
     // spec.volumeName as the PV controller does (the v1.34 spec diff of a refusal shows it), but
     // not on the v1.24 server, whose captures (pvc-change-class.txt) show it empty.
     if (this.ctx.bindsVolumeName) next.spec.volumeName = `pvc-${pvc.metadata.uid}`;
-    this.ctx.volumes.set(key(pvc), { name: `pvc-${pvc.metadata.uid}`, bytes: bytes(request), ...(vac ? { volumeAttributesClassName: vac } : {}) });
+    this.ctx.volumes.set(key(pvc), {
+      name: `pvc-${pvc.metadata.uid}`,
+      bytes: bytes(request),
+      ...(vac ? { volumeAttributesClassName: vac } : {}),
+    });
     next.status = {
       phase: "Bound",
       accessModes: next.spec.accessModes ?? ["ReadWriteOnce"],
@@ -136,10 +140,17 @@ export class StorageControllers {
       this.resizeAt.delete(uid);
       const next = copy(pvc);
       const status = (next.status ??= {});
-      status.allocatedResources = { ...(status.allocatedResources ?? {}), storage: pvc.spec.resources!.requests!.storage! };
-      status.allocatedResourceStatuses = { ...(status.allocatedResourceStatuses ?? {}), storage: "ControllerResizeInProgress" };
+      status.allocatedResources = {
+        ...(status.allocatedResources ?? {}),
+        storage: pvc.spec.resources!.requests!.storage!,
+      };
+      status.allocatedResourceStatuses = {
+        ...(status.allocatedResourceStatuses ?? {}),
+        storage: "ControllerResizeInProgress",
+      };
       if (allocation === "ControllerResizeInfeasible") setConditions(next, ["ControllerResizeError"], []);
-      if (!hasCondition(pvc, "Resizing")) setConditions(next, ["FileSystemResizePending"], [condition(this.ctx, "Resizing")]);
+      if (!hasCondition(pvc, "Resizing"))
+        setConditions(next, ["FileSystemResizePending"], [condition(this.ctx, "Resizing")]);
       writeClaim(this.ctx, next, RESIZER, "external-resizer");
       this.resizeAt.set(uid, this.ctx.clock.nowMs() + (driver.resizeMs ?? this.ctx.latencies.resizeMs));
       this.ctx.clock.wakeAt(this.resizeAt.get(uid)!);
@@ -148,7 +159,11 @@ export class StorageControllers {
 
     // An offline-only driver waiting out its back-off after an in-use refusal re-checks soon
     // after the last running pod stopped using the volume (the pod's deletion is an event).
-    if (driver.resize === "offline" && hasCondition(pvc, "ControllerResizeError") && !runningPodsUsing(this.ctx, pvc).length) {
+    if (
+      driver.resize === "offline" &&
+      hasCondition(pvc, "ControllerResizeError") &&
+      !runningPodsUsing(this.ctx, pvc).length
+    ) {
       const soon = this.ctx.clock.nowMs() + this.ctx.latencies.reactMs;
       const due = this.resizeAt.get(uid);
       if (due !== undefined && due > soon) {
@@ -165,13 +180,24 @@ export class StorageControllers {
       this.resizeAt.set(uid, this.ctx.clock.nowMs() + this.ctx.latencies.retryMs);
       this.ctx.clock.wakeAt(this.resizeAt.get(uid)!);
     };
-    const regarding = { kind: "PersistentVolumeClaim", namespace: pvc.metadata.namespace ?? "default", name: pvc.metadata.name };
+    const regarding = {
+      kind: "PersistentVolumeClaim",
+      namespace: pvc.metadata.namespace ?? "default",
+      name: pvc.metadata.name,
+    };
 
     if (driver.resize === "offline") {
       const users = runningPodsUsing(this.ctx, pvc);
       if (users.length) {
         const error = `${resizer}: rpc error: code = FailedPrecondition desc = volume ${volume.name} is in use by pod ${users[0]!.metadata.name}; the driver only supports offline expansion`;
-        emitEvent(this.ctx, regarding, "Warning", "VolumeResizeFailed", `Unable to expand ${regarding.namespace}/${regarding.name} because CSI driver ${driver.driverName ?? "sim.csi.claimstep.io"} only supports offline expansion and volume is currently in-use`, "external-resizer");
+        emitEvent(
+          this.ctx,
+          regarding,
+          "Warning",
+          "VolumeResizeFailed",
+          `Unable to expand ${regarding.namespace}/${regarding.name} because CSI driver ${driver.driverName ?? "sim.csi.claimstep.io"} only supports offline expansion and volume is currently in-use`,
+          "external-resizer",
+        );
         if (!hasCondition(pvc, "ControllerResizeError")) {
           const next = copy(pvc);
           setConditions(next, [], [condition(this.ctx, "ControllerResizeError", error)]);
@@ -184,7 +210,10 @@ export class StorageControllers {
     if (driver.resize === "infeasible" || (driver.maxStorage !== undefined && target > toBytes(driver.maxStorage))) {
       const error = `${resizer}: rpc error: code = OutOfRange desc = requested size ${formatBytes(target)} is not supported by the backend of class ${pvc.spec.storageClassName}`;
       const next = copy(pvc);
-      next.status!.allocatedResourceStatuses = { ...(next.status!.allocatedResourceStatuses ?? {}), storage: "ControllerResizeInfeasible" };
+      next.status!.allocatedResourceStatuses = {
+        ...(next.status!.allocatedResourceStatuses ?? {}),
+        storage: "ControllerResizeInfeasible",
+      };
       setConditions(next, ["Resizing"], [condition(this.ctx, "ControllerResizeError", error)]);
       writeClaim(this.ctx, next, RESIZER, "external-resizer");
       emitEvent(this.ctx, regarding, "Warning", "VolumeResizeFailed", error, "external-resizer");
@@ -195,7 +224,14 @@ export class StorageControllers {
       this.resizeAttempts.set(uid, attempts);
       if (attempts <= (driver.flakyFailures ?? 2)) {
         // A non-final error: external-resizer only records an event and retries.
-        emitEvent(this.ctx, regarding, "Warning", "VolumeResizeFailed", `${resizer}: rpc error: code = Unavailable desc = backend busy, try again`, "external-resizer");
+        emitEvent(
+          this.ctx,
+          regarding,
+          "Warning",
+          "VolumeResizeFailed",
+          `${resizer}: rpc error: code = Unavailable desc = backend busy, try again`,
+          "external-resizer",
+        );
         retry();
         return;
       }
@@ -214,9 +250,17 @@ export class StorageControllers {
     } else {
       // markForPendingNodeExpansion: kubelet grows the file system where the volume is mounted.
       status.allocatedResourceStatuses = { ...(status.allocatedResourceStatuses ?? {}), storage: "NodeResizePending" };
-      setConditions(next, ["Resizing", "ControllerResizeError"], [
-        condition(this.ctx, "FileSystemResizePending", "Waiting for user to (re-)start a pod to finish file system resize of volume on node."),
-      ]);
+      setConditions(
+        next,
+        ["Resizing", "ControllerResizeError"],
+        [
+          condition(
+            this.ctx,
+            "FileSystemResizePending",
+            "Waiting for user to (re-)start a pod to finish file system resize of volume on node.",
+          ),
+        ],
+      );
     }
     writeClaim(this.ctx, next, RESIZER, "external-resizer");
   }
@@ -237,7 +281,11 @@ export class StorageControllers {
     }
     if (!wanted || wanted === current || !volume) return;
     const uid = key(pvc);
-    const regarding = { kind: "PersistentVolumeClaim", namespace: pvc.metadata.namespace ?? "default", name: pvc.metadata.name };
+    const regarding = {
+      kind: "PersistentVolumeClaim",
+      namespace: pvc.metadata.namespace ?? "default",
+      name: pvc.metadata.name,
+    };
     if (mvs?.status === "Infeasible" && mvs.targetVolumeAttributesClassName === wanted) return; // until the spec changes
 
     if (!this.ctx.store.peek("volumeattributesclasses", undefined, wanted)) {
@@ -245,7 +293,14 @@ export class StorageControllers {
         const next = copy(pvc);
         next.status!.modifyVolumeStatus = { targetVolumeAttributesClassName: wanted, status: "Pending" };
         writeClaim(this.ctx, next, RESIZER, "external-resizer");
-        emitEvent(this.ctx, regarding, "Warning", "VolumeModifyFailed", `VAC ${wanted} does not exist.`, "external-resizer");
+        emitEvent(
+          this.ctx,
+          regarding,
+          "Warning",
+          "VolumeModifyFailed",
+          `VAC ${wanted} does not exist.`,
+          "external-resizer",
+        );
       }
       return;
     }
@@ -255,7 +310,11 @@ export class StorageControllers {
       this.modifyAt.delete(uid);
       const next = copy(pvc);
       next.status!.modifyVolumeStatus = { targetVolumeAttributesClassName: wanted, status: "InProgress" };
-      setConditions(next, ["ModifyVolumeError"], [condition(this.ctx, "ModifyingVolume", "ModifyVolume operation in progress.")]);
+      setConditions(
+        next,
+        ["ModifyVolumeError"],
+        [condition(this.ctx, "ModifyingVolume", "ModifyVolume operation in progress.")],
+      );
       writeClaim(this.ctx, next, RESIZER, "external-resizer");
       this.modifyAt.set(uid, this.ctx.clock.nowMs() + (driver.modifyMs ?? this.ctx.latencies.modifyMs));
       this.ctx.clock.wakeAt(this.modifyAt.get(uid)!);
@@ -267,7 +326,11 @@ export class StorageControllers {
     if (driver.modify === "infeasible") {
       const error = `rpc error: code = InvalidArgument desc = parameters of VolumeAttributesClass ${wanted} are not supported for volume ${volume.name}`;
       next.status!.modifyVolumeStatus = { targetVolumeAttributesClassName: wanted, status: "Infeasible" };
-      setConditions(next, ["ModifyingVolume"], [condition(this.ctx, "ModifyVolumeError", `ModifyVolume failed with error ${error}. Waiting for retry.`)]);
+      setConditions(
+        next,
+        ["ModifyingVolume"],
+        [condition(this.ctx, "ModifyVolumeError", `ModifyVolume failed with error ${error}. Waiting for retry.`)],
+      );
       writeClaim(this.ctx, next, RESIZER, "external-resizer");
       emitEvent(this.ctx, regarding, "Warning", "VolumeModifyFailed", error, "external-resizer");
       return;
@@ -277,6 +340,13 @@ export class StorageControllers {
     delete next.status!.modifyVolumeStatus;
     setConditions(next, ["ModifyingVolume", "ModifyVolumeError"], []);
     writeClaim(this.ctx, next, RESIZER, "external-resizer");
-    emitEvent(this.ctx, regarding, "Normal", "VolumeModifySuccessful", `external resizer modified volume ${pvc.metadata.name} with vac ${wanted} successfully`, "external-resizer");
+    emitEvent(
+      this.ctx,
+      regarding,
+      "Normal",
+      "VolumeModifySuccessful",
+      `external resizer modified volume ${pvc.metadata.name} with vac ${wanted} successfully`,
+      "external-resizer",
+    );
   }
 }

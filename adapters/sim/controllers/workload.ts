@@ -6,7 +6,7 @@
 // the instants the cluster's controllers run, and usage is linear between them.
 import type { PersistentVolumeClaim } from "../../../core/k8s.js";
 import { toBytes } from "../../../core/quantity.js";
-import { claimNamesOf, claimsOf, podsOf, type ControllerContext, type Pod } from "./context.js";
+import { type ControllerContext, claimNamesOf, claimsOf, type Pod, podsOf } from "./context.js";
 
 export interface WorkloadOptions {
   /** How fast the workload writes, in bytes per (virtual) second. */
@@ -38,7 +38,8 @@ export interface WorkloadState {
   used: Record<string, { bytes: string; atMs: number }>;
 }
 
-const bytesOf = (q: number | string | undefined): bigint => (q === undefined ? 0n : typeof q === "number" ? BigInt(Math.round(q)) : toBytes(q));
+const bytesOf = (q: number | string | undefined): bigint =>
+  q === undefined ? 0n : typeof q === "number" ? BigInt(Math.round(q)) : toBytes(q);
 
 /** Exact names beat prefixes; the longest prefix wins. */
 function workloadOf(workloads: readonly Workload[], pvc: PersistentVolumeClaim): Workload | undefined {
@@ -48,14 +49,17 @@ function workloadOf(workloads: readonly Workload[], pvc: PersistentVolumeClaim):
   for (const w of workloads) {
     if (w.namespace !== ns) continue;
     if (w.claims === name) return w;
-    if (w.claims.endsWith("-") && name.startsWith(w.claims) && (!best || w.claims.length > best.claims.length)) best = w;
+    if (w.claims.endsWith("-") && name.startsWith(w.claims) && (!best || w.claims.length > best.claims.length))
+      best = w;
   }
   return best;
 }
 
 /** The node a pod runs on: spec.nodeName, else one of three nodes by its ordinal. */
 const nodeOf = (pod: { metadata: { name: string }; spec?: Record<string, unknown> }): string =>
-  typeof pod.spec?.nodeName === "string" ? pod.spec.nodeName : `sim-node-${(Number(/-(\d+)$/.exec(pod.metadata.name)?.[1] ?? 0) % 3) + 1}`;
+  typeof pod.spec?.nodeName === "string"
+    ? pod.spec.nodeName
+    : `sim-node-${(Number(/-(\d+)$/.exec(pod.metadata.name)?.[1] ?? 0) % 3) + 1}`;
 
 export class Workloads {
   private workloads: Workload[] = [];
@@ -65,14 +69,20 @@ export class Workloads {
 
   /** Start (or change) a workload; `startUsed` applies at once to the Bound claims it names. */
   set(namespace: string, claims: string, opts: WorkloadOptions): void {
-    if (!(opts.bytesPerSecond >= 0) || !Number.isFinite(opts.bytesPerSecond)) throw new Error(`simulated workload ${namespace}/${claims}: bytesPerSecond must be a number ≥ 0`);
+    if (!(opts.bytesPerSecond >= 0) || !Number.isFinite(opts.bytesPerSecond))
+      throw new Error(`simulated workload ${namespace}/${claims}: bytesPerSecond must be a number ≥ 0`);
     if (this.workloads.length === 0) {
       // Nothing was written while no workload ran (sync skips the walk then): from now on.
       const now = this.ctx.clock.nowMs();
       for (const u of this.used.values()) u.atMs = now;
     }
     this.sync();
-    const w: Workload = { namespace, claims, bytesPerSecond: opts.bytesPerSecond, ...(opts.startUsed !== undefined ? { startUsed: opts.startUsed } : {}) };
+    const w: Workload = {
+      namespace,
+      claims,
+      bytesPerSecond: opts.bytesPerSecond,
+      ...(opts.startUsed !== undefined ? { startUsed: opts.startUsed } : {}),
+    };
     this.workloads = [...this.workloads.filter((x) => !(x.namespace === namespace && x.claims === claims)), w];
     if (opts.startUsed === undefined) return;
     const now = this.ctx.clock.nowMs();
@@ -85,7 +95,9 @@ export class Workloads {
   /** Stop the workloads of a namespace (all, or the one over `claims`); what they wrote stays. */
   clear(namespace?: string, claims?: string): void {
     this.sync();
-    this.workloads = this.workloads.filter((w) => (namespace !== undefined && w.namespace !== namespace) || (claims !== undefined && w.claims !== claims));
+    this.workloads = this.workloads.filter(
+      (w) => (namespace !== undefined && w.namespace !== namespace) || (claims !== undefined && w.claims !== claims),
+    );
   }
 
   list(): Workload[] {
@@ -154,7 +166,10 @@ export class Workloads {
   }
 
   state(): WorkloadState {
-    return { workloads: structuredClone(this.workloads), used: Object.fromEntries([...this.used].map(([uid, u]) => [uid, { bytes: u.bytes.toString(), atMs: u.atMs }])) };
+    return {
+      workloads: structuredClone(this.workloads),
+      used: Object.fromEntries([...this.used].map(([uid, u]) => [uid, { bytes: u.bytes.toString(), atMs: u.atMs }])),
+    };
   }
 
   restore(state: WorkloadState): void {

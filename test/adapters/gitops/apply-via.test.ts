@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { writerFor } from "../../../adapters/gitops/apply-via.js";
+import { Keys } from "../../../core/keys.js";
 import type { ClaimWriter } from "../../../core/ports.js";
 import { applyViaOf } from "../../../core/statefulset.js";
-import { Keys } from "../../../core/keys.js";
 import { makeClaim, makeSet, snapshot } from "../../core/builders.js";
 
 const writer = (name: string): ClaimWriter => ({
@@ -24,7 +24,8 @@ describe("applyViaOf", () => {
   it("names the set, the value and the accepted values for anything else", () => {
     expect(applyViaOf(withVia("PullRequest"))).toEqual({
       ok: false,
-      message: 'StatefulSet default/web: annotation claimstep.io/apply-via="PullRequest" is not one of direct, pull-request: fix or remove it (absent = direct)',
+      message:
+        'StatefulSet default/web: annotation claimstep.io/apply-via="PullRequest" is not one of direct, pull-request: fix or remove it (absent = direct)',
     });
   });
 });
@@ -44,7 +45,9 @@ describe("writerFor", () => {
   it("says what to do when a set asks for pull requests and no repository is configured: a writer that writes nothing", async () => {
     const chosen = writerFor({ direct })(snap("pull-request"));
     expect(chosen.supports).toEqual([]);
-    expect(chosen.unavailable).toMatch(/asks for claimstep.io\/apply-via: pull-request, but no GitOps repository is configured/);
+    expect(chosen.unavailable).toMatch(
+      /asks for claimstep.io\/apply-via: pull-request, but no GitOps repository is configured/,
+    );
     await expect(chosen.apply(undefined as never, undefined as never).catch(() => "refused")).resolves.toBe("refused");
   });
 

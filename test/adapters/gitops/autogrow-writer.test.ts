@@ -5,16 +5,15 @@
 // closed = refused; and what it says without statefulSetPathTemplate.
 import { describe, expect, it } from "vitest";
 import YAML from "yaml";
-import type { UsageReading } from "../../../core/types.js";
+import { pullRequestWriter } from "../../../adapters/gitops/writer.js";
+import { Keys } from "../../../core/keys.js";
 import { planStep } from "../../../core/plan.js";
 import { policyOf } from "../../../core/policy.js";
 import { revisionOf } from "../../../core/revision.js";
-import type { Decision, RaiseTemplate } from "../../../core/types.js";
-import { Keys } from "../../../core/keys.js";
-import { pullRequestWriter } from "../../../adapters/gitops/writer.js";
+import type { Decision, RaiseTemplate, UsageReading } from "../../../core/types.js";
 import { claimsFor, makeSet, snapshot } from "../../core/builders.js";
 import { forge } from "../../support/forge.js";
-import { NOW, PULL_REQUESTS, SET_PATH_TEMPLATE, mswServer } from "./helpers.js";
+import { mswServer, NOW, PULL_REQUESTS, SET_PATH_TEMPLATE } from "./helpers.js";
 
 const server = mswServer();
 const SET_FILE = "clusters/prod/apps/default/web.yaml";
@@ -22,23 +21,42 @@ const GI = 1024n ** 3n;
 const POLICY = JSON.stringify({ threshold: "80%", increase: "25%", max: "10Gi" });
 
 /** Set `web` complete at data 2Gi in pull-request mode with autogrow; the planner's raise for this usage. */
-function raiseDecision(volumes: Array<{ claim: string; usedGi: number; capacityGi: number }>): Decision & { action: RaiseTemplate } {
-  const set = makeSet({ desired: [{ name: "data", storage: "2Gi" }], annotations: { [Keys.autogrow]: POLICY, [Keys.applyVia]: "pull-request" } });
+function raiseDecision(
+  volumes: Array<{ claim: string; usedGi: number; capacityGi: number }>,
+): Decision & { action: RaiseTemplate } {
+  const set = makeSet({
+    desired: [{ name: "data", storage: "2Gi" }],
+    annotations: { [Keys.autogrow]: POLICY, [Keys.applyVia]: "pull-request" },
+  });
   const parsed = policyOf(set);
   if (!parsed.ok) throw new Error(parsed.message);
   const { revision } = parsed.policy;
-  set.metadata.annotations = { ...set.metadata.annotations, [Keys.currentRevision]: revision, [Keys.updateRevision]: revision };
+  set.metadata.annotations = {
+    ...set.metadata.annotations,
+    [Keys.currentRevision]: revision,
+    [Keys.updateRevision]: revision,
+  };
   const reading: UsageReading = {
     ok: true,
-    volumes: volumes.map((v) => ({ claim: v.claim, usedBytes: BigInt(Math.round(v.usedGi * 1024)) * 1024n ** 2n, capacityBytes: BigInt(v.capacityGi) * GI })),
+    volumes: volumes.map((v) => ({
+      claim: v.claim,
+      usedBytes: BigInt(Math.round(v.usedGi * 1024)) * 1024n ** 2n,
+      capacityBytes: BigInt(v.capacityGi) * GI,
+    })),
   };
-  const decision = planStep({ ...snapshot(set, claimsFor(set, { storage: "2Gi", revision })), volumeUsage: reading }, NOW, PULL_REQUESTS);
-  if (decision.action?.type !== "RaiseTemplate") throw new Error(`expected RaiseTemplate, got ${decision.phase}/${decision.reason}: ${decision.message}`);
+  const decision = planStep(
+    { ...snapshot(set, claimsFor(set, { storage: "2Gi", revision })), volumeUsage: reading },
+    NOW,
+    PULL_REQUESTS,
+  );
+  if (decision.action?.type !== "RaiseTemplate")
+    throw new Error(`expected RaiseTemplate, got ${decision.phase}/${decision.reason}: ${decision.message}`);
   return decision as Decision & { action: RaiseTemplate };
 }
 
 /** The desired-templates annotation as the live set has it (what Argo CD applied from Git). */
-const desiredJson = (): string => makeSet({ desired: [{ name: "data", storage: "2Gi" }] }).metadata.annotations![Keys.templates]!;
+const desiredJson = (): string =>
+  makeSet({ desired: [{ name: "data", storage: "2Gi" }] }).metadata.annotations![Keys.templates]!;
 
 /** Set `web`'s manifest in Git: the annotation single-quoted, or as a block scalar. */
 function manifest(style: "quoted" | "block" = "quoted"): string {
@@ -81,18 +99,27 @@ const github = (files: Record<string, string>) => forge("github", server, { file
 const gitlab = (files: Record<string, string>) => forge("gitlab", server, { files });
 
 const storageIn = (text: string): string[] =>
-  (JSON.parse(YAML.parse(text).metadata.annotations[Keys.templates]) as Array<{ spec: { resources: { requests: { storage: string } } } }>).map((t) => t.spec.resources.requests.storage);
+  (
+    JSON.parse(YAML.parse(text).metadata.annotations[Keys.templates]) as Array<{
+      spec: { resources: { requests: { storage: string } } };
+    }>
+  ).map((t) => t.spec.resources.requests.storage);
 
 describe.each([
   ["GitHub", github],
   ["GitLab", gitlab],
 ] as const)("autogrow's raise on %s", (_name, makeForge) => {
-  function setup(opts: { files?: Record<string, string>; statefulSetPathTemplate?: string | null; style?: "quoted" | "block" } = {}) {
+  function setup(
+    opts: { files?: Record<string, string>; statefulSetPathTemplate?: string | null; style?: "quoted" | "block" } = {},
+  ) {
     // data-web-2 at 1.9 of 2Gi (95%): 2Gi × 1.25 rounded up → 3Gi.
     const decision = raiseDecision([{ claim: "data-web-2", usedGi: 1.9, capacityGi: 2 }]);
     const forge = makeForge(opts.files ?? { [SET_FILE]: manifest(opts.style) });
     const setPath = opts.statefulSetPathTemplate === undefined ? SET_PATH_TEMPLATE : opts.statefulSetPathTemplate;
-    const writer = pullRequestWriter({ ...forge.config, ...(setPath === null ? {} : { statefulSetPathTemplate: setPath }) }, { now: forge.now });
+    const writer = pullRequestWriter(
+      { ...forge.config, ...(setPath === null ? {} : { statefulSetPathTemplate: setPath }) },
+      { now: forge.now },
+    );
     return { decision, forge, writer, branch: `claimstep/default/web/${decision.action.fromRevision}/autogrow` };
   }
 
@@ -105,7 +132,11 @@ describe.each([
     expect(decision.action).toMatchObject({ template: "data", from: "2Gi", to: "3Gi" });
     const outcome = await writer.apply(decision.action, decision);
     const [pr] = forge.requests();
-    expect(outcome).toEqual({ kind: "proposed", detail: `opened pull request #1; merging it grows default/web: data 2Gi → 3Gi, every claim through the rollout — ${pr!.url}`, url: pr!.url });
+    expect(outcome).toEqual({
+      kind: "proposed",
+      detail: `opened pull request #1; merging it grows default/web: data 2Gi → 3Gi, every claim through the rollout — ${pr!.url}`,
+      url: pr!.url,
+    });
     expect(forge.requests()).toHaveLength(1);
     expect(pr!.branch).toBe(branch);
     expect(forge.repo.changes(branch).map((c) => c.path)).toEqual([SET_FILE]);
@@ -127,18 +158,24 @@ describe.each([
     expect(pr!.title).toBe("claimstep: autogrow StatefulSet default/web — data 2Gi → 3Gi");
     expect(pr!.body).toContain(`(\`${Keys.autogrow}: ${POLICY}\`)`);
     expect(pr!.body).toContain("> data-web-2 uses 1.9Gi of 2Gi (95.0%): raising template data 2Gi → 3Gi");
-    expect(pr!.body).toContain(`| template | storage now (revision \`${decision.action.fromRevision}\`) | after |\n|---|---|---|\n| data | 2Gi | 3Gi |`);
+    expect(pr!.body).toContain(
+      `| template | storage now (revision \`${decision.action.fromRevision}\`) | after |\n|---|---|---|\n| data | 2Gi | 3Gi |`,
+    );
     expect(pr!.body).toContain(`**Merging** this pull request changes \`${SET_FILE}\``);
     expect(pr!.body).toContain("**every ordinal grows through claimstep's rollout, one at a time**");
     expect(pr!.body).toContain("**Closing** it without merging blocks autogrow of `default/web`");
-    expect(forge.repo.commits.at(-1)!.message).toMatch(/^claimstep: autogrow web — data 2Gi → 3Gi\n\nStatefulSet default\/web, grown from revision \w+: data-web-2 uses/);
+    expect(forge.repo.commits.at(-1)!.message).toMatch(
+      /^claimstep: autogrow web — data 2Gi → 3Gi\n\nStatefulSet default\/web, grown from revision \w+: data-web-2 uses/,
+    );
   });
 
   it("keeps a block scalar a block scalar", async () => {
     const { decision, forge, writer, branch } = setup({ style: "block" });
     await writer.apply(decision.action, decision);
     const text = forge.repo.file(branch, SET_FILE)!.text;
-    expect(text).toContain(`claimstep.io/volume-claim-templates: |\n      ${JSON.stringify(decision.action.templates)}\n`);
+    expect(text).toContain(
+      `claimstep.io/volume-claim-templates: |\n      ${JSON.stringify(decision.action.templates)}\n`,
+    );
     expect(storageIn(text)).toEqual(["3Gi"]);
   });
 
@@ -149,7 +186,12 @@ describe.each([
     expect(forge.requests()).toHaveLength(1);
     expect(forge.repo.commits).toHaveLength(1);
     expect(forge.writes()).toHaveLength(3); // branch, file, pull request
-    expect(outcomes[1]).toMatchObject({ kind: "proposed", detail: expect.stringMatching(/^waiting for pull request #1 to be merged \(autogrow of default\/web from revision \w+; template data 2Gi → 3Gi\)/) });
+    expect(outcomes[1]).toMatchObject({
+      kind: "proposed",
+      detail: expect.stringMatching(
+        /^waiting for pull request #1 to be merged \(autogrow of default\/web from revision \w+; template data 2Gi → 3Gi\)/,
+      ),
+    });
     expect(outcomes[2]).toEqual(outcomes[1]);
   });
 
@@ -160,7 +202,12 @@ describe.each([
     const larger = raiseDecision([{ claim: "data-web-1", usedGi: 3.9, capacityGi: 4 }]);
     expect(larger.action).toMatchObject({ fromRevision: decision.action.fromRevision, to: "5Gi" });
     const outcome = await writer.apply(larger.action, larger);
-    expect(outcome).toMatchObject({ kind: "proposed", detail: expect.stringContaining("waiting for pull request #1 to be merged (autogrow of default/web from revision") });
+    expect(outcome).toMatchObject({
+      kind: "proposed",
+      detail: expect.stringContaining(
+        "waiting for pull request #1 to be merged (autogrow of default/web from revision",
+      ),
+    });
     expect((outcome as { detail: string }).detail).toContain("updated it: data 2Gi → 5Gi");
     expect(forge.requests()).toHaveLength(1);
     expect(forge.repo.commits).toHaveLength(2);
@@ -196,22 +243,38 @@ describe.each([
     await writer.apply(decision.action, decision);
     forge.merge(1);
     forge.repo.write("main", SET_FILE, original, "Revert claimstep");
-    expect(await writer.apply(decision.action, decision)).toMatchObject({ kind: "refused", reason: "ChangeRejected", message: expect.stringContaining("no longer carries the autogrow of default/web") });
+    expect(await writer.apply(decision.action, decision)).toMatchObject({
+      kind: "refused",
+      reason: "ChangeRejected",
+      message: expect.stringContaining("no longer carries the autogrow of default/web"),
+    });
   });
 
   it("applied at once when the base branch already carries the raised templates (a person made the change)", async () => {
     const { decision, forge, writer } = setup();
-    const edited = forge.repo.file("main", SET_FILE)!.text.replace(desiredJson(), JSON.stringify(decision.action.templates));
+    const edited = forge.repo
+      .file("main", SET_FILE)!
+      .text.replace(desiredJson(), JSON.stringify(decision.action.templates));
     forge.repo.write("main", SET_FILE, edited, "grow web by hand");
-    expect(await writer.apply(decision.action, decision)).toMatchObject({ kind: "applied", detail: expect.stringMatching(/^clusters\/prod\/apps\/default\/web.yaml on main carries the growth of default\/web/) });
+    expect(await writer.apply(decision.action, decision)).toMatchObject({
+      kind: "applied",
+      detail: expect.stringMatching(
+        /^clusters\/prod\/apps\/default\/web.yaml on main carries the growth of default\/web/,
+      ),
+    });
     expect(forge.requests()).toHaveLength(0);
   });
 
   it("waits, proposing nothing, while Git's desired templates are ahead of the live set's", async () => {
     const { decision, forge, writer } = setup();
-    const ahead = forge.repo.file("main", SET_FILE)!.text.replace(desiredJson(), desiredJson().replace('"2Gi"', '"8Gi"'));
+    const ahead = forge.repo
+      .file("main", SET_FILE)!
+      .text.replace(desiredJson(), desiredJson().replace('"2Gi"', '"8Gi"'));
     forge.repo.write("main", SET_FILE, ahead, "grow web to 8Gi");
-    expect(await writer.apply(decision.action, decision)).toMatchObject({ kind: "proposed", detail: expect.stringContaining("holds other desired templates") });
+    expect(await writer.apply(decision.action, decision)).toMatchObject({
+      kind: "proposed",
+      detail: expect.stringContaining("holds other desired templates"),
+    });
     expect(forge.writes()).toEqual([]);
   });
 
@@ -223,12 +286,17 @@ describe.each([
     expect(refused).toEqual({
       kind: "refused",
       reason: "ChangeRejected",
-      message: expect.stringContaining(`pull request #1 (${forge.requests()[0]!.url}) proposing the autogrow of default/web from revision ${decision.action.fromRevision} was closed without merging: autogrow of default/web is blocked until a person acts`),
+      message: expect.stringContaining(
+        `pull request #1 (${forge.requests()[0]!.url}) proposing the autogrow of default/web from revision ${decision.action.fromRevision} was closed without merging: autogrow of default/web is blocked until a person acts`,
+      ),
       url: forge.requests()[0]!.url,
     });
     expect((refused as { message: string }).message).toContain(`or change or remove ${Keys.autogrow}`);
     forge.reopen(1);
-    expect(await writer.apply(decision.action, decision)).toMatchObject({ kind: "proposed", url: forge.requests()[0]!.url });
+    expect(await writer.apply(decision.action, decision)).toMatchObject({
+      kind: "proposed",
+      url: forge.requests()[0]!.url,
+    });
     expect(forge.requests()).toHaveLength(1);
   });
 
@@ -239,7 +307,9 @@ describe.each([
     const message = (outcome as { message: string }).message;
     expect(message).toContain(`StatefulSet default/web asks for ${Keys.autogrow}`);
     expect(message).toContain("the repository configuration has no statefulSetPathTemplate");
-    expect(message).toContain('"statefulSetPathTemplate": "clusters/prod/apps/{namespace}/{statefulset}.yaml" in CLAIMSTEP_GITOPS_REPOSITORY');
+    expect(message).toContain(
+      '"statefulSetPathTemplate": "clusters/prod/apps/{namespace}/{statefulset}.yaml" in CLAIMSTEP_GITOPS_REPOSITORY',
+    );
     expect(forge.writes()).toEqual([]);
   });
 

@@ -1,6 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { branchName, parseBranch } from "../../../adapters/gitops/branch.js";
-import { RepositoryConfigError, apiUrlOf, claimPath, parseRepositoryConfig, setPath } from "../../../adapters/gitops/config.js";
+import {
+  apiUrlOf,
+  claimPath,
+  parseRepositoryConfig,
+  RepositoryConfigError,
+  setPath,
+} from "../../../adapters/gitops/config.js";
 
 describe("branch names", () => {
   const step = { ref: { namespace: "prod", name: "db" }, revision: "7b5b44c86f", ordinal: 2 };
@@ -8,7 +14,11 @@ describe("branch names", () => {
   it("are claimstep/{namespace}/{statefulset}/{revision}/{ordinal} and parse back", () => {
     expect(branchName(step)).toBe("claimstep/prod/db/7b5b44c86f/2");
     expect(parseBranch("claimstep/prod/db/7b5b44c86f/2")).toEqual(step);
-    expect(parseBranch("refs/heads/claimstep/prod/db.v2/7b5b44c86f/10")).toEqual({ ...step, ref: { namespace: "prod", name: "db.v2" }, ordinal: 10 });
+    expect(parseBranch("refs/heads/claimstep/prod/db.v2/7b5b44c86f/10")).toEqual({
+      ...step,
+      ref: { namespace: "prod", name: "db.v2" },
+      ordinal: 10,
+    });
   });
 
   it("name the re-create proposal claimstep/{namespace}/{statefulset}/{revision}/recreate, and parse it back", () => {
@@ -26,7 +36,20 @@ describe("branch names", () => {
   });
 
   it("reject branches that are not claimstep's", () => {
-    for (const name of ["main", "claimstep/prod/db/rev/Recreate", "claimstep/prod/db/rev/recreate/2", "claimstep/prod/db/rev/Autogrow", "claimstep/prod/db/rev/autogrow/1", "claimstep/prod/db/rev", "claimstep/prod/db/rev/2/extra", "feature/prod/db/rev/2", "claimstep/prod/db/rev/02", "claimstep/prod/db/rev/-1", "claimstep/Prod/db/rev/1", "claimstep//db/rev/1"]) {
+    for (const name of [
+      "main",
+      "claimstep/prod/db/rev/Recreate",
+      "claimstep/prod/db/rev/recreate/2",
+      "claimstep/prod/db/rev/Autogrow",
+      "claimstep/prod/db/rev/autogrow/1",
+      "claimstep/prod/db/rev",
+      "claimstep/prod/db/rev/2/extra",
+      "feature/prod/db/rev/2",
+      "claimstep/prod/db/rev/02",
+      "claimstep/prod/db/rev/-1",
+      "claimstep/Prod/db/rev/1",
+      "claimstep//db/rev/1",
+    ]) {
       expect(parseBranch(name), name).toBeUndefined();
     }
   });
@@ -42,17 +65,23 @@ describe("builders refuse names that are not safe segments (issue 24, item 8)", 
       [{ ref, revision: "r1", ordinal: -1 }, "ordinal -1"],
       [{ ref, revision: "r1", ordinal: 1.5 }, "ordinal 1.5"],
     ] as const) {
-      expect(() => branchName(b as never), what).toThrow(new RegExp(`^cannot name the branch of StatefulSet .*: ${what.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")} is not`));
+      expect(() => branchName(b as never), what).toThrow(
+        new RegExp(`^cannot name the branch of StatefulSet .*: ${what.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")} is not`),
+      );
     }
   });
 
   it("claimPath and setPath: a value that is not one safe segment is a clear error naming the placeholder", () => {
     const values = { namespace: "prod", name: "data-db-2", statefulset: "db", template: "data", ordinal: 2 };
     expect(() => claimPath("c/{namespace}/{name}.yaml", { ...values, name: "../../etc/passwd" })).toThrow(
-      'pathTemplate "c/{namespace}/{name}.yaml": {name} is "../../etc/passwd", not a single path segment (a Kubernetes name: lowercase letters, digits, \'-\' and \'.\')',
+      "pathTemplate \"c/{namespace}/{name}.yaml\": {name} is \"../../etc/passwd\", not a single path segment (a Kubernetes name: lowercase letters, digits, '-' and '.')",
     );
-    expect(() => claimPath("c/{template}/{name}.yaml", { ...values, template: "a/b" })).toThrow(/\{template\} is "a\/b", not a single path segment/);
-    expect(() => setPath("apps/{namespace}/{statefulset}.yaml", { namespace: "..", statefulset: "db" })).toThrow(/\{namespace\} is "\.\.", not a single path segment/);
+    expect(() => claimPath("c/{template}/{name}.yaml", { ...values, template: "a/b" })).toThrow(
+      /\{template\} is "a\/b", not a single path segment/,
+    );
+    expect(() => setPath("apps/{namespace}/{statefulset}.yaml", { namespace: "..", statefulset: "db" })).toThrow(
+      /\{namespace\} is "\.\.", not a single path segment/,
+    );
     expect(claimPath("c/{namespace}/{name}.yaml", values)).toBe("c/prod/data-db-2.yaml");
   });
 });
@@ -69,8 +98,12 @@ describe("repository config", () => {
     const c = parseRepositoryConfig(valid);
     expect(c).toEqual({ ...valid, baseBranch: "main", labels: [], reviewers: [] });
     expect(apiUrlOf(c)).toBe("https://api.github.com");
-    expect(apiUrlOf(parseRepositoryConfig({ ...valid, provider: "gitlab", repository: "group/sub/fleet" }))).toBe("https://gitlab.com/api/v4");
-    expect(apiUrlOf(parseRepositoryConfig({ ...valid, apiUrl: "https://ghe.example.com/api/v3/" }))).toBe("https://ghe.example.com/api/v3");
+    expect(apiUrlOf(parseRepositoryConfig({ ...valid, provider: "gitlab", repository: "group/sub/fleet" }))).toBe(
+      "https://gitlab.com/api/v4",
+    );
+    expect(apiUrlOf(parseRepositoryConfig({ ...valid, apiUrl: "https://ghe.example.com/api/v3/" }))).toBe(
+      "https://ghe.example.com/api/v3",
+    );
   });
 
   it("accepts a GitLab numeric project id", () => {
@@ -96,19 +129,32 @@ describe("repository config", () => {
   });
 
   it("names a bad repository, branch, URL or unknown key", () => {
-    expect(() => parseRepositoryConfig({ ...valid, repository: "fleet" })).toThrow(/repository "fleet" must be owner\/repo for GitHub/);
-    expect(() => parseRepositoryConfig({ ...valid, provider: "gitlab", repository: "fleet" })).toThrow(/GitLab project path/);
-    expect(() => parseRepositoryConfig({ ...valid, baseBranch: "ma in" })).toThrow(/baseBranch: is not a valid branch name/);
+    expect(() => parseRepositoryConfig({ ...valid, repository: "fleet" })).toThrow(
+      /repository "fleet" must be owner\/repo for GitHub/,
+    );
+    expect(() => parseRepositoryConfig({ ...valid, provider: "gitlab", repository: "fleet" })).toThrow(
+      /GitLab project path/,
+    );
+    expect(() => parseRepositoryConfig({ ...valid, baseBranch: "ma in" })).toThrow(
+      /baseBranch: is not a valid branch name/,
+    );
     expect(() => parseRepositoryConfig({ ...valid, apiUrl: "github" })).toThrow(/apiUrl must be an absolute URL/);
     expect(() => parseRepositoryConfig({ ...valid, reviewer: ["x"] })).toThrow(/reviewer/);
   });
 
   it("takes an optional statefulSetPathTemplate ({namespace} {statefulset}, relative, .yaml/.yml) and renders it", () => {
-    const c = parseRepositoryConfig({ ...valid, statefulSetPathTemplate: "clusters/prod/apps/{namespace}/{statefulset}.yaml" });
+    const c = parseRepositoryConfig({
+      ...valid,
+      statefulSetPathTemplate: "clusters/prod/apps/{namespace}/{statefulset}.yaml",
+    });
     expect(c.statefulSetPathTemplate).toBe("clusters/prod/apps/{namespace}/{statefulset}.yaml");
-    expect(setPath(c.statefulSetPathTemplate!, { namespace: "prod", statefulset: "db" })).toBe("clusters/prod/apps/prod/db.yaml");
+    expect(setPath(c.statefulSetPathTemplate!, { namespace: "prod", statefulset: "db" })).toBe(
+      "clusters/prod/apps/prod/db.yaml",
+    );
     // One file may hold every set (found by kind and name): no placeholder is required.
-    expect(parseRepositoryConfig({ ...valid, statefulSetPathTemplate: "apps/statefulsets.yml" }).statefulSetPathTemplate).toBe("apps/statefulsets.yml");
+    expect(
+      parseRepositoryConfig({ ...valid, statefulSetPathTemplate: "apps/statefulsets.yml" }).statefulSetPathTemplate,
+    ).toBe("apps/statefulsets.yml");
     expect(parseRepositoryConfig(valid)).not.toHaveProperty("statefulSetPathTemplate");
   });
 
@@ -119,7 +165,9 @@ describe("repository config", () => {
     } catch (e) {
       message = (e as Error).message;
     }
-    expect(message).toContain("statefulSetPathTemplate: statefulSetPathTemplate uses unknown placeholder(s) {name}, {ordinal}; allowed: {namespace} {statefulset}");
+    expect(message).toContain(
+      "statefulSetPathTemplate: statefulSetPathTemplate uses unknown placeholder(s) {name}, {ordinal}; allowed: {namespace} {statefulset}",
+    );
     expect(message).toContain("statefulSetPathTemplate must be relative to the repository root, without '..'");
     expect(message).toContain("statefulSetPathTemplate must end in .yaml or .yml");
     expect(() => parseRepositoryConfig({ ...valid, statefulSetPathTemplate: "" })).toThrow(

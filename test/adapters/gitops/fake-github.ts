@@ -4,7 +4,7 @@
 // 422 "A pull request already exists for owner:branch.", stale sha 409, missing sha 422,
 // bad token 401, read-only token 403, primary (403, x-ratelimit-remaining: 0) and secondary
 // (403/429 with retry-after) rate limits.
-import { http, HttpResponse, type RequestHandler } from "msw";
+import { HttpResponse, http, type RequestHandler } from "msw";
 import { FakeRepo } from "./fake-repo.js";
 
 export const GITHUB_API = "https://api.github.com";
@@ -26,9 +26,18 @@ export interface FakePull {
   headRepo?: string;
 }
 
-type Fault = "bad-token" | "read-only" | "primary-rate-limit" | "secondary-rate-limit-403" | "secondary-rate-limit-429" | "server-error";
+type Fault =
+  | "bad-token"
+  | "read-only"
+  | "primary-rate-limit"
+  | "secondary-rate-limit-403"
+  | "secondary-rate-limit-429"
+  | "server-error";
 
-const b64 = (s: string) => Buffer.from(s, "utf8").toString("base64").replace(/(.{60})/g, "$1\n");
+const b64 = (s: string) =>
+  Buffer.from(s, "utf8")
+    .toString("base64")
+    .replace(/(.{60})/g, "$1\n");
 const unb64 = (s: string) => Buffer.from(s, "base64").toString("utf8");
 
 export class FakeGitHub {
@@ -77,8 +86,18 @@ export class FakeGitHub {
     return HttpResponse.json(body as never, { status, headers: { ...this.rateHeaders(), ...headers } });
   }
 
-  private error(status: number, message: string, doc: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
-    return this.json({ message, ...extra, documentation_url: `${DOCS}/${doc}`, status: String(status) }, status, headers);
+  private error(
+    status: number,
+    message: string,
+    doc: string,
+    extra: Record<string, unknown> = {},
+    headers: Record<string, string> = {},
+  ) {
+    return this.json(
+      { message, ...extra, documentation_url: `${DOCS}/${doc}`, status: String(status) },
+      status,
+      headers,
+    );
   }
 
   private faultFor(method: string, path: string): Response | undefined {
@@ -91,15 +110,39 @@ export class FakeGitHub {
       case "bad-token":
         return this.error(401, "Bad credentials", "");
       case "read-only":
-        return this.error(403, "Resource not accessible by personal access token", "git/refs#create-a-reference", {}, {
-          "x-accepted-github-permissions": "contents=write",
-        });
+        return this.error(
+          403,
+          "Resource not accessible by personal access token",
+          "git/refs#create-a-reference",
+          {},
+          {
+            "x-accepted-github-permissions": "contents=write",
+          },
+        );
       case "primary-rate-limit":
-        return this.error(403, "API rate limit exceeded for user ID 1.", "overview/rate-limits-for-the-rest-api#about-the-primary-rate-limit", {}, this.rateHeaders(0));
+        return this.error(
+          403,
+          "API rate limit exceeded for user ID 1.",
+          "overview/rate-limits-for-the-rest-api#about-the-primary-rate-limit",
+          {},
+          this.rateHeaders(0),
+        );
       case "secondary-rate-limit-403":
-        return this.error(403, secondary, "overview/rate-limits-for-the-rest-api#about-secondary-rate-limits", {}, { "retry-after": "60" });
+        return this.error(
+          403,
+          secondary,
+          "overview/rate-limits-for-the-rest-api#about-secondary-rate-limits",
+          {},
+          { "retry-after": "60" },
+        );
       case "secondary-rate-limit-429":
-        return this.error(429, secondary, "overview/rate-limits-for-the-rest-api#about-secondary-rate-limits", {}, { "retry-after": "120" });
+        return this.error(
+          429,
+          secondary,
+          "overview/rate-limits-for-the-rest-api#about-secondary-rate-limits",
+          {},
+          { "retry-after": "120" },
+        );
       case "server-error":
         return HttpResponse.text("", { status: 502 });
     }
@@ -120,7 +163,15 @@ export class FakeGitHub {
       title: p.title,
       user: { login: "claimstep-bot", id: 1, type: "User" },
       body: p.body,
-      labels: p.labels.map((name, i) => ({ id: i + 1, node_id: `LA_${i}`, url: `${repoUrl}/labels/${name}`, name, color: "ededed", default: false, description: null })),
+      labels: p.labels.map((name, i) => ({
+        id: i + 1,
+        node_id: `LA_${i}`,
+        url: `${repoUrl}/labels/${name}`,
+        name,
+        color: "ededed",
+        default: false,
+        description: null,
+      })),
       created_at: new Date(this.now()).toISOString(),
       updated_at: new Date(this.now()).toISOString(),
       closed_at: p.closed_at,
@@ -128,8 +179,18 @@ export class FakeGitHub {
       merge_commit_sha: null,
       requested_reviewers: p.reviewers.map((login) => ({ login, type: "User" })),
       requested_teams: p.team_reviewers.map((slug) => ({ slug, name: slug })),
-      head: { label: `${(p.headRepo ?? this.fullName).split("/")[0]}:${p.head}`, ref: p.head, sha: head, repo: { full_name: p.headRepo ?? this.fullName } },
-      base: { label: `${this.owner}:${p.base}`, ref: p.base, sha: this.repo.branches.get(p.base)?.head, repo: { full_name: this.fullName } },
+      head: {
+        label: `${(p.headRepo ?? this.fullName).split("/")[0]}:${p.head}`,
+        ref: p.head,
+        sha: head,
+        repo: { full_name: p.headRepo ?? this.fullName },
+      },
+      base: {
+        label: `${this.owner}:${p.base}`,
+        ref: p.base,
+        sha: this.repo.branches.get(p.base)?.head,
+        repo: { full_name: this.fullName },
+      },
       draft: false,
       author_association: "MEMBER",
       auto_merge: null,
@@ -177,8 +238,10 @@ export class FakeGitHub {
       const fault = this.faultFor(request.method, url.pathname);
       if (fault) return fault;
       const auth = request.headers.get("authorization");
-      if (auth !== `Bearer ${this.token}` && auth !== `token ${this.token}`) return this.error(401, "Bad credentials", "");
-      if (params.owner !== this.owner || params.repo !== this.name) return this.error(404, "Not Found", "repos/repos#get-a-repository");
+      if (auth !== `Bearer ${this.token}` && auth !== `token ${this.token}`)
+        return this.error(401, "Bad credentials", "");
+      if (params.owner !== this.owner || params.repo !== this.name)
+        return this.error(404, "Not Found", "repos/repos#get-a-repository");
       return undefined;
     };
     const pathAfter = (request: Request, marker: string) =>
@@ -214,13 +277,21 @@ export class FakeGitHub {
         if (denied) return denied;
         const body = (await request.json()) as { ref?: string; sha?: string };
         if (!body.ref?.startsWith("refs/") || body.ref.split("/").length < 3) {
-          return this.error(422, "Reference name must start with 'refs/' and have at least two slashes.", "git/refs#create-a-reference");
+          return this.error(
+            422,
+            "Reference name must start with 'refs/' and have at least two slashes.",
+            "git/refs#create-a-reference",
+          );
         }
         const name = body.ref.slice("refs/heads/".length);
-        if (this.repo.branches.has(name)) return this.error(422, "Reference already exists", "git/refs#create-a-reference");
-        if (!body.sha || !this.repo.hasCommit(body.sha)) return this.error(422, "Object does not exist", "git/refs#create-a-reference");
+        if (this.repo.branches.has(name))
+          return this.error(422, "Reference already exists", "git/refs#create-a-reference");
+        if (!body.sha || !this.repo.hasCommit(body.sha))
+          return this.error(422, "Object does not exist", "git/refs#create-a-reference");
         this.repo.branchFrom(name, body.sha);
-        return this.json(this.refJSON(name, body.sha), 201, { location: `${GITHUB_API}/repos/${this.fullName}/git/refs/heads/${name}` });
+        return this.json(this.refJSON(name, body.sha), 201, {
+          location: `${GITHUB_API}/repos/${this.fullName}/git/refs/heads/${name}`,
+        });
       }),
 
       http.get(`${root}/contents/*`, ({ request, params }) => {
@@ -228,10 +299,15 @@ export class FakeGitHub {
         if (denied) return denied;
         const path = pathAfter(request, "/contents/");
         const ref = new URL(request.url).searchParams.get("ref") ?? this.repo.baseBranch;
-        if (!this.repo.branches.has(ref)) return this.error(404, `No commit found for the ref ${ref}`, "repos/contents#get-repository-content");
+        if (!this.repo.branches.has(ref))
+          return this.error(404, `No commit found for the ref ${ref}`, "repos/contents#get-repository-content");
         const file = this.repo.file(ref, path);
         if (!file) return this.error(404, "Not Found", "repos/contents#get-repository-content");
-        return this.json({ ...this.contentJSON(path, ref, file.text, file.blob), encoding: "base64", content: b64(file.text) });
+        return this.json({
+          ...this.contentJSON(path, ref, file.text, file.blob),
+          encoding: "base64",
+          content: b64(file.text),
+        });
       }),
 
       http.put(`${root}/contents/*`, async ({ request, params }) => {
@@ -240,13 +316,22 @@ export class FakeGitHub {
         const path = pathAfter(request, "/contents/");
         const body = (await request.json()) as { message?: string; content?: string; branch?: string; sha?: string };
         if (!body.message || body.content === undefined) {
-          return this.error(422, "Invalid request.\n\nFor 'links/0/schema', nil is not an object.", "repos/contents#create-or-update-file-contents");
+          return this.error(
+            422,
+            "Invalid request.\n\nFor 'links/0/schema', nil is not an object.",
+            "repos/contents#create-or-update-file-contents",
+          );
         }
         const branch = body.branch ?? this.repo.baseBranch;
-        if (!this.repo.branches.has(branch)) return this.error(404, `Branch ${branch} not found`, "repos/contents#create-or-update-file-contents");
+        if (!this.repo.branches.has(branch))
+          return this.error(404, `Branch ${branch} not found`, "repos/contents#create-or-update-file-contents");
         const existing = this.repo.file(branch, path);
         if (existing && body.sha === undefined) {
-          return this.error(422, 'Invalid request.\n\n"sha" wasn\'t supplied.', "repos/contents#create-or-update-file-contents");
+          return this.error(
+            422,
+            'Invalid request.\n\n"sha" wasn\'t supplied.',
+            "repos/contents#create-or-update-file-contents",
+          );
         }
         if (existing && body.sha !== existing.blob) {
           return this.error(409, `${path} does not match ${body.sha}`, "repos/contents#create-or-update-file-contents");
@@ -274,15 +359,26 @@ export class FakeGitHub {
         const denied = guard(request, params);
         if (denied) return denied;
         const body = (await request.json()) as { title?: string; head?: string; base?: string; body?: string };
-        const validation = (errors: unknown[]) => this.error(422, "Validation Failed", "pulls/pulls#create-a-pull-request", { errors });
+        const validation = (errors: unknown[]) =>
+          this.error(422, "Validation Failed", "pulls/pulls#create-a-pull-request", { errors });
         if (!body.title) return validation([{ resource: "PullRequest", code: "missing_field", field: "title" }]);
-        if (!body.base || !this.repo.branches.has(body.base)) return validation([{ resource: "PullRequest", field: "base", code: "invalid" }]);
-        if (!body.head || !this.repo.branches.has(body.head)) return validation([{ resource: "PullRequest", field: "head", code: "invalid" }]);
+        if (!body.base || !this.repo.branches.has(body.base))
+          return validation([{ resource: "PullRequest", field: "base", code: "invalid" }]);
+        if (!body.head || !this.repo.branches.has(body.head))
+          return validation([{ resource: "PullRequest", field: "head", code: "invalid" }]);
         if (this.pulls.some((p) => p.head === body.head && p.base === body.base && p.state === "open")) {
-          return validation([{ resource: "PullRequest", code: "custom", message: `A pull request already exists for ${this.owner}:${body.head}.` }]);
+          return validation([
+            {
+              resource: "PullRequest",
+              code: "custom",
+              message: `A pull request already exists for ${this.owner}:${body.head}.`,
+            },
+          ]);
         }
         if (this.repo.changes(body.head, body.base).length === 0) {
-          return validation([{ resource: "PullRequest", code: "custom", message: `No commits between ${body.base} and ${body.head}` }]);
+          return validation([
+            { resource: "PullRequest", code: "custom", message: `No commits between ${body.base} and ${body.head}` },
+          ]);
         }
         const pull: FakePull = {
           number: ++this.seq,

@@ -5,7 +5,7 @@
 // already exists for this source branch: !N"], stale file 400, bad token 401 "401 Unauthorized",
 // Reporter token 403 "403 Forbidden", and the rate limit (429 "Retry later" with RateLimit-* and
 // Retry-After headers).
-import { http, HttpResponse, type RequestHandler } from "msw";
+import { HttpResponse, http, type RequestHandler } from "msw";
 import { FakeRepo } from "./fake-repo.js";
 
 export const GITLAB_API = "https://gitlab.com/api/v4";
@@ -85,7 +85,10 @@ export class FakeGitLab {
       case "forbidden":
         return this.message(403, "403 Forbidden");
       case "rate-limit":
-        return HttpResponse.text("Retry later\n", { status: 429, headers: { ...this.rateHeaders(2000), "retry-after": "30" } });
+        return HttpResponse.text("Retry later\n", {
+          status: 429,
+          headers: { ...this.rateHeaders(2000), "retry-after": "30" },
+        });
       case "server-error":
         return this.message(500, "500 Internal Server Error");
     }
@@ -148,8 +151,10 @@ export class FakeGitLab {
       const fault = this.faultFor(request.method, url.pathname);
       if (fault) return fault;
       const auth = request.headers.get("authorization") ?? "";
-      if (auth !== `Bearer ${this.token}` && request.headers.get("private-token") !== this.token) return this.message(401, "401 Unauthorized");
-      if (needsProject && decodeURIComponent(String(params.id)) !== this.projectPath) return this.message(404, "404 Project Not Found");
+      if (auth !== `Bearer ${this.token}` && request.headers.get("private-token") !== this.token)
+        return this.message(401, "401 Unauthorized");
+      if (needsProject && decodeURIComponent(String(params.id)) !== this.projectPath)
+        return this.message(404, "404 Project Not Found");
       return undefined;
     };
     const filePath = (params: Record<string, unknown>) => decodeURIComponent(String(params.path));
@@ -213,16 +218,25 @@ export class FakeGitLab {
           const denied = guard(request, params);
           if (denied) return denied;
           const path = filePath(params);
-          const body = (await request.json()) as { branch?: string; content?: string; commit_message?: string; last_commit_id?: string };
+          const body = (await request.json()) as {
+            branch?: string;
+            content?: string;
+            commit_message?: string;
+            last_commit_id?: string;
+          };
           if (!body.branch) return this.json({ error: "branch is missing" }, 400);
           if (!body.commit_message) return this.json({ error: "commit_message is missing" }, 400);
           if (body.content === undefined) return this.json({ error: "content is missing" }, 400);
-          if (!this.repo.branches.has(body.branch)) return this.message(400, "You can only create or edit files when you are on a branch");
+          if (!this.repo.branches.has(body.branch))
+            return this.message(400, "You can only create or edit files when you are on a branch");
           const existing = this.repo.file(body.branch, path);
           if (method === "post" && existing) return this.message(400, "A file with this name already exists");
           if (method === "put" && !existing) return this.message(400, "A file with this name doesn't exist");
           if (method === "put" && body.last_commit_id && body.last_commit_id !== existing!.lastCommit) {
-            return this.message(400, "You are attempting to update a file that has changed since you started editing it.");
+            return this.message(
+              400,
+              "You are attempting to update a file that has changed since you started editing it.",
+            );
           }
           this.repo.write(body.branch, path, body.content, body.commit_message);
           return this.json({ file_path: path, branch: body.branch }, method === "post" ? 201 : 200);
@@ -240,10 +254,18 @@ export class FakeGitLab {
           labels?: string;
           reviewer_ids?: number[];
         };
-        if (!body.source_branch || !body.target_branch || !body.title) return this.json({ error: "source_branch, target_branch, title are missing" }, 400);
+        if (!body.source_branch || !body.target_branch || !body.title)
+          return this.json({ error: "source_branch, target_branch, title are missing" }, 400);
         // GitLab's check is per source project: a fork's merge request from a same-named branch is another one.
-        const open = this.mergeRequests.find((m) => m.source_project_id === undefined && m.source_branch === body.source_branch && m.target_branch === body.target_branch && m.state === "opened");
-        if (open) return this.message(409, [`Another open merge request already exists for this source branch: !${open.iid}`]);
+        const open = this.mergeRequests.find(
+          (m) =>
+            m.source_project_id === undefined &&
+            m.source_branch === body.source_branch &&
+            m.target_branch === body.target_branch &&
+            m.state === "opened",
+        );
+        if (open)
+          return this.message(409, [`Another open merge request already exists for this source branch: !${open.iid}`]);
         if (!this.repo.branches.has(body.source_branch)) return this.message(400, ["Source branch does not exist"]);
         const mr: FakeMergeRequest = {
           iid: ++this.seq,
@@ -277,14 +299,23 @@ export class FakeGitLab {
         if (denied) return denied;
         const username = new URL(request.url).searchParams.get("username")?.toLowerCase();
         return this.json(
-          GITLAB_USERS.filter((u) => u.username === username).map((u) => ({ ...u, state: "active", avatar_url: "", web_url: `https://gitlab.com/${u.username}` })),
+          GITLAB_USERS.filter((u) => u.username === username).map((u) => ({
+            ...u,
+            state: "active",
+            avatar_url: "",
+            web_url: `https://gitlab.com/${u.username}`,
+          })),
         );
       }),
     ];
   }
 
   /** Someone's merge request from their fork (project `sourceProjectId`) into this project, with the given source branch name. */
-  openFromFork(sourceBranch: string, sourceProjectId = 77, state: FakeMergeRequest["state"] = "opened"): FakeMergeRequest {
+  openFromFork(
+    sourceBranch: string,
+    sourceProjectId = 77,
+    state: FakeMergeRequest["state"] = "opened",
+  ): FakeMergeRequest {
     const mr: FakeMergeRequest = {
       iid: ++this.seq,
       title: "from a fork",
@@ -336,7 +367,12 @@ export class FakeGitLab {
       object_kind: "merge_request",
       event_type: "merge_request",
       user: { id: 11, name: "Alice", username: "alice" },
-      project: { id: 42, name: this.projectPath.split("/").at(-1), path_with_namespace: this.projectPath, web_url: `https://gitlab.com/${this.projectPath}` },
+      project: {
+        id: 42,
+        name: this.projectPath.split("/").at(-1),
+        path_with_namespace: this.projectPath,
+        web_url: `https://gitlab.com/${this.projectPath}`,
+      },
       object_attributes: {
         id: 5000 + m.iid,
         iid: m.iid,

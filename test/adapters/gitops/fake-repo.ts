@@ -30,7 +30,10 @@ export class FakeRepo {
   readonly commits: Commit[] = [];
   private counter = 0;
 
-  constructor(readonly baseBranch: string, files: Record<string, string> = {}) {
+  constructor(
+    readonly baseBranch: string,
+    files: Record<string, string> = {},
+  ) {
     const head = this.newSha("initial");
     this.branches.set(baseBranch, {
       head,

@@ -3,12 +3,12 @@
 import { describe, expect, it } from "vitest";
 import YAML from "yaml";
 import { ApiError } from "../../../adapters/api-error.js";
+import { parseRepositoryConfig } from "../../../adapters/gitops/config.js";
 import { GitHubProvider } from "../../../adapters/gitops/github.js";
 import { GitProviderError } from "../../../adapters/gitops/http.js";
-import { parseRepositoryConfig } from "../../../adapters/gitops/config.js";
 import { pullRequestWriter } from "../../../adapters/gitops/writer.js";
 import { FakeGitHub } from "./fake-github.js";
-import { PATH_TEMPLATE, growDecision, mswServer, twoClaimDecisions } from "./helpers.js";
+import { growDecision, mswServer, PATH_TEMPLATE, twoClaimDecisions } from "./helpers.js";
 
 const server = mswServer();
 const BRANCH = (rev: string, ordinal = 2) => `claimstep/default/web/${rev}/${ordinal}`;
@@ -58,7 +58,9 @@ describe("GitHub pull-request writer", () => {
     const branch = BRANCH(decision.revision!);
     expect(outcome).toEqual({
       kind: "proposed",
-      detail: expect.stringContaining("opened pull request #1; merge it to continue: default/data-web-2 (ordinal 2) → storage 2Gi"),
+      detail: expect.stringContaining(
+        "opened pull request #1; merge it to continue: default/data-web-2 (ordinal 2) → storage 2Gi",
+      ),
       url: "https://github.com/octo/fleet/pull/1",
     });
     expect([...github.repo.branches.keys()]).toEqual(["main", branch]);
@@ -71,7 +73,10 @@ describe("GitHub pull-request writer", () => {
         name: "data-web-2",
         namespace: "default",
         labels: { "claimstep.io/revision": decision.revision },
-        annotations: { "argocd.argoproj.io/sync-options": "Prune=false", "kustomize.toolkit.fluxcd.io/prune": "disabled" },
+        annotations: {
+          "argocd.argoproj.io/sync-options": "Prune=false",
+          "kustomize.toolkit.fluxcd.io/prune": "disabled",
+        },
       },
       spec: { resources: { requests: { storage: "2Gi" } } },
     });
@@ -79,12 +84,27 @@ describe("GitHub pull-request writer", () => {
 
     const [pr] = github.pulls;
     expect(github.pulls).toHaveLength(1);
-    expect(pr).toMatchObject({ head: branch, base: "main", state: "open", labels: ["storage", "claimstep"], reviewers: ["alice"], team_reviewers: ["platform"] });
-    expect(pr!.title).toBe(`claimstep: default/data-web-2 → storage 2Gi (web ordinal 2, revision ${decision.revision})`);
+    expect(pr).toMatchObject({
+      head: branch,
+      base: "main",
+      state: "open",
+      labels: ["storage", "claimstep"],
+      reviewers: ["alice"],
+      team_reviewers: ["platform"],
+    });
+    expect(pr!.title).toBe(
+      `claimstep: default/data-web-2 → storage 2Gi (web ordinal 2, revision ${decision.revision})`,
+    );
     expect(pr!.body).toContain("**Merging** this pull request changes `clusters/prod/claims/default/data-web-2.yaml`");
-    expect(pr!.body).toContain("**Closing** it without merging pauses the rollout of `default/web` (Blocked, reason ChangeRejected)");
-    expect(pr!.body).toContain("| ordinal | pod | state | claim | spec | capacity | target | volume attributes class | revision | readiness |");
-    expect(pr!.body).toContain("| 2 | web-2 | Pending **← this PR** | data-web-2 | 1Gi | 1Gi | 2Gi | – | – | Behind: data-web-2: not yet at revision");
+    expect(pr!.body).toContain(
+      "**Closing** it without merging pauses the rollout of `default/web` (Blocked, reason ChangeRejected)",
+    );
+    expect(pr!.body).toContain(
+      "| ordinal | pod | state | claim | spec | capacity | target | volume attributes class | revision | readiness |",
+    );
+    expect(pr!.body).toContain(
+      "| 2 | web-2 | Pending **← this PR** | data-web-2 | 1Gi | 1Gi | 2Gi | – | – | Behind: data-web-2: not yet at revision",
+    );
     expect(pr!.body).toContain("| 0 | web-0 | Pending | data-web-0 | 1Gi | 1Gi | 2Gi |");
   });
 
@@ -102,7 +122,11 @@ describe("GitHub pull-request writer", () => {
       "PUT /repos/octo/fleet/contents/clusters/prod/claims/default/data-web-2.yaml",
       "POST /repos/octo/fleet/pulls",
     ]);
-    expect(outcomes[1]).toEqual({ kind: "proposed", detail: expect.stringMatching(/^waiting for pull request #1 to be merged/), url: "https://github.com/octo/fleet/pull/1" });
+    expect(outcomes[1]).toEqual({
+      kind: "proposed",
+      detail: expect.stringMatching(/^waiting for pull request #1 to be merged/),
+      url: "https://github.com/octo/fleet/pull/1",
+    });
     expect(outcomes[2]).toEqual(outcomes[1]);
   });
 
@@ -148,7 +172,10 @@ describe("GitHub pull-request writer", () => {
     const decision = growDecision("2Gi");
     const branch = BRANCH(decision.revision!);
     github.failNext("server-error", /^POST \/repos\/octo\/fleet\/pulls$/);
-    await expect(writer.apply(decision.action, decision)).rejects.toMatchObject({ kind: "ServerError", isTransient: true });
+    await expect(writer.apply(decision.action, decision)).rejects.toMatchObject({
+      kind: "ServerError",
+      isTransient: true,
+    });
     expect(github.repo.commits).toHaveLength(1);
     expect(github.pulls).toHaveLength(0);
 
@@ -181,14 +208,19 @@ describe("GitHub pull-request writer", () => {
     expect(paused).toEqual({
       kind: "refused",
       reason: "ChangeRejected",
-      message: expect.stringContaining("pull request #1 (https://github.com/octo/fleet/pull/1) for data-web-2 was closed without merging: the rollout of default/web is paused"),
+      message: expect.stringContaining(
+        "pull request #1 (https://github.com/octo/fleet/pull/1) for data-web-2 was closed without merging: the rollout of default/web is paused",
+      ),
       url: "https://github.com/octo/fleet/pull/1",
     });
     expect(github.requests.slice(before)).toEqual(["GET /repos/octo/fleet/pulls"]);
     expect(github.pulls).toHaveLength(1);
 
     github.reopen(1);
-    expect(await writer.apply(decision.action, decision)).toMatchObject({ kind: "proposed", url: "https://github.com/octo/fleet/pull/1" });
+    expect(await writer.apply(decision.action, decision)).toMatchObject({
+      kind: "proposed",
+      url: "https://github.com/octo/fleet/pull/1",
+    });
   });
 
   it("a pull request from a fork with claimstep's branch name is not claimstep's: no ChangeRejected, no link to it (issue 24, item 1)", async () => {
@@ -210,7 +242,9 @@ describe("GitHub pull-request writer", () => {
     expect(await writer.apply(decision.action, decision)).toEqual({
       kind: "refused",
       reason: "ApplyRejected",
-      message: expect.stringContaining(`${FILE} nests deeper than 64 levels: claimstep reads a file from the repository within the bounds of its API`),
+      message: expect.stringContaining(
+        `${FILE} nests deeper than 64 levels: claimstep reads a file from the repository within the bounds of its API`,
+      ),
     });
     expect(writes(github)).toEqual([]);
   });
@@ -237,7 +271,9 @@ describe("GitHub pull-request writer", () => {
     const outcome = await writer.apply(next.action, next);
     expect(outcome).toMatchObject({ kind: "proposed", url: "https://github.com/octo/fleet/pull/2" });
     expect(github.pull(2).head).toBe(BRANCH(next.revision!));
-    expect(YAML.parse(github.repo.file(BRANCH(next.revision!), FILE)!.text).spec.resources.requests.storage).toBe("3Gi");
+    expect(YAML.parse(github.repo.file(BRANCH(next.revision!), FILE)!.text).spec.resources.requests.storage).toBe(
+      "3Gi",
+    );
   });
 
   it("waits for the GitOps controller after a merge, and blocks if the change was reverted on the base branch", async () => {
@@ -256,7 +292,11 @@ describe("GitHub pull-request writer", () => {
 
     github.repo.write("main", FILE, EXISTING, "Revert claimstep");
     const reverted = await writer.apply(decision.action, decision);
-    expect(reverted).toMatchObject({ kind: "refused", reason: "ChangeRejected", message: expect.stringContaining("no longer carries") });
+    expect(reverted).toMatchObject({
+      kind: "refused",
+      reason: "ChangeRejected",
+      message: expect.stringContaining("no longer carries"),
+    });
   });
 
   it("proposes the second claim of an ordinal on the same branch once the first one's pull request is merged", async () => {
@@ -274,7 +314,10 @@ describe("GitHub pull-request writer", () => {
     expect(github.repo.changes(branch).map((c) => c.path)).toEqual(["clusters/prod/claims/default/wal-web-2.yaml"]);
     // A late repeat of the first claim's step points at the branch's open request and writes nothing.
     const commits = github.repo.commits.length;
-    expect(await writer.apply(data.action, data)).toMatchObject({ kind: "proposed", url: "https://github.com/octo/fleet/pull/2" });
+    expect(await writer.apply(data.action, data)).toMatchObject({
+      kind: "proposed",
+      url: "https://github.com/octo/fleet/pull/2",
+    });
     expect(github.repo.commits).toHaveLength(commits);
   });
 
@@ -282,7 +325,11 @@ describe("GitHub pull-request writer", () => {
     const { github, writer } = setup({ files: { [FILE]: "kind: ConfigMap\nmetadata:\n  name: oops\n" } });
     const decision = growDecision("2Gi");
     const outcome = await writer.apply(decision.action, decision);
-    expect(outcome).toMatchObject({ kind: "refused", reason: "ApplyRejected", message: expect.stringContaining(`${FILE} holds no PersistentVolumeClaim named data-web-2`) });
+    expect(outcome).toMatchObject({
+      kind: "refused",
+      reason: "ApplyRejected",
+      message: expect.stringContaining(`${FILE} holds no PersistentVolumeClaim named data-web-2`),
+    });
     expect(github.pulls).toHaveLength(0);
   });
 
@@ -290,13 +337,23 @@ describe("GitHub pull-request writer", () => {
     const { github, writer } = setup({ reviewers: ["mallory"] });
     const decision = growDecision("2Gi");
     const outcome = await writer.apply(decision.action, decision);
-    expect(outcome).toMatchObject({ kind: "proposed", detail: expect.stringContaining("reviewers not requested: GitHub octo/fleet: POST /repos/octo/fleet/pulls/1/requested_reviewers answered 422: Reviews may only be requested from collaborators") });
+    expect(outcome).toMatchObject({
+      kind: "proposed",
+      detail: expect.stringContaining(
+        "reviewers not requested: GitHub octo/fleet: POST /repos/octo/fleet/pulls/1/requested_reviewers answered 422: Reviews may only be requested from collaborators",
+      ),
+    });
     expect(github.pull(1).reviewers).toEqual([]);
   });
 
   it("is a claim writer only: it proposes, writes nothing to the cluster, and has no status or event writes of its own", () => {
     const github = new FakeGitHub("octo", "fleet");
-    const writer = pullRequestWriter({ provider: "github", repository: "octo/fleet", pathTemplate: PATH_TEMPLATE, token: github.token });
+    const writer = pullRequestWriter({
+      provider: "github",
+      repository: "octo/fleet",
+      pathTemplate: PATH_TEMPLATE,
+      token: github.token,
+    });
     expect(writer.supports).toEqual(["PatchClaim", "ProposeRecreate", "RaiseTemplate"]);
     expect(writer.proposes).toBe(true);
     expect(writer.name).toBe("pull-request writer (GitHub octo/fleet)");
@@ -311,7 +368,10 @@ describe("GitHub errors", () => {
     const decision = growDecision("2Gi");
     const err = await writer.apply(decision.action, decision).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(GitProviderError);
-    expect(err).toMatchObject({ status: 401, message: expect.stringContaining("the token was rejected (401 Bad credentials): set a valid token") });
+    expect(err).toMatchObject({
+      status: 401,
+      message: expect.stringContaining("the token was rejected (401 Bad credentials): set a valid token"),
+    });
   });
 
   it("read-only token: 403 Resource not accessible is a configuration error, nothing half-written", async () => {
@@ -319,7 +379,11 @@ describe("GitHub errors", () => {
     github.failNext("read-only", /^POST /);
     const decision = growDecision("2Gi");
     const err = await writer.apply(decision.action, decision).catch((e: unknown) => e);
-    expect(err).toMatchObject({ name: "GitProviderError", status: 403, message: expect.stringContaining("Resource not accessible by personal access token") });
+    expect(err).toMatchObject({
+      name: "GitProviderError",
+      status: 403,
+      message: expect.stringContaining("Resource not accessible by personal access token"),
+    });
     expect(github.repo.branches.size).toBe(1);
   });
 
@@ -327,17 +391,20 @@ describe("GitHub errors", () => {
     ["primary-rate-limit", 403, 1800],
     ["secondary-rate-limit-403", 403, 60],
     ["secondary-rate-limit-429", 429, 120],
-  ] as const)("%s: a transient ApiError with the wait GitHub asked for (%i, %is), nothing written", async (fault, code, wait) => {
-    const { github, writer } = setup();
-    github.failNext(fault);
-    const decision = growDecision("2Gi");
-    const err = await writer.apply(decision.action, decision).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(ApiError);
-    expect(err).toMatchObject({ code, kind: "TooManyRequests", retryAfterSeconds: wait, isTransient: true });
-    expect((err as Error).message).toContain("rate limit");
-    expect(github.repo.commits).toHaveLength(0);
-    expect(github.pulls).toHaveLength(0);
-  });
+  ] as const)(
+    "%s: a transient ApiError with the wait GitHub asked for (%i, %is), nothing written",
+    async (fault, code, wait) => {
+      const { github, writer } = setup();
+      github.failNext(fault);
+      const decision = growDecision("2Gi");
+      const err = await writer.apply(decision.action, decision).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ApiError);
+      expect(err).toMatchObject({ code, kind: "TooManyRequests", retryAfterSeconds: wait, isTransient: true });
+      expect((err as Error).message).toContain("rate limit");
+      expect(github.repo.commits).toHaveLength(0);
+      expect(github.pulls).toHaveLength(0);
+    },
+  );
 
   it("a 403 that is not a rate limit is not retried", async () => {
     const { github, writer } = setup();
@@ -349,46 +416,92 @@ describe("GitHub errors", () => {
   it("missing base branch: says which branch and how to fix it", async () => {
     const github = new FakeGitHub("octo", "fleet", "trunk");
     server.use(...github.handlers());
-    const writer = pullRequestWriter({ provider: "github", repository: "octo/fleet", pathTemplate: PATH_TEMPLATE, token: github.token });
+    const writer = pullRequestWriter({
+      provider: "github",
+      repository: "octo/fleet",
+      pathTemplate: PATH_TEMPLATE,
+      token: github.token,
+    });
     const decision = growDecision("2Gi");
-    await expect(writer.apply(decision.action, decision)).rejects.toThrow(/base branch main not found .*: fix baseBranch or the token/);
+    await expect(writer.apply(decision.action, decision)).rejects.toThrow(
+      /base branch main not found .*: fix baseBranch or the token/,
+    );
   });
 
   it("unknown repository: GitHub's 404 is reported, not taken for a missing file", async () => {
     const github = new FakeGitHub("octo", "fleet");
     server.use(...github.handlers());
-    const writer = pullRequestWriter({ provider: "github", repository: "octo/elsewhere", pathTemplate: PATH_TEMPLATE, token: github.token });
+    const writer = pullRequestWriter({
+      provider: "github",
+      repository: "octo/elsewhere",
+      pathTemplate: PATH_TEMPLATE,
+      token: github.token,
+    });
     const decision = growDecision("2Gi");
-    await expect(writer.apply(decision.action, decision)).rejects.toThrow(/GET \/repos\/octo\/elsewhere\/pulls answered 404: Not Found/);
+    await expect(writer.apply(decision.action, decision)).rejects.toThrow(
+      /GET \/repos\/octo\/elsewhere\/pulls answered 404: Not Found/,
+    );
   });
 
   it("network failure: a transient ApiError", async () => {
-    const config = parseRepositoryConfig({ provider: "github", repository: "octo/fleet", pathTemplate: PATH_TEMPLATE, token: "t" });
-    const provider = new GitHubProvider(config, { fetch: async () => { throw new TypeError("fetch failed"); } });
-    await expect(provider.findPullRequests("b")).rejects.toMatchObject({ kind: "Timeout", isTransient: true, message: expect.stringContaining("fetch failed") });
+    const config = parseRepositoryConfig({
+      provider: "github",
+      repository: "octo/fleet",
+      pathTemplate: PATH_TEMPLATE,
+      token: "t",
+    });
+    const provider = new GitHubProvider(config, {
+      fetch: async () => {
+        throw new TypeError("fetch failed");
+      },
+    });
+    await expect(provider.findPullRequests("b")).rejects.toMatchObject({
+      kind: "Timeout",
+      isTransient: true,
+      message: expect.stringContaining("fetch failed"),
+    });
   });
 });
 
 describe("GitHub request timeout", () => {
   it("a request that never answers is abandoned as a transient timeout", async () => {
-    const config = parseRepositoryConfig({ provider: "github", repository: "octo/fleet", pathTemplate: PATH_TEMPLATE, token: "t" });
+    const config = parseRepositoryConfig({
+      provider: "github",
+      repository: "octo/fleet",
+      pathTemplate: PATH_TEMPLATE,
+      token: "t",
+    });
     const hanging = (_url: string, init?: RequestInit) =>
       new Promise<Response>((_, reject) => init?.signal?.addEventListener("abort", () => reject(init.signal!.reason)));
     const provider = new GitHubProvider(config, { fetch: hanging, timeoutMs: 20 });
-    await expect(provider.findPullRequests("b")).rejects.toMatchObject({ kind: "Timeout", isTransient: true, request: "GET /repos/octo/fleet/pulls" });
+    await expect(provider.findPullRequests("b")).rejects.toMatchObject({
+      kind: "Timeout",
+      isTransient: true,
+      request: "GET /repos/octo/fleet/pulls",
+    });
   });
 });
 
 describe("GitHub provider", () => {
   const provider = (github: FakeGitHub) =>
-    new GitHubProvider(parseRepositoryConfig({ provider: "github", repository: "octo/fleet", pathTemplate: PATH_TEMPLATE, token: github.token }));
+    new GitHubProvider(
+      parseRepositoryConfig({
+        provider: "github",
+        repository: "octo/fleet",
+        pathTemplate: PATH_TEMPLATE,
+        token: github.token,
+      }),
+    );
 
   it("missing file: 404 is undefined; the file API round-trips UTF-8", async () => {
     const github = new FakeGitHub("octo", "fleet", "main", { "a/b.yaml": "name: Zoë — ✓\n" });
     server.use(...github.handlers());
     const p = provider(github);
     expect(await p.readFile("a/missing.yaml", "main")).toBeUndefined();
-    expect(await p.readFile("a/b.yaml", "main")).toEqual({ text: "name: Zoë — ✓\n", version: github.repo.file("main", "a/b.yaml")!.blob });
+    expect(await p.readFile("a/b.yaml", "main")).toEqual({
+      text: "name: Zoë — ✓\n",
+      version: github.repo.file("main", "a/b.yaml")!.blob,
+    });
   });
 
   it("stale file sha: 409 does not match is a lost race (transient); missing sha is too", async () => {
@@ -396,13 +509,18 @@ describe("GitHub provider", () => {
     server.use(...github.handlers());
     const p = provider(github);
     const stale = { text: "x: 1\n", version: "0".repeat(40) };
-    await expect(p.writeFile({ path: "a.yaml", branch: "main", text: "x: 2\n", message: "m", previous: stale })).rejects.toMatchObject({
+    await expect(
+      p.writeFile({ path: "a.yaml", branch: "main", text: "x: 2\n", message: "m", previous: stale }),
+    ).rejects.toMatchObject({
       code: 409,
       kind: "Conflict",
       isTransient: true,
       message: expect.stringContaining(`a.yaml does not match ${"0".repeat(40)}`),
     });
-    await expect(p.writeFile({ path: "a.yaml", branch: "main", text: "x: 2\n", message: "m" })).rejects.toMatchObject({ code: 422, isTransient: true });
+    await expect(p.writeFile({ path: "a.yaml", branch: "main", text: "x: 2\n", message: "m" })).rejects.toMatchObject({
+      code: 422,
+      isTransient: true,
+    });
     expect(github.repo.commits).toHaveLength(0);
   });
 

@@ -8,13 +8,15 @@ import { GitLabProvider } from "../../../adapters/gitops/gitlab.js";
 import { GitProviderError } from "../../../adapters/gitops/http.js";
 import { pullRequestWriter } from "../../../adapters/gitops/writer.js";
 import { FakeGitLab } from "./fake-gitlab.js";
-import { PATH_TEMPLATE, growDecision, mswServer } from "./helpers.js";
+import { growDecision, mswServer, PATH_TEMPLATE } from "./helpers.js";
 
 const server = mswServer();
 const FILE = "clusters/prod/claims/default/data-web-2.yaml";
 const PROJECT = "platform/gitops/fleet";
 
-function setup(opts: { files?: Record<string, string>; labels?: string[]; reviewers?: string[]; repository?: string } = {}) {
+function setup(
+  opts: { files?: Record<string, string>; labels?: string[]; reviewers?: string[]; repository?: string } = {},
+) {
   const gitlab = new FakeGitLab(PROJECT, "main", opts.files ?? {});
   server.use(...gitlab.handlers());
   const writer = pullRequestWriter(
@@ -40,12 +42,24 @@ describe("GitLab pull-request writer", () => {
     const outcome = await writer.apply(decision.action, decision);
     const branch = `claimstep/default/web/${decision.revision}/2`;
     const url = `https://gitlab.com/${PROJECT}/-/merge_requests/1`;
-    expect(outcome).toEqual({ kind: "proposed", detail: expect.stringContaining("opened pull request #1; merge it to continue"), url });
-    expect((outcome as { detail: string }).detail).toContain("reviewer nobody not found on GitLab platform/gitops/fleet");
+    expect(outcome).toEqual({
+      kind: "proposed",
+      detail: expect.stringContaining("opened pull request #1; merge it to continue"),
+      url,
+    });
+    expect((outcome as { detail: string }).detail).toContain(
+      "reviewer nobody not found on GitLab platform/gitops/fleet",
+    );
     expect(gitlab.repo.commits.map((c) => [c.branch, c.path])).toEqual([[branch, FILE]]);
     expect(YAML.parse(gitlab.repo.file(branch, FILE)!.text).spec.resources.requests.storage).toBe("2Gi");
     expect(gitlab.mergeRequests).toHaveLength(1);
-    expect(gitlab.mergeRequest(1)).toMatchObject({ source_branch: branch, target_branch: "main", labels: ["storage", "claimstep"], reviewer_ids: [11, 12], state: "opened" });
+    expect(gitlab.mergeRequest(1)).toMatchObject({
+      source_branch: branch,
+      target_branch: "main",
+      labels: ["storage", "claimstep"],
+      reviewer_ids: [11, 12],
+      state: "opened",
+    });
     expect(gitlab.mergeRequest(1).description).toContain("| 2 | web-2 | Pending **← this PR** |");
   });
 
@@ -69,14 +83,23 @@ describe("GitLab pull-request writer", () => {
     const p = `/api/v4/projects/${encodeURIComponent(PROJECT)}`;
     const f = `${p}/repository/files/${encodeURIComponent(FILE)}`;
     await writer.apply(decision.action, decision);
-    expect(gitlab.requests).toEqual([`GET ${p}/merge_requests`, `GET ${f}`, `POST ${p}/repository/branches`, `GET ${f}`, `POST ${f}`, "GET /api/v4/users", `POST ${p}/merge_requests`]);
+    expect(gitlab.requests).toEqual([
+      `GET ${p}/merge_requests`,
+      `GET ${f}`,
+      `POST ${p}/repository/branches`,
+      `GET ${f}`,
+      `POST ${f}`,
+      "GET /api/v4/users",
+      `POST ${p}/merge_requests`,
+    ]);
     gitlab.requests.length = 0;
     await writer.apply(decision.action, decision);
     expect(gitlab.requests).toEqual([`GET ${p}/merge_requests`, `GET ${f}`]);
   });
 
   it("updates an existing file with PUT and last_commit_id, keeping its comments", async () => {
-    const existing = "# keep me\napiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: data-web-2\n  namespace: default\nspec:\n  resources:\n    requests:\n      storage: 1Gi # was\n";
+    const existing =
+      "# keep me\napiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: data-web-2\n  namespace: default\nspec:\n  resources:\n    requests:\n      storage: 1Gi # was\n";
     const { gitlab, writer } = setup({ files: { [FILE]: existing } });
     const decision = growDecision("2Gi");
     await writer.apply(decision.action, decision);
@@ -91,10 +114,17 @@ describe("GitLab pull-request writer", () => {
     const decision = growDecision("2Gi");
     await writer.apply(decision.action, decision);
     gitlab.close(1);
-    expect(await writer.apply(decision.action, decision)).toMatchObject({ kind: "refused", reason: "ChangeRejected", message: expect.stringContaining("was closed without merging") });
+    expect(await writer.apply(decision.action, decision)).toMatchObject({
+      kind: "refused",
+      reason: "ChangeRejected",
+      message: expect.stringContaining("was closed without merging"),
+    });
     gitlab.reopen(1);
     gitlab.merge(1);
-    expect(await writer.apply(decision.action, decision)).toMatchObject({ kind: "proposed", detail: expect.stringContaining("is merged; waiting for the GitOps controller") });
+    expect(await writer.apply(decision.action, decision)).toMatchObject({
+      kind: "proposed",
+      detail: expect.stringContaining("is merged; waiting for the GitOps controller"),
+    });
   });
 });
 
@@ -128,7 +158,11 @@ describe("GitLab errors", () => {
     const { gitlab, writer } = setup();
     gitlab.token = "glpat-other";
     const decision = growDecision("2Gi");
-    await expect(writer.apply(decision.action, decision)).rejects.toMatchObject({ name: "GitProviderError", status: 401, message: expect.stringContaining("401 Unauthorized") });
+    await expect(writer.apply(decision.action, decision)).rejects.toMatchObject({
+      name: "GitProviderError",
+      status: 401,
+      message: expect.stringContaining("401 Unauthorized"),
+    });
   });
 
   it("Reporter token: 403 Forbidden on the first write, nothing half-written", async () => {
@@ -147,7 +181,13 @@ describe("GitLab errors", () => {
     const decision = growDecision("2Gi");
     const err = await writer.apply(decision.action, decision).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiError);
-    expect(err).toMatchObject({ code: 429, kind: "TooManyRequests", retryAfterSeconds: 30, isTransient: true, message: expect.stringContaining("Retry later") });
+    expect(err).toMatchObject({
+      code: 429,
+      kind: "TooManyRequests",
+      retryAfterSeconds: 30,
+      isTransient: true,
+      message: expect.stringContaining("Retry later"),
+    });
     expect(gitlab.repo.commits).toHaveLength(0);
   });
 
@@ -155,19 +195,33 @@ describe("GitLab errors", () => {
     const { gitlab, writer } = setup();
     gitlab.failNext("server-error");
     const decision = growDecision("2Gi");
-    await expect(writer.apply(decision.action, decision)).rejects.toMatchObject({ kind: "ServerError", code: 500, isTransient: true });
+    await expect(writer.apply(decision.action, decision)).rejects.toMatchObject({
+      kind: "ServerError",
+      code: 500,
+      isTransient: true,
+    });
   });
 
   it("unknown project: 404 Project Not Found names the fix", async () => {
     const { writer } = setup({ repository: "platform/other" });
     const decision = growDecision("2Gi");
-    await expect(writer.apply(decision.action, decision)).rejects.toThrow(/404 Project Not Found .*check repository and baseBranch/);
+    await expect(writer.apply(decision.action, decision)).rejects.toThrow(
+      /404 Project Not Found .*check repository and baseBranch/,
+    );
   });
 });
 
 describe("GitLab provider", () => {
   const provider = (gitlab: FakeGitLab, baseBranch = "main") =>
-    new GitLabProvider(parseRepositoryConfig({ provider: "gitlab", repository: PROJECT, baseBranch, pathTemplate: PATH_TEMPLATE, token: gitlab.token }));
+    new GitLabProvider(
+      parseRepositoryConfig({
+        provider: "gitlab",
+        repository: PROJECT,
+        baseBranch,
+        pathTemplate: PATH_TEMPLATE,
+        token: gitlab.token,
+      }),
+    );
 
   it("missing file: 404 File Not Found is undefined", async () => {
     const gitlab = new FakeGitLab(PROJECT, "main", { "a.yaml": "ü: 1\n" });
@@ -175,7 +229,10 @@ describe("GitLab provider", () => {
     const p = provider(gitlab);
     expect(await p.readFile("missing.yaml", "main")).toBeUndefined();
     expect(await p.readFile("a.yaml", "claimstep/deleted/after/merge/0")).toBeUndefined(); // 404 Commit Not Found
-    expect(await p.readFile("a.yaml", "main")).toEqual({ text: "ü: 1\n", version: gitlab.repo.file("main", "a.yaml")!.lastCommit });
+    expect(await p.readFile("a.yaml", "main")).toEqual({
+      text: "ü: 1\n",
+      version: gitlab.repo.file("main", "a.yaml")!.lastCommit,
+    });
   });
 
   it("existing branch: 400 Branch already exists is fine; unknown base: 400 Invalid reference name names the fix", async () => {
@@ -184,7 +241,9 @@ describe("GitLab provider", () => {
     await provider(gitlab).ensureBranch("claimstep/a/b/r/0");
     await provider(gitlab).ensureBranch("claimstep/a/b/r/0");
     expect(gitlab.repo.branches.size).toBe(2);
-    await expect(provider(gitlab, "trunk").ensureBranch("claimstep/a/b/r/1")).rejects.toThrow(/base branch trunk not found \(Invalid reference name: trunk\): fix baseBranch/);
+    await expect(provider(gitlab, "trunk").ensureBranch("claimstep/a/b/r/1")).rejects.toThrow(
+      /base branch trunk not found \(Invalid reference name: trunk\): fix baseBranch/,
+    );
   });
 
   it("merge request exists: 409 answers with the open one", async () => {
@@ -203,8 +262,18 @@ describe("GitLab provider", () => {
     server.use(...gitlab.handlers());
     const p = provider(gitlab);
     await expect(
-      p.writeFile({ path: "a.yaml", branch: "main", text: "x: 2\n", message: "m", previous: { text: "x: 1\n", version: "f".repeat(40) } }),
-    ).rejects.toMatchObject({ kind: "Conflict", isTransient: true, message: expect.stringContaining("has changed since you started editing it") });
+      p.writeFile({
+        path: "a.yaml",
+        branch: "main",
+        text: "x: 2\n",
+        message: "m",
+        previous: { text: "x: 1\n", version: "f".repeat(40) },
+      }),
+    ).rejects.toMatchObject({
+      kind: "Conflict",
+      isTransient: true,
+      message: expect.stringContaining("has changed since you started editing it"),
+    });
     await expect(p.writeFile({ path: "a.yaml", branch: "main", text: "x: 2\n", message: "m" })).rejects.toMatchObject({
       isTransient: true,
       message: expect.stringContaining("A file with this name already exists"),

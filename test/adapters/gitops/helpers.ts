@@ -1,13 +1,24 @@
 // Shared pieces of the GitOps tests: an msw server that refuses any request no fake answers,
 // and real Decisions from the planner over the fixture-based builders.
-import { afterAll, afterEach, beforeAll } from "vitest";
+
 import { setupServer } from "msw/node";
-import { planStep } from "../../../core/plan.js";
-import type { WriterCapabilities } from "../../../core/ports.js";
-import { policyOf } from "../../../core/policy.js";
-import type { Decision, PatchClaim, ProposeRecreate } from "../../../core/types.js";
+import { afterAll, afterEach, beforeAll } from "vitest";
 import { Keys } from "../../../core/keys.js";
-import { DIRECT, annotate, applyPatch, claimsFor, makeClaim, makeSet, settle, snapshot, patchOf } from "../../core/builders.js";
+import { planStep } from "../../../core/plan.js";
+import { policyOf } from "../../../core/policy.js";
+import type { WriterCapabilities } from "../../../core/ports.js";
+import type { Decision, PatchClaim, ProposeRecreate } from "../../../core/types.js";
+import {
+  annotate,
+  applyPatch,
+  claimsFor,
+  DIRECT,
+  makeClaim,
+  makeSet,
+  patchOf,
+  settle,
+  snapshot,
+} from "../../core/builders.js";
 
 export const NOW = new Date("2026-11-30T10:00:00Z");
 
@@ -29,7 +40,8 @@ export function growDecision(storage = "2Gi", extra: { vac?: string } = {}): Dec
     extra.vac ? { volumeAttributesClasses: [{ metadata: { name: extra.vac }, driverName: "csi.example.com" }] } : {},
   );
   const decision = planStep(snap, NOW, DIRECT);
-  if (!decision.action) throw new Error(`expected an action, got ${decision.phase}/${decision.reason}: ${decision.message}`);
+  if (!decision.action)
+    throw new Error(`expected an action, got ${decision.phase}/${decision.reason}: ${decision.message}`);
   return decision as Decision & { action: PatchClaim };
 }
 
@@ -74,7 +86,9 @@ export const SET_PATH_TEMPLATE = "clusters/prod/apps/{namespace}/{statefulset}.y
  * The planner's decision for set `web` (3 replicas, pull-request mode, finalize Recreate) whose
  * claims are all at the desired 2Gi while its live templates still say 1Gi: propose the re-create.
  */
-export function recreateDecision(desired: { storage?: string; vac?: string } = {}): Decision & { action: ProposeRecreate } {
+export function recreateDecision(
+  desired: { storage?: string; vac?: string } = {},
+): Decision & { action: ProposeRecreate } {
   const set = makeSet({
     desired: [{ name: "data", storage: desired.storage ?? "2Gi", ...(desired.vac ? { vac: desired.vac } : {}) }],
     annotations: { [Keys.finalize]: "Recreate", [Keys.applyVia]: "pull-request" },
@@ -82,16 +96,27 @@ export function recreateDecision(desired: { storage?: string; vac?: string } = {
   const parsed = policyOf(set);
   if (!parsed.ok) throw new Error(parsed.message);
   const { revision } = parsed.policy;
-  set.metadata.annotations = { ...set.metadata.annotations, [Keys.currentRevision]: revision, [Keys.updateRevision]: revision };
+  set.metadata.annotations = {
+    ...set.metadata.annotations,
+    [Keys.currentRevision]: revision,
+    [Keys.updateRevision]: revision,
+  };
   set.metadata.generation = 1;
   set.status = { ...set.status, observedGeneration: 1 };
   const snap = snapshot(
     set,
-    claimsFor(set, { storage: desired.storage ?? "2Gi", revision, ...(desired.vac ? { vac: desired.vac, currentVac: desired.vac } : {}) }),
-    desired.vac ? { volumeAttributesClasses: [{ metadata: { name: desired.vac }, driverName: "csi.example.com" }] } : {},
+    claimsFor(set, {
+      storage: desired.storage ?? "2Gi",
+      revision,
+      ...(desired.vac ? { vac: desired.vac, currentVac: desired.vac } : {}),
+    }),
+    desired.vac
+      ? { volumeAttributesClasses: [{ metadata: { name: desired.vac }, driverName: "csi.example.com" }] }
+      : {},
   );
   const decision = planStep(snap, NOW, PULL_REQUESTS);
-  if (decision.action?.type !== "ProposeRecreate") throw new Error(`expected ProposeRecreate, got ${decision.phase}/${decision.reason}: ${decision.message}`);
+  if (decision.action?.type !== "ProposeRecreate")
+    throw new Error(`expected ProposeRecreate, got ${decision.phase}/${decision.reason}: ${decision.message}`);
   return decision as Decision & { action: ProposeRecreate };
 }
 

@@ -1,6 +1,11 @@
 import { describe, expect, it } from "vitest";
 import YAML from "yaml";
-import { ManifestError, carriesAction, editClaimManifest, newClaimManifest } from "../../../adapters/gitops/manifest.js";
+import {
+  carriesAction,
+  editClaimManifest,
+  ManifestError,
+  newClaimManifest,
+} from "../../../adapters/gitops/manifest.js";
 import type { PatchClaim } from "../../../core/types.js";
 
 const action: PatchClaim = {
@@ -33,7 +38,9 @@ spec:
 
 describe("newClaimManifest", () => {
   it("writes exactly the partial PVC claimstep owns, for server-side apply", () => {
-    const parsed = YAML.parse(newClaimManifest({ ...action, volumeAttributesClassName: "gold", annotations: { note: "x" } }));
+    const parsed = YAML.parse(
+      newClaimManifest({ ...action, volumeAttributesClassName: "gold", annotations: { note: "x" } }),
+    );
     expect(parsed).toEqual({
       apiVersion: "v1",
       kind: "PersistentVolumeClaim",
@@ -41,7 +48,11 @@ describe("newClaimManifest", () => {
         name: "data-db-2",
         namespace: "prod",
         labels: { tier: "db", "claimstep.io/revision": "7b5b44c86f" },
-        annotations: { note: "x", "argocd.argoproj.io/sync-options": "Prune=false", "kustomize.toolkit.fluxcd.io/prune": "disabled" },
+        annotations: {
+          note: "x",
+          "argocd.argoproj.io/sync-options": "Prune=false",
+          "kustomize.toolkit.fluxcd.io/prune": "disabled",
+        },
       },
       spec: { resources: { requests: { storage: "20Gi" } }, volumeAttributesClassName: "gold" },
     });
@@ -50,11 +61,19 @@ describe("newClaimManifest", () => {
   it("leaves volumeAttributesClassName out when the action has none, and always forbids pruning the claim", () => {
     const parsed = YAML.parse(newClaimManifest(action));
     expect(parsed.spec).toEqual({ resources: { requests: { storage: "20Gi" } } });
-    expect(parsed.metadata.annotations).toEqual({ "argocd.argoproj.io/sync-options": "Prune=false", "kustomize.toolkit.fluxcd.io/prune": "disabled" });
+    expect(parsed.metadata.annotations).toEqual({
+      "argocd.argoproj.io/sync-options": "Prune=false",
+      "kustomize.toolkit.fluxcd.io/prune": "disabled",
+    });
   });
 
   it("lets the action's own annotation win over the no-prune defaults", () => {
-    const parsed = YAML.parse(newClaimManifest({ ...action, annotations: { "argocd.argoproj.io/sync-options": "Prune=false,ServerSideApply=true" } }));
+    const parsed = YAML.parse(
+      newClaimManifest({
+        ...action,
+        annotations: { "argocd.argoproj.io/sync-options": "Prune=false,ServerSideApply=true" },
+      }),
+    );
     expect(parsed.metadata.annotations["argocd.argoproj.io/sync-options"]).toBe("Prune=false,ServerSideApply=true");
   });
 
@@ -79,7 +98,11 @@ describe("editClaimManifest", () => {
     const after = new Set(text.split("\n"));
     const dropped = HAND_WRITTEN.split("\n").filter((l) => !after.has(l));
     expect(new Set(dropped)).toEqual(
-      new Set(["    app: db   # selector label, do not touch", "  accessModes: [ReadWriteOnce]", "      storage: 10Gi # grown in INC-1234"]),
+      new Set([
+        "    app: db   # selector label, do not touch",
+        "  accessModes: [ReadWriteOnce]",
+        "      storage: 10Gi # grown in INC-1234",
+      ]),
     );
   });
 
@@ -105,7 +128,8 @@ describe("editClaimManifest", () => {
   });
 
   it("edits only this claim's document in a multi-document file", () => {
-    const other = "---\n# another claim\napiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: data-db-1\nspec:\n  resources:\n    requests:\n      storage: 10Gi\n";
+    const other =
+      "---\n# another claim\napiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: data-db-1\nspec:\n  resources:\n    requests:\n      storage: 10Gi\n";
     const { text } = editClaimManifest(HAND_WRITTEN + other, action, PATH);
     const docs = YAML.parseAllDocuments(text).map((d) => d.toJS());
     expect(docs.map((d) => [d.metadata.name, d.spec.resources.requests.storage])).toEqual([
@@ -117,14 +141,18 @@ describe("editClaimManifest", () => {
 
   it("refuses a file that is not valid YAML, naming the file", () => {
     expect(() => editClaimManifest("spec: [1\n", action, PATH)).toThrow(ManifestError);
-    expect(() => editClaimManifest("spec: [1\n", action, PATH)).toThrow(/clusters\/prod\/claims\/prod\/data-db-2.yaml is not valid YAML/);
+    expect(() => editClaimManifest("spec: [1\n", action, PATH)).toThrow(
+      /clusters\/prod\/claims\/prod\/data-db-2.yaml is not valid YAML/,
+    );
   });
 
   it("refuses a file without this claim, and one declaring another namespace", () => {
-    expect(() => editClaimManifest("kind: ConfigMap\nmetadata:\n  name: x\n", action, PATH)).toThrow(/holds no PersistentVolumeClaim named data-db-2/);
-    expect(() => editClaimManifest(HAND_WRITTEN.replace("namespace: prod", "namespace: staging"), action, PATH)).toThrow(
-      /in namespace staging, not prod/,
+    expect(() => editClaimManifest("kind: ConfigMap\nmetadata:\n  name: x\n", action, PATH)).toThrow(
+      /holds no PersistentVolumeClaim named data-db-2/,
     );
+    expect(() =>
+      editClaimManifest(HAND_WRITTEN.replace("namespace: prod", "namespace: staging"), action, PATH),
+    ).toThrow(/in namespace staging, not prod/);
   });
 });
 

@@ -9,20 +9,28 @@
 // pods and claims kept, and then equals Git.
 import { describe, expect, it } from "vitest";
 import YAML from "yaml";
-import { type SimCluster, claimTemplate } from "../../../adapters/sim/cluster.js";
+import { claimTemplate, type SimCluster } from "../../../adapters/sim/cluster.js";
 import type { Json } from "../../../adapters/sim/store.js";
 import { Keys } from "../../../core/keys.js";
 import type { StepResult } from "../../../functions/step.js";
 import { forge } from "../../support/forge.js";
-import { ARGO, ROLLOUT_REF as REF, gitopsStepper, rolloutCluster, rolloutManifest } from "../../support/gitops-rollout.js";
-import { SET_PATH_TEMPLATE, mswServer } from "./helpers.js";
+import {
+  ARGO,
+  gitopsStepper,
+  ROLLOUT_REF as REF,
+  rolloutCluster,
+  rolloutManifest,
+} from "../../support/gitops-rollout.js";
+import { mswServer, SET_PATH_TEMPLATE } from "./helpers.js";
 
 const server = mswServer();
 const SET_FILE = "clusters/prod/apps/prod/db.yaml";
 const LIVE = [{ name: "data", storage: "1Gi", storageClassName: "fast" }];
 
-const github = (files: Record<string, string>) => forge("github", server, { files, config: { statefulSetPathTemplate: SET_PATH_TEMPLATE } });
-const gitlab = (files: Record<string, string>) => forge("gitlab", server, { files, config: { statefulSetPathTemplate: SET_PATH_TEMPLATE } });
+const github = (files: Record<string, string>) =>
+  forge("github", server, { files, config: { statefulSetPathTemplate: SET_PATH_TEMPLATE } });
+const gitlab = (files: Record<string, string>) =>
+  forge("gitlab", server, { files, config: { statefulSetPathTemplate: SET_PATH_TEMPLATE } });
 
 const ANNOTATIONS = {
   [Keys.applyVia]: "pull-request",
@@ -41,15 +49,26 @@ function gitManifest(): string {
 
 const cluster = (): Promise<SimCluster> => rolloutCluster({ seed: 6, templates: LIVE, annotations: ANNOTATIONS });
 
-type Named = { metadata: { name: string; uid: string; annotations?: Record<string, string>; ownerReferences?: Array<{ uid: string }> } };
+type Named = {
+  metadata: {
+    name: string;
+    uid: string;
+    annotations?: Record<string, string>;
+    ownerReferences?: Array<{ uid: string }>;
+  };
+};
 const uids = async (sim: SimCluster, resource: string): Promise<Record<string, string>> =>
-  Object.fromEntries(((await sim.admin.list(resource as never, "prod")).items as Named[]).map((o) => [o.metadata.name, o.metadata.uid]));
+  Object.fromEntries(
+    ((await sim.admin.list(resource as never, "prod")).items as Named[]).map((o) => [o.metadata.name, o.metadata.uid]),
+  );
 
 describe.each([
   ["GitHub", github],
   ["GitLab", gitlab],
 ] as const)("rollout → finalize in pull-request mode (%s)", (_name, makeForge) => {
-  it("rolls out through claim pull requests, then re-creates the set once its manifest pull request is merged; pods and claims are kept", { timeout: 60_000 }, async () => {
+  it("rolls out through claim pull requests, then re-creates the set once its manifest pull request is merged; pods and claims are kept", {
+    timeout: 60_000,
+  }, async () => {
     const sim = await cluster();
     const forge = makeForge({ [SET_FILE]: gitManifest() });
     const { step, routes } = gitopsStepper(sim, forge.config);
@@ -82,16 +101,27 @@ describe.each([
     expect(last?.decision.reason, last?.decision.message).toBe("SetRecreated");
     const revision = last!.decision.revision!;
     // Three claim pull requests, highest ordinal first, then the re-create proposal.
-    expect(forge.branches()).toEqual([...[2, 1, 0].map((o) => `claimstep/prod/db/${revision}/${o}`), `claimstep/prod/db/${revision}/recreate`]);
+    expect(forge.branches()).toEqual([
+      ...[2, 1, 0].map((o) => `claimstep/prod/db/${revision}/${o}`),
+      `claimstep/prod/db/${revision}/recreate`,
+    ]);
     // The merge of the proposal approved the re-create; then one request per step: record, orphan delete, create, record removed.
     const from = reasons.indexOf("webhook:RecreateApproved");
     expect(from).toBeGreaterThan(reasons.indexOf("RolloutComplete"));
-    expect(reasons.slice(from + 1).filter((r) => !["Recreating"].includes(r))).toEqual(["RecordWritten", "RecordArmed", "SetOrphaned", "SetCreated", "SetRecreated"]);
+    expect(reasons.slice(from + 1).filter((r) => !["Recreating"].includes(r))).toEqual([
+      "RecordWritten",
+      "RecordArmed",
+      "SetOrphaned",
+      "SetCreated",
+      "SetRecreated",
+    ]);
     // Before the re-create, Argo CD's sync of the set is refused by the API server (the note in the pull request).
     expect(argoSyncs).toEqual([422]);
 
     // Re-created: a new uid, the new templates, the annotation gone; the same pods and claims, now owned by the new set.
-    const set = (await sim.admin.get("statefulsets", "prod", "db")) as Named & { spec: { volumeClaimTemplates: Array<{ spec: { resources: { requests: { storage: string } } } }> } };
+    const set = (await sim.admin.get("statefulsets", "prod", "db")) as Named & {
+      spec: { volumeClaimTemplates: Array<{ spec: { resources: { requests: { storage: string } } } }> };
+    };
     expect(set.metadata.uid).not.toBe(oldSet.metadata.uid);
     expect(set.spec.volumeClaimTemplates.map((t) => t.spec.resources.requests.storage)).toEqual(["2Gi"]);
     expect(set.metadata.annotations).not.toHaveProperty(Keys.templates);
@@ -99,12 +129,23 @@ describe.each([
     expect(set.metadata.annotations?.[Keys.finalize]).toBe("Recreate");
     expect(await uids(sim, "pods")).toEqual(pods);
     expect(await uids(sim, "persistentvolumeclaims")).toEqual(claims);
-    for (const pod of (await sim.admin.list("pods", "prod")).items as Named[]) expect(pod.metadata.ownerReferences?.[0]?.uid).toBe(set.metadata.uid);
-    expect((await sim.admin.list("configmaps", "prod")).items.filter((c) => (c as Named).metadata.name === "claimstep-recreate-db")).toEqual([]);
+    for (const pod of (await sim.admin.list("pods", "prod")).items as Named[])
+      expect(pod.metadata.ownerReferences?.[0]?.uid).toBe(set.metadata.uid);
+    expect(
+      (await sim.admin.list("configmaps", "prod")).items.filter(
+        (c) => (c as Named).metadata.name === "claimstep-recreate-db",
+      ),
+    ).toEqual([]);
     // claimstep deleted and created the set (direct); it never wrote a claim.
-    const byClaimstep = sim.audit.filter((e) => e.actor === "claimstep" && e.resource === "statefulsets").map((e) => e.verb);
+    const byClaimstep = sim.audit
+      .filter((e) => e.actor === "claimstep" && e.resource === "statefulsets")
+      .map((e) => e.verb);
     expect(byClaimstep).toEqual(expect.arrayContaining(["delete", "create"]));
-    expect(new Set(sim.audit.filter((e) => e.resource === "persistentvolumeclaims" && e.verb === "apply").map((e) => e.actor))).toEqual(new Set([ARGO]));
+    expect(
+      new Set(
+        sim.audit.filter((e) => e.resource === "persistentvolumeclaims" && e.verb === "apply").map((e) => e.actor),
+      ),
+    ).toEqual(new Set([ARGO]));
 
     // Git and the live set agree now: Argo CD's next sync of the set goes through.
     const git = forge.file(SET_FILE)!;
@@ -116,7 +157,9 @@ describe.each([
     const before = { audit: sim.audit.length, prs: forge.branches().length };
     const again = await step(REF);
     expect(again.decision.phase, again.decision.message).toBe("Complete");
-    expect(sim.audit.slice(before.audit).filter((e) => e.verb !== "patch" || e.resource !== "statefulsets")).toEqual([]);
+    expect(sim.audit.slice(before.audit).filter((e) => e.verb !== "patch" || e.resource !== "statefulsets")).toEqual(
+      [],
+    );
     expect(forge.branches()).toHaveLength(before.prs);
   });
 });
@@ -126,12 +169,22 @@ describe.each([
  * patch; claimstep's annotations that Git does not carry are removed). The API server's answer.
  */
 async function argoSyncSet(sim: SimCluster, text: string): Promise<number | "ok"> {
-  const git = YAML.parse(text) as { metadata: { annotations?: Record<string, string> }; spec: { volumeClaimTemplates: unknown[] } };
+  const git = YAML.parse(text) as {
+    metadata: { annotations?: Record<string, string> };
+    spec: { volumeClaimTemplates: unknown[] };
+  };
   const live = (await sim.admin.get("statefulsets", "prod", "db")) as Named;
   const annotations: Record<string, string | null> = { ...git.metadata.annotations };
-  for (const k of [Keys.templates, Keys.recreateApproved]) if (!(k in annotations) && live.metadata.annotations?.[k] !== undefined) annotations[k] = null;
+  for (const k of [Keys.templates, Keys.recreateApproved])
+    if (!(k in annotations) && live.metadata.annotations?.[k] !== undefined) annotations[k] = null;
   try {
-    await sim.admin.mergePatch("statefulsets", "prod", "db", { metadata: { annotations }, spec: { volumeClaimTemplates: git.spec.volumeClaimTemplates } } as Json, { fieldManager: ARGO });
+    await sim.admin.mergePatch(
+      "statefulsets",
+      "prod",
+      "db",
+      { metadata: { annotations }, spec: { volumeClaimTemplates: git.spec.volumeClaimTemplates } } as Json,
+      { fieldManager: ARGO },
+    );
     return "ok";
   } catch (err) {
     return (err as { code: number }).code;

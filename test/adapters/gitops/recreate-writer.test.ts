@@ -7,7 +7,7 @@ import YAML from "yaml";
 import { pullRequestWriter } from "../../../adapters/gitops/writer.js";
 import { Keys } from "../../../core/keys.js";
 import { forge } from "../../support/forge.js";
-import { SET_PATH_TEMPLATE, mswServer, recreateDecision, webManifest } from "./helpers.js";
+import { mswServer, recreateDecision, SET_PATH_TEMPLATE, webManifest } from "./helpers.js";
 
 const server = mswServer();
 const SET_FILE = "clusters/prod/apps/default/web.yaml";
@@ -21,10 +21,15 @@ describe.each([
 ] as const)("the re-create proposal on %s", (_name, makeForge) => {
   function setup(opts: { files?: Record<string, string>; statefulSetPathTemplate?: string | null } = {}) {
     const decision = recreateDecision();
-    const desiredJson = JSON.stringify([{ metadata: { name: "data" }, spec: { resources: { requests: { storage: "2Gi" } } } }]);
+    const desiredJson = JSON.stringify([
+      { metadata: { name: "data" }, spec: { resources: { requests: { storage: "2Gi" } } } },
+    ]);
     const forge = makeForge(opts.files ?? { [SET_FILE]: webManifest(desiredJson) });
     const setPath = opts.statefulSetPathTemplate === undefined ? SET_PATH_TEMPLATE : opts.statefulSetPathTemplate;
-    const writer = pullRequestWriter({ ...forge.config, ...(setPath === null ? {} : { statefulSetPathTemplate: setPath }) }, { now: forge.now });
+    const writer = pullRequestWriter(
+      { ...forge.config, ...(setPath === null ? {} : { statefulSetPathTemplate: setPath }) },
+      { now: forge.now },
+    );
     return { decision, forge, writer, branch: `claimstep/default/web/${decision.revision}/recreate` };
   }
 
@@ -52,25 +57,36 @@ describe.each([
     expect(manifest.metadata.annotations).not.toHaveProperty(Keys.templates);
     expect(manifest.metadata.annotations[Keys.finalize]).toBe("Recreate");
     expect(manifest.spec.volumeClaimTemplates).toEqual([
-      { metadata: { name: "data" }, spec: { accessModes: ["ReadWriteOnce"], storageClassName: "fast", resources: { requests: { storage: "2Gi" } } } },
+      {
+        metadata: { name: "data" },
+        spec: { accessModes: ["ReadWriteOnce"], storageClassName: "fast", resources: { requests: { storage: "2Gi" } } },
+      },
     ]);
     // The base branch is untouched until the merge.
-    expect(YAML.parse(forge.repo.file("main", SET_FILE)!.text).spec.volumeClaimTemplates[0].spec.resources.requests.storage).toBe("1Gi");
+    expect(
+      YAML.parse(forge.repo.file("main", SET_FILE)!.text).spec.volumeClaimTemplates[0].spec.resources.requests.storage,
+    ).toBe("1Gi");
 
-    expect(pr!.title).toBe(`claimstep: re-create StatefulSet default/web with the claim templates of revision ${decision.revision}`);
+    expect(pr!.title).toBe(
+      `claimstep: re-create StatefulSet default/web with the claim templates of revision ${decision.revision}`,
+    );
     expect(pr!.body).toContain(`**Merging** this pull request changes \`${SET_FILE}\``);
     expect(pr!.body).toContain("Merging approves the re-create");
     expect(pr!.body).toContain("deletes the StatefulSet with `propagationPolicy: Orphan`, creates it from the record");
     expect(pr!.body).toContain("**The pods and the claims are meant to stay**");
     expect(pr!.body).toContain("only after finding the same pods and claims (same uids)");
     expect(pr!.body).toContain("ConfigMap `default/claimstep-recreate-web`");
-    expect(pr!.body).toContain("| template | field | before (main) | after |\n|---|---|---|---|\n| data | storage | 1Gi | 2Gi |");
+    expect(pr!.body).toContain(
+      "| template | field | before (main) | after |\n|---|---|---|---|\n| data | storage | 1Gi | 2Gi |",
+    );
     expect(pr!.body).toContain("**Argo CD / Flux.** After the re-create the live StatefulSet equals this manifest");
     expect(pr!.body).toContain("Until then a sync of the set fails");
     expect(pr!.body).toContain("Wait for claimstep");
     expect(pr!.body).toContain("**Closing** it without merging");
     expect(pr!.body).toContain("Status now: **Waiting** (AwaitingApproval)");
-    expect(forge.repo.commits.at(-1)!.message).toMatch(/^claimstep: web volumeClaimTemplates → revision \w+\n\nStatefulSet default\/web: the claim templates carry the desired values \(data: storage 1Gi → 2Gi\);/);
+    expect(forge.repo.commits.at(-1)!.message).toMatch(
+      /^claimstep: web volumeClaimTemplates → revision \w+\n\nStatefulSet default\/web: the claim templates carry the desired values \(data: storage 1Gi → 2Gi\);/,
+    );
   });
 
   it("is idempotent: three invocations give one branch, one commit, one pull request", async () => {
@@ -80,7 +96,12 @@ describe.each([
     expect(forge.requests()).toHaveLength(1);
     expect(forge.repo.commits).toHaveLength(1);
     expect(forge.writes()).toHaveLength(3); // branch, file, pull request
-    expect(outcomes[1]).toMatchObject({ kind: "proposed", detail: expect.stringMatching(/^waiting for pull request #1 to be merged: it approves the re-create of default\/web/) });
+    expect(outcomes[1]).toMatchObject({
+      kind: "proposed",
+      detail: expect.stringMatching(
+        /^waiting for pull request #1 to be merged: it approves the re-create of default\/web/,
+      ),
+    });
     expect(outcomes[2]).toEqual(outcomes[1]);
   });
 
@@ -102,7 +123,11 @@ describe.each([
     await writer.apply(decision.action, decision);
     forge.merge(1);
     forge.repo.write("main", SET_FILE, original, "Revert claimstep");
-    expect(await writer.apply(decision.action, decision)).toMatchObject({ kind: "refused", reason: "ChangeRejected", message: expect.stringContaining("no longer carries the claim templates") });
+    expect(await writer.apply(decision.action, decision)).toMatchObject({
+      kind: "refused",
+      reason: "ChangeRejected",
+      message: expect.stringContaining("no longer carries the claim templates"),
+    });
   });
 
   it("applied at once when the base branch already carries the templates (a person made the change)", async () => {
@@ -130,7 +155,10 @@ describe.each([
       url: forge.requests()[0]!.url,
     });
     forge.reopen(1);
-    expect(await writer.apply(decision.action, decision)).toMatchObject({ kind: "proposed", url: forge.requests()[0]!.url });
+    expect(await writer.apply(decision.action, decision)).toMatchObject({
+      kind: "proposed",
+      url: forge.requests()[0]!.url,
+    });
     expect(forge.requests()).toHaveLength(1);
   });
 
@@ -140,7 +168,9 @@ describe.each([
     expect(outcome).toMatchObject({ kind: "refused", reason: "ApplyRejected" });
     const message = (outcome as { message: string }).message;
     expect(message).toContain("the repository configuration has no statefulSetPathTemplate");
-    expect(message).toContain('"statefulSetPathTemplate": "clusters/prod/apps/{namespace}/{statefulset}.yaml" in CLAIMSTEP_GITOPS_REPOSITORY');
+    expect(message).toContain(
+      '"statefulSetPathTemplate": "clusters/prod/apps/{namespace}/{statefulset}.yaml" in CLAIMSTEP_GITOPS_REPOSITORY',
+    );
     expect(forge.writes()).toEqual([]);
   });
 
@@ -149,7 +179,9 @@ describe.each([
     expect(await missing.writer.apply(missing.decision.action, missing.decision)).toMatchObject({
       kind: "refused",
       reason: "ApplyRejected",
-      message: expect.stringContaining(`${SET_FILE} does not exist on main: statefulSetPathTemplate must name the file that holds StatefulSet default/web's manifest`),
+      message: expect.stringContaining(
+        `${SET_FILE} does not exist on main: statefulSetPathTemplate must name the file that holds StatefulSet default/web's manifest`,
+      ),
     });
     expect(missing.forge.writes()).toEqual([]);
 
@@ -168,6 +200,9 @@ describe.each([
     forge.close(1);
     const next = recreateDecision({ storage: "3Gi" });
     expect(await writer.apply(next.action, next)).toMatchObject({ kind: "proposed" });
-    expect(forge.requests().map((r) => r.branch)).toEqual([`claimstep/default/web/${decision.revision}/recreate`, `claimstep/default/web/${next.revision}/recreate`]);
+    expect(forge.requests().map((r) => r.branch)).toEqual([
+      `claimstep/default/web/${decision.revision}/recreate`,
+      `claimstep/default/web/${next.revision}/recreate`,
+    ]);
   });
 });

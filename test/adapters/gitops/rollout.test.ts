@@ -6,18 +6,18 @@ import { describe, expect, it } from "vitest";
 import YAML from "yaml";
 import { writerFor } from "../../../adapters/gitops/apply-via.js";
 import { pullRequestWriter } from "../../../adapters/gitops/writer.js";
-import { type SimCluster, claimTemplate } from "../../../adapters/sim/cluster.js";
+import { claimTemplate, type SimCluster } from "../../../adapters/sim/cluster.js";
 import type { Json } from "../../../adapters/sim/store.js";
 import type { StatefulSet } from "../../../core/k8s.js";
-import type { SetRef } from "../../../core/types.js";
 import { Keys } from "../../../core/keys.js";
+import type { SetRef } from "../../../core/types.js";
 import { summarize } from "../../../core/view.js";
 import { gitopsWebhookRoutes } from "../../../functions/routes/gitops-webhooks.js";
 import { runStep, type StepResult } from "../../../functions/step.js";
-import { WEBHOOK_SECRET as SECRET, forge, githubWebhook } from "../../support/forge.js";
-import { ARGO, ROLLOUT_REF as REF, gitopsStepper, rolloutCluster } from "../../support/gitops-rollout.js";
+import { forge, githubWebhook, WEBHOOK_SECRET as SECRET } from "../../support/forge.js";
+import { ARGO, gitopsStepper, ROLLOUT_REF as REF, rolloutCluster } from "../../support/gitops-rollout.js";
 import { FakeGitHub } from "./fake-github.js";
-import { PATH_TEMPLATE, mswServer } from "./helpers.js";
+import { mswServer, PATH_TEMPLATE } from "./helpers.js";
 
 const server = mswServer();
 
@@ -31,7 +31,9 @@ const cluster = (templates: readonly string[] = ["data"]): Promise<SimCluster> =
     templates: templates.map((name) => ({ name, storage: "1Gi", storageClassName: "fast" })),
     annotations: {
       [Keys.applyVia]: "pull-request",
-      [Keys.templates]: JSON.stringify(templates.map((name) => claimTemplate({ name, storage: "2Gi", storageClassName: "fast" }))),
+      [Keys.templates]: JSON.stringify(
+        templates.map((name) => claimTemplate({ name, storage: "2Gi", storageClassName: "fast" })),
+      ),
     },
     fieldManager: "kubectl",
   });
@@ -55,7 +57,8 @@ describe.each([
       expect(last.decision.phase, last.decision.message).not.toBe("Blocked");
       for (const n of forge.open()) {
         // A person approves: merge. The GitOps controller applies what was merged; the forge fires the webhook.
-        for (const file of forge.merge(n)) await sim.admin.applyClaim(YAML.parse(file.text) as Json, { fieldManager: ARGO, force: true });
+        for (const file of forge.merge(n))
+          await sim.admin.applyClaim(YAML.parse(file.text) as Json, { fieldManager: ARGO, force: true });
         const res = await forge.notifyMerged(routes, n);
         expect(res.status).toBe(200);
         phases.push(`webhook:${((await res.json()) as { phase: string }).phase}`);
@@ -67,18 +70,31 @@ describe.each([
     const revision = last!.decision.revision!;
     expect(forge.count()).toBe(3 * templates.length);
     // One branch per ordinal, highest first; each claim of the ordinal is its own pull request on it.
-    expect(forge.branches()).toEqual([2, 1, 0].flatMap((o) => templates.map(() => `claimstep/prod/db/${revision}/${o}`)));
+    expect(forge.branches()).toEqual(
+      [2, 1, 0].flatMap((o) => templates.map(() => `claimstep/prod/db/${revision}/${o}`)),
+    );
     expect(phases).toContain("Waiting/AwaitingApproval");
 
-    const claims = (await sim.admin.list("persistentvolumeclaims", "prod")).items as Array<{ metadata: { name: string; labels: Record<string, string> }; spec: { resources: { requests: { storage: string } } } }>;
-    expect(claims.map((c) => [c.metadata.name, c.spec.resources.requests.storage, c.metadata.labels[Keys.revisionLabel]]).sort()).toEqual(
-      templates.flatMap((t) => [0, 1, 2].map((o) => [`${t}-db-${o}`, "2Gi", revision])),
-    );
+    const claims = (await sim.admin.list("persistentvolumeclaims", "prod")).items as Array<{
+      metadata: { name: string; labels: Record<string, string> };
+      spec: { resources: { requests: { storage: string } } };
+    }>;
+    expect(
+      claims
+        .map((c) => [c.metadata.name, c.spec.resources.requests.storage, c.metadata.labels[Keys.revisionLabel]])
+        .sort(),
+    ).toEqual(templates.flatMap((t) => [0, 1, 2].map((o) => [`${t}-db-${o}`, "2Gi", revision])));
     // Every claim write came from the GitOps controller; claimstep wrote only the set's status and events.
-    const claimWriters = new Set(sim.audit.filter((e) => e.resource === "persistentvolumeclaims" && e.verb === "apply").map((e) => e.actor));
+    const claimWriters = new Set(
+      sim.audit.filter((e) => e.resource === "persistentvolumeclaims" && e.verb === "apply").map((e) => e.actor),
+    );
     expect(claimWriters).toEqual(new Set([ARGO]));
-    expect(sim.audit.some((e) => e.actor === "claimstep" && e.resource === "statefulsets" && e.verb === "patch")).toBe(true);
-    const set = (await sim.admin.get("statefulsets", "prod", "db")) as { metadata: { annotations: Record<string, string> } };
+    expect(sim.audit.some((e) => e.actor === "claimstep" && e.resource === "statefulsets" && e.verb === "patch")).toBe(
+      true,
+    );
+    const set = (await sim.admin.get("statefulsets", "prod", "db")) as {
+      metadata: { annotations: Record<string, string> };
+    };
     expect(set.metadata.annotations[Keys.currentRevision]).toBe(revision);
 
     // Converged: one more step writes nothing anywhere.
@@ -95,7 +111,12 @@ describe("a rejected pull request in the simulated rollout", () => {
     const sim = await cluster();
     const gh = new FakeGitHub("octo", "fleet");
     server.use(...gh.handlers());
-    const prWriter = pullRequestWriter({ provider: "github", repository: "octo/fleet", pathTemplate: PATH_TEMPLATE, token: gh.token });
+    const prWriter = pullRequestWriter({
+      provider: "github",
+      repository: "octo/fleet",
+      pathTemplate: PATH_TEMPLATE,
+      token: gh.token,
+    });
     const writers = { ...sim.writers, claims: writerFor({ direct: sim.writers.claims, pullRequest: prWriter }) };
     const step = (ref: SetRef) => runStep({ reader: sim.reader, writers, ref, now: sim.now() });
     const routes = gitopsWebhookRoutes({ github: { secret: SECRET }, step });
@@ -103,9 +124,19 @@ describe("a rejected pull request in the simulated rollout", () => {
     expect((await step(REF)).decision).toMatchObject({ phase: "Waiting", reason: "AwaitingApproval" });
     gh.close(1);
     const res = await githubWebhook(routes, gh, 1, "closed");
-    expect(await res.json()).toMatchObject({ phase: "Blocked", reason: "ChangeRejected", outcome: "refused", pullRequest: { outcome: "closed" } });
-    const set = (await sim.admin.get("statefulsets", "prod", "db")) as { metadata: { annotations: Record<string, string> } };
-    expect(JSON.parse(set.metadata.annotations[Keys.status]!)).toMatchObject({ phase: "Blocked", reason: "ChangeRejected" });
+    expect(await res.json()).toMatchObject({
+      phase: "Blocked",
+      reason: "ChangeRejected",
+      outcome: "refused",
+      pullRequest: { outcome: "closed" },
+    });
+    const set = (await sim.admin.get("statefulsets", "prod", "db")) as {
+      metadata: { annotations: Record<string, string> };
+    };
+    expect(JSON.parse(set.metadata.annotations[Keys.status]!)).toMatchObject({
+      phase: "Blocked",
+      reason: "ChangeRejected",
+    });
     expect((await step(REF)).decision.reason).toBe("ChangeRejected");
 
     gh.reopen(1);
@@ -120,7 +151,12 @@ describe("the pull request the status page links (issue 24, item 7)", () => {
     const sim = await cluster();
     const gh = new FakeGitHub("octo", "fleet");
     server.use(...gh.handlers());
-    const prWriter = pullRequestWriter({ provider: "github", repository: "octo/fleet", pathTemplate: PATH_TEMPLATE, token: gh.token });
+    const prWriter = pullRequestWriter({
+      provider: "github",
+      repository: "octo/fleet",
+      pathTemplate: PATH_TEMPLATE,
+      token: gh.token,
+    });
     const writers = { ...sim.writers, claims: writerFor({ direct: sim.writers.claims, pullRequest: prWriter }) };
     const step = (ref: SetRef) => runStep({ reader: sim.reader, writers, ref, now: sim.now() });
     const url = "https://github.com/octo/fleet/pull/1";

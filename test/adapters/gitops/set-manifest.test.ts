@@ -4,18 +4,29 @@ import { describe, expect, it } from "vitest";
 import YAML from "yaml";
 import { ManifestError } from "../../../adapters/gitops/manifest.js";
 import { carriesTemplates, editSetManifest, templateChanges } from "../../../adapters/gitops/set-manifest.js";
-import type { ProposeRecreate } from "../../../core/types.js";
 import { Keys } from "../../../core/keys.js";
+import type { ProposeRecreate } from "../../../core/types.js";
 
 const PATH = "clusters/prod/apps/prod/db.yaml";
 const BASE = "main";
 
-const action = (templates: ProposeRecreate["templates"]): ProposeRecreate => ({ type: "ProposeRecreate", namespace: "prod", set: "db", revision: "7b5b44c86f", templates });
+const action = (templates: ProposeRecreate["templates"]): ProposeRecreate => ({
+  type: "ProposeRecreate",
+  namespace: "prod",
+  set: "db",
+  revision: "7b5b44c86f",
+  templates,
+});
 
 const DESIRED = action([
   {
     metadata: { name: "data", labels: { tier: "db" } },
-    spec: { accessModes: ["ReadWriteOnce"], storageClassName: "fast", resources: { requests: { storage: "20Gi" } }, volumeAttributesClassName: "gold" },
+    spec: {
+      accessModes: ["ReadWriteOnce"],
+      storageClassName: "fast",
+      resources: { requests: { storage: "20Gi" } },
+      volumeAttributesClassName: "gold",
+    },
   },
 ]);
 
@@ -68,10 +79,18 @@ describe("editSetManifest", () => {
     const parsed = YAML.parse(text);
     expect(parsed.spec.volumeClaimTemplates[0]).toEqual({
       metadata: { name: "data", labels: { tier: "db" } },
-      spec: { accessModes: ["ReadWriteOnce"], storageClassName: "fast", resources: { requests: { storage: "20Gi" } }, volumeAttributesClassName: "gold" },
+      spec: {
+        accessModes: ["ReadWriteOnce"],
+        storageClassName: "fast",
+        resources: { requests: { storage: "20Gi" } },
+        volumeAttributesClassName: "gold",
+      },
     });
     // A template in Git that is not desired is left alone.
-    expect(parsed.spec.volumeClaimTemplates[1]).toEqual({ metadata: { name: "wal" }, spec: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "1Gi" } } } });
+    expect(parsed.spec.volumeClaimTemplates[1]).toEqual({
+      metadata: { name: "wal" },
+      spec: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "1Gi" } } },
+    });
     expect(parsed.metadata.annotations).toEqual({
       team: "storage",
       "claimstep.io/volume-claim-update-strategy": "InPlace",
@@ -108,18 +127,23 @@ describe("editSetManifest", () => {
   });
 
   it("removes what the desired template does not have: a class, labels, annotations; storage compares as a quantity", () => {
-    const plain = action([{ metadata: { name: "data" }, spec: { resources: { requests: { storage: "10737418240" } } } }]);
-    const withExtras = SET.replace("        storageClassName: fast\n", "        storageClassName: fast\n        volumeAttributesClassName: silver\n").replace(
-      "        labels:\n",
-      "        annotations: {note: x}\n        labels:\n",
-    );
+    const plain = action([
+      { metadata: { name: "data" }, spec: { resources: { requests: { storage: "10737418240" } } } },
+    ]);
+    const withExtras = SET.replace(
+      "        storageClassName: fast\n",
+      "        storageClassName: fast\n        volumeAttributesClassName: silver\n",
+    ).replace("        labels:\n", "        annotations: {note: x}\n        labels:\n");
     expect(templateChanges(withExtras, plain, PATH, BASE)).toEqual([
       { template: "data", field: "volumeAttributesClassName", before: "silver", after: "–" },
       { template: "data", field: "labels", before: "backup=daily", after: "–" },
       { template: "data", field: "annotations", before: "note=x", after: "–" },
     ]);
     const t = YAML.parse(editSetManifest(withExtras, plain, PATH, BASE).text).spec.volumeClaimTemplates[0];
-    expect(t).toEqual({ metadata: { name: "data" }, spec: { accessModes: ["ReadWriteOnce"], storageClassName: "fast", resources: { requests: { storage: "10Gi" } } } });
+    expect(t).toEqual({
+      metadata: { name: "data" },
+      spec: { accessModes: ["ReadWriteOnce"], storageClassName: "fast", resources: { requests: { storage: "10Gi" } } },
+    });
   });
 
   it("reports the changes as before → after", () => {
@@ -149,8 +173,10 @@ spec:
   });
 
   it("edits only the StatefulSet's document of a multi-document file, matched by kind, name and namespace", () => {
-    const service = "# the headless service\napiVersion: v1\nkind: Service\nmetadata:\n  name: db\nspec:\n  clusterIP: None\n";
-    const other = "apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: db\n  namespace: staging\nspec:\n  volumeClaimTemplates:\n    - metadata: {name: data}\n      spec: {resources: {requests: {storage: 10Gi}}}\n";
+    const service =
+      "# the headless service\napiVersion: v1\nkind: Service\nmetadata:\n  name: db\nspec:\n  clusterIP: None\n";
+    const other =
+      "apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: db\n  namespace: staging\nspec:\n  volumeClaimTemplates:\n    - metadata: {name: data}\n      spec: {resources: {requests: {storage: 10Gi}}}\n";
     const file = `${service}---\n${other}---\n${SET}`;
     const { text } = editSetManifest(file, DESIRED, PATH, BASE);
     const docs = YAML.parseAllDocuments(text).map((d) => d.toJS());
@@ -183,15 +209,22 @@ spec:
     expect(refused(undefined)).toBe(
       "clusters/prod/apps/prod/db.yaml does not exist on main: statefulSetPathTemplate must name the file that holds StatefulSet prod/db's manifest (placeholders {namespace} {statefulset})",
     );
-    expect(refused("spec: [1\n")).toMatch(/^clusters\/prod\/apps\/prod\/db.yaml is not valid YAML \(.*\): fix the file by hand, then step again$/);
+    expect(refused("spec: [1\n")).toMatch(
+      /^clusters\/prod\/apps\/prod\/db.yaml is not valid YAML \(.*\): fix the file by hand, then step again$/,
+    );
     expect(refused("kind: Deployment\nmetadata:\n  name: db\n")).toBe(
       "clusters/prod/apps/prod/db.yaml holds no StatefulSet named db: point statefulSetPathTemplate at the file of StatefulSet prod/db",
     );
     expect(refused(SET.replace("namespace: prod", "namespace: staging"))).toBe(
       "clusters/prod/apps/prod/db.yaml declares StatefulSet db in namespace staging, not prod: fix statefulSetPathTemplate",
     );
-    expect(refused("kind: StatefulSet\nmetadata:\n  name: db\nspec:\n  replicas: 1\n")).toMatch(/StatefulSet prod\/db in .* has no spec.volumeClaimTemplates list/);
-    const both = action([...DESIRED.templates, { metadata: { name: "logs" }, spec: { resources: { requests: { storage: "1Gi" } } } }]);
+    expect(refused("kind: StatefulSet\nmetadata:\n  name: db\nspec:\n  replicas: 1\n")).toMatch(
+      /StatefulSet prod\/db in .* has no spec.volumeClaimTemplates list/,
+    );
+    const both = action([
+      ...DESIRED.templates,
+      { metadata: { name: "logs" }, spec: { resources: { requests: { storage: "1Gi" } } } },
+    ]);
     expect(refused(SET, both)).toBe(
       "StatefulSet prod/db in clusters/prod/apps/prod/db.yaml has no volumeClaimTemplate named logs: add it to the manifest as the live set has it, then step again (claimstep changes only storage, volumeAttributesClassName, labels, annotations of existing templates)",
     );
@@ -204,7 +237,10 @@ describe("YAML read from the repository is bounded as the HTTP route's (issue 24
     const deep = `${SET}---\nkind: ConfigMap\ndata: ${"{a: ".repeat(50_000)}1${"}".repeat(50_000)}\n`;
     expect(() => editSetManifest(deep, DESIRED, PATH, BASE)).toThrow(ManifestError);
     expect(() => carriesTemplates(deep, DESIRED, PATH, BASE)).toThrow(`${PATH} nests deeper than 64 levels`);
-    const wide = SET.replace("    team: storage # on-call: #storage\n", `${Array.from({ length: 30_000 }, (_, i) => `    k${i}: v\n`).join("")}`);
+    const wide = SET.replace(
+      "    team: storage # on-call: #storage\n",
+      `${Array.from({ length: 30_000 }, (_, i) => `    k${i}: v\n`).join("")}`,
+    );
     expect(() => editSetManifest(wide, DESIRED, PATH, BASE)).toThrow(`${PATH} holds more than 5000 nodes`);
   });
 });

@@ -1,12 +1,17 @@
 // POST /v1/webhooks/github and /v1/webhooks/gitlab: authenticity, event reduction, stepping.
 import { describe, expect, it } from "vitest";
-import { constantTimeEqual, signGitHubBody, verifyGitHubSignature, verifyGitLabToken } from "../../../adapters/gitops/webhook.js";
-import type { PullRequestEvent } from "../../../adapters/gitops/webhook.js";
-import type { SetRef } from "../../../core/types.js";
 import { ApiError } from "../../../adapters/api-error.js";
+import type { PullRequestEvent } from "../../../adapters/gitops/webhook.js";
+import {
+  constantTimeEqual,
+  signGitHubBody,
+  verifyGitHubSignature,
+  verifyGitLabToken,
+} from "../../../adapters/gitops/webhook.js";
+import type { SetRef } from "../../../core/types.js";
 import { RecentIds } from "../../../functions/auth.js";
-import type { StepResult } from "../../../functions/step.js";
 import { gitopsWebhookRoutes } from "../../../functions/routes/gitops-webhooks.js";
+import type { StepResult } from "../../../functions/step.js";
 import { FakeGitHub } from "./fake-github.js";
 import { FakeGitLab } from "./fake-gitlab.js";
 import { growDecision } from "./helpers.js";
@@ -25,7 +30,11 @@ function app(step?: (ref: SetRef, e: PullRequestEvent) => Promise<StepResult>) {
       step ??
       (async (ref, event) => {
         calls.push({ ref, event });
-        return { decision: { ...decision, phase: "Waiting", reason: "ClaimResizing", message: "resizing data-db-2" }, outcome: { kind: "none" }, writer: "test" };
+        return {
+          decision: { ...decision, phase: "Waiting", reason: "ClaimResizing", message: "resizing data-db-2" },
+          outcome: { kind: "none" },
+          writer: "test",
+        };
       }),
   });
   return { routes, calls };
@@ -50,8 +59,15 @@ const githubPayload = (action: string, merged: boolean, ref = BRANCH, headRepo: 
 let deliveries = 0;
 const nextDelivery = () => `delivery-${++deliveries}`;
 
-async function postGitHub(routes: ReturnType<typeof app>["routes"], body: string, opts: { event?: string; signature?: string | null; delivery?: string | null } = {}) {
-  const headers: Record<string, string> = { "content-type": "application/json", "x-github-event": opts.event ?? "pull_request" };
+async function postGitHub(
+  routes: ReturnType<typeof app>["routes"],
+  body: string,
+  opts: { event?: string; signature?: string | null; delivery?: string | null } = {},
+) {
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    "x-github-event": opts.event ?? "pull_request",
+  };
   const delivery = opts.delivery === undefined ? nextDelivery() : opts.delivery;
   if (delivery !== null) headers["x-github-delivery"] = delivery;
   const signature = opts.signature === undefined ? await signGitHubBody(SECRET, body) : opts.signature;
@@ -60,7 +76,13 @@ async function postGitHub(routes: ReturnType<typeof app>["routes"], body: string
 }
 
 /** `sourceProject`: the project id of the source branch (42 is platform/fleet's own). */
-const gitlabPayload = (action: string, state: string, source = BRANCH, sourceProject = 42, project = { id: 42, path_with_namespace: "platform/fleet" }) =>
+const gitlabPayload = (
+  action: string,
+  state: string,
+  source = BRANCH,
+  sourceProject = 42,
+  project = { id: 42, path_with_namespace: "platform/fleet" },
+) =>
   JSON.stringify({
     object_kind: "merge_request",
     event_type: "merge_request",
@@ -86,7 +108,12 @@ const postGitLab = (
 ) =>
   routes.request("/v1/webhooks/gitlab", {
     method: "POST",
-    headers: { "content-type": "application/json", "x-gitlab-event": event, ...ids, ...(token !== null ? { "x-gitlab-token": token } : {}) },
+    headers: {
+      "content-type": "application/json",
+      "x-gitlab-event": event,
+      ...ids,
+      ...(token !== null ? { "x-gitlab-token": token } : {}),
+    },
     body,
   });
 
@@ -96,7 +123,13 @@ describe("signatures", () => {
     expect(await signGitHubBody(SECRET, "Hello, World!")).toBe(expected);
     expect(await verifyGitHubSignature(SECRET, new TextEncoder().encode("Hello, World!"), expected)).toBe(true);
     expect(await verifyGitHubSignature(SECRET, new TextEncoder().encode("Hello, World?"), expected)).toBe(false);
-    expect(await verifyGitHubSignature(SECRET, new TextEncoder().encode("Hello, World!"), expected.replace("sha256=", "sha1="))).toBe(false);
+    expect(
+      await verifyGitHubSignature(
+        SECRET,
+        new TextEncoder().encode("Hello, World!"),
+        expected.replace("sha256=", "sha1="),
+      ),
+    ).toBe(false);
     expect(await verifyGitHubSignature(SECRET, new TextEncoder().encode("Hello, World!"), "sha256=zz")).toBe(false);
     expect(await verifyGitHubSignature("", new TextEncoder().encode("x"), `sha256=${"00".repeat(32)}`)).toBe(false);
   });
@@ -119,7 +152,13 @@ describe("POST /v1/webhooks/github", () => {
     expect(calls).toEqual([
       {
         ref: { namespace: "prod", name: "db" },
-        event: { outcome: "merged", branch: BRANCH, step: { ref: { namespace: "prod", name: "db" }, revision: "7b5b44c86f", ordinal: 2 }, number: 7, url: "https://github.com/octo/fleet/pull/7" },
+        event: {
+          outcome: "merged",
+          branch: BRANCH,
+          step: { ref: { namespace: "prod", name: "db" }, revision: "7b5b44c86f", ordinal: 2 },
+          number: 7,
+          url: "https://github.com/octo/fleet/pull/7",
+        },
       },
     ]);
     expect(await res.json()).toEqual({
@@ -144,20 +183,33 @@ describe("POST /v1/webhooks/github", () => {
     const { routes, calls } = app();
     const body = githubPayload("closed", true);
     expect((await postGitHub(routes, body, { signature: null })).status).toBe(401);
-    expect((await postGitHub(routes, body, { signature: await signGitHubBody("other secret", body) })).status).toBe(401);
-    const tampered = await postGitHub(routes, body.replace("prod", "kube-system"), { signature: await signGitHubBody(SECRET, body) });
+    expect((await postGitHub(routes, body, { signature: await signGitHubBody("other secret", body) })).status).toBe(
+      401,
+    );
+    const tampered = await postGitHub(routes, body.replace("prod", "kube-system"), {
+      signature: await signGitHubBody(SECRET, body),
+    });
     expect(tampered.status).toBe(401);
-    expect(await tampered.json()).toEqual({ error: "Unauthorized", message: "github webhook: missing or wrong signature/token" });
+    expect(await tampered.json()).toEqual({
+      error: "Unauthorized",
+      message: "github webhook: missing or wrong signature/token",
+    });
     expect(calls).toEqual([]);
   });
 
   it("acknowledges without stepping: other events, other actions, other branches", async () => {
     const { routes, calls } = app();
-    const ping = await postGitHub(routes, JSON.stringify({ zen: "Keep it logically awesome.", hook_id: 1 }), { event: "ping" });
+    const ping = await postGitHub(routes, JSON.stringify({ zen: "Keep it logically awesome.", hook_id: 1 }), {
+      event: "ping",
+    });
     expect(ping.status).toBe(202);
     expect(await ping.json()).toEqual({ ignored: "event ping is not pull_request" });
-    expect(await (await postGitHub(routes, githubPayload("opened", false))).json()).toEqual({ ignored: "action opened is not a merge, close or reopen" });
-    expect(await (await postGitHub(routes, githubPayload("closed", true, "feature/x"))).json()).toEqual({ ignored: "branch feature/x is not a claimstep branch" });
+    expect(await (await postGitHub(routes, githubPayload("opened", false))).json()).toEqual({
+      ignored: "action opened is not a merge, close or reopen",
+    });
+    expect(await (await postGitHub(routes, githubPayload("closed", true, "feature/x"))).json()).toEqual({
+      ignored: "branch feature/x is not a claimstep branch",
+    });
     expect(calls).toEqual([]);
   });
 
@@ -168,7 +220,10 @@ describe("POST /v1/webhooks/github", () => {
     expect((await postGitHub(routes, "payload=%7B%7D")).status).toBe(400);
     const res = await postGitHub(routes, githubPayload("closed", true));
     expect(res.status).toBe(500);
-    expect(await res.json()).toEqual({ error: "InternalError", message: "step of prod/db failed: GitHub octo/fleet: the token was rejected" });
+    expect(await res.json()).toEqual({
+      error: "InternalError",
+      message: "step of prod/db failed: GitHub octo/fleet: the token was rejected",
+    });
   });
 
   it("refuses a branch naming a namespace outside the allow list with 403", async () => {
@@ -183,18 +238,27 @@ describe("POST /v1/webhooks/github", () => {
     });
     const res = await postGitHub(routes, githubPayload("closed", true));
     expect(res.status).toBe(403);
-    expect(await res.json()).toEqual({ error: "Forbidden", message: `branch ${BRANCH} names namespace prod, which claimstep may not act in` });
+    expect(await res.json()).toEqual({
+      error: "Forbidden",
+      message: `branch ${BRANCH} names namespace prod, which claimstep may not act in`,
+    });
     expect(calls).toEqual([]);
   });
 
   it("refuses to be built with an empty secret", () => {
-    const step = async (): Promise<StepResult> => { throw new Error("never"); };
+    const step = async (): Promise<StepResult> => {
+      throw new Error("never");
+    };
     expect(() => gitopsWebhookRoutes({ github: { secret: "" }, step })).toThrow(/GitHub webhook secret is empty/);
     expect(() => gitopsWebhookRoutes({ gitlab: { token: "" }, step })).toThrow(/GitLab webhook token is empty/);
   });
 
   it("answers 404 when no GitHub secret is configured", async () => {
-    const routes = gitopsWebhookRoutes({ step: async () => { throw new Error("never"); } });
+    const routes = gitopsWebhookRoutes({
+      step: async () => {
+        throw new Error("never");
+      },
+    });
     const body = githubPayload("closed", true);
     expect((await postGitHub(routes, body)).status).toBe(404);
     expect((await postGitLab(routes, gitlabPayload("merge", "merged"))).status).toBe(404);
@@ -206,7 +270,11 @@ describe("POST /v1/webhooks/gitlab", () => {
     const { routes, calls } = app();
     const res = await postGitLab(routes, gitlabPayload("merge", "merged"));
     expect(res.status).toBe(200);
-    expect(await res.json()).toMatchObject({ provider: "gitlab", pullRequest: { number: 3, outcome: "merged" }, set: { namespace: "prod", name: "db" } });
+    expect(await res.json()).toMatchObject({
+      provider: "gitlab",
+      pullRequest: { number: 3, outcome: "merged" },
+      set: { namespace: "prod", name: "db" },
+    });
     await postGitLab(routes, gitlabPayload("close", "closed"));
     await postGitLab(routes, gitlabPayload("reopen", "opened"));
     expect(calls.map((c) => c.event.outcome)).toEqual(["merged", "closed", "reopened"]);
@@ -221,8 +289,12 @@ describe("POST /v1/webhooks/gitlab", () => {
 
   it("ignores other hooks and actions", async () => {
     const { routes, calls } = app();
-    expect(await (await postGitLab(routes, JSON.stringify({ object_kind: "push" }), TOKEN, "Push Hook")).json()).toEqual({ ignored: "event Push Hook is not Merge Request Hook" });
-    expect(await (await postGitLab(routes, gitlabPayload("update", "opened"))).json()).toEqual({ ignored: "action update is not a merge, close or reopen" });
+    expect(
+      await (await postGitLab(routes, JSON.stringify({ object_kind: "push" }), TOKEN, "Push Hook")).json(),
+    ).toEqual({ ignored: "event Push Hook is not Merge Request Hook" });
+    expect(await (await postGitLab(routes, gitlabPayload("update", "opened"))).json()).toEqual({
+      ignored: "action update is not a merge, close or reopen",
+    });
     expect(calls).toEqual([]);
   });
 });
@@ -236,7 +308,11 @@ describe("replayed deliveries", () => {
     expect((await postGitHub(routes, body, { delivery: "d-replay" })).status).toBe(200);
     const again = await postGitHub(routes, body, { delivery: "d-replay" });
     expect(again.status).toBe(401);
-    expect(await again.json()).toEqual({ error: "Unauthorized", message: "github webhook: this delivery was already received", failure: "Replayed" });
+    expect(await again.json()).toEqual({
+      error: "Unauthorized",
+      message: "github webhook: this delivery was already received",
+      failure: "Replayed",
+    });
     expect((await postGitHub(routes, body, { delivery: "d-forged-new-id" })).status).toBe(401);
     expect(calls).toHaveLength(1);
   });
@@ -244,8 +320,14 @@ describe("replayed deliveries", () => {
   it("GitLab: the same Idempotency-Key or X-Gitlab-Event-UUID, or the same body, is 401 and steps nothing", async () => {
     const { routes, calls } = app();
     const body = gitlabPayload("merge", "merged");
-    expect((await postGitLab(routes, body, TOKEN, undefined, { "idempotency-key": "k-1", "x-gitlab-event-uuid": "u-1" })).status).toBe(200);
-    expect((await postGitLab(routes, body, TOKEN, undefined, { "idempotency-key": "k-1", "x-gitlab-event-uuid": "u-2" })).status).toBe(401);
+    expect(
+      (await postGitLab(routes, body, TOKEN, undefined, { "idempotency-key": "k-1", "x-gitlab-event-uuid": "u-1" }))
+        .status,
+    ).toBe(200);
+    expect(
+      (await postGitLab(routes, body, TOKEN, undefined, { "idempotency-key": "k-1", "x-gitlab-event-uuid": "u-2" }))
+        .status,
+    ).toBe(401);
     expect((await postGitLab(routes, body, TOKEN, undefined, { "x-gitlab-event-uuid": "u-1" })).status).toBe(401);
     expect((await postGitLab(routes, body, TOKEN, undefined, { "x-gitlab-event-uuid": "u-3" })).status).toBe(401);
     expect(calls).toHaveLength(1);
@@ -322,10 +404,16 @@ describe("pull requests from forks (issue 24, items 1 and 2)", () => {
   it("GitHub: a fork's pull request with claimstep's branch name is 202 ignored, steps nothing and stores nothing", async () => {
     const { routes, calls, replay } = forkApp({ github: "octo/fleet" });
     for (const head of ["mallory/fleet", "octo/fleet-fork", null]) {
-      for (const [action, merged] of [["closed", false], ["closed", true], ["reopened", false]] as const) {
+      for (const [action, merged] of [
+        ["closed", false],
+        ["closed", true],
+        ["reopened", false],
+      ] as const) {
         const res = await postGitHub(routes, githubPayload(action, merged, BRANCH, head));
         expect(res.status).toBe(202);
-        expect(await res.json()).toEqual({ ignored: `pull request #7 comes from ${head ?? "a deleted repository"}, not octo/fleet: not claimstep's` });
+        expect(await res.json()).toEqual({
+          ignored: `pull request #7 comes from ${head ?? "a deleted repository"}, not octo/fleet: not claimstep's`,
+        });
       }
     }
     expect(calls).toEqual([]);
@@ -339,20 +427,30 @@ describe("pull requests from forks (issue 24, items 1 and 2)", () => {
     const { routes, calls, replay } = forkApp();
     const res = await postGitHub(routes, githubPayload("closed", false, BRANCH, "mallory/fleet"));
     expect(res.status).toBe(202);
-    expect(await res.json()).toEqual({ ignored: "pull request #7 comes from mallory/fleet, not octo/fleet: not claimstep's" });
+    expect(await res.json()).toEqual({
+      ignored: "pull request #7 comes from mallory/fleet, not octo/fleet: not claimstep's",
+    });
     expect(calls).toEqual([]);
     expect(replay.size).toBe(0);
   });
 
   it("GitLab: a fork's merge request (another source project) is 202 ignored, steps nothing and stores nothing", async () => {
     const { routes, calls, replay } = forkApp({ gitlab: "platform/fleet" });
-    for (const [action, state] of [["close", "closed"], ["merge", "merged"], ["reopen", "opened"]] as const) {
+    for (const [action, state] of [
+      ["close", "closed"],
+      ["merge", "merged"],
+      ["reopen", "opened"],
+    ] as const) {
       const res = await postGitLab(routes, gitlabPayload(action, state, BRANCH, 77));
       expect(res.status).toBe(202);
-      expect(await res.json()).toEqual({ ignored: "merge request !3 comes from project 77, not platform/fleet (42): not claimstep's" });
+      expect(await res.json()).toEqual({
+        ignored: "merge request !3 comes from project 77, not platform/fleet (42): not claimstep's",
+      });
     }
     const deleted = await postGitLab(routes, gitlabPayload("close", "closed", BRANCH, null as never));
-    expect(await deleted.json()).toEqual({ ignored: "merge request !3 comes from project (unknown), not platform/fleet (42): not claimstep's" });
+    expect(await deleted.json()).toEqual({
+      ignored: "merge request !3 comes from project (unknown), not platform/fleet (42): not claimstep's",
+    });
     expect(calls).toEqual([]);
     expect(replay.size).toBe(0);
   });
@@ -362,7 +460,9 @@ describe("pull requests from forks (issue 24, items 1 and 2)", () => {
     const other = { id: 51, path_with_namespace: "platform/other" };
     const res = await postGitLab(routes, gitlabPayload("merge", "merged", BRANCH, 51, other));
     expect(res.status).toBe(202);
-    expect(await res.json()).toEqual({ ignored: "merge request !3 is in project platform/other, not platform/fleet: not claimstep's" });
+    expect(await res.json()).toEqual({
+      ignored: "merge request !3 is in project platform/other, not platform/fleet: not claimstep's",
+    });
     expect(replay.size).toBe(0);
     expect((await postGitLab(routes, gitlabPayload("merge", "merged"))).status).toBe(200);
     const byId = forkApp({ gitlab: "42" });
@@ -388,7 +488,11 @@ describe("a set that does not exist", () => {
   // Defect: a merged pull request of a set deleted since answered 500 with the API server's message,
   // so the forge reported a failure (GitLab disables webhooks that keep failing).
   it("is 202: acknowledged and ignored, not an error to retry", async () => {
-    const notFound = new ApiError(404, "NotFound", 'StatefulSet prod/db not found (statefulsets.apps "db" not found): check the name and the namespace');
+    const notFound = new ApiError(
+      404,
+      "NotFound",
+      'StatefulSet prod/db not found (statefulsets.apps "db" not found): check the name and the namespace',
+    );
     const { routes } = app(async () => {
       throw notFound;
     });

@@ -7,15 +7,21 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer as createHttpServer, type Server as HttpServer } from "node:http";
 import { createServer as createHttpsServer, type Server as HttpsServer } from "node:https";
-import { connect, createServer as createTcpServer, type AddressInfo, type Server as TcpServer, type Socket } from "node:net";
+import {
+  type AddressInfo,
+  connect,
+  createServer as createTcpServer,
+  type Socket,
+  type Server as TcpServer,
+} from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TLSSocket } from "node:tls";
-import { stringify } from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { stringify } from "yaml";
+import { RecreateRoutes } from "../../../adapters/kube/routes.js";
 import { bodyBytes, requestWithAgent } from "../../../adapters/kube-node/agent-fetch.js";
 import { nodeKubeTarget } from "../../../adapters/kube-node/kubeconfig.js";
-import { RecreateRoutes } from "../../../adapters/kube/routes.js";
 
 interface RawRequest {
   head: string;
@@ -35,9 +41,13 @@ async function rawServer(): Promise<{ url: string; requests: RawRequest[]; close
       const text = data.toString("latin1");
       const end = text.indexOf("\r\n\r\n");
       const [head = "", ...lines] = text.slice(0, end).split("\r\n");
-      const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(":")).toLowerCase(), l.slice(l.indexOf(":") + 1).trim()]));
+      const headers = Object.fromEntries(
+        lines.map((l) => [l.slice(0, l.indexOf(":")).toLowerCase(), l.slice(l.indexOf(":") + 1).trim()]),
+      );
       requests.push({ head, headers, body: data.subarray(end + 4).toString("utf8") });
-      socket.end("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}");
+      socket.end(
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}",
+      );
     };
     socket.on("data", (chunk: Buffer) => {
       data = Buffer.concat([data, chunk]);
@@ -67,24 +77,44 @@ describe("agentFetch frames every body (raw bytes on the wire)", () => {
   beforeAll(async () => void (raw = await rawServer()));
   afterAll(() => raw.close());
 
-  const deleteOptions = JSON.stringify({ apiVersion: "v1", kind: "DeleteOptions", propagationPolicy: "Orphan", preconditions: { uid: "0b0e-ü", resourceVersion: "42" } });
+  const deleteOptions = JSON.stringify({
+    apiVersion: "v1",
+    kind: "DeleteOptions",
+    propagationPolicy: "Orphan",
+    preconditions: { uid: "0b0e-ü", resourceVersion: "42" },
+  });
   it.each([
     ["DELETE", "application/json", deleteOptions],
-    ["PATCH", "application/merge-patch+json", JSON.stringify({ metadata: { annotations: { "claimstep.io/x": "ünïcode" } } })],
+    [
+      "PATCH",
+      "application/merge-patch+json",
+      JSON.stringify({ metadata: { annotations: { "claimstep.io/x": "ünïcode" } } }),
+    ],
     ["PATCH", "application/apply-patch+yaml", JSON.stringify({ apiVersion: "v1", kind: "PersistentVolumeClaim" })],
-    ["POST", "application/json", JSON.stringify({ apiVersion: "v1", kind: "ConfigMap", data: { "statefulset.json": "{}".repeat(40_000) } })],
+    [
+      "POST",
+      "application/json",
+      JSON.stringify({ apiVersion: "v1", kind: "ConfigMap", data: { "statefulset.json": "{}".repeat(40_000) } }),
+    ],
     ["PUT", "application/json", JSON.stringify({ apiVersion: "v1", kind: "ConfigMap" })],
-  ])("%s (%s): the body arrives whole, with Content-Length in bytes and its content type", async (method, contentType, body) => {
-    raw.requests.length = 0;
-    const res = await requestWithAgent(`${raw.url}/apis/apps/v1/namespaces/db/statefulsets/web`, { method, headers: { "Content-Type": contentType }, body }, undefined);
-    expect(res.status).toBe(200);
-    const [seen] = raw.requests;
-    expect(seen!.head).toBe(`${method} /apis/apps/v1/namespaces/db/statefulsets/web HTTP/1.1`);
-    expect(seen!.headers["content-length"]).toBe(String(Buffer.byteLength(body)));
-    expect(seen!.headers["transfer-encoding"]).toBeUndefined();
-    expect(seen!.headers["content-type"]).toBe(contentType);
-    expect(seen!.body).toBe(body);
-  });
+  ])(
+    "%s (%s): the body arrives whole, with Content-Length in bytes and its content type",
+    async (method, contentType, body) => {
+      raw.requests.length = 0;
+      const res = await requestWithAgent(
+        `${raw.url}/apis/apps/v1/namespaces/db/statefulsets/web`,
+        { method, headers: { "Content-Type": contentType }, body },
+        undefined,
+      );
+      expect(res.status).toBe(200);
+      const [seen] = raw.requests;
+      expect(seen!.head).toBe(`${method} /apis/apps/v1/namespaces/db/statefulsets/web HTTP/1.1`);
+      expect(seen!.headers["content-length"]).toBe(String(Buffer.byteLength(body)));
+      expect(seen!.headers["transfer-encoding"]).toBeUndefined();
+      expect(seen!.headers["content-type"]).toBe(contentType);
+      expect(seen!.body).toBe(body);
+    },
+  );
 
   it("a GET carries no body and no framing headers; an empty POST says Content-Length: 0", async () => {
     raw.requests.length = 0;
@@ -100,7 +130,9 @@ describe("agentFetch frames every body (raw bytes on the wire)", () => {
     expect(bodyBytes(new TextEncoder().encode("é"))!.byteLength).toBe(2);
     expect(bodyBytes(new Uint8Array([1, 2, 3]).buffer)!.byteLength).toBe(3);
     raw.requests.length = 0;
-    await expect(requestWithAgent(`${raw.url}/x`, { method: "POST", body: new ReadableStream() }, undefined)).rejects.toThrow(/string or byte bodies only, not \[object ReadableStream\]/);
+    await expect(
+      requestWithAgent(`${raw.url}/x`, { method: "POST", body: new ReadableStream() }, undefined),
+    ).rejects.toThrow(/string or byte bodies only, not \[object ReadableStream\]/);
     expect(raw.requests).toEqual([]);
   });
 
@@ -110,10 +142,14 @@ describe("agentFetch frames every body (raw bytes on the wire)", () => {
     raw.requests.length = 0;
     const { request } = await import("node:http");
     await new Promise<void>((resolve, reject) => {
-      const req = request(`${raw.url}/x`, { method: "DELETE", headers: { "content-type": "application/json" } }, (res) => {
-        res.resume();
-        res.on("end", resolve);
-      });
+      const req = request(
+        `${raw.url}/x`,
+        { method: "DELETE", headers: { "content-type": "application/json" } },
+        (res) => {
+          res.resume();
+          res.on("end", resolve);
+        },
+      );
       req.on("error", reject);
       req.write(deleteOptions);
       req.end();
@@ -131,7 +167,14 @@ describe("agentFetch over TLS with client certificates, through a proxy, with a 
   let httpsUrl: string;
   let proxyUrl: string;
   let stallUrl: string;
-  const seen: { method: string; url: string; clientCN?: string; authorized: boolean; body: string; contentLength?: string }[] = [];
+  const seen: {
+    method: string;
+    url: string;
+    clientCN?: string;
+    authorized: boolean;
+    body: string;
+    contentLength?: string;
+  }[] = [];
   const tunnels: string[] = [];
   const open = new Set<Socket>();
   const track = (socket: Socket) => {
@@ -145,23 +188,81 @@ describe("agentFetch over TLS with client certificates, through a proxy, with a 
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "claimstep-agent-fetch-"));
-    openssl("req", "-x509", ...ec, "-keyout", "ca.key", "-out", "ca.crt", "-days", "1", "-subj", "/CN=claimstep-test-ca");
+    openssl(
+      "req",
+      "-x509",
+      ...ec,
+      "-keyout",
+      "ca.key",
+      "-out",
+      "ca.crt",
+      "-days",
+      "1",
+      "-subj",
+      "/CN=claimstep-test-ca",
+    );
     openssl("req", ...ec, "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=127.0.0.1");
     writeFileSync(file("san.ext"), "subjectAltName=IP:127.0.0.1\n");
-    openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out", "server.crt", "-days", "1", "-extfile", "san.ext");
+    openssl(
+      "x509",
+      "-req",
+      "-in",
+      "server.csr",
+      "-CA",
+      "ca.crt",
+      "-CAkey",
+      "ca.key",
+      "-CAcreateserial",
+      "-out",
+      "server.crt",
+      "-days",
+      "1",
+      "-extfile",
+      "san.ext",
+    );
     openssl("req", ...ec, "-keyout", "client.key", "-out", "client.csr", "-subj", "/CN=claimstep-user/O=claimstep");
-    openssl("x509", "-req", "-in", "client.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out", "client.crt", "-days", "1");
-    https = createHttpsServer({ key: readFileSync(file("server.key")), cert: readFileSync(file("server.crt")), ca: readFileSync(file("ca.crt")), requestCert: true, rejectUnauthorized: false }, (req, res) => {
-      const chunks: Buffer[] = [];
-      req.on("data", (c: Buffer) => chunks.push(c));
-      req.on("end", () => {
-        const socket = req.socket as TLSSocket;
-        const cn = socket.getPeerCertificate()?.subject?.CN;
-        seen.push({ method: req.method!, url: req.url!, authorized: socket.authorized, body: Buffer.concat(chunks).toString("utf8"), ...(cn ? { clientCN: String(cn) } : {}), ...(req.headers["content-length"] ? { contentLength: req.headers["content-length"] } : {}) });
-        res.writeHead(200, { "Content-Type": "application/json" });
-        res.end(JSON.stringify({ kind: "Status", apiVersion: "v1", status: "Success" }));
-      });
-    });
+    openssl(
+      "x509",
+      "-req",
+      "-in",
+      "client.csr",
+      "-CA",
+      "ca.crt",
+      "-CAkey",
+      "ca.key",
+      "-CAcreateserial",
+      "-out",
+      "client.crt",
+      "-days",
+      "1",
+    );
+    https = createHttpsServer(
+      {
+        key: readFileSync(file("server.key")),
+        cert: readFileSync(file("server.crt")),
+        ca: readFileSync(file("ca.crt")),
+        requestCert: true,
+        rejectUnauthorized: false,
+      },
+      (req, res) => {
+        const chunks: Buffer[] = [];
+        req.on("data", (c: Buffer) => chunks.push(c));
+        req.on("end", () => {
+          const socket = req.socket as TLSSocket;
+          const cn = socket.getPeerCertificate()?.subject?.CN;
+          seen.push({
+            method: req.method!,
+            url: req.url!,
+            authorized: socket.authorized,
+            body: Buffer.concat(chunks).toString("utf8"),
+            ...(cn ? { clientCN: String(cn) } : {}),
+            ...(req.headers["content-length"] ? { contentLength: req.headers["content-length"] } : {}),
+          });
+          res.writeHead(200, { "Content-Type": "application/json" });
+          res.end(JSON.stringify({ kind: "Status", apiVersion: "v1", status: "Success" }));
+        });
+      },
+    );
     await new Promise<void>((resolve) => https.listen(0, "127.0.0.1", resolve));
     httpsUrl = `https://127.0.0.1:${(https.address() as AddressInfo).port}`;
     // An HTTP CONNECT proxy, as kubeconfig's proxy-url names one.
@@ -204,20 +305,32 @@ describe("agentFetch over TLS with client certificates, through a proxy, with a 
         kind: "Config",
         "current-context": "c",
         clusters: [{ name: "c", cluster: { server, "certificate-authority-data": b64("ca.crt"), ...extra } }],
-        users: [{ name: "u", user: { "client-certificate-data": b64("client.crt"), "client-key-data": b64("client.key") } }],
+        users: [
+          { name: "u", user: { "client-certificate-data": b64("client.crt"), "client-key-data": b64("client.key") } },
+        ],
         contexts: [{ name: "c", context: { cluster: "c", user: "u" } }],
       }),
     );
     return path;
   };
-  const orphan = { apiVersion: "v1", kind: "DeleteOptions", propagationPolicy: "Orphan", preconditions: { uid: "u-1", resourceVersion: "7" } };
+  const orphan = {
+    apiVersion: "v1",
+    kind: "DeleteOptions",
+    propagationPolicy: "Orphan",
+    preconditions: { uid: "u-1", resourceVersion: "7" },
+  };
 
   it("a DELETE with DeleteOptions over TLS (caData, client certificate): the server reads the whole body", async () => {
     seen.length = 0;
     const { client } = nodeKubeTarget({ kubeconfig: kubeconfig(httpsUrl) });
     await client.delete(RecreateRoutes.deleteStatefulSet, { namespace: "db", name: "web" }, orphan);
     expect(seen).toHaveLength(1);
-    expect(seen[0]).toMatchObject({ method: "DELETE", url: "/apis/apps/v1/namespaces/db/statefulsets/web", clientCN: "claimstep-user", authorized: true });
+    expect(seen[0]).toMatchObject({
+      method: "DELETE",
+      url: "/apis/apps/v1/namespaces/db/statefulsets/web",
+      clientCN: "claimstep-user",
+      authorized: true,
+    });
     expect(JSON.parse(seen[0]!.body)).toEqual(orphan);
     expect(seen[0]!.contentLength).toBe(String(Buffer.byteLength(JSON.stringify(orphan))));
   });
@@ -234,7 +347,9 @@ describe("agentFetch over TLS with client certificates, through a proxy, with a 
 
   it("an aborted request (the client's timeout) rejects instead of hanging", async () => {
     const started = Date.now();
-    await expect(requestWithAgent(`${stallUrl}/x`, { method: "DELETE", body: "{}", signal: AbortSignal.timeout(200) }, undefined)).rejects.toThrow(/abort|timeout/i);
+    await expect(
+      requestWithAgent(`${stallUrl}/x`, { method: "DELETE", body: "{}", signal: AbortSignal.timeout(200) }, undefined),
+    ).rejects.toThrow(/abort|timeout/i);
     expect(Date.now() - started).toBeLessThan(5_000);
   });
 });

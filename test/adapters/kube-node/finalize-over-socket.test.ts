@@ -10,15 +10,15 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { SCENARIOS } from "../../../functions/scenarios.js";
-import { SIM_SERVER } from "../../../adapters/sim/http.js";
-import type { SimCluster } from "../../../adapters/sim/cluster.js";
+import type { KubeClientOptions } from "../../../adapters/kube/client.js";
 import { KubeReader } from "../../../adapters/kube/reader.js";
 import { kubeWriters } from "../../../adapters/kube/writer.js";
-import { nodeKubeTarget } from "../../../adapters/kube-node/kubeconfig.js";
 import { requestWithAgent } from "../../../adapters/kube-node/agent-fetch.js";
-import type { KubeClientOptions } from "../../../adapters/kube/client.js";
+import { nodeKubeTarget } from "../../../adapters/kube-node/kubeconfig.js";
+import type { SimCluster } from "../../../adapters/sim/cluster.js";
+import { SIM_SERVER } from "../../../adapters/sim/http.js";
 import { main, type Target } from "../../../functions/cli.js";
+import { SCENARIOS } from "../../../functions/scenarios.js";
 import { runStep } from "../../../functions/step.js";
 
 const ref = { namespace: "default", name: "web" };
@@ -42,7 +42,13 @@ async function serve(sim: SimCluster): Promise<{ url: string; deletes: { path: s
       if (req.method === "DELETE") deletes.push({ path: req.url ?? "", body: body.toString("utf8") });
       const headers = new Headers();
       for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string") headers.set(k, v);
-      const answer = await sim.http.fetch(new Request(`${SIM_SERVER}${req.url}`, { method: req.method!, headers, ...(body.length && req.method !== "GET" ? { body: new Uint8Array(body) } : {}) }));
+      const answer = await sim.http.fetch(
+        new Request(`${SIM_SERVER}${req.url}`, {
+          method: req.method!,
+          headers,
+          ...(body.length && req.method !== "GET" ? { body: new Uint8Array(body) } : {}),
+        }),
+      );
       res.writeHead(answer.status, Object.fromEntries(answer.headers));
       res.end(Buffer.from(await answer.arrayBuffer()));
     })().catch((err) => {
@@ -96,7 +102,13 @@ describe("claimstep finalize over node:http (issue 22's data loss)", () => {
   for (const whenDeleted of ["Delete", "Retain"] as const) {
     it(`keeps every pod and claim of a set with whenDeleted: ${whenDeleted}, and says so only after comparing uids`, async () => {
       const sim = await SCENARIOS.grow!.build();
-      await sim.admin.mergePatch("statefulsets", "default", "web", { spec: { persistentVolumeClaimRetentionPolicy: { whenDeleted, whenScaled: "Retain" } } }, { fieldManager: "kubectl" });
+      await sim.admin.mergePatch(
+        "statefulsets",
+        "default",
+        "web",
+        { spec: { persistentVolumeClaimRetentionPolicy: { whenDeleted, whenScaled: "Retain" } } },
+        { fieldManager: "kubectl" },
+      );
       // The rollout to Complete on the simulated cluster itself, then finalize through the socket.
       for (let i = 0; i < 200; i++) {
         const r = await runStep({ reader: sim.reader, writers: sim.writers, ref, now: sim.now() });
@@ -107,7 +119,9 @@ describe("claimstep finalize over node:http (issue 22's data loss)", () => {
       const claims = uids(sim, "persistentvolumeclaims");
       expect(Object.keys(pods)).toEqual(["web-0", "web-1", "web-2"]);
       // whenDeleted: Delete makes the set own its claims: a Background delete would take them.
-      const owned = sim.list("persistentvolumeclaims", "default").filter((c) => c.metadata.ownerReferences?.some((o: { kind: string }) => o.kind === "StatefulSet"));
+      const owned = sim
+        .list("persistentvolumeclaims", "default")
+        .filter((c) => c.metadata.ownerReferences?.some((o: { kind: string }) => o.kind === "StatefulSet"));
       expect(owned.length).toBe(whenDeleted === "Delete" ? 6 : 0);
       const oldUid = sim.get("statefulsets", "default", "web")!.metadata.uid;
 
@@ -119,10 +133,17 @@ describe("claimstep finalize over node:http (issue 22's data loss)", () => {
       // What reached the server: the DELETE of the set with its options whole.
       const setDelete = deletes.find((d) => d.path.includes("/statefulsets/web"));
       expect(setDelete, "no DELETE of the set reached the server").toBeDefined();
-      expect(JSON.parse(setDelete!.body)).toMatchObject({ propagationPolicy: "Orphan", preconditions: { uid: oldUid } });
+      expect(JSON.parse(setDelete!.body)).toMatchObject({
+        propagationPolicy: "Orphan",
+        preconditions: { uid: oldUid },
+      });
       expect(uids(sim, "pods")).toEqual(pods);
       expect(uids(sim, "persistentvolumeclaims")).toEqual(claims);
-      expect(sim.audit.filter((e) => e.verb === "delete" && (e.resource === "pods" || e.resource === "persistentvolumeclaims"))).toEqual([]);
+      expect(
+        sim.audit.filter(
+          (e) => e.verb === "delete" && (e.resource === "pods" || e.resource === "persistentvolumeclaims"),
+        ),
+      ).toEqual([]);
       expect(sim.get("statefulsets", "default", "web")!.metadata.uid).not.toBe(oldUid);
       expect(out.text).toMatch(/every pod and claim kept \(3 pod\(s\), 6 claim\(s\): the same uids as recorded\)/);
       expect(code).toBe(0);
@@ -130,12 +151,19 @@ describe("claimstep finalize over node:http (issue 22's data loss)", () => {
   }
 
   // The planted transport bug (the old agentFetch): every DELETE reaches the server with no body.
-  const dropDeleteBodies: KubeClientOptions["fetch"] = (url, init) => requestWithAgent(url, init.method === "DELETE" ? { ...init, body: null } : init, undefined);
+  const dropDeleteBodies: KubeClientOptions["fetch"] = (url, init) =>
+    requestWithAgent(url, init.method === "DELETE" ? { ...init, body: null } : init, undefined);
 
   for (const whenDeleted of ["Delete", "Retain"] as const) {
     it(`with DELETE bodies dropped (whenDeleted: ${whenDeleted}): Blocked/RecreateReplaced naming what was replaced, a Warning, exit 2, the record kept`, async () => {
       const sim = await SCENARIOS.grow!.build();
-      await sim.admin.mergePatch("statefulsets", "default", "web", { spec: { persistentVolumeClaimRetentionPolicy: { whenDeleted, whenScaled: "Retain" } } }, { fieldManager: "kubectl" });
+      await sim.admin.mergePatch(
+        "statefulsets",
+        "default",
+        "web",
+        { spec: { persistentVolumeClaimRetentionPolicy: { whenDeleted, whenScaled: "Retain" } } },
+        { fieldManager: "kubectl" },
+      );
       for (let i = 0; i < 200; i++) {
         const r = await runStep({ reader: sim.reader, writers: sim.writers, ref, now: sim.now() });
         if (r.decision.phase === "Complete") break;
@@ -149,7 +177,10 @@ describe("claimstep finalize over node:http (issue 22's data loss)", () => {
       expect(out.text).not.toMatch(/kept \(/);
       expect(out.text).toMatch(/Blocked +RecreateReplaced/);
       expect(out.text).toMatch(/pods re-created: web-0, web-1, web-2/);
-      if (whenDeleted === "Delete") expect(out.text).toMatch(/claims re-created: data-web-0, data-web-1, data-web-2, wal-web-0, wal-web-1, wal-web-2/);
+      if (whenDeleted === "Delete")
+        expect(out.text).toMatch(
+          /claims re-created: data-web-0, data-web-1, data-web-2, wal-web-0, wal-web-1, wal-web-2/,
+        );
       else expect(out.text).not.toMatch(/claims (re-created|gone|deleting)/);
       expect(sim.get("configmaps", "default", "claimstep-recreate-web"), "the record must be kept").toBeDefined();
       const warnings = sim.list("events", "default").filter((e: any) => e.reason === "RecreateReplaced");

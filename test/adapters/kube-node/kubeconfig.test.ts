@@ -8,12 +8,12 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TLSSocket } from "node:tls";
-import { stringify } from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { StatefulSet } from "../../../core/k8s.js";
+import { stringify } from "yaml";
 import { ApiError } from "../../../adapters/api-error.js";
 import { Routes } from "../../../adapters/kube/routes.js";
 import { KubeConfigError, nodeKubeTarget } from "../../../adapters/kube-node/kubeconfig.js";
+import { StatefulSet } from "../../../core/k8s.js";
 import { fixture } from "../../support/index.js";
 
 let dir: string;
@@ -30,16 +30,56 @@ beforeAll(async () => {
   openssl("req", "-x509", ...ec, "-keyout", "ca.key", "-out", "ca.crt", "-days", "1", "-subj", "/CN=claimstep-test-ca");
   openssl("req", ...ec, "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=127.0.0.1");
   writeFileSync(path("san.ext"), "subjectAltName=IP:127.0.0.1\n");
-  openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out", "server.crt", "-days", "1", "-extfile", "san.ext");
+  openssl(
+    "x509",
+    "-req",
+    "-in",
+    "server.csr",
+    "-CA",
+    "ca.crt",
+    "-CAkey",
+    "ca.key",
+    "-CAcreateserial",
+    "-out",
+    "server.crt",
+    "-days",
+    "1",
+    "-extfile",
+    "san.ext",
+  );
   openssl("req", ...ec, "-keyout", "client.key", "-out", "client.csr", "-subj", "/CN=claimstep-user/O=claimstep");
-  openssl("x509", "-req", "-in", "client.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out", "client.crt", "-days", "1");
+  openssl(
+    "x509",
+    "-req",
+    "-in",
+    "client.csr",
+    "-CA",
+    "ca.crt",
+    "-CAkey",
+    "ca.key",
+    "-CAcreateserial",
+    "-out",
+    "client.crt",
+    "-days",
+    "1",
+  );
 
   server = createServer(
-    { key: readFileSync(path("server.key")), cert: readFileSync(path("server.crt")), ca: readFileSync(path("ca.crt")), requestCert: true, rejectUnauthorized: false },
+    {
+      key: readFileSync(path("server.key")),
+      cert: readFileSync(path("server.crt")),
+      ca: readFileSync(path("ca.crt")),
+      requestCert: true,
+      rejectUnauthorized: false,
+    },
     (req, res) => {
       const socket = req.socket as TLSSocket;
       const peer = socket.getPeerCertificate();
-      seen.push({ authorization: req.headers.authorization, ...(peer?.subject?.CN ? { clientCN: String(peer.subject.CN) } : {}), authorized: socket.authorized });
+      seen.push({
+        authorization: req.headers.authorization,
+        ...(peer?.subject?.CN ? { clientCN: String(peer.subject.CN) } : {}),
+        authorized: socket.authorized,
+      });
       const found = req.url === "/apis/apps/v1/namespaces/default/statefulsets/web";
       const answer = found ? fixture("statefulset-web") : fixture("statefulset-not-found");
       res.writeHead(answer.code, { "Content-Type": "application/json" });
@@ -49,7 +89,11 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
-  const execCredential = JSON.stringify({ apiVersion: "client.authentication.k8s.io/v1", kind: "ExecCredential", status: { token: "from-exec" } });
+  const execCredential = JSON.stringify({
+    apiVersion: "client.authentication.k8s.io/v1",
+    kind: "ExecCredential",
+    status: { token: "from-exec" },
+  });
   writeFileSync(
     path("kubeconfig"),
     stringify({
@@ -66,7 +110,14 @@ beforeAll(async () => {
         { name: "cert-user", user: { "client-certificate": path("client.crt"), "client-key": path("client.key") } },
         {
           name: "exec-user",
-          user: { exec: { apiVersion: "client.authentication.k8s.io/v1", command: process.execPath, args: ["-e", `console.log(${JSON.stringify(execCredential)})`], interactiveMode: "Never" } },
+          user: {
+            exec: {
+              apiVersion: "client.authentication.k8s.io/v1",
+              command: process.execPath,
+              args: ["-e", `console.log(${JSON.stringify(execCredential)})`],
+              interactiveMode: "Never",
+            },
+          },
         },
       ],
       contexts: [
@@ -86,7 +137,8 @@ afterAll(async () => {
 });
 
 const web = { namespace: "default", name: "web" };
-const getWeb = (context: string) => nodeKubeTarget({ kubeconfig: path("kubeconfig"), context }).client.get(Routes.getStatefulSet, web, StatefulSet);
+const getWeb = (context: string) =>
+  nodeKubeTarget({ kubeconfig: path("kubeconfig"), context }).client.get(Routes.getStatefulSet, web, StatefulSet);
 
 describe("kubeconfig → KubeClient (Node)", () => {
   it("verifies the server with the kubeconfig's CA and sends the user's token; the context gives the namespace", async () => {
@@ -115,13 +167,17 @@ describe("kubeconfig → KubeClient (Node)", () => {
     const err = await getWeb("unknown-ca").catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiError);
     expect(err).toMatchObject({ kind: "Other", isTransient: false });
-    expect((err as Error).message).toMatch(/TLS verification of https:\/\/127\.0\.0\.1:\d+ failed \((UNABLE_TO_VERIFY_LEAF_SIGNATURE|SELF_SIGNED_CERT_IN_CHAIN)\)/);
+    expect((err as Error).message).toMatch(
+      /TLS verification of https:\/\/127\.0\.0\.1:\d+ failed \((UNABLE_TO_VERIFY_LEAF_SIGNATURE|SELF_SIGNED_CERT_IN_CHAIN)\)/,
+    );
     expect(seen.length).toBe(before);
   });
 
   it("answers API errors as typed errors through the same client", async () => {
     const { client } = nodeKubeTarget({ kubeconfig: path("kubeconfig") });
-    const err = await client.get(Routes.getStatefulSet, { namespace: "default", name: "nope" }, StatefulSet).catch((e: unknown) => e);
+    const err = await client
+      .get(Routes.getStatefulSet, { namespace: "default", name: "nope" }, StatefulSet)
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ kind: "NotFound", code: 404 });
   });
 
@@ -139,7 +195,8 @@ describe("kubeconfig → KubeClient (Node)", () => {
   it("uses the pod's service account in-cluster: its token, its CA, its namespace", async () => {
     const root = path("pod");
     mkdirSync(join(root, "var/run/secrets/kubernetes.io/serviceaccount"), { recursive: true });
-    const sa = (f: string, data: string | Buffer) => writeFileSync(join(root, "var/run/secrets/kubernetes.io/serviceaccount", f), data);
+    const sa = (f: string, data: string | Buffer) =>
+      writeFileSync(join(root, "var/run/secrets/kubernetes.io/serviceaccount", f), data);
     sa("token", "sa-token");
     sa("ca.crt", readFileSync(path("ca.crt")));
     sa("namespace", "claimstep\n");
@@ -152,7 +209,10 @@ describe("kubeconfig → KubeClient (Node)", () => {
       await target.client.get(Routes.getStatefulSet, web, StatefulSet);
       expect(seen.at(-1)).toMatchObject({ authorization: "Bearer sa-token" });
     } finally {
-      for (const [k, v] of [["KUBERNETES_SERVICE_HOST", saved.host], ["KUBERNETES_SERVICE_PORT", saved.port]] as const) {
+      for (const [k, v] of [
+        ["KUBERNETES_SERVICE_HOST", saved.host],
+        ["KUBERNETES_SERVICE_PORT", saved.port],
+      ] as const) {
         if (v === undefined) delete process.env[k];
         else process.env[k] = v;
       }

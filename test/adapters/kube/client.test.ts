@@ -1,14 +1,18 @@
 // The REST client against the fake API server through msw: URLs, headers, pagination, typed
 // errors, and which failures it retries.
-import { http, HttpResponse } from "msw";
+import { HttpResponse, http } from "msw";
 import { describe, expect, it } from "vitest";
-import * as z from "../../../core/zod.js";
-import { Pod, StatefulSet } from "../../../core/k8s.js";
 import { ApiError } from "../../../adapters/api-error.js";
-import { KubeClient, KubeResponseError, parseRetryAfter, type KubeClientOptions } from "../../../adapters/kube/client.js";
+import {
+  KubeClient,
+  type KubeClientOptions,
+  KubeResponseError,
+  parseRetryAfter,
+} from "../../../adapters/kube/client.js";
 import { Routes } from "../../../adapters/kube/routes.js";
-import { createSimServer, statefulSetObjects, storageClassObjects } from "../../support/index.js";
-import { useSimServer } from "../../support/index.js";
+import { Pod, StatefulSet } from "../../../core/k8s.js";
+import * as z from "../../../core/zod.js";
+import { createSimServer, statefulSetObjects, storageClassObjects, useSimServer } from "../../support/index.js";
 
 const BASE = "https://kube.test:6443";
 const { fake, server } = useSimServer({ baseUrl: BASE, token: "t0ken" });
@@ -40,7 +44,9 @@ const caught = async (p: Promise<unknown>): Promise<ApiError> => {
 describe("KubeClient", () => {
   it("GETs and validates an object, sending the auth and extra headers", async () => {
     fake.seed(...statefulSetObjects({ replicas: 1 }));
-    const { c } = client({ headers: async () => ({ Authorization: "Bearer t0ken", "CF-Access-Client-Id": "id.access" }) });
+    const { c } = client({
+      headers: async () => ({ Authorization: "Bearer t0ken", "CF-Access-Client-Id": "id.access" }),
+    });
     const set = await c.get(Routes.getStatefulSet, web, StatefulSet);
     expect(set.metadata.name).toBe("web");
     const [req] = fake.http.requests();
@@ -51,7 +57,10 @@ describe("KubeClient", () => {
   });
 
   it("keeps a path prefix of the server URL (an API proxy)", async () => {
-    const proxied = createSimServer({ baseUrl: "https://proxy.test/k8s/cluster-a", objects: statefulSetObjects({ replicas: 1 }) });
+    const proxied = createSimServer({
+      baseUrl: "https://proxy.test/k8s/cluster-a",
+      objects: statefulSetObjects({ replicas: 1 }),
+    });
     server.use(...proxied.handlers);
     const c = new KubeClient({ server: "https://proxy.test/k8s/cluster-a/" });
     expect((await c.get(Routes.getStatefulSet, web, StatefulSet)).metadata.name).toBe("web");
@@ -114,22 +123,49 @@ describe("KubeClient", () => {
     const applied = (await c.patch(
       Routes.applyClaim,
       { namespace: "default", name: "data-web-0" },
-      { apiVersion: "v1", kind: "PersistentVolumeClaim", metadata: { name: "data-web-0" }, spec: { resources: { requests: { storage: "2Gi" } } } },
+      {
+        apiVersion: "v1",
+        kind: "PersistentVolumeClaim",
+        metadata: { name: "data-web-0" },
+        spec: { resources: { requests: { storage: "2Gi" } } },
+      },
       "application/apply-patch+yaml",
       { fieldManager: "claimstep", force: "true" },
     )) as any;
     expect(applied.spec.resources.requests.storage).toBe("2Gi");
     fake.http.failNext("patch statefulsets", { code: 500 });
-    const err = await caught(c.patch(Routes.annotateStatefulSet, web, { metadata: { annotations: { a: "b" } } }, "application/merge-patch+json"));
+    const err = await caught(
+      c.patch(
+        Routes.annotateStatefulSet,
+        web,
+        { metadata: { annotations: { a: "b" } } },
+        "application/merge-patch+json",
+      ),
+    );
     expect(err.kind).toBe("ServerError");
-    expect(fake.http.counters().byRequest).toMatchObject({ "patch persistentvolumeclaims": 2, "patch statefulsets": 1 });
+    expect(fake.http.counters().byRequest).toMatchObject({
+      "patch persistentvolumeclaims": 2,
+      "patch statefulsets": 1,
+    });
   });
 
   it("never retries a 409 and keeps the server's words for refusals", async () => {
     fake.seed(...statefulSetObjects({ replicas: 1 }));
     const { c, waits } = client();
-    const err = await caught(c.patch(Routes.annotateStatefulSet, web, { metadata: { resourceVersion: "1", annotations: { a: "b" } } }, "application/merge-patch+json"));
-    expect(err).toMatchObject({ kind: "Conflict", code: 409, isTransient: true, request: "patch statefulsets.apps default/web" });
+    const err = await caught(
+      c.patch(
+        Routes.annotateStatefulSet,
+        web,
+        { metadata: { resourceVersion: "1", annotations: { a: "b" } } },
+        "application/merge-patch+json",
+      ),
+    );
+    expect(err).toMatchObject({
+      kind: "Conflict",
+      code: 409,
+      isTransient: true,
+      request: "patch statefulsets.apps default/web",
+    });
     expect(err.message).toMatch(/^Operation cannot be fulfilled on statefulsets.apps "web"/);
     expect(waits).toEqual([]);
   });
@@ -145,9 +181,19 @@ describe("KubeClient", () => {
     );
     fake.http.failNext("patch persistentvolumeclaims", {
       code: 403,
-      body: { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message: 'persistentvolumeclaims "data-web-0" is forbidden: exceeded quota: q', reason: "Forbidden", code: 403 },
+      body: {
+        kind: "Status",
+        apiVersion: "v1",
+        metadata: {},
+        status: "Failure",
+        message: 'persistentvolumeclaims "data-web-0" is forbidden: exceeded quota: q',
+        reason: "Forbidden",
+        code: 403,
+      },
     });
-    const admission = await caught(c.patch(Routes.applyClaim, { namespace: "default", name: "data-web-0" }, {}, "application/apply-patch+yaml"));
+    const admission = await caught(
+      c.patch(Routes.applyClaim, { namespace: "default", name: "data-web-0" }, {}, "application/apply-patch+yaml"),
+    );
     expect(admission.isAdmissionForbidden).toBe(true);
     expect(admission.message).toBe('persistentvolumeclaims "data-web-0" is forbidden: exceeded quota: q');
   });
@@ -156,7 +202,9 @@ describe("KubeClient", () => {
     const { c } = client({ headers: { Authorization: "Bearer wrong" } });
     const err = await caught(c.get(Routes.getStatefulSet, web, StatefulSet));
     expect(err.kind).toBe("Unauthorized");
-    expect(err.message).toBe(`get statefulsets.apps default/web: Unauthorized (the API server at ${BASE} rejected the credentials: check the token or the kubeconfig user)`);
+    expect(err.message).toBe(
+      `get statefulsets.apps default/web: Unauthorized (the API server at ${BASE} rejected the credentials: check the token or the kubeconfig user)`,
+    );
   });
 
   it("times out each attempt with an AbortSignal, and retries reads", async () => {
@@ -181,18 +229,38 @@ describe("KubeClient", () => {
   });
 
   it("network errors are transient; TLS verification errors are not", async () => {
-    const refused = new KubeClient({ server: BASE, fetch: () => Promise.reject(Object.assign(new TypeError("fetch failed"), { cause: { code: "ECONNREFUSED", message: "connect ECONNREFUSED 10.0.0.1:6443" } })), sleep: async () => {} });
+    const refused = new KubeClient({
+      server: BASE,
+      fetch: () =>
+        Promise.reject(
+          Object.assign(new TypeError("fetch failed"), {
+            cause: { code: "ECONNREFUSED", message: "connect ECONNREFUSED 10.0.0.1:6443" },
+          }),
+        ),
+      sleep: async () => {},
+    });
     const net = await caught(refused.get(Routes.getStatefulSet, web, StatefulSet));
     expect(net).toMatchObject({ kind: "ServerError", code: 0, isTransient: true });
-    expect(net.message).toBe(`get statefulsets.apps default/web: cannot reach the API server at ${BASE}: connect ECONNREFUSED 10.0.0.1:6443`);
-    const tls = new KubeClient({ server: BASE, fetch: () => Promise.reject(Object.assign(new Error("self-signed certificate"), { code: "DEPTH_ZERO_SELF_SIGNED_CERT" })) });
+    expect(net.message).toBe(
+      `get statefulsets.apps default/web: cannot reach the API server at ${BASE}: connect ECONNREFUSED 10.0.0.1:6443`,
+    );
+    const tls = new KubeClient({
+      server: BASE,
+      fetch: () =>
+        Promise.reject(Object.assign(new Error("self-signed certificate"), { code: "DEPTH_ZERO_SELF_SIGNED_CERT" })),
+    });
     const bad = await caught(tls.get(Routes.getStatefulSet, web, StatefulSet));
     expect(bad).toMatchObject({ kind: "Other", isTransient: false });
     expect(bad.message).toMatch(/TLS verification of https:\/\/kube.test:6443 failed \(DEPTH_ZERO_SELF_SIGNED_CERT\)/);
   });
 
   it("a non-Status error body (a proxy's page) still becomes a typed error", async () => {
-    server.use(http.get(`${BASE}/apis/apps/v1/namespaces/default/statefulsets/web`, () => new HttpResponse("<html>Bad Gateway</html>", { status: 502 })));
+    server.use(
+      http.get(
+        `${BASE}/apis/apps/v1/namespaces/default/statefulsets/web`,
+        () => new HttpResponse("<html>Bad Gateway</html>", { status: 502 }),
+      ),
+    );
     const { c } = client({ retry: { attempts: 1 } });
     const err = await caught(c.get(Routes.getStatefulSet, web, StatefulSet));
     expect(err).toMatchObject({ kind: "ServerError", code: 502 });
@@ -200,14 +268,22 @@ describe("KubeClient", () => {
   });
 
   it("a 2xx body that is not the object it should be is a clear error", async () => {
-    server.use(http.get(`${BASE}/apis/apps/v1/namespaces/default/statefulsets/web`, () => HttpResponse.json({ metadata: { name: "web" }, spec: { replicas: "three" } })));
+    server.use(
+      http.get(`${BASE}/apis/apps/v1/namespaces/default/statefulsets/web`, () =>
+        HttpResponse.json({ metadata: { name: "web" }, spec: { replicas: "three" } }),
+      ),
+    );
     const { c } = client();
     await expect(c.get(Routes.getStatefulSet, web, StatefulSet)).rejects.toThrow(KubeResponseError);
-    await expect(c.get(Routes.getStatefulSet, web, StatefulSet)).rejects.toThrow(/^unexpected answer to get statefulsets.apps default\/web: spec.replicas: /);
+    await expect(c.get(Routes.getStatefulSet, web, StatefulSet)).rejects.toThrow(
+      /^unexpected answer to get statefulsets.apps default\/web: spec.replicas: /,
+    );
   });
 
   it("rejects a server URL it cannot use", () => {
-    expect(() => new KubeClient({ server: "kube.local:6443" })).toThrow(/invalid Kubernetes API server URL "kube.local:6443"/);
+    expect(() => new KubeClient({ server: "kube.local:6443" })).toThrow(
+      /invalid Kubernetes API server URL "kube.local:6443"/,
+    );
     expect(() => new KubeClient({ server: "ftp://kube" })).toThrow(/scheme must be https/);
   });
 

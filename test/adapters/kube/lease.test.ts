@@ -6,7 +6,13 @@ import { SimCluster } from "../../../adapters/sim/cluster.js";
 import { SIM_SERVER } from "../../../adapters/sim/http.js";
 import { fixtureStatus } from "../../fixtures/apiserver.js";
 
-const spec = (holder: string) => ({ holderIdentity: holder, leaseDurationSeconds: 15, acquireTime: "2026-11-30T10:00:00.000000Z", renewTime: "2026-11-30T10:00:00.000000Z", leaseTransitions: 0 });
+const spec = (holder: string) => ({
+  holderIdentity: holder,
+  leaseDurationSeconds: 15,
+  acquireTime: "2026-11-30T10:00:00.000000Z",
+  renewTime: "2026-11-30T10:00:00.000000Z",
+  leaseTransitions: 0,
+});
 
 const post = (sim: SimCluster, body: unknown) =>
   sim.http.fetchLike(`${SIM_SERVER}/apis/coordination.k8s.io/v1/namespaces/default/leases`, {
@@ -18,13 +24,24 @@ const post = (sim: SimCluster, body: unknown) =>
 describe("the simulated API server serves Leases like the real one", () => {
   it("creates with lease-create-1.txt's answer (201) and refuses the second with lease-create-2.txt's (409 AlreadyExists)", async () => {
     const sim = new SimCluster();
-    const body = { apiVersion: "coordination.k8s.io/v1", kind: "Lease", metadata: { name: "claimstep-web" }, spec: { holderIdentity: "a", leaseDurationSeconds: 30 } };
+    const body = {
+      apiVersion: "coordination.k8s.io/v1",
+      kind: "Lease",
+      metadata: { name: "claimstep-web" },
+      spec: { holderIdentity: "a", leaseDurationSeconds: 30 },
+    };
     const first = await post(sim, body);
     const want1 = fixtureStatus("lease-create-1.txt");
     expect(first.status).toBe(want1.code);
     const got = (await first.json()) as any;
     const { uid: _u, resourceVersion: _r, creationTimestamp: _c, managedFields, ...meta } = got.metadata;
-    const { uid: _wu, resourceVersion: _wr, creationTimestamp: _wc, managedFields: wantFields, ...wantMeta } = want1.body.metadata;
+    const {
+      uid: _wu,
+      resourceVersion: _wr,
+      creationTimestamp: _wc,
+      managedFields: wantFields,
+      ...wantMeta
+    } = want1.body.metadata;
     expect({ ...got, metadata: meta }).toEqual({ ...want1.body, metadata: wantMeta });
     expect(managedFields.map(({ time: _t, ...f }: any) => f)).toEqual(wantFields.map(({ time: _t, ...f }: any) => f));
 
@@ -36,7 +53,8 @@ describe("the simulated API server serves Leases like the real one", () => {
 });
 
 describe("KubeLease", () => {
-  const lease = (sim: SimCluster, namespace = "claimstep") => new KubeLease(sim.newClient(), { namespace, name: "claimstep-sweeper", timeoutMs: 5000 });
+  const lease = (sim: SimCluster, namespace = "claimstep") =>
+    new KubeLease(sim.newClient(), { namespace, name: "claimstep-sweeper", timeoutMs: 5000 });
 
   it("reads no Lease as undefined, creates it, and a second create loses (AlreadyExists)", async () => {
     const sim = new SimCluster();
@@ -67,6 +85,9 @@ describe("KubeLease", () => {
     sim.http.failNext("* leases", { code: 503 }, 2);
     const a = lease(sim);
     await expect(a.get()).rejects.toThrow(/leases/);
-    expect(await a.create(spec("claimstep-a"))).toMatchObject({ kind: "failed", error: expect.stringMatching(/leases/) });
+    expect(await a.create(spec("claimstep-a"))).toMatchObject({
+      kind: "failed",
+      error: expect.stringMatching(/leases/),
+    });
   });
 });

@@ -2,10 +2,10 @@
 // with its resourceVersion precondition and the user-partition record in the same request, and
 // the policy/v1 Eviction with a uid precondition — answered as the captured API server answers.
 import { describe, expect, it } from "vitest";
-import type { EvictPod, PatchPartition } from "../../../core/types.js";
 import { ApiError } from "../../../adapters/api-error.js";
 import { KubeClient } from "../../../adapters/kube/client.js";
 import { KubePodWriter } from "../../../adapters/kube/writer.js";
+import type { EvictPod, PatchPartition } from "../../../core/types.js";
 import { fixtureStatus } from "../../fixtures/apiserver.js";
 import { statefulSetObjects, storageClassObjects, useSimServer } from "../../support/index.js";
 
@@ -38,9 +38,17 @@ describe("KubePodWriter.patchPartition", () => {
     expect(outcome).toEqual({ kind: "applied", detail: "patched default/web: partition 0 → 3" });
     const [req, ...rest] = fake.http.requests();
     expect(rest).toEqual([]);
-    expect(req).toMatchObject({ method: "PATCH", resource: "statefulsets", name: "web", contentType: "application/merge-patch+json" });
+    expect(req).toMatchObject({
+      method: "PATCH",
+      resource: "statefulsets",
+      name: "web",
+      contentType: "application/merge-patch+json",
+    });
     expect(req!.body).toEqual({
-      metadata: { resourceVersion: set.metadata.resourceVersion, annotations: { "claimstep.io/status": "{}", "claimstep.io/user-partition": "0" } },
+      metadata: {
+        resourceVersion: set.metadata.resourceVersion,
+        annotations: { "claimstep.io/status": "{}", "claimstep.io/user-partition": "0" },
+      },
       spec: { updateStrategy: { rollingUpdate: { partition: 3 } } },
     });
     const after = fake.get("statefulsets", "default", "web")!;
@@ -62,7 +70,9 @@ describe("KubePodWriter.patchPartition", () => {
     const set = seeded();
     await pods().patchPartition(partition(set), undefined);
     fake.http.resetCounters();
-    const err = await pods().patchPartition(partition(set, { partition: 2, from: 3 }), undefined).catch((e: unknown) => e);
+    const err = await pods()
+      .patchPartition(partition(set, { partition: 2, from: 3 }), undefined)
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiError);
     expect((err as ApiError).status).toEqual(fixtureStatus("sts-partition-patch-stale-rv.txt").body);
     expect((err as ApiError).isTransient).toBe(true);
@@ -71,17 +81,32 @@ describe("KubePodWriter.patchPartition", () => {
   });
 });
 
-const eviction = (pod: any): EvictPod => ({ type: "EvictPod", namespace: "default", pod: "web-2", uid: pod.metadata.uid!, ordinal: 2, claim: "data-web-2" });
+const eviction = (pod: any): EvictPod => ({
+  type: "EvictPod",
+  namespace: "default",
+  pod: "web-2",
+  uid: pod.metadata.uid!,
+  ordinal: 2,
+  claim: "data-web-2",
+});
 
 describe("KubePodWriter.evict", () => {
   it("POSTs a policy/v1 Eviction with the pod's uid as precondition; the pod is re-created with a new uid", async () => {
     seeded();
     const pod = fake.get("pods", "default", "web-2")!;
     fake.http.resetCounters();
-    expect(await pods().evict(eviction(pod))).toEqual({ kind: "applied", detail: `evicted default/web-2 (uid ${pod.metadata.uid})` });
+    expect(await pods().evict(eviction(pod))).toEqual({
+      kind: "applied",
+      detail: `evicted default/web-2 (uid ${pod.metadata.uid})`,
+    });
     const [req] = fake.http.requests();
     expect(req).toMatchObject({ method: "POST", resource: "pods", subresource: "eviction", name: "web-2" });
-    expect(req!.body).toEqual({ apiVersion: "policy/v1", kind: "Eviction", metadata: { name: "web-2", namespace: "default" }, deleteOptions: { preconditions: { uid: pod.metadata.uid } } });
+    expect(req!.body).toEqual({
+      apiVersion: "policy/v1",
+      kind: "Eviction",
+      metadata: { name: "web-2", namespace: "default" },
+      deleteOptions: { preconditions: { uid: pod.metadata.uid } },
+    });
     fake.settle();
     expect(fake.get("pods", "default", "web-2")!.metadata.uid).not.toBe(pod.metadata.uid);
   });
@@ -91,7 +116,10 @@ describe("KubePodWriter.evict", () => {
     await fake.addPodDisruptionBudget("default", "web", { minAvailable: 3, matchLabels: { app: "web" } });
     const pod = fake.get("pods", "default", "web-2")!;
     fake.http.resetCounters();
-    expect(await pods().evict(eviction(pod))).toEqual({ kind: "budget", message: "The disruption budget web needs 3 healthy pods and has 3 currently" });
+    expect(await pods().evict(eviction(pod))).toEqual({
+      kind: "budget",
+      message: "The disruption budget web needs 3 healthy pods and has 3 currently",
+    });
     expect(fake.http.requests()).toHaveLength(1);
     expect(fake.get("pods", "default", "web-2")!.metadata.uid).toBe(pod.metadata.uid);
   });
@@ -99,7 +127,9 @@ describe("KubePodWriter.evict", () => {
   it("a stale uid is the server's 409 (pod-evict-uid-mismatch.txt): the pod was replaced; nothing evicted", async () => {
     seeded();
     const pod = fake.get("pods", "default", "web-2")!;
-    const err = await pods().evict({ ...eviction(pod), uid: "00000000-0000-0000-0000-000000000000" }).catch((e: unknown) => e);
+    const err = await pods()
+      .evict({ ...eviction(pod), uid: "00000000-0000-0000-0000-000000000000" })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiError);
     expect((err as ApiError).code).toBe(409);
     expect((err as ApiError).isTransient).toBe(true);

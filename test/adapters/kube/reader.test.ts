@@ -2,8 +2,15 @@ import { describe, expect, it } from "vitest";
 import { ApiError } from "../../../adapters/api-error.js";
 import { KubeClient, KubeResponseError } from "../../../adapters/kube/client.js";
 import { KubeReader, listOptedInSets } from "../../../adapters/kube/reader.js";
-import { capturedCluster, createSimServer, fixture, statefulSetObjects, storageClassObjects, volumeAttributesClass } from "../../support/index.js";
-import { useSimServer } from "../../support/index.js";
+import {
+  capturedCluster,
+  createSimServer,
+  fixture,
+  statefulSetObjects,
+  storageClassObjects,
+  useSimServer,
+  volumeAttributesClass,
+} from "../../support/index.js";
 
 const BASE = "https://kube.test";
 const { fake, server } = useSimServer({ baseUrl: BASE, volumeAttributesClassVersions: ["v1"] });
@@ -20,7 +27,12 @@ describe("KubeReader", () => {
     expect(snap.claims.map((c) => c.metadata.name)).toEqual(["data-web-0", "data-web-1", "data-web-2"]);
     expect(snap.storageClasses.map((c) => c.metadata.name)).toEqual(["fast", "fixed"]);
     expect(snap.volumeAttributesClasses).toBeUndefined();
-    expect(fake.http.counters().byRequest).toEqual({ "get statefulsets": 1, "list pods": 1, "list persistentvolumeclaims": 1, "list storageclasses": 1 });
+    expect(fake.http.counters().byRequest).toEqual({
+      "get statefulsets": 1,
+      "list pods": 1,
+      "list persistentvolumeclaims": 1,
+      "list storageclasses": 1,
+    });
     const q = Object.fromEntries(fake.http.requests().map((r) => [r.resource, Object.fromEntries(r.query)]));
     expect(q.pods).toEqual({ labelSelector: "app=web", limit: "2000" });
     expect(q.persistentvolumeclaims).toEqual({ labelSelector: "app=web", limit: "2000" });
@@ -37,10 +49,18 @@ describe("KubeReader", () => {
   });
 
   it("selects pods by the whole selector and claims by matchLabels only (what the StatefulSet controller copies onto claims)", async () => {
-    const selector = { matchLabels: { app: "db" }, matchExpressions: [{ key: "tier", operator: "In" as const, values: ["primary"] }] };
+    const selector = {
+      matchLabels: { app: "db" },
+      matchExpressions: [{ key: "tier", operator: "In" as const, values: ["primary"] }],
+    };
     fake.seed(...statefulSetObjects({ name: "db", replicas: 2, selector }), ...storageClassObjects());
     // A pod of another workload that shares app=db but not the tier.
-    fake.seed({ kind: "Pod", apiVersion: "v1", metadata: { name: "db-backup", namespace: "default", labels: { app: "db", tier: "backup" } }, spec: {} });
+    fake.seed({
+      kind: "Pod",
+      apiVersion: "v1",
+      metadata: { name: "db-backup", namespace: "default", labels: { app: "db", tier: "backup" } },
+      spec: {},
+    });
     const snap = await reader().load({ namespace: "default", name: "db" });
     expect(snap.pods.map((p) => p.metadata.name)).toEqual(["db-0", "db-1"]);
     expect(snap.claims.map((c) => c.metadata.name)).toEqual(["data-db-0", "data-db-1"]);
@@ -49,7 +69,11 @@ describe("KubeReader", () => {
   });
 
   it("reads VolumeAttributesClasses only when a desired template names one", async () => {
-    fake.seed(...statefulSetObjects({ desired: [{ name: "data", storage: "1Gi", storageClassName: "fast", volumeAttributesClassName: "gold" }] }));
+    fake.seed(
+      ...statefulSetObjects({
+        desired: [{ name: "data", storage: "1Gi", storageClassName: "fast", volumeAttributesClassName: "gold" }],
+      }),
+    );
     fake.seed(...storageClassObjects(), volumeAttributesClass("gold"));
     const snap = await reader().load(web);
     expect(snap.volumeAttributesClasses?.map((v) => v.metadata.name)).toEqual(["gold"]);
@@ -64,7 +88,11 @@ describe("KubeReader", () => {
       const base = `https://vac-${versions.length}.test`;
       const f = createSimServer({ baseUrl: base, volumeAttributesClassVersions: [...versions] });
       server.use(...f.handlers);
-      f.seed(...statefulSetObjects({ templates: [{ name: "data", storage: "1Gi", storageClassName: "fast", volumeAttributesClassName: "gold" }] }));
+      f.seed(
+        ...statefulSetObjects({
+          templates: [{ name: "data", storage: "1Gi", storageClassName: "fast", volumeAttributesClassName: "gold" }],
+        }),
+      );
       f.seed(...storageClassObjects(), volumeAttributesClass("gold"));
       const snap = await reader(base).load(web);
       expect(snap.volumeAttributesClasses?.map((v) => v.metadata.name)).toEqual(want);
@@ -73,7 +101,9 @@ describe("KubeReader", () => {
   });
 
   it("a missing StatefulSet: a NotFound naming namespace and name", async () => {
-    const err = await reader().load({ namespace: "shop", name: "nope" }).catch((e: unknown) => e);
+    const err = await reader()
+      .load({ namespace: "shop", name: "nope" })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiError);
     expect(err).toMatchObject({ kind: "NotFound", code: 404 });
     expect((err as ApiError).message).toBe(
@@ -85,7 +115,9 @@ describe("KubeReader", () => {
 
   it("a missing StatefulSet stays a NotFound for a claimstep without the finalize Role (the record's GET forbidden)", async () => {
     fake.http.deny("get", "configmaps");
-    const err = await reader().load({ namespace: "shop", name: "nope" }).catch((e: unknown) => e);
+    const err = await reader()
+      .load({ namespace: "shop", name: "nope" })
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ kind: "NotFound", code: 404 });
   });
 
@@ -93,12 +125,20 @@ describe("KubeReader", () => {
     const [set] = statefulSetObjects({ replicas: 1 });
     fake.seed({ ...set!, spec: { ...(set!.spec as object), selector: "app=web" } });
     await expect(reader().load(web)).rejects.toThrow(KubeResponseError);
-    await expect(reader().load(web)).rejects.toThrow("unexpected answer to get statefulsets.apps default/web: spec.selector: ");
+    await expect(reader().load(web)).rejects.toThrow(
+      "unexpected answer to get statefulsets.apps default/web: spec.selector: ",
+    );
   });
 
   it("lists the opted-in StatefulSets of a namespace, or of all", async () => {
-    fake.seed(...statefulSetObjects({ name: "a", replicas: 0 }), ...statefulSetObjects({ name: "b", replicas: 0, strategy: null }));
-    fake.seed(...statefulSetObjects({ name: "c", replicas: 0, strategy: "OnClaimDelete" }), ...statefulSetObjects({ name: "d", replicas: 0, namespace: "other" }));
+    fake.seed(
+      ...statefulSetObjects({ name: "a", replicas: 0 }),
+      ...statefulSetObjects({ name: "b", replicas: 0, strategy: null }),
+    );
+    fake.seed(
+      ...statefulSetObjects({ name: "c", replicas: 0, strategy: "OnClaimDelete" }),
+      ...statefulSetObjects({ name: "d", replicas: 0, namespace: "other" }),
+    );
     fake.seed(...statefulSetObjects({ name: "e", replicas: 0, namespace: "other", strategy: "OnClaimDelete" }));
     const client = new KubeClient({ server: BASE });
     expect(await listOptedInSets(client, "default")).toEqual([{ namespace: "default", name: "a" }]);

@@ -4,8 +4,14 @@ import { KubeClient } from "../../../adapters/kube/client.js";
 import { KubeReader } from "../../../adapters/kube/reader.js";
 import { kubeWriters } from "../../../adapters/kube/writer.js";
 import { runStep } from "../../../functions/step.js";
-import { statefulSetObjects, storageClassObjects, volumeAttributesClass, type Counters, type TemplateSpec } from "../../support/index.js";
-import { useSimServer } from "../../support/index.js";
+import {
+  type Counters,
+  statefulSetObjects,
+  storageClassObjects,
+  type TemplateSpec,
+  useSimServer,
+  volumeAttributesClass,
+} from "../../support/index.js";
 
 const BASE = "https://kube.test";
 const { fake } = useSimServer({ baseUrl: BASE });
@@ -31,9 +37,12 @@ async function measure(replicas: number, desired: TemplateSpec[]): Promise<Recor
   // Converge: every claim at the revision and ready.
   for (const c of fake.list("persistentvolumeclaims", "default")) {
     fake.update("persistentvolumeclaims", "default", c.metadata.name, (o: any) => {
-      o.metadata.labels["claimstep.io/revision"] = (fake.get("statefulsets", "default", "web")!.metadata.annotations as any)["claimstep.io/update-revision"];
+      o.metadata.labels["claimstep.io/revision"] = (
+        fake.get("statefulsets", "default", "web")!.metadata.annotations as any
+      )["claimstep.io/update-revision"];
       o.spec.resources.requests.storage = desired[0]!.storage;
-      if (desired[0]!.volumeAttributesClassName) o.spec.volumeAttributesClassName = desired[0]!.volumeAttributesClassName;
+      if (desired[0]!.volumeAttributesClassName)
+        o.spec.volumeAttributesClassName = desired[0]!.volumeAttributesClassName;
     });
   }
   fake.completeResizes();
@@ -65,22 +74,47 @@ describe("requests per step", () => {
       "patch events": 1,
       "create events": 1,
     });
-    expect(large["waiting again"]!.byRequest).toEqual({ "get statefulsets": 1, "list pods": 1, "list persistentvolumeclaims": 1, "list storageclasses": 1, "patch events": 1 });
-    expect(large.converged!.byRequest).toEqual({ "get statefulsets": 1, "list pods": 1, "list persistentvolumeclaims": 1, "list storageclasses": 1 });
+    expect(large["waiting again"]!.byRequest).toEqual({
+      "get statefulsets": 1,
+      "list pods": 1,
+      "list persistentvolumeclaims": 1,
+      "list storageclasses": 1,
+      "patch events": 1,
+    });
+    expect(large.converged!.byRequest).toEqual({
+      "get statefulsets": 1,
+      "list pods": 1,
+      "list persistentvolumeclaims": 1,
+      "list storageclasses": 1,
+    });
   });
 
   it("3 claim templates at 1,000 replicas (3,000 claims) still list the claims in one request", async () => {
-    const templates: TemplateSpec[] = ["data", "wal", "logs"].map((name) => ({ name, storage: "1Gi", storageClassName: "fast" }));
+    const templates: TemplateSpec[] = ["data", "wal", "logs"].map((name) => ({
+      name,
+      storage: "1Gi",
+      storageClassName: "fast",
+    }));
     fake.reset();
-    fake.seed(...statefulSetObjects({ replicas: 1000, templates, desired: templates.map((t) => ({ ...t, storage: "2Gi" })) }), ...storageClassObjects());
+    fake.seed(
+      ...statefulSetObjects({ replicas: 1000, templates, desired: templates.map((t) => ({ ...t, storage: "2Gi" })) }),
+      ...storageClassObjects(),
+    );
     const client = new KubeClient({ server: BASE });
-    await runStep({ reader: new KubeReader(client), writers: kubeWriters(client), ref: web, now: new Date(Date.UTC(2026, 10, 30, 10)) });
+    await runStep({
+      reader: new KubeReader(client),
+      writers: kubeWriters(client),
+      ref: web,
+      now: new Date(Date.UTC(2026, 10, 30, 10)),
+    });
     expect(fake.http.counters().reads).toBe(4);
     expect(fake.http.counters().byRequest["list persistentvolumeclaims"]).toBe(1);
   });
 
   it("a template naming a VolumeAttributesClass adds one read", async () => {
-    const vac: TemplateSpec[] = [{ name: "data", storage: "1Gi", storageClassName: "fast", volumeAttributesClassName: "gold" }];
+    const vac: TemplateSpec[] = [
+      { name: "data", storage: "1Gi", storageClassName: "fast", volumeAttributesClassName: "gold" },
+    ];
     const small = await measure(10, vac);
     const large = await measure(1000, vac);
     expect(large).toEqual(small);

@@ -6,7 +6,13 @@ import { KubeClient } from "../../../adapters/kube/client.js";
 import { KubeReader } from "../../../adapters/kube/reader.js";
 import { kubeWriters } from "../../../adapters/kube/writer.js";
 import { runStep, type StepResult } from "../../../functions/step.js";
-import { type SetScenario, statefulSetObjects, storageClassObjects, useSimServer, volumeAttributesClass } from "../../support/index.js";
+import {
+  type SetScenario,
+  statefulSetObjects,
+  storageClassObjects,
+  useSimServer,
+  volumeAttributesClass,
+} from "../../support/index.js";
 
 const BASE = "https://kube.test:6443";
 const { fake } = useSimServer({ baseUrl: BASE });
@@ -37,7 +43,11 @@ async function rollout(each: (step: number) => void = () => {}, max = 30): Promi
 
 const claim = (n: number): any => fake.get("persistentvolumeclaims", "default", `data-web-${n}`);
 const setAnnotations = () => fake.get("statefulsets", "default", "web")!.metadata.annotations as Record<string, string>;
-const appliedClaims = () => fake.http.requests().filter((r) => r.verb === "patch" && r.resource === "persistentvolumeclaims").map((r) => r.name);
+const appliedClaims = () =>
+  fake.http
+    .requests()
+    .filter((r) => r.verb === "patch" && r.resource === "persistentvolumeclaims")
+    .map((r) => r.name);
 
 function expectComplete(results: StepResult[]) {
   const last = results.at(-1)!;
@@ -66,7 +76,13 @@ describe("a rollout through the direct adapter", () => {
 
   it("changes the VolumeAttributesClass of every claim (read from storage.k8s.io/v1)", async () => {
     const templates = [{ name: "data", storage: "1Gi", storageClassName: "fast", volumeAttributesClassName: "gold" }];
-    fake.seed(...statefulSetObjects({ replicas: 3, templates, desired: [{ ...templates[0]!, volumeAttributesClassName: "platinum" }] }));
+    fake.seed(
+      ...statefulSetObjects({
+        replicas: 3,
+        templates,
+        desired: [{ ...templates[0]!, volumeAttributesClassName: "platinum" }],
+      }),
+    );
     fake.seed(...storageClassObjects(), volumeAttributesClass("gold"), volumeAttributesClass("platinum"));
     const results = await rollout();
     expect(results.at(-1)!.decision.phase).toBe("Complete");
@@ -78,7 +94,12 @@ describe("a rollout through the direct adapter", () => {
   });
 
   it("a VolumeAttributesClass the cluster does not have: Blocked before any write", async () => {
-    fake.seed(...statefulSetObjects({ ...GROW, desired: [{ name: "data", storage: "1Gi", storageClassName: "fast", volumeAttributesClassName: "missing" }] }));
+    fake.seed(
+      ...statefulSetObjects({
+        ...GROW,
+        desired: [{ name: "data", storage: "1Gi", storageClassName: "fast", volumeAttributesClassName: "missing" }],
+      }),
+    );
     fake.seed(...storageClassObjects(), volumeAttributesClass("gold"));
     const results = await rollout();
     expect(results.at(-1)!.decision.phase).toBe("Blocked");
@@ -90,7 +111,12 @@ describe("a rollout through the direct adapter", () => {
     const results = await rollout((step) => {
       if (step === 0) {
         fake.http.beforeNext("patch statefulsets", () =>
-          fake.update("statefulsets", "default", "web", (o) => (o.metadata.annotations = { ...(o.metadata.annotations as object), "someone.else/touched": "yes" })),
+          fake.update(
+            "statefulsets",
+            "default",
+            "web",
+            (o) => (o.metadata.annotations = { ...(o.metadata.annotations as object), "someone.else/touched": "yes" }),
+          ),
         );
       }
     });
@@ -130,7 +156,11 @@ describe("a rollout through the direct adapter", () => {
     const results = await rollout((step) => {
       if (step === 1) fake.http.failNext("patch persistentvolumeclaims", { code: 429, retryAfterSeconds: 60 });
     });
-    expect(results[1]!.outcome).toMatchObject({ kind: "retry", retryAfterSeconds: 60, error: { kind: "TooManyRequests" } });
+    expect(results[1]!.outcome).toMatchObject({
+      kind: "retry",
+      retryAfterSeconds: 60,
+      error: { kind: "TooManyRequests" },
+    });
     expect(appliedClaims()).toEqual(["data-web-2", "data-web-1", "data-web-1", "data-web-0"]);
     expectComplete(results);
   });
@@ -152,7 +182,9 @@ describe("a rollout through the direct adapter", () => {
 
   it("admission refuses the expansion (class changed under us): Blocked/ExpansionNotAllowed with the server's message", async () => {
     fake.seed(...statefulSetObjects(GROW), ...storageClassObjects());
-    fake.http.beforeNext("patch persistentvolumeclaims", () => fake.update("storageclasses", undefined, "fast", (o) => (o.allowVolumeExpansion = false)));
+    fake.http.beforeNext("patch persistentvolumeclaims", () =>
+      fake.update("storageclasses", undefined, "fast", (o) => (o.allowVolumeExpansion = false)),
+    );
     const results = await rollout();
     const d = results.at(-1)!.decision;
     expect(d).toMatchObject({ phase: "Blocked", reason: "ExpansionNotAllowed" });
@@ -160,8 +192,13 @@ describe("a rollout through the direct adapter", () => {
       'persistentvolumeclaims "data-web-2" is forbidden: only dynamically provisioned pvc can be resized and the storageclass that provisions the pvc must support resize',
     );
     expect(claim(2).spec.resources.requests.storage).toBe("1Gi");
-    expect(JSON.parse(setAnnotations()["claimstep.io/status"]!)).toMatchObject({ phase: "Blocked", reason: "ExpansionNotAllowed" });
-    expect(fake.events()).toEqual([expect.objectContaining({ type: "Warning", reason: "ExpansionNotAllowed", note: d.message })]);
+    expect(JSON.parse(setAnnotations()["claimstep.io/status"]!)).toMatchObject({
+      phase: "Blocked",
+      reason: "ExpansionNotAllowed",
+    });
+    expect(fake.events()).toEqual([
+      expect.objectContaining({ type: "Warning", reason: "ExpansionNotAllowed", note: d.message }),
+    ]);
   });
 
   it("a ResourceQuota refuses it: Blocked/QuotaExceeded with the server's message", async () => {
@@ -182,7 +219,13 @@ describe("a rollout through the direct adapter", () => {
   });
 
   it("a blocked set stepped for hours keeps one event with a growing count", async () => {
-    fake.seed(...statefulSetObjects({ ...GROW, templates: [{ name: "data", storage: "1Gi", storageClassName: "fixed" }], desired: [{ name: "data", storage: "2Gi", storageClassName: "fixed" }] }));
+    fake.seed(
+      ...statefulSetObjects({
+        ...GROW,
+        templates: [{ name: "data", storage: "1Gi", storageClassName: "fixed" }],
+        desired: [{ name: "data", storage: "2Gi", storageClassName: "fixed" }],
+      }),
+    );
     fake.seed(...storageClassObjects());
     for (let tick = 0; tick < 6; tick++) {
       const { reader, writers } = adapter(); // a fresh invocation each tick, as on Workers
@@ -212,13 +255,20 @@ describe("a rollout through the direct adapter", () => {
     const err = await runStep({ reader, writers, ref: web, now: new Date(start) }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(PermissionError);
     expect((err as PermissionError).cause).toMatchObject({ code: 403 });
-    expect((err as Error).message).toMatch(/^missing permission: list pods in default: pods is forbidden: User "system:serviceaccount:claimstep:claimstep" cannot list resource "pods"/);
+    expect((err as Error).message).toMatch(
+      /^missing permission: list pods in default: pods is forbidden: User "system:serviceaccount:claimstep:claimstep" cannot list resource "pods"/,
+    );
     expect(fake.http.counters().writes).toBe(0);
   });
 
   it("a missing StatefulSet: a NotFound naming namespace and name, nothing written", async () => {
     const { reader, writers } = adapter();
-    const err = await runStep({ reader, writers, ref: { namespace: "shop", name: "orders" }, now: new Date(start) }).catch((e: unknown) => e);
+    const err = await runStep({
+      reader,
+      writers,
+      ref: { namespace: "shop", name: "orders" },
+      now: new Date(start),
+    }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiError);
     expect((err as ApiError).message).toMatch(/^StatefulSet shop\/orders not found \(/);
     expect(fake.http.counters()).toMatchObject({ total: 2, writes: 0 }); // the set, and the re-create record that is not there either

@@ -1,13 +1,14 @@
 // The direct adapter runs on Workers: nothing it loads at runtime, directly or through the
 // modules it imports, may be Node-only (client-node, node-fetch, undici, node: built-ins).
-import { readFileSync, readdirSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
 // Runtime imports only: `import type` and `export type` are erased.
-const IMPORT = /^\s*(?:import|export)\s+(?!type\b)(?:[^'"]*?\sfrom\s+)?["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/gm;
+const IMPORT =
+  /^\s*(?:import|export)\s+(?!type\b)(?:[^'"]*?\sfrom\s+)?["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/gm;
 
 function runtimeGraph(entries: string[]): { files: Set<string>; packages: Map<string, string> } {
   const files = new Set<string>();
@@ -28,9 +29,17 @@ function runtimeGraph(entries: string[]): { files: Set<string>; packages: Map<st
 describe("adapters/kube on Workers", () => {
   it("loads only zod besides its own modules, whatever it imports transitively", () => {
     const dir = join(root, "adapters/kube");
-    const { files, packages } = runtimeGraph(readdirSync(dir).filter((f) => f.endsWith(".ts")).map((f) => join(dir, f)));
+    const { files, packages } = runtimeGraph(
+      readdirSync(dir)
+        .filter((f) => f.endsWith(".ts"))
+        .map((f) => join(dir, f)),
+    );
     expect(files.size).toBeGreaterThan(5);
-    expect(Object.fromEntries(packages)).toEqual({ "zod/v4/core": "core/zod.ts", "zod/mini": "core/zod.ts", "zod/locales": "core/zod.ts" });
+    expect(Object.fromEntries(packages)).toEqual({
+      "zod/v4/core": "core/zod.ts",
+      "zod/mini": "core/zod.ts",
+      "zod/locales": "core/zod.ts",
+    });
   });
 
   it("the check itself sees what kube-node loads (so it would catch it)", () => {

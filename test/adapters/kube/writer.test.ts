@@ -1,11 +1,10 @@
 import { describe, expect, it } from "vitest";
-import type { EventRecord, PatchClaim } from "../../../core/types.js";
 import { ApiError } from "../../../adapters/api-error.js";
 import { KubeClient } from "../../../adapters/kube/client.js";
 import { eventName, fitNote, microTime } from "../../../adapters/kube/events.js";
 import { KubeClaimWriter, KubeEventRecorder, KubeSetStatusWriter } from "../../../adapters/kube/writer.js";
-import { statefulSetObjects, storageClassObjects } from "../../support/index.js";
-import { useSimServer } from "../../support/index.js";
+import type { EventRecord, PatchClaim } from "../../../core/types.js";
+import { statefulSetObjects, storageClassObjects, useSimServer } from "../../support/index.js";
 
 const BASE = "https://kube.test";
 const { fake } = useSimServer({ baseUrl: BASE });
@@ -25,20 +24,38 @@ const action: PatchClaim = {
   labels: { tier: "db", "claimstep.io/revision": "7b5b44c86f" },
   annotations: {},
 };
-const blocked: EventRecord = { type: "Warning", reason: "ExpansionNotAllowed", action: "Block", note: "data-web-2: class fixed does not allow expansion" };
+const blocked: EventRecord = {
+  type: "Warning",
+  reason: "ExpansionNotAllowed",
+  action: "Block",
+  note: "data-web-2: class fixed does not allow expansion",
+};
 const at = (s: number) => new Date(Date.UTC(2026, 10, 30, 9, 6, s));
 
 describe("KubeClaimWriter.apply", () => {
   it("server-side applies only claimstep's fields, forced, as claimstep", async () => {
     fake.seed(...statefulSetObjects(), ...storageClassObjects());
-    expect(await claims().apply(action)).toEqual({ kind: "applied", detail: "applied default/data-web-2: storage 2Gi" });
+    expect(await claims().apply(action)).toEqual({
+      kind: "applied",
+      detail: "applied default/data-web-2: storage 2Gi",
+    });
     const [req] = fake.http.requests();
-    expect(req).toMatchObject({ method: "PATCH", resource: "persistentvolumeclaims", namespace: "default", name: "data-web-2", contentType: "application/apply-patch+yaml" });
+    expect(req).toMatchObject({
+      method: "PATCH",
+      resource: "persistentvolumeclaims",
+      namespace: "default",
+      name: "data-web-2",
+      contentType: "application/apply-patch+yaml",
+    });
     expect(Object.fromEntries(req!.query)).toEqual({ fieldManager: "claimstep", force: "true" });
     expect(req!.body).toEqual({
       apiVersion: "v1",
       kind: "PersistentVolumeClaim",
-      metadata: { name: "data-web-2", namespace: "default", labels: { tier: "db", "claimstep.io/revision": "7b5b44c86f" } },
+      metadata: {
+        name: "data-web-2",
+        namespace: "default",
+        labels: { tier: "db", "claimstep.io/revision": "7b5b44c86f" },
+      },
       spec: { resources: { requests: { storage: "2Gi" } } },
     });
     const pvc: any = fake.get("persistentvolumeclaims", "default", "data-web-2");
@@ -49,16 +66,29 @@ describe("KubeClaimWriter.apply", () => {
 
   it("carries volumeAttributesClassName and annotations when set", async () => {
     fake.seed(...statefulSetObjects(), ...storageClassObjects());
-    const out = await claims().apply({ ...action, storage: "1Gi", volumeAttributesClassName: "gold", annotations: { team: "payments" } });
-    expect(out).toEqual({ kind: "applied", detail: "applied default/data-web-2: storage 1Gi, volumeAttributesClassName gold" });
+    const out = await claims().apply({
+      ...action,
+      storage: "1Gi",
+      volumeAttributesClassName: "gold",
+      annotations: { team: "payments" },
+    });
+    expect(out).toEqual({
+      kind: "applied",
+      detail: "applied default/data-web-2: storage 1Gi, volumeAttributesClassName gold",
+    });
     const pvc: any = fake.get("persistentvolumeclaims", "default", "data-web-2");
     expect(pvc.spec.volumeAttributesClassName).toBe("gold");
     expect(pvc.metadata.annotations).toEqual({ team: "payments" });
   });
 
   it("throws the server's refusal as an ApiError (admission 403, with its words)", async () => {
-    fake.seed(...statefulSetObjects({ templates: [{ name: "data", storage: "1Gi", storageClassName: "fixed" }] }), ...storageClassObjects());
-    const err = await claims().apply(action).catch((e: unknown) => e);
+    fake.seed(
+      ...statefulSetObjects({ templates: [{ name: "data", storage: "1Gi", storageClassName: "fixed" }] }),
+      ...storageClassObjects(),
+    );
+    const err = await claims()
+      .apply(action)
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiError);
     expect(err).toMatchObject({ code: 403, isAdmissionForbidden: true });
     expect((err as ApiError).message).toBe(
@@ -73,17 +103,28 @@ describe("KubeSetStatusWriter.annotateSet", () => {
     const rv = fake.get("statefulsets", "default", "web")!.metadata.resourceVersion as string;
     await status().annotateSet(web, { "claimstep.io/update-revision": "7b5b44c86f" }, rv);
     const [req] = fake.http.requests();
-    expect(req).toMatchObject({ contentType: "application/merge-patch+json", body: { metadata: { annotations: { "claimstep.io/update-revision": "7b5b44c86f" }, resourceVersion: rv } } });
+    expect(req).toMatchObject({
+      contentType: "application/merge-patch+json",
+      body: { metadata: { annotations: { "claimstep.io/update-revision": "7b5b44c86f" }, resourceVersion: rv } },
+    });
     const set = fake.get("statefulsets", "default", "web")!;
     expect((set.metadata.annotations as Record<string, string>)["claimstep.io/update-revision"]).toBe("7b5b44c86f");
-    expect((set.metadata.annotations as Record<string, string>)["claimstep.io/volume-claim-update-strategy"]).toBe("InPlace");
+    expect((set.metadata.annotations as Record<string, string>)["claimstep.io/volume-claim-update-strategy"]).toBe(
+      "InPlace",
+    );
   });
 
   it("loses a race with a 409 and changes nothing", async () => {
     fake.seed(...statefulSetObjects());
-    const err = await status().annotateSet(web, { "claimstep.io/status": "{}" }, "1").catch((e: unknown) => e);
+    const err = await status()
+      .annotateSet(web, { "claimstep.io/status": "{}" }, "1")
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ kind: "Conflict", isTransient: true });
-    expect((fake.get("statefulsets", "default", "web")!.metadata.annotations as Record<string, string>)["claimstep.io/status"]).toBeUndefined();
+    expect(
+      (fake.get("statefulsets", "default", "web")!.metadata.annotations as Record<string, string>)[
+        "claimstep.io/status"
+      ],
+    ).toBeUndefined();
     expect(fake.http.counters().total).toBe(1);
   });
 });
@@ -116,7 +157,10 @@ describe("KubeEventRecorder.recordEvents", () => {
     for (let tick = 0; tick < 5; tick++) await w.recordEvents(web, [blocked], at(tick * 10));
     const events = fake.events();
     expect(events).toHaveLength(1);
-    expect(events[0]).toMatchObject({ eventTime: "2026-11-30T09:06:00.000000Z", series: { count: 5, lastObservedTime: "2026-11-30T09:06:40.000000Z" } });
+    expect(events[0]).toMatchObject({
+      eventTime: "2026-11-30T09:06:00.000000Z",
+      series: { count: 5, lastObservedTime: "2026-11-30T09:06:40.000000Z" },
+    });
     // First tick: a PATCH answered 404, then the create; every later tick: one PATCH.
     expect(fake.http.counters().byRequest).toEqual({ "patch events": 1 + 4, "create events": 1 });
   });
@@ -183,6 +227,8 @@ describe("KubeEventRecorder.recordEvents", () => {
   });
 
   it("refuses a reportingInstance the API server would reject", () => {
-    expect(() => new KubeEventRecorder(new KubeClient({ server: BASE }), { reportingInstance: "x".repeat(129) })).toThrow(/1 to 128 characters/);
+    expect(
+      () => new KubeEventRecorder(new KubeClient({ server: BASE }), { reportingInstance: "x".repeat(129) }),
+    ).toThrow(/1 to 128 characters/);
   });
 });

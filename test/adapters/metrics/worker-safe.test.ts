@@ -1,13 +1,14 @@
 // The metrics adapter runs on Workers: nothing it loads at runtime, directly or through the
 // modules it imports, may be Node-only (node: built-ins, client-node, undici).
-import { readFileSync, readdirSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
 // Runtime imports only: `import type` and `export type` are erased.
-const IMPORT = /^\s*(?:import|export)\s+(?!type\b)(?:[^'"]*?\sfrom\s+)?["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/gm;
+const IMPORT =
+  /^\s*(?:import|export)\s+(?!type\b)(?:[^'"]*?\sfrom\s+)?["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/gm;
 
 function runtimePackages(entries: string[]): Map<string, string> {
   const files = new Set<string>();
@@ -28,7 +29,15 @@ function runtimePackages(entries: string[]): Map<string, string> {
 describe("adapters/metrics on Workers", () => {
   it("loads only zod besides its own modules", () => {
     const dir = join(root, "adapters/metrics");
-    const packages = runtimePackages(readdirSync(dir).filter((f) => f.endsWith(".ts")).map((f) => join(dir, f)));
-    expect(Object.fromEntries(packages)).toEqual({ "zod/v4/core": "core/zod.ts", "zod/mini": "core/zod.ts", "zod/locales": "core/zod.ts" });
+    const packages = runtimePackages(
+      readdirSync(dir)
+        .filter((f) => f.endsWith(".ts"))
+        .map((f) => join(dir, f)),
+    );
+    expect(Object.fromEntries(packages)).toEqual({
+      "zod/v4/core": "core/zod.ts",
+      "zod/mini": "core/zod.ts",
+      "zod/locales": "core/zod.ts",
+    });
   });
 });

@@ -6,9 +6,20 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
+import {
+  applyJsonPatch,
+  evaluateMatchCondition,
+  JsonPatchError,
+  MatchConditionError,
+  selectorMatches,
+  type WebhookHandler,
+} from "../../../adapters/sim/admission-webhooks.js";
+import {
+  CLAIMSTEP_WEBHOOK_SERVER,
+  claimstepWebhookConfiguration,
+  installClaimstepWebhook,
+} from "../../../adapters/sim/claimstep-webhook.js";
 import { SimCluster, statefulSetManifest } from "../../../adapters/sim/cluster.js";
-import { applyJsonPatch, evaluateMatchCondition, JsonPatchError, MatchConditionError, selectorMatches, type WebhookHandler } from "../../../adapters/sim/admission-webhooks.js";
-import { CLAIMSTEP_WEBHOOK_SERVER, claimstepWebhookConfiguration, installClaimstepWebhook } from "../../../adapters/sim/claimstep-webhook.js";
 import { SIM_SERVER } from "../../../adapters/sim/http.js";
 import { admissionRoutes } from "../../../functions/routes/admission.js";
 import { fixture, jsonFixture } from "./helpers.js";
@@ -19,8 +30,15 @@ const TEMPLATES = "claimstep.io/volume-claim-templates";
 
 type Json = Record<string, any>;
 
-function manifest(storage: string, labels: Record<string, string> | null = { "claimstep.io/admission": "enabled" }): Json {
-  const m: Json = statefulSetManifest({ name: "web", replicas: 2, templates: [{ name: "data", storage, storageClassName: "fast" }] });
+function manifest(
+  storage: string,
+  labels: Record<string, string> | null = { "claimstep.io/admission": "enabled" },
+): Json {
+  const m: Json = statefulSetManifest({
+    name: "web",
+    replicas: 2,
+    templates: [{ name: "data", storage, storageClassName: "fast" }],
+  });
   delete m.metadata.annotations;
   if (labels) m.metadata.labels = labels;
   return m;
@@ -39,14 +57,25 @@ interface Answer {
   warnings: string[];
 }
 
-async function send(sim: SimCluster, method: string, query: string, body: unknown, contentType: string): Promise<Answer> {
-  const res = await sim.http.fetchLike(`${SETS}/web${query}`, { method, headers: { "Content-Type": contentType }, body: JSON.stringify(body) });
+async function send(
+  sim: SimCluster,
+  method: string,
+  query: string,
+  body: unknown,
+  contentType: string,
+): Promise<Answer> {
+  const res = await sim.http.fetchLike(`${SETS}/web${query}`, {
+    method,
+    headers: { "Content-Type": contentType },
+    body: JSON.stringify(body),
+  });
   const warnings = (res.headers.get("warning") ?? "").split(/,\s*(?=299 )/).filter(Boolean);
   return { code: res.status, body: (await res.json()) as Json, warnings };
 }
 
 /** `kubectl apply --server-side --force-conflicts` of a manifest. */
-const apply = (sim: SimCluster, m: Json, extra = "") => send(sim, "PATCH", `?fieldManager=kubectl&force=true${extra}`, m, "application/apply-patch+yaml");
+const apply = (sim: SimCluster, m: Json, extra = "") =>
+  send(sim, "PATCH", `?fieldManager=kubectl&force=true${extra}`, m, "application/apply-patch+yaml");
 
 const stored = (sim: SimCluster) => sim.get("statefulsets", "default", "web")!;
 const storageOf = (set: Json) => set.spec.volumeClaimTemplates[0].spec.resources.requests.storage;
@@ -73,7 +102,15 @@ function configuration(webhook: Json = {}, name = "test"): Json {
         name: `${name}.hook.test`,
         admissionReviewVersions: ["v1"],
         clientConfig: { url: "https://hook.test/mutate" },
-        rules: [{ apiGroups: ["apps"], apiVersions: ["v1"], operations: ["UPDATE"], resources: ["statefulsets"], scope: "Namespaced" }],
+        rules: [
+          {
+            apiGroups: ["apps"],
+            apiVersions: ["v1"],
+            operations: ["UPDATE"],
+            resources: ["statefulsets"],
+            scope: "Namespaced",
+          },
+        ],
         failurePolicy: "Fail",
         sideEffects: "None",
         timeoutSeconds: 5,
@@ -83,12 +120,26 @@ function configuration(webhook: Json = {}, name = "test"): Json {
   };
 }
 
-const reviewAnswer = (req: Json, response: Json) => new Response(JSON.stringify({ apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview", response: { uid: req.request.uid, ...response } }), { status: 200, headers: { "Content-Type": "application/json" } });
-const patchOf = (ops: unknown[]) => ({ allowed: true, patchType: "JSONPatch", patch: Buffer.from(JSON.stringify(ops)).toString("base64") });
+const reviewAnswer = (req: Json, response: Json) =>
+  new Response(
+    JSON.stringify({
+      apiVersion: "admission.k8s.io/v1",
+      kind: "AdmissionReview",
+      response: { uid: req.request.uid, ...response },
+    }),
+    { status: 200, headers: { "Content-Type": "application/json" } },
+  );
+const patchOf = (ops: unknown[]) => ({
+  allowed: true,
+  patchType: "JSONPatch",
+  patch: Buffer.from(JSON.stringify(ops)).toString("base64"),
+});
 
 describe("claimstep's webhook in the simulated cluster", () => {
   it("is the MutatingWebhookConfiguration deploy/kubernetes/admission.yaml ships (cert-manager's annotation aside)", () => {
-    const docs = parseAllDocuments(readFileSync(`${root}deploy/kubernetes/admission.yaml`, "utf8")).map((d) => d.toJS());
+    const docs = parseAllDocuments(readFileSync(`${root}deploy/kubernetes/admission.yaml`, "utf8")).map((d) =>
+      d.toJS(),
+    );
     const shipped = docs.find((d) => d?.kind === "MutatingWebhookConfiguration") as Json;
     expect(claimstepWebhookConfiguration().webhooks).toEqual(shipped.webhooks);
     expect((claimstepWebhookConfiguration() as Json).metadata.name).toBe(shipped.metadata.name);
@@ -102,7 +153,9 @@ describe("claimstep's webhook in the simulated cluster", () => {
     const before = stored(sim);
     const r = await apply(sim, manifest("2Gi"));
     expect(r.code).toBe(200);
-    expect(r.warnings).toEqual(['299 - "claimstep will grow data-web-* to 2Gi one ordinal at a time; see `claimstep status web`"']);
+    expect(r.warnings).toEqual([
+      '299 - "claimstep will grow data-web-* to 2Gi one ordinal at a time; see `claimstep status web`"',
+    ]);
     const after = stored(sim);
     expect(storageOf(after)).toBe("1Gi");
     expect(JSON.parse(after.metadata.annotations[TEMPLATES])[0].spec.resources.requests.storage).toBe("2Gi");
@@ -116,9 +169,14 @@ describe("claimstep's webhook in the simulated cluster", () => {
     const real = jsonFixture("admission-review-sts-update-vct-1.34.json") as Json;
     expect(Object.keys(review)).toEqual(Object.keys(real));
     expect(Object.keys(review.request)).toEqual(Object.keys(real.request));
-    for (const k of ["kind", "resource", "requestKind", "requestResource"]) expect(review.request[k]).toEqual(real.request[k]);
+    for (const k of ["kind", "resource", "requestKind", "requestResource"])
+      expect(review.request[k]).toEqual(real.request[k]);
     expect(review.request).toMatchObject({ name: "web", namespace: "default", operation: "UPDATE", dryRun: false });
-    expect(review.request.options).toEqual({ kind: "UpdateOptions", apiVersion: "meta.k8s.io/v1", fieldManager: "kubectl" });
+    expect(review.request.options).toEqual({
+      kind: "UpdateOptions",
+      apiVersion: "meta.k8s.io/v1",
+      fieldManager: "kubectl",
+    });
     expect(review.request.userInfo.username).toEqual(expect.any(String));
     // Both objects as the server defaulted them: the claim templates as in the fixture.
     const realTemplate = real.request.object.spec.volumeClaimTemplates[0];
@@ -126,7 +184,12 @@ describe("claimstep's webhook in the simulated cluster", () => {
       expect(o).toMatchObject({ apiVersion: "apps/v1", kind: "StatefulSet" });
       const t = o.spec.volumeClaimTemplates[0];
       expect(Object.keys(t).sort()).toEqual(Object.keys(realTemplate).sort());
-      expect(t).toMatchObject({ kind: "PersistentVolumeClaim", apiVersion: "v1", status: { phase: "Pending" }, spec: { volumeMode: "Filesystem" } });
+      expect(t).toMatchObject({
+        kind: "PersistentVolumeClaim",
+        apiVersion: "v1",
+        status: { phase: "Pending" },
+        spec: { volumeMode: "Filesystem" },
+      });
     }
     expect(storageOf(review.request.object)).toBe("2Gi");
     expect(storageOf(review.request.oldObject)).toBe("1Gi");
@@ -160,7 +223,13 @@ describe("claimstep's webhook in the simulated cluster", () => {
     expect((await send(sim, "PUT", "", put, "application/json")).code).toBe(409);
     const templates = structuredClone(stored(sim).spec.volumeClaimTemplates);
     templates[0].spec.resources.requests.storage = "4Gi";
-    const m = await send(sim, "PATCH", "", { spec: { volumeClaimTemplates: templates } }, "application/merge-patch+json");
+    const m = await send(
+      sim,
+      "PATCH",
+      "",
+      { spec: { volumeClaimTemplates: templates } },
+      "application/merge-patch+json",
+    );
     expect(m.code).toBe(200);
     expect(JSON.parse(stored(sim).metadata.annotations[TEMPLATES])[0].spec.resources.requests.storage).toBe("4Gi");
   });
@@ -188,7 +257,9 @@ describe("the 422 of a template change", () => {
     const r = await apply(sim, manifest("2Gi"));
     const real = fixture("sts-vct-update-1.34.txt");
     expect(r.code).toBe(real.code);
-    expect(r.body).toEqual(JSON.parse(JSON.stringify(real.body).replaceAll('\\"db\\"', '\\"web\\"').replace('"name":"db"', '"name":"web"')));
+    expect(r.body).toEqual(
+      JSON.parse(JSON.stringify(real.body).replaceAll('\\"db\\"', '\\"web\\"').replace('"name":"db"', '"name":"web"')),
+    );
     expect(stored(sim)).toEqual(before);
   });
 
@@ -220,7 +291,9 @@ describe("which webhooks are called", () => {
     sim.webhooks.labelNamespace("default", { "claimstep.io/admission": "enabled" });
     const r = await apply(sim, manifest("2Gi", null));
     expect(r.code).toBe(200);
-    expect(s.reviews.map((x) => x.url)).toEqual(["https://claimstep-webhook.claimstep.svc/v1/admission/statefulsets/by-namespace?timeout=5s"]);
+    expect(s.reviews.map((x) => x.url)).toEqual([
+      "https://claimstep-webhook.claimstep.svc/v1/admission/statefulsets/by-namespace?timeout=5s",
+    ]);
     expect(stored(sim).metadata.annotations[TEMPLATES]).toContain("2Gi");
   });
 
@@ -243,12 +316,53 @@ describe("which webhooks are called", () => {
       calls.push(new URL(req.url).searchParams.get("who")!);
       return reviewAnswer(review, { allowed: true });
     });
-    const hook = (who: string, extra: Json) => ({ clientConfig: { url: `https://hook.test/mutate?who=${who}` }, ...extra });
-    await sim.admin.create("mutatingwebhookconfigurations", configuration(hook("exists", { objectSelector: { matchExpressions: [{ key: "tier", operator: "Exists" }] } }), "b"), { fieldManager: "kubectl" });
-    await sim.admin.create("mutatingwebhookconfigurations", configuration(hook("in", { objectSelector: { matchExpressions: [{ key: "tier", operator: "In", values: ["db", "cache"] }] } }), "a"), { fieldManager: "kubectl" });
-    await sim.admin.create("mutatingwebhookconfigurations", configuration(hook("other-label", { objectSelector: { matchLabels: { tier: "web" } } }), "c"), { fieldManager: "kubectl" });
-    await sim.admin.create("mutatingwebhookconfigurations", configuration(hook("pods", { rules: [{ apiGroups: [""], apiVersions: ["v1"], operations: ["UPDATE"], resources: ["pods"] }] }), "d"), { fieldManager: "kubectl" });
-    await sim.admin.create("mutatingwebhookconfigurations", configuration(hook("create-only", { rules: [{ apiGroups: ["apps"], apiVersions: ["v1"], operations: ["CREATE"], resources: ["statefulsets"] }] }), "e"), { fieldManager: "kubectl" });
+    const hook = (who: string, extra: Json) => ({
+      clientConfig: { url: `https://hook.test/mutate?who=${who}` },
+      ...extra,
+    });
+    await sim.admin.create(
+      "mutatingwebhookconfigurations",
+      configuration(
+        hook("exists", { objectSelector: { matchExpressions: [{ key: "tier", operator: "Exists" }] } }),
+        "b",
+      ),
+      { fieldManager: "kubectl" },
+    );
+    await sim.admin.create(
+      "mutatingwebhookconfigurations",
+      configuration(
+        hook("in", {
+          objectSelector: { matchExpressions: [{ key: "tier", operator: "In", values: ["db", "cache"] }] },
+        }),
+        "a",
+      ),
+      { fieldManager: "kubectl" },
+    );
+    await sim.admin.create(
+      "mutatingwebhookconfigurations",
+      configuration(hook("other-label", { objectSelector: { matchLabels: { tier: "web" } } }), "c"),
+      { fieldManager: "kubectl" },
+    );
+    await sim.admin.create(
+      "mutatingwebhookconfigurations",
+      configuration(
+        hook("pods", {
+          rules: [{ apiGroups: [""], apiVersions: ["v1"], operations: ["UPDATE"], resources: ["pods"] }],
+        }),
+        "d",
+      ),
+      { fieldManager: "kubectl" },
+    );
+    await sim.admin.create(
+      "mutatingwebhookconfigurations",
+      configuration(
+        hook("create-only", {
+          rules: [{ apiGroups: ["apps"], apiVersions: ["v1"], operations: ["CREATE"], resources: ["statefulsets"] }],
+        }),
+        "e",
+      ),
+      { fieldManager: "kubectl" },
+    );
     expect((await send(sim, "PATCH", "", { spec: { replicas: 3 } }, "application/merge-patch+json")).code).toBe(200);
     expect(calls).toEqual(["in", "exists"]);
   });
@@ -271,22 +385,45 @@ describe("matchConditions (the CEL subset)", () => {
   it("== and != of object.<path> and oldObject.<path>, maps compared by content", () => {
     expect(evaluateMatchCondition("object.spec.t != oldObject.spec.t", vars)).toBe(false);
     expect(evaluateMatchCondition("object.spec.t == oldObject.spec.t", vars)).toBe(true);
-    expect(evaluateMatchCondition("object.spec != oldObject.spec", { object: { spec: { x: 1 } }, oldObject: { spec: { x: 2 } } })).toBe(true);
+    expect(
+      evaluateMatchCondition("object.spec != oldObject.spec", {
+        object: { spec: { x: 1 } },
+        oldObject: { spec: { x: 2 } },
+      }),
+    ).toBe(true);
   });
   it("anything else is an error (a missing key, another expression)", () => {
-    expect(() => evaluateMatchCondition("object.spec.nope != oldObject.spec.t", vars)).toThrow(new MatchConditionError("no such key: nope"));
+    expect(() => evaluateMatchCondition("object.spec.nope != oldObject.spec.t", vars)).toThrow(
+      new MatchConditionError("no such key: nope"),
+    );
     expect(() => evaluateMatchCondition("has(object.spec.t)", vars)).toThrow(MatchConditionError);
     expect(() => evaluateMatchCondition("object.spec.t.size() > 1", vars)).toThrow(/unsupported/);
   });
 
   it("an expression the sim cannot evaluate: failurePolicy Fail refuses with a clear 500; Ignore goes on (here to the 422)", async () => {
-    for (const [policy, code] of [["Fail", 500], ["Ignore", 422]] as const) {
+    for (const [policy, code] of [
+      ["Fail", 500],
+      ["Ignore", 422],
+    ] as const) {
       const sim = await cluster();
       sim.registerWebhookServer("https://hook.test", async () => new Response("{}"));
-      await sim.admin.create("mutatingwebhookconfigurations", configuration({ failurePolicy: policy, matchConditions: [{ name: "sized", expression: "object.spec.volumeClaimTemplates.size() > 0" }] }), { fieldManager: "kubectl" });
+      await sim.admin.create(
+        "mutatingwebhookconfigurations",
+        configuration({
+          failurePolicy: policy,
+          matchConditions: [{ name: "sized", expression: "object.spec.volumeClaimTemplates.size() > 0" }],
+        }),
+        { fieldManager: "kubectl" },
+      );
       const r = await apply(sim, manifest("2Gi"));
       expect(r.code).toBe(code);
-      if (code === 500) expect(r.body).toMatchObject({ reason: "InternalError", message: expect.stringContaining('failed calling webhook "test.hook.test": matchCondition of webhook "test.hook.test" could not be evaluated: unsupported expression') });
+      if (code === 500)
+        expect(r.body).toMatchObject({
+          reason: "InternalError",
+          message: expect.stringContaining(
+            'failed calling webhook "test.hook.test": matchCondition of webhook "test.hook.test" could not be evaluated: unsupported expression',
+          ),
+        });
     }
   });
 });
@@ -294,14 +431,16 @@ describe("matchConditions (the CEL subset)", () => {
 describe("failurePolicy, timeouts, answers", () => {
   it("claimstep down (no server behind the Service) with Ignore: the request goes on unpatched: the 422, nothing written", async () => {
     const sim = await cluster({ labels: { "claimstep.io/admission": "enabled" } });
-    await sim.admin.create("mutatingwebhookconfigurations", claimstepWebhookConfiguration(), { fieldManager: "kubectl" });
+    await sim.admin.create("mutatingwebhookconfigurations", claimstepWebhookConfiguration(), {
+      fieldManager: "kubectl",
+    });
     const before = stored(sim);
     const r = await apply(sim, manifest("2Gi"));
     expect(r.code).toBe(422);
     expect(stored(sim)).toEqual(before);
   });
 
-  it("the webhook down with Fail: 500 InternalError \"failed calling webhook …\" as the real server words it, nothing written", async () => {
+  it('the webhook down with Fail: 500 InternalError "failed calling webhook …" as the real server words it, nothing written', async () => {
     const sim = await cluster();
     await sim.admin.create("mutatingwebhookconfigurations", configuration(), { fieldManager: "kubectl" });
     const before = stored(sim);
@@ -312,9 +451,17 @@ describe("failurePolicy, timeouts, answers", () => {
       apiVersion: "v1",
       metadata: {},
       status: "Failure",
-      message: 'Internal error occurred: failed calling webhook "test.hook.test": failed to call webhook: Post "https://hook.test/mutate?timeout=5s": dial tcp hook.test:443: connect: connection refused',
+      message:
+        'Internal error occurred: failed calling webhook "test.hook.test": failed to call webhook: Post "https://hook.test/mutate?timeout=5s": dial tcp hook.test:443: connect: connection refused',
       reason: "InternalError",
-      details: { causes: [{ message: 'failed calling webhook "test.hook.test": failed to call webhook: Post "https://hook.test/mutate?timeout=5s": dial tcp hook.test:443: connect: connection refused' }] },
+      details: {
+        causes: [
+          {
+            message:
+              'failed calling webhook "test.hook.test": failed to call webhook: Post "https://hook.test/mutate?timeout=5s": dial tcp hook.test:443: connect: connection refused',
+          },
+        ],
+      },
       code: 500,
     });
     expect(stored(sim)).toEqual(before);
@@ -323,19 +470,27 @@ describe("failurePolicy, timeouts, answers", () => {
   it("timeoutSeconds: a webhook that does not answer in time is a failure (context deadline exceeded)", async () => {
     const sim = await cluster();
     sim.registerWebhookServer("https://hook.test", () => new Promise<Response>(() => {}));
-    await sim.admin.create("mutatingwebhookconfigurations", configuration({ timeoutSeconds: 1 }), { fieldManager: "kubectl" });
+    await sim.admin.create("mutatingwebhookconfigurations", configuration({ timeoutSeconds: 1 }), {
+      fieldManager: "kubectl",
+    });
     const started = Date.now();
     const r = await apply(sim, manifest("2Gi"));
     expect(r.code).toBe(500);
-    expect(r.body.message).toMatch(/failed to call webhook: Post "https:\/\/hook\.test\/mutate\?timeout=1s": context deadline exceeded$/);
+    expect(r.body.message).toMatch(
+      /failed to call webhook: Post "https:\/\/hook\.test\/mutate\?timeout=1s": context deadline exceeded$/,
+    );
     expect(Date.now() - started).toBeGreaterThanOrEqual(900);
   });
 
   it("a patch that does not apply fails the request (500), whatever the failurePolicy; nothing written", async () => {
     for (const policy of ["Fail", "Ignore"]) {
       const sim = await cluster();
-      sim.registerWebhookServer("https://hook.test", async (req) => reviewAnswer((await req.json()) as Json, patchOf([{ op: "test", path: "/spec/replicas", value: 7 }])));
-      await sim.admin.create("mutatingwebhookconfigurations", configuration({ failurePolicy: policy }), { fieldManager: "kubectl" });
+      sim.registerWebhookServer("https://hook.test", async (req) =>
+        reviewAnswer((await req.json()) as Json, patchOf([{ op: "test", path: "/spec/replicas", value: 7 }])),
+      );
+      await sim.admin.create("mutatingwebhookconfigurations", configuration({ failurePolicy: policy }), {
+        fieldManager: "kubectl",
+      });
       const before = stored(sim);
       const r = await send(sim, "PATCH", "", { metadata: { labels: { x: "y" } } }, "application/merge-patch+json");
       expect(r.code).toBe(500);
@@ -346,7 +501,12 @@ describe("failurePolicy, timeouts, answers", () => {
 
   it("a webhook's patch and warnings are applied and returned (any webhook, not only claimstep's)", async () => {
     const sim = await cluster();
-    sim.registerWebhookServer("https://hook.test", async (req) => reviewAnswer((await req.json()) as Json, { ...patchOf([{ op: "add", path: "/metadata/labels", value: { patched: "yes" } }]), warnings: ["first", 'with "quotes"'] }));
+    sim.registerWebhookServer("https://hook.test", async (req) =>
+      reviewAnswer((await req.json()) as Json, {
+        ...patchOf([{ op: "add", path: "/metadata/labels", value: { patched: "yes" } }]),
+        warnings: ["first", 'with "quotes"'],
+      }),
+    );
     await sim.admin.create("mutatingwebhookconfigurations", configuration(), { fieldManager: "kubectl" });
     const r = await send(sim, "PATCH", "", { spec: { replicas: 3 } }, "application/merge-patch+json");
     expect(r.code).toBe(200);
@@ -356,12 +516,24 @@ describe("failurePolicy, timeouts, answers", () => {
 
   it("allowed: false is the webhook's refusal (its code, else 400); a wrong uid is a failure", async () => {
     const sim = await cluster();
-    let answer: (review: Json) => Response = (review) => reviewAnswer(review, { allowed: false, status: { code: 403, reason: "Forbidden", message: "no" } });
+    let answer: (review: Json) => Response = (review) =>
+      reviewAnswer(review, { allowed: false, status: { code: 403, reason: "Forbidden", message: "no" } });
     sim.registerWebhookServer("https://hook.test", async (req) => answer((await req.json()) as Json));
     await sim.admin.create("mutatingwebhookconfigurations", configuration(), { fieldManager: "kubectl" });
     const r = await send(sim, "PATCH", "", { spec: { replicas: 3 } }, "application/merge-patch+json");
-    expect([r.code, r.body.reason, r.body.message]).toEqual([403, "Forbidden", 'admission webhook "test.hook.test" denied the request: no']);
-    answer = () => new Response(JSON.stringify({ apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview", response: { uid: "other", allowed: true } }));
+    expect([r.code, r.body.reason, r.body.message]).toEqual([
+      403,
+      "Forbidden",
+      'admission webhook "test.hook.test" denied the request: no',
+    ]);
+    answer = () =>
+      new Response(
+        JSON.stringify({
+          apiVersion: "admission.k8s.io/v1",
+          kind: "AdmissionReview",
+          response: { uid: "other", allowed: true },
+        }),
+      );
     const wrong = await send(sim, "PATCH", "", { spec: { replicas: 3 } }, "application/merge-patch+json");
     expect(wrong.code).toBe(500);
     expect(wrong.body.message).toContain('expected response.uid="');
@@ -369,19 +541,32 @@ describe("failurePolicy, timeouts, answers", () => {
 
   it("a dry run is refused by a webhook with side effects", async () => {
     const sim = await cluster();
-    sim.registerWebhookServer("https://hook.test", async (req) => reviewAnswer((await req.json()) as Json, { allowed: true }));
-    await sim.admin.create("mutatingwebhookconfigurations", configuration({ sideEffects: "Some" }), { fieldManager: "kubectl" });
+    sim.registerWebhookServer("https://hook.test", async (req) =>
+      reviewAnswer((await req.json()) as Json, { allowed: true }),
+    );
+    await sim.admin.create("mutatingwebhookconfigurations", configuration({ sideEffects: "Some" }), {
+      fieldManager: "kubectl",
+    });
     const r = await send(sim, "PATCH", "?dryRun=All", { spec: { replicas: 3 } }, "application/merge-patch+json");
-    expect([r.code, r.body.message]).toEqual([400, 'admission webhook "test.hook.test" has side effects and does not support dry run']);
+    expect([r.code, r.body.message]).toEqual([
+      400,
+      'admission webhook "test.hook.test" has side effects and does not support dry run',
+    ]);
   });
 
   it("MutatingWebhookConfigurations are served like other resources: create, get, list, delete", async () => {
     const sim = await cluster();
     const base = `${SIM_SERVER}/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations`;
-    const created = await sim.http.fetchLike(base, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(claimstepWebhookConfiguration()) });
+    const created = await sim.http.fetchLike(base, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(claimstepWebhookConfiguration()),
+    });
     expect(created.status).toBe(201);
     expect(((await (await sim.http.fetchLike(`${base}/claimstep`)).json()) as Json).webhooks).toHaveLength(2);
-    expect(((await (await sim.http.fetchLike(base)).json()) as Json).items.map((i: Json) => i.metadata.name)).toEqual(["claimstep"]);
+    expect(((await (await sim.http.fetchLike(base)).json()) as Json).items.map((i: Json) => i.metadata.name)).toEqual([
+      "claimstep",
+    ]);
     expect((await sim.http.fetchLike(`${base}/claimstep`, { method: "DELETE" })).status).toBe(200);
     expect((await sim.http.fetchLike(`${base}/claimstep`)).status).toBe(404);
   });
@@ -390,7 +575,17 @@ describe("failurePolicy, timeouts, answers", () => {
 describe("applyJsonPatch (RFC 6902)", () => {
   const doc = { a: { b: [1, 2] }, "x/y": 1 };
   it("add, replace, remove, test, move, copy; escaped tokens; the input untouched", () => {
-    expect(applyJsonPatch(doc, [{ op: "add", path: "/a/b/-", value: 3 }, { op: "add", path: "/a/b/0", value: 0 }, { op: "replace", path: "/x~1y", value: 2 }, { op: "remove", path: "/a/b/1" }, { op: "test", path: "/a/b", value: [0, 2, 3] }, { op: "copy", from: "/a/b", path: "/c" }, { op: "move", from: "/x~1y", path: "/d" }])).toEqual({ a: { b: [0, 2, 3] }, c: [0, 2, 3], d: 2 });
+    expect(
+      applyJsonPatch(doc, [
+        { op: "add", path: "/a/b/-", value: 3 },
+        { op: "add", path: "/a/b/0", value: 0 },
+        { op: "replace", path: "/x~1y", value: 2 },
+        { op: "remove", path: "/a/b/1" },
+        { op: "test", path: "/a/b", value: [0, 2, 3] },
+        { op: "copy", from: "/a/b", path: "/c" },
+        { op: "move", from: "/x~1y", path: "/d" },
+      ]),
+    ).toEqual({ a: { b: [0, 2, 3] }, c: [0, 2, 3], d: 2 });
     expect(doc).toEqual({ a: { b: [1, 2] }, "x/y": 1 });
   });
   it("refuses what does not apply", () => {
@@ -414,17 +609,25 @@ describe("scenario apply", () => {
     let last;
     for (let i = 0; i < 200; i++) {
       last = await runStep({ reader: sim.reader, writers: sim.writers, ref, now: sim.now() });
-      if (last.decision.phase === "Complete" && !last.decision.action && last.decision.requeueAfter === undefined) break;
+      if (last.decision.phase === "Complete" && !last.decision.action && last.decision.requeueAfter === undefined)
+        break;
       sim.advance(10_000);
     }
     expect(last!.decision.phase).toBe("Complete");
     const set = stored(sim);
-    expect(set.spec.volumeClaimTemplates.map((t: Json) => [t.metadata.name, t.spec.resources.requests.storage])).toEqual([
+    expect(
+      set.spec.volumeClaimTemplates.map((t: Json) => [t.metadata.name, t.spec.resources.requests.storage]),
+    ).toEqual([
       ["data", "2Gi"],
       ["wal", "1Gi"],
     ]);
     expect(set.metadata.annotations ?? {}).not.toHaveProperty(TEMPLATES);
-    expect(sim.list("persistentvolumeclaims", "default").filter((c) => c.metadata.name.startsWith("data-")).map((c) => c.status.capacity.storage)).toEqual(["2Gi", "2Gi", "2Gi"]);
+    expect(
+      sim
+        .list("persistentvolumeclaims", "default")
+        .filter((c) => c.metadata.name.startsWith("data-"))
+        .map((c) => c.status.capacity.storage),
+    ).toEqual(["2Gi", "2Gi", "2Gi"]);
     expect(sim.audit.filter((e) => e.verb === "delete" && e.resource === "persistentvolumeclaims")).toEqual([]);
   });
 });

@@ -1,7 +1,7 @@
 // Server-side apply, merge patch, selectors, preconditions and faults of the simulated API server.
 import { describe, expect, it } from "vitest";
-import { SimCluster, statefulSetManifest } from "../../../adapters/sim/cluster.js";
 import { matchesLabels, parseLabelSelector } from "../../../adapters/kube/label-selector.js";
+import { type SimCluster, statefulSetManifest } from "../../../adapters/sim/cluster.js";
 import { fixtureCluster, refusal } from "./helpers.js";
 
 const ns = "default";
@@ -11,14 +11,19 @@ const pvc = (labels: Record<string, string>, storage = "1Gi", extra: Record<stri
   metadata: { name: "data-web-1", namespace: ns, labels, ...extra },
   spec: { resources: { requests: { storage } } },
 });
-const labelsOf = async (c: SimCluster) => ((await c.admin.get("persistentvolumeclaims", ns, "data-web-1")).metadata as { labels: Record<string, string> }).labels;
+const labelsOf = async (c: SimCluster) =>
+  ((await c.admin.get("persistentvolumeclaims", ns, "data-web-1")).metadata as { labels: Record<string, string> })
+    .labels;
 const rvOf = async (c: SimCluster, r: "persistentvolumeclaims" | "statefulsets", name: string) =>
   ((await c.admin.get(r, ns, name)).metadata as { resourceVersion: string }).resourceVersion;
 
 describe("server-side apply", () => {
   it("removes the fields an applier stopped sending, keeps those others own", async () => {
     const c = await fixtureCluster();
-    await c.admin.applyClaim(pvc({ tier: "db", "claimstep.io/revision": "a" }), { fieldManager: "claimstep", force: true });
+    await c.admin.applyClaim(pvc({ tier: "db", "claimstep.io/revision": "a" }), {
+      fieldManager: "claimstep",
+      force: true,
+    });
     expect(await labelsOf(c)).toEqual({ app: "web", tier: "db", "claimstep.io/revision": "a" });
     await c.admin.applyClaim(pvc({ "claimstep.io/revision": "b" }), { fieldManager: "claimstep", force: true });
     expect(await labelsOf(c)).toEqual({ app: "web", "claimstep.io/revision": "b" });
@@ -31,19 +36,38 @@ describe("server-side apply", () => {
   it("treats metadata.resourceVersion as a precondition and bumps resourceVersion only on change", async () => {
     const c = await fixtureCluster();
     const rv = await rvOf(c, "persistentvolumeclaims", "data-web-1");
-    await c.admin.applyClaim(pvc({ x: "1" }, "1Gi", { resourceVersion: rv }), { fieldManager: "claimstep", force: true });
+    await c.admin.applyClaim(pvc({ x: "1" }, "1Gi", { resourceVersion: rv }), {
+      fieldManager: "claimstep",
+      force: true,
+    });
     const rv2 = await rvOf(c, "persistentvolumeclaims", "data-web-1");
     expect(Number(rv2)).toBeGreaterThan(Number(rv));
-    const stale = await refusal(c.admin.applyClaim(pvc({ x: "2" }, "1Gi", { resourceVersion: rv }), { fieldManager: "claimstep", force: true }));
+    const stale = await refusal(
+      c.admin.applyClaim(pvc({ x: "2" }, "1Gi", { resourceVersion: rv }), { fieldManager: "claimstep", force: true }),
+    );
     expect(stale.code).toBe(409);
-    expect(stale.message).toBe('Operation cannot be fulfilled on persistentvolumeclaims "data-web-1": the object has been modified; please apply your changes to the latest version and try again');
-    await c.admin.mergePatch("persistentvolumeclaims", ns, "data-web-1", { metadata: { labels: { x: "1" } } }, { fieldManager: "kubectl" });
+    expect(stale.message).toBe(
+      'Operation cannot be fulfilled on persistentvolumeclaims "data-web-1": the object has been modified; please apply your changes to the latest version and try again',
+    );
+    await c.admin.mergePatch(
+      "persistentvolumeclaims",
+      ns,
+      "data-web-1",
+      { metadata: { labels: { x: "1" } } },
+      { fieldManager: "kubectl" },
+    );
     expect(await rvOf(c, "persistentvolumeclaims", "data-web-1")).toBe(rv2);
   });
 
   it("lists the conflicts of several managers the way structured-merge-diff prints them", async () => {
     const c = await fixtureCluster();
-    await c.admin.mergePatch("persistentvolumeclaims", ns, "data-web-1", { metadata: { labels: { tier: "db" } } }, { fieldManager: "kubectl-edit" });
+    await c.admin.mergePatch(
+      "persistentvolumeclaims",
+      ns,
+      "data-web-1",
+      { metadata: { labels: { tier: "db" } } },
+      { fieldManager: "kubectl-edit" },
+    );
     const err = await refusal(c.admin.applyClaim(pvc({ tier: "cache" }, "2Gi"), { fieldManager: "claimstep" }));
     expect(err.message).toBe(
       'Apply failed with 2 conflicts: conflicts with "kube-controller-manager" using v1:\n- .spec.resources.requests.storage\nconflicts with "kubectl-edit" using v1:\n- .metadata.labels.tier',
@@ -53,9 +77,16 @@ describe("server-side apply", () => {
 
   it("refuses to create a claim from a partial manifest (a deleted claim is never recreated by claimstep)", async () => {
     const c = await fixtureCluster();
-    const err = await refusal(c.admin.applyClaim({ ...pvc({ a: "b" }), metadata: { name: "data-web-9", namespace: ns } }, { fieldManager: "claimstep", force: true }));
+    const err = await refusal(
+      c.admin.applyClaim(
+        { ...pvc({ a: "b" }), metadata: { name: "data-web-9", namespace: ns } },
+        { fieldManager: "claimstep", force: true },
+      ),
+    );
     expect(err.code).toBe(422);
-    expect(err.message).toBe('PersistentVolumeClaim "data-web-9" is invalid: spec.accessModes: Required value: at least 1 access mode is required');
+    expect(err.message).toBe(
+      'PersistentVolumeClaim "data-web-9" is invalid: spec.accessModes: Required value: at least 1 access mode is required',
+    );
   });
 
   it("shows a shrink as the API server's 422 even when forced", async () => {
@@ -70,24 +101,56 @@ describe("merge patch, delete, list", () => {
   it("merge-patches StatefulSet annotations with a resourceVersion precondition (409 statefulsets.apps when stale)", async () => {
     const c = await fixtureCluster();
     const rv = await rvOf(c, "statefulsets", "web");
-    await c.admin.mergePatch("statefulsets", ns, "web", { metadata: { annotations: { a: "1" }, resourceVersion: rv } }, { fieldManager: "claimstep" });
-    const err = await refusal(c.admin.mergePatch("statefulsets", ns, "web", { metadata: { annotations: { a: "2" }, resourceVersion: rv } }, { fieldManager: "claimstep" }));
-    expect(err.message).toBe('Operation cannot be fulfilled on statefulsets.apps "web": the object has been modified; please apply your changes to the latest version and try again');
+    await c.admin.mergePatch(
+      "statefulsets",
+      ns,
+      "web",
+      { metadata: { annotations: { a: "1" }, resourceVersion: rv } },
+      { fieldManager: "claimstep" },
+    );
+    const err = await refusal(
+      c.admin.mergePatch(
+        "statefulsets",
+        ns,
+        "web",
+        { metadata: { annotations: { a: "2" }, resourceVersion: rv } },
+        { fieldManager: "claimstep" },
+      ),
+    );
+    expect(err.message).toBe(
+      'Operation cannot be fulfilled on statefulsets.apps "web": the object has been modified; please apply your changes to the latest version and try again',
+    );
     expect(err.status?.details).toEqual({ name: "web", group: "apps", kind: "statefulsets" });
-    await c.admin.mergePatch("statefulsets", ns, "web", { metadata: { annotations: { a: null } } }, { fieldManager: "claimstep" });
-    expect(((await c.admin.get("statefulsets", ns, "web")).metadata as { annotations: Record<string, string> }).annotations).not.toHaveProperty("a");
+    await c.admin.mergePatch(
+      "statefulsets",
+      ns,
+      "web",
+      { metadata: { annotations: { a: null } } },
+      { fieldManager: "claimstep" },
+    );
+    expect(
+      ((await c.admin.get("statefulsets", ns, "web")).metadata as { annotations: Record<string, string> }).annotations,
+    ).not.toHaveProperty("a");
   });
 
   it("deletes a StatefulSet with Orphan keeping pods and claims, and honours a resourceVersion precondition", async () => {
     const c = await fixtureCluster();
     const uid = ((await c.admin.get("statefulsets", ns, "web")).metadata as { uid: string }).uid;
-    const stale = await refusal(c.admin.delete("statefulsets", ns, "web", { fieldManager: "kubectl", preconditions: { resourceVersion: "1" } }));
+    const stale = await refusal(
+      c.admin.delete("statefulsets", ns, "web", { fieldManager: "kubectl", preconditions: { resourceVersion: "1" } }),
+    );
     expect(stale.code).toBe(409);
-    await c.admin.delete("statefulsets", ns, "web", { fieldManager: "kubectl", propagationPolicy: "Orphan", preconditions: { uid } });
+    await c.admin.delete("statefulsets", ns, "web", {
+      fieldManager: "kubectl",
+      propagationPolicy: "Orphan",
+      preconditions: { uid },
+    });
     expect((await c.admin.list("pods", ns)).items).toHaveLength(3);
     expect((await c.admin.list("persistentvolumeclaims", ns)).items).toHaveLength(3);
     // The set lingers with its orphan finalizer until the garbage collector is done.
-    expect(((await c.admin.get("statefulsets", ns, "web")).metadata as { finalizers: string[] }).finalizers).toEqual(["orphan"]);
+    expect(((await c.admin.get("statefulsets", ns, "web")).metadata as { finalizers: string[] }).finalizers).toEqual([
+      "orphan",
+    ]);
     c.advance(1_000);
     expect((await c.admin.list("pods", ns)).items).toHaveLength(3);
     expect((await refusal(c.admin.get("statefulsets", ns, "web"))).code).toBe(404);
@@ -95,11 +158,20 @@ describe("merge patch, delete, list", () => {
 
   it("lists by label selector (matchLabels, matchExpressions, query syntax)", async () => {
     const c = await fixtureCluster();
-    await c.createStatefulSet(statefulSetManifest({ name: "cache", replicas: 2, templates: [{ name: "data", storage: "1Gi", storageClassName: "fast" }] }));
-    const names = async (sel: Parameters<typeof c.admin.list>[2]) => (await c.admin.list("persistentvolumeclaims", ns, sel)).items.map((i) => (i.metadata as { name: string }).name);
+    await c.createStatefulSet(
+      statefulSetManifest({
+        name: "cache",
+        replicas: 2,
+        templates: [{ name: "data", storage: "1Gi", storageClassName: "fast" }],
+      }),
+    );
+    const names = async (sel: Parameters<typeof c.admin.list>[2]) =>
+      (await c.admin.list("persistentvolumeclaims", ns, sel)).items.map((i) => (i.metadata as { name: string }).name);
     expect(await names({ labelSelector: { matchLabels: { app: "cache" } } })).toEqual(["data-cache-0", "data-cache-1"]);
     expect(await names({ labelSelector: "app in (web)" })).toEqual(["data-web-0", "data-web-1", "data-web-2"]);
-    expect(await names({ labelSelector: { matchExpressions: [{ key: "app", operator: "NotIn", values: ["web"] }] } })).toHaveLength(2);
+    expect(
+      await names({ labelSelector: { matchExpressions: [{ key: "app", operator: "NotIn", values: ["web"] }] } }),
+    ).toHaveLength(2);
     expect(matchesLabels(parseLabelSelector(" app!=web , tier"), { app: "db", tier: "x" })).toBe(true);
     expect(parseLabelSelector("!legacy")).toEqual([{ key: "legacy", op: "!exists" }]);
     expect(() => parseLabelSelector("a=(b")).toThrow(/unable to parse/);
@@ -115,11 +187,20 @@ describe("merge patch, delete, list", () => {
 
 describe("faults", () => {
   const faulty = async (seed: number) => {
-    const c = await fixtureCluster({ seed, faults: { tooManyRequests: 0.2, serverError: 0.2, timeout: 0.2, retryAfterSeconds: 3 } });
+    const c = await fixtureCluster({
+      seed,
+      faults: { tooManyRequests: 0.2, serverError: 0.2, timeout: 0.2, retryAfterSeconds: 3 },
+    });
     const outcomes: string[] = [];
     for (let i = 0; i < 60; i++) {
       try {
-        await c.api.mergePatch("statefulsets", ns, "web", { metadata: { annotations: { n: String(i) } } }, { fieldManager: "claimstep" });
+        await c.api.mergePatch(
+          "statefulsets",
+          ns,
+          "web",
+          { metadata: { annotations: { n: String(i) } } },
+          { fieldManager: "claimstep" },
+        );
         outcomes.push("ok");
       } catch (err) {
         const e = err as { code: number; retryAfterSeconds?: number; isTransient: boolean };
@@ -139,7 +220,9 @@ describe("faults", () => {
     expect(a.counts.timeoutAfterCommit).toBeGreaterThan(0);
     expect(a.counts.timeoutBefore).toBeGreaterThan(0);
     // Writes whose response was lost did land: one committed patch per "ok" plus one per lost response.
-    const landed = a.cluster.audit.filter((e) => e.actor === "claimstep" && e.verb === "patch" && e.outcome === "ok").length;
+    const landed = a.cluster.audit.filter(
+      (e) => e.actor === "claimstep" && e.verb === "patch" && e.outcome === "ok",
+    ).length;
     expect(landed).toBe(a.outcomes.filter((o) => o === "ok").length + a.counts.timeoutAfterCommit);
     expect((await faulty(12)).outcomes).not.toEqual(a.outcomes);
   });
@@ -169,15 +252,29 @@ describe("claims created by apply, events", () => {
     const managed = (created.metadata as { managedFields: { manager: string; operation: string }[] }).managedFields;
     expect(managed).toEqual([expect.objectContaining({ manager: "gitops", operation: "Apply" })]);
     c.advance(10_000);
-    expect((await c.admin.get("persistentvolumeclaims", ns, "extra")).status).toMatchObject({ phase: "Bound", capacity: { storage: "3Gi" } });
+    expect((await c.admin.get("persistentvolumeclaims", ns, "extra")).status).toMatchObject({
+      phase: "Bound",
+      capacity: { storage: "3Gi" },
+    });
   });
 
   it("refuses an Event whose note is over 1 kB", async () => {
     const c = await fixtureCluster();
     const err = await refusal(
-      c.admin.createEvent({ metadata: { generateName: "web-", namespace: ns }, eventTime: "2026-11-30T09:06:17.000000Z", reason: "X", note: "n".repeat(1025), type: "Normal" }, { fieldManager: "claimstep" }),
+      c.admin.createEvent(
+        {
+          metadata: { generateName: "web-", namespace: ns },
+          eventTime: "2026-11-30T09:06:17.000000Z",
+          reason: "X",
+          note: "n".repeat(1025),
+          type: "Normal",
+        },
+        { fieldManager: "claimstep" },
+      ),
     );
     expect(err.code).toBe(422);
-    expect(err.causes).toEqual([{ reason: "FieldValueTooLong", message: "Too long: may not be more than 1024 bytes", field: "note" }]);
+    expect(err.causes).toEqual([
+      { reason: "FieldValueTooLong", message: "Too long: may not be more than 1024 bytes", field: "note" },
+    ]);
   });
 });

@@ -9,9 +9,9 @@ import { SimCluster, statefulSetManifest } from "../../../adapters/sim/cluster.j
 import { SIM_SERVER } from "../../../adapters/sim/http.js";
 import { parseSelector } from "../../../adapters/sim/prometheus.js";
 import { AUTOGROW_POLICY, SET } from "../../../adapters/sim/scenarios.js";
-import { SCENARIOS } from "../../../functions/scenarios.js";
 import { percentOf } from "../../../core/autogrow.js";
 import { Keys } from "../../../core/keys.js";
+import { SCENARIOS } from "../../../functions/scenarios.js";
 import { runStep, type StepResult } from "../../../functions/step.js";
 import { createSimServer } from "../../support/index.js";
 
@@ -21,7 +21,16 @@ const GI = 1024 * MI;
 async function cluster(): Promise<SimCluster> {
   const sim = new SimCluster({ seed: 3 });
   await sim.addStorageClass("fast", { allowVolumeExpansion: true });
-  await sim.createStatefulSet(statefulSetManifest({ name: "web", replicas: 3, templates: [{ name: "data", storage: "1Gi", storageClassName: "fast" }, { name: "wal", storage: "1Gi", storageClassName: "fast" }] }));
+  await sim.createStatefulSet(
+    statefulSetManifest({
+      name: "web",
+      replicas: 3,
+      templates: [
+        { name: "data", storage: "1Gi", storageClassName: "fast" },
+        { name: "wal", storage: "1Gi", storageClassName: "fast" },
+      ],
+    }),
+  );
   return sim;
 }
 
@@ -32,7 +41,11 @@ const query = async (sim: SimCluster, q: string, method: "GET" | "POST" = "GET")
   const res =
     method === "GET"
       ? await sim.http.fetchLike(`${url}?${new URLSearchParams({ query: q })}`)
-      : await sim.http.fetchLike(url, { method: "POST", headers: { "Content-Type": "application/x-www-form-urlencoded" }, body: new URLSearchParams({ query: q }).toString() });
+      : await sim.http.fetchLike(url, {
+          method: "POST",
+          headers: { "Content-Type": "application/x-www-form-urlencoded" },
+          body: new URLSearchParams({ query: q }).toString(),
+        });
   return { status: res.status, type: res.headers.get("content-type"), body: (await res.json()) as any };
 };
 
@@ -42,15 +55,31 @@ describe("workloads", () => {
     sim.setWorkload("default", "data-web-", { bytesPerSecond: 1 * MI, startUsed: "100Mi" });
     sim.setWorkload("default", "data-web-2", { bytesPerSecond: 3 * MI });
     sim.advance(60_000);
-    expect(used(sim)).toEqual({ "data-web-0": 160, "data-web-1": 160, "data-web-2": 280, "wal-web-0": 0, "wal-web-1": 0, "wal-web-2": 0 });
+    expect(used(sim)).toEqual({
+      "data-web-0": 160,
+      "data-web-1": 160,
+      "data-web-2": 280,
+      "wal-web-0": 0,
+      "wal-web-1": 0,
+      "wal-web-2": 0,
+    });
   });
 
   it("never beyond the file system's size, and on past it once the volume grew", async () => {
     const sim = await cluster();
     sim.setWorkload("default", "data-web-0", { bytesPerSecond: 10 * MI, startUsed: "1000Mi" });
     sim.advance(60_000);
-    expect(sim.volumeStats().find((v) => v.claim === "data-web-0")).toMatchObject({ usedBytes: BigInt(GI), capacityBytes: BigInt(GI) });
-    await sim.admin.mergePatch("persistentvolumeclaims", "default", "data-web-0", { spec: { resources: { requests: { storage: "2Gi" } } } }, { fieldManager: "kubectl" });
+    expect(sim.volumeStats().find((v) => v.claim === "data-web-0")).toMatchObject({
+      usedBytes: BigInt(GI),
+      capacityBytes: BigInt(GI),
+    });
+    await sim.admin.mergePatch(
+      "persistentvolumeclaims",
+      "default",
+      "data-web-0",
+      { spec: { resources: { requests: { storage: "2Gi" } } } },
+      { fieldManager: "kubectl" },
+    );
     sim.advance(5 * 60_000);
     const v = sim.volumeStats().find((x) => x.claim === "data-web-0")!;
     expect(v.capacityBytes).toBe(BigInt(2 * GI));
@@ -86,7 +115,9 @@ describe("workloads", () => {
 
   it("refuses a rate that is not a number ≥ 0", async () => {
     const sim = await cluster();
-    expect(() => sim.setWorkload("default", "data-web-", { bytesPerSecond: -1 })).toThrow(/bytesPerSecond must be a number ≥ 0/);
+    expect(() => sim.setWorkload("default", "data-web-", { bytesPerSecond: -1 })).toThrow(
+      /bytesPerSecond must be a number ≥ 0/,
+    );
   });
 });
 
@@ -95,7 +126,8 @@ describe("the simulated Prometheus", () => {
     const sim = await cluster();
     sim.setWorkload("default", "data-web-", { bytesPerSecond: MI, startUsed: "10Mi" });
     sim.advance(10_000);
-    const q = '{__name__=~"kubelet_volume_stats_(used|capacity)_bytes", namespace="default", persistentvolumeclaim="data-web-1"}';
+    const q =
+      '{__name__=~"kubelet_volume_stats_(used|capacity)_bytes", namespace="default", persistentvolumeclaim="data-web-1"}';
     for (const method of ["GET", "POST"] as const) {
       const r = await query(sim, q, method);
       expect(r.status).toBe(200);
@@ -106,11 +138,25 @@ describe("the simulated Prometheus", () => {
           resultType: "vector",
           result: [
             {
-              metric: { __name__: "kubelet_volume_stats_capacity_bytes", instance: "10.0.0.12:10250", job: "kubelet", namespace: "default", node: "sim-node-2", persistentvolumeclaim: "data-web-1" },
+              metric: {
+                __name__: "kubelet_volume_stats_capacity_bytes",
+                instance: "10.0.0.12:10250",
+                job: "kubelet",
+                namespace: "default",
+                node: "sim-node-2",
+                persistentvolumeclaim: "data-web-1",
+              },
               value: [sim.now().getTime() / 1000, String(GI)],
             },
             {
-              metric: { __name__: "kubelet_volume_stats_used_bytes", instance: "10.0.0.12:10250", job: "kubelet", namespace: "default", node: "sim-node-2", persistentvolumeclaim: "data-web-1" },
+              metric: {
+                __name__: "kubelet_volume_stats_used_bytes",
+                instance: "10.0.0.12:10250",
+                job: "kubelet",
+                namespace: "default",
+                node: "sim-node-2",
+                persistentvolumeclaim: "data-web-1",
+              },
               value: [sim.now().getTime() / 1000, String(20 * MI)],
             },
           ],
@@ -124,9 +170,18 @@ describe("the simulated Prometheus", () => {
 
   it("matches =, !=, =~ and !~ and a bare metric name", async () => {
     const sim = await cluster();
-    const claims = async (q: string) => (await query(sim, q)).body.data.result.map((s: any) => `${s.metric.__name__.replace("kubelet_volume_stats_", "")} ${s.metric.persistentvolumeclaim}`);
-    expect(await claims('kubelet_volume_stats_used_bytes{persistentvolumeclaim=~"data-.*", persistentvolumeclaim!="data-web-0"}')).toEqual(["used_bytes data-web-1", "used_bytes data-web-2"]);
-    expect(await claims('kubelet_volume_stats_capacity_bytes{persistentvolumeclaim!~"data-.*|wal-web-[01]"}')).toEqual(["capacity_bytes wal-web-2"]);
+    const claims = async (q: string) =>
+      (await query(sim, q)).body.data.result.map(
+        (s: any) => `${s.metric.__name__.replace("kubelet_volume_stats_", "")} ${s.metric.persistentvolumeclaim}`,
+      );
+    expect(
+      await claims(
+        'kubelet_volume_stats_used_bytes{persistentvolumeclaim=~"data-.*", persistentvolumeclaim!="data-web-0"}',
+      ),
+    ).toEqual(["used_bytes data-web-1", "used_bytes data-web-2"]);
+    expect(await claims('kubelet_volume_stats_capacity_bytes{persistentvolumeclaim!~"data-.*|wal-web-[01]"}')).toEqual([
+      "capacity_bytes wal-web-2",
+    ]);
     expect(await claims("kubelet_volume_stats_used_bytes")).toHaveLength(6);
     expect(await claims('{namespace="other"}')).toEqual([]);
   });
@@ -134,11 +189,23 @@ describe("the simulated Prometheus", () => {
   it.each([
     ["", 'invalid parameter "query": 1:1: parse error: no expression found in input'],
     ["{}", 'invalid parameter "query": 1:1: parse error: vector selector must contain at least one non-empty matcher'],
-    ['{job=~".*"}', 'invalid parameter "query": 1:1: parse error: vector selector must contain at least one non-empty matcher'],
-    ['{job="kubelet"', 'invalid parameter "query": 1:15: parse error: unexpected end of input in label matching, expected "," or "}"'],
-    ["{job=kubelet}", 'invalid parameter "query": 1:6: parse error: unexpected character "k" in label matching, expected string'],
+    [
+      '{job=~".*"}',
+      'invalid parameter "query": 1:1: parse error: vector selector must contain at least one non-empty matcher',
+    ],
+    [
+      '{job="kubelet"',
+      'invalid parameter "query": 1:15: parse error: unexpected end of input in label matching, expected "," or "}"',
+    ],
+    [
+      "{job=kubelet}",
+      'invalid parameter "query": 1:6: parse error: unexpected character "k" in label matching, expected string',
+    ],
     ['{job=~"("}', 'invalid parameter "query": 1:10: parse error: error parsing regexp: '],
-    ["sum(kubelet_volume_stats_used_bytes)", 'invalid parameter "query": 1:4: the simulated Prometheus evaluates vector selectors only'],
+    [
+      "sum(kubelet_volume_stats_used_bytes)",
+      'invalid parameter "query": 1:4: the simulated Prometheus evaluates vector selectors only',
+    ],
   ])("answers %j with the API's bad_data error (400)", async (q, error) => {
     const sim = await cluster();
     const r = await query(sim, q);
@@ -163,12 +230,21 @@ describe("the simulated Prometheus", () => {
   it("is reached by the production PrometheusMetrics over fetch (msw) at <server>/prometheus", async () => {
     const fake = createSimServer({ baseUrl: "https://kube.test:6443/k8s" });
     await fake.addStorageClass("fast", { allowVolumeExpansion: true });
-    await fake.createStatefulSet(statefulSetManifest({ name: "web", replicas: 2, templates: [{ name: "data", storage: "1Gi", storageClassName: "fast" }] }));
+    await fake.createStatefulSet(
+      statefulSetManifest({
+        name: "web",
+        replicas: 2,
+        templates: [{ name: "data", storage: "1Gi", storageClassName: "fast" }],
+      }),
+    );
     fake.setWorkload("default", "data-web-", { bytesPerSecond: 0, startUsed: "256Mi" });
     const server = setupServer(...fake.handlers);
     server.listen({ onUnhandledRequest: "error" });
     try {
-      const r = await new PrometheusMetrics({ url: "https://kube.test:6443/k8s/prometheus", token: "whatever" }).usage(SET, ["data-web-0", "data-web-1", "data-web-9"]);
+      const r = await new PrometheusMetrics({ url: "https://kube.test:6443/k8s/prometheus", token: "whatever" }).usage(
+        SET,
+        ["data-web-0", "data-web-1", "data-web-9"],
+      );
       expect(r).toEqual({
         ok: true,
         volumes: [
@@ -186,16 +262,29 @@ describe("the simulated Prometheus", () => {
 describe("autogrow end to end (scenario autogrow)", () => {
   let sim: SimCluster;
   const results: StepResult[] = [];
-  const costs: { reason: string; reads: number; writes: number; queries: number; byRequest: Record<string, number> }[] = [];
+  const costs: { reason: string; reads: number; writes: number; queries: number; byRequest: Record<string, number> }[] =
+    [];
 
   beforeAll(async () => {
     sim = await SCENARIOS.autogrow!.build(1);
     for (let i = 0; i < 100; i++) {
       sim.http.resetCounters();
       sim.prometheus.reset();
-      const r = await runStep({ reader: sim.reader, writers: sim.writers, metrics: sim.metrics, ref: SET, now: sim.now() });
+      const r = await runStep({
+        reader: sim.reader,
+        writers: sim.writers,
+        metrics: sim.metrics,
+        ref: SET,
+        now: sim.now(),
+      });
       const c = sim.http.counters();
-      costs.push({ reason: r.decision.reason, reads: c.reads, writes: c.writes, queries: sim.prometheus.queries().length, byRequest: c.byRequest });
+      costs.push({
+        reason: r.decision.reason,
+        reads: c.reads,
+        writes: c.writes,
+        queries: sim.prometheus.queries().length,
+        byRequest: c.byRequest,
+      });
       results.push(r);
       if (r.decision.reason === "RolloutComplete") break;
       sim.advance(10_000);
@@ -206,17 +295,31 @@ describe("autogrow end to end (scenario autogrow)", () => {
     // What a step costs with autogrow on (the report of issue 18).
     const seen = new Map<string, (typeof costs)[number]>();
     for (const c of costs) if (!seen.has(c.reason)) seen.set(c.reason, c);
-    console.log(["requests per step with autogrow on:", ...[...seen.values()].map((c) => `  ${c.reason.padEnd(18)} ${c.reads} reads, ${c.queries} query, ${c.writes} writes  ${JSON.stringify(c.byRequest)}`)].join("\n"));
+    console.log(
+      [
+        "requests per step with autogrow on:",
+        ...[...seen.values()].map(
+          (c) =>
+            `  ${c.reason.padEnd(18)} ${c.reads} reads, ${c.queries} query, ${c.writes} writes  ${JSON.stringify(c.byRequest)}`,
+        ),
+      ].join("\n"),
+    );
   });
 
   it("usage over the threshold → RaiseTemplate, the rollout, Complete at the new size", () => {
     const first = results[0]!;
     expect(first.decision.reason).toBe("AutogrowTriggered");
-    expect(first.decision.message).toMatch(/^data-web-2 uses 8\d\dMi of 1Gi \(8\d\.\d%\): raising template data 1Gi → 2Gi/);
+    expect(first.decision.message).toMatch(
+      /^data-web-2 uses 8\d\dMi of 1Gi \(8\d\.\d%\): raising template data 1Gi → 2Gi/,
+    );
     expect(first.outcome.kind).toBe("applied");
     const last = results.at(-1)!;
     expect(last.decision.reason).toBe("RolloutComplete");
-    expect(results.filter((r) => r.decision.action?.type === "PatchClaim" && r.decision.action.claim.startsWith("data-")).map((r) => (r.decision.action as { claim: string }).claim)).toEqual(["data-web-2", "data-web-1", "data-web-0"]);
+    expect(
+      results
+        .filter((r) => r.decision.action?.type === "PatchClaim" && r.decision.action.claim.startsWith("data-"))
+        .map((r) => (r.decision.action as { claim: string }).claim),
+    ).toEqual(["data-web-2", "data-web-1", "data-web-0"]);
     const set = sim.get("statefulsets", "default", "web")!;
     expect(JSON.parse(set.metadata.annotations[Keys.templates])[0].spec.resources.requests.storage).toBe("2Gi");
     expect(set.metadata.annotations[Keys.autogrownFrom]).toBe(first.decision.revision);
@@ -226,7 +329,11 @@ describe("autogrow end to end (scenario autogrow)", () => {
   it("ends with every data claim at 2Gi and none above the threshold", () => {
     const stats = sim.volumeStats().filter((v) => v.claim.startsWith("data-"));
     expect(stats.map((v) => v.capacityBytes)).toEqual([2n, 2n, 2n].map((n) => n * BigInt(GI)));
-    for (const v of stats) expect(Number(v.usedBytes) / Number(v.capacityBytes), `${v.claim} at ${percentOf(v.usedBytes, v.capacityBytes)}`).toBeLessThan(0.8);
+    for (const v of stats)
+      expect(
+        Number(v.usedBytes) / Number(v.capacityBytes),
+        `${v.claim} at ${percentOf(v.usedBytes, v.capacityBytes)}`,
+      ).toBeLessThan(0.8);
   });
 
   it("queries Prometheus once, only where autogrow may act (no rollout in progress)", () => {
@@ -246,11 +353,23 @@ describe("autogrow end to end (scenario autogrow)", () => {
   it("after the rollout, the next step reads the usage and finds nothing to do (one query, no write)", async () => {
     sim.http.resetCounters();
     sim.prometheus.reset();
-    const r = await runStep({ reader: sim.reader, writers: sim.writers, metrics: sim.metrics, ref: SET, now: sim.now() });
+    const r = await runStep({
+      reader: sim.reader,
+      writers: sim.writers,
+      metrics: sim.metrics,
+      ref: SET,
+      now: sim.now(),
+    });
     expect(r.decision.reason).toBe("Converged");
     expect(sim.prometheus.queries()).toHaveLength(1);
     expect(sim.http.counters().writes).toBe(0);
-    costs.push({ reason: "Converged", reads: sim.http.counters().reads, writes: 0, queries: 1, byRequest: sim.http.counters().byRequest });
+    costs.push({
+      reason: "Converged",
+      reads: sim.http.counters().reads,
+      writes: 0,
+      queries: 1,
+      byRequest: sim.http.counters().byRequest,
+    });
   });
 
   it("keeps growing as the disks fill, one growth per revision, until the max: Blocked/AutogrowLimit", async () => {
@@ -272,18 +391,29 @@ describe("autogrow end to end (scenario autogrow)", () => {
 
   it("goes on without autogrow, saying why, when Prometheus fails (not Waiting)", async () => {
     const s = await SCENARIOS.autogrow!.build(3);
-    s.prometheus.failNext({ code: 502, body: "<html><head><title>502 Bad Gateway</title></head></html>", contentType: "text/html" });
+    s.prometheus.failNext({
+      code: 502,
+      body: "<html><head><title>502 Bad Gateway</title></head></html>",
+      contentType: "text/html",
+    });
     const r = await runStep({ reader: s.reader, writers: s.writers, metrics: s.metrics, ref: SET, now: s.now() });
     expect(r.decision.phase).toBe("Complete");
-    expect(r.decision.message).toMatch(/autogrow skipped this step: Prometheus at https:\/\/sim\.claimstep\.invalid\/prometheus answered HTTP 502 with a non-JSON body \(text\/html: 502 Bad Gateway\)/);
+    expect(r.decision.message).toMatch(
+      /autogrow skipped this step: Prometheus at https:\/\/sim\.claimstep\.invalid\/prometheus answered HTTP 502 with a non-JSON body \(text\/html: 502 Bad Gateway\)/,
+    );
     expect(r.decision.action).toBeUndefined();
     // The next step reads it again and grows.
-    expect((await runStep({ reader: s.reader, writers: s.writers, metrics: s.metrics, ref: SET, now: s.now() })).decision.reason).toBe("AutogrowTriggered");
+    expect(
+      (await runStep({ reader: s.reader, writers: s.writers, metrics: s.metrics, ref: SET, now: s.now() })).decision
+        .reason,
+    ).toBe("AutogrowTriggered");
   });
 
   it("without a metrics reader a step says so", async () => {
     const s = await SCENARIOS.autogrow!.build(4);
     const r = await runStep({ reader: s.reader, writers: s.writers, ref: SET, now: s.now() });
-    expect(r.decision.message).toMatch(/autogrow skipped this step: no metrics were read \(no Prometheus configured: CLAIMSTEP_PROMETHEUS_URL\)/);
+    expect(r.decision.message).toMatch(
+      /autogrow skipped this step: no metrics were read \(no Prometheus configured: CLAIMSTEP_PROMETHEUS_URL\)/,
+    );
   });
 });

@@ -1,8 +1,8 @@
 // The simulated controllers move the real status fields, in the real order.
 import { describe, expect, it } from "vitest";
-import type { PersistentVolumeClaim, Pod } from "../../../core/k8s.js";
-import { SimCluster, statefulSetManifest, type SetSpec } from "../../../adapters/sim/cluster.js";
+import { type SetSpec, SimCluster, statefulSetManifest } from "../../../adapters/sim/cluster.js";
 import type { DriverBehaviour } from "../../../adapters/sim/controllers/context.js";
+import type { PersistentVolumeClaim, Pod } from "../../../core/k8s.js";
 
 const ns = "default";
 
@@ -10,13 +10,27 @@ async function cluster(driver: DriverBehaviour = { resize: "online" }, spec: Par
   const c = new SimCluster({ seed: 3 });
   await c.addStorageClass("fast", { allowVolumeExpansion: true, driver });
   await c.addVolumeAttributesClass("gold");
-  await c.createStatefulSet(statefulSetManifest({ name: "db", replicas: 2, templates: [{ name: "data", storage: "10Gi", storageClassName: "fast" }], ...spec }));
+  await c.createStatefulSet(
+    statefulSetManifest({
+      name: "db",
+      replicas: 2,
+      templates: [{ name: "data", storage: "10Gi", storageClassName: "fast" }],
+      ...spec,
+    }),
+  );
   return c;
 }
 
-const claim = async (c: SimCluster, name: string) => (await c.admin.get("persistentvolumeclaims", ns, name)) as unknown as PersistentVolumeClaim;
+const claim = async (c: SimCluster, name: string) =>
+  (await c.admin.get("persistentvolumeclaims", ns, name)) as unknown as PersistentVolumeClaim;
 const grow = (c: SimCluster, name: string, storage: string) =>
-  c.admin.mergePatch("persistentvolumeclaims", ns, name, { spec: { resources: { requests: { storage } } } }, { fieldManager: "kubectl" });
+  c.admin.mergePatch(
+    "persistentvolumeclaims",
+    ns,
+    name,
+    { spec: { resources: { requests: { storage } } } },
+    { fieldManager: "kubectl" },
+  );
 const conditionTypes = (p: PersistentVolumeClaim) => (p.status?.conditions ?? []).map((x) => x.type);
 
 /** Advance in small steps, recording each distinct (statuses, conditions, capacity) state of a claim. */
@@ -38,8 +52,15 @@ describe("StatefulSet controller", () => {
     expect(claims.map((p) => p.metadata.name)).toEqual(["data-db-5", "data-db-6", "data-db-7"]);
     expect(claims.every((p) => p.metadata.labels?.app === "db" && p.status?.phase === "Bound")).toBe(true);
     const pods = (await c.admin.list("pods", ns, { labelSelector: "app=db" })).items as unknown as Pod[];
-    expect(pods.map((p) => `${p.metadata.name}:${p.status?.phase}`)).toEqual(["db-5:Running", "db-6:Running", "db-7:Running"]);
-    expect(pods[0]!.metadata.labels).toMatchObject({ "statefulset.kubernetes.io/pod-name": "db-5", "apps.kubernetes.io/pod-index": "5" });
+    expect(pods.map((p) => `${p.metadata.name}:${p.status?.phase}`)).toEqual([
+      "db-5:Running",
+      "db-6:Running",
+      "db-7:Running",
+    ]);
+    expect(pods[0]!.metadata.labels).toMatchObject({
+      "statefulset.kubernetes.io/pod-name": "db-5",
+      "apps.kubernetes.io/pod-index": "5",
+    });
   });
 
   it("scales down highest first keeping the claims, and back up reusing them", async () => {
@@ -59,7 +80,15 @@ describe("StatefulSet controller", () => {
   it("creates pods one at a time under OrderedReady", async () => {
     const c = new SimCluster({ seed: 4 });
     await c.addStorageClass("fast", { allowVolumeExpansion: true });
-    await c.admin.create("statefulsets", statefulSetManifest({ name: "db", replicas: 3, templates: [{ name: "data", storage: "1Gi", storageClassName: "fast" }] }), { fieldManager: "kubectl" });
+    await c.admin.create(
+      "statefulsets",
+      statefulSetManifest({
+        name: "db",
+        replicas: 3,
+        templates: [{ name: "data", storage: "1Gi", storageClassName: "fast" }],
+      }),
+      { fieldManager: "kubectl" },
+    );
     c.settle();
     expect((await c.admin.list("pods", ns)).items).toHaveLength(1);
     c.advance(60_000);
@@ -89,9 +118,13 @@ describe("CSI resizer and kubelet", () => {
     let p = await claim(c, "data-db-1");
     expect(p.status?.allocatedResourceStatuses?.storage).toBe("ControllerResizeInProgress");
     const error = p.status?.conditions?.find((x) => x.type === "ControllerResizeError");
-    expect(error?.message).toMatch(/FailedPrecondition desc = volume pvc-.* is in use by pod db-1; the driver only supports offline expansion/);
+    expect(error?.message).toMatch(
+      /FailedPrecondition desc = volume pvc-.* is in use by pod db-1; the driver only supports offline expansion/,
+    );
     const events = (await c.admin.list("events", ns)).items.filter((e) => e.reason === "VolumeResizeFailed");
-    expect(events[0]?.note).toBe("Unable to expand default/data-db-1 because CSI driver offline.csi.example.com only supports offline expansion and volume is currently in-use");
+    expect(events[0]?.note).toBe(
+      "Unable to expand default/data-db-1 because CSI driver offline.csi.example.com only supports offline expansion and volume is currently in-use",
+    );
     // Stop the pod: scale down, the resize proceeds; the file system grows when the pod mounts it again.
     await c.admin.mergePatch("statefulsets", ns, "db", { spec: { replicas: 1 } }, { fieldManager: "kubectl" });
     c.advance(60_000);
@@ -112,7 +145,9 @@ describe("CSI resizer and kubelet", () => {
     const p = await claim(c, "data-db-0");
     expect(p.status?.allocatedResourceStatuses?.storage).toBe("ControllerResizeInfeasible");
     expect(p.status?.capacity?.storage).toBe("10Gi");
-    expect(p.status?.conditions?.find((x) => x.type === "ControllerResizeError")?.message).toMatch(/rpc error: code = OutOfRange desc = requested size 20Gi is not supported/);
+    expect(p.status?.conditions?.find((x) => x.type === "ControllerResizeError")?.message).toMatch(
+      /rpc error: code = OutOfRange desc = requested size 20Gi is not supported/,
+    );
   });
 
   it("flaky: transient failures are events only, then the resize succeeds", async () => {
@@ -128,15 +163,31 @@ describe("CSI resizer and kubelet", () => {
   it("block volumes finish without a node step", async () => {
     const c = new SimCluster({ seed: 5 });
     await c.addStorageClass("fast", { allowVolumeExpansion: true });
-    await c.createStatefulSet(statefulSetManifest({ name: "db", replicas: 1, templates: [{ name: "raw", storage: "1Gi", storageClassName: "fast", volumeMode: "Block" }] }));
+    await c.createStatefulSet(
+      statefulSetManifest({
+        name: "db",
+        replicas: 1,
+        templates: [{ name: "raw", storage: "1Gi", storageClassName: "fast", volumeMode: "Block" }],
+      }),
+    );
     await grow(c, "raw-db-0", "2Gi");
-    expect(await trace(c, "raw-db-0", 20_000)).toEqual(["- [] cap=1Gi", "ControllerResizeInProgress [Resizing] cap=1Gi", "- [] cap=2Gi"]);
+    expect(await trace(c, "raw-db-0", 20_000)).toEqual([
+      "- [] cap=1Gi",
+      "ControllerResizeInProgress [Resizing] cap=1Gi",
+      "- [] cap=2Gi",
+    ]);
   });
 });
 
 describe("VolumeAttributesClass modification", () => {
   const modify = (c: SimCluster, vac: string) =>
-    c.admin.mergePatch("persistentvolumeclaims", ns, "data-db-0", { spec: { volumeAttributesClassName: vac } }, { fieldManager: "kubectl" });
+    c.admin.mergePatch(
+      "persistentvolumeclaims",
+      ns,
+      "data-db-0",
+      { spec: { volumeAttributesClassName: vac } },
+      { fieldManager: "kubectl" },
+    );
 
   it("ModifyingVolume + modifyVolumeStatus InProgress → currentVolumeAttributesClassName", async () => {
     const c = await cluster();
@@ -144,7 +195,9 @@ describe("VolumeAttributesClass modification", () => {
     c.advance(1_000);
     let p = await claim(c, "data-db-0");
     expect(p.status?.modifyVolumeStatus).toEqual({ targetVolumeAttributesClassName: "gold", status: "InProgress" });
-    expect(p.status?.conditions?.find((x) => x.type === "ModifyingVolume")?.message).toBe("ModifyVolume operation in progress.");
+    expect(p.status?.conditions?.find((x) => x.type === "ModifyingVolume")?.message).toBe(
+      "ModifyVolume operation in progress.",
+    );
     c.advance(30_000);
     p = await claim(c, "data-db-0");
     expect(p.status?.currentVolumeAttributesClassName).toBe("gold");
@@ -156,7 +209,10 @@ describe("VolumeAttributesClass modification", () => {
     const c = await cluster();
     await modify(c, "platinum");
     c.advance(30_000);
-    expect((await claim(c, "data-db-0")).status?.modifyVolumeStatus).toEqual({ targetVolumeAttributesClassName: "platinum", status: "Pending" });
+    expect((await claim(c, "data-db-0")).status?.modifyVolumeStatus).toEqual({
+      targetVolumeAttributesClassName: "platinum",
+      status: "Pending",
+    });
     await c.addVolumeAttributesClass("platinum");
     c.advance(30_000);
     expect((await claim(c, "data-db-0")).status?.currentVolumeAttributesClassName).toBe("platinum");
@@ -164,12 +220,21 @@ describe("VolumeAttributesClass modification", () => {
 
   it("rolls a pending modification back when the spec returns to the class in use", async () => {
     const c = await cluster();
-    await c.admin.mergePatch("persistentvolumeclaims", ns, "data-db-0", { spec: { volumeAttributesClassName: "gold" } }, { fieldManager: "kubectl" });
+    await c.admin.mergePatch(
+      "persistentvolumeclaims",
+      ns,
+      "data-db-0",
+      { spec: { volumeAttributesClassName: "gold" } },
+      { fieldManager: "kubectl" },
+    );
     c.advance(60_000);
     await c.addVolumeAttributesClass("silver");
     await modify(c, "silver");
     c.advance(1_000);
-    expect((await claim(c, "data-db-0")).status?.modifyVolumeStatus).toEqual({ targetVolumeAttributesClassName: "silver", status: "InProgress" });
+    expect((await claim(c, "data-db-0")).status?.modifyVolumeStatus).toEqual({
+      targetVolumeAttributesClassName: "silver",
+      status: "InProgress",
+    });
     await modify(c, "gold");
     c.advance(1_000);
     const p = await claim(c, "data-db-0");
@@ -184,6 +249,8 @@ describe("VolumeAttributesClass modification", () => {
     c.advance(30_000);
     const p = await claim(c, "data-db-0");
     expect(p.status?.modifyVolumeStatus).toEqual({ targetVolumeAttributesClassName: "gold", status: "Infeasible" });
-    expect(p.status?.conditions?.find((x) => x.type === "ModifyVolumeError")?.message).toMatch(/^ModifyVolume failed with error rpc error: code = InvalidArgument .*\. Waiting for retry\.$/);
+    expect(p.status?.conditions?.find((x) => x.type === "ModifyVolumeError")?.message).toMatch(
+      /^ModifyVolume failed with error rpc error: code = InvalidArgument .*\. Waiting for retry\.$/,
+    );
   });
 });

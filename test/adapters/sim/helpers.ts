@@ -38,17 +38,36 @@ export async function fixtureCluster(opts: SimClusterOptions = {}): Promise<SimC
   const cluster = new SimCluster({ volumeAttributesClasses: false, ...opts });
   await cluster.addStorageClass("fast", { allowVolumeExpansion: true });
   await cluster.addStorageClass("fixed", { allowVolumeExpansion: false });
-  await cluster.createStatefulSet(statefulSetManifest({ name: "web", replicas: 3, templates: [{ name: "data", storage: "1Gi", storageClassName: "fast" }] }));
+  await cluster.createStatefulSet(
+    statefulSetManifest({
+      name: "web",
+      replicas: 3,
+      templates: [{ name: "data", storage: "1Gi", storageClassName: "fast" }],
+    }),
+  );
   return cluster;
 }
 
 /** A standalone claim, created the way `kubectl create` would. */
-export async function createClaim(cluster: SimCluster, name: string, storageClassName: string, storage = "1Gi"): Promise<void> {
+export async function createClaim(
+  cluster: SimCluster,
+  name: string,
+  storageClassName: string,
+  storage = "1Gi",
+): Promise<void> {
   await cluster.admin.create(
     "persistentvolumeclaims",
-    { metadata: { name, namespace: "default" }, spec: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage } }, storageClassName, volumeMode: "Filesystem" }, status: { phase: "Pending" } },
+    {
+      metadata: { name, namespace: "default" },
+      spec: {
+        accessModes: ["ReadWriteOnce"],
+        resources: { requests: { storage } },
+        storageClassName,
+        volumeMode: "Filesystem",
+      },
+      status: { phase: "Pending" },
+    },
     { fieldManager: "kubectl-create" },
   );
   cluster.advance(5_000);
 }
-

@@ -4,10 +4,10 @@
 // patch, the Eviction subresource and PodDisruptionBudgets (pod-evict-*.txt,
 // pdb-after-failed-eviction.json), and volumes that finish growing only when their pod restarts.
 import { describe, expect, it } from "vitest";
-import { SimCluster, statefulSetManifest, type SetSpec } from "../../../adapters/sim/cluster.js";
-import type { SimClusterOptions } from "../../../adapters/sim/options.js";
+import { type SetSpec, SimCluster, statefulSetManifest } from "../../../adapters/sim/cluster.js";
 import type { DriverBehaviour } from "../../../adapters/sim/controllers/context.js";
 import { SIM_SERVER } from "../../../adapters/sim/http.js";
+import type { SimClusterOptions } from "../../../adapters/sim/options.js";
 import { fixtureJson, fixtureStatus } from "../../fixtures/apiserver.js";
 
 const ns = "fx";
@@ -20,25 +20,48 @@ const EVICTION = (pod: string, uid?: string, apiVersion = "policy/v1") => ({
 
 async function call(sim: SimCluster, method: string, path: string, body?: unknown, type = "application/json") {
   const res = await sim.http.fetch(
-    new Request(`${SIM_SERVER}${path}`, { method, headers: { "Content-Type": type }, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) }),
+    new Request(`${SIM_SERVER}${path}`, {
+      method,
+      headers: { "Content-Type": type },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    }),
   );
   return { code: res.status, body: (await res.json()) as any, headers: res.headers };
 }
-const evict = (sim: SimCluster, pod: string, uid?: string, apiVersion?: string) => call(sim, "POST", `/api/v1/namespaces/${ns}/pods/${pod}/eviction`, EVICTION(pod, uid, apiVersion));
-const patchSet = (sim: SimCluster, patch: unknown) => call(sim, "PATCH", `/apis/apps/v1/namespaces/${ns}/statefulsets/web`, patch, "application/merge-patch+json");
-const getSet = async (sim: SimCluster) => (await call(sim, "GET", `/apis/apps/v1/namespaces/${ns}/statefulsets/web`)).body;
-const listPods = async (sim: SimCluster) => (await call(sim, "GET", `/api/v1/namespaces/${ns}/pods?labelSelector=app%3Dweb`)).body.items as any[];
+const evict = (sim: SimCluster, pod: string, uid?: string, apiVersion?: string) =>
+  call(sim, "POST", `/api/v1/namespaces/${ns}/pods/${pod}/eviction`, EVICTION(pod, uid, apiVersion));
+const patchSet = (sim: SimCluster, patch: unknown) =>
+  call(sim, "PATCH", `/apis/apps/v1/namespaces/${ns}/statefulsets/web`, patch, "application/merge-patch+json");
+const getSet = async (sim: SimCluster) =>
+  (await call(sim, "GET", `/apis/apps/v1/namespaces/${ns}/statefulsets/web`)).body;
+const listPods = async (sim: SimCluster) =>
+  (await call(sim, "GET", `/api/v1/namespaces/${ns}/pods?labelSelector=app%3Dweb`)).body.items as any[];
 const pod = (sim: SimCluster, name: string) => sim.get("pods", ns, name)!;
 const claim = (sim: SimCluster, name: string) => sim.get("persistentvolumeclaims", ns, name)!;
-const revisionsOf = async (sim: SimCluster) => Object.fromEntries((await listPods(sim)).map((p) => [p.metadata.name, p.metadata.labels["controller-revision-hash"]]));
+const revisionsOf = async (sim: SimCluster) =>
+  Object.fromEntries(
+    (await listPods(sim)).map((p) => [p.metadata.name, p.metadata.labels["controller-revision-hash"]]),
+  );
 
 /** The fixtures' set: `web` in `fx`, 3 replicas, template `data` 1Gi of class `fast`, pod template as captured. */
-async function fixtureSet(opts: { spec?: Partial<SetSpec>; driver?: DriverBehaviour; cluster?: SimClusterOptions; template?: boolean } = {}): Promise<SimCluster> {
+async function fixtureSet(
+  opts: { spec?: Partial<SetSpec>; driver?: DriverBehaviour; cluster?: SimClusterOptions; template?: boolean } = {},
+): Promise<SimCluster> {
   const sim = new SimCluster({ volumeAttributesClasses: false, ...opts.cluster });
   await sim.addStorageClass("fast", { allowVolumeExpansion: true, driver: opts.driver ?? { resize: "online" } });
-  const set: any = statefulSetManifest({ name: "web", namespace: ns, replicas: 3, templates: [{ name: "data", storage: "1Gi", storageClassName: "fast" }], ...opts.spec });
+  const set: any = statefulSetManifest({
+    name: "web",
+    namespace: ns,
+    replicas: 3,
+    templates: [{ name: "data", storage: "1Gi", storageClassName: "fast" }],
+    ...opts.spec,
+  });
   // The pod template as kubectl applied it in the fixtures (container `c`, image busybox).
-  if (opts.template !== false) set.spec.template = { metadata: { labels: { app: "web" } }, spec: { containers: [{ name: "c", image: "busybox" }] } };
+  if (opts.template !== false)
+    set.spec.template = {
+      metadata: { labels: { app: "web" } },
+      spec: { containers: [{ name: "c", image: "busybox" }] },
+    };
   await sim.createStatefulSet(set);
   return sim;
 }
@@ -67,11 +90,18 @@ describe("pod template revisions and the StatefulSet's status", () => {
       ["web-1", "web-6ff65b68cb", "Running"],
       ["web-2", "web-6ff65b68cb", "Running"],
     ]);
-    expect(pods.every((p) => p.metadata.uid && p.metadata.creationTimestamp && p.metadata.generateName === "web-")).toBe(true);
+    expect(
+      pods.every((p) => p.metadata.uid && p.metadata.creationTimestamp && p.metadata.generateName === "web-"),
+    ).toBe(true);
     const history = (await call(sim, "GET", `/apis/apps/v1/namespaces/${ns}/controllerrevisions`)).body.items as any[];
-    expect(history.map((r) => [r.metadata.name, r.revision, r.metadata.labels["controller.kubernetes.io/hash"], r.metadata.ownerReferences[0].uid])).toEqual([
-      ["web-6ff65b68cb", 1, "6ff65b68cb", set.metadata.uid],
-    ]);
+    expect(
+      history.map((r) => [
+        r.metadata.name,
+        r.revision,
+        r.metadata.labels["controller.kubernetes.io/hash"],
+        r.metadata.ownerReferences[0].uid,
+      ]),
+    ).toEqual([["web-6ff65b68cb", 1, "6ff65b68cb", set.metadata.uid]]);
     expect(history[0].data.spec.template).toEqual({ ...set.spec.template, $patch: "replace" });
   });
 
@@ -79,11 +109,18 @@ describe("pod template revisions and the StatefulSet's status", () => {
     const sim = await fixtureSet();
     // As captured: partition 3 (merge patch under a resourceVersion), the template change, then partition 2.
     const before = await getSet(sim);
-    const held = await patchSet(sim, { metadata: { resourceVersion: before.metadata.resourceVersion }, spec: { updateStrategy: { rollingUpdate: { partition: 3 } } } });
+    const held = await patchSet(sim, {
+      metadata: { resourceVersion: before.metadata.resourceVersion },
+      spec: { updateStrategy: { rollingUpdate: { partition: 3 } } },
+    });
     expect(held.code).toBe(200);
     await sim.setPodTemplate(ns, "web", (t) => void (t.metadata.annotations = { rev: "2" }));
     sim.advance(60_000);
-    expect(await revisionsOf(sim)).toEqual({ "web-0": "web-6ff65b68cb", "web-1": "web-6ff65b68cb", "web-2": "web-6ff65b68cb" });
+    expect(await revisionsOf(sim)).toEqual({
+      "web-0": "web-6ff65b68cb",
+      "web-1": "web-6ff65b68cb",
+      "web-2": "web-6ff65b68cb",
+    });
     expect((await patchSet(sim, { spec: { updateStrategy: { rollingUpdate: { partition: 2 } } } })).code).toBe(200);
     sim.advance(60_000);
 
@@ -93,11 +130,21 @@ describe("pod template revisions and the StatefulSet's status", () => {
     expect(set.metadata.generation).toBe(after.metadata.generation);
     expect(set.spec.template).toEqual(after.spec.template);
     const shape = (items: any[]) =>
-      items.map((p) => ({ name: p.metadata.name, revision: p.metadata.labels["controller-revision-hash"], annotations: p.metadata.annotations, phase: p.status.phase }));
+      items.map((p) => ({
+        name: p.metadata.name,
+        revision: p.metadata.labels["controller-revision-hash"],
+        annotations: p.metadata.annotations,
+        phase: p.status.phase,
+      }));
     expect(shape(await listPods(sim))).toEqual(shape(fixtureJson("pod-list-mixed-revisions.json").items));
     // Only web-2 was replaced.
     expect(sim.audit.filter((a) => a.verb === "delete" && a.resource === "pods").map((a) => a.name)).toEqual(["web-2"]);
-    expect((await call(sim, "GET", `/apis/apps/v1/namespaces/${ns}/controllerrevisions`)).body.items.map((r: any) => [r.metadata.name, r.revision])).toEqual([
+    expect(
+      (await call(sim, "GET", `/apis/apps/v1/namespaces/${ns}/controllerrevisions`)).body.items.map((r: any) => [
+        r.metadata.name,
+        r.revision,
+      ]),
+    ).toEqual([
       ["web-6ff65b68cb", 1],
       ["web-7c4fb86845", 2],
     ]);
@@ -112,7 +159,13 @@ describe("pod template revisions and the StatefulSet's status", () => {
     expect((await patchSet(sim, { spec: { updateStrategy: { rollingUpdate: { partition: 0 } } } })).code).toBe(200);
     sim.advance(120_000);
     expect(Object.values(await revisionsOf(sim))).toEqual(["web-7c4fb86845", "web-7c4fb86845", "web-7c4fb86845"]);
-    expect((await getSet(sim)).status).toMatchObject({ currentRevision: "web-7c4fb86845", updateRevision: "web-7c4fb86845", currentReplicas: 3, updatedReplicas: 3, readyReplicas: 3 });
+    expect((await getSet(sim)).status).toMatchObject({
+      currentRevision: "web-7c4fb86845",
+      updateRevision: "web-7c4fb86845",
+      currentReplicas: 3,
+      updatedReplicas: 3,
+      readyReplicas: 3,
+    });
   });
 
   it("maxUnavailable 1 replaces one pod at a time, only when every pod is Ready, highest first", async () => {
@@ -125,7 +178,12 @@ describe("pod template revisions and the StatefulSet's status", () => {
       sim.advance(500);
     }
     expect(Math.max(...downAtOnce)).toBe(1);
-    expect(sim.audit.filter((a) => a.verb === "delete" && a.resource === "pods").map((a) => a.name)).toEqual(["web-3", "web-2", "web-1", "web-0"]);
+    expect(sim.audit.filter((a) => a.verb === "delete" && a.resource === "pods").map((a) => a.name)).toEqual([
+      "web-3",
+      "web-2",
+      "web-1",
+      "web-0",
+    ]);
     const set = await getSet(sim);
     expect(set.status.currentRevision).toBe(set.status.updateRevision);
     expect(pod(sim, "web-0").spec.containers[0].image).toBe("busybox:1.37");
@@ -140,18 +198,27 @@ describe("pod template revisions and the StatefulSet's status", () => {
     expect(new Set(deletes.map((a) => a.at)).size).toBe(1);
     sim.advance(120_000);
     const set = await getSet(sim);
-    expect(set.status).toMatchObject({ currentReplicas: 4, updatedReplicas: 4, currentRevision: set.status.updateRevision });
+    expect(set.status).toMatchObject({
+      currentReplicas: 4,
+      updatedReplicas: 4,
+      currentRevision: set.status.updateRevision,
+    });
   });
 
   it("maxUnavailable as a percent of replicas, rounded down, at least 1", async () => {
     const sim = await fixtureSet({ spec: { replicas: 4, maxUnavailable: "50%", podManagementPolicy: "Parallel" } });
     await sim.setImage(ns, "web", "busybox:1.37");
     sim.settle();
-    expect(sim.audit.filter((a) => a.verb === "delete" && a.resource === "pods").map((a) => a.name)).toEqual(["web-3", "web-2"]);
+    expect(sim.audit.filter((a) => a.verb === "delete" && a.resource === "pods").map((a) => a.name)).toEqual([
+      "web-3",
+      "web-2",
+    ]);
     const small = await fixtureSet({ spec: { replicas: 4, maxUnavailable: "10%", podManagementPolicy: "Parallel" } });
     await small.setImage(ns, "web", "busybox:1.37");
     small.settle();
-    expect(small.audit.filter((a) => a.verb === "delete" && a.resource === "pods").map((a) => a.name)).toEqual(["web-3"]);
+    expect(small.audit.filter((a) => a.verb === "delete" && a.resource === "pods").map((a) => a.name)).toEqual([
+      "web-3",
+    ]);
   });
 
   it("OnDelete never deletes a pod; a pod a person deletes comes back at the update revision", async () => {
@@ -196,10 +263,16 @@ describe("the partition patch over HTTP", () => {
     const captured = fixtureStatus("sts-partition-patch.txt");
     expect(ok.body.spec.updateStrategy).toEqual(captured.body.spec.updateStrategy);
     expect(ok.body.metadata.generation).toBe(captured.body.metadata.generation);
-    expect(ok.body.metadata.annotations).toEqual({ "claimstep.io/volume-claim-update-strategy": "InPlace", "claimstep.io/step": "1" });
+    expect(ok.body.metadata.annotations).toEqual({
+      "claimstep.io/volume-claim-update-strategy": "InPlace",
+      "claimstep.io/step": "1",
+    });
     expect(Number(ok.body.metadata.resourceVersion)).toBeGreaterThan(Number(rv));
 
-    const stale = await patchSet(sim, { metadata: { resourceVersion: rv }, spec: { updateStrategy: { rollingUpdate: { partition: 2 } } } });
+    const stale = await patchSet(sim, {
+      metadata: { resourceVersion: rv },
+      spec: { updateStrategy: { rollingUpdate: { partition: 2 } } },
+    });
     const expected = fixtureStatus("sts-partition-patch-stale-rv.txt");
     expect(stale.code).toBe(expected.code);
     expect(stale.body).toEqual(expected.body);
@@ -223,14 +296,28 @@ describe("the Eviction subresource and PodDisruptionBudgets", () => {
     expect(sim.get("poddisruptionbudgets", ns, "web")!.status.disruptedPods).toBeUndefined();
 
     // The budget lowered to 2 (generation 2): one disruption allowed once the controller saw it.
-    await sim.admin.mergePatch("poddisruptionbudgets", ns, "web", { spec: { minAvailable: 2 } }, { fieldManager: "kubectl" });
+    await sim.admin.mergePatch(
+      "poddisruptionbudgets",
+      ns,
+      "web",
+      { spec: { minAvailable: 2 } },
+      { fieldManager: "kubectl" },
+    );
     // Until the disruption controller has observed generation 2, evictions wait (Retry-After 10).
     const early = await evict(sim, "web-2", uid);
     expect(early.code).toBe(429);
     expect(early.headers.get("Retry-After")).toBe("10");
-    expect(early.body.details).toEqual({ causes: [{ reason: "DisruptionBudget", message: "The disruption budget web is still being processed by the server." }], retryAfterSeconds: 10 });
+    expect(early.body.details).toEqual({
+      causes: [
+        { reason: "DisruptionBudget", message: "The disruption budget web is still being processed by the server." },
+      ],
+      retryAfterSeconds: 10,
+    });
     sim.settle();
-    expect(sim.get("poddisruptionbudgets", ns, "web")!.status).toMatchObject({ disruptionsAllowed: 1, observedGeneration: 2 });
+    expect(sim.get("poddisruptionbudgets", ns, "web")!.status).toMatchObject({
+      disruptionsAllowed: 1,
+      observedGeneration: 2,
+    });
 
     const zero = "00000000-0000-0000-0000-000000000000";
     const mismatch = await evict(sim, "web-2", zero);
@@ -253,11 +340,18 @@ describe("the Eviction subresource and PodDisruptionBudgets", () => {
 
     // Still charged just before DeletionTimeout, free after it (the controller wakes for it).
     sim.advance(119_000);
-    expect(sim.get("poddisruptionbudgets", ns, "web")!.status).toMatchObject({ disruptionsAllowed: 0, disruptedPods: { "web-2": at } });
+    expect(sim.get("poddisruptionbudgets", ns, "web")!.status).toMatchObject({
+      disruptionsAllowed: 0,
+      disruptedPods: { "web-2": at },
+    });
     sim.advance(1_000);
     const freed = sim.get("poddisruptionbudgets", ns, "web")!.status;
     expect(freed.disruptedPods).toBeUndefined();
-    expect(freed).toMatchObject({ disruptionsAllowed: 1, currentHealthy: 3, conditions: [{ type: "DisruptionAllowed", status: "True", reason: "SufficientPods" }] });
+    expect(freed).toMatchObject({
+      disruptionsAllowed: 1,
+      currentHealthy: 3,
+      conditions: [{ type: "DisruptionAllowed", status: "True", reason: "SufficientPods" }],
+    });
 
     const ok = await evict(sim, "web-2", uid);
     expect({ code: ok.code, body: ok.body }).toEqual(fixtureStatus("pod-evict-ok.txt"));
@@ -265,32 +359,47 @@ describe("the Eviction subresource and PodDisruptionBudgets", () => {
     sim.settle();
     // Re-created at once with a new uid; the budget stays charged for it until DeletionTimeout.
     expect(pod(sim, "web-2").metadata.uid).not.toBe(uid);
-    expect(sim.get("poddisruptionbudgets", ns, "web")!.status).toMatchObject({ disruptionsAllowed: 0, disruptedPods: { "web-2": sim.clock.stamp() } });
+    expect(sim.get("poddisruptionbudgets", ns, "web")!.status).toMatchObject({
+      disruptionsAllowed: 0,
+      disruptedPods: { "web-2": sim.clock.stamp() },
+    });
     sim.advance(120_000);
     expect(sim.get("poddisruptionbudgets", ns, "web")!.status).toMatchObject({ disruptionsAllowed: 1 });
-    expect(sim.audit.filter((a) => a.subresource === "eviction").map((a) => `${a.verb} ${a.name} ${a.outcome}`)).toEqual([
-      "create web-2 429",
-      "create web-2 429",
-      "create web-2 409",
-      "create web-2 ok",
-      "delete web-2 ok",
-    ]);
+    expect(
+      sim.audit.filter((a) => a.subresource === "eviction").map((a) => `${a.verb} ${a.name} ${a.outcome}`),
+    ).toEqual(["create web-2 429", "create web-2 429", "create web-2 409", "create web-2 ok", "delete web-2 ok"]);
   });
 
   it("PodDisruptionBudgets over HTTP: create (status is the controller's), get, list; minAvailable with maxUnavailable is refused", async () => {
     const sim = await fixtureSet();
     const path = `/apis/policy/v1/namespaces/${ns}/poddisruptionbudgets`;
-    const pdb = { apiVersion: "policy/v1", kind: "PodDisruptionBudget", metadata: { name: "web" }, spec: { minAvailable: 2, selector: { matchLabels: { app: "web" } } }, status: { disruptionsAllowed: 9 } };
+    const pdb = {
+      apiVersion: "policy/v1",
+      kind: "PodDisruptionBudget",
+      metadata: { name: "web" },
+      spec: { minAvailable: 2, selector: { matchLabels: { app: "web" } } },
+      status: { disruptionsAllowed: 9 },
+    };
     const created = await call(sim, "POST", path, pdb);
     expect(created.code).toBe(201);
     expect(created.body.metadata).toMatchObject({ name: "web", namespace: ns, generation: 1 });
     expect(created.body.status).toBeUndefined();
     sim.settle();
-    expect((await call(sim, "GET", `${path}/web`)).body.status).toMatchObject({ disruptionsAllowed: 1, currentHealthy: 3, desiredHealthy: 2, expectedPods: 3, observedGeneration: 1 });
+    expect((await call(sim, "GET", `${path}/web`)).body.status).toMatchObject({
+      disruptionsAllowed: 1,
+      currentHealthy: 3,
+      desiredHealthy: 2,
+      expectedPods: 3,
+      observedGeneration: 1,
+    });
     const list = await call(sim, "GET", path);
     expect(list.body.kind).toBe("PodDisruptionBudgetList");
     expect(list.body.items.map((i: any) => i.metadata.name)).toEqual(["web"]);
-    const both = await call(sim, "POST", path, { ...pdb, metadata: { name: "both" }, spec: { ...pdb.spec, maxUnavailable: 1 } });
+    const both = await call(sim, "POST", path, {
+      ...pdb,
+      metadata: { name: "both" },
+      spec: { ...pdb.spec, maxUnavailable: 1 },
+    });
     expect(both.code).toBe(422);
   });
 
@@ -298,10 +407,22 @@ describe("the Eviction subresource and PodDisruptionBudgets", () => {
     const sim = await fixtureSet();
     const missing = await evict(sim, "web-9");
     expect(missing.code).toBe(404);
-    expect(missing.body).toMatchObject({ reason: "NotFound", message: 'pods "web-9" not found', details: { name: "web-9", kind: "pods" } });
+    expect(missing.body).toMatchObject({
+      reason: "NotFound",
+      message: 'pods "web-9" not found',
+      details: { name: "web-9", kind: "pods" },
+    });
     expect((await evict(sim, "web-2")).code).toBe(201);
     expect((await evict(sim, "web-1", undefined, "policy/v1beta1")).code).toBe(201);
-    expect((await call(sim, "POST", `/api/v1/namespaces/${ns}/pods/web-0/eviction`, { apiVersion: "v1", kind: "Pod", metadata: { name: "web-0" } })).code).toBe(400);
+    expect(
+      (
+        await call(sim, "POST", `/api/v1/namespaces/${ns}/pods/web-0/eviction`, {
+          apiVersion: "v1",
+          kind: "Pod",
+          metadata: { name: "web-0" },
+        })
+      ).code,
+    ).toBe(400);
     expect((await call(sim, "POST", `/api/v1/namespaces/${ns}/pods/web-0/eviction`, EVICTION("web-1"))).code).toBe(400);
     expect(pod(sim, "web-0")).toBeDefined();
     expect(sim.http.counters().byRequest).toEqual({ "create pods/eviction": 5 });
@@ -310,12 +431,24 @@ describe("the Eviction subresource and PodDisruptionBudgets", () => {
   it("more than one budget: a Status with code 500; a pod that is not Ready is evicted without charging a healthy budget", async () => {
     const sim = await fixtureSet();
     await sim.addPodDisruptionBudget(ns, "a", { maxUnavailable: 1, matchLabels: { app: "web" } });
-    expect(sim.get("poddisruptionbudgets", ns, "a")!.status).toMatchObject({ expectedPods: 3, desiredHealthy: 2, currentHealthy: 3, disruptionsAllowed: 1 });
+    expect(sim.get("poddisruptionbudgets", ns, "a")!.status).toMatchObject({
+      expectedPods: 3,
+      desiredHealthy: 2,
+      currentHealthy: 3,
+      disruptionsAllowed: 1,
+    });
     await sim.addPodDisruptionBudget(ns, "b", { minAvailable: "50%", matchLabels: { app: "web" } });
     expect(sim.get("poddisruptionbudgets", ns, "b")!.status).toMatchObject({ expectedPods: 3, desiredHealthy: 2 });
     const two = await evict(sim, "web-2");
     expect(two.code).toBe(500);
-    expect(two.body).toEqual({ kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message: "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.", code: 500 });
+    expect(two.body).toEqual({
+      kind: "Status",
+      apiVersion: "v1",
+      metadata: {},
+      status: "Failure",
+      message: "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.",
+      code: 500,
+    });
     expect(pod(sim, "web-2")).toBeDefined();
 
     await sim.admin.delete("poddisruptionbudgets", ns, "b", { fieldManager: "kubectl" });
@@ -327,7 +460,12 @@ describe("the Eviction subresource and PodDisruptionBudgets", () => {
   });
 
   it("RBAC: `pods` does not grant `pods/eviction`; `pods/eviction` or `*/eviction` does", async () => {
-    const rules = (resources: string[]) => ({ anonymous: { user: "claimstep", rules: [{ apiGroups: [""], resources, verbs: ["create", "get", "list", "delete"] }] } });
+    const rules = (resources: string[]) => ({
+      anonymous: {
+        user: "claimstep",
+        rules: [{ apiGroups: [""], resources, verbs: ["create", "get", "list", "delete"] }],
+      },
+    });
     const denied = await fixtureSet({ cluster: rules(["pods"]) });
     const refused = await evict(denied, "web-2");
     expect(refused.code).toBe(403);
@@ -336,7 +474,8 @@ describe("the Eviction subresource and PodDisruptionBudgets", () => {
       apiVersion: "v1",
       metadata: {},
       status: "Failure",
-      message: 'pods "web-2" is forbidden: User "claimstep" cannot create resource "pods/eviction" in API group "" in the namespace "fx"',
+      message:
+        'pods "web-2" is forbidden: User "claimstep" cannot create resource "pods/eviction" in API group "" in the namespace "fx"',
       reason: "Forbidden",
       details: { name: "web-2", kind: "pods" },
       code: 403,
@@ -354,17 +493,31 @@ describe("the Eviction subresource and PodDisruptionBudgets", () => {
 
 describe("volumes that finish growing only when their pod restarts", () => {
   const grow = (sim: SimCluster, name: string, storage: string) =>
-    sim.admin.mergePatch("persistentvolumeclaims", ns, name, { spec: { resources: { requests: { storage } } } }, { fieldManager: "kubectl" });
+    sim.admin.mergePatch(
+      "persistentvolumeclaims",
+      ns,
+      name,
+      { spec: { resources: { requests: { storage } } } },
+      { fieldManager: "kubectl" },
+    );
   const resizeState = (sim: SimCluster, name: string) => {
     const c = claim(sim, name);
-    return { allocation: c.status.allocatedResourceStatuses?.storage, conditions: (c.status.conditions ?? []).map((x: any) => x.type), capacity: c.status.capacity.storage };
+    return {
+      allocation: c.status.allocatedResourceStatuses?.storage,
+      conditions: (c.status.conditions ?? []).map((x: any) => x.type),
+      capacity: c.status.capacity.storage,
+    };
   };
 
   it("nodeExpansion offline: the claim stays NodeResizePending + FileSystemResizePending while the pod runs, and finishes when it restarts", async () => {
     const sim = await fixtureSet({ driver: { resize: "online", nodeExpansion: "offline" } });
     await grow(sim, "data-web-2", "2Gi");
     sim.advance(10 * 60_000);
-    expect(resizeState(sim, "data-web-2")).toEqual({ allocation: "NodeResizePending", conditions: ["FileSystemResizePending"], capacity: "1Gi" });
+    expect(resizeState(sim, "data-web-2")).toEqual({
+      allocation: "NodeResizePending",
+      conditions: ["FileSystemResizePending"],
+      capacity: "1Gi",
+    });
     expect(pod(sim, "web-2").status.phase).toBe("Running");
     const uid = pod(sim, "web-2").metadata.uid;
     expect((await evict(sim, "web-2", uid)).code).toBe(201);
@@ -375,10 +528,18 @@ describe("volumes that finish growing only when their pod restarts", () => {
   });
 
   it("an offline-only driver: in use while the pod runs; once the pod is evicted the resizer proceeds at once and the pod starts only after it, mounting finishes the resize", async () => {
-    const sim = await fixtureSet({ driver: { resize: "offline", driverName: "offline.csi.example.com" }, cluster: { latencies: { podStartMs: 100, reactMs: 2_000 } } });
+    const sim = await fixtureSet({
+      driver: { resize: "offline", driverName: "offline.csi.example.com" },
+      cluster: { latencies: { podStartMs: 100, reactMs: 2_000 } },
+    });
     await grow(sim, "data-web-2", "2Gi");
     // Until the first refusal (the retry is then retryMs = 15 s away).
-    for (let t = 0; t < 60_000 && !resizeState(sim, "data-web-2").conditions.includes("ControllerResizeError"); t += 100) sim.advance(100);
+    for (
+      let t = 0;
+      t < 60_000 && !resizeState(sim, "data-web-2").conditions.includes("ControllerResizeError");
+      t += 100
+    )
+      sim.advance(100);
     const error = claim(sim, "data-web-2").status.conditions.find((x: any) => x.type === "ControllerResizeError");
     expect(error.message).toMatch(/is in use by pod web-2; the driver only supports offline expansion/);
     sim.advance(60_000);
@@ -404,7 +565,12 @@ describe("toJSON / restore in the middle of a rolling update", () => {
     expect(pod(sim, "web-3").status.phase).toBe("Pending");
     const back = SimCluster.restore(JSON.parse(JSON.stringify(sim.toJSON())));
     const view = async (c: SimCluster) => ({
-      pods: (await listPods(c)).map((p) => [p.metadata.name, p.metadata.uid, p.metadata.labels["controller-revision-hash"], p.status.phase]),
+      pods: (await listPods(c)).map((p) => [
+        p.metadata.name,
+        p.metadata.uid,
+        p.metadata.labels["controller-revision-hash"],
+        p.status.phase,
+      ]),
       set: (await getSet(c)).status,
       revisions: c.list("controllerrevisions", ns).map((r) => [r.metadata.name, r.revision]),
       pdb: c.get("poddisruptionbudgets", ns, "web")!.status,

@@ -2,14 +2,21 @@
 // API server accepts a lowered request only strictly above status.capacity, the older one refuses
 // every decrease; the resizer retries a lowered request after an infeasible one.
 import { describe, expect, it } from "vitest";
-import type { PersistentVolumeClaim } from "../../../core/k8s.js";
 import { SimCluster, statefulSetManifest } from "../../../adapters/sim/cluster.js";
+import type { PersistentVolumeClaim } from "../../../core/k8s.js";
 import { expectFixture, fixture, fixtureCluster, refusal } from "./helpers.js";
 
 const ns = "default";
-const claim = async (c: SimCluster, name: string) => (await c.admin.get("persistentvolumeclaims", ns, name)) as unknown as PersistentVolumeClaim;
+const claim = async (c: SimCluster, name: string) =>
+  (await c.admin.get("persistentvolumeclaims", ns, name)) as unknown as PersistentVolumeClaim;
 const request = (c: SimCluster, name: string, storage: string, fieldManager = "curl") =>
-  c.admin.mergePatch("persistentvolumeclaims", ns, name, { spec: { resources: { requests: { storage } } } }, { fieldManager });
+  c.admin.mergePatch(
+    "persistentvolumeclaims",
+    ns,
+    name,
+    { spec: { resources: { requests: { storage } } } },
+    { fieldManager },
+  );
 
 /** The fixtures' cluster as a 1.34 server whose driver cannot grow `fast` volumes (so capacity stays 1Gi). */
 async function recoveringCluster(expansionRecovery = true): Promise<SimCluster> {
@@ -29,14 +36,25 @@ describe("lowering a request (RecoverVolumeExpansionFailure) answers like fixtur
   it("accepts a decrease strictly above status.capacity as pvc-decrease-above-capacity.txt (merge patch) and pvc-apply-decrease-above-capacity.txt (apply)", async () => {
     const c = await recoveringCluster();
     const patched = (await request(c, "data-web-0", "2Gi")) as unknown as PersistentVolumeClaim;
-    expect(patched.spec.resources?.requests?.storage).toBe((fixture("pvc-decrease-above-capacity.txt").body.spec as PersistentVolumeClaim["spec"]).resources?.requests?.storage);
+    expect(patched.spec.resources?.requests?.storage).toBe(
+      (fixture("pvc-decrease-above-capacity.txt").body.spec as PersistentVolumeClaim["spec"]).resources?.requests
+        ?.storage,
+    );
     const bigger = await request(c, "data-web-0", "3Gi");
     expect(bigger).toBeDefined();
     const lowered = (await request(c, "data-web-0", "2Gi")) as unknown as PersistentVolumeClaim;
     expect(lowered.spec.resources?.requests?.storage).toBe("2Gi");
     expect(lowered.status?.capacity).toEqual({ storage: "1Gi" });
-    const manifest = { apiVersion: "v1", kind: "PersistentVolumeClaim", metadata: { name: "data-web-0", namespace: ns }, spec: { resources: { requests: { storage: "1536Mi" } } } };
-    const applied = (await c.admin.applyClaim(manifest, { fieldManager: "claimstep", force: true })) as unknown as PersistentVolumeClaim;
+    const manifest = {
+      apiVersion: "v1",
+      kind: "PersistentVolumeClaim",
+      metadata: { name: "data-web-0", namespace: ns },
+      spec: { resources: { requests: { storage: "1536Mi" } } },
+    };
+    const applied = (await c.admin.applyClaim(manifest, {
+      fieldManager: "claimstep",
+      force: true,
+    })) as unknown as PersistentVolumeClaim;
     const want = fixture("pvc-apply-decrease-above-capacity.txt");
     expect(want.code).toBe(200);
     expect(applied.spec.resources).toEqual((want.body.spec as PersistentVolumeClaim["spec"]).resources);
@@ -68,7 +86,9 @@ describe("the older server's status", () => {
     expect(p.status?.conditions?.find((x) => x.type === "ControllerResizeError")?.message).toMatch(/not supported/);
     const recent = await recoveringCluster(true);
     recent.advance(5 * 60_000);
-    expect((await claim(recent, "data-web-0")).status?.allocatedResourceStatuses).toEqual({ storage: "ControllerResizeInfeasible" });
+    expect((await claim(recent, "data-web-0")).status?.allocatedResourceStatuses).toEqual({
+      storage: "ControllerResizeInfeasible",
+    });
   });
 });
 
@@ -76,7 +96,13 @@ describe("the resizer after a lowered request", () => {
   async function cluster() {
     const c = new SimCluster({ seed: 3 });
     await c.addStorageClass("fast", { allowVolumeExpansion: true, driver: { resize: "online", maxStorage: "100Gi" } });
-    await c.createStatefulSet(statefulSetManifest({ name: "db", replicas: 1, templates: [{ name: "data", storage: "10Gi", storageClassName: "fast" }] }));
+    await c.createStatefulSet(
+      statefulSetManifest({
+        name: "db",
+        replicas: 1,
+        templates: [{ name: "data", storage: "10Gi", storageClassName: "fast" }],
+      }),
+    );
     return c;
   }
 
@@ -88,10 +114,14 @@ describe("the resizer after a lowered request", () => {
     expect(p.status?.allocatedResourceStatuses).toEqual({ storage: "ControllerResizeInfeasible" });
     expect(p.status?.allocatedResources).toEqual({ storage: "1Ti" });
     expect(p.status?.capacity).toEqual({ storage: "10Gi" });
-    expect(p.status?.conditions?.find((x) => x.type === "ControllerResizeError")?.message).toMatch(/requested size 1Ti is not supported/);
+    expect(p.status?.conditions?.find((x) => x.type === "ControllerResizeError")?.message).toMatch(
+      /requested size 1Ti is not supported/,
+    );
     // Nothing happens until the request changes.
     c.advance(10 * 60_000);
-    expect((await claim(c, "data-db-0")).status?.allocatedResourceStatuses).toEqual({ storage: "ControllerResizeInfeasible" });
+    expect((await claim(c, "data-db-0")).status?.allocatedResourceStatuses).toEqual({
+      storage: "ControllerResizeInfeasible",
+    });
     await request(c, "data-db-0", "20Gi");
     c.advance(60_000);
     p = await claim(c, "data-db-0");

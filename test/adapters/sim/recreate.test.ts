@@ -5,9 +5,9 @@
 // the set again (sts-create-recreated.txt, sts-create-exists.txt), adoption without restarts,
 // ConfigMaps (configmap-create.txt, configmap-create-exists.txt) and a request whose answer is lost.
 import { describe, expect, it } from "vitest";
-import { SimCluster, type RetentionPolicy } from "../../../adapters/sim/cluster.js";
+import { type RetentionPolicy, SimCluster } from "../../../adapters/sim/cluster.js";
+import { type Identity, SIM_SERVER } from "../../../adapters/sim/http.js";
 import type { SimClusterOptions } from "../../../adapters/sim/options.js";
-import { SIM_SERVER, type Identity } from "../../../adapters/sim/http.js";
 import { fixtureStatus } from "../../fixtures/apiserver.js";
 
 const ns = "fx";
@@ -16,7 +16,13 @@ const CONFIGMAPS = `/api/v1/namespaces/${ns}/configmaps`;
 /** When the second capture deleted and re-created the set (the fixtures' timestamps). */
 const CAPTURED_AT = new Date("2026-11-30T16:35:18Z");
 
-async function call(sim: SimCluster, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+async function call(
+  sim: SimCluster,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+) {
   const res = await sim.http.fetch(
     new Request(`${SIM_SERVER}${path}`, {
       method,
@@ -36,14 +42,16 @@ const deleteOptions = (preconditions: { uid?: string; resourceVersion?: string }
 const getSet = (sim: SimCluster) => call(sim, "GET", `${SETS}/web`);
 const pods = (sim: SimCluster) => sim.list("pods", ns).filter((p) => /^web-\d+$/.test(p.metadata.name));
 const claims = (sim: SimCluster) => sim.list("persistentvolumeclaims", ns);
-const uids = (objects: { metadata: { name: string; uid?: string } }[]) => Object.fromEntries(objects.map((o) => [o.metadata.name, o.metadata.uid]));
+const uids = (objects: { metadata: { name: string; uid?: string } }[]) =>
+  Object.fromEntries(objects.map((o) => [o.metadata.name, o.metadata.uid]));
 const ownerUids = (objects: { metadata: { name: string; ownerReferences?: { uid: string }[] } }[]) =>
   Object.fromEntries(objects.map((o) => [o.metadata.name, (o.metadata.ownerReferences ?? []).map((r) => r.uid)]));
 
 /** sts-create-recreated.txt's set as a client POSTs it: no server-set metadata, no status; `storage` for template `data`. */
 function manifest(storage: string, change?: (set: any) => void): any {
   const set = structuredClone(fixtureStatus("sts-create-recreated.txt").body);
-  for (const k of ["uid", "resourceVersion", "generation", "creationTimestamp", "managedFields"]) delete set.metadata[k];
+  for (const k of ["uid", "resourceVersion", "generation", "creationTimestamp", "managedFields"])
+    delete set.metadata[k];
   delete set.status;
   set.spec.volumeClaimTemplates[0].spec.resources.requests.storage = storage;
   change?.(set);
@@ -73,7 +81,12 @@ async function capturedSet(opts: { policy?: RetentionPolicy; cluster?: SimCluste
 /** Orphan-delete the set (query parameter and DeleteOptions body, current preconditions) and let the GC finish. */
 async function orphanDelete(sim: SimCluster): Promise<any> {
   const live = (await getSet(sim)).body;
-  const deleted = await call(sim, "DELETE", `${SETS}/web?propagationPolicy=Orphan`, deleteOptions({ uid: live.metadata.uid, resourceVersion: live.metadata.resourceVersion }));
+  const deleted = await call(
+    sim,
+    "DELETE",
+    `${SETS}/web?propagationPolicy=Orphan`,
+    deleteOptions({ uid: live.metadata.uid, resourceVersion: live.metadata.resourceVersion }),
+  );
   expect(deleted.code).toBe(200);
   sim.advance(1_000);
   expect((await getSet(sim)).code).toBe(404);
@@ -87,7 +100,6 @@ function comparable(o: any, from?: any): any {
   if (from) for (const k of ["uid", "resourceVersion", "creationTimestamp"]) c.metadata[k] = from.metadata[k];
   return c;
 }
-
 
 describe("DELETE of a StatefulSet with propagationPolicy Orphan", () => {
   /** The set of sts-delete-orphan-precond.txt as it stood before the delete (resourceVersion 947), seeded as captured. */
@@ -109,11 +121,23 @@ describe("DELETE of a StatefulSet with propagationPolicy Orphan", () => {
     const deleted = await call(sim, "DELETE", `${SETS}/web`, deleteOptions({ uid, resourceVersion: "947" }, "Orphan"));
     expect(deleted.code).toBe(200);
     expect(Number(deleted.body.metadata.resourceVersion)).toBeGreaterThan(947);
-    expect(comparable(deleted.body)).toEqual(comparable({ ...captured, metadata: { ...captured.metadata, resourceVersion: deleted.body.metadata.resourceVersion } }));
+    expect(comparable(deleted.body)).toEqual(
+      comparable({
+        ...captured,
+        metadata: { ...captured.metadata, resourceVersion: deleted.body.metadata.resourceVersion },
+      }),
+    );
     // The delete is no field manager's write: the owners are those captured.
-    expect(deleted.body.metadata.managedFields.map((m: any) => m.manager)).toEqual(captured.metadata.managedFields.map((m: any) => m.manager));
+    expect(deleted.body.metadata.managedFields.map((m: any) => m.manager)).toEqual(
+      captured.metadata.managedFields.map((m: any) => m.manager),
+    );
     // A uid precondition that does not match names the kind with its group.
-    const wrongUid = await call(sim, "DELETE", `${SETS}/web`, deleteOptions({ uid: "00000000-0000-0000-0000-000000000000" }, "Orphan"));
+    const wrongUid = await call(
+      sim,
+      "DELETE",
+      `${SETS}/web`,
+      deleteOptions({ uid: "00000000-0000-0000-0000-000000000000" }, "Orphan"),
+    );
     expect(wrongUid.code).toBe(409);
     expect(wrongUid.body.message).toBe(
       `Operation cannot be fulfilled on StatefulSet.apps "web": the UID in the precondition (00000000-0000-0000-0000-000000000000) does not match the UID in record (${uid}). The object might have been deleted and then recreated`,
@@ -123,7 +147,12 @@ describe("DELETE of a StatefulSet with propagationPolicy Orphan", () => {
 
   it("the set stays, deletionTimestamp and finalizer orphan, until the garbage collector is done; a DELETE again answers it unchanged; a POST meanwhile is 409 as sts-create-exists.txt", async () => {
     const { sim, captured } = seededAsCaptured();
-    const deleted = await call(sim, "DELETE", `${SETS}/web?propagationPolicy=Orphan`, deleteOptions({ uid: captured.metadata.uid }));
+    const deleted = await call(
+      sim,
+      "DELETE",
+      `${SETS}/web?propagationPolicy=Orphan`,
+      deleteOptions({ uid: captured.metadata.uid }),
+    );
     expect(deleted.code).toBe(200);
     sim.advance(100);
     const lingering = await getSet(sim);
@@ -134,7 +163,11 @@ describe("DELETE of a StatefulSet with propagationPolicy Orphan", () => {
     expect(await call(sim, "POST", SETS, manifest("2Gi"))).toEqual(fixtureStatus("sts-create-exists.txt"));
     sim.advance(1_000);
     expect((await getSet(sim)).code).toBe(404);
-    expect(sim.audit.filter((e) => e.resource === "statefulsets" && e.verb === "delete" && e.outcome === "ok").map((e) => e.actor)).toContain("garbage-collector");
+    expect(
+      sim.audit
+        .filter((e) => e.resource === "statefulsets" && e.verb === "delete" && e.outcome === "ok")
+        .map((e) => e.actor),
+    ).toContain("garbage-collector");
   });
 
   it("keeps every pod (same uid, not restarted) and claim, and the GC takes the old set's ownerReferences off them", async () => {
@@ -144,7 +177,16 @@ describe("DELETE of a StatefulSet with propagationPolicy Orphan", () => {
     const setUid = (await getSet(sim)).body.metadata.uid;
     // With whenDeleted: Delete the controller owns the claims for the set (controller reference, as KEP-1847 now has it).
     expect(claimsBefore.map((c) => c.metadata.ownerReferences)).toEqual(
-      claimsBefore.map(() => [{ apiVersion: "apps/v1", kind: "StatefulSet", name: "web", uid: setUid, controller: true, blockOwnerDeletion: true }]),
+      claimsBefore.map(() => [
+        {
+          apiVersion: "apps/v1",
+          kind: "StatefulSet",
+          name: "web",
+          uid: setUid,
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ]),
     );
     const deleted = await call(sim, "DELETE", `${SETS}/web?propagationPolicy=Orphan`, deleteOptions({ uid: setUid }));
     expect(deleted.body.metadata).toMatchObject({ finalizers: ["orphan"], deletionGracePeriodSeconds: 0 });
@@ -155,7 +197,9 @@ describe("DELETE of a StatefulSet with propagationPolicy Orphan", () => {
     expect((await getSet(sim)).code).toBe(404);
     expect(uids(pods(sim))).toEqual(uids(podsBefore));
     expect(uids(claims(sim))).toEqual(uids(claimsBefore));
-    expect(pods(sim).map((p) => [p.metadata.creationTimestamp, p.status.phase])).toEqual(podsBefore.map((p) => [p.metadata.creationTimestamp, "Running"]));
+    expect(pods(sim).map((p) => [p.metadata.creationTimestamp, p.status.phase])).toEqual(
+      podsBefore.map((p) => [p.metadata.creationTimestamp, "Running"]),
+    );
     expect(ownerUids(pods(sim))).toEqual({ "web-0": [], "web-1": [], "web-2": [] });
     expect(ownerUids(claims(sim))).toEqual({ "data-web-0": [], "data-web-1": [], "data-web-2": [] });
     expect(sim.list("controllerrevisions", ns).every((r) => !r.metadata.ownerReferences)).toBe(true);
@@ -168,7 +212,16 @@ describe("a careless DELETE without Orphan", () => {
     const sim = await capturedSet();
     const setUid = (await getSet(sim)).body.metadata.uid;
     const deleted = await call(sim, "DELETE", `${SETS}/web`);
-    expect(deleted).toEqual({ code: 200, body: { kind: "Status", apiVersion: "v1", metadata: {}, status: "Success", details: { name: "web", group: "apps", kind: "statefulsets", uid: setUid } } });
+    expect(deleted).toEqual({
+      code: 200,
+      body: {
+        kind: "Status",
+        apiVersion: "v1",
+        metadata: {},
+        status: "Success",
+        details: { name: "web", group: "apps", kind: "statefulsets", uid: setUid },
+      },
+    });
     expect((await getSet(sim)).code).toBe(404);
     expect(pods(sim)).toHaveLength(3);
     sim.advance(5_000);
@@ -188,7 +241,11 @@ describe("a careless DELETE without Orphan", () => {
 
   it("Foreground: the set stays (finalizer foregroundDeletion) until the GC has deleted its pods and claims", async () => {
     const sim = await capturedSet();
-    const deleted = await call(sim, "DELETE", `${SETS}/web`, { kind: "DeleteOptions", apiVersion: "v1", propagationPolicy: "Foreground" });
+    const deleted = await call(sim, "DELETE", `${SETS}/web`, {
+      kind: "DeleteOptions",
+      apiVersion: "v1",
+      propagationPolicy: "Foreground",
+    });
     expect(deleted.code).toBe(200);
     expect(deleted.body.metadata.finalizers).toEqual(["foregroundDeletion"]);
     sim.advance(100);
@@ -219,14 +276,23 @@ describe("POST of the set again", () => {
     sim.advance(10_000);
     const newUid = created.body.metadata.uid;
     expect(uids(pods(sim))).toEqual(uids(podsBefore));
-    expect(pods(sim).map((p) => p.metadata.labels["controller-revision-hash"])).toEqual(podsBefore.map((p) => p.metadata.labels["controller-revision-hash"]));
+    expect(pods(sim).map((p) => p.metadata.labels["controller-revision-hash"])).toEqual(
+      podsBefore.map((p) => p.metadata.labels["controller-revision-hash"]),
+    );
     expect(ownerUids(pods(sim))).toEqual({ "web-0": [newUid], "web-1": [newUid], "web-2": [newUid] });
     expect(uids(claims(sim))).toEqual(uids(claimsBefore));
     expect(ownerUids(claims(sim))).toEqual({ "data-web-0": [newUid], "data-web-1": [newUid], "data-web-2": [newUid] });
     // The claims keep their size: the templates only apply to claims the controller creates.
     expect(claims(sim).map((c) => c.spec.resources.requests.storage)).toEqual(["1Gi", "1Gi", "1Gi"]);
     const set = (await getSet(sim)).body;
-    expect(set.status).toMatchObject({ observedGeneration: 1, replicas: 3, readyReplicas: 3, updatedReplicas: 3, currentRevision: old.status.currentRevision, updateRevision: old.status.currentRevision });
+    expect(set.status).toMatchObject({
+      observedGeneration: 1,
+      replicas: 3,
+      readyReplicas: 3,
+      updatedReplicas: 3,
+      currentRevision: old.status.currentRevision,
+      updateRevision: old.status.currentRevision,
+    });
     // No pod was deleted by the controller after the re-create.
     expect(sim.audit.filter((e) => e.resource === "pods" && e.verb === "delete")).toEqual([]);
   });
@@ -236,14 +302,27 @@ describe("POST of the set again", () => {
     const podsBefore = pods(sim);
     const claimsBefore = claims(sim);
     const old = await orphanDelete(sim);
-    const created = await call(sim, "POST", SETS, manifest("2Gi", (s) => (s.spec.template.metadata.annotations.rev = "3")));
+    const created = await call(
+      sim,
+      "POST",
+      SETS,
+      manifest("2Gi", (s) => (s.spec.template.metadata.annotations.rev = "3")),
+    );
     expect(created.code).toBe(201);
     sim.advance(10 * 60_000);
     const set = (await getSet(sim)).body;
     expect(set.status.updateRevision).not.toBe(old.status.updateRevision);
-    expect(set.status).toMatchObject({ currentRevision: set.status.updateRevision, updatedReplicas: 3, readyReplicas: 3 });
+    expect(set.status).toMatchObject({
+      currentRevision: set.status.updateRevision,
+      updatedReplicas: 3,
+      readyReplicas: 3,
+    });
     const now = pods(sim);
-    expect(now.map((p) => p.metadata.labels["controller-revision-hash"])).toEqual([set.status.updateRevision, set.status.updateRevision, set.status.updateRevision]);
+    expect(now.map((p) => p.metadata.labels["controller-revision-hash"])).toEqual([
+      set.status.updateRevision,
+      set.status.updateRevision,
+      set.status.updateRevision,
+    ]);
     expect(now.every((p) => p.metadata.uid !== uids(podsBefore)[p.metadata.name])).toBe(true);
     expect(uids(claims(sim))).toEqual(uids(claimsBefore));
   });
@@ -278,8 +357,16 @@ describe("persistentVolumeClaimRetentionPolicy", () => {
   it("a create defaults it to Retain/Retain; switching to whenDeleted: Delete owns the claims, back to Retain drops the reference", async () => {
     const sim = new SimCluster({ volumeAttributesClasses: false });
     await sim.addStorageClass("fast", { allowVolumeExpansion: true });
-    const created = await call(sim, "POST", SETS, manifest("1Gi", (s) => delete s.spec.persistentVolumeClaimRetentionPolicy));
-    expect(created.body.spec.persistentVolumeClaimRetentionPolicy).toEqual({ whenDeleted: "Retain", whenScaled: "Retain" });
+    const created = await call(
+      sim,
+      "POST",
+      SETS,
+      manifest("1Gi", (s) => delete s.spec.persistentVolumeClaimRetentionPolicy),
+    );
+    expect(created.body.spec.persistentVolumeClaimRetentionPolicy).toEqual({
+      whenDeleted: "Retain",
+      whenScaled: "Retain",
+    });
     sim.advance(10 * 60_000);
     expect(claims(sim).every((c) => !c.metadata.ownerReferences)).toBe(true);
     await sim.setRetentionPolicy(ns, "web", { whenDeleted: "Delete" });
@@ -305,7 +392,12 @@ describe("persistentVolumeClaimRetentionPolicy", () => {
 });
 
 describe("ConfigMaps", () => {
-  const record = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "claimstep-web-recreate", namespace: ns }, data: { "statefulset.json": "{}" } };
+  const record = {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name: "claimstep-web-recreate", namespace: ns },
+    data: { "statefulset.json": "{}" },
+  };
 
   it("create answers as configmap-create.txt, again as configmap-create-exists.txt; get, list; delete with a uid precondition", async () => {
     const sim = new SimCluster({ volumeAttributesClasses: false, start: CAPTURED_AT });
@@ -324,7 +416,12 @@ describe("ConfigMaps", () => {
     expect(list.body.items.map((i: any) => i.metadata.name)).toEqual(["claimstep-web-recreate"]);
 
     const uid = created.body.metadata.uid;
-    const wrong = await call(sim, "DELETE", `${CONFIGMAPS}/claimstep-web-recreate`, deleteOptions({ uid: "00000000-0000-0000-0000-000000000000" }));
+    const wrong = await call(
+      sim,
+      "DELETE",
+      `${CONFIGMAPS}/claimstep-web-recreate`,
+      deleteOptions({ uid: "00000000-0000-0000-0000-000000000000" }),
+    );
     expect(wrong).toEqual({
       code: 409,
       body: {
@@ -339,20 +436,36 @@ describe("ConfigMaps", () => {
       },
     });
     const deleted = await call(sim, "DELETE", `${CONFIGMAPS}/claimstep-web-recreate`, deleteOptions({ uid }));
-    expect(deleted).toEqual({ code: 200, body: { kind: "Status", apiVersion: "v1", metadata: {}, status: "Success", details: { name: "claimstep-web-recreate", kind: "configmaps", uid } } });
+    expect(deleted).toEqual({
+      code: 200,
+      body: {
+        kind: "Status",
+        apiVersion: "v1",
+        metadata: {},
+        status: "Success",
+        details: { name: "claimstep-web-recreate", kind: "configmaps", uid },
+      },
+    });
     expect((await call(sim, "GET", `${CONFIGMAPS}/claimstep-web-recreate`)).code).toBe(404);
   });
 
   it("RBAC: create, get and delete on configmaps are needed; kept by toJSON/restore", async () => {
-    const rules = (verbs: string[]): Identity => ({ user: "claimstep", rules: [{ apiGroups: [""], resources: ["configmaps"], verbs }] });
+    const rules = (verbs: string[]): Identity => ({
+      user: "claimstep",
+      rules: [{ apiGroups: [""], resources: ["configmaps"], verbs }],
+    });
     const denied = new SimCluster({ anonymous: rules(["get"]) });
     const refused = await call(denied, "POST", CONFIGMAPS, record);
     expect(refused.code).toBe(403);
-    expect(refused.body.message).toBe(`configmaps is forbidden: User "claimstep" cannot create resource "configmaps" in API group "" in the namespace "${ns}"`);
+    expect(refused.body.message).toBe(
+      `configmaps is forbidden: User "claimstep" cannot create resource "configmaps" in API group "" in the namespace "${ns}"`,
+    );
     const sim = new SimCluster({ anonymous: rules(["create", "get", "delete"]) });
     expect((await call(sim, "POST", CONFIGMAPS, record)).code).toBe(201);
     const back = SimCluster.restore(JSON.parse(JSON.stringify(sim.toJSON())));
-    expect(back.get("configmaps", ns, "claimstep-web-recreate")).toEqual(sim.get("configmaps", ns, "claimstep-web-recreate"));
+    expect(back.get("configmaps", ns, "claimstep-web-recreate")).toEqual(
+      sim.get("configmaps", ns, "claimstep-web-recreate"),
+    );
   });
 });
 
@@ -375,7 +488,16 @@ describe("a request that lands but whose answer is lost", () => {
   it("a lost answer to a refused request is still only a timeout (the refusal happened)", async () => {
     const sim = await capturedSet();
     sim.http.failNext("delete statefulsets", { lost: true });
-    expect((await call(sim, "DELETE", `${SETS}/web`, deleteOptions({ uid: "00000000-0000-0000-0000-000000000000" }, "Orphan"))).code).toBe(504);
+    expect(
+      (
+        await call(
+          sim,
+          "DELETE",
+          `${SETS}/web`,
+          deleteOptions({ uid: "00000000-0000-0000-0000-000000000000" }, "Orphan"),
+        )
+      ).code,
+    ).toBe(504);
     expect((await getSet(sim)).body.metadata.deletionTimestamp).toBeUndefined();
     expect(sim.audit.at(-1)).toMatchObject({ verb: "delete", resource: "statefulsets", outcome: 409 });
   });

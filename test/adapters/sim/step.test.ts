@@ -1,11 +1,11 @@
 // claimstep's step runner on the simulated cluster through its StateReader and writers.
 import { describe, expect, it } from "vitest";
-import { runStep } from "../../../functions/step.js";
-import { SimCluster, claimTemplate, statefulSetManifest } from "../../../adapters/sim/cluster.js";
 import { fitNote } from "../../../adapters/kube/events.js";
+import { claimTemplate, SimCluster, statefulSetManifest } from "../../../adapters/sim/cluster.js";
 import type { Json } from "../../../adapters/sim/store.js";
-import type { Snapshot } from "../../../core/types.js";
 import type { StateReader } from "../../../core/ports.js";
+import type { Snapshot } from "../../../core/types.js";
+import { runStep } from "../../../functions/step.js";
 
 const ref = { namespace: "default", name: "db" };
 
@@ -13,15 +13,29 @@ async function cluster(opts: { storageClassName?: string } = {}) {
   const c = new SimCluster({ seed: 9 });
   await c.addStorageClass("fast", { allowVolumeExpansion: true });
   await c.addStorageClass("slow", { allowVolumeExpansion: true });
-  await c.createStatefulSet(statefulSetManifest({ name: "db", replicas: 3, templates: [{ name: "data", storage: "10Gi", storageClassName: "fast" }] }));
+  await c.createStatefulSet(
+    statefulSetManifest({
+      name: "db",
+      replicas: 3,
+      templates: [{ name: "data", storage: "10Gi", storageClassName: "fast" }],
+    }),
+  );
   const desired = [claimTemplate({ name: "data", storage: "20Gi", storageClassName: opts.storageClassName ?? "fast" })];
-  await c.admin.mergePatch("statefulsets", "default", "db", { metadata: { annotations: { "claimstep.io/volume-claim-templates": JSON.stringify(desired) } } }, { fieldManager: "kubectl" });
+  await c.admin.mergePatch(
+    "statefulsets",
+    "default",
+    "db",
+    { metadata: { annotations: { "claimstep.io/volume-claim-templates": JSON.stringify(desired) } } },
+    { fieldManager: "kubectl" },
+  );
   return c;
 }
 
-const step = (c: SimCluster, reader: StateReader = c.reader) => runStep({ reader, writers: c.writers, ref, now: c.now() });
+const step = (c: SimCluster, reader: StateReader = c.reader) =>
+  runStep({ reader, writers: c.writers, ref, now: c.now() });
 const claimstepWrites = (c: SimCluster) => c.audit.filter((a) => a.actor === "claimstep" && a.outcome === "ok").length;
-const events = async (c: SimCluster) => (await c.admin.list("events", "default")).items.filter((e) => e.reportingController === "claimstep.io/stepper");
+const events = async (c: SimCluster) =>
+  (await c.admin.list("events", "default")).items.filter((e) => e.reportingController === "claimstep.io/stepper");
 
 describe("runStep on the simulated cluster", () => {
   it("rolls out to Complete, records events, and then writes nothing", async () => {

@@ -2,18 +2,27 @@
 // adapters/kube/routes.ts is allowed, and no rule allows anything no route needs.
 import { readFileSync } from "node:fs";
 import { setupServer } from "msw/node";
-import { parseAllDocuments } from "yaml";
 import { describe, expect, it } from "vitest";
-import { LeaseRoutes, RecreateRoutes, Routes, rbacResource } from "../../../adapters/kube/routes.js";
+import { parseAllDocuments } from "yaml";
+import { KubeClient } from "../../../adapters/kube/client.js";
 import { KubeLease } from "../../../adapters/kube/lease.js";
+import { KubeReader } from "../../../adapters/kube/reader.js";
+import { LeaseRoutes, RecreateRoutes, Routes, rbacResource } from "../../../adapters/kube/routes.js";
+import { kubeWriters } from "../../../adapters/kube/writer.js";
 import { SimCluster } from "../../../adapters/sim/cluster.js";
 import { DEFAULT_LEASE_NAMESPACE, LEASE_NAME } from "../../../functions/lease/config.js";
-import { KubeClient } from "../../../adapters/kube/client.js";
-import { KubeReader } from "../../../adapters/kube/reader.js";
-import { kubeWriters } from "../../../adapters/kube/writer.js";
-import { createSimServer, statefulSetObjects, storageClassObjects, volumeAttributesClass, type PolicyRule } from "../../support/index.js";
+import {
+  createSimServer,
+  type PolicyRule,
+  statefulSetObjects,
+  storageClassObjects,
+  volumeAttributesClass,
+} from "../../support/index.js";
 
-const load = (file: string) => parseAllDocuments(readFileSync(new URL(`../../../deploy/kubernetes/${file}`, import.meta.url), "utf8")).map((d) => d.toJS());
+const load = (file: string) =>
+  parseAllDocuments(readFileSync(new URL(`../../../deploy/kubernetes/${file}`, import.meta.url), "utf8")).map((d) =>
+    d.toJS(),
+  );
 const docs = load("rbac.yaml");
 const finalizeDocs = load("rbac-finalize.yaml");
 const byKind = (kind: string) => docs.filter((d) => d.kind === kind);
@@ -21,13 +30,23 @@ const SA = { kind: "ServiceAccount", name: "claimstep", namespace: "claimstep" }
 
 /** Rules of the roles bound to claimstep's ServiceAccount (`kinds`: cluster-wide, namespaced, or both). */
 function grantedRules(kinds: string[] = ["ClusterRoleBinding", "RoleBinding"]): PolicyRule[] {
-  const bindings = kinds.flatMap(byKind).filter((b) =>
-    b.subjects.some((s: any) => s.kind === SA.kind && s.name === SA.name && s.namespace === SA.namespace),
-  );
+  const bindings = kinds
+    .flatMap(byKind)
+    .filter((b) =>
+      b.subjects.some((s: any) => s.kind === SA.kind && s.name === SA.name && s.namespace === SA.namespace),
+    );
   return bindings.flatMap((b) => {
     // A RoleBinding's Role is in the binding's namespace.
-    const role = docs.find((d) => d.kind === b.roleRef.kind && d.metadata.name === b.roleRef.name && (d.kind !== "Role" || d.metadata.namespace === b.metadata.namespace));
-    expect(role, `${b.metadata.name} binds ${b.roleRef.kind} ${b.roleRef.name}, which must be in rbac.yaml`).toBeDefined();
+    const role = docs.find(
+      (d) =>
+        d.kind === b.roleRef.kind &&
+        d.metadata.name === b.roleRef.name &&
+        (d.kind !== "Role" || d.metadata.namespace === b.metadata.namespace),
+    );
+    expect(
+      role,
+      `${b.metadata.name} binds ${b.roleRef.kind} ${b.roleRef.name}, which must be in rbac.yaml`,
+    ).toBeDefined();
     return role.rules as PolicyRule[];
   });
 }
@@ -42,7 +61,9 @@ describe("deploy/kubernetes/rbac-finalize.yaml", () => {
     expect(binding.roleRef.name).toBe("claimstep-finalize");
     expect(binding.subjects).toEqual([SA]);
     const granted = new Set<string>();
-    for (const rule of role.rules as PolicyRule[]) for (const g of rule.apiGroups) for (const r of rule.resources) for (const v of rule.verbs) granted.add(triple(g, r, v));
+    for (const rule of role.rules as PolicyRule[])
+      for (const g of rule.apiGroups)
+        for (const r of rule.resources) for (const v of rule.verbs) granted.add(triple(g, r, v));
     const called = new Set(Object.values(RecreateRoutes).map((r) => triple(r.group, rbacResource(r), r.verb)));
     expect([...granted].sort()).toEqual([...called].sort());
   });
@@ -51,20 +72,25 @@ describe("deploy/kubernetes/rbac-finalize.yaml", () => {
     const k = load("kustomization.yaml")[0];
     expect(k.resources).toContain("rbac.yaml");
     expect(k.resources).not.toContain("rbac-finalize.yaml");
-    expect(readFileSync(new URL("../../../deploy/kubernetes/kustomization.yaml", import.meta.url), "utf8")).toMatch(/^\s*# - rbac-finalize\.yaml$/m);
+    expect(readFileSync(new URL("../../../deploy/kubernetes/kustomization.yaml", import.meta.url), "utf8")).toMatch(
+      /^\s*# - rbac-finalize\.yaml$/m,
+    );
   });
 });
 
 describe("deploy/kubernetes/rbac.yaml", () => {
   it("declares the ServiceAccount claimstep/claimstep", () => {
-    expect(byKind("ServiceAccount").map((s) => `${s.metadata.namespace}/${s.metadata.name}`)).toEqual(["claimstep/claimstep"]);
+    expect(byKind("ServiceAccount").map((s) => `${s.metadata.namespace}/${s.metadata.name}`)).toEqual([
+      "claimstep/claimstep",
+    ]);
   });
 
   it("grants exactly the requests of the adapter's route table, cluster-wide", () => {
     const granted = new Set<string>();
     for (const rule of grantedRules(["ClusterRoleBinding"])) {
       for (const k of [...rule.apiGroups, ...rule.resources, ...rule.verbs]) expect(k, "no wildcards").not.toBe("*");
-      for (const g of rule.apiGroups) for (const r of rule.resources) for (const v of rule.verbs) granted.add(triple(g, r, v));
+      for (const g of rule.apiGroups)
+        for (const r of rule.resources) for (const v of rule.verbs) granted.add(triple(g, r, v));
     }
     const called = new Set(Object.values(Routes).map((r) => triple(r.group, rbacResource(r), r.verb)));
     expect([...granted].sort()).toEqual([...called].sort());
@@ -72,12 +98,15 @@ describe("deploy/kubernetes/rbac.yaml", () => {
 
   it("grants the sweeper's Lease in claimstep's own namespace only: create, and get and patch of that one name", () => {
     const bindings = byKind("RoleBinding");
-    expect(bindings.map((b) => `${b.metadata.namespace}/${b.metadata.name} → ${b.roleRef.kind} ${b.roleRef.name}`)).toEqual([`${DEFAULT_LEASE_NAMESPACE}/claimstep-lease → Role claimstep-lease`]);
+    expect(
+      bindings.map((b) => `${b.metadata.namespace}/${b.metadata.name} → ${b.roleRef.kind} ${b.roleRef.name}`),
+    ).toEqual([`${DEFAULT_LEASE_NAMESPACE}/claimstep-lease → Role claimstep-lease`]);
     const rules = grantedRules(["RoleBinding"]);
     const granted = new Set<string>();
     for (const rule of rules) {
       for (const k of [...rule.apiGroups, ...rule.resources, ...rule.verbs]) expect(k, "no wildcards").not.toBe("*");
-      for (const g of rule.apiGroups) for (const r of rule.resources) for (const v of rule.verbs) granted.add(triple(g, r, v));
+      for (const g of rule.apiGroups)
+        for (const r of rule.resources) for (const v of rule.verbs) granted.add(triple(g, r, v));
       // A create cannot be confined to a name (its object has none when authorized); the rest are.
       if (!rule.verbs.includes("create")) expect(rule.resourceNames).toEqual([LEASE_NAME]);
     }
@@ -86,16 +115,33 @@ describe("deploy/kubernetes/rbac.yaml", () => {
   });
 
   it("is enough for the election, and no more: another Lease is refused", async () => {
-    const sim = new SimCluster({ anonymous: { user: "system:serviceaccount:claimstep:claimstep", rules: grantedRules(["RoleBinding"]) } });
-    const lease = new KubeLease(sim.newClient(), { namespace: DEFAULT_LEASE_NAMESPACE, name: LEASE_NAME, timeoutMs: 5000 });
+    const sim = new SimCluster({
+      anonymous: { user: "system:serviceaccount:claimstep:claimstep", rules: grantedRules(["RoleBinding"]) },
+    });
+    const lease = new KubeLease(sim.newClient(), {
+      namespace: DEFAULT_LEASE_NAMESPACE,
+      name: LEASE_NAME,
+      timeoutMs: 5000,
+    });
     const spec = { holderIdentity: "claimstep-a", leaseDurationSeconds: 15, leaseTransitions: 0 };
     expect(await lease.get()).toBeUndefined();
     const created = await lease.create(spec);
     expect(created.kind).toBe("written");
-    expect(await lease.update({ ...spec, leaseDurationSeconds: 16 }, (await lease.get())!.resourceVersion)).toMatchObject({ kind: "written" });
-    const other = new KubeLease(sim.newClient(), { namespace: DEFAULT_LEASE_NAMESPACE, name: "someone-else", timeoutMs: 5000 });
+    expect(
+      await lease.update({ ...spec, leaseDurationSeconds: 16 }, (await lease.get())!.resourceVersion),
+    ).toMatchObject({ kind: "written" });
+    const other = new KubeLease(sim.newClient(), {
+      namespace: DEFAULT_LEASE_NAMESPACE,
+      name: "someone-else",
+      timeoutMs: 5000,
+    });
     await expect(other.get()).rejects.toThrow(/forbidden/);
-    expect(sim.http.requests().filter((r) => r.resource === "leases").map((r) => r.verb)).toEqual(["get", "create", "get", "patch", "get"]);
+    expect(
+      sim.http
+        .requests()
+        .filter((r) => r.resource === "leases")
+        .map((r) => r.verb),
+    ).toEqual(["get", "create", "get", "patch", "get"]);
   });
 
   it("is enough for a whole step: a reader and writer under only these rules are never refused", async () => {
@@ -104,7 +150,9 @@ describe("deploy/kubernetes/rbac.yaml", () => {
       baseUrl: base,
       rules: grantedRules(),
       objects: [
-        ...statefulSetObjects({ desired: [{ name: "data", storage: "2Gi", storageClassName: "fast", volumeAttributesClassName: "gold" }] }),
+        ...statefulSetObjects({
+          desired: [{ name: "data", storage: "2Gi", storageClassName: "fast", volumeAttributesClassName: "gold" }],
+        }),
         ...storageClassObjects(),
         volumeAttributesClass("gold"),
       ],
@@ -115,11 +163,40 @@ describe("deploy/kubernetes/rbac.yaml", () => {
       const client = new KubeClient({ server: base });
       const snapshot = await new KubeReader(client).load({ namespace: "default", name: "web" });
       const writers = kubeWriters(client);
-      await writers.claims.apply({ type: "PatchClaim", namespace: "default", claim: "data-web-2", template: "data", ordinal: 2, storage: "2Gi", labels: {}, annotations: {} });
-      await writers.status.annotateSet({ namespace: "default", name: "web" }, { "claimstep.io/update-revision": "r" }, snapshot.statefulSet.metadata.resourceVersion);
-      await writers.events.recordEvents({ namespace: "default", name: "web" }, [{ type: "Normal", reason: "ClaimUpdated", action: "PatchClaim", note: "n" }], new Date());
+      await writers.claims.apply({
+        type: "PatchClaim",
+        namespace: "default",
+        claim: "data-web-2",
+        template: "data",
+        ordinal: 2,
+        storage: "2Gi",
+        labels: {},
+        annotations: {},
+      });
+      await writers.status.annotateSet(
+        { namespace: "default", name: "web" },
+        { "claimstep.io/update-revision": "r" },
+        snapshot.statefulSet.metadata.resourceVersion,
+      );
+      await writers.events.recordEvents(
+        { namespace: "default", name: "web" },
+        [{ type: "Normal", reason: "ClaimUpdated", action: "PatchClaim", note: "n" }],
+        new Date(),
+      );
       const verbs = new Set(fake.http.requests().map((r) => `${r.verb} ${r.resource}`));
-      expect(verbs).toEqual(new Set(["get statefulsets", "list pods", "list persistentvolumeclaims", "list storageclasses", "list volumeattributesclasses", "patch persistentvolumeclaims", "patch statefulsets", "patch events", "create events"]));
+      expect(verbs).toEqual(
+        new Set([
+          "get statefulsets",
+          "list pods",
+          "list persistentvolumeclaims",
+          "list storageclasses",
+          "list volumeattributesclasses",
+          "patch persistentvolumeclaims",
+          "patch statefulsets",
+          "patch events",
+          "create events",
+        ]),
+      );
     } finally {
       server.close();
     }

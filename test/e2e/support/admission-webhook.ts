@@ -4,13 +4,13 @@
 // (its Service replaced by the URL of that server, its caBundle by the test CA, restricted to the
 // test's namespaces), kubectl as a user runs it, and a subset comparison of a manifest with the
 // live object.
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { createServer, type AddressInfo } from "node:net";
+import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { parseAllDocuments } from "yaml";
-import { NAMESPACE_LABEL, waitFor, type E2E, type KubeObject, type Rest } from "./index.js";
+import { type E2E, type KubeObject, NAMESPACE_LABEL, type Rest, waitFor } from "./index.js";
 
 export const ROOT = new URL("../../..", import.meta.url).pathname;
 export const ADMISSION_MANIFEST = join(ROOT, "deploy/kubernetes/admission.yaml");
@@ -34,11 +34,19 @@ export interface KubectlRun {
 }
 
 /** `kubectl <args> --kubeconfig <admin> -n <ns>`, with KUBECONFIG and caches pointed away from the machine's. */
-export function kubectl(e2e: E2E, args: readonly string[], o: { namespace?: string; timeoutMs?: number } = {}): Promise<KubectlRun> {
+export function kubectl(
+  e2e: E2E,
+  args: readonly string[],
+  o: { namespace?: string; timeoutMs?: number } = {},
+): Promise<KubectlRun> {
   const bin = kubectlPath() ?? "kubectl";
   const full = [...args, "--kubeconfig", e2e.info.adminKubeconfig, "-n", o.namespace ?? e2e.namespace];
   return new Promise((resolve, reject) => {
-    const env: Record<string, string | undefined> = { ...process.env, KUBECONFIG: e2e.info.adminKubeconfig, KUBECACHEDIR: join(tmpdir(), "claimstep-e2e-kubectl-cache") };
+    const env: Record<string, string | undefined> = {
+      ...process.env,
+      KUBECONFIG: e2e.info.adminKubeconfig,
+      KUBECACHEDIR: join(tmpdir(), "claimstep-e2e-kubectl-cache"),
+    };
     const child = spawn(bin, full, { env });
     let stdout = "";
     let stderr = "";
@@ -53,7 +61,8 @@ export function kubectl(e2e: E2E, args: readonly string[], o: { namespace?: stri
   });
 }
 
-export const describeKubectl = (r: KubectlRun) => `kubectl ${r.args.join(" ")} → exit ${r.code}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`;
+export const describeKubectl = (r: KubectlRun) =>
+  `kubectl ${r.args.join(" ")} → exit ${r.code}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`;
 
 // ---------------------------------------------------------------------------------------------
 // certificates
@@ -70,11 +79,44 @@ export function makeWebhookCerts(): WebhookCerts {
   const dir = mkdtempSync(join(tmpdir(), "claimstep-e2e-webhook-"));
   const openssl = (...args: string[]) => execFileSync("openssl", args, { cwd: dir, stdio: "pipe" });
   const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
-  openssl("req", "-x509", ...ec, "-keyout", "ca.key", "-out", "ca.crt", "-days", "1", "-subj", "/CN=claimstep-e2e-webhook-ca");
+  openssl(
+    "req",
+    "-x509",
+    ...ec,
+    "-keyout",
+    "ca.key",
+    "-out",
+    "ca.crt",
+    "-days",
+    "1",
+    "-subj",
+    "/CN=claimstep-e2e-webhook-ca",
+  );
   writeFileSync(join(dir, "san.ext"), "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n");
   openssl("req", ...ec, "-keyout", "tls.key", "-out", "tls.csr", "-subj", "/CN=127.0.0.1");
-  openssl("x509", "-req", "-in", "tls.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out", "tls.crt", "-days", "1", "-extfile", "san.ext");
-  return { dir, caPem: readFileSync(join(dir, "ca.crt"), "utf8"), certFile: join(dir, "tls.crt"), keyFile: join(dir, "tls.key") };
+  openssl(
+    "x509",
+    "-req",
+    "-in",
+    "tls.csr",
+    "-CA",
+    "ca.crt",
+    "-CAkey",
+    "ca.key",
+    "-CAcreateserial",
+    "-out",
+    "tls.crt",
+    "-days",
+    "1",
+    "-extfile",
+    "san.ext",
+  );
+  return {
+    dir,
+    caPem: readFileSync(join(dir, "ca.crt"), "utf8"),
+    certFile: join(dir, "tls.crt"),
+    keyFile: join(dir, "tls.key"),
+  };
 }
 
 export async function freePort(): Promise<number> {
@@ -104,28 +146,49 @@ export interface WebhookServer {
 }
 
 /** `claimstep serve --port <port> --host 127.0.0.1` with claimstep's kubeconfig, TLS from `certs`, an API token, no sweep. */
-export async function startWebhookServer(e2e: E2E, certs: WebhookCerts, port: number, env: Record<string, string> = {}): Promise<WebhookServer> {
+export async function startWebhookServer(
+  e2e: E2E,
+  certs: WebhookCerts,
+  port: number,
+  env: Record<string, string> = {},
+): Promise<WebhookServer> {
   const token = `e2e-admission-${Math.random().toString(36).slice(2)}-token`;
-  const child: ChildProcess = spawn(process.execPath, [join(ROOT, "bin/claimstep.js"), "serve", "--port", String(port), "--host", "127.0.0.1", "--kubeconfig", e2e.info.claimstepKubeconfig], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      NO_COLOR: "1",
-      KUBECONFIG: e2e.info.claimstepKubeconfig,
-      CLAIMSTEP_API_TOKEN: token,
-      CLAIMSTEP_INTERVAL_SECONDS: "0",
-      CLAIMSTEP_TLS_CERT_FILE: certs.certFile,
-      CLAIMSTEP_TLS_KEY_FILE: certs.keyFile,
-      ...env,
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [
+      join(ROOT, "bin/claimstep.js"),
+      "serve",
+      "--port",
+      String(port),
+      "--host",
+      "127.0.0.1",
+      "--kubeconfig",
+      e2e.info.claimstepKubeconfig,
+    ],
+    {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        NO_COLOR: "1",
+        KUBECONFIG: e2e.info.claimstepKubeconfig,
+        CLAIMSTEP_API_TOKEN: token,
+        CLAIMSTEP_INTERVAL_SECONDS: "0",
+        CLAIMSTEP_TLS_CERT_FILE: certs.certFile,
+        CLAIMSTEP_TLS_KEY_FILE: certs.keyFile,
+        ...env,
+      },
+      stdio: ["ignore", "pipe", "pipe"],
     },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  );
   const logs: string[] = [];
   let exitCode: number | null | undefined;
   const exit = new Promise<number | null>((res) => child.on("exit", (code) => res((exitCode = code))));
   await new Promise<void>((resolve, reject) => {
     let buf = "";
-    const timer = setTimeout(() => reject(new Error(`claimstep serve did not listen within 30 s:\n${logs.join("\n")}`)), 30_000);
+    const timer = setTimeout(
+      () => reject(new Error(`claimstep serve did not listen within 30 s:\n${logs.join("\n")}`)),
+      30_000,
+    );
     child.stdout!.on("data", (d: Buffer) => {
       buf += d.toString();
       let i: number;
@@ -193,17 +256,35 @@ export function shippedWebhookConfiguration(): KubeObject {
  * to `namespaces` (their e2e namespace label, added to the entry's own namespaceSelector), so that
  * the other test files' sets never reach it.
  */
-export function webhookConfigurationFor(o: { name: string; port: number; caPem: string; namespaces: string[] }): KubeObject {
+export function webhookConfigurationFor(o: {
+  name: string;
+  port: number;
+  caPem: string;
+  namespaces: string[];
+}): KubeObject {
   const cfg = structuredClone(shippedWebhookConfiguration());
   const annotations = { ...(cfg.metadata.annotations ?? {}) };
   delete annotations["cert-manager.io/inject-ca-from"];
-  cfg.metadata = { name: o.name, labels: { "e2e.claimstep.io/webhook": "admission" }, ...(Object.keys(annotations).length ? { annotations } : {}) };
+  cfg.metadata = {
+    name: o.name,
+    labels: { "e2e.claimstep.io/webhook": "admission" },
+    ...(Object.keys(annotations).length ? { annotations } : {}),
+  };
   for (const w of cfg.webhooks as any[]) {
     const svc = w.clientConfig?.service;
     if (!svc) throw new Error(`webhook ${w.name}: no clientConfig.service in ${ADMISSION_MANIFEST}`);
-    w.clientConfig = { url: `https://127.0.0.1:${o.port}${svc.path ?? "/"}`, caBundle: Buffer.from(o.caPem).toString("base64") };
+    w.clientConfig = {
+      url: `https://127.0.0.1:${o.port}${svc.path ?? "/"}`,
+      caBundle: Buffer.from(o.caPem).toString("base64"),
+    };
     const sel = w.namespaceSelector ?? {};
-    w.namespaceSelector = { ...sel, matchExpressions: [...(sel.matchExpressions ?? []), { key: NAMESPACE_LABEL, operator: "In", values: o.namespaces }] };
+    w.namespaceSelector = {
+      ...sel,
+      matchExpressions: [
+        ...(sel.matchExpressions ?? []),
+        { key: NAMESPACE_LABEL, operator: "In", values: o.namespaces },
+      ],
+    };
   }
   return cfg;
 }
@@ -213,9 +294,18 @@ export async function registerWebhook(admin: Rest, cfg: KubeObject): Promise<voi
   const r = await admin.create("mutatingwebhookconfigurations", null, cfg);
   if (r.status === 409) {
     const cur = (await admin.get("mutatingwebhookconfigurations", null, cfg.metadata.name!)).body;
-    const put = await admin.put("mutatingwebhookconfigurations", null, cfg.metadata.name!, { ...cfg, metadata: { ...cfg.metadata, resourceVersion: cur.metadata.resourceVersion } });
-    if (put.status >= 300) throw new Error(`replace MutatingWebhookConfiguration ${cfg.metadata.name}: HTTP ${put.status} ${JSON.stringify(put.body)}`);
-  } else if (r.status >= 300) throw new Error(`create MutatingWebhookConfiguration ${cfg.metadata.name}: HTTP ${r.status} ${JSON.stringify(r.body)}`);
+    const put = await admin.put("mutatingwebhookconfigurations", null, cfg.metadata.name!, {
+      ...cfg,
+      metadata: { ...cfg.metadata, resourceVersion: cur.metadata.resourceVersion },
+    });
+    if (put.status >= 300)
+      throw new Error(
+        `replace MutatingWebhookConfiguration ${cfg.metadata.name}: HTTP ${put.status} ${JSON.stringify(put.body)}`,
+      );
+  } else if (r.status >= 300)
+    throw new Error(
+      `create MutatingWebhookConfiguration ${cfg.metadata.name}: HTTP ${r.status} ${JSON.stringify(r.body)}`,
+    );
 }
 
 /**
@@ -225,11 +315,17 @@ export async function registerWebhook(admin: Rest, cfg: KubeObject): Promise<voi
 export async function waitWebhookLive(e2e: E2E, probe: string, bigger: string): Promise<void> {
   await waitFor(
     async () => {
-      const op = [{ op: "replace", path: "/spec/volumeClaimTemplates/0/spec/resources/requests/storage", value: bigger }];
+      const op = [
+        { op: "replace", path: "/spec/volumeClaimTemplates/0/spec/resources/requests/storage", value: bigger },
+      ];
       const r = await e2e.admin.patch("statefulsets", e2e.namespace, probe, op, "json", { dryRun: "All" });
       return r.status === 200 ? true : undefined;
     },
-    { timeoutMs: 30_000, intervalMs: 500, what: `the webhook called for StatefulSet ${probe} (a template change accepted)` },
+    {
+      timeoutMs: 30_000,
+      intervalMs: 500,
+      what: `the webhook called for StatefulSet ${probe} (a template change accepted)`,
+    },
   );
 }
 
@@ -240,12 +336,18 @@ export async function waitWebhookLive(e2e: E2E, probe: string, bigger: string): 
  * `want` must be in `live` with the same value; lists compared item by item (same length). */
 export function subsetDiff(want: unknown, live: unknown, path = ""): string[] {
   if (want === null || typeof want !== "object") {
-    return want === live || (typeof want === "number" && String(want) === String(live)) ? [] : [`${path || "/"}: manifest ${JSON.stringify(want)}, live ${JSON.stringify(live)}`];
+    return want === live || (typeof want === "number" && String(want) === String(live))
+      ? []
+      : [`${path || "/"}: manifest ${JSON.stringify(want)}, live ${JSON.stringify(live)}`];
   }
   if (Array.isArray(want)) {
-    if (!Array.isArray(live) || live.length !== want.length) return [`${path}: manifest ${want.length} item(s), live ${JSON.stringify(live)?.slice(0, 200)}`];
+    if (!Array.isArray(live) || live.length !== want.length)
+      return [`${path}: manifest ${want.length} item(s), live ${JSON.stringify(live)?.slice(0, 200)}`];
     return want.flatMap((w, i) => subsetDiff(w, live[i], `${path}/${i}`));
   }
-  if (live === null || typeof live !== "object" || Array.isArray(live)) return [`${path}: manifest an object, live ${JSON.stringify(live)?.slice(0, 200)}`];
-  return Object.entries(want as Record<string, unknown>).flatMap(([k, v]) => subsetDiff(v, (live as Record<string, unknown>)[k], `${path}/${k}`));
+  if (live === null || typeof live !== "object" || Array.isArray(live))
+    return [`${path}: manifest an object, live ${JSON.stringify(live)?.slice(0, 200)}`];
+  return Object.entries(want as Record<string, unknown>).flatMap(([k, v]) =>
+    subsetDiff(v, (live as Record<string, unknown>)[k], `${path}/${k}`),
+  );
 }

@@ -38,7 +38,9 @@ interface RawEvent {
   requestReceivedTimestamp?: string;
 }
 
-export type AuditFilter = Partial<Pick<AuditEntry, "user" | "verb" | "resource" | "subresource" | "namespace" | "name">> & {
+export type AuditFilter = Partial<
+  Pick<AuditEntry, "user" | "verb" | "resource" | "subresource" | "namespace" | "name">
+> & {
   /** Only entries at or after this time (ISO string or Date). */
   since?: string | Date;
   /** Any other condition. */
@@ -100,7 +102,11 @@ const isDeleteVerb = (v: string) => v === "delete" || v === "deletecollection";
  * (an eviction is `create pods/eviction`: not in here). */
 export function deletesOf(events: AuditEntry[], o: { namespace: string }): AuditEntry[] {
   return events.filter(
-    (e) => isDeleteVerb(e.verb) && e.namespace === o.namespace && e.subresource === "" && (e.resource === "pods" || e.resource === "persistentvolumeclaims"),
+    (e) =>
+      isDeleteVerb(e.verb) &&
+      e.namespace === o.namespace &&
+      e.subresource === "" &&
+      (e.resource === "pods" || e.resource === "persistentvolumeclaims"),
   );
 }
 
@@ -108,7 +114,8 @@ export function deletesOf(events: AuditEntry[], o: { namespace: string }): Audit
 export const byNodeAgent = (e: AuditEntry) => e.user === NODE_AGENT_USER;
 /** The StatefulSet controller (kube-controller-manager's statefulset-controller) deleting a pod:
  * allowed when the scenario changes the pod template. */
-export const byStatefulSetController = (e: AuditEntry) => e.user === CONTROLLER_MANAGER_USER && /\/statefulset-controller$/.test(e.userAgent);
+export const byStatefulSetController = (e: AuditEntry) =>
+  e.user === CONTROLLER_MANAGER_USER && /\/statefulset-controller$/.test(e.userAgent);
 
 export interface AuditCheck {
   /** Claim deletes (always unexpected) and pod deletes the scenario did not allow, that the server
@@ -141,25 +148,40 @@ export function checkAudit(o: AuditCheckOptions): AuditCheck {
   const unexpectedDeletes = deletesOf(o.events, { namespace: o.namespace }).filter(
     (e) => e.code >= 200 && e.code < 300 && (e.resource === "persistentvolumeclaims" || !(byNodeAgent(e) || allow(e))),
   );
-  const claimstepRequests = o.events.filter((e) => e.user === o.claimstepUser && (e.namespace === o.namespace || (o.clusterScoped === true && e.namespace === "")));
+  const claimstepRequests = o.events.filter(
+    (e) =>
+      e.user === o.claimstepUser && (e.namespace === o.namespace || (o.clusterScoped === true && e.namespace === "")),
+  );
   const unexpectedErrors = claimstepRequests.filter((e) => e.code >= 400 && !expected(e));
   return { unexpectedDeletes, unexpectedErrors, claimstepRequests };
 }
 
 /** One line per entry, for assertion messages. */
 export function describeAudit(events: AuditEntry[]): string {
-  return events.map((e) => `${e.time} ${e.user} ${e.verb} ${e.resource}${e.subresource ? `/${e.subresource}` : ""} ${e.namespace}/${e.name} → ${e.code}${e.message ? ` (${e.message})` : ""} [${e.userAgent}]`).join("\n");
+  return events
+    .map(
+      (e) =>
+        `${e.time} ${e.user} ${e.verb} ${e.resource}${e.subresource ? `/${e.subresource}` : ""} ${e.namespace}/${e.name} → ${e.code}${e.message ? ` (${e.message})` : ""} [${e.userAgent}]`,
+    )
+    .join("\n");
 }
 
 /** The log is written as each answer completes, a moment after the client has it: waits until at
  * least `count` entries match (default 1), and returns them. */
-export async function waitForAudit(path: string, filter: AuditFilter, o: { count?: number; timeoutMs?: number } = {}): Promise<AuditEntry[]> {
+export async function waitForAudit(
+  path: string,
+  filter: AuditFilter,
+  o: { count?: number; timeoutMs?: number } = {},
+): Promise<AuditEntry[]> {
   const count = o.count ?? 1;
   const deadline = Date.now() + (o.timeoutMs ?? 10_000);
   for (;;) {
     const found = auditEvents(path, filter);
     if (found.length >= count) return found;
-    if (Date.now() > deadline) throw new Error(`audit log: ${found.length} of ${count} entries matching ${JSON.stringify({ ...filter, where: filter.where ? "(fn)" : undefined })} after ${o.timeoutMs ?? 10_000} ms`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `audit log: ${found.length} of ${count} entries matching ${JSON.stringify({ ...filter, where: filter.where ? "(fn)" : undefined })} after ${o.timeoutMs ?? 10_000} ms`,
+      );
     await new Promise((r) => setTimeout(r, 100));
   }
 }

@@ -11,19 +11,26 @@ import { Agent as HttpsAgent } from "node:https";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseAllDocuments } from "yaml";
-import * as z from "../../../core/zod.js";
-import { KubeClient, type FetchLike } from "../../../adapters/kube/client.js";
+import { type FetchLike, KubeClient } from "../../../adapters/kube/client.js";
 import { KubeLease } from "../../../adapters/kube/lease.js";
 import { KubeReader, listOptedInSets } from "../../../adapters/kube/reader.js";
-import { RecreateRoutes, Routes, type Route } from "../../../adapters/kube/routes.js";
-import { KubeClaimWriter, KubeEventRecorder, KubePodWriter, KubeRecreateWriter, KubeSetStatusWriter, MERGE_PATCH } from "../../../adapters/kube/writer.js";
+import { RecreateRoutes, type Route, Routes } from "../../../adapters/kube/routes.js";
+import {
+  KubeClaimWriter,
+  KubeEventRecorder,
+  KubePodWriter,
+  KubeRecreateWriter,
+  KubeSetStatusWriter,
+  MERGE_PATCH,
+} from "../../../adapters/kube/writer.js";
 import { agentFetch } from "../../../adapters/kube-node/agent-fetch.js";
 import { SimCluster } from "../../../adapters/sim/cluster.js";
+import { type PolicyRule, SIM_SERVER } from "../../../adapters/sim/http.js";
 import type { SimClusterOptions } from "../../../adapters/sim/options.js";
-import { SIM_SERVER, type PolicyRule } from "../../../adapters/sim/http.js";
-import type { ClusterInfo } from "./control-plane.js";
 import type { PatchClaim } from "../../../core/types.js";
-import { storageClass, volumeAttributesClass, type StorageClassBehaviour } from "./node-agent.js";
+import * as z from "../../../core/zod.js";
+import type { ClusterInfo } from "./control-plane.js";
+import { type StorageClassBehaviour, storageClass, volumeAttributesClass } from "./node-agent.js";
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
 
@@ -82,14 +89,32 @@ const PENDING_CLAIM = "pending-data";
 /** The rules deploy/kubernetes/rbac*.yaml bind to ServiceAccount claimstep/claimstep (a Role's namespace is not modelled by the sim). */
 export function shippedRules(): PolicyRule[] {
   const docs = ["deploy/kubernetes/rbac.yaml", "deploy/kubernetes/rbac-finalize.yaml"].flatMap((f) =>
-    parseAllDocuments(readFileSync(join(repoRoot, f), "utf8")).map((d) => d.toJS() as { kind: string; metadata: { name: string; namespace?: string }; rules?: PolicyRule[]; roleRef?: { kind: string; name: string }; subjects?: { kind: string; name: string; namespace?: string }[] }),
+    parseAllDocuments(readFileSync(join(repoRoot, f), "utf8")).map(
+      (d) =>
+        d.toJS() as {
+          kind: string;
+          metadata: { name: string; namespace?: string };
+          rules?: PolicyRule[];
+          roleRef?: { kind: string; name: string };
+          subjects?: { kind: string; name: string; namespace?: string }[];
+        },
+    ),
   );
   const rules: PolicyRule[] = [];
   for (const b of docs.filter((d) => d?.kind === "ClusterRoleBinding" || d?.kind === "RoleBinding")) {
-    if (!b.subjects?.some((s) => s.kind === "ServiceAccount" && s.name === "claimstep" && s.namespace === "claimstep")) continue;
+    if (!b.subjects?.some((s) => s.kind === "ServiceAccount" && s.name === "claimstep" && s.namespace === "claimstep"))
+      continue;
     const role = docs.find((d) => d?.kind === b.roleRef!.kind && d.metadata.name === b.roleRef!.name);
-    if (!role?.rules) throw new Error(`${b.metadata.name} binds ${b.roleRef!.kind} ${b.roleRef!.name}, which is not shipped`);
-    rules.push(...role.rules.map((r) => ({ apiGroups: r.apiGroups, resources: r.resources, verbs: r.verbs, ...(r.resourceNames ? { resourceNames: r.resourceNames } : {}) })));
+    if (!role?.rules)
+      throw new Error(`${b.metadata.name} binds ${b.roleRef!.kind} ${b.roleRef!.name}, which is not shipped`);
+    rules.push(
+      ...role.rules.map((r) => ({
+        apiGroups: r.apiGroups,
+        resources: r.resources,
+        verbs: r.verbs,
+        ...(r.resourceNames ? { resourceNames: r.resourceNames } : {}),
+      })),
+    );
   }
   return rules;
 }
@@ -97,7 +122,14 @@ export function shippedRules(): PolicyRule[] {
 // ---------------------------------------------------------------------------------------------
 // the recorder
 
-const route = (verb: Route["verb"], group: string, version: string, resource: string, namespaced = true): Route => ({ verb, group, version, resource, namespaced, retry: false });
+const route = (verb: Route["verb"], group: string, version: string, resource: string, namespaced = true): Route => ({
+  verb,
+  group,
+  version,
+  resource,
+  namespaced,
+  retry: false,
+});
 const R = {
   getClaim: route("get", "", "v1", "persistentvolumeclaims"),
   createClaim: route("create", "", "v1", "persistentvolumeclaims"),
@@ -166,14 +198,18 @@ class Recorder {
     const steps = [...new Set(this.exchanges.map((e) => e.step))];
     return steps.flatMap((step) => {
       const of = this.exchanges.filter((e) => e.step === step);
-      const sorted = of.map((e, i) => ({ e, i })).sort((a, b) => (a.e.method + a.e.path).localeCompare(b.e.method + b.e.path) || a.i - b.i).map((x) => x.e);
+      const sorted = of
+        .map((e, i) => ({ e, i }))
+        .sort((a, b) => (a.e.method + a.e.path).localeCompare(b.e.method + b.e.path) || a.i - b.i)
+        .map((x) => x.e);
       return sorted.map((e, i) => ({ ...e, name: sorted.length > 1 ? `${step}-${i + 1}` : step }));
     });
   }
 
   /** Drop what a step recorded (a retried attempt). */
   discard(step: string): void {
-    for (let i = this.exchanges.length - 1; i >= 0; i--) if (this.exchanges[i]!.step === step) this.exchanges.splice(i, 1);
+    for (let i = this.exchanges.length - 1; i >= 0; i--)
+      if (this.exchanges[i]!.step === step) this.exchanges.splice(i, 1);
   }
 }
 
@@ -196,7 +232,13 @@ export async function runConformanceScript(side: Side, names: ScriptNames): Prom
     const t = side.transport(as);
     // The admin's writes are not claimstep's: managedFields name the User-Agent of an Update.
     const headers = as === "admin" ? { ...t.headers, "User-Agent": "conformance-admin" } : t.headers;
-    return new KubeClient({ server: side.server, fetch: rec.fetchFor(as, t.fetch), headers, retry: { attempts: 1 }, timeoutMs: 20_000 });
+    return new KubeClient({
+      server: side.server,
+      fetch: rec.fetchFor(as, t.fetch),
+      headers,
+      retry: { attempts: 1 },
+      timeoutMs: 20_000,
+    });
   };
   const cs = client("claimstep");
   const admin = client("admin");
@@ -223,11 +265,18 @@ export async function runConformanceScript(side: Side, names: ScriptNames): Prom
     }
   };
   /** Admin reads and writes of the setup, not recorded; a failure stops the script. */
-  const get = async (r: Route, name: string, namespace: string | undefined = ns): Promise<Obj> => admin.send(r, { ...(namespace ? { namespace } : {}), name });
+  const get = async (r: Route, name: string, namespace: string | undefined = ns): Promise<Obj> =>
+    admin.send(r, { ...(namespace ? { namespace } : {}), name });
   const claim = (name: string) => get(R.getClaim, name);
-  const waitClaim = (name: string, what: string, fn: (c: Obj) => boolean, timeoutMs?: number) => side.until(`${name}: ${what}`, async () => fn(await claim(name)), timeoutMs);
+  const waitClaim = (name: string, what: string, fn: (c: Obj) => boolean, timeoutMs?: number) =>
+    side.until(`${name}: ${what}`, async () => fn(await claim(name)), timeoutMs);
 
-  const applyAction = (name: string, c: Obj, storage: string, o: { vac?: string; resourceVersion?: string } = {}): PatchClaim => ({
+  const applyAction = (
+    name: string,
+    c: Obj,
+    storage: string,
+    o: { vac?: string; resourceVersion?: string } = {},
+  ): PatchClaim => ({
     type: "PatchClaim",
     namespace: ns,
     claim: name,
@@ -254,7 +303,12 @@ export async function runConformanceScript(side: Side, names: ScriptNames): Prom
   const labels = { app: SET };
   const template = (name: string, cls: string, vac?: string) => ({
     metadata: { name },
-    spec: { accessModes: ["ReadWriteOnce"], storageClassName: cls, ...(vac ? { volumeAttributesClassName: vac } : {}), resources: { requests: { storage: "1Gi" } } },
+    spec: {
+      accessModes: ["ReadWriteOnce"],
+      storageClassName: cls,
+      ...(vac ? { volumeAttributesClassName: vac } : {}),
+      resources: { requests: { storage: "1Gi" } },
+    },
   });
   const setManifest = {
     apiVersion: "apps/v1",
@@ -270,57 +324,115 @@ export async function runConformanceScript(side: Side, names: ScriptNames): Prom
     },
   };
   await admin.create(R.createSet, { namespace: ns }, setManifest);
-  await admin.create(R.createSet, { namespace: ns }, {
-    apiVersion: "apps/v1",
-    kind: "StatefulSet",
-    metadata: { name: OTHER_SET, namespace: ns },
-    spec: { replicas: 0, selector: { matchLabels: { app: OTHER_SET } }, serviceName: OTHER_SET, template: { metadata: { labels: { app: OTHER_SET } }, spec: { containers: [{ name: "app", image: "registry.k8s.io/pause:3.9" }] } } },
-  });
+  await admin.create(
+    R.createSet,
+    { namespace: ns },
+    {
+      apiVersion: "apps/v1",
+      kind: "StatefulSet",
+      metadata: { name: OTHER_SET, namespace: ns },
+      spec: {
+        replicas: 0,
+        selector: { matchLabels: { app: OTHER_SET } },
+        serviceName: OTHER_SET,
+        template: {
+          metadata: { labels: { app: OTHER_SET } },
+          spec: { containers: [{ name: "app", image: "registry.k8s.io/pause:3.9" }] },
+        },
+      },
+    },
+  );
   // A claim that never binds (its class does not exist).
-  await admin.create(R.createClaim, { namespace: ns }, {
-    apiVersion: "v1",
-    kind: "PersistentVolumeClaim",
-    metadata: { name: PENDING_CLAIM, namespace: ns },
-    spec: { accessModes: ["ReadWriteOnce"], storageClassName: `${names.fast}-missing`, resources: { requests: { storage: "1Gi" } } },
-  });
+  await admin.create(
+    R.createClaim,
+    { namespace: ns },
+    {
+      apiVersion: "v1",
+      kind: "PersistentVolumeClaim",
+      metadata: { name: PENDING_CLAIM, namespace: ns },
+      spec: {
+        accessModes: ["ReadWriteOnce"],
+        storageClassName: `${names.fast}-missing`,
+        resources: { requests: { storage: "1Gi" } },
+      },
+    },
+  );
   const claimNames = ["data-web-0", "data-web-1", "cold-web-0", "cold-web-1"];
   const stable = async () => {
     const s = await get(R.getSet, SET);
-    return s.status?.readyReplicas === 2 && s.status?.observedGeneration === s.metadata.generation && s.status?.currentRevision === s.status?.updateRevision && s.status?.updatedReplicas === 2;
+    return (
+      s.status?.readyReplicas === 2 &&
+      s.status?.observedGeneration === s.metadata.generation &&
+      s.status?.currentRevision === s.status?.updateRevision &&
+      s.status?.updatedReplicas === 2
+    );
   };
-  await side.until("web: 2 ready pods, claims Bound", async () => {
-    for (const c of claimNames) if ((await claim(c).catch(() => undefined))?.status?.phase !== "Bound") return false;
-    return stable();
-  }, 90_000);
-  await admin.create(R.createBudget, { namespace: ns }, {
-    apiVersion: "policy/v1",
-    kind: "PodDisruptionBudget",
-    metadata: { name: SET, namespace: ns },
-    spec: { minAvailable: 2, selector: { matchLabels: labels } },
-  });
+  await side.until(
+    "web: 2 ready pods, claims Bound",
+    async () => {
+      for (const c of claimNames) if ((await claim(c).catch(() => undefined))?.status?.phase !== "Bound") return false;
+      return stable();
+    },
+    90_000,
+  );
+  await admin.create(
+    R.createBudget,
+    { namespace: ns },
+    {
+      apiVersion: "policy/v1",
+      kind: "PodDisruptionBudget",
+      metadata: { name: SET, namespace: ns },
+      spec: { minAvailable: 2, selector: { matchLabels: labels } },
+    },
+  );
   const budgetObserved = async (allowed: number) => {
     const b = await get(R.getBudget, SET);
-    return b.status?.observedGeneration === b.metadata.generation && b.status?.currentHealthy === 2 && b.status?.disruptionsAllowed === allowed;
+    return (
+      b.status?.observedGeneration === b.metadata.generation &&
+      b.status?.currentHealthy === 2 &&
+      b.status?.disruptionsAllowed === allowed
+    );
   };
   await side.until("budget web observed, no disruption allowed", () => budgetObserved(0));
 
   // --- the reader -------------------------------------------------------------------------------
   await step("load", () => reader.load(ref, { volumeAttributesClasses: true, recreateRecord: true }));
   await step("list-opted-in-sets", () => listOptedInSets(cs, ns));
-    await step("get-missing-set", () => reader.load({ namespace: ns, name: "missing" }));
+  await step("get-missing-set", () => reader.load({ namespace: ns, name: "missing" }));
   await step("unauthorized", () => new KubeReader(bad).load(ref));
 
   // --- the claim writer ---------------------------------------------------------------------------
   const d1 = await claim("data-web-1");
   await step("apply-claim", () => claims.apply(applyAction("data-web-1", d1, "2Gi", { vac: names.gold })));
   await step("apply-claim-stale-rv", () => claims.apply(applyAction("data-web-1", d1, "2Gi", { vac: names.gold })));
-  await waitClaim("data-web-1", "resized to 2Gi and on the gold class", (c) => c.status?.capacity?.storage === "2Gi" && c.status?.currentVolumeAttributesClassName === names.gold && !c.status?.modifyVolumeStatus);
+  await waitClaim(
+    "data-web-1",
+    "resized to 2Gi and on the gold class",
+    (c) =>
+      c.status?.capacity?.storage === "2Gi" &&
+      c.status?.currentVolumeAttributesClassName === names.gold &&
+      !c.status?.modifyVolumeStatus,
+  );
   await step("get-claim-resized", () => admin.send(R.getClaim, { namespace: ns, name: "data-web-1" }));
 
   const d0 = await claim("data-web-0");
   await step("apply-claim-shrink", () => claims.apply(applyAction("data-web-0", d0, "500Mi")));
-  await step("merge-claim-stale-rv", () => cs.patch(Routes.applyClaim, { namespace: ns, name: "data-web-0" }, { metadata: { resourceVersion: staleOf(d0), labels: { tier: "x" } } }, MERGE_PATCH));
-  await step("merge-claim-class", () => cs.patch(Routes.applyClaim, { namespace: ns, name: "data-web-0" }, { spec: { storageClassName: names.fixed } }, MERGE_PATCH));
+  await step("merge-claim-stale-rv", () =>
+    cs.patch(
+      Routes.applyClaim,
+      { namespace: ns, name: "data-web-0" },
+      { metadata: { resourceVersion: staleOf(d0), labels: { tier: "x" } } },
+      MERGE_PATCH,
+    ),
+  );
+  await step("merge-claim-class", () =>
+    cs.patch(
+      Routes.applyClaim,
+      { namespace: ns, name: "data-web-0" },
+      { spec: { storageClassName: names.fixed } },
+      MERGE_PATCH,
+    ),
+  );
   const c0 = await claim("cold-web-0");
   await step("apply-claim-not-expandable", () => claims.apply(applyAction("cold-web-0", c0, "2Gi")));
   const p0 = await claim(PENDING_CLAIM);
@@ -328,22 +440,59 @@ export async function runConformanceScript(side: Side, names: ScriptNames): Prom
 
   // A failed expansion (beyond the class's 4Gi), then lowered: to capacity (refused), above it (allowed).
   await step("apply-claim-infeasible", () => claims.apply(applyAction("data-web-0", d0, "5Gi")));
-  await waitClaim("data-web-0", "expansion infeasible", (c) => c.status?.allocatedResourceStatuses?.storage === "ControllerResizeInfeasible");
+  await waitClaim(
+    "data-web-0",
+    "expansion infeasible",
+    (c) => c.status?.allocatedResourceStatuses?.storage === "ControllerResizeInfeasible",
+  );
   await step("get-claim-infeasible", () => admin.send(R.getClaim, { namespace: ns, name: "data-web-0" }));
   const d0f = await claim("data-web-0");
   await step("apply-claim-to-capacity", () => claims.apply(applyAction("data-web-0", d0f, "1Gi")));
-  await step("merge-claim-to-capacity", () => cs.patch(Routes.applyClaim, { namespace: ns, name: "data-web-0" }, { spec: { resources: { requests: { storage: "1Gi" } } } }, MERGE_PATCH));
+  await step("merge-claim-to-capacity", () =>
+    cs.patch(
+      Routes.applyClaim,
+      { namespace: ns, name: "data-web-0" },
+      { spec: { resources: { requests: { storage: "1Gi" } } } },
+      MERGE_PATCH,
+    ),
+  );
   await step("apply-claim-above-capacity", () => claims.apply(applyAction("data-web-0", d0f, "1536Mi")));
-  await waitClaim("data-web-0", "resized to 1536Mi", (c) => c.status?.capacity?.storage === "1536Mi" && !c.status?.allocatedResourceStatuses);
-  await step("delete-claim-forbidden", () => cs.delete(R.deleteClaim, { namespace: ns, name: "data-web-0" }, { apiVersion: "v1", kind: "DeleteOptions" }));
+  await waitClaim(
+    "data-web-0",
+    "resized to 1536Mi",
+    (c) => c.status?.capacity?.storage === "1536Mi" && !c.status?.allocatedResourceStatuses,
+  );
+  await step("delete-claim-forbidden", () =>
+    cs.delete(R.deleteClaim, { namespace: ns, name: "data-web-0" }, { apiVersion: "v1", kind: "DeleteOptions" }),
+  );
 
   // --- the set: templates, annotations, partition ------------------------------------------------
   await step("vct-update-forbidden", () =>
-    cs.patch(Routes.annotateStatefulSet, ref, { spec: { volumeClaimTemplates: [{ ...template("data", names.fast, names.silver), spec: { ...template("data", names.fast, names.silver).spec, resources: { requests: { storage: "2Gi" } } } }, template("cold", names.fixed)] } }, MERGE_PATCH),
+    cs.patch(
+      Routes.annotateStatefulSet,
+      ref,
+      {
+        spec: {
+          volumeClaimTemplates: [
+            {
+              ...template("data", names.fast, names.silver),
+              spec: { ...template("data", names.fast, names.silver).spec, resources: { requests: { storage: "2Gi" } } },
+            },
+            template("cold", names.fixed),
+          ],
+        },
+      },
+      MERGE_PATCH,
+    ),
   );
   const note = { "claimstep.io/status": JSON.stringify({ phase: "Progressing", reason: "ClaimUpdated" }) };
   /** A write under a resourceVersion just read, and its repeat (stale): again if the StatefulSet controller wrote the set in between. */
-  const underReadVersion = async (first: string, second: string, send: (rv: string) => Promise<unknown>, repeat: (rv: string) => Promise<unknown>) => {
+  const underReadVersion = async (
+    first: string,
+    second: string,
+    send: (rv: string) => Promise<unknown>,
+    repeat: (rv: string) => Promise<unknown>,
+  ) => {
     for (let attempt = 1; ; attempt++) {
       await side.until("web at rest", stable);
       const rv = (await get(R.getSet, SET)).metadata.resourceVersion;
@@ -364,39 +513,96 @@ export async function runConformanceScript(side: Side, names: ScriptNames): Prom
   await underReadVersion(
     "patch-partition",
     "patch-partition-stale-rv",
-    (rv) => pods.patchPartition({ type: "PatchPartition", namespace: ns, set: SET, partition: 1, from: 0, userPartition: 0, resourceVersion: rv }, note),
-    (rv) => pods.patchPartition({ type: "PatchPartition", namespace: ns, set: SET, partition: 0, from: 1, userPartition: null, resourceVersion: rv }, note),
+    (rv) =>
+      pods.patchPartition(
+        {
+          type: "PatchPartition",
+          namespace: ns,
+          set: SET,
+          partition: 1,
+          from: 0,
+          userPartition: 0,
+          resourceVersion: rv,
+        },
+        note,
+      ),
+    (rv) =>
+      pods.patchPartition(
+        {
+          type: "PatchPartition",
+          namespace: ns,
+          set: SET,
+          partition: 0,
+          from: 1,
+          userPartition: null,
+          resourceVersion: rv,
+        },
+        note,
+      ),
   );
 
   // --- events -----------------------------------------------------------------------------------
   const events = new KubeEventRecorder(cs, { reportingInstance: "claimstep-conformance" });
-  const event = { type: "Normal" as const, reason: "ClaimUpdated" as const, action: "PatchClaim", note: "updating data-web-1: storage 1Gi → 2Gi" };
+  const event = {
+    type: "Normal" as const,
+    reason: "ClaimUpdated" as const,
+    action: "PatchClaim",
+    note: "updating data-web-1: storage 1Gi → 2Gi",
+  };
   const at = new Date("2026-12-01T10:00:00Z");
   await step("event-first", () => events.recordEvents(ref, [event], at));
   await step("event-repeat", () => events.recordEvents(ref, [event], new Date(at.getTime() + 60_000)));
-  await step("event-repeat-other-writer", () => new KubeEventRecorder(cs, { reportingInstance: "claimstep-conformance" }).recordEvents(ref, [event], new Date(at.getTime() + 120_000)));
+  await step("event-repeat-other-writer", () =>
+    new KubeEventRecorder(cs, { reportingInstance: "claimstep-conformance" }).recordEvents(
+      ref,
+      [event],
+      new Date(at.getTime() + 120_000),
+    ),
+  );
   await step("event-invalid-generatename", () =>
-    cs.create(Routes.createEvent, { namespace: ns }, {
-      apiVersion: "events.k8s.io/v1",
-      kind: "Event",
-      metadata: { generateName: "web.", namespace: ns },
-      reportingController: "claimstep.io/stepper",
-      reportingInstance: "claimstep-conformance",
-      action: "PatchClaim",
-      reason: "ClaimUpdated",
-      type: "Normal",
-      note: "x",
-      regarding: { apiVersion: "apps/v1", kind: "StatefulSet", namespace: ns, name: SET },
-    }),
+    cs.create(
+      Routes.createEvent,
+      { namespace: ns },
+      {
+        apiVersion: "events.k8s.io/v1",
+        kind: "Event",
+        metadata: { generateName: "web.", namespace: ns },
+        reportingController: "claimstep.io/stepper",
+        reportingInstance: "claimstep-conformance",
+        action: "PatchClaim",
+        reason: "ClaimUpdated",
+        type: "Normal",
+        note: "x",
+        regarding: { apiVersion: "apps/v1", kind: "StatefulSet", namespace: ns, name: SET },
+      },
+    ),
   );
   await step("list-events", () => cs.list(Routes.listEvents, { namespace: ns }, anyItem));
 
   // --- evictions --------------------------------------------------------------------------------
   const pod1 = await get(R.getPod, "web-1");
-  await step("evict-budget", () => pods.evict({ type: "EvictPod", namespace: ns, pod: "web-1", uid: pod1.metadata.uid, ordinal: 1, claim: "data-web-1" }));
+  await step("evict-budget", () =>
+    pods.evict({
+      type: "EvictPod",
+      namespace: ns,
+      pod: "web-1",
+      uid: pod1.metadata.uid,
+      ordinal: 1,
+      claim: "data-web-1",
+    }),
+  );
   await admin.patch(R.patchBudget, { namespace: ns, name: SET }, { spec: { minAvailable: 1 } }, MERGE_PATCH);
   await side.until("budget web allows one disruption", () => budgetObserved(1));
-  await step("evict-uid-mismatch", () => pods.evict({ type: "EvictPod", namespace: ns, pod: "web-1", uid: "00000000-0000-4000-8000-000000000000", ordinal: 1, claim: "data-web-1" }));
+  await step("evict-uid-mismatch", () =>
+    pods.evict({
+      type: "EvictPod",
+      namespace: ns,
+      pod: "web-1",
+      uid: "00000000-0000-4000-8000-000000000000",
+      ordinal: 1,
+      claim: "data-web-1",
+    }),
+  );
   // The disruption controller recounts the budget (the pod charged in disruptedPods is not healthy).
   await side.pause(2000);
   await step("get-budget-after-failed-eviction", () => admin.send(R.getBudget, { namespace: ns, name: SET }));
@@ -405,25 +611,79 @@ export async function runConformanceScript(side: Side, names: ScriptNames): Prom
   await side.until("web at rest", stable);
   const live = await get(R.getSet, SET);
   const manifest = structuredClone(live);
-  for (const k of ["uid", "resourceVersion", "creationTimestamp", "generation", "managedFields"]) delete manifest.metadata[k];
+  for (const k of ["uid", "resourceVersion", "creationTimestamp", "generation", "managedFields"])
+    delete manifest.metadata[k];
   delete manifest.status;
   manifest.spec.volumeClaimTemplates[0].spec.resources.requests.storage = "2Gi";
   const recordName = `claimstep-recreate-${SET}`;
-  const record = { metadata: { name: recordName, namespace: ns, labels: { "app.kubernetes.io/managed-by": "claimstep" } }, data: { manifest: JSON.stringify(manifest), uid: live.metadata.uid, resourceVersion: live.metadata.resourceVersion } };
-  await step("record-create", () => recreate.writeRecord({ type: "WriteRecord", namespace: ns, set: SET, record: record as never }));
-  await step("record-create-exists", () => recreate.writeRecord({ type: "WriteRecord", namespace: ns, set: SET, record: record as never }));
+  const record = {
+    metadata: { name: recordName, namespace: ns, labels: { "app.kubernetes.io/managed-by": "claimstep" } },
+    data: {
+      manifest: JSON.stringify(manifest),
+      uid: live.metadata.uid,
+      resourceVersion: live.metadata.resourceVersion,
+    },
+  };
+  await step("record-create", () =>
+    recreate.writeRecord({ type: "WriteRecord", namespace: ns, set: SET, record: record as never }),
+  );
+  await step("record-create-exists", () =>
+    recreate.writeRecord({ type: "WriteRecord", namespace: ns, set: SET, record: record as never }),
+  );
   const rec1 = await get(R.getConfigMap, recordName);
-  await step("record-arm", () => recreate.armRecord({ type: "ArmRecord", namespace: ns, set: SET, name: recordName, armed: true, resourceVersion: rec1.metadata.resourceVersion }));
-  await step("record-arm-stale-rv", () => recreate.armRecord({ type: "ArmRecord", namespace: ns, set: SET, name: recordName, armed: false, resourceVersion: rec1.metadata.resourceVersion }));
+  await step("record-arm", () =>
+    recreate.armRecord({
+      type: "ArmRecord",
+      namespace: ns,
+      set: SET,
+      name: recordName,
+      armed: true,
+      resourceVersion: rec1.metadata.resourceVersion,
+    }),
+  );
+  await step("record-arm-stale-rv", () =>
+    recreate.armRecord({
+      type: "ArmRecord",
+      namespace: ns,
+      set: SET,
+      name: recordName,
+      armed: false,
+      resourceVersion: rec1.metadata.resourceVersion,
+    }),
+  );
   // The StatefulSet controller may still write the set's status in real time: retry on a moved resourceVersion.
   for (let attempt = 1; ; attempt++) {
     const cur = await get(R.getSet, SET);
     rec.discard("orphan-delete-stale-rv");
     rec.discard("orphan-delete-uid-mismatch");
     rec.discard("orphan-delete");
-    await step("orphan-delete-stale-rv", () => recreate.orphanSet({ type: "OrphanSet", namespace: ns, set: SET, uid: cur.metadata.uid, resourceVersion: staleOf(live) }));
-    await step("orphan-delete-uid-mismatch", () => recreate.orphanSet({ type: "OrphanSet", namespace: ns, set: SET, uid: "00000000-0000-4000-8000-000000000000", resourceVersion: cur.metadata.resourceVersion }));
-    await step("orphan-delete", () => recreate.orphanSet({ type: "OrphanSet", namespace: ns, set: SET, uid: cur.metadata.uid, resourceVersion: cur.metadata.resourceVersion }));
+    await step("orphan-delete-stale-rv", () =>
+      recreate.orphanSet({
+        type: "OrphanSet",
+        namespace: ns,
+        set: SET,
+        uid: cur.metadata.uid,
+        resourceVersion: staleOf(live),
+      }),
+    );
+    await step("orphan-delete-uid-mismatch", () =>
+      recreate.orphanSet({
+        type: "OrphanSet",
+        namespace: ns,
+        set: SET,
+        uid: "00000000-0000-4000-8000-000000000000",
+        resourceVersion: cur.metadata.resourceVersion,
+      }),
+    );
+    await step("orphan-delete", () =>
+      recreate.orphanSet({
+        type: "OrphanSet",
+        namespace: ns,
+        set: SET,
+        uid: cur.metadata.uid,
+        resourceVersion: cur.metadata.resourceVersion,
+      }),
+    );
     const last = rec.exchanges.at(-1)!;
     if (last.status !== 409 || attempt >= 5) break;
     await sleep(200);
@@ -439,22 +699,57 @@ export async function runConformanceScript(side: Side, names: ScriptNames): Prom
   await step("create-set", () => recreate.createSet({ type: "CreateSet", namespace: ns, set: SET, manifest }));
   await step("create-set-exists", () => recreate.createSet({ type: "CreateSet", namespace: ns, set: SET, manifest }));
   const rec2 = await get(R.getConfigMap, recordName);
-  await step("record-delete-uid-mismatch", () => recreate.deleteRecord({ type: "DeleteRecord", namespace: ns, set: SET, name: recordName, uid: "00000000-0000-4000-8000-000000000000" }));
-  await step("record-delete", () => recreate.deleteRecord({ type: "DeleteRecord", namespace: ns, set: SET, name: recordName, uid: rec2.metadata.uid }));
+  await step("record-delete-uid-mismatch", () =>
+    recreate.deleteRecord({
+      type: "DeleteRecord",
+      namespace: ns,
+      set: SET,
+      name: recordName,
+      uid: "00000000-0000-4000-8000-000000000000",
+    }),
+  );
+  await step("record-delete", () =>
+    recreate.deleteRecord({ type: "DeleteRecord", namespace: ns, set: SET, name: recordName, uid: rec2.metadata.uid }),
+  );
 
   // A background delete with preconditions (stale, then current).
   const other = await get(R.getSet, OTHER_SET);
-  const background = (rv: string) => ({ apiVersion: "v1", kind: "DeleteOptions", propagationPolicy: "Background", preconditions: { uid: other.metadata.uid, resourceVersion: rv } });
-  await step("background-delete-stale-rv", () => cs.delete(RecreateRoutes.deleteStatefulSet, { namespace: ns, name: OTHER_SET }, background(staleOf(other))));
-  await step("background-delete", () => cs.delete(RecreateRoutes.deleteStatefulSet, { namespace: ns, name: OTHER_SET }, background(other.metadata.resourceVersion)));
+  const background = (rv: string) => ({
+    apiVersion: "v1",
+    kind: "DeleteOptions",
+    propagationPolicy: "Background",
+    preconditions: { uid: other.metadata.uid, resourceVersion: rv },
+  });
+  await step("background-delete-stale-rv", () =>
+    cs.delete(RecreateRoutes.deleteStatefulSet, { namespace: ns, name: OTHER_SET }, background(staleOf(other))),
+  );
+  await step("background-delete", () =>
+    cs.delete(
+      RecreateRoutes.deleteStatefulSet,
+      { namespace: ns, name: OTHER_SET },
+      background(other.metadata.resourceVersion),
+    ),
+  );
 
   // --- the Lease --------------------------------------------------------------------------------
   const lease = new KubeLease(cs, { namespace: names.leaseNamespace, name: names.lease, timeoutMs: 20_000 });
-  const spec = { holderIdentity: "claimstep-conformance", leaseDurationSeconds: 15, acquireTime: "2026-12-01T10:00:00.000000Z", renewTime: "2026-12-01T10:00:00.000000Z", leaseTransitions: 0 };
+  const spec = {
+    holderIdentity: "claimstep-conformance",
+    leaseDurationSeconds: 15,
+    acquireTime: "2026-12-01T10:00:00.000000Z",
+    renewTime: "2026-12-01T10:00:00.000000Z",
+    leaseTransitions: 0,
+  };
   await step("lease-create", () => lease.create(spec));
   await step("lease-create-exists", () => lease.create(spec));
   await step("lease-get-forbidden", () => lease.get());
-  await admin.delete(R.deleteLease, { namespace: names.leaseNamespace, name: names.lease }, { apiVersion: "v1", kind: "DeleteOptions" }).catch(() => undefined);
+  await admin
+    .delete(
+      R.deleteLease,
+      { namespace: names.leaseNamespace, name: names.lease },
+      { apiVersion: "v1", kind: "DeleteOptions" },
+    )
+    .catch(() => undefined);
   // The classes stay (unique names in a test run; the node agent still serves the namespace's volumes with them).
 
   return rec.named();
@@ -483,7 +778,8 @@ export function simSide(sim: SimCluster): Side {
       const deadline = sim.clock.nowMs() + timeoutMs;
       for (;;) {
         if (await fn()) return;
-        if (sim.clock.nowMs() >= deadline) throw new Error(`sim: timed out after ${timeoutMs} virtual ms waiting for ${what}`);
+        if (sim.clock.nowMs() >= deadline)
+          throw new Error(`sim: timed out after ${timeoutMs} virtual ms waiting for ${what}`);
         sim.advance(500);
       }
     },
@@ -491,7 +787,12 @@ export function simSide(sim: SimCluster): Side {
       sim.advance(ms);
     },
     classBehaviour(name, b) {
-      sim.setDriver(name, { resize: "online", nodeExpansion: b.nodeExpansion === "offline" ? "offline" : "online", modify: "ok", ...(b.maxSize ? { maxStorage: b.maxSize } : {}) });
+      sim.setDriver(name, {
+        resize: "online",
+        nodeExpansion: b.nodeExpansion === "offline" ? "offline" : "online",
+        modify: "ok",
+        ...(b.maxSize ? { maxStorage: b.maxSize } : {}),
+      });
     },
   };
 }
@@ -500,14 +801,20 @@ export function simSide(sim: SimCluster): Side {
 export function newSimCluster(opts: SimClusterOptions = {}): SimCluster {
   return new SimCluster({
     ...opts,
-    tokens: { [SIM_TOKENS.claimstep]: { user: CLAIMSTEP_USER, rules: shippedRules() }, [SIM_TOKENS.admin]: { user: "admin" } },
+    tokens: {
+      [SIM_TOKENS.claimstep]: { user: CLAIMSTEP_USER, rules: shippedRules() },
+      [SIM_TOKENS.admin]: { user: "admin" },
+    },
   });
 }
 
 /** The real cluster as a Side (claimstep's ServiceAccount token; the admin's token or client certificate). */
 export function realSide(info: Pick<ClusterInfo, "server" | "caPem" | "admin" | "claimstepToken">): Side {
   const plain = new HttpsAgent({ keepAlive: true, ca: info.caPem });
-  const adminAgent = info.admin.certPem && info.admin.keyPem ? new HttpsAgent({ keepAlive: true, ca: info.caPem, cert: info.admin.certPem, key: info.admin.keyPem }) : plain;
+  const adminAgent =
+    info.admin.certPem && info.admin.keyPem
+      ? new HttpsAgent({ keepAlive: true, ca: info.caPem, cert: info.admin.certPem, key: info.admin.keyPem })
+      : plain;
   const viaPlain = agentFetch(() => plain);
   const viaAdmin = agentFetch(() => adminAgent);
   return {
@@ -515,8 +822,17 @@ export function realSide(info: Pick<ClusterInfo, "server" | "caPem" | "admin" | 
     server: info.server,
     transport: (as) =>
       as === "admin"
-        ? { fetch: viaAdmin, headers: (info.admin.token ? { Authorization: `Bearer ${info.admin.token}` } : {}) as Record<string, string> }
-        : { fetch: viaPlain, headers: { Authorization: `Bearer ${as === "claimstep" ? info.claimstepToken : "not-a-token"}` } },
+        ? {
+            fetch: viaAdmin,
+            headers: (info.admin.token ? { Authorization: `Bearer ${info.admin.token}` } : {}) as Record<
+              string,
+              string
+            >,
+          }
+        : {
+            fetch: viaPlain,
+            headers: { Authorization: `Bearer ${as === "claimstep" ? info.claimstepToken : "not-a-token"}` },
+          },
     pause: async (ms) => {
       await sleep(ms);
     },
@@ -529,7 +845,10 @@ export function realSide(info: Pick<ClusterInfo, "server" | "caPem" | "admin" | 
         } catch (e) {
           lastError = e;
         }
-        if (Date.now() >= deadline) throw new Error(`real: timed out after ${timeoutMs} ms waiting for ${what}${lastError ? ` (last error: ${String(lastError)})` : ""}`);
+        if (Date.now() >= deadline)
+          throw new Error(
+            `real: timed out after ${timeoutMs} ms waiting for ${what}${lastError ? ` (last error: ${String(lastError)})` : ""}`,
+          );
         await sleep(200);
       }
     },
@@ -568,9 +887,12 @@ const pick = (o: Obj, keys: string[]): Obj => {
 
 /** claimstep's own entries of managedFields: what its writes own. */
 const managedByClaimstep = (m: Obj) =>
-  ((m?.managedFields ?? []) as Obj[]).filter((f) => f.manager === "claimstep").map((f) => pick(f, ["manager", "operation", "apiVersion", "fieldsType", "fieldsV1", "subresource"]));
+  ((m?.managedFields ?? []) as Obj[])
+    .filter((f) => f.manager === "claimstep")
+    .map((f) => pick(f, ["manager", "operation", "apiVersion", "fieldsType", "fieldsV1", "subresource"]));
 
-const conditionTypes = (cs: Obj[] | undefined) => (cs ?? []).map((c) => pick(c, ["type", "status", "reason"])).sort((a, b) => (a.type < b.type ? -1 : 1));
+const conditionTypes = (cs: Obj[] | undefined) =>
+  (cs ?? []).map((c) => pick(c, ["type", "status", "reason"])).sort((a, b) => (a.type < b.type ? -1 : 1));
 
 /** The fields of an object a request affects or claimstep reads, by kind. */
 export function projectObject(o: Obj, kind = o?.kind): Obj {
@@ -582,7 +904,13 @@ export function projectObject(o: Obj, kind = o?.kind): Obj {
     ...(m.labels ? { labels: m.labels } : {}),
     ...(m.finalizers ? { finalizers: m.finalizers } : {}),
     ...(m.deletionTimestamp ? { deletionTimestamp: "<present>" } : {}),
-    ...(m.ownerReferences ? { ownerReferences: m.ownerReferences.map((r: Obj) => pick(r, ["apiVersion", "kind", "name", "controller", "blockOwnerDeletion"])) } : {}),
+    ...(m.ownerReferences
+      ? {
+          ownerReferences: m.ownerReferences.map((r: Obj) =>
+            pick(r, ["apiVersion", "kind", "name", "controller", "blockOwnerDeletion"]),
+          ),
+        }
+      : {}),
     ...(managedByClaimstep(m).length ? { managedByClaimstep: managedByClaimstep(m) } : {}),
   };
   switch (kind) {
@@ -591,46 +919,103 @@ export function projectObject(o: Obj, kind = o?.kind): Obj {
         kind,
         metadata: meta,
         spec: pick(o.spec, ["accessModes", "resources", "storageClassName", "volumeAttributesClassName", "volumeMode"]),
-        status: { ...pick(o.status, ["phase", "capacity", "allocatedResources", "allocatedResourceStatuses", "currentVolumeAttributesClassName", "modifyVolumeStatus", "accessModes"]), conditions: conditionTypes(o.status?.conditions) },
+        status: {
+          ...pick(o.status, [
+            "phase",
+            "capacity",
+            "allocatedResources",
+            "allocatedResourceStatuses",
+            "currentVolumeAttributesClassName",
+            "modifyVolumeStatus",
+            "accessModes",
+          ]),
+          conditions: conditionTypes(o.status?.conditions),
+        },
       };
     case "StatefulSet": {
-      const annotations = Object.fromEntries(Object.entries((m.annotations ?? {}) as Record<string, string>).filter(([k]) => k.startsWith("claimstep.io/")));
+      const annotations = Object.fromEntries(
+        Object.entries((m.annotations ?? {}) as Record<string, string>).filter(([k]) => k.startsWith("claimstep.io/")),
+      );
       return {
         kind,
         metadata: { ...meta, annotations, generation: m.generation },
-        spec: pick(o.spec, ["replicas", "selector", "serviceName", "podManagementPolicy", "updateStrategy", "volumeClaimTemplates", "persistentVolumeClaimRetentionPolicy", "revisionHistoryLimit", "minReadySeconds", "ordinals"]),
-        status: pick(o.status, ["replicas", "readyReplicas", "currentReplicas", "updatedReplicas", "availableReplicas"]),
+        spec: pick(o.spec, [
+          "replicas",
+          "selector",
+          "serviceName",
+          "podManagementPolicy",
+          "updateStrategy",
+          "volumeClaimTemplates",
+          "persistentVolumeClaimRetentionPolicy",
+          "revisionHistoryLimit",
+          "minReadySeconds",
+          "ordinals",
+        ]),
+        status: pick(o.status, [
+          "replicas",
+          "readyReplicas",
+          "currentReplicas",
+          "updatedReplicas",
+          "availableReplicas",
+        ]),
       };
     }
     case "Pod":
       return {
         kind,
-        metadata: { ...meta, labels: Object.fromEntries(Object.entries((m.labels ?? {}) as Record<string, string>).map(([k, v]) => [k, k === "controller-revision-hash" ? "<hash>" : v])) },
-        spec: { volumes: ((o.spec?.volumes ?? []) as Obj[]).filter((v) => v.persistentVolumeClaim).map((v) => pick(v, ["name", "persistentVolumeClaim"])) },
-        status: { phase: o.status?.phase, ready: (o.status?.conditions ?? []).find((c: Obj) => c.type === "Ready")?.status },
+        metadata: {
+          ...meta,
+          labels: Object.fromEntries(
+            Object.entries((m.labels ?? {}) as Record<string, string>).map(([k, v]) => [
+              k,
+              k === "controller-revision-hash" ? "<hash>" : v,
+            ]),
+          ),
+        },
+        spec: {
+          volumes: ((o.spec?.volumes ?? []) as Obj[])
+            .filter((v) => v.persistentVolumeClaim)
+            .map((v) => pick(v, ["name", "persistentVolumeClaim"])),
+        },
+        status: {
+          phase: o.status?.phase,
+          ready: (o.status?.conditions ?? []).find((c: Obj) => c.type === "Ready")?.status,
+        },
       };
     case "StorageClass":
-      return { kind, metadata: { name: m.name }, ...pick(o, ["provisioner", "allowVolumeExpansion", "reclaimPolicy", "volumeBindingMode"]) };
+      return {
+        kind,
+        metadata: { name: m.name },
+        ...pick(o, ["provisioner", "allowVolumeExpansion", "reclaimPolicy", "volumeBindingMode"]),
+      };
     case "VolumeAttributesClass":
       return { kind, metadata: { name: m.name }, ...pick(o, ["driverName", "parameters"]) };
     case "ConfigMap": {
       // The re-create record: its manifest compared as JSON (each server orders keys its own way), its resourceVersion scrubbed.
-      const data = Object.fromEntries(Object.entries((o.data ?? {}) as Record<string, string>).map(([k, v]) => {
-        if (k === "resourceVersion") return [k, "<rv>"];
-        if (k === "manifest") {
-          try {
-            const man = JSON.parse(v);
-            return [k, projectObject({ ...man, status: undefined }, "StatefulSet")];
-          } catch {
-            return [k, v];
+      const data = Object.fromEntries(
+        Object.entries((o.data ?? {}) as Record<string, string>).map(([k, v]) => {
+          if (k === "resourceVersion") return [k, "<rv>"];
+          if (k === "manifest") {
+            try {
+              const man = JSON.parse(v);
+              return [k, projectObject({ ...man, status: undefined }, "StatefulSet")];
+            } catch {
+              return [k, v];
+            }
           }
-        }
-        return [k, v];
-      }));
+          return [k, v];
+        }),
+      );
       return { kind, metadata: { ...meta, annotations: m.annotations }, data };
     }
     case "Event":
-      return { kind, metadata: meta, ...pick(o, ["reason", "note", "type", "action", "reportingController", "reportingInstance", "regarding"]), eventTime: o.eventTime ? "<present>" : undefined, series: o.series ? { count: o.series.count } : undefined };
+      return {
+        kind,
+        metadata: meta,
+        ...pick(o, ["reason", "note", "type", "action", "reportingController", "reportingInstance", "regarding"]),
+        eventTime: o.eventTime ? "<present>" : undefined,
+        series: o.series ? { count: o.series.count } : undefined,
+      };
     case "Lease":
       return { kind, metadata: meta, spec: o.spec };
     case "PodDisruptionBudget":
@@ -638,7 +1023,11 @@ export function projectObject(o: Obj, kind = o?.kind): Obj {
         kind,
         metadata: { ...meta, generation: m.generation },
         spec: o.spec,
-        status: { ...pick(o.status, ["disruptionsAllowed", "currentHealthy", "desiredHealthy", "expectedPods"]), disruptedPods: Object.keys(o.status?.disruptedPods ?? {}).sort(), conditions: conditionTypes(o.status?.conditions) },
+        status: {
+          ...pick(o.status, ["disruptionsAllowed", "currentHealthy", "desiredHealthy", "expectedPods"]),
+          disruptedPods: Object.keys(o.status?.disruptedPods ?? {}).sort(),
+          conditions: conditionTypes(o.status?.conditions),
+        },
       };
     default:
       return { kind, metadata: meta };
@@ -648,7 +1037,12 @@ export function projectObject(o: Obj, kind = o?.kind): Obj {
 /** The same value with every object's keys sorted (servers serialize in their own order). */
 const sortKeys = (v: unknown): unknown => {
   if (Array.isArray(v)) return v.map(sortKeys);
-  if (v && typeof v === "object") return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortKeys((v as Obj)[k])]));
+  if (v && typeof v === "object")
+    return Object.fromEntries(
+      Object.keys(v)
+        .sort()
+        .map((k) => [k, sortKeys((v as Obj)[k])]),
+    );
   return v;
 };
 
@@ -666,7 +1060,13 @@ function projectionOf(e: Exchange, ours: ScriptNames): unknown {
       reason: b.reason,
       code: b.code,
       message: b.message,
-      details: b.details ? { ...pick(b.details, ["name", "group", "kind", "retryAfterSeconds"]), ...(b.details.uid ? { uid: "<uid>" } : {}), ...(b.details.causes ? { causes: b.details.causes } : {}) } : undefined,
+      details: b.details
+        ? {
+            ...pick(b.details, ["name", "group", "kind", "retryAfterSeconds"]),
+            ...(b.details.uid ? { uid: "<uid>" } : {}),
+            ...(b.details.causes ? { causes: b.details.causes } : {}),
+          }
+        : undefined,
     });
   }
   if (Array.isArray(b.items)) {
@@ -689,7 +1089,9 @@ export function unifiedDiff(a: string, b: string, labels: [string, string] = ["r
   const n = x.length;
   const m = y.length;
   const lcs: number[][] = Array.from({ length: n + 1 }, () => new Array<number>(m + 1).fill(0));
-  for (let i = n - 1; i >= 0; i--) for (let j = m - 1; j >= 0; j--) lcs[i]![j] = x[i] === y[j] ? lcs[i + 1]![j + 1]! + 1 : Math.max(lcs[i + 1]![j]!, lcs[i]![j + 1]!);
+  for (let i = n - 1; i >= 0; i--)
+    for (let j = m - 1; j >= 0; j--)
+      lcs[i]![j] = x[i] === y[j] ? lcs[i + 1]![j + 1]! + 1 : Math.max(lcs[i + 1]![j]!, lcs[i]![j + 1]!);
   const ops: { t: " " | "-" | "+"; s: string }[] = [];
   let i = 0;
   let j = 0;
@@ -730,8 +1132,14 @@ export interface KnownDifference {
 }
 
 /** Every difference between the two recordings, request by request (same names, same order). */
-export function compareRecordings(real: Exchange[], sim: Exchange[], names: ScriptNames, known: KnownDifference[] = []): Mismatch[] {
-  const adjust = (e: Exchange) => known.filter((k) => k.names.includes(e.name)).reduce((p, k) => k.ignore(p), projection(e, names));
+export function compareRecordings(
+  real: Exchange[],
+  sim: Exchange[],
+  names: ScriptNames,
+  known: KnownDifference[] = [],
+): Mismatch[] {
+  const adjust = (e: Exchange) =>
+    known.filter((k) => k.names.includes(e.name)).reduce((p, k) => k.ignore(p), projection(e, names));
   const out: Mismatch[] = [];
   const simByName = new Map(sim.map((e) => [e.name, e]));
   const realNames = new Set(real.map((e) => e.name));
@@ -743,14 +1151,21 @@ export function compareRecordings(real: Exchange[], sim: Exchange[], names: Scri
       continue;
     }
     const sreq = `${s.method} ${s.path}${Object.keys(s.query).length ? `?${new URLSearchParams(s.query)}` : ""}`;
-    if (scrub(request) !== scrub(sreq)) out.push({ name: r.name, what: `different requests: ${request} vs ${sreq}`, diff: "" });
+    if (scrub(request) !== scrub(sreq))
+      out.push({ name: r.name, what: `different requests: ${request} vs ${sreq}`, diff: "" });
     const a = JSON.stringify(adjust(r), null, 2);
     const b = JSON.stringify(adjust(s), null, 2);
     if (r.status !== s.status || a !== b) {
-      out.push({ name: r.name, what: `${request}: real HTTP ${r.status}, sim HTTP ${s.status}`, diff: a === b ? "" : unifiedDiff(a, b) });
+      out.push({
+        name: r.name,
+        what: `${request}: real HTTP ${r.status}, sim HTTP ${s.status}`,
+        diff: a === b ? "" : unifiedDiff(a, b),
+      });
     }
   }
-  for (const s of sim) if (!realNames.has(s.name)) out.push({ name: s.name, what: `${s.method} ${s.path}: sent to the sim only (HTTP ${s.status})`, diff: "" });
+  for (const s of sim)
+    if (!realNames.has(s.name))
+      out.push({ name: s.name, what: `${s.method} ${s.path}: sent to the sim only (HTTP ${s.status})`, diff: "" });
   return out;
 }
 

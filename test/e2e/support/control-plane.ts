@@ -2,18 +2,18 @@
 // on 127.0.0.1, started from the binaries in CLAIMSTEP_KUBE_ASSETS (never from a path outside the repository), with
 // claimstep's shipped RBAC applied verbatim and a token for its ServiceAccount; or a connection
 // to an existing cluster (CLAIMSTEP_E2E_KUBECONFIG: kind, k3d) where nothing is started.
-import { execFile, spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, openSync, closeSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { parse, parseAllDocuments, stringify } from "yaml";
-import { KIND_TO_RESOURCE, Rest, closeAgents, describeReply, ok, rawRequest, type Credentials, type KubeObject } from "./rest.js";
+import { type Credentials, closeAgents, KIND_TO_RESOURCE, type KubeObject, ok, Rest, rawRequest } from "./rest.js";
 
-export { Rest, ok } from "./rest.js";
 export type { Credentials, KubeObject } from "./rest.js";
+export { ok, Rest } from "./rest.js";
 
 const execFileP = promisify(execFile);
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
@@ -67,7 +67,9 @@ export interface ControlPlaneOptions {
 }
 
 /** The files claimstep ships and the tests apply verbatim. */
-export const RBAC_MANIFESTS = ["deploy/kubernetes/rbac.yaml", "deploy/kubernetes/rbac-finalize.yaml"].map((f) => join(repoRoot, f));
+export const RBAC_MANIFESTS = ["deploy/kubernetes/rbac.yaml", "deploy/kubernetes/rbac-finalize.yaml"].map((f) =>
+  join(repoRoot, f),
+);
 
 // ---------------------------------------------------------------------------------------------
 // processes
@@ -118,7 +120,12 @@ function startProcess(name: string, bin: string, args: string[], dir: string): P
   const logPath = join(dir, `${name}.log`);
   const fd = openSync(logPath, "a");
   // Its own process group (detached), so that stop() and the exit hook kill it and any child.
-  const child = spawn(bin, args, { cwd: dir, detached: true, stdio: ["ignore", fd, fd], env: { ...process.env, GOMAXPROCS: process.env.GOMAXPROCS ?? "2" } });
+  const child = spawn(bin, args, {
+    cwd: dir,
+    detached: true,
+    stdio: ["ignore", fd, fd],
+    env: { ...process.env, GOMAXPROCS: process.env.GOMAXPROCS ?? "2" },
+  });
   closeSync(fd);
   child.unref();
   const p: Proc = { name, child, logPath, exitCode: undefined, exited: Promise.resolve(null) };
@@ -166,11 +173,15 @@ function startWatchdog(dir: string, keep: boolean): ChildProcess {
 
 async function freePorts(n: number): Promise<number[]> {
   const servers = await Promise.all(
-    Array.from({ length: n }, () => new Promise<import("node:net").Server>((res, rej) => {
-      const s = createServer();
-      s.once("error", rej);
-      s.listen(0, "127.0.0.1", () => res(s));
-    })),
+    Array.from(
+      { length: n },
+      () =>
+        new Promise<import("node:net").Server>((res, rej) => {
+          const s = createServer();
+          s.once("error", rej);
+          s.listen(0, "127.0.0.1", () => res(s));
+        }),
+    ),
   );
   const ports = servers.map((s) => (s.address() as import("node:net").AddressInfo).port);
   await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
@@ -192,7 +203,10 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Polls until fn returns something other than undefined/false/null; fails naming `what`, with the
  * last value or error seen. */
-export async function waitFor<T>(fn: () => T | Promise<T>, o: { timeoutMs?: number; intervalMs?: number; what: string }): Promise<Exclude<T, false | null | undefined>> {
+export async function waitFor<T>(
+  fn: () => T | Promise<T>,
+  o: { timeoutMs?: number; intervalMs?: number; what: string },
+): Promise<Exclude<T, false | null | undefined>> {
   const timeoutMs = o.timeoutMs ?? 30_000;
   const intervalMs = o.intervalMs ?? 150;
   const deadline = Date.now() + timeoutMs;
@@ -208,7 +222,10 @@ export async function waitFor<T>(fn: () => T | Promise<T>, o: { timeoutMs?: numb
       lastError = e;
     }
     if (Date.now() >= deadline) {
-      const seen = lastError !== undefined ? `last error: ${lastError instanceof Error ? lastError.message : String(lastError)}` : `last value: ${JSON.stringify(last)}`;
+      const seen =
+        lastError !== undefined
+          ? `last error: ${lastError instanceof Error ? lastError.message : String(lastError)}`
+          : `last value: ${JSON.stringify(last)}`;
       throw new Error(`timed out after ${timeoutMs} ms waiting for ${o.what} (${seen})`);
     }
     await sleep(intervalMs);
@@ -221,7 +238,9 @@ async function waitHealthy(p: Proc, probe: () => Promise<boolean>, timeoutMs: nu
   let lastError = "";
   for (;;) {
     if (p.exitCode !== undefined) {
-      throw new Error(`claimstep e2e: ${p.name} exited (code ${p.exitCode}) before it was healthy; last lines of ${p.logPath}:\n${tail(p.logPath)}`);
+      throw new Error(
+        `claimstep e2e: ${p.name} exited (code ${p.exitCode}) before it was healthy; last lines of ${p.logPath}:\n${tail(p.logPath)}`,
+      );
     }
     try {
       if (await probe()) return;
@@ -229,7 +248,9 @@ async function waitHealthy(p: Proc, probe: () => Promise<boolean>, timeoutMs: nu
       lastError = String(e);
     }
     if (Date.now() > deadline) {
-      throw new Error(`claimstep e2e: ${p.name} not healthy within ${timeoutMs} ms (${lastError}); last lines of ${p.logPath}:\n${tail(p.logPath)}`);
+      throw new Error(
+        `claimstep e2e: ${p.name} not healthy within ${timeoutMs} ms (${lastError}); last lines of ${p.logPath}:\n${tail(p.logPath)}`,
+      );
     }
     await sleep(100);
   }
@@ -244,7 +265,12 @@ async function httpOk(url: string, init: { token?: string; ca?: string; insecure
   return new Promise((res, rej) => {
     const req = request(
       url,
-      { headers: init.token ? { Authorization: `Bearer ${init.token}` } : {}, ...(init.ca ? { ca: init.ca } : {}), rejectUnauthorized: !init.insecure, timeout: 2000 },
+      {
+        headers: init.token ? { Authorization: `Bearer ${init.token}` } : {},
+        ...(init.ca ? { ca: init.ca } : {}),
+        rejectUnauthorized: !init.insecure,
+        timeout: 2000,
+      },
       (r) => {
         r.resume();
         r.on("end", () => res(r.statusCode === 200));
@@ -259,7 +285,12 @@ async function httpOk(url: string, init: { token?: string; ca?: string; insecure
 // ---------------------------------------------------------------------------------------------
 // kubeconfigs and RBAC
 
-export function kubeconfigYaml(server: string, caPem: string, user: { token?: string; certPem?: string; keyPem?: string }, namespace?: string): string {
+export function kubeconfigYaml(
+  server: string,
+  caPem: string,
+  user: { token?: string; certPem?: string; keyPem?: string },
+  namespace?: string,
+): string {
   const b64 = (s: string) => Buffer.from(s).toString("base64");
   return stringify({
     apiVersion: "v1",
@@ -269,7 +300,9 @@ export function kubeconfigYaml(server: string, caPem: string, user: { token?: st
     users: [
       {
         name: "e2e",
-        user: user.token ? { token: user.token } : { "client-certificate-data": b64(user.certPem ?? ""), "client-key-data": b64(user.keyPem ?? "") },
+        user: user.token
+          ? { token: user.token }
+          : { "client-certificate-data": b64(user.certPem ?? ""), "client-key-data": b64(user.keyPem ?? "") },
       },
     ],
     contexts: [{ name: "e2e", context: { cluster: "e2e", user: "e2e", ...(namespace ? { namespace } : {}) } }],
@@ -290,7 +323,13 @@ export async function applyManifest(rest: Rest, text: string, source = "manifest
     const created = await rest.create(resource, ns, obj);
     if (created.status === 409) {
       const cur = ok(await rest.get(resource, ns, obj.metadata.name!), `get ${obj.kind} ${obj.metadata.name}`);
-      ok(await rest.put(resource, ns, obj.metadata.name!, { ...obj, metadata: { ...obj.metadata, resourceVersion: cur.metadata.resourceVersion } }), `replace ${obj.kind} ${obj.metadata.name}`);
+      ok(
+        await rest.put(resource, ns, obj.metadata.name!, {
+          ...obj,
+          metadata: { ...obj.metadata, resourceVersion: cur.metadata.resourceVersion },
+        }),
+        `replace ${obj.kind} ${obj.metadata.name}`,
+      );
     } else {
       ok(created, `${source}: create ${obj.kind} ${obj.metadata.name}`);
     }
@@ -305,11 +344,13 @@ async function installClaimstepIdentity(rest: Rest): Promise<string> {
   // The ServiceAccount was just created: the TokenRequest may race its visibility for a moment.
   const reply = await waitFor(
     async () => {
-      const r = await rest.sub("token").create<{ status: { token: string } }>("serviceaccounts", CLAIMSTEP_NAMESPACE, CLAIMSTEP_SERVICE_ACCOUNT, {
-        apiVersion: "authentication.k8s.io/v1",
-        kind: "TokenRequest",
-        spec: { expirationSeconds: 86400 },
-      });
+      const r = await rest
+        .sub("token")
+        .create<{ status: { token: string } }>("serviceaccounts", CLAIMSTEP_NAMESPACE, CLAIMSTEP_SERVICE_ACCOUNT, {
+          apiVersion: "authentication.k8s.io/v1",
+          kind: "TokenRequest",
+          spec: { expirationSeconds: 86400 },
+        });
       if (r.status === 404) return undefined;
       return r;
     },
@@ -336,7 +377,13 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
   const watchdog = startWatchdog(dir, keep);
   const recordGroup = (p: Proc) => {
     procs.push(p);
-    writeFileSync(f("pgids"), `${procs.map((q) => q.child.pid).filter(Boolean).join("\n")}\n`);
+    writeFileSync(
+      f("pgids"),
+      `${procs
+        .map((q) => q.child.pid)
+        .filter(Boolean)
+        .join("\n")}\n`,
+    );
   };
   let stopped = false;
   const stop = async () => {
@@ -354,62 +401,130 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
   };
 
   try {
-    const [etcdClient, etcdPeer, etcdMetrics, apiPort, kcmPort] = await freePorts(5) as [number, number, number, number, number];
+    const [etcdClient, etcdPeer, etcdMetrics, apiPort, kcmPort] = (await freePorts(5)) as [
+      number,
+      number,
+      number,
+      number,
+      number,
+    ];
     const t0 = Date.now();
-    const etcd = startProcess("etcd", etcdBin, [
-      "--data-dir", f("etcd-data"),
-      "--listen-client-urls", `http://127.0.0.1:${etcdClient}`,
-      "--advertise-client-urls", `http://127.0.0.1:${etcdClient}`,
-      "--listen-peer-urls", `http://127.0.0.1:${etcdPeer}`,
-      "--initial-advertise-peer-urls", `http://127.0.0.1:${etcdPeer}`,
-      "--initial-cluster", `default=http://127.0.0.1:${etcdPeer}`,
-      "--listen-metrics-urls", `http://127.0.0.1:${etcdMetrics}`,
-    ], dir);
+    const etcd = startProcess(
+      "etcd",
+      etcdBin,
+      [
+        "--data-dir",
+        f("etcd-data"),
+        "--listen-client-urls",
+        `http://127.0.0.1:${etcdClient}`,
+        "--advertise-client-urls",
+        `http://127.0.0.1:${etcdClient}`,
+        "--listen-peer-urls",
+        `http://127.0.0.1:${etcdPeer}`,
+        "--initial-advertise-peer-urls",
+        `http://127.0.0.1:${etcdPeer}`,
+        "--initial-cluster",
+        `default=http://127.0.0.1:${etcdPeer}`,
+        "--listen-metrics-urls",
+        `http://127.0.0.1:${etcdMetrics}`,
+      ],
+      dir,
+    );
     recordGroup(etcd);
 
     // Meanwhile: certificates, keys, tokens, policy.
     const openssl = (...args: string[]) => execFileP("openssl", args, { cwd: dir });
     await Promise.all([
-      openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", "serving.key", "-out", "serving.crt",
-        "-days", "2", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"),
-      openssl("genrsa", "-out", "sa.key", "2048").then(() => openssl("rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub")),
+      openssl(
+        "req",
+        "-x509",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+        "-keyout",
+        "serving.key",
+        "-out",
+        "serving.crt",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=127.0.0.1",
+        "-addext",
+        "subjectAltName=IP:127.0.0.1",
+      ),
+      openssl("genrsa", "-out", "sa.key", "2048").then(() =>
+        openssl("rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub"),
+      ),
     ]);
     const caPem = readFileSync(f("serving.crt"), "utf8");
     const token = () => Buffer.from(crypto.getRandomValues(new Uint8Array(24))).toString("hex");
     const adminToken = token();
     const nodeAgentToken = token();
     const kcmToken = token();
-    writeFileSync(f("tokens.csv"), [
-      `${adminToken},${ADMIN_USER},uid-admin,"system:masters"`,
-      `${nodeAgentToken},${NODE_AGENT_USER},uid-node-agent,"system:masters"`,
-      `${kcmToken},${CONTROLLER_MANAGER_USER},uid-kcm,"system:masters"`,
-      "",
-    ].join("\n"), { mode: 0o600 });
-    writeFileSync(f("audit-policy.yaml"), stringify({ apiVersion: "audit.k8s.io/v1", kind: "Policy", omitStages: ["RequestReceived"], rules: [{ level: "Metadata" }] }));
+    writeFileSync(
+      f("tokens.csv"),
+      [
+        `${adminToken},${ADMIN_USER},uid-admin,"system:masters"`,
+        `${nodeAgentToken},${NODE_AGENT_USER},uid-node-agent,"system:masters"`,
+        `${kcmToken},${CONTROLLER_MANAGER_USER},uid-kcm,"system:masters"`,
+        "",
+      ].join("\n"),
+      { mode: 0o600 },
+    );
+    writeFileSync(
+      f("audit-policy.yaml"),
+      stringify({
+        apiVersion: "audit.k8s.io/v1",
+        kind: "Policy",
+        omitStages: ["RequestReceived"],
+        rules: [{ level: "Metadata" }],
+      }),
+    );
 
     // etcd answers /health once it is the leader of its one-member cluster.
-    await waitHealthy(etcd, async () => {
-      const res = await fetch(`http://127.0.0.1:${etcdClient}/health`, { signal: AbortSignal.timeout(2000) });
-      return res.ok && /true/.test(await res.text());
-    }, 30_000);
+    await waitHealthy(
+      etcd,
+      async () => {
+        const res = await fetch(`http://127.0.0.1:${etcdClient}/health`, { signal: AbortSignal.timeout(2000) });
+        return res.ok && /true/.test(await res.text());
+      },
+      30_000,
+    );
     const etcdMs = Date.now() - t0;
     log(`etcd healthy in ${etcdMs} ms`);
 
     const t1 = Date.now();
     const server = `https://127.0.0.1:${apiPort}`;
     const auditLogPath = f("audit.log");
-    const apiserver = startProcess("kube-apiserver", apiserverBin, [
-      "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", `--secure-port=${apiPort}`,
-      `--etcd-servers=http://127.0.0.1:${etcdClient}`, `--cert-dir=${f("apiserver")}`,
-      `--tls-cert-file=${f("serving.crt")}`, `--tls-private-key-file=${f("serving.key")}`,
-      `--token-auth-file=${f("tokens.csv")}`, "--anonymous-auth=false", "--authorization-mode=Node,RBAC",
-      "--enable-admission-plugins=NamespaceLifecycle,ServiceAccount,DefaultStorageClass,PersistentVolumeClaimResize,ResourceQuota",
-      "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-      `--service-account-key-file=${f("sa.pub")}`, `--service-account-signing-key-file=${f("sa.key")}`,
-      "--service-cluster-ip-range=10.96.0.0/16", "--endpoint-reconciler-type=none",
-      `--audit-policy-file=${f("audit-policy.yaml")}`, `--audit-log-path=${auditLogPath}`, "--audit-log-maxsize=2000",
-      ...(featureGates.length ? [`--feature-gates=${featureGates.join(",")}`] : []),
-    ], dir);
+    const apiserver = startProcess(
+      "kube-apiserver",
+      apiserverBin,
+      [
+        "--bind-address=127.0.0.1",
+        "--advertise-address=127.0.0.1",
+        `--secure-port=${apiPort}`,
+        `--etcd-servers=http://127.0.0.1:${etcdClient}`,
+        `--cert-dir=${f("apiserver")}`,
+        `--tls-cert-file=${f("serving.crt")}`,
+        `--tls-private-key-file=${f("serving.key")}`,
+        `--token-auth-file=${f("tokens.csv")}`,
+        "--anonymous-auth=false",
+        "--authorization-mode=Node,RBAC",
+        "--enable-admission-plugins=NamespaceLifecycle,ServiceAccount,DefaultStorageClass,PersistentVolumeClaimResize,ResourceQuota",
+        "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+        `--service-account-key-file=${f("sa.pub")}`,
+        `--service-account-signing-key-file=${f("sa.key")}`,
+        "--service-cluster-ip-range=10.96.0.0/16",
+        "--endpoint-reconciler-type=none",
+        `--audit-policy-file=${f("audit-policy.yaml")}`,
+        `--audit-log-path=${auditLogPath}`,
+        "--audit-log-maxsize=2000",
+        ...(featureGates.length ? [`--feature-gates=${featureGates.join(",")}`] : []),
+      ],
+      dir,
+    );
     recordGroup(apiserver);
     await waitHealthy(apiserver, () => httpOk(`${server}/readyz`, { token: adminToken, ca: caPem }), 90_000);
     const apiserverMs = Date.now() - t1;
@@ -422,14 +537,23 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
     writeFileSync(f("kcm.kubeconfig"), kubeconfigYaml(server, caPem, { token: kcmToken }), { mode: 0o600 });
 
     const t2 = Date.now();
-    const kcm = startProcess("kube-controller-manager", kcmBin, [
-      `--kubeconfig=${f("kcm.kubeconfig")}`, "--bind-address=127.0.0.1", `--secure-port=${kcmPort}`,
-      "--controllers=statefulset,garbagecollector,persistentvolume-expander,serviceaccount,serviceaccount-token,namespace,resourcequota,pvc-protection,pv-protection,disruption",
-      "--use-service-account-credentials=false", "--leader-elect=false",
-      `--service-account-private-key-file=${f("sa.key")}`, `--root-ca-file=${f("serving.crt")}`,
-      `--cert-dir=${f("kcm")}`,
-      ...(featureGates.length ? [`--feature-gates=${featureGates.join(",")}`] : []),
-    ], dir);
+    const kcm = startProcess(
+      "kube-controller-manager",
+      kcmBin,
+      [
+        `--kubeconfig=${f("kcm.kubeconfig")}`,
+        "--bind-address=127.0.0.1",
+        `--secure-port=${kcmPort}`,
+        "--controllers=statefulset,garbagecollector,persistentvolume-expander,serviceaccount,serviceaccount-token,namespace,resourcequota,pvc-protection,pv-protection,disruption",
+        "--use-service-account-credentials=false",
+        "--leader-elect=false",
+        `--service-account-private-key-file=${f("sa.key")}`,
+        `--root-ca-file=${f("serving.crt")}`,
+        `--cert-dir=${f("kcm")}`,
+        ...(featureGates.length ? [`--feature-gates=${featureGates.join(",")}`] : []),
+      ],
+      dir,
+    );
     recordGroup(kcm);
 
     // RBAC and claimstep's token while the controller manager starts.
@@ -494,9 +618,17 @@ export async function connectCluster(kubeconfigPath: string): Promise<ControlPla
   const token = user.token ?? (user.tokenFile ? readFileSync(resolve(base, user.tokenFile), "utf8").trim() : undefined);
   const certPem = fileOrData(user["client-certificate-data"], user["client-certificate"]);
   const keyPem = fileOrData(user["client-key-data"], user["client-key"]);
-  if (!token && !(certPem && keyPem)) throw new Error(`claimstep e2e: ${kubeconfigPath}: user ${ctx.user} needs a token or a client certificate (exec plugins are not supported here)`);
+  if (!token && !(certPem && keyPem))
+    throw new Error(
+      `claimstep e2e: ${kubeconfigPath}: user ${ctx.user} needs a token or a client certificate (exec plugins are not supported here)`,
+    );
   const server = String(cluster.server).replace(/\/$/, "");
-  const admin: Credentials = { server, caPem, ...(token ? { token } : { certPem, keyPem }), userAgent: "claimstep-e2e-admin" };
+  const admin: Credentials = {
+    server,
+    caPem,
+    ...(token ? { token } : { certPem, keyPem }),
+    userAgent: "claimstep-e2e-admin",
+  };
   const rest = new Rest(admin);
   const version = ok(await rawRequest<{ gitVersion: string }>(admin, "GET", "/version"), "GET /version").gitVersion;
   const t1 = Date.now();
@@ -541,5 +673,10 @@ export function admin(cp: Pick<ClusterInfo, "admin">): Rest {
 
 /** A REST helper acting as claimstep's ServiceAccount (to check what its RBAC allows). */
 export function asClaimstep(cp: Pick<ClusterInfo, "server" | "caPem" | "claimstepToken">): Rest {
-  return new Rest({ server: cp.server, caPem: cp.caPem, token: cp.claimstepToken, userAgent: "claimstep-e2e-as-claimstep" });
+  return new Rest({
+    server: cp.server,
+    caPem: cp.caPem,
+    token: cp.claimstepToken,
+    userAgent: "claimstep-e2e-as-claimstep",
+  });
 }

@@ -1,7 +1,13 @@
 // vitest global setup of the e2e project: ONE real control plane for the whole run (or a
 // connection to an existing cluster), provided to every test file; none without the variables.
 import type { TestProject } from "vitest/node";
-import { clusterInfo, connectCluster, startControlPlane, type ClusterInfo, type ControlPlane } from "./control-plane.js";
+import {
+  type ClusterInfo,
+  type ControlPlane,
+  clusterInfo,
+  connectCluster,
+  startControlPlane,
+} from "./control-plane.js";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -24,7 +30,10 @@ export default async function setup(project: TestProject): Promise<(() => Promis
   const verbose = process.env.CLAIMSTEP_E2E_VERBOSE === "1";
   const cp: ControlPlane = kubeconfig
     ? await connectCluster(kubeconfig)
-    : await startControlPlane({ assetsDir: assets!, ...(verbose ? { log: (l: string) => console.log(`claimstep e2e: ${l}`) } : {}) });
+    : await startControlPlane({
+        assetsDir: assets!,
+        ...(verbose ? { log: (l: string) => console.log(`claimstep e2e: ${l}`) } : {}),
+      });
   project.provide("claimstepE2E", clusterInfo(cp));
   return async () => {
     await cp.stop();

@@ -4,14 +4,21 @@
 // (or when the file needs the fake driver and the cluster is an existing one).
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, beforeEach, inject } from "vitest";
-import { auditEvents, checkAudit, type AuditCheck, type AuditCheckOptions, type AuditEntry, type AuditFilter } from "./audit.js";
-import { Rest, admin, asClaimstep, ok, waitFor, type ClusterInfo } from "./control-plane.js";
-import { NAMESPACE_LABEL, startNodeAgent, type NodeAgent, type NodeAgentOptions } from "./node-agent.js";
+import {
+  type AuditCheck,
+  type AuditCheckOptions,
+  type AuditEntry,
+  type AuditFilter,
+  auditEvents,
+  checkAudit,
+} from "./audit.js";
+import { admin, asClaimstep, type ClusterInfo, ok, type Rest, waitFor } from "./control-plane.js";
 // The ProvidedContext augmentation (claimstepE2E).
 import type {} from "./global-setup.js";
+import { NAMESPACE_LABEL, type NodeAgent, type NodeAgentOptions, startNodeAgent } from "./node-agent.js";
 
-export * from "./control-plane.js";
 export * from "./audit.js";
+export * from "./control-plane.js";
 export * from "./node-agent.js";
 
 export interface UseControlPlaneOptions {
@@ -63,14 +70,16 @@ export function useControlPlane(opts: UseControlPlaneOptions = {}): E2E {
   let agent: NodeAgent | null = null;
   let skip: string | undefined;
   if (!info) skip = SKIP_NO_CLUSTER;
-  else if (opts.needsFakeDriver && info.mode !== "local") skip = "needs the fake driver (node agent): not run on an existing cluster";
+  else if (opts.needsFakeDriver && info.mode !== "local")
+    skip = "needs the fake driver (node agent): not run on an existing cluster";
 
   beforeEach((ctx) => {
     if (skip) ctx.skip(skip);
   });
 
   const need = <T>(v: T | undefined, what: string): T => {
-    if (v === undefined) throw new Error(`useControlPlane: ${what} is not ready (use it inside tests or hooks, after beforeAll)`);
+    if (v === undefined)
+      throw new Error(`useControlPlane: ${what} is not ready (use it inside tests or hooks, after beforeAll)`);
     return v;
   };
 
@@ -79,7 +88,14 @@ export function useControlPlane(opts: UseControlPlaneOptions = {}): E2E {
     if (skip || !info) return;
     adminRest = admin(info);
     const name = `${opts.prefix ?? "e2e"}-${randomBytes(3).toString("hex")}`;
-    ok(await adminRest.create("namespaces", null, { apiVersion: "v1", kind: "Namespace", metadata: { name, labels: { [NAMESPACE_LABEL]: name, ...opts.labels } } }), `create namespace ${name}`);
+    ok(
+      await adminRest.create("namespaces", null, {
+        apiVersion: "v1",
+        kind: "Namespace",
+        metadata: { name, labels: { [NAMESPACE_LABEL]: name, ...opts.labels } },
+      }),
+      `create namespace ${name}`,
+    );
     namespace = name;
     if (info.mode === "local") agent = await startNodeAgent(info, { ...opts.agent, namespaces: [name] });
   });
@@ -98,18 +114,28 @@ export function useControlPlane(opts: UseControlPlaneOptions = {}): E2E {
     }
     if (agent) {
       try {
-        await waitFor(async () => (await r.get("namespaces", null, ns)).status === 404, { timeoutMs: 45_000, intervalMs: 500, what: `namespace ${ns} deleted` });
-        await waitFor(async () => ((await r.list("persistentvolumes", null, { labelSelector: `${NAMESPACE_LABEL}=${ns}` })).body.items ?? []).length === 0, {
-          timeoutMs: 10_000,
+        await waitFor(async () => (await r.get("namespaces", null, ns)).status === 404, {
+          timeoutMs: 45_000,
           intervalMs: 500,
-          what: `the volumes of namespace ${ns} deleted`,
+          what: `namespace ${ns} deleted`,
         });
+        await waitFor(
+          async () =>
+            ((await r.list("persistentvolumes", null, { labelSelector: `${NAMESPACE_LABEL}=${ns}` })).body.items ?? [])
+              .length === 0,
+          {
+            timeoutMs: 10_000,
+            intervalMs: 500,
+            what: `the volumes of namespace ${ns} deleted`,
+          },
+        );
       } catch (e) {
         // Not the test's failure: the cluster goes away at the end of the run anyway.
         console.warn(`claimstep e2e: ${e instanceof Error ? e.message : String(e)}`);
       } finally {
         await agent.stop();
-        if (process.env.CLAIMSTEP_E2E_VERBOSE === "1") console.log(`claimstep e2e: namespace ${ns} and its volumes gone in ${Date.now() - t0} ms`);
+        if (process.env.CLAIMSTEP_E2E_VERBOSE === "1")
+          console.log(`claimstep e2e: namespace ${ns} and its volumes gone in ${Date.now() - t0} ms`);
       }
     }
   }, 90_000);
@@ -145,7 +171,10 @@ export function useControlPlane(opts: UseControlPlaneOptions = {}): E2E {
     audit(filter: AuditFilter = {}) {
       const i = need(info ?? undefined, "the cluster");
       if (!i.auditLogPath) return [];
-      return auditEvents(i.auditLogPath, { ...filter, namespace: filter.namespace ?? need(namespace, "the namespace") });
+      return auditEvents(i.auditLogPath, {
+        ...filter,
+        namespace: filter.namespace ?? need(namespace, "the namespace"),
+      });
     },
     checkAudit(o = {}) {
       const i = need(info ?? undefined, "the cluster");

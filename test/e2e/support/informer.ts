@@ -1,7 +1,7 @@
 // List-then-watch caches for the node agent (what client-go's informers do, small): one LIST, then
 // a WATCH from its resourceVersion, re-established when the server ends it, re-listed after a
 // 410 Gone or a transport error. Cheap on a shared machine: no polling requests.
-import { rawRequest, streamLines, type Credentials, type KubeList, type KubeObject, type Query } from "./rest.js";
+import { type Credentials, type KubeList, type KubeObject, type Query, rawRequest, streamLines } from "./rest.js";
 
 export interface InformerOptions {
   credentials: Credentials;
@@ -42,7 +42,10 @@ export class Informer {
   }
 
   private async relist(): Promise<void> {
-    const r = await rawRequest<KubeList>(this.o.credentials, "GET", this.o.path, undefined, { query: this.o.query ?? {}, signal: this.controller.signal });
+    const r = await rawRequest<KubeList>(this.o.credentials, "GET", this.o.path, undefined, {
+      query: this.o.query ?? {},
+      signal: this.controller.signal,
+    });
     if (r.status !== 200) throw new Error(`LIST ${this.o.path}: HTTP ${r.status}`);
     this.store.clear();
     for (const item of r.body.items) this.store.set(keyOf(item), item);

@@ -12,9 +12,9 @@
 // a claim and touches nothing outside its namespaces except its Node and its PVs.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { Informer } from "./informer.js";
-import { Rest, resourcePath, type Credentials, type KubeObject, type Reply, type Resource } from "./rest.js";
 import type { ClusterInfo } from "./control-plane.js";
+import { Informer } from "./informer.js";
+import { type Credentials, type KubeObject, type Reply, type Resource, Rest, resourcePath } from "./rest.js";
 
 export const NODE_NAME = "e2e-node";
 export const CSI_DRIVER = "e2e.csi.claimstep.io";
@@ -81,7 +81,11 @@ export function storageClass(name: string, b: StorageClassBehaviour = {}): KubeO
 }
 
 /** A VolumeAttributesClass manifest (storage.k8s.io/v1, GA in 1.34). */
-export function volumeAttributesClass(name: string, parameters: Record<string, string> = {}, o: { infeasible?: boolean; driverName?: string } = {}): KubeObject {
+export function volumeAttributesClass(
+  name: string,
+  parameters: Record<string, string> = {},
+  o: { infeasible?: boolean; driverName?: string } = {},
+): KubeObject {
   return {
     apiVersion: "storage.k8s.io/v1",
     kind: "VolumeAttributesClass",
@@ -95,7 +99,18 @@ export function volumeAttributesClass(name: string, parameters: Record<string, s
 // quantities
 
 const BINARY: Record<string, number> = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60 };
-const DECIMAL: Record<string, number> = { n: 1e-9, u: 1e-6, m: 1e-3, "": 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18 };
+const DECIMAL: Record<string, number> = {
+  n: 1e-9,
+  u: 1e-6,
+  m: 1e-3,
+  "": 1,
+  k: 1e3,
+  M: 1e6,
+  G: 1e9,
+  T: 1e12,
+  P: 1e15,
+  E: 1e18,
+};
 
 /** A resource.Quantity as a number (bytes for storage). */
 export function quantity(q: string | number | undefined): number {
@@ -179,13 +194,23 @@ export interface NodeAgentOptions {
 }
 
 class HttpError extends Error {
-  constructor(readonly what: string, readonly reply: Reply<unknown>) {
+  constructor(
+    readonly what: string,
+    readonly reply: Reply<unknown>,
+  ) {
     const b = reply.body as { message?: string } | string;
     super(`${what}: HTTP ${reply.status} ${typeof b === "string" ? b.slice(0, 300) : (b?.message ?? "")}`);
   }
 }
 
-type Cond = { type: string; status: string; lastTransitionTime?: string; lastProbeTime?: string | null; message?: string; reason?: string };
+type Cond = {
+  type: string;
+  status: string;
+  lastTransitionTime?: string;
+  lastProbeTime?: string | null;
+  message?: string;
+  reason?: string;
+};
 const RESIZE_CONDITIONS = new Set(["Resizing", "FileSystemResizePending", "ControllerResizeError", "NodeResizeError"]);
 const MODIFY_CONDITIONS = new Set(["ModifyingVolume", "ModifyVolumeError"]);
 
@@ -208,19 +233,34 @@ function mergeModifyConditions(old: Cond[] | undefined, add: Cond[]): Cond[] {
   return [...(old ?? []).filter((c) => !types.has(c.type)), ...add];
 }
 const now = () => new Date().toISOString().replace(/\.\d+Z$/, "Z");
-const cond = (type: string, message?: string): Cond => ({ type, status: "True", lastProbeTime: null, lastTransitionTime: now(), ...(message ? { message } : {}) });
+const cond = (type: string, message?: string): Cond => ({
+  type,
+  status: "True",
+  lastProbeTime: null,
+  lastTransitionTime: now(),
+  ...(message ? { message } : {}),
+});
 const sleep = (ms: number) => (ms > 0 ? new Promise((r) => setTimeout(r, ms)) : Promise.resolve());
 const num = (s: string | undefined, d: number) => {
   const n = s === undefined ? Number.NaN : Number(s);
   return Number.isFinite(n) ? n : d;
 };
 const claimNamesOf = (pod: KubeObject): string[] =>
-  (pod.spec?.volumes ?? []).map((v: { persistentVolumeClaim?: { claimName: string } }) => v.persistentVolumeClaim?.claimName).filter(Boolean);
-const isReady = (pod: KubeObject) => pod.status?.phase === "Running" && (pod.status?.conditions ?? []).some((c: Cond) => c.type === "Ready" && c.status === "True");
+  (pod.spec?.volumes ?? [])
+    .map((v: { persistentVolumeClaim?: { claimName: string } }) => v.persistentVolumeClaim?.claimName)
+    .filter(Boolean);
+const isReady = (pod: KubeObject) =>
+  pod.status?.phase === "Running" &&
+  (pod.status?.conditions ?? []).some((c: Cond) => c.type === "Ready" && c.status === "True");
 
-export async function startNodeAgent(cp: Pick<ClusterInfo, "server" | "caPem" | "admin" | "nodeAgentToken">, opts: NodeAgentOptions): Promise<NodeAgent> {
+export async function startNodeAgent(
+  cp: Pick<ClusterInfo, "server" | "caPem" | "admin" | "nodeAgentToken">,
+  opts: NodeAgentOptions,
+): Promise<NodeAgent> {
   const nodeName = opts.nodeName ?? NODE_NAME;
-  const credentials: Credentials = opts.credentials ?? (cp.nodeAgentToken ? { server: cp.server, caPem: cp.caPem, token: cp.nodeAgentToken } : cp.admin);
+  const credentials: Credentials =
+    opts.credentials ??
+    (cp.nodeAgentToken ? { server: cp.server, caPem: cp.caPem, token: cp.nodeAgentToken } : cp.admin);
   const creds = { ...credentials, userAgent: AGENT_USER_AGENT };
   const rest = new Rest(creds);
   const podStartDelayMs = opts.podStartDelayMs ?? 100;
@@ -230,10 +270,23 @@ export async function startNodeAgent(cp: Pick<ClusterInfo, "server" | "caPem" | 
   const namespaces = new Set(opts.namespaces);
 
   const counts: NodeAgentCounts = {
-    podsBound: 0, podsStarted: 0, podDeletesFinished: 0, volumesProvisioned: 0, claimsBound: 0,
-    resizesStarted: 0, resizesFinished: 0, resizesInfeasible: 0, nodeResizes: 0,
-    modificationsStarted: 0, modificationsFinished: 0, modificationsInfeasible: 0, modificationsPending: 0, modificationsRolledBack: 0,
-    volumesReleased: 0, volumesDeleted: 0, conflicts: 0,
+    podsBound: 0,
+    podsStarted: 0,
+    podDeletesFinished: 0,
+    volumesProvisioned: 0,
+    claimsBound: 0,
+    resizesStarted: 0,
+    resizesFinished: 0,
+    resizesInfeasible: 0,
+    nodeResizes: 0,
+    modificationsStarted: 0,
+    modificationsFinished: 0,
+    modificationsInfeasible: 0,
+    modificationsPending: 0,
+    modificationsRolledBack: 0,
+    volumesReleased: 0,
+    volumesDeleted: 0,
+    conflicts: 0,
   };
   const errors: string[] = [];
   const actions: string[] = [];
@@ -265,9 +318,22 @@ export async function startNodeAgent(cp: Pick<ClusterInfo, "server" | "caPem" | 
   };
   const onChange = () => schedule();
   const onError = (m: string) => fail(m);
-  const pods = [...namespaces].map((ns) => new Informer({ credentials: creds, path: resourcePath("pods", ns), onChange, onError }));
-  const claims = [...namespaces].map((ns) => new Informer({ credentials: creds, path: resourcePath("persistentvolumeclaims", ns), onChange, onError }));
-  const pvs = [...namespaces].map((ns) => new Informer({ credentials: creds, path: resourcePath("persistentvolumes"), query: { labelSelector: `${NAMESPACE_LABEL}=${ns}` }, onChange, onError }));
+  const pods = [...namespaces].map(
+    (ns) => new Informer({ credentials: creds, path: resourcePath("pods", ns), onChange, onError }),
+  );
+  const claims = [...namespaces].map(
+    (ns) => new Informer({ credentials: creds, path: resourcePath("persistentvolumeclaims", ns), onChange, onError }),
+  );
+  const pvs = [...namespaces].map(
+    (ns) =>
+      new Informer({
+        credentials: creds,
+        path: resourcePath("persistentvolumes"),
+        query: { labelSelector: `${NAMESPACE_LABEL}=${ns}` },
+        onChange,
+        onError,
+      }),
+  );
   const classes = new Informer({ credentials: creds, path: resourcePath("storageclasses"), onChange, onError });
   const vacs = new Informer({ credentials: creds, path: resourcePath("volumeattributesclasses"), onChange, onError });
   const informers = [...pods, ...claims, ...pvs, classes, vacs];
@@ -305,7 +371,14 @@ export async function startNodeAgent(cp: Pick<ClusterInfo, "server" | "caPem" | 
 
   /** GET, mutate, PUT (the object or its status), retrying lost races; null when the object is gone
    * or is another one (uid). */
-  async function update(resource: Resource, ns: string | null, name: string, uid: string | undefined, sub: "status" | null, mutate: (o: KubeObject) => boolean | void): Promise<KubeObject | null> {
+  async function update(
+    resource: Resource,
+    ns: string | null,
+    name: string,
+    uid: string | undefined,
+    sub: "status" | null,
+    mutate: (o: KubeObject) => boolean | void,
+  ): Promise<KubeObject | null> {
     for (let attempt = 0; attempt < 10; attempt++) {
       const cur = await rest.get(resource, ns, name);
       if (cur.status === 404) return null;
@@ -319,13 +392,15 @@ export async function startNodeAgent(cp: Pick<ClusterInfo, "server" | "caPem" | 
         continue;
       }
       if (r.status === 404) return null;
-      if (r.status < 200 || r.status >= 300) throw new HttpError(`update ${resource}${sub ? `/${sub}` : ""} ${ns ? `${ns}/` : ""}${name}`, r);
+      if (r.status < 200 || r.status >= 300)
+        throw new HttpError(`update ${resource}${sub ? `/${sub}` : ""} ${ns ? `${ns}/` : ""}${name}`, r);
       return r.body;
     }
     throw new Error(`update ${resource} ${name}: 10 conflicts in a row`);
   }
 
-  const classOf = (claim: KubeObject) => (claim.spec?.storageClassName ? classes.get(undefined, claim.spec.storageClassName) : undefined);
+  const classOf = (claim: KubeObject) =>
+    claim.spec?.storageClassName ? classes.get(undefined, claim.spec.storageClassName) : undefined;
   const behaviour = (cls: KubeObject | undefined) => {
     const a = cls?.metadata.annotations ?? {};
     const A = STORAGE_CLASS_ANNOTATIONS;
@@ -338,7 +413,12 @@ export async function startNodeAgent(cp: Pick<ClusterInfo, "server" | "caPem" | 
       maxSize: a[A.maxSize] ? quantity(a[A.maxSize]) : Number.POSITIVE_INFINITY,
       maxSizeText: a[A.maxSize],
       modifyLatencyMs: num(a[A.modifyLatencyMs], 0),
-      infeasibleVac: new Set((a[A.infeasibleVac] ?? "").split(",").map((s) => s.trim()).filter(Boolean)),
+      infeasibleVac: new Set(
+        (a[A.infeasibleVac] ?? "")
+          .split(",")
+          .map((s) => s.trim())
+          .filter(Boolean),
+      ),
     };
   };
 
@@ -350,7 +430,12 @@ export async function startNodeAgent(cp: Pick<ClusterInfo, "server" | "caPem" | 
       if (done.has(`pod:${uid}:deleted`)) return;
       run(`pod:${uid}:delete`, `finish deletion of pod ${ns}/${name}`, async () => {
         await sleep(podTerminationDelayMs);
-        const r = await rest.delete("pods", ns, name, { apiVersion: "v1", kind: "DeleteOptions", gracePeriodSeconds: 0, preconditions: { uid } });
+        const r = await rest.delete("pods", ns, name, {
+          apiVersion: "v1",
+          kind: "DeleteOptions",
+          gracePeriodSeconds: 0,
+          preconditions: { uid },
+        });
         done.add(`pod:${uid}:deleted`);
         if (r.status === 404 || r.status === 409) return; // already gone / replaced
         if (r.status >= 300) {
@@ -419,7 +504,9 @@ export async function startNodeAgent(cp: Pick<ClusterInfo, "server" | "caPem" | 
             ready: !init,
             started: !init,
             restartCount: 0,
-            state: init ? { terminated: { exitCode: 0, reason: "Completed", startedAt: started, finishedAt: started } } : { running: { startedAt: started } },
+            state: init
+              ? { terminated: { exitCode: 0, reason: "Completed", startedAt: started, finishedAt: started } }
+              : { running: { startedAt: started } },
           }));
         p.status = {
           ...p.status,
@@ -429,7 +516,9 @@ export async function startNodeAgent(cp: Pick<ClusterInfo, "server" | "caPem" | 
           podIP: ip,
           podIPs: [{ ip }],
           startTime: p.status?.startTime ?? started,
-          conditions: ["PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled"].map((type) => ({ type, status: "True", lastProbeTime: null, lastTransitionTime: started })),
+          conditions: ["PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled"].map(
+            (type) => ({ type, status: "True", lastProbeTime: null, lastTransitionTime: started }),
+          ),
           containerStatuses: cs(p.spec?.containers, false),
           ...(p.spec?.initContainers?.length ? { initContainerStatuses: cs(p.spec.initContainers, true) } : {}),
         };
@@ -450,7 +539,9 @@ export async function startNodeAgent(cp: Pick<ClusterInfo, "server" | "caPem" | 
     if (claim.status?.phase !== "Bound") {
       if (!cls) return; // no class (yet): no provisioner acts
       if (!claim.spec?.volumeName && cls.volumeBindingMode === "WaitForFirstConsumer") {
-        const used = allPods().some((p) => p.metadata.namespace === ns && p.spec?.nodeName && claimNamesOf(p).includes(name));
+        const used = allPods().some(
+          (p) => p.metadata.namespace === ns && p.spec?.nodeName && claimNamesOf(p).includes(name),
+        );
         if (!used) return;
       }
       const created = Date.parse(claim.metadata.creationTimestamp ?? "") || 0;
@@ -491,8 +582,20 @@ export async function startNodeAgent(cp: Pick<ClusterInfo, "server" | "caPem" | 
           storageClassName: cls.metadata.name,
           volumeMode: claim.spec?.volumeMode ?? "Filesystem",
           ...(vac ? { volumeAttributesClassName: vac } : {}),
-          claimRef: { apiVersion: "v1", kind: "PersistentVolumeClaim", namespace: ns, name, uid, resourceVersion: claim.metadata.resourceVersion },
-          csi: { driver, volumeHandle: `vol-${uid}`, fsType: "ext4", volumeAttributes: { "storage.kubernetes.io/csiProvisionerIdentity": `e2e-${nodeName}` } },
+          claimRef: {
+            apiVersion: "v1",
+            kind: "PersistentVolumeClaim",
+            namespace: ns,
+            name,
+            uid,
+            resourceVersion: claim.metadata.resourceVersion,
+          },
+          csi: {
+            driver,
+            volumeHandle: `vol-${uid}`,
+            fsType: "ext4",
+            volumeAttributes: { "storage.kubernetes.io/csiProvisionerIdentity": `e2e-${nodeName}` },
+          },
         },
       });
       if (r.status === 409) pv = (await rest.get("persistentvolumes", null, pvName)).body;
@@ -503,7 +606,8 @@ export async function startNodeAgent(cp: Pick<ClusterInfo, "server" | "caPem" | 
         act(`provisioned pv ${pvName} (${size}${vac ? `, ${vac}` : ""}) for claim ${ns}/${name}`);
       }
     }
-    if (pv.spec?.claimRef?.uid !== uid) throw new Error(`pv ${pvName} is bound to another claim (${pv.spec?.claimRef?.uid})`);
+    if (pv.spec?.claimRef?.uid !== uid)
+      throw new Error(`pv ${pvName} is bound to another claim (${pv.spec?.claimRef?.uid})`);
     // The PV controller: PV Bound, then the claim's volumeName and annotations, then its status.
     await update("persistentvolumes", null, pvName, pv.metadata.uid, "status", (p) => {
       if (p.status?.phase === "Bound") return false;
@@ -529,7 +633,9 @@ export async function startNodeAgent(cp: Pick<ClusterInfo, "server" | "caPem" | 
         phase: "Bound",
         accessModes: pv.spec.accessModes,
         capacity: { storage: pv.spec.capacity.storage },
-        ...(pv.spec.volumeAttributesClassName ? { currentVolumeAttributesClassName: pv.spec.volumeAttributesClassName } : {}),
+        ...(pv.spec.volumeAttributesClassName
+          ? { currentVolumeAttributesClassName: pv.spec.volumeAttributesClassName }
+          : {}),
       };
     });
     if (final) {
@@ -550,7 +656,14 @@ export async function startNodeAgent(cp: Pick<ClusterInfo, "server" | "caPem" | 
 
     if (st === "NodeResizePending") {
       if (b.nodeExpansion === "none") return; // the class changed under it: nothing more happens
-      const mounting = allPods().filter((p) => p.metadata.namespace === ns && p.spec?.nodeName === nodeName && !p.metadata.deletionTimestamp && isReady(p) && claimNamesOf(p).includes(name));
+      const mounting = allPods().filter(
+        (p) =>
+          p.metadata.namespace === ns &&
+          p.spec?.nodeName === nodeName &&
+          !p.metadata.deletionTimestamp &&
+          isReady(p) &&
+          claimNamesOf(p).includes(name),
+      );
       let rec = nodePending.get(uid);
       if (!rec) {
         rec = { since: Date.now(), podUids: new Set(mounting.map((p) => p.metadata.uid!)) };
@@ -563,10 +676,15 @@ export async function startNodeAgent(cp: Pick<ClusterInfo, "server" | "caPem" | 
       run(key, `node expansion of claim ${ns}/${name}`, async () => {
         const inProgress = await update("persistentvolumeclaims", ns, name, uid, "status", (c) => {
           if (c.status?.allocatedResourceStatuses?.storage !== "NodeResizePending") return false;
-          c.status.allocatedResourceStatuses = { ...c.status.allocatedResourceStatuses, storage: "NodeResizeInProgress" };
+          c.status.allocatedResourceStatuses = {
+            ...c.status.allocatedResourceStatuses,
+            storage: "NodeResizeInProgress",
+          };
         });
-        if (!inProgress || inProgress.status?.allocatedResourceStatuses?.storage !== "NodeResizeInProgress") return;
-        act(`claim ${ns}/${name}: NodeResizeInProgress (${b.nodeExpansion}, pod ${via.metadata.name} ${via.metadata.uid})`);
+        if (inProgress?.status?.allocatedResourceStatuses?.storage !== "NodeResizeInProgress") return;
+        act(
+          `claim ${ns}/${name}: NodeResizeInProgress (${b.nodeExpansion}, pod ${via.metadata.name} ${via.metadata.uid})`,
+        );
         await sleep(b.nodeResizeLatencyMs);
         const pvNow = (await rest.get("persistentvolumes", null, pv.metadata.name!)).body;
         const size = pvNow?.spec?.capacity?.storage ?? inProgress.status?.allocatedResources?.storage;
@@ -605,7 +723,10 @@ export async function startNodeAgent(cp: Pick<ClusterInfo, "server" | "caPem" | 
     run(key, `expansion of claim ${ns}/${name}`, async () => {
       const started = await update("persistentvolumeclaims", ns, name, uid, "status", (c) => {
         c.status.allocatedResources = { ...c.status.allocatedResources, storage: newSize };
-        c.status.allocatedResourceStatuses = { ...c.status.allocatedResourceStatuses, storage: "ControllerResizeInProgress" };
+        c.status.allocatedResourceStatuses = {
+          ...c.status.allocatedResourceStatuses,
+          storage: "ControllerResizeInProgress",
+        };
         c.status.conditions = mergeResizeConditions(c.status.conditions, [cond("Resizing")], false);
       });
       if (!started) return;
@@ -615,8 +736,15 @@ export async function startNodeAgent(cp: Pick<ClusterInfo, "server" | "caPem" | 
       if (quantity(newSize) > b.maxSize) {
         const message = `failed to expand pvc with rpc error: code = OutOfRange desc = requested size ${newSize} exceeds the maximum volume size ${b.maxSizeText} of storage class ${claim.spec?.storageClassName}`;
         const r = await update("persistentvolumeclaims", ns, name, uid, "status", (c) => {
-          c.status.allocatedResourceStatuses = { ...c.status.allocatedResourceStatuses, storage: "ControllerResizeInfeasible" };
-          c.status.conditions = mergeResizeConditions(c.status.conditions, [cond("ControllerResizeError", message)], true);
+          c.status.allocatedResourceStatuses = {
+            ...c.status.allocatedResourceStatuses,
+            storage: "ControllerResizeInfeasible",
+          };
+          c.status.conditions = mergeResizeConditions(
+            c.status.conditions,
+            [cond("ControllerResizeError", message)],
+            true,
+          );
         });
         if (r) {
           counts.resizesInfeasible++;
@@ -633,15 +761,33 @@ export async function startNodeAgent(cp: Pick<ClusterInfo, "server" | "caPem" | 
       }
       if (b.nodeExpansion !== "none") {
         const mountingUids = allPods()
-          .filter((p) => p.metadata.namespace === ns && p.spec?.nodeName === nodeName && !p.metadata.deletionTimestamp && isReady(p) && claimNamesOf(p).includes(name))
+          .filter(
+            (p) =>
+              p.metadata.namespace === ns &&
+              p.spec?.nodeName === nodeName &&
+              !p.metadata.deletionTimestamp &&
+              isReady(p) &&
+              claimNamesOf(p).includes(name),
+          )
           .map((p) => p.metadata.uid!);
         const r = await update("persistentvolumeclaims", ns, name, uid, "status", (c) => {
           c.status.allocatedResourceStatuses = { ...c.status.allocatedResourceStatuses, storage: "NodeResizePending" };
-          c.status.conditions = mergeResizeConditions(c.status.conditions, [cond("FileSystemResizePending", "Waiting for user to (re-)start a pod to finish file system resize of volume on node.")], true);
+          c.status.conditions = mergeResizeConditions(
+            c.status.conditions,
+            [
+              cond(
+                "FileSystemResizePending",
+                "Waiting for user to (re-)start a pod to finish file system resize of volume on node.",
+              ),
+            ],
+            true,
+          );
         });
         if (r) {
           nodePending.set(uid, { since: Date.now(), podUids: new Set(mountingUids) });
-          act(`claim ${ns}/${name}: NodeResizePending (${b.nodeExpansion}; pods mounting it: ${mountingUids.join(", ") || "none"})`);
+          act(
+            `claim ${ns}/${name}: NodeResizePending (${b.nodeExpansion}; pods mounting it: ${mountingUids.join(", ") || "none"})`,
+          );
         }
         return;
       }
@@ -665,7 +811,10 @@ export async function startNodeAgent(cp: Pick<ClusterInfo, "server" | "caPem" | 
     const { namespace: ns = "", name = "", uid = "" } = claim.metadata;
     const want = claim.spec?.volumeAttributesClassName as string | undefined | null;
     const cur = claim.status?.currentVolumeAttributesClassName as string | undefined | null;
-    const mvs = claim.status?.modifyVolumeStatus as { targetVolumeAttributesClassName?: string; status: string } | undefined | null;
+    const mvs = claim.status?.modifyVolumeStatus as
+      | { targetVolumeAttributesClassName?: string; status: string }
+      | undefined
+      | null;
     const key = `claim:${uid}:modify`;
     if (busy.has(key) || !want) return;
     if (want === cur) {
@@ -715,7 +864,9 @@ export async function startNodeAgent(cp: Pick<ClusterInfo, "server" | "caPem" | 
           return false;
         }
         c.status.modifyVolumeStatus = { targetVolumeAttributesClassName: want, status: "InProgress" };
-        c.status.conditions = mergeModifyConditions(c.status.conditions, [cond("ModifyingVolume", "ModifyVolume operation in progress.")]);
+        c.status.conditions = mergeModifyConditions(c.status.conditions, [
+          cond("ModifyingVolume", "ModifyVolume operation in progress."),
+        ]);
       });
       if (!started || stale) return;
       counts.modificationsStarted++;
@@ -808,7 +959,12 @@ export async function startNodeAgent(cp: Pick<ClusterInfo, "server" | "caPem" | 
         .flatMap((p) => claimNamesOf(p).map((c) => `${p.metadata.namespace}/${c}`)),
     );
     const stats = allClaims()
-      .filter((c) => c.status?.phase === "Bound" && c.status?.capacity?.storage && mounted.has(`${c.metadata.namespace}/${c.metadata.name}`))
+      .filter(
+        (c) =>
+          c.status?.phase === "Bound" &&
+          c.status?.capacity?.storage &&
+          mounted.has(`${c.metadata.namespace}/${c.metadata.name}`),
+      )
       .map((c) => ({
         labels: `namespace="${c.metadata.namespace}",persistentvolumeclaim="${c.metadata.name}"`,
         capacity: Math.round(quantity(c.status!.capacity!.storage) * 0.98),
@@ -869,7 +1025,15 @@ async function ensureNode(rest: Rest, name: string, fail: (l: string) => void) {
   const created = await rest.create("nodes", null, {
     apiVersion: "v1",
     kind: "Node",
-    metadata: { name, labels: { "kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", "e2e.claimstep.io/node": "true" } },
+    metadata: {
+      name,
+      labels: {
+        "kubernetes.io/hostname": name,
+        "kubernetes.io/os": "linux",
+        "kubernetes.io/arch": "amd64",
+        "e2e.claimstep.io/node": "true",
+      },
+    },
     spec: {},
   });
   if (created.status >= 300 && created.status !== 409) {
@@ -883,18 +1047,55 @@ async function ensureNode(rest: Rest, name: string, fail: (l: string) => void) {
     status: {
       capacity: { cpu: "8", memory: "32Gi", pods: "250", "ephemeral-storage": "100Gi" },
       allocatable: { cpu: "8", memory: "32Gi", pods: "250", "ephemeral-storage": "100Gi" },
-      addresses: [{ type: "InternalIP", address: "10.0.0.10" }, { type: "Hostname", address: name }],
+      addresses: [
+        { type: "InternalIP", address: "10.0.0.10" },
+        { type: "Hostname", address: name },
+      ],
       conditions: [
-        { type: "Ready", status: "True", reason: "KubeletReady", message: "e2e node agent is posting ready status", lastHeartbeatTime: t, lastTransitionTime: t },
-        { type: "MemoryPressure", status: "False", reason: "KubeletHasSufficientMemory", lastHeartbeatTime: t, lastTransitionTime: t },
-        { type: "DiskPressure", status: "False", reason: "KubeletHasNoDiskPressure", lastHeartbeatTime: t, lastTransitionTime: t },
-        { type: "PIDPressure", status: "False", reason: "KubeletHasSufficientPID", lastHeartbeatTime: t, lastTransitionTime: t },
+        {
+          type: "Ready",
+          status: "True",
+          reason: "KubeletReady",
+          message: "e2e node agent is posting ready status",
+          lastHeartbeatTime: t,
+          lastTransitionTime: t,
+        },
+        {
+          type: "MemoryPressure",
+          status: "False",
+          reason: "KubeletHasSufficientMemory",
+          lastHeartbeatTime: t,
+          lastTransitionTime: t,
+        },
+        {
+          type: "DiskPressure",
+          status: "False",
+          reason: "KubeletHasNoDiskPressure",
+          lastHeartbeatTime: t,
+          lastTransitionTime: t,
+        },
+        {
+          type: "PIDPressure",
+          status: "False",
+          reason: "KubeletHasSufficientPID",
+          lastHeartbeatTime: t,
+          lastTransitionTime: t,
+        },
       ],
       nodeInfo: {
-        machineID: "e2e", systemUUID: "e2e", bootID: "e2e", kernelVersion: "6.1.0", osImage: "claimstep e2e", containerRuntimeVersion: "containerd://2.0.0",
-        kubeletVersion: "v1.34.2", kubeProxyVersion: "", operatingSystem: "linux", architecture: "amd64",
+        machineID: "e2e",
+        systemUUID: "e2e",
+        bootID: "e2e",
+        kernelVersion: "6.1.0",
+        osImage: "claimstep e2e",
+        containerRuntimeVersion: "containerd://2.0.0",
+        kubeletVersion: "v1.34.2",
+        kubeProxyVersion: "",
+        operatingSystem: "linux",
+        architecture: "amd64",
       },
     },
   });
-  if (r.status >= 300 && r.status !== 409) fail(`node ${name} status: HTTP ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);
+  if (r.status >= 300 && r.status !== 409)
+    fail(`node ${name} status: HTTP ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);
 }

@@ -1,8 +1,9 @@
 // A tiny REST client for the real-server tests' own setup and for the node agent: node:https with
 // the cluster's CA, a bearer token or a client certificate. Deliberately NOT claimstep's client
 // (adapters/): the harness must not share code with what it tests.
-import { Agent, request } from "node:https";
+
 import type { IncomingMessage } from "node:http";
+import { Agent, request } from "node:https";
 
 /** What a REST client needs to reach a cluster as someone. Plain data: it crosses from vitest's
  * global setup to the test workers. */
@@ -34,8 +35,23 @@ export interface ObjectMeta {
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
   finalizers?: string[];
-  ownerReferences?: { apiVersion: string; kind: string; name: string; uid: string; controller?: boolean; blockOwnerDeletion?: boolean }[];
-  managedFields?: { manager?: string; operation?: string; apiVersion?: string; time?: string; fieldsType?: string; subresource?: string; fieldsV1?: unknown }[];
+  ownerReferences?: {
+    apiVersion: string;
+    kind: string;
+    name: string;
+    uid: string;
+    controller?: boolean;
+    blockOwnerDeletion?: boolean;
+  }[];
+  managedFields?: {
+    manager?: string;
+    operation?: string;
+    apiVersion?: string;
+    time?: string;
+    fieldsType?: string;
+    subresource?: string;
+    fieldsV1?: unknown;
+  }[];
   [k: string]: unknown;
 }
 
@@ -137,7 +153,12 @@ export const KIND_TO_RESOURCE: Record<string, Resource> = {
 };
 
 /** The URL path of a resource (collection when name is absent). */
-export function resourcePath(resource: Resource, namespace?: string | null, name?: string, subresource?: string): string {
+export function resourcePath(
+  resource: Resource,
+  namespace?: string | null,
+  name?: string,
+  subresource?: string,
+): string {
   const [group, version, namespaced] = RESOURCES[resource];
   const plural = resource.split(".")[0]!;
   if (namespaced && !namespace && name) throw new Error(`${resource} is namespaced: ${name} needs a namespace`);
@@ -174,7 +195,11 @@ function agentFor(c: Credentials): Agent {
   const key = `${c.server}\0${c.caPem}\0${c.certPem ?? ""}`;
   let a = agents.get(key);
   if (!a) {
-    a = new Agent({ keepAlive: true, ca: c.caPem, ...(c.certPem && c.keyPem ? { cert: c.certPem, key: c.keyPem } : {}) });
+    a = new Agent({
+      keepAlive: true,
+      ca: c.caPem,
+      ...(c.certPem && c.keyPem ? { cert: c.certPem, key: c.keyPem } : {}),
+    });
     agents.set(key, a);
   }
   return a;
@@ -187,7 +212,13 @@ export function closeAgents(): void {
 }
 
 /** One HTTP request to the API server; never throws for an HTTP status, only for a transport error. */
-export function rawRequest<T = unknown>(c: Credentials, method: string, path: string, body?: unknown, o: RequestOptions = {}): Promise<Reply<T>> {
+export function rawRequest<T = unknown>(
+  c: Credentials,
+  method: string,
+  path: string,
+  body?: unknown,
+  o: RequestOptions = {},
+): Promise<Reply<T>> {
   const url = new URL(path + qs(o.query), c.server);
   const payload = body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body);
   const headers: Record<string, string | number> = { Accept: "application/json" };
@@ -199,23 +230,27 @@ export function rawRequest<T = unknown>(c: Credentials, method: string, path: st
     headers["Content-Length"] = Buffer.byteLength(payload);
   }
   return new Promise((resolve, reject) => {
-    const req = request(url, { method, headers, agent: agentFor(c), timeout: o.timeoutMs ?? 30_000, signal: o.signal }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (d: Buffer) => chunks.push(d));
-      res.on("error", reject);
-      res.on("end", () => {
-        const text = Buffer.concat(chunks).toString("utf8");
-        let parsed: unknown = text;
-        if (/json/.test(String(res.headers["content-type"] ?? "")) && text) {
-          try {
-            parsed = JSON.parse(text);
-          } catch {
-            parsed = text;
+    const req = request(
+      url,
+      { method, headers, agent: agentFor(c), timeout: o.timeoutMs ?? 30_000, signal: o.signal },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (d: Buffer) => chunks.push(d));
+        res.on("error", reject);
+        res.on("end", () => {
+          const text = Buffer.concat(chunks).toString("utf8");
+          let parsed: unknown = text;
+          if (/json/.test(String(res.headers["content-type"] ?? "")) && text) {
+            try {
+              parsed = JSON.parse(text);
+            } catch {
+              parsed = text;
+            }
           }
-        }
-        resolve({ status: res.statusCode ?? 0, body: parsed as T, headers: res.headers });
-      });
-    });
+          resolve({ status: res.statusCode ?? 0, body: parsed as T, headers: res.headers });
+        });
+      },
+    );
     req.on("timeout", () => req.destroy(new Error(`${method} ${path}: no answer within ${o.timeoutMs ?? 30_000} ms`)));
     req.on("error", reject);
     if (payload !== undefined) req.write(payload);
@@ -225,7 +260,13 @@ export function rawRequest<T = unknown>(c: Credentials, method: string, path: st
 
 /** A streaming GET (watch): calls onLine for each JSON line until the server ends it or signal aborts.
  * Resolves with the HTTP status when the stream ends. */
-export function streamLines(c: Credentials, path: string, query: Query, onLine: (obj: unknown) => void, signal: AbortSignal): Promise<number> {
+export function streamLines(
+  c: Credentials,
+  path: string,
+  query: Query,
+  onLine: (obj: unknown) => void,
+  signal: AbortSignal,
+): Promise<number> {
   const url = new URL(path + qs(query), c.server);
   const headers: Record<string, string> = { Accept: "application/json" };
   if (c.token) headers.Authorization = `Bearer ${c.token}`;
@@ -245,7 +286,10 @@ export function streamLines(c: Credentials, path: string, query: Query, onLine: 
             onLine(JSON.parse(line));
           } catch (e) {
             // A malformed line: surface it as an error event.
-            onLine({ type: "ERROR", object: { kind: "Status", message: `unparsable watch line: ${String(e)}`, code: 0 } });
+            onLine({
+              type: "ERROR",
+              object: { kind: "Status", message: `unparsable watch line: ${String(e)}`, code: 0 },
+            });
           }
         }
       });
@@ -288,23 +332,54 @@ export class Rest {
     return rawRequest<T>(this.credentials, method, path, body, o);
   }
 
-  get<T = KubeObject>(resource: Resource, namespace: string | null | undefined, name: string, o?: RequestOptions): Promise<Reply<T>> {
+  get<T = KubeObject>(
+    resource: Resource,
+    namespace: string | null | undefined,
+    name: string,
+    o?: RequestOptions,
+  ): Promise<Reply<T>> {
     return this.request<T>("GET", resourcePath(resource, namespace, name), undefined, o);
   }
   list<T = KubeObject>(resource: Resource, namespace?: string | null, query?: Query): Promise<Reply<KubeList<T>>> {
     return this.request<KubeList<T>>("GET", resourcePath(resource, namespace), undefined, query ? { query } : {});
   }
-  create<T = KubeObject>(resource: Resource, namespace: string | null | undefined, body: unknown, query?: Query): Promise<Reply<T>> {
+  create<T = KubeObject>(
+    resource: Resource,
+    namespace: string | null | undefined,
+    body: unknown,
+    query?: Query,
+  ): Promise<Reply<T>> {
     return this.request<T>("POST", resourcePath(resource, namespace), body, query ? { query } : {});
   }
-  put<T = KubeObject>(resource: Resource, namespace: string | null | undefined, name: string, body: unknown, query?: Query): Promise<Reply<T>> {
+  put<T = KubeObject>(
+    resource: Resource,
+    namespace: string | null | undefined,
+    name: string,
+    body: unknown,
+    query?: Query,
+  ): Promise<Reply<T>> {
     return this.request<T>("PUT", resourcePath(resource, namespace, name), body, query ? { query } : {});
   }
-  patch<T = KubeObject>(resource: Resource, namespace: string | null | undefined, name: string, body: unknown, type: PatchType = "merge", query?: Query): Promise<Reply<T>> {
+  patch<T = KubeObject>(
+    resource: Resource,
+    namespace: string | null | undefined,
+    name: string,
+    body: unknown,
+    type: PatchType = "merge",
+    query?: Query,
+  ): Promise<Reply<T>> {
     const q = type === "apply" ? { fieldManager: "e2e-admin", force: true, ...query } : query;
-    return this.request<T>("PATCH", resourcePath(resource, namespace, name), body, { contentType: PATCH_CONTENT_TYPE[type], ...(q ? { query: q } : {}) });
+    return this.request<T>("PATCH", resourcePath(resource, namespace, name), body, {
+      contentType: PATCH_CONTENT_TYPE[type],
+      ...(q ? { query: q } : {}),
+    });
   }
-  delete<T = KubeObject | KubeStatus>(resource: Resource, namespace: string | null | undefined, name: string, options?: Record<string, unknown>): Promise<Reply<T>> {
+  delete<T = KubeObject | KubeStatus>(
+    resource: Resource,
+    namespace: string | null | undefined,
+    name: string,
+    options?: Record<string, unknown>,
+  ): Promise<Reply<T>> {
     return this.request<T>("DELETE", resourcePath(resource, namespace, name), options);
   }
 
@@ -316,8 +391,16 @@ export class Rest {
         this.request<T>("GET", resourcePath(resource, namespace, name, subresource)),
       put: <T = KubeObject>(resource: Resource, namespace: string | null | undefined, name: string, body: unknown) =>
         this.request<T>("PUT", resourcePath(resource, namespace, name, subresource), body),
-      patch: <T = KubeObject>(resource: Resource, namespace: string | null | undefined, name: string, body: unknown, type: PatchType = "merge") =>
-        this.request<T>("PATCH", resourcePath(resource, namespace, name, subresource), body, { contentType: PATCH_CONTENT_TYPE[type] }),
+      patch: <T = KubeObject>(
+        resource: Resource,
+        namespace: string | null | undefined,
+        name: string,
+        body: unknown,
+        type: PatchType = "merge",
+      ) =>
+        this.request<T>("PATCH", resourcePath(resource, namespace, name, subresource), body, {
+          contentType: PATCH_CONTENT_TYPE[type],
+        }),
       create: <T = KubeObject>(resource: Resource, namespace: string | null | undefined, name: string, body: unknown) =>
         this.request<T>("POST", resourcePath(resource, namespace, name, subresource), body),
     };
@@ -325,20 +408,24 @@ export class Rest {
 
   /** The same helper with a default namespace: `rest.in(ns).get("pods", "web-0")`. */
   in(namespace: string) {
-    const r = this;
     const ns = (res: Resource) => (RESOURCES[res][2] ? namespace : null);
     return {
       namespace,
-      get: <T = KubeObject>(res: Resource, name: string) => r.get<T>(res, ns(res), name),
-      list: <T = KubeObject>(res: Resource, query?: Query) => r.list<T>(res, ns(res), query),
-      create: <T = KubeObject>(res: Resource, body: unknown, query?: Query) => r.create<T>(res, ns(res), body, query),
-      put: <T = KubeObject>(res: Resource, name: string, body: unknown) => r.put<T>(res, ns(res), name, body),
-      patch: <T = KubeObject>(res: Resource, name: string, body: unknown, type: PatchType = "merge") => r.patch<T>(res, ns(res), name, body, type),
-      delete: <T = KubeObject | KubeStatus>(res: Resource, name: string, options?: Record<string, unknown>) => r.delete<T>(res, ns(res), name, options),
+      get: <T = KubeObject>(res: Resource, name: string) => this.get<T>(res, ns(res), name),
+      list: <T = KubeObject>(res: Resource, query?: Query) => this.list<T>(res, ns(res), query),
+      create: <T = KubeObject>(res: Resource, body: unknown, query?: Query) =>
+        this.create<T>(res, ns(res), body, query),
+      put: <T = KubeObject>(res: Resource, name: string, body: unknown) => this.put<T>(res, ns(res), name, body),
+      patch: <T = KubeObject>(res: Resource, name: string, body: unknown, type: PatchType = "merge") =>
+        this.patch<T>(res, ns(res), name, body, type),
+      delete: <T = KubeObject | KubeStatus>(res: Resource, name: string, options?: Record<string, unknown>) =>
+        this.delete<T>(res, ns(res), name, options),
       status: {
-        get: <T = KubeObject>(res: Resource, name: string) => r.status.get<T>(res, ns(res), name),
-        put: <T = KubeObject>(res: Resource, name: string, body: unknown) => r.status.put<T>(res, ns(res), name, body),
-        patch: <T = KubeObject>(res: Resource, name: string, body: unknown, type: PatchType = "merge") => r.status.patch<T>(res, ns(res), name, body, type),
+        get: <T = KubeObject>(res: Resource, name: string) => this.status.get<T>(res, ns(res), name),
+        put: <T = KubeObject>(res: Resource, name: string, body: unknown) =>
+          this.status.put<T>(res, ns(res), name, body),
+        patch: <T = KubeObject>(res: Resource, name: string, body: unknown, type: PatchType = "merge") =>
+          this.status.patch<T>(res, ns(res), name, body, type),
       },
     };
   }

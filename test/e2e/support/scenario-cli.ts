@@ -3,19 +3,19 @@
 // bound only by the shipped RBAC), the admin's StatefulSet and classes, and the audit checks every
 // scenario ends with (no claim deleted, pods deleted only by whom the scenario allows, no error
 // answered to claimstep it did not expect, the requests per step within B2's budget).
-import { spawn, type ChildProcess } from "node:child_process";
-import { ROOT, runClaimstep, type Run } from "../../support/spawn-cli.js";
+import { type ChildProcess, spawn } from "node:child_process";
+import { ROOT, type Run, runClaimstep } from "../../support/spawn-cli.js";
 import {
+  type AuditEntry,
   auditEvents,
   byStatefulSetController,
   describeAudit,
-  ok,
-  storageClass,
-  waitFor,
-  type AuditEntry,
   type E2E,
   type KubeObject,
+  ok,
   type StorageClassBehaviour,
+  storageClass,
+  waitFor,
 } from "./index.js";
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -34,7 +34,11 @@ export interface CliRun extends Run {
 }
 
 /** `node bin/claimstep.js <args> --kubeconfig <claimstep's> -n <namespace>`, as a user runs it. */
-export async function cli(e2e: E2E, args: string[], o: { timeoutMs?: number; env?: Record<string, string>; asAdmin?: boolean } = {}): Promise<CliRun> {
+export async function cli(
+  e2e: E2E,
+  args: string[],
+  o: { timeoutMs?: number; env?: Record<string, string>; asAdmin?: boolean } = {},
+): Promise<CliRun> {
   // asAdmin: the admin's kubeconfig (a person looking on with kubectl's credentials), so that its
   // reads are not counted among claimstep's ServiceAccount's while a `run` steps.
   const kubeconfig = o.asAdmin ? e2e.info.adminKubeconfig : e2e.info.claimstepKubeconfig;
@@ -75,7 +79,10 @@ export function jsonLines(stdout: string): any[] {
 export function describeRun(r: CliRun): string {
   const steps = r.json
     .filter((s) => s?.decision)
-    .map((s) => `#${s.step} ${s.at} ${s.decision.phase}/${s.decision.reason} ${s.decision.message ?? ""} [${s.outcome?.kind ?? "?"}${s.outcome?.detail ? `: ${s.outcome.detail}` : ""}]`)
+    .map(
+      (s) =>
+        `#${s.step} ${s.at} ${s.decision.phase}/${s.decision.reason} ${s.decision.message ?? ""} [${s.outcome?.kind ?? "?"}${s.outcome?.detail ? `: ${s.outcome.detail}` : ""}]`,
+    )
     .join("\n");
   return `claimstep ${r.args.join(" ")} → exit ${r.code} in ${r.ms} ms\n--- steps\n${steps}\n--- stderr\n${r.stderr.slice(-3000)}\n--- stdout (tail)\n${steps ? "" : r.stdout.slice(-3000)}`;
 }
@@ -101,17 +108,40 @@ export interface Served {
 export async function serve(e2e: E2E, env: Record<string, string> = {}): Promise<Served> {
   const token = `e2e-${"x".repeat(8)}-${Math.random().toString(36).slice(2)}-token`;
   const startedAt = new Date().toISOString();
-  const child: ChildProcess = spawn(process.execPath, [`${ROOT}bin/claimstep.js`, "serve", "--port", "0", "--host", "127.0.0.1", "--kubeconfig", e2e.info.claimstepKubeconfig], {
-    cwd: ROOT,
-    env: { ...process.env, NO_COLOR: "1", CLAIMSTEP_API_TOKEN: token, CLAIMSTEP_NAMESPACES: e2e.namespace, CLAIMSTEP_INTERVAL_SECONDS: "0", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [
+      `${ROOT}bin/claimstep.js`,
+      "serve",
+      "--port",
+      "0",
+      "--host",
+      "127.0.0.1",
+      "--kubeconfig",
+      e2e.info.claimstepKubeconfig,
+    ],
+    {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        NO_COLOR: "1",
+        CLAIMSTEP_API_TOKEN: token,
+        CLAIMSTEP_NAMESPACES: e2e.namespace,
+        CLAIMSTEP_INTERVAL_SECONDS: "0",
+        ...env,
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   const logs: string[] = [];
   let exited: number | null | undefined;
   const exit = new Promise<number | null>((res) => child.on("exit", (code) => res((exited = code))));
   const port = await new Promise<number>((resolve, reject) => {
     let buf = "";
-    const timer = setTimeout(() => reject(new Error(`claimstep serve did not listen within 30 s:\n${logs.join("\n")}`)), 30_000);
+    const timer = setTimeout(
+      () => reject(new Error(`claimstep serve did not listen within 30 s:\n${logs.join("\n")}`)),
+      30_000,
+    );
     child.stdout!.on("data", (d: Buffer) => {
       buf += d.toString();
       let i: number;
@@ -204,12 +234,21 @@ export function statefulSet(s: SetSpec): KubeObject {
       serviceName: name,
       podManagementPolicy: "Parallel",
       selector: { matchLabels: { app: name } },
-      updateStrategy: { type: "RollingUpdate", rollingUpdate: { partition: 0, ...(s.maxUnavailable ? { maxUnavailable: s.maxUnavailable } : {}) } },
+      updateStrategy: {
+        type: "RollingUpdate",
+        rollingUpdate: { partition: 0, ...(s.maxUnavailable ? { maxUnavailable: s.maxUnavailable } : {}) },
+      },
       template: {
         metadata: { labels: { app: name } },
         spec: {
           terminationGracePeriodSeconds: 5,
-          containers: [{ name: "app", image: s.image ?? "registry.example/app:1", volumeMounts: claims.map((c) => ({ name: c, mountPath: `/${c}` })) }],
+          containers: [
+            {
+              name: "app",
+              image: s.image ?? "registry.example/app:1",
+              volumeMounts: claims.map((c) => ({ name: c, mountPath: `/${c}` })),
+            },
+          ],
         },
       },
       volumeClaimTemplates: claims.map((c) => ({
@@ -239,9 +278,18 @@ export async function waitSetReady(e2e: E2E, name: string, replicas: number, tim
       const set = (await e2e.api.get("statefulsets", name)).body;
       const pods = (await e2e.api.list("pods", { labelSelector: `app=${name}` })).body.items ?? [];
       const claims = (await e2e.api.list("persistentvolumeclaims")).body.items ?? [];
-      const ready = pods.filter((p) => !p.metadata.deletionTimestamp && (p.status?.conditions ?? []).some((c: any) => c.type === "Ready" && c.status === "True"));
+      const ready = pods.filter(
+        (p) =>
+          !p.metadata.deletionTimestamp &&
+          (p.status?.conditions ?? []).some((c: any) => c.type === "Ready" && c.status === "True"),
+      );
       const bound = claims.filter((c) => c.status?.phase === "Bound");
-      return ready.length === replicas && bound.length >= replicas && (set.status?.readyReplicas ?? 0) === replicas && set.status?.observedGeneration === set.metadata.generation;
+      return (
+        ready.length === replicas &&
+        bound.length >= replicas &&
+        (set.status?.readyReplicas ?? 0) === replicas &&
+        set.status?.observedGeneration === set.metadata.generation
+      );
     },
     { timeoutMs, intervalMs: 250, what: `StatefulSet ${name}: ${replicas} pods Ready, claims Bound` },
   );
@@ -261,18 +309,27 @@ export const ordinalOf = (name: string): number => Number(/-(\d+)$/.exec(name)?.
 // the audit log
 
 /** This namespace's entries (and cluster-scoped ones) made by claimstep's user in [since, until]. */
-export function claimstepRequests(e2e: E2E, since: string, until?: string, o: { clusterScoped?: boolean } = {}): AuditEntry[] {
+export function claimstepRequests(
+  e2e: E2E,
+  since: string,
+  until?: string,
+  o: { clusterScoped?: boolean } = {},
+): AuditEntry[] {
   const path = e2e.info.auditLogPath;
   if (!path) return [];
   const end = until ? Date.parse(until) : Number.POSITIVE_INFINITY;
   return auditEvents(path, { since, user: e2e.info.claimstepUser }).filter(
-    (e) => (e.namespace === e2e.namespace || (o.clusterScoped !== false && e.namespace === "" && e.resource !== "")) && Date.parse(e.time) <= end,
+    (e) =>
+      (e.namespace === e2e.namespace || (o.clusterScoped !== false && e.namespace === "" && e.resource !== "")) &&
+      Date.parse(e.time) <= end,
   );
 }
 
 /** claimstep's writes to claims (patch/update/create of persistentvolumeclaims), in the log's order. */
 export function claimWrites(e2e: E2E, since?: string): AuditEntry[] {
-  return e2e.audit({ user: e2e.info.claimstepUser, resource: "persistentvolumeclaims", ...(since ? { since } : {}) }).filter((e) => e.verb !== "get" && e.verb !== "list" && e.verb !== "watch");
+  return e2e
+    .audit({ user: e2e.info.claimstepUser, resource: "persistentvolumeclaims", ...(since ? { since } : {}) })
+    .filter((e) => e.verb !== "get" && e.verb !== "list" && e.verb !== "watch");
 }
 
 const READ_VERBS = new Set(["get", "list", "watch"]);
@@ -294,9 +351,11 @@ export interface Budget {
 }
 
 /** For the summary: the steps and the most one step read and wrote. */
-export const budgetNote = (b: Budget): string => `${b.steps} steps, at most ${b.maxPerStep.reads} reads + ${b.maxPerStep.writes} writes + ${b.maxPerStep.eventRequests} event requests per step`;
+export const budgetNote = (b: Budget): string =>
+  `${b.steps} steps, at most ${b.maxPerStep.reads} reads + ${b.maxPerStep.writes} writes + ${b.maxPerStep.eventRequests} event requests per step`;
 
-const key = (e: AuditEntry) => `${e.verb} ${e.resource}${e.subresource ? `/${e.subresource}` : ""}${e.code >= 400 ? ` → ${e.code}` : ""}`;
+const key = (e: AuditEntry) =>
+  `${e.verb} ${e.resource}${e.subresource ? `/${e.subresource}` : ""}${e.code >= 400 ? ` → ${e.code}` : ""}`;
 
 /**
  * B2's budget (bench/b2-requests.ts, docs/benchmarks.md: ≤ 4 reads, ≤ 2 writes + 2 requests per
@@ -336,9 +395,11 @@ export function checkBudget(requests: AuditEntry[], steps: any[], o: { extraRead
       maxPerStep.writes = Math.max(maxPerStep.writes, w);
       maxPerStep.eventRequests = Math.max(maxPerStep.eventRequests, ev);
       // An eviction step (evicted, or refused: Waiting/DisruptionBudget) writes its record first.
-      const allowedWrites = s.decision?.action?.type === "EvictPod" || mine.some((e) => e.subresource === "eviction") ? 3 : 2;
+      const allowedWrites =
+        s.decision?.action?.type === "EvictPod" || mine.some((e) => e.subresource === "eviction") ? 3 : 2;
       const stepEvents = s.decision?.events?.length ?? 0;
-      const what = () => `step #${s.step ?? i + 1} (${s.decision?.phase}/${s.decision?.reason}): ${mine.map(key).join(", ")}`;
+      const what = () =>
+        `step #${s.step ?? i + 1} (${s.decision?.phase}/${s.decision?.reason}): ${mine.map(key).join(", ")}`;
       if (r > perStepReads) problems.push(`${r} reads > ${perStepReads}: ${what()}`);
       if (w > allowedWrites) problems.push(`${w} writes > ${allowedWrites}: ${what()}`);
       if (ev > 2 * stepEvents) problems.push(`${ev} event requests > 2 × ${stepEvents} events: ${what()}`);
@@ -346,9 +407,14 @@ export function checkBudget(requests: AuditEntry[], steps: any[], o: { extraRead
   } else {
     if (reads > perStepReads * n) problems.push(`${reads} reads for ${n} steps: more than ${perStepReads} per step`);
     if (writes > 2 * n) problems.push(`${writes} writes for ${n} steps: more than 2 per step`);
-    if (eventWrites + eventReads > 2 * events) problems.push(`${eventWrites} event writes + ${eventReads} event reads for ${events} events: more than 2 per event`);
+    if (eventWrites + eventReads > 2 * events)
+      problems.push(
+        `${eventWrites} event writes + ${eventReads} event reads for ${events} events: more than 2 per event`,
+      );
   }
-  for (const e of requests) if (e.namespace === "" && e.code >= 400) problems.push(`cluster-scoped error answered to claimstep: ${describeAudit([e])}`);
+  for (const e of requests)
+    if (e.namespace === "" && e.code >= 400)
+      problems.push(`cluster-scoped error answered to claimstep: ${describeAudit([e])}`);
   return { steps: n, events, reads, writes, eventWrites, eventReads, perStepReads, maxPerStep, byRequest, problems };
 }
 
@@ -363,10 +429,19 @@ export interface ScenarioAuditOptions {
 export function scenarioAudit(e2e: E2E, o: ScenarioAuditOptions = {}): string[] {
   // A new event is a PATCH answered 404, then its create (adapters/kube/writer.ts recordEvent: a
   // repeat bumps series.count without a read): expected, when the create of that event follows.
-  const created = new Set(e2e.audit({ user: e2e.info.claimstepUser, resource: "events", verb: "create" }).filter((e) => e.code < 300).map((e) => e.name));
-  const newEvent = (e: AuditEntry) => e.resource === "events" && e.verb === "patch" && e.code === 404 && created.has(e.name);
+  const created = new Set(
+    e2e
+      .audit({ user: e2e.info.claimstepUser, resource: "events", verb: "create" })
+      .filter((e) => e.code < 300)
+      .map((e) => e.name),
+  );
+  const newEvent = (e: AuditEntry) =>
+    e.resource === "events" && e.verb === "patch" && e.code === 404 && created.has(e.name);
   const expected = (e: AuditEntry) => newEvent(e) || (o.expectedErrors?.(e) ?? false);
-  const c = e2e.checkAudit({ ...(o.allowPodDeletes ? { allowPodDeletes: o.allowPodDeletes } : {}), expectedErrors: expected });
+  const c = e2e.checkAudit({
+    ...(o.allowPodDeletes ? { allowPodDeletes: o.allowPodDeletes } : {}),
+    expectedErrors: expected,
+  });
   if (!c) return [];
   const out: string[] = [];
   if (c.unexpectedDeletes.length) out.push(`unexpected deletes:\n${describeAudit(c.unexpectedDeletes)}`);
@@ -387,7 +462,9 @@ export class Summary {
   }
   line(version: string | undefined): string {
     const passed = this.rows.filter((r) => r.ok);
-    const detail = this.rows.map((r) => `${r.name} ${r.ok ? "ok" : "FAILED"} ${(r.ms / 1000).toFixed(1)}s${r.note ? ` ${r.note}` : ""}`).join("; ");
+    const detail = this.rows
+      .map((r) => `${r.name} ${r.ok ? "ok" : "FAILED"} ${(r.ms / 1000).toFixed(1)}s${r.note ? ` ${r.note}` : ""}`)
+      .join("; ");
     return `real-server scenarios: ${passed.length} passed against ${version ?? "no cluster"} (${this.file}: ${detail || "none ran"})`;
   }
 }

@@ -2,16 +2,24 @@
 // (test/e2e/{finalize,recovery,autogrow-relay}.test.ts): the shipped CLI as a child process, the
 // StatefulSet the admin creates, the uids of its pods and claims, the audit checks every scenario
 // ends with, and a forwarding proxy that kills the CLI right after a chosen request has landed.
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
-import { parseAllDocuments, stringify } from "yaml";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { Agent, request as httpsRequest } from "node:https";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { expect } from "vitest";
-import { auditEvents, checkAudit, describeAudit, waitFor, type AuditEntry, type E2E, type KubeObject } from "./index.js";
+import { parseAllDocuments, stringify } from "yaml";
 import { applyManifest, kubeconfigYaml } from "./control-plane.js";
+import {
+  type AuditEntry,
+  auditEvents,
+  checkAudit,
+  describeAudit,
+  type E2E,
+  type KubeObject,
+  waitFor,
+} from "./index.js";
 
 export const ROOT = new URL("../../..", import.meta.url).pathname;
 
@@ -38,7 +46,9 @@ export interface CliOptions {
 
 /** `node bin/claimstep.js <args> --kubeconfig <claimstep's> -n <ns> --no-color`, to its exit. */
 export function claimstep(e2e: E2E, args: readonly string[], o: CliOptions = {}): Promise<CliRun> {
-  const full = o.bare ? [...args] : [...args, "--kubeconfig", o.kubeconfig ?? e2e.info.claimstepKubeconfig, "-n", e2e.namespace, "--no-color"];
+  const full = o.bare
+    ? [...args]
+    : [...args, "--kubeconfig", o.kubeconfig ?? e2e.info.claimstepKubeconfig, "-n", e2e.namespace, "--no-color"];
   const startedAt = Date.now();
   return new Promise((resolve, reject) => {
     const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: "1", ...o.env };
@@ -66,7 +76,8 @@ export function jsonLines(stdout: string): any[] {
     .map((l) => JSON.parse(l));
 }
 
-export const describeRun = (r: CliRun) => `exit ${r.code ?? r.signal}\n--- stdout\n${r.stdout.slice(-6000)}\n--- stderr\n${r.stderr.slice(-3000)}`;
+export const describeRun = (r: CliRun) =>
+  `exit ${r.code ?? r.signal}\n--- stdout\n${r.stdout.slice(-6000)}\n--- stderr\n${r.stderr.slice(-3000)}`;
 
 // ---------------------------------------------------------------------------------------------
 // the set
@@ -94,13 +105,19 @@ export function statefulSetManifest(name: string, o: SetOptions): KubeObject {
         metadata: { labels: { app: name } },
         spec: {
           terminationGracePeriodSeconds: 1,
-          containers: [{ name: "app", image: "registry.k8s.io/pause:3.10", volumeMounts: [{ name: "data", mountPath: "/data" }] }],
+          containers: [
+            { name: "app", image: "registry.k8s.io/pause:3.10", volumeMounts: [{ name: "data", mountPath: "/data" }] },
+          ],
         },
       },
       volumeClaimTemplates: [
         {
           metadata: { name: "data" },
-          spec: { accessModes: ["ReadWriteOnce"], storageClassName: o.storageClass, resources: { requests: { storage: o.size ?? "1Gi" } } },
+          spec: {
+            accessModes: ["ReadWriteOnce"],
+            storageClassName: o.storageClass,
+            resources: { requests: { storage: o.size ?? "1Gi" } },
+          },
         },
       ],
     },
@@ -129,7 +146,11 @@ export async function uidsOf(e2e: E2E, set: string): Promise<Uids> {
 }
 
 /** The set's pod rollout at rest with every replica Ready and every claim Bound (at `capacity`). */
-export async function waitSetReady(e2e: E2E, set: string, o: { replicas?: number; capacity?: string; timeoutMs?: number } = {}): Promise<KubeObject> {
+export async function waitSetReady(
+  e2e: E2E,
+  set: string,
+  o: { replicas?: number; capacity?: string; timeoutMs?: number } = {},
+): Promise<KubeObject> {
   const replicas = o.replicas ?? 3;
   let last: KubeObject | undefined;
   await waitFor(
@@ -138,10 +159,20 @@ export async function waitSetReady(e2e: E2E, set: string, o: { replicas?: number
       if (r.status !== 200) return false;
       last = r.body;
       const s = r.body.status ?? {};
-      if (!(s.readyReplicas === replicas && s.currentRevision && s.currentRevision === s.updateRevision && s.observedGeneration === r.body.metadata.generation)) return false;
+      if (
+        !(
+          s.readyReplicas === replicas &&
+          s.currentRevision &&
+          s.currentRevision === s.updateRevision &&
+          s.observedGeneration === r.body.metadata.generation
+        )
+      )
+        return false;
       const claims = await claimsOf(e2e, set);
       if (claims.length < replicas) return false;
-      return claims.every((c) => c.status?.phase === "Bound" && (!o.capacity || c.status?.capacity?.storage === o.capacity));
+      return claims.every(
+        (c) => c.status?.phase === "Bound" && (!o.capacity || c.status?.capacity?.storage === o.capacity),
+      );
     },
     { timeoutMs: o.timeoutMs ?? 60_000, intervalMs: 250, what: `StatefulSet ${set} ready (${replicas} replicas)` },
   ).catch((e) => {
@@ -152,7 +183,8 @@ export async function waitSetReady(e2e: E2E, set: string, o: { replicas?: number
 
 export async function createSet(e2e: E2E, name: string, o: SetOptions): Promise<KubeObject> {
   const r = await e2e.api.create("statefulsets", statefulSetManifest(name, o));
-  if (r.status !== 201) throw new Error(`create StatefulSet ${name}: HTTP ${r.status} ${JSON.stringify(r.body).slice(0, 400)}`);
+  if (r.status !== 201)
+    throw new Error(`create StatefulSet ${name}: HTTP ${r.status} ${JSON.stringify(r.body).slice(0, 400)}`);
   return waitSetReady(e2e, name, { replicas: o.replicas ?? 3, capacity: o.size ?? "1Gi" });
 }
 
@@ -163,7 +195,11 @@ export async function createSet(e2e: E2E, name: string, o: SetOptions): Promise<
 export async function auditCaughtUp(e2e: E2E, until = Date.now()): Promise<void> {
   // Any request now is logged after everything answered before it.
   await e2e.api.get("namespaces", e2e.namespace).catch(() => undefined);
-  await waitFor(async () => e2e.audit({ since: new Date(until) }).length > 0, { timeoutMs: 10_000, intervalMs: 100, what: "the audit log caught up" });
+  await waitFor(async () => e2e.audit({ since: new Date(until) }).length > 0, {
+    timeoutMs: 10_000,
+    intervalMs: 100,
+    what: "the audit log caught up",
+  });
 }
 
 const isEvent = (e: AuditEntry) => e.resource === "events";
@@ -176,7 +212,8 @@ export function claimstepRequestsIn(e2e: E2E, from: number, to: number): AuditEn
   if (!e2e.info.auditLogPath) return [];
   return auditEvents(e2e.info.auditLogPath, {
     since: new Date(from - 5),
-    where: (e) => e.user === user && Date.parse(e.time) <= to + 50 && (e.namespace === e2e.namespace || e.namespace === ""),
+    where: (e) =>
+      e.user === user && Date.parse(e.time) <= to + 50 && (e.namespace === e2e.namespace || e.namespace === ""),
   });
 }
 
@@ -209,11 +246,16 @@ export function expectWithinBudget(entries: AuditEntry[], steps: number, what: s
 /** Errors claimstep expects from a real server in every scenario: the event recorder's first PATCH
  * of an event that is not there yet (it creates it), the record read while there is none. */
 export const routineErrors = (e: AuditEntry) =>
-  (e.resource === "events" && e.verb === "patch" && e.code === 404) || (e.resource === "configmaps" && e.verb === "get" && e.code === 404);
+  (e.resource === "events" && e.verb === "patch" && e.code === 404) ||
+  (e.resource === "configmaps" && e.verb === "get" && e.code === 404);
 
 /** The scenario-end audit checks: 0 claim deletes, 0 pod deletes (but the node agent finishing
  * ones the scenario allows), no unexpected error answered to claimstep. Entries since `since`. */
-export function expectCleanAudit(e2e: E2E, since: number, o: { expectedErrors?: (e: AuditEntry) => boolean; allowPodDeletes?: (e: AuditEntry) => boolean } = {}) {
+export function expectCleanAudit(
+  e2e: E2E,
+  since: number,
+  o: { expectedErrors?: (e: AuditEntry) => boolean; allowPodDeletes?: (e: AuditEntry) => boolean } = {},
+) {
   const events = e2e.audit({ since: new Date(since) });
   const check = checkAudit({
     events,
@@ -222,7 +264,12 @@ export function expectCleanAudit(e2e: E2E, since: number, o: { expectedErrors?: 
     expectedErrors: (e) => routineErrors(e) || (o.expectedErrors?.(e) ?? false),
     ...(o.allowPodDeletes ? { allowPodDeletes: o.allowPodDeletes } : {}),
   });
-  const deletes = events.filter((e) => (e.verb === "delete" || e.verb === "deletecollection") && e.subresource === "" && (e.resource === "pods" || e.resource === "persistentvolumeclaims"));
+  const deletes = events.filter(
+    (e) =>
+      (e.verb === "delete" || e.verb === "deletecollection") &&
+      e.subresource === "" &&
+      (e.resource === "pods" || e.resource === "persistentvolumeclaims"),
+  );
   expect(deletes, `pod or claim deletes:\n${describeAudit(deletes)}`).toEqual([]);
   expect(check.unexpectedDeletes, describeAudit(check.unexpectedDeletes)).toEqual([]);
   expect(check.unexpectedErrors, `errors answered to claimstep:\n${describeAudit(check.unexpectedErrors)}`).toEqual([]);
@@ -257,32 +304,29 @@ export async function startKillingProxy(e2e: E2E, dir: string): Promise<KillingP
       const method = req.method ?? "GET";
       const path = req.url ?? "/";
       const headers = { ...req.headers, host: target.host };
-      const up = httpsRequest(
-        { host: target.hostname, port: target.port, path, method, headers, agent },
-        (upRes) => {
-          const out: Buffer[] = [];
-          upRes.on("data", (c: Buffer) => out.push(c));
-          upRes.on("end", () => {
-            const status = upRes.statusCode ?? 0;
-            let kill = false;
-            if (armed && armed.match(method, path.split("?")[0]!, status)) {
-              armed.left--;
-              if (armed.left === 0) kill = true;
-            }
-            seen.push({ method, path, status, killed: kill });
-            if (kill) {
-              const hit = armed!.onHit;
-              armed = undefined;
-              // The request landed and was answered: the process dies first, never hearing of it.
-              hit();
-              req.socket.destroy();
-              return;
-            }
-            res.writeHead(status, upRes.headers);
-            res.end(Buffer.concat(out));
-          });
-        },
-      );
+      const up = httpsRequest({ host: target.hostname, port: target.port, path, method, headers, agent }, (upRes) => {
+        const out: Buffer[] = [];
+        upRes.on("data", (c: Buffer) => out.push(c));
+        upRes.on("end", () => {
+          const status = upRes.statusCode ?? 0;
+          let kill = false;
+          if (armed?.match(method, path.split("?")[0]!, status)) {
+            armed.left--;
+            if (armed.left === 0) kill = true;
+          }
+          seen.push({ method, path, status, killed: kill });
+          if (kill) {
+            const hit = armed!.onHit;
+            armed = undefined;
+            // The request landed and was answered: the process dies first, never hearing of it.
+            hit();
+            req.socket.destroy();
+            return;
+          }
+          res.writeHead(status, upRes.headers);
+          res.end(Buffer.concat(out));
+        });
+      });
       up.on("error", (e) => {
         res.writeHead(502);
         res.end(String(e));
@@ -298,7 +342,11 @@ export async function startKillingProxy(e2e: E2E, dir: string): Promise<KillingP
   const port = (server.address() as AddressInfo).port;
   const kubeconfig = join(dir, `proxy-${port}.kubeconfig`);
   // Plain HTTP to the proxy (kubectl proxy's way); the token goes through to the API server.
-  writeFileSync(kubeconfig, kubeconfigYaml(`http://127.0.0.1:${port}`, e2e.info.caPem, { token: e2e.info.claimstepToken }), { mode: 0o600 });
+  writeFileSync(
+    kubeconfig,
+    kubeconfigYaml(`http://127.0.0.1:${port}`, e2e.info.caPem, { token: e2e.info.claimstepToken }),
+    { mode: 0o600 },
+  );
   return {
     kubeconfig,
     seen,
@@ -334,11 +382,13 @@ export async function relayKubeconfig(e2e: E2E, dir: string): Promise<string> {
   await applyManifest(e2e.admin, docs.map((d) => stringify(d)).join("---\n"), "deploy/kubernetes/relay.yaml");
   const token = await waitFor(
     async () => {
-      const r = await e2e.admin.sub("token").create<{ status: { token: string } }>("serviceaccounts", "claimstep", "claimstep-relay", {
-        apiVersion: "authentication.k8s.io/v1",
-        kind: "TokenRequest",
-        spec: { expirationSeconds: 3600 },
-      });
+      const r = await e2e.admin
+        .sub("token")
+        .create<{ status: { token: string } }>("serviceaccounts", "claimstep", "claimstep-relay", {
+          apiVersion: "authentication.k8s.io/v1",
+          kind: "TokenRequest",
+          spec: { expirationSeconds: 3600 },
+        });
       return r.status === 201 ? r.body.status.token : undefined;
     },
     { timeoutMs: 15_000, what: "a token for ServiceAccount claimstep/claimstep-relay" },
@@ -350,7 +400,12 @@ export async function relayKubeconfig(e2e: E2E, dir: string): Promise<string> {
 
 /** B2's budget step by step: each `-o json` step's requests, from its `at` to the next step's
  * (the last to the process's end): ≤ 4 reads + the record's read, ≤ 2 writes, besides events. */
-export function expectBudgetPerStep(e2e: E2E, run: CliRun, steps: { at: string; decision: { phase: string; reason: string } }[], what: string): Budget[] {
+export function expectBudgetPerStep(
+  e2e: E2E,
+  run: CliRun,
+  steps: { at: string; decision: { phase: string; reason: string } }[],
+  what: string,
+): Budget[] {
   const all = claimstepRequestsIn(e2e, run.startedAt, run.endedAt);
   const out: Budget[] = [];
   steps.forEach((s, i) => {

@@ -7,10 +7,14 @@
 import { createServer as createHttpServer, type Server } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { webhookHeaders } from "../../../functions/auth.js";
-import { serveSim, statefulSetObjects, storageClassObjects, type SocketSim } from "../../support/index.js";
+import { type SocketSim, serveSim, statefulSetObjects, storageClassObjects } from "../../support/index.js";
 import { WranglerDev } from "../../support/wrangler-dev.js";
 
-const TOKENS = { alpha: "kube-token-alpha-0123456789", beta: "kube-token-beta-0123456789", down: "kube-token-down-0123456789" };
+const TOKENS = {
+  alpha: "kube-token-alpha-0123456789",
+  beta: "kube-token-beta-0123456789",
+  down: "kube-token-down-0123456789",
+};
 const API_TOKEN = "api-token-0123456789abcdef";
 const SECRET = `whsec_${btoa("workerd-fleet-secret-0123456789")}`;
 const desired = [{ name: "data", storage: "2Gi", storageClassName: "fast" }];
@@ -33,9 +37,13 @@ const until = async <T>(what: string, f: () => T | Promise<T>, ms = 30_000): Pro
     await sleep(200);
   }
 };
-const patched = (sim: SocketSim, claim: string) => sim.fake.http.requests().some((r) => r.verb === "patch" && r.name === claim);
+const patched = (sim: SocketSim, claim: string) =>
+  sim.fake.http.requests().some((r) => r.verb === "patch" && r.name === claim);
 const bearer = { authorization: `Bearer ${API_TOKEN}` };
-const state = async (cluster: string, name: string) => (await (await fetch(`${base}/v1/clusters/${cluster}/statefulsets/default/${name}/state`, { headers: bearer })).json()) as any;
+const state = async (cluster: string, name: string) =>
+  (await (
+    await fetch(`${base}/v1/clusters/${cluster}/statefulsets/default/${name}/state`, { headers: bearer })
+  ).json()) as any;
 const logLines = (msg: string) =>
   dev.output
     .split("\n")
@@ -46,11 +54,24 @@ beforeAll(async () => {
   alpha = await serveSim({ token: TOKENS.alpha });
   alpha.fake.seed(...storageClassObjects(), ...statefulSetObjects({ desired }));
   beta = await serveSim({ token: TOKENS.beta });
-  beta.fake.seed(...storageClassObjects(), ...statefulSetObjects({ desired }), ...statefulSetObjects({ name: "db", desired }));
+  beta.fake.seed(
+    ...storageClassObjects(),
+    ...statefulSetObjects({ desired }),
+    ...statefulSetObjects({ name: "db", desired }),
+  );
   down = createHttpServer((_req, res) => {
     downRequests++;
     res.writeHead(503, { "content-type": "application/json", "retry-after": "120" });
-    res.end(JSON.stringify({ kind: "Status", apiVersion: "v1", status: "Failure", message: "the server is currently unable to handle the request", reason: "ServiceUnavailable", code: 503 }));
+    res.end(
+      JSON.stringify({
+        kind: "Status",
+        apiVersion: "v1",
+        status: "Failure",
+        message: "the server is currently unable to handle the request",
+        reason: "ServiceUnavailable",
+        code: 503,
+      }),
+    );
   });
   await new Promise<void>((r) => down.listen(0, "127.0.0.1", r));
   downUrl = `http://127.0.0.1:${(down.address() as { port: number }).port}`;
@@ -84,7 +105,10 @@ describe("fleet mode in workerd", () => {
   it("the cron fans out one message per opted-in set of every cluster; each set's object steps it", async () => {
     const res = await fetch(`${base}/__scheduled?cron=*+*+*+*+*`);
     expect(res.status).toBe(200);
-    await until("the three sets to be stepped", () => patched(alpha, "data-web-2") && patched(beta, "data-web-2") && patched(beta, "data-db-2"));
+    await until(
+      "the three sets to be stepped",
+      () => patched(alpha, "data-web-2") && patched(beta, "data-web-2") && patched(beta, "data-db-2"),
+    );
     const fan = await until("the fan-out log line", () => logLines("fan-out")[0]);
     expect(fan.sent).toBe(3);
     expect(fan.clusters).toEqual(
@@ -101,7 +125,12 @@ describe("fleet mode in workerd", () => {
       const x = await state("beta", "db");
       return x.steps >= 1 ? x : undefined;
     });
-    expect(s).toMatchObject({ target: { cluster: "beta", namespace: "default", name: "db" }, steps: 1, failures: 0, last: { via: "alarm", phase: "Progressing", reason: "ClaimUpdated", outcome: "applied" } });
+    expect(s).toMatchObject({
+      target: { cluster: "beta", namespace: "default", name: "db" },
+      steps: 1,
+      failures: 0,
+      last: { via: "alarm", phase: "Progressing", reason: "ClaimUpdated", outcome: "applied" },
+    });
     expect(s.last.subrequests).toBeLessThanOrEqual(10);
     // A step of one set costs the other cluster nothing.
     expect(alpha.fake.http.requests().filter((r) => r.name === "db")).toEqual([]);
@@ -129,8 +158,16 @@ describe("fleet mode in workerd", () => {
   it("serializes a set's steps whatever triggers them at once; another set is not held up", async () => {
     const before = (await state("beta", "db")).steps;
     const post = (name: string) =>
-      fetch(`${base}/v1/clusters/beta/steps`, { method: "POST", headers: { ...bearer, "content-type": "application/json" }, body: JSON.stringify({ namespace: "default", name }) });
-    const answers = await Promise.all([...Array.from({ length: 6 }, () => post("db")), post("web"), fetch(`${base}/__scheduled?cron=*+*+*+*+*`)]);
+      fetch(`${base}/v1/clusters/beta/steps`, {
+        method: "POST",
+        headers: { ...bearer, "content-type": "application/json" },
+        body: JSON.stringify({ namespace: "default", name }),
+      });
+    const answers = await Promise.all([
+      ...Array.from({ length: 6 }, () => post("db")),
+      post("web"),
+      fetch(`${base}/__scheduled?cron=*+*+*+*+*`),
+    ]);
     expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200, 200, 200]);
     // Let the steps the triggers started finish (slower on a loaded machine).
     await sleep(3000);
@@ -149,7 +186,8 @@ describe("fleet mode in workerd", () => {
       .map((r) => `${r.verb} ${r.resource}`);
     const reads = seq.filter((x) => x === "get statefulsets").length;
     expect(reads).toBe(s.steps);
-    for (let i = 0; i < seq.length - 1; i++) if (seq[i] === "get statefulsets") expect(seq[i + 1]).not.toBe("get statefulsets");
+    for (let i = 0; i < seq.length - 1; i++)
+      if (seq[i] === "get statefulsets") expect(seq[i + 1]).not.toBe("get statefulsets");
   }, 60_000);
 
   it("a cluster that is down backs off alone: the next cron skips it, the others are stepped", async () => {
@@ -158,11 +196,21 @@ describe("fleet mode in workerd", () => {
     const res = await fetch(`${base}/__scheduled?cron=*+*+*+*+*`);
     expect(res.status).toBe(200);
     const fan = await until("the second fan-out", () => logLines("fan-out")[fansBefore]);
-    expect(fan.clusters).toEqual(expect.arrayContaining([{ cluster: "down", skipped: "backoff", untilMs: expect.any(Number) }, { cluster: "alpha", sent: 1 }, { cluster: "beta", sent: 2 }]));
+    expect(fan.clusters).toEqual(
+      expect.arrayContaining([
+        { cluster: "down", skipped: "backoff", untilMs: expect.any(Number) },
+        { cluster: "alpha", sent: 1 },
+        { cluster: "beta", sent: 2 },
+      ]),
+    );
     expect(downRequests).toBe(gateBefore);
     // A step asked of the down cluster answers 503 at once; its set backs off for its Retry-After.
     const t0 = Date.now();
-    const r = await fetch(`${base}/v1/clusters/down/steps`, { method: "POST", headers: { ...bearer, "content-type": "application/json" }, body: JSON.stringify({ namespace: "default", name: "web" }) });
+    const r = await fetch(`${base}/v1/clusters/down/steps`, {
+      method: "POST",
+      headers: { ...bearer, "content-type": "application/json" },
+      body: JSON.stringify({ namespace: "default", name: "web" }),
+    });
     expect(r.status).toBe(503);
     expect(Date.now() - t0).toBeLessThan(5_000);
     const s = await state("down", "web");
@@ -171,33 +219,61 @@ describe("fleet mode in workerd", () => {
     // An unknown cluster names the configured ones and the fix.
     const unknown = await fetch(`${base}/v1/clusters/mars/statefulsets/default/web`, { headers: bearer });
     expect(unknown.status).toBe(404);
-    expect(((await unknown.json()) as any).message).toBe('cluster "mars" is not configured (configured: alpha, beta, down); add it to CLAIMSTEP_CLUSTERS');
+    expect(((await unknown.json()) as any).message).toBe(
+      'cluster "mars" is not configured (configured: alpha, beta, down); add it to CLAIMSTEP_CLUSTERS',
+    );
   }, 60_000);
 
   it("answers hostile input clearly: a bad %-escape, an unknown cluster without a token, an over-long webhook id; a missing set keeps no state", async () => {
     const bad = await fetch(`${base}/v1/clusters/%E0%A4%A/statefulsets/default/web`, { headers: bearer });
     expect(bad.status).toBe(400);
-    expect(((await bad.json()) as any).message).toBe('the cluster segment "%E0%A4%A" is not valid percent-encoding: name a configured cluster, e.g. /v1/clusters/<name>/…');
+    expect(((await bad.json()) as any).message).toBe(
+      'the cluster segment "%E0%A4%A" is not valid percent-encoding: name a configured cluster, e.g. /v1/clusters/<name>/…',
+    );
     const anon = await fetch(`${base}/v1/clusters/mars/statefulsets/default/web`);
     expect(anon.status).toBe(404);
     const anonText = await anon.text();
-    expect(JSON.parse(anonText).message).toBe('cluster "mars" is not configured here; authenticate (Authorization: Bearer <token>) to see the configured ones');
+    expect(JSON.parse(anonText).message).toBe(
+      'cluster "mars" is not configured here; authenticate (Authorization: Bearer <token>) to see the configured ones',
+    );
     expect(anonText).not.toMatch(/alpha|beta|down/);
     // An 8,000-character webhook-id: refused before the ledger (a Durable Object key over 2 KiB throws).
-    const body = JSON.stringify({ type: "statefulset.changed", timestamp: new Date().toISOString(), data: { namespace: "default", name: "web" } });
-    const long = await fetch(`${base}/v1/clusters/beta/relay`, { method: "POST", headers: { "content-type": "application/json", ...webhookHeaders(SECRET, `msg_${"a".repeat(8_000)}`, new Date(), body) }, body });
+    const body = JSON.stringify({
+      type: "statefulset.changed",
+      timestamp: new Date().toISOString(),
+      data: { namespace: "default", name: "web" },
+    });
+    const long = await fetch(`${base}/v1/clusters/beta/relay`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        ...webhookHeaders(SECRET, `msg_${"a".repeat(8_000)}`, new Date(), body),
+      },
+      body,
+    });
     expect(long.status).toBe(400);
     expect(((await long.json()) as any).message).toMatch(/^webhook-id is 8004 bytes; at most 200 are accepted/);
     // A step of a set that does not exist: 404, and its object keeps nothing (checked again after the restart below).
-    const ghost = await fetch(`${base}/v1/clusters/beta/steps`, { method: "POST", headers: { ...bearer, "content-type": "application/json" }, body: JSON.stringify({ namespace: "default", name: "ghost" }) });
+    const ghost = await fetch(`${base}/v1/clusters/beta/steps`, {
+      method: "POST",
+      headers: { ...bearer, "content-type": "application/json" },
+      body: JSON.stringify({ namespace: "default", name: "ghost" }),
+    });
     expect(ghost.status).toBe(404);
     expect(await state("beta", "ghost")).toMatchObject({ steps: 0, failures: 0, nextAlarm: null });
     expect((await state("beta", "ghost")).target).toBeUndefined();
   }, 60_000);
 
   it("refuses a replayed relay delivery on any route and after a restart of the runtime (new isolates)", async () => {
-    const body = JSON.stringify({ type: "statefulset.changed", timestamp: new Date().toISOString(), data: { namespace: "default", name: "web" } });
-    const headers = { "content-type": "application/json", ...(await webhookHeaders(SECRET, "evt_fleet_1", new Date(), body)) };
+    const body = JSON.stringify({
+      type: "statefulset.changed",
+      timestamp: new Date().toISOString(),
+      data: { namespace: "default", name: "web" },
+    });
+    const headers = {
+      "content-type": "application/json",
+      ...(await webhookHeaders(SECRET, "evt_fleet_1", new Date(), body)),
+    };
     const first = await fetch(`${base}/v1/clusters/beta/relay`, { method: "POST", headers, body });
     expect(first.status).toBe(200);
     const again = await fetch(`${base}/v1/relay`, { method: "POST", headers, body });
@@ -211,7 +287,10 @@ describe("fleet mode in workerd", () => {
     const afterRestart = await fetch(`${base}/v1/clusters/beta/relay`, { method: "POST", headers, body });
     expect(afterRestart.status).toBe(401);
     expect(((await afterRestart.json()) as any).failure).toBe("Replayed");
-    const fresh = { "content-type": "application/json", ...(await webhookHeaders(SECRET, "evt_fleet_2", new Date(), body)) };
+    const fresh = {
+      "content-type": "application/json",
+      ...(await webhookHeaders(SECRET, "evt_fleet_2", new Date(), body)),
+    };
     expect((await fetch(`${base}/v1/clusters/beta/relay`, { method: "POST", headers: fresh, body })).status).toBe(200);
     expect(dev.output).not.toContain(TOKENS.beta);
     expect(dev.output).not.toContain(API_TOKEN);

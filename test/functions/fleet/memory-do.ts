@@ -26,7 +26,9 @@ export class MemoryStorage implements DOStorage {
   }
   async list<T>(o: { prefix?: string; limit?: number; startAfter?: string } = {}) {
     this.lists.push({ ...o });
-    const keys = [...this.map.keys()].filter((k) => k.startsWith(o.prefix ?? "") && (o.startAfter === undefined || k > o.startAfter)).sort();
+    const keys = [...this.map.keys()]
+      .filter((k) => k.startsWith(o.prefix ?? "") && (o.startAfter === undefined || k > o.startAfter))
+      .sort();
     const page = o.limit === undefined ? keys : keys.slice(0, o.limit);
     return new Map(page.map((k) => [k, structuredClone(this.map.get(k)) as T]));
   }
@@ -47,7 +49,9 @@ export interface MemoryObject<T> {
 }
 
 /** A namespace building one object per name, as the runtime does; `requests` counts every fetch. */
-export function memoryNamespace<T extends { fetch(r: Request): Promise<Response> }>(make: (storage: MemoryStorage) => T) {
+export function memoryNamespace<T extends { fetch(r: Request): Promise<Response> }>(
+  make: (storage: MemoryStorage) => T,
+) {
   const objects = new Map<string, MemoryObject<T>>();
   let requests = 0;
   const ns: DONamespace = {
@@ -85,4 +89,6 @@ export function answeringNamespace(answer: (path: string, body: unknown) => Resp
 
 /** Objects that still hold anything: storage or an alarm. */
 export const leftBehind = <T>(objects: Map<string, MemoryObject<T>>) =>
-  [...objects].filter(([, o]) => o.storage.map.size > 0 || o.storage.alarm !== null).map(([name, o]) => ({ name, keys: [...o.storage.map.keys()], alarm: o.storage.alarm }));
+  [...objects]
+    .filter(([, o]) => o.storage.map.size > 0 || o.storage.alarm !== null)
+    .map(([name, o]) => ({ name, keys: [...o.storage.map.keys()], alarm: o.storage.alarm }));

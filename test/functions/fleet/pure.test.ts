@@ -2,8 +2,23 @@
 // step, and the backoff of a cluster.
 import { describe, expect, it } from "vitest";
 import { clusterNamed, fleetFromEnv } from "../../../functions/fleet/clusters.js";
-import { batches, replayObjectName, REPLAY_SHARDS, setObjectName, StepMessage, stepMessage } from "../../../functions/fleet/routing.js";
-import { alarmAfterStep, backoffMs, failed, HEALTHY, isClusterFailure, isOpen, nextAlarmAt } from "../../../functions/fleet/schedule.js";
+import {
+  batches,
+  REPLAY_SHARDS,
+  replayObjectName,
+  StepMessage,
+  setObjectName,
+  stepMessage,
+} from "../../../functions/fleet/routing.js";
+import {
+  alarmAfterStep,
+  backoffMs,
+  failed,
+  HEALTHY,
+  isClusterFailure,
+  isOpen,
+  nextAlarmAt,
+} from "../../../functions/fleet/schedule.js";
 
 const clusters = (list: unknown) => JSON.stringify(list);
 const eu = { name: "eu-1", server: "https://kube-eu-1.example.com/", tokenSecret: "KUBE_TOKEN_EU_1" };
@@ -11,7 +26,16 @@ const eu = { name: "eu-1", server: "https://kube-eu-1.example.com/", tokenSecret
 describe("fleetFromEnv", () => {
   it("reads KUBE_API_SERVER as the default cluster and the listed ones, each with its secret", () => {
     const { fleet, problems } = fleetFromEnv(
-      { KUBE_API_SERVER: "https://kube.example.com", KUBE_TOKEN: "t0", CLAIMSTEP_CLUSTERS: clusters([eu, { ...eu, name: "us-1", tokenSecret: "KUBE_TOKEN_US_1", namespaces: ["prod"] }]), KUBE_TOKEN_EU_1: "t1", KUBE_TOKEN_US_1: "t2" },
+      {
+        KUBE_API_SERVER: "https://kube.example.com",
+        KUBE_TOKEN: "t0",
+        CLAIMSTEP_CLUSTERS: clusters([
+          eu,
+          { ...eu, name: "us-1", tokenSecret: "KUBE_TOKEN_US_1", namespaces: ["prod"] },
+        ]),
+        KUBE_TOKEN_EU_1: "t1",
+        KUBE_TOKEN_US_1: "t2",
+      },
       ["default"],
     );
     expect(problems).toEqual([]);
@@ -44,20 +68,36 @@ describe("fleetFromEnv", () => {
       },
       [],
     );
-    expect(problems).toContain('CLAIMSTEP_CLUSTERS cluster "eu-1": the secret KUBE_TOKEN_MISSING is not set (`npx wrangler secret put KUBE_TOKEN_MISSING`)');
+    expect(problems).toContain(
+      'CLAIMSTEP_CLUSTERS cluster "eu-1": the secret KUBE_TOKEN_MISSING is not set (`npx wrangler secret put KUBE_TOKEN_MISSING`)',
+    );
     expect(problems.filter((p) => p.startsWith('CLAIMSTEP_CLUSTERS cluster "Bad_Name"'))).toHaveLength(3);
-    expect(problems.some((p) => p.includes('cluster "default": the name is used twice (KUBE_API_SERVER is the cluster named by CLAIMSTEP_DEFAULT_CLUSTER)'))).toBe(true);
-    expect(problems).toContain('CLAIMSTEP_CLUSTERS cluster "inline": leave the token out of the JSON; put it in a secret and name it in tokenSecret');
+    expect(
+      problems.some((p) =>
+        p.includes(
+          'cluster "default": the name is used twice (KUBE_API_SERVER is the cluster named by CLAIMSTEP_DEFAULT_CLUSTER)',
+        ),
+      ),
+    ).toBe(true);
+    expect(problems).toContain(
+      'CLAIMSTEP_CLUSTERS cluster "inline": leave the token out of the JSON; put it in a secret and name it in tokenSecret',
+    );
     expect(problems.some((p) => p.startsWith('CLAIMSTEP_CLUSTERS cluster "ca": caBundle: must be PEM'))).toBe(true);
     expect(problems.join("\n")).not.toContain("s3cr3t-value");
-    expect(fleetFromEnv({ CLAIMSTEP_CLUSTERS: "{" }, []).problems[0]).toMatch(/^CLAIMSTEP_CLUSTERS: not valid JSON; CLAIMSTEP_CLUSTERS must be a JSON array such as/);
-    expect(fleetFromEnv({}, []).problems).toEqual(["no cluster configured: set KUBE_API_SERVER and the secret KUBE_TOKEN, or CLAIMSTEP_CLUSTERS"]);
+    expect(fleetFromEnv({ CLAIMSTEP_CLUSTERS: "{" }, []).problems[0]).toMatch(
+      /^CLAIMSTEP_CLUSTERS: not valid JSON; CLAIMSTEP_CLUSTERS must be a JSON array such as/,
+    );
+    expect(fleetFromEnv({}, []).problems).toEqual([
+      "no cluster configured: set KUBE_API_SERVER and the secret KUBE_TOKEN, or CLAIMSTEP_CLUSTERS",
+    ]);
   });
 
   it("clusterNamed: an unknown cluster names the configured ones and the fix", () => {
     const { fleet } = fleetFromEnv({ CLAIMSTEP_CLUSTERS: clusters([eu]), KUBE_TOKEN_EU_1: "t1" }, []);
     expect(clusterNamed(fleet!, "eu-1")).toMatchObject({ cluster: { name: "eu-1" } });
-    expect(clusterNamed(fleet!, "mars")).toEqual({ error: 'cluster "mars" is not configured (configured: eu-1); add it to CLAIMSTEP_CLUSTERS' });
+    expect(clusterNamed(fleet!, "mars")).toEqual({
+      error: 'cluster "mars" is not configured (configured: eu-1); add it to CLAIMSTEP_CLUSTERS',
+    });
   });
 });
 
@@ -116,6 +156,8 @@ describe("schedule", () => {
     expect(alarmAfterStep({ nowMs: now, requeueAfterSeconds: 2 })).toBe(now + 2_000);
     expect(alarmAfterStep({ nowMs: now })).toBeUndefined();
     expect(alarmAfterStep({ nowMs: now, triggeredDuringStep: true })).toBe(now);
-    expect(alarmAfterStep({ nowMs: now, requeueAfterSeconds: 2, backoffUntilMs: now + 40_000, triggeredDuringStep: true })).toBe(now + 40_000);
+    expect(
+      alarmAfterStep({ nowMs: now, requeueAfterSeconds: 2, backoffUntilMs: now + 40_000, triggeredDuringStep: true }),
+    ).toBe(now + 40_000);
   });
 });

@@ -1,6 +1,6 @@
 // CLAIMSTEP_LEASE*: read and checked with the rest of the configuration (functions/config.ts).
 import { describe, expect, it } from "vitest";
-import { ConfigError, configFromEnv } from "../../../functions/config.js";
+import { type ConfigError, configFromEnv } from "../../../functions/config.js";
 import { leaseConfig, leaseIdentity } from "../../../functions/lease/config.js";
 
 const base = { CLAIMSTEP_API_TOKEN: "token-aaaaaaaaaaaaaaaa", CLAIMSTEP_INTERVAL_SECONDS: "60" };
@@ -20,8 +20,21 @@ describe("CLAIMSTEP_LEASE", () => {
   });
 
   it("true: the Lease claimstep/claimstep-sweeper, 15 s, renewed every 5 s, unless told", () => {
-    expect(configFromEnv({ ...base, CLAIMSTEP_LEASE: "true" }).lease).toEqual({ namespace: "claimstep", name: "claimstep-sweeper", durationSeconds: 15, renewSeconds: 5 });
-    expect(configFromEnv({ ...base, CLAIMSTEP_LEASE: "TRUE", CLAIMSTEP_LEASE_NAMESPACE: "ops", CLAIMSTEP_LEASE_DURATION_SECONDS: "30", CLAIMSTEP_LEASE_RENEW_SECONDS: "10" }).lease).toEqual({
+    expect(configFromEnv({ ...base, CLAIMSTEP_LEASE: "true" }).lease).toEqual({
+      namespace: "claimstep",
+      name: "claimstep-sweeper",
+      durationSeconds: 15,
+      renewSeconds: 5,
+    });
+    expect(
+      configFromEnv({
+        ...base,
+        CLAIMSTEP_LEASE: "TRUE",
+        CLAIMSTEP_LEASE_NAMESPACE: "ops",
+        CLAIMSTEP_LEASE_DURATION_SECONDS: "30",
+        CLAIMSTEP_LEASE_RENEW_SECONDS: "10",
+      }).lease,
+    ).toEqual({
       namespace: "ops",
       name: "claimstep-sweeper",
       durationSeconds: 30,
@@ -31,12 +44,18 @@ describe("CLAIMSTEP_LEASE", () => {
 
   it("names each bad variable and the fix, never its value", () => {
     expect(problems({ CLAIMSTEP_LEASE: "yes" })).toEqual(["CLAIMSTEP_LEASE: must be true or false"]);
-    expect(problems({ CLAIMSTEP_LEASE: "true", CLAIMSTEP_LEASE_DURATION_SECONDS: "2" })).toEqual(["CLAIMSTEP_LEASE_DURATION_SECONDS: must be an integer ≥ 3"]);
-    expect(problems({ CLAIMSTEP_LEASE: "true", CLAIMSTEP_LEASE_RENEW_SECONDS: "0.5" })).toEqual(["CLAIMSTEP_LEASE_RENEW_SECONDS: must be an integer ≥ 1"]);
+    expect(problems({ CLAIMSTEP_LEASE: "true", CLAIMSTEP_LEASE_DURATION_SECONDS: "2" })).toEqual([
+      "CLAIMSTEP_LEASE_DURATION_SECONDS: must be an integer ≥ 3",
+    ]);
+    expect(problems({ CLAIMSTEP_LEASE: "true", CLAIMSTEP_LEASE_RENEW_SECONDS: "0.5" })).toEqual([
+      "CLAIMSTEP_LEASE_RENEW_SECONDS: must be an integer ≥ 1",
+    ]);
     expect(problems({ CLAIMSTEP_LEASE: "true", CLAIMSTEP_LEASE_RENEW_SECONDS: "6" })).toEqual([
       "CLAIMSTEP_LEASE_RENEW_SECONDS: must be at most a third of CLAIMSTEP_LEASE_DURATION_SECONDS (defaults: 5 and 15)",
     ]);
-    expect(problems({ CLAIMSTEP_LEASE: "true", CLAIMSTEP_LEASE_NAMESPACE: "Kube_System" })).toEqual(["CLAIMSTEP_LEASE_NAMESPACE: not a valid namespace name"]);
+    expect(problems({ CLAIMSTEP_LEASE: "true", CLAIMSTEP_LEASE_NAMESPACE: "Kube_System" })).toEqual([
+      "CLAIMSTEP_LEASE_NAMESPACE: not a valid namespace name",
+    ]);
     expect(problems({ CLAIMSTEP_LEASE: "true", CLAIMSTEP_INTERVAL_SECONDS: "0" })).toEqual([
       "CLAIMSTEP_LEASE: elects the replica that sweeps; set CLAIMSTEP_INTERVAL_SECONDS too (e.g. 60)",
     ]);
@@ -49,8 +68,12 @@ describe("CLAIMSTEP_LEASE", () => {
 
 describe("leaseIdentity", () => {
   it("is the pod name (HOSTNAME) and a random UUID, as client-go's hostname_uuid, else claimstep_<uuid>", () => {
-    expect(leaseIdentity("claimstep-7d9f8b6c4-x2x9q", () => "0b7c2a9e-1f3d-4c5b-8a6e-9d0f1e2a3b4c")).toBe("claimstep-7d9f8b6c4-x2x9q_0b7c2a9e-1f3d-4c5b-8a6e-9d0f1e2a3b4c");
-    expect(leaseIdentity("claimstep-7d9f8b6c4-x2x9q")).toMatch(/^claimstep-7d9f8b6c4-x2x9q_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    expect(leaseIdentity("claimstep-7d9f8b6c4-x2x9q", () => "0b7c2a9e-1f3d-4c5b-8a6e-9d0f1e2a3b4c")).toBe(
+      "claimstep-7d9f8b6c4-x2x9q_0b7c2a9e-1f3d-4c5b-8a6e-9d0f1e2a3b4c",
+    );
+    expect(leaseIdentity("claimstep-7d9f8b6c4-x2x9q")).toMatch(
+      /^claimstep-7d9f8b6c4-x2x9q_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/,
+    );
     expect(leaseIdentity(undefined, () => "1a2b3c4d")).toBe("claimstep_1a2b3c4d");
     expect(leaseIdentity(" ")).toMatch(/^claimstep_[0-9a-f-]{36}$/);
     // Two processes with the same HOSTNAME are two holders to the election.

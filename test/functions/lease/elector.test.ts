@@ -3,14 +3,13 @@
 // a wall-clock step never makes two holders; two replicas with the same HOSTNAME get distinct
 // identities and one of them holds; a lost Lease aborts the running sweep before its next write.
 import { describe, expect, it } from "vitest";
-import type { SetRef } from "../../../core/types.js";
 import { defaultMarginMs } from "../../../core/lease.js";
-import type { LeaseApi, LeaseSpec, ObservedLease, WriteOutcome } from "../../../core/ports.js";
-import { Elector, type ElectorClock } from "../../../functions/lease/elector.js";
+import type { LeaseApi, LeaseSpec, ObservedLease, WriteOutcome, Writers } from "../../../core/ports.js";
+import type { SetRef } from "../../../core/types.js";
 import { leaseIdentity } from "../../../functions/lease/config.js";
+import { Elector, type ElectorClock } from "../../../functions/lease/elector.js";
 import type { StepResult } from "../../../functions/step.js";
 import { stopOnAbort, sweep } from "../../../functions/sweep.js";
-import type { Writers } from "../../../core/ports.js";
 
 const T0 = Date.parse("2026-11-30T10:00:00Z");
 const DURATION_MS = 15_000;
@@ -251,7 +250,11 @@ describe("a lost Lease cuts off the running sweep", () => {
         await claims.apply({ type: "PatchClaim" } as never, {} as never);
         await w.status.annotateSet(ref, {});
         await w.events.recordEvents(ref, [], new Date());
-        return { decision: { phase: "Progressing", reason: "ClaimUpdated" }, outcome: { kind: "applied" }, writer: "direct" } as unknown as StepResult;
+        return {
+          decision: { phase: "Progressing", reason: "ClaimUpdated" },
+          outcome: { kind: "applied" },
+          writer: "direct",
+        } as unknown as StepResult;
       },
     });
     await settle();
@@ -265,7 +268,9 @@ describe("a lost Lease cuts off the running sweep", () => {
     const report = await pass;
     expect(writes).toEqual([]);
     expect(stepped).toEqual(["a"]);
-    expect(report.stepped).toEqual([{ ref: { namespace: "db", name: "a" }, error: expect.stringMatching(/lease lost/i) }]);
+    expect(report.stepped).toEqual([
+      { ref: { namespace: "db", name: "a" }, error: expect.stringMatching(/lease lost/i) },
+    ]);
   });
 
   it("the signal of a term is aborted when the Lease is lost, and a new term gets a fresh one", async () => {

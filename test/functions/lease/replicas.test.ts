@@ -9,8 +9,8 @@ import { kubeWriters } from "../../../adapters/kube/writer.js";
 import type { SimCluster } from "../../../adapters/sim/cluster.js";
 import { createApp } from "../../../functions/app.js";
 import { RecentIds, webhookHeaders } from "../../../functions/auth.js";
-import { kubeElector, LEASE_NAME, type Elector } from "../../../functions/lease/index.js";
-import { startServer, type RunningServer } from "../../../functions/server.js";
+import { type Elector, kubeElector, LEASE_NAME } from "../../../functions/lease/index.js";
+import { type RunningServer, startServer } from "../../../functions/server.js";
 import type { StepResult } from "../../../functions/step.js";
 import { sweep } from "../../../functions/sweep.js";
 import { capturedSim, desiredData } from "../../support/index.js";
@@ -40,10 +40,20 @@ const holders: { at: number; who: string[] }[] = [];
 async function startReplica(name: string): Promise<Replica> {
   const r = { name, reachable: true, sweeps: [], logs: [] } as unknown as Replica;
   const client = sim.newClient({
-    fetch: (url, init) => (r.reachable ? sim.http.fetchLike(url, init) : Promise.reject(new TypeError("fetch failed", { cause: { code: "ECONNREFUSED", message: "connect ECONNREFUSED" } }))),
+    fetch: (url, init) =>
+      r.reachable
+        ? sim.http.fetchLike(url, init)
+        : Promise.reject(
+            new TypeError("fetch failed", { cause: { code: "ECONNREFUSED", message: "connect ECONNREFUSED" } }),
+          ),
   });
   const log = (e: Record<string, unknown>) => r.logs.push({ at: Date.now(), ...e });
-  r.elector = kubeElector({ client, config: { namespace: "claimstep", name: LEASE_NAME, durationSeconds: DURATION_S, renewSeconds: RENEW_S }, identity: name, log });
+  r.elector = kubeElector({
+    client,
+    config: { namespace: "claimstep", name: LEASE_NAME, durationSeconds: DURATION_S, renewSeconds: RENEW_S },
+    identity: name,
+    log,
+  });
   const app = createApp({
     reader: new KubeReader(client),
     writers: kubeWriters(client),
@@ -65,7 +75,8 @@ async function startReplica(name: string): Promise<Replica> {
         listOptedIn: (ns) => listOptedInSets(client, ns),
         namespaces: [],
         // The steps themselves are the webhook's below: the sweep only records whose turn it is.
-        step: async () => ({ decision: { phase: "Progressing", reason: "swept" }, outcome: { kind: "none" } }) as unknown as StepResult,
+        step: async () =>
+          ({ decision: { phase: "Progressing", reason: "swept" }, outcome: { kind: "none" } }) as unknown as StepResult,
         tick: tick++,
         proceed: () => r.elector.holds(),
       });
@@ -90,10 +101,17 @@ const lastHeld = (name: string) => holders.filter((h) => h.who.includes(name)).a
 
 /** A signed relay webhook to one replica over its socket; resolves to the HTTP status. */
 async function webhook(r: Replica): Promise<number> {
-  const body = JSON.stringify({ type: "statefulset.changed", timestamp: new Date().toISOString(), data: { namespace: "default", name: "web" } });
+  const body = JSON.stringify({
+    type: "statefulset.changed",
+    timestamp: new Date().toISOString(),
+    data: { namespace: "default", name: "web" },
+  });
   const res = await fetch(`http://127.0.0.1:${r.server.port}/v1/relay`, {
     method: "POST",
-    headers: { "content-type": "application/json", ...webhookHeaders(SECRET, `msg_${r.name}_${Date.now()}`, new Date(), body) },
+    headers: {
+      "content-type": "application/json",
+      ...webhookHeaders(SECRET, `msg_${r.name}_${Date.now()}`, new Date(), body),
+    },
     body,
   });
   await res.arrayBuffer();
@@ -102,12 +120,19 @@ async function webhook(r: Replica): Promise<number> {
 
 beforeEach(async () => {
   // The election measures expiries on performance.now(): virtual time moves it too.
-  vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Date", "performance"], now: T0 });
+  vi.useFakeTimers({
+    toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Date", "performance"],
+    now: T0,
+  });
   sim = capturedSim(desiredData("2Gi"));
   holders.length = 0;
   replicas = [];
   // Started a little apart, as pods are.
-  for (const [name, delay] of [["claimstep-a", 0], ["claimstep-b", 1.3], ["claimstep-c", 2.7]] as const) {
+  for (const [name, delay] of [
+    ["claimstep-a", 0],
+    ["claimstep-b", 1.3],
+    ["claimstep-c", 2.7],
+  ] as const) {
     if (delay) await run(delay);
     replicas.push(await startReplica(name));
     await run(0.1);
@@ -131,9 +156,18 @@ describe("several server replicas electing one sweeper with a Lease", () => {
     expect(holderNow()).toEqual(["claimstep-a"]);
     expect(a.sweeps.length).toBeGreaterThanOrEqual(28);
     expect([b.sweeps, c.sweeps]).toEqual([[], []]);
-    expect(sim.get("leases", "claimstep", LEASE_NAME)?.spec).toMatchObject({ holderIdentity: "claimstep-a", leaseDurationSeconds: 15, leaseTransitions: 0 });
+    expect(sim.get("leases", "claimstep", LEASE_NAME)?.spec).toMatchObject({
+      holderIdentity: "claimstep-a",
+      leaseDurationSeconds: 15,
+      leaseTransitions: 0,
+    });
     expect(a.logs.filter((l) => String(l.msg).startsWith("lease "))).toEqual([
-      expect.objectContaining({ msg: "lease acquired", identity: "claimstep-a", lease: `leases.coordination.k8s.io claimstep/${LEASE_NAME}`, how: "created" }),
+      expect.objectContaining({
+        msg: "lease acquired",
+        identity: "claimstep-a",
+        lease: `leases.coordination.k8s.io claimstep/${LEASE_NAME}`,
+        how: "created",
+      }),
     ]);
     expect([...b.logs, ...c.logs].filter((l) => String(l.msg).startsWith("lease "))).toEqual([]);
     for (const r of replicas) expect(await webhook(r), r.name).toBe(200);
@@ -159,10 +193,20 @@ describe("several server replicas electing one sweeper with a Lease", () => {
     expect(takenAt - lastRenewal).toBeGreaterThanOrEqual(DURATION_S * 1000);
     expect(takenAt - lastRenewal).toBeLessThanOrEqual((DURATION_S + RENEW_S) * 1000 + 100);
     expect(a.sweeps.every((t) => t <= killedAt)).toBe(true);
-    expect(a.logs).toContainEqual(expect.objectContaining({ msg: "lease not released", error: expect.stringMatching(/cannot reach the API server/) }));
+    expect(a.logs).toContainEqual(
+      expect.objectContaining({
+        msg: "lease not released",
+        error: expect.stringMatching(/cannot reach the API server/),
+      }),
+    );
     expect(successor.sweeps.length).toBeGreaterThan(0);
-    expect(sim.get("leases", "claimstep", LEASE_NAME)?.spec).toMatchObject({ holderIdentity: successor.name, leaseTransitions: 1 });
-    expect(successor.logs.filter((l) => l.msg === "lease acquired")).toEqual([expect.objectContaining({ how: "took over", transitions: 1 })]);
+    expect(sim.get("leases", "claimstep", LEASE_NAME)?.spec).toMatchObject({
+      holderIdentity: successor.name,
+      leaseTransitions: 1,
+    });
+    expect(successor.logs.filter((l) => l.msg === "lease acquired")).toEqual([
+      expect.objectContaining({ how: "took over", transitions: 1 }),
+    ]);
     const other = successor === b ? c : b;
     expect(other.sweeps).toEqual([]);
     for (const r of [b, c]) expect(await webhook(r), r.name).toBe(200);
@@ -191,7 +235,12 @@ describe("several server replicas electing one sweeper with a Lease", () => {
     expect(heldFrom(successor.name, cutAt)! - stoppedAt).toBeGreaterThanOrEqual(2000);
     expect(a.logs.filter((l) => String(l.msg).startsWith("lease "))).toEqual([
       expect.objectContaining({ msg: "lease acquired" }),
-      expect.objectContaining({ msg: "lease lost", reason: expect.stringMatching(/^not renewed before it ran out \(cannot read the Lease: .*cannot reach the API server/) }),
+      expect.objectContaining({
+        msg: "lease lost",
+        reason: expect.stringMatching(
+          /^not renewed before it ran out \(cannot read the Lease: .*cannot reach the API server/,
+        ),
+      }),
     ]);
     // Logged when it stopped leading, not at the next pass.
     expect(a.logs.find((l) => l.msg === "lease lost")!.at).toBe(lastRenewal + (DURATION_S - 2) * 1000);
@@ -215,7 +264,10 @@ describe("several server replicas electing one sweeper with a Lease", () => {
     await run(RENEW_S + 0.5);
     await a.closed;
     expect(a.logs).toContainEqual(expect.objectContaining({ msg: "lease released", identity: "claimstep-a" }));
-    expect(a.logs.filter((l) => String(l.msg).startsWith("lease ")).map((l) => l.msg)).toEqual(["lease acquired", "lease released"]);
+    expect(a.logs.filter((l) => String(l.msg).startsWith("lease ")).map((l) => l.msg)).toEqual([
+      "lease acquired",
+      "lease released",
+    ]);
     expect(holders.every((h) => h.who.length <= 1)).toBe(true);
     const next = holderNow();
     expect(next).toHaveLength(1);

@@ -12,7 +12,9 @@ import { fixtureJson } from "../../fixtures/apiserver.js";
 
 const calls: string[] = [];
 const app = createApp({
-  reader: { load: async () => (calls.push("load"), Promise.reject(new Error("the webhook must not read the cluster"))) },
+  reader: {
+    load: async () => (calls.push("load"), Promise.reject(new Error("the webhook must not read the cluster"))),
+  },
   writers: new Proxy({} as any, { get: (_t, k) => (calls.push(`writers.${String(k)}`), undefined) }),
   auth: { bearerTokens: ["t-0123456789abcdef"], webhookSecrets: [] } as any,
   now: () => new Date("2026-12-01T00:00:00Z"),
@@ -24,8 +26,16 @@ const review = (change: (r: any) => void = () => {}) => {
   change(r);
   return r;
 };
-const post = (body: unknown, headers: Record<string, string> = { "content-type": "application/json" }, query = "?timeout=5s") =>
-  app.request(`/v1/admission/statefulsets${query}`, { method: "POST", headers, body: typeof body === "string" ? body : JSON.stringify(body) });
+const post = (
+  body: unknown,
+  headers: Record<string, string> = { "content-type": "application/json" },
+  query = "?timeout=5s",
+) =>
+  app.request(`/v1/admission/statefulsets${query}`, {
+    method: "POST",
+    headers,
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
 
 describe("POST /v1/admission/statefulsets", () => {
   it("answers the v1.34 review with a JSONPatch (base64) and claimstep's warning, no bearer token needed", async () => {
@@ -33,11 +43,21 @@ describe("POST /v1/admission/statefulsets", () => {
     const res = await post(r);
     expect(res.status).toBe(200);
     const body: any = await res.json();
-    expect(body).toMatchObject({ apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview", response: { uid: r.request.uid, allowed: true, patchType: "JSONPatch" } });
+    expect(body).toMatchObject({
+      apiVersion: "admission.k8s.io/v1",
+      kind: "AdmissionReview",
+      response: { uid: r.request.uid, allowed: true, patchType: "JSONPatch" },
+    });
     const patch = JSON.parse(decodeBase64(body.response.patch));
-    expect(patch[0]).toEqual({ op: "replace", path: "/spec/volumeClaimTemplates", value: r.request.oldObject.spec.volumeClaimTemplates });
+    expect(patch[0]).toEqual({
+      op: "replace",
+      path: "/spec/volumeClaimTemplates",
+      value: r.request.oldObject.spec.volumeClaimTemplates,
+    });
     expect(patch.map((p: any) => p.path)).toContain(`/metadata/annotations/${Keys.templates.replace("/", "~1")}`);
-    expect(body.response.warnings).toEqual(["claimstep will grow data-db-* to 2Gi one ordinal at a time; see `claimstep status db`"]);
+    expect(body.response.warnings).toEqual([
+      "claimstep will grow data-db-* to 2Gi one ordinal at a time; see `claimstep status db`",
+    ]);
     expect(calls).toEqual([]);
   });
 
@@ -47,21 +67,41 @@ describe("POST /v1/admission/statefulsets", () => {
     expect(plain.response).toEqual({ uid: out.request.uid, allowed: true });
     const ns: any = await (await post(out, undefined, "?scope=namespace&timeout=5s")).json();
     expect(ns.response.patchType).toBe("JSONPatch");
-    const byPath = await app.request("/v1/admission/statefulsets/by-namespace?timeout=5s", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(out) });
+    const byPath = await app.request("/v1/admission/statefulsets/by-namespace?timeout=5s", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(out),
+    });
     expect(((await byPath.json()) as any).response.patchType).toBe("JSONPatch");
-    expect((await app.request("/v1/admission/statefulsets/other", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(out) })).status).toBe(404);
+    expect(
+      (
+        await app.request("/v1/admission/statefulsets/other", {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(out),
+        })
+      ).status,
+    ).toBe(404);
   });
 
   it("invalid templates: allowed false with claimstep's reason (the API server shows it), status 422", async () => {
     const r = review((x) => (x.request.object.spec.volumeClaimTemplates[0].spec.resources.requests.storage = "0"));
     const body: any = await (await post(r)).json();
-    expect(body.response).toMatchObject({ allowed: false, status: { code: 422, reason: "Invalid", message: expect.stringMatching(/storage must be positive/) } });
+    expect(body.response).toMatchObject({
+      allowed: false,
+      status: { code: 422, reason: "Invalid", message: expect.stringMatching(/storage must be positive/) },
+    });
     expect(body.response).not.toHaveProperty("patch");
   });
 
   it.each([
     ["not JSON", "{", 400, /the body is not JSON/],
-    ["a v1beta1 review", { apiVersion: "admission.k8s.io/v1beta1", kind: "AdmissionReview", request: { uid: "u" } }, 400, /admission\.k8s\.io\/v1 AdmissionReview/],
+    [
+      "a v1beta1 review",
+      { apiVersion: "admission.k8s.io/v1beta1", kind: "AdmissionReview", request: { uid: "u" } },
+      400,
+      /admission\.k8s\.io\/v1 AdmissionReview/,
+    ],
     ["no request", { apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview" }, 400, /request/],
     ["nested 10,000 deep", `{"a":${"[".repeat(10_000)}${"]".repeat(10_000)}}`, 400, /nests deeper than 64 levels/],
   ])("%s: %d with a clear message", async (_what, body, code, message) => {
@@ -72,7 +112,9 @@ describe("POST /v1/admission/statefulsets", () => {
 
   it("not application/json: 415; over the body limit: 413 (read no further)", async () => {
     expect((await post(review(), { "content-type": "text/plain" })).status).toBe(415);
-    const huge = JSON.stringify(review((r) => (r.request.object.metadata.annotations.big = "x".repeat(ADMISSION_BODY_LIMIT))));
+    const huge = JSON.stringify(
+      review((r) => (r.request.object.metadata.annotations.big = "x".repeat(ADMISSION_BODY_LIMIT))),
+    );
     expect((await post(huge)).status).toBe(413);
   });
 
@@ -83,7 +125,15 @@ describe("POST /v1/admission/statefulsets", () => {
   });
 
   it("hostile reviews (random values anywhere in the request) never get a 500, and a patch only ever restores the stored templates", async () => {
-    const paths = [["request", "object", "spec"], ["request", "object", "spec", "volumeClaimTemplates"], ["request", "object", "metadata"], ["request", "oldObject", "spec", "volumeClaimTemplates"], ["request", "kind"], ["request", "object", "metadata", "annotations"], ["request", "object", "spec", "volumeClaimTemplates", "0", "spec", "resources"]];
+    const paths = [
+      ["request", "object", "spec"],
+      ["request", "object", "spec", "volumeClaimTemplates"],
+      ["request", "object", "metadata"],
+      ["request", "oldObject", "spec", "volumeClaimTemplates"],
+      ["request", "kind"],
+      ["request", "object", "metadata", "annotations"],
+      ["request", "object", "spec", "volumeClaimTemplates", "0", "spec", "resources"],
+    ];
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...paths), fc.jsonValue({ maxDepth: 4 }), async (path, value) => {
         const r = review((x) => {
@@ -97,8 +147,13 @@ describe("POST /v1/admission/statefulsets", () => {
         const body: any = await res.json();
         if (!body.response.patch) return;
         const patch = JSON.parse(decodeBase64(body.response.patch));
-        expect(patch[0]).toEqual({ op: "replace", path: "/spec/volumeClaimTemplates", value: r.request.oldObject.spec.volumeClaimTemplates });
-        for (const op of patch.slice(1)) expect(op.path).toMatch(/^\/metadata\/annotations(\/claimstep\.io~1[a-z-]+)?$/);
+        expect(patch[0]).toEqual({
+          op: "replace",
+          path: "/spec/volumeClaimTemplates",
+          value: r.request.oldObject.spec.volumeClaimTemplates,
+        });
+        for (const op of patch.slice(1))
+          expect(op.path).toMatch(/^\/metadata\/annotations(\/claimstep\.io~1[a-z-]+)?$/);
       }),
       { numRuns: 200 },
     );
@@ -125,14 +180,27 @@ describe("admission reviews in flight", () => {
         finish = () => controller.close();
       },
     });
-    const first = one.request("/v1/admission/statefulsets", { method: "POST", headers: { "content-type": "application/json" }, body: stalled, duplex: "half" } as RequestInit);
-    const busy = await one.request("/v1/admission/statefulsets", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(review()) });
+    const first = one.request("/v1/admission/statefulsets", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: stalled,
+      duplex: "half",
+    } as RequestInit);
+    const busy = await one.request("/v1/admission/statefulsets", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(review()),
+    });
     expect(busy.status).toBe(503);
     expect(busy.headers.get("retry-after")).toBe("1");
     expect(await busy.text()).toMatch(/1 admission review at once/);
     finish();
     expect((await first).status).toBe(400); // "{" is not JSON
-    const again = await one.request("/v1/admission/statefulsets", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(review()) });
+    const again = await one.request("/v1/admission/statefulsets", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(review()),
+    });
     expect(again.status).toBe(200);
   });
 });

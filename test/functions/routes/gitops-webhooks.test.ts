@@ -3,12 +3,12 @@
 // of their own, so however many of them arrive, the relay's signed events are still accepted.
 import { setupServer } from "msw/node";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { KubeClient } from "../../../adapters/kube/client.js";
 import { signGitHubBody } from "../../../adapters/gitops/webhook.js";
+import { KubeClient } from "../../../adapters/kube/client.js";
 import { createApp } from "../../../functions/app.js";
 import { type AnyReplayGuard, RecentIds, webhookHeaders } from "../../../functions/auth.js";
 import { configFromEnv } from "../../../functions/config.js";
-import { FORGE_REPLAY_SHARDS, durableReplay } from "../../../functions/fleet/dispatch.js";
+import { durableReplay, FORGE_REPLAY_SHARDS } from "../../../functions/fleet/dispatch.js";
 import type { DONamespace } from "../../../functions/fleet/runtime.js";
 import { wire } from "../../../functions/wiring.js";
 import { createSimServer, statefulSetObjects, storageClassObjects } from "../../support/index.js";
@@ -26,10 +26,17 @@ beforeAll(() => msw.listen({ onUnhandledRequest: "error" }));
 afterAll(() => msw.close());
 beforeEach(() => {
   fake.reset();
-  fake.seed(...storageClassObjects(), ...statefulSetObjects({ desired: [{ name: "data", storage: "2Gi", storageClassName: "fast" }] }));
+  fake.seed(
+    ...storageClassObjects(),
+    ...statefulSetObjects({ desired: [{ name: "data", storage: "2Gi", storageClassName: "fast" }] }),
+  );
 });
 
-const REPOSITORY = JSON.stringify({ provider: "github", repository: "octo/fleet", pathTemplate: "clusters/prod/claims/{namespace}/{name}.yaml" });
+const REPOSITORY = JSON.stringify({
+  provider: "github",
+  repository: "octo/fleet",
+  pathTemplate: "clusters/prod/claims/{namespace}/{name}.yaml",
+});
 
 function app(replay: RecentIds, forgeReplay?: AnyReplayGuard) {
   const config = configFromEnv({
@@ -39,7 +46,11 @@ function app(replay: RecentIds, forgeReplay?: AnyReplayGuard) {
     CLAIMSTEP_GITOPS_REPOSITORY: REPOSITORY,
     CLAIMSTEP_GITOPS_TOKEN: "ghp_unused",
   });
-  const client = new KubeClient({ server: KUBE, headers: { Authorization: `Bearer ${KUBE_TOKEN}` }, retry: { attempts: 1 } });
+  const client = new KubeClient({
+    server: KUBE,
+    headers: { Authorization: `Bearer ${KUBE_TOKEN}` },
+    retry: { attempts: 1 },
+  });
   return createApp(wire({ client, config, now: () => NOW, replay, ...(forgeReplay ? { forgeReplay } : {}) }).deps);
 }
 
@@ -60,14 +71,27 @@ async function postGitHub(a: ReturnType<typeof app>, headRepo: string, set = "go
   });
   return a.request("/v1/webhooks/github", {
     method: "POST",
-    headers: { "content-type": "application/json", "x-github-event": "pull_request", "x-github-delivery": `d-${seq}`, "x-hub-signature-256": await signGitHubBody(GITHUB_SECRET, body) },
+    headers: {
+      "content-type": "application/json",
+      "x-github-event": "pull_request",
+      "x-github-delivery": `d-${seq}`,
+      "x-hub-signature-256": await signGitHubBody(GITHUB_SECRET, body),
+    },
     body,
   });
 }
 
 async function postRelay(a: ReturnType<typeof app>, id: string) {
-  const body = JSON.stringify({ type: "statefulset.changed", timestamp: NOW.toISOString(), data: { namespace: "default", name: "web", causes: ["pvc data-web-2 modified"] } });
-  return a.request("/v1/relay", { method: "POST", headers: { "content-type": "application/json", ...(await webhookHeaders(SECRET, id, new Date(), body)) }, body });
+  const body = JSON.stringify({
+    type: "statefulset.changed",
+    timestamp: NOW.toISOString(),
+    data: { namespace: "default", name: "web", causes: ["pvc data-web-2 modified"] },
+  });
+  return a.request("/v1/relay", {
+    method: "POST",
+    headers: { "content-type": "application/json", ...(await webhookHeaders(SECRET, id, new Date(), body)) },
+    body,
+  });
 }
 
 describe("forge webhooks beside the relay (issue 24, item 2)", () => {
@@ -89,7 +113,9 @@ describe("forge webhooks beside the relay (issue 24, item 2)", () => {
     const before = fake.http.counters().total;
     const res = await postGitHub(a, "mallory/fleet", "web");
     expect(res.status).toBe(202);
-    expect(await res.json()).toEqual({ ignored: `pull request #${seq} comes from mallory/fleet, not octo/fleet: not claimstep's` });
+    expect(await res.json()).toEqual({
+      ignored: `pull request #${seq} comes from mallory/fleet, not octo/fleet: not claimstep's`,
+    });
     expect(fake.http.counters().total).toBe(before); // nothing read from the cluster: no step
     expect(relayStore.size).toBe(0);
   });

@@ -4,7 +4,7 @@
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { chromium, type BrowserContext } from "playwright-core";
+import { type BrowserContext, chromium } from "playwright-core";
 
 export const CHROMIUM = "/usr/bin/chromium";
 export const hasChromium = (): boolean => existsSync(CHROMIUM);
@@ -20,7 +20,16 @@ export async function launch(viewport = { width: 1280, height: 800 }): Promise<B
     executablePath: CHROMIUM,
     headless: true,
     viewport,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
   });
   return {
     context,

@@ -4,7 +4,7 @@
 // read that cluster; /ui stays alpha's; an unknown cluster is a 404 page naming the configured ones.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fleetFetch } from "../../../functions/fleet/entry.js";
-import { serveSim, statefulSetObjects, storageClassObjects, type SocketSim } from "../../support/index.js";
+import { type SocketSim, serveSim, statefulSetObjects, storageClassObjects } from "../../support/index.js";
 import { HOSTILE, VIEWER_TOKEN, viewer } from "./harness.js";
 
 const TOKENS = { alpha: "kube-token-alpha-0123456789", beta: "kube-token-beta-0123456789" };
@@ -49,7 +49,9 @@ describe("the status page with two clusters", () => {
     expect(text).toContain('data-set="default/web"');
     expect(text).not.toContain('data-set="prod/db"');
     expect(text).toContain('<span data-cluster="true"> · cluster alpha</span>');
-    expect(text).toMatch(/<nav aria-label="Clusters" data-clusters="true">Clusters: <a href="\/ui\/clusters\/alpha" aria-current="page">alpha<\/a> <a href="\/ui\/clusters\/beta">beta<\/a><\/nav>/);
+    expect(text).toMatch(
+      /<nav aria-label="Clusters" data-clusters="true">Clusters: <a href="\/ui\/clusters\/alpha" aria-current="page">alpha<\/a> <a href="\/ui\/clusters\/beta">beta<\/a><\/nav>/,
+    );
     expect(text).toContain('<a href="/ui/default/web">web</a>');
   });
 
@@ -84,7 +86,11 @@ describe("the status page with two clusters", () => {
     const fragment = await get("/ui/clusters/beta/prod/db/fragment");
     expect(fragment.status).toBe(200);
     expect(fragment.text).toMatch(/^<div data-headline=/);
-    const stream = await fleetFetch(new Request("https://claimstep.example/ui/clusters/beta/prod/db/stream", { headers: viewer() }), env, {});
+    const stream = await fleetFetch(
+      new Request("https://claimstep.example/ui/clusters/beta/prod/db/stream", { headers: viewer() }),
+      env,
+      {},
+    );
     expect(stream.headers.get("content-type")).toBe("text/event-stream");
     const reader = stream.body!.getReader();
     expect(new TextDecoder().decode((await reader.read()).value)).toContain("event: view");
@@ -97,7 +103,9 @@ describe("the status page with two clusters", () => {
     expect(anonymous.text).toContain('name="next" value="/ui/clusters/beta/prod/db"');
     expect(anonymous.text).not.toContain("data-clusters"); // no cluster names before signing in
     expect(anonymous.headers.get("content-security-policy")).toContain("script-src 'self'");
-    expect((await get("/ui/clusters/beta")).headers.get("content-security-policy")).toBe((await get("/ui")).headers.get("content-security-policy"));
+    expect((await get("/ui/clusters/beta")).headers.get("content-security-policy")).toBe(
+      (await get("/ui")).headers.get("content-security-policy"),
+    );
     expect((await get("/ui/clusters/beta/prod/db", viewer(PROD_VIEWER))).status).toBe(200);
     expect((await get("/ui/clusters/alpha/default/web", viewer(PROD_VIEWER))).status).toBe(403);
     expect((await get("/ui", viewer(PROD_VIEWER))).text).not.toContain('data-set="default/web"');

@@ -1,15 +1,16 @@
 // The status page over a real socket on 127.0.0.1, in front of a simulated cluster, for the HTTP
 // and browser tests: the production app (functions/app.ts) with the page's routes, the sim's
 // production reader and writers, and a `step()` that runs one step and lets cluster time pass.
-import { SCENARIOS } from "../../../functions/scenarios.js";
-import { SimCluster } from "../../../adapters/sim/cluster.js";
+
+import type { SimCluster } from "../../../adapters/sim/cluster.js";
+import type { ScenarioName } from "../../../adapters/sim/scenario-names.js";
 import { createApp } from "../../../functions/app.js";
 import { RecentIds } from "../../../functions/auth.js";
 import type { Viewer } from "../../../functions/config.js";
+import { SCENARIOS } from "../../../functions/scenarios.js";
 import { startServer } from "../../../functions/server.js";
 import { runStep, type StepResult } from "../../../functions/step.js";
 import { uiSource } from "../../../functions/ui/source.js";
-import type { ScenarioName } from "../../../adapters/sim/scenario-names.js";
 
 export const API_TOKEN = "step-token-0123456789abcdef";
 export const VIEWER_TOKEN = "viewer-token-0123456789abcdef";
@@ -49,7 +50,10 @@ export async function startUi(opts: UiServerOptions = {}): Promise<UiServer> {
     metrics: sim.metrics,
     namespaces: opts.namespaces ?? [],
     ui: {
-      viewers: opts.viewers ?? [{ token: VIEWER_TOKEN }, { token: "prod-viewer-0123456789abcdef", namespaces: ["prod"] }],
+      viewers: opts.viewers ?? [
+        { token: VIEWER_TOKEN },
+        { token: "prod-viewer-0123456789abcdef", namespaces: ["prod"] },
+      ],
       source: uiSource(sim.client),
       everySeconds: opts.everySeconds ?? 0.2,
       ...(opts.streamRenders !== undefined ? { streamRenders: opts.streamRenders } : {}),
@@ -63,7 +67,13 @@ export async function startUi(opts: UiServerOptions = {}): Promise<UiServer> {
     sim,
     app,
     async step(ms = 10_000) {
-      const r = await runStep({ reader: sim.reader, writers: sim.writers, metrics: sim.metrics, ref: REF, now: sim.now() });
+      const r = await runStep({
+        reader: sim.reader,
+        writers: sim.writers,
+        metrics: sim.metrics,
+        ref: REF,
+        now: sim.now(),
+      });
       sim.advance(ms);
       return r;
     },
@@ -75,7 +85,14 @@ export async function startUi(opts: UiServerOptions = {}): Promise<UiServer> {
 export async function makeHostile(sim: SimCluster): Promise<void> {
   sim.update("statefulsets", "default", "web", (s: any) => {
     s.metadata.annotations["claimstep.io/volume-claim-templates"] = JSON.stringify([
-      { metadata: { name: "data", annotations: { note: HOSTILE } }, spec: { accessModes: ["ReadWriteOnce"], storageClassName: HOSTILE, resources: { requests: { storage: "2Gi" } } } },
+      {
+        metadata: { name: "data", annotations: { note: HOSTILE } },
+        spec: {
+          accessModes: ["ReadWriteOnce"],
+          storageClassName: HOSTILE,
+          resources: { requests: { storage: "2Gi" } },
+        },
+      },
     ]);
   });
   await sim.admin.createEvent(

@@ -3,7 +3,7 @@
 // the server would refuse again; the list page follows the sets by itself (a fragment it polls);
 // one timestamp format on every page; and which clock the times are on when it is the simulated one.
 import { afterEach, describe, expect, it } from "vitest";
-import { startUi, viewer, type UiServer } from "./harness.js";
+import { startUi, type UiServer, viewer } from "./harness.js";
 
 let ui: UiServer | undefined;
 afterEach(async () => {
@@ -18,7 +18,10 @@ const get = async (path: string) => {
 
 /** The text of the first element carrying `data-field="<name>"`, tags stripped. */
 const field = (page: string, name: string) =>
-  new RegExp(`data-field="${name}"[^>]*>([\\s\\S]*?)</(?:dd|td|span|code|p)>`).exec(page)?.[1]?.replace(/<[^>]+>/g, "").trim();
+  new RegExp(`data-field="${name}"[^>]*>([\\s\\S]*?)</(?:dd|td|span|code|p)>`)
+    .exec(page)?.[1]
+    ?.replace(/<[^>]+>/g, "")
+    .trim();
 
 /** Steps default/web until its recorded phase is `phase` (bounded). */
 async function stepUntil(phase: string, limit = 80) {
@@ -89,7 +92,8 @@ describe("the list page (issue 24)", () => {
 
 describe("times on the pages (issue 24)", () => {
   const FORMAT = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/;
-  const times = (page: string) => [...page.matchAll(/<time datetime="([^"]+)"[^>]*>([^<]*)<\/time>/g)].map((m) => ({ iso: m[1]!, text: m[2]! }));
+  const times = (page: string) =>
+    [...page.matchAll(/<time datetime="([^"]+)"[^>]*>([^<]*)<\/time>/g)].map((m) => ({ iso: m[1]!, text: m[2]! }));
 
   it("one format on every page: since, observed and the events' times", async () => {
     ui = await startUi();
@@ -100,14 +104,17 @@ describe("times on the pages (issue 24)", () => {
     expect(set.length).toBeGreaterThanOrEqual(3); // since, observed, one event at least
     for (const t of [...list, ...set]) {
       expect(t.text).toMatch(FORMAT);
-      expect(new Date(t.iso).toISOString().slice(0, 19).replace("T", " ") + " UTC").toBe(t.text);
+      expect(`${new Date(t.iso).toISOString().slice(0, 19).replace("T", " ")} UTC`).toBe(t.text);
     }
   });
 
   it("say they are on the simulated cluster's clock when they are, and not otherwise", async () => {
     ui = await startUi({ clock: "simulated" });
     await ui.step();
-    for (const path of ["/ui", "/ui/default/web"]) expect(/<p[^>]*data-clock[^>]*>([^<]*)/.exec((await get(path)).text)?.[1]).toMatch(/simulated cluster(&#39;|')s clock/);
+    for (const path of ["/ui", "/ui/default/web"])
+      expect(/<p[^>]*data-clock[^>]*>([^<]*)/.exec((await get(path)).text)?.[1]).toMatch(
+        /simulated cluster(&#39;|')s clock/,
+      );
     await ui.close();
     ui = await startUi();
     expect((await get("/ui")).text).not.toContain("data-clock");

@@ -4,12 +4,13 @@
 // (saying why) only where /usr/bin/chromium is absent.
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Page } from "playwright-core";
-import { VIEWER_TOKEN, makeHostile, startUi, type UiServer } from "./harness.js";
-import { CHROMIUM, hasChromium, launch, type Browser } from "./browser.js";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { type Browser, CHROMIUM, hasChromium, launch } from "./browser.js";
+import { makeHostile, startUi, type UiServer, VIEWER_TOKEN } from "./harness.js";
 
-if (!hasChromium()) console.warn(`status page narrow-screen tests skipped: ${CHROMIUM} is absent (apt-get install chromium)`);
+if (!hasChromium())
+  console.warn(`status page narrow-screen tests skipped: ${CHROMIUM} is absent (apt-get install chromium)`);
 
 const WIDTH = 390;
 const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
@@ -40,7 +41,9 @@ describe.skipIf(!hasChromium())("the status page at 390 px, and the list page li
   async function overflow(path: string): Promise<{ path: string; scrollWidth: number }> {
     await page.goto(`${ui!.url}${path}`);
     await page.waitForLoadState("load");
-    const scrollWidth = await page.evaluate(() => Math.max(document.documentElement.scrollWidth, document.body.scrollWidth));
+    const scrollWidth = await page.evaluate(() =>
+      Math.max(document.documentElement.scrollWidth, document.body.scrollWidth),
+    );
     return { path, scrollWidth };
   }
 
@@ -65,7 +68,9 @@ describe.skipIf(!hasChromium())("the status page at 390 px, and the list page li
     await page.goto(`${ui!.url}/ui/default/web`);
     await page.evaluate(AXE); // through the DevTools protocol: the page's CSP rightly refuses an inline script
     const result = await page.evaluate(async () => (window as any).axe.run(document, { resultTypes: ["violations"] }));
-    const serious = (result.violations as { id: string; impact: string }[]).filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => v.id);
+    const serious = (result.violations as { id: string; impact: string }[])
+      .filter((v) => v.impact === "serious" || v.impact === "critical")
+      .map((v) => v.id);
     expect(serious).toEqual([]);
   });
 
@@ -83,7 +88,9 @@ describe.skipIf(!hasChromium())("the status page at 390 px, and the list page li
     await page.evaluate(() => ((window as any).__sameDocument = true));
     expect(await page.locator('tr[data-set="default/web"] [data-field=phase]').textContent()).toBe("-");
     await ui!.step();
-    await expect.poll(() => page.locator('tr[data-set="default/web"] [data-field=phase]').textContent(), { timeout: 10_000 }).toBe("Progressing");
+    await expect
+      .poll(() => page.locator('tr[data-set="default/web"] [data-field=phase]').textContent(), { timeout: 10_000 })
+      .toBe("Progressing");
     expect(await page.evaluate(() => (window as any).__sameDocument)).toBe(true);
     expect(await page.locator("#live-status").textContent()).toMatch(/^Updated: 1 set, 1 Progressing/);
   });

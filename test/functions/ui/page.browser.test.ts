@@ -5,14 +5,17 @@
 // installs it. Timings are printed for the docs, never asserted.
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { afterAll, beforeAll, beforeEach, afterEach, describe, expect, it } from "vitest";
 import type { Page } from "playwright-core";
-import { HOSTILE, VIEWER_TOKEN, makeHostile, startUi, type UiServer } from "./harness.js";
-import { CHROMIUM, hasChromium, launch, type Browser } from "./browser.js";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { type Browser, CHROMIUM, hasChromium, launch } from "./browser.js";
+import { HOSTILE, makeHostile, startUi, type UiServer, VIEWER_TOKEN } from "./harness.js";
 
 const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 
-if (!hasChromium()) console.warn(`status page browser tests skipped: ${CHROMIUM} is absent (apt-get install chromium; .ci/run installs it)`);
+if (!hasChromium())
+  console.warn(
+    `status page browser tests skipped: ${CHROMIUM} is absent (apt-get install chromium; .ci/run installs it)`,
+  );
 
 describe.skipIf(!hasChromium())("the status page in Chromium", () => {
   let browser: Browser;
@@ -65,7 +68,9 @@ describe.skipIf(!hasChromium())("the status page in Chromium", () => {
     await signIn("/ui/default/web");
     expect(await page.title()).toBe("default/web · claimstep");
     expect(await cells("[data-ordinals] th[scope=rowgroup]")).toEqual(["2", "1", "0"]);
-    const claims = await page.locator("[data-ordinals] tr[data-claim]").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-claim")));
+    const claims = await page
+      .locator("[data-ordinals] tr[data-claim]")
+      .evaluateAll((rows) => rows.map((r) => r.getAttribute("data-claim")));
     expect(claims).toEqual(["data-web-2", "wal-web-2", "data-web-1", "wal-web-1", "data-web-0", "wal-web-0"]);
     expect(await page.locator('tr[data-claim="data-web-2"] [data-field=spec]').textContent()).toBe("2Gi");
     expect(await page.locator('tr[data-claim="data-web-1"] [data-field=spec]').textContent()).toBe("1Gi");
@@ -73,17 +78,23 @@ describe.skipIf(!hasChromium())("the status page in Chromium", () => {
     expect(await page.locator('[data-ordinal="2"] [data-field=state]').textContent()).toBe("InFlight");
     expect(await page.locator('[data-ordinal="0"] [data-field=state]').textContent()).toBe("Pending");
     expect(await page.locator("#live dd[data-field=phase]").textContent()).toBe("Progressing");
-    expect(await page.locator("[data-field=next-action]").textContent()).toBe("PatchClaim default/wal-web-2 storage=1Gi volumeAttributesClassName=gold");
+    expect(await page.locator("[data-field=next-action]").textContent()).toBe(
+      "PatchClaim default/wal-web-2 storage=1Gi volumeAttributesClassName=gold",
+    );
 
     // The cluster steps; the page changes without a reload.
     const updates = Number((await page.locator("#live").getAttribute("data-updates")) ?? "0");
     await page.evaluate(() => ((window as any).__sameDocument = true));
     await ui.step(); // #2: wal-web-2 → gold
-    await expect.poll(() => page.locator('tr[data-claim="wal-web-2"] [data-field=revision]').textContent(), { timeout: 10_000 }).not.toBe("-");
+    await expect
+      .poll(() => page.locator('tr[data-claim="wal-web-2"] [data-field=revision]').textContent(), { timeout: 10_000 })
+      .not.toBe("-");
     expect(Number(await page.locator("#live").getAttribute("data-updates"))).toBeGreaterThan(updates);
     expect(await page.evaluate(() => (window as any).__sameDocument)).toBe(true); // no reload
     for (let i = 0; i < 40; i++) await ui.step(20_000);
-    await expect.poll(() => page.locator("#live dd[data-field=phase]").textContent(), { timeout: 10_000 }).toBe("Complete");
+    await expect
+      .poll(() => page.locator("#live dd[data-field=phase]").textContent(), { timeout: 10_000 })
+      .toBe("Complete");
     expect(await cells("[data-ordinals] [data-field=state]")).toEqual(["Updated", "Updated", "Updated"]);
     expect(await page.locator("#live-status").textContent()).toContain("Complete RolloutComplete 3/3 updated");
     expect(errors).toEqual([]);
@@ -123,8 +134,12 @@ describe.skipIf(!hasChromium())("the status page in Chromium", () => {
       if (path === "/ui/login") await browser.context.clearCookies();
       await page.goto(`${ui.url}${path}`);
       await page.evaluate(AXE); // through the DevTools protocol: the page's CSP rightly refuses an inline script
-      const result = await page.evaluate(async () => (window as any).axe.run(document, { resultTypes: ["violations"] }));
-      const serious = (result.violations as { id: string; impact: string; help: string; nodes: unknown[] }[]).filter((v) => v.impact === "serious" || v.impact === "critical");
+      const result = await page.evaluate(async () =>
+        (window as any).axe.run(document, { resultTypes: ["violations"] }),
+      );
+      const serious = (result.violations as { id: string; impact: string; help: string; nodes: unknown[] }[]).filter(
+        (v) => v.impact === "serious" || v.impact === "critical",
+      );
       expect(serious.map((v) => `${path}: ${v.id} (${v.impact}): ${v.help}`)).toEqual([]);
     }
   });
@@ -145,7 +160,11 @@ describe.skipIf(!hasChromium())("the status page in Chromium", () => {
     const timing = await page.evaluate(() => {
       const nav = performance.getEntriesByType("navigation")[0] as PerformanceNavigationTiming;
       const paint = performance.getEntriesByName("first-contentful-paint")[0];
-      return { ttfb: nav.responseStart - nav.startTime, domContentLoaded: nav.domContentLoadedEventEnd - nav.startTime, fcp: paint?.startTime };
+      return {
+        ttfb: nav.responseStart - nav.startTime,
+        domContentLoaded: nav.domContentLoadedEventEnd - nav.startTime,
+        fcp: paint?.startTime,
+      };
     });
     const weight = (bytes["/ui/default/web"] ?? 0) + (bytes["/ui/app.js"] ?? 0);
     console.log(

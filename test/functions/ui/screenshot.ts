@@ -2,7 +2,7 @@
 // simulated cluster (sim:grow) in the middle of its rollout, at 1280×800 in Debian's chromium.
 import { fileURLToPath } from "node:url";
 import { launch } from "./browser.js";
-import { VIEWER_TOKEN, startUi } from "./harness.js";
+import { startUi, VIEWER_TOKEN } from "./harness.js";
 
 const OUT = fileURLToPath(new URL("../../../docs/status-page.png", import.meta.url));
 
@@ -28,7 +28,12 @@ try {
 // timeline, mid-rollout with pods coordinated (sim:pods-claims-first), and an autogrow set's usage
 // bars (sim:autogrow), each figure alone, at 1280×800.
 const FIGURES = [
-  { scenario: "pods-claims-first", steps: 13, selector: "[data-timeline]", out: "../../../docs/status-page-timeline.png" },
+  {
+    scenario: "pods-claims-first",
+    steps: 13,
+    selector: "[data-timeline]",
+    out: "../../../docs/status-page-timeline.png",
+  },
   { scenario: "autogrow", steps: 0, selector: "[data-usage]", out: "../../../docs/status-page-usage.png" },
 ] as const;
 for (const f of FIGURES) {

@@ -5,14 +5,15 @@
 // (saying why) only where /usr/bin/chromium is absent.
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Page } from "playwright-core";
-import { VIEWER_TOKEN, startUi, type UiServer } from "./harness.js";
-import { CHROMIUM, hasChromium, launch, type Browser } from "./browser.js";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { type Browser, CHROMIUM, hasChromium, launch } from "./browser.js";
+import { startUi, type UiServer, VIEWER_TOKEN } from "./harness.js";
 
 const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 
-if (!hasChromium()) console.warn(`status page timeline tests skipped: ${CHROMIUM} is absent (apt-get install chromium)`);
+if (!hasChromium())
+  console.warn(`status page timeline tests skipped: ${CHROMIUM} is absent (apt-get install chromium)`);
 
 describe.skipIf(!hasChromium())("the set page's timeline and usage bars in Chromium", () => {
   let browser: Browser;
@@ -46,13 +47,16 @@ describe.skipIf(!hasChromium())("the set page's timeline and usage bars in Chrom
   async function axe(): Promise<string[]> {
     await page.evaluate(AXE); // through the DevTools protocol: the page's CSP rightly refuses an inline script
     const result = await page.evaluate(async () => (window as any).axe.run(document, { resultTypes: ["violations"] }));
-    return (result.violations as { id: string; impact: string }[]).filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => v.id);
+    return (result.violations as { id: string; impact: string }[])
+      .filter((v) => v.impact === "serious" || v.impact === "critical")
+      .map((v) => v.id);
   }
 
-  const box = (selector: string) => page.locator(selector).evaluate((el) => {
-    const r = el.getBoundingClientRect();
-    return { x: r.x, width: r.width, height: r.height };
-  });
+  const box = (selector: string) =>
+    page.locator(selector).evaluate((el) => {
+      const r = el.getBoundingClientRect();
+      return { x: r.x, width: r.width, height: r.height };
+    });
 
   it("after a rollout with pods coordinated: one row per ordinal, each written, resized and its pod replaced, with a title, a description and a table", async () => {
     await open("pods-claims-first");
@@ -64,10 +68,13 @@ describe.skipIf(!hasChromium())("the set page's timeline and usage bars in Chrom
     expect(ordinals.length).toBeGreaterThan(1);
     const rows = page.locator("[data-timeline] svg [data-row]");
     expect(await rows.evaluateAll((gs) => gs.map((g) => g.getAttribute("data-row")))).toEqual(ordinals);
-    expect(await rows.evaluateAll((gs) => gs.map((g) => g.getAttribute("data-stage")))).toEqual(ordinals.map(() => "replaced"));
+    expect(await rows.evaluateAll((gs) => gs.map((g) => g.getAttribute("data-stage")))).toEqual(
+      ordinals.map(() => "replaced"),
+    );
     // Each row draws its three marks, inside the picture, left to right in time.
     for (const o of ordinals) {
-      for (const mark of ["written", "resized", "replaced"]) expect(await page.locator(`[data-row="${o}"] [data-mark=${mark}]`).count(), `${o} ${mark}`).toBe(1);
+      for (const mark of ["written", "resized", "replaced"])
+        expect(await page.locator(`[data-row="${o}"] [data-mark=${mark}]`).count(), `${o} ${mark}`).toBe(1);
     }
     const first = await box(`[data-row="${ordinals[0]}"] [data-mark=written]`);
     const last = await box(`[data-row="${ordinals.at(-1)}"] [data-mark=written]`);
@@ -82,7 +89,12 @@ describe.skipIf(!hasChromium())("the set page's timeline and usage bars in Chrom
     expect(title).toContain("revision");
     for (const o of ordinals) expect(desc).toContain(`web-${o}:`);
     expect(await page.locator("[data-timeline-table] tbody tr").count()).toBe(ordinals.length);
-    expect(await page.locator(`[data-timeline-table] tr[data-row="${ordinals[0]}"] td`).allTextContents()).toEqual(["replaced", expect.stringMatching(/UTC$/), expect.stringMatching(/UTC$/), expect.stringMatching(/UTC$/)]);
+    expect(await page.locator(`[data-timeline-table] tr[data-row="${ordinals[0]}"] td`).allTextContents()).toEqual([
+      "replaced",
+      expect.stringMatching(/UTC$/),
+      expect.stringMatching(/UTC$/),
+      expect.stringMatching(/UTC$/),
+    ]);
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
     await page.locator("[data-timeline] summary").click(); // the table too
     expect(await axe()).toEqual([]);
@@ -94,13 +106,23 @@ describe.skipIf(!hasChromium())("the set page's timeline and usage bars in Chrom
     for (let i = 0; i < 3; i++) await ui!.step(10_000);
     await page.goto(`${ui!.url}/ui/default/web`);
     await page.locator("[data-timeline] svg").waitFor({ timeout: 10_000 });
-    const stages = await page.locator("[data-timeline] svg [data-row]").evaluateAll((gs) => gs.map((g) => `${g.getAttribute("data-row")}:${g.getAttribute("data-stage")}`));
+    const stages = await page
+      .locator("[data-timeline] svg [data-row]")
+      .evaluateAll((gs) => gs.map((g) => `${g.getAttribute("data-row")}:${g.getAttribute("data-stage")}`));
     expect(stages).toEqual(["2:resizing", "1:pending", "0:pending"]);
     expect(await page.locator('[data-row="2"] [data-mark=replaced]').count()).toBe(0);
     // The live part re-renders the timeline as the rollout goes on; the table, once opened, stays open.
     await page.locator("[data-timeline] summary").click();
     for (let i = 0; i < 40; i++) await ui!.step(20_000);
-    await expect.poll(() => page.locator("[data-timeline] svg [data-row]").evaluateAll((gs) => gs.map((g) => g.getAttribute("data-stage"))), { timeout: 10_000 }).toEqual(["resized", "resized", "resized"]);
+    await expect
+      .poll(
+        () =>
+          page
+            .locator("[data-timeline] svg [data-row]")
+            .evaluateAll((gs) => gs.map((g) => g.getAttribute("data-stage"))),
+        { timeout: 10_000 },
+      )
+      .toEqual(["resized", "resized", "resized"]);
     expect(await page.locator("[data-timeline] details").getAttribute("open")).not.toBeNull();
     expect(await page.locator("[data-timeline-table]").isVisible()).toBe(true);
     expect(errors).toEqual([]);
@@ -112,7 +134,14 @@ describe.skipIf(!hasChromium())("the set page's timeline and usage bars in Chrom
     const usage = page.locator("[data-usage] svg");
     await usage.waitFor({ timeout: 10_000 });
     const bars = page.locator("[data-usage] svg [data-claim]");
-    expect(await bars.evaluateAll((gs) => gs.map((g) => g.getAttribute("data-claim")))).toEqual(["data-web-2", "wal-web-2", "data-web-1", "wal-web-1", "data-web-0", "wal-web-0"]);
+    expect(await bars.evaluateAll((gs) => gs.map((g) => g.getAttribute("data-claim")))).toEqual([
+      "data-web-2",
+      "wal-web-2",
+      "data-web-1",
+      "wal-web-1",
+      "data-web-0",
+      "wal-web-0",
+    ]);
     expect(await page.locator("[data-usage] [data-threshold]").getAttribute("data-threshold")).toBe("80%");
     // data-web-2 has just reached 80%: its bar reaches the threshold line; data-web-0's does not.
     const threshold = await box("[data-usage] [data-threshold]");

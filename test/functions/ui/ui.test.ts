@@ -2,9 +2,9 @@
 // escaping of hostile values, the live part (fragment and server-sent events), and that the page
 // and `claimstep status` agree on every field (one view model, core/view.ts).
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { main } from "../../../functions/cli.js";
 import { timeText } from "../../../core/view.js";
-import { API_TOKEN, HOSTILE, REF, VIEWER_TOKEN, makeHostile, startUi, viewer, type UiServer } from "./harness.js";
+import { main } from "../../../functions/cli.js";
+import { API_TOKEN, HOSTILE, makeHostile, REF, startUi, type UiServer, VIEWER_TOKEN, viewer } from "./harness.js";
 
 let ui: UiServer;
 beforeEach(async () => {
@@ -12,7 +12,8 @@ beforeEach(async () => {
 });
 afterEach(() => ui.close());
 
-const get = (path: string, headers: Record<string, string> = viewer()) => fetch(`${ui.url}${path}`, { headers, redirect: "manual" });
+const get = (path: string, headers: Record<string, string> = viewer()) =>
+  fetch(`${ui.url}${path}`, { headers, redirect: "manual" });
 const login = (token: string, next = "/ui") =>
   fetch(`${ui.url}/ui/login`, {
     method: "POST",
@@ -24,7 +25,14 @@ const login = (token: string, next = "/ui") =>
 /** The text of the element carrying `data-field="<field>"` (first one), tags stripped, entities decoded. */
 function field(page: string, name: string): string | undefined {
   const m = new RegExp(`data-field="${name}"[^>]*>([\\s\\S]*?)</(?:dd|td|span|code)>`).exec(page);
-  return m?.[1]?.replace(/<[^>]+>/g, "").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, "&").trim();
+  return m?.[1]
+    ?.replace(/<[^>]+>/g, "")
+    .replace(/&lt;/g, "<")
+    .replace(/&gt;/g, ">")
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&amp;/g, "&")
+    .trim();
 }
 
 describe("signing in", () => {
@@ -71,7 +79,11 @@ describe("signing in", () => {
       body: new URLSearchParams({ token: VIEWER_TOKEN }),
     });
     expect(forged.status).toBe(403);
-    const out = await fetch(`${ui.url}/ui/logout`, { method: "POST", redirect: "manual", headers: { ...viewer(), origin: ui.url, "content-type": "application/x-www-form-urlencoded" } });
+    const out = await fetch(`${ui.url}/ui/logout`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { ...viewer(), origin: ui.url, "content-type": "application/x-www-form-urlencoded" },
+    });
     expect(out.status).toBe(303);
     expect(out.headers.get("set-cookie")).toMatch(/claimstep_viewer=;.*Max-Age=0/);
   });
@@ -127,7 +139,9 @@ describe("the pages", () => {
     expect(field(page, "next-action")).toBe("PatchClaim default/wal-web-2 storage=1Gi volumeAttributesClassName=gold");
     expect(page).toContain("<table data-events=");
     expect(page).toMatch(/ClaimUpdated<\/td><td class="num">1<\/td><td class="note">data-web-2: storage 1Gi → 2Gi/);
-    expect(page).toMatch(/data-template="wal"[\s\S]*?volumeAttributesClassName<\/th><td>silver<\/td><td>gold<span class="muted"> \(changed\)/);
+    expect(page).toMatch(
+      /data-template="wal"[\s\S]*?volumeAttributesClassName<\/th><td>silver<\/td><td>gold<span class="muted"> \(changed\)/,
+    );
   });
 
   it("hostile values from the cluster are escaped, never markup", async () => {
@@ -179,21 +193,33 @@ describe("claimstep status and the page agree", () => {
     return { code, out };
   };
 
-  it.each([0, 1, 4, 30])("after %i steps: status, status -o wide, status --watch -o json and the pages show the same fields", async (steps) => {
-    for (let i = 0; i < steps; i++) await ui.step(i % 3 === 2 ? 60_000 : 10_000);
-    const list = await (await get("/ui")).text();
-    const page = await (await get("/ui/default/web")).text();
-    const wide = (await run(["status", "-o", "wide"])).out.split("\n")[1]!.split(/\s{2,}/);
-    // NAMESPACE NAME PHASE REASON UPDATED REVISION CURRENT STRATEGY IN-FLIGHT PENDING BLOCKED ORDINAL SINCE OBSERVED MESSAGE
-    // The pages show times in their one format (core/view.ts timeText), the same instant as status's.
-    expect([field(list, "phase"), field(list, "reason"), field(list, "since"), field(list, "revision")]).toEqual([wide[2], wide[3], timeText(wide[12]!), wide[5]]);
-    expect(field(list, "updated") ?? "-").toBe(wide[4]);
-    expect(field(page, "since")).toBe(timeText(wide[12]!));
-    expect(field(page, "observed")).toBe(timeText(wide[13]!));
-    expect(field(page, "current-revision")).toBe(wide[6]);
+  it.each([0, 1, 4, 30])(
+    "after %i steps: status, status -o wide, status --watch -o json and the pages show the same fields",
+    async (steps) => {
+      for (let i = 0; i < steps; i++) await ui.step(i % 3 === 2 ? 60_000 : 10_000);
+      const list = await (await get("/ui")).text();
+      const page = await (await get("/ui/default/web")).text();
+      const wide = (await run(["status", "-o", "wide"])).out.split("\n")[1]!.split(/\s{2,}/);
+      // NAMESPACE NAME PHASE REASON UPDATED REVISION CURRENT STRATEGY IN-FLIGHT PENDING BLOCKED ORDINAL SINCE OBSERVED MESSAGE
+      // The pages show times in their one format (core/view.ts timeText), the same instant as status's.
+      expect([field(list, "phase"), field(list, "reason"), field(list, "since"), field(list, "revision")]).toEqual([
+        wide[2],
+        wide[3],
+        timeText(wide[12]!),
+        wide[5],
+      ]);
+      expect(field(list, "updated") ?? "-").toBe(wide[4]);
+      expect(field(page, "since")).toBe(timeText(wide[12]!));
+      expect(field(page, "observed")).toBe(timeText(wide[13]!));
+      expect(field(page, "current-revision")).toBe(wide[6]);
 
-    const watch = await run(["status", "web", "--watch", "-o", "json", "--timeout", "1ms", "--interval", "1s"]);
-    const seen = JSON.parse(watch.out.split("\n")[0]!);
-    expect([field(page, "phase"), field(page, "reason"), field(page, "message")]).toEqual([seen.phase, seen.reason, seen.message]);
-  });
+      const watch = await run(["status", "web", "--watch", "-o", "json", "--timeout", "1ms", "--interval", "1s"]);
+      const seen = JSON.parse(watch.out.split("\n")[0]!);
+      expect([field(page, "phase"), field(page, "reason"), field(page, "message")]).toEqual([
+        seen.phase,
+        seen.reason,
+        seen.message,
+      ]);
+    },
+  );
 });
