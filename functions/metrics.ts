@@ -6,9 +6,9 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { PromRecorder } from "../adapters/metrics-node/registry.js";
-import type { DeliveryResult, DeliverySource, Recorder } from "../core/recorder.js";
+import type { Recorder } from "../core/recorder.js";
 import { bearerMatches } from "./auth.js";
-import { ADMISSION_PATH } from "./routes/admission.js";
+import { deliveryOf } from "./observe.js";
 
 /** A metrics token is a bearer token: as long as an API token must be. */
 export const MIN_METRICS_TOKEN_LENGTH = 16;
@@ -66,35 +66,6 @@ export async function metricsResponse(recorder: PromRecorder): Promise<Response>
   });
 }
 
-const SOURCES: Record<string, DeliverySource> = {
-  "/v1/relay": "relay",
-  "/v1/webhooks/github": "github",
-  "/v1/webhooks/gitlab": "gitlab",
-  "/v1/steps": "api",
-};
-const TEMPLATES_PATH = /^\/v1\/statefulsets\/[^/]+\/[^/]+\/templates$/;
-
-/** A small JSON answer's body, or undefined (never throws, never reads a stream the client still needs: it reads a clone). */
-const jsonOf = async (res: Response): Promise<any> => {
-  try {
-    return await res.clone().json();
-  } catch {
-    return undefined;
-  }
-};
-
-async function deliveryResult(res: Response): Promise<DeliveryResult> {
-  if (res.status === 202) return "ignored";
-  if (res.status < 300) return "accepted";
-  // 401 Replayed: a delivery received before; 503 with a decision: the step ran and will be retried.
-  if (res.status === 401 || res.status === 503) {
-    const body = await jsonOf(res);
-    if (res.status === 401 && body?.failure === "Replayed") return "replayed";
-    if (res.status === 503 && body?.decision !== undefined) return "accepted";
-  }
-  return "refused";
-}
-
 /**
  * The app's fetch with GET /metrics in front (bearer: `tokens`), the deliveries and the admission
  * reviews counted by their answers.
@@ -118,20 +89,16 @@ export function instrumentFetch(appFetch: AppFetch, recorder: PromRecorder, toke
       return metricsResponse(recorder);
     }
     const res = await appFetch(request, ...rest);
-    if (request.method === "POST") await count(recorder, path, res);
+    await count(recorder, request, res);
     return res;
   };
 }
 
-async function count(recorder: Recorder, path: string, res: Response): Promise<void> {
-  const source = SOURCES[path] ?? (TEMPLATES_PATH.test(path) ? "api" : undefined);
-  if (source) return recorder.delivery(source, await deliveryResult(res));
-  if (path === ADMISSION_PATH || path.startsWith(`${ADMISSION_PATH}/`)) {
-    if (res.status !== 200) return recorder.admissionReview("error");
-    const body = await jsonOf(res);
-    const response = body?.response;
-    recorder.admissionReview(response?.allowed !== true ? "error" : response.patch ? "patched" : "allowed");
-  }
+/** Deliveries and admission reviews, classified as the Worker logs them (functions/observe.ts). */
+async function count(recorder: Recorder, request: Request, res: Response): Promise<void> {
+  const e = await deliveryOf(request, res);
+  if (e?.event === "delivery") recorder.delivery(e.source, e.result);
+  else if (e?.event === "admission_review") recorder.admissionReview(e.result);
 }
 
 /** /metrics alone, unauthenticated, on an address of its own (CLAIMSTEP_METRICS_ADDR). */

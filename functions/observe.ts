@@ -193,7 +193,7 @@ export async function observeStep(
 }
 
 const DELIVERY =
-  /^(?:\/v1\/clusters\/([^/]+))?\/v1\/(relay|webhooks\/github|webhooks\/gitlab|steps|statefulsets\/[^/]+\/[^/]+\/templates|admission\/statefulsets)$/;
+  /^(?:\/v1\/clusters\/([^/]+))?\/v1\/(relay|webhooks\/github|webhooks\/gitlab|steps|statefulsets\/[^/]+\/[^/]+\/templates|admission\/statefulsets(?:\/by-namespace)?)$/;
 
 /**
  * The delivery an inbound POST was (the relay's, a forge's webhook, an API step or templates

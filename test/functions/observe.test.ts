@@ -296,6 +296,14 @@ describe("deliveries", () => {
     expect(await review(undefined, 400)).toMatchObject({ result: "error", code: "400" });
   });
 
+  it("counts the namespace entry of the webhook (POST …/by-namespace) as an admission review too", async () => {
+    const byNamespace = new Request("https://w/v1/admission/statefulsets/by-namespace", { method: "POST" });
+    expect(await deliveryOf(byNamespace, res(200, { response: { allowed: true } }))).toMatchObject({
+      event: "admission_review",
+      result: "allowed",
+    });
+  });
+
   it("leaves the answer's body readable", async () => {
     const answer = res(401, { failure: "Replayed" });
     await deliveryOf(new Request("https://w/v1/relay", { method: "POST" }), answer);
