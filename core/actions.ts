@@ -5,6 +5,7 @@ import type { Action } from "./types.js";
 export function actionTarget(action: Action): string {
   switch (action.type) {
     case "PatchClaim":
+    case "LabelClaim":
       return action.claim;
     case "PatchPartition":
       return action.set;

@@ -27,6 +27,12 @@ export const Keys = {
   autogrownFrom: "claimstep.io/autogrown-from",
   /** The revision whose re-create a merged pull request approved (GitOps mode, before F1). */
   recreateApproved: "claimstep.io/recreate-approved",
+  /** JSON array of claim template names to remove (pending while the live set has them; kept as the record of what was removed). */
+  removeTemplates: "claimstep.io/remove-claim-templates",
+  /** JSON of a held-back `spec.template` that the re-create applies with the added or removed templates. */
+  podTemplate: "claimstep.io/pod-template",
+  /** Label on every claim of a removed template: the set it came from (claimstep never deletes a claim). */
+  orphanedFrom: "claimstep.io/orphaned-from",
   /** The pod template revision label the StatefulSet controller puts on every pod. */
   podRevisionLabel: "controller-revision-hash",
   betaStorageClass: "volume.beta.kubernetes.io/storage-class",

@@ -14,6 +14,7 @@ import type {
   DeleteRecord,
   EventRecord,
   EvictPod,
+  LabelClaim,
   OrphanSet,
   PatchPartition,
   SetRef,
@@ -109,6 +110,8 @@ export interface RecreateWriter {
   orphanSet(action: OrphanSet): Promise<{ kind: "applied"; detail: string }>;
   createSet(action: CreateSet): Promise<{ kind: "applied"; detail: string }>;
   deleteRecord(action: DeleteRecord): Promise<{ kind: "applied"; detail: string }>;
+  /** After a re-create without a template: label (or unlabel) one of its claims orphaned-from the set. */
+  labelClaim(action: LabelClaim): Promise<{ kind: "applied"; detail: string }>;
 }
 
 /** The writers of a step. */

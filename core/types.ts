@@ -164,6 +164,26 @@ export interface ProposeRecreate {
   revision: string;
   /** The desired claim templates, as the manifest in Git must carry them. */
   templates: ClaimTemplate[];
+  /** The held-back pod template (`claimstep.io/pod-template`) the manifest must carry, when there is one. */
+  podTemplate?: unknown;
+  /** Claim templates the manifest must no longer carry (`claimstep.io/remove-claim-templates`). */
+  removed?: string[];
+}
+
+/**
+ * After a re-create without a template: label a claim of the removed template
+ * `claimstep.io/orphaned-from=<set>` (or remove that label from a claim whose template came back).
+ * A merge patch of the claim's labels under its resourceVersion as read; never a delete.
+ */
+export interface LabelClaim {
+  type: "LabelClaim";
+  namespace: string;
+  set: string;
+  claim: string;
+  /** The set to name in the label, or null to remove it (the template came back: the claim is reused). */
+  orphanedFrom: string | null;
+  uid?: string;
+  resourceVersion?: string;
 }
 
 /**
@@ -202,7 +222,8 @@ export type Action =
   | CreateSet
   | DeleteRecord
   | ProposeRecreate
-  | RaiseTemplate;
+  | RaiseTemplate
+  | LabelClaim;
 export type ActionType = Action["type"];
 
 /** An Event to record on the StatefulSet (events.k8s.io/v1), de-duplicated by the writer. */
@@ -307,12 +328,22 @@ export interface Decision {
   setResourceVersion?: string;
   status: StatusRecord;
   ordinals: OrdinalReport[];
+  /** Claims labelled `claimstep.io/orphaned-from` this set: kept after their template was removed, for a person to delete. */
+  orphanedClaims?: OrphanedClaim[];
   /**
    * Seconds after which the next step is worth running: short while Progressing, the driver's or
    * a person's pace while Waiting, the server's Retry-After after a transient failure; absent when
    * only a change of the set (Complete, Blocked, Idle) gives a step something to do.
    */
   requeueAfter?: number;
+}
+
+/** A claim of a removed template, left in place (I1). */
+export interface OrphanedClaim {
+  claim: string;
+  template: string;
+  /** Whether a pod of the set still mounts it (until the pod is restarted). */
+  mounted: boolean;
 }
 
 /** A pod or claim F1 recorded that is not the same object any more. */

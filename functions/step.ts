@@ -156,7 +156,9 @@ function capabilities(claims: ClaimWriter, writers: Writers): WriterCapabilities
     supports: [
       ...claims.supports,
       ...(writers.pods ? (["PatchPartition", "EvictPod"] as const) : []),
-      ...(writers.recreate ? (["WriteRecord", "ArmRecord", "OrphanSet", "CreateSet", "DeleteRecord"] as const) : []),
+      ...(writers.recreate
+        ? (["WriteRecord", "ArmRecord", "OrphanSet", "CreateSet", "DeleteRecord", "LabelClaim"] as const)
+        : []),
     ],
     proposes: claims.proposes,
     ...(claims.unavailable !== undefined ? { unavailable: claims.unavailable } : {}),
@@ -191,7 +193,9 @@ async function write(
               ? await recreate.orphanSet(action)
               : action.type === "CreateSet"
                 ? await recreate.createSet(action)
-                : await recreate.deleteRecord(action);
+                : action.type === "LabelClaim"
+                  ? await recreate.labelClaim(action)
+                  : await recreate.deleteRecord(action);
       return { result: done, outcome: done };
     }
     const answer = await claims.apply(action, decision);

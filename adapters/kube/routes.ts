@@ -59,6 +59,9 @@ export const Routes = {
   // R2: never resent: a 429 is a PodDisruptionBudget's answer, and a landed eviction's repeat
   // would evict the pod that replaced it were it not for the uid precondition.
   evictPod: route("create", "", "v1", "pods", true, false, "eviction"),
+  // After a re-create without a template: the orphaned-from label of one claim, a merge patch under
+  // the claim's resourceVersion (a lost race surfaces as 409; the next step re-reads).
+  labelClaim: route("patch", "", "v1", "persistentvolumeclaims", true, false),
   patchEvent: route("patch", "events.k8s.io", "v1", "events", true),
   createEvent: route("create", "events.k8s.io", "v1", "events", true),
   /** The status page's recent events of claimstep (read-only). */

@@ -24,6 +24,7 @@ import type {
   DeleteRecord,
   EventRecord,
   EvictPod,
+  LabelClaim,
   OrphanSet,
   PatchPartition,
   RaiseTemplate,
@@ -253,6 +254,23 @@ export class KubeRecreateWriter implements RecreateWriter {
     const options = { apiVersion: "v1", kind: "DeleteOptions", preconditions };
     await this.client.delete(RecreateRoutes.deleteRecord, { namespace: action.namespace, name: action.name }, options);
     return { kind: "applied" as const, detail: `deleted ConfigMap ${action.namespace}/${action.name}` };
+  }
+
+  async labelClaim(action: LabelClaim) {
+    const body = {
+      metadata: {
+        ...(action.resourceVersion !== undefined ? { resourceVersion: action.resourceVersion } : {}),
+        labels: { [Keys.orphanedFrom]: action.orphanedFrom },
+      },
+    };
+    await this.client.patch(Routes.labelClaim, { namespace: action.namespace, name: action.claim }, body, MERGE_PATCH);
+    return {
+      kind: "applied" as const,
+      detail:
+        action.orphanedFrom === null
+          ? `removed label ${Keys.orphanedFrom} from PersistentVolumeClaim ${action.namespace}/${action.claim}`
+          : `labelled PersistentVolumeClaim ${action.namespace}/${action.claim} ${Keys.orphanedFrom}=${action.orphanedFrom}`,
+    };
   }
 }
 

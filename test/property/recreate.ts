@@ -224,6 +224,7 @@ const bind = (w: RecreateWriter): RecreateWriter => ({
   orphanSet: (a) => w.orphanSet(a),
   createSet: (a) => w.createSet(a),
   deleteRecord: (a) => w.deleteRecord(a),
+  labelClaim: (a) => w.labelClaim(a),
 });
 
 // ---------------------------------------------------------------------------------------------
