@@ -128,7 +128,7 @@ export function desiredChange(set: StatefulSet, posted: readonly ClaimTemplate[]
     if (!known.has(t.metadata.name)) {
       return {
         ok: false,
-        message: `StatefulSet ${name} has no claim template "${t.metadata.name}" (it has: ${[...known].join(", ") || "none"}); claimstep updates existing claims, it cannot add a template`,
+        message: `StatefulSet ${name} has no claim template "${t.metadata.name}" (it has: ${[...known].join(", ") || "none"}); this updates existing templates: to add one, ${addCommand(set, t.metadata.name)} (a re-create; docs/templates.md)`,
       };
     }
   }
@@ -160,7 +160,7 @@ export function claimEdit(set: StatefulSet, claim: string, edit: ClaimEdit): Des
     const names = base.map((t) => t.metadata.name);
     return {
       ok: false,
-      message: `StatefulSet ${set.metadata.namespace ?? "default"}/${set.metadata.name} has no claim template "${claim}" (it has: ${names.join(", ") || "none"})`,
+      message: `StatefulSet ${set.metadata.namespace ?? "default"}/${set.metadata.name} has no claim template "${claim}" (it has: ${names.join(", ") || "none"}); to add one: ${addCommand(set, claim)}`,
     };
   }
   const spec = { ...template.spec };
@@ -169,4 +169,259 @@ export function claimEdit(set: StatefulSet, claim: string, edit: ClaimEdit): Des
   }
   if (edit.volumeAttributesClassName !== undefined) spec.volumeAttributesClassName = edit.volumeAttributesClassName;
   return desiredChange(set, [{ ...template, spec }]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Adding and removing claim templates (docs/templates.md): both are a re-create of the set.
+
+const setNameOf = (set: StatefulSet) => `${set.metadata.namespace ?? "default"}/${set.metadata.name}`;
+
+const addCommand = (set: StatefulSet, template: string) =>
+  `claimstep set ${set.metadata.name} ${template} --add --storage <size>${set.metadata.namespace && set.metadata.namespace !== "default" ? ` -n ${set.metadata.namespace}` : ""}`;
+
+/** A claim template's name is a volume name (a DNS-1123 label) and the start of every claim's name. */
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+/** The longest DNS-1123 label (a volume name). */
+const MAX_LABEL = 63;
+/** The longest object name (a claim, `<template>-<set>-<ordinal>`: a DNS-1123 subdomain). */
+const MAX_NAME = 253;
+
+interface Mount {
+  name: string;
+  mountPath?: string;
+  [k: string]: unknown;
+}
+interface Container {
+  name: string;
+  volumeMounts?: Mount[];
+  volumeDevices?: Mount[];
+  [k: string]: unknown;
+}
+interface PodTemplate {
+  metadata?: unknown;
+  spec?: { containers?: Container[]; initContainers?: Container[]; volumes?: { name: string }[]; [k: string]: unknown };
+  [k: string]: unknown;
+}
+
+/** The pod template the re-create would apply: the one held in `claimstep.io/pod-template`, else the live one. */
+function targetPodTemplate(
+  set: StatefulSet,
+): { ok: true; template: PodTemplate; held: boolean } | { ok: false; message: string } {
+  const raw = set.metadata.annotations?.[Keys.podTemplate];
+  if (raw === undefined) {
+    const live = (set.spec as { template?: PodTemplate }).template ?? {};
+    return { ok: true, template: structuredClone(live), held: false };
+  }
+  try {
+    const parsed = JSON.parse(raw) as unknown;
+    if (parsed && typeof parsed === "object" && !Array.isArray(parsed))
+      return { ok: true, template: parsed as PodTemplate, held: true };
+  } catch {
+    // refused below
+  }
+  return {
+    ok: false,
+    message: `annotation ${Keys.podTemplate} on ${setNameOf(set)} is not a JSON object (a pod template, spec.template); correct or remove it`,
+  };
+}
+
+/** The names in `claimstep.io/remove-claim-templates`, or why they cannot be read. */
+function removedNames(
+  set: StatefulSet,
+): { ok: true; names: string[]; present: boolean } | { ok: false; message: string } {
+  const raw = set.metadata.annotations?.[Keys.removeTemplates];
+  if (raw === undefined) return { ok: true, names: [], present: false };
+  try {
+    const parsed = JSON.parse(raw) as unknown;
+    if (Array.isArray(parsed) && parsed.every((n) => typeof n === "string"))
+      return { ok: true, names: parsed as string[], present: true };
+  } catch {
+    // refused below
+  }
+  return {
+    ok: false,
+    message: `annotation ${Keys.removeTemplates} on ${setNameOf(set)} is not a JSON array of template names; correct or remove it`,
+  };
+}
+
+export interface TemplateAddOptions {
+  /** Mount the new volume at this path in the held pod template. */
+  mountPath?: string;
+  /** The container to mount it in (default: the first). */
+  container?: string;
+}
+
+/** What adding or removing a template writes: the annotations, and the pod template held, when one is. */
+export type TemplateChange =
+  | (Extract<DesiredChange, { ok: true }> & {
+      /** The pod template the re-create applies (`claimstep.io/pod-template`), when this change holds one. */
+      podTemplate?: unknown;
+      /** The containers whose mounts this change edits in the held pod template. */
+      containers: string[];
+    })
+  | { ok: false; message: string };
+
+function finish(
+  set: StatefulSet,
+  templates: ClaimTemplate[],
+  extra: Record<string, string>,
+  held: { template: PodTemplate; containers: string[] } | undefined,
+): TemplateChange {
+  const annotations: Record<string, string> = {
+    [Keys.templates]: JSON.stringify(templates),
+    ...OPT_IN,
+    [Keys.finalize]: "Recreate",
+    ...extra,
+    ...(held ? { [Keys.podTemplate]: JSON.stringify(held.template) } : {}),
+  };
+  const check = desiredTemplates({
+    ...set,
+    metadata: { ...set.metadata, annotations: { ...set.metadata.annotations, ...annotations } },
+  });
+  if (!check.ok) return { ok: false, message: check.message };
+  const existing = set.metadata.annotations ?? {};
+  const changed = Object.entries(annotations).some(([k, v]) =>
+    k === Keys.templates || k === Keys.podTemplate || k === Keys.removeTemplates
+      ? !sameDocument(existing[k], JSON.parse(v))
+      : existing[k] !== v,
+  );
+  return {
+    ok: true,
+    templates,
+    revision: revisionOf(templates),
+    annotations,
+    changed,
+    containers: held?.containers ?? [],
+    ...(held ? { podTemplate: held.template } : {}),
+  };
+}
+
+/**
+ * `claimstep set <set> <template> --add`: the desired templates gain `template`, a removal of the
+ * same name pending is called off (its claims are reused), the re-create is asked for
+ * (`claimstep.io/finalize: Recreate`) and, with `mountPath`, a pod template that mounts the new
+ * volume is held for the re-create (the API server refuses a set that mounts a volume it lacks).
+ */
+export function templateAdd(set: StatefulSet, template: ClaimTemplate, opts: TemplateAddOptions): TemplateChange {
+  const setName = setNameOf(set);
+  const name = template.metadata.name;
+  if (!DNS1123_LABEL.test(name) || name.length > MAX_LABEL) {
+    return {
+      ok: false,
+      message: `claim template name "${name}" is not a valid volume name: it must be a DNS-1123 label (lower-case letters, digits and '-', starting and ending with a letter or digit, at most ${MAX_LABEL} characters)`,
+    };
+  }
+  const start = set.spec.ordinals?.start ?? 0;
+  const highest = `${name}-${set.metadata.name}-${start + Math.max((set.spec.replicas ?? 1) - 1, 0)}`;
+  if (highest.length > MAX_NAME) {
+    return {
+      ok: false,
+      message: `claim template name "${name}" makes claim names such as ${highest} longer than ${MAX_NAME} characters; pick a shorter name`,
+    };
+  }
+  const live = set.spec.volumeClaimTemplates ?? [];
+  const current = desiredTemplates(set);
+  const base = current.ok ? current.templates : live;
+  if (live.some((t) => t.metadata.name === name) || base.some((t) => t.metadata.name === name)) {
+    const pending = !live.some((t) => t.metadata.name === name);
+    return {
+      ok: false,
+      message: pending
+        ? `StatefulSet ${setName} already has claim template "${name}" (to be added by the re-create); change it with claimstep set ${set.metadata.name} ${name} --storage <size>, or remove it with --remove first`
+        : `StatefulSet ${setName} already has claim template "${name}"; change its size with claimstep set ${set.metadata.name} ${name} --storage <size>, or pick another name`,
+    };
+  }
+  const removed = removedNames(set);
+  if (!removed.ok) return removed;
+  const extra: Record<string, string> = removed.names.includes(name)
+    ? { [Keys.removeTemplates]: JSON.stringify(removed.names.filter((n) => n !== name)) }
+    : {};
+  let held: { template: PodTemplate; containers: string[] } | undefined;
+  if (opts.container !== undefined && opts.mountPath === undefined)
+    return { ok: false, message: "--container goes with --mount-path: give the path to mount the new volume at" };
+  if (opts.mountPath !== undefined) {
+    if (!opts.mountPath.startsWith("/"))
+      return {
+        ok: false,
+        message: `--mount-path ${JSON.stringify(opts.mountPath)} must be an absolute path (such as /${name})`,
+      };
+    const target = targetPodTemplate(set);
+    if (!target.ok) return target;
+    const pod = target.template;
+    const containers = pod.spec?.containers ?? [];
+    const container = opts.container === undefined ? containers[0] : containers.find((c) => c.name === opts.container);
+    if (!container) {
+      return {
+        ok: false,
+        message: `StatefulSet ${setName} has no container "${opts.container ?? ""}" (it has: ${containers.map((c) => c.name).join(", ") || "none"}); name one with --container`,
+      };
+    }
+    const path = opts.mountPath.replace(/(.)\/+$/, "$1");
+    const clash = (container.volumeMounts ?? []).find((m) => (m.mountPath ?? "").replace(/(.)\/+$/, "$1") === path);
+    if (clash) {
+      return {
+        ok: false,
+        message: `StatefulSet ${setName}: container "${container.name}" already mounts volume "${clash.name}" at ${clash.mountPath}; give another --mount-path`,
+      };
+    }
+    if ((pod.spec?.volumes ?? []).some((v) => v.name === name)) {
+      return {
+        ok: false,
+        message: `StatefulSet ${setName}: the pod template already has a volume named "${name}" (the claim template would replace it); pick another name`,
+      };
+    }
+    container.volumeMounts = [...(container.volumeMounts ?? []), { name, mountPath: opts.mountPath }];
+    held = { template: pod, containers: [container.name] };
+  }
+  return finish(set, [...base.map(cleanTemplate), cleanTemplate(template)], extra, held);
+}
+
+/**
+ * `claimstep set <set> <template> --remove`: `template` is listed in
+ * `claimstep.io/remove-claim-templates` and dropped from the desired templates, the re-create is
+ * asked for and, when the pod template mounts the volume, a pod template without those mounts is
+ * held for it. The claims are kept (labelled `claimstep.io/orphaned-from`); removing the last
+ * template is allowed (the pods then run without claims of claimstep's). A template the live set
+ * lacks but the desired templates add is only dropped from them.
+ */
+export function templateRemove(set: StatefulSet, name: string): TemplateChange {
+  const setName = setNameOf(set);
+  const live = set.spec.volumeClaimTemplates ?? [];
+  const current = desiredTemplates(set);
+  const base = current.ok ? current.templates : live;
+  const removed = removedNames(set);
+  if (!removed.ok) return removed;
+  const inLive = live.some((t) => t.metadata.name === name);
+  const inDesired = base.some((t) => t.metadata.name === name);
+  if (!inLive && !inDesired) {
+    const names = [...new Set([...live, ...base].map((t) => t.metadata.name))];
+    return {
+      ok: false,
+      message: `StatefulSet ${setName} has no claim template "${name}" (it has: ${names.join(", ") || "none"}); nothing to remove`,
+    };
+  }
+  const extra: Record<string, string> =
+    inLive && !removed.names.includes(name) ? { [Keys.removeTemplates]: JSON.stringify([...removed.names, name]) } : {};
+  if (inLive && removed.present && !extra[Keys.removeTemplates])
+    extra[Keys.removeTemplates] = JSON.stringify(removed.names);
+  const target = targetPodTemplate(set);
+  if (!target.ok) return target;
+  const pod = target.template;
+  const edited: string[] = [];
+  for (const key of ["initContainers", "containers"] as const) {
+    for (const c of pod.spec?.[key] ?? []) {
+      const mounts = c.volumeMounts?.filter((m) => m.name !== name);
+      const devices = c.volumeDevices?.filter((m) => m.name !== name);
+      if (mounts && mounts.length !== c.volumeMounts!.length) {
+        c.volumeMounts = mounts;
+        edited.push(c.name);
+      }
+      if (devices && devices.length !== c.volumeDevices!.length) {
+        c.volumeDevices = devices;
+        if (!edited.includes(c.name)) edited.push(c.name);
+      }
+    }
+  }
+  const held = edited.length || target.held ? { template: pod, containers: edited } : undefined;
+  return finish(set, base.filter((t) => t.metadata.name !== name).map(cleanTemplate), extra, held);
 }

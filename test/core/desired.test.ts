@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { claimEdit, desiredChange, templatesFromDocument } from "../../core/desired.js";
+import { claimEdit, desiredChange, templateAdd, templateRemove, templatesFromDocument } from "../../core/desired.js";
 import type { ClaimTemplate, StatefulSet } from "../../core/k8s.js";
 import { Keys } from "../../core/keys.js";
 import { fixtureJson as fixture } from "../fixtures/apiserver.js";
@@ -67,7 +67,7 @@ describe("desiredChange", () => {
     expect(desiredChange(web(), [tpl("logs", "1Gi")])).toEqual({
       ok: false,
       message:
-        'StatefulSet default/web has no claim template "logs" (it has: data, wal); claimstep updates existing claims, it cannot add a template',
+        'StatefulSet default/web has no claim template "logs" (it has: data, wal); this updates existing templates: to add one, claimstep set web logs --add --storage <size> (a re-create; docs/templates.md)',
     });
     const bad = desiredChange(web(), [tpl("data", "lots")]);
     expect(bad.ok).toBe(false);
@@ -100,7 +100,8 @@ describe("claimEdit", () => {
     });
     expect(claimEdit(web(), "logs", { storage: "1Gi" })).toEqual({
       ok: false,
-      message: 'StatefulSet default/web has no claim template "logs" (it has: data, wal)',
+      message:
+        'StatefulSet default/web has no claim template "logs" (it has: data, wal); to add one: claimstep set web logs --add --storage <size>',
     });
   });
 });
@@ -129,6 +130,164 @@ describe("templatesFromDocument", () => {
     ).toEqual({
       ok: false,
       issues: [{ path: "spec.volumeClaimTemplates", message: "the manifest has no volumeClaimTemplates" }],
+    });
+  });
+});
+
+/** The containers of a held pod template annotation. */
+const heldContainers = (annotations: Record<string, string>, key: "containers" | "initContainers" = "containers") =>
+  JSON.parse(annotations[Keys.podTemplate]!).spec[key] as {
+    name: string;
+    volumeMounts?: { name: string; mountPath: string }[];
+  }[];
+
+const ok = <T extends ReturnType<typeof templateAdd>>(change: T) => {
+  if (!change.ok) throw new Error(change.message);
+  return change;
+};
+
+describe("templateAdd", () => {
+  it("appends the template to the desired templates, asks for a re-create and opts the set in", () => {
+    const change = ok(templateAdd(web(), tpl("logs", "2Gi"), {}));
+    expect(change.changed).toBe(true);
+    expect(desiredOf(change).map((t: ClaimTemplate) => t.metadata.name)).toEqual(["data", "wal", "logs"]);
+    expect(change.annotations[Keys.finalize]).toBe("Recreate");
+    expect(change.annotations[Keys.strategy]).toBe("InPlace");
+    expect(change.annotations[Keys.podTemplate]).toBeUndefined();
+    expect(change.annotations[Keys.removeTemplates]).toBeUndefined();
+  });
+
+  it("holds the live pod template with the new volume mounted in the first container, or the one named", () => {
+    const change = ok(templateAdd(web(), tpl("logs", "2Gi"), { mountPath: "/logs" }));
+    expect(heldContainers(change.annotations)[0]).toMatchObject({
+      name: "c",
+      image: "nginx",
+      volumeMounts: [{ name: "logs", mountPath: "/logs" }],
+    });
+    const two = web();
+    (two.spec as { template: { spec: { containers: unknown[] } } }).template.spec.containers.push({
+      name: "side",
+      image: "busybox",
+      volumeMounts: [{ name: "data", mountPath: "/data" }],
+    });
+    const side = ok(templateAdd(two, tpl("logs", "2Gi"), { mountPath: "/logs", container: "side" }));
+    expect(heldContainers(side.annotations).map((c) => c.volumeMounts ?? [])).toEqual([
+      [],
+      [
+        { name: "data", mountPath: "/data" },
+        { name: "logs", mountPath: "/logs" },
+      ],
+    ]);
+  });
+
+  it("builds on a pod template already held, and takes the name out of the templates to remove", () => {
+    const first = ok(templateAdd(web(), tpl("logs", "2Gi"), { mountPath: "/logs" }));
+    const again = ok(
+      templateAdd(
+        web({ ...first.annotations, [Keys.removeTemplates]: JSON.stringify(["cache", "tmp"]) }),
+        tpl("tmp", "1Gi"),
+        { mountPath: "/tmp" },
+      ),
+    );
+    expect(heldContainers(again.annotations)[0]!.volumeMounts).toEqual([
+      { name: "logs", mountPath: "/logs" },
+      { name: "tmp", mountPath: "/tmp" },
+    ]);
+    expect(JSON.parse(again.annotations[Keys.removeTemplates]!)).toEqual(["cache"]);
+    expect(desiredOf(again).map((t: ClaimTemplate) => t.metadata.name)).toEqual(["data", "wal", "logs", "tmp"]);
+  });
+
+  it("refuses a name the set has or will have, a name Kubernetes refuses, a mount path in use, a container it lacks", () => {
+    expect(templateAdd(web(), tpl("wal", "1Gi"), {})).toEqual({
+      ok: false,
+      message:
+        'StatefulSet default/web already has claim template "wal"; change its size with claimstep set web wal --storage <size>, or pick another name',
+    });
+    const pending = ok(templateAdd(web(), tpl("logs", "2Gi"), {}));
+    expect(templateAdd(web(pending.annotations), tpl("logs", "3Gi"), {})).toMatchObject({
+      ok: false,
+      message: expect.stringContaining('already has claim template "logs" (to be added by the re-create)'),
+    });
+    for (const bad of ["Logs", "logs_1", "-logs", "a".repeat(64)]) {
+      const r = templateAdd(web(), tpl(bad, "1Gi"), {});
+      expect(r.ok).toBe(false);
+      expect(!r.ok && r.message).toContain(`claim template name "${bad}"`);
+      expect(!r.ok && r.message).toMatch(/DNS-1123 label/);
+    }
+    const used = web();
+    (used.spec as { template: { spec: { containers: { volumeMounts?: unknown[] }[] } } }).template.spec
+      .containers[0]!.volumeMounts = [{ name: "data", mountPath: "/var/lib" }];
+    expect(templateAdd(used, tpl("logs", "1Gi"), { mountPath: "/var/lib" })).toEqual({
+      ok: false,
+      message:
+        'StatefulSet default/web: container "c" already mounts volume "data" at /var/lib; give another --mount-path',
+    });
+    expect(templateAdd(web(), tpl("logs", "1Gi"), { mountPath: "/logs", container: "app" })).toEqual({
+      ok: false,
+      message: 'StatefulSet default/web has no container "app" (it has: c); name one with --container',
+    });
+    expect(templateAdd(web(), tpl("logs", "1Gi"), { mountPath: "logs" })).toMatchObject({
+      ok: false,
+      message: expect.stringContaining("must be an absolute path"),
+    });
+    expect(templateAdd(web(), tpl("logs", "lots"), {})).toMatchObject({
+      ok: false,
+      message: expect.stringMatching(/template "logs" spec.resources.requests.storage: .*lots/),
+    });
+  });
+});
+
+describe("templateRemove", () => {
+  const mounting = (annotations: Record<string, string> = {}): StatefulSet => {
+    const set = web(annotations);
+    const spec = (set.spec as { template: { spec: Record<string, unknown> } }).template.spec;
+    spec.containers = [
+      {
+        name: "c",
+        image: "nginx",
+        volumeMounts: [
+          { name: "data", mountPath: "/data" },
+          { name: "wal", mountPath: "/wal" },
+        ],
+      },
+    ];
+    spec.initContainers = [{ name: "init", image: "busybox", volumeMounts: [{ name: "wal", mountPath: "/w" }] }];
+    return set;
+  };
+
+  it("lists the name to remove, drops it from the desired templates and asks for a re-create", () => {
+    const change = ok(templateRemove(web(), "wal"));
+    expect(JSON.parse(change.annotations[Keys.removeTemplates]!)).toEqual(["wal"]);
+    expect(desiredOf(change).map((t: ClaimTemplate) => t.metadata.name)).toEqual(["data"]);
+    expect(change.annotations[Keys.finalize]).toBe("Recreate");
+    expect(change.annotations[Keys.podTemplate]).toBeUndefined();
+    expect(change.templates.map((t) => t.metadata.name)).toEqual(["data"]);
+  });
+
+  it("holds a pod template without the removed volume's mounts, in every container and init container", () => {
+    const change = ok(templateRemove(mounting(), "wal"));
+    expect(heldContainers(change.annotations)[0]!.volumeMounts).toEqual([{ name: "data", mountPath: "/data" }]);
+    expect(heldContainers(change.annotations, "initContainers")[0]!.volumeMounts).toEqual([]);
+  });
+
+  it("removing a template still to be added only drops it (and its held mount)", () => {
+    const added = ok(templateAdd(web(), tpl("logs", "2Gi"), { mountPath: "/logs" }));
+    const change = ok(templateRemove(web(added.annotations), "logs"));
+    expect(desiredOf(change).map((t: ClaimTemplate) => t.metadata.name)).toEqual(["data", "wal"]);
+    expect(change.annotations[Keys.removeTemplates]).toBeUndefined();
+    expect(heldContainers(change.annotations)[0]!.volumeMounts).toEqual([]);
+  });
+
+  it("allows the last template, reports an already pending removal as no change, refuses a name the set lacks", () => {
+    const one = web();
+    one.spec.volumeClaimTemplates = one.spec.volumeClaimTemplates!.slice(0, 1);
+    const last = ok(templateRemove(one, "data"));
+    expect(desiredOf(last)).toEqual([]);
+    const again = ok(templateRemove(web(ok(templateRemove(web(), "wal")).annotations), "wal"));
+    expect(again.changed).toBe(false);
+    expect(templateRemove(web(), "logs")).toEqual({
+      ok: false,
+      message: 'StatefulSet default/web has no claim template "logs" (it has: data, wal); nothing to remove',
     });
   });
 });
