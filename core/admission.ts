@@ -1,14 +1,18 @@
 // The KEP's interface on today's clusters (docs/design.md "Admission"): a mutating admission webhook
 // answers an UPDATE of an opted-in StatefulSet whose claim templates changed with a JSONPatch that
 // puts the stored templates back into `spec` (so the API server accepts the update) and writes the
-// requested ones into claimstep.io/volume-claim-templates, for the planner to roll out. Pure: an
-// AdmissionReview in, the response's parts out (the shell encodes the patch).
+// requested ones into claimstep.io/volume-claim-templates, for the planner to roll out. An update
+// that adds or removes a template (issue 27) also lists the removed names in
+// claimstep.io/remove-claim-templates and holds back its pod template change (which may mount the
+// new volume: the API server refuses that) in claimstep.io/pod-template, for the re-create. Pure:
+// an AdmissionReview in, the response's parts out (the shell encodes the patch).
 
 import { desiredChange, cleanTemplate as normalizedTemplate } from "./desired.js";
-import type { ClaimTemplate } from "./k8s.js";
+import type { ClaimTemplate, StatefulSet } from "./k8s.js";
 import { ClaimTemplate as ClaimTemplateSchema } from "./k8s.js";
 import { Keys } from "./keys.js";
 import { compareQuantity } from "./quantity.js";
+import { desiredTemplates } from "./templates.js";
 import * as z from "./zod.js";
 
 /** The label that opts a StatefulSet (objectSelector) or a namespace (namespaceSelector) in. */
@@ -18,6 +22,7 @@ export const ADMISSION_ENABLED = "enabled";
 /** One RFC 6902 operation, as the patch carries them. */
 export type JsonPatchOp =
   | { op: "add" | "replace"; path: string; value: unknown }
+  | { op: "remove"; path: string }
   | { op: "test"; path: string; value: unknown };
 
 export type AdmissionVerdict =
@@ -28,7 +33,14 @@ export type AdmissionVerdict =
   /** The update is refused with claimstep's reason (it would be refused anyway: the templates are not valid). */
   | { kind: "deny"; uid: string; code: number; message: string };
 
-export type PassReason = "NotAStatefulSetUpdate" | "TemplatesUnchanged" | "NotOptedIn" | "TemplatesAddedOrRemoved";
+export type PassReason = "NotAStatefulSetUpdate" | "TemplatesUnchanged" | "NotOptedIn";
+
+/**
+ * Kubernetes' limit on the total size of an object's annotations, keys and values in bytes
+ * (apimachinery's TotalAnnotationSizeLimitB): a patch that goes over it is refused by the API
+ * server, so claimstep refuses the update itself, saying which of its annotations and the fix.
+ */
+const ANNOTATIONS_MAX_BYTES = 256 * 1024;
 
 /** A review that is not an AdmissionReview v1 with a request: the caller gets a 400 and the API server's failurePolicy decides. */
 export class AdmissionReviewError extends Error {
@@ -147,19 +159,7 @@ export function admitStatefulSetUpdate(body: unknown, opts: AdmissionOptions = {
   }
   const requested = parsedNew.data.map(normalizedTemplate);
   const stored = parsedOld.data;
-  const names = (ts: readonly ClaimTemplate[]) =>
-    ts
-      .map((t) => t.metadata.name)
-      .sort()
-      .join(",");
-  if (names(requested) !== names(stored)) {
-    // Adding or removing a template is not a rollout of existing claims: left to the API server
-    // (which refuses it as before), never dropped silently.
-    return pass("TemplatesAddedOrRemoved", [
-      `claimstep: StatefulSet ${name} adds or removes claim templates (${names(stored) || "none"} → ${names(requested) || "none"}); claimstep only changes existing templates, so it left this update alone`,
-    ]);
-  }
-
+  const setName = request.name ?? set.metadata.name ?? "";
   // The stored set as the planner sees it, with its desired templates replaced by the requested ones.
   const base = {
     metadata: {
@@ -168,8 +168,16 @@ export function admitStatefulSetUpdate(body: unknown, opts: AdmissionOptions = {
       namespace: old.metadata.namespace ?? request.namespace ?? "default",
     },
     spec: { ...old.spec, volumeClaimTemplates: stored },
-  };
-  const change = desiredChange(base as Parameters<typeof desiredChange>[0], requested);
+  } as StatefulSet;
+  const names = (ts: readonly ClaimTemplate[]) =>
+    ts
+      .map((t) => t.metadata.name)
+      .sort()
+      .join(",");
+  if (names(requested) !== names(stored))
+    return templateSetChange({ uid, name, setName, set, old, base, rawOld, stored, requested });
+
+  const change = desiredChange(base, requested);
   if (!change.ok) return { kind: "deny", uid, code: 422, message: `claimstep: ${change.message}` };
 
   const annotations: Record<string, string> = {
@@ -179,7 +187,11 @@ export function admitStatefulSetUpdate(body: unknown, opts: AdmissionOptions = {
   // Templates moved here are re-created into spec once complete, so that Git and the set agree, unless the set says otherwise.
   if (set.metadata.annotations?.[Keys.finalize] === undefined) annotations[Keys.finalize] = "Recreate";
   const patch: JsonPatchOp[] = [{ op: "replace", path: "/spec/volumeClaimTemplates", value: rawOld }];
-  const warnings = changeWarnings(name, request.name ?? set.metadata.name ?? "", stored, change.templates);
+  const warnings = changeWarnings(setName, stored, change.templates);
+  if (!warnings.length)
+    warnings.push(
+      `claimstep recorded the claim templates of ${name} in ${Keys.templates}; see \`claimstep status ${setName}\``,
+    );
   // ClaimsFirst with a pod template change in the same request (docs/pods.md P5): the StatefulSet
   // controller would replace the pods as soon as this update is stored, before any claim grows;
   // hold them here, as `claimstep set --hold-pods` does, and the planner lowers the partition one
@@ -193,11 +205,174 @@ export function admitStatefulSetUpdate(body: unknown, opts: AdmissionOptions = {
       `claimstep holds the pods of ${name} (partition ${hold.partition}) and replaces each once its claims are ready (${Keys.podCoordination}: ClaimsFirst)`,
     );
   }
-  if (!set.metadata.annotations) patch.push({ op: "add", path: "/metadata/annotations", value: annotations });
-  else
+  return finish(uid, name, set, patch, annotations, [], warnings);
+}
+
+/** UTF-8 bytes of a string, as Go's len() counts the API server's limits. */
+const utf8Bytes = (s: string): number => new TextEncoder().encode(s).length;
+
+/**
+ * The patch with claimstep's annotations written (`annotations`) and removed (`remove`, only those
+ * the request carries: a remove of a missing path fails the request), or a refusal when the set's
+ * annotations would exceed ANNOTATIONS_MAX_BYTES (the API server would refuse the patched object).
+ */
+function finish(
+  uid: string,
+  name: string,
+  set: SetLike,
+  patch: JsonPatchOp[],
+  annotations: Record<string, string>,
+  remove: readonly string[],
+  warnings: string[],
+): AdmissionVerdict {
+  const carried = set.metadata.annotations;
+  const after: Record<string, string> = { ...carried, ...annotations };
+  for (const key of remove) delete after[key];
+  let total = 0;
+  for (const [k, v] of Object.entries(after)) total += utf8Bytes(k) + utf8Bytes(v);
+  if (total > ANNOTATIONS_MAX_BYTES) {
+    const held = annotations[Keys.podTemplate];
+    const limit = `over Kubernetes' limit of ${ANNOTATIONS_MAX_BYTES} bytes (256 KiB); nothing was written`;
+    return {
+      kind: "deny",
+      uid,
+      code: 422,
+      message:
+        held !== undefined
+          ? `claimstep: StatefulSet ${name}: holding back the pod template change in ${Keys.podTemplate} (${utf8Bytes(held)} bytes) would bring the set's annotations to ${total} bytes, ${limit}. Fix: apply the claim template change without the pod template change first, then the pod template change once claimstep has re-created the set (\`claimstep status\` says Complete)`
+          : `claimstep: StatefulSet ${name}: writing the requested claim templates into ${Keys.templates} (${utf8Bytes(annotations[Keys.templates] ?? "")} bytes) would bring the set's annotations to ${total} bytes, ${limit}. Fix: make the set's other annotations smaller (kubectl's last-applied-configuration copies the whole manifest: \`kubectl apply --server-side\` does not)`,
+    };
+  }
+  if (!carried) patch.push({ op: "add", path: "/metadata/annotations", value: annotations });
+  else {
     for (const [key, value] of Object.entries(annotations))
       patch.push({ op: "add", path: `/metadata/annotations/${pointerToken(key)}`, value });
+    for (const key of remove)
+      if (Object.hasOwn(carried, key) && !Object.hasOwn(annotations, key))
+        patch.push({ op: "remove", path: `/metadata/annotations/${pointerToken(key)}` });
+  }
   return { kind: "patch", uid, patch, warnings };
+}
+
+/** A JSON array of names (claimstep.io/remove-claim-templates), or undefined when absent or not one. */
+function namesIn(raw: string | undefined): string[] | undefined {
+  if (raw === undefined) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(raw);
+    return Array.isArray(parsed) && parsed.every((n) => typeof n === "string") ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** "the claim template logs" / "the claim templates logs, wal" */
+const templatesNamed = (ns: readonly string[]) => `the claim template${ns.length === 1 ? "" : "s"} ${ns.join(", ")}`;
+
+/**
+ * An update that adds or removes claim templates (issue 27, docs/admission.md): the stored
+ * templates (and, when the update changes it too, the pod template) restored; the requested
+ * templates, the names to remove and the held pod template in claimstep's annotations, for the
+ * re-create (finalize) to apply in one create.
+ */
+function templateSetChange(c: {
+  uid: string;
+  name: string;
+  setName: string;
+  set: SetLike;
+  old: SetLike;
+  base: StatefulSet;
+  rawOld: unknown[];
+  stored: readonly ClaimTemplate[];
+  requested: ClaimTemplate[];
+}): AdmissionVerdict {
+  const { uid, name, setName, set, old, requested } = c;
+  const deny = (message: string): AdmissionVerdict => ({ kind: "deny", uid, code: 422, message });
+  const seen = new Set<string>();
+  for (const t of requested) {
+    if (seen.has(t.metadata.name))
+      return deny(
+        `claimstep: spec.volumeClaimTemplates of StatefulSet ${name} names the claim template "${t.metadata.name}" twice; give each template a name of its own`,
+      );
+    seen.add(t.metadata.name);
+  }
+  const templatesJson = JSON.stringify(requested);
+  // Validated as the planner will read them (storage given, positive, not absurd).
+  const check = desiredTemplates({
+    ...c.base,
+    metadata: { ...c.base.metadata, annotations: { ...c.base.metadata.annotations, [Keys.templates]: templatesJson } },
+  });
+  if (!check.ok) return deny(`claimstep: ${check.message}`);
+
+  const live = c.stored.map((t) => t.metadata.name);
+  const wanted = new Set(requested.map((t) => t.metadata.name));
+  const added = requested.map((t) => t.metadata.name).filter((n) => !live.includes(n));
+  const dropped = live.filter((n) => !wanted.has(n));
+  const oldRaw = old.metadata.annotations?.[Keys.removeTemplates];
+  const listed = namesIn(oldRaw);
+  const removing = [...new Set([...(listed ?? []), ...dropped])].filter((n) => !wanted.has(n)).sort();
+  const broughtBack = [...new Set(listed ?? [])].filter((n) => wanted.has(n)).sort();
+  const pendingAdds: string[] = [];
+  const oldDesired = desiredTemplates(c.base);
+  if (oldDesired.ok && oldDesired.source === "annotation")
+    for (const t of oldDesired.templates)
+      if (!live.includes(t.metadata.name) && !wanted.has(t.metadata.name)) pendingAdds.push(t.metadata.name);
+
+  const warnings: string[] = [];
+  if (added.length)
+    warnings.push(
+      `claimstep will add ${templatesNamed(added)} to StatefulSet ${name}: it re-creates the set with ${added.length === 1 ? "it" : "them"}, then replaces the pods one at a time, lowest ordinal first, each once its new claims exist; see \`claimstep status ${setName}\``,
+    );
+  if (dropped.length)
+    warnings.push(
+      `claimstep will remove ${templatesNamed(dropped)} from StatefulSet ${name}: it re-creates the set without ${dropped.length === 1 ? "it" : "them"}, then replaces the pods one at a time; the claims ${dropped.map((n) => `${n}-${setName}-*`).join(", ")} are kept, labelled ${Keys.orphanedFrom}=${setName} (claimstep never deletes a claim); see \`claimstep status ${setName}\``,
+    );
+  if (broughtBack.length)
+    warnings.push(
+      `claimstep no longer removes ${templatesNamed(broughtBack)} from StatefulSet ${name}; their claims are kept and used again`,
+    );
+  if (pendingAdds.length)
+    warnings.push(`claimstep no longer adds ${templatesNamed(pendingAdds)} to StatefulSet ${name}`);
+  if (oldRaw !== undefined && listed === undefined)
+    warnings.push(
+      `claimstep replaced ${Keys.removeTemplates} of ${name}, which was not a JSON array of names (${JSON.stringify(oldRaw.slice(0, 80))})`,
+    );
+  warnings.push(...changeWarnings(setName, c.stored, requested));
+
+  const annotations: Record<string, string> = { [Keys.templates]: templatesJson, [Keys.strategy]: "InPlace" };
+  const remove: string[] = [];
+  if (removing.length) annotations[Keys.removeTemplates] = JSON.stringify(removing);
+  else remove.push(Keys.removeTemplates);
+  const patch: JsonPatchOp[] = [{ op: "replace", path: "/spec/volumeClaimTemplates", value: c.rawOld }];
+
+  // The pod template of the same request may mount the added volume (or stop mounting a removed
+  // one): the API server refuses a pod template that mounts a volume the set lacks (422
+  // volumeMounts[0].name: Not found), so it is held back whole for the re-create to apply.
+  const template = (s: SetLike) => (s.spec as { template?: unknown }).template;
+  const requestedTemplate = template(set);
+  if (requestedTemplate !== undefined && template(old) !== undefined && !sameJson(requestedTemplate, template(old))) {
+    patch.push({ op: "replace", path: "/spec/template", value: template(old) });
+    annotations[Keys.podTemplate] = JSON.stringify(requestedTemplate);
+    warnings.push(
+      `claimstep holds back this update's pod template change of ${name} (the API server refuses a pod template that mounts a volume the set does not have yet): it is kept in ${Keys.podTemplate} and applied when claimstep re-creates the set; the pods keep the current template until then`,
+    );
+  } else if (set.metadata.annotations?.[Keys.podTemplate] !== undefined)
+    warnings.push(
+      `the pod template ${Keys.podTemplate} holds for ${name} stays held (this update does not change spec.template); claimstep applies it when it re-creates the set`,
+    );
+
+  const finalize = set.metadata.annotations?.[Keys.finalize];
+  if (finalize === undefined) {
+    annotations[Keys.finalize] = "Recreate";
+    warnings.push(
+      `claimstep set ${Keys.finalize}: Recreate on ${name}: adding or removing a claim template needs the set re-created`,
+    );
+  } else if (finalize !== "Recreate") {
+    const ns = name.slice(0, name.indexOf("/"));
+    warnings.push(
+      `StatefulSet ${name} says ${Keys.finalize}: ${finalize}; adding or removing a claim template needs the set re-created: the change waits until you set ${Keys.finalize}: Recreate (\`kubectl annotate sts -n ${ns} ${setName} ${Keys.finalize}=Recreate --overwrite\`) or run \`claimstep finalize ${setName}\``,
+    );
+  }
+  return finish(uid, name, set, patch, annotations, remove, warnings);
 }
 
 type SetLike = z.infer<typeof SetShape>;
@@ -230,7 +405,6 @@ function claimsFirstHold(
 
 /** What claimstep will do, one short warning per template that changes (kubectl prints each). */
 function changeWarnings(
-  name: string,
   setName: string,
   stored: readonly ClaimTemplate[],
   desired: readonly ClaimTemplate[],
@@ -258,9 +432,5 @@ function changeWarnings(
     if (!sameJson(s.metadata.labels ?? {}, d.metadata.labels ?? {}))
       out.push(`claimstep will relabel ${claims} one ordinal at a time`);
   }
-  if (!out.length)
-    out.push(
-      `claimstep recorded the claim templates of ${name} in ${Keys.templates}; see \`claimstep status ${setName}\``,
-    );
   return out;
 }

@@ -27,7 +27,7 @@ function review(
   return r;
 }
 
-/** RFC 6902 add/replace on a copy (all the webhook emits). */
+/** RFC 6902 add/replace/remove on a copy (all the webhook emits). */
 function applyPatch(doc: any, patch: readonly JsonPatchOp[]): any {
   const out = structuredClone(doc);
   for (const op of patch) {
@@ -38,8 +38,10 @@ function applyPatch(doc: any, patch: readonly JsonPatchOp[]): any {
     const last = tokens.pop()!;
     let at = out;
     for (const t of tokens) at = at[t];
-    if (op.op === "replace" && !(last in at)) throw new Error(`replace of a missing ${op.path}`);
-    if (op.op !== "test") at[last] = structuredClone(op.value);
+    if ((op.op === "replace" || op.op === "remove") && !(last in at))
+      throw new Error(`${op.op} of a missing ${op.path}`);
+    if (op.op === "remove") delete at[last];
+    else if (op.op !== "test") at[last] = structuredClone(op.value);
   }
   return out;
 }
@@ -214,18 +216,6 @@ describe("admitStatefulSetUpdate", () => {
     ]);
   });
 
-  it("a template added or removed passes with no patch and a warning: never dropped silently", () => {
-    const r = review(FIXTURES[1], (o) =>
-      o.spec.volumeClaimTemplates.push({
-        ...structuredClone(o.spec.volumeClaimTemplates[0]),
-        metadata: { name: "wal" },
-      }),
-    );
-    const v = admitStatefulSetUpdate(r);
-    expect(v).toMatchObject({ kind: "pass", why: "TemplatesAddedOrRemoved" });
-    expect(v.kind === "pass" && v.warnings[0]).toMatch(/adds or removes claim templates \(data → data,wal\)/);
-  });
-
   it("templates that are not valid are refused with claimstep's reason (422)", () => {
     const zero = review(FIXTURES[1], (o) => (o.spec.volumeClaimTemplates[0].spec.resources.requests.storage = "0"));
     expect(admitStatefulSetUpdate(zero)).toMatchObject({
@@ -269,7 +259,7 @@ describe("admitStatefulSetUpdate", () => {
     }
   });
 
-  it("I13, as a property: the patch touches only spec.volumeClaimTemplates (restored from oldObject) and claimstep's annotations", () => {
+  it("I13, as a property: the patch touches only spec.volumeClaimTemplates (restored from oldObject), spec.template when held (restored, kept in claimstep.io/pod-template) and claimstep's annotations", () => {
     const quantity = fc.constantFrom("1Gi", "2Gi", "1536Mi", "10Gi", "512Mi", "3Ti");
     const labels = fc.option(fc.dictionary(fc.constantFrom("a", "b", "tier"), fc.constantFrom("x", "y")), {
       nil: undefined,
@@ -281,36 +271,284 @@ describe("admitStatefulSetUpdate", () => {
         labels,
         fc.dictionary(fc.string({ maxLength: 12 }), fc.string({ maxLength: 12 })),
         fc.boolean(),
-        (storage, vac, tplLabels, extraAnnotations, optIn) => {
+        // Issue 27: templates the request adds, a live one it drops, a pending removal list, a pod template change.
+        fc.subarray(["logs", "wal"]),
+        fc.boolean(),
+        fc.option(fc.subarray(["cache", "logs", "wal"]), { nil: undefined }),
+        fc.boolean(),
+        (storage, vac, tplLabels, extraAnnotations, optIn, added, drops, removing, podChange) => {
           const r = review(
             FIXTURES[1],
-            (o) => {
+            (o, old) => {
               const t = o.spec.volumeClaimTemplates[0];
               t.spec.resources.requests.storage = storage;
               if (vac) t.spec.volumeAttributesClassName = vac;
               if (tplLabels) t.metadata.labels = tplLabels;
-              o.metadata.annotations = { ...o.metadata.annotations, ...extraAnnotations };
+              for (const n of added) o.spec.volumeClaimTemplates.push(template(old, n));
+              if (drops) old.spec.volumeClaimTemplates.push(template(old, "cache"));
+              if (removing) old.metadata.annotations[Keys.removeTemplates] = JSON.stringify(removing);
+              o.metadata.annotations = {
+                ...o.metadata.annotations,
+                ...extraAnnotations,
+                ...(removing ? { [Keys.removeTemplates]: JSON.stringify(removing) } : {}),
+              };
+              if (podChange) mount(o, added[0] ?? "data");
             },
             optIn,
           );
           const v = admitStatefulSetUpdate(r);
+          const namesChanged = added.length > 0 || drops;
+          if (optIn && namesChanged) expect(v.kind, "a template added or removed is patched").toBe("patch");
           if (v.kind !== "patch") return true;
           const claimstepKey = /^\/metadata\/annotations\/claimstep\.io~1[a-z-]+$/;
           for (const op of v.patch)
             expect(
               op.path === "/spec/volumeClaimTemplates" ||
+                op.path === "/spec/template" ||
                 op.path === "/metadata/annotations" ||
                 claimstepKey.test(op.path),
               op.path,
             ).toBe(true);
           const after = applyPatch(r.request.object, v.patch);
           expect(after.spec.volumeClaimTemplates).toEqual(r.request.oldObject.spec.volumeClaimTemplates);
+          const held = v.patch.some((op) => op.path === "/spec/template");
+          expect(held, "held exactly when the names change with the pod template").toBe(namesChanged && podChange);
+          if (held) {
+            expect(after.spec.template).toEqual(r.request.oldObject.spec.template);
+            expect(JSON.parse(after.metadata.annotations[Keys.podTemplate])).toEqual(r.request.object.spec.template);
+          } else expect(after.spec.template).toEqual(r.request.object.spec.template);
+          expect({ ...after.spec, volumeClaimTemplates: null, template: null }).toEqual({
+            ...r.request.object.spec,
+            volumeClaimTemplates: null,
+            template: null,
+          });
           for (const [k, value] of Object.entries(r.request.object.metadata.annotations ?? {}))
             if (!k.startsWith("claimstep.io/")) expect(after.metadata.annotations[k]).toBe(value);
+          if (namesChanged) {
+            const desired = JSON.parse(after.metadata.annotations[Keys.templates]).map((t: any) => t.metadata.name);
+            expect(desired).toEqual(["data", ...added]);
+            const remove = after.metadata.annotations[Keys.removeTemplates];
+            const want = [...new Set([...(removing ?? []), ...(drops ? ["cache"] : [])])]
+              .filter((n) => !desired.includes(n))
+              .sort();
+            if (want.length) expect(JSON.parse(remove)).toEqual(want);
+            else expect(remove).toBeUndefined();
+          }
           return true;
         },
       ),
       { numRuns: 300 },
     );
+  });
+});
+
+/** A copy of the set's first claim template under another name (the server's defaults included). */
+const template = (set: any, name: string) => ({
+  ...structuredClone(set.spec.volumeClaimTemplates[0]),
+  metadata: { name },
+});
+/** The pod template's container mounts the claim template `name` (what a `kubectl apply` adding it carries). */
+const mount = (set: any, name: string) => {
+  const c = set.spec.template.spec.containers[0];
+  c.volumeMounts = [...(c.volumeMounts ?? []), { name, mountPath: `/${name}` }];
+};
+const annotationsOf = (r: any, v: AdmissionVerdict) =>
+  applyPatch(r.request.object, patched(v).patch).metadata.annotations;
+
+describe("adding and removing claim templates (issue 27)", () => {
+  it("a template added with its mount: templates and pod template restored, the requested ones in claimstep's annotations, a warning in words", () => {
+    const r = review(FIXTURES[1], (o) => {
+      o.spec.volumeClaimTemplates.push(template(o, "logs"));
+      mount(o, "logs");
+    });
+    const v = patched(admitStatefulSetUpdate(r));
+    const after = applyPatch(r.request.object, v.patch);
+    expect(after.spec.volumeClaimTemplates).toEqual(r.request.oldObject.spec.volumeClaimTemplates);
+    expect(after.spec.template).toEqual(r.request.oldObject.spec.template);
+    const a = after.metadata.annotations;
+    const desired = JSON.parse(a[Keys.templates]);
+    expect(desired.map((t: any) => t.metadata.name)).toEqual(["data", "logs"]);
+    for (const t of desired) {
+      expect(t).not.toHaveProperty("status");
+      expect(t.metadata).not.toHaveProperty("creationTimestamp");
+    }
+    expect(JSON.parse(a[Keys.podTemplate])).toEqual(r.request.object.spec.template);
+    expect(a[Keys.removeTemplates]).toBeUndefined();
+    expect(a[Keys.strategy]).toBe("InPlace");
+    expect(a[Keys.finalize]).toBe("Recreate");
+    expect(a["kubectl.kubernetes.io/last-applied-configuration"]).toBe(
+      r.request.object.metadata.annotations["kubectl.kubernetes.io/last-applied-configuration"],
+    );
+    expect({ ...after.spec, template: null, volumeClaimTemplates: null }).toEqual({
+      ...r.request.object.spec,
+      template: null,
+      volumeClaimTemplates: null,
+    });
+    expect(v.warnings).toEqual([
+      "claimstep will add the claim template logs to StatefulSet cap/db: it re-creates the set with it, then replaces the pods one at a time, lowest ordinal first, each once its new claims exist; see `claimstep status db`",
+      // The fixture's request also grows data (1Gi → 2Gi): said as before.
+      "claimstep will grow data-db-* to 2Gi one ordinal at a time; see `claimstep status db`",
+      "claimstep holds back this update's pod template change of cap/db (the API server refuses a pod template that mounts a volume the set does not have yet): it is kept in claimstep.io/pod-template and applied when claimstep re-creates the set; the pods keep the current template until then",
+      "claimstep set claimstep.io/finalize: Recreate on cap/db: adding or removing a claim template needs the set re-created",
+    ]);
+  });
+
+  it("a template added with no pod template change: the pod template is not touched (no hold)", () => {
+    const r = review(FIXTURES[1], (o) => o.spec.volumeClaimTemplates.push(template(o, "logs")));
+    const v = patched(admitStatefulSetUpdate(r));
+    expect(v.patch.some((op) => op.path === "/spec/template")).toBe(false);
+    expect(annotationsOf(r, v)[Keys.podTemplate]).toBeUndefined();
+    expect(v.warnings.some((w) => /holds back/.test(w))).toBe(false);
+  });
+
+  it("no template added or removed: the pod template change passes untouched, as before issue 27", () => {
+    const r = review(FIXTURES[1], (o) => mount(o, "data"));
+    const v = patched(admitStatefulSetUpdate(r));
+    const after = applyPatch(r.request.object, v.patch);
+    expect(after.spec.template).toEqual(r.request.object.spec.template);
+    expect(after.metadata.annotations[Keys.podTemplate]).toBeUndefined();
+  });
+
+  it("a template removed: listed in claimstep.io/remove-claim-templates, the claims kept (said so)", () => {
+    const r = review(FIXTURES[1], (_o, old) => old.spec.volumeClaimTemplates.push(template(old, "logs")));
+    const v = patched(admitStatefulSetUpdate(r));
+    const after = applyPatch(r.request.object, v.patch);
+    expect(after.spec.volumeClaimTemplates).toEqual(r.request.oldObject.spec.volumeClaimTemplates);
+    expect(JSON.parse(after.metadata.annotations[Keys.templates]).map((t: any) => t.metadata.name)).toEqual(["data"]);
+    expect(JSON.parse(after.metadata.annotations[Keys.removeTemplates])).toEqual(["logs"]);
+    expect(v.warnings[0]).toBe(
+      "claimstep will remove the claim template logs from StatefulSet cap/db: it re-creates the set without it, then replaces the pods one at a time; the claims logs-db-* are kept, labelled claimstep.io/orphaned-from=db (claimstep never deletes a claim); see `claimstep status db`",
+    );
+  });
+
+  it("the removal list: names already there stay unless the request brings them back; an empty list removes the annotation", () => {
+    // wal was removed already (the live set lacks it), logs is pending; the request drops cache.
+    const more = review(FIXTURES[1], (o, old) => {
+      for (const s of [o, old]) s.metadata.annotations[Keys.removeTemplates] = JSON.stringify(["wal", "logs"]);
+      old.spec.volumeClaimTemplates.push(template(old, "logs"), template(old, "cache"));
+    });
+    expect(JSON.parse(annotationsOf(more, admitStatefulSetUpdate(more))[Keys.removeTemplates])).toEqual([
+      "cache",
+      "logs",
+      "wal",
+    ]);
+    // The request brings both back: logs (still live) and wal (added again, reusing its claims).
+    const back = review(FIXTURES[1], (o, old) => {
+      for (const s of [o, old]) s.metadata.annotations[Keys.removeTemplates] = JSON.stringify(["wal", "logs"]);
+      old.spec.volumeClaimTemplates.push(template(old, "logs"));
+      o.spec.volumeClaimTemplates.push(template(o, "logs"), template(o, "wal"));
+    });
+    const v = admitStatefulSetUpdate(back);
+    const after = applyPatch(back.request.object, patched(v).patch);
+    expect(after.metadata.annotations).not.toHaveProperty([Keys.removeTemplates]);
+    expect(patched(v).patch).toContainEqual({
+      op: "remove",
+      path: `/metadata/annotations/${Keys.removeTemplates.replace("/", "~1")}`,
+    });
+    expect(patched(v).warnings.join("\n")).toMatch(/claimstep no longer removes the claim templates logs, wal/);
+    // A list the request object does not carry is not removed (a remove of a missing path fails the request).
+    const absent = review(FIXTURES[1], (o, old) => {
+      old.metadata.annotations[Keys.removeTemplates] = JSON.stringify(["wal"]);
+      o.spec.volumeClaimTemplates.push(template(o, "wal"));
+    });
+    expect(patched(admitStatefulSetUpdate(absent)).patch.some((op) => op.op === "remove")).toBe(false);
+  });
+
+  it("a set that says finalize Never: kept, and the warning names the set and what it needs", () => {
+    const r = review(FIXTURES[1], (o) => {
+      o.metadata.annotations[Keys.finalize] = "Never";
+      o.spec.volumeClaimTemplates.push(template(o, "logs"));
+    });
+    const v = patched(admitStatefulSetUpdate(r));
+    expect(annotationsOf(r, v)[Keys.finalize]).toBe("Never");
+    expect(v.warnings.at(-1)).toBe(
+      "StatefulSet cap/db says claimstep.io/finalize: Never; adding or removing a claim template needs the set re-created: the change waits until you set claimstep.io/finalize: Recreate (`kubectl annotate sts -n cap db claimstep.io/finalize=Recreate --overwrite`) or run `claimstep finalize db`",
+    );
+  });
+
+  it("the same apply again (a retry) changes nothing further", () => {
+    const first = review(FIXTURES[1], (o) => {
+      o.spec.volumeClaimTemplates.push(template(o, "logs"));
+      mount(o, "logs");
+      o.spec.template.spec.containers[0].image = "nginx:1.27";
+    });
+    const stored = applyPatch(first.request.object, patched(admitStatefulSetUpdate(first)).patch);
+    const again = structuredClone(first);
+    again.request.oldObject = structuredClone(stored);
+    again.request.object.metadata.annotations = { ...stored.metadata.annotations };
+    const second = applyPatch(again.request.object, patched(admitStatefulSetUpdate(again)).patch);
+    expect(second.spec).toEqual(stored.spec);
+    expect(second.metadata.annotations).toEqual(stored.metadata.annotations);
+  });
+
+  it("ClaimsFirst: a held pod template needs no partition hold (the live pod template does not change)", () => {
+    const r = review(FIXTURES[1], (o) => {
+      o.spec.replicas = 3;
+      o.metadata.annotations[Keys.podCoordination] = "ClaimsFirst";
+      o.spec.volumeClaimTemplates.push(template(o, "logs"));
+      mount(o, "logs");
+    });
+    const v = patched(admitStatefulSetUpdate(r));
+    expect(v.patch.some((op) => op.path.startsWith("/spec/updateStrategy"))).toBe(false);
+    expect(annotationsOf(r, v)[Keys.userPartition]).toBeUndefined();
+  });
+
+  it("an added template that is not valid, or a name given twice, is refused with claimstep's reason (422)", () => {
+    const zero = review(FIXTURES[1], (o) => {
+      const t = template(o, "logs");
+      t.spec.resources.requests.storage = "0";
+      o.spec.volumeClaimTemplates.push(t);
+    });
+    expect(admitStatefulSetUpdate(zero)).toMatchObject({
+      kind: "deny",
+      code: 422,
+      message: expect.stringMatching(/template "logs" requests 0; storage must be positive/),
+    });
+    const twice = review(FIXTURES[1], (o) =>
+      o.spec.volumeClaimTemplates.push(template(o, "logs"), template(o, "logs")),
+    );
+    expect(admitStatefulSetUpdate(twice)).toMatchObject({
+      kind: "deny",
+      code: 422,
+      message: expect.stringMatching(/"logs" .*twice/),
+    });
+  });
+
+  it("a held pod template that would bring the annotations over Kubernetes' 256 KiB is refused with the fix; just under it is held", () => {
+    /** A pod template carrying `bytes` of an env value (a large pod template, as some charts render). */
+    const withPodTemplate = (bytes: number) =>
+      review(FIXTURES[1], (o) => {
+        o.spec.volumeClaimTemplates.push(template(o, "logs"));
+        mount(o, "logs");
+        o.spec.template.spec.containers[0].env = [{ name: "BIG", value: "x".repeat(bytes) }];
+      });
+    const over = admitStatefulSetUpdate(withPodTemplate(256 * 1024));
+    expect(over).toMatchObject({ kind: "deny", code: 422 });
+    expect(over.kind === "deny" && over.message).toMatch(
+      /^claimstep: StatefulSet cap\/db: holding back the pod template change in claimstep\.io\/pod-template \(\d+ bytes\) would bring the set's annotations to \d+ bytes, over Kubernetes' limit of 262144 bytes \(256 KiB\); nothing was written\. Fix: apply the claim template change without the pod template change first, then the pod template change once claimstep has re-created the set/,
+    );
+    // Well under the limit (what the last-applied copy and claimstep's annotations leave): held.
+    expect(patched(admitStatefulSetUpdate(withPodTemplate(100 * 1024))).patch).toContainEqual(
+      expect.objectContaining({ path: "/spec/template" }),
+    );
+  });
+
+  it("the limit is the annotations' total (keys and values in UTF-8 bytes), the request's own annotations included", () => {
+    const r = (filler: string) =>
+      review(FIXTURES[1], (o) => {
+        o.metadata.annotations["example.com/big"] = filler;
+        o.spec.volumeClaimTemplates[0].spec.resources.requests.storage = "2Gi";
+      });
+    // Without claimstep's annotations the request is under the limit; with them, over it (UTF-8: "é" is 2 bytes).
+    const utf8 = (x: string) => new TextEncoder().encode(x).length;
+    const own = Object.entries(review().request.object.metadata.annotations as Record<string, string>).reduce(
+      (n, [k, x]) => n + utf8(k) + utf8(x),
+      utf8("example.com/big"),
+    );
+    // 40 bytes under the limit as sent (counted in UTF-16 units, half of it): claimstep's annotations take it over.
+    const v = admitStatefulSetUpdate(r("é".repeat(Math.floor((256 * 1024 - own - 40) / 2))));
+    expect(v).toMatchObject({ kind: "deny", code: 422 });
+    expect(v.kind === "deny" && v.message).toMatch(/over Kubernetes' limit of 262144 bytes/);
+    expect(admitStatefulSetUpdate(r("é".repeat(100 * 1024))).kind).toBe("patch");
   });
 });
