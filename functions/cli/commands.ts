@@ -52,6 +52,18 @@ export const FLAG_HELP: Partial<Record<FlagName, FlagHelp>> = {
   },
   url: { value: "url", help: "the app's /v1/relay endpoint (default: $CLAIMSTEP_RELAY_URL)" },
   filename: { value: "file", help: "the manifest (YAML or JSON, one document); - reads stdin" },
+  add: { help: "add the claim template (with --storage): the set is re-created with it (docs/templates.md)" },
+  remove: { help: "remove the claim template: the set is re-created without it; its claims are kept" },
+  "storage-class": {
+    value: "class",
+    help: "with --add: the new template's StorageClass (default: the cluster's default)",
+  },
+  "access-mode": {
+    value: "mode[,mode]",
+    help: "with --add: the new template's access modes (default ReadWriteOnce)",
+  },
+  "mount-path": { value: "path", help: "with --add: mount the new volume at this path (a held pod template)" },
+  container: { value: "name", help: "with --mount-path: the container to mount it in (default: the first)" },
 };
 
 /** Valid for every command (unless its spec leaves one out): where it acts, how it prints. */
@@ -204,8 +216,24 @@ export const SPECS: Record<string, CommandSpec> = {
   },
   set: {
     summary: "write the desired claim template and opt the set in, then show the plan it causes",
-    usage: ["set <statefulset> <claim> [--storage 20Gi] [--vac gold] [--hold-pods] [--dry-run] [flags]"],
-    flags: ["storage", "vac", "dry-run", "allow-smaller", "hold-pods"],
+    usage: [
+      "set <statefulset> <claim> [--storage 20Gi] [--vac gold] [--hold-pods] [--dry-run] [flags]",
+      "set <statefulset> <template> --add --storage 1Gi [--storage-class fast] [--access-mode ReadWriteOnce] [--mount-path /logs [-c app]] [--dry-run] [flags]",
+      "set <statefulset> <template> --remove [--dry-run] [flags]",
+    ],
+    flags: [
+      "storage",
+      "vac",
+      "dry-run",
+      "allow-smaller",
+      "hold-pods",
+      "add",
+      "remove",
+      "storage-class",
+      "access-mode",
+      "mount-path",
+      "container",
+    ],
     flagHelp: {
       "dry-run": "write nothing: print the annotation diff (old → new desired templates) and the plan it would cause",
     },
@@ -216,9 +244,11 @@ export const SPECS: Record<string, CommandSpec> = {
       "claimstep set web data --storage 20Gi -n db --dry-run   # the annotation diff and the plan; nothing written",
       "claimstep set web data --storage 20Gi --vac gold -n db && claimstep run web -n db",
       "claimstep set web data --storage 20Gi --hold-pods -n db   # then change the pod template: each pod waits for its claims",
+      "claimstep set web logs --add --storage 1Gi --storage-class fast --mount-path /logs -n db   # a new claim template",
+      "claimstep set web logs --remove -n db   # its claims are kept, labelled claimstep.io/orphaned-from=web",
     ],
     notes:
-      "Refused, nothing written (exit 1): a --storage below the template's or a claim's current size\n(claims never shrink; --allow-smaller writes it anyway), a --vac the cluster does not have.\nA claim whose expansion failed is no obstacle when --storage is above its capacity: it comes\nback down to it (Kubernetes ≥ 1.34), and set says which claims, to what.\n--hold-pods writes, in the same patch, the partition = replicas, your partition in\nclaimstep.io/user-partition and claimstep.io/pod-coordination: ClaimsFirst: a pod template\nchange applied next replaces each pod only once its claims are ready; claimstep restores your\npartition when done. A GitOps tool that owns the set must ignore the partition (docs/gitops.md).",
+      "Refused, nothing written (exit 1): a --storage below the template's or a claim's current size\n(claims never shrink; --allow-smaller writes it anyway), a --vac the cluster does not have.\nA claim whose expansion failed is no obstacle when --storage is above its capacity: it comes\nback down to it (Kubernetes ≥ 1.34), and set says which claims, to what.\n--hold-pods writes, in the same patch, the partition = replicas, your partition in\nclaimstep.io/user-partition and claimstep.io/pod-coordination: ClaimsFirst: a pod template\nchange applied next replaces each pod only once its claims are ready; claimstep restores your\npartition when done. A GitOps tool that owns the set must ignore the partition (docs/gitops.md).\n--add / --remove add or remove a whole claim template: both write claimstep.io/finalize: Recreate,\nso claimstep re-creates the set (keeping its pods and claims) once its claims are at the revision,\nthen restarts the pods one at a time from the lowest ordinal. A removed template's claims are never\ndeleted: claimstep status lists them with the command to delete them (docs/templates.md).",
   },
   serve: {
     summary: "the HTTP app on Node (env: CLAIMSTEP_API_TOKEN …)",

@@ -81,6 +81,13 @@ export const OPTIONS = {
   "hold-pods": { type: "boolean" },
   "no-color": { type: "boolean" },
   filename: { type: "string", short: "f" },
+  // `set <sts> <template> --add/--remove` (issue 27, docs/templates.md).
+  add: { type: "boolean" },
+  remove: { type: "boolean" },
+  "storage-class": { type: "string" },
+  "access-mode": { type: "string" },
+  "mount-path": { type: "string" },
+  container: { type: "string", short: "c" },
 } as const;
 
 type OptionName = keyof typeof OPTIONS;

@@ -9,12 +9,16 @@ Usage:
   claimstep step   --all [-n <ns> | -A]                one step of every opted-in set (for a CronJob)
   claimstep run    <statefulset> [--interval 5s] [--timeout 30m]
                                                        step until Complete or Blocked, showing progress
-  claimstep status [<statefulset>] [-A]                what claimstep last recorded (all opted-in sets without a name)
+  claimstep status [<statefulset>] [-A]                what claimstep last recorded (all opted-in sets without a name;
+                                                       with a name, also the claims of removed templates it kept)
   claimstep status <statefulset> --watch [--timeout 30m]
                                                        follow it until Complete (0) or Blocked (2), read-only (-w)
   claimstep set    <statefulset> <claim> [--storage 20Gi] [--vac gold] [--dry-run]
                                                        write the desired claim template and opt the set in
                                                        (--dry-run: the annotation diff and the plan, nothing written)
+  claimstep set    <statefulset> <template> --add --storage 1Gi [--storage-class fast] [--mount-path /logs [-c app]]
+  claimstep set    <statefulset> <template> --remove    add or remove a claim template: the set is re-created, pods
+                                                       restart one at a time from the lowest ordinal, claims are kept
   claimstep finalize <statefulset> [--dry-run]         re-create the set with its new claim templates once complete
                                                        (orphan delete + create; pods and claims compared by uid)
   claimstep apply -f <sts.yaml> [--dry-run]            apply a StatefulSet as kubectl apply --server-side does; a claim

@@ -3,7 +3,7 @@
 // unless --allow-smaller — except a claim whose expansion failed, which comes back down to a size
 // above its capacity (X1; the output says which claims, to what), a VolumeAttributesClass the cluster does not have. `--dry-run` writes
 // nothing: it prints the annotation diff and the plan the change would cause.
-import { claimEdit, cleanTemplate } from "../../core/desired.js";
+import { claimEdit, cleanTemplate, type TemplateChange, templateAdd, templateRemove } from "../../core/desired.js";
 import type { ClaimTemplate } from "../../core/k8s.js";
 import { Keys } from "../../core/keys.js";
 import { holdPods } from "../../core/pod-policy.js";
@@ -177,7 +177,16 @@ export function storageFlagProblem(storage: string): string | undefined {
   return undefined;
 }
 
+/** Flags only `--add` takes. */
+const ADD_ONLY = ["storage-class", "access-mode", "mount-path", "container"] as const;
+
 export async function set(ctx: Context): Promise<number> {
+  if (ctx.flags.add || ctx.flags.remove) return templateSet(ctx);
+  const addOnly = ADD_ONLY.find((f) => ctx.flags[f] !== undefined);
+  if (addOnly)
+    throw new UsageError(
+      `set: --${addOnly} goes with --add (a new claim template), e.g. claimstep set web logs --add --storage 1Gi --mount-path /logs; nothing written`,
+    );
   const storageProblem = ctx.flags.storage !== undefined ? storageFlagProblem(ctx.flags.storage) : undefined;
   if (storageProblem) throw new UsageError(`set: ${storageProblem} Nothing written`);
   const target = await ctx.target();
@@ -189,7 +198,7 @@ export async function set(ctx: Context): Promise<number> {
     ...(ctx.flags.storage !== undefined ? { storage: ctx.flags.storage } : {}),
     ...(ctx.flags.vac !== undefined ? { volumeAttributesClassName: ctx.flags.vac } : {}),
   });
-  if (!change.ok) throw new UsageError(`set: ${change.message}`);
+  if (!change.ok) throw new UsageError(`set: ${change.message}; nothing written`);
   const sizes = ctx.flags.storage !== undefined ? sizeCheck(snapshot, ref, claim, ctx.flags.storage) : { recovers: [] };
   if (sizes.refusal && !ctx.flags["allow-smaller"]) throw new UsageError(sizes.refusal);
   const recovery = sizes.recovers.length
@@ -318,6 +327,223 @@ export async function set(ctx: Context): Promise<number> {
         `${ref.namespace}/${ref.name}: ${change.changed ? "desired" : "already desires"} ${claim} storage ${t.spec.resources?.requests?.storage}${vac} (revision ${change.revision}); opted in (InPlace)${hold ? `\n${holdText(hold)}` : ""}\n${recovery}\n${plan}`,
       );
     }
+  }
+  return exitOf(next.decision);
+}
+
+// ---------------------------------------------------------------------------------------------
+// `set <sts> <template> --add …` / `--remove` (issue 27, docs/templates.md)
+
+/** The access modes a claim may ask for. */
+const ACCESS_MODES: readonly string[] = ["ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod"];
+const DEFAULT_CLASS = "storageclass.kubernetes.io/is-default-class";
+/** At most this many claims are named in the output. */
+const NAMED_ORPHANS = 10;
+
+/** Why the new template's class cannot be used here, or undefined. */
+function classProblem(snapshot: Snapshot, storageClass: string | undefined): string | undefined {
+  const names = snapshot.storageClasses.map((c) => c.metadata.name).sort();
+  if (storageClass === undefined) {
+    if (snapshot.storageClasses.some((c) => c.metadata.annotations?.[DEFAULT_CLASS] === "true")) return undefined;
+    return `no --storage-class given and the cluster has no default StorageClass (it has: ${names.join(", ") || "none"}); give --storage-class`;
+  }
+  if (names.includes(storageClass)) return undefined;
+  return `StorageClass "${storageClass}" not found (the cluster has: ${names.join(", ") || "none"}); give one of them with --storage-class`;
+}
+
+const claimsOf = (snapshot: Snapshot, ref: SetRef, template: string): string[] =>
+  snapshot.claims
+    .map((c) => ({ name: c.metadata.name, ordinal: claimOrdinal(c.metadata.name, template, ref.name) }))
+    .filter((c): c is { name: string; ordinal: number } => c.ordinal !== undefined)
+    .sort((a, b) => a.ordinal - b.ordinal)
+    .map((c) => c.name);
+
+const lowestPod = (snapshot: Snapshot, ref: SetRef): string =>
+  `${ref.name}-${snapshot.statefulSet.spec.ordinals?.start ?? 0}`;
+
+async function templateSet(ctx: Context): Promise<number> {
+  const flags = ctx.flags;
+  const nothing = "; nothing written";
+  if (flags.add && flags.remove)
+    throw new UsageError(`set: give --add or --remove, not both (one template at a time)${nothing}`);
+  if (flags.remove) {
+    const extra = (["storage", "vac", "allow-smaller", "hold-pods", ...ADD_ONLY] as const).find(
+      (f) => flags[f] !== undefined,
+    );
+    if (extra) throw new UsageError(`set: --remove takes no --${extra}: it removes the whole template${nothing}`);
+  } else {
+    if (flags.storage === undefined)
+      throw new UsageError(
+        `set: --add needs --storage, the new template's size, e.g. claimstep set web logs --add --storage 1Gi${nothing}`,
+      );
+    const storageProblem = storageFlagProblem(flags.storage);
+    if (storageProblem) throw new UsageError(`set: ${storageProblem} Nothing written`);
+    const extra = (["allow-smaller", "hold-pods"] as const).find((f) => flags[f] !== undefined);
+    if (extra) throw new UsageError(`set: --${extra} does not go with --add${nothing}`);
+    if (flags.container !== undefined && flags["mount-path"] === undefined)
+      throw new UsageError(
+        `set: --container goes with --mount-path: give the path to mount the new volume at${nothing}`,
+      );
+  }
+  const accessModes = (flags["access-mode"] ?? "ReadWriteOnce").split(",").map((m) => m.trim());
+  const badMode = accessModes.find((m) => !ACCESS_MODES.includes(m));
+  if (badMode !== undefined)
+    throw new UsageError(
+      `set: --access-mode ${JSON.stringify(badMode)}: not an access mode (one or more of ${ACCESS_MODES.join(", ")}, comma-separated)${nothing}`,
+    );
+  const target = await ctx.target();
+  const ref = refOf(flags, target, ctx.args[0], "set");
+  const name = ctx.args[1];
+  if (!name)
+    throw new UsageError(`set: name the claim template too, e.g. claimstep set ${ref.name} logs --add --storage 1Gi`);
+  const snapshot = await target.reader.load(ref, { volumeAttributesClasses: flags.vac !== undefined });
+  const setName = `${ref.namespace}/${ref.name}`;
+  let change: TemplateChange;
+  if (flags.add) {
+    const why = classProblem(snapshot, flags["storage-class"]);
+    if (why) throw new UsageError(`set: ${setName}: ${why}${nothing}`);
+    if (flags.vac) {
+      const missing = missingClass(snapshot, flags.vac);
+      if (missing) throw new UsageError(missing);
+    }
+    const template: ClaimTemplate = {
+      metadata: { name },
+      spec: {
+        accessModes,
+        ...(flags["storage-class"] !== undefined ? { storageClassName: flags["storage-class"] } : {}),
+        ...(flags.vac !== undefined ? { volumeAttributesClassName: flags.vac } : {}),
+        resources: { requests: { storage: flags.storage! } },
+      },
+    };
+    change = templateAdd(snapshot.statefulSet, template, {
+      ...(flags["mount-path"] !== undefined ? { mountPath: flags["mount-path"] } : {}),
+      ...(flags.container !== undefined ? { container: flags.container } : {}),
+    });
+  } else {
+    change = templateRemove(snapshot.statefulSet, name);
+  }
+  if (!change.ok) throw new UsageError(`set: ${change.message}${nothing}`);
+  const dryRun = flags["dry-run"] ?? false;
+  const annotations = snapshot.statefulSet.metadata.annotations ?? {};
+  let next;
+  if (dryRun) {
+    const preview: Snapshot = {
+      ...snapshot,
+      statefulSet: {
+        ...snapshot.statefulSet,
+        metadata: { ...snapshot.statefulSet.metadata, annotations: { ...annotations, ...change.annotations } },
+      },
+    };
+    next = await runStep({
+      reader: { load: async () => preview },
+      writers: target.writers,
+      metrics: target.metrics,
+      ref,
+      now: target.now(),
+      dryRun: true,
+    });
+  } else {
+    if (change.changed)
+      await target.writers.status.annotateSet(ref, change.annotations, snapshot.statefulSet.metadata.resourceVersion);
+    next = await runStep({
+      reader: target.reader,
+      writers: target.writers,
+      metrics: target.metrics,
+      ref,
+      now: target.now(),
+      dryRun: true,
+    });
+  }
+  const live = snapshot.statefulSet.spec.volumeClaimTemplates ?? [];
+  const pendingAdd = !flags.add && !live.some((t) => t.metadata.name === name);
+  const mountPath = flags["mount-path"];
+  const first = lowestPod(snapshot, ref);
+  const claims = claimsOf(snapshot, ref, name);
+  const named =
+    claims.length > NAMED_ORPHANS
+      ? [...claims.slice(0, NAMED_ORPHANS), `and ${claims.length - NAMED_ORPHANS} more`]
+      : claims;
+  const what: string[] = [];
+  const then: string[] = [];
+  if (flags.add) {
+    const t = change.templates.find((x) => x.metadata.name === name)!;
+    what.push(
+      `${setName}: ${change.changed ? "added" : "already adds"} claim template ${name} (${flags.storage}, class ${t.spec.storageClassName ?? "(the default)"}, ${accessModes.join(", ")}${t.spec.volumeAttributesClassName ? `, volumeAttributesClassName ${t.spec.volumeAttributesClassName}` : ""}); ${Keys.finalize}: Recreate (adding a template needs a re-create)`,
+    );
+    if (mountPath)
+      what.push(
+        `pod template held with ${name} mounted at ${mountPath} in container ${change.containers[0]} (${Keys.podTemplate}, applied by the re-create)`,
+      );
+    then.push(
+      `claimstep re-creates ${ref.name} with ${name} after its claims are at the revision; pods restart one at a time from ${first} (the StatefulSet controller creates each pod's ${name} claim; the pod is evicted once it is bound and the other pods are Ready)`,
+    );
+    if (!mountPath && !change.podTemplate)
+      then.push(
+        `the pod template does not mount ${name}: the pods are restarted one by one all the same, so that every pod has the volume (a sidecar may mount it later; --mount-path mounts it now)`,
+      );
+  } else if (pendingAdd) {
+    what.push(
+      `${setName}: claim template ${name} is no longer to be added (it was only desired; the live set never had it)${change.podTemplate ? `; held pod template without its mounts${change.containers.length ? ` (${change.containers.join(", ")})` : ""}` : ""}`,
+    );
+  } else {
+    what.push(
+      `${setName}: claim template ${name} to be removed (${Keys.removeTemplates}: ${change.annotations[Keys.removeTemplates]}); ${Keys.finalize}: Recreate (removing a template needs a re-create)`,
+    );
+    if (change.containers.length)
+      what.push(
+        `pod template held without the ${name} mounts (containers ${change.containers.join(", ")}; ${Keys.podTemplate}, applied by the re-create)`,
+      );
+    then.push(
+      `claimstep re-creates ${ref.name} without ${name} after its claims are at the revision; pods restart one at a time from ${first}, so that no pod mounts it`,
+    );
+    then.push(
+      `its claims${claims.length ? ` (${named.join(", ")})` : ""} are kept, labelled ${Keys.orphanedFrom}=${ref.name}: claimstep never deletes a claim; claimstep status ${ref.name}${ref.namespace !== "default" ? ` -n ${ref.namespace}` : ""} lists them with the command to delete them`,
+    );
+    if (change.templates.length === 0)
+      then.push(
+        `${ref.name} then has no claim templates: its pods keep running, without claims of their own from claimstep's point of view`,
+      );
+  }
+  const nextText = then.join("; ");
+  if (ctx.json) {
+    emit(ctx, {
+      ref,
+      ...(dryRun ? { dryRun: true } : {}),
+      changed: change.changed,
+      ...(flags.add ? { added: name } : { removed: name }),
+      revision: change.revision,
+      templates: change.templates,
+      annotations: change.annotations,
+      ...(change.podTemplate ? { podTemplate: change.podTemplate } : {}),
+      ...(claims.length && !flags.add ? { keptClaims: claims } : {}),
+      next: nextText,
+      plan: resultJSON(next),
+    });
+  } else {
+    const plan = paintHeadline(renderDecision(next.decision), next.decision.phase, ctx.color);
+    const lines: string[] = [];
+    if (dryRun) {
+      lines.push(
+        `${setName}: dry run, nothing written. ${change.changed ? "It would write:" : "Nothing to write: it already desires this."}`,
+      );
+      if (change.changed)
+        for (const [k, v] of Object.entries(change.annotations)) {
+          const shown =
+            k === Keys.podTemplate
+              ? "(a pod template; -o json shows it)"
+              : k === Keys.templates
+                ? `${change.templates.map((t) => t.metadata.name).join(", ") || "(none)"} (revision ${change.revision}; -o json shows them)`
+                : v;
+          if (annotations[k] !== v) lines.push(`  ${k}: ${shown}`);
+        }
+      lines.push(...what.map((w) => `  ${w.replace(`${setName}: `, "")}`));
+    } else {
+      lines.push(
+        ...(change.changed ? what : [`${setName}: nothing to write: it already desires this`, ...what.slice(1)]),
+      );
+    }
+    if (nextText) lines.push(`Next: ${nextText}.`);
+    print(ctx.io, `${lines.join("\n")}\n\n${dryRun ? "The plan it would cause:\n" : ""}${plan}`);
   }
   return exitOf(next.decision);
 }

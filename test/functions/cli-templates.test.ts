@@ -1,0 +1,167 @@
+// Issue 27: `claimstep set <sts> <template> --add …` and `--remove` on the simulated cluster (the
+// real client takes the same code path: the status writer's annotateSet): what is written, what
+// the output says happens next, kubectl's flag forms, and every refusal writing nothing.
+import { describe, expect, it } from "vitest";
+import { Keys } from "../../core/keys.js";
+import { main } from "../../functions/cli.js";
+import { simOf } from "../support/cli-target.js";
+
+const capture = () => {
+  const out = { text: "", isTTY: false, write: (s: string) => void (out.text += s) };
+  const err = { text: "", write: (s: string) => void (err.text += s) };
+  return { io: { stdout: out, stderr: err, env: { NO_COLOR: "1" } }, out, err };
+};
+
+describe("claimstep set <sts> <template> --add", () => {
+  it("writes the template, the re-create and the held pod template, and says what happens next", async () => {
+    const s = await simOf("grow");
+    const { io, out, err } = capture();
+    const code = await main(
+      ["set", "web", "logs", "--add", "--storage", "1Gi", "--storage-class=fast", "--mount-path", "/logs"],
+      io,
+      s.connect,
+    );
+    expect(err.text).toBe("");
+    expect([0, 2]).toContain(code);
+    const annotations = await s.annotations();
+    const desired = JSON.parse(annotations[Keys.templates]);
+    expect(desired.map((t: any) => t.metadata.name)).toEqual(["data", "wal", "logs"]);
+    expect(desired[2].spec).toEqual({
+      accessModes: ["ReadWriteOnce"],
+      storageClassName: "fast",
+      resources: { requests: { storage: "1Gi" } },
+    });
+    expect(annotations[Keys.finalize]).toBe("Recreate");
+    expect(JSON.parse(annotations[Keys.podTemplate]).spec.containers[0].volumeMounts).toEqual([
+      { name: "logs", mountPath: "/logs" },
+    ]);
+    expect(out.text).toContain("default/web: added claim template logs (1Gi, class fast, ReadWriteOnce)");
+    expect(out.text).toContain("pod template held with logs mounted at /logs in container app");
+    expect(out.text).toContain(
+      "claimstep re-creates web with logs after its claims are at the revision; pods restart one at a time from web-0",
+    );
+  });
+
+  it("without --mount-path says the pods restart all the same; pflag forms (-c, --add=true) work", async () => {
+    const s = await simOf("grow");
+    const plain = capture();
+    await main(
+      ["set", "sts/web", "logs", "--add=true", "--storage=2Gi", "--storage-class", "fast"],
+      plain.io,
+      s.connect,
+    );
+    expect(plain.err.text).toBe("");
+    expect(plain.out.text).toContain("the pod template does not mount logs");
+    expect((await s.annotations())[Keys.podTemplate]).toBeUndefined();
+    const t = await simOf("grow");
+    const c = capture();
+    await main(
+      ["set", "web", "cache", "--add", "--storage", "1Gi", "--storage-class", "fast", "--mount-path=/cache", "-capp"],
+      c.io,
+      t.connect,
+    );
+    expect(c.err.text).toBe("");
+    expect(JSON.parse((await t.annotations())[Keys.podTemplate]).spec.containers[0].volumeMounts).toEqual([
+      { name: "cache", mountPath: "/cache" },
+    ]);
+  });
+
+  it("--dry-run writes nothing and shows the annotations it would write; -o json carries them", async () => {
+    const s = await simOf("grow");
+    const before = s.writes();
+    const dry = capture();
+    await main(
+      ["set", "web", "logs", "--add", "--storage", "1Gi", "--storage-class", "fast", "--dry-run"],
+      dry.io,
+      s.connect,
+    );
+    expect(dry.err.text).toBe("");
+    expect(s.writes()).toBe(before);
+    expect(dry.out.text).toContain("default/web: dry run, nothing written. It would write:");
+    expect(dry.out.text).toContain(`  ${Keys.finalize}: Recreate`);
+    const json = capture();
+    await main(
+      ["set", "web", "logs", "--add", "--storage", "1Gi", "--storage-class", "fast", "--dry-run", "-o", "json"],
+      json.io,
+      s.connect,
+    );
+    const doc = JSON.parse(json.out.text);
+    expect(doc).toMatchObject({
+      ref: { namespace: "default", name: "web" },
+      dryRun: true,
+      changed: true,
+      added: "logs",
+    });
+    expect(doc.annotations[Keys.finalize]).toBe("Recreate");
+    expect(doc.next).toMatch(/re-creates web with logs/);
+    expect(doc.plan.decision.ref).toEqual({ namespace: "default", name: "web" });
+    expect(s.writes()).toBe(before);
+  });
+
+  it.each([
+    [
+      ["set", "web", "data", "--add", "--storage", "1Gi", "--storage-class", "fast"],
+      /already has claim template "data"/,
+    ],
+    [["set", "web", "logs", "--add", "--storage-class", "fast"], /--add needs --storage/],
+    [
+      ["set", "web", "logs", "--add", "--storage", "1Gi", "--storage-class", "slow"],
+      /StorageClass "slow" not found \(the cluster has: fast, premium\)/,
+    ],
+    [
+      ["set", "web", "logs", "--add", "--storage", "1Gi"],
+      /no --storage-class given and the cluster has no default StorageClass/,
+    ],
+    [["set", "web", "logs", "--add", "--remove"], /give --add or --remove, not both/],
+    [["set", "web", "logs", "--storage", "1Gi", "--mount-path", "/logs"], /--mount-path goes with --add/],
+    [
+      ["set", "web", "logs", "--add", "--storage", "1Gi", "--storage-class", "fast", "--access-mode", "ReadWriteSome"],
+      /--access-mode "ReadWriteSome"/,
+    ],
+    [
+      ["set", "web", "logs", "--add", "--storage", "1Gi", "--storage-class", "fast", "--mount-path", "/l", "-c", "db"],
+      /has no container "db" \(it has: app\)/,
+    ],
+    [["set", "web", "Logs", "--add", "--storage", "1Gi", "--storage-class", "fast"], /DNS-1123 label/],
+    [
+      ["set", "web", "logs", "--storage", "1Gi"],
+      /has no claim template "logs" .*claimstep set web logs --add --storage <size>/,
+    ],
+    [["set", "web", "logs", "--remove"], /has no claim template "logs" \(it has: data, wal\); nothing to remove/],
+    [["set", "web", "wal", "--remove", "--storage", "1Gi"], /--remove takes no --storage/],
+  ])("%j is refused, naming the set and the fix; nothing written (exit 1)", async (argv, message) => {
+    const s = await simOf("grow");
+    const before = s.writes();
+    const { io, out, err } = capture();
+    expect(await main(argv, io, s.connect)).toBe(1);
+    expect(err.text).toMatch(message);
+    expect(err.text).toMatch(/nothing written|Nothing written/);
+    expect(out.text).toBe("");
+    expect(s.writes()).toBe(before);
+  });
+});
+
+describe("claimstep set <sts> <template> --remove", () => {
+  it("lists the template to remove and asks for the re-create; says the claims are kept", async () => {
+    const s = await simOf("grow");
+    const { io, out, err } = capture();
+    const code = await main(["set", "web", "wal", "--remove"], io, s.connect);
+    expect(err.text).toBe("");
+    expect([0, 2]).toContain(code);
+    const annotations = await s.annotations();
+    expect(JSON.parse(annotations[Keys.removeTemplates])).toEqual(["wal"]);
+    expect(JSON.parse(annotations[Keys.templates]).map((t: any) => t.metadata.name)).toEqual(["data"]);
+    expect(annotations[Keys.finalize]).toBe("Recreate");
+    expect(out.text).toContain("default/web: claim template wal to be removed");
+    expect(out.text).toContain(
+      "claimstep re-creates web without wal after its claims are at the revision; pods restart one at a time from web-0",
+    );
+    expect(out.text).toContain(
+      `its claims (wal-web-0, wal-web-1, wal-web-2) are kept, labelled ${Keys.orphanedFrom}=web`,
+    );
+    // Again: nothing more to write.
+    const again = capture();
+    await main(["set", "web", "wal", "--remove", "-o", "json"], again.io, s.connect);
+    expect(JSON.parse(again.out.text)).toMatchObject({ changed: false, removed: "wal" });
+  });
+});
