@@ -174,8 +174,9 @@ export function admitStatefulSetUpdate(body: unknown, opts: AdmissionOptions = {
       .map((t) => t.metadata.name)
       .sort()
       .join(",");
-  if (names(requested) !== names(stored))
-    return templateSetChange({ uid, name, setName, set, old, base, rawOld, stored, requested });
+  const namesChanged = names(requested) !== names(stored);
+  if (namesChanged || pendingTemplateSetChange(base, stored))
+    return templateSetChange({ uid, name, setName, set, old, base, rawOld, stored, requested, namesChanged });
 
   const change = desiredChange(base, requested);
   if (!change.ok) return { kind: "deny", uid, code: 422, message: `claimstep: ${change.message}` };
@@ -265,6 +266,14 @@ function namesIn(raw: string | undefined): string[] | undefined {
   }
 }
 
+/** The set has an addition (a desired template the live set lacks) or a removal (a live template listed) pending. */
+function pendingTemplateSetChange(set: StatefulSet, stored: readonly ClaimTemplate[]): boolean {
+  const live = new Set(stored.map((t) => t.metadata.name));
+  const desired = desiredTemplates(set);
+  if (desired.ok && desired.templates.some((t) => !live.has(t.metadata.name))) return true;
+  return (namesIn(set.metadata.annotations?.[Keys.removeTemplates]) ?? []).some((n) => live.has(n));
+}
+
 /** "the claim template logs" / "the claim templates logs, wal" */
 const templatesNamed = (ns: readonly string[]) => `the claim template${ns.length === 1 ? "" : "s"} ${ns.join(", ")}`;
 
@@ -284,6 +293,8 @@ function templateSetChange(c: {
   rawOld: unknown[];
   stored: readonly ClaimTemplate[];
   requested: ClaimTemplate[];
+  /** The request's names differ from the live set's (else it only undoes a pending addition or removal). */
+  namesChanged: boolean;
 }): AdmissionVerdict {
   const { uid, name, setName, set, old, requested } = c;
   const deny = (message: string): AdmissionVerdict => ({ kind: "deny", uid, code: 422, message });
@@ -328,7 +339,7 @@ function templateSetChange(c: {
     );
   if (broughtBack.length)
     warnings.push(
-      `claimstep no longer removes ${templatesNamed(broughtBack)} from StatefulSet ${name}; their claims are kept and used again`,
+      `claimstep no longer removes ${templatesNamed(broughtBack)} from StatefulSet ${name}; ${broughtBack.length === 1 ? "its" : "their"} claims are kept and used again`,
     );
   if (pendingAdds.length)
     warnings.push(`claimstep no longer adds ${templatesNamed(pendingAdds)} to StatefulSet ${name}`);
@@ -349,20 +360,41 @@ function templateSetChange(c: {
   // volumeMounts[0].name: Not found), so it is held back whole for the re-create to apply.
   const template = (s: SetLike) => (s.spec as { template?: unknown }).template;
   const requestedTemplate = template(set);
-  if (requestedTemplate !== undefined && template(old) !== undefined && !sameJson(requestedTemplate, template(old))) {
+  const carriesHeld = set.metadata.annotations?.[Keys.podTemplate] !== undefined;
+  if (!c.namesChanged) {
+    // Back to the live names: nothing is added or removed, so the pod template of this update
+    // passes (the live set has every volume it can mount) and a held one is moot.
+    if (carriesHeld) {
+      remove.push(Keys.podTemplate);
+      warnings.push(
+        `claimstep dropped the pod template it held in ${Keys.podTemplate} for ${name}: no claim template is added or removed any more, and this update's pod template applies as it is`,
+      );
+    }
+  } else if (
+    requestedTemplate !== undefined &&
+    template(old) !== undefined &&
+    !sameJson(requestedTemplate, template(old))
+  ) {
     patch.push({ op: "replace", path: "/spec/template", value: template(old) });
     annotations[Keys.podTemplate] = JSON.stringify(requestedTemplate);
     warnings.push(
       `claimstep holds back this update's pod template change of ${name} (the API server refuses a pod template that mounts a volume the set does not have yet): it is kept in ${Keys.podTemplate} and applied when claimstep re-creates the set; the pods keep the current template until then`,
     );
-  } else if (set.metadata.annotations?.[Keys.podTemplate] !== undefined)
+  } else if (carriesHeld)
     warnings.push(
       `the pod template ${Keys.podTemplate} holds for ${name} stays held (this update does not change spec.template); claimstep applies it when it re-creates the set`,
     );
 
+  // Templates moved here are re-created into spec once complete (as for any template change).
   const finalize = set.metadata.annotations?.[Keys.finalize];
-  if (finalize === undefined) {
-    annotations[Keys.finalize] = "Recreate";
+  const recreates = added.length > 0 || removing.some((n) => live.includes(n));
+  if (finalize === undefined) annotations[Keys.finalize] = "Recreate";
+  if (!recreates) {
+    if (!warnings.length)
+      warnings.push(
+        `claimstep recorded the claim templates of ${name} in ${Keys.templates}; see \`claimstep status ${setName}\``,
+      );
+  } else if (finalize === undefined) {
     warnings.push(
       `claimstep set ${Keys.finalize}: Recreate on ${name}: adding or removing a claim template needs the set re-created`,
     );

@@ -454,6 +454,50 @@ describe("adding and removing claim templates (issue 27)", () => {
     expect(patched(admitStatefulSetUpdate(absent)).patch.some((op) => op.op === "remove")).toBe(false);
   });
 
+  it("a pending addition or removal that the request undoes (its names equal to the live ones) is cancelled, the held pod template dropped", () => {
+    // logs pending addition (in the desired templates, with a held pod template); the request names only data again.
+    const undoAdd = review(FIXTURES[1], (o, old) => {
+      const desired = JSON.stringify([
+        ...old.spec.volumeClaimTemplates.map((t: any) => ({ metadata: t.metadata, spec: t.spec })),
+        { metadata: { name: "logs" }, spec: old.spec.volumeClaimTemplates[0].spec },
+      ]);
+      for (const s of [o, old]) {
+        s.metadata.annotations[Keys.templates] = desired;
+        s.metadata.annotations[Keys.podTemplate] = JSON.stringify(old.spec.template);
+      }
+      o.spec.template.spec.containers[0].image = "nginx:1.27";
+    });
+    const v = patched(admitStatefulSetUpdate(undoAdd));
+    const after = applyPatch(undoAdd.request.object, v.patch);
+    expect(JSON.parse(after.metadata.annotations[Keys.templates]).map((t: any) => t.metadata.name)).toEqual(["data"]);
+    expect(after.metadata.annotations).not.toHaveProperty([Keys.podTemplate]);
+    expect(after.spec.template.spec.containers[0].image, "the pod template change passes (no name changes)").toBe(
+      "nginx:1.27",
+    );
+    expect(v.warnings).toContain("claimstep no longer adds the claim template logs to StatefulSet cap/db");
+    expect(v.warnings.join("\n")).toMatch(/claimstep dropped the pod template it held in claimstep\.io\/pod-template/);
+    // wal pending removal (the live set still has it); the request names it again.
+    const undoRemove = review(FIXTURES[1], (o, old) => {
+      old.spec.volumeClaimTemplates.push(template(old, "wal"));
+      o.spec.volumeClaimTemplates.push(template(o, "wal"));
+      const desired = JSON.stringify([{ metadata: { name: "data" }, spec: old.spec.volumeClaimTemplates[0].spec }]);
+      for (const s of [o, old]) {
+        s.metadata.annotations[Keys.templates] = desired;
+        s.metadata.annotations[Keys.removeTemplates] = JSON.stringify(["wal"]);
+      }
+    });
+    const w = patched(admitStatefulSetUpdate(undoRemove));
+    const back = applyPatch(undoRemove.request.object, w.patch);
+    expect(JSON.parse(back.metadata.annotations[Keys.templates]).map((t: any) => t.metadata.name)).toEqual([
+      "data",
+      "wal",
+    ]);
+    expect(back.metadata.annotations).not.toHaveProperty([Keys.removeTemplates]);
+    expect(w.warnings).toContain(
+      "claimstep no longer removes the claim template wal from StatefulSet cap/db; its claims are kept and used again",
+    );
+  });
+
   it("a set that says finalize Never: kept, and the warning names the set and what it needs", () => {
     const r = review(FIXTURES[1], (o) => {
       o.metadata.annotations[Keys.finalize] = "Never";

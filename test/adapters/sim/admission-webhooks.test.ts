@@ -250,6 +250,106 @@ describe("claimstep's webhook in the simulated cluster", () => {
   });
 });
 
+describe("adding and removing a claim template through claimstep's webhook (issue 27)", () => {
+  /** The manifest with one more claim template `logs`, and (`mount`) the container mounting it, as a `kubectl apply` adding it sends. */
+  function withLogs(mount: boolean): Json {
+    const m = manifest("1Gi");
+    m.spec.volumeClaimTemplates.push({
+      ...structuredClone(m.spec.volumeClaimTemplates[0]),
+      metadata: { name: "logs" },
+    });
+    if (mount) m.spec.template.spec.containers[0].volumeMounts = [{ name: "logs", mountPath: "/logs" }];
+    return m;
+  }
+  const names = (set: Json) => set.spec.volumeClaimTemplates.map((t: Json) => t.metadata.name);
+
+  it("without the webhook: the v1.34 refusal, nothing written", async () => {
+    const sim = await cluster({ labels: { "claimstep.io/admission": "enabled" } });
+    const before = stored(sim);
+    const r = await apply(sim, withLogs(true));
+    expect(r.code).toBe(422);
+    expect(r.body.message).toContain("updates to statefulset spec for fields other than");
+    expect(stored(sim)).toEqual(before);
+  });
+
+  it("an apply adding logs and its mount: 200, the live templates and pod template kept, the desired ones in the annotations, the warnings as Warning headers", async () => {
+    const sim = await cluster({ labels: { "claimstep.io/admission": "enabled" } });
+    await installClaimstepWebhook(sim, admissionRoutes().fetch);
+    const before = stored(sim);
+    const r = await apply(sim, withLogs(true));
+    expect(r.code, JSON.stringify(r.body)).toBe(200);
+    const after = stored(sim);
+    expect(names(after)).toEqual(["data"]);
+    expect(after.spec.template).toEqual(before.spec.template);
+    expect(after.metadata.generation).toBe(before.metadata.generation);
+    expect(JSON.parse(after.metadata.annotations[TEMPLATES]).map((t: Json) => t.metadata.name)).toEqual([
+      "data",
+      "logs",
+    ]);
+    const held = JSON.parse(after.metadata.annotations["claimstep.io/pod-template"]);
+    expect(held.spec.containers[0].volumeMounts).toEqual([{ name: "logs", mountPath: "/logs" }]);
+    expect(after.metadata.annotations["claimstep.io/finalize"]).toBe("Recreate");
+    expect(after.metadata.annotations).not.toHaveProperty(["claimstep.io/remove-claim-templates"]);
+    expect(r.warnings).toEqual([
+      '299 - "claimstep will add the claim template logs to StatefulSet default/web: it re-creates the set with it, then replaces the pods one at a time, lowest ordinal first, each once its new claims exist; see `claimstep status web`"',
+      expect.stringMatching(/^299 - "claimstep holds back this update's pod template change of default\/web /),
+      '299 - "claimstep set claimstep.io/finalize: Recreate on default/web: adding or removing a claim template needs the set re-created"',
+    ]);
+    // The same apply again: nothing further.
+    const again = await apply(sim, withLogs(true));
+    expect(again.code).toBe(200);
+    expect(stored(sim).metadata.resourceVersion).toBe(after.metadata.resourceVersion);
+    expect(sim.http.bugs).toEqual([]);
+  });
+
+  it("an apply dropping wal lists it for removal, the claims kept; a later template change that brings it back takes it off the list", async () => {
+    const sim = new SimCluster();
+    await sim.addStorageClass("fast", { allowVolumeExpansion: true, driver: { resize: "online", modify: "ok" } });
+    const two = statefulSetManifest({
+      name: "web",
+      replicas: 2,
+      templates: [
+        { name: "data", storage: "1Gi", storageClassName: "fast" },
+        { name: "wal", storage: "1Gi", storageClassName: "fast" },
+      ],
+    });
+    delete two.metadata.annotations;
+    two.metadata.labels = { "claimstep.io/admission": "enabled" };
+    await sim.createStatefulSet(two);
+    await installClaimstepWebhook(sim, admissionRoutes().fetch);
+    const one = structuredClone(two);
+    one.spec.volumeClaimTemplates = one.spec.volumeClaimTemplates.slice(0, 1);
+    const r = await apply(sim, one);
+    expect(r.code, JSON.stringify(r.body)).toBe(200);
+    const after = stored(sim);
+    expect(names(after)).toEqual(["data", "wal"]);
+    expect(JSON.parse(after.metadata.annotations[TEMPLATES]).map((t: Json) => t.metadata.name)).toEqual(["data"]);
+    expect(JSON.parse(after.metadata.annotations["claimstep.io/remove-claim-templates"])).toEqual(["wal"]);
+    expect(r.warnings[0]).toMatch(
+      /claimstep will remove the claim template wal from StatefulSet default\/web: .* the claims wal-web-\* are kept, labelled claimstep\.io\/orphaned-from=web/,
+    );
+    // The old manifest again: its templates equal the live ones, so the webhook is not called
+    // (matchConditions) and the removal stays pending (docs/admission.md: remove the annotation).
+    const same = await apply(sim, two);
+    expect(same.code).toBe(200);
+    expect(same.warnings).toEqual([]);
+    expect(JSON.parse(stored(sim).metadata.annotations["claimstep.io/remove-claim-templates"])).toEqual(["wal"]);
+    // With a template change (data 1Gi → 2Gi) it reaches claimstep, which takes wal off the list.
+    const grown = structuredClone(two);
+    grown.spec.volumeClaimTemplates[0].spec.resources.requests.storage = "2Gi";
+    const back = await apply(sim, grown);
+    expect(back.code, JSON.stringify(back.body)).toBe(200);
+    expect(stored(sim).metadata.annotations).not.toHaveProperty(["claimstep.io/remove-claim-templates"]);
+    expect(back.warnings.join("\n")).toMatch(
+      /claimstep no longer removes the claim template wal from StatefulSet default\/web/,
+    );
+    expect(JSON.parse(stored(sim).metadata.annotations[TEMPLATES]).map((t: Json) => t.metadata.name)).toEqual([
+      "data",
+      "wal",
+    ]);
+  });
+});
+
 describe("the 422 of a template change", () => {
   it("without a webhook: the v1.34 refusal (sts-vct-update-1.34.txt), nothing written", async () => {
     const sim = await cluster({ labels: { "claimstep.io/admission": "enabled" } });
