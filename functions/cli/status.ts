@@ -1,6 +1,9 @@
 // `status`: what claimstep last recorded on one set or on every opted-in set; `status <set>
 // --watch`: follow it, read-only, as `kubectl rollout status` follows a rollout.
 import { ApiError } from "../../adapters/api-error.js";
+import { Keys } from "../../core/keys.js";
+import { type OrphansView, orphansView } from "../../core/orphans.js";
+import { planStep } from "../../core/plan.js";
 import type { SetRef } from "../../core/types.js";
 import { headlineOf, type SetSummary, summarize } from "../../core/view.js";
 import { paintPhase } from "./color.js";
@@ -10,6 +13,37 @@ import { elapsedSince, intervalOf } from "./run.js";
 // Every field shown comes from the view model (core/view.ts): the status page shows the same.
 const readRow = async (target: Target, ref: SetRef): Promise<SetSummary> =>
   summarize((await target.reader.load(ref)).statefulSet);
+
+/**
+ * One set's row and the claims of its removed templates (claims labelled
+ * claimstep.io/orphaned-from=<set>), as the planner reports them (Decision.orphanedClaims); the
+ * plan is made, never written, and only when such a label is there.
+ */
+async function readSet(target: Target, ref: SetRef): Promise<{ row: SetSummary; orphans?: OrphansView }> {
+  const snapshot = await target.reader.load(ref);
+  const row = summarize(snapshot.statefulSet);
+  if (!snapshot.claims.some((c) => c.metadata.labels?.[Keys.orphanedFrom] === ref.name)) return { row };
+  const writer = typeof target.writers.claims === "function" ? target.writers.claims(snapshot) : target.writers.claims;
+  const orphans = orphansView(ref, planStep(snapshot, target.now(), writer).orphanedClaims);
+  return orphans ? { row, orphans } : { row };
+}
+
+const orphansText = (o: OrphansView): string => {
+  const width = Math.max(...o.claims.map((c) => c.claim.length));
+  const templates = Math.max(...o.claims.map((c) => c.template.length));
+  const lines = [
+    "",
+    `${o.heading}:`,
+    ...o.claims.map((c) => `  ${c.claim.padEnd(width)}  ${c.template.padEnd(templates)}  ${c.note}`),
+  ];
+  if (o.command)
+    lines.push(
+      "Delete the ones no pod mounts once their data is no longer needed (claimstep never does):",
+      `  ${o.command}`,
+    );
+  else lines.push("Each is still mounted: once its pod restarts, claimstep status shows the command to delete it.");
+  return lines.join("\n");
+};
 
 const table = (rows: string[][], color: boolean, phaseColumn: number): string => {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
@@ -34,7 +68,13 @@ export async function status(ctx: Context): Promise<number> {
     ? [refOf(ctx.flags, target, ctx.args[0], "status")]
     : await target.listOptedIn(ctx.flags["all-namespaces"] ? undefined : (ctx.flags.namespace ?? target.namespace));
   const rows: SetSummary[] = [];
-  for (const ref of refs) rows.push(await readRow(target, ref));
+  // A named set: also the claims of its removed templates (docs/templates.md).
+  let orphans: OrphansView | undefined;
+  if (ctx.args[0]) {
+    const one = await readSet(target, refs[0]!);
+    rows.push(one.row);
+    orphans = one.orphans;
+  } else for (const ref of refs) rows.push(await readRow(target, ref));
   if (ctx.json) {
     const json = rows.map((r) => ({
       ref: r.ref,
@@ -42,6 +82,7 @@ export async function status(ctx: Context): Promise<number> {
       updateRevision: r.revision === "-" ? null : r.revision,
       currentRevision: r.currentRevision === "-" ? null : r.currentRevision,
       status: r.status,
+      ...(orphans ? { orphanedClaims: orphans.claims, deleteCommand: orphans.command ?? null } : {}),
     }));
     emit(ctx, ctx.args[0] ? json[0] : json);
   } else if (rows.length === 0) {
@@ -72,7 +113,7 @@ export async function status(ctx: Context): Promise<number> {
       line.push(r.observedAt, r.message);
       lines.push(line);
     }
-    print(ctx.io, table(lines, ctx.color, 2));
+    print(ctx.io, `${table(lines, ctx.color, 2)}${orphans ? `\n${orphansText(orphans)}` : ""}`);
   }
   return rows.some((r) => r.phase === "Blocked") ? EXIT.blocked : EXIT.ok;
 }

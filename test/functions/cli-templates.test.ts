@@ -165,3 +165,65 @@ describe("claimstep set <sts> <template> --remove", () => {
     expect(JSON.parse(again.out.text)).toMatchObject({ changed: false, removed: "wal" });
   });
 });
+
+describe("claimstep status <sts>: the claims of removed templates", () => {
+  /** A kept claim of a removed template `cache` (no pod mounts it), and wal-web-1 labelled as one (web-1 mounts it). */
+  const withOrphans = async () => {
+    const s = await simOf("grow");
+    await s.sim.admin.create(
+      "persistentvolumeclaims",
+      {
+        apiVersion: "v1",
+        kind: "PersistentVolumeClaim",
+        metadata: { name: "cache-web-0", namespace: "default", labels: { app: "web", [Keys.orphanedFrom]: "web" } },
+        spec: { accessModes: ["ReadWriteOnce"], storageClassName: "fast", resources: { requests: { storage: "1Gi" } } },
+      },
+      { fieldManager: "test" },
+    );
+    await s.sim.admin.mergePatch(
+      "persistentvolumeclaims",
+      "default",
+      "wal-web-1",
+      { metadata: { labels: { [Keys.orphanedFrom]: "web" } } },
+      { fieldManager: "test" },
+    );
+    return s;
+  };
+
+  it("lists them under their heading, with the command that deletes those no pod mounts", async () => {
+    const s = await withOrphans();
+    const before = s.writes();
+    const { io, out, err } = capture();
+    expect(await main(["status", "web"], io, s.connect), err.text).toBe(0);
+    expect(out.text).toContain("Claims of removed templates (kept; claimstep never deletes a claim):");
+    expect(out.text).toMatch(/ {2}cache-web-0 +cache +no pod mounts it\n/);
+    expect(out.text).toMatch(/ {2}wal-web-1 +wal +still mounted by web-1 until it restarts\n/);
+    expect(out.text).toContain("  kubectl delete pvc -n default cache-web-0\n");
+    expect(s.writes()).toBe(before);
+  });
+
+  it("-o json carries them; a set without any shows none", async () => {
+    const s = await withOrphans();
+    const json = capture();
+    expect(await main(["status", "web", "-o", "json"], json.io, s.connect)).toBe(0);
+    const doc = JSON.parse(json.out.text);
+    expect(doc.orphanedClaims).toEqual([
+      { claim: "cache-web-0", template: "cache", mounted: false, note: "no pod mounts it" },
+      {
+        claim: "wal-web-1",
+        template: "wal",
+        mounted: true,
+        pod: "web-1",
+        note: "still mounted by web-1 until it restarts",
+      },
+    ]);
+    expect(doc.deleteCommand).toBe("kubectl delete pvc -n default cache-web-0");
+    const plain = await simOf("grow");
+    const none = capture();
+    expect(await main(["status", "web", "-o", "json"], none.io, plain.connect)).toBe(0);
+    expect(JSON.parse(none.out.text)).not.toHaveProperty("orphanedClaims");
+    const text = capture();
+    await main(["status", "web"], text.io, plain.connect);
+    expect(text.out.text).not.toContain("Claims of removed templates");
+  });
+});
