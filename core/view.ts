@@ -3,8 +3,10 @@
 // table of core/render.ts. Every field a person reads is computed here once, so the terminal and
 // the page cannot disagree. Pure: strings in, strings out (no clock, no I/O; times are the
 // cluster's own timestamps, shown as found).
+
 import type { ClaimTemplate, StatefulSet } from "./k8s.js";
 import { Keys } from "./keys.js";
+import { type OrphansView, orphansView } from "./orphans.js";
 import { revisionOf } from "./revision.js";
 import { applyViaOf } from "./statefulset.js";
 import { desiredTemplates } from "./templates.js";
@@ -388,6 +390,8 @@ export interface SetPageView {
   timeline: Timeline;
   /** With claimstep.io/autogrow: each watched claim's usage against the threshold. */
   usage?: UsageView;
+  /** The claims of removed claim templates, kept (Decision.orphanedClaims; docs/templates.md). */
+  orphans?: OrphansView;
 }
 
 /**
@@ -442,6 +446,7 @@ export function setPage(
   const headline = headlineOf(summary);
   const templates = templatesView(set);
   const finalizeHint = finalizeHintOf(set, headline, templates);
+  const orphans = orphansView(planned.ref, planned.orphanedClaims);
   return {
     summary,
     headline,
@@ -461,6 +466,7 @@ export function setPage(
       ...(summary.observedAt !== "-" ? { observedAt: summary.observedAt } : {}),
     }),
     ...withUsage(set, planned, usage),
+    ...(orphans ? { orphans } : {}),
   };
 }
 

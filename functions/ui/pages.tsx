@@ -344,6 +344,48 @@ function OrdinalBody(props: { o: OrdinalRow; pods: boolean }) {
   );
 }
 
+/** The claims of removed templates, kept: which pod still mounts each, the command that deletes the others (docs/templates.md). */
+function Orphans(props: { orphans: NonNullable<SetPageView["orphans"]> }) {
+  const o = props.orphans;
+  return (
+    <>
+      <h2 id="orphans">{o.heading}</h2>
+      <Scroll label="Claims of removed templates (scrolls sideways)">
+        <table data-orphans>
+          <thead>
+            <tr>
+              <th scope="col">Claim</th>
+              <th scope="col">Template</th>
+              <th scope="col">Mounted</th>
+            </tr>
+          </thead>
+          <tbody>
+            {o.claims.map((c) => (
+              <tr>
+                <td>
+                  <code>{c.claim}</code>
+                </td>
+                <td>{c.template}</td>
+                <td>{c.note}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </Scroll>
+      {o.command ? (
+        <>
+          <p class="note">Delete the ones no pod mounts once their data is no longer needed (claimstep never does):</p>
+          <pre data-orphans-command>
+            <code>{o.command}</code>
+          </pre>
+        </>
+      ) : (
+        <p class="muted">Each is still mounted: once its pod restarts, this page shows the command to delete it.</p>
+      )}
+    </>
+  );
+}
+
 /** The part of the set's page that follows the rollout (swapped in place by the script). */
 export function LiveFragment(props: { view: SetPageView }) {
   const { summary: s, headline: h, next, ordinals, pods, templates, events } = props.view;
@@ -489,6 +531,8 @@ export function LiveFragment(props: { view: SetPageView }) {
           </table>
         </Scroll>
       )}
+
+      {props.view.orphans ? <Orphans orphans={props.view.orphans} /> : null}
 
       <h2 id="templates">Claim templates: desired vs live</h2>
       <p class="muted" data-templates-source>
