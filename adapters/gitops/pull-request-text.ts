@@ -1,12 +1,13 @@
 // What a pull request says: a title naming the change, and a body saying what merging does, what
 // closing does, and the per-ordinal plan as a Markdown table built from the Decision. A re-create
-// proposal says what merging approves, the templates before → after, and the GitOps tool's part.
+// proposal says what merging approves, the templates before → after (added and removed ones too),
+// the pod template paths that change with them, and the GitOps tool's part.
 // Autogrow's proposal says the usage that caused it, the template sizes before → after, and that
 // merging grows every ordinal through claimstep's rollout, one at a time.
 import { recordName } from "../../core/finalize.js";
 import { Keys } from "../../core/keys.js";
 import type { Decision, OrdinalReport, PatchClaim, ProposeRecreate, RaiseTemplate } from "../../core/types.js";
-import { type Growth, TEMPLATE_FIELDS, type TemplateChange } from "./set-manifest.js";
+import { type Growth, type ManifestChanges, TEMPLATE_FIELDS, type TemplateChange } from "./set-manifest.js";
 
 // Everything in a body that came from the cluster or the forge (messages, names, sizes, values read
 // from the repository, annotation values) goes through `text` (escaped prose) or `code` (a code
@@ -110,21 +111,53 @@ export function pullRequestBody(action: PatchClaim, decision: Decision, path: st
 
 // The re-create proposal (finalize in GitOps mode): one pull request per set and revision.
 
-/** The template changes as one line, e.g. `data: storage 10Gi → 20Gi; wal: labels – → tier=db`. */
-export function templateChangeSummary(changes: readonly TemplateChange[]): string {
-  return changes.map((c) => `${c.template}: ${c.field} ${c.before} → ${c.after}`).join("; ");
+/** A proposal's changes: the fields of existing templates alone, or everything (issue 27). */
+type Changes = readonly TemplateChange[] | ManifestChanges;
+const allOf = (c: Changes): ManifestChanges =>
+  "fields" in c ? c : { fields: [...c], added: [], removed: [], podTemplate: [] };
+
+/** Pod template paths a summary names; the rest are counted. */
+const MAX_POD_PATHS = 10;
+const podPaths = (paths: readonly string[]): string[] =>
+  paths.length > MAX_POD_PATHS
+    ? [...paths.slice(0, MAX_POD_PATHS), `… ${paths.length - MAX_POD_PATHS} more`]
+    : [...paths];
+
+/** The changes as one line, e.g. `data: storage 10Gi → 20Gi; logs: added; wal: removed; pod template: spec.volumes`. */
+export function templateChangeSummary(changes: Changes): string {
+  const c = allOf(changes);
+  return [
+    ...c.fields.map((f) => `${f.template}: ${f.field} ${f.before} → ${f.after}`),
+    ...c.added.map((a) => `${a.template}: added`),
+    ...c.removed.map((r) => `${r}: removed`),
+    ...(c.podTemplate.length ? [`pod template: ${podPaths(c.podTemplate).join(", ")}`] : []),
+  ].join("; ");
 }
 
 export function recreateTitle(action: ProposeRecreate): string {
   return `claimstep: re-create StatefulSet ${action.namespace}/${action.set} with the claim templates of revision ${action.revision}`;
 }
 
-export function recreateCommitMessage(action: ProposeRecreate, changes: readonly TemplateChange[]): string {
+export function recreateCommitMessage(action: ProposeRecreate, changes: Changes): string {
+  const c = allOf(changes);
+  const fields = c.fields.length ? ` (${templateChangeSummary(c.fields)})` : "";
+  const shape = [
+    ...c.added.map((a) => `template ${a.template} is added`),
+    ...c.removed.map((r) => `template ${r} is removed`),
+    ...(c.podTemplate.length
+      ? [`the pod template (spec.template) changes with them (${podPaths(c.podTemplate).join(", ")})`]
+      : []),
+  ];
+  const dropped =
+    action.podTemplate === undefined
+      ? `the ${Keys.templates} annotation is removed.`
+      : `the ${Keys.templates} and ${Keys.podTemplate} annotations are removed.`;
   return [
     `claimstep: ${action.set} volumeClaimTemplates → revision ${action.revision}`,
     "",
-    `StatefulSet ${action.namespace}/${action.set}: the claim templates carry the desired values${changes.length ? ` (${templateChangeSummary(changes)})` : ""};`,
-    `the ${Keys.templates} annotation is removed. Merging approves the re-create of the set.`,
+    `StatefulSet ${action.namespace}/${action.set}: the claim templates carry the desired values${fields};`,
+    ...(shape.length ? [`${shape.join("; ")};`] : []),
+    `${dropped} Merging approves the re-create of the set.`,
   ].join("\n");
 }
 
@@ -133,23 +166,58 @@ export function recreateBody(
   action: ProposeRecreate,
   decision: Decision,
   path: string,
-  changes: readonly TemplateChange[],
+  changes: Changes,
   baseBranch: string,
 ): string {
+  const c = allOf(changes);
   const set = code(`${action.namespace}/${action.set}`);
-  const table = changes.length
+  const reshaped = c.added.length + c.removed.length + c.podTemplate.length > 0;
+  const rows = [
+    ...c.fields.map((f) => `| ${cell(f.template)} | ${cell(f.field)} | ${cell(f.before)} | ${cell(f.after)} |`),
+    ...c.added.map((a) => `| ${cell(a.template)} | template | – | ${cell(`added: ${a.summary}`)} |`),
+    ...c.removed.map((r) => `| ${cell(r)} | template | present | removed |`),
+  ];
+  const table = rows.length
+    ? [`| template | field | before (${cell(baseBranch)}) | after |`, "|---|---|---|---|", ...rows]
+    : reshaped
+      ? []
+      : [`The templates in ${code(path)} already carry these values; only the annotation goes.`];
+  const pod = c.podTemplate.length
     ? [
-        `| template | field | before (${cell(baseBranch)}) | after |`,
-        "|---|---|---|---|",
-        ...changes.map((c) => `| ${cell(c.template)} | ${cell(c.field)} | ${cell(c.before)} | ${cell(c.after)} |`),
+        "",
+        `**The pod template changes with it** (\`spec.template\`, as held in \`${Keys.podTemplate}\`): ${podPaths(c.podTemplate).map(code).join(", ")}. It goes into the same create as the claim templates, so that the set never mounts a volume it lacks (the API server refuses such a set); fields the API server sets by default are not written where the file leaves them unset.`,
       ]
-    : [`The templates in ${code(path)} already carry these values; only the annotation goes.`];
+    : [];
+  const dropped =
+    action.podTemplate === undefined
+      ? `the annotation \`${Keys.templates}\` is removed`
+      : `the annotations \`${Keys.templates}\` and \`${Keys.podTemplate}\` are removed`;
+  const what = reshaped
+    ? [
+        `**Merging** this pull request changes ${code(path)}: the StatefulSet's \`spec.volumeClaimTemplates\` carry the desired templates (${[
+          ...c.added.map((a) => `${code(a.template)} added`),
+          ...c.removed.map((r) => `${code(r)} removed`),
+          `the others' ${TEMPLATE_FIELDS.join(", ")} as desired`,
+        ].join(
+          "; ",
+        )})${c.podTemplate.length ? ", `spec.template` becomes the held pod template" : ""} and ${dropped}; comments and every other field stay as they are. Merging approves the re-create: claimstep records the new manifest in ConfigMap ${code(`${action.namespace}/${recordName(action.set)}`)}, deletes the StatefulSet with \`propagationPolicy: Orphan\`, creates it from the record (claim templates and pod template in one create), and removes the record once the new set has adopted its pods.`,
+        "",
+        `**The claims are meant to stay**: no claim is deleted, no volume is lost; the record holds the uids of the pods and claims, and claimstep removes it only after finding them under the new set (else it stops, \`Blocked/RecreateReplaced\`). Then the pods are restarted one at a time, lowest ordinal first — each once its new claims exist (and are bound) and every other pod is Ready, through the Eviction API (PodDisruptionBudgets honoured) — and the StatefulSet controller re-creates each with the volumes of every template of the set.${c.removed.length || action.removed?.length ? ` The claims of a removed template are kept, labelled ${code(`${Keys.orphanedFrom}=${action.set}`)}; \`claimstep status\` lists them with the command a person runs to delete them.` : ""}`,
+      ]
+    : [
+        `**Merging** this pull request changes ${code(path)}: the StatefulSet's \`spec.volumeClaimTemplates\` carry the desired templates (${TEMPLATE_FIELDS.join(", ")}; nothing else) and the annotation \`${Keys.templates}\` is removed; comments and every other field stay as they are. Merging approves the re-create: claimstep records the new manifest in ConfigMap ${code(`${action.namespace}/${recordName(action.set)}`)}, deletes the StatefulSet with \`propagationPolicy: Orphan\`, creates it from the record, and removes the record once the new set has adopted its pods. **The pods and the claims are meant to stay**: no pod is restarted, no claim or volume is deleted; the record holds their uids, and claimstep removes it only after finding the same pods and claims (same uids) under the new set, else it stops (\`Blocked/RecreateReplaced\`) and keeps the record.`,
+      ];
   return [
-    `claimstep proposes re-creating StatefulSet ${set} with the claim templates of revision ${code(action.revision)}. Every claim of the set is at that revision; only the set's \`spec.volumeClaimTemplates\` still hold the old values, and the API server refuses any edit of them, so the set has to be deleted and created again.`,
+    `claimstep proposes re-creating StatefulSet ${set} with the claim templates of revision ${code(action.revision)}. ${
+      reshaped
+        ? "The set gains or loses a claim template, and the API server refuses any edit of `spec.volumeClaimTemplates`"
+        : "Every claim of the set is at that revision; only the set's `spec.volumeClaimTemplates` still hold the old values, and the API server refuses any edit of them"
+    }, so the set has to be deleted and created again.`,
     "",
-    `**Merging** this pull request changes ${code(path)}: the StatefulSet's \`spec.volumeClaimTemplates\` carry the desired templates (${TEMPLATE_FIELDS.join(", ")}; nothing else) and the annotation \`${Keys.templates}\` is removed; comments and every other field stay as they are. Merging approves the re-create: claimstep records the new manifest in ConfigMap ${code(`${action.namespace}/${recordName(action.set)}`)}, deletes the StatefulSet with \`propagationPolicy: Orphan\`, creates it from the record, and removes the record once the new set has adopted its pods. **The pods and the claims are meant to stay**: no pod is restarted, no claim or volume is deleted; the record holds their uids, and claimstep removes it only after finding the same pods and claims (same uids) under the new set, else it stops (\`Blocked/RecreateReplaced\`) and keeps the record.`,
+    ...what,
     "",
     ...table,
+    ...pod,
     "",
     `**Argo CD / Flux.** After the re-create the live StatefulSet equals this manifest, and your GitOps tool finds it in sync. Until then a sync of the set fails, because the API server refuses to edit \`volumeClaimTemplates\` ("updates to statefulset spec for fields other than … are forbidden"): that is expected and harmless. Wait for claimstep — the merge steps the set at once through the webhook, and the re-create takes a few steps. Do not force the sync (Argo CD \`Replace=true\`/\`Force=true\`, Flux \`spec.force: true\`): that deletes the set without orphaning its pods and bypasses claimstep's recovery record.`,
     "",

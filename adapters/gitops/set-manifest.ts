@@ -3,12 +3,17 @@
 // four fields claimstep rolls out (storage, volumeAttributesClassName, labels, annotations) — and
 // loses claimstep's desired-templates annotation. Edited in place with the yaml Document API, so
 // comments, key order and every other field stay as they are, in a multi-document file too.
+// Adding or removing a template (issue 27): a desired template Git lacks is appended whole (without
+// what the server adds: status, creationTimestamp), a template of `removed` is taken out, and the
+// held pod template (`claimstep.io/pod-template`) replaces spec.template node by node — a field
+// that stays keeps its node and comments, a field the server defaults is not written where Git
+// leaves it unset; the result must not mount a volume it lacks (the API server refuses that set).
 //
 // Autogrow's proposal (RaiseTemplate in GitOps mode) edits the same document otherwise: only the
 // desired-templates annotation (its value raised, its YAML style kept) and the autogrown-from
 // record; `spec.volumeClaimTemplates` stays as it is.
 
-import YAML, { type Document, isMap, type Scalar } from "yaml";
+import YAML, { type Document, isMap, type Scalar, type YAMLMap } from "yaml";
 import { lastGrownFrom } from "../../core/autogrow.js";
 import type { ClaimTemplate, StatefulSet } from "../../core/k8s.js";
 import { Keys } from "../../core/keys.js";
@@ -16,6 +21,7 @@ import { compareQuantity } from "../../core/quantity.js";
 import { revisionOf } from "../../core/revision.js";
 import { desiredTemplates } from "../../core/templates.js";
 import type { ProposeRecreate, RaiseTemplate } from "../../core/types.js";
+import { YAML_LIMITS } from "../yaml-bounds.js";
 import { type EditedManifest, ManifestError, parseRepositoryYaml } from "./manifest.js";
 
 /** The fields of a claim template a re-create proposal writes. */
@@ -30,8 +36,30 @@ export interface TemplateChange {
   after: string;
 }
 
-/** claimstep's annotations a re-create proposal removes from the set's manifest. */
-export const DROPPED_ANNOTATIONS = [Keys.templates, Keys.recreateApproved] as const;
+/** A template the proposal appends to the manifest, and what it asks for (`storage 1Gi, storageClassName fast, …`). */
+interface AddedTemplate {
+  template: string;
+  summary: string;
+}
+
+/** Everything a re-create proposal changes in the set's manifest (claimstep's annotations aside). */
+export interface ManifestChanges {
+  /** Fields of templates Git already has. */
+  fields: TemplateChange[];
+  /** Desired templates Git lacks, appended. */
+  added: AddedTemplate[];
+  /** Templates of `removed` that Git has, taken out. */
+  removed: string[];
+  /** Where spec.template changes to become the held pod template, e.g. `spec.containers[app].volumeMounts[logs]`. */
+  podTemplate: string[];
+}
+
+/**
+ * claimstep's annotations a re-create proposal removes from the set's manifest. The remove list
+ * (`claimstep.io/remove-claim-templates`) stays where Git has it — the record of what was removed,
+ * as on the re-created set — and is never added.
+ */
+export const DROPPED_ANNOTATIONS = [Keys.templates, Keys.recreateApproved, Keys.podTemplate] as const;
 
 type Path = Array<string | number>;
 type StringMap = Record<string, string>;
@@ -118,7 +146,17 @@ function findSet(
     const name = isMap(item) ? item.getIn(["metadata", "name"]) : undefined;
     if (typeof name === "string") templates.set(name, i);
   });
-  const missing = action.templates.map((t) => t.metadata.name).filter((n) => !templates.has(n));
+  const both = (action.removed ?? []).filter((n) => action.templates.some((t) => t.metadata.name === n));
+  if (both.length) {
+    throw new ManifestError(
+      `StatefulSet ${set}: template ${both.join(", ")} is both desired and to be removed (${Keys.removeTemplates}): keep it in one of the two, then step again`,
+    );
+  }
+  // A desired template Git lacks is appended when it is whole (an added template); a partial one
+  // (only the fields claimstep rolls out) names a template the live set has and Git lost.
+  const missing = action.templates
+    .filter((t) => !templates.has(t.metadata.name) && !isWhole(t))
+    .map((t) => t.metadata.name);
   if (missing.length) {
     throw new ManifestError(
       `StatefulSet ${set} in ${path} has no volumeClaimTemplate named ${missing.join(", ")}: add ${missing.length > 1 ? "them" : "it"} to the manifest as the live set has ${missing.length > 1 ? "them" : "it"}, then step again (claimstep changes only ${TEMPLATE_FIELDS.join(", ")} of existing templates)`,
@@ -139,6 +177,7 @@ function templateEdits(
   const out: Array<TemplateChange & { edit: () => void }> = [];
   for (const d of desired) {
     const name = d.metadata.name;
+    if (!templates.has(name)) continue; // appended whole (an added template)
     const at = (...rest: string[]): Path => ["spec", "volumeClaimTemplates", templates.get(name)!, ...rest];
 
     const storage = d.spec.resources?.requests?.storage;
@@ -200,23 +239,38 @@ export function templateChanges(
   path: string,
   branch: string,
 ): TemplateChange[] {
-  const { doc, templates } = findSet(existing, action, path, branch);
-  return templateEdits(doc, action.templates, templates).map(({ edit: _edit, ...change }) => change);
+  return proposedManifest(existing, action, path, branch).changes.fields;
 }
 
-/** Whether the set's manifest carries the desired templates (claimstep's annotations aside). Throws ManifestError as the edit does. */
+/** Everything the proposal changes in the file on `branch`: fields, added and removed templates, the pod template. */
+export function manifestChanges(
+  existing: string | undefined,
+  action: ProposeRecreate,
+  path: string,
+  branch: string,
+): ManifestChanges {
+  return proposedManifest(existing, action, path, branch).changes;
+}
+
+/**
+ * Whether the set's manifest carries the proposal (claimstep's annotations aside): the desired
+ * templates, none of the removed ones, the held pod template. Throws ManifestError as the edit does.
+ */
 export function carriesTemplates(
   existing: string | undefined,
   action: ProposeRecreate,
   path: string,
   branch: string,
 ): boolean {
-  return templateChanges(existing, action, path, branch).length === 0;
+  const { fields, added, removed, podTemplate } = proposedManifest(existing, action, path, branch).changes;
+  return fields.length + added.length + removed.length + podTemplate.length === 0;
 }
 
 /**
- * The file with the set's document carrying the desired templates and without claimstep's
- * desired-templates (and recreate-approved) annotation; unchanged text when it already does.
+ * The file with the set's document carrying the proposal — the desired templates (added ones
+ * appended), without the removed ones, spec.template as held — and without claimstep's
+ * desired-templates, pod-template (and recreate-approved) annotations; unchanged text when it
+ * already does.
  */
 export function editSetManifest(
   existing: string | undefined,
@@ -224,12 +278,8 @@ export function editSetManifest(
   path: string,
   branch: string,
 ): EditedManifest {
-  const { docs, doc, templates } = findSet(existing, action, path, branch);
-  let changed = false;
-  for (const change of templateEdits(doc, action.templates, templates)) {
-    change.edit();
-    changed = true;
-  }
+  const { docs, doc, changes } = proposedManifest(existing, action, path, branch);
+  let changed = changes.fields.length + changes.added.length + changes.removed.length + changes.podTemplate.length > 0;
   for (const key of DROPPED_ANNOTATIONS) {
     if (!doc.hasIn(["metadata", "annotations", key])) continue;
     doc.deleteIn(["metadata", "annotations", key]);
@@ -238,6 +288,282 @@ export function editSetManifest(
   const left = doc.getIn(["metadata", "annotations"], true);
   if (changed && isMap(left) && left.items.length === 0) doc.deleteIn(["metadata", "annotations"]);
   return { text: changed ? docs.map((d) => d.toString()).join("") : existing!, changed };
+}
+
+/**
+ * The file parsed, the set's document edited to carry the proposal (its annotations aside), and
+ * what changed. Throws ManifestError saying what to fix — also when the edited pod template would
+ * mount a volume the set lacks.
+ */
+function proposedManifest(
+  existing: string | undefined,
+  action: ProposeRecreate,
+  path: string,
+  branch: string,
+): { docs: Document[]; doc: Document; changes: ManifestChanges } {
+  const set = `${action.namespace}/${action.set}`;
+  const held = action.podTemplate === undefined ? undefined : heldPodTemplate(action.podTemplate, set);
+  const { docs, doc, templates } = findSet(existing, action, path, branch);
+  const changes: ManifestChanges = { fields: [], added: [], removed: [], podTemplate: [] };
+
+  for (const { edit, ...change } of templateEdits(doc, action.templates, templates)) {
+    edit();
+    changes.fields.push(change);
+  }
+  const seq = doc.getIn(["spec", "volumeClaimTemplates"], true) as YAML.YAMLSeq;
+  const removed = new Set(action.removed ?? []);
+  if (removed.size) {
+    seq.items = seq.items.filter((item) => {
+      const name = isMap(item) ? item.getIn(["metadata", "name"]) : undefined;
+      if (typeof name !== "string" || !removed.has(name)) return true;
+      changes.removed.push(name);
+      return false;
+    });
+  }
+  for (const t of action.templates) {
+    if (templates.has(t.metadata.name)) continue;
+    seq.items.push(doc.createNode(cleanTemplate(t)));
+    changes.added.push({ template: t.metadata.name, summary: templateSummary(t) });
+  }
+  if (held !== undefined) {
+    if (!isMap(doc.getIn(["spec", "template"], true))) doc.setIn(["spec", "template"], doc.createNode({}));
+    reconcile(doc, doc.getIn(["spec", "template"], true), held, "", changes.podTemplate);
+  }
+  if (held !== undefined || removed.size || changes.added.length) {
+    const lacking = unmountable(doc.toJS() as StatefulSet);
+    if (lacking.length) {
+      const many = lacking.length > 1;
+      throw new ManifestError(
+        `StatefulSet ${set} in ${path}: after this change its pod template (spec.template) would mount volume${many ? "s" : ""} ${lacking.join(", ")}, which neither spec.template.spec.volumes nor spec.volumeClaimTemplates has, and the API server refuses such a set (volumeMounts name: Not found): remove the mount${many ? "s" : ""} from the pod template in ${path} (or hold a pod template without ${many ? "them" : "it"} in ${Keys.podTemplate}), or keep the claim template, then step again`,
+      );
+    }
+  }
+  return { docs, doc, changes };
+}
+
+// Adding a template, and the held pod template.
+
+/** A template to add is whole: access modes and a size (a partial one only says the fields claimstep rolls out). */
+const isWhole = (t: ClaimTemplate): boolean =>
+  Array.isArray(t.spec?.accessModes) && t.spec.accessModes.length > 0 && storageOf(t) !== undefined;
+
+/** What the server adds to a claim template, which has no place in Git. */
+const SERVER_SET_METADATA = ["creationTimestamp", "uid", "resourceVersion", "generation", "managedFields"] as const;
+
+/** The template as Git should hold it: without status, server-set metadata, and the kind/apiVersion the server adds. */
+function cleanTemplate(t: ClaimTemplate): Record<string, unknown> {
+  const out = structuredClone(t) as unknown as Record<string, unknown> & { metadata: Record<string, unknown> };
+  delete out.status;
+  if (out.kind === "PersistentVolumeClaim") delete out.kind;
+  if (out.apiVersion === "v1") delete out.apiVersion;
+  for (const k of SERVER_SET_METADATA) delete out.metadata[k];
+  return out;
+}
+
+/** `storage 1Gi, storageClassName fast, accessModes ReadWriteOnce`. */
+function templateSummary(t: ClaimTemplate): string {
+  const parts = [`storage ${storageOf(t) ?? UNSET}`];
+  if (t.spec.storageClassName) parts.push(`storageClassName ${t.spec.storageClassName}`);
+  if (t.spec.volumeAttributesClassName) parts.push(`volumeAttributesClassName ${t.spec.volumeAttributesClassName}`);
+  parts.push(`accessModes ${(t.spec.accessModes ?? []).join(", ")}`);
+  return parts.join(", ");
+}
+
+type Json = Record<string, unknown>;
+const isPlain = (v: unknown): v is Json => v !== null && typeof v === "object" && !Array.isArray(v);
+
+/** The held pod template, checked: an object with a spec, nested no deeper than a YAML file may be. */
+function heldPodTemplate(value: unknown, set: string): Json {
+  if (!isPlain(value) || !isPlain(value.spec)) {
+    throw new ManifestError(
+      `StatefulSet ${set}: the held pod template (${Keys.podTemplate}) is not an object with a spec: set it to the JSON of a spec.template, or remove it, then step again`,
+    );
+  }
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== "object") continue;
+    if (depth > YAML_LIMITS.maxDepth) {
+      throw new ManifestError(
+        `StatefulSet ${set}: the held pod template (${Keys.podTemplate}) nests deeper than ${YAML_LIMITS.maxDepth} levels: set it to the JSON of a spec.template, or remove it, then step again`,
+      );
+    }
+    for (const child of Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return value;
+}
+
+/** The image pull policy the server defaults for an image: Always for `:latest` or no tag, else IfNotPresent. */
+function defaultPullPolicy(image: unknown): string | undefined {
+  if (typeof image !== "string" || image.includes("@")) return typeof image === "string" ? "IfNotPresent" : undefined;
+  const name = image.slice(image.lastIndexOf("/") + 1);
+  const tag = name.includes(":") ? name.slice(name.indexOf(":") + 1) : "latest";
+  return tag === "latest" ? "Always" : "IfNotPresent";
+}
+
+/**
+ * Values the API server writes into a pod template where the field is unset (seen in a real
+ * v1.34 admission review, test/fixtures/apiserver/admission-review-sts-update-vct-1.34.json, and
+ * the probe and volume defaults): a held pod template carries them, Git usually does not.
+ */
+const POD_DEFAULTS: Readonly<Record<string, readonly unknown[]>> = {
+  terminationMessagePath: ["/dev/termination-log"],
+  terminationMessagePolicy: ["File"],
+  restartPolicy: ["Always"],
+  terminationGracePeriodSeconds: [30],
+  dnsPolicy: ["ClusterFirst"],
+  schedulerName: ["default-scheduler"],
+  protocol: ["TCP"],
+  scheme: ["HTTP"],
+  timeoutSeconds: [1],
+  periodSeconds: [10],
+  successThreshold: [1],
+  failureThreshold: [3],
+  defaultMode: [420],
+  apiVersion: ["v1"],
+};
+
+/** A field the held pod template has and Git leaves unset that the server would set the same anyway: not written. */
+function isDefault(key: string, value: unknown, parent: Json): boolean {
+  if (value === null || value === undefined) return true;
+  if (isPlain(value) && Object.keys(value).length === 0) return true;
+  if (Array.isArray(value) && value.length === 0) return true;
+  if (key === "imagePullPolicy") return value === defaultPullPolicy(parent.image);
+  return POD_DEFAULTS[key]?.includes(value) ?? false;
+}
+
+/** `value` without the server's defaults, for a node written anew. */
+function withoutDefaults(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutDefaults);
+  if (!isPlain(value)) return value;
+  const out: Json = {};
+  for (const [k, v] of Object.entries(value)) if (!isDefault(k, v, value)) out[k] = withoutDefaults(v);
+  return out;
+}
+
+const keyOf = (pair: { key: unknown }): string => (YAML.isScalar(pair.key) ? String(pair.key.value) : String(pair.key));
+
+const named = (items: readonly unknown[], name: (item: unknown) => unknown): boolean => {
+  const names = items.map(name);
+  return names.every((n) => typeof n === "string") && new Set(names).size === names.length;
+};
+
+function sameScalar(a: unknown, b: unknown, path: string): boolean {
+  if (a === b) return true;
+  const primitive = (v: unknown) => typeof v === "string" || typeof v === "number" || typeof v === "boolean";
+  if (!primitive(a) || !primitive(b)) return false;
+  if (String(a) === String(b)) return true;
+  if (!/\.(requests|limits)\./.test(`.${path}`)) return false;
+  try {
+    return compareQuantity(String(a), String(b)) === 0; // `cpu: 0.5` is `500m`
+  } catch {
+    return false;
+  }
+}
+
+const join = (path: string, key: string): string => (path ? `${path}.${key}` : key);
+
+/** A node written anew in place of `old`, keeping the comments around it. */
+function replacement(doc: Document, old: unknown, value: unknown): unknown {
+  const node = doc.createNode(withoutDefaults(value));
+  if (YAML.isNode(old)) {
+    if (old.commentBefore) node.commentBefore = old.commentBefore;
+    if (old.comment) node.comment = old.comment;
+    if (old.spaceBefore) node.spaceBefore = old.spaceBefore;
+  }
+  return node;
+}
+
+/**
+ * Make `node` say `want`, editing in place wherever the structure allows (the nodes that stay keep
+ * their comments): maps key by key, lists of named items (containers, volumes, mounts) by name,
+ * other lists item by item when as long. Pushes the path of each change; returns the node to keep
+ * in place of `node` (itself, or a replacement).
+ */
+function reconcile(doc: Document, node: unknown, want: unknown, path: string, out: string[]): unknown {
+  if (isPlain(want) && isMap(node)) {
+    const map = node as YAMLMap<unknown, unknown>;
+    for (const pair of [...map.items]) {
+      const k = keyOf(pair);
+      if (want[k] !== undefined && want[k] !== null) continue;
+      map.items.splice(map.items.indexOf(pair), 1);
+      out.push(join(path, k));
+    }
+    for (const [k, v] of Object.entries(want)) {
+      if (v === undefined || v === null) continue;
+      const pair = map.items.find((p) => keyOf(p) === k);
+      if (pair) {
+        const next = reconcile(doc, pair.value, v, join(path, k), out);
+        if (next !== pair.value) pair.value = next;
+      } else if (!isDefault(k, v, want)) {
+        map.set(doc.createNode(k), doc.createNode(withoutDefaults(v)));
+        out.push(join(path, k));
+      }
+    }
+    return node;
+  }
+  if (Array.isArray(want) && YAML.isSeq(node)) {
+    const nameOf = (i: unknown): unknown => (isMap(i) ? i.get("name") : isPlain(i) ? i.name : undefined);
+    if (named(want, nameOf) && named(node.items, nameOf)) {
+      const there = new Map(node.items.map((i) => [nameOf(i) as string, i]));
+      const wanted = new Set(want.map((w) => nameOf(w) as string));
+      for (const name of there.keys()) if (!wanted.has(name)) out.push(`${path}[${name}]`);
+      const kept = [...there.keys()].filter((n) => wanted.has(n));
+      const items = want.map((w) => {
+        const name = nameOf(w) as string;
+        const item = there.get(name);
+        if (item === undefined) {
+          out.push(`${path}[${name}]`);
+          return doc.createNode(withoutDefaults(w));
+        }
+        return reconcile(doc, item, w, `${path}[${name}]`, out);
+      });
+      if (
+        kept.join("\n") !==
+        want
+          .map(nameOf)
+          .filter((n) => there.has(n as string))
+          .join("\n")
+      )
+        out.push(path); // reordered
+      node.items = items;
+      return node;
+    }
+    if (want.length === node.items.length) {
+      want.forEach((w, i) => {
+        const next = reconcile(doc, node.items[i], w, `${path}[${i}]`, out);
+        if (next !== node.items[i]) node.items[i] = next;
+      });
+      return node;
+    }
+  } else if (!isPlain(want) && !Array.isArray(want) && YAML.isScalar(node)) {
+    if (sameScalar(node.value, want, path)) return node;
+    out.push(path);
+    if (typeof node.value === typeof want) {
+      node.value = want;
+      return node;
+    }
+    return replacement(doc, node, want);
+  }
+  out.push(path || "spec.template");
+  return replacement(doc, node, want);
+}
+
+/** The volumes the set's pod template mounts (containers and init containers) that neither its volumes nor its claim templates provide. */
+function unmountable(set: StatefulSet): string[] {
+  const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+  const nameOf = (v: unknown): unknown => (isPlain(v) ? v.name : undefined);
+  const podSpec = (set.spec?.template as { spec?: Json } | undefined)?.spec ?? {};
+  const have = new Set([
+    ...list(podSpec.volumes).map(nameOf),
+    ...list(set.spec?.volumeClaimTemplates).map((t) =>
+      isPlain(t) && isPlain(t.metadata) ? t.metadata.name : undefined,
+    ),
+  ]);
+  const mounts = [...list(podSpec.containers), ...list(podSpec.initContainers)].flatMap((c) =>
+    isPlain(c) ? [...list(c.volumeMounts), ...list(c.volumeDevices)].map(nameOf) : [],
+  );
+  return [...new Set(mounts.filter((n): n is string => typeof n === "string" && !have.has(n)))];
 }
 
 // Autogrow (RaiseTemplate in GitOps mode).

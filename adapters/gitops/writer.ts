@@ -5,7 +5,8 @@
 // status and Events are not this writer's: the step records them through its own writers.
 //
 // It also proposes the re-create of a set (ProposeRecreate, finalize in GitOps mode): a pull
-// request that edits the StatefulSet's manifest to carry the desired claim templates; once the
+// request that edits the StatefulSet's manifest to carry the desired claim templates (added ones
+// appended, removed ones taken out, spec.template as held in claimstep.io/pod-template); once the
 // base branch carries them (merged), the re-create is approved (`applied`), and the step's direct
 // writers carry out F1–F4.
 //
@@ -43,9 +44,9 @@ import {
   editSetManifest,
   growths,
   type ManifestDesired,
+  manifestChanges,
   manifestDesired,
   raisedTemplates,
-  templateChanges,
   templatesBefore,
 } from "./set-manifest.js";
 
@@ -171,7 +172,7 @@ export class PullRequestWriter implements ClaimWriter {
         url: pr.url,
       };
     }
-    const changes = templateChanges(onBase, action, path, base);
+    const changes = manifestChanges(onBase, action, path, base);
     await this.provider.ensureBranch(branch);
     await this.commitSet(branch, path, action);
     const created = await this.provider.createPullRequest({
@@ -297,7 +298,7 @@ export class PullRequestWriter implements ClaimWriter {
     const file = await this.provider.readFile(path, branch);
     const edited = editSetManifest(file?.text, action, path, branch);
     if (!edited.changed) return;
-    const message = recreateCommitMessage(action, templateChanges(file?.text, action, path, branch));
+    const message = recreateCommitMessage(action, manifestChanges(file?.text, action, path, branch));
     await this.provider.writeFile({ path, branch, text: edited.text, message, ...(file ? { previous: file } : {}) });
   }
 
