@@ -481,6 +481,13 @@ function replacement(doc: Document, old: unknown, value: unknown): unknown {
  * in place of `node` (itself, or a replacement).
  */
 function reconcile(doc: Document, node: unknown, want: unknown, path: string, out: string[]): unknown {
+  if (YAML.isAlias(node)) {
+    // `*anchor`: kept when it already says `want` (the server's defaults aside), else written out.
+    const probe = new YAML.Document(node.resolve(doc)?.toJSON() ?? null);
+    const changed: string[] = [];
+    reconcile(probe, probe.contents, want, path, changed);
+    if (!changed.length) return node;
+  }
   if (isPlain(want) && isMap(node)) {
     const map = node as YAMLMap<unknown, unknown>;
     for (const pair of [...map.items]) {

@@ -370,3 +370,21 @@ describe.each(["github", "gitlab"] as const)("the pull-request writer proposing 
     expect(f.writes()).toEqual([]);
   });
 });
+
+describe("the held pod template against YAML a person wrote", () => {
+  it("an alias that already says the held value is kept; one that does not is written out", () => {
+    const anchored = GIT.replace("    matchLabels: {app: db}\n", "    matchLabels: &labels {app: db}\n").replace(
+      "      labels:\n        app: db # the selector's\n",
+      "      labels: *labels\n",
+    );
+    expect(YAML.parse(anchored).spec.template.metadata.labels).toEqual({ app: "db" });
+    const held = proposal({ podTemplate: GIT_POD });
+    expect(editSetManifest(anchored, held, PATH, BASE).text).toContain("labels: *labels");
+    expect(carriesTemplates(anchored, held, PATH, BASE)).toBe(true);
+    const relabelled = structuredClone(GIT_POD);
+    relabelled.metadata.labels = { app: "db", tier: "sql" } as typeof GIT_POD.metadata.labels;
+    const edited = editSetManifest(anchored, proposal({ podTemplate: relabelled }), PATH, BASE).text;
+    expect(YAML.parse(edited).spec.template.metadata.labels).toEqual({ app: "db", tier: "sql" });
+    expect(YAML.parse(edited).spec.selector.matchLabels).toEqual({ app: "db" });
+  });
+});
