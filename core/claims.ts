@@ -16,7 +16,7 @@ import type { ClaimReadiness, ClaimReport, OrdinalReport, PatchClaim } from "./t
 /** Every claim of an ordinal in scope, evaluated. */
 export const evaluateOrdinal = (scope: Scope, ordinal: number): OrdinalPlan => ({
   ordinal,
-  claims: scope.templates.map((t) => evaluateClaim(scope, t, ordinal)),
+  claims: scope.claimTemplates.map((t) => evaluateClaim(scope, t, ordinal)),
 });
 
 function evaluateClaim(scope: Scope, t: ClaimTemplate, ordinal: number): ClaimPlan {
@@ -336,7 +336,7 @@ function patchOf(
 export function reportOrdinal(scope: Scope, ordinal: number): OrdinalPlan {
   return {
     ordinal,
-    claims: scope.templates.map((t) => {
+    claims: scope.claimTemplates.map((t) => {
       const name = claimName(t.metadata.name, scope.setName, ordinal);
       const pvc = scope.claims.get(name);
       const readiness = pvc

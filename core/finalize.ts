@@ -9,6 +9,7 @@ import { StatefulSet as StatefulSetSchema } from "./k8s.js";
 import { Keys } from "./keys.js";
 import { eventOf, Messages } from "./messages.js";
 import type { WalkConclusion } from "./parts.js";
+import { mergeTemplate, type Reshape, targetTemplates } from "./reshape.js";
 import { revisionOf } from "./revision.js";
 import { podName } from "./statefulset.js";
 import type { ArmRecord, DeleteRecord, Replaced, Snapshot } from "./types.js";
@@ -111,38 +112,29 @@ const SERVER_SET = [
 ] as const;
 
 /** The live templates with the desired storage, VAC, labels and annotations merged onto them. */
-export function mergeTemplates(live: readonly ClaimTemplate[], desired: readonly ClaimTemplate[]): ClaimTemplate[] {
-  return live.map((t) => {
-    const d = desired.find((x) => x.metadata.name === t.metadata.name);
-    if (!d) return structuredClone(t);
-    const merged = structuredClone(t);
-    const storage = d.spec.resources?.requests?.storage;
-    if (storage !== undefined)
-      merged.spec.resources = { ...merged.spec.resources, requests: { ...merged.spec.resources?.requests, storage } };
-    // The four fields claimstep rolls out are the desired ones, exactly (the revision hashes them).
-    if (d.spec.volumeAttributesClassName) merged.spec.volumeAttributesClassName = d.spec.volumeAttributesClassName;
-    else delete merged.spec.volumeAttributesClassName;
-    if (d.metadata.labels) merged.metadata.labels = { ...d.metadata.labels };
-    else delete merged.metadata.labels;
-    if (d.metadata.annotations) merged.metadata.annotations = { ...d.metadata.annotations };
-    else delete merged.metadata.annotations;
-    return merged;
-  });
-}
+export const mergeTemplates = (live: readonly ClaimTemplate[], desired: readonly ClaimTemplate[]): ClaimTemplate[] =>
+  live.map((t) => mergeTemplate(t, desired));
 
 /**
  * The set to re-create (F1): the live one without its server-set metadata and status, without
  * claimstep's desired-templates annotation, with the desired templates merged onto the live ones.
  */
-export function recreatedManifest(set: StatefulSet, desired: readonly ClaimTemplate[]): StatefulSet {
+export function recreatedManifest(
+  set: StatefulSet,
+  desired: readonly ClaimTemplate[],
+  shape: Pick<Reshape, "removed" | "podTemplate"> = { removed: [] },
+): StatefulSet {
   const manifest = structuredClone(set) as StatefulSet & Record<string, unknown>;
   delete manifest.status;
   const meta = manifest.metadata as Record<string, unknown>;
   for (const k of SERVER_SET) delete meta[k];
   const annotations = { ...set.metadata.annotations };
   delete annotations[Keys.templates];
+  // The held pod template is applied by this create (it mounts what the new templates give).
+  delete annotations[Keys.podTemplate];
   manifest.metadata.annotations = annotations;
-  manifest.spec.volumeClaimTemplates = mergeTemplates(set.spec.volumeClaimTemplates ?? [], desired);
+  manifest.spec.volumeClaimTemplates = targetTemplates(set.spec.volumeClaimTemplates ?? [], desired, shape.removed);
+  if (shape.podTemplate) (manifest.spec as Record<string, unknown>).template = structuredClone(shape.podTemplate);
   return manifest;
 }
 
@@ -300,6 +292,8 @@ export interface FinalizeContext {
   converged: boolean;
   revision: string;
   desired: readonly ClaimTemplate[];
+  /** Templates added or removed with this re-create and the pod template it applies (core/reshape.ts). */
+  shape?: Pick<Reshape, "removed" | "podTemplate">;
 }
 
 const ref = (set: StatefulSet) => ({ namespace: set.metadata.namespace ?? "default", set: set.metadata.name });
@@ -390,7 +384,7 @@ export function finalizeStep(snapshot: Snapshot, c: FinalizeContext): WalkConclu
     if (!c.wanted) return discard(`${Keys.finalize} is no longer Recreate`);
     if (!c.converged || c.revision !== record.revision)
       return discard(`the rollout is no longer complete at revision ${record.revision}`);
-    const changed = unexpectedDifferences(record.manifest, recreatedManifest(set, c.desired));
+    const changed = unexpectedDifferences(record.manifest, recreatedManifest(set, c.desired, c.shape));
     if (changed.length) return discard(`the StatefulSet changed since it was written (${changed.join(", ")})`);
     if (!rolloutAtRest(set)) return { reason: "Recreating", message: Messages.podsNotAtRest(set.metadata.name) };
     if (!record.armed) {
@@ -418,7 +412,7 @@ export function finalizeStep(snapshot: Snapshot, c: FinalizeContext): WalkConclu
   // F1: only when wanted, complete, the live templates behind, the pods at rest.
   if (!c.wanted || !c.converged) return undefined;
   const live = set.spec.volumeClaimTemplates ?? [];
-  if (revisionOf(mergeTemplates(live, c.desired)) !== c.revision)
+  if (revisionOf(targetTemplates(live, c.desired, c.shape?.removed)) !== c.revision)
     return blocked(Messages.recreateWouldDiffer(set.metadata.name));
   if (revisionOf(live) === c.revision) return undefined;
   if (!rolloutAtRest(set)) return { reason: "Recreating", message: Messages.podsNotAtRest(set.metadata.name) };
@@ -427,10 +421,17 @@ export function finalizeStep(snapshot: Snapshot, c: FinalizeContext): WalkConclu
     return {
       reason: "Recreating",
       message: Messages.recreateProposed(set.metadata.name, c.revision),
-      action: { type: "ProposeRecreate", ...ref(set), revision: c.revision, templates: [...c.desired] },
+      action: {
+        type: "ProposeRecreate",
+        ...ref(set),
+        revision: c.revision,
+        templates: [...c.desired],
+        ...(c.shape?.podTemplate ? { podTemplate: structuredClone(c.shape.podTemplate) } : {}),
+        ...(c.shape?.removed.length ? { removed: [...c.shape.removed] } : {}),
+      },
     };
   }
-  const manifest = recreatedManifest(set, c.desired);
+  const manifest = recreatedManifest(set, c.desired, c.shape);
   const message = Messages.recordWritten(name, set.metadata.name, c.revision);
   return {
     reason: "RecordWritten",

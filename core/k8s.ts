@@ -185,6 +185,8 @@ export const StorageClass = z.looseObject({
   metadata: ObjectMeta,
   provisioner: z.string(),
   allowVolumeExpansion: z.optional(z.boolean()),
+  /** `WaitForFirstConsumer`: a new claim binds only once a pod using it is scheduled. */
+  volumeBindingMode: z.optional(z.string()),
 });
 export type StorageClass = z.infer<typeof StorageClass>;
 

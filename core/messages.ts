@@ -23,6 +23,16 @@ export function eventOf(reason: EventReason, note: string, action?: Action): Eve
   return { type: info.event!, reason, action: action?.type ?? VERB[info.phase], note };
 }
 
+/** `adding template logs` / `removing template cache` / both. */
+const describeShape = (added: readonly string[], removed: readonly string[]): string =>
+  [
+    added.length ? `adding claim template${added.length > 1 ? "s" : ""} ${added.join(", ")}` : "",
+    removed.length ? `removing claim template${removed.length > 1 ? "s" : ""} ${removed.join(", ")}` : "",
+  ]
+    .filter(Boolean)
+    .join(" and ")
+    .replace(/^a/, "A");
+
 const setName = (s: { namespace?: string | undefined; name: string }) => `${s.namespace ?? "default"}/${s.name}`;
 
 /** What a claim write changes, for messages and Events: `storage 1Gi → 2Gi; revision …`. */
@@ -185,6 +195,36 @@ export const Messages = {
     `${why}: claimstep wrote this record and cannot read it back; fix or delete the ConfigMap (the StatefulSet still exists)`,
   recordUnreadableSetGone: (why: string, namespace: string, set: string) =>
     `StatefulSet ${namespace}/${set} is gone and its re-create record is unreadable (${why}): re-create the set by hand from the record's statefulset.json or from your manifests; its pods and claims are kept`,
+
+  // Adding and removing claim templates (core/reshape.ts).
+  templatesNeedRecreate: (set: string, added: readonly string[], removed: readonly string[]) =>
+    `${describeShape(added, removed)} of ${set} needs the set re-created (the API server forbids editing spec.volumeClaimTemplates): annotate it ${Keys.finalize}=Recreate, or run claimstep finalize ${set}`,
+  shapeOnDelete: (set: string, added: readonly string[], removed: readonly string[]) =>
+    `${describeShape(added, removed)} of ${set} is refused: its updateStrategy is OnDelete, and claimstep restarts the pods one by one after the re-create only under RollingUpdate; switch to RollingUpdate, or re-create the set and replace its pods yourself`,
+  addedClassNotFound: (template: string, cls: string) =>
+    `added claim template "${template}" names StorageClass "${cls}", which does not exist: its claims would never bind. Create the class or fix the template; nothing was written`,
+  mountsMissingVolume: (set: string, missing: readonly string[], held: boolean, removed: readonly string[]) =>
+    `${set}: the ${held ? `pod template in ${Keys.podTemplate}` : "live pod template"} would not fit the re-created set: ${missing.join(", ")}, a volume the set would not have (the API server refuses such a set with 422). ${
+      removed.length
+        ? `Removing ${removed.join(", ")} needs a pod template that no longer mounts it: write it into ${Keys.podTemplate} (claimstep set … --remove does)`
+        : `Add the volume's claim template, or drop the mount`
+    }; nothing was written`,
+  shapePartitionHeld: (set: string, partition: number, user: number) =>
+    `holding ${set}'s pods at partition ${partition} (yours, ${user}, recorded in ${Keys.userPartition}) before re-creating it with its new claim templates, so that only claimstep restarts pods, one at a time`,
+  claimOrphaned: (claim: string, set: string, namespace: string) =>
+    `claim ${claim} belongs to a template ${set} no longer has: kept (claimstep never deletes a claim) and labelled ${Keys.orphanedFrom}=${set}; delete it yourself once its data is safe: kubectl delete pvc -n ${namespace} ${claim}`,
+  claimReused: (claim: string, set: string) =>
+    `claim ${claim} belongs to a template ${set} has again: it is reused, its ${Keys.orphanedFrom} label removed`,
+  shapeClaimMissing: (claim: string, pod: string) =>
+    `waiting for the StatefulSet controller to create claim ${claim} for pod ${pod} (it does when it reaches the pod, lowest ordinal first); then claimstep restarts ${pod}`,
+  shapeClaimNotBound: (claim: string, pod: string, cls: string | undefined) =>
+    `claim ${claim} is not Bound${cls ? ` (StorageClass ${cls} binds at once)` : ""}: claimstep restarts pod ${pod} only once it is, so that the pod does not wait on a volume; check the claim's events (kubectl describe pvc ${claim})`,
+  shapeRestartWaits: (pod: string, down: readonly string[], maxUnavailable: number) =>
+    `pod ${pod} must restart to take the set's new volumes, but ${down.join(", ")} ${down.length === 1 ? "is" : "are"} not Ready (maxUnavailable ${maxUnavailable}); claimstep waits. A higher pod the StatefulSet controller does not re-create waits on ${pod}: raise maxUnavailable or delete ${pod} yourself`,
+  shapeRestart: (pod: string, lacks: readonly string[], keeps: readonly string[]) =>
+    `evicting pod ${pod} so that the StatefulSet controller re-creates it with the set's volumes${lacks.length ? ` (mounting ${lacks.join(", ")})` : ""}${keeps.length ? ` (no longer mounting ${keeps.join(", ")})` : ""}: pods restart one at a time from the lowest ordinal, the order in which the controller processes them`,
+  shapeWaitsForPods: (set: string, down: readonly string[]) =>
+    `every pod of ${set} has its new volumes; waiting for ${down.join(", ")} to be Ready before handing the partition back`,
 
   // Autogrow.
   autogrowTriggered: (claim: string, usage: string, template: string, from: string, to: string) =>

@@ -9,12 +9,14 @@ import { evaluateOrdinal, ordinalReport, reportOrdinal, stateOf } from "./claims
 import { makeDecision } from "./decision.js";
 import { finalizeStep } from "./finalize.js";
 import { Keys } from "./keys.js";
+import { eventOf, Messages } from "./messages.js";
 import type { WalkConclusion } from "./parts.js";
 import { lastEvictionJSON } from "./pod-policy.js";
 import { coordinationOf, partitionStep, podsPending, restartStep } from "./pods.js";
 import { type PolicyResult, policyOf } from "./policy.js";
 import type { WriterCapabilities } from "./ports.js";
 import { phaseOf } from "./reasons.js";
+import { holdForShape, orphanedClaimsOf, reshapePending, shapeStep } from "./reshape.js";
 import { revisionOf } from "./revision.js";
 import { scopeOf } from "./scope.js";
 import { belowPartition, inScope } from "./statefulset.js";
@@ -44,6 +46,8 @@ export function planStep(snapshot: Snapshot, now: Date, writer: WriterCapabiliti
   const { scope } = scoped;
   const { policy } = scope;
   const wantsRecreate = policy.finalize === "Recreate" || opts.finalize === true;
+  const shape = policy.reshape;
+  const reshaping = reshapePending(shape);
 
   // Rules 4–8: every claim of every ordinal in scope, highest first.
   const ordinals = inScope(scope.ordinals).map((o) => evaluateOrdinal(scope, o));
@@ -73,12 +77,14 @@ export function planStep(snapshot: Snapshot, now: Date, writer: WriterCapabiliti
           }),
         }
       : undefined;
-  return makeDecision(snapshot, now, reports, {
+  const decision = makeDecision(snapshot, now, reports, {
     ...conclusion,
     revision: scope.revision,
     record: true,
     ...(annotations ? { annotations } : {}),
   });
+  const orphaned = orphanedClaimsOf(scope.setName, snapshot.claims, snapshot.pods);
+  return orphaned.length ? { ...decision, orphanedClaims: orphaned } : decision;
 
   function next(): WalkConclusion {
     // F1–F4 (finalize.ts): mid re-create, the record decides; once complete, it may start one.
@@ -89,13 +95,43 @@ export function planStep(snapshot: Snapshot, now: Date, writer: WriterCapabiliti
         converged,
         revision: scope.revision,
         desired: scope.templates,
+        shape: { removed: shape.removed, ...(shape.podTemplate ? { podTemplate: shape.podTemplate } : {}) },
       });
     if (snapshot.recreateRecord) {
       const walked = walk(scope, ordinals, busy);
       const step = recreate(walked.reason === "Converged");
       if (step) return step;
     }
-    const partition = partitionStep(scope, coordination, ordinals, pending);
+    // Adding or removing a template (reshape.ts): only a re-create does it, and only a class that exists binds.
+    if (reshaping) {
+      if (!wantsRecreate)
+        return blockedOn(
+          "TemplatesNeedRecreate",
+          Messages.templatesNeedRecreate(`${scope.namespace}/${scope.setName}`, shape.added, shape.removed),
+        );
+      for (const t of scope.templates) {
+        const cls = t.spec.storageClassName;
+        if (shape.added.includes(t.metadata.name) && cls && !scope.classes.has(cls))
+          return blockedOn("StorageClassNotFound", Messages.addedClassNotFound(t.metadata.name, cls));
+      }
+    }
+    // After a re-create that changed the shape: the removed templates' claims labelled, the pods
+    // restarted one at a time from the lowest ordinal, before anything else moves the partition.
+    const shaped = shapeStep({
+      set: snapshot.statefulSet,
+      pods: snapshot.pods,
+      claims: snapshot.claims,
+      classes: scope.classes,
+      reshape: shape,
+      maxUnavailable: scope.maxUnavailable,
+      holding: coordination.holding && policy.pods.coordination !== "ClaimsFirst",
+      restarts: wantsRecreate && scope.rollingUpdate,
+      lastEviction: policy.pods.lastEviction,
+      nowMs: now.getTime(),
+    });
+    if (shaped) return shaped;
+    // While the shape is pending, the partition is the re-create's (held before it, handed back after).
+    const partition = reshaping ? undefined : partitionStep(scope, coordination, ordinals, pending);
     if (partition) return partition;
     const walked = walk(scope, ordinals, busy);
     if (walked.reason === "Converged") {
@@ -112,6 +148,12 @@ export function planStep(snapshot: Snapshot, now: Date, writer: WriterCapabiliti
           })
         : undefined;
       if (grow && "conclusion" in grow) return grow.conclusion;
+      // Before a re-create that changes the shape: only claimstep restarts pods (reshape.ts).
+      const hold =
+        reshaping && !snapshot.recreateRecord
+          ? holdForShape(snapshot.statefulSet, coordination.holding, coordination.livePartition)
+          : undefined;
+      if (hold) return hold;
       const settled = recreate(true) ?? walked;
       return grow && settled === walked ? { ...walked, message: `${walked.message}; ${grow.note}` } : settled;
     }
@@ -128,6 +170,12 @@ export function planStep(snapshot: Snapshot, now: Date, writer: WriterCapabiliti
     return restart?.wait ?? walked;
   }
 }
+
+const blockedOn = (reason: "TemplatesNeedRecreate" | "StorageClassNotFound", message: string): WalkConclusion => ({
+  reason,
+  message,
+  events: [eventOf(reason, message)],
+});
 
 /** A Blocked walk stops everything else: a person acts first. */
 const phaseBlocks = (c: WalkConclusion): boolean => phaseOf(c.reason) === "Blocked";

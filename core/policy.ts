@@ -6,9 +6,11 @@
 import { type AutogrowPolicy, autogrowOf } from "./autogrow.js";
 import { finalizeOf } from "./finalize.js";
 import type { ClaimTemplate, StatefulSet } from "./k8s.js";
+import { Keys } from "./keys.js";
 import { Messages } from "./messages.js";
 import { type PodPolicy, podPolicyOf } from "./pod-policy.js";
 import type { Reason } from "./reasons.js";
+import { type Reshape, reshapeOf, reshapePending } from "./reshape.js";
 import { revisionOf } from "./revision.js";
 import { type ApplyVia, applyViaOf, maxUnavailableOf, type Ordinals, ordinalsOf, strategyOf } from "./statefulset.js";
 import { desiredTemplates } from "./templates.js";
@@ -34,6 +36,8 @@ export interface SetPolicy {
   finalize: "Never" | "Recreate";
   /** `claimstep.io/autogrow`; undefined when absent. */
   autogrow: AutogrowPolicy | undefined;
+  /** Templates to add or remove with the next re-create, and the pod template it applies (core/reshape.ts). */
+  reshape: Reshape;
 }
 
 /** Why a set has no policy: Idle (rule 1) or Blocked on an invalid annotation (rule 2 and the extensions). */
@@ -44,6 +48,21 @@ export type PolicyFault = Extract<
 
 export type PolicyResult = { ok: true; policy: SetPolicy } | { ok: false; reason: PolicyFault; message: string };
 
+/** The live templates less those listed in `claimstep.io/remove-claim-templates` (when it parses). */
+function withoutRemoved(
+  set: StatefulSet,
+  live: ClaimTemplate[],
+): { ok: true; source: "spec"; templates: ClaimTemplate[] } {
+  let names: unknown;
+  try {
+    names = JSON.parse(set.metadata.annotations?.[Keys.removeTemplates] ?? "[]");
+  } catch {
+    names = [];
+  }
+  const removed = new Set(Array.isArray(names) ? names : []);
+  return { ok: true, source: "spec", templates: live.filter((t) => !removed.has(t.metadata.name)) };
+}
+
 const fault = (reason: PolicyFault, message: string): PolicyResult => ({ ok: false, reason, message });
 
 /** The set's policy, or the first fault in rule order (the order the planner has always checked them in). */
@@ -52,11 +71,29 @@ export function policyOf(set: StatefulSet): PolicyResult {
   const strategy = strategyOf(set);
   if (strategy.kind === "OnClaimDelete") return fault("NotOptedIn", Messages.notOptedIn(strategy.value));
   if (strategy.kind === "invalid") return fault("InvalidTemplates", Messages.badStrategy(strategy.value));
-  if (set.spec.updateStrategy?.type === "OnDelete") return fault("OnDelete", Messages.onDelete());
 
-  // Rule 2: desired templates = the annotation, else the live templates; invalid → Blocked.
+  // Rule 2: desired templates = the annotation, else the live templates; invalid → Blocked. With
+  // the spec as the source, a template listed for removal is not desired.
   const desired = desiredTemplates(set);
-  if (!desired.ok) return fault("InvalidTemplates", desired.message);
+  const removing = (set.metadata.annotations?.[Keys.removeTemplates] ?? "").length > 0;
+  const templates =
+    desired.ok && desired.source === "spec" && removing ? withoutRemoved(set, desired.templates) : desired;
+  // A change of the set's shape (core/reshape.ts): the annotations it reads, the pod template it applies.
+  const shape = templates.ok ? reshapeOf(set, templates.templates) : undefined;
+  if (set.spec.updateStrategy?.type === "OnDelete") {
+    if (shape?.ok && reshapePending(shape.value))
+      return fault(
+        "InvalidPolicy",
+        Messages.shapeOnDelete(
+          `${set.metadata.namespace ?? "default"}/${set.metadata.name}`,
+          shape.value.added,
+          shape.value.removed,
+        ),
+      );
+    return fault("OnDelete", Messages.onDelete());
+  }
+  if (!templates.ok) return fault("InvalidTemplates", templates.message);
+  if (!shape!.ok) return fault("InvalidTemplates", shape!.message);
   const maxUnavailable = maxUnavailableOf(set);
   if (!maxUnavailable.ok) return fault("InvalidTemplates", maxUnavailable.message);
 
@@ -75,15 +112,16 @@ export function policyOf(set: StatefulSet): PolicyResult {
     ok: true,
     policy: {
       strategy: "InPlace",
-      templates: desired.templates,
-      templatesSource: desired.source,
-      revision: revisionOf(desired.templates),
+      templates: templates.templates,
+      templatesSource: templates.source,
+      revision: revisionOf(templates.templates),
       maxUnavailable: maxUnavailable.value,
       ordinals: ordinalsOf(set, pods.policy.userPartition),
       applyVia: via.via,
       pods: pods.policy,
       finalize: finalize.recreate ? "Recreate" : "Never",
       autogrow: autogrow.policy,
+      reshape: shape!.value,
     },
   };
 }

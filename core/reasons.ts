@@ -46,6 +46,9 @@ export const REASONS = {
   RecordDiscarded: { phase: "Progressing", event: "Normal", requeueAfter: SOON },
   RecreateApproved: { phase: "Progressing", event: "Normal", requeueAfter: SOON },
   AutogrowTriggered: { phase: "Progressing", event: "Normal", requeueAfter: SOON },
+  // Progressing: after a re-create without a template, its claims are kept and labelled (or reused).
+  ClaimOrphaned: { phase: "Progressing", event: "Normal", requeueAfter: SOON },
+  ClaimReused: { phase: "Progressing", event: "Normal", requeueAfter: SOON },
   // Waiting: something outside claimstep has to happen first.
   PodUpdating: { phase: "Waiting", requeueAfter: CONTROLLER_PACE },
   Recreating: { phase: "Waiting", requeueAfter: SOON },
@@ -61,6 +64,8 @@ export const REASONS = {
   RecordUnreadable: { phase: "Blocked", event: "Warning" },
   RecreateReplaced: { phase: "Blocked", event: "Warning" },
   AutogrowLimit: { phase: "Blocked", event: "Warning" },
+  TemplatesNeedRecreate: { phase: "Blocked", event: "Warning" },
+  StorageClassNotFound: { phase: "Blocked", event: "Warning" },
   StorageClassMismatch: { phase: "Blocked", event: "Warning" },
   ImmutableFieldMismatch: { phase: "Blocked", event: "Warning" },
   ExpansionNotAllowed: { phase: "Blocked", event: "Warning" },

@@ -15,7 +15,10 @@ import type { Snapshot } from "./types.js";
 export interface Scope {
   setName: string;
   namespace: string;
+  /** The desired templates (the revision's). */
   templates: ClaimTemplate[];
+  /** The desired templates the live set has: the ones whose claims exist to evaluate (an added one's come after the re-create). */
+  claimTemplates: ClaimTemplate[];
   revision: string;
   maxUnavailable: number;
   ordinals: Ordinals;
@@ -89,6 +92,7 @@ export function scopeOf(snapshot: Snapshot, parsed: PolicyResult = policyOf(snap
       setName,
       namespace: set.metadata.namespace ?? "default",
       templates: policy.templates,
+      claimTemplates: policy.templates.filter((t) => !policy.reshape.added.includes(t.metadata.name)),
       revision: policy.revision,
       maxUnavailable: policy.maxUnavailable,
       ordinals,

@@ -49,18 +49,13 @@ export function desiredTemplates(set: StatefulSet): DesiredTemplates {
     }
     templates = parsed.data;
     source = "annotation";
-    const liveNames = new Set(live.map((t) => t.metadata.name));
+    // A name the live set lacks is a template to add (docs/design.md "Adding and removing claim
+    // templates"): the re-create adds it; policy.ts checks what adding needs.
     const seen = new Set<string>();
     for (const t of templates) {
       if (seen.has(t.metadata.name))
         return { ok: false, message: `${where} on ${setName}: template name "${t.metadata.name}" appears twice` };
       seen.add(t.metadata.name);
-      if (!liveNames.has(t.metadata.name)) {
-        return {
-          ok: false,
-          message: `${where} on ${setName}: template "${t.metadata.name}" is not in spec.volumeClaimTemplates (${[...liveNames].join(", ") || "none"}); claimstep updates existing claims, it cannot add a template`,
-        };
-      }
     }
   }
 

@@ -94,11 +94,19 @@ describe("rule 2: desired templates", () => {
       JSON.stringify([template({ name: "data", storage: "20Gb" })]),
       /template "data" spec.resources.requests.storage: invalid quantity "20Gb"/,
     ));
-  it("unknown-template: a name not in the live set", () =>
-    blocked(
-      JSON.stringify([template({ name: "logs", storage: "2Gi" })]),
-      /template "logs" is not in spec.volumeClaimTemplates \(data\)/,
-    ));
+  it("unknown-template: a name not in the live set is a template to add, which needs the re-create", () => {
+    const set = makeSet({
+      desired: [
+        { name: "data", storage: "1Gi" },
+        { name: "logs", storage: "2Gi" },
+      ],
+    });
+    const d = plan(snapshot(set, claimsFor(set)));
+    expect(d.phase).toBe("Blocked");
+    expect(d.reason).toBe("TemplatesNeedRecreate");
+    expect(d.message).toMatch(/Adding claim template logs of default\/web needs the set re-created/);
+    expect(d.action).toBeUndefined();
+  });
   it("duplicate-template: the same name twice", () =>
     blocked(
       JSON.stringify([template({ name: "data", storage: "2Gi" }), template({ name: "data", storage: "3Gi" })]),
