@@ -459,6 +459,8 @@ export interface TemplatesRunOptions {
 
 const CLEAN_STEPS = 160;
 const CLEAN_GAP_MS = 10_000;
+/** Clean invocations Blocked with the same message after which a case stops waiting. */
+const STUCK_STEPS = 20;
 
 export async function runTemplatesCase(c: TemplatesCase, opts: TemplatesRunOptions = {}): Promise<TemplatesResult> {
   const sim = new SimCluster({ seed: c.seed, latencies: { gcMs: c.gcMs, podStartMs: c.podStartMs } });
@@ -891,6 +893,8 @@ export async function runTemplatesCase(c: TemplatesCase, opts: TemplatesRunOptio
 
     // Clean steps until Complete twice in a row.
     let completes = 0;
+    let stuck = 0;
+    let lastKey = "";
     let last: Decision | undefined;
     for (let i = 0; i < (opts.cleanSteps ?? CLEAN_STEPS) && completes < 2; i++) {
       if (violations.length && !opts.keepGoing) break;
@@ -902,6 +906,11 @@ export async function runTemplatesCase(c: TemplatesCase, opts: TemplatesRunOptio
       if (last) result.last = last;
       completes = last?.phase === "Complete" ? completes + 1 : 0;
       if (badMount && last?.phase === "Blocked") completes = 2;
+      // Blocked with the same word for a while: it stays so (the end checks say what is left).
+      const key = last ? `${last.phase}|${last.reason}|${last.message}` : "";
+      stuck = last?.phase === "Blocked" && key === lastKey ? stuck + 1 : 0;
+      lastKey = key;
+      if (stuck >= STUCK_STEPS && !badMount) break;
       if (completes < 2) advance(CLEAN_GAP_MS);
     }
     if (violations.length && !opts.keepGoing) break;
