@@ -169,6 +169,15 @@ export interface NodeAgent {
   /** The bytes an application has written to a claim's volume (0 until set), as the kubelet's volume stats report them. */
   setVolumeUsed(namespace: string, claim: string, bytes: number): void;
   /**
+   * What is "written" on each claim's volume, by claim uid (like data on the volume: it survives pod
+   * restarts and a re-created StatefulSet, and is gone with the claim: a claim re-created under the
+   * same name has a new uid and no marker). Set when the agent first starts a pod that mounts the
+   * claim (`<ns>/<claim> written by pod <name> (<pod uid>)`), or by writeMarker.
+   */
+  readonly markers: ReadonlyMap<string, string>;
+  /** Writes `text` as the marker of the claim with this uid (replacing the one it had). */
+  writeMarker(claimUid: string, text: string): void;
+  /**
    * The kubelet's GET /metrics, volume stats only, in the exposition format:
    * kubelet_volume_stats_capacity_bytes (the claim's status.capacity, less a file system's 2%) and
    * _used_bytes of every Bound claim a Running pod on this node mounts, labelled namespace and
@@ -291,6 +300,7 @@ export async function startNodeAgent(
   const errors: string[] = [];
   const actions: string[] = [];
   const finishedDeletes: FinishedDelete[] = [];
+  const markers = new Map<string, string>();
   const act = (line: string) => {
     actions.push(`${new Date().toISOString()} ${line}`);
     if (actions.length > 2000) actions.splice(0, actions.length - 2000);
@@ -527,6 +537,13 @@ export async function startNodeAgent(
       done.add(`pod:${uid}:started`);
       counts.podsStarted++;
       act(`pod ${ns}/${name} Running and Ready (${uid})`);
+      // The application's first write to each volume it mounts (kept by claim uid, like data).
+      for (const c of claimNamesOf(result)) {
+        const claimUid = findClaim(ns, c)?.metadata.uid;
+        if (!claimUid || markers.has(claimUid)) continue;
+        markers.set(claimUid, `${ns}/${c} written by pod ${name} (${uid})`);
+        act(`marker on claim ${ns}/${c} (${claimUid}) written by pod ${name}`);
+      }
     });
   }
 
@@ -991,6 +1008,11 @@ export async function startNodeAgent(
     synced,
     setVolumeUsed(namespace, claim, bytes) {
       volumeUsed.set(`${namespace}/${claim}`, bytes);
+    },
+    markers,
+    writeMarker(claimUid, text) {
+      markers.set(claimUid, text);
+      act(`marker on claim ${claimUid}: ${text}`);
     },
     volumeMetrics,
     async serveMetrics() {
