@@ -3,9 +3,10 @@
 // templates → the new ones, and the record), then steps until the set is re-created; `--dry-run`
 // stops there. Refused, nothing written, while the rollout is not complete.
 import { recordName, recreatedManifest } from "../../core/finalize.js";
+import { Keys } from "../../core/keys.js";
+import { policyOf } from "../../core/policy.js";
 import { renderDecision } from "../../core/render.js";
 import { revisionOf } from "../../core/revision.js";
-import { desiredTemplates } from "../../core/templates.js";
 import { runStep } from "../step.js";
 import { paintHeadline } from "./color.js";
 import { type Context, EXIT, emit, print, refOf, resultJSON, UsageError } from "./context.js";
@@ -23,8 +24,15 @@ function templateChanges(
   next: typeof live,
 ): string[] {
   const out: string[] = [];
+  for (const t of live)
+    if (!next.some((n) => n.metadata.name === t.metadata.name))
+      out.push(`${t.metadata.name}: removed (its claims are kept, labelled ${Keys.orphanedFrom})`);
   for (const t of next) {
     const old = live.find((l) => l.metadata.name === t.metadata.name);
+    if (!old) {
+      out.push(`${t.metadata.name}: added (${String(t.spec.resources?.requests?.storage ?? "?")})`);
+      continue;
+    }
     const from = String(old?.spec.resources?.requests?.storage ?? "?");
     const to = String(t.spec.resources?.requests?.storage ?? "?");
     if (from !== to) out.push(`${t.metadata.name}: storage ${from} → ${to}`);
@@ -48,8 +56,10 @@ export async function finalize(ctx: Context): Promise<number> {
     finalize: true,
   });
   const d = planned.decision;
+  // Adding or removing a template holds the partition first (docs/templates.md).
   const recreating =
-    d.action !== undefined && ["WriteRecord", "OrphanSet", "CreateSet", "DeleteRecord"].includes(d.action.type);
+    d.action !== undefined &&
+    (["WriteRecord", "OrphanSet", "CreateSet", "DeleteRecord"].includes(d.action.type) || d.reason === "PartitionHeld");
   const midway = ["Recreating", "SetRecreated", "RecordUnreadable", "RecreateReplaced"].includes(d.reason);
   if (!recreating && !midway) {
     if (d.phase === "Complete") {
@@ -66,9 +76,11 @@ export async function finalize(ctx: Context): Promise<number> {
 
   // What the re-create writes, before anything is written.
   const snapshot = await target.reader.load(ref, { recreateRecord: true });
-  const desired = desiredTemplates(snapshot.statefulSet);
+  const parsed = policyOf(snapshot.statefulSet);
   const next =
-    desired.ok && !snapshot.setMissing ? recreatedManifest(snapshot.statefulSet, desired.templates) : undefined;
+    parsed.ok && !snapshot.setMissing
+      ? recreatedManifest(snapshot.statefulSet, parsed.policy.templates, parsed.policy.reshape)
+      : undefined;
   const changes = next
     ? templateChanges(snapshot.statefulSet.spec.volumeClaimTemplates ?? [], next.spec.volumeClaimTemplates ?? [])
     : [];
