@@ -421,6 +421,8 @@ export function requestKind(method: string, path: string): string {
 
 export interface TemplatesResult {
   violations: TemplatesViolation[];
+  /** Where processes were killed or lost an answer: `killed after POST pods/eviction → 201`. */
+  killPoints: string[];
   invocations: number;
   races: number;
   kills: number;
@@ -455,6 +457,8 @@ export interface TemplatesRunOptions {
   keepGoing?: boolean;
   /** Clean invocations allowed per op to reach Complete (default 160). */
   cleanSteps?: number;
+  /** Besides the case's own kills: the first request of this kind (`POST pods/eviction`, see requestKind) kills its process so. */
+  killAt?: { request: string; mode: KillMode };
 }
 
 const CLEAN_STEPS = 160;
@@ -489,7 +493,9 @@ export async function runTemplatesCase(c: TemplatesCase, opts: TemplatesRunOptio
     budgetRefusals: 0,
     labels: 0,
     completed: 0,
+    killPoints: [],
   };
+  let forcedDone = false;
 
   let where = () => "setup";
   // I14a (pods): every pod anyone creates, judged as it is stored.
@@ -557,6 +563,13 @@ export async function runTemplatesCase(c: TemplatesCase, opts: TemplatesRunOptio
       );
     // Pods go only through claimstep's evictions (I14-pods); the audit since the last look.
     for (const e of sim.audit.slice(auditMark)) {
+      // Every version of the set the store accepted, not only the one there now.
+      const accepted = e.resource === "statefulsets" && e.outcome === "ok" ? missingMounts(e.after) : [];
+      if (accepted.length)
+        violate(
+          "I14a",
+          `${label}: StatefulSet ${e.name} stored (${e.verb} by ${e.actor}) with a pod template mounting ${accepted.join(", ")}, which it lacks (the API server must refuse it: 422)`,
+        );
       if (e.resource !== "pods" || e.verb !== "delete" || e.outcome !== "ok" || !POD_NAME.test(e.name)) continue;
       if (e.subresource === "eviction" && e.actor === "claimstep") continue;
       violate(
@@ -710,12 +723,17 @@ export async function runTemplatesCase(c: TemplatesCase, opts: TemplatesRunOptio
       n++;
       const method = (init.method ?? "GET").toUpperCase();
       const path = url.replace(/^https?:\/\/[^/]+/, "");
+      if (chaosOn && !forcedDone && opts.killAt?.request === requestKind(method, path)) {
+        forcedDone = true;
+        kill = { mode: opts.killAt.mode, at: n };
+      }
       const mode =
         kill && (kill.at === n || (kill.at === "first-write" && method !== "GET" && !wrote)) ? kill.mode : undefined;
       if (method !== "GET") wrote = true;
       if (mode === "die-before") {
         dead = true;
         state.killed = true;
+        result.killPoints.push(`killed before ${requestKind(method, path)}`);
         trace?.(`  ${label} killed before ${requestKind(method, path)}`);
         throw new ProcessKilled("killed");
       }
@@ -739,6 +757,7 @@ export async function runTemplatesCase(c: TemplatesCase, opts: TemplatesRunOptio
       if (mode === "lost") {
         loseNext = true;
         state.lost++;
+        result.killPoints.push(`answer lost: ${requestKind(method, path)}`);
       }
       const body = typeof init.body === "string" && init.body ? JSON.parse(init.body) : undefined;
       const judged = method !== "GET";
@@ -752,6 +771,7 @@ export async function runTemplatesCase(c: TemplatesCase, opts: TemplatesRunOptio
       if (mode === "die-after") {
         dead = true;
         state.killed = true;
+        result.killPoints.push(`killed after ${requestKind(method, path)} → ${res.status}`);
         trace?.(`  ${label} killed after ${requestKind(method, path)} → ${res.status}`);
         throw new ProcessKilled("killed");
       }
@@ -963,6 +983,8 @@ export async function runTemplatesCase(c: TemplatesCase, opts: TemplatesRunOptio
       }
     }
     if (w.record) converge.push(`record ${RECORD} left`);
+    if (kind === "remove" && !w.set?.annotations[K.removeTemplates]?.includes(`"${EXTRA}"`))
+      converge.push(`the set does not keep ${K.removeTemplates} naming ${EXTRA} (the record of what was removed)`);
     if (converge.length) violate("I14-converge", `${where()}: ${converge.join("; ")}`);
     for (let o = first; o < end; o++) {
       const name = claimOf(EXTRA, o);
