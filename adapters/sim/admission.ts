@@ -164,3 +164,40 @@ export function admitClaimUpdate(
   }
   return undefined;
 }
+
+/**
+ * What the API server's validation of a StatefulSet (create and update) says about its pod
+ * template's volumes: every `volumeMounts[].name` and `volumeDevices[].name` of a container, then
+ * of an init container, must name a volume of `spec.template.spec.volumes` or a claim template
+ * (field.NotFound otherwise; the order and texts test/e2e/conformance.test.ts finds on v1.34).
+ */
+export function validateSetVolumes(set: Record<string, unknown>): FieldError[] {
+  const spec = (set.spec ?? {}) as Record<string, unknown>;
+  const podSpec = (((spec.template ?? {}) as Record<string, unknown>).spec ?? {}) as Record<string, unknown>;
+  const named = (list: unknown): string[] =>
+    (Array.isArray(list) ? list : []).map((v) =>
+      String((v as { name?: unknown; metadata?: { name?: unknown } }).name ?? ""),
+    );
+  const volumes = new Set([
+    ...named(podSpec.volumes),
+    ...(Array.isArray(spec.volumeClaimTemplates) ? spec.volumeClaimTemplates : []).map((t) =>
+      String(((t as { metadata?: { name?: unknown } }).metadata?.name ?? "") as string),
+    ),
+  ]);
+  const errors: FieldError[] = [];
+  for (const kind of ["containers", "initContainers"] as const) {
+    const containers = Array.isArray(podSpec[kind]) ? (podSpec[kind] as Record<string, unknown>[]) : [];
+    containers.forEach((c, i) => {
+      for (const list of ["volumeMounts", "volumeDevices"] as const)
+        named(c[list]).forEach((name, j) => {
+          if (!volumes.has(name))
+            errors.push({
+              type: "NotFound",
+              field: `spec.template.spec.${kind}[${i}].${list}[${j}].name`,
+              value: name,
+            });
+        });
+    });
+  }
+  return errors;
+}

@@ -12,6 +12,7 @@ import {
   PVC_RESOURCE,
   type StorageQuota,
   validateClaimUpdate,
+  validateSetVolumes,
   validationError,
 } from "./admission.js";
 import type { VirtualClock } from "./clock.js";
@@ -242,6 +243,15 @@ export class SimApi {
           defaultStatefulSet(obj, { maxUnavailable: this.ctx.profile === "vac" });
           defaultRetentionPolicy(obj);
           obj.status = { replicas: 0, availableReplicas: 0 };
+          const volumeErrors = validateSetVolumes(obj);
+          if (volumeErrors.length)
+            this.refuse(invalid(RESOURCES.statefulsets, name ?? "", volumeErrors), {
+              actor: opts.fieldManager,
+              verb: "create",
+              resource: r,
+              ...(m.namespace ? { namespace: m.namespace } : {}),
+              name: name ?? "",
+            });
         }
         if (r === "poddisruptionbudgets") this.validateBudget(obj, opts.fieldManager);
       }
@@ -503,18 +513,11 @@ export class SimApi {
     const changed = [...new Set([...Object.keys(a), ...Object.keys(b)])].filter(
       (k) => JSON.stringify(a[k]) !== JSON.stringify(b[k]),
     );
-    if (changed.some((k) => !STS_MUTABLE.has(k))) {
-      this.refuse(
-        invalid(RESOURCES.statefulsets, meta(old).name, [
-          {
-            type: "Forbidden",
-            field: "spec",
-            detail: STS_FORBIDDEN[this.ctx.profile],
-          },
-        ]),
-        entry,
-      );
-    }
+    // ValidateStatefulSetUpdate: the new spec's own errors (mounts naming no volume), then the forbidden change.
+    const errors = validateSetVolumes(next);
+    if (changed.some((k) => !STS_MUTABLE.has(k)))
+      errors.push({ type: "Forbidden", field: "spec", detail: STS_FORBIDDEN[this.ctx.profile] });
+    if (errors.length) this.refuse(invalid(RESOURCES.statefulsets, meta(old).name, errors), entry);
   }
 
   /** A claim protected by kubernetes.io/pvc-protection that a pod of its namespace mounts. */

@@ -136,13 +136,16 @@ export type FieldError =
   | { type: "Required"; field: string; detail?: string }
   /** `raw`: the value is printed as given (a number, or JSON already), not quoted as a string. */
   | { type: "Invalid"; field: string; value: string; detail: string; raw?: boolean }
-  | { type: "TooLong"; field: string; limit: number };
+  | { type: "TooLong"; field: string; limit: number }
+  /** field.NotFound: the value names something that does not exist (a mount's volume). */
+  | { type: "NotFound"; field: string; value: string };
 
 const causeReason: Record<FieldError["type"], string> = {
   Forbidden: "FieldValueForbidden",
   Required: "FieldValueRequired",
   Invalid: "FieldValueInvalid",
   TooLong: "FieldValueTooLong",
+  NotFound: "FieldValueNotFound",
 };
 
 const errorBody = (e: FieldError): string => {
@@ -155,6 +158,8 @@ const errorBody = (e: FieldError): string => {
       return `Invalid value: ${e.raw ? e.value : JSON.stringify(e.value)}: ${e.detail}`;
     case "TooLong":
       return `Too long: may not be more than ${e.limit} bytes`;
+    case "NotFound":
+      return `Not found: ${JSON.stringify(e.value)}`;
   }
 };
 

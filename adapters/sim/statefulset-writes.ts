@@ -6,11 +6,12 @@
 // `Warning: 299 - "…"` headers, refusals included. The write itself is SimApi.mergePatch (faults,
 // preconditions, audit), given the merge patch from the stored object to the admitted one.
 import { ApiError, apiErrorFrom } from "../api-error.js";
+import { validateSetVolumes } from "./admission.js";
 import { celEquals, type SimWebhooks, type UserInfo, warningHeader } from "./admission-webhooks.js";
 import { mergePatchFor, mergePatchJson, type SimApi } from "./api.js";
 import type { VirtualClock } from "./clock.js";
 import { defaultRetentionPolicy, defaultStatefulSet } from "./defaults.js";
-import { applyConflict, notFound, staleResourceVersion } from "./errors.js";
+import { applyConflict, invalid, notFound, staleResourceVersion } from "./errors.js";
 import type { RequestInfo } from "./http.js";
 import { type Json, RESOURCES, type Store } from "./store.js";
 
@@ -274,6 +275,8 @@ async function create(
     const preview = structuredClone(obj);
     defaultStatefulSet(preview);
     defaultRetentionPolicy(preview);
+    const errors = validateSetVolumes(preview);
+    if (errors.length) throw invalid(STS, String((config.metadata as Json | undefined)?.name ?? ""), errors);
     return respond(preview, 201, warnings);
   }
   return respond(await ctx.api.create("statefulsets", obj, { fieldManager: actor }), 201, warnings);

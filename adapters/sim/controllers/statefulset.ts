@@ -7,12 +7,20 @@
 //   `revision` its number; a template changed back bumps the older revision's number), pruned to
 //   revisionHistoryLimit; `status.currentRevision` names the revision pods below the partition
 //   are (re-)created at;
-// - pods: for every ordinal in [start, start + replicas) the claims from the live
-//   volumeClaimTemplates (named <template>-<set>-<ordinal>, labelled with the set's
-//   selector.matchLabels and the template's labels), then the pod, labelled
-//   `controller-revision-hash`; pods outside the range are deleted, highest first; claims are
-//   kept (persistentVolumeClaimRetentionPolicy Retain). OrderedReady creates one pod at a time and
-//   waits for it to be Ready; orphaned pods and revisions matching the selector are adopted;
+// - pods (processReplica), from the lowest ordinal of [start, start + replicas): a missing pod
+//   gets its claims from the live volumeClaimTemplates (named <template>-<set>-<ordinal>,
+//   labelled with the set's selector.matchLabels and the template's labels, created only if
+//   missing), then the pod, labelled `controller-revision-hash`; a Pending pod gets its missing
+//   claims. An existing pod whose volumes do not match the templates (storageMatches: a volume per
+//   template naming its claim; extra volumes are fine) gets its missing claims, then the update
+//   that would add the volumes is refused (a Warning FailedUpdate event about the set) and the
+//   sync ENDS there: no later ordinal, no scale-down, no rolling update — until that pod is
+//   replaced (issue 27, what the real v1.34 controller does after a re-create that adds a
+//   template). OrderedReady goes one ordinal at a time and waits for each to be Ready; Parallel
+//   goes in slowStartBatch's batches (1, 2, 4, …) and stops after a batch where one failed. Pods
+//   outside the range are deleted, highest first; claims are kept
+//   (persistentVolumeClaimRetentionPolicy Retain). Orphaned pods and revisions matching the
+//   selector are adopted;
 // - RollingUpdate: once every pod exists (and, OrderedReady, is Ready), outdated pods with
 //   ordinal ≥ start + partition are deleted highest first while fewer than maxUnavailable (int or
 //   percent of replicas rounded down, at least 1; default 1) pods in range are unavailable; a
@@ -34,7 +42,7 @@ import { claimName, podName, podOrdinal } from "../../../core/statefulset.js";
 import { encodeLabelSelector, matchesLabels, parseLabelSelector } from "../../kube/label-selector.js";
 import type { ManagerRef } from "../errors.js";
 import type { Json } from "../store.js";
-import { CONTROLLER_MANAGER, type ControllerContext, claimsOf, type Pod, podsOf } from "./context.js";
+import { CONTROLLER_MANAGER, type ControllerContext, claimsOf, emitEvent, type Pod, podsOf } from "./context.js";
 import { scaledIntOrPercent } from "./disruption.js";
 
 const ACTOR = "statefulset-controller";
@@ -321,6 +329,59 @@ function truncateHistory(ctx: ControllerContext, set: StatefulSet, namespace: st
     ctx.store.remove("controllerrevisions", namespace, metaOf(r).name, ACTOR);
 }
 
+/**
+ * storageMatches: for every claim template the pod has a volume of that name whose claim is
+ * `<template>-<set>-<ordinal>`. Other volumes (of a removed template) do not matter.
+ */
+export function storageMatches(set: StatefulSet, pod: Pod, ordinal: number): boolean {
+  const volumes = new Map(
+    (((pod.spec as Json | undefined)?.volumes as Json[] | undefined) ?? []).map((v) => [String(v.name), v]),
+  );
+  return (set.spec.volumeClaimTemplates ?? []).every(
+    (t) =>
+      ((volumes.get(t.metadata.name)?.persistentVolumeClaim as Json | undefined)?.claimName as string | undefined) ===
+      claimName(t.metadata.name, set.metadata.name, ordinal),
+  );
+}
+
+/** What ValidatePodUpdate answers to a change of a pod's volumes (the first line of the 422's message). */
+const POD_UPDATE_FORBIDDEN =
+  "pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)";
+
+/**
+ * How often a repeated FailedUpdate is counted again (virtual ms). The real controller retries
+ * with its work queue's back-off and counts every attempt; the sim's controllers run at every
+ * instant anything happens, so without a floor a stuck pod would count an event per write.
+ */
+export const FAILED_UPDATE_REPEAT_MS = 10_000;
+
+/**
+ * recordPodEvent of a failed UpdateStatefulPod: a Warning FailedUpdate about the set, as the real
+ * controller records it ("update Pod web-0 in StatefulSet web failed error: Pod \"web-0\" is
+ * invalid: spec: Forbidden: …", then the diff of the pod's volumes).
+ */
+function failedUpdate(ctx: ControllerContext, set: StatefulSet, pod: Pod): void {
+  const namespace = set.metadata.namespace ?? "default";
+  const o = ordinalOfPod(set, pod)!;
+  const before = (((pod.spec as Json | undefined)?.volumes as Json[] | undefined) ?? []).map((v) => String(v.name));
+  const added = (set.spec.volumeClaimTemplates ?? [])
+    .filter((t) => !storageMatches({ ...set, spec: { ...set.spec, volumeClaimTemplates: [t] } }, pod, o))
+    .map((t) => `+ ${t.metadata.name}: ${claimName(t.metadata.name, set.metadata.name, o)}`);
+  const note = `update Pod ${pod.metadata.name} in StatefulSet ${set.metadata.name} failed error: Pod "${pod.metadata.name}" is invalid: spec: Forbidden: ${POD_UPDATE_FORBIDDEN}\nVolumes [${before.join(", ")}]\n${added.join("\n")}`;
+  const last = ctx.store
+    .all("events", namespace)
+    .find(
+      (e) =>
+        e.reason === "FailedUpdate" &&
+        e.note === note &&
+        (e.regarding as Json | undefined)?.name === set.metadata.name &&
+        (e.regarding as Json | undefined)?.kind === "StatefulSet",
+    );
+  const at = String((last?.series as Json | undefined)?.lastObservedTime ?? last?.eventTime ?? "");
+  if (last && ctx.clock.nowMs() - Date.parse(at) < FAILED_UPDATE_REPEAT_MS) return;
+  emitEvent(ctx, { kind: "StatefulSet", namespace, name: set.metadata.name }, "Warning", "FailedUpdate", note, ACTOR);
+}
+
 export function syncStatefulSets(ctx: ControllerContext): void {
   for (const raw of ctx.store.all("statefulsets")) {
     const set = raw as unknown as StatefulSet;
@@ -357,39 +418,56 @@ function syncSet(ctx: ControllerContext, set: StatefulSet): void {
   if (condemned.length && !parallel) blocked = true;
 
   if (!blocked) {
+    // processReplica for every ordinal in range: OrderedReady one after another, stopping at the
+    // first that is not done; Parallel in slowStartBatch's batches (1, 2, 4, …), stopping after
+    // a batch in which one failed.
     const claimNames = new Set(
       claimsOf(ctx)
         .filter((c) => c.metadata.namespace === namespace)
         .map((c) => c.metadata.name),
     );
-    for (let o = start; o < end; o++) {
+    /** createPersistentVolumeClaims: the ordinal's claims that do not exist yet. */
+    const createClaims = (o: number) => {
       for (const t of set.spec.volumeClaimTemplates ?? []) {
         const name = claimName(t.metadata.name, set.metadata.name, o);
-        if (!claimNames.has(name)) {
-          ctx.store.insert("persistentvolumeclaims", claimFor(set, t, o), CONTROLLER_MANAGER, ACTOR);
-          claimNames.add(name);
-        }
+        if (claimNames.has(name)) continue;
+        ctx.store.insert("persistentvolumeclaims", claimFor(set, t, o), CONTROLLER_MANAGER, ACTOR);
+        claimNames.add(name);
       }
+    };
+    /** One ordinal: "next" (go on), "stop" (OrderedReady waits), "error" (the sync ends after this batch). */
+    const processReplica = (o: number): "next" | "stop" | "error" => {
       const pod = byOrdinal.get(o);
-      if (pod) updateClaimOwnerRefs(ctx, set, pod, o, false);
-      if (!pod && ctx.store.peek("pods", namespace, podName(set.metadata.name, o))) {
+      if (!pod) {
         // A pod of that name the set does not own (still another owner's, or being collected):
         // the create would be 409 AlreadyExists; the controller retries later.
-        blocked = true;
-        break;
-      }
-      if (!pod) {
-        // newVersionedStatefulSetPod: below the partition at the current revision.
+        if (ctx.store.peek("pods", namespace, podName(set.metadata.name, o))) return "error";
+        // CreateStatefulPod: the claims, then the pod; below the partition at the current revision.
+        createClaims(o);
         const revision = rolling && o < start + partition ? current : update;
         const created = ctx.store.insert("pods", podFor(set, o, revision), CONTROLLER_MANAGER, ACTOR) as unknown as Pod;
         byOrdinal.set(o, created);
-        if (!parallel) {
-          blocked = true;
-          break;
-        }
-      } else if (!parallel && !isReady(pod)) {
-        blocked = true;
-        break;
+        return parallel ? "next" : "stop";
+      }
+      // A pending pod gets its missing claims (createMissingPersistentVolumeClaims).
+      if (pod.status?.phase === "Pending") createClaims(o);
+      updateClaimOwnerRefs(ctx, set, pod, o, false);
+      if (!parallel && !isReady(pod)) return "stop";
+      if (storageMatches(set, pod, o)) return "next";
+      // UpdateStatefulPod: the pod's missing claims are created, then the update that would put
+      // their volumes into the running pod is refused (a pod's volumes are immutable): the sync
+      // ends here, every time, until the pod is replaced.
+      createClaims(o);
+      failedUpdate(ctx, set, pod);
+      return "error";
+    };
+    if (!parallel) {
+      for (let o = start; o < end && !blocked; o++) if (processReplica(o) !== "next") blocked = true;
+    } else {
+      let next = start;
+      for (let batch = 1; next < end && !blocked; batch *= 2) {
+        const last = Math.min(end, next + batch);
+        for (; next < last; next++) if (processReplica(next) === "error") blocked = true;
       }
     }
   }
