@@ -125,9 +125,9 @@ export function planStep(snapshot: Snapshot, now: Date, writer: WriterCapabiliti
       reshape: shape,
       maxUnavailable: scope.maxUnavailable,
       holding: coordination.holding && policy.pods.coordination !== "ClaimsFirst",
-      // Whoever re-created the set (claimstep, or a person by hand), a pod without its volumes holds
-      // the StatefulSet controller up for good: only a restart moves it on.
-      restarts: scope.rollingUpdate,
+      // The set asks to be re-created (claimstep.io/finalize, or claimstep finalize): after a
+      // re-create, a pod without its volumes holds the StatefulSet controller up for good.
+      restarts: wantsRecreate && scope.rollingUpdate,
       lastEviction: policy.pods.lastEviction,
       nowMs: now.getTime(),
     });

@@ -248,7 +248,7 @@ export interface ShapeContext {
   maxUnavailable: number;
   /** claimstep holds the partition for the re-create (`claimstep.io/user-partition` recorded, no pod coordination). */
   holding: boolean;
-  /** Restart pods (RollingUpdate); else only the claims are labelled. */
+  /** Restart pods (the set asks to be re-created, RollingUpdate); else only the claims are labelled. */
   restarts: boolean;
   lastEviction: LastEviction | undefined;
   nowMs: number;
