@@ -21,7 +21,8 @@
 //         re-added template's claims are the same ones, unlabelled;
 // - I14-unavailable  at every request of claimstep's, at most maxUnavailable pods of the set are
 //         missing or not Ready (before and after it lands);
-// - I14-evict-ready  an eviction only while every other pod of the set is Ready;
+// - I14-evict-ready  an eviction only while every other pod of the set is Ready, within
+//         maxUnavailable (docs/design.md S4: with maxUnavailable 2, one other may be restarting);
 // - I14-order  restarts lowest ordinal first: no eviction while a lower pod's volumes do not match;
 // - I14-pods  a pod of the set goes only through claimstep's eviction;
 // - I14-partition  the live partition never below the recorded user's; at the end the user's
@@ -663,7 +664,12 @@ export async function runTemplatesCase(c: TemplatesCase, opts: TemplatesRunOptio
           const p = pre.pods.get(name);
           if (!p?.ready) others.push(`${name} ${!p ? "missing" : p.deleting ? "terminating" : "not Ready"}`);
         }
-        if (others.length) violate("I14-evict-ready", `${short}: eviction of ${evicted} while ${others.join(", ")}`);
+        // docs/design.md S4: every other pod Ready within maxUnavailable (this one included).
+        if (others.length + 1 > c.maxUnavailable)
+          violate(
+            "I14-evict-ready",
+            `${short}: eviction of ${evicted} while ${others.join(", ")} (maxUnavailable ${c.maxUnavailable})`,
+          );
         const lower = [...pre.pods.entries()]
           .filter(([, p]) => p.ordinal !== undefined && p.ordinal < pod.ordinal! && p.ordinal >= first)
           .map(([name, p]) => [name, mismatch(pre, p)] as const)
