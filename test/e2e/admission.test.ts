@@ -140,6 +140,8 @@ interface ManifestOptions {
   optIn?: boolean;
   annotations?: Record<string, string>;
   labels?: Record<string, string>;
+  /** A second claim template `logs` and the container mounting it at /logs (issue 27). */
+  logs?: boolean;
 }
 
 function manifest(name: string, o: ManifestOptions = {}): KubeObject {
@@ -166,7 +168,10 @@ function manifest(name: string, o: ManifestOptions = {}): KubeObject {
             {
               name: "app",
               image: o.image ?? "registry.example/app:1",
-              volumeMounts: [{ name: "data", mountPath: "/data" }],
+              volumeMounts: [
+                { name: "data", mountPath: "/data" },
+                ...(o.logs ? [{ name: "logs", mountPath: "/logs" }] : []),
+              ],
             },
           ],
         },
@@ -180,6 +185,18 @@ function manifest(name: string, o: ManifestOptions = {}): KubeObject {
             resources: { requests: { storage: o.size ?? "1Gi" } },
           },
         },
+        ...(o.logs
+          ? [
+              {
+                metadata: { name: "logs" },
+                spec: {
+                  accessModes: ["ReadWriteOnce"],
+                  storageClassName: sc,
+                  resources: { requests: { storage: "1Gi" } },
+                },
+              },
+            ]
+          : []),
       ],
     },
   };
@@ -635,6 +652,91 @@ describe("claimstep's admission webhook on the real server", () => {
       return `${claimWrites.length} claim patch(es) by claimstep, every claim still 1Gi; ${runHighlights(run.stdout).split("\n").at(-1)?.replace(/\s+/g, " ").slice(0, 110)}`;
     });
   }, 300_000);
+
+  it.concurrent("9 a claim template added with its mount (issue 27): 422 without claimstep; through it accepted, held for the re-create", async () => {
+    const t = e2e;
+    await timed("9 add logs + its mount", async () => {
+      // Without claimstep (a set not opted in: the webhook is not called): the API server's 422.
+      const plain = "plainlogs";
+      const plainBefore = await createByApply(t, plain, { optIn: false, replicas: 1 });
+      const refused = await kubectl(t, [
+        "apply",
+        "-f",
+        manifestFile(t, plain, manifest(plain, { optIn: false, replicas: 1, logs: true }), "v2"),
+      ]);
+      expect(refused.code, describeKubectl(refused)).toBe(1);
+      expect(refused.stderr, describeKubectl(refused)).toContain(FORBIDDEN);
+      // Restoring the claim templates alone (what the webhook would do without holding the pod
+      // template back) is refused too: the mount names a volume the set lacks.
+      const mountOnly = structuredClone(plainBefore);
+      mountOnly.spec.template.spec.containers[0].volumeMounts.push({ name: "logs", mountPath: "/logs" });
+      const notFound = await t.admin.put("statefulsets", t.namespace, plain, mountOnly, { dryRun: "All" });
+      expect(notFound.status, JSON.stringify(notFound.body)).toBe(422);
+      expect(String((notFound.body as any).message)).toMatch(/volumeMounts\[1\]\.name: Not found: "logs"/);
+
+      // Through claimstep's webhook: accepted, the live set unchanged but claimstep's annotations.
+      const name = "addlogs";
+      const before = await createByApply(t, name, { replicas: 1 });
+      const podsBefore = (await podsOf(t, name)).map((p) => p.metadata.uid);
+      const since = new Date().toISOString();
+      const m2 = manifest(name, { replicas: 1, logs: true });
+      const apply = await kubectl(t, ["apply", "-f", manifestFile(t, name, m2, "v2")]);
+      expect(apply.code, describeKubectl(apply)).toBe(0);
+      expect(apply.stdout).toMatch(/statefulset\.apps\/addlogs configured/);
+      const warned = warningsOf(apply).join("\n");
+      expect(warned, describeKubectl(apply)).toMatch(
+        new RegExp(`^Warning: claimstep will add the claim template logs to StatefulSet ${t.namespace}/addlogs`),
+      );
+      expect(warned).toMatch(/Warning: claimstep holds back this update's pod template change of /);
+      expect(warned).toMatch(/Warning: claimstep set claimstep\.io\/finalize: Recreate on /);
+      const stored = await getSet(t, name);
+      expect(stored.spec, "the live spec unchanged (templates and pod template)").toEqual(before.spec);
+      expect(stored.metadata.generation).toBe(before.metadata.generation);
+      const a: Record<string, string> = stored.metadata.annotations ?? {};
+      expect(JSON.parse(a["claimstep.io/volume-claim-templates"] ?? "[]").map((x: any) => x.metadata.name)).toEqual([
+        "data",
+        "logs",
+      ]);
+      const held = JSON.parse(a["claimstep.io/pod-template"] ?? "null");
+      expect(held.spec.containers[0].volumeMounts).toEqual([
+        { name: "data", mountPath: "/data" },
+        { name: "logs", mountPath: "/logs" },
+      ]);
+      expect(a["claimstep.io/finalize"]).toBe("Recreate");
+      expect(a["claimstep.io/remove-claim-templates"]).toBeUndefined();
+      // The same change as a strategic merge patch (what Helm sends): the warnings as the Warning header; nothing further.
+      const patch = { spec: { volumeClaimTemplates: m2.spec.volumeClaimTemplates, template: m2.spec.template } };
+      const r = await t.api.patch("statefulsets", name, patch, "strategic");
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      const header = String(r.headers.warning ?? "");
+      expect(header).toMatch(/^299 - "claimstep will add the claim template logs to StatefulSet /);
+      expect(header).toMatch(/claimstep\.io\/pod-template and applied when claimstep re-creates the set/);
+      const again = await getSet(t, name);
+      expect(again.spec, "the same change again: the spec still unchanged").toEqual(before.spec);
+      const claimstepAnnotations = (o: KubeObject) =>
+        Object.fromEntries(Object.entries(o.metadata.annotations ?? {}).filter(([k]) => k.startsWith("claimstep.io/")));
+      expect(claimstepAnnotations(again), "the same change again: the same annotations").toEqual(
+        claimstepAnnotations(stored),
+      );
+      const rvNote =
+        again.metadata.resourceVersion === stored.metadata.resourceVersion
+          ? "resourceVersion unchanged"
+          : `resourceVersion moved (annotations ${JSON.stringify(Object.keys(again.metadata.annotations ?? {}).filter((k) => again.metadata.annotations?.[k] !== stored.metadata.annotations?.[k]))} differ; managedFields ${JSON.stringify((again.metadata.managedFields ?? []).map((f: any) => `${f.manager}/${f.operation}/${f.subresource ?? ""}@${f.time}`))})`;
+      expect(
+        (await podsOf(t, name)).map((p) => p.metadata.uid),
+        "the pods untouched",
+      ).toEqual(podsBefore);
+      const claimNames = ((await t.api.list("persistentvolumeclaims")).body.items ?? [])
+        .map((c) => c.metadata.name ?? "")
+        .filter((n) => /-addlogs-\d+$/.test(n));
+      expect(claimNames, "no claim of the new template before the re-create").toEqual(["data-addlogs-0"]);
+      expect(await auditProblems(t, name, since)).toEqual([]);
+      console.log(
+        `issue 27 on the real server: without claimstep:\n${refused.stderr.trim()}\nthe claim templates alone restored (dry run): ${notFound.status} ${(notFound.body as any).message}\nthrough claimstep's webhook:\n$ kubectl apply -f sts.yaml   # + logs template, + logs mount\n${apply.stderr}${apply.stdout}Warning header of the same strategic merge patch: ${header}`,
+      );
+      return `422 without claimstep; accepted through it, spec unchanged, ${warningsOf(apply).length} warnings; the patch again: ${rvNote}`;
+    });
+  }, 180_000);
 
   it("7 claimstep stopped: 422 as before (failurePolicy Ignore), nothing written", async () => {
     const t = e2e;

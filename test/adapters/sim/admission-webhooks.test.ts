@@ -305,7 +305,7 @@ describe("adding and removing a claim template through claimstep's webhook (issu
   it("an apply dropping wal lists it for removal, the claims kept; a later template change that brings it back takes it off the list", async () => {
     const sim = new SimCluster();
     await sim.addStorageClass("fast", { allowVolumeExpansion: true, driver: { resize: "online", modify: "ok" } });
-    const two = statefulSetManifest({
+    const two: Json = statefulSetManifest({
       name: "web",
       replicas: 2,
       templates: [
@@ -317,7 +317,7 @@ describe("adding and removing a claim template through claimstep's webhook (issu
     two.metadata.labels = { "claimstep.io/admission": "enabled" };
     await sim.createStatefulSet(two);
     await installClaimstepWebhook(sim, admissionRoutes().fetch);
-    const one = structuredClone(two);
+    const one: Json = structuredClone(two);
     one.spec.volumeClaimTemplates = one.spec.volumeClaimTemplates.slice(0, 1);
     const r = await apply(sim, one);
     expect(r.code, JSON.stringify(r.body)).toBe(200);
@@ -335,7 +335,7 @@ describe("adding and removing a claim template through claimstep's webhook (issu
     expect(same.warnings).toEqual([]);
     expect(JSON.parse(stored(sim).metadata.annotations["claimstep.io/remove-claim-templates"])).toEqual(["wal"]);
     // With a template change (data 1Gi → 2Gi) it reaches claimstep, which takes wal off the list.
-    const grown = structuredClone(two);
+    const grown: Json = structuredClone(two);
     grown.spec.volumeClaimTemplates[0].spec.resources.requests.storage = "2Gi";
     const back = await apply(sim, grown);
     expect(back.code, JSON.stringify(back.body)).toBe(200);
