@@ -141,7 +141,7 @@ const heldContainers = (annotations: Record<string, string>, key: "containers" |
     volumeMounts?: { name: string; mountPath: string }[];
   }[];
 
-const ok = <T extends ReturnType<typeof templateAdd>>(change: T) => {
+const ok = (change: ReturnType<typeof templateAdd>) => {
   if (!change.ok) throw new Error(change.message);
   return change;
 };
@@ -165,7 +165,7 @@ describe("templateAdd", () => {
       volumeMounts: [{ name: "logs", mountPath: "/logs" }],
     });
     const two = web();
-    (two.spec as { template: { spec: { containers: unknown[] } } }).template.spec.containers.push({
+    (two.spec as unknown as { template: { spec: { containers: unknown[] } } }).template.spec.containers.push({
       name: "side",
       image: "busybox",
       volumeMounts: [{ name: "data", mountPath: "/data" }],
@@ -215,7 +215,7 @@ describe("templateAdd", () => {
       expect(!r.ok && r.message).toMatch(/DNS-1123 label/);
     }
     const used = web();
-    (used.spec as { template: { spec: { containers: { volumeMounts?: unknown[] }[] } } }).template.spec
+    (used.spec as unknown as { template: { spec: { containers: { volumeMounts?: unknown[] }[] } } }).template.spec
       .containers[0]!.volumeMounts = [{ name: "data", mountPath: "/var/lib" }];
     expect(templateAdd(used, tpl("logs", "1Gi"), { mountPath: "/var/lib" })).toEqual({
       ok: false,
@@ -240,7 +240,7 @@ describe("templateAdd", () => {
 describe("templateRemove", () => {
   const mounting = (annotations: Record<string, string> = {}): StatefulSet => {
     const set = web(annotations);
-    const spec = (set.spec as { template: { spec: Record<string, unknown> } }).template.spec;
+    const spec = (set.spec as unknown as { template: { spec: Record<string, unknown> } }).template.spec;
     spec.containers = [
       {
         name: "c",
