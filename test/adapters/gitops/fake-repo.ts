@@ -13,6 +13,8 @@ export interface StoredFile {
 export interface Branch {
   head: string;
   files: Map<string, StoredFile>;
+  /** The files at the merge base (where it was branched, or last merged): what a merge compares against. */
+  mergeBase?: Map<string, StoredFile>;
 }
 
 export interface Commit {
@@ -53,7 +55,7 @@ export class FakeRepo {
   branchFrom(name: string, sha: string): void {
     const source = [...this.branches.values()].find((b) => b.head === sha);
     if (!source) throw new Error(`no branch at ${sha}`);
-    this.branches.set(name, { head: sha, files: new Map(source.files) });
+    this.branches.set(name, { head: sha, files: new Map(source.files), mergeBase: new Map(source.files) });
   }
 
   file(branch: string, path: string): StoredFile | undefined {
@@ -79,9 +81,15 @@ export class FakeRepo {
     return [...from].filter(([p, f]) => to.get(p)?.blob !== f.blob).map(([path, f]) => ({ path, text: f.text }));
   }
 
-  /** Carry the branch's changed files onto the base branch as one merge commit. */
+  /**
+   * Carry the branch's changed files onto the base branch as one merge commit. As Git's three-way
+   * merge: only the files the branch changed since its merge base, so that a branch reused after a
+   * merge does not bring back files the base branch changed since (a re-create's manifest).
+   */
   merge(branch: string): { sha: string; files: Array<{ path: string; text: string }> } {
-    const files = this.changes(branch);
+    const b = this.branches.get(branch);
+    const files = this.changes(branch).filter((f) => b?.mergeBase?.get(f.path)?.blob !== blobSha(f.text));
+    if (b) b.mergeBase = new Map(b.files);
     const base = this.branches.get(this.baseBranch)!;
     const sha = this.newSha(`merge:${branch}`);
     for (const f of files) base.files.set(f.path, { text: f.text, blob: blobSha(f.text), lastCommit: sha });
