@@ -20,6 +20,8 @@ export const SCENARIO_NAMES = [
   "autogrow",
   "opted-out",
   "apply",
+  "add-template",
+  "remove-template",
 ] as const;
 
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];

@@ -87,6 +87,21 @@ interface Setup {
   budget?: { minAvailable: number; relaxAfterMs?: number };
   /** Changes the set's manifest before it is created (labels, annotations). */
   manifest?: (m: Json) => void;
+  /** The live set's claim templates; default LIVE (data and wal). */
+  live?: SetSpec["templates"];
+  /** Volumes the pod template's container mounts, each at /<name>; default none. */
+  mounts?: string[];
+  /** A pod template held for the re-create (claimstep.io/pod-template): the live one with these mounts instead. */
+  heldMounts?: string[];
+  /** claimstep.io/remove-claim-templates. */
+  remove?: string[];
+}
+
+/** The pod template of a manifest with its first container mounting `mounts`, each at /<name>. */
+function withMounts(template: Json, mounts: string[]): Json {
+  const t = structuredClone(template) as { spec: { containers: Json[] } };
+  t.spec.containers[0]!.volumeMounts = mounts.map((name) => ({ name, mountPath: `/${name}` }));
+  return t as unknown as Json;
 }
 
 /** The cluster of a scenario: classes fast and premium, VACs silver and gold, the set, its request. */
@@ -109,11 +124,13 @@ async function build(setup: Setup, seed = 1): Promise<SimCluster> {
   const manifest = statefulSetManifest({
     ...SET,
     replicas,
-    templates: LIVE,
+    templates: setup.live ?? LIVE,
     ...(setup.strategy ? { strategy: setup.strategy } : {}),
     ...(setup.maxUnavailable !== undefined ? { maxUnavailable: setup.maxUnavailable } : {}),
     ...(setup.retention ? { retentionPolicy: setup.retention } : {}),
   });
+  const spec = manifest.spec as Json;
+  if (setup.mounts) spec.template = withMounts(spec.template as Json, setup.mounts);
   setup.manifest?.(manifest);
   await sim.createStatefulSet(manifest);
   if (setup.scaleLater) {
@@ -147,13 +164,17 @@ async function build(setup: Setup, seed = 1): Promise<SimCluster> {
       [Keys.templates]: JSON.stringify(desired.map(claimTemplate)),
       ...setup.annotations,
       ...(setup.holdPods ? { [Keys.podCoordination]: "ClaimsFirst", [Keys.userPartition]: "0" } : {}),
+      ...(setup.heldMounts
+        ? { [Keys.podTemplate]: JSON.stringify(withMounts(spec.template as Json, setup.heldMounts)) }
+        : {}),
+      ...(setup.remove ? { [Keys.removeTemplates]: JSON.stringify(setup.remove) } : {}),
     };
-    const spec = setup.holdPods ? { spec: { updateStrategy: { rollingUpdate: { partition: replicas } } } } : {};
+    const hold = setup.holdPods ? { spec: { updateStrategy: { rollingUpdate: { partition: replicas } } } } : {};
     await sim.admin.mergePatch(
       "statefulsets",
       SET.namespace,
       SET.name,
-      { metadata: { annotations }, ...spec },
+      { metadata: { annotations }, ...hold },
       { fieldManager: "kubectl" },
     );
   }
@@ -414,6 +435,29 @@ export const simScenarios = ({ step, admission }: ScenarioClaimstep): Record<str
         "the apply the API server would refuse (422) went through the webhook into a rollout, highest ordinal first, then the set was re-created with data at 2Gi: its live spec now matches the applied manifest (try `claimstep apply -f web.yaml --cluster sim:apply` for the same gesture)",
       build: (seed) => buildApply(admission, seed),
     },
+    "add-template": scenario(
+      "web runs with claim template data (mounted at /data); claimstep.io/finalize: Recreate; the desired templates add logs (1Gi, class fast) and claimstep.io/pod-template holds the pod template that mounts it at /logs",
+      "the set was re-created with logs and the pod template that mounts it in one create; the StatefulSet controller cannot put a volume into a running pod (it created logs-web-0 and stopped at web-0), so claimstep evicted the pods lowest ordinal first: each came back mounting data and logs, its logs claim created by the controller; no claim was deleted and the data claims kept their uids",
+      {
+        live: [LIVE[0]!],
+        mounts: ["data"],
+        desired: [LIVE[0]!, { name: "logs", storage: "1Gi", storageClassName: "fast" }],
+        heldMounts: ["data", "logs"],
+        annotations: { [Keys.finalize]: "Recreate" },
+      },
+    ),
+    "remove-template": scenario(
+      'web has claim templates data and cache, its pod template mounts both; claimstep.io/remove-claim-templates: ["cache"], claimstep.io/pod-template holds the pod template without the cache mount; claimstep.io/finalize: Recreate',
+      "the set was re-created without cache and the pods were restarted lowest ordinal first so that none mounts it; the cache claims were kept, labelled claimstep.io/orphaned-from=web (claimstep status lists them with the command that deletes them): claimstep never deletes a claim",
+      {
+        live: [LIVE[0]!, { name: "cache", storage: "1Gi", storageClassName: "fast" }],
+        mounts: ["data", "cache"],
+        desired: [LIVE[0]!],
+        heldMounts: ["data"],
+        remove: ["cache"],
+        annotations: { [Keys.finalize]: "Recreate" },
+      },
+    ),
     "opted-out": scenario(
       "web is not opted in and desires nothing: try `claimstep set web data --storage 2Gi --cluster sim:opted-out`",
       "a set that is not opted in is left alone: no write of any kind",

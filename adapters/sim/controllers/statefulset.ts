@@ -333,7 +333,7 @@ function truncateHistory(ctx: ControllerContext, set: StatefulSet, namespace: st
  * storageMatches: for every claim template the pod has a volume of that name whose claim is
  * `<template>-<set>-<ordinal>`. Other volumes (of a removed template) do not matter.
  */
-export function storageMatches(set: StatefulSet, pod: Pod, ordinal: number): boolean {
+function storageMatches(set: StatefulSet, pod: Pod, ordinal: number): boolean {
   const volumes = new Map(
     (((pod.spec as Json | undefined)?.volumes as Json[] | undefined) ?? []).map((v) => [String(v.name), v]),
   );
@@ -353,7 +353,7 @@ const POD_UPDATE_FORBIDDEN =
  * with its work queue's back-off and counts every attempt; the sim's controllers run at every
  * instant anything happens, so without a floor a stuck pod would count an event per write.
  */
-export const FAILED_UPDATE_REPEAT_MS = 10_000;
+const FAILED_UPDATE_REPEAT_MS = 10_000;
 
 /**
  * recordPodEvent of a failed UpdateStatefulPod: a Warning FailedUpdate about the set, as the real

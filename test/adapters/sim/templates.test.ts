@@ -7,6 +7,9 @@ import { describe, expect, it } from "vitest";
 import { SimCluster, statefulSetManifest } from "../../../adapters/sim/cluster.js";
 import { SIM_SERVER } from "../../../adapters/sim/http.js";
 import type { Json } from "../../../adapters/sim/store.js";
+import { Keys } from "../../../core/keys.js";
+import { SCENARIOS } from "../../../functions/scenarios.js";
+import { runStep } from "../../../functions/step.js";
 import { refusal } from "./helpers.js";
 
 const ns = "default";
@@ -252,3 +255,98 @@ describe.each(["OrderedReady", "Parallel"] as const)(
     });
   },
 );
+
+describe("scenarios add-template and remove-template", () => {
+  const annotationsOf = (c: SimCluster) =>
+    ((c.get("statefulsets", ns, "web") as Loose).metadata.annotations ?? {}) as Record<string, string>;
+  const mountsOf = (template: Loose) =>
+    (template.spec.containers[0].volumeMounts ?? []).map((m: Loose) => `${m.name}:${m.mountPath}`);
+
+  it("add-template: web runs with data; logs desired, the held pod template mounts it at /logs, finalize Recreate", async () => {
+    const c = await SCENARIOS["add-template"]!.build(1);
+    const web = c.get("statefulsets", ns, "web") as Loose;
+    expect(web.spec.volumeClaimTemplates.map((t: Loose) => t.metadata.name)).toEqual(["data"]);
+    expect(mountsOf(web.spec.template)).toEqual(["data:/data"]);
+    const a = annotationsOf(c);
+    expect(a[Keys.finalize]).toBe("Recreate");
+    expect(
+      JSON.parse(a[Keys.templates]!).map(
+        (t: Loose) => `${t.metadata.name} ${t.spec.resources.requests.storage} ${t.spec.storageClassName}`,
+      ),
+    ).toEqual(["data 1Gi fast", "logs 1Gi fast"]);
+    expect(mountsOf(JSON.parse(a[Keys.podTemplate]!))).toEqual(["data:/data", "logs:/logs"]);
+    expect(names(c, "pods")).toEqual(["web-0", "web-1", "web-2"]);
+    expect(names(c, "persistentvolumeclaims")).toEqual(["data-web-0", "data-web-1", "data-web-2"]);
+    expect(c.list("pods", ns).every((p: Loose) => p.status.phase === "Running")).toBe(true);
+  });
+
+  it("remove-template: web runs with data and cache mounted; cache listed for removal, the held pod template without it", async () => {
+    const c = await SCENARIOS["remove-template"]!.build(1);
+    const web = c.get("statefulsets", ns, "web") as Loose;
+    expect(web.spec.volumeClaimTemplates.map((t: Loose) => t.metadata.name)).toEqual(["data", "cache"]);
+    expect(mountsOf(web.spec.template)).toEqual(["data:/data", "cache:/cache"]);
+    const a = annotationsOf(c);
+    expect(a[Keys.finalize]).toBe("Recreate");
+    expect(JSON.parse(a[Keys.removeTemplates]!)).toEqual(["cache"]);
+    expect(JSON.parse(a[Keys.templates]!).map((t: Loose) => t.metadata.name)).toEqual(["data"]);
+    expect(mountsOf(JSON.parse(a[Keys.podTemplate]!))).toEqual(["data:/data"]);
+    expect(names(c, "persistentvolumeclaims")).toEqual([
+      "cache-web-0",
+      "cache-web-1",
+      "cache-web-2",
+      "data-web-0",
+      "data-web-1",
+      "data-web-2",
+    ]);
+  });
+});
+
+describe("scenarios add-template and remove-template end Complete (claimstep's step, 10 s apart)", () => {
+  async function drive(c: SimCluster): Promise<string[]> {
+    const reasons: string[] = [];
+    for (let i = 0; i < 100; i++) {
+      const { decision } = await runStep({
+        reader: c.reader,
+        writers: c.writers,
+        ref: { namespace: ns, name: "web" },
+        now: c.now(),
+      });
+      reasons.push(`${decision.phase}/${decision.reason}`);
+      if (decision.phase === "Complete" && decision.reason === "Converged") break;
+      if (decision.phase === "Blocked") break;
+      c.advance(10_000);
+    }
+    return reasons;
+  }
+  const claimDeletes = (c: SimCluster) =>
+    c.audit.filter((a) => a.resource === "persistentvolumeclaims" && a.verb === "delete");
+
+  it("add-template: every pod mounts data and logs, the data claims keep their uids, no claim deleted", async () => {
+    const c = await SCENARIOS["add-template"]!.build(1);
+    const dataUids = ["data-web-0", "data-web-1", "data-web-2"].map(
+      (n) => (c.get("persistentvolumeclaims", ns, n) as Loose).metadata.uid,
+    );
+    const reasons = await drive(c);
+    expect(reasons.at(-1)).toBe("Complete/Converged");
+    for (const o of [0, 1, 2]) expect(volumesOf(pod(c, `web-${o}`))).toEqual([`data-web-${o}`, `logs-web-${o}`]);
+    expect(
+      ["data-web-0", "data-web-1", "data-web-2"].map(
+        (n) => (c.get("persistentvolumeclaims", ns, n) as Loose).metadata.uid,
+      ),
+    ).toEqual(dataUids);
+    expect(claimDeletes(c)).toEqual([]);
+  });
+
+  it("remove-template: no pod mounts cache; the cache claims remain, labelled orphaned-from=web", async () => {
+    const c = await SCENARIOS["remove-template"]!.build(1);
+    const reasons = await drive(c);
+    expect(reasons.at(-1)).toBe("Complete/Converged");
+    for (const o of [0, 1, 2]) {
+      expect(volumesOf(pod(c, `web-${o}`))).toEqual([`data-web-${o}`]);
+      expect((c.get("persistentvolumeclaims", ns, `cache-web-${o}`) as Loose).metadata.labels).toMatchObject({
+        "claimstep.io/orphaned-from": "web",
+      });
+    }
+    expect(claimDeletes(c)).toEqual([]);
+  });
+});
