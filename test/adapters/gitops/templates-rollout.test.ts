@@ -157,3 +157,74 @@ describe.each(["github", "gitlab"] as const)("adding a claim template through a 
     expect(sim.audit.filter((e) => e.resource === "persistentvolumeclaims" && e.verb === "delete")).toEqual([]);
   });
 });
+
+const TWO = [
+  { name: "data", storage: "1Gi", storageClassName: "fast" },
+  { name: "wal", storage: "1Gi", storageClassName: "fast" },
+];
+const REMOVE_ANNOTATIONS = {
+  [Keys.applyVia]: "pull-request",
+  [Keys.finalize]: "Recreate",
+  [Keys.removeTemplates]: '["wal"]',
+};
+
+describe.each(["github", "gitlab"] as const)("removing a claim template through a merged pull request (%s)", (kind) => {
+  it("one pull request takes wal out of the manifest (the remove list kept in Git); merged, the set is re-created without it, the pods stop having it, its claims are kept and labelled", {
+    timeout: 120_000,
+  }, async () => {
+    const sim = await rolloutCluster({ seed: 28, templates: TWO, annotations: REMOVE_ANNOTATIONS });
+    const manifest = rolloutManifest(TWO) as Json & { metadata: { annotations: Record<string, string> } };
+    manifest.metadata.annotations = { ...manifest.metadata.annotations, ...REMOVE_ANNOTATIONS };
+    const f = forge(kind, server, {
+      files: { [SET_FILE]: `# prod/db\n${YAML.stringify(manifest, { lineWidth: 0 })}` },
+      config: { statefulSetPathTemplate: SET_PATH_TEMPLATE },
+    });
+    const { step, routes } = gitopsStepper(sim, f.config);
+    const claimsBefore = await uids(sim, "persistentvolumeclaims");
+    expect(Object.keys(claimsBefore)).toHaveLength(6);
+
+    const reasons: string[] = [];
+    let last: StepResult | undefined;
+    for (let tick = 0; tick < 200; tick++) {
+      last = await step(REF);
+      reasons.push(last.decision.reason);
+      const recreated = reasons.indexOf("SetRecreated");
+      if (last.decision.phase === "Complete" && recreated >= 0 && recreated < reasons.length - 1) break;
+      expect(last.decision.phase, last.decision.message).not.toBe("Blocked");
+      for (const n of f.open()) {
+        for (const file of f.merge(n))
+          if (file.path !== SET_FILE)
+            await sim.admin.applyClaim(YAML.parse(file.text) as Json, { fieldManager: ARGO, force: true });
+        expect((await f.notifyMerged(routes, n)).status).toBe(200);
+      }
+      sim.advance(30_000);
+    }
+    expect(last?.decision.phase, `${reasons.join(" ")}\n${last?.decision.message}`).toBe("Complete");
+
+    const pr = f.requests().find((r) => r.branch.endsWith("/recreate"))!;
+    expect(pr.body).toContain("| wal | template | present | removed |");
+    expect(pr.body).toContain(`${Keys.orphanedFrom}=db`);
+    const inGit = YAML.parse(f.file(SET_FILE)!) as {
+      metadata: { annotations: Record<string, string> };
+      spec: { volumeClaimTemplates: Array<{ metadata: { name: string } }> };
+    };
+    expect(inGit.spec.volumeClaimTemplates.map((t) => t.metadata.name)).toEqual(["data"]);
+    expect(inGit.metadata.annotations[Keys.removeTemplates]).toBe('["wal"]');
+
+    const set = (await sim.admin.get("statefulsets", "prod", "db")) as {
+      spec: { volumeClaimTemplates: Array<{ metadata: { name: string } }> };
+    };
+    expect(set.spec.volumeClaimTemplates.map((t) => t.metadata.name)).toEqual(["data"]);
+    for (const pod of (await sim.admin.list("pods", "prod")).items as Pod[])
+      expect(pod.spec.volumes?.map((v) => v.name)).not.toContain("wal");
+    // Every claim is kept (same uids); the wal claims carry the orphaned-from label.
+    expect(await uids(sim, "persistentvolumeclaims")).toEqual(claimsBefore);
+    for (const o of [0, 1, 2]) {
+      const claim = (await sim.admin.get("persistentvolumeclaims", "prod", `wal-db-${o}`)) as {
+        metadata: { labels?: Record<string, string> };
+      };
+      expect(claim.metadata.labels?.[Keys.orphanedFrom]).toBe("db");
+    }
+    expect(sim.audit.filter((e) => e.resource === "persistentvolumeclaims" && e.verb === "delete")).toEqual([]);
+  });
+});
