@@ -212,7 +212,7 @@ export const SPECS: Record<string, CommandSpec> = {
       "claimstep status web -n db -w --timeout 30m   # like kubectl rollout status",
     ],
     notes:
-      "--watch re-reads the set every --interval (default 2s) and prints a line when its phase, reason\nor message changes. Exit codes: 0 Complete, 2 Blocked (or not opted in), 1 error or --timeout.",
+      "--watch re-reads the set every --interval (default 2s) and prints a line when its phase, reason\nor message changes. Exit codes: 0 Complete, 2 Blocked (or not opted in), 1 error or --timeout.\nWith a name it also lists the claims of removed templates (labelled claimstep.io/orphaned-from:\nkept, claimstep never deletes a claim) and the kubectl delete pvc command for those no pod mounts\n(-o json: orphanedClaims, deleteCommand; docs/templates.md).",
   },
   set: {
     summary: "write the desired claim template and opt the set in, then show the plan it causes",
