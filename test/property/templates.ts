@@ -464,8 +464,8 @@ export interface TemplatesRunOptions {
 
 const CLEAN_STEPS = 160;
 const CLEAN_GAP_MS = 10_000;
-/** Clean invocations Blocked with the same message after which a case stops waiting. */
-const STUCK_STEPS = 20;
+/** Clean invocations with the same decision after which a case stops waiting (300 s: more than any wait of a case). */
+const STUCK_STEPS = 30;
 
 export async function runTemplatesCase(c: TemplatesCase, opts: TemplatesRunOptions = {}): Promise<TemplatesResult> {
   const sim = new SimCluster({ seed: c.seed, latencies: { gcMs: c.gcMs, podStartMs: c.podStartMs } });
@@ -932,11 +932,11 @@ export async function runTemplatesCase(c: TemplatesCase, opts: TemplatesRunOptio
       if (last) result.last = last;
       completes = last?.phase === "Complete" ? completes + 1 : 0;
       if (badMount && last?.phase === "Blocked") completes = 2;
-      // Blocked with the same word for a while: it stays so (the end checks say what is left).
+      // The same word for a while: it stays so (the end checks say what is left).
       const key = last ? `${last.phase}|${last.reason}|${last.message}` : "";
-      stuck = last?.phase === "Blocked" && key === lastKey ? stuck + 1 : 0;
+      stuck = key === lastKey ? stuck + 1 : 0;
       lastKey = key;
-      if (stuck >= STUCK_STEPS && !badMount) break;
+      if (stuck >= STUCK_STEPS) break;
       if (completes < 2) advance(CLEAN_GAP_MS);
     }
     if (violations.length && !opts.keepGoing) break;
