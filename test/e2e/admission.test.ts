@@ -730,9 +730,24 @@ describe("claimstep's admission webhook on the real server", () => {
         .map((c) => c.metadata.name ?? "")
         .filter((n) => /-addlogs-\d+$/.test(n));
       expect(claimNames, "no claim of the new template before the re-create").toEqual(["data-addlogs-0"]);
+      // A held pod template that would take the annotations over Kubernetes' 256 KiB: claimstep refuses, naming the fix.
+      const big = structuredClone(m2.spec.template);
+      big.spec.containers[0].env = [{ name: "BIG", value: "x".repeat(300 * 1024) }];
+      const tooBig = await t.api.patch(
+        "statefulsets",
+        name,
+        { spec: { volumeClaimTemplates: m2.spec.volumeClaimTemplates, template: big } },
+        "strategic",
+      );
+      expect(tooBig.status, JSON.stringify(tooBig.body).slice(0, 500)).toBe(422);
+      const tooBigMessage = String((tooBig.body as any).message);
+      expect(tooBigMessage).toMatch(
+        /denied the request: claimstep: StatefulSet .*\/addlogs: holding back the pod template change in claimstep\.io\/pod-template \(\d+ bytes\) would bring the set's annotations to \d+ bytes, over Kubernetes' limit of 262144 bytes/,
+      );
+      expect((await getSet(t, name)).metadata.resourceVersion, "nothing written").toBe(again.metadata.resourceVersion);
       expect(await auditProblems(t, name, since)).toEqual([]);
       console.log(
-        `issue 27 on the real server: without claimstep:\n${refused.stderr.trim()}\nthe claim templates alone restored (dry run): ${notFound.status} ${(notFound.body as any).message}\nthrough claimstep's webhook:\n$ kubectl apply -f sts.yaml   # + logs template, + logs mount\n${apply.stderr}${apply.stdout}Warning header of the same strategic merge patch: ${header}`,
+        `issue 27 on the real server: without claimstep:\n${refused.stderr.trim()}\nthe claim templates alone restored (dry run): ${notFound.status} ${(notFound.body as any).message}\nthrough claimstep's webhook:\n$ kubectl apply -f sts.yaml   # + logs template, + logs mount\n${apply.stderr}${apply.stdout}Warning header of the same strategic merge patch: ${header}\nwith a 300 KiB env in the pod template: ${tooBig.status} ${tooBigMessage}`,
       );
       return `422 without claimstep; accepted through it, spec unchanged, ${warningsOf(apply).length} warnings; the patch again: ${rvNote}`;
     });
