@@ -423,10 +423,14 @@ const POD_DEFAULTS: Readonly<Record<string, readonly unknown[]>> = {
   apiVersion: ["v1"],
 };
 
+/** The empty maps the API server writes into a pod template (`resources: {}`, `securityContext: {}`). */
+const EMPTY_DEFAULTS = new Set(["resources", "securityContext"]);
+
 /** A field the held pod template has and Git leaves unset that the server would set the same anyway: not written. */
 function isDefault(key: string, value: unknown, parent: Json): boolean {
   if (value === null || value === undefined) return true;
-  if (isPlain(value) && Object.keys(value).length === 0) return true;
+  // Only the empty maps the server adds: an empty volume source (`emptyDir: {}`) says something.
+  if (isPlain(value) && Object.keys(value).length === 0) return EMPTY_DEFAULTS.has(key);
   if (Array.isArray(value) && value.length === 0) return true;
   if (key === "imagePullPolicy") return value === defaultPullPolicy(parent.image);
   return POD_DEFAULTS[key]?.includes(value) ?? false;

@@ -388,3 +388,16 @@ describe("the held pod template against YAML a person wrote", () => {
     expect(YAML.parse(edited).spec.selector.matchLabels).toEqual({ app: "db" });
   });
 });
+
+describe("the server's defaults in a held pod template", () => {
+  it("an empty volume source (emptyDir: {}) is written: only the empty maps the server adds (resources, securityContext) are left out", () => {
+    const held = heldWithLogs() as ReturnType<typeof heldWithLogs> & { spec: { volumes?: unknown[] } };
+    held.spec.volumes = [{ name: "scratch", emptyDir: {} }];
+    held.spec.containers[0]!.volumeMounts.push({ name: "scratch", mountPath: "/scratch" });
+    const action = proposal({ templates: [DATA, LOGS], podTemplate: held });
+    const parsed = YAML.parse(editSetManifest(GIT, action, PATH, BASE).text);
+    expect(parsed.spec.template.spec.volumes).toEqual([{ name: "scratch", emptyDir: {} }]);
+    expect(parsed.spec.template.spec).not.toHaveProperty("securityContext");
+    expect(parsed.spec.template.spec.containers[0]).not.toHaveProperty("resources");
+  });
+});
