@@ -6,8 +6,16 @@
 // claims kept, labelled, mounted by no pod, listed by `claimstep status`). And what the real
 // StatefulSet controller does with the wrong order (the highest pod evicted first after the
 // re-create: left down) and with a pod template that mounts a volume the set lacks (422): the
-// facts the planner's order and its guard rest on.
+// facts the planner's order and its guard rest on. The planted bug through claimstep's own code: the
+// re-create's POST loses the added template on the way — refused by the server, nothing lost, and
+// the unfaulted CLI finishes.
+import { Agent } from "node:https";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { KubeReader } from "../../adapters/kube/reader.js";
+import { kubeWriters } from "../../adapters/kube/writer.js";
+import { requestWithAgent } from "../../adapters/kube-node/agent-fetch.js";
+import { nodeKubeTarget } from "../../adapters/kube-node/kubeconfig.js";
+import { runStep } from "../../functions/step.js";
 import {
   type AuditEntry,
   byNodeAgent,
@@ -21,6 +29,7 @@ import {
   useControlPlane,
   waitFor,
 } from "./support/index.js";
+import { budgetNote, checkBudget, claimstepRequests } from "./support/scenario-cli.js";
 import {
   auditCaughtUp,
   type CliRun,
@@ -28,6 +37,7 @@ import {
   describeRun,
   jsonLines,
   routineErrors,
+  sleep,
 } from "./support/scenario-finalize.js";
 import {
   addAnnotations,
@@ -244,7 +254,7 @@ describe.sequential("issue 27: a claim template added to a running set, then rem
       via = `the annotations (${Object.keys(annotations).join(", ")})`;
     }
 
-    const { steps, seconds, monitor } = await runToComplete("add logs");
+    const { run, steps, seconds, monitor } = await runToComplete("add logs");
 
     const state = await describeState(e2e, SET);
     // The set: re-created, with both templates, the user's partition, nothing of claimstep's left held.
@@ -298,6 +308,12 @@ describe.sequential("issue 27: a claim template added to a running set, then rem
     // The audit log.
     await auditCaughtUp(e2e);
     const a = addRemoveAudit(e2e, SET, since, "add");
+    // B2's budget per step (≤ 5 reads, ≤ 2 writes, 3 for an eviction step, ≤ 2 requests per event).
+    const budget = checkBudget(
+      claimstepRequests(e2e, new Date(run.startedAt).toISOString(), new Date(run.endedAt).toISOString()),
+      steps,
+    );
+    expect(budget.problems, JSON.stringify(budget, null, 1)).toEqual([]);
     const all = describeAudit(a.claimstepWrites);
     expect(
       a.creates.map((e) => `${e.resource} ${e.name}`),
@@ -315,6 +331,7 @@ describe.sequential("issue 27: a claim template added to a running set, then rem
     report.push(
       `add (${via}): claimstep run Complete in ${steps.length} steps, ${seconds.toFixed(1)} s; fewest Ready pods ${monitor.minReady()}/3`,
       `add steps: ${trailOf(steps)}`,
+      `add requests: ${budgetNote(budget)}`,
       ...a.lines,
       `add: claimstep's writes (audit log):\n${describeAudit(a.claimstepWrites)
         .split("\n")
@@ -351,7 +368,7 @@ describe.sequential("issue 27: a claim template added to a running set, then rem
       via = `the annotations (${Object.keys(annotations).join(", ")})`;
     }
 
-    const { steps, seconds, monitor } = await runToComplete("remove logs");
+    const { run, steps, seconds, monitor } = await runToComplete("remove logs");
     const state = await describeState(e2e, SET);
 
     const live = ok(await e2e.api.get("statefulsets", SET), "get set");
@@ -395,6 +412,12 @@ describe.sequential("issue 27: a claim template added to a running set, then rem
 
     await auditCaughtUp(e2e);
     const a = addRemoveAudit(e2e, SET, since, "remove");
+    // B2's budget per step (≤ 5 reads, ≤ 2 writes, 3 for an eviction step, ≤ 2 requests per event).
+    const budget = checkBudget(
+      claimstepRequests(e2e, new Date(run.startedAt).toISOString(), new Date(run.endedAt).toISOString()),
+      steps,
+    );
+    expect(budget.problems, JSON.stringify(budget, null, 1)).toEqual([]);
     const all = describeAudit(a.claimstepWrites);
     expect(a.orphanDeletes, all).toHaveLength(1);
     expect(
@@ -410,6 +433,7 @@ describe.sequential("issue 27: a claim template added to a running set, then rem
     report.push(
       `remove (${via}): claimstep run Complete in ${steps.length} steps, ${seconds.toFixed(1)} s; fewest Ready pods ${monitor.minReady()}/3`,
       `remove steps: ${trailOf(steps)}`,
+      `remove requests: ${budgetNote(budget)}`,
       ...a.lines,
       `remove: claimstep status lists ${Object.keys(logsUids).join(", ")} with kubectl delete pvc`,
     );
@@ -540,9 +564,8 @@ describe("the real StatefulSet controller and the order (the facts the planner r
     expect(claimDeletes, describeAudit(claimDeletes)).toEqual([]);
     const podDeletes = all.filter((e) => e.resource === "pods" && e.verb === "delete" && e.subresource === "");
     for (const p of podDeletes) expect(p.user, describeAudit([p])).toBe(NODE_AGENT_USER);
-    const downFor = (Date.parse(p2.status?.startTime ?? "") - goneAt) / 1000;
     report.push(
-      `highest first (by hand, the planted bug): ${set}-2 evicted after the re-create → status.replicas 2, ${set}-2 not re-created, the controller's update of ${set}-0 refused (${refused[0]!.code}: FailedUpdate "${String(failed?.message ?? "").slice(0, 120)}…"); ${set}-2 back only after ${set}-0 and ${set}-1 were replaced (down ${downFor.toFixed(1)} s); data claims kept, 0 claim deletes`,
+      `highest first (by hand, the planted bug): ${set}-2 evicted after the re-create → status.replicas 2, ${set}-2 not re-created, the controller's update of ${set}-0 refused (${refused[0]!.code}: FailedUpdate "${String(failed?.message ?? "").slice(0, 120)}…"); ${set}-2 back only after ${set}-0 and ${set}-1 were replaced; data claims kept, 0 claim deletes`,
     );
   });
 
@@ -556,5 +579,130 @@ describe("the real StatefulSet controller and the order (the facts the planner r
     );
     expect((await e2e.api.get("statefulsets", "lacks")).status).toBe(404);
     report.push(`a pod template mounting a volume the set lacks: 422 ${String((r.body as any).message)}`);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+
+describe("the planted bug through claimstep's own code: the re-create loses the added claim template", () => {
+  it("the real server refuses the create (422: the pod template mounts logs, the set lacks it); pods and claims untouched; the unfaulted CLI finishes", {
+    timeout: 300_000,
+  }, async () => {
+    const set = "planted";
+    await createTemplatesSet(set, 2);
+    const pods0 = uidMap(await setPods(e2e, set));
+    const data0 = uidMap(await templateClaims(e2e, set, "data"));
+    const since = Date.now();
+    const s = await claimstep(e2e, [
+      "set",
+      set,
+      "logs",
+      "--add",
+      "--storage",
+      "1Gi",
+      "--storage-class",
+      sc,
+      "--mount-path",
+      "/logs",
+    ]);
+    expect(s.code, describeRun(s)).toBe(0);
+
+    // The production client, reader and writers over the production transport, with the `logs`
+    // claim template taken out of every StatefulSet POST on the way (no production code edited).
+    const agent = new Agent({ ca: e2e.info.caPem, keepAlive: true });
+    const dropped: string[] = [];
+    const t = nodeKubeTarget(
+      { kubeconfig: e2e.info.claimstepKubeconfig },
+      {
+        fetch: (url, init) => {
+          if ((init.method ?? "GET").toUpperCase() === "POST" && /\/statefulsets(\?|$)/.test(url)) {
+            const body = JSON.parse(String(init.body)) as KubeObject;
+            const before = body.spec?.volumeClaimTemplates?.length ?? 0;
+            body.spec.volumeClaimTemplates = (body.spec.volumeClaimTemplates ?? []).filter(
+              (x: KubeObject) => x.metadata?.name !== "logs",
+            );
+            if (body.spec.volumeClaimTemplates.length !== before) dropped.push(url);
+            init = { ...init, body: JSON.stringify(body) };
+          }
+          return requestWithAgent(url, init, agent);
+        },
+      },
+    );
+    const reader = new KubeReader(t.client);
+    const writers = kubeWriters(t.client, { reportingInstance: "claimstep-e2e-planted" });
+    const ref = { namespace: e2e.namespace, name: set };
+    const trail: string[] = [];
+    // Stops after the re-create has been refused (or the step has failed) this many times in a row.
+    let failures = 0;
+    try {
+      for (let i = 0; i < 60 && failures < 5; i++) {
+        let line: string;
+        try {
+          const r = await runStep({ reader, writers, ref, now: new Date() });
+          const d = r.decision;
+          line = `${d.phase}/${d.reason}${d.action ? ` → ${d.action.type}` : ""} [${r.outcome.kind}]: ${d.message}`;
+          failures = d.action?.type === "CreateSet" && r.outcome.kind !== "applied" ? failures + 1 : 0;
+          if (d.phase === "Complete" && !d.action && d.requeueAfter === undefined) break;
+        } catch (err) {
+          line = `threw: ${err instanceof Error ? err.message : String(err)}`;
+          failures++;
+        }
+        if (trail.at(-1)?.replace(/ ×\d+$/, "") === line) {
+          const n = Number(/ ×(\d+)$/.exec(trail.at(-1)!)?.[1] ?? 1);
+          trail[trail.length - 1] = `${line} ×${n + 1}`;
+        } else trail.push(line);
+        await sleep(1000);
+      }
+    } finally {
+      agent.destroy();
+    }
+    const faulted = `${trail.join("\n")}\n--- the server's objects\n${await describeState(e2e, set)}`;
+    expect(dropped.length, faulted).toBeGreaterThan(0);
+
+    // The real server refused every faulted create, saying why.
+    await auditCaughtUp(e2e);
+    const posts = e2e
+      .audit({ since: new Date(since), user: e2e.info.claimstepUser, verb: "create", resource: "statefulsets" })
+      .filter((e) => e.code !== 409);
+    expect(
+      posts.map((e) => e.code),
+      `${describeAudit(posts)}\n${faulted}`,
+    ).toEqual(posts.map(() => 422));
+    expect(posts.length, faulted).toBeGreaterThan(0);
+    // The pods and claims: untouched (same uids, pods still Ready: the orphans keep running).
+    expect(uidMap(await setPods(e2e, set)), faulted).toEqual(pods0);
+    for (const p of await setPods(e2e, set)) expect(isReady(p), `${p.metadata.name}\n${faulted}`).toBe(true);
+    expect(uidMap(await templateClaims(e2e, set, "data")), faulted).toEqual(data0);
+    const deletes = e2e
+      .audit({ since: new Date(since) })
+      .filter(
+        (e) =>
+          e.verb.startsWith("delete") &&
+          e.subresource === "" &&
+          (e.resource === "pods" || e.resource === "persistentvolumeclaims"),
+      );
+    expect(deletes, describeAudit(deletes)).toEqual([]);
+
+    // Without the fault, the shipped CLI finishes from where it stands.
+    const run = await claimstep(e2e, ["run", set, "--interval", "1s", "--timeout", "3m", "-o", "json"], {
+      timeoutMs: 200_000,
+    });
+    const steps = jsonLines(run.stdout).filter((l) => l.decision);
+    const after = await describeState(e2e, set);
+    expect(run.code, `${describeRun(run)}\nsteps: ${trailOf(steps)}\n${after}`).toBe(0);
+    expect(steps.at(-1)?.decision.phase, after).toBe("Complete");
+    for (const p of await setPods(e2e, set)) {
+      expect(isReady(p), after).toBe(true);
+      expect(claimNamesOf(p), after).toEqual([`data-${p.metadata.name}`, `logs-${p.metadata.name}`]);
+    }
+    expect(uidMap(await templateClaims(e2e, set, "data")), after).toEqual(data0);
+    await auditCaughtUp(e2e);
+    const claimDeletes = e2e
+      .audit({ since: new Date(since) })
+      .filter((e) => e.resource === "persistentvolumeclaims" && e.verb.startsWith("delete"));
+    expect(claimDeletes, describeAudit(claimDeletes)).toEqual([]);
+    report.push(
+      `planted bug (the re-create's POST without the logs template, ${dropped.length} POST(s) altered): the real server answered ${[...new Set(posts.map((e) => `${e.code}${e.message ? ` (${e.message})` : ""}`))].map((x) => `${posts.filter((e) => `${e.code}${e.message ? ` (${e.message})` : ""}` === x).length} × ${x}`).join(", ")}; claimstep's steps:\n  ${trail.join("\n  ")}\n  pods and claims untouched (same uids, pods Ready); the unfaulted CLI then: ${trailOf(steps)}`,
+    );
   });
 });
