@@ -1,10 +1,14 @@
 // Issue 27: `claimstep set <sts> <template> --add …` and `--remove` on the simulated cluster (the
 // real client takes the same code path: the status writer's annotateSet): what is written, what
 // the output says happens next, kubectl's flag forms, and every refusal writing nothing.
-import { describe, expect, it } from "vitest";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Keys } from "../../core/keys.js";
 import { main } from "../../functions/cli.js";
 import { simOf } from "../support/cli-target.js";
+import { type SocketSim, serveSim, statefulSetObjects, storageClassObjects } from "../support/index.js";
 
 const capture = () => {
   const out = { text: "", isTTY: false, write: (s: string) => void (out.text += s) };
@@ -225,5 +229,115 @@ describe("claimstep status <sts>: the claims of removed templates", () => {
     const text = capture();
     await main(["status", "web"], text.io, plain.connect);
     expect(text.out.text).not.toContain("Claims of removed templates");
+  });
+});
+
+describe("set --add / --remove through the real client (kubeconfig), as on a real cluster", () => {
+  let kube: SocketSim;
+  const dir = mkdtempSync(join(tmpdir(), "claimstep-templates-"));
+  const kubeconfig = join(dir, "config");
+  const flags = ["--kubeconfig", kubeconfig, "-n", "db"];
+
+  beforeAll(async () => {
+    kube = await serveSim({ token: "cli-user-token" });
+    writeFileSync(
+      kubeconfig,
+      `apiVersion: v1
+kind: Config
+clusters:
+  - name: test
+    cluster: {server: "${kube.url}", insecure-skip-tls-verify: true}
+users:
+  - name: cli
+    user: {token: cli-user-token}
+contexts:
+  - name: test
+    context: {cluster: test, user: cli}
+current-context: test
+`,
+    );
+    kube.fake.seed(...storageClassObjects(), ...statefulSetObjects({ namespace: "db" }));
+  });
+  afterAll(async () => {
+    await kube.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("--add: one merge patch under the resourceVersion read, carrying the template, the re-create and the held pod template", async () => {
+    kube.fake.http.resetCounters();
+    const before: any = kube.fake.get("statefulsets", "db", "web");
+    const { io, out, err } = capture();
+    const code = await main(
+      ["set", "web", "logs", "--add", "--storage", "1Gi", "--storage-class", "fast", "--mount-path", "/logs", ...flags],
+      io,
+    );
+    expect(err.text).toBe("");
+    expect([0, 2]).toContain(code);
+    expect(out.text).toMatch(/^db\/web: added claim template logs \(1Gi, class fast, ReadWriteOnce\)/);
+    const patches = kube.fake.http.requests().filter((r) => r.verb === "patch");
+    expect(patches).toHaveLength(1);
+    expect(patches[0]).toMatchObject({
+      resource: "statefulsets",
+      name: "web",
+      contentType: "application/merge-patch+json",
+    });
+    const body = patches[0]!.body as any;
+    expect(body.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
+    expect(Object.keys(body.metadata.annotations).sort()).toEqual(
+      [Keys.strategy, Keys.templates, Keys.finalize, Keys.podTemplate].sort(),
+    );
+    const after: any = kube.fake.get("statefulsets", "db", "web");
+    expect(JSON.parse(after.metadata.annotations[Keys.templates]).map((t: any) => t.metadata.name)).toContain("logs");
+    expect(after.spec.volumeClaimTemplates.map((t: any) => t.metadata.name)).not.toContain("logs");
+  });
+
+  it("--remove loses a race with another writer: exit 1, nothing written", async () => {
+    kube.fake.http.beforeNext("patch statefulsets", () => {
+      kube.fake.update("statefulsets", "db", "web", (o: any) => (o.spec.replicas = 5));
+    });
+    const { io, err } = capture();
+    expect(await main(["set", "web", "data", "--remove", ...flags], io)).toBe(1);
+    expect(err.text).toMatch(/the object has been modified/);
+    const after: any = kube.fake.get("statefulsets", "db", "web");
+    expect(after.metadata.annotations[Keys.removeTemplates]).toBeUndefined();
+  });
+});
+
+describe("through the CLI's doors, end to end on sim:remove-template", () => {
+  it("a removal ends with the claims kept and listed; the template added back reuses them (same uids), none deleted", async () => {
+    const s = await simOf("remove-template");
+    const uids = () =>
+      Object.fromEntries(s.sim.list("persistentvolumeclaims", "default").map((c) => [c.metadata.name, c.metadata.uid]));
+    const kept = uids();
+    expect(Object.keys(kept).filter((n) => n.startsWith("cache-"))).toHaveLength(3);
+    expect(await main(["run", "web"], capture().io, s.connect)).toBe(0);
+    const status = capture();
+    expect(await main(["status", "web", "-o", "json"], status.io, s.connect)).toBe(0);
+    expect(JSON.parse(status.out.text).deleteCommand).toBe(
+      "kubectl delete pvc -n default cache-web-0 cache-web-1 cache-web-2",
+    );
+    const add = capture();
+    await main(
+      ["set", "web", "cache", "--add", "--storage", "1Gi", "--storage-class", "fast", "--mount-path", "/cache"],
+      add.io,
+      s.connect,
+    );
+    expect(add.err.text).toBe("");
+    expect(await main(["run", "web"], capture().io, s.connect)).toBe(0);
+    expect(uids()).toEqual(kept);
+    const labels = s.sim
+      .list("persistentvolumeclaims", "default")
+      .filter((c) => c.metadata.labels?.[Keys.orphanedFrom] !== undefined);
+    expect(labels).toEqual([]);
+    const pod: any = s.sim.get("pods", "default", "web-0");
+    expect(
+      pod.spec.volumes
+        .map((v: any) => v.persistentVolumeClaim?.claimName)
+        .filter(Boolean)
+        .sort(),
+    ).toEqual(["cache-web-0", "data-web-0"]);
+    // The re-creates' orphan deletes are in the same log: the one for claims would be too.
+    expect(s.sim.audit.filter((e) => e.verb === "delete" && e.resource === "statefulsets").length).toBeGreaterThan(0);
+    expect(s.sim.audit.filter((e) => e.verb === "delete" && e.resource === "persistentvolumeclaims")).toEqual([]);
   });
 });
