@@ -27,7 +27,8 @@
 // - I14-pods  a pod of the set goes only through claimstep's eviction;
 // - I14-partition  the live partition never below the recorded user's; at the end the user's
 //         partition is back and `claimstep.io/user-partition` gone;
-// - I14-converge  Complete (twice in a row) within the clean steps, the set carrying exactly the
+// - I14-converge  Complete/Converged only while every pod of the set is Ready with its set's
+//         volumes; Complete (twice in a row) within the clean steps, the set carrying exactly the
 //         expected templates and pod template, every pod Ready with a volume for every template of
 //         the set, none for a removed one, mounting what the pod template says; no record left.
 //
@@ -801,6 +802,8 @@ export async function runTemplatesCase(c: TemplatesCase, opts: TemplatesRunOptio
   /** One invocation (or two racing on one snapshot). */
   async function invoke(chaos: boolean): Promise<{ decisions: StepResult[] }> {
     const decisions: StepResult[] = [];
+    // What the invocation read (racing ones read it too): nothing else runs while it runs.
+    const before = observe(sim);
     const guarded = async (p: ReturnType<typeof processOf>, reader: StateReader, label: string) => {
       try {
         const r = await runStep({ reader, writers: p.writers, ref: REF, now: sim.now() });
@@ -847,6 +850,21 @@ export async function runTemplatesCase(c: TemplatesCase, opts: TemplatesRunOptio
     result.faults += Object.values(sim.faults.counts).reduce((a, b) => a + b, 0) - faultsBefore;
     for (const bug of sim.http.bugs.splice(0))
       violate("crash", `the simulated API server failed: ${bug.stack ?? bug.message}`);
+    // Converged is a truth about the pods it read: every one there, Ready, with its set's volumes.
+    for (const { decision: d } of decisions) {
+      if (d.phase !== "Complete" || d.reason !== "Converged") continue;
+      const down = unavailable(before);
+      const mismatched = [...before.pods.entries()]
+        .filter(([, p]) => p.ordinal !== undefined && p.ordinal >= first && p.ordinal < end)
+        .map(([name, p]) => [name, mismatch(before, p)] as const)
+        .filter(([, why]) => why !== undefined)
+        .map(([name, why]) => `${name} ${why}`);
+      if (down.length || mismatched.length)
+        violate(
+          "I14-converge",
+          `${where()}: Complete/Converged while ${[...down, ...mismatched].join(", ")}: "${d.message}"`,
+        );
+    }
     return { decisions };
   }
 
