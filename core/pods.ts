@@ -156,7 +156,13 @@ export function partitionStep(
 ): WalkConclusion | undefined {
   const stillApplies = scope.policy.pods.coordination === "ClaimsFirst" && scope.rollingUpdate;
   if (c.holding && !stillApplies) {
-    const message = Messages.partitionRestored(c.userPartition, c.livePartition, "pod coordination no longer applies");
+    // Held without pod coordination: for a re-create that changed the claim templates (reshape.ts),
+    // whose restarts are done by now (they come before this step).
+    const why =
+      scope.policy.pods.coordination === "ClaimsFirst"
+        ? "pod coordination no longer applies"
+        : "every pod has the set's volumes and is Ready";
+    const message = Messages.partitionRestored(c.userPartition, c.livePartition, why);
     return {
       reason: "PartitionRestored",
       message,
