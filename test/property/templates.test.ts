@@ -162,7 +162,15 @@ describe("adding and removing claim templates on the simulated cluster (property
   });
 
   it("a user partition at replicas: Complete only once every restarted pod is Ready", { timeout: 60_000 }, async () => {
-    const c: TemplatesCase = { ...pin!, replicas: 2, ops: ["remove"], listAll: true, partition: 2, podStartMs: 25_000, pdb: true };
+    const c: TemplatesCase = {
+      ...pin!,
+      replicas: 2,
+      ops: ["remove"],
+      listAll: true,
+      partition: 2,
+      podStartMs: 25_000,
+      pdb: true,
+    };
     const r = await runTemplatesCase(c);
     expect(r.violations, describeCase(c, r)).toEqual([]);
     expect(r.completed).toBe(1);
