@@ -73,9 +73,13 @@ afterAll(async () => {
 });
 
 /** Creates the set (admin) and waits until every pod is Ready and every claim Bound. */
-async function createTemplatesSet(name: string, replicas = 3): Promise<KubeObject> {
+async function createTemplatesSet(
+  name: string,
+  replicas = 3,
+  policy: "OrderedReady" | "Parallel" = "OrderedReady",
+): Promise<KubeObject> {
   ok(
-    await e2e.api.create("statefulsets", templatesSetManifest(name, { storageClass: sc, replicas })),
+    await e2e.api.create("statefulsets", templatesSetManifest(name, { storageClass: sc, replicas, policy })),
     `create StatefulSet ${name}`,
   );
   await waitFor(
@@ -141,7 +145,6 @@ describe("the node agent's written markers", () => {
 
 // ---------------------------------------------------------------------------------------------
 
-const SET = "web";
 /** The re-create's expected answers: the set read while it is gone (between F2 and F3), the create
  * refused while the old set's orphan finalizer runs. */
 const finalizeErrors = (e: AuditEntry) =>
@@ -165,6 +168,7 @@ interface Before {
 
 /** `claimstep run` to Complete, with the pods watched; the trail and the state on failure. */
 async function runToComplete(
+  SET: string,
   what: string,
 ): Promise<{ run: CliRun; steps: any[]; seconds: number; monitor: ReturnType<typeof podMonitor> }> {
   const monitor = podMonitor(e2e, SET);
@@ -210,235 +214,240 @@ function expectOnlyEvictions(since: number, evictions: AuditEntry[]) {
   expect(claimDeletes, describeAudit(claimDeletes)).toEqual([]);
 }
 
-describe.sequential("issue 27: a claim template added to a running set, then removed, through the shipped CLI", () => {
-  let before: Before | undefined;
-  let logsUids: Record<string, string> = {};
+const POLICIES = [
+  ["OrderedReady", "web"],
+  ["Parallel", "par"],
+] as const;
+for (const [policy, SET] of POLICIES)
+  describe.sequential(`issue 27 (podManagementPolicy ${policy}): a claim template added to a running set, then removed, through the shipped CLI`, () => {
+    let before: Before | undefined;
+    let logsUids: Record<string, string> = {};
 
-  it("add logs: every pod ends mounting data and logs, data claims keep uids and markers, evictions lowest first, 0 claim deletes", {
-    timeout: 360_000,
-  }, async () => {
-    const set0 = await createTemplatesSet(SET);
-    const data0 = await templateClaims(e2e, SET, "data");
-    await waitFor(async () => data0.every((c) => e2e.agent!.markers.has(c.metadata.uid!)), {
-      timeoutMs: 10_000,
-      what: "the data claims' markers",
-    });
-    before = {
-      set: set0,
-      pods: uidMap(await setPods(e2e, SET)),
-      data: uidMap(data0),
-      dataMarkers: markersOf(data0),
-    };
-    const since = Date.now();
+    it("add logs: every pod ends mounting data and logs, data claims keep uids and markers, evictions lowest first, 0 claim deletes", {
+      timeout: 360_000,
+    }, async () => {
+      const set0 = await createTemplatesSet(SET, 3, policy);
+      const data0 = await templateClaims(e2e, SET, "data");
+      await waitFor(async () => data0.every((c) => e2e.agent!.markers.has(c.metadata.uid!)), {
+        timeoutMs: 10_000,
+        what: "the data claims' markers",
+      });
+      before = {
+        set: set0,
+        pods: uidMap(await setPods(e2e, SET)),
+        data: uidMap(data0),
+        dataMarkers: markersOf(data0),
+      };
+      const since = Date.now();
 
-    // The user's request: `claimstep set web logs --add …`, or (until the CLI has it) the
-    // annotations it writes, as `kubectl annotate` would.
-    const cap = cliHasTemplateEdits();
-    let via: string;
-    if (cap.add) {
-      const args = ["set", SET, "logs", "--add", "--storage", "1Gi"];
-      if (cap.mountPath) args.push("--mount-path", "/logs");
-      if (cap.storageClass) args.push(`--${cap.storageClass}`, sc);
-      const s = await claimstep(e2e, args);
-      expect(s.code, describeRun(s)).toBe(0);
-      via = `claimstep ${args.join(" ")}`;
-      const live = ok(await e2e.api.get("statefulsets", SET), "get set");
-      if (live.metadata.annotations?.[K.finalize] !== "Recreate") {
-        ok(await e2e.api.patch("statefulsets", SET, { metadata: { annotations: { [K.finalize]: "Recreate" } } }));
-        via += ` + ${K.finalize}: Recreate`;
+      // The user's request: `claimstep set web logs --add …`, or (until the CLI has it) the
+      // annotations it writes, as `kubectl annotate` would.
+      const cap = cliHasTemplateEdits();
+      let via: string;
+      if (cap.add) {
+        const args = ["set", SET, "logs", "--add", "--storage", "1Gi"];
+        if (cap.mountPath) args.push("--mount-path", "/logs");
+        if (cap.storageClass) args.push(`--${cap.storageClass}`, sc);
+        const s = await claimstep(e2e, args);
+        expect(s.code, describeRun(s)).toBe(0);
+        via = `claimstep ${args.join(" ")}`;
+        const live = ok(await e2e.api.get("statefulsets", SET), "get set");
+        if (live.metadata.annotations?.[K.finalize] !== "Recreate") {
+          ok(await e2e.api.patch("statefulsets", SET, { metadata: { annotations: { [K.finalize]: "Recreate" } } }));
+          via += ` + ${K.finalize}: Recreate`;
+        }
+      } else {
+        const live = ok(await e2e.api.get("statefulsets", SET), "get set");
+        const annotations = addAnnotations(live, "logs", { storageClass: sc, storage: "1Gi", mountPath: "/logs" });
+        ok(await e2e.api.patch("statefulsets", SET, { metadata: { annotations } }), "annotate the set");
+        via = `the annotations (${Object.keys(annotations).join(", ")})`;
       }
-    } else {
+
+      const { run, steps, seconds, monitor } = await runToComplete(SET, `add logs (${policy})`);
+
+      const state = await describeState(e2e, SET);
+      // The set: re-created, with both templates, the user's partition, nothing of claimstep's left held.
       const live = ok(await e2e.api.get("statefulsets", SET), "get set");
-      const annotations = addAnnotations(live, "logs", { storageClass: sc, storage: "1Gi", mountPath: "/logs" });
-      ok(await e2e.api.patch("statefulsets", SET, { metadata: { annotations } }), "annotate the set");
-      via = `the annotations (${Object.keys(annotations).join(", ")})`;
-    }
+      expect(live.metadata.uid, state).not.toBe(before.set.metadata.uid);
+      expect(
+        live.spec.volumeClaimTemplates.map((t: any) => t.metadata.name),
+        state,
+      ).toEqual(["data", "logs"]);
+      expect(live.spec.updateStrategy?.rollingUpdate?.partition ?? 0, state).toBe(0);
+      expect(live.metadata.annotations?.[K.userPartition], state).toBeUndefined();
+      expect(live.metadata.annotations?.[K.podTemplate], state).toBeUndefined();
 
-    const { run, steps, seconds, monitor } = await runToComplete("add logs");
+      // Every pod: restarted, Ready, mounting its data and its logs claim.
+      const pods = await setPods(e2e, SET);
+      expect(
+        pods.map((p) => p.metadata.name),
+        state,
+      ).toEqual([`${SET}-0`, `${SET}-1`, `${SET}-2`]);
+      for (const p of pods) {
+        const n = p.metadata.name!.slice(SET.length + 1);
+        expect(isReady(p), `${p.metadata.name} Ready\n${state}`).toBe(true);
+        expect(claimNamesOf(p), state).toEqual([`data-${SET}-${n}`, `logs-${SET}-${n}`]);
+        expect(p.metadata.uid, `${p.metadata.name} restarted`).not.toBe(before.pods[p.metadata.name!]);
+      }
+      // The data claims: the same uids, and what was written on them is still there.
+      const data = await templateClaims(e2e, SET, "data");
+      expect(uidMap(data), state).toEqual(before.data);
+      expect(markersOf(data)).toEqual(before.dataMarkers);
+      // The logs claims: created (by the StatefulSet controller), Bound, written by the pods now running.
+      const logs = await templateClaims(e2e, SET, "logs");
+      expect(
+        logs.map((c) => c.metadata.name),
+        state,
+      ).toEqual([`logs-${SET}-0`, `logs-${SET}-1`, `logs-${SET}-2`]);
+      for (const c of logs) {
+        expect(c.status?.phase, `${c.metadata.name}\n${state}`).toBe("Bound");
+        expect(c.status?.capacity?.storage).toBe("1Gi");
+        const pod = pods.find((p) => claimNamesOf(p).includes(c.metadata.name!))!;
+        expect(e2e.agent!.markers.get(c.metadata.uid!)).toBe(
+          `${e2e.namespace}/${c.metadata.name} written by pod ${pod.metadata.name} (${pod.metadata.uid})`,
+        );
+      }
+      logsUids = uidMap(logs);
+      // While it ran: at most one pod down (maxUnavailable 1); every new pod mounted both claims.
+      expect(monitor.minReady(), "fewest Ready pods while claimstep ran").toBeGreaterThanOrEqual(2);
+      const fresh = monitor.seen().filter((p) => !Object.values(before!.pods).includes(p.uid));
+      expect(fresh.map((p) => p.name)).toEqual([`${SET}-0`, `${SET}-1`, `${SET}-2`]);
+      for (const p of fresh) expect(p.claims, p.name).toEqual([`data-${p.name}`, `logs-${p.name}`]);
 
-    const state = await describeState(e2e, SET);
-    // The set: re-created, with both templates, the user's partition, nothing of claimstep's left held.
-    const live = ok(await e2e.api.get("statefulsets", SET), "get set");
-    expect(live.metadata.uid, state).not.toBe(before.set.metadata.uid);
-    expect(
-      live.spec.volumeClaimTemplates.map((t: any) => t.metadata.name),
-      state,
-    ).toEqual(["data", "logs"]);
-    expect(live.spec.updateStrategy?.rollingUpdate?.partition ?? 0, state).toBe(0);
-    expect(live.metadata.annotations?.[K.userPartition], state).toBeUndefined();
-    expect(live.metadata.annotations?.[K.podTemplate], state).toBeUndefined();
-
-    // Every pod: restarted, Ready, mounting its data and its logs claim.
-    const pods = await setPods(e2e, SET);
-    expect(
-      pods.map((p) => p.metadata.name),
-      state,
-    ).toEqual([`${SET}-0`, `${SET}-1`, `${SET}-2`]);
-    for (const p of pods) {
-      const n = p.metadata.name!.slice(SET.length + 1);
-      expect(isReady(p), `${p.metadata.name} Ready\n${state}`).toBe(true);
-      expect(claimNamesOf(p), state).toEqual([`data-${SET}-${n}`, `logs-${SET}-${n}`]);
-      expect(p.metadata.uid, `${p.metadata.name} restarted`).not.toBe(before.pods[p.metadata.name!]);
-    }
-    // The data claims: the same uids, and what was written on them is still there.
-    const data = await templateClaims(e2e, SET, "data");
-    expect(uidMap(data), state).toEqual(before.data);
-    expect(markersOf(data)).toEqual(before.dataMarkers);
-    // The logs claims: created (by the StatefulSet controller), Bound, written by the pods now running.
-    const logs = await templateClaims(e2e, SET, "logs");
-    expect(
-      logs.map((c) => c.metadata.name),
-      state,
-    ).toEqual([`logs-${SET}-0`, `logs-${SET}-1`, `logs-${SET}-2`]);
-    for (const c of logs) {
-      expect(c.status?.phase, `${c.metadata.name}\n${state}`).toBe("Bound");
-      expect(c.status?.capacity?.storage).toBe("1Gi");
-      const pod = pods.find((p) => claimNamesOf(p).includes(c.metadata.name!))!;
-      expect(e2e.agent!.markers.get(c.metadata.uid!)).toBe(
-        `${e2e.namespace}/${c.metadata.name} written by pod ${pod.metadata.name} (${pod.metadata.uid})`,
+      // The audit log.
+      await auditCaughtUp(e2e);
+      const a = addRemoveAudit(e2e, SET, since, `add (${policy})`);
+      // B2's budget per step (≤ 5 reads, ≤ 2 writes, 3 for an eviction step, ≤ 2 requests per event).
+      const budget = checkBudget(
+        claimstepRequests(e2e, new Date(run.startedAt).toISOString(), new Date(run.endedAt).toISOString()),
+        steps,
       );
-    }
-    logsUids = uidMap(logs);
-    // While it ran: at most one pod down (maxUnavailable 1); every new pod mounted both claims.
-    expect(monitor.minReady(), "fewest Ready pods while claimstep ran").toBeGreaterThanOrEqual(2);
-    const fresh = monitor.seen().filter((p) => !Object.values(before!.pods).includes(p.uid));
-    expect(fresh.map((p) => p.name)).toEqual([`${SET}-0`, `${SET}-1`, `${SET}-2`]);
-    for (const p of fresh) expect(p.claims, p.name).toEqual([`data-${p.name}`, `logs-${p.name}`]);
+      expect(budget.problems, JSON.stringify(budget, null, 1)).toEqual([]);
+      const all = describeAudit(a.claimstepWrites);
+      expect(
+        a.creates.map((e) => `${e.resource} ${e.name}`),
+        all,
+      ).toEqual(expect.arrayContaining([`configmaps claimstep-recreate-${SET}`, `statefulsets ${SET}`]));
+      expect(a.orphanDeletes, all).toHaveLength(1);
+      expect(
+        a.evictions.filter((e) => e.code === 201).map((e) => e.name),
+        all,
+      ).toEqual([`${SET}-0`, `${SET}-1`, `${SET}-2`]);
+      expect(a.claimDeletes, describeAudit(a.claimDeletes)).toEqual([]);
+      expect(a.controllerClaimCreates.map((e) => e.name).sort()).toEqual(logs.map((c) => c.metadata.name).sort());
+      expectOnlyEvictions(since, a.evictions);
 
-    // The audit log.
-    await auditCaughtUp(e2e);
-    const a = addRemoveAudit(e2e, SET, since, "add");
-    // B2's budget per step (≤ 5 reads, ≤ 2 writes, 3 for an eviction step, ≤ 2 requests per event).
-    const budget = checkBudget(
-      claimstepRequests(e2e, new Date(run.startedAt).toISOString(), new Date(run.endedAt).toISOString()),
-      steps,
-    );
-    expect(budget.problems, JSON.stringify(budget, null, 1)).toEqual([]);
-    const all = describeAudit(a.claimstepWrites);
-    expect(
-      a.creates.map((e) => `${e.resource} ${e.name}`),
-      all,
-    ).toEqual(expect.arrayContaining([`configmaps claimstep-recreate-${SET}`, `statefulsets ${SET}`]));
-    expect(a.orphanDeletes, all).toHaveLength(1);
-    expect(
-      a.evictions.filter((e) => e.code === 201).map((e) => e.name),
-      all,
-    ).toEqual([`${SET}-0`, `${SET}-1`, `${SET}-2`]);
-    expect(a.claimDeletes, describeAudit(a.claimDeletes)).toEqual([]);
-    expect(a.controllerClaimCreates.map((e) => e.name).sort()).toEqual(logs.map((c) => c.metadata.name).sort());
-    expectOnlyEvictions(since, a.evictions);
+      report.push(
+        `add (${policy}, ${via}): claimstep run Complete in ${steps.length} steps, ${seconds.toFixed(1)} s; fewest Ready pods ${monitor.minReady()}/3`,
+        `add (${policy}) steps: ${trailOf(steps)}`,
+        `add (${policy}) requests: ${budgetNote(budget)}`,
+        ...a.lines,
+        `add (${policy}): claimstep's writes (audit log):\n${describeAudit(a.claimstepWrites)
+          .split("\n")
+          .map((l) => `  ${l}`)
+          .join("\n")}`,
+      );
+    });
 
-    report.push(
-      `add (${via}): claimstep run Complete in ${steps.length} steps, ${seconds.toFixed(1)} s; fewest Ready pods ${monitor.minReady()}/3`,
-      `add steps: ${trailOf(steps)}`,
-      `add requests: ${budgetNote(budget)}`,
-      ...a.lines,
-      `add: claimstep's writes (audit log):\n${describeAudit(a.claimstepWrites)
-        .split("\n")
-        .map((l) => `  ${l}`)
-        .join("\n")}`,
-    );
-  });
+    it("remove logs: the logs claims kept (same uids), labelled orphaned-from, mounted by no pod; data intact; status lists them", {
+      timeout: 360_000,
+    }, async () => {
+      expect(before, "the add ran first").toBeDefined();
+      expect(Object.keys(logsUids)).toHaveLength(3);
+      const logsMarkers = markersOf(await templateClaims(e2e, SET, "logs"));
+      const afterAdd = ok(await e2e.api.get("statefulsets", SET), "get set");
+      const podsAfterAdd = uidMap(await setPods(e2e, SET));
+      const since = Date.now();
 
-  it("remove logs: the logs claims kept (same uids), labelled orphaned-from, mounted by no pod; data intact; status lists them", {
-    timeout: 360_000,
-  }, async () => {
-    expect(before, "the add ran first").toBeDefined();
-    expect(Object.keys(logsUids)).toHaveLength(3);
-    const logsMarkers = markersOf(await templateClaims(e2e, SET, "logs"));
-    const afterAdd = ok(await e2e.api.get("statefulsets", SET), "get set");
-    const podsAfterAdd = uidMap(await setPods(e2e, SET));
-    const since = Date.now();
-
-    const cap = cliHasTemplateEdits();
-    let via: string;
-    if (cap.add) {
-      const args = ["set", SET, "logs", "--remove"];
-      const s = await claimstep(e2e, args);
-      expect(s.code, describeRun(s)).toBe(0);
-      via = `claimstep ${args.join(" ")}`;
-      const live = ok(await e2e.api.get("statefulsets", SET), "get set");
-      if (live.metadata.annotations?.[K.finalize] !== "Recreate") {
-        ok(await e2e.api.patch("statefulsets", SET, { metadata: { annotations: { [K.finalize]: "Recreate" } } }));
-        via += ` + ${K.finalize}: Recreate`;
+      const cap = cliHasTemplateEdits();
+      let via: string;
+      if (cap.add) {
+        const args = ["set", SET, "logs", "--remove"];
+        const s = await claimstep(e2e, args);
+        expect(s.code, describeRun(s)).toBe(0);
+        via = `claimstep ${args.join(" ")}`;
+        const live = ok(await e2e.api.get("statefulsets", SET), "get set");
+        if (live.metadata.annotations?.[K.finalize] !== "Recreate") {
+          ok(await e2e.api.patch("statefulsets", SET, { metadata: { annotations: { [K.finalize]: "Recreate" } } }));
+          via += ` + ${K.finalize}: Recreate`;
+        }
+      } else {
+        const annotations = removeAnnotations(afterAdd, "logs");
+        ok(await e2e.api.patch("statefulsets", SET, { metadata: { annotations } }), "annotate the set");
+        via = `the annotations (${Object.keys(annotations).join(", ")})`;
       }
-    } else {
-      const annotations = removeAnnotations(afterAdd, "logs");
-      ok(await e2e.api.patch("statefulsets", SET, { metadata: { annotations } }), "annotate the set");
-      via = `the annotations (${Object.keys(annotations).join(", ")})`;
-    }
 
-    const { run, steps, seconds, monitor } = await runToComplete("remove logs");
-    const state = await describeState(e2e, SET);
+      const { run, steps, seconds, monitor } = await runToComplete(SET, `remove logs (${policy})`);
+      const state = await describeState(e2e, SET);
 
-    const live = ok(await e2e.api.get("statefulsets", SET), "get set");
-    expect(live.metadata.uid, state).not.toBe(afterAdd.metadata.uid);
-    expect(
-      live.spec.volumeClaimTemplates.map((t: any) => t.metadata.name),
-      state,
-    ).toEqual(["data"]);
-    expect(
-      live.spec.template.spec.containers[0].volumeMounts.map((m: any) => m.name),
-      state,
-    ).toEqual(["data"]);
-    expect(live.spec.updateStrategy?.rollingUpdate?.partition ?? 0, state).toBe(0);
-    expect(live.metadata.annotations?.[K.userPartition], state).toBeUndefined();
+      const live = ok(await e2e.api.get("statefulsets", SET), "get set");
+      expect(live.metadata.uid, state).not.toBe(afterAdd.metadata.uid);
+      expect(
+        live.spec.volumeClaimTemplates.map((t: any) => t.metadata.name),
+        state,
+      ).toEqual(["data"]);
+      expect(
+        live.spec.template.spec.containers[0].volumeMounts.map((m: any) => m.name),
+        state,
+      ).toEqual(["data"]);
+      expect(live.spec.updateStrategy?.rollingUpdate?.partition ?? 0, state).toBe(0);
+      expect(live.metadata.annotations?.[K.userPartition], state).toBeUndefined();
 
-    // The logs claims: still there (same uids, what was written on them too), labelled, unmounted.
-    const logs = await templateClaims(e2e, SET, "logs");
-    expect(uidMap(logs), state).toEqual(logsUids);
-    expect(markersOf(logs)).toEqual(logsMarkers);
-    for (const c of logs) expect(c.metadata.labels?.[K.orphanedFrom], `${c.metadata.name}\n${state}`).toBe(SET);
-    const pods = await setPods(e2e, SET);
-    expect(pods.map((p) => p.metadata.name)).toEqual([`${SET}-0`, `${SET}-1`, `${SET}-2`]);
-    for (const p of pods) {
-      expect(isReady(p), `${p.metadata.name} Ready\n${state}`).toBe(true);
-      expect(claimNamesOf(p), state).toEqual([`data-${SET}-${p.metadata.name!.slice(SET.length + 1)}`]);
-      expect(p.metadata.uid, `${p.metadata.name} restarted`).not.toBe(podsAfterAdd[p.metadata.name!]);
-    }
-    // The data claims: the uids and markers of before the add.
-    const data = await templateClaims(e2e, SET, "data");
-    expect(uidMap(data)).toEqual(before!.data);
-    expect(markersOf(data)).toEqual(before!.dataMarkers);
-    expect(monitor.minReady(), "fewest Ready pods while claimstep ran").toBeGreaterThanOrEqual(2);
+      // The logs claims: still there (same uids, what was written on them too), labelled, unmounted.
+      const logs = await templateClaims(e2e, SET, "logs");
+      expect(uidMap(logs), state).toEqual(logsUids);
+      expect(markersOf(logs)).toEqual(logsMarkers);
+      for (const c of logs) expect(c.metadata.labels?.[K.orphanedFrom], `${c.metadata.name}\n${state}`).toBe(SET);
+      const pods = await setPods(e2e, SET);
+      expect(pods.map((p) => p.metadata.name)).toEqual([`${SET}-0`, `${SET}-1`, `${SET}-2`]);
+      for (const p of pods) {
+        expect(isReady(p), `${p.metadata.name} Ready\n${state}`).toBe(true);
+        expect(claimNamesOf(p), state).toEqual([`data-${SET}-${p.metadata.name!.slice(SET.length + 1)}`]);
+        expect(p.metadata.uid, `${p.metadata.name} restarted`).not.toBe(podsAfterAdd[p.metadata.name!]);
+      }
+      // The data claims: the uids and markers of before the add.
+      const data = await templateClaims(e2e, SET, "data");
+      expect(uidMap(data)).toEqual(before!.data);
+      expect(markersOf(data)).toEqual(before!.dataMarkers);
+      expect(monitor.minReady(), "fewest Ready pods while claimstep ran").toBeGreaterThanOrEqual(2);
 
-    // `claimstep status` lists them with the command that deletes them.
-    const st = await claimstep(e2e, ["status", SET]);
-    expect(st.code, describeRun(st)).toBe(0);
-    for (const name of Object.keys(logsUids)) expect(st.stdout, describeRun(st)).toContain(name);
-    expect(st.stdout, describeRun(st)).toContain(
-      `kubectl delete pvc -n ${e2e.namespace} ${Object.keys(logsUids).sort().join(" ")}`,
-    );
+      // `claimstep status` lists them with the command that deletes them.
+      const st = await claimstep(e2e, ["status", SET]);
+      expect(st.code, describeRun(st)).toBe(0);
+      for (const name of Object.keys(logsUids)) expect(st.stdout, describeRun(st)).toContain(name);
+      expect(st.stdout, describeRun(st)).toContain(
+        `kubectl delete pvc -n ${e2e.namespace} ${Object.keys(logsUids).sort().join(" ")}`,
+      );
 
-    await auditCaughtUp(e2e);
-    const a = addRemoveAudit(e2e, SET, since, "remove");
-    // B2's budget per step (≤ 5 reads, ≤ 2 writes, 3 for an eviction step, ≤ 2 requests per event).
-    const budget = checkBudget(
-      claimstepRequests(e2e, new Date(run.startedAt).toISOString(), new Date(run.endedAt).toISOString()),
-      steps,
-    );
-    expect(budget.problems, JSON.stringify(budget, null, 1)).toEqual([]);
-    const all = describeAudit(a.claimstepWrites);
-    expect(a.orphanDeletes, all).toHaveLength(1);
-    expect(
-      a.evictions.filter((e) => e.code === 201).map((e) => e.name),
-      all,
-    ).toEqual([`${SET}-0`, `${SET}-1`, `${SET}-2`]);
-    // Claim patches: the revision label (data) and the orphaned-from label (logs, after the re-create).
-    const patched = new Set(a.claimPatches.filter((e) => e.code < 300).map((e) => e.name));
-    for (const name of Object.keys(logsUids)) expect(patched.has(name), `${name} labelled\n${all}`).toBe(true);
-    expect(a.claimDeletes, describeAudit(a.claimDeletes)).toEqual([]);
-    expectOnlyEvictions(since, a.evictions);
+      await auditCaughtUp(e2e);
+      const a = addRemoveAudit(e2e, SET, since, `remove (${policy})`);
+      // B2's budget per step (≤ 5 reads, ≤ 2 writes, 3 for an eviction step, ≤ 2 requests per event).
+      const budget = checkBudget(
+        claimstepRequests(e2e, new Date(run.startedAt).toISOString(), new Date(run.endedAt).toISOString()),
+        steps,
+      );
+      expect(budget.problems, JSON.stringify(budget, null, 1)).toEqual([]);
+      const all = describeAudit(a.claimstepWrites);
+      expect(a.orphanDeletes, all).toHaveLength(1);
+      expect(
+        a.evictions.filter((e) => e.code === 201).map((e) => e.name),
+        all,
+      ).toEqual([`${SET}-0`, `${SET}-1`, `${SET}-2`]);
+      // Claim patches: the revision label (data) and the orphaned-from label (logs, after the re-create).
+      const patched = new Set(a.claimPatches.filter((e) => e.code < 300).map((e) => e.name));
+      for (const name of Object.keys(logsUids)) expect(patched.has(name), `${name} labelled\n${all}`).toBe(true);
+      expect(a.claimDeletes, describeAudit(a.claimDeletes)).toEqual([]);
+      expectOnlyEvictions(since, a.evictions);
 
-    report.push(
-      `remove (${via}): claimstep run Complete in ${steps.length} steps, ${seconds.toFixed(1)} s; fewest Ready pods ${monitor.minReady()}/3`,
-      `remove steps: ${trailOf(steps)}`,
-      `remove requests: ${budgetNote(budget)}`,
-      ...a.lines,
-      `remove: claimstep status lists ${Object.keys(logsUids).join(", ")} with kubectl delete pvc`,
-    );
+      report.push(
+        `remove (${policy}, ${via}): claimstep run Complete in ${steps.length} steps, ${seconds.toFixed(1)} s; fewest Ready pods ${monitor.minReady()}/3`,
+        `remove (${policy}) steps: ${trailOf(steps)}`,
+        `remove (${policy}) requests: ${budgetNote(budget)}`,
+        ...a.lines,
+        `remove (${policy}): claimstep status lists ${Object.keys(logsUids).join(", ")} with kubectl delete pvc`,
+      );
+    });
   });
-});
 
 // ---------------------------------------------------------------------------------------------
 
