@@ -76,10 +76,19 @@ export function policyOf(set: StatefulSet): PolicyResult {
   // the spec as the source, a template listed for removal is not desired.
   const desired = desiredTemplates(set);
   const removing = (set.metadata.annotations?.[Keys.removeTemplates] ?? "").length > 0;
-  const templates =
+  let templates =
     desired.ok && desired.source === "spec" && removing ? withoutRemoved(set, desired.templates) : desired;
-  // A change of the set's shape (core/reshape.ts): the annotations it reads, the pod template it applies.
-  const shape = templates.ok ? reshapeOf(set, templates.templates) : undefined;
+  // A change of the set's shape (core/reshape.ts): the annotations it reads, the pod template it
+  // applies. The set keeps every live template the annotation does not name and does not remove.
+  let shape = templates.ok ? reshapeOf(set, templates.templates) : undefined;
+  if (templates.ok && shape?.ok && reshapePending(shape.value)) {
+    const named = new Set([...templates.templates.map((t) => t.metadata.name), ...shape.value.removed]);
+    const kept = (set.spec.volumeClaimTemplates ?? []).filter((t) => !named.has(t.metadata.name));
+    if (kept.length) {
+      templates = { ...templates, templates: [...kept, ...templates.templates] };
+      shape = reshapeOf(set, templates.templates);
+    }
+  }
   if (set.spec.updateStrategy?.type === "OnDelete") {
     if (shape?.ok && reshapePending(shape.value))
       return fault(

@@ -393,16 +393,18 @@ export function shapeStep(c: ShapeContext): WalkConclusion | undefined {
 /** Before the re-create: the partition at `replicas`, so the controller replaces no pod on its own. */
 export function holdForShape(set: StatefulSet, holding: boolean, livePartition: number): WalkConclusion | undefined {
   const replicas = set.spec.replicas ?? 1;
-  if (livePartition >= replicas) return undefined;
+  // Recorded even when the partition already holds every pod: the record is what keeps the
+  // partition claimstep's until the restarted pods are Ready again.
+  if (holding && livePartition >= replicas) return undefined;
   const action: PatchPartition = {
     type: "PatchPartition",
     namespace: set.metadata.namespace ?? "default",
     set: set.metadata.name,
-    partition: replicas,
+    partition: Math.max(replicas, livePartition),
     from: livePartition,
     ...(holding ? {} : { userPartition: livePartition }),
     ...(set.metadata.resourceVersion !== undefined ? { resourceVersion: set.metadata.resourceVersion } : {}),
   };
-  const message = Messages.shapePartitionHeld(set.metadata.name, replicas, livePartition);
+  const message = Messages.shapePartitionHeld(set.metadata.name, Math.max(replicas, livePartition), livePartition);
   return { reason: "PartitionHeld", message, action, events: [eventOf("PartitionHeld", message)] };
 }

@@ -166,6 +166,29 @@ describe("adding a template: hold, then re-create with the pod template in one c
   });
 });
 
+describe("found by the property suite", () => {
+  it("an annotation naming only the added template keeps the live ones (no Blocked after the hold)", () => {
+    const s = addingLogs();
+    s.statefulSet.metadata.annotations![Keys.templates] = JSON.stringify([template({ name: "logs", storage: "1Gi" })]);
+    const d = plan(s);
+    expect(d.reason).toBe("PartitionHeld");
+    s.statefulSet.spec.updateStrategy!.rollingUpdate!.partition = 3;
+    s.statefulSet.metadata.annotations![Keys.userPartition] = "0";
+    s.statefulSet.metadata.annotations![Keys.currentRevision] = d.revision!;
+    for (const c of s.claims) c.metadata.labels![Keys.revisionLabel] = d.revision!;
+    const next = plan(s);
+    expect(next.reason).toBe("RecordWritten");
+  });
+
+  it("a user partition already at replicas is recorded all the same, so the partition stays held through the restarts", () => {
+    const s = addingLogs();
+    s.statefulSet.spec.updateStrategy!.rollingUpdate!.partition = 3;
+    const d = plan(s);
+    expect(d.reason).toBe("PartitionHeld");
+    expect(d.action).toMatchObject({ type: "PatchPartition", partition: 3, from: 3, userPartition: 3 });
+  });
+});
+
 describe("after the re-create: pods restart one at a time, lowest ordinal first", () => {
   it("evicts web-0 (the pod the StatefulSet controller is stuck on), never a higher one first", () => {
     const d = plan(recreatedWithLogs());
