@@ -256,5 +256,8 @@ describe("every command the docs show", () => {
       }
       expect(wrong).toEqual([]);
     },
+    // A doc's commands run one after the other in-process (operating.md's take ~10 s alone, 32 s
+    // beside another file on CI's 2 cores).
+    120_000,
   );
 });
