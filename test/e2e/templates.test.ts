@@ -222,6 +222,7 @@ for (const [policy, SET] of POLICIES)
   describe.sequential(`issue 27 (podManagementPolicy ${policy}): a claim template added to a running set, then removed, through the shipped CLI`, () => {
     let before: Before | undefined;
     let logsUids: Record<string, string> = {};
+    let logsMarkers: Record<string, string | undefined> = {};
 
     it("add logs: every pod ends mounting data and logs, data claims keep uids and markers, evictions lowest first, 0 claim deletes", {
       timeout: 360_000,
@@ -354,7 +355,7 @@ for (const [policy, SET] of POLICIES)
     }, async () => {
       expect(before, "the add ran first").toBeDefined();
       expect(Object.keys(logsUids)).toHaveLength(3);
-      const logsMarkers = markersOf(await templateClaims(e2e, SET, "logs"));
+      logsMarkers = markersOf(await templateClaims(e2e, SET, "logs"));
       const afterAdd = ok(await e2e.api.get("statefulsets", SET), "get set");
       const podsAfterAdd = uidMap(await setPods(e2e, SET));
       const since = Date.now();
@@ -447,6 +448,61 @@ for (const [policy, SET] of POLICIES)
         `remove (${policy}): claimstep status lists ${Object.keys(logsUids).join(", ")} with kubectl delete pvc`,
       );
     });
+
+    // Once is enough for the reuse: the same steps as the add.
+    it.runIf(policy === "OrderedReady")(
+      "re-add logs: the orphaned claims are reused (same uids, what was written on them), the label removed",
+      { timeout: 360_000 },
+      async () => {
+        expect(Object.keys(logsUids), "the remove ran first").toHaveLength(3);
+        const podsBefore = uidMap(await setPods(e2e, SET));
+        const since = Date.now();
+        const args = ["set", SET, "logs", "--add", "--storage", "1Gi", "--storage-class", sc, "--mount-path", "/logs"];
+        const s = await claimstep(e2e, args);
+        expect(s.code, describeRun(s)).toBe(0);
+        const { run, steps, seconds, monitor } = await runToComplete(SET, `re-add logs (${policy})`);
+        const state = await describeState(e2e, SET);
+
+        const logs = await templateClaims(e2e, SET, "logs");
+        expect(uidMap(logs), state).toEqual(logsUids);
+        expect(markersOf(logs), state).toEqual(logsMarkers);
+        for (const c of logs) {
+          expect(c.metadata.labels?.[K.orphanedFrom], `${c.metadata.name}\n${state}`).toBeUndefined();
+          expect(c.status?.phase, `${c.metadata.name}\n${state}`).toBe("Bound");
+        }
+        const pods = await setPods(e2e, SET);
+        for (const p of pods) {
+          expect(isReady(p), `${p.metadata.name} Ready\n${state}`).toBe(true);
+          expect(claimNamesOf(p), state).toEqual([`data-${p.metadata.name}`, `logs-${p.metadata.name}`]);
+          expect(p.metadata.uid, `${p.metadata.name} restarted`).not.toBe(podsBefore[p.metadata.name!]);
+        }
+        const data = await templateClaims(e2e, SET, "data");
+        expect(uidMap(data), state).toEqual(before!.data);
+        expect(markersOf(data)).toEqual(before!.dataMarkers);
+        expect(monitor.minReady(), "fewest Ready pods while claimstep ran").toBeGreaterThanOrEqual(2);
+
+        await auditCaughtUp(e2e);
+        const a = addRemoveAudit(e2e, SET, since, `re-add (${policy})`);
+        const all = describeAudit(a.claimstepWrites);
+        expect(
+          a.evictions.filter((e) => e.code === 201).map((e) => e.name),
+          all,
+        ).toEqual([`${SET}-0`, `${SET}-1`, `${SET}-2`]);
+        expect(a.controllerClaimCreates, describeAudit(a.controllerClaimCreates)).toEqual([]);
+        expect(a.claimDeletes, describeAudit(a.claimDeletes)).toEqual([]);
+        expectOnlyEvictions(since, a.evictions);
+        const budget = checkBudget(
+          claimstepRequests(e2e, new Date(run.startedAt).toISOString(), new Date(run.endedAt).toISOString()),
+          steps,
+        );
+        expect(budget.problems, JSON.stringify(budget, null, 1)).toEqual([]);
+        report.push(
+          `re-add (${policy}, claimstep ${args.join(" ")}): claimstep run Complete in ${steps.length} steps, ${seconds.toFixed(1)} s; the 3 orphaned logs claims reused (same uids and markers), label removed; the controller created no claim`,
+          `re-add (${policy}) steps: ${trailOf(steps)}`,
+          ...a.lines,
+        );
+      },
+    );
   });
 
 // ---------------------------------------------------------------------------------------------
