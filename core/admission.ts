@@ -12,6 +12,7 @@ import type { ClaimTemplate, StatefulSet } from "./k8s.js";
 import { ClaimTemplate as ClaimTemplateSchema } from "./k8s.js";
 import { Keys } from "./keys.js";
 import { compareQuantity } from "./quantity.js";
+import { podTemplateDigest } from "./reshape.js";
 import { desiredTemplates } from "./templates.js";
 import * as z from "./zod.js";
 
@@ -366,6 +367,7 @@ function templateSetChange(c: {
     // passes (the live set has every volume it can mount) and a held one is moot.
     if (carriesHeld) {
       remove.push(Keys.podTemplate);
+      if (set.metadata.annotations?.[Keys.podTemplateBase] !== undefined) remove.push(Keys.podTemplateBase);
       warnings.push(
         `claimstep dropped the pod template it held in ${Keys.podTemplate} for ${name}: no claim template is added or removed any more, and this update's pod template applies as it is`,
       );
@@ -377,6 +379,7 @@ function templateSetChange(c: {
   ) {
     patch.push({ op: "replace", path: "/spec/template", value: template(old) });
     annotations[Keys.podTemplate] = JSON.stringify(requestedTemplate);
+    annotations[Keys.podTemplateBase] = podTemplateDigest(template(old));
     warnings.push(
       `claimstep holds back this update's pod template change of ${name} (the API server refuses a pod template that mounts a volume the set does not have yet): it is kept in ${Keys.podTemplate} and applied when claimstep re-creates the set; the pods keep the current template until then`,
     );

@@ -5,6 +5,7 @@
 
 import { ClaimTemplate, StatefulSet } from "./k8s.js";
 import { Keys } from "./keys.js";
+import { podTemplateDigest } from "./reshape.js";
 import { revisionOf } from "./revision.js";
 import { isOptedIn, OPT_IN } from "./statefulset.js";
 import { desiredTemplates } from "./templates.js";
@@ -272,7 +273,17 @@ function finish(
     ...OPT_IN,
     [Keys.finalize]: "Recreate",
     ...extra,
-    ...(held ? { [Keys.podTemplate]: JSON.stringify(held.template) } : {}),
+    ...(held
+      ? {
+          [Keys.podTemplate]: JSON.stringify(held.template),
+          // Held against the live template as it is now, or as it was when first held.
+          [Keys.podTemplateBase]:
+            set.metadata.annotations?.[Keys.podTemplate] !== undefined
+              ? (set.metadata.annotations?.[Keys.podTemplateBase] ??
+                podTemplateDigest((set.spec as { template?: unknown }).template))
+              : podTemplateDigest((set.spec as { template?: unknown }).template),
+        }
+      : {}),
   };
   const check = desiredTemplates({
     ...set,

@@ -132,6 +132,7 @@ export function recreatedManifest(
   delete annotations[Keys.templates];
   // The held pod template is applied by this create (it mounts what the new templates give).
   delete annotations[Keys.podTemplate];
+  delete annotations[Keys.podTemplateBase];
   manifest.metadata.annotations = annotations;
   manifest.spec.volumeClaimTemplates = targetTemplates(set.spec.volumeClaimTemplates ?? [], desired, shape.removed);
   if (shape.podTemplate) (manifest.spec as Record<string, unknown>).template = structuredClone(shape.podTemplate);

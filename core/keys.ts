@@ -31,6 +31,8 @@ export const Keys = {
   removeTemplates: "claimstep.io/remove-claim-templates",
   /** JSON of a held-back `spec.template` that the re-create applies with the added or removed templates. */
   podTemplate: "claimstep.io/pod-template",
+  /** Digest of the live `spec.template` the held one was written against: a later change of it is not silently undone. */
+  podTemplateBase: "claimstep.io/pod-template-base",
   /** Label on every claim of a removed template: the set it came from (claimstep never deletes a claim). */
   orphanedFrom: "claimstep.io/orphaned-from",
   /** The pod template revision label the StatefulSet controller puts on every pod. */

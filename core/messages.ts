@@ -209,6 +209,8 @@ export const Messages = {
         ? `Removing ${removed.join(", ")} needs a pod template that no longer mounts it: write it into ${Keys.podTemplate} (claimstep set … --remove does)`
         : `Add the volume's claim template, or drop the mount`
     }; nothing was written`,
+  heldTemplateStale: (set: string, name: string) =>
+    `${set}: its pod template changed after ${Keys.podTemplate} was written (${Keys.podTemplateBase} no longer matches), and the re-create would undo that change. Re-apply your manifest (the admission webhook holds its pod template again), or write the held template anew (claimstep set ${name} <template> --add/--remove), or remove ${Keys.podTemplate} and ${Keys.podTemplateBase}; nothing was written`,
   shapePartitionHeld: (set: string, partition: number, user: number) =>
     `holding ${set}'s pods at partition ${partition} (yours, ${user}, recorded in ${Keys.userPartition}) before re-creating it with its new claim templates, so that only claimstep restarts pods, one at a time`,
   claimOrphaned: (claim: string, set: string, namespace: string) =>

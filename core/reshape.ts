@@ -11,6 +11,7 @@ import { Keys } from "./keys.js";
 import { eventOf, Messages } from "./messages.js";
 import type { WalkConclusion } from "./parts.js";
 import { BUDGET_CHARGE_SECONDS, type LastEviction } from "./pod-policy.js";
+import { revisionOfCanonical } from "./revision.js";
 import { claimName, podName } from "./statefulset.js";
 import type { EvictPod, LabelClaim, OrphanedClaim, PatchPartition } from "./types.js";
 import * as z from "./zod.js";
@@ -46,6 +47,20 @@ const PodTemplateSchema = z.looseObject({
   }),
 });
 export type PodTemplate = z.infer<typeof PodTemplateSchema>;
+
+/** JSON with object keys sorted: a value's content, whatever the order its keys came in. */
+const sortedJSON = (v: unknown): string =>
+  Array.isArray(v)
+    ? `[${v.map(sortedJSON).join(",")}]`
+    : v && typeof v === "object"
+      ? `{${Object.keys(v)
+          .sort()
+          .map((k) => `${JSON.stringify(k)}:${sortedJSON((v as Record<string, unknown>)[k])}`)
+          .join(",")}}`
+      : JSON.stringify(v);
+
+/** The digest of a pod template (`claimstep.io/pod-template-base`): FNV-1 of its content, as the revision hash. */
+export const podTemplateDigest = (template: unknown): string => revisionOfCanonical(sortedJSON(template ?? null));
 
 /** A DNS-1123 label: what a template name must be for its claims `<template>-<set>-<n>` to be valid. */
 const TEMPLATE_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -117,6 +132,12 @@ export function reshapeOf(set: StatefulSet, desired: readonly ClaimTemplate[]): 
       ok: false,
       message: `${ref(set)}: claim template name "${badName.metadata.name}" is not a DNS-1123 label (lower-case letters, digits and '-'): its claims could not be created`,
     };
+  // A pod template held against a live one that changed since (kubectl set image, a patch): the
+  // re-create would silently undo that change.
+  const base = set.metadata.annotations?.[Keys.podTemplateBase];
+  const liveTemplate = (set.spec as { template?: unknown }).template;
+  if (held.value && base !== undefined && podTemplateDigest(liveTemplate) !== base)
+    return { ok: false, message: Messages.heldTemplateStale(ref(set), set.metadata.name) };
   const reshape: Reshape = {
     added: desired.filter((t) => !live.has(t.metadata.name)).map((t) => t.metadata.name),
     removed: removeList.value.filter((n) => live.has(n)),

@@ -59,7 +59,12 @@ export interface ManifestChanges {
  * (`claimstep.io/remove-claim-templates`) stays where Git has it — the record of what was removed,
  * as on the re-created set — and is never added.
  */
-export const DROPPED_ANNOTATIONS = [Keys.templates, Keys.recreateApproved, Keys.podTemplate] as const;
+export const DROPPED_ANNOTATIONS = [
+  Keys.templates,
+  Keys.recreateApproved,
+  Keys.podTemplate,
+  Keys.podTemplateBase,
+] as const;
 
 type Path = Array<string | number>;
 type StringMap = Record<string, string>;

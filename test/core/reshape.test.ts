@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { Pod, StatefulSet } from "../../core/k8s.js";
 import { Keys } from "../../core/keys.js";
 import { planStep } from "../../core/plan.js";
-import { missingMounts, targetTemplates } from "../../core/reshape.js";
+import { missingMounts, podTemplateDigest, targetTemplates } from "../../core/reshape.js";
 import type { Decision, Snapshot } from "../../core/types.js";
 import { claimsFor, makeClaim, makeSet, snapshot, template } from "./builders.js";
 
@@ -138,6 +138,25 @@ describe("adding a template: what must hold first", () => {
     expect(plan(s).message).toMatch(/remove-claim-templates .* is not valid JSON .*expected \["name", …\]/);
     s.statefulSet.metadata.annotations![Keys.removeTemplates] = '["Bad_Name"]';
     expect(plan(s).message).toMatch(/"Bad_Name" is not a claim template name/);
+  });
+});
+
+describe("a held pod template against a live one that changed since", () => {
+  it("is Blocked, naming the way out, when the live pod template no longer has the digest it was held against", () => {
+    const s = addingLogs({ held: podTemplate(["data", "logs"]) });
+    const live = s.statefulSet.spec.template;
+    s.statefulSet.metadata.annotations![Keys.podTemplateBase] = podTemplateDigest(live);
+    expect(plan(s).reason).toBe("PartitionHeld");
+    // kubectl set image after the hold: the re-create would undo it.
+    (s.statefulSet.spec.template as ReturnType<typeof podTemplate>).spec.containers[0]!.image = "nginx:2";
+    const d = plan(s);
+    expect(d.phase).toBe("Blocked");
+    expect(d.message).toMatch(/its pod template changed after claimstep\.io\/pod-template was written/);
+    expect(d.action).toBeUndefined();
+  });
+  it("the digest does not depend on the order of keys", () => {
+    expect(podTemplateDigest({ a: 1, b: { c: 2, d: 3 } })).toBe(podTemplateDigest({ b: { d: 3, c: 2 }, a: 1 }));
+    expect(podTemplateDigest({ a: 1 })).not.toBe(podTemplateDigest({ a: 2 }));
   });
 });
 
