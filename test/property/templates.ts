@@ -459,7 +459,10 @@ export interface TemplatesRunOptions {
   keepGoing?: boolean;
   /** Clean invocations allowed per op to reach Complete (default 160). */
   cleanSteps?: number;
-  /** Besides the case's own kills: the first request of this kind (`POST pods/eviction`, see requestKind) kills its process so. */
+  /**
+   * Besides the case's own kills: the first request of this kind (`POST pods/eviction`, see
+   * requestKind; a claim's label: `PATCH persistentvolumeclaims (orphaned-from)`) kills its process so.
+   */
   killAt?: { request: string; mode: KillMode };
 }
 
@@ -730,7 +733,13 @@ export async function runTemplatesCase(c: TemplatesCase, opts: TemplatesRunOptio
       n++;
       const method = (init.method ?? "GET").toUpperCase();
       const path = url.replace(/^https?:\/\/[^/]+/, "");
-      if (chaosOn && !forcedDone && opts.killAt?.request === requestKind(method, path)) {
+      const body = typeof init.body === "string" && init.body ? JSON.parse(init.body) : undefined;
+      // A claim's orphaned-from label is told apart from its other patches (the revision label).
+      const orphan = body?.metadata?.labels?.[K.orphanedFrom];
+      const kind =
+        requestKind(method, path) +
+        (orphan === null ? " (orphaned-from removed)" : orphan !== undefined ? " (orphaned-from)" : "");
+      if (chaosOn && !forcedDone && opts.killAt?.request === kind) {
         forcedDone = true;
         kill = { mode: opts.killAt.mode, at: n };
       }
@@ -740,7 +749,7 @@ export async function runTemplatesCase(c: TemplatesCase, opts: TemplatesRunOptio
       if (mode === "die-before") {
         dead = true;
         state.killed = true;
-        result.killPoints.push(`killed before ${requestKind(method, path)}`);
+        result.killPoints.push(`killed before ${kind}`);
         trace?.(`  ${label} killed before ${requestKind(method, path)}`);
         throw new ProcessKilled("killed");
       }
@@ -764,9 +773,8 @@ export async function runTemplatesCase(c: TemplatesCase, opts: TemplatesRunOptio
       if (mode === "lost") {
         loseNext = true;
         state.lost++;
-        result.killPoints.push(`answer lost: ${requestKind(method, path)}`);
+        result.killPoints.push(`answer lost: ${kind}`);
       }
-      const body = typeof init.body === "string" && init.body ? JSON.parse(init.body) : undefined;
       const judged = method !== "GET";
       const pre = judged ? observe(sim) : undefined;
       const res = await sim.http.fetchLike(url, init);
@@ -778,7 +786,7 @@ export async function runTemplatesCase(c: TemplatesCase, opts: TemplatesRunOptio
       if (mode === "die-after") {
         dead = true;
         state.killed = true;
-        result.killPoints.push(`killed after ${requestKind(method, path)} → ${res.status}`);
+        result.killPoints.push(`killed after ${kind} → ${res.status}`);
         trace?.(`  ${label} killed after ${requestKind(method, path)} → ${res.status}`);
         throw new ProcessKilled("killed");
       }
