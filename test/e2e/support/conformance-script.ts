@@ -731,6 +731,10 @@ export async function runConformanceScript(side: Side, names: ScriptNames): Prom
     ),
   );
 
+  // --- a claim template added by an orphan delete and a re-create (issue 27) ----------------------
+  await templatesAdded(side, { admin, step, get, claim, ns, fast: names.fast }, "OrderedReady");
+  await templatesAdded(side, { admin, step, get, claim, ns, fast: names.fast }, "Parallel");
+
   // --- the Lease --------------------------------------------------------------------------------
   const lease = new KubeLease(cs, { namespace: names.leaseNamespace, name: names.lease, timeoutMs: 20_000 });
   const spec = {
@@ -753,6 +757,179 @@ export async function runConformanceScript(side: Side, names: ScriptNames): Prom
   // The classes stay (unique names in a test run; the node agent still serves the namespace's volumes with them).
 
   return rec.named();
+}
+
+/** The sets of the claim-template case (issue 27), by pod management policy; each set's steps are named after it. */
+const TEMPLATES_SETS = { OrderedReady: "tpl", Parallel: "tpp" } as const;
+/** The steps of that case whose answers are Event lists: compared as the set's FailedUpdate events only. */
+const TEMPLATES_EVENTS_STEP = /^(tp[lp])-events$/;
+
+/**
+ * Issue 27, as the real v1.34 StatefulSet controller behaves: set `tpl` (3 replicas, template
+ * `data`, OrderedReady) is deleted with propagationPolicy Orphan and created again with a second
+ * template `logs` that its pod template mounts. The controller adopts the pods and processes them
+ * from the lowest ordinal: tpl-0's volumes do not match the set's templates, so it creates
+ * logs-tpl-0, fails to update the pod (FailedUpdate) and stops there, every sync — no claim for
+ * tpl-1 or tpl-2, no rolling update, and an evicted tpl-2 is not re-created (status.replicas 2).
+ * Evicting tpl-0 lets it be re-created with both volumes; then tpl-1 is the one stuck
+ * (logs-tpl-1 created). Then the 422s of a pod template mounting a volume the set lacks.
+ */
+async function templatesAdded(
+  side: Side,
+  t: {
+    admin: KubeClient;
+    step: <T>(name: string, fn: () => Promise<T>) => Promise<T | undefined>;
+    get: (r: Route, name: string) => Promise<Obj>;
+    claim: (name: string) => Promise<Obj>;
+    ns: string;
+    fast: string;
+  },
+  policy: keyof typeof TEMPLATES_SETS,
+): Promise<void> {
+  const { admin, step, get, claim, ns } = t;
+  const name = TEMPLATES_SETS[policy];
+  const labels = { app: name };
+  const claimTemplate = (n: string) => ({
+    metadata: { name: n },
+    spec: { accessModes: ["ReadWriteOnce"], storageClassName: t.fast, resources: { requests: { storage: "1Gi" } } },
+  });
+  const manifest = (templates: string[], mounts: string[]) => ({
+    apiVersion: "apps/v1",
+    kind: "StatefulSet",
+    metadata: { name: name as string, namespace: ns },
+    spec: {
+      replicas: 3,
+      selector: { matchLabels: labels },
+      serviceName: name,
+      podManagementPolicy: policy,
+      template: {
+        metadata: { labels },
+        spec: {
+          containers: [
+            {
+              name: "app",
+              image: "registry.k8s.io/pause:3.9",
+              volumeMounts: mounts.map((m) => ({ name: m, mountPath: `/${m}` })),
+            },
+          ],
+        },
+      },
+      volumeClaimTemplates: templates.map(claimTemplate),
+    },
+  });
+  const target = { namespace: ns };
+  const pod = (n: string) => get(R.getPod, n).catch(() => undefined);
+  const ready = (p: Obj) =>
+    p?.status?.phase === "Running" &&
+    (p.status.conditions ?? []).some((c: Obj) => c.type === "Ready" && c.status === "True");
+  const bound = async (n: string) => (await claim(n).catch(() => undefined))?.status?.phase === "Bound";
+  const list = (route: Route) => admin.send(route, target, { query: { labelSelector: `app=${name}` } });
+  const evict = (n: string) =>
+    admin.create(
+      Routes.evictPod,
+      { namespace: ns, name: n },
+      { apiVersion: "policy/v1", kind: "Eviction", metadata: { name: n, namespace: ns } },
+    );
+  /** A while for the controller to do what it would (it would not: that is what is compared). */
+  const SETTLE_MS = 6_000;
+
+  await admin.create(R.createSet, target, manifest(["data"], ["data"]));
+  await side.until(
+    `${name}: 3 ready pods, data claims Bound`,
+    async () => {
+      for (const o of [0, 1, 2])
+        if (!ready(await pod(`${name}-${o}`)) || !(await bound(`data-${name}-${o}`))) return false;
+      const s = await get(R.getSet, name);
+      return s.status?.readyReplicas === 3 && s.status?.currentRevision === s.status?.updateRevision;
+    },
+    120_000,
+  );
+  const live = await get(R.getSet, name);
+  const uid0 = (await pod(`${name}-0`)).metadata.uid;
+  await admin.delete(
+    RecreateRoutes.deleteStatefulSet,
+    { namespace: ns, name },
+    { apiVersion: "v1", kind: "DeleteOptions", propagationPolicy: "Orphan", preconditions: { uid: live.metadata.uid } },
+  );
+  await side.until(
+    `${name} gone (orphaned)`,
+    async () => (await get(R.getSet, name).catch(() => undefined)) === undefined,
+  );
+
+  await step(`${name}-recreate`, () => admin.create(R.createSet, target, manifest(["data", "logs"], ["data", "logs"])));
+  await side.until(`logs-${name}-0 Bound`, () => bound(`logs-${name}-0`), 60_000);
+  await side.pause(SETTLE_MS);
+  await step(`${name}-claims-after-recreate`, () => list(Routes.listClaims));
+  await step(`${name}-pods-after-recreate`, () => list(Routes.listPods));
+  if ((await pod(`${name}-0`))?.metadata.uid !== uid0)
+    throw new Error(`${side.name}: ${name}-0 was replaced after the re-create with an added template`);
+
+  await step(`${name}-evict-2`, () => evict(`${name}-2`));
+  await side.until(`${name}-2 gone`, async () => (await pod(`${name}-2`)) === undefined);
+  await side.pause(SETTLE_MS);
+  await step(`${name}-set-after-evict-2`, () => get(R.getSet, name));
+  await step(`${name}-pods-after-evict-2`, () => list(Routes.listPods));
+
+  await step(`${name}-evict-0`, () => evict(`${name}-0`));
+  await side.until(
+    `${name}-0 re-created and Ready, logs-${name}-1 Bound`,
+    async () => {
+      const p = await pod(`${name}-0`);
+      if (p === undefined || p.metadata.uid === uid0 || !ready(p) || !(await bound(`logs-${name}-1`))) return false;
+      // Every pod there is Ready (Parallel: tpp-2 comes back in the batch where tpp-1 fails).
+      const items = ((await list(Routes.listPods)) as Obj).items as Obj[];
+      return items.every(ready);
+    },
+    90_000,
+  );
+  await side.pause(SETTLE_MS);
+  await step(`${name}-set-after-evict-0`, () => get(R.getSet, name));
+  await step(`${name}-pods-after-evict-0`, () => list(Routes.listPods));
+  await step(`${name}-claims-after-evict-0`, () => list(Routes.listClaims));
+  await step(`${name}-events`, () => admin.send(Routes.listEvents, target));
+
+  if (policy !== "OrderedReady") return;
+  // The API server's validation: a mount (or device) naming neither a volume nor a claim template.
+  const bad = manifest(["data"], ["data", "cache"]);
+  bad.metadata.name = `${name}-bad`;
+  await step(`${name}-create-mount-missing`, () => admin.create(R.createSet, target, bad));
+  const bad2: Obj = manifest(["data"], ["data"]);
+  bad2.metadata.name = `${name}-bad2`;
+  bad2.spec.template.spec.initContainers = [
+    { name: "init", image: "registry.k8s.io/pause:3.9", volumeMounts: [{ name: "cache", mountPath: "/cache" }] },
+  ];
+  bad2.spec.template.spec.containers[0].volumeDevices = [{ name: "raw", devicePath: "/dev/raw" }];
+  bad2.spec.template.spec.volumes = [{ name: "scratch", emptyDir: {} }];
+  await step(`${name}-create-init-and-device-missing`, () => admin.create(R.createSet, target, bad2));
+  await step(`${name}-update-mount-missing`, () =>
+    admin.patch(
+      Routes.annotateStatefulSet,
+      { namespace: ns, name },
+      { spec: { template: manifest([], ["data", "logs", "cache"]).spec.template } },
+      MERGE_PATCH,
+    ),
+  );
+  await step(`${name}-update-template-removed`, () =>
+    admin.patch(
+      Routes.annotateStatefulSet,
+      { namespace: ns, name },
+      { spec: { volumeClaimTemplates: [claimTemplate("data")] } },
+      MERGE_PATCH,
+    ),
+  );
+}
+
+/** What an Event list of the claim-template case shows: the StatefulSet controller's FailedUpdate events, by their first line. */
+function failedUpdates(b: Obj, set: string): Obj {
+  const lines = new Set<string>();
+  for (const i of (b.items ?? []) as Obj[]) {
+    if (i.reason !== "FailedUpdate" || i.regarding?.name !== set) continue;
+    // The refusals only: a real controller acting on its cache right after an eviction may also
+    // record `failed error: pods "tpp-0" not found` (a race of timing, not of the model).
+    if (!String(i.note ?? "").includes(" is invalid: ")) continue;
+    lines.add(`${i.type} ${i.regarding?.kind} ${i.reason}: ${String(i.note ?? "").split("\n")[0]}`);
+  }
+  return { kind: b.kind, failedUpdates: [...lines].sort() };
 }
 
 /** A schema accepting any list item (the recorder keeps the raw answer anyway). */
@@ -973,9 +1150,11 @@ export function projectObject(o: Obj, kind = o?.kind): Obj {
           ),
         },
         spec: {
+          // Sorted: the StatefulSet controller lists a pod's claim volumes from a Go map (any order).
           volumes: ((o.spec?.volumes ?? []) as Obj[])
             .filter((v) => v.persistentVolumeClaim)
-            .map((v) => pick(v, ["name", "persistentVolumeClaim"])),
+            .map((v) => pick(v, ["name", "persistentVolumeClaim"]))
+            .sort((a: Obj, b: Obj) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
         },
         status: {
           phase: o.status?.phase,
@@ -1054,6 +1233,8 @@ export function projection(e: Exchange, ours: ScriptNames): unknown {
 function projectionOf(e: Exchange, ours: ScriptNames): unknown {
   const b = e.body as Obj;
   if (!b || typeof b !== "object") return b;
+  const eventsOf = TEMPLATES_EVENTS_STEP.exec(e.step)?.[1];
+  if (eventsOf && Array.isArray(b.items)) return scrubDeep(failedUpdates(b, eventsOf));
   if (b.kind === "Status") {
     return scrubDeep({
       status: b.status,
