@@ -18,7 +18,7 @@
 //   replaced (issue 27, what the real v1.34 controller does after a re-create that adds a
 //   template). OrderedReady goes one ordinal at a time and waits for each to be Ready; Parallel
 //   goes in slowStartBatch's batches (1, 2, 4, …) and stops after a batch where one failed. Pods
-//   outside the range are deleted, highest first; claims are kept
+//   outside the range are deleted after that, highest first (none while the sync ended early); claims are kept
 //   (persistentVolumeClaimRetentionPolicy Retain). Orphaned pods and revisions matching the
 //   selector are adopted;
 // - RollingUpdate: once every pod exists (and, OrderedReady, is Ready), outdated pods with
@@ -408,16 +408,9 @@ function syncSet(ctx: ControllerContext, set: StatefulSet): void {
   }
 
   let blocked = false;
-  // Condemned pods first, highest ordinal first (one at a time unless Parallel).
   const condemned = [...byOrdinal.keys()].filter((o) => o < start || o >= end).sort((a, b) => b - a);
-  for (const o of parallel ? condemned : condemned.slice(0, 1)) {
-    updateClaimOwnerRefs(ctx, set, byOrdinal.get(o)!, o, true);
-    ctx.store.remove("pods", namespace, byOrdinal.get(o)!.metadata.name, ACTOR);
-    byOrdinal.delete(o);
-  }
-  if (condemned.length && !parallel) blocked = true;
 
-  if (!blocked) {
+  {
     // processReplica for every ordinal in range: OrderedReady one after another, stopping at the
     // first that is not done; Parallel in slowStartBatch's batches (1, 2, 4, …), stopping after
     // a batch in which one failed.
@@ -470,6 +463,17 @@ function syncSet(ctx: ControllerContext, set: StatefulSet): void {
         for (; next < last; next++) if (processReplica(next) === "error") blocked = true;
       }
     }
+  }
+
+  if (!blocked) {
+    // Then the condemned pods (every replica done: OrderedReady has each Running and Ready),
+    // highest ordinal first, one at a time unless Parallel.
+    for (const o of parallel ? condemned : condemned.slice(0, 1)) {
+      updateClaimOwnerRefs(ctx, set, byOrdinal.get(o)!, o, true);
+      ctx.store.remove("pods", namespace, byOrdinal.get(o)!.metadata.name, ACTOR);
+      byOrdinal.delete(o);
+    }
+    if (condemned.length && !parallel) blocked = true;
   }
 
   if (rolling && !blocked) {

@@ -240,6 +240,21 @@ describe.each(["OrderedReady", "Parallel"] as const)(
       }
     });
 
+    it("a scale-down waits too: the pods above the new size stay while pod 0 is stuck", async () => {
+      const c = await running(policy);
+      await c.deleteStatefulSet(ns, "web", { propagationPolicy: "Orphan" });
+      c.advance(60_000);
+      const m = manifest(["data", "logs"], ["data", "logs"], policy) as Loose;
+      m.spec.replicas = 1;
+      await c.admin.create("statefulsets", m, { fieldManager: "kubectl" });
+      c.advance(60_000);
+      expect(names(c, "pods")).toEqual(["web-0", "web-1", "web-2"]);
+      expect(failedUpdates(c)).toEqual([forbidden("web-0")]);
+      await c.evictPod(ns, "web-0");
+      c.advance(60_000);
+      expect(names(c, "pods")).toEqual(["web-0"]);
+    });
+
     it("a pod with an extra volume (a removed template) is not stuck", async () => {
       const c = await running(policy);
       await c.deleteStatefulSet(ns, "web", { propagationPolicy: "Orphan" });

@@ -734,6 +734,7 @@ export async function runConformanceScript(side: Side, names: ScriptNames): Prom
   // --- a claim template added by an orphan delete and a re-create (issue 27) ----------------------
   await templatesAdded(side, { admin, step, get, claim, ns, fast: names.fast }, "OrderedReady");
   await templatesAdded(side, { admin, step, get, claim, ns, fast: names.fast }, "Parallel");
+  await templatesAdded(side, { admin, step, get, claim, ns, fast: names.fast }, "ScaleDown");
 
   // --- the Lease --------------------------------------------------------------------------------
   const lease = new KubeLease(cs, { namespace: names.leaseNamespace, name: names.lease, timeoutMs: 20_000 });
@@ -760,9 +761,9 @@ export async function runConformanceScript(side: Side, names: ScriptNames): Prom
 }
 
 /** The sets of the claim-template case (issue 27), by pod management policy; each set's steps are named after it. */
-const TEMPLATES_SETS = { OrderedReady: "tpl", Parallel: "tpp" } as const;
+const TEMPLATES_SETS = { OrderedReady: "tpl", Parallel: "tpp", ScaleDown: "tps" } as const;
 /** The steps of that case whose answers are Event lists: compared as the set's FailedUpdate events only. */
-const TEMPLATES_EVENTS_STEP = /^(tp[lp])-events$/;
+const TEMPLATES_EVENTS_STEP = /^(tp[lps])-events$/;
 
 /**
  * Issue 27, as the real v1.34 StatefulSet controller behaves: set `tpl` (3 replicas, template
@@ -801,7 +802,7 @@ async function templatesAdded(
       replicas: 3,
       selector: { matchLabels: labels },
       serviceName: name,
-      podManagementPolicy: policy,
+      podManagementPolicy: policy === "Parallel" ? "Parallel" : "OrderedReady",
       template: {
         metadata: { labels },
         spec: {
@@ -856,6 +857,30 @@ async function templatesAdded(
     async () => (await get(R.getSet, name).catch(() => undefined)) === undefined,
   );
 
+  if (policy === "ScaleDown") {
+    // Re-created at 1 replica: tps-1 and tps-2 are condemned, but the sync ends at tps-0 before
+    // the condemned pods are considered; once tps-0 is replaced they go.
+    const one = manifest(["data", "logs"], ["data", "logs"]);
+    one.spec.replicas = 1;
+    await step(`${name}-recreate`, () => admin.create(R.createSet, target, one));
+    await side.until(`logs-${name}-0 Bound`, () => bound(`logs-${name}-0`), 60_000);
+    await side.pause(SETTLE_MS);
+    await step(`${name}-pods-after-recreate`, () => list(Routes.listPods));
+    await step(`${name}-evict-0`, () => evict(`${name}-0`));
+    await side.until(
+      `${name}-0 re-created and Ready`,
+      async () => {
+        const p = await pod(`${name}-0`);
+        if (p === undefined || p.metadata.uid === uid0 || !ready(p)) return false;
+        // Then the scale-down: tps-2, then tps-1, each once the one before is gone.
+        return (((await list(Routes.listPods)) as Obj).items as Obj[]).length === 1;
+      },
+      120_000,
+    );
+    await step(`${name}-pods-after-evict-0`, () => list(Routes.listPods));
+    await step(`${name}-events`, () => admin.send(Routes.listEvents, target));
+    return;
+  }
   await step(`${name}-recreate`, () => admin.create(R.createSet, target, manifest(["data", "logs"], ["data", "logs"])));
   await side.until(`logs-${name}-0 Bound`, () => bound(`logs-${name}-0`), 60_000);
   await side.pause(SETTLE_MS);
