@@ -97,6 +97,11 @@ export interface TemplatesCase {
   raceRate: number;
   /** Per request of claimstep's that writes: a 409 Conflict as if another writer got there first. */
   conflictRate: number;
+  /**
+   * Per invocation: a slow process reads a snapshot now and acts on it 1–3 invocations later.
+   * 0 in `templatesCase`; `templatesCaseWithSlowSteps` (CLAIMSTEP_TEMPLATES_SLOW=1 in the soak) sets it.
+   */
+  slowRate?: number;
   faults: { tooManyRequests: number; serverError: number; timeout: number };
 }
 
@@ -130,6 +135,11 @@ export const templatesCase: fc.Arbitrary<TemplatesCase> = fc
       ? { tooManyRequests: 0.05, serverError: 0.05, timeout: 0.05 }
       : { tooManyRequests: 0, serverError: 0, timeout: 0 },
   }));
+
+/** Cases with slow processes acting on snapshots one to three invocations old. */
+export const templatesCaseWithSlowSteps: fc.Arbitrary<TemplatesCase> = fc
+  .tuple(templatesCase, fc.constantFrom(0.2, 0.4))
+  .map(([c, slowRate]) => ({ ...c, slowRate }));
 
 /** The same case without faults, kills, races or conflicts. */
 export const quiet = (c: TemplatesCase): TemplatesCase => ({
@@ -438,6 +448,8 @@ export interface TemplatesResult {
   labels: number;
   /** The ops that ended Complete. */
   completed: number;
+  /** Steps of slow processes on old snapshots. */
+  slowSteps: number;
   last?: Decision;
 }
 
@@ -498,6 +510,7 @@ export async function runTemplatesCase(c: TemplatesCase, opts: TemplatesRunOptio
     budgetRefusals: 0,
     labels: 0,
     completed: 0,
+    slowSteps: 0,
     killPoints: [],
   };
   let forcedDone = false;
@@ -833,7 +846,7 @@ export async function runTemplatesCase(c: TemplatesCase, opts: TemplatesRunOptio
       result.races++;
       let snapshot: Snapshot | undefined;
       try {
-        snapshot = await plantReader(opts.bug, processOf(undefined).reader).load(REF);
+        snapshot = await processOf(undefined).reader.load(REF);
       } catch (err) {
         if (!(err instanceof ApiError)) throw err;
       }
@@ -875,6 +888,40 @@ export async function runTemplatesCase(c: TemplatesCase, opts: TemplatesRunOptio
     }
     return { decisions };
   }
+
+  /** A slow process's snapshot, and the invocation after which it acts. */
+  let slow: { snapshot: Snapshot; due: number } | undefined;
+  /** The slow process acts if due, then maybe another one reads. */
+  const slowProcess = async () => {
+    if (slow && slow.due <= at) {
+      const { snapshot } = slow;
+      slow = undefined;
+      result.slowSteps++;
+      const p = processOf(undefined, { label: "slow" });
+      try {
+        const r = await runStep({
+          reader: { load: async () => structuredClone(snapshot) },
+          writers: p.writers,
+          ref: REF,
+          now: sim.now(),
+        });
+        trace?.(
+          `  slow: ${r.decision.phase}/${r.decision.reason} ${r.decision.action?.type ?? "-"} ${r.outcome.kind}: ${r.decision.message}`,
+        );
+      } catch (err) {
+        if (!(err instanceof ApiError) && !opts.bug)
+          violate("crash", `slow: runStep threw ${(err as Error).stack ?? err}`);
+      }
+    }
+    if (!slow && c.slowRate && prng.chance(c.slowRate)) {
+      try {
+        slow = { snapshot: await processOf(undefined).reader.load(REF), due: at + prng.int(1, 3) };
+        trace?.(`  a slow process read its snapshot; it acts after invocation #${slow.due}`);
+      } catch (err) {
+        if (!(err instanceof ApiError)) throw err;
+      }
+    }
+  };
 
   const advance = (ms: number) => {
     sim.advance(ms);
@@ -937,11 +984,13 @@ export async function runTemplatesCase(c: TemplatesCase, opts: TemplatesRunOptio
       result.invocations++;
       trace?.(`#${at} t=${sim.now().toISOString().slice(11, 23)}`);
       await invoke(true);
+      await slowProcess();
       const pick = prng.int(0, 9);
       advance(pick === 0 ? 0 : pick <= 5 ? prng.int(500, 10_000) : prng.int(10_000, 60_000));
     }
     sim.faults.plan = {};
     chaosOn = false;
+    slow = undefined;
 
     // Clean steps until Complete twice in a row.
     let completes = 0;
