@@ -8,7 +8,8 @@
 // re-create: left down) and with a pod template that mounts a volume the set lacks (422): the
 // facts the planner's order and its guard rest on. The planted bug through claimstep's own code: the
 // re-create's POST loses the added template on the way — refused by the server, nothing lost, and
-// the unfaulted CLI finishes.
+// the unfaulted CLI finishes. And an add that must be refused (a StorageClass that does not exist):
+// by `set --add`, and Blocked through the annotations, before anything is written.
 import { Agent } from "node:https";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KubeReader } from "../../adapters/kube/reader.js";
@@ -768,6 +769,76 @@ describe("the planted bug through claimstep's own code: the re-create loses the 
     expect(claimDeletes, describeAudit(claimDeletes)).toEqual([]);
     report.push(
       `planted bug (the re-create's POST without the logs template, ${dropped.length} POST(s) altered): the real server answered ${[...new Set(posts.map((e) => `${e.code}${e.message ? ` (${e.message})` : ""}`))].map((x) => `${posts.filter((e) => `${e.code}${e.message ? ` (${e.message})` : ""}` === x).length} × ${x}`).join(", ")}; claimstep's steps:\n  ${trail.join("\n  ")}\n  pods and claims untouched (same uids, pods Ready); the unfaulted CLI then: ${trailOf(steps)}`,
+    );
+  });
+});
+
+describe("an add claimstep must refuse on the real server", () => {
+  it("an added template whose StorageClass does not exist: `set --add` refuses, the annotations' door is Blocked naming it; nothing re-created, no pod evicted", {
+    timeout: 180_000,
+  }, async () => {
+    const set = "noclass";
+    const old = await createTemplatesSet(set, 2);
+    const pods0 = uidMap(await setPods(e2e, set));
+    const since = Date.now();
+    const missing = `${e2e.namespace}-missing`;
+    // The CLI's door: refused, nothing written.
+    const s = await claimstep(e2e, [
+      "set",
+      set,
+      "logs",
+      "--add",
+      "--storage",
+      "1Gi",
+      "--storage-class",
+      missing,
+      "--mount-path",
+      "/logs",
+    ]);
+    expect(s.code, describeRun(s)).toBe(1);
+    expect(s.stderr, describeRun(s)).toContain(`StorageClass "${missing}" not found`);
+    expect(s.stderr, describeRun(s)).toContain("nothing written");
+    const unchanged = ok(await e2e.api.get("statefulsets", set), "get set");
+    expect(unchanged.metadata.resourceVersion).toBe(old.metadata.resourceVersion);
+
+    // The annotations' door (kubectl annotate, the webhook, GitOps): the planner blocks, naming it.
+    const annotations = addAnnotations(unchanged, "logs", {
+      storageClass: missing,
+      storage: "1Gi",
+      mountPath: "/logs",
+    });
+    ok(await e2e.api.patch("statefulsets", set, { metadata: { annotations } }), "annotate the set");
+    const run = await claimstep(e2e, ["run", set, "--interval", "1s", "--timeout", "1m", "-o", "json"], {
+      timeoutMs: 90_000,
+    });
+    const steps = jsonLines(run.stdout).filter((l) => l.decision);
+    const last = steps.at(-1)?.decision;
+    const state = await describeState(e2e, set);
+    const why = `${describeRun(run)}\nsteps: ${trailOf(steps)}\n${state}`;
+    expect(run.code, why).toBe(2);
+    expect(last?.phase, why).toBe("Blocked");
+    expect(last?.message, why).toContain(missing);
+    const live = ok(await e2e.api.get("statefulsets", set), "get set");
+    expect(live.metadata.uid, state).toBe(old.metadata.uid);
+    expect(
+      live.spec.volumeClaimTemplates.map((t: any) => t.metadata.name),
+      state,
+    ).toEqual(["data"]);
+    expect(live.spec.updateStrategy?.rollingUpdate?.partition ?? 0, state).toBe(0);
+    expect(live.metadata.annotations?.[K.userPartition], state).toBeUndefined();
+    expect(uidMap(await setPods(e2e, set)), state).toEqual(pods0);
+    await auditCaughtUp(e2e);
+    // No create or delete of anything (a record, the set, an eviction) by claimstep; no claim written.
+    const writes = e2e
+      .audit({ since: new Date(since), user: e2e.info.claimstepUser })
+      .filter(
+        (e) =>
+          e.resource !== "events" &&
+          (["create", "delete"].includes(e.verb) || (e.resource === "persistentvolumeclaims" && e.verb !== "list")),
+      );
+    expect(writes, describeAudit(writes)).toEqual([]);
+    report.push(
+      `an added template naming a StorageClass that does not exist: set --add exit 1 ("${s.stderr.trim().slice(0, 160)}"); through the annotations: run exit 2 after ${steps.length} step(s), ${last?.phase}/${last?.reason}: ${last?.message}; nothing re-created, no pod evicted, no claim written`,
     );
   });
 });
