@@ -18,7 +18,8 @@
 // - I14b  no claim is deleted (I1: same uid, no deletionTimestamp, never a DELETE); a claim is
 //         labelled orphaned-from only when its template is gone from the set; at the end a
 //         removed template's claims are there, labelled `claimstep.io/orphaned-from=<set>`, and a
-//         re-added template's claims are the same ones, unlabelled;
+//         re-added template's claims are the same ones, unlabelled; the Complete decision lists the
+//         removed template's claims (Decision.orphanedClaims, none mounted), and none after a re-add;
 // - I14-unavailable  at every request of claimstep's, at most maxUnavailable pods of the set are
 //         missing or not Ready (before and after it lands);
 // - I14-evict-ready  an eviction only while every other pod of the set is Ready, within
@@ -1100,6 +1101,16 @@ export async function runTemplatesCase(c: TemplatesCase, opts: TemplatesRunOptio
         );
       if (w.set.partition !== want)
         violate("I14-partition", `${where()}: the partition is ${w.set.partition} at the end, not the user's ${want}`);
+    }
+    // What claimstep says (status, the page): the removed template's claims, kept, none mounted now.
+    if (completes >= 2 && last) {
+      const want = removed.has(EXTRA) ? Array.from({ length: c.replicas }, (_, i) => claimOf(EXTRA, first + i)) : [];
+      const said = (last.orphanedClaims ?? []).map((o) => `${o.claim}${o.mounted ? " (mounted)" : ""}`).sort();
+      if (said.join(",") !== [...want].sort().join(","))
+        violate(
+          "I14b",
+          `${where()}: the Complete decision lists the orphaned claims [${said.join(", ")}], not [${want.join(", ")}]`,
+        );
     }
     if (completes >= 2) result.completed++;
   }
