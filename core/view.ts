@@ -309,6 +309,8 @@ export interface TemplateField {
 export interface TemplateView {
   name: string;
   fields: TemplateField[];
+  /** The next re-create adds it (desired, not live) or removes it (`claimstep.io/remove-claim-templates`). */
+  change?: "added" | "removed";
 }
 
 export interface TemplatesView {
@@ -336,24 +338,66 @@ const fieldsOf = (t: ClaimTemplate | undefined): Record<string, string> => ({
   annotations: mapText(t?.metadata.annotations),
 });
 
+/** `claimstep.io/remove-claim-templates` as names; [] when absent or unreadable (the planner says why). */
+function removeList(set: StatefulSet): string[] {
+  try {
+    const v = JSON.parse(set.metadata.annotations?.[Keys.removeTemplates] ?? "[]") as unknown;
+    return Array.isArray(v) ? v.filter((n): n is string => typeof n === "string") : [];
+  } catch {
+    return [];
+  }
+}
+
 export function templatesView(set: StatefulSet): TemplatesView {
   const live = set.spec.volumeClaimTemplates ?? [];
   const desired = desiredTemplates(set);
   const byName = new Map((desired.ok ? desired.templates : []).map((t) => [t.metadata.name, t]));
-  const templates = live.map((t) => {
-    const l = fieldsOf(t);
-    const d = desired.ok ? fieldsOf(byName.get(t.metadata.name) ?? t) : undefined;
-    return {
-      name: t.metadata.name,
-      fields: Object.keys(l).map((field) => ({
-        field,
-        live: l[field]!,
-        desired: d ? d[field]! : "-",
-        changed: d ? d[field] !== l[field] : false,
-      })),
-    };
+  const removing = removeList(set);
+  const liveNames = new Set(live.map((t) => t.metadata.name));
+  const row = (name: string, l: Record<string, string>, d: Record<string, string> | undefined) => ({
+    name,
+    fields: Object.keys(l).map((field) => ({
+      field,
+      live: l[field]!,
+      desired: d ? d[field]! : "-",
+      changed: d ? d[field] !== l[field] : false,
+    })),
   });
-  return desired.ok ? { source: desired.source, templates } : { source: "invalid", error: desired.message, templates };
+  const shape = [
+    ...(desired.ok ? desired.templates : [])
+      .filter((t) => !liveNames.has(t.metadata.name))
+      .map((t) => ({ ...row(t.metadata.name, fieldsOf(undefined), fieldsOf(t)), change: "added" as const })),
+    ...live
+      .filter((t) => removing.includes(t.metadata.name))
+      .map((t) => ({
+        ...row(t.metadata.name, fieldsOf(t), undefined),
+        fields: row(t.metadata.name, fieldsOf(t), undefined).fields.map((f) => ({
+          ...f,
+          desired: "(removed)",
+          changed: true,
+        })),
+        change: "removed" as const,
+      })),
+  ];
+  const templates = live
+    .filter((t) => !removing.includes(t.metadata.name))
+    .map((t) => {
+      const l = fieldsOf(t);
+      const d = desired.ok ? fieldsOf(byName.get(t.metadata.name) ?? t) : undefined;
+      return {
+        name: t.metadata.name,
+        fields: Object.keys(l).map((field) => ({
+          field,
+          live: l[field]!,
+          desired: d ? d[field]! : "-",
+          changed: d ? d[field] !== l[field] : false,
+        })),
+      };
+    });
+  const all = [...templates, ...shape];
+  return desired.ok
+    ? { source: desired.source, templates: all }
+    : { source: "invalid", error: desired.message, templates: all };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -554,6 +554,11 @@ export function LiveFragment(props: { view: SetPageView }) {
           <table data-template={t.name}>
             <caption>
               Template <code>{t.name}</code>
+              {t.change === "added"
+                ? " (added by the next re-create)"
+                : t.change === "removed"
+                  ? " (removed by the next re-create; its claims are kept)"
+                  : null}
             </caption>
             <thead>
               <tr>

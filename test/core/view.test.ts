@@ -240,4 +240,32 @@ describe("the next step, templates and events", () => {
     expect(t.source).toBe("invalid");
     expect(t.error).toMatch(/is not valid JSON/);
   });
+
+  it("a template to add and one to remove show as such, the removed one's desired values '(removed)' (issue 27)", () => {
+    const set = makeSet({
+      live: [
+        { name: "data", storage: "1Gi" },
+        { name: "cache", storage: "1Gi" },
+      ],
+      desired: [
+        { name: "data", storage: "1Gi" },
+        { name: "logs", storage: "5Gi" },
+      ],
+      annotations: { [Keys.removeTemplates]: JSON.stringify(["cache"]) },
+    });
+    const t = templatesView(set);
+    expect(t.templates.map((x) => [x.name, x.change])).toEqual([
+      ["data", undefined],
+      ["logs", "added"],
+      ["cache", "removed"],
+    ]);
+    const logs = t.templates.find((x) => x.name === "logs")!;
+    expect(logs.fields.find((f) => f.field === "storage")).toEqual({
+      field: "storage",
+      live: "-",
+      desired: "5Gi",
+      changed: true,
+    });
+    expect(t.templates.find((x) => x.name === "cache")!.fields.every((f) => f.desired === "(removed)")).toBe(true);
+  });
 });
