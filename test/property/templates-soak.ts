@@ -27,6 +27,7 @@ const counts = {
   budgetRefusals: 0,
   labels: 0,
   slowSteps: 0,
+  edits: 0,
   violations: 0,
 };
 const byInvariant = new Map<string, number>();
@@ -50,6 +51,7 @@ await soakCases(arbitrary, { runs, seed, started, violations: () => counts.viola
     "budgetRefusals",
     "labels",
     "slowSteps",
+    "edits",
   ] as const)
     counts[k] += r[k];
   if (r.violations.length) {
@@ -67,6 +69,7 @@ claimstep claim-template soak on the simulated cluster (seed ${seed})
   ops Complete            ${counts.completed} of ${counts.ops}
   invocations             ${counts.invocations} (${counts.races} racing pairs on one snapshot, ${counts.slowSteps} slow steps on older ones)
   processes killed        ${counts.kills}; answers lost ${counts.lost}; API faults injected ${counts.faults}; conflicts injected ${counts.conflicts}
+  the user's partition    set ${counts.edits} times mid-way
   evictions               ${counts.evictions} (${counts.budgetRefusals} refused by a PodDisruptionBudget); claims labelled or unlabelled ${counts.labels}
   invariant violations    ${counts.violations}${byInvariant.size ? ` (${inline(byInvariant)})` : ""}
   time                    ${((Date.now() - started) / 1000).toFixed(1)} s`);

@@ -177,6 +177,18 @@ describe("adding and removing claim templates on the simulated cluster (property
     expect(r.completed).toBe(1);
   });
 
+  it("the user's partition set while claimstep holds it, between the record and the orphan delete, is the one handed back", {
+    timeout: 60_000,
+  }, async () => {
+    for (const ops of [["add"], ["remove"]] as TemplatesCase["ops"][]) {
+      const c: TemplatesCase = { ...pin!, replicas: 2, ops, listAll: true, partition: 0 };
+      const r = await runTemplatesCase(c, { editAfter: { request: "POST configmaps", partition: 1 } });
+      expect(r.edits).toBe(1);
+      expect(r.violations, describeCase(c, r)).toEqual([]);
+      expect(r.completed).toBe(1);
+    }
+  });
+
   it("a held pod template that mounts a volume no template provides: Blocked, nothing written", {
     timeout: 60_000,
   }, async () => {

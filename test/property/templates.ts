@@ -103,6 +103,11 @@ export interface TemplatesCase {
    * 0 in `templatesCase`; `templatesCaseWithSlowSteps` (CLAIMSTEP_TEMPLATES_SLOW=1 in the soak) sets it.
    */
   slowRate?: number;
+  /**
+   * Per chaos invocation: the user sets another partition (docs/pods.md: in the record while
+   * claimstep holds the live one, else the live one); the end must hand back the latest.
+   */
+  partitionEditRate?: number;
   faults: { tooManyRequests: number; serverError: number; timeout: number };
 }
 
@@ -127,6 +132,7 @@ export const templatesCase: fc.Arbitrary<TemplatesCase> = fc
     killRate: fc.constantFrom(0, 0.2, 0.4),
     raceRate: fc.constantFrom(0, 0.2, 0.4),
     conflictRate: fc.constantFrom(0, 0.05),
+    partitionEditRate: fc.constantFrom(0, 0, 0.1),
     noisy: fc.boolean(),
   })
   .map(({ partitionPick, noisy, ...rest }) => ({
@@ -148,6 +154,7 @@ export const quiet = (c: TemplatesCase): TemplatesCase => ({
   killRate: 0,
   raceRate: 0,
   conflictRate: 0,
+  partitionEditRate: 0,
   faults: { tooManyRequests: 0, serverError: 0, timeout: 0 },
 });
 
@@ -451,6 +458,8 @@ export interface TemplatesResult {
   completed: number;
   /** Steps of slow processes on old snapshots. */
   slowSteps: number;
+  /** A person's partition edits. */
+  edits: number;
   last?: Decision;
 }
 
@@ -477,6 +486,8 @@ export interface TemplatesRunOptions {
    * requestKind; a claim's label: `PATCH persistentvolumeclaims (orphaned-from)`) kills its process so.
    */
   killAt?: { request: string; mode: KillMode };
+  /** Right after the first request of this kind lands, the user sets this partition (see `partitionEditRate`). */
+  editAfter?: { request: string; partition: number };
 }
 
 const CLEAN_STEPS = 160;
@@ -512,9 +523,11 @@ export async function runTemplatesCase(c: TemplatesCase, opts: TemplatesRunOptio
     labels: 0,
     completed: 0,
     slowSteps: 0,
+    edits: 0,
     killPoints: [],
   };
   let forcedDone = false;
+  let editDone = false;
 
   let where = () => "setup";
   // I14a (pods): every pod anyone creates, judged as it is stored.
@@ -797,6 +810,10 @@ export async function runTemplatesCase(c: TemplatesCase, opts: TemplatesRunOptio
         checkRequest(method, path, body, res.status, pre, post, label);
         checkWorld(post, `${where()} ${label} ${requestKind(method, path)}`);
       }
+      if (opts.editAfter && !editDone && opts.editAfter.request === kind && res.status < 300) {
+        editDone = true;
+        await editPartition(opts.editAfter.partition);
+      }
       if (mode === "die-after") {
         dead = true;
         state.killed = true;
@@ -889,6 +906,30 @@ export async function runTemplatesCase(c: TemplatesCase, opts: TemplatesRunOptio
     }
     return { decisions };
   }
+
+  /** The user's partition as the user last set it. */
+  let userPartition = c.partition ?? 0;
+  /** A person sets another partition: the record while claimstep holds the live one (docs/pods.md), else the live one. */
+  const editPartition = async (to?: number) => {
+    const live = sim.store.peek("statefulsets", REF.namespace, REF.name) as any;
+    if (!live || live.metadata.deletionTimestamp) return;
+    const next = to ?? prng.int(0, c.replicas);
+    const held = live.metadata.annotations?.[K.userPartition] !== undefined;
+    await sim.admin.mergePatch(
+      "statefulsets",
+      REF.namespace,
+      REF.name,
+      held
+        ? { metadata: { annotations: { [K.userPartition]: String(next) } } }
+        : { spec: { updateStrategy: { rollingUpdate: { partition: next } } } },
+      { fieldManager: "kubectl" },
+    );
+    userPartition = next;
+    result.edits++;
+    trace?.(
+      `  edit: the user's partition → ${next}${held ? ` (in ${K.userPartition}: claimstep holds the live one)` : ""}`,
+    );
+  };
 
   /** A slow process's snapshot, and the invocation after which it acts. */
   let slow: { snapshot: Snapshot; due: number } | undefined;
@@ -986,6 +1027,7 @@ export async function runTemplatesCase(c: TemplatesCase, opts: TemplatesRunOptio
       trace?.(`#${at} t=${sim.now().toISOString().slice(11, 23)}`);
       await invoke(true);
       await slowProcess();
+      if (c.partitionEditRate && prng.chance(c.partitionEditRate)) await editPartition();
       const pick = prng.int(0, 9);
       advance(pick === 0 ? 0 : pick <= 5 ? prng.int(500, 10_000) : prng.int(10_000, 60_000));
     }
@@ -1093,7 +1135,7 @@ export async function runTemplatesCase(c: TemplatesCase, opts: TemplatesRunOptio
       }
     }
     if (w.set) {
-      const want = c.partition ?? 0;
+      const want = userPartition;
       if (w.set.annotations[K.userPartition] !== undefined)
         violate(
           "I14-partition",
