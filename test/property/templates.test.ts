@@ -23,7 +23,7 @@ import {
   templatesCase,
 } from "./templates.js";
 
-const runs = Number(process.env.CLAIMSTEP_TEMPLATES_RUNS ?? 5);
+const runs = Number(process.env.CLAIMSTEP_TEMPLATES_RUNS ?? 10);
 const seed = Number(process.env.CLAIMSTEP_TEMPLATES_SEED ?? 20261202);
 
 const describeCase = (c: TemplatesCase, r: TemplatesResult) =>
