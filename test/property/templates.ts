@@ -702,7 +702,7 @@ export async function runTemplatesCase(c: TemplatesCase, opts: TemplatesRunOptio
             `${short}: eviction of ${evicted} while ${others.join(", ")} (maxUnavailable ${c.maxUnavailable})`,
           );
         const lower = [...pre.pods.entries()]
-          .filter(([, p]) => p.ordinal !== undefined && p.ordinal < pod.ordinal! && p.ordinal >= first)
+          .filter(([, p]) => p.ordinal !== undefined && p.ordinal < pod.ordinal! && p.ordinal >= first && !p.deleting)
           .map(([name, p]) => [name, mismatch(pre, p)] as const)
           .filter(([, why]) => why !== undefined);
         if (lower.length)
