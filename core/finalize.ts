@@ -238,8 +238,12 @@ export function unexpectedDifferences(a: StatefulSet, b: StatefulSet): string[] 
   const strip = (s: StatefulSet): unknown => {
     const copy = structuredClone(s) as StatefulSet;
     copy.spec.volumeClaimTemplates = [];
+    // claimstep's own annotations aside, but for the user's partition recorded while claimstep holds
+    // the live one: a person sets it there (docs/pods.md), and the re-create must not undo that.
     copy.metadata.annotations = Object.fromEntries(
-      Object.entries(copy.metadata.annotations ?? {}).filter(([k]) => !k.startsWith("claimstep.io/")),
+      Object.entries(copy.metadata.annotations ?? {}).filter(
+        ([k]) => !k.startsWith("claimstep.io/") || k === Keys.userPartition,
+      ),
     );
     return copy;
   };

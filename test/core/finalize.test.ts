@@ -361,6 +361,13 @@ describe("the record's pure parts", () => {
     b.spec.replicas = 7;
     expect(unexpectedDifferences(a, b)).toEqual(["spec.replicas"]);
   });
+
+  it("but the user's partition recorded while claimstep holds the live one counts: a person sets it there", () => {
+    const a = makeSet({ annotations: { [Keys.userPartition]: "0" } });
+    const b = structuredClone(a);
+    b.metadata.annotations![Keys.userPartition] = "2";
+    expect(unexpectedDifferences(a, b)).toEqual([`metadata.annotations.${Keys.userPartition}`]);
+  });
 });
 
 describe("GitOps: the re-create is proposed, and merging the proposal approves it", () => {
