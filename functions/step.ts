@@ -107,7 +107,9 @@ export async function runStep(opts: StepOptions): Promise<StepResult> {
 
   let failed: unknown;
   try {
-    if (decision.setAnnotations && !annotated)
+    // Between the orphan delete and the create there is no set to annotate (F3): a refused create
+    // is said by the decision and its event, never hidden by the 404 of a status write.
+    if (decision.setAnnotations && !annotated && !snapshot.setMissing)
       await opts.writers.status.annotateSet(opts.ref, decision.setAnnotations, setResourceVersion);
   } catch (err) {
     failed = err;

@@ -2,6 +2,7 @@
 // proposes, refuses, or the server answers with each of the real error bodies.
 import { describe, expect, it } from "vitest";
 import { apiErrorFrom, PermissionError } from "../../adapters/api-error.js";
+import { recordOf, recreatedManifest } from "../../core/finalize.js";
 import { Keys } from "../../core/keys.js";
 import type { ApplyOutcome, ClaimWriter, Writers } from "../../core/ports.js";
 import type { Action, EventRecord, Snapshot } from "../../core/types.js";
@@ -185,5 +186,56 @@ describe("runStep", () => {
     });
     expect(r.writer).toBe("recording");
     expect(a.calls.apply).toHaveLength(1);
+  });
+});
+
+describe("runStep after the orphan delete (issue 27, found on a real v1.34 server)", () => {
+  it("a re-create the server refuses (422) is Blocked with the server's words, never a 404 of the status write on the set that is gone", async () => {
+    const set = makeSet();
+    const manifest = recreatedManifest(set, set.spec.volumeClaimTemplates ?? []);
+    const record = recordOf(set, manifest, "rev", { pods: {}, claims: {} });
+    const missing: Snapshot = { ...snapshot(set, []), recreateRecord: record, setMissing: true, pods: [] };
+    const refusal = {
+      kind: "Status",
+      apiVersion: "v1",
+      metadata: {},
+      status: "Failure",
+      message:
+        'StatefulSet.apps "web" is invalid: spec.template.spec.containers[0].volumeMounts[1].name: Not found: "logs"',
+      reason: "Invalid",
+      details: { name: "web", group: "apps", kind: "StatefulSet" },
+      code: 422,
+    };
+    const { writers, calls } = recordingWriter(async () => ({ kind: "applied" }));
+    const gone = {
+      kind: "Status",
+      apiVersion: "v1",
+      status: "Failure",
+      message: 'statefulsets.apps "web" not found',
+      reason: "NotFound",
+      code: 404,
+    };
+    writers.status = {
+      annotateSet: async () => {
+        throw apiErrorFrom(404, gone);
+      },
+    };
+    const created: unknown[] = [];
+    writers.recreate = {
+      writeRecord: async () => ({ kind: "applied", detail: "" }),
+      armRecord: async () => ({ kind: "applied", detail: "" }),
+      orphanSet: async () => ({ kind: "applied", detail: "" }),
+      createSet: async (a) => {
+        created.push(a);
+        throw apiErrorFrom(422, refusal);
+      },
+      deleteRecord: async () => ({ kind: "applied", detail: "" }),
+      labelClaim: async () => ({ kind: "applied", detail: "" }),
+    };
+    const r = await runStep({ reader: reader(missing), writers, ref, now: NOW });
+    expect(created).toHaveLength(1);
+    expect(r.decision.phase).toBe("Blocked");
+    expect(r.decision.message).toMatch(/volumeMounts\[1\]\.name: Not found: "logs"/);
+    expect(calls.events.map((e) => e.reason)).toContain("ApplyRejected");
   });
 });
