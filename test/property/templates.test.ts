@@ -222,6 +222,12 @@ describe("adding and removing claim templates on the simulated cluster (property
         says: /claimstep sent a StatefulSet whose pod template mounts cache/,
         shape: { ops: ["add"], badMount: true },
       },
+      // Had the API server stored it, the controller's pods would mount what they lack.
+      "mount-check-dropped-server-accepts": {
+        invariant: "I14a",
+        says: /pod db-\d+ created by statefulset-controller mounts cache, which its spec lacks/,
+        shape: { ops: ["add"], badMount: true },
+      },
       "claims-deleted": {
         invariant: "I14b",
         says: /claimstep sent DELETE of claim logs-db-\d+/,

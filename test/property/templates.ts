@@ -173,6 +173,11 @@ export type TemplatesBug =
   | "evict-without-ready-check"
   /** The planner is shown the held pod template without its mount of a missing volume; the re-create sends the real one. */
   | "mount-check-dropped"
+  /**
+   * The same, on an API server that does not refuse it (older than the check, or a webhook's
+   * mutation after validation): the set is stored as sent, and its controller makes pods from it.
+   */
+  | "mount-check-dropped-server-accepts"
   /** The re-create writer deletes a removed template's claim instead of labelling it. */
   | "claims-deleted"
   /** The restore removes the record of the user's partition but leaves the partition held. */
@@ -182,6 +187,7 @@ export const TEMPLATES_BUGS: readonly TemplatesBug[] = [
   "evict-highest-first",
   "evict-without-ready-check",
   "mount-check-dropped",
+  "mount-check-dropped-server-accepts",
   "claims-deleted",
   "partition-not-restored",
 ];
@@ -237,7 +243,7 @@ function plantReader(bug: TemplatesBug | undefined, reader: StateReader): StateR
         return s;
       },
     };
-  if (bug === "mount-check-dropped")
+  if (bug === "mount-check-dropped" || bug === "mount-check-dropped-server-accepts")
     return {
       load: async (ref, o) => {
         const s = await reader.load(ref, o);
@@ -286,6 +292,35 @@ function plantWriters(bug: TemplatesBug | undefined, w: Writers, ctx: PlantConte
         const manifest = structuredClone(a.manifest);
         (manifest.spec as unknown as Json).template = structuredClone(held);
         return w.recreate!.createSet({ ...a, manifest });
+      };
+      break;
+    case "mount-check-dropped-server-accepts":
+      recreate.createSet = async (a) => {
+        const held = ctx.held();
+        const manifest = structuredClone(a.manifest) as unknown as Json;
+        if (held) (manifest.spec as Json).template = structuredClone(held);
+        // Stored as sent: no validation (the create is audited as claimstep's).
+        ctx.sim.store.insert(
+          "statefulsets",
+          manifest,
+          { manager: "claimstep", operation: "Update", apiVersion: "apps/v1" },
+          "claimstep",
+          "create",
+          manifest,
+        );
+        // … and restarts its lowest pod at once, so that the controller makes one from it.
+        const lowest = [...observe(ctx.sim).pods.entries()]
+          .filter(([, p]) => p.ordinal !== undefined && !p.deleting)
+          .sort((x, y) => x[1].ordinal! - y[1].ordinal!)[0];
+        if (lowest)
+          await ctx.fetch(
+            `${SIM_SERVER}/api/v1/namespaces/${a.namespace}/pods/${lowest[0]}/eviction?fieldManager=claimstep`,
+            {
+              method: "POST",
+              body: JSON.stringify({ apiVersion: "policy/v1", kind: "Eviction", metadata: { name: lowest[0] } }),
+            },
+          );
+        return { kind: "applied", detail: `created StatefulSet ${a.set} unvalidated (planted bug)` };
       };
       break;
     case "evict-without-ready-check":
@@ -854,7 +889,10 @@ export async function runTemplatesCase(c: TemplatesCase, opts: TemplatesRunOptio
         if (p.state.killed || err instanceof ProcessKilled) return;
         if (err instanceof ApiError && (err.isTransient || err.code === 409)) return;
         // A planted bug's request the API server refuses (422) is its invariant's to report.
-        if (opts.bug && err instanceof Error) return;
+        if (opts.bug && err instanceof Error) {
+          trace?.(`  ${label}: threw ${err.message.slice(0, 300)}`);
+          return;
+        }
         violate("crash", `${label}: runStep threw ${(err as Error).stack ?? err}`);
       }
     };
