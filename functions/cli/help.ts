@@ -17,7 +17,8 @@ Usage:
                                                        write the desired claim template and opt the set in
                                                        (--dry-run: the annotation diff and the plan, nothing written)
   claimstep set    <statefulset> <template> --add --storage 1Gi [--storage-class fast] [--mount-path /logs [-c app]]
-  claimstep set    <statefulset> <template> --remove    add or remove a claim template: the set is re-created, pods
+  claimstep set    <statefulset> <template> --remove
+                                                       add or remove a claim template: the set is re-created, pods
                                                        restart one at a time from the lowest ordinal, claims are kept
   claimstep finalize <statefulset> [--dry-run]         re-create the set with its new claim templates once complete
                                                        (orphan delete + create; pods and claims compared by uid)
