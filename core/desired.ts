@@ -5,7 +5,7 @@
 
 import { ClaimTemplate, StatefulSet } from "./k8s.js";
 import { Keys } from "./keys.js";
-import { podTemplateDigest } from "./reshape.js";
+import { podTemplateDigest, stableJSON } from "./reshape.js";
 import { revisionOf } from "./revision.js";
 import { isOptedIn, OPT_IN } from "./statefulset.js";
 import { desiredTemplates } from "./templates.js";
@@ -82,17 +82,6 @@ export const cleanTemplate = (t: ClaimTemplate): ClaimTemplate => {
   };
   return { ...rest, metadata };
 };
-
-/** JSON with object keys sorted, so documents compare by content, not by key order. */
-export const stableJSON = (v: unknown): string =>
-  Array.isArray(v)
-    ? `[${v.map(stableJSON).join(",")}]`
-    : v && typeof v === "object"
-      ? `{${Object.keys(v)
-          .sort()
-          .map((k) => `${JSON.stringify(k)}:${stableJSON((v as Record<string, unknown>)[k])}`)
-          .join(",")}}`
-      : JSON.stringify(v);
 
 const sameDocument = (raw: string | undefined, value: unknown): boolean => {
   if (raw === undefined) return false;

@@ -48,19 +48,19 @@ const PodTemplateSchema = z.looseObject({
 });
 export type PodTemplate = z.infer<typeof PodTemplateSchema>;
 
-/** JSON with object keys sorted: a value's content, whatever the order its keys came in. */
-const sortedJSON = (v: unknown): string =>
+/** JSON with object keys sorted, so documents compare by content, not by key order. */
+export const stableJSON = (v: unknown): string =>
   Array.isArray(v)
-    ? `[${v.map(sortedJSON).join(",")}]`
+    ? `[${v.map(stableJSON).join(",")}]`
     : v && typeof v === "object"
       ? `{${Object.keys(v)
           .sort()
-          .map((k) => `${JSON.stringify(k)}:${sortedJSON((v as Record<string, unknown>)[k])}`)
+          .map((k) => `${JSON.stringify(k)}:${stableJSON((v as Record<string, unknown>)[k])}`)
           .join(",")}}`
       : JSON.stringify(v);
 
 /** The digest of a pod template (`claimstep.io/pod-template-base`): FNV-1 of its content, as the revision hash. */
-export const podTemplateDigest = (template: unknown): string => revisionOfCanonical(sortedJSON(template ?? null));
+export const podTemplateDigest = (template: unknown): string => revisionOfCanonical(stableJSON(template ?? null));
 
 /** A DNS-1123 label: what a template name must be for its claims `<template>-<set>-<n>` to be valid. */
 const TEMPLATE_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
