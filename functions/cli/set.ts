@@ -20,7 +20,7 @@ import { revisionOf } from "../../core/revision.js";
 import { claimOrdinal } from "../../core/statefulset.js";
 import { desiredTemplates } from "../../core/templates.js";
 import type { SetRef, Snapshot } from "../../core/types.js";
-import { runStep } from "../step.js";
+import { runStep, type StepResult } from "../step.js";
 import { paintHeadline } from "./color.js";
 import { type Context, emit, exitOf, print, refOf, resultJSON, UsageError } from "./context.js";
 
@@ -243,26 +243,12 @@ export async function set(ctx: Context): Promise<number> {
         metadata: { ...snapshot.statefulSet.metadata, annotations: { ...annotations, ...written, ...held } },
       },
     };
-    next = await runStep({
-      reader: { load: async () => preview },
-      writers: target.writers,
-      metrics: target.metrics,
-      ref,
-      now: target.now(),
-      dryRun: true,
-    });
+    next = await planOf(target, ref, { load: async () => preview });
   } else {
     if (hold) await target.writers.pods!.patchPartition(hold.action, written);
     else if (change.changed)
       await target.writers.status.annotateSet(ref, change.annotations, snapshot.statefulSet.metadata.resourceVersion);
-    next = await runStep({
-      reader: target.reader,
-      writers: target.writers,
-      metrics: target.metrics,
-      ref,
-      now: target.now(),
-      dryRun: true,
-    });
+    next = await planOf(target, ref, target.reader);
   }
   const before = desiredTemplates(snapshot.statefulSet);
   const beforeTemplates = before.ok ? before.templates : [];
@@ -434,25 +420,11 @@ async function templateSet(ctx: Context): Promise<number> {
         metadata: { ...snapshot.statefulSet.metadata, annotations: { ...annotations, ...change.annotations } },
       },
     };
-    next = await runStep({
-      reader: { load: async () => preview },
-      writers: target.writers,
-      metrics: target.metrics,
-      ref,
-      now: target.now(),
-      dryRun: true,
-    });
+    next = await planOf(target, ref, { load: async () => preview });
   } else {
     if (change.changed)
       await target.writers.status.annotateSet(ref, change.annotations, snapshot.statefulSet.metadata.resourceVersion);
-    next = await runStep({
-      reader: target.reader,
-      writers: target.writers,
-      metrics: target.metrics,
-      ref,
-      now: target.now(),
-      dryRun: true,
-    });
+    next = await planOf(target, ref, target.reader);
   }
   const live = snapshot.statefulSet.spec.volumeClaimTemplates ?? [];
   const pendingAdd = !flags.add && !live.some((t) => t.metadata.name === name);
@@ -547,3 +519,11 @@ async function templateSet(ctx: Context): Promise<number> {
   }
   return exitOf(next.decision);
 }
+
+/** The plan of the next step as it would be from `reader`'s snapshot (a dry run: nothing written). */
+const planOf = (
+  target: Awaited<ReturnType<Context["target"]>>,
+  ref: SetRef,
+  reader: Parameters<typeof runStep>[0]["reader"],
+): Promise<StepResult> =>
+  runStep({ reader, writers: target.writers, metrics: target.metrics, ref, now: target.now(), dryRun: true });
