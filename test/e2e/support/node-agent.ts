@@ -738,7 +738,12 @@ export async function startNodeAgent(
     }
     const pvSize = pv.spec?.capacity?.storage as string | undefined;
     run(key, `expansion of claim ${ns}/${name}`, async () => {
+      let grown = false;
       const started = await update("persistentvolumeclaims", ns, name, uid, "status", (c) => {
+        // A stale event of a claim this agent already grew (capacity reached): nothing to start.
+        const now = c.status?.capacity?.storage as string | undefined;
+        grown = !!now && quantity(now) >= quantity(newSize);
+        if (grown) return false;
         c.status.allocatedResources = { ...c.status.allocatedResources, storage: newSize };
         c.status.allocatedResourceStatuses = {
           ...c.status.allocatedResourceStatuses,
@@ -746,7 +751,7 @@ export async function startNodeAgent(
         };
         c.status.conditions = mergeResizeConditions(c.status.conditions, [cond("Resizing")], false);
       });
-      if (!started) return;
+      if (!started || grown) return;
       counts.resizesStarted++;
       act(`claim ${ns}/${name}: ControllerResizeInProgress ${cap} → ${newSize}${st ? ` (was ${st})` : ""}`);
       await sleep(b.resizeLatencyMs);
