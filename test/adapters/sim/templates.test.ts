@@ -2,7 +2,7 @@
 // API server validates a pod template's mounts against the set's volumes and claim templates, and
 // its StatefulSet controller creates a pod's claims when it processes that pod, and stops at the
 // first pod whose volumes do not match the templates — as the real v1.34 server does
-// (/work/probe.log; test/e2e/conformance.test.ts compares the two).
+// (measured on a real v1.34 server; test/e2e/conformance.test.ts compares the two).
 import { describe, expect, it } from "vitest";
 import { SimCluster, statefulSetManifest } from "../../../adapters/sim/cluster.js";
 import { SIM_SERVER } from "../../../adapters/sim/http.js";
@@ -57,7 +57,7 @@ describe("StatefulSet validation: a mount names a volume of the pod template or 
     bad.metadata.name = "bad";
     const err = await refusal(c.admin.create("statefulsets", bad, { fieldManager: "kubectl" }));
     expect(err.code).toBe(422);
-    // As the real v1.34 server answered (/work/probe.log, "mount missing volume refused").
+    // As the real v1.34 server answered (the conformance case "tpl" records the same body).
     expect(err.status).toEqual({
       kind: "Status",
       apiVersion: "v1",
