@@ -5,7 +5,7 @@
 
 import { ClaimTemplate, StatefulSet } from "./k8s.js";
 import { Keys } from "./keys.js";
-import { podTemplateDigest, stableJSON } from "./reshape.js";
+import { podTemplateDigest, removeListOf, stableJSON } from "./reshape.js";
 import { revisionOf } from "./revision.js";
 import { isOptedIn, OPT_IN } from "./statefulset.js";
 import { desiredTemplates } from "./templates.js";
@@ -215,23 +215,13 @@ function targetPodTemplate(
   };
 }
 
-/** The names in `claimstep.io/remove-claim-templates`, or why they cannot be read. */
+/** The names in `claimstep.io/remove-claim-templates` (the policy's reading), or why they cannot be read. */
 function removedNames(
   set: StatefulSet,
 ): { ok: true; names: string[]; present: boolean } | { ok: false; message: string } {
-  const raw = set.metadata.annotations?.[Keys.removeTemplates];
-  if (raw === undefined) return { ok: true, names: [], present: false };
-  try {
-    const parsed = JSON.parse(raw) as unknown;
-    if (Array.isArray(parsed) && parsed.every((n) => typeof n === "string"))
-      return { ok: true, names: parsed as string[], present: true };
-  } catch {
-    // refused below
-  }
-  return {
-    ok: false,
-    message: `annotation ${Keys.removeTemplates} on ${setNameOf(set)} is not a JSON array of template names; correct or remove it`,
-  };
+  const list = removeListOf(set);
+  if (!list.ok) return list;
+  return { ok: true, names: list.value, present: set.metadata.annotations?.[Keys.removeTemplates] !== undefined };
 }
 
 export interface TemplateAddOptions {

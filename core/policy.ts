@@ -10,7 +10,7 @@ import { Keys } from "./keys.js";
 import { Messages } from "./messages.js";
 import { type PodPolicy, podPolicyOf } from "./pod-policy.js";
 import type { Reason } from "./reasons.js";
-import { type Reshape, reshapeOf, reshapePending } from "./reshape.js";
+import { type Reshape, removeListOf, reshapeOf, reshapePending } from "./reshape.js";
 import { revisionOf } from "./revision.js";
 import { type ApplyVia, applyViaOf, maxUnavailableOf, type Ordinals, ordinalsOf, strategyOf } from "./statefulset.js";
 import { desiredTemplates } from "./templates.js";
@@ -48,18 +48,13 @@ export type PolicyFault = Extract<
 
 export type PolicyResult = { ok: true; policy: SetPolicy } | { ok: false; reason: PolicyFault; message: string };
 
-/** The live templates less those listed in `claimstep.io/remove-claim-templates` (when it parses). */
+/** The live templates less those listed in `claimstep.io/remove-claim-templates` (when it parses; reshapeOf refuses it otherwise). */
 function withoutRemoved(
   set: StatefulSet,
   live: ClaimTemplate[],
 ): { ok: true; source: "spec"; templates: ClaimTemplate[] } {
-  let names: unknown;
-  try {
-    names = JSON.parse(set.metadata.annotations?.[Keys.removeTemplates] ?? "[]");
-  } catch {
-    names = [];
-  }
-  const removed = new Set(Array.isArray(names) ? names : []);
+  const list = removeListOf(set);
+  const removed = new Set(list.ok ? list.value : []);
   return { ok: true, source: "spec", templates: live.filter((t) => !removed.has(t.metadata.name)) };
 }
 

@@ -67,7 +67,8 @@ const TEMPLATE_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 type Parsed<T> = { ok: true; value: T } | { ok: false; message: string };
 
-function removeListOf(set: StatefulSet): Parsed<string[]> {
+/** `claimstep.io/remove-claim-templates` as names ([] when absent), or why it is refused. */
+export function removeListOf(set: StatefulSet): Parsed<string[]> {
   const raw = set.metadata.annotations?.[Keys.removeTemplates];
   if (raw === undefined) return { ok: true, value: [] };
   const where = `annotation ${Keys.removeTemplates} on ${ref(set)}`;

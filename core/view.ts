@@ -7,6 +7,7 @@
 import type { ClaimTemplate, StatefulSet } from "./k8s.js";
 import { Keys } from "./keys.js";
 import { type OrphansView, orphansView } from "./orphans.js";
+import { removeListOf } from "./reshape.js";
 import { revisionOf } from "./revision.js";
 import { applyViaOf } from "./statefulset.js";
 import { desiredTemplates } from "./templates.js";
@@ -338,21 +339,13 @@ const fieldsOf = (t: ClaimTemplate | undefined): Record<string, string> => ({
   annotations: mapText(t?.metadata.annotations),
 });
 
-/** `claimstep.io/remove-claim-templates` as names; [] when absent or unreadable (the planner says why). */
-function removeList(set: StatefulSet): string[] {
-  try {
-    const v = JSON.parse(set.metadata.annotations?.[Keys.removeTemplates] ?? "[]") as unknown;
-    return Array.isArray(v) ? v.filter((n): n is string => typeof n === "string") : [];
-  } catch {
-    return [];
-  }
-}
-
 export function templatesView(set: StatefulSet): TemplatesView {
   const live = set.spec.volumeClaimTemplates ?? [];
   const desired = desiredTemplates(set);
   const byName = new Map((desired.ok ? desired.templates : []).map((t) => [t.metadata.name, t]));
-  const removing = removeList(set);
+  // Unreadable: [] here; the planner says why.
+  const list = removeListOf(set);
+  const removing = list.ok ? list.value : [];
   const liveNames = new Set(live.map((t) => t.metadata.name));
   const row = (name: string, l: Record<string, string>, d: Record<string, string> | undefined) => ({
     name,
