@@ -9,7 +9,8 @@ import { StatefulSet as StatefulSetSchema } from "./k8s.js";
 import { Keys } from "./keys.js";
 import { eventOf, Messages } from "./messages.js";
 import type { WalkConclusion } from "./parts.js";
-import { mergeTemplate, type Reshape, targetTemplates } from "./reshape.js";
+import { AT_ONCE } from "./reasons.js";
+import { mergeTemplate, type Reshape, stableJSON, targetTemplates } from "./reshape.js";
 import { revisionOf } from "./revision.js";
 import { podName } from "./statefulset.js";
 import type { ArmRecord, DeleteRecord, Replaced, Snapshot } from "./types.js";
@@ -163,6 +164,8 @@ export function recordOf(set: StatefulSet, manifest: StatefulSet, revision: stri
 export interface Record_ {
   manifest: StatefulSet;
   oldUid: string;
+  /** The set's resourceVersion the record was made from (the stamp names it: Keys.recreateRecord). */
+  oldResourceVersion: string;
   revision: string;
   uid: string;
   resourceVersion: string;
@@ -224,6 +227,7 @@ export function readRecord(cm: ConfigMap): { ok: true; record: Record_ } | { ok:
     record: {
       manifest: manifest.data,
       oldUid: data.data[RecordKeys.oldUid],
+      oldResourceVersion: data.data[RecordKeys.oldResourceVersion] ?? "",
       revision: data.data[RecordKeys.revision],
       uid: cm.metadata.uid ?? "",
       resourceVersion: cm.metadata.resourceVersion ?? "",
@@ -233,17 +237,33 @@ export function readRecord(cm: ConfigMap): { ok: true; record: Record_ } | { ok:
   };
 }
 
-/** Paths where two manifests differ, the claim templates and claimstep's annotations aside. */
+/** The stamp F1 writes on the set before the record (Keys.recreateRecord): the revision and the resourceVersion read. */
+export const recordStampOf = (revision: string, resourceVersion: string | undefined): string =>
+  `${revision}/${resourceVersion ?? ""}`;
+
+/**
+ * claimstep's annotations that its own steps write on the set between F1 and F2 (the status, the
+ * revisions, an eviction's record, the stamp, a pull request's approval): the only ones the record
+ * may differ in. Everything else, claimstep's other annotations included, must be as recorded.
+ */
+const WRITTEN_BETWEEN = new Set<string>([
+  Keys.status,
+  Keys.updateRevision,
+  Keys.currentRevision,
+  Keys.lastEviction,
+  Keys.recreateRecord,
+  Keys.recreateApproved,
+]);
+
+/**
+ * Paths where two manifests differ, in full (templates, pod template, service account, labels,
+ * every annotation), but for the annotations claimstep's own steps write between F1 and F2.
+ */
 export function unexpectedDifferences(a: StatefulSet, b: StatefulSet): string[] {
   const strip = (s: StatefulSet): unknown => {
     const copy = structuredClone(s) as StatefulSet;
-    copy.spec.volumeClaimTemplates = [];
-    // claimstep's own annotations aside, but for the user's partition recorded while claimstep holds
-    // the live one: a person sets it there (docs/pods.md), and the re-create must not undo that.
     copy.metadata.annotations = Object.fromEntries(
-      Object.entries(copy.metadata.annotations ?? {}).filter(
-        ([k]) => !k.startsWith("claimstep.io/") || k === Keys.userPartition,
-      ),
+      Object.entries(copy.metadata.annotations ?? {}).filter(([k]) => !WRITTEN_BETWEEN.has(k)),
     );
     return copy;
   };
@@ -311,20 +331,23 @@ export function finalizeStep(snapshot: Snapshot, c: FinalizeContext): WalkConclu
   const set = snapshot.statefulSet;
   const cm = snapshot.recreateRecord;
   const name = recordName(set.metadata.name);
+  const namespace = set.metadata.namespace ?? "default";
 
   // F3: the old set is gone; the record holds the new one.
   if (snapshot.setMissing) {
     if (!cm) return undefined;
     const read = readRecord(cm);
-    if (!read.ok)
-      return blocked(
-        Messages.recordUnreadableSetGone(read.message, set.metadata.namespace ?? "default", set.metadata.name),
-      );
-    const message = Messages.setCreating(set.metadata.namespace ?? "default", set.metadata.name, name);
+    if (!read.ok) return blocked(Messages.recordUnreadableSetGone(read.message, namespace, set.metadata.name));
+    const refused = notOursWhileMissing(read.record, snapshot);
+    if (refused) return notOurs(namespace, name, set.metadata.name, refused);
+    const message = Messages.setCreating(namespace, set.metadata.name, name);
+    // The new set names the record it came from: F4 tells it from a set someone else created.
+    const manifest = structuredClone(read.record.manifest);
+    manifest.metadata.annotations = { ...manifest.metadata.annotations, [Keys.recreatedFrom]: read.record.uid };
     return {
       reason: "SetCreated",
       message,
-      action: { type: "CreateSet", ...ref(set), manifest: read.record.manifest },
+      action: { type: "CreateSet", ...ref(set), manifest },
       events: [eventOf("SetCreated", message)],
     };
   }
@@ -335,15 +358,40 @@ export function finalizeStep(snapshot: Snapshot, c: FinalizeContext): WalkConclu
     const { record } = read;
     // Never discard an armed record: a step that read it armed may be older than the orphan delete
     // it allowed. Disarming changes its resourceVersion; only then can it go, and only as read.
+    const disarm: ArmRecord = {
+      type: "ArmRecord",
+      ...ref(set),
+      name,
+      armed: false,
+      resourceVersion: record.resourceVersion,
+    };
     const discard = (why: string): WalkConclusion => {
       const message = Messages.recordDiscarded(name, why, record.armed);
       const action: DeleteRecord | ArmRecord = record.armed
-        ? { type: "ArmRecord", ...ref(set), name, armed: false, resourceVersion: record.resourceVersion }
+        ? disarm
         : { type: "DeleteRecord", ...ref(set), name, uid: record.uid, resourceVersion: record.resourceVersion };
       return { reason: "RecordDiscarded", message, action, events: [eventOf("RecordDiscarded", message)] };
     };
     if (set.metadata.uid !== record.oldUid) {
-      // F4: a new set exists; the record goes once it has adopted every pod.
+      // F4: a new set exists. Only one claimstep created from this record is followed; one anybody
+      // else created (a GitOps self-heal, a person) is reported with what differs, the record disarmed.
+      if (set.metadata.annotations?.[Keys.recreatedFrom] !== record.uid) {
+        const message = Messages.recreatedByOther(
+          namespace,
+          set.metadata.name,
+          name,
+          set.metadata.uid ?? "?",
+          record.revision,
+          differencesFromRecord(set, record.manifest),
+        );
+        return {
+          reason: "RecreatedByOther",
+          message,
+          ...(record.armed ? { action: disarm } : {}),
+          events: [eventOf("RecreatedByOther", message)],
+        };
+      }
+      // The record goes once the new set has adopted every pod.
       const waiting = notAdopted(snapshot);
       if (waiting.length) return { reason: "Recreating", message: Messages.awaitingAdoption(waiting) };
       // "Kept" is said only of what was compared: the pods and claims F1 recorded, by uid. One
@@ -352,12 +400,7 @@ export function finalizeStep(snapshot: Snapshot, c: FinalizeContext): WalkConclu
       if (record.kept) {
         const replaced = replacedSince(record.kept, snapshot);
         if (replaced.length) {
-          const message = Messages.recreateReplaced(
-            set.metadata.namespace ?? "default",
-            set.metadata.name,
-            replaced,
-            name,
-          );
+          const message = Messages.recreateReplaced(namespace, set.metadata.name, replaced, name);
           return { reason: "RecreateReplaced", message, events: [eventOf("RecreateReplaced", message)] };
         }
       }
@@ -365,7 +408,7 @@ export function finalizeStep(snapshot: Snapshot, c: FinalizeContext): WalkConclu
         ? { pods: Object.keys(record.kept.pods).length, claims: Object.keys(record.kept.claims).length }
         : undefined;
       const message = Messages.setRecreated(
-        set.metadata.namespace ?? "default",
+        namespace,
         set.metadata.name,
         record.oldUid,
         set.metadata.uid ?? "?",
@@ -382,15 +425,39 @@ export function finalizeStep(snapshot: Snapshot, c: FinalizeContext): WalkConclu
     }
     // The old set, being deleted: the garbage collector orphans its pods and claims, then it goes.
     if (set.metadata.deletionTimestamp)
-      return { reason: "Recreating", message: Messages.setFinalizing(set.metadata.name) };
-    // F2, guarded: still wanted, still complete at the record's revision, the set unchanged but for
-    // its claim templates and claimstep's annotations; else the record is discarded (nothing
+      return { reason: "Recreating", message: Messages.setFinalizing(set.metadata.name), requeueAfter: AT_ONCE };
+    // Only a record the set's own stamp names is claimstep's: whoever can create ConfigMaps but not
+    // write the set cannot make one. Not ours: reported, never acted on, never deleted.
+    const stamp = set.metadata.annotations?.[Keys.recreateRecord];
+    if (stamp !== recordStampOf(record.revision, record.oldResourceVersion))
+      return notOurs(
+        namespace,
+        name,
+        set.metadata.name,
+        stamp === undefined
+          ? `the StatefulSet carries no ${Keys.recreateRecord} stamp, which claimstep writes on it just before it writes its record`
+          : `the StatefulSet's ${Keys.recreateRecord} stamp (${stamp}) names another record (revision ${record.revision}, resourceVersion ${record.oldResourceVersion || "none"})`,
+      );
+    if (!record.kept)
+      return notOurs(
+        namespace,
+        name,
+        set.metadata.name,
+        `it holds no ${RecordKeys.kept}: claimstep records the uids of every pod and claim it keeps`,
+      );
+    // F2, guarded: still wanted, still complete at the record's revision, approved (GitOps), the
+    // record in full what claimstep would write from the set now (templates, pod template, service
+    // account, annotations, the pods and claims by uid); else the record is discarded (nothing
     // acted on it yet: the set still exists with the uid it names).
     if (!c.wanted) return discard(`${Keys.finalize} is no longer Recreate`);
     if (!c.converged || c.revision !== record.revision)
       return discard(`the rollout is no longer complete at revision ${record.revision}`);
+    if (c.viaPullRequest && set.metadata.annotations?.[Keys.recreateApproved] !== record.revision)
+      return discard(`no merged pull request approves the re-create at revision ${record.revision}`);
     const changed = unexpectedDifferences(record.manifest, recreatedManifest(set, c.desired, c.shape));
     if (changed.length) return discard(`the StatefulSet changed since it was written (${changed.join(", ")})`);
+    if (stableJSON(record.kept) !== stableJSON(keptUidsOf(snapshot)))
+      return discard("its pods or claims are not the ones it recorded (uids)");
     if (!rolloutAtRest(set)) return { reason: "Recreating", message: Messages.podsNotAtRest(set.metadata.name) };
     if (!record.armed) {
       const message = Messages.recordArmed(name, set.metadata.name);
@@ -400,7 +467,7 @@ export function finalizeStep(snapshot: Snapshot, c: FinalizeContext): WalkConclu
         action: { type: "ArmRecord", ...ref(set), name, armed: true, resourceVersion: record.resourceVersion },
       };
     }
-    const message = Messages.setOrphaned(set.metadata.namespace ?? "default", set.metadata.name, name);
+    const message = Messages.setOrphaned(namespace, set.metadata.name, name);
     return {
       reason: "SetOrphaned",
       message,
@@ -442,9 +509,56 @@ export function finalizeStep(snapshot: Snapshot, c: FinalizeContext): WalkConclu
     reason: "RecordWritten",
     message,
     action: { type: "WriteRecord", ...ref(set), record: recordOf(set, manifest, c.revision, keptUidsOf(snapshot)) },
+    // Written on the set before the record (functions/step.ts): the stamp F2 requires.
+    annotations: { [Keys.recreateRecord]: recordStampOf(c.revision, set.metadata.resourceVersion) },
     events: [eventOf("RecordWritten", message)],
   };
 }
+
+/**
+ * Why a record found with its set gone is not acted on (F3), or undefined: claimstep orphan-deletes
+ * only after arming a record that holds the uids of the pods and claims it keeps, so a record that
+ * is not armed, holds none, or names none that exist with its uid was not written for this set.
+ */
+function notOursWhileMissing(record: Record_, snapshot: Snapshot): string | undefined {
+  if (!record.armed)
+    return "it is not armed, so claimstep never orphan-deleted the StatefulSet from it (someone else deleted the set); nothing is created from it";
+  if (!record.kept) return `it holds no ${RecordKeys.kept}; nothing is created from it`;
+  const uids = new Set([...snapshot.pods, ...snapshot.claims].map((o) => o.metadata.uid));
+  const named = [...Object.values(record.kept.pods), ...Object.values(record.kept.claims)];
+  if (!named.some((uid) => uids.has(uid)))
+    return "none of the pods and claims it records exists with the uid it records; nothing is created from it";
+  return undefined;
+}
+
+/** What differs between a set someone else created and the one claimstep recorded, briefly. */
+function differencesFromRecord(set: StatefulSet, recorded: StatefulSet): string[] {
+  const out: string[] = [];
+  const live = new Map((set.spec.volumeClaimTemplates ?? []).map((t) => [t.metadata.name, t]));
+  const want = new Map((recorded.spec.volumeClaimTemplates ?? []).map((t) => [t.metadata.name, t]));
+  for (const [n, t] of want) {
+    const l = live.get(n);
+    if (!l) out.push(`claim template ${n} is missing`);
+    else if (revisionOf([l]) !== revisionOf([t])) {
+      const size = (x: ClaimTemplate) => x.spec.resources?.requests?.storage ?? "-";
+      const cls = (x: ClaimTemplate) => x.spec.volumeAttributesClassName ?? "-";
+      out.push(
+        `claim template ${n}: ${size(l)} here, ${size(t)} recorded${cls(l) !== cls(t) ? `; volumeAttributesClassName ${cls(l)} here, ${cls(t)} recorded` : ""}`,
+      );
+    }
+  }
+  for (const n of live.keys()) if (!want.has(n)) out.push(`claim template ${n} was removed in the record`);
+  if (stableJSON(set.spec.template) !== stableJSON(recorded.spec.template)) out.push("the pod template differs");
+  const optIn = (s: StatefulSet) => s.metadata.annotations?.[Keys.strategy];
+  if (optIn(set) !== optIn(recorded))
+    out.push(`${Keys.strategy} is ${optIn(set) ?? "not set"} (was ${optIn(recorded)})`);
+  return out;
+}
+
+const notOurs = (namespace: string, record: string, set: string, why: string): WalkConclusion => {
+  const message = Messages.recordNotOurs(namespace, record, set, why);
+  return { reason: "RecordNotOurs", message, events: [eventOf("RecordNotOurs", message)] };
+};
 
 const blocked = (message: string): WalkConclusion => ({
   reason: "RecordUnreadable",

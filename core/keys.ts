@@ -27,6 +27,14 @@ export const Keys = {
   autogrownFrom: "claimstep.io/autogrown-from",
   /** The revision whose re-create a merged pull request approved (GitOps mode, before F1). */
   recreateApproved: "claimstep.io/recreate-approved",
+  /**
+   * On the set, written by claimstep just before it writes the re-create record (F1):
+   * `<revision>/<the set's resourceVersion the record was made from>`. Only a writer of the set can
+   * write it, so a record it does not name was not written by claimstep and is never acted on.
+   */
+  recreateRecord: "claimstep.io/recreate-record",
+  /** On a set claimstep created (F3): the uid of the record it was created from (F4 tells it from a set someone else created). */
+  recreatedFrom: "claimstep.io/recreated-from",
   /** JSON array of claim template names to remove (pending while the live set has them; kept as the record of what was removed). */
   removeTemplates: "claimstep.io/remove-claim-templates",
   /** JSON of a held-back `spec.template` that the re-create applies with the added or removed templates. */

@@ -147,6 +147,8 @@ export const Messages = {
     `re-creating ${set} with the templates of revision ${revision}: the new manifest is recorded in ConfigMap ${record} first, so that a crash at any point leaves what the next step needs`,
   setOrphaned: (namespace: string, set: string, record: string) =>
     `deleting StatefulSet ${namespace}/${set} with propagationPolicy Orphan (uid and resourceVersion preconditions): its pods and claims stay; ConfigMap ${record} holds the set to create`,
+  setMissing: (namespace: string, set: string, record: string) =>
+    `StatefulSet ${namespace}/${set} is deleted (orphan) mid re-create; its pods and claims are kept; ConfigMap ${record} holds the set to create: claimstep run ${set} -n ${namespace} re-creates it`,
   setFinalizing: (set: string) =>
     `StatefulSet ${set} is being deleted (orphan): waiting for the garbage collector to release its pods and claims, then claimstep creates it anew`,
   setCreating: (namespace: string, set: string, record: string) =>
@@ -191,6 +193,19 @@ export const Messages = {
     `re-creating ${set} with the templates of revision ${revision}: proposed as a pull request that makes the StatefulSet's manifest carry them; merging it approves the re-create`,
   recreateApproved: (set: string, revision: string, detail: string | undefined) =>
     `the re-create of ${set} at revision ${revision} is approved${detail ? ` (${detail})` : ""}; the next steps write the record, delete the set (orphan) and create it again`,
+  recordNotOurs: (namespace: string, record: string, set: string, why: string) =>
+    `ConfigMap ${namespace}/${record} is not a re-create record claimstep wrote for StatefulSet ${namespace}/${set} as it is now: ${why}. claimstep does not act on it and deletes nothing: if you did not create it, find out who did (kubectl get configmap ${record} -n ${namespace} --show-managed-fields -o yaml) and delete it (kubectl delete configmap ${record} -n ${namespace}); to re-create the set, annotate it ${Keys.finalize}=Recreate or run claimstep finalize ${set} -n ${namespace}`,
+  recreatedByOther: (
+    namespace: string,
+    set: string,
+    record: string,
+    uid: string,
+    revision: string,
+    differs: readonly string[],
+  ) =>
+    `StatefulSet ${namespace}/${set} was created by someone else (uid ${uid}), not by claimstep from ConfigMap ${record}, while its re-create was under way${
+      differs.length ? `; it differs from the set claimstep recorded (revision ${revision}): ${differs.join("; ")}` : ""
+    }. Its pods and claims are kept. claimstep does nothing more with it: apply a manifest with the claim templates of revision ${revision} (the claims are already there) or your own, then delete ConfigMap ${namespace}/${record} (kubectl delete configmap ${record} -n ${namespace}); the record is kept, disarmed, until you do`,
   recordUnreadable: (why: string) =>
     `${why}: claimstep wrote this record and cannot read it back; fix or delete the ConfigMap (the StatefulSet still exists)`,
   recordUnreadableSetGone: (why: string, namespace: string, set: string) =>

@@ -42,7 +42,16 @@ export function planStep(snapshot: Snapshot, now: Date, writer: WriterCapabiliti
   // Rules 1–3 and every annotation's policy (core/policy.ts): opt-in, desired templates, scope;
   // or Idle / Blocked right here.
   const scoped = scopeOf(snapshot, opts.policy ?? policyOf(snapshot.statefulSet));
-  if (!scoped.ok) return makeDecision(snapshot, now, [], scoped.conclusion);
+  if (!scoped.ok) {
+    // F4 whatever the set says: re-created by someone else mid re-create (a GitOps self-heal from an
+    // old manifest drops the opt-in), it is reported and the record disarmed, never forgotten.
+    const recreated = snapshot.recreateRecord
+      ? finalizeStep(snapshot, { wanted: false, converged: false, revision: "", desired: [] })
+      : undefined;
+    if (recreated?.reason === "RecreatedByOther")
+      return makeDecision(snapshot, now, [], { ...forWriter(recreated, writer), record: true });
+    return makeDecision(snapshot, now, [], scoped.conclusion);
+  }
   const { scope } = scoped;
   const { policy } = scope;
   const wantsRecreate = policy.finalize === "Recreate" || opts.finalize === true;

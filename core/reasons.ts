@@ -14,6 +14,11 @@ interface ReasonInfo {
   requeueAfter?: number;
 }
 
+/**
+ * Mid re-create, between the arming of the record and the create of the new set: the set is going
+ * or gone, and every shipped mode steps it again at once (functions/sweep.ts), not an interval later.
+ */
+export const AT_ONCE = 0.25;
 /** Short while a rollout moves: the claim just written is worth looking at again soon. */
 const SOON = 2;
 /** The pace of a CSI driver: a resize or a modification takes seconds to minutes. */
@@ -40,8 +45,8 @@ export const REASONS = {
   PodEvicted: { phase: "Progressing", event: "Normal", requeueAfter: CONTROLLER_PACE },
   // Progressing: one request of the re-create (docs/design.md "Re-creating the set", F1–F4).
   RecordWritten: { phase: "Progressing", event: "Normal", requeueAfter: SOON },
-  RecordArmed: { phase: "Progressing", requeueAfter: SOON },
-  SetOrphaned: { phase: "Progressing", event: "Normal", requeueAfter: SOON },
+  RecordArmed: { phase: "Progressing", requeueAfter: AT_ONCE },
+  SetOrphaned: { phase: "Progressing", event: "Normal", requeueAfter: AT_ONCE },
   SetCreated: { phase: "Progressing", event: "Normal", requeueAfter: SOON },
   RecordDiscarded: { phase: "Progressing", event: "Normal", requeueAfter: SOON },
   RecreateApproved: { phase: "Progressing", event: "Normal", requeueAfter: SOON },
@@ -63,6 +68,10 @@ export const REASONS = {
   InvalidPolicy: { phase: "Blocked", event: "Warning" },
   RecordUnreadable: { phase: "Blocked", event: "Warning" },
   RecreateReplaced: { phase: "Blocked", event: "Warning" },
+  /** A record claimstep did not write (or not for the set as it is now): never acted on, never deleted. */
+  RecordNotOurs: { phase: "Blocked", event: "Warning" },
+  /** The set was re-created by someone else between claimstep's orphan delete and its create. */
+  RecreatedByOther: { phase: "Blocked", event: "Warning" },
   AutogrowLimit: { phase: "Blocked", event: "Warning" },
   TemplatesNeedRecreate: { phase: "Blocked", event: "Warning" },
   StorageClassNotFound: { phase: "Blocked", event: "Warning" },

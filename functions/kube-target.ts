@@ -7,12 +7,9 @@ import { parseRepositoryConfig } from "../adapters/gitops/config.js";
 import { pullRequestWriter } from "../adapters/gitops/writer.js";
 import type { KubeClient } from "../adapters/kube/client.js";
 import { KubeReader, listOptedInSets } from "../adapters/kube/reader.js";
-import { Routes } from "../adapters/kube/routes.js";
 import { kubeWriters } from "../adapters/kube/writer.js";
 import { type KubeConfigSource, kubeClientOptions, nodeKubeTarget } from "../adapters/kube-node/kubeconfig.js";
 import { PrometheusMetrics } from "../adapters/metrics/prometheus.js";
-import { StatefulSet } from "../core/k8s.js";
-import { isOptedIn } from "../core/statefulset.js";
 import type { SetRef } from "../core/types.js";
 import type { Target } from "./cli/context.js";
 import { ConfigError, prometheusConfig } from "./config.js";
@@ -65,13 +62,8 @@ export function kubeWatchSource(opts: KubeConfigOptions = {}): WatchSource {
   };
 }
 
-const listAllStatefulSets = { ...Routes.listStatefulSets, namespaced: false };
-
-export async function listOptedIn(client: KubeClient, namespace: string | undefined): Promise<SetRef[]> {
-  if (namespace !== undefined) return listOptedInSets(client, namespace);
-  const sets = await client.list(listAllStatefulSets, {}, StatefulSet);
-  return sets.filter(isOptedIn).map((s) => ({ namespace: s.metadata.namespace ?? "default", name: s.metadata.name }));
-}
+export const listOptedIn = (client: KubeClient, namespace: string | undefined): Promise<SetRef[]> =>
+  listOptedInSets(client, namespace);
 
 /**
  * The CLI's Target on a real cluster: direct writes, or pull requests for sets that ask

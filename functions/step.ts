@@ -77,10 +77,12 @@ export async function runStep(opts: StepOptions): Promise<StepResult> {
 
   // R3: an eviction is recorded (claimstep.io/last-eviction, with the status) before it is
   // attempted, so that no step evicts again before the budget's charge has run out, even when the
-  // answer or a later write is lost. No record, no eviction.
+  // answer or a later write is lost. No record, no eviction. F1 likewise: the set's stamp
+  // (claimstep.io/recreate-record) before the record, so that only a record it names is acted on.
   let setResourceVersion = planned.setResourceVersion;
   let preWritten = false;
-  if (planned.action?.type === "EvictPod" && planned.setAnnotations) {
+  const preWrite = planned.action?.type === "EvictPod" || planned.action?.type === "WriteRecord";
+  if (preWrite && planned.setAnnotations) {
     try {
       setResourceVersion =
         (await opts.writers.status.annotateSet(opts.ref, planned.setAnnotations, planned.setResourceVersion)) ??

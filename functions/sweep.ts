@@ -6,6 +6,11 @@
 // A pass can be cut off (the Node server: this replica lost the Lease): its `signal` ends the pass
 // before the next set, and the running step, given the signal, stops before its next write
 // (stopOnAbort wraps its writers, signalledReader its reads).
+//
+// A step that leaves its set going or gone mid re-create (the record armed, the orphan delete sent,
+// the old set finalizing: a requeueAfter under a second) is followed by the next step of the same
+// set at once, within the pass, until the set exists again: no mode leaves a set deleted for an
+// interval (docs/design.md "Re-creating the set").
 import type { StateReader, Writers } from "../core/ports.js";
 import type { SetRef } from "../core/types.js";
 import type { RefusalBackoff } from "./backoff.js";
@@ -38,6 +43,8 @@ export interface SweepOptions {
    */
   backoff?: Pick<RefusalBackoff, "paused" | "record" | "keepOnly">;
   log?: (entry: Record<string, unknown>) => void;
+  /** How the pass waits before a follow-up step (default: a timer; the simulated cluster: its clock). */
+  sleep?: (ms: number) => Promise<void>;
 }
 
 export type SweepEntry =
@@ -55,6 +62,15 @@ export interface SweepReport {
   /** Sets not stepped because their write was refused a moment ago (with `backoff`). */
   backedOff?: number;
 }
+
+/** Follow-up steps of one set within a pass, at most (about 10 s of a set finalizing at AT_ONCE). */
+export const FOLLOW_UP_LIMIT = 40;
+
+/** The step left the set mid re-create with its next step due at once (core/reasons.ts AT_ONCE). */
+export const dueAtOnce = (r: StepResult): boolean =>
+  r.outcome.kind !== "dry-run" && r.decision.requeueAfter !== undefined && r.decision.requeueAfter < 1;
+
+const timer = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 const byName = (a: SetRef, b: SetRef) =>
   a.namespace === b.namespace ? (a.name < b.name ? -1 : a.name > b.name ? 1 : 0) : a.namespace < b.namespace ? -1 : 1;
@@ -89,7 +105,13 @@ export async function sweep(opts: SweepOptions): Promise<SweepReport> {
       continue;
     }
     try {
-      const r = await opts.step(ref, opts.signal);
+      let r = await opts.step(ref, opts.signal);
+      for (let n = 0; dueAtOnce(r) && n < FOLLOW_UP_LIMIT; n++) {
+        if (budget && budget.used() + budget.perStep > budget.limit) break;
+        if ((opts.proceed && !opts.proceed()) || opts.signal?.aborted) break;
+        await (opts.sleep ?? timer)(Math.max(50, (r.decision.requeueAfter ?? 0) * 1000));
+        r = await opts.step(ref, opts.signal);
+      }
       opts.backoff?.record(ref, r);
       stepped.push({
         ref,

@@ -1,7 +1,7 @@
 // StateReader over the API server: one GET and three LISTs whatever the replica count
 // (plus VolumeAttributesClasses, only when a desired template names one).
 
-import { finalizeOf, readRecord, recordName } from "../../core/finalize.js";
+import { RECORD_PREFIX, readRecord, recordName } from "../../core/finalize.js";
 import {
   ConfigMap,
   ObjectMeta,
@@ -61,8 +61,9 @@ export class KubeReader implements StateReader {
         : { metadata: { name: ref.name, namespace: ref.namespace }, spec: { selector: {} } };
       setMissing = true;
     }
-    const finalize = finalizeOf(statefulSet);
-    const wantsRecord = !setMissing && (withRecord || (finalize.ok && finalize.recreate));
+    // The record is read whatever the set says: a set someone else re-created mid re-create (F4)
+    // need not carry claimstep.io/finalize or even the opt-in, and its record must not be forgotten.
+    const wantsRecord = !setMissing;
     const target = { namespace: ref.namespace };
     // Pods carry the pod template's labels, so the whole selector matches them. The StatefulSet
     // controller copies only selector.matchLabels onto the claims it creates, so only those
@@ -86,7 +87,7 @@ export class KubeReader implements StateReader {
       withClasses || namesVolumeAttributesClass(statefulSet)
         ? this.volumeAttributesClasses(signal)
         : Promise.resolve(undefined),
-      wantsRecord ? this.record(ref, signal, false) : Promise.resolve(recreateRecord),
+      wantsRecord ? this.record(ref, signal, !withRecord) : Promise.resolve(recreateRecord),
     ]);
     return {
       statefulSet,
@@ -155,18 +156,55 @@ export class KubeReader implements StateReader {
 
 const SetMetadata = z.looseObject({ metadata: ObjectMeta });
 
-/** SetRefs of the StatefulSets that opted in (`claimstep.io/volume-claim-update-strategy: InPlace`), in a namespace or in all. */
+/** The label every re-create record carries (core/finalize.ts recordOf). */
+export const RECORD_SELECTOR = "app.kubernetes.io/managed-by=claimstep";
+
+/**
+ * SetRefs of the StatefulSets that opted in (`claimstep.io/volume-claim-update-strategy: InPlace`),
+ * in a namespace or in all, and of every set that has a re-create record: one deleted mid re-create
+ * (between the orphan delete and the create) no longer exists to be listed, and only its record
+ * says it must be stepped until it exists again.
+ */
 export async function listOptedInSets(client: KubeClient, namespace?: string, signal?: AbortSignal): Promise<SetRef[]> {
   const route = namespace === undefined ? Routes.listStatefulSetsAllNamespaces : Routes.listStatefulSets;
+  const where = namespace === undefined ? {} : { namespace };
   // Only the metadata is read (names and the opt-in annotation): validating whole sets costs the
   // Worker's cron most of its CPU at a thousand sets.
-  const sets = await client.list(
-    route,
-    namespace === undefined ? {} : { namespace },
-    SetMetadata,
-    signal ? { signal } : {},
-  );
-  return sets
+  const [sets, records] = await Promise.all([
+    client.list(route, where, SetMetadata, signal ? { signal } : {}),
+    listRecordRefs(client, namespace, signal),
+  ]);
+  const refs = sets
     .filter(isOptedIn)
     .map((s) => ({ namespace: s.metadata.namespace ?? namespace ?? "default", name: s.metadata.name }));
+  const seen = new Set(refs.map((r) => `${r.namespace}/${r.name}`));
+  for (const r of records) if (!seen.has(`${r.namespace}/${r.name}`)) refs.push(r);
+  return refs;
+}
+
+/**
+ * The sets named by re-create records (ConfigMaps `claimstep-recreate-<set>` with claimstep's
+ * label). None when the finalize Role is not granted (403): such a claimstep never re-creates.
+ */
+async function listRecordRefs(
+  client: KubeClient,
+  namespace: string | undefined,
+  signal?: AbortSignal,
+): Promise<SetRef[]> {
+  const route = namespace === undefined ? RecreateRoutes.listRecordsAllNamespaces : RecreateRoutes.listRecords;
+  try {
+    const records = await client.list(route, namespace === undefined ? {} : { namespace }, SetMetadata, {
+      labelSelector: RECORD_SELECTOR,
+      ...(signal ? { signal } : {}),
+    });
+    return records
+      .filter((cm) => cm.metadata.name.startsWith(RECORD_PREFIX) && cm.metadata.name.length > RECORD_PREFIX.length)
+      .map((cm) => ({
+        namespace: cm.metadata.namespace ?? namespace ?? "default",
+        name: cm.metadata.name.slice(RECORD_PREFIX.length),
+      }));
+  } catch (err) {
+    if (err instanceof ApiError && err.code === 403) return [];
+    throw err;
+  }
 }

@@ -75,6 +75,9 @@ export const Routes = {
  */
 export const RecreateRoutes = {
   getRecord: route("get", "", "v1", "configmaps", true),
+  /** The records of one namespace or all (label app.kubernetes.io/managed-by=claimstep): a set deleted mid re-create is found by its record. */
+  listRecords: route("list", "", "v1", "configmaps", true),
+  listRecordsAllNamespaces: route("list", "", "v1", "configmaps", false),
   createRecord: route("create", "", "v1", "configmaps", true, false),
   patchRecord: route("patch", "", "v1", "configmaps", true, false),
   deleteRecord: route("delete", "", "v1", "configmaps", true, false),

@@ -45,6 +45,8 @@ export async function stepAll(ctx: Context): Promise<number> {
       return r;
     },
     tick: 0,
+    // Mid re-create the next step is due at once: on the simulated cluster its clock moves.
+    sleep: (ms) => target.pause(ms, ctx.signal),
   });
   if (ctx.json) emit(ctx, report);
   else if (report.found === 0) print(ctx.io, "no opted-in StatefulSets");

@@ -9,6 +9,7 @@
 // controller.
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
+import { listOptedInSets } from "../../adapters/kube/reader.js";
 import { serveClaimstepWebhook } from "../../adapters/sim/claimstep-webhook.js";
 import type { SimCluster } from "../../adapters/sim/cluster.js";
 import { SIM_SERVER } from "../../adapters/sim/http.js";
@@ -21,7 +22,6 @@ import {
   removeSimState,
   writeSimState,
 } from "../../adapters/sim/state-file.js";
-import { isOptedIn } from "../../core/statefulset.js";
 import { admissionRoutes } from "../routes/admission.js";
 import { SCENARIOS } from "../scenarios.js";
 import { type CliIO, type Context, EXIT, type Flags, print, type Target, UsageError } from "./context.js";
@@ -52,12 +52,8 @@ function targetOf(sim: SimCluster, name: string, extra: Partial<Target> = {}): T
     // Autogrow reads the simulated cluster's own Prometheus (its kubelets' volume stats).
     metrics: sim.metrics,
     api: () => ({ server: SIM_SERVER, fetch: sim.http.fetchLike }),
-    async listOptedIn(namespace) {
-      const list = await sim.admin.list("statefulsets", namespace);
-      return list.items
-        .filter((s: any) => isOptedIn(s))
-        .map((s: any) => ({ namespace: s.metadata.namespace, name: s.metadata.name }));
-    },
+    // As on a real cluster: the opted-in sets and the sets of re-create records (one deleted mid re-create).
+    listOptedIn: (namespace) => listOptedInSets(sim.client, namespace),
     now: () => sim.now(),
     pause: async (ms) => sim.advance(ms),
     // Virtual time passes at once: slow the terminal view down enough to watch the rollout.
@@ -185,12 +181,7 @@ export async function persistentSimTarget(
       writers: current(() => sim.writers),
       metrics: current(() => sim.metrics),
       api: () => ({ server: SIM_SERVER, fetch: sim.http.fetchLike }),
-      listOptedIn: async (namespace) => {
-        const list = await sim.admin.list("statefulsets", namespace);
-        return list.items
-          .filter((s: any) => isOptedIn(s))
-          .map((s: any) => ({ namespace: s.metadata.namespace, name: s.metadata.name }));
-      },
+      listOptedIn: (namespace) => listOptedInSets(sim.client, namespace),
       now: () => sim.now(),
       // A reader moves no clock: real time passes, then the file says what the cluster is now.
       pause: async (ms, signal) => {

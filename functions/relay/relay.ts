@@ -57,6 +57,12 @@ export class Relay {
   private readonly delivering = new Set<string>();
   /** Causes that arrived while a set's delivery ran: its one follow-up. */
   private readonly followUps = new Map<string, Set<string>>();
+  /**
+   * Opted-in sets deleted while tracked, until their delivery: claimstep's re-create deletes a set
+   * (orphan) and the step this event causes creates it again from its record. A set deleted for
+   * good answers that step with a NotFound, and nothing more is sent for it.
+   */
+  private readonly deleted = new Map<string, SetRef>();
   private stopped = false;
 
   constructor(private readonly opts: RelayOptions) {
@@ -124,10 +130,17 @@ export class Relay {
     const ref = { namespace: sts?.metadata?.namespace ?? "default", name: sts?.metadata?.name };
     if (typeof ref.name !== "string") return;
     const key = keyOf(ref);
+    if (type === "DELETED" && this.sets.has(key)) {
+      this.sets.delete(key);
+      this.deleted.set(key, ref);
+      this.debouncer.touch(key, `statefulset ${ref.name} deleted`);
+      return;
+    }
     if (type === "DELETED" || !optedIn(sts)) {
       this.sets.delete(key);
       return;
     }
+    this.deleted.delete(key);
     this.sets.set(key, {
       ref,
       matchLabels: sts.spec?.selector?.matchLabels ?? {},
@@ -182,8 +195,9 @@ export class Relay {
       this.followUps.set(key, merged);
       return;
     }
-    const s = this.sets.get(key);
-    if (!s) return; // opted out (or deleted) while debouncing
+    const s = this.sets.get(key) ?? (this.deleted.has(key) ? { ref: this.deleted.get(key)! } : undefined);
+    this.deleted.delete(key);
+    if (!s) return; // opted out while debouncing
     const event: RelayEvent = {
       type: "statefulset.changed",
       timestamp: this.opts.clock.now().toISOString(),

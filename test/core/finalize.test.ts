@@ -53,8 +53,19 @@ function complete(
   return snapshot(set, claimsFor(set, { storage: "2Gi", revision }));
 }
 
+/** The record in the cluster (armed or not), and the set stamped as F1 stamps it before writing it. */
 const withRecord = (s: Snapshot, record: ConfigMap, armed = true): Snapshot => ({
   ...s,
+  statefulSet: {
+    ...s.statefulSet,
+    metadata: {
+      ...s.statefulSet.metadata,
+      annotations: {
+        ...s.statefulSet.metadata.annotations,
+        [Keys.recreateRecord]: `${record.data!.revision}/${record.data!["old-resource-version"]}`,
+      },
+    },
+  },
   recreateRecord: {
     ...record,
     metadata: { ...record.metadata, uid: "record-uid", resourceVersion: "77" },
@@ -208,6 +219,117 @@ describe("F2: the orphan delete, guarded", () => {
   });
 });
 
+describe("a record claimstep did not write is never acted on", () => {
+  /** A record planted by someone who may create ConfigMaps, not write the set: no stamp on the set. */
+  const planted = (edit: (record: ConfigMap) => void = () => {}) => {
+    const s = complete();
+    const record = recordFor(s);
+    edit(record);
+    const withIt = withRecord(s, record, false);
+    delete withIt.statefulSet.metadata.annotations![Keys.recreateRecord];
+    return withIt;
+  };
+
+  it("without the set's stamp: Blocked/RecordNotOurs naming the ConfigMap, a Warning, nothing armed or deleted", () => {
+    const d = plan(planted());
+    expect(d.reason).toBe("RecordNotOurs");
+    expect(d.phase).toBe("Blocked");
+    expect(d.action).toBeUndefined();
+    expect(d.message).toMatch(/ConfigMap default\/claimstep-recreate-web is not a re-create record claimstep wrote/);
+    expect(d.message).toMatch(/carries no claimstep.io\/recreate-record stamp/);
+    expect(d.events.map((e) => [e.reason, e.type])).toEqual([["RecordNotOurs", "Warning"]]);
+  });
+
+  it("armed by its planter: still never orphan-deletes the set", () => {
+    const s = planted();
+    s.recreateRecord!.data!.armed = "true";
+    const d = plan(s);
+    expect(d.reason).toBe("RecordNotOurs");
+    expect(d.action).toBeUndefined();
+  });
+
+  it("a stamp naming another record (another resourceVersion) is not this record's", () => {
+    const s = complete();
+    const record = recordFor(s);
+    const stamped = withRecord(s, record);
+    stamped.statefulSet.metadata.annotations![Keys.recreateRecord] = `${record.data!.revision}/999`;
+    const d = plan(stamped);
+    expect(d.reason).toBe("RecordNotOurs");
+    expect(d.message).toMatch(/names another record/);
+  });
+
+  it("stamped, but holding no kept uids: refused", () => {
+    const s = complete();
+    const record = recordFor(s);
+    delete record.data!["kept-uids.json"];
+    const d = plan(withRecord(s, record));
+    expect(d.reason).toBe("RecordNotOurs");
+    expect(d.message).toMatch(/holds no kept-uids\.json/);
+  });
+
+  it("stamped, but its manifest is not what claimstep would write now (another service account, a held pod template): discarded, the set untouched", () => {
+    const s = complete();
+    const record = recordFor(s);
+    const manifest = JSON.parse(record.data!["statefulset.json"]!);
+    manifest.spec.template.spec.serviceAccountName = "planted";
+    manifest.metadata.annotations[Keys.podTemplate] = "{}";
+    record.data!["statefulset.json"] = JSON.stringify(manifest);
+    const d = plan(withRecord(s, record));
+    expect(d.reason).toBe("RecordDiscarded");
+    expect(d.action?.type).toBe("ArmRecord"); // armed: disarmed first, never the set deleted
+    expect(d.message).toMatch(/spec\.template\.spec\.serviceAccountName/);
+  });
+
+  it("stamped, but its kept uids are not the set's pods and claims now: discarded", () => {
+    const s = complete();
+    const record = recordFor(s);
+    record.data!["kept-uids.json"] = JSON.stringify({ pods: { "web-0": "someone-else" }, claims: {} });
+    const d = plan(withRecord(s, record, false));
+    expect(d.reason).toBe("RecordDiscarded");
+    expect(d.message).toMatch(/uids/);
+  });
+
+  it("F1 stamps the set before writing the record: the decision carries the stamp", () => {
+    const s = complete();
+    const d = plan(s);
+    expect(d.action?.type).toBe("WriteRecord");
+    expect(d.setAnnotations?.[Keys.recreateRecord]).toBe(`${d.revision}/${s.statefulSet.metadata.resourceVersion}`);
+  });
+
+  it("GitOps: a stamped record is not acted on without the merged approval", () => {
+    const s = complete({}, { [Keys.finalize]: "Recreate", [Keys.applyVia]: "pull-request" });
+    s.statefulSet.metadata.annotations![Keys.recreateApproved] = "x";
+    const revision = plan(complete()).revision!;
+    s.statefulSet.metadata.annotations![Keys.recreateApproved] = revision;
+    const record = recordFor(s);
+    delete s.statefulSet.metadata.annotations![Keys.recreateApproved];
+    const PR: WriterCapabilities = { ...ALL, supports: [...ALL.supports, "ProposeRecreate"], proposes: true };
+    const d = planStep(withRecord(s, record), NOW, PR);
+    expect(d.reason).toBe("RecordDiscarded");
+    expect(d.message).toMatch(/no merged pull request approves/);
+  });
+
+  it("with the set gone: a record that is not armed, or names no pod or claim that exists, creates nothing", () => {
+    const s = complete();
+    const record = recordFor(s);
+    const read = readRecord(record);
+    if (!read.ok) throw new Error(read.message);
+    const notArmed = plan({ ...withRecord(s, record, false), statefulSet: read.record.manifest, setMissing: true });
+    expect(notArmed.reason).toBe("RecordNotOurs");
+    expect(notArmed.action).toBeUndefined();
+    expect(notArmed.message).toMatch(/not armed/);
+    const noPods = plan({
+      ...withRecord(s, record, true),
+      statefulSet: read.record.manifest,
+      setMissing: true,
+      pods: [],
+      claims: [],
+    });
+    expect(noPods.reason).toBe("RecordNotOurs");
+    expect(noPods.action).toBeUndefined();
+  });
+});
+
 describe("F3: the set from the record", () => {
   it("creates the set from the record when it is gone", () => {
     const s = complete();
@@ -217,7 +339,10 @@ describe("F3: the set from the record", () => {
     const gone: Snapshot = { ...withRecord(s, record), statefulSet: read.record.manifest, setMissing: true };
     const d = plan(gone);
     expect(d.reason).toBe("SetCreated");
-    expect(d.action).toEqual({ type: "CreateSet", namespace: "default", set: "web", manifest: read.record.manifest });
+    // The new set names the record it comes from (F4 tells it from a set someone else created).
+    const manifest = structuredClone(read.record.manifest);
+    manifest.metadata.annotations = { ...manifest.metadata.annotations, [Keys.recreatedFrom]: "record-uid" };
+    expect(d.action).toEqual({ type: "CreateSet", namespace: "default", set: "web", manifest });
     expect(d.setAnnotations).toBeUndefined();
   });
 
@@ -239,7 +364,13 @@ describe("F4: the record goes once the new set has adopted its pods", () => {
     if (!read.ok) throw new Error(read.message);
     const set: StatefulSet = {
       ...read.record.manifest,
-      metadata: { ...read.record.manifest.metadata, uid: "new-uid", resourceVersion: "900", generation: 1 },
+      metadata: {
+        ...read.record.manifest.metadata,
+        annotations: { ...read.record.manifest.metadata.annotations, [Keys.recreatedFrom]: "record-uid" },
+        uid: "new-uid",
+        resourceVersion: "900",
+        generation: 1,
+      },
     };
     set.status = s.statefulSet.status!;
     const pods = s.pods.map((p) => ({
@@ -313,6 +444,35 @@ describe("F4: the record goes once the new set has adopted its pods", () => {
     expect(d.events.map((e) => [e.reason, e.type])).toEqual([["RecreateReplaced", "Warning"]]);
   });
 
+  it("a set someone else created (no claimstep.io/recreated-from naming the record): Blocked/RecreatedByOther, what differs, the record disarmed and kept", () => {
+    const s = recreated(true);
+    delete s.statefulSet.metadata.annotations![Keys.recreatedFrom];
+    delete s.statefulSet.metadata.annotations![Keys.strategy];
+    s.statefulSet.spec.volumeClaimTemplates![0]!.spec.resources!.requests!.storage = "1Gi";
+    const d = plan(s);
+    expect(d.reason).toBe("RecreatedByOther");
+    expect(d.phase).toBe("Blocked");
+    expect(d.action).toEqual({
+      type: "ArmRecord",
+      namespace: "default",
+      set: "web",
+      name: recordName("web"),
+      armed: false,
+      resourceVersion: "77",
+    });
+    expect(d.message).toMatch(/was created by someone else \(uid new-uid\)/);
+    expect(d.message).toMatch(/claim template data: 1Gi here, 2Gi recorded/);
+    expect(d.message).toMatch(/kubectl delete configmap claimstep-recreate-web -n default/);
+    expect(d.events.map((e) => [e.reason, e.type])).toEqual([["RecreatedByOther", "Warning"]]);
+    // Disarmed, it is still reported, with nothing more to write.
+    const again = plan({
+      ...s,
+      recreateRecord: { ...s.recreateRecord!, data: { ...s.recreateRecord!.data, armed: "false" } },
+    });
+    expect(again.reason).toBe("RecreatedByOther");
+    expect(again.action).toBeUndefined();
+  });
+
   it("a record written before uids were recorded: the record goes, saying the pods and claims were not compared", () => {
     const s = recreated(true);
     const data = { ...s.recreateRecord!.data };
@@ -352,14 +512,27 @@ describe("the record's pure parts", () => {
     expect(merged[0]!.metadata.labels).toEqual({ tier: "db" });
   });
 
-  it("compares manifests but for the claim templates and claimstep's annotations", () => {
+  it("compares manifests in full but for the annotations claimstep's own steps write between F1 and F2", () => {
     const a = makeSet();
     const b = structuredClone(a);
-    b.spec.volumeClaimTemplates = [];
-    b.metadata.annotations = { ...b.metadata.annotations, "claimstep.io/status": "x" };
+    b.metadata.annotations = {
+      ...b.metadata.annotations,
+      [Keys.status]: "x",
+      [Keys.currentRevision]: "r",
+      [Keys.recreateRecord]: "r/1",
+      [Keys.lastEviction]: "{}",
+    };
     expect(unexpectedDifferences(a, b)).toEqual([]);
     b.spec.replicas = 7;
     expect(unexpectedDifferences(a, b)).toEqual(["spec.replicas"]);
+    // The templates, and claimstep's other annotations (a held pod template), are compared too.
+    const c = structuredClone(a);
+    c.spec.volumeClaimTemplates = [];
+    c.metadata.annotations = { ...c.metadata.annotations, [Keys.podTemplate]: "{}" };
+    expect(unexpectedDifferences(a, c)).toEqual([
+      `metadata.annotations.${Keys.podTemplate}`,
+      "spec.volumeClaimTemplates.0",
+    ]);
   });
 
   it("but the user's partition recorded while claimstep holds the live one counts: a person sets it there", () => {
