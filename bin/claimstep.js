@@ -32,9 +32,11 @@ if (!entry) {
   );
   process.exit(1);
 }
-const { main } = await import(entry);
+const { main, processInterrupts } = await import(entry);
 process.exitCode = await main(process.argv.slice(2), {
   stdout: process.stdout,
   stderr: process.stderr,
   env: process.env,
+  // Ctrl-C or SIGTERM during run or finalize: it says where the set stands and exits 130 or 143.
+  interrupts: processInterrupts(),
 });

@@ -10,6 +10,9 @@ import {
   EXIT,
   FlagError,
   type Flags,
+  INTERRUPT_EXIT,
+  type InterruptSignal,
+  type Interrupts,
   type Output,
   type OutputFormat,
   parse,
@@ -25,6 +28,35 @@ export { HELP } from "./cli/help.js";
 export const simTarget: typeof import("./cli/sim-target.js").simTarget = async (...args) =>
   (await import("./cli/sim-target.js")).simTarget(...args);
 export type { CliIO, Flags, Target } from "./cli/context.js";
+
+/** The commands that stop on SIGINT/SIGTERM by themselves, saying where the set stands (exit 130/143). */
+const INTERRUPTIBLE: ReadonlySet<string> = new Set(["run", "finalize"]);
+
+/**
+ * The process's SIGINT and SIGTERM (bin/claimstep.js): the first goes to the listener (the command
+ * stops after the request in flight and says where the set stands); a second one exits at once,
+ * with the code a shell gives a command that signal killed.
+ */
+export function processInterrupts(proc: NodeJS.Process = process): Interrupts {
+  return {
+    on(listener) {
+      let seen = false;
+      const handle = (signal: InterruptSignal) => {
+        if (seen) proc.exit(INTERRUPT_EXIT[signal]);
+        seen = true;
+        listener(signal);
+      };
+      const onInt = () => handle("SIGINT");
+      const onTerm = () => handle("SIGTERM");
+      proc.on("SIGINT", onInt);
+      proc.on("SIGTERM", onTerm);
+      return () => {
+        proc.off("SIGINT", onInt);
+        proc.off("SIGTERM", onTerm);
+      };
+    },
+  };
+}
 
 // Each command's module is loaded when it runs: `claimstep --version` need not load the simulation,
 // the planner or the HTTP stack.
@@ -191,6 +223,10 @@ export async function main(
   }
   const format = output as OutputFormat;
   let target: Promise<Target> | undefined;
+  // run and finalize: a signal aborts ctx.signal (its reason the signal's name); the command says
+  // where the set stands and exits 130 or 143. The others end as the signal ends them.
+  const interrupted = new AbortController();
+  const unsubscribe = INTERRUPTIBLE.has(command) ? io.interrupts?.on((s) => interrupted.abort(s)) : undefined;
   try {
     return await handler({
       flags,
@@ -200,13 +236,14 @@ export async function main(
       format,
       timeline: format === "timeline",
       color: colorEnabled(io, flags["no-color"]),
-      signal,
+      signal: AbortSignal.any([signal, interrupted.signal]),
       target: (opts) => (target ??= connectTo(flags, io.env, { command: [command, ...args].join(" "), ...opts })),
     });
   } catch (err) {
     io.stderr.write(`claimstep: ${describeError(err)}\n`);
     return EXIT.error;
   } finally {
+    unsubscribe?.();
     // What the command did stays, even when it failed (as on a real cluster).
     // biome-ignore lint/correctness/noUnsafeFinally: a state file that could not be saved fails the command, whatever it returned.
     if (!(await saved(target, io))) return EXIT.error;

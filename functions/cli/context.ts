@@ -51,7 +51,24 @@ export interface CliIO {
   stdout: Output;
   stderr: Output;
   env: Record<string, string | undefined>;
+  /** SIGINT and SIGTERM (bin/claimstep.js passes the process's): `run` and `finalize` stop, say where the set stands and exit 130 or 143. */
+  interrupts?: Interrupts;
 }
+
+/** The signals that stop a command early, as a shell sends them (Ctrl-C, kill). */
+export type InterruptSignal = "SIGINT" | "SIGTERM";
+
+/** The exit code of a command a signal stopped, as shells report one it killed (128 + the signal's number). */
+export const INTERRUPT_EXIT: Record<InterruptSignal, number> = { SIGINT: 130, SIGTERM: 143 };
+
+/** Where interruptions come from: `on` subscribes, the function it returns unsubscribes. */
+export interface Interrupts {
+  on(listener: (signal: InterruptSignal) => void): () => void;
+}
+
+/** The signal that aborted `signal` (ctx.signal), when an interruption did (not a closed stdout). */
+export const interruptOf = (signal: AbortSignal): InterruptSignal | undefined =>
+  signal.aborted && (signal.reason === "SIGINT" || signal.reason === "SIGTERM") ? signal.reason : undefined;
 
 export class UsageError extends Error {
   override readonly name = "UsageError";
@@ -267,7 +284,10 @@ export interface Context {
   timeline: boolean;
   /** Colour phases: stdout is a terminal, and neither NO_COLOR nor --no-color says otherwise. */
   color: boolean;
-  /** Aborts when stdout is gone (a closed pipe): long-running commands stop. */
+  /**
+   * Aborts when stdout is gone (a closed pipe), or, for `run` and `finalize`, on SIGINT/SIGTERM
+   * (its reason is then the signal's name: interruptOf): long-running commands stop.
+   */
   signal: AbortSignal;
   /** The cluster; `readOnly`: the command only reads (the simulated cluster's file is neither locked nor saved). */
   target: (opts?: TargetOptions) => Promise<Target>;

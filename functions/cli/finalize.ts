@@ -59,7 +59,8 @@ export async function finalize(ctx: Context): Promise<number> {
   // Adding or removing a template holds the partition first (docs/templates.md).
   const recreating =
     d.action !== undefined &&
-    (["WriteRecord", "OrphanSet", "CreateSet", "DeleteRecord"].includes(d.action.type) || d.reason === "PartitionHeld");
+    (["WriteRecord", "ArmRecord", "OrphanSet", "CreateSet", "DeleteRecord"].includes(d.action.type) ||
+      d.reason === "PartitionHeld");
   const midway = ["Recreating", "SetRecreated", "RecordUnreadable", "RecreateReplaced"].includes(d.reason);
   if (!recreating && !midway) {
     if (d.phase === "Complete") {

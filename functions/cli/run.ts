@@ -13,6 +13,7 @@ import {
   EXIT,
   emit,
   exitOf,
+  interruptOf,
   outcomeText,
   parseDuration,
   plainLine,
@@ -21,6 +22,7 @@ import {
   resultJSON,
   UsageError,
 } from "./context.js";
+import { reportInterruption } from "./interrupt.js";
 import { LiveView } from "./live-view.js";
 
 /**
@@ -74,12 +76,33 @@ export async function run(ctx: Context, opts: RunOptions = {}): Promise<number> 
     if (target.story) print(ctx.io, `${target.story.lesson}.`);
     return code;
   };
+  // SIGINT/SIGTERM (cli.ts aborts ctx.signal with it): the request in flight ends, then the set is
+  // read back and where it stands is said (functions/cli/interrupt.ts), exit 130 or 143.
+  let inFlight = false;
+  const onAbort = () => {
+    const signal = interruptOf(ctx.signal);
+    if (signal && inFlight)
+      ctx.io.stderr.write(
+        `claimstep: ${signal}: stopping ${ref.namespace}/${ref.name} once the request in flight is answered, then saying where it stands (${signal} again exits at once)\n`,
+      );
+  };
+  // Once: ctx.signal lives as long as the command, whose end unsubscribes the signals (cli.ts).
+  ctx.signal.addEventListener("abort", onAbort, { once: true });
+  // Stopped: by a signal (say where the set stands), or stdout is gone (a closed pipe: a reader that has seen enough).
+  const stopped = async (): Promise<number> => {
+    const signal = interruptOf(ctx.signal);
+    if (!signal) return EXIT.ok;
+    return reportInterruption(ctx, target, ref, signal, {
+      verb: opts.finalize ? "finalize" : "run",
+      ...(opts.finalize ? { finalize: true } : {}),
+    });
+  };
   for (let n = 1; ; n++) {
-    // stdout is gone (a closed pipe): stop stepping, as a reader that has seen enough asks.
-    if (ctx.signal.aborted) return EXIT.ok;
+    if (ctx.signal.aborted) return stopped();
     const now = target.now();
     let r: StepResult;
     try {
+      inFlight = true;
       r = await runStep({
         reader: target.reader,
         writers: target.writers,
@@ -89,6 +112,7 @@ export async function run(ctx: Context, opts: RunOptions = {}): Promise<number> 
         ...(opts.finalize ? { finalize: true } : {}),
       });
     } catch (err) {
+      inFlight = false;
       // The set could not be read (429, 5xx, timeout after the client's retries): nothing was
       // written, so the run goes on; anything else (not found, permissions) ends it.
       if (!(err instanceof ApiError && err.isTransient)) throw err;
@@ -101,6 +125,7 @@ export async function run(ctx: Context, opts: RunOptions = {}): Promise<number> 
       await target.pause(Math.max(interval, (err.retryAfterSeconds ?? 0) * 1000), ctx.signal);
       continue;
     }
+    inFlight = false;
     const d = r.decision;
     last = d;
     const elapsed = Math.round((now.getTime() - started) / 1000);
@@ -141,7 +166,7 @@ export async function run(ctx: Context, opts: RunOptions = {}): Promise<number> 
       return code;
     }
     if (live && target.frameMs) await new Promise((resolve) => setTimeout(resolve, target.frameMs));
-    if (ctx.signal.aborted) return EXIT.ok;
+    if (ctx.signal.aborted) return stopped();
     // The server's Retry-After after a transient failure; else the decision's requeueAfter, with
     // --interval as the default and the cap.
     const wait =
