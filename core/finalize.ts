@@ -338,8 +338,8 @@ export function finalizeStep(snapshot: Snapshot, c: FinalizeContext): WalkConclu
     if (!cm) return undefined;
     const read = readRecord(cm);
     if (!read.ok) return blocked(Messages.recordUnreadableSetGone(read.message, namespace, set.metadata.name));
-    const refused = notOursWhileMissing(read.record, snapshot);
-    if (refused) return notOurs(namespace, name, set.metadata.name, refused);
+    const refused = refusedWhileMissing(read.record, snapshot);
+    if (refused) return refused;
     const message = Messages.setCreating(namespace, set.metadata.name, name);
     // The new set names the record it came from: F4 tells it from a set someone else created.
     const manifest = structuredClone(read.record.manifest);
@@ -516,19 +516,29 @@ export function finalizeStep(snapshot: Snapshot, c: FinalizeContext): WalkConclu
 }
 
 /**
- * Why a record found with its set gone is not acted on (F3), or undefined: claimstep orphan-deletes
- * only after arming a record that holds the uids of the pods and claims it keeps, so a record that
- * is not armed, holds none, or names none that exist with its uid was not written for this set.
+ * Why a record found with its set gone is not acted on (F3), or undefined. claimstep orphan-deletes
+ * only after arming a record that holds the uids of the pods and claims it keeps: a record not
+ * armed or holding none was not written for this set. One whose pods and claims are all gone
+ * proves nothing either (a planted record for a set that never existed looks the same), and a set
+ * created from it would start on new, empty claims: a person decides.
  */
-function notOursWhileMissing(record: Record_, snapshot: Snapshot): string | undefined {
+function refusedWhileMissing(record: Record_, snapshot: Snapshot): WalkConclusion | undefined {
+  const set = snapshot.statefulSet;
+  const namespace = set.metadata.namespace ?? "default";
+  const name = recordName(set.metadata.name);
   if (!record.armed)
-    return "it is not armed, so claimstep never orphan-deleted the StatefulSet from it (someone else deleted the set); nothing is created from it";
-  if (!record.kept) return `it holds no ${RecordKeys.kept}; nothing is created from it`;
-  const uids = new Set([...snapshot.pods, ...snapshot.claims].map((o) => o.metadata.uid));
-  const named = [...Object.values(record.kept.pods), ...Object.values(record.kept.claims)];
-  if (!named.some((uid) => uids.has(uid)))
-    return "none of the pods and claims it records exists with the uid it records; nothing is created from it";
-  return undefined;
+    return notOurs(
+      namespace,
+      name,
+      set.metadata.name,
+      "it is not armed, so claimstep never orphan-deleted the StatefulSet from it (someone else deleted the set); nothing is created from it",
+    );
+  if (!record.kept)
+    return notOurs(namespace, name, set.metadata.name, `it holds no ${RecordKeys.kept}; nothing is created from it`);
+  const replaced = replacedSince(record.kept, snapshot);
+  if (replaced.length < Object.keys(record.kept.pods).length + Object.keys(record.kept.claims).length) return undefined;
+  const message = Messages.recreateReplacedSetGone(namespace, set.metadata.name, replaced, name);
+  return { reason: "RecreateReplaced", message, events: [eventOf("RecreateReplaced", message)] };
 }
 
 /** What differs between a set someone else created and the one claimstep recorded, briefly. */

@@ -51,6 +51,18 @@ export function describeChange(
 }
 
 /** Message builders, one per situation, named after the reason they go with. */
+/** "pods re-created: web-2; claims gone: data-web-2", at most 8 names a group. */
+function listReplaced(replaced: readonly Replaced[]): string {
+  const groups = new Map<string, string[]>();
+  for (const r of replaced)
+    groups.set(`${r.kind}s ${r.state}`, [...(groups.get(`${r.kind}s ${r.state}`) ?? []), r.name]);
+  return [...groups]
+    .map(
+      ([what, names]) => `${what}: ${names.slice(0, 8).join(", ")}${names.length > 8 ? `, … (${names.length})` : ""}`,
+    )
+    .join("; ");
+}
+
 export const Messages = {
   // Rule 1.
   notOptedIn: (strategy: string | undefined) =>
@@ -168,17 +180,10 @@ export const Messages = {
         ? `every pod and claim kept (${kept.pods} pod(s), ${kept.claims} claim(s): the same uids as recorded)`
         : "pods and claims not compared (the record was written by a claimstep that did not record their uids)"
     }; the record is removed`,
-  recreateReplaced: (namespace: string, set: string, replaced: readonly Replaced[], record: string) => {
-    const groups = new Map<string, string[]>();
-    for (const r of replaced)
-      groups.set(`${r.kind}s ${r.state}`, [...(groups.get(`${r.kind}s ${r.state}`) ?? []), r.name]);
-    const listed = [...groups]
-      .map(
-        ([what, names]) => `${what}: ${names.slice(0, 8).join(", ")}${names.length > 8 ? `, … (${names.length})` : ""}`,
-      )
-      .join("; ");
-    return `StatefulSet ${namespace}/${set} was re-created, but not every pod and claim recorded before the orphan delete is the same object (uid) any more: ${listed}. Their data may be lost: check the PersistentVolumes of those claims (reclaimPolicy Retain keeps the disks). ConfigMap ${record} is kept with the recorded uids; delete it once you have checked, and claimstep goes on`;
-  },
+  recreateReplaced: (namespace: string, set: string, replaced: readonly Replaced[], record: string) =>
+    `StatefulSet ${namespace}/${set} was re-created, but not every pod and claim recorded before the orphan delete is the same object (uid) any more: ${listReplaced(replaced)}. Their data may be lost: check the PersistentVolumes of those claims (reclaimPolicy Retain keeps the disks). ConfigMap ${record} is kept with the recorded uids; delete it once you have checked, and claimstep goes on`,
+  recreateReplacedSetGone: (namespace: string, set: string, replaced: readonly Replaced[], record: string) =>
+    `StatefulSet ${namespace}/${set} is gone and not one pod or claim that ConfigMap ${record} records is there any more with its uid (${listReplaced(replaced)}): the delete did not orphan them, or claimstep did not write this record. claimstep creates nothing from it (the set would start on new, empty claims). Check the PersistentVolumes of those claims (reclaimPolicy Retain keeps the disks), re-create the set yourself (from the record's statefulset.json or your manifests), then delete the ConfigMap (kubectl delete configmap ${record} -n ${namespace})`,
   recordDiscarded: (record: string, why: string, armed: boolean) =>
     armed
       ? `disarming ConfigMap ${record} (the set still stands untouched), then discarding it: ${why}`

@@ -178,8 +178,10 @@ export async function listOptedInSets(client: KubeClient, namespace?: string, si
     .filter(isOptedIn)
     .map((s) => ({ namespace: s.metadata.namespace ?? namespace ?? "default", name: s.metadata.name }));
   const seen = new Set(refs.map((r) => `${r.namespace}/${r.name}`));
-  for (const r of records) if (!seen.has(`${r.namespace}/${r.name}`)) refs.push(r);
-  return refs;
+  const missing = records.filter((r) => !seen.has(`${r.namespace}/${r.name}`));
+  if (!missing.length) return refs;
+  const key = (r: SetRef) => `${r.namespace}/${r.name}`;
+  return [...refs, ...missing].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
 }
 
 /**

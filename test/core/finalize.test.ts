@@ -325,8 +325,10 @@ describe("a record claimstep did not write is never acted on", () => {
       pods: [],
       claims: [],
     });
-    expect(noPods.reason).toBe("RecordNotOurs");
+    expect(noPods.reason).toBe("RecreateReplaced");
+    expect(noPods.phase).toBe("Blocked");
     expect(noPods.action).toBeUndefined();
+    expect(noPods.message).toMatch(/claimstep creates nothing from it/);
   });
 });
 

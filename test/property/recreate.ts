@@ -171,10 +171,8 @@ function plant(bug: PlantedBug, right: RecreateWriter, client: KubeClient): Recr
         writeRecord: (a) =>
           deleteSet(a.namespace, a.set, {
             propagationPolicy: "Orphan",
-            preconditions: {
-              uid: a.record.data![RecordKeys.oldUid],
-              resourceVersion: a.record.data![RecordKeys.oldResourceVersion],
-            },
+            // The uid only: the stamp F1 writes on the set just before has moved its resourceVersion.
+            preconditions: { uid: a.record.data![RecordKeys.oldUid] },
           }),
       };
     case "delete-without-preconditions":

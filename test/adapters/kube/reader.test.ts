@@ -19,7 +19,7 @@ const reader = (base = BASE) => new KubeReader(new KubeClient({ server: base, sl
 const web = { namespace: "default", name: "web" };
 
 describe("KubeReader", () => {
-  it("loads the captured cluster: one GET and three LISTs with the set's selector", async () => {
+  it("loads the captured cluster: the set and its re-create record (two GETs), three LISTs with the set's selector", async () => {
     fake.seed(...capturedCluster());
     const snap = await reader().load(web);
     expect(snap.statefulSet.metadata.name).toBe("web");
@@ -29,6 +29,8 @@ describe("KubeReader", () => {
     expect(snap.volumeAttributesClasses).toBeUndefined();
     expect(fake.http.counters().byRequest).toEqual({
       "get statefulsets": 1,
+      // Read whatever the set says (F4: a set someone else re-created need not ask for a re-create).
+      "get configmaps": 1,
       "list pods": 1,
       "list persistentvolumeclaims": 1,
       "list storageclasses": 1,
@@ -77,7 +79,7 @@ describe("KubeReader", () => {
     fake.seed(...storageClassObjects(), volumeAttributesClass("gold"));
     const snap = await reader().load(web);
     expect(snap.volumeAttributesClasses?.map((v) => v.metadata.name)).toEqual(["gold"]);
-    expect(fake.http.counters().reads).toBe(5);
+    expect(fake.http.counters().reads).toBe(6);
   });
 
   it("falls back to storage.k8s.io/v1beta1, and treats a cluster without the API as having none", async () => {
@@ -146,6 +148,45 @@ describe("KubeReader", () => {
       { namespace: "default", name: "a" },
       { namespace: "other", name: "d" },
     ]);
-    expect(fake.http.requests().map((r) => r.namespace)).toEqual(["default", undefined]);
+    // One list of the sets and one of claimstep's records per call.
+    expect(fake.http.requests().map((r) => `${r.verb} ${r.resource} ${r.namespace ?? "*"}`)).toEqual([
+      "list statefulsets default",
+      "list configmaps default",
+      "list statefulsets *",
+      "list configmaps *",
+    ]);
+  });
+
+  it("lists a set deleted mid re-create by its record (claimstep's label), once, and ignores other ConfigMaps", async () => {
+    const record = (namespace: string, name: string, labelled = true) => ({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: {
+        name,
+        namespace,
+        ...(labelled ? { labels: { "app.kubernetes.io/managed-by": "claimstep" } } : {}),
+      },
+      data: {},
+    });
+    fake.seed(...statefulSetObjects({ name: "a", replicas: 0 }));
+    fake.seed(
+      record("default", "claimstep-recreate-a"), // the set exists: listed once
+      record("default", "claimstep-recreate-gone"), // the set is gone: listed by its record
+      record("other", "claimstep-recreate-elsewhere"),
+      record("default", "claimstep-recreate-unlabelled", false), // not claimstep's label: not a record
+      record("default", "settings"), // claimstep's label, not a record's name
+    );
+    const client = new KubeClient({ server: BASE });
+    expect(await listOptedInSets(client, "default")).toEqual([
+      { namespace: "default", name: "a" },
+      { namespace: "default", name: "gone" },
+    ]);
+    expect(await listOptedInSets(client)).toEqual([
+      { namespace: "default", name: "a" },
+      { namespace: "default", name: "gone" },
+      { namespace: "other", name: "elsewhere" },
+    ]);
+    const query = fake.http.requests().find((r) => r.resource === "configmaps")!.query;
+    expect(Object.fromEntries(query).labelSelector).toBe("app.kubernetes.io/managed-by=claimstep");
   });
 });
