@@ -14,6 +14,7 @@ import { RefusalBackoff } from "./backoff.js";
 import { type AppConfig, configFromEnv } from "./config.js";
 import { readKeyPair, reloadTls, type TlsFiles, tlsFilesFromEnv } from "./http/tls-files.js";
 import type { Leadership } from "./lease/elector.js";
+import { MidRecreate } from "./mid-recreate.js";
 import { countingMetrics, recordedStep } from "./recorded-step.js";
 import type { StepOptions } from "./step.js";
 import { signalledReader, stopOnAbort, sweep } from "./sweep.js";
@@ -245,7 +246,9 @@ export async function serveFromEnv(opts: ServeFromEnvOptions): Promise<number> {
   const metricsConfig = metricsConfigFromEnv(opts.env, config.bearerTokens);
   const recorder = new PromRecorder({ now: () => deps.now().getTime() });
   const onRequest = recorder.apiRequest;
-  const recorded = (o: StepOptions) => recordedStep({ ...o, recorder });
+  // The sets a step left mid re-create are named in the log when the server stops (mid-recreate.ts).
+  const midRecreate = new MidRecreate();
+  const recorded = midRecreate.watch((o: StepOptions) => recordedStep({ ...o, recorder }));
   let deps: AppDeps;
   let listOptedIn: (ns: string | undefined) => Promise<{ namespace: string; name: string }[]>;
   /** Where the sweeper's Lease is (CLAIMSTEP_LEASE=true). */
@@ -326,12 +329,12 @@ export async function serveFromEnv(opts: ServeFromEnvOptions): Promise<number> {
   recorder.sweeps(() => (leader ? leader.holds() : intervalSeconds > 0));
   // The signal handlers go in before the server says it listens: a SIGTERM right after
   // "listening" must stop it gracefully (exit 0), never kill it.
-  const stopped = new Promise<void>((resolve) => {
+  const stopped = new Promise<string>((resolve) => {
     const stop = (signal: string) => {
       log({ msg: "signal", signal });
       process.off("SIGTERM", onTerm);
       process.off("SIGINT", onInt);
-      resolve();
+      resolve(signal);
     };
     const onTerm = () => stop("SIGTERM");
     const onInt = () => stop("SIGINT");
@@ -382,9 +385,11 @@ export async function serveFromEnv(opts: ServeFromEnvOptions): Promise<number> {
       url: `${tls ? "https" : "http"}://${opts.host ?? (opts.env.CLAIMSTEP_HOST || DEFAULT_HOST)}:${server.port}/ui`,
     });
 
-  await stopped;
+  const signal = await stopped;
   if (wallClock) clearInterval(wallClock);
   await server.close();
   await metricsServer?.close();
+  // After the running tick: where each set a step left mid re-create stands, read back.
+  await midRecreate.report({ reader: deps.reader, writers: deps.writers, now: deps.now, signal, log });
   return 0;
 }
