@@ -124,3 +124,11 @@ export function makeDecision(snapshot: Snapshot, now: Date, ordinals: OrdinalRep
     ...(requeueAfter !== undefined ? { requeueAfter } : {}),
   };
 }
+
+/**
+ * claimstep has nothing left to do for the set: the step's decision is Complete with no action and
+ * no next step due (a re-create, a restart or a partition hand-back still to come is one). The one
+ * test of "done" for `status --watch`, the status surfaces and `run`.
+ */
+export const nothingLeftToDo = (d: Pick<Decision, "phase" | "action" | "requeueAfter">): boolean =>
+  d.phase === "Complete" && d.action === undefined && d.requeueAfter === undefined;

@@ -1,67 +1,19 @@
 // The view model of a set, shared by every interface that shows one: `claimstep status` (the
 // table, `-o wide`, `--watch`), the status page (`/ui`, `/ui/:namespace/:name`) and the plain-text
-// table of core/render.ts. Every field a person reads is computed here once, so the terminal and
-// the page cannot disagree. Pure: strings in, strings out (no clock, no I/O; times are the
-// cluster's own timestamps, shown as found).
+// table of core/render.ts. Every field a person reads is computed here once (where the set stands:
+// core/summary.ts, from the policy and the plan of the next step), so the terminal and the page
+// cannot disagree. Pure: strings in, strings out (no clock, no I/O; times are the cluster's own
+// timestamps, shown as found).
 
 import type { ClaimTemplate, StatefulSet } from "./k8s.js";
 import { Keys } from "./keys.js";
 import { type OrphansView, orphansView } from "./orphans.js";
 import { removeListOf } from "./reshape.js";
-import { revisionOf } from "./revision.js";
-import { applyViaOf } from "./statefulset.js";
+import { type Headline, headlineOf, type SetSummary } from "./summary.js";
 import { desiredTemplates } from "./templates.js";
 import { type Timeline, timelineOf } from "./timeline.js";
-import type { Action, ClaimReport, Decision, OrdinalReport, SetRef, StatusRecord, UsageReading } from "./types.js";
+import type { Action, ClaimReport, Decision, OrdinalReport, Snapshot, UsageReading } from "./types.js";
 import { type UsageView, usageView } from "./usage-view.js";
-
-/** How a set's claim writes are carried out (`claimstep.io/apply-via`). */
-export interface ApplyMode {
-  mode: "direct" | "pull-request" | "invalid";
-  /** The annotation's value when it is invalid. */
-  value?: string;
-  /** The pull request the writer recorded in the status (`pullRequest`, http(s) only). */
-  link?: string;
-}
-
-/** What `claimstep status` shows of one set, and the status page's list. */
-export interface SetSummary {
-  ref: SetRef;
-  /** `claimstep.io/volume-claim-update-strategy` (default OnClaimDelete). */
-  strategy: string;
-  optedIn: boolean;
-  /** The recorded phase; `-` for an opted-in set never stepped; `Idle` for a set not opted in. */
-  phase: string;
-  reason: string;
-  message: string;
-  since: string;
-  observedAt: string;
-  /** `claimstep.io/update-revision` (`-` when none). */
-  revision: string;
-  /** `claimstep.io/current-revision` (`-` when none). */
-  currentRevision: string;
-  /** The revision of the desired templates as they are now (null: they are invalid). */
-  desiredRevision: string | null;
-  /** Ordinals done / in scope, when a step recorded them. */
-  progress?: { done: number; total: number };
-  /** `2/3` (or `-`). */
-  updated: string;
-  counts?: StatusRecord["counts"];
-  ordinal?: number;
-  applyMode: ApplyMode;
-  /** The record as written (`status -o json` prints it). */
-  status: StatusRecord | null;
-}
-
-const parseStatus = (raw: string | undefined): StatusRecord | null => {
-  if (!raw) return null;
-  try {
-    const parsed = JSON.parse(raw) as unknown;
-    return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) ? (parsed as StatusRecord) : null;
-  } catch {
-    return null;
-  }
-};
 
 const str = (v: unknown, fallback = "-"): string =>
   typeof v === "string" && v !== "" ? v : typeof v === "number" ? String(v) : fallback;
@@ -71,96 +23,6 @@ export function linkIn(message: string): string | undefined {
   const all = [...message.matchAll(/https?:\/\/[^\s<>"'`]+/g)];
   const last = all.at(-1)?.[0]?.replace(/[.,;:)\]]+$/, "");
   return last && /^https?:\/\/[^/\s]+/.test(last) ? last : undefined;
-}
-
-/** An http(s) URL as recorded, or undefined (any other scheme, spaces, quotes or angle brackets). */
-const httpUrl = (v: unknown): string | undefined =>
-  typeof v === "string" && /^https?:\/\/[^/\s<>"'`]+[^\s<>"'`]*$/.test(v) ? v : undefined;
-
-/** The link is the pull request the writer recorded (`status.pullRequest`), never a URL found in the message. */
-export function applyModeOf(
-  set: Pick<StatefulSet, "metadata">,
-  status: Pick<StatusRecord, "pullRequest"> | null,
-): ApplyMode {
-  const via = applyViaOf(set);
-  if (!via.ok) return { mode: "invalid", value: set.metadata.annotations?.[Keys.applyVia] ?? "" };
-  if (via.via === "direct") return { mode: "direct" };
-  const link = httpUrl(status?.pullRequest);
-  return { mode: "pull-request", ...(link ? { link } : {}) };
-}
-
-/** One set as `claimstep status` and `/ui` show it, from its annotations. */
-export function summarize(set: StatefulSet): SetSummary {
-  const a = set.metadata.annotations ?? {};
-  const strategy = a[Keys.strategy] ?? "OnClaimDelete";
-  const optedIn = strategy === "InPlace";
-  const s = parseStatus(a[Keys.status]);
-  const desired = desiredTemplates(set);
-  const counts = s && typeof s.counts === "object" && s.counts !== null ? s.counts : undefined;
-  const progress =
-    counts && Number.isFinite(counts.updated) && Number.isFinite(counts.total)
-      ? { done: counts.updated, total: counts.total }
-      : undefined;
-  const message = s ? str(s.message, "") : optedIn ? "no step yet" : `not opted in (${strategy})`;
-  return {
-    ref: { namespace: set.metadata.namespace ?? "default", name: set.metadata.name },
-    strategy,
-    optedIn,
-    phase: s ? str(s.phase) : optedIn ? "-" : "Idle",
-    reason: s ? str(s.reason) : "-",
-    message,
-    since: s ? str(s.since) : "-",
-    observedAt: s ? str(s.observedAt) : "-",
-    revision: a[Keys.updateRevision] ?? "-",
-    currentRevision: a[Keys.currentRevision] ?? "-",
-    desiredRevision: desired.ok ? revisionOf(desired.templates) : null,
-    ...(progress ? { progress } : {}),
-    updated: progress ? `${progress.done}/${progress.total}` : "-",
-    ...(counts ? { counts } : {}),
-    ...(s && typeof s.ordinal === "number" ? { ordinal: s.ordinal } : {}),
-    applyMode: applyModeOf(set, s),
-    status: s,
-  };
-}
-
-/** How a watch ends: Complete (exit 0), or a set that will not move without a person (exit 2). */
-export type WatchEnd = "complete" | "blocked";
-
-/** What `status --watch` prints, and the status page's live headline. */
-export interface Headline {
-  phase: string;
-  reason: string;
-  message: string;
-  /** `2/3 updated`, once a step recorded this revision. */
-  updated?: string;
-  end?: WatchEnd;
-}
-
-/** The recorded status, once it is about the desired revision (as a rollout's observedGeneration). */
-export function headlineOf(s: SetSummary): Headline {
-  if (!s.optedIn) {
-    return {
-      phase: "Idle",
-      reason: "NotOptedIn",
-      message: `not opted in: ${Keys.strategy} is ${s.strategy}; set it to InPlace (claimstep set does) to let claimstep update this set's claims`,
-      end: "blocked",
-    };
-  }
-  const r = s.status;
-  // A status of an earlier revision says nothing of this one yet.
-  if (!r || (r.revision ?? null) !== s.desiredRevision) {
-    return {
-      phase: "-",
-      reason: "NotObserved",
-      message: `no step recorded for revision ${s.desiredRevision ?? "(invalid templates)"} yet (claimstep serve, a step --all CronJob or claimstep run steps it)`,
-    };
-  }
-  const updated = `${s.updated} updated`;
-  if (s.phase === "Complete") return { phase: s.phase, reason: s.reason, message: s.message, updated, end: "complete" };
-  // Blocked until a person acts; Idle (spec.updateStrategy OnDelete): never updated by claimstep.
-  if (s.phase === "Blocked" || s.phase === "Idle")
-    return { phase: s.phase, reason: s.reason, message: s.message, updated, end: "blocked" };
-  return { phase: s.phase, reason: s.reason, message: s.message, updated };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -469,17 +331,19 @@ export function timeText(value: string): string {
 }
 
 /**
- * The set's page: the recorded status, the plan of the next step (no write), templates, events,
- * the rollout's timeline and, with autogrow, the claims' usage (`usage`: what the metrics reader
- * answered; undefined when none is configured).
+ * The set's page: where it stands (core/summary.ts), the plan of the next step (no write),
+ * templates, events, the rollout's timeline and, with autogrow, the claims' usage (`usage`: what
+ * the metrics reader answered; undefined when none is configured). `planned` is the step's dry run
+ * on `snapshot`, `summary` where it stands (core/summary.ts summaryOf).
  */
 export function setPage(
-  set: StatefulSet,
+  snapshot: Snapshot,
   planned: Decision,
+  summary: SetSummary,
   events: readonly EventRow[] | { error: string },
   usage?: UsageReading,
 ): SetPageView {
-  const summary = summarize(set);
+  const set = snapshot.statefulSet;
   const headline = headlineOf(summary);
   const templates = templatesView(set);
   const finalizeHint = finalizeHintOf(set, headline, templates);

@@ -1,32 +1,61 @@
-// `status`: what claimstep last recorded on one set or on every opted-in set; `status <set>
-// --watch`: follow it, read-only, as `kubectl rollout status` follows a rollout.
+// `status`: where one set or every opted-in set stands; `status <set> --watch`: follow it,
+// read-only, as `kubectl rollout status` follows a rollout. Both show the plan of the step a
+// controller would run now (functions/dry-run.ts, nothing written), summarized once
+// (core/summary.ts) as the status page does: never the previous revision's Complete, a set deleted
+// mid re-create listed and marked, and a watch that ends only when claimstep has nothing left to do.
 import { ApiError } from "../../adapters/api-error.js";
 import { Keys } from "../../core/keys.js";
 import { type OrphansView, orphansView } from "../../core/orphans.js";
-import { planStep } from "../../core/plan.js";
+import { type Headline, headlineOf, recreateCommand, type SetSummary } from "../../core/summary.js";
 import type { SetRef } from "../../core/types.js";
-import { headlineOf, type SetSummary, summarize } from "../../core/view.js";
+import { nextStepOf } from "../../core/view.js";
+import { type DryRun, dryRunOf } from "../dry-run.js";
 import { paintPhase } from "./color.js";
 import { type Context, EXIT, emit, parseDuration, print, refOf, type Target, UsageError } from "./context.js";
 import { elapsedSince, intervalOf } from "./run.js";
 
-// Every field shown comes from the view model (core/view.ts): the status page shows the same.
-const readRow = async (target: Target, ref: SetRef): Promise<SetSummary> =>
-  summarize((await target.reader.load(ref)).statefulSet);
+/** The step a controller would run now, planned with the target's own writers; never written. */
+const dryRun = (target: Target, ref: SetRef): Promise<DryRun> =>
+  dryRunOf({
+    reader: target.reader,
+    writers: target.writers,
+    ...(target.metrics ? { metrics: target.metrics } : {}),
+    ref,
+    now: target.now(),
+  });
 
-/**
- * One set's row and the claims of its removed templates (claims labelled
- * claimstep.io/orphaned-from=<set>), as the planner reports them (Decision.orphanedClaims); the
- * plan is made, never written, and only when such a label is there.
- */
-async function readSet(target: Target, ref: SetRef): Promise<{ row: SetSummary; orphans?: OrphansView }> {
-  const snapshot = await target.reader.load(ref);
-  const row = summarize(snapshot.statefulSet);
-  if (!snapshot.claims.some((c) => c.metadata.labels?.[Keys.orphanedFrom] === ref.name)) return { row };
-  const writer = typeof target.writers.claims === "function" ? target.writers.claims(snapshot) : target.writers.claims;
-  const orphans = orphansView(ref, planStep(snapshot, target.now(), writer).orphanedClaims);
-  return orphans ? { row, orphans } : { row };
-}
+/** The claims of its removed templates (labelled claimstep.io/orphaned-from=<set>), as the plan reports them. */
+const orphansOf = (ref: SetRef, d: DryRun): OrphansView | undefined =>
+  d.snapshot.claims.some((c) => c.metadata.labels?.[Keys.orphanedFrom] === ref.name)
+    ? orphansView(ref, d.planned.orphanedClaims)
+    : undefined;
+
+/** `-o json`: where the set stands (the same fields as the table), the next step, and the record as written (`status`). */
+const jsonOf = (r: SetSummary, d: DryRun) => {
+  const next = nextStepOf(d.planned);
+  return {
+    ref: r.ref,
+    strategy: r.strategy,
+    phase: r.phase,
+    reason: r.reason,
+    message: r.message,
+    updated: r.updated,
+    revision: r.revision === "-" ? null : r.revision,
+    updateRevision: d.snapshot.statefulSet.metadata.annotations?.[Keys.updateRevision] ?? null,
+    currentRevision: r.currentRevision === "-" ? null : r.currentRevision,
+    observed: r.observed,
+    done: r.done,
+    setMissing: r.setMissing,
+    ...(r.setMissing ? { command: recreateCommand(r.ref) } : {}),
+    next: {
+      phase: next.phase,
+      reason: next.reason,
+      action: next.action,
+      ...(next.requeueAfter !== undefined ? { requeueAfter: next.requeueAfter } : {}),
+    },
+    status: r.status,
+  };
+};
 
 const orphansText = (o: OrphansView): string => {
   const width = Math.max(...o.claims.map((c) => c.claim.length));
@@ -67,21 +96,17 @@ export async function status(ctx: Context): Promise<number> {
   const refs = ctx.args[0]
     ? [refOf(ctx.flags, target, ctx.args[0], "status")]
     : await target.listOptedIn(ctx.flags["all-namespaces"] ? undefined : (ctx.flags.namespace ?? target.namespace));
-  const rows: SetSummary[] = [];
+  const read: { row: SetSummary; dry: DryRun }[] = [];
+  for (const ref of refs) {
+    const dry = await dryRun(target, ref);
+    read.push({ row: dry.summary, dry });
+  }
+  const rows = read.map((r) => r.row);
   // A named set: also the claims of its removed templates (docs/templates.md).
-  let orphans: OrphansView | undefined;
-  if (ctx.args[0]) {
-    const one = await readSet(target, refs[0]!);
-    rows.push(one.row);
-    orphans = one.orphans;
-  } else for (const ref of refs) rows.push(await readRow(target, ref));
+  const orphans = ctx.args[0] && read[0] ? orphansOf(refs[0]!, read[0].dry) : undefined;
   if (ctx.json) {
-    const json = rows.map((r) => ({
-      ref: r.ref,
-      strategy: r.strategy,
-      updateRevision: r.revision === "-" ? null : r.revision,
-      currentRevision: r.currentRevision === "-" ? null : r.currentRevision,
-      status: r.status,
+    const json = read.map((r) => ({
+      ...jsonOf(r.row, r.dry),
       ...(orphans ? { orphanedClaims: orphans.claims, deleteCommand: orphans.command ?? null } : {}),
     }));
     emit(ctx, ctx.args[0] ? json[0] : json);
@@ -134,12 +159,12 @@ async function watch(ctx: Context): Promise<number> {
   const started = target.now().getTime();
   const realStart = Date.now();
   let previous = "";
-  let last: ReturnType<typeof headlineOf> | undefined;
+  let last: Headline | undefined;
   for (;;) {
     if (ctx.signal.aborted) return EXIT.ok;
     const at = target.now();
     try {
-      const now = headlineOf(await readRow(target, ref));
+      const now = headlineOf((await dryRun(target, ref)).summary);
       last = now;
       const key = `${now.phase}|${now.reason}|${now.message}`;
       if (key !== previous) {

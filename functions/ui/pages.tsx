@@ -2,7 +2,8 @@
 // child or attribute, so hono escapes it (a StorageClass name, an API server's message or an
 // annotation holding markup shows as text). The only raw HTML is our own CSS.
 import type { Child } from "hono/jsx";
-import type { OrdinalRow, SetPageView, SetSummary } from "../../core/view.js";
+import type { SetSummary } from "../../core/summary.js";
+import type { OrdinalRow, SetPageView } from "../../core/view.js";
 import { CSS } from "./assets.js";
 import { TimelineChart, UsageChart } from "./charts.js";
 import { Time } from "./time.js";
@@ -251,6 +252,14 @@ export function ListFragment(props: { sets: SetSummary[]; errors: string[]; at?:
                   <td>{s.ref.namespace}</td>
                   <td>
                     <a href={setHref(props.at, s.ref.namespace, s.ref.name)}>{s.ref.name}</a>
+                    {s.setMissing ? (
+                      <>
+                        {" "}
+                        <span class="error" data-field="missing">
+                          {s.message}
+                        </span>
+                      </>
+                    ) : null}
                   </td>
                   <td data-field="phase">
                     <Phase phase={s.phase} />

@@ -9,18 +9,21 @@
 // With several clusters (functions/fleet/entry.ts) each cluster's app serves its list and set
 // pages under /ui/clusters/<name> (the default cluster's under /ui), and /ui/clusters/<unknown>
 // is a 404 page naming the configured clusters.
-// Read-only: it loads and plans (planStep, no write) and lists Events; nothing else.
+// Read-only: it loads and plans (the step's dry run, functions/dry-run.ts: no write) and lists
+// Events; nothing else. The list and the set page show where each set stands as `claimstep status`
+// does (core/summary.ts): one plan per set.
 import { type Context, Hono } from "hono";
 import { csrf } from "hono/csrf";
 import { streamSSE } from "hono/streaming";
 import { ApiError } from "../../adapters/api-error.js";
 import { autogrowOf } from "../../core/autogrow.js";
-import { planStep } from "../../core/plan.js";
 import type { MetricsReader, StateReader, Writers } from "../../core/ports.js";
+import type { SetSummary } from "../../core/summary.js";
 import type { SetRef, Snapshot, UsageReading } from "../../core/types.js";
-import { type SetPageView, type SetSummary, setPage, summarize } from "../../core/view.js";
+import { type SetPageView, setPage } from "../../core/view.js";
 import { bearerMatches } from "../auth.js";
 import type { Viewer } from "../config.js";
+import { type DryRun, dryRunOf } from "../dry-run.js";
 import { readBody } from "../http/body.js";
 import { Name, Namespace } from "../relay/event.js";
 import { CSS, cspHash, SCRIPT } from "./assets.js";
@@ -88,6 +91,9 @@ export function safeNext(raw: unknown): string {
   return /^\/ui(\/[A-Za-z0-9._~%-]*)*$/.test(path) ? path : "/ui";
 }
 
+/** How many sets the list reads at once (each read is a step's: the set, its pods, claims and classes). */
+const LIST_READS_AT_ONCE = 4;
+
 export function uiRoutes(deps: UiDeps): Hono {
   const app = new Hono();
   const every = deps.everySeconds ?? 2;
@@ -129,15 +135,46 @@ export function uiRoutes(deps: UiDeps): Hono {
   const allowed = (namespaces: readonly string[] | undefined, ns: string) =>
     namespaces === undefined || namespaces.includes(ns);
 
+  /** The step's dry run on one set (the list's row): what the step would read, Prometheus included. */
+  const dryRun = (ref: SetRef): Promise<DryRun> =>
+    dryRunOf({
+      reader: deps.reader,
+      writers: deps.writers,
+      ...(deps.metrics ? { metrics: deps.metrics } : {}),
+      ref,
+      now: deps.now(),
+    });
+
+  /**
+   * The set page's dry run, with the usage its bars show read once: the step plans with that same
+   * reading where autogrow may act (no second query).
+   */
+  async function pageRun(ref: SetRef): Promise<{ dry: DryRun; usage: UsageReading | undefined }> {
+    let usage: UsageReading | undefined;
+    const reader: StateReader = {
+      load: async (r, o) => {
+        const snapshot = await deps.reader.load(r, o);
+        usage = await usageOf(r, snapshot);
+        return snapshot;
+      },
+    };
+    const metrics = deps.metrics;
+    const once: MetricsReader | undefined = metrics && {
+      usage: async (r, claims, signal) => usage ?? metrics.usage(r, claims, signal),
+    };
+    const dry = await dryRunOf({
+      reader,
+      writers: deps.writers,
+      ...(once ? { metrics: once } : {}),
+      ref,
+      now: deps.now(),
+    });
+    return { dry, usage };
+  }
+
   async function view(ref: SetRef): Promise<SetPageView> {
-    const [[snapshot, usage], events] = await Promise.all([
-      deps.reader.load(ref).then(async (s) => [s, await usageOf(ref, s)] as const),
-      deps.source.events(ref),
-    ]);
-    const writer = typeof deps.writers.claims === "function" ? deps.writers.claims(snapshot) : deps.writers.claims;
-    // The planner reads the usage only where autogrow may act (a converged set), as a step does.
-    const planned = planStep(usage ? { ...snapshot, volumeUsage: usage } : snapshot, deps.now(), writer);
-    return setPage(snapshot.statefulSet, planned, events, usage);
+    const [{ dry, usage }, events] = await Promise.all([pageRun(ref), deps.source.events(ref)]);
+    return setPage(dry.snapshot, dry.planned, dry.summary, events, usage);
   }
 
   /**
@@ -265,18 +302,32 @@ export function uiRoutes(deps: UiDeps): Hono {
     });
   }
 
-  /** The opted-in sets a viewer may see, and the namespaces that could not be listed. */
+  /**
+   * The opted-in sets a viewer may see (and those deleted mid re-create), each where its step's dry
+   * run says it stands, a few read at a time; the namespaces or sets that could not be read.
+   */
   async function listed(namespaces: readonly string[] | undefined): Promise<{ sets: SetSummary[]; errors: string[] }> {
-    const sets: SetSummary[] = [];
+    const refs: SetRef[] = [];
     const errors: string[] = [];
+    const why = (err: unknown) => (err instanceof Error ? err.message : String(err));
     for (const ns of namespaces ?? [undefined]) {
       try {
-        for (const s of await deps.source.listSets(ns)) sets.push(summarize(s));
+        refs.push(...(await deps.source.listSets(ns)));
       } catch (err) {
-        errors.push(
-          `${ns === undefined ? "all namespaces" : `namespace ${ns}`}: ${err instanceof Error ? err.message : String(err)}`,
-        );
+        errors.push(`${ns === undefined ? "all namespaces" : `namespace ${ns}`}: ${why(err)}`);
       }
+    }
+    const sets: SetSummary[] = [];
+    for (let i = 0; i < refs.length; i += LIST_READS_AT_ONCE) {
+      const batch = refs.slice(i, i + LIST_READS_AT_ONCE);
+      const read = await Promise.allSettled(batch.map((ref) => dryRun(ref)));
+      read.forEach((r, j) => {
+        const ref = batch[j]!;
+        if (r.status === "fulfilled") sets.push(r.value.summary);
+        // Gone since the listing: no longer a set to show.
+        else if (!(r.reason instanceof ApiError && r.reason.kind === "NotFound"))
+          errors.push(`${ref.namespace}/${ref.name}: ${why(r.reason)}`);
+      });
     }
     sets.sort((a, b) => a.ref.namespace.localeCompare(b.ref.namespace) || a.ref.name.localeCompare(b.ref.name));
     return { sets, errors };

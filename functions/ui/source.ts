@@ -1,13 +1,12 @@
 // What the status page reads besides a step's snapshot: the opted-in StatefulSets of a namespace
-// (one LIST, their annotations hold the recorded status) and claimstep's Events on one set
-// (events.k8s.io/v1). Through the production KubeClient, so the same on Workers, Node and the
+// (the listing every mode uses, adapters/kube/reader.ts: with the sets deleted mid re-create,
+// found by their records) and claimstep's Events on one set (events.k8s.io/v1). Through the production KubeClient, so the same on Workers, Node and the
 // simulated cluster; free of Node-only imports.
 import { ApiError } from "../../adapters/api-error.js";
 import type { KubeClient } from "../../adapters/kube/client.js";
 import { REPORTING_CONTROLLER } from "../../adapters/kube/events.js";
+import { listOptedInSets } from "../../adapters/kube/reader.js";
 import { type Route, Routes } from "../../adapters/kube/routes.js";
-import { StatefulSet } from "../../core/k8s.js";
-import { isOptedIn } from "../../core/statefulset.js";
 import type { SetRef } from "../../core/types.js";
 import type { EventRow } from "../../core/view.js";
 
@@ -20,8 +19,8 @@ export const listEvents: Route = Routes.listEvents;
 export const EVENTS_PAGE = 500;
 
 export interface UiSource {
-  /** The opted-in StatefulSets of a namespace (all namespaces: undefined). */
-  listSets(namespace: string | undefined): Promise<StatefulSet[]>;
+  /** The opted-in StatefulSets of a namespace (all namespaces: undefined), and those deleted mid re-create. */
+  listSets(namespace: string | undefined): Promise<SetRef[]>;
   /** claimstep's Events on the set, or why they could not be read. */
   events(ref: SetRef): Promise<EventRow[] | { error: string }>;
 }
@@ -57,13 +56,7 @@ export function eventRowsOf(items: readonly unknown[], ref: SetRef): EventRow[] 
 
 export function uiSource(client: KubeClient): UiSource {
   return {
-    async listSets(namespace) {
-      const route = namespace === undefined ? Routes.listStatefulSetsAllNamespaces : Routes.listStatefulSets;
-      const sets = await client.list(route, namespace === undefined ? {} : { namespace }, StatefulSet);
-      return sets
-        .filter(isOptedIn)
-        .map((s) => ({ ...s, metadata: { ...s.metadata, namespace: s.metadata.namespace ?? namespace ?? "default" } }));
-    },
+    listSets: (namespace) => listOptedInSets(client, namespace),
     async events(ref) {
       try {
         const page = (await client.send(

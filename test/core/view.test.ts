@@ -4,129 +4,27 @@
 import { describe, expect, it } from "vitest";
 import { Keys } from "../../core/keys.js";
 import { planStep } from "../../core/plan.js";
+import { policyOf } from "../../core/policy.js";
 import { renderTable } from "../../core/render.js";
+import { summaryOf } from "../../core/summary.js";
 import type { Action, OrdinalReport } from "../../core/types.js";
 import {
   actionText,
-  headlineOf,
   linkIn,
   ordinalRows,
   podsCoordinated,
   recentEvents,
   setPage,
-  summarize,
   templatesView,
 } from "../../core/view.js";
 import { claimsFor, DIRECT, makeSet, snapshot } from "./builders.js";
 
 const NOW = new Date("2026-11-30T10:00:00Z");
 const grown = () => makeSet({ live: [{ name: "data", storage: "1Gi" }], desired: [{ name: "data", storage: "2Gi" }] });
-const withStatus = (set: ReturnType<typeof makeSet>, status: object, extra: Record<string, string> = {}) => {
-  set.metadata.annotations = { ...set.metadata.annotations, [Keys.status]: JSON.stringify(status), ...extra };
-  return set;
-};
 
-describe("summarize and headlineOf", () => {
-  it("an opted-in set never stepped: '-' and NotObserved", () => {
-    const s = summarize(grown());
-    expect(s).toMatchObject({
-      optedIn: true,
-      phase: "-",
-      reason: "-",
-      message: "no step yet",
-      updated: "-",
-      revision: "-",
-      applyMode: { mode: "direct" },
-    });
-    expect(headlineOf(s)).toMatchObject({ phase: "-", reason: "NotObserved" });
-    expect(headlineOf(s).end).toBeUndefined();
-  });
-
-  it("a recorded status of the desired revision: its fields, progress, and how a watch ends", () => {
-    const set = grown();
-    const revision = summarize(set).desiredRevision!;
-    const counts = { updated: 1, inFlight: 1, pending: 1, blocked: 0, total: 3 };
-    const s = summarize(
-      withStatus(set, {
-        phase: "Blocked",
-        reason: "QuotaExceeded",
-        message: "over quota",
-        revision,
-        counts,
-        since: "t1",
-        observedAt: "t2",
-      }),
-    );
-    expect(s).toMatchObject({
-      phase: "Blocked",
-      reason: "QuotaExceeded",
-      since: "t1",
-      observedAt: "t2",
-      progress: { done: 1, total: 3 },
-      updated: "1/3",
-    });
-    expect(headlineOf(s)).toEqual({
-      phase: "Blocked",
-      reason: "QuotaExceeded",
-      message: "over quota",
-      updated: "1/3 updated",
-      end: "blocked",
-    });
-  });
-
-  it("a status of an earlier revision says nothing of this one; a set not opted in is Idle", () => {
-    const s = summarize(
-      withStatus(grown(), {
-        phase: "Complete",
-        reason: "RolloutComplete",
-        message: "done",
-        revision: "old",
-        counts: { updated: 3, total: 3 },
-      }),
-    );
-    expect(headlineOf(s).reason).toBe("NotObserved");
-    const off = makeSet();
-    off.metadata.annotations = {};
-    expect(headlineOf(summarize(off))).toMatchObject({ phase: "Idle", reason: "NotOptedIn", end: "blocked" });
-  });
-
-  it("pull-request mode links the pull request the writer recorded (status.pullRequest), never a URL of the message; http(s) only", () => {
-    // issue 24, item 7: the link was the last URL of the message, which a driver's or admission error text chooses.
-    const set = withStatus(
-      grown(),
-      {
-        phase: "Waiting",
-        reason: "AwaitingApproval",
-        message: "opened pull request #7; merge it — https://git.example/o/r/pull/7 (see https://evil.example/x)",
-        pullRequest: "https://git.example/o/r/pull/7",
-      },
-      { [Keys.applyVia]: "pull-request" },
-    );
-    expect(summarize(set).applyMode).toEqual({ mode: "pull-request", link: "https://git.example/o/r/pull/7" });
-    const unrecorded = withStatus(
-      grown(),
-      { phase: "Blocked", reason: "ApplyRejected", message: "admission webhook denied it: see https://evil.example/x" },
-      { [Keys.applyVia]: "pull-request" },
-    );
-    expect(summarize(unrecorded).applyMode).toEqual({ mode: "pull-request" });
-    const scheme = withStatus(
-      grown(),
-      { phase: "Waiting", reason: "AwaitingApproval", message: "m", pullRequest: "javascript:alert(1)" },
-      { [Keys.applyVia]: "pull-request" },
-    );
-    expect(summarize(scheme).applyMode).toEqual({ mode: "pull-request" });
-    expect(linkIn("see javascript:alert(1)")).toBeUndefined();
-    expect(linkIn('x "https://a.example/p" y')).toBe("https://a.example/p");
-    const bad = grown();
-    bad.metadata.annotations![Keys.applyVia] = "carrier-pigeon";
-    expect(summarize(bad).applyMode).toEqual({ mode: "invalid", value: "carrier-pigeon" });
-  });
-
-  it("a status annotation that is not a JSON object is no status", () => {
-    const set = grown();
-    set.metadata.annotations![Keys.status] = "[1,2]";
-    expect(summarize(set).status).toBeNull();
-  });
+it("links in a message: http(s) only (the page links the recorded pull request, core/summary.ts)", () => {
+  expect(linkIn("see javascript:alert(1)")).toBeUndefined();
+  expect(linkIn('x "https://a.example/p" y')).toBe("https://a.example/p");
 });
 
 describe("the per-ordinal rows", () => {
@@ -209,12 +107,16 @@ describe("the next step, templates and events", () => {
 
   it("the set's page: the plan of the next step, desired vs live templates, events newest first", () => {
     const set = grown();
-    const planned = planStep(snapshot(set, claimsFor(set)), NOW, DIRECT);
+    const s = snapshot(set, claimsFor(set));
+    const policy = policyOf(set);
+    const planned = planStep(s, NOW, DIRECT, { policy });
+    const summary = summaryOf(s, planned, policy);
     const events = [
       { time: "2026-11-30T10:00:00.000000Z", type: "Normal", reason: "ClaimUpdated", note: "a", count: 1 },
       { time: "2026-11-30T10:05:00.000000Z", type: "Warning", reason: "QuotaExceeded", note: "b", count: 2 },
     ];
-    const page = setPage(set, planned, events);
+    const page = setPage(s, planned, summary, events);
+    expect(page.headline).toMatchObject({ phase: "-", reason: "NotObserved" });
     expect(page.next).toMatchObject({
       phase: "Progressing",
       reason: "ClaimUpdated",
@@ -229,7 +131,10 @@ describe("the next step, templates and events", () => {
       desired: "2Gi",
       changed: true,
     });
-    expect(setPage(set, planned, { error: "forbidden" })).toMatchObject({ events: [], eventsError: "forbidden" });
+    expect(setPage(s, planned, summary, { error: "forbidden" })).toMatchObject({
+      events: [],
+      eventsError: "forbidden",
+    });
     expect(recentEvents(events, 1).map((e) => e.note)).toEqual(["b"]);
   });
 

@@ -322,8 +322,9 @@ describe("-o json|yaml|wide", () => {
       "OBSERVED",
       "MESSAGE",
     ]);
+    // Where it stands now: the next step (data-web-2 written and in flight, wal-web-2 next), not the one recorded.
     expect(row).toMatch(
-      /^default +web +Progressing +ClaimUpdated +0\/3 +\w+ +- +InPlace +0 +3 +0 +2 +\S+Z +\S+Z +updating data-web-2/,
+      /^default +web +Progressing +ClaimUpdated +0\/3 +\w+ +- +InPlace +1 +2 +0 +2 +\S+Z +\S+Z +updating wal-web-2/,
     );
     for (const argv of [
       ["plan", "web", "-o", "wide"],

@@ -79,11 +79,14 @@ describe("commands in process", () => {
     expect(claim.spec.resources.requests.storage).toBe("2Gi");
   });
 
-  it("status shows what claimstep recorded, as a table and as JSON", async () => {
+  it("status shows where the set stands (the plan of its next step), as a table and as JSON", async () => {
     const s = await simOf("grow");
     const none = capture();
     expect(await main(["status"], none.io, s.connect)).toBe(0);
-    expect(none.out.text).toMatch(/default +web +- +- +- +- +- +no step yet/);
+    // No step yet: the desired revision, not yet observed, and what the first step will do.
+    expect(none.out.text).toMatch(
+      /default +web +- +NotObserved +0\/3 +(\w+) +- +no step recorded for revision \1 yet .*; the next step: updating data-web-2/,
+    );
     await main(["run", "web"], capture().io, s.connect);
     const table = capture();
     expect(await main(["status"], table.io, s.connect)).toBe(0);
@@ -91,8 +94,19 @@ describe("commands in process", () => {
     const json = capture();
     await main(["status", "web", "-o", "json"], json.io, s.connect);
     const status = JSON.parse(json.out.text);
-    expect(status).toMatchObject({ strategy: "InPlace", status: { phase: "Complete" } });
+    expect(status).toMatchObject({
+      strategy: "InPlace",
+      phase: "Complete",
+      reason: "RolloutComplete",
+      updated: "3/3",
+      observed: true,
+      done: true,
+      setMissing: false,
+      next: { phase: "Complete", action: "nothing to write" },
+      status: { phase: "Complete" },
+    });
     expect(status.currentRevision).toBe(status.updateRevision);
+    expect(status.revision).toBe(status.updateRevision);
   });
 
   it("status exits 2 when a set is blocked", async () => {

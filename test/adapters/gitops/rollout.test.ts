@@ -10,8 +10,8 @@ import { claimTemplate, type SimCluster } from "../../../adapters/sim/cluster.js
 import type { Json } from "../../../adapters/sim/store.js";
 import type { StatefulSet } from "../../../core/k8s.js";
 import { Keys } from "../../../core/keys.js";
+import { applyModeOf } from "../../../core/summary.js";
 import type { SetRef } from "../../../core/types.js";
-import { summarize } from "../../../core/view.js";
 import { gitopsWebhookRoutes } from "../../../functions/routes/gitops-webhooks.js";
 import { runStep, type StepResult } from "../../../functions/step.js";
 import { forge, githubWebhook, WEBHOOK_SECRET as SECRET } from "../../support/forge.js";
@@ -162,7 +162,8 @@ describe("the pull request the status page links (issue 24, item 7)", () => {
     const url = "https://github.com/octo/fleet/pull/1";
     const recorded = async () => {
       const set = (await sim.admin.get("statefulsets", "prod", "db")) as unknown as StatefulSet;
-      return { status: JSON.parse(set.metadata.annotations![Keys.status]!), link: summarize(set).applyMode.link };
+      const status = JSON.parse(set.metadata.annotations![Keys.status]!);
+      return { status, link: applyModeOf(set, status).link };
     };
 
     expect((await step(REF)).decision).toMatchObject({ phase: "Waiting", reason: "AwaitingApproval" });

@@ -2,6 +2,8 @@
 // built by hand) with the command a person runs to delete those no pod mounts; none, no section.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { planStep } from "../../../core/plan.js";
+import { policyOf } from "../../../core/policy.js";
+import { summaryOf } from "../../../core/summary.js";
 import { setPage } from "../../../core/view.js";
 import { LiveFragment } from "../../../functions/ui/pages.js";
 import { claimsFor, DIRECT, makeSet, snapshot } from "../../core/builders.js";
@@ -12,11 +14,13 @@ const html = async (node: unknown) => String(await node);
 
 describe("the set page's claims of removed templates", () => {
   const set = makeSet({ live: [{ name: "data", storage: "1Gi" }], desired: [{ name: "data", storage: "2Gi" }] });
-  const planned = planStep(snapshot(set, claimsFor(set)), NOW, DIRECT);
+  const s = snapshot(set, claimsFor(set));
+  const planned = planStep(s, NOW, DIRECT);
+  const summary = summaryOf(s, planned, policyOf(set));
 
   it("lists each kept claim, which pod still mounts it, and the kubectl command for the others", async () => {
     const view = setPage(
-      set,
+      s,
       {
         ...planned,
         orphanedClaims: [
@@ -24,6 +28,7 @@ describe("the set page's claims of removed templates", () => {
           { claim: "logs-web-0", template: "<b>logs</b>", mounted: false },
         ],
       },
+      summary,
       [],
     );
     expect(view.orphans?.command).toBe("kubectl delete pvc -n default logs-web-0");
@@ -39,7 +44,7 @@ describe("the set page's claims of removed templates", () => {
   });
 
   it("shows no section without them", async () => {
-    const view = setPage(set, planned, []);
+    const view = setPage(s, planned, summary, []);
     expect(view).not.toHaveProperty("orphans");
     expect(await html(LiveFragment({ view }))).not.toContain('id="orphans"');
   });
