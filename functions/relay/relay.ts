@@ -156,8 +156,13 @@ export class Relay {
     const present = new Set(
       items.map((s) => keyOf({ namespace: s?.metadata?.namespace ?? "default", name: s?.metadata?.name })),
     );
-    for (const key of [...this.sets.keys()]) {
-      if ((ns === undefined || key.startsWith(`${ns}/`)) && !present.has(key)) this.sets.delete(key);
+    for (const [key, tracked] of [...this.sets]) {
+      if ((ns === undefined || key.startsWith(`${ns}/`)) && !present.has(key)) {
+        // Gone while the watch was down: delivered as a deletion (a re-create's orphan delete).
+        this.sets.delete(key);
+        this.deleted.set(key, tracked.ref);
+        this.debouncer.touch(key, `statefulset ${tracked.ref.name} deleted`);
+      }
     }
   }
 

@@ -405,16 +405,51 @@ describe("Relay", () => {
     await relay.stop();
   });
 
-  it("drops sets that vanished while the watch was gone (resync)", async () => {
-    const { source, clock, relay } = setup();
+  it("drops sets that vanished while the watch was gone (resync), delivering their deletion once", async () => {
+    const { source, clock, sent, relay } = setup();
     relay.start();
     await settle();
+    await clock.advance(1000);
+    sent.length = 0;
     source.lists[STS] = { items: [], resourceVersion: "900" };
     source.live(STS).push({ type: "ERROR", object: { kind: "Status", code: 410 } });
     source.live(STS).end();
     await settle();
     expect(relay.tracked()).toEqual([]);
     await clock.advance(1000);
+    expect(sent.map((e) => [e.data.name, e.data.causes])).toEqual([["web", ["statefulset web deleted"]]]);
+    await clock.advance(5000);
+    expect(sent).toHaveLength(1);
+    await relay.stop();
+  });
+
+  it("delivers the deletion of a tracked set (claimstep's orphan delete: the step it causes creates the set again)", async () => {
+    const { source, clock, sent, relay } = setup();
+    relay.start();
+    await settle();
+    await clock.advance(1000);
+    sent.length = 0;
+    source.live(STS).push({ type: "DELETED", object: optedInWeb("400") });
+    await clock.advance(1000);
+    expect(relay.tracked()).toEqual([]);
+    expect(sent).toEqual([
+      {
+        type: "statefulset.changed",
+        timestamp: clock.now().toISOString(),
+        data: { namespace: "default", name: "web", causes: ["statefulset web deleted"] },
+      },
+    ]);
+    // Re-created: tracked again, and its creation is delivered like any change.
+    source.live(STS).push({ type: "ADDED", object: optedInWeb("410") });
+    await clock.advance(1000);
+    expect(relay.tracked()).toEqual([{ namespace: "default", name: "web" }]);
+    expect(sent.map((e) => e.data.causes)).toEqual([["statefulset web deleted"], ["statefulset web added"]]);
+    // A set never tracked (not opted in) is not delivered when deleted.
+    const cache = fixture("statefulset-web.json");
+    cache.metadata.name = "cache";
+    source.live(STS).push({ type: "DELETED", object: cache });
+    await clock.advance(5000);
+    expect(sent).toHaveLength(2);
     await relay.stop();
   });
 });
