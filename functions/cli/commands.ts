@@ -44,7 +44,9 @@ export const FLAG_HELP: Partial<Record<FlagName, FlagHelp>> = {
   "hold-pods": {
     help: "hold every pod (partition = replicas, yours recorded) until its claims are ready: pod coordination ClaimsFirst",
   },
-  watch: { help: "follow the set until Complete (exit 0) or Blocked (exit 2), printing each transition; never writes" },
+  watch: {
+    help: "follow the set until nothing is left to do (exit 0) or Blocked (exit 2), printing each transition; never writes",
+  },
   port: { value: "port", help: "port to listen on (default: $PORT, else 8080)" },
   host: {
     value: "address",
@@ -193,7 +195,7 @@ export const SPECS: Record<string, CommandSpec> = {
       "Writes the Secret claimstep-webhook-tls (tls.crt, tls.key, ca.crt) in the namespace (-n, default\nclaimstep) for the Service claimstep-webhook.<ns>.svc, and the CA into the caBundle of every webhook\nof the MutatingWebhookConfiguration claimstep; both are read back. Needs openssl. Run it again to\nrotate; claimstep serve reloads the certificate. With cert-manager there is nothing to run.",
   },
   status: {
-    summary: "what claimstep last recorded: one set, or every opted-in set",
+    summary: "where a set stands (the plan of its next step): one set, or every opted-in set",
     usage: [
       "status [<statefulset>] [-A] [flags]",
       "status <statefulset> --watch [--interval 2s] [--timeout 30m] [flags]",
@@ -212,7 +214,7 @@ export const SPECS: Record<string, CommandSpec> = {
       "claimstep status web -n db -w --timeout 30m   # like kubectl rollout status",
     ],
     notes:
-      "--watch re-reads the set every --interval (default 2s) and prints a line when its phase, reason\nor message changes. Exit codes: 0 Complete, 2 Blocked (or not opted in), 1 error or --timeout.\nWith a name it also lists the claims of removed templates (labelled claimstep.io/orphaned-from:\nkept, claimstep never deletes a claim) and the kubectl delete pvc command for those no pod mounts\n(-o json: orphanedClaims, deleteCommand; docs/templates.md).",
+      "Every surface shows the step claimstep would take now (planned, never written), not an earlier\nstep's record: a new desired revision is NotObserved until a step records it, and a set deleted\nmid re-create is listed (Progressing/SetCreated) with the command that re-creates it.\n--watch re-reads the set every --interval (default 2s) and prints a line when its phase, reason\nor message changes. Exit codes: 0 once claimstep has nothing left to do (Complete, no re-create,\nrestart or partition hand-back to come), 2 Blocked (or not opted in), 1 error or --timeout.\nWith a name it also lists the claims of removed templates (labelled claimstep.io/orphaned-from:\nkept, claimstep never deletes a claim) and the kubectl delete pvc command for those no pod mounts\n(-o json: orphanedClaims, deleteCommand; docs/templates.md).",
   },
   set: {
     summary: "write the desired claim template and opt the set in, then show the plan it causes",

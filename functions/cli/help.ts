@@ -9,10 +9,10 @@ Usage:
   claimstep step   --all [-n <ns> | -A]                one step of every opted-in set (for a CronJob)
   claimstep run    <statefulset> [--interval 5s] [--timeout 30m]
                                                        step until Complete or Blocked, showing progress
-  claimstep status [<statefulset>] [-A]                what claimstep last recorded (all opted-in sets without a name;
-                                                       with a name, also the claims of removed templates it kept)
+  claimstep status [<statefulset>] [-A]                where a set stands: the plan of its next step (all opted-in sets
+                                                       without a name; with a name, also the claims of removed templates)
   claimstep status <statefulset> --watch [--timeout 30m]
-                                                       follow it until Complete (0) or Blocked (2), read-only (-w)
+                                                       follow it until nothing is left to do (0) or Blocked (2), read-only (-w)
   claimstep set    <statefulset> <claim> [--storage 20Gi] [--vac gold] [--dry-run]
                                                        write the desired claim template and opt the set in
                                                        (--dry-run: the annotation diff and the plan, nothing written)
