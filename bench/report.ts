@@ -28,6 +28,8 @@ export interface Results {
   b6?: B6Result;
   /** The admission webhook (absent from runs before it was measured). */
   b8?: B8Result;
+  /** The re-create's window (orphan delete → create) per shipped mode, on the cluster's clock (issue 33). */
+  b10?: B10Row[];
   verdicts: Verdict[];
   /** Benchmarks run again alone since (`npm run bench -- --only b3`), their figures replacing the run's. */
   reruns?: {
@@ -39,6 +41,8 @@ export interface Results {
   /** Self time by function and file of each workload profiled because a target was missed. */
   profiles: Record<string, ProfileSummary>;
 }
+
+import type { B10Row } from "./b10-recreate-window.js";
 
 const kib = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
 const mib = (m: number) => `${m.toFixed(1)} MiB`;

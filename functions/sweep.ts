@@ -63,8 +63,8 @@ export interface SweepReport {
   backedOff?: number;
 }
 
-/** Follow-up steps of one set within a pass, at most (about 10 s of a set finalizing at AT_ONCE). */
-export const FOLLOW_UP_LIMIT = 40;
+/** Follow-up steps of one set within a pass, at most (about a minute of a set finalizing). */
+export const FOLLOW_UP_LIMIT = 32;
 
 /** The step left the set mid re-create with its next step due at once (core/reasons.ts AT_ONCE). */
 export const dueAtOnce = (r: StepResult): boolean =>
@@ -109,7 +109,9 @@ export async function sweep(opts: SweepOptions): Promise<SweepReport> {
       for (let n = 0; dueAtOnce(r) && n < FOLLOW_UP_LIMIT; n++) {
         if (budget && budget.used() + budget.perStep > budget.limit) break;
         if ((opts.proceed && !opts.proceed()) || opts.signal?.aborted) break;
-        await (opts.sleep ?? timer)(Math.max(50, (r.decision.requeueAfter ?? 0) * 1000));
+        // From the decision's 0.25 s, doubling to 2 s: the garbage collector takes from a moment to
+        // seconds, and each look is a whole step (the Worker's subrequest budget counts them).
+        await (opts.sleep ?? timer)(Math.max(50, (r.decision.requeueAfter ?? 0) * 1000, Math.min(2000, 250 * 2 ** n)));
         r = await opts.step(ref, opts.signal);
       }
       opts.backoff?.record(ref, r);

@@ -24,7 +24,9 @@ describe("B7", () => {
     expect(b7.queue.poked).toBe(12);
     expect(b7.steppedInTick).toBe(12);
     expect(b7.alarms.outcomes).toEqual({ "ClaimUpdated/applied": 12 });
-    expect(b7.cron.subrequestsMax).toBe(9); // per cluster: its gate, one LIST, one batch
+    // Per cluster: its gate, one LIST of the sets, one of the re-create records (a set deleted mid
+    // re-create is found by its record), one batch.
+    expect(b7.cron.subrequestsMax).toBe(12);
     expect(b7.alarms.subrequestsMax).toBeLessThanOrEqual(10);
     const b3a = await runB3Alarms(() => {}, { replicas: 2, k: [1] });
     const verdicts = judgeB7(b7, b3a);
