@@ -1,4 +1,4 @@
-// StateReader over the API server: one GET and three LISTs whatever the replica count
+// StateReader over the API server: two GETs (the set, its re-create record) and three LISTs whatever the replica count
 // (plus VolumeAttributesClasses, only when a desired template names one).
 
 import { RECORD_PREFIX, readRecord, recordName } from "../../core/finalize.js";
