@@ -140,8 +140,18 @@ function shownOf(
       reason: "NotObserved",
       message: `no step recorded for revision ${planned.revision ?? "(invalid templates)"} yet (${STEPPED_BY}); the next step: ${s.message}`,
     };
+  // Complete, with a write or a step still to come (the re-create after the rollout, the record's
+  // removal, a restart): not Complete yet.
+  if (s.phase === "Complete" && !done)
+    return { phase: "Progressing", reason: s.reason, message: `${s.message}; ${notDoneYet(planned)}` };
   return { phase: s.phase, reason: s.reason, message: s.message };
 }
+
+/** What is still to come after a Complete that is not the end. */
+const notDoneYet = (d: Pick<Decision, "action" | "requeueAfter">): string =>
+  d.action
+    ? `not done: the next step writes (${d.action.type})`
+    : `not done: the next step is due in ${d.requeueAfter ?? 0}s`;
 
 /**
  * One set as every status surface shows it: the snapshot a step loads, the plan that step makes of

@@ -8,6 +8,7 @@ import { Keys } from "../../core/keys.js";
 import { planStep } from "../../core/plan.js";
 import { policyOf } from "../../core/policy.js";
 import type { WriterCapabilities } from "../../core/ports.js";
+import { observeSet } from "../../core/recorder.js";
 import { revisionOf } from "../../core/revision.js";
 import { headlineOf, summaryOf } from "../../core/summary.js";
 import { desiredTemplates } from "../../core/templates.js";
@@ -159,6 +160,20 @@ describe("summaryOf and headlineOf", () => {
     expect(r.s.done).toBe(false);
     expect(headlineOf(r.s).end).toBeUndefined();
     expect(r.s.phase).not.toBe("-"); // this revision was observed: the plan says what comes next
+    expect(r.s.phase).not.toBe("Complete");
+  });
+
+  it("a Complete step with a step still due is Progressing, saying what is to come", () => {
+    const revision = revisionOfSet(complete());
+    const base = withStatus(complete(), recordedComplete(revision));
+    const planned = planStep(base, NOW, ALL);
+    const due: Decision = { ...planned, requeueAfter: 2 };
+    const s = summaryOf(base, due, policyOf(base.statefulSet));
+    expect(s).toMatchObject({ phase: "Progressing", reason: "RolloutComplete", done: false });
+    expect(s.message).toMatch(/; not done: the next step is due in 2s$/);
+    // /metrics says the same of the step that decided it (claimstep_set_phase).
+    expect(observeSet(base, due).phase).toBe("Progressing");
+    expect(observeSet(base, planned).phase).toBe("Complete");
   });
 
   it("a set deleted mid re-create: listed as Progressing with the command that re-creates it, never Complete", () => {

@@ -83,10 +83,13 @@ describe("status -w follows a whole re-create (sim:add-template: a template adde
     expect(err.text).toBe("");
     const lines = out.text.trim().split("\n");
     const at = (re: RegExp) => lines.findIndex((l) => re.test(l));
-    const firstComplete = at(/ Complete {2}RolloutComplete /);
-    // Before: the watch ended here, with the re-create and every restart still to come.
+    const firstComplete = at(/ RolloutComplete /);
+    // Before: the watch ended here, with the re-create and every restart still to come; it is
+    // not Complete, and says so.
     expect(firstComplete).toBeGreaterThan(0);
     expect(firstComplete).toBeLessThan(lines.length - 1);
+    expect(lines[firstComplete]).toMatch(/ Progressing {2}RolloutComplete {2}3\/3 updated .*; not done: /);
+    expect(lines.slice(0, -1).filter((l) => / Complete {2}/.test(l))).toEqual([]);
     for (const step of [/ PartitionHeld /, / SetOrphaned /, / Recreating /, / PodEvicted /])
       expect(at(step), String(step)).toBeGreaterThan(firstComplete);
     expect(lines.at(-1)).toMatch(/ default\/web {2}Complete {2}RolloutComplete {2}3\/3 updated/);
