@@ -2,6 +2,7 @@
 // SIGTERM, a server shutting down): from the plan of the next step as read back from the cluster
 // (a dry run), never from the annotations. Pure; the caller names the command that goes on.
 
+import { nothingLeftToDo } from "./decision.js";
 import { recordName } from "./finalize.js";
 import type { Decision } from "./types.js";
 
@@ -65,8 +66,7 @@ export function whereItStands({ decision: d, setMissing, record, command }: Stop
     );
   const c = d.status.counts;
   const rev = d.revision ? ` at revision ${d.revision}` : "";
-  const more = d.action !== undefined || d.requeueAfter !== undefined;
-  if (d.phase === "Complete" && !more) return say(`${set} is complete${rev}: nothing left to do`);
+  if (nothingLeftToDo(d)) return say(`${set} is complete${rev}: nothing left to do`);
   if (d.phase !== "Complete" && c.total > 0 && c.updated < c.total)
     return say(
       `${set}: the rollout has ${c.updated} of ${c.total} ordinal(s)${rev} (${d.phase} ${d.reason}: ${d.message}); ${goOn}`,

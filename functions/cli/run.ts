@@ -3,6 +3,7 @@
 // pass having done nothing.
 
 import { ApiError } from "../../adapters/api-error.js";
+import { nothingLeftToDo } from "../../core/decision.js";
 import { renderDecision } from "../../core/render.js";
 import type { Decision } from "../../core/types.js";
 import { runStep, type StepResult } from "../step.js";
@@ -144,8 +145,7 @@ export async function run(ctx: Context, opts: RunOptions = {}): Promise<number> 
       previous = key;
     }
     // Complete with more to do (a re-create follows the rollout) is not the end yet.
-    const done =
-      d.phase === "Complete" ? !d.action && d.requeueAfter === undefined : d.phase === "Blocked" || d.phase === "Idle";
+    const done = d.phase === "Complete" ? nothingLeftToDo(d) : d.phase === "Blocked" || d.phase === "Idle";
     if (done) {
       if (!ctx.json && !live && !timeline) print(ctx.io, `\n${paintHeadline(renderDecision(d), d.phase, ctx.color)}`);
       // Idle (not opted in, or spec.updateStrategy OnDelete): nothing was or will be done; that is no success.
