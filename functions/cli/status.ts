@@ -98,8 +98,13 @@ export async function status(ctx: Context): Promise<number> {
     : await target.listOptedIn(ctx.flags["all-namespaces"] ? undefined : (ctx.flags.namespace ?? target.namespace));
   const read: { row: SetSummary; dry: DryRun }[] = [];
   for (const ref of refs) {
-    const dry = await dryRun(target, ref);
-    read.push({ row: dry.summary, dry });
+    try {
+      const dry = await dryRun(target, ref);
+      read.push({ row: dry.summary, dry });
+    } catch (err) {
+      // Listed, then gone (deleted with its record) before it was read: no longer a set to show.
+      if (ctx.args[0] || !(err instanceof ApiError && err.kind === "NotFound")) throw err;
+    }
   }
   const rows = read.map((r) => r.row);
   // A named set: also the claims of its removed templates (docs/templates.md).
