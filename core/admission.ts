@@ -7,12 +7,14 @@
 // new volume: the API server refuses that) in claimstep.io/pod-template, for the re-create. Pure:
 // an AdmissionReview in, the response's parts out (the shell encodes the patch).
 
-import { desiredChange, cleanTemplate as normalizedTemplate } from "./desired.js";
+import { desiredChange, cleanTemplate as normalizedTemplate, recreateFor } from "./desired.js";
 import type { ClaimTemplate, StatefulSet } from "./k8s.js";
 import { ClaimTemplate as ClaimTemplateSchema } from "./k8s.js";
 import { Keys } from "./keys.js";
+import { recreateOutlook } from "./outlook.js";
 import { compareQuantity } from "./quantity.js";
 import { podTemplateDigest } from "./reshape.js";
+import { revisionOf } from "./revision.js";
 import { desiredTemplates } from "./templates.js";
 import * as z from "./zod.js";
 
@@ -186,10 +188,15 @@ export function admitStatefulSetUpdate(body: unknown, opts: AdmissionOptions = {
     [Keys.templates]: JSON.stringify(change.templates),
     [Keys.strategy]: "InPlace",
   };
-  // Templates moved here are re-created into spec once complete, so that Git and the set agree, unless the set says otherwise.
-  if (set.metadata.annotations?.[Keys.finalize] === undefined) annotations[Keys.finalize] = "Recreate";
+  // Templates moved here are re-created into spec once complete, so that Git and the set agree,
+  // unless the set says otherwise: a Recreate claimstep writes names the revision it is for
+  // (claimstep.io/finalize-for), and a Recreate claimstep wrote before is written for this one.
+  if (claimstepsFinalize(set)) Object.assign(annotations, recreateFor(set, change.revision));
   const patch: JsonPatchOp[] = [{ op: "replace", path: "/spec/volumeClaimTemplates", value: rawOld }];
   const warnings = changeWarnings(setName, stored, change.templates);
+  // Said before it happens: the change ends in a re-create (and why), or a Recreate claimstep wrote is spent.
+  const outlook = recreateOutlook(storedWith(base, set, annotations, []));
+  if (outlook) warnings.push(`claimstep: ${outlook.text}`);
   if (!warnings.length)
     warnings.push(
       `claimstep recorded the claim templates of ${name} in ${Keys.templates}; see \`claimstep status ${setName}\``,
@@ -391,17 +398,17 @@ function templateSetChange(c: {
   // Templates moved here are re-created into spec once complete (as for any template change).
   const finalize = set.metadata.annotations?.[Keys.finalize];
   const recreates = added.length > 0 || removing.some((n) => live.includes(n));
-  if (finalize === undefined) annotations[Keys.finalize] = "Recreate";
+  if (claimstepsFinalize(set)) Object.assign(annotations, recreateFor(set, revisionOf(requested)));
   if (!recreates) {
     if (!warnings.length)
       warnings.push(
         `claimstep recorded the claim templates of ${name} in ${Keys.templates}; see \`claimstep status ${setName}\``,
       );
-  } else if (finalize === undefined) {
-    warnings.push(
-      `claimstep set ${Keys.finalize}: Recreate on ${name}: adding or removing a claim template needs the set re-created`,
-    );
-  } else if (finalize !== "Recreate") {
+  } else if (finalize === undefined || finalize === "Recreate") {
+    // Said before it happens: the re-create, when, and why (who wrote Recreate, and for how long).
+    const outlook = recreateOutlook(storedWith(c.base, set, annotations, remove));
+    if (outlook) warnings.push(`claimstep: ${outlook.text}`);
+  } else {
     const ns = name.slice(0, name.indexOf("/"));
     warnings.push(
       `StatefulSet ${name} says ${Keys.finalize}: ${finalize}; adding or removing a claim template needs the set re-created: the change waits until you set ${Keys.finalize}: Recreate (\`kubectl annotate sts -n ${ns} ${setName} ${Keys.finalize}=Recreate --overwrite\`) or run \`claimstep finalize ${setName}\``,
@@ -411,6 +418,24 @@ function templateSetChange(c: {
 }
 
 type SetLike = z.infer<typeof SetShape>;
+
+/** The set as stored once the patch applied: the stored templates, the request's annotations with claimstep's. */
+function storedWith(
+  base: StatefulSet,
+  set: SetLike,
+  annotations: Record<string, string>,
+  remove: readonly string[],
+): StatefulSet {
+  const after: Record<string, string> = { ...set.metadata.annotations, ...annotations };
+  for (const key of remove) delete after[key];
+  return { ...base, metadata: { ...base.metadata, annotations: after } };
+}
+
+/** `claimstep.io/finalize` is absent, or a Recreate claimstep wrote (with `claimstep.io/finalize-for`): the webhook writes it for each change. */
+const claimstepsFinalize = (set: SetLike): boolean => {
+  const a = set.metadata.annotations ?? {};
+  return a[Keys.finalize] === undefined || (a[Keys.finalize] === "Recreate" && a[Keys.finalizeFor] !== undefined);
+};
 const rollingUpdateOf = (s: SetLike) =>
   (s.spec as { updateStrategy?: { type?: string; rollingUpdate?: { partition?: number } } }).updateStrategy;
 

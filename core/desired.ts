@@ -269,6 +269,9 @@ function finish(
     metadata: { ...set.metadata, annotations: { ...set.metadata.annotations, ...annotations } },
   });
   if (!check.ok) return { ok: false, message: check.message };
+  // Valid now: the revision the re-create's Recreate is written for.
+  delete annotations[Keys.finalize];
+  Object.assign(annotations, recreateFor(set, revisionOf(templates)));
   const existing = set.metadata.annotations ?? {};
   const changed = Object.entries(annotations).some(([k, v]) =>
     k === Keys.templates || k === Keys.podTemplate || k === Keys.removeTemplates
@@ -284,6 +287,21 @@ function finish(
     containers: held?.containers ?? [],
     ...(held ? { podTemplate: held.template } : {}),
   };
+}
+
+/**
+ * The `claimstep.io/finalize: Recreate` a change that needs a re-create writes on the user's
+ * behalf, with the revision it is written for (`claimstep.io/finalize-for`): spent once the set
+ * was re-created at it (policy.ts finalizeSpent). A Recreate of the user's own (no finalize-for)
+ * is left as it is: it stays, for every change.
+ */
+export function recreateFor(
+  set: { metadata: { annotations?: Record<string, string> | undefined } },
+  revision: string,
+): Record<string, string> {
+  const a = set.metadata.annotations ?? {};
+  if (a[Keys.finalize] === "Recreate" && a[Keys.finalizeFor] === undefined) return {};
+  return { [Keys.finalize]: "Recreate", [Keys.finalizeFor]: revision };
 }
 
 /**

@@ -137,6 +137,10 @@ export function recreatedManifest(
   manifest.metadata.annotations = annotations;
   manifest.spec.volumeClaimTemplates = targetTemplates(set.spec.volumeClaimTemplates ?? [], desired, shape.removed);
   if (shape.podTemplate) (manifest.spec as Record<string, unknown>).template = structuredClone(shape.podTemplate);
+  // A Recreate claimstep wrote on the user's behalf is spent by this re-create: the new set names
+  // the revision it was re-created at, and a later change re-creates no more (policy.ts finalizeSpent).
+  if (annotations[Keys.finalizeFor] !== undefined)
+    annotations[Keys.finalizeFor] = revisionOf(manifest.spec.volumeClaimTemplates);
   return manifest;
 }
 

@@ -21,6 +21,13 @@ export const Keys = {
   lastEviction: "claimstep.io/last-eviction",
   /** `Recreate` (default `Never`): re-create the set with the new templates once a rollout is done (F1–F4). */
   finalize: "claimstep.io/finalize",
+  /**
+   * Written by claimstep with a `finalize: Recreate` it writes on the user's behalf (`set --add`,
+   * `--remove`, the admission webhook): the desired revision that Recreate was written for. Once
+   * the set was re-created at it, a later change no longer re-creates (docs/finalize.md); absent:
+   * the Recreate is the user's, for every change.
+   */
+  finalizeFor: "claimstep.io/finalize-for",
   /** Autogrow policy: `{"threshold":"80%","increase":"25%","max":"1Ti"}` (optional `template`). */
   autogrow: "claimstep.io/autogrow",
   /** The revisions autogrow grew from (comma-separated, the latest last): one growth per revision. */

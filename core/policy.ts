@@ -32,12 +32,25 @@ export interface SetPolicy {
   applyVia: ApplyVia;
   /** The pod extensions' settings (pod coordination, restarts). */
   pods: PodPolicy;
-  /** `claimstep.io/finalize`. */
+  /** `claimstep.io/finalize`, as it applies to this revision (a Recreate claimstep wrote for an earlier change is spent: finalizeSpent). */
   finalize: "Never" | "Recreate";
   /** `claimstep.io/autogrow`; undefined when absent. */
   autogrow: AutogrowPolicy | undefined;
   /** Templates to add or remove with the next re-create, and the pod template it applies (core/reshape.ts). */
   reshape: Reshape;
+}
+
+/**
+ * The revision a `claimstep.io/finalize: Recreate` that claimstep wrote on the user's behalf
+ * (`claimstep.io/finalize-for`) was written for, when that Recreate is spent: the set was
+ * re-created at that revision (its live templates are it) and the desired templates moved on
+ * since. A spent Recreate re-creates no more (docs/finalize.md "Who wrote Recreate"); undefined:
+ * not spent (the user's own Recreate, or the change it was written for is still to be re-created).
+ */
+export function finalizeSpent(set: StatefulSet, revision: string): string | undefined {
+  const writtenFor = set.metadata.annotations?.[Keys.finalizeFor];
+  if (writtenFor === undefined || writtenFor === revision) return undefined;
+  return revisionOf(set.spec.volumeClaimTemplates ?? []) === writtenFor ? writtenFor : undefined;
 }
 
 /** Why a set has no policy: Idle (rule 1) or Blocked on an invalid annotation (rule 2 and the extensions). */
@@ -112,18 +125,19 @@ export function policyOf(set: StatefulSet): PolicyResult {
   const autogrow = autogrowOf(set);
   if (!autogrow.ok) return fault("InvalidPolicy", autogrow.message);
 
+  const revision = revisionOf(templates.templates);
   return {
     ok: true,
     policy: {
       strategy: "InPlace",
       templates: templates.templates,
       templatesSource: templates.source,
-      revision: revisionOf(templates.templates),
+      revision,
       maxUnavailable: maxUnavailable.value,
       ordinals: ordinalsOf(set, pods.policy.userPartition),
       applyVia: via.via,
       pods: pods.policy,
-      finalize: finalize.recreate ? "Recreate" : "Never",
+      finalize: finalize.recreate && finalizeSpent(set, revision) === undefined ? "Recreate" : "Never",
       autogrow: autogrow.policy,
       reshape: shape!.value,
     },

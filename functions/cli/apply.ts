@@ -9,6 +9,8 @@
 // annotation, and says so in a warning, printed as kubectl prints them. `--dry-run`: ?dryRun=All.
 import { readFileSync } from "node:fs";
 import { parseAllDocuments } from "yaml";
+import { StatefulSet } from "../../core/k8s.js";
+import { recreateOutlook } from "../../core/outlook.js";
 import { type Context, EXIT, emit, print, UsageError } from "./context.js";
 
 export const APPLY_FIELD_MANAGER = "claimstep-apply";
@@ -128,7 +130,8 @@ export async function apply(ctx: Context): Promise<number> {
     ...(dryRun ? { dryRun: "All" } : {}),
   });
   const { res, json } = await request("PATCH", `${path}?${query}`, body);
-  for (const w of warningTexts(res.headers.get("warning"))) ctx.io.stderr.write(`Warning: ${w}\n`);
+  const warnings = warningTexts(res.headers.get("warning"));
+  for (const w of warnings) ctx.io.stderr.write(`Warning: ${w}\n`);
   const kindName = `statefulset.apps/${name}`;
   if (!res.ok) {
     const message =
@@ -152,7 +155,13 @@ export async function apply(ctx: Context): Promise<number> {
       : !dryRun && version === beforeVersion
         ? "unchanged"
         : "configured";
+  // Said before it happens: whether the set as stored (the webhook's annotations) ends in a re-create, and why.
+  const stored = StatefulSet.safeParse(answered);
+  const outlook = stored.success ? recreateOutlook(stored.data) : undefined;
+  const said = outlook !== undefined && warnings.some((w) => w.includes(outlook.text));
   if (ctx.json) emit(ctx, answered);
   else print(ctx.io, `${kindName} ${outcome}${dryRun ? " (server dry run)" : ""}`);
+  // Unless claimstep's webhook said it already, in its warning.
+  if (outlook && !said) (ctx.json ? ctx.io.stderr : ctx.io.stdout).write(`${outlook.text}\n`);
   return EXIT.ok;
 }

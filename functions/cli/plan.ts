@@ -1,5 +1,7 @@
 // `plan` and `step` (one set), `step --all` (every opted-in set, for a CronJob).
+import { recreateOutlook } from "../../core/outlook.js";
 import { renderDecision } from "../../core/render.js";
+import type { Snapshot } from "../../core/types.js";
 import { runStep, type StepResult } from "../step.js";
 import { sweep } from "../sweep.js";
 import { paintHeadline, paintPhase } from "./color.js";
@@ -8,16 +10,24 @@ import { type Context, EXIT, emit, exitOf, outcomeText, print, refOf, resultJSON
 export async function plan(ctx: Context, dryRun = true): Promise<number> {
   const target = await ctx.target();
   const ref = refOf(ctx.flags, target, ctx.args[0], dryRun ? "plan" : "step");
+  // The set as the step read it: whether its desired templates end in a re-create, and why.
+  let read: Snapshot | undefined;
   const r = await runStep({
-    reader: target.reader,
+    reader: { load: async (...args) => (read = await target.reader.load(...args)) },
     writers: target.writers,
     metrics: target.metrics,
     ref,
     now: target.now(),
     dryRun,
   });
-  if (ctx.json) emit(ctx, resultJSON(r));
-  else print(ctx.io, `${paintHeadline(renderDecision(r.decision), r.decision.phase, ctx.color)}\n\n${outcomeText(r)}`);
+  const outlook = read && !read.setMissing ? recreateOutlook(read.statefulSet) : undefined;
+  if (ctx.json)
+    emit(ctx, { ...resultJSON(r), ...(outlook ? { recreate: { recreate: outlook.recreate, why: outlook.why } } : {}) });
+  else
+    print(
+      ctx.io,
+      `${paintHeadline(renderDecision(r.decision), r.decision.phase, ctx.color)}\n\n${outcomeText(r)}${outlook ? `\n${outlook.text}` : ""}`,
+    );
   return exitOf(r.decision);
 }
 

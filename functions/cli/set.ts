@@ -4,8 +4,9 @@
 // above its capacity (X1; the output says which claims, to what), a VolumeAttributesClass the cluster does not have. `--dry-run` writes
 // nothing: it prints the annotation diff and the plan the change would cause.
 import { claimEdit, cleanTemplate, type TemplateChange, templateAdd, templateRemove } from "../../core/desired.js";
-import type { ClaimTemplate } from "../../core/k8s.js";
+import type { ClaimTemplate, StatefulSet } from "../../core/k8s.js";
 import { Keys } from "../../core/keys.js";
+import { type RecreateOutlook, recreateOutlook } from "../../core/outlook.js";
 import { holdPods } from "../../core/pod-policy.js";
 import {
   compareQuantity,
@@ -250,6 +251,8 @@ export async function set(ctx: Context): Promise<number> {
       await target.writers.status.annotateSet(ref, change.annotations, snapshot.statefulSet.metadata.resourceVersion);
     next = await planOf(target, ref, target.reader);
   }
+  // Said before it happens: whether the change ends in a re-create of the set, and why.
+  const outlook = outlookAfter(snapshot.statefulSet, written);
   const before = desiredTemplates(snapshot.statefulSet);
   const beforeTemplates = before.ok ? before.templates : [];
   const diff = templateDiff(beforeTemplates, change.templates);
@@ -262,6 +265,7 @@ export async function set(ctx: Context): Promise<number> {
       revision: change.revision,
       templates: change.templates,
       ...(sizes.recovers.length ? { recovers: sizes.recovers } : {}),
+      ...recreateJSON(outlook),
       ...(hold
         ? {
             holdPods: {
@@ -306,11 +310,12 @@ export async function set(ctx: Context): Promise<number> {
         );
       }
       if (hold) lines.push(`  ${holdText(hold)}`);
+      if (outlook) lines.push(outlook.text);
       print(ctx.io, `${lines.join("\n")}\n${recovery}\nThe plan it would cause:\n${plan}`);
     } else {
       print(
         ctx.io,
-        `${ref.namespace}/${ref.name}: ${change.changed ? "desired" : "already desires"} ${claim} storage ${t.spec.resources?.requests?.storage}${vac} (revision ${change.revision}); opted in (InPlace)${hold ? `\n${holdText(hold)}` : ""}\n${recovery}\n${plan}`,
+        `${ref.namespace}/${ref.name}: ${change.changed ? "desired" : "already desires"} ${claim} storage ${t.spec.resources?.requests?.storage}${vac} (revision ${change.revision}); opted in (InPlace)${hold ? `\n${holdText(hold)}` : ""}${outlook ? `\n${outlook.text}` : ""}\n${recovery}\n${plan}`,
       );
     }
   }
@@ -426,6 +431,7 @@ async function templateSet(ctx: Context): Promise<number> {
       await target.writers.status.annotateSet(ref, change.annotations, snapshot.statefulSet.metadata.resourceVersion);
     next = await planOf(target, ref, target.reader);
   }
+  const outlook = outlookAfter(snapshot.statefulSet, change.annotations);
   const live = snapshot.statefulSet.spec.volumeClaimTemplates ?? [];
   const pendingAdd = !flags.add && !live.some((t) => t.metadata.name === name);
   const mountPath = flags["mount-path"];
@@ -488,6 +494,7 @@ async function templateSet(ctx: Context): Promise<number> {
       annotations: change.annotations,
       ...(change.podTemplate ? { podTemplate: change.podTemplate } : {}),
       ...(claims.length && !flags.add ? { keptClaims: claims } : {}),
+      ...recreateJSON(outlook),
       next: nextText,
       plan: resultJSON(next),
     });
@@ -514,11 +521,19 @@ async function templateSet(ctx: Context): Promise<number> {
         ...(change.changed ? what : [`${setName}: nothing to write: it already desires this`, ...what.slice(1)]),
       );
     }
+    if (outlook) lines.push(outlook.text);
     if (nextText) lines.push(`Next: ${nextText}.`);
     print(ctx.io, `${lines.join("\n")}\n\n${dryRun ? "The plan it would cause:\n" : ""}${plan}`);
   }
   return exitOf(next.decision);
 }
+
+/** Whether the set with `written` merged into its annotations ends in a re-create, and why (core/outlook.ts). */
+const outlookAfter = (set: StatefulSet, written: Record<string, string>): RecreateOutlook | undefined =>
+  recreateOutlook({ ...set, metadata: { ...set.metadata, annotations: { ...set.metadata.annotations, ...written } } });
+
+/** `-o json`'s `recreate`: whether the change ends in a re-create of the set and why (absent: it rolls out in place). */
+const recreateJSON = (o: RecreateOutlook | undefined) => (o ? { recreate: { recreate: o.recreate, why: o.why } } : {});
 
 /** The plan of the next step as it would be from `reader`'s snapshot (a dry run: nothing written). */
 const planOf = (

@@ -11,6 +11,7 @@ import {
   type JsonPatchOp,
 } from "../../core/admission.js";
 import { Keys } from "../../core/keys.js";
+import { revisionOf } from "../../core/revision.js";
 import { fixtureJson } from "../fixtures/apiserver.js";
 
 const FIXTURES = ["admission-review-sts-update-vct.json", "admission-review-sts-update-vct-1.34.json"] as const;
@@ -66,6 +67,8 @@ describe("admitStatefulSetUpdate", () => {
       expect(desired[0].metadata).not.toHaveProperty("creationTimestamp");
       expect(after.metadata.annotations[Keys.strategy]).toBe("InPlace");
       expect(after.metadata.annotations[Keys.finalize]).toBe("Recreate");
+      // Written on the user's behalf for this change only: spent by the re-create (docs/finalize.md).
+      expect(after.metadata.annotations[Keys.finalizeFor]).toBe(revisionOf(desired));
       // kubectl's own annotation and everything else: untouched.
       expect(after.metadata.annotations["kubectl.kubernetes.io/last-applied-configuration"]).toBe(
         r.request.object.metadata.annotations["kubectl.kubernetes.io/last-applied-configuration"],
@@ -76,6 +79,9 @@ describe("admitStatefulSetUpdate", () => {
       });
       expect(v.warnings).toEqual([
         "claimstep will grow data-db-* to 2Gi one ordinal at a time; see `claimstep status db`",
+        expect.stringMatching(
+          /^claimstep: This change ends in a re-create of StatefulSet [\w-]+\/db once its claims are at revision \w+ \(orphan delete \+ create; its pods and claims are kept\): claimstep\.io\/finalize: Recreate, written by claimstep for this change only \(claimstep\.io\/finalize-for: \w+; later changes roll out in place\)\.$/,
+        ),
       ]);
     });
   }
@@ -209,10 +215,54 @@ describe("admitStatefulSetUpdate", () => {
     ]);
   });
 
+  describe("who wrote claimstep.io/finalize: Recreate, and for how long (docs/finalize.md)", () => {
+    const patchedSet = (r: any) => applyPatch(r.request.object, patched(admitStatefulSetUpdate(r)).patch);
+    const liveRevision = (r: any) => revisionOf(r.request.oldObject.spec.volumeClaimTemplates);
+
+    it("a Recreate claimstep wrote and the set was re-created at: written again, for this change (the webhook re-creates each change it moves)", () => {
+      const r = review(FIXTURES[1], (o, old) => {
+        const spent = { [Keys.finalize]: "Recreate", [Keys.finalizeFor]: revisionOf(old.spec.volumeClaimTemplates) };
+        o.metadata.annotations = { ...o.metadata.annotations, ...spent };
+      });
+      const a = patchedSet(r).metadata.annotations;
+      expect(a[Keys.finalize]).toBe("Recreate");
+      expect(a[Keys.finalizeFor]).toBe(revisionOf(JSON.parse(a[Keys.templates])));
+      expect(a[Keys.finalizeFor]).not.toBe(liveRevision(r));
+      expect(patched(admitStatefulSetUpdate(r)).warnings.at(-1)).toMatch(
+        /^claimstep: This change ends in a re-create of StatefulSet cap\/db .*written by claimstep for this change only/,
+      );
+    });
+
+    it("the user's own Recreate (no finalize-for) is left as it is and said to be theirs, for every change", () => {
+      const r = review(FIXTURES[1], (o) => {
+        o.metadata.annotations = { ...o.metadata.annotations, [Keys.finalize]: "Recreate" };
+      });
+      const a = patchedSet(r).metadata.annotations;
+      expect(a[Keys.finalize]).toBe("Recreate");
+      expect(a).not.toHaveProperty([Keys.finalizeFor]);
+      expect(patched(admitStatefulSetUpdate(r)).warnings.at(-1)).toMatch(
+        /^claimstep: This change ends in a re-create of StatefulSet cap\/db once its claims are at revision \w+ \(orphan delete \+ create; its pods and claims are kept\): claimstep\.io\/finalize: Recreate on the set \(yours: every change of its claim templates ends in a re-create\)\.$/,
+      );
+    });
+
+    it("the user's Never: no Recreate written, no re-create said", () => {
+      const r = review(FIXTURES[1], (o) => {
+        o.metadata.annotations = { ...o.metadata.annotations, [Keys.finalize]: "Never" };
+      });
+      const a = patchedSet(r).metadata.annotations;
+      expect(a[Keys.finalize]).toBe("Never");
+      expect(a).not.toHaveProperty([Keys.finalizeFor]);
+      expect(patched(admitStatefulSetUpdate(r)).warnings.join("\n")).not.toMatch(/re-create of StatefulSet/);
+    });
+  });
+
   it("a smaller template is accepted and satisfied (claims never shrink), saying so", () => {
     const r = review(FIXTURES[1], (o) => (o.spec.volumeClaimTemplates[0].spec.resources.requests.storage = "512Mi"));
     expect(patched(admitStatefulSetUpdate(r)).warnings).toEqual([
       "claimstep: data-db-* stay at 1Gi (claims never shrink); the smaller template 512Mi applies to new claims after the re-create",
+      expect.stringMatching(
+        /^claimstep: This change ends in a re-create of StatefulSet [\w-]+\/db once its claims are at revision \w+ \(orphan delete \+ create; its pods and claims are kept\): claimstep\.io\/finalize: Recreate, written by claimstep for this change only \(claimstep\.io\/finalize-for: \w+; later changes roll out in place\)\.$/,
+      ),
     ]);
   });
 
@@ -389,7 +439,7 @@ describe("adding and removing claim templates (issue 27)", () => {
       // The fixture's request also grows data (1Gi → 2Gi): said as before.
       "claimstep will grow data-db-* to 2Gi one ordinal at a time; see `claimstep status db`",
       "claimstep holds back this update's pod template change of cap/db (the API server refuses a pod template that mounts a volume the set does not have yet): it is kept in claimstep.io/pod-template and applied when claimstep re-creates the set; the pods keep the current template until then",
-      "claimstep set claimstep.io/finalize: Recreate on cap/db: adding or removing a claim template needs the set re-created",
+      `claimstep: This change ends in a re-create of StatefulSet cap/db once its claims are at revision ${revisionOf(desired)} (orphan delete + create; its pods and claims are kept): claim template logs added, which only a re-create does (the API server forbids editing spec.volumeClaimTemplates); claimstep.io/finalize: Recreate, written by claimstep for this change only (claimstep.io/finalize-for: ${revisionOf(desired)}; later changes roll out in place).`,
     ]);
   });
 

@@ -60,8 +60,8 @@ describe("claimstep apply", () => {
     const path = manifestFile("3Gi");
     const { io, out, err } = capture();
     expect(await main(["apply", "-f", path], io, connect)).toBe(0);
-    expect(err.text).toBe(
-      "Warning: claimstep will grow data-web-* to 3Gi one ordinal at a time; see `claimstep status web`\n",
+    expect(err.text).toMatch(
+      /^Warning: claimstep will grow data-web-\* to 3Gi one ordinal at a time; see `claimstep status web`\nWarning: claimstep: This change ends in a re-create of StatefulSet default\/web once its claims are at revision \w+ \(orphan delete \+ create; its pods and claims are kept\): claimstep\.io\/finalize: Recreate, written by claimstep for this change only \(claimstep\.io\/finalize-for: \w+; later changes roll out in place\)\.\n$/,
     );
     expect(out.text).toBe("statefulset.apps/web configured\n");
     expect(live(sim).spec.volumeClaimTemplates[0].spec.resources.requests.storage).toBe("1Gi");
@@ -82,6 +82,7 @@ describe("claimstep apply", () => {
     const { io, out, err } = capture();
     expect(await main(["apply", "-f", manifestFile("5Gi"), "--dry-run"], io, connect)).toBe(0);
     expect(err.text).toContain("Warning: claimstep will grow data-web-* to 5Gi");
+    expect(err.text).toContain("Warning: claimstep: This change ends in a re-create of StatefulSet default/web");
     expect(out.text).toBe("statefulset.apps/web configured (server dry run)\n");
     expect(live(sim)).toEqual(before);
     expect(sim.audit.length).toBe(writes);

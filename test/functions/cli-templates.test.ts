@@ -284,7 +284,7 @@ current-context: test
     const body = patches[0]!.body as any;
     expect(body.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
     expect(Object.keys(body.metadata.annotations).sort()).toEqual(
-      [Keys.strategy, Keys.templates, Keys.finalize, Keys.podTemplate, Keys.podTemplateBase].sort(),
+      [Keys.strategy, Keys.templates, Keys.finalize, Keys.finalizeFor, Keys.podTemplate, Keys.podTemplateBase].sort(),
     );
     const after: any = kube.fake.get("statefulsets", "db", "web");
     expect(JSON.parse(after.metadata.annotations[Keys.templates]).map((t: any) => t.metadata.name)).toContain("logs");

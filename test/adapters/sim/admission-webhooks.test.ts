@@ -155,6 +155,10 @@ describe("claimstep's webhook in the simulated cluster", () => {
     expect(r.code).toBe(200);
     expect(r.warnings).toEqual([
       '299 - "claimstep will grow data-web-* to 2Gi one ordinal at a time; see `claimstep status web`"',
+      // Said before it happens: the re-create, and that the Recreate claimstep wrote is for this change only.
+      expect.stringMatching(
+        /^299 - "claimstep: This change ends in a re-create of StatefulSet default\/web once its claims are at revision \w+ \(orphan delete \+ create; its pods and claims are kept\): claimstep\.io\/finalize: Recreate, written by claimstep for this change only/,
+      ),
     ]);
     const after = stored(sim);
     expect(storageOf(after)).toBe("1Gi");
@@ -204,7 +208,7 @@ describe("claimstep's webhook in the simulated cluster", () => {
     const first = stored(sim);
     const again = await apply(sim, manifest("2Gi"));
     expect(again.code).toBe(200);
-    expect(again.warnings).toHaveLength(1);
+    expect(again.warnings).toHaveLength(2);
     expect(stored(sim).metadata.resourceVersion).toBe(first.metadata.resourceVersion);
     expect(stored(sim).metadata.annotations).toEqual(first.metadata.annotations);
   });
@@ -243,7 +247,7 @@ describe("claimstep's webhook in the simulated cluster", () => {
     const r = await apply(sim, manifest("2Gi"), "&dryRun=All");
     expect(r.code).toBe(200);
     expect(r.body.metadata.annotations[TEMPLATES]).toContain("2Gi");
-    expect(r.warnings).toHaveLength(1);
+    expect(r.warnings).toHaveLength(2);
     expect(s.reviews[0]!.review.request.dryRun).toBe(true);
     expect(s.reviews[0]!.review.request.options.dryRun).toEqual(["All"]);
     expect(stored(sim)).toEqual(before);
@@ -293,7 +297,9 @@ describe("adding and removing a claim template through claimstep's webhook (issu
     expect(r.warnings).toEqual([
       '299 - "claimstep will add the claim template logs to StatefulSet default/web: it re-creates the set with it, then replaces the pods one at a time, lowest ordinal first, each once its new claims exist; see `claimstep status web`"',
       expect.stringMatching(/^299 - "claimstep holds back this update's pod template change of default\/web /),
-      '299 - "claimstep set claimstep.io/finalize: Recreate on default/web: adding or removing a claim template needs the set re-created"',
+      expect.stringMatching(
+        /^299 - "claimstep: This change ends in a re-create of StatefulSet default\/web once its claims are at revision \w+ \(orphan delete \+ create; its pods and claims are kept\): claim template logs added, which only a re-create does/,
+      ),
     ]);
     // The same apply again: nothing further.
     const again = await apply(sim, withLogs(true));
