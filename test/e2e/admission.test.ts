@@ -688,7 +688,9 @@ describe("claimstep's admission webhook on the real server", () => {
         new RegExp(`^Warning: claimstep will add the claim template logs to StatefulSet ${t.namespace}/addlogs`),
       );
       expect(warned).toMatch(/Warning: claimstep holds back this update's pod template change of /);
-      expect(warned).toMatch(/Warning: claimstep set claimstep\.io\/finalize: Recreate on /);
+      expect(warned).toMatch(
+        /Warning: claimstep: This change ends in a re-create of StatefulSet \S+ once its claims are at revision \w+ \(orphan delete \+ create; its pods and claims are kept\): claim template logs added, which only a re-create does/,
+      );
       const stored = await getSet(t, name);
       expect(stored.spec, "the live spec unchanged (templates and pod template)").toEqual(before.spec);
       expect(stored.metadata.generation).toBe(before.metadata.generation);

@@ -57,6 +57,7 @@ describe("POST /v1/admission/statefulsets", () => {
     expect(patch.map((p: any) => p.path)).toContain(`/metadata/annotations/${Keys.templates.replace("/", "~1")}`);
     expect(body.response.warnings).toEqual([
       "claimstep will grow data-db-* to 2Gi one ordinal at a time; see `claimstep status db`",
+      expect.stringMatching(/^claimstep: This change ends in a re-create of StatefulSet cap\/db /),
     ]);
     expect(calls).toEqual([]);
   });
