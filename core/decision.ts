@@ -132,3 +132,11 @@ export function makeDecision(snapshot: Snapshot, now: Date, ordinals: OrdinalRep
  */
 export const nothingLeftToDo = (d: Pick<Decision, "phase" | "action" | "requeueAfter">): boolean =>
   d.phase === "Complete" && d.action === undefined && d.requeueAfter === undefined;
+
+/**
+ * A step's phase as a status surface reports it (claimstep_set_phase, the Workers' step events):
+ * Complete only when nothing is left to do; a Complete followed by a write or a step still due
+ * (the re-create after the rollout, the record's removal, a restart) is Progressing.
+ */
+export const phaseShown = (d: Pick<Decision, "phase" | "action" | "requeueAfter">): Decision["phase"] =>
+  d.phase === "Complete" && !nothingLeftToDo(d) ? "Progressing" : d.phase;

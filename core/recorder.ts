@@ -4,7 +4,7 @@
 // pure functions only: the Node server's recorder is prom-client's (adapters/metrics-node/registry.ts);
 // the Worker has none.
 import { autogrowOf } from "./autogrow.js";
-import { nothingLeftToDo } from "./decision.js";
+import { phaseShown } from "./decision.js";
 import type { StatefulSet } from "./k8s.js";
 import { Keys } from "./keys.js";
 import { toBytes } from "./quantity.js";
@@ -173,7 +173,7 @@ export function observeSet(snapshot: Snapshot, decision: Decision): SetObservati
   return {
     // Complete only when claimstep has nothing left to do: a Complete step followed by the
     // re-create, the record's removal or a restart is still Progressing (as every status surface says).
-    phase: decision.phase === "Complete" && !nothingLeftToDo(decision) ? "Progressing" : decision.phase,
+    phase: phaseShown(decision),
     reason: decision.reason,
     counts: { updated: counts.updated, inFlight: counts.inFlight, pending: counts.pending, blocked: counts.blocked },
     sinceMs: Number.isNaN(since) ? Date.parse(decision.status.observedAt) || 0 : since,

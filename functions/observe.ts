@@ -4,6 +4,7 @@
 // schema, the data point's layout and example SQL: docs/observability-workers.md. Worker-safe (no
 // Node built-ins); nothing here reads a header, a body or a query string, so no secret can reach
 // a line or a data point.
+import { phaseShown } from "../core/decision.js";
 import type { MetricsReader } from "../core/ports.js";
 import {
   type AdmissionResult,
@@ -171,7 +172,8 @@ export async function observeStep(
       event: "step",
       ...ref,
       outcome,
-      phase: r.decision.phase,
+      // Complete only when nothing is left to do, as claimstep_set_phase and every status surface say.
+      phase: phaseShown(r.decision),
       reason: r.decision.reason,
       durationSeconds: seconds(started),
     });

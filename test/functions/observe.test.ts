@@ -242,6 +242,32 @@ describe("steps", () => {
       { event: "step", namespace: "default", name: "web", outcome: "error", phase: "", reason: "Forbidden" },
     ]);
   });
+  it("a step's phase is Complete only when nothing is left to do (issue 33: a re-create or a restart still due is Progressing)", async () => {
+    const events: ObservedEvent[] = [];
+    const ref = { namespace: "default", name: "web" };
+    const complete = (extra: object) =>
+      ({
+        decision: { phase: "Complete", reason: "RolloutComplete", ...extra },
+        outcome: { kind: "none" },
+        writer: "direct",
+      }) as unknown as StepResult;
+    await observeStep(
+      (e) => events.push(e),
+      ref,
+      async () => complete({ requeueAfter: 2 }),
+    );
+    await observeStep(
+      (e) => events.push(e),
+      ref,
+      async () => complete({ action: { type: "DeleteRecord" } }),
+    );
+    await observeStep(
+      (e) => events.push(e),
+      ref,
+      async () => complete({}),
+    );
+    expect(events.map((e: any) => e.phase)).toEqual(["Progressing", "Progressing", "Complete"]);
+  });
 });
 
 describe("deliveries", () => {
