@@ -145,7 +145,7 @@ export const SPECS: Record<string, CommandSpec> = {
       "claimstep run web --cluster sim:flaky-api --seed 7 -o timeline",
     ],
     notes:
-      "Exit codes: 0 Complete, 2 Blocked or not opted in (the reason goes to stderr), 1 error or --timeout.\n-o json|yaml: one object per step; -o timeline: one line per invocation.",
+      "Exit codes: 0 Complete, 2 Blocked or not opted in (the reason goes to stderr), 1 error or --timeout,\n130/143 stopped by SIGINT/SIGTERM (after the request in flight; it says where the set stands and\nthe command that goes on). -o json|yaml: one object per step; -o timeline: one line per invocation.",
   },
   finalize: {
     summary: "re-create the set with its new claim templates (orphan delete + create, pods and claims kept)",
@@ -157,7 +157,7 @@ export const SPECS: Record<string, CommandSpec> = {
     objects: ["statefulset"],
     examples: ["claimstep finalize web -n db --dry-run   # what it would write", "claimstep finalize web -n db"],
     notes:
-      "Once a rollout is complete the live spec.volumeClaimTemplates still hold the old sizes (the API\nserver refuses to edit them). finalize writes the new manifest to ConfigMap claimstep-recreate-<set>,\ndeletes the set with propagationPolicy Orphan (uid and resourceVersion preconditions), creates it\nfrom the record and removes the record once the new set has adopted its pods: one request per\nstep, so a crash at any point is finished by the next invocation. Refused while the rollout is not\ncomplete. Needs the claimstep-finalize Role (deploy/kubernetes/rbac-finalize.yaml).\nclaimstep.io/finalize: Recreate on the set makes every step do this on its own.\nExit codes: 0 re-created (or nothing to do), 2 Blocked, 1 error or --timeout.",
+      "Once a rollout is complete the live spec.volumeClaimTemplates still hold the old sizes (the API\nserver refuses to edit them). finalize writes the new manifest to ConfigMap claimstep-recreate-<set>,\ndeletes the set with propagationPolicy Orphan (uid and resourceVersion preconditions), creates it\nfrom the record and removes the record once the new set has adopted its pods: one request per\nstep, so a crash at any point is finished by the next invocation. Refused while the rollout is not\ncomplete. Needs the claimstep-finalize Role (deploy/kubernetes/rbac-finalize.yaml).\nclaimstep.io/finalize: Recreate on the set makes every step do this on its own.\nExit codes: 0 re-created (or nothing to do), 2 Blocked, 1 error or --timeout, 130/143 stopped by\nSIGINT/SIGTERM (it says where the set stands: deleted, with the command that re-creates it).",
   },
   apply: {
     summary:

@@ -56,7 +56,8 @@ Options:
       --no-color           no colour (also NO_COLOR=1; never coloured when stdout is not a terminal)
   -h, --help               this help (after a command: that command's usage)
 
-Exit codes: 0 done or progressing, 2 blocked or not opted in (the reason is printed), 1 error.
+Exit codes: 0 done or progressing, 2 blocked or not opted in (the reason is printed), 1 error;
+run and finalize stopped by SIGINT or SIGTERM: 130 or 143, after saying where the set stands.
 
 Examples:
   claimstep plan web -n db
