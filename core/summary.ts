@@ -120,7 +120,7 @@ function shownOf(
     if (s.phase === "Blocked") return { phase: "Blocked", reason: s.reason, message: `${gone}; ${s.message}` };
     return {
       phase: "Progressing",
-      reason: s.phase === "Progressing" ? s.reason : "Recreating",
+      reason: s.phase === "Progressing" || s.phase === "Waiting" ? s.reason : "Recreating",
       message: `${gone}; \`${recreateCommand(planned.ref)}\` re-creates it (as the next step of claimstep serve or a step --all CronJob does): ${s.message}`,
     };
   }
