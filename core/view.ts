@@ -8,6 +8,7 @@
 import type { ClaimTemplate, StatefulSet } from "./k8s.js";
 import { Keys } from "./keys.js";
 import { type OrphansView, orphansView } from "./orphans.js";
+import { recreateOutlook } from "./outlook.js";
 import { removeListOf } from "./reshape.js";
 import { type Headline, headlineOf, type SetSummary } from "./summary.js";
 import { desiredTemplates } from "./templates.js";
@@ -320,7 +321,9 @@ export function finalizeHintOf(set: StatefulSet, headline: Headline, templates: 
   if (headline.phase !== "Complete" || templates.source !== "annotation") return undefined;
   if (!templates.templates.some((t) => t.fields.some((f) => f.changed))) return undefined;
   const ns = set.metadata.namespace ?? "default";
-  return `Every claim is at the new templates, but the StatefulSet's live spec.volumeClaimTemplates still differ from them (the API server refuses to edit them), so a scale-up creates claims at the old size until claimstep grows them. To re-create the set with the desired templates, keeping its pods and claims, run claimstep finalize ${set.metadata.name} -n ${ns}, or annotate it claimstep.io/finalize: Recreate.`;
+  // A Recreate claimstep wrote for an earlier change is spent (docs/finalize.md): annotating it again changes nothing.
+  const spent = recreateOutlook(set)?.recreate === false && set.metadata.annotations?.[Keys.finalizeFor] !== undefined;
+  return `Every claim is at the new templates, but the StatefulSet's live spec.volumeClaimTemplates still differ from them (the API server refuses to edit them), so a scale-up creates claims at the old size until claimstep grows them. To re-create the set with the desired templates, keeping its pods and claims, run claimstep finalize ${set.metadata.name} -n ${ns}, or ${spent ? `make its claimstep.io/finalize: Recreate yours (claimstep wrote it for an earlier change, spent since): kubectl annotate sts ${set.metadata.name} -n ${ns} ${Keys.finalizeFor}-` : "annotate it claimstep.io/finalize: Recreate"}.`;
 }
 
 /** A timestamp as the status page shows every one: `2026-11-30 10:11:45 UTC`; anything else as found. */

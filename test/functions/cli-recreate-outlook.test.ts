@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { Keys } from "../../core/keys.js";
 import { revisionOf } from "../../core/revision.js";
+import { finalizeHintOf, templatesView } from "../../core/view.js";
 import { main } from "../../functions/cli.js";
 import { simOf } from "../support/cli-target.js";
 
@@ -99,6 +100,11 @@ describe("a Recreate claimstep wrote is spent by the re-create it was written fo
         .filter((c) => c.metadata.name.startsWith("data-web-"))
         .map((c) => c.spec.resources.requests.storage),
     ).toEqual(["3Gi", "3Gi", "3Gi"]);
+    // The status page's hint does not ask for the Recreate the set already carries, spent.
+    const hint = finalizeHintOf(after as any, { phase: "Complete" } as any, templatesView(after as any));
+    expect(hint).toMatch(
+      /run claimstep finalize web -n default, or make its claimstep\.io\/finalize: Recreate yours \(claimstep wrote it for an earlier change, spent since\): kubectl annotate sts web -n default claimstep\.io\/finalize-for-\.$/,
+    );
     // On demand, it is re-created all the same.
     expect(await main(["finalize", "web"], capture().io, s.connect)).toBe(0);
     expect(s.sim.get("statefulsets", "default", "web")!.metadata.uid).not.toBe(recreated.metadata.uid);
