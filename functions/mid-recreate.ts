@@ -17,6 +17,7 @@ const RECREATE_REASONS: readonly string[] = [
   "SetRecreated",
   "RecordUnreadable",
   "RecreateReplaced",
+  "RecreatedByOther",
 ];
 
 const inRecreate = (d: Decision): boolean =>
@@ -28,12 +29,15 @@ const READ_BACK_MS = 5_000;
 export class MidRecreate {
   private readonly sets = new Map<string, { ref: SetRef; finalize: boolean }>();
 
-  /** `step` that remembers each set whose step was part of a re-create. */
+  /** `step` that remembers each set whose last step was part of a re-create. */
   watch(step: (o: StepOptions) => Promise<StepResult>): (o: StepOptions) => Promise<StepResult> {
     return async (o) => {
       const r = await step(o);
-      if (!o.dryRun && inRecreate(r.decision))
-        this.sets.set(`${o.ref.namespace}/${o.ref.name}`, { ref: o.ref, finalize: o.finalize === true });
+      if (o.dryRun) return r;
+      // Remembered from its first re-create step, forgotten once a step is past it.
+      const key = `${o.ref.namespace}/${o.ref.name}`;
+      if (inRecreate(r.decision)) this.sets.set(key, { ref: o.ref, finalize: o.finalize === true });
+      else this.sets.delete(key);
       return r;
     };
   }
