@@ -193,8 +193,12 @@ describe("runStep after the orphan delete (issue 27, found on a real v1.34 serve
   it("a re-create the server refuses (422) is Blocked with the server's words, never a 404 of the status write on the set that is gone", async () => {
     const set = makeSet();
     const manifest = recreatedManifest(set, set.spec.volumeClaimTemplates ?? []);
-    const record = recordOf(set, manifest, "rev", { pods: {}, claims: {} });
-    const missing: Snapshot = { ...snapshot(set, []), recreateRecord: record, setMissing: true, pods: [] };
+    // An armed record whose kept claims are there (F3 creates only from such a record).
+    const claims = claimsFor(set, { storage: "1Gi" });
+    const kept = { pods: {}, claims: Object.fromEntries(claims.map((c) => [c.metadata.name, c.metadata.uid!])) };
+    const record = recordOf(set, manifest, "rev", kept);
+    record.data!.armed = "true";
+    const missing: Snapshot = { ...snapshot(set, claims), recreateRecord: record, setMissing: true, pods: [] };
     const refusal = {
       kind: "Status",
       apiVersion: "v1",

@@ -184,9 +184,15 @@ describe("deploy/kubernetes/rbac.yaml", () => {
         new Date(),
       );
       const verbs = new Set(fake.http.requests().map((r) => `${r.verb} ${r.resource}`));
+      // The re-create record's GET is the finalize Role's (rbac-finalize.yaml): without it, 403,
+      // read as "no record" (such a claimstep never re-creates), and the step goes on.
+      const refused = fake.http.requests().filter((r) => `${r.verb} ${r.resource}` === "get configmaps");
+      expect(refused).toHaveLength(1);
+      expect(snapshot.recreateRecord).toBeUndefined();
       expect(verbs).toEqual(
         new Set([
           "get statefulsets",
+          "get configmaps",
           "list pods",
           "list persistentvolumeclaims",
           "list storageclasses",

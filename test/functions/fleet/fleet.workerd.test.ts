@@ -118,8 +118,9 @@ describe("fleet mode in workerd", () => {
         { cluster: "down", error: expect.stringMatching(/^cluster down: .*503|unable to handle/) },
       ]),
     );
-    // The down cluster got its one LIST (no retries inside the invocation: its backoff is the retry).
-    expect(downRequests).toBe(1);
+    // The down cluster got its two LISTs at once, the sets and the re-create records (no retries
+    // inside the invocation: its backoff is the retry).
+    expect(downRequests).toBe(2);
     // The claim lands before the object has recorded its step (status, events, then its own state).
     const s = await until("beta/db's object to record its step", async () => {
       const x = await state("beta", "db");
