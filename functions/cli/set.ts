@@ -3,6 +3,7 @@
 // unless --allow-smaller — except a claim whose expansion failed, which comes back down to a size
 // above its capacity (X1; the output says which claims, to what), a VolumeAttributesClass the cluster does not have. `--dry-run` writes
 // nothing: it prints the annotation diff and the plan the change would cause.
+import { ApiError } from "../../adapters/api-error.js";
 import { claimEdit, cleanTemplate, type TemplateChange, templateAdd, templateRemove } from "../../core/desired.js";
 import type { ClaimTemplate, StatefulSet } from "../../core/k8s.js";
 import { Keys } from "../../core/keys.js";
@@ -181,8 +182,26 @@ export function storageFlagProblem(storage: string): string | undefined {
 /** Flags only `--add` takes. */
 const ADD_ONLY = ["storage-class", "access-mode", "mount-path", "container"] as const;
 
+/** Attempts of `set` when its write loses a race (409: claimstep's own steps write the set's status too). */
+const SET_ATTEMPTS = 4;
+
+/**
+ * `set`: read, compute the change, write it under the resourceVersion read. A write that loses its
+ * race to another writer of the set (a running `claimstep serve` records its status on every step)
+ * is computed again from a fresh read, as kubectl's edits do, rather than failing.
+ */
 export async function set(ctx: Context): Promise<number> {
-  if (ctx.flags.add || ctx.flags.remove) return templateSet(ctx);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await (ctx.flags.add || ctx.flags.remove ? templateSet(ctx) : editSet(ctx));
+    } catch (err) {
+      const lost = err instanceof ApiError && err.kind === "Conflict" && !err.isFieldManagerConflict;
+      if (!lost || attempt >= SET_ATTEMPTS) throw err;
+    }
+  }
+}
+
+async function editSet(ctx: Context): Promise<number> {
   const addOnly = ADD_ONLY.find((f) => ctx.flags[f] !== undefined);
   if (addOnly)
     throw new UsageError(
