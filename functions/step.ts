@@ -105,7 +105,9 @@ export async function runStep(opts: StepOptions): Promise<StepResult> {
   const annotated =
     (written?.result.kind === "applied" &&
       (type === "PatchPartition" || type === "OrphanSet" || type === "CreateSet" || type === "RaiseTemplate")) ||
-    (written?.result.kind === "transient" && preWritten);
+    (written?.result.kind === "transient" && preWritten) ||
+    // Written before the action, and the verdict changed nothing of it (F1's stamp and status).
+    (preWritten && sameAnnotations(decision.setAnnotations, planned.setAnnotations));
 
   let failed: unknown;
   try {
@@ -134,6 +136,12 @@ export async function runStep(opts: StepOptions): Promise<StepResult> {
   }
   return { decision, outcome, writer: claims.name };
 }
+
+const sameAnnotations = (a: Record<string, string> | undefined, b: Record<string, string> | undefined): boolean =>
+  a !== undefined &&
+  b !== undefined &&
+  Object.keys(a).length === Object.keys(b).length &&
+  Object.entries(a).every(([k, v]) => b[k] === v);
 
 /**
  * Autogrow reads the claims' usage only where it may act: the set asks for it and no rollout is in

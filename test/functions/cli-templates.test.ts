@@ -291,10 +291,11 @@ current-context: test
     expect(after.spec.volumeClaimTemplates.map((t: any) => t.metadata.name)).not.toContain("logs");
   });
 
-  it("--remove loses a race with another writer: exit 1, nothing written", async () => {
-    kube.fake.http.beforeNext("patch statefulsets", () => {
-      kube.fake.update("statefulsets", "db", "web", (o: any) => (o.spec.replicas = 5));
-    });
+  it("--remove losing every race with another writer (4 attempts): exit 1, nothing written", async () => {
+    for (let i = 0; i < 4; i++)
+      kube.fake.http.beforeNext("patch statefulsets", () => {
+        kube.fake.update("statefulsets", "db", "web", (o: any) => (o.spec.replicas = 5 + i));
+      });
     const { io, err } = capture();
     expect(await main(["set", "web", "data", "--remove", ...flags], io)).toBe(1);
     expect(err.text).toMatch(/the object has been modified/);

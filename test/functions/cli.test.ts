@@ -297,17 +297,32 @@ current-context: other
     expect(JSON.parse(after.metadata.annotations[Keys.templates])[0].spec.resources.requests.storage).toBe("3Gi");
   });
 
-  it("set loses a race with another writer: exit 1, nothing written", async () => {
+  it("set loses a race with another writer: it reads again and writes its change, the other writer's kept", async () => {
     kube.fake.http.beforeNext("patch statefulsets", () => {
       kube.fake.update("statefulsets", "db", "web", (o: any) => (o.spec.replicas = 5));
     });
     const { io, err } = capture();
     expect(
       await main(["set", "web", "data", "--storage", "9Gi", "--kubeconfig", kubeconfig, "--context", "prod"], io),
+    ).not.toBe(1);
+    expect(err.text).toBe("");
+    const after: any = kube.fake.get("statefulsets", "db", "web");
+    expect(after.metadata.annotations[Keys.templates]).toContain("9Gi");
+    expect(after.spec.replicas).toBe(5);
+  });
+
+  it("set losing every race (4 attempts): exit 1 with the server's words, nothing written", async () => {
+    for (let i = 0; i < 4; i++)
+      kube.fake.http.beforeNext("patch statefulsets", () => {
+        kube.fake.update("statefulsets", "db", "web", (o: any) => (o.spec.replicas = 6 + i));
+      });
+    const { io, err } = capture();
+    expect(
+      await main(["set", "web", "data", "--storage", "11Gi", "--kubeconfig", kubeconfig, "--context", "prod"], io),
     ).toBe(1);
     expect(err.text).toMatch(/the object has been modified/);
     const after: any = kube.fake.get("statefulsets", "db", "web");
-    expect(after.metadata.annotations[Keys.templates]).not.toContain("9Gi");
+    expect(after.metadata.annotations[Keys.templates]).not.toContain("11Gi");
   });
 
   it("an unknown context is an error listing the known ones", async () => {

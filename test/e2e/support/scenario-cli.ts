@@ -358,9 +358,10 @@ const key = (e: AuditEntry) =>
   `${e.verb} ${e.resource}${e.subresource ? `/${e.subresource}` : ""}${e.code >= 400 ? ` → ${e.code}` : ""}`;
 
 /**
- * B2's budget (bench/b2-requests.ts, docs/benchmarks.md: ≤ 4 reads, ≤ 2 writes + 2 requests per
+ * B2's budget (bench/b2-requests.ts, docs/benchmarks.md: ≤ 5 reads, ≤ 2 writes + 2 requests per
  * event), per step — each step's requests are those from its `at` to the next step's — adapted
- * honestly to what a real step does: reads ≤ 4 + the set's read (+ `extraReadsPerStep`: the
+ * honestly to what a real step does: reads ≤ 5 (the set and its re-create record, pods, claims,
+ * classes; + `extraReadsPerStep`: the
  * VolumeAttributesClass list where the templates name one); writes ≤ 2, and 3 for an EvictPod
  * step (R3 writes the eviction's record before it, then the eviction, then the outcome); events ≤
  * 2 requests per event of the step's decision (a new event: a PATCH answered 404, then its create).
