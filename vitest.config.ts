@@ -27,6 +27,7 @@ export default defineConfig({
         test: {
           name: "e2e",
           include: ["test/e2e/**/*.test.ts"],
+          exclude: [...configDefaults.exclude, "test/e2e/storage/**"],
           testTimeout: 120_000,
           hookTimeout: 120_000,
           setupFiles,
@@ -38,6 +39,24 @@ export default defineConfig({
           // After the unit project, not beside it: its scenarios wait on real controllers, which a
           // CPU-bound unit suite on the same 2 cores would slow past their timeouts.
           sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        // Against a real node (test/e2e/support/real-node-setup.ts, issue 34): kubelet, containerd,
+        // the CSI hostpath driver, external-resizer and provisioner, scheduler, with real pods and
+        // volumes; started once for the run when CLAIMSTEP_NODE_ASSETS is set (root), skipped otherwise.
+        extends: true,
+        test: {
+          name: "storage",
+          include: ["test/e2e/storage/**/*.test.ts"],
+          testTimeout: 300_000,
+          hookTimeout: 180_000,
+          setupFiles,
+          globalSetup: ["test/e2e/support/real-node-setup.ts"],
+          // One node, one file at a time (the kubelet's cgroups are host-wide; one cluster per host).
+          fileParallelism: false,
+          // After the control-plane suite: the two clusters never run at once.
+          sequence: { groupOrder: 2 },
         },
       },
     ],

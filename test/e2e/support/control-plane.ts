@@ -10,6 +10,7 @@ import { delimiter, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { parse, parseAllDocuments, stringify } from "yaml";
+import type { RealNodeInfo } from "./real-node.js";
 import { type Credentials, closeAgents, KIND_TO_RESOURCE, type KubeObject, ok, Rest, rawRequest } from "./rest.js";
 
 export type { Credentials, KubeObject } from "./rest.js";
@@ -29,8 +30,11 @@ export const FEATURE_GATES = ["MaxUnavailableStatefulSet=true"];
 
 /** Plain data about the cluster: what vitest's global setup provides to the test workers. */
 export interface ClusterInfo {
-  /** "local": started here, with an audit log and a node agent; "existing": CLAIMSTEP_E2E_KUBECONFIG. */
-  mode: "local" | "existing";
+  /** "local": started here, with an audit log and a node agent; "existing": CLAIMSTEP_E2E_KUBECONFIG;
+   * "node": started here with a real kubelet and CSI driver (real-node.ts), an audit log, no agent. */
+  mode: "local" | "existing" | "node";
+  /** The real node's storage and pods (mode "node" only). */
+  realNode?: RealNodeInfo;
   server: string;
   caPem: string;
   /** The admin's credentials (a token here; a kind/k3d kubeconfig usually has a client certificate). */
@@ -339,7 +343,7 @@ export async function applyManifest(rest: Rest, text: string, source = "manifest
 }
 
 /** Applies claimstep's shipped RBAC and mints a token for its ServiceAccount (TokenRequest API). */
-async function installClaimstepIdentity(rest: Rest): Promise<string> {
+export async function installClaimstepIdentity(rest: Rest): Promise<string> {
   for (const file of RBAC_MANIFESTS) await applyManifest(rest, readFileSync(file, "utf8"), file);
   // The ServiceAccount was just created: the TokenRequest may race its visibility for a moment.
   const reply = await waitFor(

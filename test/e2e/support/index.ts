@@ -97,6 +97,15 @@ export function useControlPlane(opts: UseControlPlaneOptions = {}): E2E {
       `create namespace ${name}`,
     );
     namespace = name;
+    if (info.mode === "node") {
+      // The kubelet starts a pod only once the namespace's CA ConfigMaps exist (real-node.ts).
+      await waitFor(
+        async () =>
+          (await adminRest!.get("configmaps", name, "kube-root-ca.crt")).status === 200 &&
+          (await adminRest!.get("configmaps", name, "openshift-service-ca.crt")).status === 200,
+        { timeoutMs: 30_000, intervalMs: 200, what: `namespace ${name}: its CA ConfigMaps published` },
+      );
+    }
     if (info.mode === "local") agent = await startNodeAgent(info, { ...opts.agent, namespaces: [name] });
   });
 

@@ -1,0 +1,252 @@
+// Helpers of the real-storage scenarios (test/e2e/storage/, issue 34): StatefulSets whose pods run
+// on the real node (busybox from the node archive, never pulled) and write a known file on every
+// volume when they first start; the files read back from the CSI hostpath driver's state directory
+// on the host (one directory per volume handle) and compared by sha256; the claims' real resize and
+// modify states; and a check that every time claimstep's status says Complete, no claim of the set
+// still waits for its file system to grow.
+import { createHash } from "node:crypto";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { SetWatch } from "./deployed.js";
+import { type E2E, type KubeObject, ok, waitFor } from "./index.js";
+import type { RealNodeInfo } from "./real-node.js";
+import { K, ordinal } from "./scenario-templates.js";
+
+export { K };
+
+/** The file each pod writes once on each of its volumes (kept when the pod restarts). */
+export const MARKER = "claimstep-marker";
+
+export interface TemplateSpec {
+  name: string;
+  size: string;
+  vac?: string;
+}
+
+export interface RealSetOptions {
+  templates: TemplateSpec[];
+  replicas?: number;
+  policy?: "OrderedReady" | "Parallel";
+  annotations?: Record<string, string>;
+  /** persistentVolumeClaimRetentionPolicy.whenDeleted; "Delete" makes a re-create that lets the
+   * claims go (Background propagation) lose the data, which the checksums then catch. */
+  whenDeleted?: "Delete" | "Retain";
+}
+
+export const realTemplate = (node: RealNodeInfo, t: TemplateSpec) => ({
+  metadata: { name: t.name },
+  spec: {
+    accessModes: ["ReadWriteOnce"],
+    storageClassName: node.storageClass,
+    resources: { requests: { storage: t.size } },
+    ...(t.vac ? { volumeAttributesClassName: t.vac } : {}),
+  },
+});
+
+/** The container: writes `<pod> <volume> <random>` to MARKER on each mount unless it is there, then
+ * waits; exits at once on SIGTERM (busybox sh ignores it while in `sleep`, so it sleeps in steps). */
+export function realContainer(node: RealNodeInfo, templates: string[]) {
+  const mounts = templates.map((t) => `/${t}`);
+  const write = mounts
+    .map(
+      (m) =>
+        `[ -f ${m}/${MARKER} ] || { echo "$HOSTNAME ${m} $(cat /proc/sys/kernel/random/uuid)" > ${m}/${MARKER}.tmp && mv -f ${m}/${MARKER}.tmp ${m}/${MARKER}; };`,
+    )
+    .join(" ");
+  return {
+    name: "app",
+    image: node.image,
+    imagePullPolicy: "Never",
+    command: ["sh", "-c", `${write} trap 'exit 0' TERM; while true; do sleep 1; done`],
+    volumeMounts: templates.map((t) => ({ name: t, mountPath: `/${t}` })),
+    // Ready once every marker is on disk: the data the scenario checks exists before any change.
+    readinessProbe: {
+      exec: { command: ["sh", "-c", mounts.map((m) => `[ -f ${m}/${MARKER} ]`).join(" && ") || "true"] },
+      periodSeconds: 1,
+    },
+  };
+}
+
+export function realSetManifest(node: RealNodeInfo, name: string, o: RealSetOptions): KubeObject {
+  return {
+    apiVersion: "apps/v1",
+    kind: "StatefulSet",
+    metadata: { name, annotations: o.annotations ?? { [K.strategy]: "InPlace" } },
+    spec: {
+      replicas: o.replicas ?? 3,
+      serviceName: name,
+      podManagementPolicy: o.policy ?? "OrderedReady",
+      selector: { matchLabels: { app: name } },
+      updateStrategy: { type: "RollingUpdate", rollingUpdate: { partition: 0 } },
+      persistentVolumeClaimRetentionPolicy: { whenDeleted: o.whenDeleted ?? "Retain", whenScaled: "Retain" },
+      template: {
+        metadata: { labels: { app: name } },
+        spec: {
+          terminationGracePeriodSeconds: 2,
+          automountServiceAccountToken: false,
+          enableServiceLinks: false,
+          containers: [
+            realContainer(
+              node,
+              o.templates.map((t) => t.name),
+            ),
+          ],
+        },
+      },
+      volumeClaimTemplates: o.templates.map((t) => realTemplate(node, t)),
+    },
+  };
+}
+
+const podRe = (set: string) => new RegExp(`^${set}-(\\d+)$`);
+export async function podsOfSet(e2e: E2E, set: string): Promise<KubeObject[]> {
+  const items = ok(await e2e.api.list("pods"), "list pods").items ?? [];
+  return items
+    .filter((p: KubeObject) => podRe(set).test(p.metadata.name ?? ""))
+    .sort((a: KubeObject, b: KubeObject) => ordinal(a.metadata.name!) - ordinal(b.metadata.name!));
+}
+
+/** The set's claims of every template named, sorted by name. */
+export async function claimsOfSet(e2e: E2E, set: string, templates: string[]): Promise<KubeObject[]> {
+  const res = templates.map((t) => new RegExp(`^${t}-${set}-\\d+$`));
+  const items = ok(await e2e.api.list("persistentvolumeclaims"), "list claims").items ?? [];
+  return items
+    .filter((c: KubeObject) => res.some((re) => re.test(c.metadata.name ?? "")))
+    .sort((a: KubeObject, b: KubeObject) => String(a.metadata.name).localeCompare(String(b.metadata.name)));
+}
+
+export const isPodReady = (p: KubeObject) =>
+  !p.metadata.deletionTimestamp &&
+  p.status?.phase === "Running" &&
+  (p.status?.conditions ?? []).some((c: { type: string; status: string }) => c.type === "Ready" && c.status === "True");
+
+/** Creates the set and waits until every pod is Ready (its markers written) and every claim Bound. */
+export async function createRealSet(e2e: E2E, name: string, o: RealSetOptions): Promise<KubeObject> {
+  const node = e2e.info.realNode!;
+  const replicas = o.replicas ?? 3;
+  ok(await e2e.api.create("statefulsets", realSetManifest(node, name, o)), `create StatefulSet ${name}`);
+  await waitFor(
+    async () => {
+      const s = (await e2e.api.get("statefulsets", name)).body;
+      const pods = await podsOfSet(e2e, name);
+      const claims = await claimsOfSet(
+        e2e,
+        name,
+        o.templates.map((t) => t.name),
+      );
+      return (
+        s.status?.readyReplicas === replicas &&
+        s.status?.observedGeneration === s.metadata.generation &&
+        pods.filter(isPodReady).length === replicas &&
+        claims.length === replicas * o.templates.length &&
+        claims.every((c) => c.status?.phase === "Bound")
+      );
+    },
+    { timeoutMs: 90_000, intervalMs: 500, what: `StatefulSet ${name}: ${replicas} pods Ready on the real node` },
+  );
+  return ok(await e2e.api.get("statefulsets", name), `get ${name}`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// the data on the volumes
+
+export interface VolumeData {
+  claimUid: string;
+  volume: string;
+  /** sha256 of the marker file, read on the host from the driver's state directory. */
+  sha256: string;
+  content: string;
+}
+
+/** Each claim's marker file, read from the volume's directory under the driver's state dir. */
+export async function volumeData(e2e: E2E, claims: KubeObject[]): Promise<Record<string, VolumeData>> {
+  const node = e2e.info.realNode!;
+  const out: Record<string, VolumeData> = {};
+  for (const c of claims) {
+    const volume = c.spec?.volumeName as string | undefined;
+    if (!volume) throw new Error(`claim ${c.metadata.name} is not bound to a volume`);
+    const pv = ok(await e2e.admin.get("persistentvolumes", null, volume), `get PersistentVolume ${volume}`);
+    const handle = pv.spec?.csi?.volumeHandle as string;
+    const file = join(node.stateDir, handle, MARKER);
+    if (!existsSync(file))
+      throw new Error(
+        `claim ${c.metadata.name}: no ${MARKER} in its volume ${volume} (${join(node.stateDir, handle)})`,
+      );
+    const content = readFileSync(file, "utf8");
+    out[c.metadata.name!] = {
+      claimUid: c.metadata.uid!,
+      volume,
+      sha256: createHash("sha256").update(content).digest("hex"),
+      content: content.trim(),
+    };
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// the claims' real states
+
+/** What is still pending on a claim: [] when its resize and modify are done. */
+export function pendingOn(c: KubeObject): string[] {
+  const s = c.status ?? {};
+  const out: string[] = [];
+  const alloc = s.allocatedResourceStatuses?.storage;
+  if (alloc) out.push(`allocatedResourceStatuses.storage=${alloc}`);
+  for (const cond of s.conditions ?? [])
+    if (cond.status === "True" && cond.type !== "ModifyVolumeError" && cond.type !== "ControllerResizeError")
+      out.push(`condition ${cond.type}`);
+  if (s.modifyVolumeStatus) out.push(`modifyVolumeStatus=${s.modifyVolumeStatus.status}`);
+  return out;
+}
+
+export const claimLine = (c: KubeObject) =>
+  `${c.metadata.name} uid ${String(c.metadata.uid).slice(0, 8)} request ${c.spec?.resources?.requests?.storage} capacity ${c.status?.capacity?.storage ?? "-"} vac ${c.spec?.volumeAttributesClassName ?? "-"}/${c.status?.currentVolumeAttributesClassName ?? "-"} ${pendingOn(c).join(", ") || "settled"}`;
+
+export interface CompleteCheck {
+  /** Each time the set's status turned Complete: the claims as read right then. */
+  readonly sightings: { at: number; claims: string[]; violations: string[] }[];
+  readonly violations: string[];
+  settled(): Promise<void>;
+}
+
+/**
+ * Every time claimstep's status of `set` turns Complete, read the set's claims at once: a claim
+ * below `wanted` or with a resize still pending (FileSystemResizePending, NodeResizePending, …)
+ * is a violation — claimstep said Complete for what was not done.
+ */
+export function checkCompleteIsTrue(
+  e2e: E2E,
+  watch: SetWatch,
+  set: string,
+  templates: string[],
+  wanted: () => Record<string, string>,
+): CompleteCheck {
+  const sightings: CompleteCheck["sightings"] = [];
+  const violations: string[] = [];
+  const pending: Promise<void>[] = [];
+  let last: string | undefined;
+  watch.onEvent((s) => {
+    if (s.name !== set) return;
+    const complete = s.status?.startsWith("Complete/") ?? false;
+    if (complete && last !== s.status) {
+      pending.push(
+        (async () => {
+          const claims = await claimsOfSet(e2e, set, templates);
+          const want = wanted();
+          const v: string[] = [];
+          for (const c of claims) {
+            const tpl = templates.find((t) => c.metadata.name!.startsWith(`${t}-${set}-`))!;
+            const p = pendingOn(c);
+            if (p.length) v.push(`${c.metadata.name}: ${p.join(", ")}`);
+            if (want[tpl] && c.status?.capacity?.storage !== want[tpl])
+              v.push(`${c.metadata.name}: capacity ${c.status?.capacity?.storage}, wanted ${want[tpl]}`);
+          }
+          sightings.push({ at: s.at, claims: claims.map(claimLine), violations: v });
+          violations.push(...v.map((x) => `Complete at ${new Date(s.at).toISOString()} while ${x}`));
+        })(),
+      );
+    }
+    last = s.status;
+  });
+  return { sightings, violations, settled: async () => void (await Promise.all(pending)) };
+}
