@@ -250,3 +250,55 @@ export function checkCompleteIsTrue(
   });
   return { sightings, violations, settled: async () => void (await Promise.all(pending)) };
 }
+
+// ---------------------------------------------------------------------------------------------
+// claimstep's status and the node's processes
+
+export interface ClaimstepStatus {
+  phase?: string;
+  reason?: string;
+  message?: string;
+}
+
+export const statusOf = (set: KubeObject): ClaimstepStatus => {
+  try {
+    return JSON.parse(set.metadata.annotations?.["claimstep.io/status"] ?? "{}");
+  } catch {
+    return {};
+  }
+};
+
+/** Waits until `done(set)` holds for the live set; the failure names the status and every claim. */
+export async function waitSet(
+  e2e: E2E,
+  set: string,
+  templates: string[],
+  what: string,
+  done: (live: KubeObject) => boolean | Promise<boolean>,
+  timeoutMs = 180_000,
+): Promise<KubeObject> {
+  let live: KubeObject | undefined;
+  await waitFor(
+    async () => {
+      const r = await e2e.api.get("statefulsets", set);
+      if (r.status !== 200) return false;
+      live = r.body;
+      return done(r.body);
+    },
+    { timeoutMs, intervalMs: 500, what: `${set}: ${what}` },
+  ).catch(async (e) => {
+    const claims = await claimsOfSet(e2e, set, templates);
+    throw new Error(
+      `${(e as Error).message}\nclaimstep's status ${JSON.stringify(live ? statusOf(live) : "(set missing)")}\n${claims.map(claimLine).join("\n")}`,
+    );
+  });
+  return live!;
+}
+
+/** The pid up.sh recorded for one of the node's processes (e.g. "csi-resizer"). */
+export function nodeProcess(e2e: E2E, name: string): number {
+  const pids = readFileSync(join(e2e.info.realNode!.workdir, "run/pids"), "utf8");
+  const line = pids.split("\n").find((l) => l.split(" ")[0] === name);
+  if (!line) throw new Error(`the real node has no process ${name} (run/pids: ${pids.replace(/\n/g, ", ")})`);
+  return Number(line.split(" ")[1]);
+}
