@@ -10,9 +10,9 @@ import { Keys } from "./keys.js";
 import { eventOf, Messages } from "./messages.js";
 import type { WalkConclusion } from "./parts.js";
 import { AT_ONCE } from "./reasons.js";
-import { mergeTemplate, type Reshape, stableJSON, targetTemplates } from "./reshape.js";
+import { mergeTemplate, podMismatch, type Reshape, stableJSON, targetTemplates } from "./reshape.js";
 import { revisionOf } from "./revision.js";
-import { podName } from "./statefulset.js";
+import { podName, podOrdinal } from "./statefulset.js";
 import type { ArmRecord, DeleteRecord, Replaced, Snapshot } from "./types.js";
 import * as z from "./zod.js";
 
@@ -322,7 +322,7 @@ export interface FinalizeContext {
   revision: string;
   desired: readonly ClaimTemplate[];
   /** Templates added or removed with this re-create and the pod template it applies (core/reshape.ts). */
-  shape?: Pick<Reshape, "removed" | "podTemplate">;
+  shape?: Pick<Reshape, "removed" | "podTemplate"> & Partial<Pick<Reshape, "orphaned">>;
 }
 
 const ref = (set: StatefulSet) => ({ namespace: set.metadata.namespace ?? "default", set: set.metadata.name });
@@ -419,9 +419,16 @@ export function finalizeStep(snapshot: Snapshot, c: FinalizeContext): WalkConclu
         record.revision,
         kept,
       );
+      // Complete only when nothing is left: after a re-create that added or removed a template, the
+      // pods still mount the old volumes until each is restarted (reshape.ts), and that is progress.
+      const restartsLeft = snapshot.pods.some((pod) => {
+        const ordinal = podOrdinal(pod.metadata.name, set.metadata.name);
+        return ordinal !== undefined && podMismatch(set, pod, ordinal, c.shape?.orphaned ?? []) !== undefined;
+      });
       return {
-        reason: "SetRecreated",
-        statusReason: "Finalized",
+        ...(restartsLeft
+          ? { reason: "RecreatedPodsNext" as const }
+          : { reason: "SetRecreated" as const, statusReason: "Finalized" as const }),
         message,
         action: { type: "DeleteRecord", ...ref(set), name, uid: record.uid },
         events: [eventOf("SetRecreated", message)],

@@ -104,7 +104,11 @@ export function planStep(snapshot: Snapshot, now: Date, writer: WriterCapabiliti
         converged,
         revision: scope.revision,
         desired: scope.templates,
-        shape: { removed: shape.removed, ...(shape.podTemplate ? { podTemplate: shape.podTemplate } : {}) },
+        shape: {
+          removed: shape.removed,
+          orphaned: shape.orphaned,
+          ...(shape.podTemplate ? { podTemplate: shape.podTemplate } : {}),
+        },
       });
     if (snapshot.recreateRecord) {
       const walked = walk(scope, ordinals, busy);
@@ -168,13 +172,14 @@ export function planStep(snapshot: Snapshot, now: Date, writer: WriterCapabiliti
       const settled = recreate(true) ?? walked;
       return grow && settled === walked ? { ...walked, message: `${walked.message}; ${grow.note}` } : settled;
     }
-    // Complete now, and the re-create starts with the next step: worth one soon.
+    // The claims are done, and the re-create starts with the next step: worth one soon. Not
+    // Complete: the set itself is not what it asks for until it is re-created.
     if (
       walked.reason === "RolloutComplete" &&
       wantsRecreate &&
       revisionOf(snapshot.statefulSet.spec.volumeClaimTemplates ?? []) !== scope.revision
     )
-      return { ...walked, requeueAfter: 2 };
+      return { ...walked, reason: "RecreateNext", statusReason: "RecreateNext" };
     if (walked.action || phaseBlocks(walked)) return walked;
     const restart = restartStep(scope, ordinals, inFlightOrdinals(scope, ordinals, busy), now.getTime());
     if (restart && "evict" in restart) return restart.evict;

@@ -48,6 +48,10 @@ export const REASONS = {
   RecordArmed: { phase: "Progressing", requeueAfter: AT_ONCE },
   SetOrphaned: { phase: "Progressing", event: "Normal", requeueAfter: AT_ONCE },
   SetCreated: { phase: "Progressing", event: "Normal", requeueAfter: SOON },
+  // Not Complete while the set is not what it asks for: its claims are done and the re-create is
+  // next, or the record goes but pods must still restart to mount the re-created set's volumes.
+  RecreateNext: { phase: "Progressing", requeueAfter: SOON },
+  RecreatedPodsNext: { phase: "Progressing", requeueAfter: SOON },
   RecordDiscarded: { phase: "Progressing", event: "Normal", requeueAfter: SOON },
   RecreateApproved: { phase: "Progressing", event: "Normal", requeueAfter: SOON },
   AutogrowTriggered: { phase: "Progressing", event: "Normal", requeueAfter: SOON },

@@ -507,12 +507,13 @@ export async function runRecreateCase(c: RecreateCase, opts: RunOptions = {}): P
     Number.MAX_SAFE_INTEGER,
   );
 
-  // Setup: the rollout completes without faults (no chaos yet): Complete, and the next step is F1.
+  // Setup: the rollout completes without faults (no chaos yet): the claims are done (RecreateNext:
+  // not Complete, the set is not re-created yet), and the next step is F1.
   const plain = processOf(undefined);
   let ready = false;
   for (let i = 0; i < 80 && !ready; i++) {
     const r = await runStep({ reader: plain.reader, writers: plain.writers, ref: REF, now: sim.now() });
-    if (r.decision.phase === "Complete") ready = true;
+    if (r.decision.reason === "RecreateNext" || r.decision.phase === "Complete") ready = true;
     else sim.advance(10_000);
   }
   if (!ready) throw new Error(`case ${canon(c)}: the rollout did not complete during setup`);

@@ -79,7 +79,7 @@ describe.each(["github", "gitlab"] as const)("adding a claim template through a 
     for (let tick = 0; tick < 200; tick++) {
       last = await step(REF);
       reasons.push(last.decision.reason);
-      const recreated = reasons.indexOf("SetRecreated");
+      const recreated = reasons.indexOf("RecreatedPodsNext");
       if (last.decision.phase === "Complete" && recreated >= 0 && recreated < reasons.length - 1) break;
       expect(last.decision.phase, last.decision.message).not.toBe("Blocked");
       for (const n of f.open()) {
@@ -108,7 +108,8 @@ describe.each(["github", "gitlab"] as const)("adding a claim template through a 
       "RecordArmed",
       "SetOrphaned",
       "SetCreated",
-      "SetRecreated",
+      // The record goes; not Complete: the pods restart next to mount logs.
+      "RecreatedPodsNext",
       "PodEvicted",
       "PodEvicted",
       "PodEvicted",
@@ -188,7 +189,7 @@ describe.each(["github", "gitlab"] as const)("removing a claim template through 
     for (let tick = 0; tick < 200; tick++) {
       last = await step(REF);
       reasons.push(last.decision.reason);
-      const recreated = reasons.indexOf("SetRecreated");
+      const recreated = reasons.indexOf("RecreatedPodsNext");
       if (last.decision.phase === "Complete" && recreated >= 0 && recreated < reasons.length - 1) break;
       expect(last.decision.phase, last.decision.message).not.toBe("Blocked");
       for (const n of f.open()) {

@@ -174,9 +174,10 @@ describe("npm start", () => {
     const { code, out } = await start("--cluster", "sim:finalize");
     expect(code).toBe(0);
     const reasons = [...out.matchAll(/^\[\d\d:\d\d\] #\d+ +\w+\/(\w+)/gm)].map((m) => m[1]);
-    const from = reasons.indexOf("RolloutComplete");
+    // The claims done, the re-create next: Progressing, not Complete (the set is not re-created yet).
+    const from = reasons.indexOf("RecreateNext");
     expect(reasons.slice(from, from + 6)).toEqual([
-      "RolloutComplete",
+      "RecreateNext",
       "RecordWritten",
       "RecordArmed",
       "SetOrphaned",

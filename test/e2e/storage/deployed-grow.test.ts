@@ -75,10 +75,7 @@ describe.sequential("claimstep serve as deployed, on the real node", () => {
     const dataBefore = await volumeData(e2e, claimsBefore);
     expect(Object.keys(dataBefore)).toHaveLength(6);
 
-    const complete: CompleteCheck = checkCompleteIsTrue(e2e, watch!, set, templates, () => ({
-      data: "2Gi",
-      logs: "2Gi",
-    }));
+    const complete: CompleteCheck = checkCompleteIsTrue(e2e, watch!, set, templates);
     const since = Date.now();
     // The admin's request: the templates at 2Gi, opted in, re-create when the claims are done.
     ok(

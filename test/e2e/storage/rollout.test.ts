@@ -80,7 +80,7 @@ describe.sequential("on the real node, claimstep serve as deployed", () => {
       await createRealSet(e2e, name, { templates: [{ name: "data", size: "1Gi" }], replicas: 2 });
       const before = await claimsOfSet(e2e, name, ["data"]);
       const data = await volumeData(e2e, before);
-      const complete = checkCompleteIsTrue(e2e, watch!, name, ["data"], () => ({ data: "1Gi" }));
+      const complete = checkCompleteIsTrue(e2e, watch!, name, ["data"]);
       const since = Date.now();
 
       await set([name, "data", "--vac", fast, "-n", ns]);
@@ -145,7 +145,7 @@ describe.sequential("on the real node, claimstep serve as deployed", () => {
     await createRealSet(e2e, name, { templates: [{ name: "data", size: "1Gi" }], replicas: 2 });
     const before = await claimsOfSet(e2e, name, ["data"]);
     const data = await volumeData(e2e, before);
-    const complete = checkCompleteIsTrue(e2e, watch!, name, ["data"], () => ({ data: "3Gi" }));
+    const complete = checkCompleteIsTrue(e2e, watch!, name, ["data"]);
     const since = Date.now();
     await set([name, "data", "--storage", "20Gi", "-n", ns]);
     const blocked = await waitSet(

@@ -43,16 +43,20 @@ export const realTemplate = (node: RealNodeInfo, t: TemplateSpec) => ({
   },
 });
 
-/** The container: writes `<pod> <volume> <random>` to MARKER on each mount unless it is there, then
- * waits; exits at once on SIGTERM (busybox sh ignores it while in `sleep`, so it sleeps in steps). */
+/** Where a volume may be mounted: the container writes a marker on each of these that is mounted,
+ * so a template added later (`claimstep set … --add --mount-path /logs`) gets one too. */
+export const MOUNT_POINTS = ["/data", "/logs", "/cache", "/wal"];
+
+/** The container: writes `<pod> <mount> <random>` to MARKER on each mounted volume unless it is
+ * there, then waits; exits at once on SIGTERM (busybox sh ignores it while in `sleep`, so it sleeps
+ * in steps). Ready once every mounted volume has its marker. */
 export function realContainer(node: RealNodeInfo, templates: string[]) {
-  const mounts = templates.map((t) => `/${t}`);
-  const write = mounts
-    .map(
-      (m) =>
-        `[ -f ${m}/${MARKER} ] || { echo "$HOSTNAME ${m} $(cat /proc/sys/kernel/random/uuid)" > ${m}/${MARKER}.tmp && mv -f ${m}/${MARKER}.tmp ${m}/${MARKER}; };`,
-    )
-    .join(" ");
+  const mounted = (m: string) => `grep -q " ${m} " /proc/mounts`;
+  const write = MOUNT_POINTS.map(
+    (m) =>
+      `if ${mounted(m)} && [ ! -f ${m}/${MARKER} ]; then echo "$HOSTNAME ${m} $(cat /proc/sys/kernel/random/uuid)" > ${m}/${MARKER}.tmp && mv -f ${m}/${MARKER}.tmp ${m}/${MARKER}; fi;`,
+  ).join(" ");
+  const check = MOUNT_POINTS.map((m) => `{ ! ${mounted(m)} || [ -f ${m}/${MARKER} ]; }`).join(" && ");
   return {
     name: "app",
     image: node.image,
@@ -60,10 +64,7 @@ export function realContainer(node: RealNodeInfo, templates: string[]) {
     command: ["sh", "-c", `${write} trap 'exit 0' TERM; while true; do sleep 1; done`],
     volumeMounts: templates.map((t) => ({ name: t, mountPath: `/${t}` })),
     // Ready once every marker is on disk: the data the scenario checks exists before any change.
-    readinessProbe: {
-      exec: { command: ["sh", "-c", mounts.map((m) => `[ -f ${m}/${MARKER} ]`).join(" && ") || "true"] },
-      periodSeconds: 1,
-    },
+    readinessProbe: { exec: { command: ["sh", "-c", check] }, periodSeconds: 1 },
   };
 }
 
@@ -209,37 +210,83 @@ export interface CompleteCheck {
   settled(): Promise<void>;
 }
 
+const UNITS: Record<string, number> = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, "": 1 };
+const bytes = (q: string | undefined): number => {
+  const m = /^(\d+)(Ki|Mi|Gi|Ti|)$/.exec(q ?? "");
+  return m ? Number(m[1]) * UNITS[m[2]!]! : Number.NaN;
+};
+
+/** The sizes the set asks for at this version of it: claimstep's desired templates, else the spec's. */
+function desiredOf(set: KubeObject): Record<string, { size: string; vac?: string }> {
+  let templates: KubeObject[] = set.spec?.volumeClaimTemplates ?? [];
+  const raw = set.metadata.annotations?.[K.templates];
+  if (raw) {
+    try {
+      templates = JSON.parse(raw);
+    } catch {
+      /* the spec's then */
+    }
+  }
+  return Object.fromEntries(
+    templates.map((t) => [
+      t.metadata.name!,
+      { size: t.spec?.resources?.requests?.storage, vac: t.spec?.volumeAttributesClassName ?? undefined },
+    ]),
+  );
+}
+
 /**
  * Every time claimstep's status of `set` turns Complete, read the set's claims at once: a claim
- * below `wanted` or with a resize still pending (FileSystemResizePending, NodeResizePending, …)
- * is a violation — claimstep said Complete for what was not done.
+ * below the size (or on another VolumeAttributesClass than) that version of the set asks for, or with a resize still pending
+ * (FileSystemResizePending, NodeResizePending, …), or a pod missing, not Ready or not mounting
+ * exactly the set's templates' claims, is a violation — claimstep said Complete for what was not done.
  */
-export function checkCompleteIsTrue(
-  e2e: E2E,
-  watch: SetWatch,
-  set: string,
-  templates: string[],
-  wanted: () => Record<string, string>,
-): CompleteCheck {
+export function checkCompleteIsTrue(e2e: E2E, watch: SetWatch, set: string, templates: string[]): CompleteCheck {
   const sightings: CompleteCheck["sightings"] = [];
   const violations: string[] = [];
   const pending: Promise<void>[] = [];
-  let last: string | undefined;
-  watch.onEvent((s) => {
+  // The status as last seen: a Complete written before now (and carried by a person's later edit of
+  // the set) is not a new claim of claimstep's; only a change to Complete is checked.
+  let last = watch.trail.filter((t) => t.name === set).at(-1)?.status;
+  watch.onEvent((s, obj) => {
     if (s.name !== set) return;
     const complete = s.status?.startsWith("Complete/") ?? false;
-    if (complete && last !== s.status) {
+    if (complete && last !== s.status && !s.deleting) {
+      const want = desiredOf(obj);
       pending.push(
         (async () => {
           const claims = await claimsOfSet(e2e, set, templates);
-          const want = wanted();
           const v: string[] = [];
           for (const c of claims) {
             const tpl = templates.find((t) => c.metadata.name!.startsWith(`${t}-${set}-`))!;
+            if (!(tpl in want)) continue; // a removed template's claims: kept, not the rollout's
             const p = pendingOn(c);
             if (p.length) v.push(`${c.metadata.name}: ${p.join(", ")}`);
-            if (want[tpl] && c.status?.capacity?.storage !== want[tpl])
-              v.push(`${c.metadata.name}: capacity ${c.status?.capacity?.storage}, wanted ${want[tpl]}`);
+            const w = want[tpl]!;
+            if (!(bytes(c.status?.capacity?.storage) >= bytes(w.size)))
+              v.push(`${c.metadata.name}: capacity ${c.status?.capacity?.storage}, the set asks for ${w.size}`);
+            if (w.vac && c.status?.currentVolumeAttributesClassName !== w.vac)
+              v.push(
+                `${c.metadata.name}: VolumeAttributesClass ${c.status?.currentVolumeAttributesClassName ?? "none"}, the set asks for ${w.vac}`,
+              );
+          }
+          // Complete also means every pod runs mounting the claims of every template the set asks for.
+          const replicas = obj.spec?.replicas ?? 1;
+          const pods = await podsOfSet(e2e, set);
+          for (let i = 0; i < replicas; i++) {
+            const pod = pods.find((p) => p.metadata.name === `${set}-${i}`);
+            if (!pod || !isPodReady(pod)) {
+              v.push(`pod ${set}-${i}: ${pod ? "not Ready" : "missing"}`);
+              continue;
+            }
+            const mounted = (pod.spec?.volumes ?? []).map(
+              (x: { persistentVolumeClaim?: { claimName?: string } }) => x.persistentVolumeClaim?.claimName,
+            );
+            for (const t of Object.keys(want))
+              if (!mounted.includes(`${t}-${set}-${i}`)) v.push(`pod ${set}-${i}: does not mount ${t}-${set}-${i}`);
+            for (const c of mounted)
+              if (c && !Object.keys(want).some((t) => c === `${t}-${set}-${i}`))
+                v.push(`pod ${set}-${i}: still mounts ${c}, of a template the set no longer has`);
           }
           sightings.push({ at: s.at, claims: claims.map(claimLine), violations: v });
           violations.push(...v.map((x) => `Complete at ${new Date(s.at).toISOString()} while ${x}`));
@@ -250,7 +297,6 @@ export function checkCompleteIsTrue(
   });
   return { sightings, violations, settled: async () => void (await Promise.all(pending)) };
 }
-
 // ---------------------------------------------------------------------------------------------
 // claimstep's status and the node's processes
 
