@@ -25,15 +25,26 @@ export interface DriverBehaviour {
    * How the node grows the file system after the controller expansion. online (default): the
    * kubelet grows it while the pod runs; offline: only when a pod (re)mounts the volume, so the
    * claim stays NodeResizePending + FileSystemResizePending until its pod restarts. An `offline`
-   * `resize` driver is offline on the node too.
+   * `resize` driver is offline on the node too. none: the driver needs no node expansion (no node
+   * EXPAND_VOLUME capability): the controller expansion finishes the resize at once and the
+   * resizer annotates the claim `volume.kubernetes.io/node-expansion-not-required`. infeasible:
+   * the node refuses to grow it (NodeExpandVolume fails with a final error): the kubelet marks the
+   * claim NodeResizeInfeasible + NodeResizeError, the resizer puts it back to NodeResizePending
+   * within reactMs (NodeResizeError stays), and the kubelet tries again retryMs later.
    */
-  nodeExpansion?: "online" | "offline";
+  nodeExpansion?: "online" | "offline" | "none" | "infeasible";
   /** The largest volume the backend provides: an expansion beyond it is infeasible, whatever `resize` says. */
   maxStorage?: string;
   /** Transient failures of a flaky driver before it succeeds (per expansion). Default 2. */
   flakyFailures?: number;
   /** ok: ControllerModifyVolume succeeds; infeasible: it is rejected (modifyVolumeStatus Infeasible). */
   modify?: "ok" | "infeasible";
+  /**
+   * The VolumeAttributesClass parameters the driver accepts (the CSI hostpath driver's
+   * `--accepted-mutable-parameter-names`): a class with any other parameter is refused with
+   * InvalidArgument "invalid parameters: [name ...]" (modifyVolumeStatus Infeasible). Unset: any.
+   */
+  mutableParameters?: string[];
   /** Controller-side expansion time, ms. */
   resizeMs?: number;
   /** ControllerModifyVolume time, ms. */

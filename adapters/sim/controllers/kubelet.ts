@@ -1,8 +1,13 @@
 // The kubelet, as far as claims are concerned: a pod starts (Running, Ready) once every claim it
 // mounts is bound; mounting a volume whose controller expansion is done (NodeResizePending)
 // grows its file system, and so does a running pod for drivers with online node expansion
-// (not `nodeExpansion: "offline"`, not `resize: "offline"`). Growing finishes the resize:
-// capacity = allocatedResources, the storage status and FileSystemResizePending are cleared.
+// (not `nodeExpansion: "offline"`, not `resize: "offline"`), at the kubelet's next pod sync
+// (`nodeResizeMs`). Growing is NodeExpandVolume, as kubelet v1.34 records it:
+// allocatedResourceStatuses.storage=NodeResizeInProgress (the conditions as they are), then
+// capacity = allocatedResources with the storage status and every resize condition cleared
+// (allocatedResources stays). A node that refuses (`nodeExpansion: "infeasible"`) marks it
+// NodeResizeInfeasible + NodeResizeError instead; the resizer hands it back (NodeResizePending)
+// and the kubelet tries again after its back-off (`retryMs`).
 // A pod does not start while a claim of an offline-only driver (`resize: "offline"`) has a
 // controller expansion pending (the request above the volume, not infeasible): the volume must
 // stay unpublished until the resizer has grown it, then the mount finishes the resize.
@@ -21,11 +26,17 @@ import {
   writeClaim,
 } from "./context.js";
 
-/** When a pod starts (per pod uid) and a file system expansion finishes (per claim uid), ms since the epoch. */
+/**
+ * When a pod starts (per pod uid), and when a claim's file system expansion starts or, once
+ * NodeResizeInProgress, finishes (per claim uid); ms since the epoch.
+ */
 export interface KubeletState {
   startAt: Record<string, number>;
   expandAt: Record<string, number>;
 }
+
+/** NodeExpandVolume itself: NodeResizeInProgress lasted 50–95 ms in the recordings. */
+const NODE_EXPAND_MS = 100;
 
 export class Kubelet {
   private readonly startAt = new Map<string, number>();
@@ -72,8 +83,11 @@ export class Kubelet {
         if (now < due) continue;
         this.startAt.delete(uid);
         // Mounting finishes any pending file system expansion (offline drivers grow here).
-        for (const c of claims)
-          if (c && c.status?.allocatedResourceStatuses?.storage === "NodeResizePending") this.finish(c);
+        for (const c of claims) {
+          const storage = c?.status?.allocatedResourceStatuses?.storage;
+          if (storage === "NodeResizePending") this.nodeExpanded(this.nodeResizeInProgress(c!));
+          else if (storage === "NodeResizeInProgress") this.nodeExpanded(c!);
+        }
         const next = structuredClone(pod) as unknown as Json;
         next.status = {
           phase: "Running",
@@ -84,18 +98,24 @@ export class Kubelet {
         continue;
       }
       for (const c of claims) {
-        if (c?.status?.allocatedResourceStatuses?.storage !== "NodeResizePending") continue;
-        const driver = driverOf(this.ctx, c.spec.storageClassName);
+        const storage = c?.status?.allocatedResourceStatuses?.storage;
+        if (storage !== "NodeResizePending" && storage !== "NodeResizeInProgress") continue;
+        const driver = driverOf(this.ctx, c!.spec.storageClassName);
         if (driver.resize === "offline" || driver.nodeExpansion === "offline") continue; // grows at the next mount
-        const uid = c.metadata.uid!;
-        const due = this.expandAt.get(uid) ?? now + this.ctx.latencies.nodeResizeMs;
+        const uid = c!.metadata.uid!;
+        const wait = storage === "NodeResizePending" ? this.ctx.latencies.nodeResizeMs : NODE_EXPAND_MS;
+        const due = this.expandAt.get(uid) ?? now + wait;
         if (!this.expandAt.has(uid)) {
           this.expandAt.set(uid, due);
           this.ctx.clock.wakeAt(due);
         }
         if (now < due) continue;
         this.expandAt.delete(uid);
-        this.finish(c);
+        if (storage === "NodeResizePending") {
+          this.nodeResizeInProgress(c!);
+          this.expandAt.set(uid, now + NODE_EXPAND_MS);
+          this.ctx.clock.wakeAt(now + NODE_EXPAND_MS);
+        } else this.nodeExpanded(c!);
       }
     }
   }
@@ -110,6 +130,50 @@ export class Kubelet {
     return toBytes(request) > volume.bytes;
   }
 
+  /** NodeExpandVolume starts: allocatedResourceStatuses.storage=NodeResizeInProgress; the claim as written. */
+  private nodeResizeInProgress(pvc: PersistentVolumeClaim): PersistentVolumeClaim {
+    const next = structuredClone(pvc);
+    next.status!.allocatedResourceStatuses = {
+      ...(next.status!.allocatedResourceStatuses ?? {}),
+      storage: "NodeResizeInProgress",
+    };
+    writeClaim(this.ctx, next, KUBELET, "kubelet");
+    return next;
+  }
+
+  /** NodeExpandVolume answered: the resize finishes, or the driver refused it (`nodeExpansion: "infeasible"`). */
+  private nodeExpanded(pvc: PersistentVolumeClaim): void {
+    const driver = driverOf(this.ctx, pvc.spec.storageClassName);
+    if (driver.nodeExpansion !== "infeasible") {
+      this.finish(pvc);
+      return;
+    }
+    // MarkNodeExpansionInfeasible: the other resize conditions stay. Tried again retryMs later
+    // (the kubelet's back-off), once the resizer has made it NodeResizePending again.
+    const next = structuredClone(pvc);
+    next.status!.allocatedResourceStatuses = {
+      ...next.status!.allocatedResourceStatuses,
+      storage: "NodeResizeInfeasible",
+    };
+    const volume = this.ctx.volumes.get(pvc.metadata.uid!)?.name ?? pvc.spec.volumeName ?? pvc.metadata.name;
+    setConditions(
+      next,
+      [],
+      [
+        condition(
+          this.ctx,
+          "NodeResizeError",
+          `failed to expand pvc with rpc error: code = OutOfRange desc = the node cannot grow the file system of volume ${volume} to ${next.status!.allocatedResources?.storage}`,
+        ),
+      ],
+    );
+    writeClaim(this.ctx, next, KUBELET, "kubelet");
+    const retry = this.ctx.clock.nowMs() + this.ctx.latencies.retryMs;
+    this.expandAt.set(pvc.metadata.uid!, retry);
+    this.ctx.clock.wakeAt(retry);
+  }
+
+  /** NodeExpandVolume succeeded: capacity = allocatedResources, the storage status and every resize condition cleared. */
   private finish(pvc: PersistentVolumeClaim): void {
     const next = structuredClone(pvc);
     const status = next.status!;
@@ -119,7 +183,8 @@ export class Kubelet {
       delete status.allocatedResourceStatuses.storage;
       if (!Object.keys(status.allocatedResourceStatuses).length) delete status.allocatedResourceStatuses;
     }
-    setConditions(next, ["FileSystemResizePending", "Resizing"], []);
+    setConditions(next, ["FileSystemResizePending", "Resizing", "ControllerResizeError", "NodeResizeError"], []);
     writeClaim(this.ctx, next, KUBELET, "kubelet");
+    this.expandAt.delete(pvc.metadata.uid!);
   }
 }

@@ -97,13 +97,14 @@ describe("StatefulSet controller", () => {
 });
 
 describe("CSI resizer and kubelet", () => {
-  it("online: Resizing/ControllerResizeInProgress → FileSystemResizePending/NodeResizePending → capacity, cleared", async () => {
+  it("online: Resizing/ControllerResizeInProgress → Resizing+FileSystemResizePending/NodeResizePending → NodeResizeInProgress → capacity, cleared", async () => {
     const c = await cluster();
     await grow(c, "data-db-1", "20Gi");
     expect(await trace(c, "data-db-1", 30_000)).toEqual([
       "- [] cap=10Gi",
       "ControllerResizeInProgress [Resizing] cap=10Gi",
-      "NodeResizePending [FileSystemResizePending] cap=10Gi",
+      "NodeResizePending [Resizing,FileSystemResizePending] cap=10Gi",
+      "NodeResizeInProgress [Resizing,FileSystemResizePending] cap=10Gi",
       "- [] cap=20Gi",
     ]);
     const p = await claim(c, "data-db-1");
@@ -130,7 +131,7 @@ describe("CSI resizer and kubelet", () => {
     c.advance(60_000);
     p = await claim(c, "data-db-1");
     expect(p.status?.allocatedResourceStatuses?.storage).toBe("NodeResizePending");
-    expect(conditionTypes(p)).toEqual(["FileSystemResizePending"]);
+    expect(conditionTypes(p)).toEqual(["Resizing", "FileSystemResizePending"]);
     await c.admin.mergePatch("statefulsets", ns, "db", { spec: { replicas: 2 } }, { fieldManager: "kubectl" });
     c.advance(60_000);
     p = await claim(c, "data-db-1");
@@ -138,16 +139,21 @@ describe("CSI resizer and kubelet", () => {
     expect(p.status?.conditions).toBeUndefined();
   });
 
-  it("infeasible: ControllerResizeInfeasible with the driver's message, until a new request", async () => {
+  it("infeasible: ControllerResizeInfeasible with Resizing and the driver's message, until a new request", async () => {
     const c = await cluster({ resize: "infeasible" });
     await grow(c, "data-db-0", "20Gi");
     c.advance(60_000);
     const p = await claim(c, "data-db-0");
     expect(p.status?.allocatedResourceStatuses?.storage).toBe("ControllerResizeInfeasible");
     expect(p.status?.capacity?.storage).toBe("10Gi");
-    expect(p.status?.conditions?.find((x) => x.type === "ControllerResizeError")?.message).toMatch(
-      /rpc error: code = OutOfRange desc = requested size 20Gi is not supported/,
+    expect(conditionTypes(p)).toEqual(["Resizing", "ControllerResizeError"]);
+    expect(p.status?.conditions?.find((x) => x.type === "ControllerResizeError")?.message).toBe(
+      "failed to expand pvc with rpc error: code = OutOfRange desc = requested size 20Gi is not supported by the backend of class fast",
     );
+    const failed = (await c.admin.list("events", ns)).items.filter((e) => e.reason === "VolumeResizeFailed");
+    expect(failed.map((e) => e.note)).toEqual([
+      `resize volume "pvc-${p.metadata.uid}" by resizer "sim.csi.claimstep.io" failed: rpc error: code = OutOfRange desc = requested size 20Gi is not supported by the backend of class fast`,
+    ]);
   });
 
   it("flaky: transient failures are events only, then the resize succeeds", async () => {
@@ -196,7 +202,7 @@ describe("VolumeAttributesClass modification", () => {
     let p = await claim(c, "data-db-0");
     expect(p.status?.modifyVolumeStatus).toEqual({ targetVolumeAttributesClassName: "gold", status: "InProgress" });
     expect(p.status?.conditions?.find((x) => x.type === "ModifyingVolume")?.message).toBe(
-      "ModifyVolume operation in progress.",
+      'Modifying volume to "gold" is in progress.',
     );
     c.advance(30_000);
     p = await claim(c, "data-db-0");
@@ -205,28 +211,26 @@ describe("VolumeAttributesClass modification", () => {
     expect(p.status?.conditions).toBeUndefined();
   });
 
-  it("a missing class is accepted by the API server and stays Pending until it exists", async () => {
+  it("a missing class is accepted by the API server and stays Pending, even once it exists, until the spec's class changes", async () => {
     const c = await cluster();
     await modify(c, "platinum");
     c.advance(30_000);
-    expect((await claim(c, "data-db-0")).status?.modifyVolumeStatus).toEqual({
-      targetVolumeAttributesClassName: "platinum",
-      status: "Pending",
-    });
+    expect((await claim(c, "data-db-0")).status?.modifyVolumeStatus).toEqual({ status: "Pending" });
     await c.addVolumeAttributesClass("platinum");
+    c.advance(30 * 60_000);
+    expect((await claim(c, "data-db-0")).status?.modifyVolumeStatus).toEqual({ status: "Pending" });
+    await modify(c, "gold");
     c.advance(30_000);
-    expect((await claim(c, "data-db-0")).status?.currentVolumeAttributesClassName).toBe("platinum");
+    await modify(c, "platinum");
+    c.advance(30_000);
+    const p = await claim(c, "data-db-0");
+    expect(p.status?.currentVolumeAttributesClassName).toBe("platinum");
+    expect(p.status?.modifyVolumeStatus).toBeUndefined();
   });
 
-  it("rolls a pending modification back when the spec returns to the class in use", async () => {
+  it("a spec back at the class in use while a modification runs: the running one ends, then the spec's class is applied again", async () => {
     const c = await cluster();
-    await c.admin.mergePatch(
-      "persistentvolumeclaims",
-      ns,
-      "data-db-0",
-      { spec: { volumeAttributesClassName: "gold" } },
-      { fieldManager: "kubectl" },
-    );
+    await modify(c, "gold");
     c.advance(60_000);
     await c.addVolumeAttributesClass("silver");
     await modify(c, "silver");
@@ -236,21 +240,48 @@ describe("VolumeAttributesClass modification", () => {
       status: "InProgress",
     });
     await modify(c, "gold");
-    c.advance(1_000);
-    const p = await claim(c, "data-db-0");
+    c.advance(7_000);
+    let p = await claim(c, "data-db-0");
+    expect(p.status?.currentVolumeAttributesClassName).toBe("silver");
+    expect(p.status?.modifyVolumeStatus).toEqual({ targetVolumeAttributesClassName: "gold", status: "InProgress" });
+    c.advance(30_000);
+    p = await claim(c, "data-db-0");
     expect(p.status?.currentVolumeAttributesClassName).toBe("gold");
     expect(p.status?.modifyVolumeStatus).toBeUndefined();
     expect(p.status?.conditions).toBeUndefined();
   });
 
-  it("an infeasible modification is reported as such", async () => {
+  it("an infeasible modification is reported as such, and not retried while the spec names that class", async () => {
     const c = await cluster({ resize: "online", modify: "infeasible" });
     await modify(c, "gold");
     c.advance(30_000);
     const p = await claim(c, "data-db-0");
     expect(p.status?.modifyVolumeStatus).toEqual({ targetVolumeAttributesClassName: "gold", status: "Infeasible" });
-    expect(p.status?.conditions?.find((x) => x.type === "ModifyVolumeError")?.message).toMatch(
-      /^ModifyVolume failed with error rpc error: code = InvalidArgument .*\. Waiting for retry\.$/,
+    expect(p.status?.conditions?.map((x) => [x.type, x.reason, x.message])).toEqual([
+      ["ModifyingVolume", undefined, 'Modifying volume to "gold" failed. Waiting for retry.'],
+      [
+        "ModifyVolumeError",
+        "InvalidArgument",
+        `parameters of VolumeAttributesClass gold are not supported for volume pvc-${p.metadata.uid}`,
+      ],
+    ]);
+    const writes = c.audit.length;
+    c.advance(60 * 60_000);
+    expect(c.audit.slice(writes).filter((e) => e.resource === "persistentvolumeclaims")).toEqual([]);
+  });
+
+  it("a driver that accepts some parameters only refuses a class with others (InvalidArgument invalid parameters)", async () => {
+    const c = await cluster({ resize: "online", mutableParameters: ["iops"] });
+    await c.addVolumeAttributesClass("odd", { tier: "gold", iops: "3000", burst: "on" });
+    await modify(c, "odd");
+    c.advance(30_000);
+    const p = await claim(c, "data-db-0");
+    expect(p.status?.modifyVolumeStatus).toEqual({ targetVolumeAttributesClassName: "odd", status: "Infeasible" });
+    expect(p.status?.conditions?.find((x) => x.type === "ModifyVolumeError")?.message).toBe(
+      "invalid parameters: [burst tier]",
     );
+    await modify(c, "gold");
+    c.advance(30_000);
+    expect((await claim(c, "data-db-0")).status?.currentVolumeAttributesClassName).toBe("gold");
   });
 });

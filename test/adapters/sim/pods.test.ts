@@ -515,7 +515,7 @@ describe("volumes that finish growing only when their pod restarts", () => {
     sim.advance(10 * 60_000);
     expect(resizeState(sim, "data-web-2")).toEqual({
       allocation: "NodeResizePending",
-      conditions: ["FileSystemResizePending"],
+      conditions: ["Resizing", "FileSystemResizePending"],
       capacity: "1Gi",
     });
     expect(pod(sim, "web-2").status.phase).toBe("Running");

@@ -115,7 +115,7 @@ describe("the resizer after a lowered request", () => {
     expect(p.status?.allocatedResources).toEqual({ storage: "1Ti" });
     expect(p.status?.capacity).toEqual({ storage: "10Gi" });
     expect(p.status?.conditions?.find((x) => x.type === "ControllerResizeError")?.message).toMatch(
-      /requested size 1Ti is not supported/,
+      /^failed to expand pvc with rpc error: code = OutOfRange desc = Requested capacity 1099511627776 exceeds maximum allowed 107374182400$/,
     );
     // Nothing happens until the request changes.
     c.advance(10 * 60_000);
