@@ -76,7 +76,7 @@ describe.sequential("on the real node, serve and the CronJob both running as dep
     await set([name, "logs", "--add", "--storage", "1Gi", "--mount-path", "/logs", "-n", ns]);
     // The set's pods mount only `data` until the set is re-created with `logs`; the new pod template
     // (written by `set`) then writes a marker on /logs, and becomes Ready only once it is there.
-    const added = await waitSet(
+    await waitSet(
       e2e,
       name,
       ["data", "logs"],
