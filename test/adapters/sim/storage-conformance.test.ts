@@ -5,72 +5,12 @@
 // test/fixtures/storage/ (see its README.md). Times, names, uids and resourceVersions aside; a
 // quantity is compared by its bytes. The simulation's latencies are its own, so each recording is
 // replayed with the simulation's defaults and with latencies close to the rig's.
-import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { SimCluster, statefulSetManifest } from "../../../adapters/sim/cluster.js";
 import type { DriverBehaviour, Latencies } from "../../../adapters/sim/controllers/context.js";
-import { toBytes } from "../../../core/quantity.js";
+import { type ClaimState, distinct, recording, stateOf } from "../../support/claim-states.js";
 
 type Json = Record<string, any>;
-
-/** One state of a claim, as compared: what the storage controllers write, and the request they answer. */
-interface ClaimState {
-  request: string | null;
-  class: string | null;
-  capacity: string | null;
-  allocated: string | null;
-  allocation: Record<string, string> | null;
-  conditions: { type: string; status: string; reason: string | null; message: string | null; probed: boolean }[];
-  current: string | null;
-  modify: Json | null;
-  annotations: Record<string, string>;
-}
-
-const quantity = (q: unknown) => (q === undefined || q === null ? null : String(toBytes(String(q))));
-/** Annotations the storage controllers write (the others are the StatefulSet controller's or the provisioner's). */
-const STORAGE_ANNOTATIONS = ["volume.kubernetes.io/node-expansion-not-required"];
-
-function stateOf(claim: { spec?: Json; status?: Json; metadata?: Json }): ClaimState {
-  const spec = claim.spec ?? {};
-  const status = claim.status ?? {};
-  const annotations = claim.metadata?.annotations ?? {};
-  return {
-    request: quantity(spec.resources?.requests?.storage),
-    class: spec.volumeAttributesClassName ?? null,
-    capacity: quantity(status.capacity?.storage),
-    allocated: quantity(status.allocatedResources?.storage),
-    allocation: status.allocatedResourceStatuses ?? null,
-    conditions: ((status.conditions ?? []) as Json[]).map((c) => ({
-      type: c.type,
-      status: c.status,
-      reason: c.reason ?? null,
-      message: c.message ?? null,
-      // The modifier stamps lastProbeTime; the resizer and the kubelet leave it null.
-      probed: !!c.lastProbeTime,
-    })),
-    current: status.currentVolumeAttributesClassName ?? null,
-    modify: status.modifyVolumeStatus ?? null,
-    annotations: Object.fromEntries(
-      Object.entries(annotations).filter(([k]) => STORAGE_ANNOTATIONS.includes(k)),
-    ) as Record<string, string>,
-  };
-}
-
-/** Consecutive equal states as one (a write that changed nothing compared here). */
-function distinct(states: ClaimState[]): ClaimState[] {
-  return states.filter((s, i) => i === 0 || JSON.stringify(s) !== JSON.stringify(states[i - 1]));
-}
-
-/** A recording's states: one per watch event (test/fixtures/storage/<name>.watch.jsonl). */
-function recording(name: string): ClaimState[] {
-  const text = readFileSync(new URL(`../../fixtures/storage/${name}.watch.jsonl`, import.meta.url), "utf8");
-  return distinct(
-    text
-      .trim()
-      .split("\n")
-      .map((line) => stateOf(JSON.parse(line) as Json)),
-  );
-}
 
 /** The driver of the recordings' class csi-hostpath, as the rig starts it. */
 const HOSTPATH: DriverBehaviour = {
