@@ -5,6 +5,14 @@
 // node expansion — against the real API server, the way Kubernetes v1.34 writes the objects —
 // and the kubelet's volume stats in the exposition format (serveMetrics: for a real Prometheus).
 //
+// The reference is the real node (real-node.ts, test/e2e/storage/, issue 34): kubelet v1.34.2, the
+// CSI hostpath driver, external-resizer v2.0.0; the sequences this agent writes follow the ones
+// recorded there (test/fixtures/storage/). The agent stays for the control-plane suite because the
+// real stack here cannot produce what many of its scenarios need: a driver that expands offline
+// only or needs no node expansion (hostpath always expands online, through the kubelet), chosen
+// latencies (the kubelet's node half takes 0–10 s), refusals chosen per class, a cluster with many
+// scenarios in seconds and without root, and the kubelet's volume stats on demand for autogrow.
+//
 // Driven by data, so that one agent serves every scenario: the behaviour of a volume comes from
 // annotations on its StorageClass (STORAGE_CLASS_ANNOTATIONS below; storageClass() builds one).
 // It watches (no polling requests) the pods and claims of its namespaces, the PVs it created
