@@ -7,7 +7,7 @@ import { Messages } from "./messages.js";
 import type { ClaimPlan, Obstacle, OrdinalPlan } from "./parts.js";
 import { podColumns } from "./pods.js";
 import { formatBytes, parseQuantity, quantityString, toBytes } from "./quantity.js";
-import { claimReadiness, resizeBlockedByPod } from "./readiness.js";
+import { claimReadiness, nodeExpansionFailed, resizeBlockedByPod } from "./readiness.js";
 import { phaseOf } from "./reasons.js";
 import type { Scope } from "./scope.js";
 import { claimName, podName } from "./statefulset.js";
@@ -70,19 +70,37 @@ function evaluateClaim(scope: Scope, t: ClaimTemplate, ordinal: number): ClaimPl
   const labels = { ...(t.metadata.labels ?? {}), [Keys.revisionLabel]: scope.revision };
   const atRevision = pvc.metadata.labels?.[Keys.revisionLabel] === scope.revision;
   const needsExpand = specBytes < tplBytes;
+  const changesVac = vac !== undefined && pvc.spec.volumeAttributesClassName !== vac;
   const needsUpdate =
     needsExpand ||
     lowers ||
-    (vac !== undefined && pvc.spec.volumeAttributesClassName !== vac) ||
+    changesVac ||
     !hasAll(pvc.metadata.labels, labels) ||
     !hasAll(pvc.metadata.annotations, t.metadata.annotations);
+  // Rule 19: the size first, the class once the claim's resize is done: a claim changing both in
+  // one apply has the resizer's expansion and modification controllers fight (409s) over it.
+  const resizes = needsExpand || lowers;
+  const classHeld =
+    changesVac && !resizes && readableSpec && RESIZING.includes(claimReadiness(pvc, { storageBytes: specBytes }).state);
 
   // Rule 8: ready at min(template, spec) and at the VAC the template names.
-  const readiness: ClaimReadiness = claimReadiness(
+  const found: ClaimReadiness = claimReadiness(
     pvc,
-    { storageBytes: required, ...(vac ? { volumeAttributesClassName: vac } : {}) },
+    {
+      storageBytes: required,
+      ...(vac
+        ? {
+            volumeAttributesClassName: vac,
+            ...(scope.vacs ? { volumeAttributesClassExists: scope.vacs.has(vac) } : {}),
+          }
+        : {}),
+    },
     name,
   );
+  const readiness: ClaimReadiness =
+    classHeld && found.state !== "Ready" && found.state !== "Failed"
+      ? { ...found, message: Messages.classAfterResize(found.message, vac!) }
+      : found;
   // Rule 9: a claim claimstep stamped earlier that is still settling its own request holds a slot too.
   const stamped = pvc.metadata.labels?.[Keys.revisionLabel] !== undefined;
   const settling =
@@ -99,6 +117,7 @@ function evaluateClaim(scope: Scope, t: ClaimTemplate, ordinal: number): ClaimPl
         )
       : undefined;
   const inFlight =
+    classHeld ||
     (atRevision && !needsUpdate && readiness.state !== "Ready") ||
     (settling !== undefined &&
       settling.state !== "Ready" &&
@@ -112,6 +131,7 @@ function evaluateClaim(scope: Scope, t: ClaimTemplate, ordinal: number): ClaimPl
     needsUpdate: needsUpdate || !atRevision,
     done: atRevision && !needsUpdate && readiness.state === "Ready",
     inFlight,
+    ...(classHeld ? { classHeld } : {}),
   };
   if (!plan.needsUpdate) return plan;
 
@@ -120,10 +140,15 @@ function evaluateClaim(scope: Scope, t: ClaimTemplate, ordinal: number): ClaimPl
     obstacleOf(scope, t, pvc, name, needsExpand, badSpec) ??
     (recovery !== undefined && recovery !== "lower" ? recovery : undefined);
   if (obstacle) return { ...plan, obstacle };
+  if (classHeld) return plan;
 
-  // Rule 7: one server-side apply of this claim, carrying only the fields claimstep owns.
-  return { ...plan, patch: patchOf(scope, t, pvc, name, ordinal, target, labels) };
+  // Rule 7: one server-side apply of this claim, carrying only the fields claimstep owns (rule 19:
+  // a resize keeps the claim's class; the template's follows once the resize is done).
+  return { ...plan, patch: patchOf(scope, t, pvc, name, ordinal, target, labels, resizes && changesVac) };
 }
+
+/** Storage readiness states of a resize under way (rule 19 holds a class change back while one is). */
+const RESIZING: readonly ClaimReadiness["state"][] = ["Resizing", "WaitingForPod", "Retrying"];
 
 const hasAll = (have: Record<string, string> | undefined, want: Record<string, string> | undefined): boolean =>
   Object.entries(want ?? {}).every(([k, v]) => have?.[k] === v);
@@ -165,8 +190,11 @@ function claimReport(
   };
 }
 
-/** Storage allocation statuses of an expansion that failed for good (KEP-1790). */
-const INFEASIBLE: readonly string[] = ["ControllerResizeInfeasible", "NodeResizeInfeasible"];
+/**
+ * Storage allocation statuses of an expansion that failed for good (KEP-1790), and rule 17's lasting
+ * node-side failure (NodeResizeError with nothing in progress).
+ */
+const FAILED: readonly string[] = ["ControllerResizeInfeasible", "NodeResizeInfeasible", "NodeResizeError"];
 
 /**
  * X1–X3 of docs/design.md ("Recovering from a failed expansion"), for a claim that requests more than
@@ -184,10 +212,13 @@ function recoveryOf(
   tplBytes: bigint,
 ): "lower" | Obstacle | undefined {
   const statuses = pvc.status?.allocatedResourceStatuses ?? undefined;
-  const allocation = statuses?.storage;
+  // Rule 17: a node-side failure lasts as NodeResizeError once NodeResizeInfeasible is gone.
+  const reported = statuses?.storage;
+  const failedAs = reported !== undefined && FAILED.includes(reported) ? reported : undefined;
+  const allocation = failedAs ?? (nodeExpansionFailed(pvc) ? "NodeResizeError" : reported);
   const capacity = pvc.status?.capacity?.storage;
   const capBytes = capacity === undefined ? undefined : safeBytes(capacity);
-  if (allocation !== undefined && INFEASIBLE.includes(allocation)) {
+  if (allocation !== undefined && FAILED.includes(allocation)) {
     if (capBytes === undefined) return undefined;
     if (tplBytes > capBytes) return "lower";
     // A request someone else raised and that failed does not hold the rollout: the template is
@@ -206,7 +237,8 @@ function recoveryOf(
     pvc.status?.conditions?.some(
       (c) => (c.type === "ControllerResizeError" || c.type === "NodeResizeError") && c.status === "True",
     );
-  if (statuses === undefined && failing && (capBytes === undefined || capBytes < safeBytes(spec))) {
+  const olderServer = statuses === undefined && pvc.status?.allocatedResources === undefined;
+  if (olderServer && failing && (capBytes === undefined || capBytes < safeBytes(spec))) {
     return { reason: "ResizeFailed", message: Messages.recoveryNeedsNewerServer(name, spec, template) };
   }
   return undefined;
@@ -301,7 +333,10 @@ function immutableMismatches(t: ClaimTemplate, pvc: PersistentVolumeClaim): stri
   return out;
 }
 
-/** The apply of rule 7: storage = the target, the template's VAC, labels (with the revision) and annotations. */
+/**
+ * The apply of rule 7: storage = the target, the template's VAC (the claim's own while a resize
+ * goes first, rule 19), labels (with the revision) and annotations.
+ */
 function patchOf(
   scope: Scope,
   t: ClaimTemplate,
@@ -310,8 +345,9 @@ function patchOf(
   ordinal: number,
   target: string,
   labels: Record<string, string>,
+  classLater: boolean,
 ): PatchClaim {
-  const vac = t.spec.volumeAttributesClassName ?? undefined;
+  const vac = classLater ? undefined : (t.spec.volumeAttributesClassName ?? undefined);
   return {
     type: "PatchClaim",
     namespace: scope.namespace,

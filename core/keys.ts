@@ -53,6 +53,11 @@ export const Keys = {
   /** The pod template revision label the StatefulSet controller puts on every pod. */
   podRevisionLabel: "controller-revision-hash",
   betaStorageClass: "volume.beta.kubernetes.io/storage-class",
+  /**
+   * On a claim, written by the resizer when its driver needs no node expansion (Kubernetes
+   * `NodeExpansionNotRequired`): the kubelet skips the node half, capacity is set at once (rule 16).
+   */
+  nodeExpansionNotRequired: "volume.kubernetes.io/node-expansion-not-required",
 } as const;
 
 export const FIELD_MANAGER = "claimstep";

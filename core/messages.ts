@@ -108,6 +108,33 @@ export const Messages = {
   recoveryNeedsNewerServer: (claim: string, spec: string, template: string) =>
     `${claim}: the expansion to ${spec} failed and the template now asks for ${template}, but this API server reports no status.allocatedResourceStatuses: recovery needs Kubernetes 1.34 or later (RecoverVolumeExpansionFailure), which accepts a lower request; until then restore the template to ${spec} or fix the storage backend`,
 
+  // Rules 15–19: what the real CSI components do (docs/design.md).
+  nodeExpansionPending: (claim: string, reached: boolean, detail: string | undefined) =>
+    `${claim}: ${reached ? "capacity reached, but its" : "volume grown,"} file system resize pending until a pod mounts it (the kubelet grows it on the node)${detail ? ` (${detail})` : ""}`,
+  nodeResizeFailed: (
+    claim: string,
+    error: string | undefined,
+    capacity: string | undefined,
+    spec: string | undefined,
+  ) =>
+    `${claim}: the file system expansion on the node failed (NodeResizeError${error ? `: ${error}` : ""}): the claim stays at capacity ${capacity ?? "(none)"}, not ${spec ?? "its request"}, until the node succeeds. Fix the cause on the node (the rollout goes on once the kubelet grows the file system), or change the desired template so that the volume is expanded anew: to a size above ${capacity ?? "the capacity"} and below ${spec ?? "the request"} (claimstep lowers the request, X1) or above ${spec ?? "the request"}`,
+  modifyVolumePending: (
+    claim: string,
+    namespace: string | undefined,
+    vac: string,
+    current: string | null | undefined,
+    exists: boolean | undefined,
+  ) => {
+    const patch = (value: string) =>
+      `kubectl${namespace ? ` -n ${namespace}` : ""} patch pvc ${claim} --type merge -p '{"spec":{"volumeAttributesClassName":${value}}}'`;
+    const nudge = `${patch(current ? JSON.stringify(current) : "null")} && ${patch(JSON.stringify(vac))}`;
+    return exists === false
+      ? `${claim}: the change to VolumeAttributesClass ${vac} is Pending: the class does not exist. Create it; the external-resizer is not woken by that and retries on its resync (up to 10 minutes), or at once after: ${nudge}`
+      : `${claim}: the change to VolumeAttributesClass ${vac} is Pending (the class did not exist when it was asked for); the external-resizer is not woken by the class appearing and retries on its resync (up to 10 minutes). To apply it now, set the claim's class back and again: ${nudge}`;
+  },
+  classAfterResize: (waiting: string, vac: string) =>
+    `${waiting}; volumeAttributesClassName ${vac} is written once this resize is done (the resizer's two controllers fight over one claim changing both)`,
+
   // Rules 7–9.
   claimUpdated: (note: string) => `updating ${note}`,
   notAtRevision: (claim: string, revision: string) => `${claim}: not yet at revision ${revision}`,

@@ -49,6 +49,11 @@ export interface ClaimPlan {
   inFlight: boolean;
   obstacle?: Obstacle;
   patch?: PatchClaim;
+  /**
+   * Rule 19: its class change waits for the resize under way on it (the resizer's two controllers
+   * fight over a claim that changes both): no patch until the resize is done.
+   */
+  classHeld?: boolean;
 }
 
 export interface OrdinalPlan {

@@ -8,7 +8,7 @@ import { Keys } from "./keys.js";
 import { eventOf, Messages } from "./messages.js";
 import type { ClaimPlan, OrdinalPlan, WalkConclusion } from "./parts.js";
 import { BUDGET_CHARGE_SECONDS } from "./pod-policy.js";
-import { resizeBlockedByPod } from "./readiness.js";
+import { nodeExpansionNotRequired, resizeBlockedByPod } from "./readiness.js";
 import type { Scope } from "./scope.js";
 import { podName } from "./statefulset.js";
 import type { EvictPod, OrdinalReport, PatchPartition } from "./types.js";
@@ -214,7 +214,8 @@ export function partitionStep(
 function waitingOnPodSince(c: ClaimPlan): number | "in-use" | undefined {
   const pvc = c.pvc;
   const state = c.report.readiness.state;
-  if (!pvc) return undefined;
+  // Rule 16: a claim whose driver needs no node expansion never waits on its pod.
+  if (!pvc || nodeExpansionNotRequired(pvc)) return undefined;
   const conditions = pvc.status?.conditions ?? [];
   if (state === "Retrying") return resizeBlockedByPod(pvc) ? "in-use" : undefined;
   if (state !== "WaitingForPod") return undefined;
@@ -242,7 +243,8 @@ export function restartStep(
   let dueWait: WalkConclusion | undefined;
   for (const o of ordinals) {
     for (const c of o.claims) {
-      if (c.needsUpdate || c.report.revision !== scope.revision) continue;
+      // A claim whose class waits for its resize (rule 19) waits on the pod as much as one done.
+      if ((c.needsUpdate && !c.classHeld) || c.report.revision !== scope.revision) continue;
       const since = waitingOnPodSince(c);
       if (since === undefined) continue;
       const p = podStateOf(scope, o.ordinal);

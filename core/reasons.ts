@@ -66,6 +66,8 @@ export const REASONS = {
   ClaimNotBound: { phase: "Waiting", event: "Warning", requeueAfter: CONTROLLER_PACE },
   ClaimMissing: { phase: "Waiting", requeueAfter: CONTROLLER_PACE },
   AwaitingApproval: { phase: "Waiting", requeueAfter: PERSON_PACE },
+  /** Rule 18: a VolumeAttributesClass modification Pending on a class that exists now (the resizer retries on its resync). */
+  ModifyVolumePending: { phase: "Waiting", event: "Warning", requeueAfter: PERSON_PACE },
   // Blocked: a person has to act; stepping again changes nothing until they do.
   InvalidTemplates: { phase: "Blocked", event: "Warning" },
   InvalidApplyVia: { phase: "Blocked", event: "Warning" },
@@ -84,6 +86,8 @@ export const REASONS = {
   ExpansionNotAllowed: { phase: "Blocked", event: "Warning" },
   VolumeAttributesClassNotFound: { phase: "Blocked", event: "Warning" },
   ResizeFailed: { phase: "Blocked", event: "Warning" },
+  /** Rule 17: the kubelet's file system expansion failed at the size allocated (NodeResizeError). */
+  NodeResizeFailed: { phase: "Blocked", event: "Warning" },
   RecoveryNotPossible: { phase: "Blocked", event: "Warning" },
   ModifyVolumeFailed: { phase: "Blocked", event: "Warning" },
   QuotaExceeded: { phase: "Blocked", event: "Warning" },

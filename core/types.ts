@@ -242,9 +242,13 @@ export type ClaimReadiness =
   | { state: "NotBound"; message: string }
   | { state: "Resizing"; message: string }
   | { state: "WaitingForPod"; message: string }
-  | { state: "Modifying"; message: string }
+  | { state: "Modifying"; message: string; reason?: Extract<Reason, "ModifyVolumePending"> }
   | { state: "Retrying"; message: string }
-  | { state: "Failed"; reason: Extract<Reason, "ResizeFailed" | "ModifyVolumeFailed">; message: string }
+  | {
+      state: "Failed";
+      reason: Extract<Reason, "ResizeFailed" | "NodeResizeFailed" | "ModifyVolumeFailed">;
+      message: string;
+    }
   | { state: "Behind"; message: string };
 
 /** One claim of one ordinal, as every interface renders it. */

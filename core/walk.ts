@@ -33,7 +33,7 @@ export const inFlightCount = (
 interface Wait {
   ordinal: number;
   message: string;
-  reason: "ClaimResizing" | "ClaimNotBound" | "ClaimMissing" | "PodUpdating";
+  reason: "ClaimResizing" | "ClaimNotBound" | "ClaimMissing" | "PodUpdating" | "ModifyVolumePending";
 }
 
 export function walk(
@@ -96,7 +96,12 @@ export function walk(
         waits.push({
           ordinal: o.ordinal,
           message: r.message,
-          reason: r.state === "NotBound" ? "ClaimNotBound" : "ClaimResizing",
+          reason:
+            r.state === "NotBound"
+              ? "ClaimNotBound"
+              : r.state === "Modifying" && r.reason
+                ? r.reason // rule 18
+                : "ClaimResizing",
         });
     }
     // P3: claims done, the pod not yet replaced and Ready.
@@ -124,7 +129,7 @@ export function walk(
       reason: head.reason,
       message: head.message,
       ordinal: head.ordinal,
-      events: [eventOf("ClaimResizing", head.message)],
+      events: [eventOf(head.reason === "ModifyVolumePending" ? head.reason : "ClaimResizing", head.message)],
     };
   }
   // Rules 4 and 13: claims missing or being deleted; the StatefulSet controller re-creates them.

@@ -92,6 +92,7 @@ export interface ClaimSpec {
   allocated?: string;
   modifyVolumeStatus?: { status: string; targetVolumeAttributesClassName?: string };
   accessModes?: string[];
+  annotations?: Record<string, string>;
 }
 
 export function makeClaim(name: string, c: ClaimSpec = {}): PersistentVolumeClaim {
@@ -103,7 +104,11 @@ export function makeClaim(name: string, c: ClaimSpec = {}): PersistentVolumeClai
     ...(c.labels ?? {}),
     ...(c.revision ? { [Keys.revisionLabel]: c.revision } : {}),
   };
-  if (c.betaClass) base.metadata.annotations = { [Keys.betaStorageClass]: c.betaClass };
+  if (c.betaClass || c.annotations)
+    base.metadata.annotations = {
+      ...(c.betaClass ? { [Keys.betaStorageClass]: c.betaClass } : {}),
+      ...(c.annotations ?? {}),
+    };
   const storage = c.storage ?? "1Gi";
   base.spec.resources = { requests: { storage } };
   if (c.storageClassName === null) delete base.spec.storageClassName;

@@ -347,6 +347,38 @@ describe("R1–R2: restarting a pod whose volume waits on it", () => {
     expect(plan(restartWorld({ inUse: true })).action?.type).toBe("EvictPod");
   });
 
+  it("rule 16: never for a claim whose driver needs no node expansion (node-expansion-not-required)", () => {
+    const s = restartWorld();
+    const claim = s.claims.find((c) => c.metadata.name === "data-web-2")!;
+    claim.metadata.annotations = { ...claim.metadata.annotations, [Keys.nodeExpansionNotRequired]: "true" };
+    const d = plan(s);
+    expect(d.action).toBeUndefined();
+    expect(d.reason).toBe("ClaimResizing");
+    expect(d.message).not.toMatch(/restarts pod/);
+  });
+
+  it("rule 19: a claim whose class waits for its resize still gets its pod restarted", () => {
+    const annotations = { [Keys.restartPods]: "WhenRequired" };
+    const desired = [{ name: "data", storage: "2Gi", vac: "gold" }];
+    const base = world({ set: { annotations, desired }, rolling: false });
+    const revision = revisionOf(base);
+    const s = world({
+      set: { annotations, desired },
+      rolling: false,
+      claims: {
+        0: { storage: "2Gi", vac: "gold", currentVac: "gold", revision },
+        1: { storage: "2Gi", vac: "gold", currentVac: "gold", revision },
+        2: { ...waitingOnPod(revision), vac: "silver", currentVac: "silver" },
+      },
+    });
+    s.volumeAttributesClasses = [{ metadata: { name: "gold" }, driverName: "x" }];
+    const claim = s.claims.find((c) => c.metadata.name === "data-web-2")!;
+    claim.status!.conditions = claim.status!.conditions!.map((c) => ({ ...c, lastTransitionTime: minutesAgo(10) }));
+    const d = plan(s);
+    expect(d.reason).toBe("PodEvicted");
+    expect(d.action).toMatchObject({ type: "EvictPod", pod: "web-2", claim: "data-web-2" });
+  });
+
   it("never without restart-pods: WhenRequired", () => {
     const s = restartWorld();
     delete s.statefulSet.metadata.annotations![Keys.restartPods];

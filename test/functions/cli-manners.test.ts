@@ -130,11 +130,9 @@ describe("set", () => {
       { template: "data", path: "spec.resources.requests.storage", from: "1Gi", to: "5Gi" },
       { template: "data", path: "spec.volumeAttributesClassName", from: null, to: "gold" },
     ]);
-    expect(o.plan.decision.action).toMatchObject({
-      claim: "data-web-2",
-      storage: "5Gi",
-      volumeAttributesClassName: "gold",
-    });
+    // docs/design.md rule 19: the size first; the class once the claim's resize is done.
+    expect(o.plan.decision.action).toMatchObject({ claim: "data-web-2", storage: "5Gi" });
+    expect(o.plan.decision.action.volumeAttributesClassName).toBeUndefined();
     expect(await s.annotations()).toEqual(before);
     expect(s.writes()).toBe(0);
   });

@@ -20,11 +20,13 @@ import {
   checkRestored,
   checkWrites,
   completeIsTrue,
+  completeWithExpansionUnderWay,
   growthOf,
   inFlight,
   isGrowth,
   newAutogrowLedger,
   newPodLedger,
+  readyWithExpansionUnderWay,
   type Violation,
   viewOf,
 } from "./invariants.js";
@@ -506,8 +508,14 @@ export async function runScenario(s: Scenario, opts: { trace?: (line: string) =>
       );
     for (const [k, r] of results.entries()) {
       last = r.decision;
+      // I15: never Ready, never Complete, with an expansion under way (rule 15).
+      const early = readyWithExpansionUnderWay(before, r.decision.ordinals);
+      if (early) violations.push({ invariant: "I15", message: early });
       if (r.decision.phase === "Complete") {
-        const untrue = completeIsTrue(raced && results.length === 2 && grewAt(1 - k) ? before : after);
+        const world = raced && results.length === 2 && grewAt(1 - k) ? before : after;
+        const pending = completeWithExpansionUnderWay(world);
+        if (pending) violations.push({ invariant: "I15", message: pending });
+        const untrue = completeIsTrue(world);
         if (untrue) violations.push({ invariant: "I6", message: untrue });
         // I10 (d): done means the user's partition is back and claimstep's record of it gone.
         violations.push(...checkRestored(after, state.userPartition));

@@ -24,6 +24,8 @@ export type InvariantId =
   | "I9"
   | "I10"
   | "I11"
+  | "I15"
+  | "I16"
   | "A1"
   | "A2"
   | "A3"
@@ -142,9 +144,24 @@ export function viewFrom(
   };
 }
 
-/** KEP readiness: bound, capacity ≥ min(template, spec), the template's VAC applied. */
+/**
+ * Rule 15: an expansion still under way on the claim — the controller's half, or the node's (the
+ * kubelet's file system resize) — unless the resizer marked it as needing no node expansion (rule 16).
+ */
+export function expansionUnderWay(pvc: PersistentVolumeClaim): string | undefined {
+  if (pvc.metadata.annotations?.["volume.kubernetes.io/node-expansion-not-required"] === "true") return undefined;
+  const storage = pvc.status?.allocatedResourceStatuses?.storage;
+  if (storage === "ControllerResizeInProgress" || storage === "NodeResizePending" || storage === "NodeResizeInProgress")
+    return storage;
+  return (pvc.status?.conditions ?? []).some((c) => c.type === "FileSystemResizePending" && c.status === "True")
+    ? "FileSystemResizePending"
+    : undefined;
+}
+
+/** KEP readiness: bound, capacity ≥ min(template, spec), no expansion under way (rule 15), the template's VAC applied. */
 export function claimReady(pvc: PersistentVolumeClaim | undefined, t: ClaimTemplate): boolean {
   if (pvc?.status?.phase !== "Bound") return false;
+  if (expansionUnderWay(pvc)) return false;
   const tpl = bytes(t.spec.resources?.requests?.storage);
   const spec = bytes(pvc.spec.resources?.requests?.storage);
   const want = tpl < spec ? tpl : spec;
@@ -213,6 +230,34 @@ export function completeIsTrue(v: SetView): string | undefined {
   return undefined;
 }
 
+/** I15 on Complete: no claim in scope has an expansion under way (rule 15), whatever its capacity says. */
+export function completeWithExpansionUnderWay(v: SetView): string | undefined {
+  for (let o = v.first; o < v.end; o++) {
+    for (const t of v.desired ?? []) {
+      const name = claimName(v, t, o);
+      const pvc = v.claims.get(name);
+      const why = pvc && expansionUnderWay(pvc);
+      if (why)
+        return `Complete while ${name} has an expansion under way (${why}; capacity ${pvc.status?.capacity?.storage}, request ${pvc.spec.resources?.requests?.storage})`;
+    }
+  }
+  return undefined;
+}
+
+/** I15 on a decision's table: no claim reported Ready that, as the step read it, had an expansion under way. */
+export function readyWithExpansionUnderWay(
+  v: SetView,
+  table: readonly { claims: readonly { claim: string; readiness: { state: string } }[] }[],
+): string | undefined {
+  for (const o of table)
+    for (const c of o.claims) {
+      const pvc = c.readiness.state === "Ready" ? v.claims.get(c.claim) : undefined;
+      const why = pvc && expansionUnderWay(pvc);
+      if (why) return `${c.claim} reported Ready while its expansion is under way (${why})`;
+    }
+  return undefined;
+}
+
 const effectiveClass = (p: PersistentVolumeClaim) =>
   p.metadata.annotations?.[Keys.betaStorageClass] ?? p.spec.storageClassName ?? undefined;
 
@@ -228,9 +273,28 @@ function templateOfClaim(v: SetView, claim: string): { t: ClaimTemplate; ordinal
 const sameJSON = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
 
 /**
+ * Rule 17: the node's expansion failed at the size allocated: NodeResizeError, the controller's half
+ * not under way, the request what the resizer last allocated (a server that reports
+ * allocatedResources), the capacity below it.
+ */
+function nodeFailed(p: PersistentVolumeClaim): boolean {
+  const error = (p.status?.conditions ?? []).some((c) => c.type === "NodeResizeError" && c.status === "True");
+  const allocated = p.status?.allocatedResources?.storage;
+  const spec = p.spec.resources?.requests?.storage;
+  return (
+    error &&
+    p.status?.allocatedResourceStatuses?.storage !== "ControllerResizeInProgress" &&
+    allocated !== undefined &&
+    bytes(allocated) === bytes(spec) &&
+    bytes(p.status?.capacity?.storage) < bytes(spec)
+  );
+}
+
+/**
  * I2 as revised by X1–X3: claimstep asked `asked`, less than the claim requested. Only a claim
- * whose expansion failed (allocatedResourceStatuses.storage *Infeasible) may come down, only to
- * the desired template's request, and only strictly above status.capacity.
+ * whose expansion failed (allocatedResourceStatuses.storage *Infeasible, or rule 17's lasting
+ * NodeResizeError) may come down, only to the desired template's request, and only strictly above
+ * status.capacity.
  */
 function checkLowering(v: SetView, name: string, before: PersistentVolumeClaim, asked: string): Violation[] {
   const out: Violation[] = [];
@@ -239,7 +303,7 @@ function checkLowering(v: SetView, name: string, before: PersistentVolumeClaim, 
   const capacity = before.status?.capacity?.storage;
   const t = templateOfClaim(v, name)?.t;
   const tpl = t?.spec.resources?.requests?.storage;
-  if (allocation !== "ControllerResizeInfeasible" && allocation !== "NodeResizeInfeasible") {
+  if (allocation !== "ControllerResizeInfeasible" && allocation !== "NodeResizeInfeasible" && !nodeFailed(before)) {
     const how = allocation ?? (bytes(capacity) >= bytes(spec) ? "succeeded" : "no failure reported");
     out.push({
       invariant: "I2",
@@ -599,6 +663,19 @@ function checkRequest(v: SetView, e: AuditEntry, ctx: ReplayContext): Violation[
   }
   if (before && asked !== undefined && bytes(asked) < bytes(before.spec.resources?.requests?.storage))
     out.push(...checkLowering(v, e.name, before, asked));
+  // I16 (rule 19): never one write that changes both a claim's request and its class.
+  const askedClass = (body?.spec as Json | undefined)?.volumeAttributesClassName;
+  if (
+    before &&
+    asked !== undefined &&
+    bytes(asked) !== bytes(before.spec.resources?.requests?.storage) &&
+    askedClass !== undefined &&
+    askedClass !== (before.spec.volumeAttributesClassName ?? null)
+  )
+    out.push({
+      invariant: "I16",
+      message: `claimstep changed ${e.name}'s request (${before.spec.resources?.requests?.storage} → ${asked}) and class (${before.spec.volumeAttributesClassName ?? "(none)"} → ${String(askedClass)}) in one write`,
+    });
   if (before && body?.spec && (body.spec as Json).resources === undefined) {
     out.push({
       invariant: "I2",

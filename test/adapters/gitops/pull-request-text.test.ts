@@ -14,12 +14,13 @@ const PATH = "clusters/prod/claims/default/data-web-2.yaml";
 
 describe("pull request text", () => {
   it("titles the change, the set, the ordinal and the revision", () => {
+    // docs/design.md rule 19: a template changing size and class writes the size first.
     const d = growDecision("2Gi", { vac: "gold" });
     expect(pullRequestTitle(d.action, d)).toBe(
-      `claimstep: default/data-web-2 → storage 2Gi, volumeAttributesClassName gold (web ordinal 2, revision ${d.revision})`,
+      `claimstep: default/data-web-2 → storage 2Gi (web ordinal 2, revision ${d.revision})`,
     );
     expect(commitMessage(d.action, d)).toBe(
-      `claimstep: data-web-2 → storage 2Gi, volumeAttributesClassName gold\n\nStatefulSet default/web, ordinal 2, revision ${d.revision}.`,
+      `claimstep: data-web-2 → storage 2Gi\n\nStatefulSet default/web, ordinal 2, revision ${d.revision}.`,
     );
   });
 
