@@ -52,8 +52,9 @@ describe("a set deleted mid re-create (sim:finalize-crash: orphan-deleted, its r
       done: false,
       command: "claimstep run web -n default",
       next: { action: expect.stringMatching(/^CreateSet default\/web /) },
-      // The record as the last step wrote it, before the orphan delete: kept, and never shown as the status.
-      status: { phase: "Complete" },
+      // The status as the last step wrote it, before the orphan delete: the claims done, the
+      // re-create next (RecreateNext, issue 34: not Complete).
+      status: { phase: "Progressing" },
     });
     expect(s.writes()).toBe(before);
   });
@@ -83,12 +84,12 @@ describe("status -w follows a whole re-create (sim:add-template: a template adde
     expect(err.text).toBe("");
     const lines = out.text.trim().split("\n");
     const at = (re: RegExp) => lines.findIndex((l) => re.test(l));
-    const firstComplete = at(/ RolloutComplete /);
-    // Before: the watch ended here, with the re-create and every restart still to come; it is
-    // not Complete, and says so.
+    const firstComplete = at(/ RecreateNext /);
+    // Before: the watch ended at the claims' RolloutComplete, with the re-create and every restart
+    // still to come; now the step itself says the re-create is next (issue 34), and so does the line.
     expect(firstComplete).toBeGreaterThan(0);
     expect(firstComplete).toBeLessThan(lines.length - 1);
-    expect(lines[firstComplete]).toMatch(/ Progressing {2}RolloutComplete {2}3\/3 updated .*; not done: /);
+    expect(lines[firstComplete]).toMatch(/ Progressing {2}RecreateNext {2}3\/3 updated /);
     expect(lines.slice(0, -1).filter((l) => / Complete {2}/.test(l))).toEqual([]);
     for (const step of [/ PartitionHeld /, / SetOrphaned /, / Recreating /, / PodEvicted /])
       expect(at(step), String(step)).toBeGreaterThan(firstComplete);
