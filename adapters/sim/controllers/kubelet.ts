@@ -103,7 +103,9 @@ export class Kubelet {
         const driver = driverOf(this.ctx, c!.spec.storageClassName);
         if (driver.resize === "offline" || driver.nodeExpansion === "offline") continue; // grows at the next mount
         const uid = c!.metadata.uid!;
-        const wait = storage === "NodeResizePending" ? this.ctx.latencies.nodeResizeMs : NODE_EXPAND_MS;
+        // The node half lasts nodeResizeMs in all: waiting for the sync, then NodeExpandVolume.
+        const expandMs = Math.min(NODE_EXPAND_MS, this.ctx.latencies.nodeResizeMs);
+        const wait = storage === "NodeResizePending" ? this.ctx.latencies.nodeResizeMs - expandMs : expandMs;
         const due = this.expandAt.get(uid) ?? now + wait;
         if (!this.expandAt.has(uid)) {
           this.expandAt.set(uid, due);
@@ -113,8 +115,8 @@ export class Kubelet {
         this.expandAt.delete(uid);
         if (storage === "NodeResizePending") {
           this.nodeResizeInProgress(c!);
-          this.expandAt.set(uid, now + NODE_EXPAND_MS);
-          this.ctx.clock.wakeAt(now + NODE_EXPAND_MS);
+          this.expandAt.set(uid, now + expandMs);
+          this.ctx.clock.wakeAt(now + expandMs);
         } else this.nodeExpanded(c!);
       }
     }

@@ -34,13 +34,14 @@ const grow = (c: SimCluster, name: string, storage: string) =>
 const conditionTypes = (p: PersistentVolumeClaim) => (p.status?.conditions ?? []).map((x) => x.type);
 
 /** Advance in small steps, recording each distinct (statuses, conditions, capacity) state of a claim. */
+/** The claim's states, sampled every 50 ms of cluster time (the kubelet's NodeResizeInProgress lasts 100 ms). */
 async function trace(c: SimCluster, name: string, ms: number): Promise<string[]> {
   const seen: string[] = [];
-  for (let t = 0; t < ms; t += 250) {
+  for (let t = 0; t < ms; t += 50) {
     const p = await claim(c, name);
     const state = `${p.status?.allocatedResourceStatuses?.storage ?? "-"} [${conditionTypes(p).join(",")}] cap=${p.status?.capacity?.storage}`;
     if (seen[seen.length - 1] !== state) seen.push(state);
-    c.advance(250);
+    c.advance(50);
   }
   return seen;
 }
