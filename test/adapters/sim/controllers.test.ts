@@ -33,8 +33,7 @@ const grow = (c: SimCluster, name: string, storage: string) =>
   );
 const conditionTypes = (p: PersistentVolumeClaim) => (p.status?.conditions ?? []).map((x) => x.type);
 
-/** Advance in small steps, recording each distinct (statuses, conditions, capacity) state of a claim. */
-/** The claim's states, sampled every 50 ms of cluster time (the kubelet's NodeResizeInProgress lasts 100 ms). */
+/** Advance in 50 ms steps (the kubelet's NodeResizeInProgress lasts 100 ms), recording each distinct (statuses, conditions, capacity) state of a claim. */
 async function trace(c: SimCluster, name: string, ms: number): Promise<string[]> {
   const seen: string[] = [];
   for (let t = 0; t < ms; t += 50) {
