@@ -9,6 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Deployed, type SetWatch, startDeployment, watchSets } from "../support/deployed.js";
 import { describeAudit, type KubeObject, ok, useControlPlane, waitFor } from "../support/index.js";
+import { Informer } from "../support/informer.js";
 import {
   type CompleteCheck,
   checkCompleteIsTrue,
@@ -76,6 +77,23 @@ describe.sequential("claimstep serve as deployed, on the real node", () => {
     expect(Object.keys(dataBefore)).toHaveLength(6);
 
     const complete: CompleteCheck = checkCompleteIsTrue(e2e, watch!, set, templates);
+    // When each claim's request was first seen at 2Gi and its capacity first recorded at 2Gi (the
+    // kubelet's node expansion done): one ordinal at a time, highest first (rules 9 and 15).
+    const raisedAt: Record<string, number> = {};
+    const grownAt: Record<string, number> = {};
+    const informerErrors: string[] = [];
+    const claimsWatch = new Informer({
+      credentials: e2e.info.admin,
+      path: `/api/v1/namespaces/${e2e.namespace}/persistentvolumeclaims`,
+      onError: (m) => informerErrors.push(m),
+      onChange: (_t, c) => {
+        const n = c?.metadata.name;
+        if (!n) return;
+        if (c.spec?.resources?.requests?.storage === "2Gi") raisedAt[n] ??= Date.now();
+        if (c.status?.capacity?.storage === "2Gi") grownAt[n] ??= Date.now();
+      },
+    });
+    await claimsWatch.synced;
     const since = Date.now();
     // The admin's request: the templates at 2Gi, opted in, re-create when the claims are done.
     ok(
@@ -113,6 +131,24 @@ describe.sequential("claimstep serve as deployed, on the real node", () => {
     });
     const seconds = ((Date.now() - since) / 1000).toFixed(1);
     await complete.settled();
+    await claimsWatch.stop();
+    expect(informerErrors).toEqual([]);
+    const order: string[] = [];
+    for (const o of [2, 1, 0]) {
+      const mine = templates.map((t) => `${t}-${set}-${o}`);
+      const at = (m: Record<string, number>, n: string) => `+${(((m[n] ?? Number.NaN) - since) / 1000).toFixed(1)} s`;
+      order.push(
+        `  ordinal ${o}: ${mine.map((n) => `${n} raised ${at(raisedAt, n)}, grown ${at(grownAt, n)}`).join("; ")}`,
+      );
+      if (o === 2) continue;
+      const above = templates.map((t) => `${t}-${set}-${o + 1}`);
+      const firstRaised = Math.min(...mine.map((n) => raisedAt[n]!));
+      const aboveGrown = Math.max(...above.map((n) => grownAt[n]!));
+      expect(
+        firstRaised >= aboveGrown,
+        `ordinal ${o}'s claims were raised only after ordinal ${o + 1}'s file systems grew\n${order.join("\n")}`,
+      ).toBe(true);
+    }
 
     const claimsAfter = await claimsOfSet(e2e, set, templates);
     expect(uids(claimsAfter), "the same claims (uids)").toEqual(uids(claimsBefore));
@@ -138,7 +174,7 @@ describe.sequential("claimstep serve as deployed, on the real node", () => {
       .filter((a) => a.verb === "delete" && a.resource !== "statefulsets" && a.resource !== "configmaps");
     expect(describeAudit(deletes), "claimstep deleted no pod or claim").toBe("");
     report.push(
-      `grow data+logs 1Gi→2Gi + re-create of ${set}: done ${seconds} s after the request; Complete seen ${complete.sightings.length}×, every time with all 6 claims settled\n${watch!.describe(set, since)}\n${claimsAfter.map(claimLine).join("\n")}`,
+      `grow data+logs 1Gi→2Gi + re-create of ${set}: done ${seconds} s after the request; Complete seen ${complete.sightings.length}×, every time with all 6 claims settled\n${order.join("\n")}\n${watch!.describe(set, since)}\n${claimsAfter.map(claimLine).join("\n")}`,
     );
   });
 });
