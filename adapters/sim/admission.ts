@@ -90,7 +90,14 @@ export function validateClaimUpdate(
       });
     }
   }
-  if (profile === "vac" && old.spec.volumeAttributesClassName && !next.spec.volumeAttributesClassName) {
+  // Measured on v1.34.2 (issue 34): back to none is accepted while the claim has no current class
+  // (a modification not yet applied, e.g. Pending on a class that did not exist); refused after.
+  if (
+    profile === "vac" &&
+    old.spec.volumeAttributesClassName &&
+    !next.spec.volumeAttributesClassName &&
+    old.status?.currentVolumeAttributesClassName
+  ) {
     errors.push({
       type: "Forbidden",
       field: "spec.volumeAttributesClassName",

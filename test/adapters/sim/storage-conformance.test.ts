@@ -150,12 +150,9 @@ describe("measured on the rig, not recorded: a VolumeAttributesClass that does n
     pvc = sim.get("persistentvolumeclaims", ns, "data-web-2")!;
     expect(pvc.status?.modifyVolumeStatus).toEqual({ status: "Pending" });
 
-    // The class set to null and back: the update event of the second write queues the claim. (The
-    // real v1.34 API server accepted the null here, no class ever having been applied; the
-    // simulated one refuses any non-nil → nil, so that write goes to the store directly.)
-    sim.update("persistentvolumeclaims", ns, "data-web-2", (o) => {
-      o.spec.volumeAttributesClassName = null;
-    });
+    // The class set to null and back: the update event of the second write queues the claim. The
+    // API server accepts the null here, no class ever having been applied (measured on v1.34.2).
+    await patchClaim(sim, "data-web-2", klass(null));
     await patchClaim(sim, "data-web-2", klass("hostpath-later"));
     sim.advance(60_000);
     pvc = sim.get("persistentvolumeclaims", ns, "data-web-2")!;
