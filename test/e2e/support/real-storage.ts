@@ -207,6 +207,8 @@ export interface CompleteCheck {
   /** Each time the set's status turned Complete: the claims as read right then. */
   readonly sightings: { at: number; claims: string[]; violations: string[] }[];
   readonly violations: string[];
+  /** With `podsReady: false`: the Complete sightings with a pod not Ready (reported, not violations). */
+  readonly notReady: string[];
   settled(): Promise<void>;
 }
 
@@ -241,9 +243,16 @@ function desiredOf(set: KubeObject): Record<string, { size: string; vac?: string
  * (FileSystemResizePending, NodeResizePending, …), or a pod missing, not Ready or not mounting
  * exactly the set's templates' claims, is a violation — claimstep said Complete for what was not done.
  */
-export function checkCompleteIsTrue(e2e: E2E, watch: SetWatch, set: string, templates: string[]): CompleteCheck {
+export function checkCompleteIsTrue(
+  e2e: E2E,
+  watch: SetWatch,
+  set: string,
+  templates: string[],
+  o: { podsReady?: boolean } = {},
+): CompleteCheck {
   const sightings: CompleteCheck["sightings"] = [];
   const violations: string[] = [];
+  const notReady: string[] = [];
   const pending: Promise<void>[] = [];
   // The status as last seen: a Complete written before now (and carried by a person's later edit of
   // the set) is not a new claim of claimstep's; only a change to Complete is checked.
@@ -275,9 +284,13 @@ export function checkCompleteIsTrue(e2e: E2E, watch: SetWatch, set: string, temp
           const pods = await podsOfSet(e2e, set);
           for (let i = 0; i < replicas; i++) {
             const pod = pods.find((p) => p.metadata.name === `${set}-${i}`);
-            if (!pod || !isPodReady(pod)) {
-              v.push(`pod ${set}-${i}: ${pod ? "not Ready" : "missing"}`);
+            if (!pod) {
+              v.push(`pod ${set}-${i}: missing`);
               continue;
+            }
+            if (!isPodReady(pod)) {
+              if (o.podsReady !== false) v.push(`pod ${set}-${i}: not Ready`);
+              else notReady.push(`Complete at ${new Date(s.at).toISOString()} while pod ${set}-${i} was not Ready`);
             }
             const mounted = (pod.spec?.volumes ?? []).map(
               (x: { persistentVolumeClaim?: { claimName?: string } }) => x.persistentVolumeClaim?.claimName,
@@ -295,7 +308,7 @@ export function checkCompleteIsTrue(e2e: E2E, watch: SetWatch, set: string, temp
     }
     last = s.status;
   });
-  return { sightings, violations, settled: async () => void (await Promise.all(pending)) };
+  return { sightings, violations, notReady, settled: async () => void (await Promise.all(pending)) };
 }
 // ---------------------------------------------------------------------------------------------
 // claimstep's status and the node's processes
