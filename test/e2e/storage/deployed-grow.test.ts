@@ -19,20 +19,13 @@ import {
   K,
   podsOfSet,
   realTemplate,
+  statusOf,
   volumeData,
 } from "../support/real-storage.js";
 
 const e2e = useControlPlane({ prefix: "rs-deployed" });
 const report: string[] = [];
 const INTERVAL_SECONDS = 2;
-
-const statusOf = (set: KubeObject): { phase?: string; reason?: string; message?: string } => {
-  try {
-    return JSON.parse(set.metadata.annotations?.["claimstep.io/status"] ?? "{}");
-  } catch {
-    return {};
-  }
-};
 
 const uids = (xs: KubeObject[]) => Object.fromEntries(xs.map((x) => [x.metadata.name!, x.metadata.uid!]));
 
