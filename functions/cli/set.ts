@@ -5,6 +5,7 @@
 // nothing: it prints the annotation diff and the plan the change would cause.
 import { ApiError } from "../../adapters/api-error.js";
 import { claimEdit, cleanTemplate, type TemplateChange, templateAdd, templateRemove } from "../../core/desired.js";
+import { type GitOpsOwner, gitopsOwners, gitopsWarning } from "../../core/gitops-owner.js";
 import type { ClaimTemplate, StatefulSet } from "../../core/k8s.js";
 import { Keys } from "../../core/keys.js";
 import { type RecreateOutlook, recreateOutlook } from "../../core/outlook.js";
@@ -237,6 +238,7 @@ async function editSet(ctx: Context): Promise<number> {
       "set: --hold-pods patches the partition, which needs direct access to the API server; nothing written",
     );
   const written = hold ? { ...change.annotations, ...hold.annotations } : change.annotations;
+  const owners = change.changed || hold ? warnGitOps(ctx, snapshot.statefulSet, ref) : [];
   let next;
   if (dryRun) {
     // The plan the change would cause: the same snapshot with the new annotations, nothing written.
@@ -285,6 +287,7 @@ async function editSet(ctx: Context): Promise<number> {
       templates: change.templates,
       ...(sizes.recovers.length ? { recovers: sizes.recovers } : {}),
       ...recreateJSON(outlook),
+      ...managedByJSON(owners),
       ...(hold
         ? {
             holdPods: {
@@ -435,6 +438,7 @@ async function templateSet(ctx: Context): Promise<number> {
   if (!change.ok) throw new UsageError(`set: ${change.message}${nothing}`);
   const dryRun = flags["dry-run"] ?? false;
   const annotations = snapshot.statefulSet.metadata.annotations ?? {};
+  const owners = change.changed ? warnGitOps(ctx, snapshot.statefulSet, ref) : [];
   let next;
   if (dryRun) {
     const preview: Snapshot = {
@@ -514,6 +518,7 @@ async function templateSet(ctx: Context): Promise<number> {
       ...(change.podTemplate ? { podTemplate: change.podTemplate } : {}),
       ...(claims.length && !flags.add ? { keptClaims: claims } : {}),
       ...recreateJSON(outlook),
+      ...managedByJSON(owners),
       next: nextText,
       plan: resultJSON(next),
     });
@@ -546,6 +551,35 @@ async function templateSet(ctx: Context): Promise<number> {
   }
   return exitOf(next.decision);
 }
+
+/**
+ * Issue 35 item 3: a set that Helm, Argo CD or Flux applies from a source of its own (their labels
+ * and annotations, core/gitops-owner.ts). `set` changes the live set only, and that tool's next sync
+ * sets the annotation back or, after the re-create, sends the old templates again. Said on stderr
+ * as kubectl says its warnings (`Warning: …`), before anything is written; the change is still made
+ * and the exit code is the plan's, as kubectl's edits of a Helm- or Argo-managed object are: the
+ * change is safe (claims never shrink), undone by `set` again, and may be the fastest way out of
+ * a full disk.
+ */
+function warnGitOps(ctx: Context, set: StatefulSet, ref: SetRef): GitOpsOwner[] {
+  const owners = gitopsOwners(set.metadata);
+  // Once per command, though a write that lost its race computes the change again (SET_ATTEMPTS).
+  const said = warned.get(ctx) ?? new Set<string>();
+  warned.set(ctx, said);
+  for (const o of owners) {
+    const text = `Warning: ${gitopsWarning(o, `${ref.namespace}/${ref.name}`)}\n`;
+    if (!said.has(text)) ctx.io.stderr.write(text);
+    said.add(text);
+  }
+  return owners;
+}
+const warned = new WeakMap<Context, Set<string>>();
+
+/** `-o json`'s `managedBy`: the tools found (absent: none). */
+const managedByJSON = (owners: readonly GitOpsOwner[]) =>
+  owners.length
+    ? { managedBy: owners.map((o) => ({ tool: o.tool, name: o.name, evidence: o.evidence, guess: o.guess })) }
+    : {};
 
 /** Whether the set with `written` merged into its annotations ends in a re-create, and why (core/outlook.ts). */
 const outlookAfter = (set: StatefulSet, written: Record<string, string>): RecreateOutlook | undefined =>
