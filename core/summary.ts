@@ -8,6 +8,7 @@
 import { nothingLeftToDo } from "./decision.js";
 import type { StatefulSet } from "./k8s.js";
 import { Keys } from "./keys.js";
+import { Messages } from "./messages.js";
 import type { PolicyResult } from "./policy.js";
 import { applyViaOf, strategyOf } from "./statefulset.js";
 import type { Decision, SetRef, Snapshot, StatusRecord } from "./types.js";
@@ -60,6 +61,8 @@ export interface SetSummary {
   done: boolean;
   /** The record as the last step wrote it (`status -o json` prints it as `status`). */
   status: StatusRecord | null;
+  /** What could go wrong around the rollout, whatever its phase (setWarnings); absent when nothing. */
+  warnings?: string[];
 }
 
 const parseStatus = (raw: string | undefined): StatusRecord | null => {
@@ -94,6 +97,21 @@ export function applyModeOf(
   if (via.via === "direct") return { mode: "direct" };
   const link = httpUrl(status?.pullRequest);
   return { mode: "pull-request", ...(link ? { link } : {}) };
+}
+
+/** Flux's per-object force (fluxcd/pkg ssa): on a 422 Invalid, Flux deletes the object and applies it again. */
+export const FLUX_FORCE = "kustomize.toolkit.fluxcd.io/force";
+
+/**
+ * What every status surface warns of for this set, whatever its phase: Flux's force annotation,
+ * which turns any 422 Invalid (a template change claimstep's webhook did not handle) into a delete
+ * of the set and its pods (issue 35).
+ */
+export function setWarnings(set: Pick<StatefulSet, "metadata">): string[] {
+  const out: string[] = [];
+  if (set.metadata.annotations?.[FLUX_FORCE]?.toLowerCase() === "enabled")
+    out.push(Messages.fluxForce(set.metadata, FLUX_FORCE));
+  return out;
 }
 
 /** What a deleted set awaiting its re-create says, and the command that finishes it. */
@@ -170,6 +188,7 @@ export function summaryOf(snapshot: Snapshot, planned: Decision, policy: PolicyR
   const counts = planned.status.counts;
   const progress = counts.total > 0 ? { done: counts.updated, total: counts.total } : undefined;
   const sameAsRecorded = recorded !== null && recorded.phase === shown.phase && recorded.reason === shown.reason;
+  const warnings = setWarnings(set);
   return {
     ref: planned.ref,
     strategy: strategy.kind === "InPlace" ? "InPlace" : (strategy.value ?? "OnClaimDelete"),
@@ -188,6 +207,7 @@ export function summaryOf(snapshot: Snapshot, planned: Decision, policy: PolicyR
     observed,
     done,
     status: recorded,
+    ...(warnings.length ? { warnings } : {}),
   };
 }
 

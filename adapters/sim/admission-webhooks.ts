@@ -1,12 +1,13 @@
 // Mutating admission webhooks, as the API server calls them (k8s.io/apiserver's mutating
 // dispatcher): the stored admissionregistration.k8s.io/v1 MutatingWebhookConfigurations, in name
 // order, each webhook's rules, namespaceSelector, objectSelector (the new or the old object) and
-// matchConditions (a small CEL subset: `object.<path> == / != oldObject.<path>`), then an
-// AdmissionReview v1 POSTed to its URL (`?timeout=<n>s` appended) through a fetch handler the
-// cluster was given for that URL, its JSONPatch applied (RFC 6902), its warnings handed back for
-// the client's `Warning: 299 - "…"` headers; failurePolicy decides what a failure means
-// (Ignore: go on unpatched; Fail: 500 "failed calling webhook …"). Only StatefulSet updates reach
-// this (statefulset-writes.ts); the webhooks' reinvocationPolicy is not modelled (Never).
+// matchConditions (a small CEL subset: `object.<path>`, `oldObject.<path>`, `has(…)`, `==`, `!=`,
+// `!`, `&&`, `||`), then an AdmissionReview v1 POSTed to its URL (`?timeout=<n>s` appended)
+// through a fetch handler the cluster was given for that URL, its JSONPatch applied (RFC 6902), its
+// warnings handed back for the client's `Warning: 299 - "…"` headers; failurePolicy decides what a
+// failure means (Ignore: go on unpatched; Fail: 500 "failed calling webhook …", 403 for a
+// matchCondition in error). Only StatefulSet updates reach this (statefulset-writes.ts); the
+// webhooks' reinvocationPolicy is not modelled (Never).
 import { type ApiError, apiErrorFrom } from "../api-error.js";
 import { failure } from "./errors.js";
 import type { Prng } from "./prng.js";
@@ -55,6 +56,19 @@ export function webhookInternalError(cause: string): ApiError {
   return apiErrorFrom(
     500,
     failure(500, "InternalError", `Internal error occurred: ${cause}`, { causes: [{ message: cause }] }),
+  );
+}
+
+/** A matchCondition that evaluated to an error under failurePolicy Fail: the real server's 403 (v1.34.2). */
+function matchConditionForbidden(a: AdmissionAttributes, expression: string, err: Error): ApiError {
+  return apiErrorFrom(
+    403,
+    failure(
+      403,
+      "Forbidden",
+      `${a.resource}${a.group ? `.${a.group}` : ""} "${a.name}" is forbidden: expression '${expression}' resulted in error: ${err.message}`,
+      { name: a.name, ...(a.group ? { group: a.group } : {}), kind: a.resource },
+    ),
   );
 }
 
@@ -127,13 +141,14 @@ function rulesMatch(rules: unknown, a: AdmissionAttributes): boolean {
 /** A matchCondition that could not be evaluated (the webhook is then handled per its failurePolicy). */
 export class MatchConditionError extends Error {}
 
-const OPERAND = /^(object|oldObject)((?:\.[A-Za-z_][A-Za-z0-9_]*)*)$/;
+const PATH = /^(object|oldObject)((?:\.[A-Za-z_][A-Za-z0-9_]*)*)$/;
 
+/** The value at `object.<path>` / `oldObject.<path>`; "no such key" (CEL's error) when a field is not there. */
 function operand(text: string, vars: { object: unknown; oldObject: unknown }): unknown {
-  const m = OPERAND.exec(text.trim());
+  const m = PATH.exec(text);
   if (!m)
     throw new MatchConditionError(
-      `unsupported operand ${JSON.stringify(text.trim())} (the simulated cluster evaluates object.<path> and oldObject.<path> only)`,
+      `unsupported operand ${JSON.stringify(text)} (the simulated cluster evaluates object.<path> and oldObject.<path> only)`,
     );
   let v: unknown = m[1] === "object" ? vars.object : vars.oldObject;
   if (v === null || v === undefined) throw new MatchConditionError(`${m[1]} is null`);
@@ -142,6 +157,16 @@ function operand(text: string, vars: { object: unknown; oldObject: unknown }): u
     v = v[field];
   }
   return v;
+}
+
+/** `has(<path>.<field>)`: whether the map at <path> has the field (an error when <path> itself is not there). */
+function hasField(text: string, vars: { object: unknown; oldObject: unknown }): boolean {
+  const dot = text.lastIndexOf(".");
+  if (dot < 0 || !PATH.test(text))
+    throw new MatchConditionError(`unsupported operand ${JSON.stringify(text)} of has() (a field selection)`);
+  const parent = operand(text.slice(0, dot), vars);
+  if (!isObject(parent)) throw new MatchConditionError(`has(${text}): not a map`);
+  return Object.hasOwn(parent, text.slice(dot + 1));
 }
 
 /** CEL equality of JSON values: maps by content (key order aside), lists element by element. */
@@ -156,19 +181,101 @@ export function celEquals(a: unknown, b: unknown): boolean {
   return a === b;
 }
 
+/** A value of the CEL subset, or the error it evaluated to (CEL's `&&` and `||` absorb errors). */
+type CelResult = { value: unknown } | { error: MatchConditionError };
+
+function celTokens(expression: string): string[] | undefined {
+  const tokens: string[] = [];
+  const re = /\s*(&&|\|\||==|!=|!|\(|\)|[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)/y;
+  let at = 0;
+  while (at < expression.length) {
+    if (/^\s*$/.test(expression.slice(at))) break;
+    re.lastIndex = at;
+    const m = re.exec(expression);
+    if (!m) return undefined;
+    tokens.push(m[1]!);
+    at = re.lastIndex;
+  }
+  return tokens;
+}
+
 /**
- * One matchCondition expression: `<operand> == <operand>` or `<operand> != <operand>`, an
- * operand being `object.<path>` or `oldObject.<path>`. Anything else, or a path that is not
- * there ("no such key", as CEL says), throws MatchConditionError.
+ * One matchCondition expression in the CEL subset: operands `object.<path>`, `oldObject.<path>` and
+ * `has(<operand>)`, joined by `==`, `!=`, `!`, `&&`, `||` and parentheses; maps and lists compared by
+ * content. As in CEL, a field that is not there is an error ("no such key") unless `&&`/`||` decide
+ * without it (`false && error` is false, `true || error` true). Anything else, or an error left at the
+ * end, or a result that is not a bool, throws MatchConditionError.
  */
 export function evaluateMatchCondition(expression: string, vars: { object: unknown; oldObject: unknown }): boolean {
-  const m = /^(.+?)\s*(==|!=)\s*(.+)$/.exec(expression.trim());
-  if (!m)
-    throw new MatchConditionError(
-      `unsupported expression ${JSON.stringify(expression)} (the simulated cluster evaluates <operand> == <operand> and <operand> != <operand>)`,
+  const unsupported = () =>
+    new MatchConditionError(
+      `unsupported expression ${JSON.stringify(expression)} (the simulated cluster evaluates object.<path>, oldObject.<path> and has(…) joined by ==, !=, !, && and ||)`,
     );
-  const equal = celEquals(operand(m[1]!, vars), operand(m[3]!, vars));
-  return m[2] === "==" ? equal : !equal;
+  const tokens = celTokens(expression);
+  if (!tokens || tokens.length === 0) throw unsupported();
+  let i = 0;
+  const attempt = (f: () => unknown): CelResult => {
+    try {
+      return { value: f() };
+    } catch (err) {
+      if (err instanceof MatchConditionError) return { error: err };
+      throw err;
+    }
+  };
+  const bool = (r: CelResult): CelResult =>
+    "error" in r || typeof r.value === "boolean"
+      ? r
+      : { error: new MatchConditionError(`no such overload: ${JSON.stringify(r.value)} is not a bool`) };
+  const logical = (op: "&&" | "||", next: () => CelResult): CelResult => {
+    const parts = [bool(next())];
+    while (tokens[i] === op) {
+      i++;
+      parts.push(bool(next()));
+    }
+    if (parts.length === 1) return parts[0]!;
+    const decisive = op === "||";
+    if (parts.some((p) => "value" in p && p.value === decisive)) return { value: decisive };
+    return parts.find((p) => "error" in p) ?? { value: !decisive };
+  };
+  const primary = (): CelResult => {
+    const t = tokens[i++];
+    if (t === "(") {
+      const r = or();
+      if (tokens[i++] !== ")") throw unsupported();
+      return r;
+    }
+    if (t === "has" && tokens[i] === "(") {
+      const path = tokens[i + 1];
+      if (tokens[i + 2] !== ")" || !path) throw unsupported();
+      i += 3;
+      return attempt(() => hasField(path, vars));
+    }
+    if (t === undefined || !PATH.test(t)) throw unsupported();
+    return attempt(() => operand(t, vars));
+  };
+  const comparison = (): CelResult => {
+    const left = primary();
+    const op = tokens[i];
+    if (op !== "==" && op !== "!=") return left;
+    i++;
+    const right = primary();
+    if ("error" in left) return left;
+    if ("error" in right) return right;
+    const equal = celEquals(left.value, right.value);
+    return { value: op === "==" ? equal : !equal };
+  };
+  const unary = (): CelResult => {
+    if (tokens[i] !== "!") return comparison();
+    i++;
+    const r = bool(unary());
+    return "error" in r ? r : { value: !r.value };
+  };
+  const and = (): CelResult => logical("&&", unary);
+  const or = (): CelResult => logical("||", and);
+  const result = bool(or());
+  if (i !== tokens.length) throw unsupported();
+  if ("error" in result) throw result.error;
+  return result.value as boolean;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -376,16 +483,19 @@ export class SimWebhooks {
           continue;
         }
         let matched = true;
+        let condition = "";
         try {
           for (const c of (Array.isArray(webhook.matchConditions) ? webhook.matchConditions : []) as Json[]) {
-            if (!evaluateMatchCondition(String(c.expression), { object, oldObject: a.oldObject ?? null })) {
+            condition = String(c.expression);
+            if (!evaluateMatchCondition(condition, { object, oldObject: a.oldObject ?? null })) {
               matched = false;
               break;
             }
           }
         } catch (err) {
           if (!(err instanceof MatchConditionError)) throw err;
-          failed(`matchCondition of webhook "${name}" could not be evaluated: ${err.message}`);
+          // As the real server (v1.34.2, test/e2e/admission-fail-closed.test.ts): Fail refuses with 403.
+          if (!ignore) throw matchConditionForbidden(a, condition, err);
           continue;
         }
         if (!matched) continue;

@@ -12,6 +12,11 @@ import type { Json } from "./store.js";
 /** Where the configuration's Service answers (clientConfig.service: claimstep-webhook in claimstep, port 443). */
 export const CLAIMSTEP_WEBHOOK_SERVER = "https://claimstep-webhook.claimstep.svc:443";
 
+/** The matchCondition: the templates changed; has() so that a set without templates is no error (failurePolicy Fail). */
+export const VOLUME_CLAIM_TEMPLATES_CHANGED =
+  "has(object.spec.volumeClaimTemplates) != has(oldObject.spec.volumeClaimTemplates) || " +
+  "(has(object.spec.volumeClaimTemplates) && object.spec.volumeClaimTemplates != oldObject.spec.volumeClaimTemplates)";
+
 const entry = (name: string, path: string, selectors: Json): Json => ({
   name,
   admissionReviewVersions: ["v1"],
@@ -29,10 +34,10 @@ const entry = (name: string, path: string, selectors: Json): Json => ({
   matchConditions: [
     {
       name: "volume-claim-templates-changed",
-      expression: "object.spec.volumeClaimTemplates != oldObject.spec.volumeClaimTemplates",
+      expression: VOLUME_CLAIM_TEMPLATES_CHANGED,
     },
   ],
-  failurePolicy: "Ignore",
+  failurePolicy: "Fail",
   sideEffects: "None",
   timeoutSeconds: 5,
   reinvocationPolicy: "Never",

@@ -18,6 +18,10 @@ export const APPLY_FIELD_MANAGER = "claimstep-apply";
 /** Where a set whose template change was refused learns what to do. */
 export const APPLY_FIX = "label the set claimstep.io/admission=enabled or install the webhook: docs/admission.md";
 
+/** claimstep's webhook did not answer: it fails closed (docs/admission.md, "When claimstep is down"). */
+export const WEBHOOK_DOWN =
+  "claimstep's admission webhook did not answer, and it fails closed (failurePolicy: Fail): a change of the claim templates waits for it rather than becoming the API server's 422 Invalid, which Flux's force answers by deleting the set. Nothing was written: get the webhook running (kubectl -n claimstep get pods -l app.kubernetes.io/component=webhook) and apply again (docs/admission.md).";
+
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
 
@@ -139,12 +143,14 @@ export async function apply(ctx: Context): Promise<number> {
         ? json.message
         : `HTTP ${res.status}${typeof json === "string" && json ? `: ${json.slice(0, 200)}` : ""}`;
     const refusedTemplates = res.status === 422 && /updates to statefulset spec for fields other than/.test(message);
+    const webhookDown = res.status === 500 && /failed calling webhook "[^"]*admission\.claimstep\.io"/.test(message);
     ctx.io.stderr.write(`claimstep apply: ${kindName} in ${namespace}: ${message}\n`);
     if (refusedTemplates) {
       ctx.io.stderr.write(
         `The API server refuses a change of spec.volumeClaimTemplates; claimstep's admission webhook turns it into a rollout: ${APPLY_FIX}. Nothing was written.\n`,
       );
     }
+    if (webhookDown) ctx.io.stderr.write(`${WEBHOOK_DOWN}\n`);
     return EXIT.error;
   }
   const answered = isObject(json) ? json : {};

@@ -46,6 +46,7 @@ const jsonOf = (r: SetSummary, d: DryRun) => {
     observed: r.observed,
     done: r.done,
     setMissing: r.setMissing,
+    ...(r.warnings ? { warnings: r.warnings } : {}),
     ...(r.setMissing ? { command: recreateCommand(r.ref) } : {}),
     next: {
       phase: next.phase,
@@ -144,6 +145,8 @@ export async function status(ctx: Context): Promise<number> {
       lines.push(line);
     }
     print(ctx.io, `${table(lines, ctx.color, 2)}${orphans ? `\n${orphansText(orphans)}` : ""}`);
+    // As kubectl prints the API server's warnings: on stderr, the table stays as it is.
+    for (const r of rows) for (const w of r.warnings ?? []) ctx.io.stderr.write(`Warning: ${w}\n`);
   }
   return rows.some((r) => r.phase === "Blocked") ? EXIT.blocked : EXIT.ok;
 }

@@ -19,7 +19,7 @@ progress{width:12rem;height:.9rem;vertical-align:middle}.muted{color:var(--muted
 .note{overflow-wrap:anywhere}td.nw code{white-space:nowrap;overflow-wrap:normal}.error{color:var(--bad)}
 form.login{max-width:28rem;display:grid;gap:.5rem}input[type=password]{font:inherit;padding:.4rem;border:1px solid var(--muted);border-radius:4px}
 button{font:inherit;padding:.3rem .8rem;border:1px solid var(--muted);border-radius:4px;background:var(--bg);color:var(--fg);cursor:pointer}
-.live-status{font-size:.85rem}.scroll{overflow-x:auto;max-width:100%}.hint{border-left:3px solid var(--info);padding:.3rem .6rem;background:var(--soft)}
+.live-status{font-size:.85rem}.scroll{overflow-x:auto;max-width:100%}.hint{border-left:3px solid var(--info);padding:.3rem .6rem;background:var(--soft)}.warning{border-left:3px solid var(--warn);padding:.3rem .6rem;background:var(--soft)}.warn{color:var(--warn)}
 figure.chart{margin:.4rem 0 .8rem;padding:.25rem;max-width:40rem}.chart-svg{display:block;width:100%;height:auto;font-size:13px;fill:var(--fg)}
 .chart-svg .axis,.chart-svg .note{fill:var(--muted)}.chart-svg line{stroke:var(--line)}.bar{fill:#e3b341}.bar.open{fill:#f5dfa0}.bar.pod{fill:#7fb2e8}
 .m-w{fill:var(--info)}.m-r{fill:var(--ok)}.m-p{fill:#6f42c1}.st-blocked .bar{fill:var(--bad)}.key{font-size:.8rem}.key.bar{color:#e3b341}.key.m-w{color:var(--info)}.key.m-r{color:var(--ok)}.key.m-p{color:#6f42c1}

@@ -260,6 +260,14 @@ export function ListFragment(props: { sets: SetSummary[]; errors: string[]; at?:
                         </span>
                       </>
                     ) : null}
+                    {s.warnings?.length ? (
+                      <>
+                        {" "}
+                        <span class="warn" data-field="warning" title={s.warnings.join("\n")}>
+                          ⚠ {s.warnings.length === 1 ? "1 warning" : `${s.warnings.length} warnings`}
+                        </span>
+                      </>
+                    ) : null}
                   </td>
                   <td data-field="phase">
                     <Phase phase={s.phase} />
@@ -435,6 +443,11 @@ export function LiveFragment(props: { view: SetPageView }) {
           <ApplyMode s={s} />
         </dd>
       </dl>
+      {(s.warnings ?? []).map((w) => (
+        <p class="note warning" role="note" data-warning>
+          {w}
+        </p>
+      ))}
       {props.view.finalizeHint ? (
         <p class="note hint" data-finalize-hint>
           {props.view.finalizeHint}

@@ -10,7 +10,7 @@ import { policyOf } from "../../core/policy.js";
 import type { WriterCapabilities } from "../../core/ports.js";
 import { observeSet } from "../../core/recorder.js";
 import { revisionOf } from "../../core/revision.js";
-import { headlineOf, summaryOf } from "../../core/summary.js";
+import { FLUX_FORCE, headlineOf, setWarnings, summaryOf } from "../../core/summary.js";
 import { desiredTemplates } from "../../core/templates.js";
 import type { Decision, Snapshot } from "../../core/types.js";
 import { claimsFor, DIRECT, makeSet, snapshot } from "./builders.js";
@@ -257,5 +257,33 @@ describe("summaryOf and headlineOf", () => {
     const set = grown();
     set.metadata.annotations![Keys.status] = "[1,2]";
     expect(summary(snapshot(set, claimsFor(set))).s.status).toBeNull();
+  });
+});
+
+describe("warnings (issue 35)", () => {
+  it("Flux's force annotation: Flux deletes and re-creates the set on any 422 Invalid; keep the webhook up (Fail) or remove the annotation", () => {
+    const set = grown();
+    set.metadata.annotations = { ...set.metadata.annotations, [FLUX_FORCE]: "enabled" };
+    const { s } = summary(snapshot(set, claimsFor(set)));
+    expect(s.warnings).toHaveLength(1);
+    const [w] = s.warnings!;
+    expect(w).toMatch(/^StatefulSet default\/web carries kustomize\.toolkit\.fluxcd\.io\/force: enabled: /);
+    expect(w).toContain("Flux deletes and re-creates this set");
+    expect(w).toContain("on any 422 Invalid");
+    expect(w).toContain("failurePolicy: Fail");
+    expect(w).toContain("claimstep.io/admission=enabled");
+    expect(w).toContain("kubectl annotate sts web -n default kustomize.toolkit.fluxcd.io/force-");
+    // Whatever the phase: the same warning on a completed set.
+    const done = complete({ [FLUX_FORCE]: "Enabled" });
+    expect(summary(done).s.warnings).toEqual([w]);
+  });
+
+  it("none without the annotation, or with another value (absent from the summary)", () => {
+    expect(summary(snapshot(grown(), claimsFor(grown()))).s).not.toHaveProperty("warnings");
+    for (const value of ["disabled", "", "true"]) {
+      const set = grown();
+      set.metadata.annotations = { ...set.metadata.annotations, [FLUX_FORCE]: value };
+      expect(setWarnings(set), value).toEqual([]);
+    }
   });
 });

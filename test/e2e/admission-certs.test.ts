@@ -12,6 +12,10 @@ import { NAMESPACE_LABEL, ok, useControlPlane } from "./support/index.js";
 
 const e2e = useControlPlane({ prefix: "certs" });
 const NAME = "claimstep"; // the name admission.yaml ships and the command patches
+/** The shipped matchCondition (issue 35: has(), so that failurePolicy Fail never errs on a set without templates). */
+const CHANGED =
+  "has(object.spec.volumeClaimTemplates) != has(oldObject.spec.volumeClaimTemplates) || " +
+  "(has(object.spec.volumeClaimTemplates) && object.spec.volumeClaimTemplates != oldObject.spec.volumeClaimTemplates)";
 
 /** The shipped configuration, narrowed to this test's namespace so that no other file's update calls it. */
 function shippedConfiguration(namespace: string): any {
@@ -69,16 +73,8 @@ describe("claimstep admission certs (real server)", () => {
     );
     // Everything else of the configuration is as shipped.
     expect(a.config.webhooks.map((w: any) => [w.name, w.failurePolicy, w.matchConditions[0].expression])).toEqual([
-      [
-        "statefulsets.admission.claimstep.io",
-        "Ignore",
-        "object.spec.volumeClaimTemplates != oldObject.spec.volumeClaimTemplates",
-      ],
-      [
-        "namespaces.admission.claimstep.io",
-        "Ignore",
-        "object.spec.volumeClaimTemplates != oldObject.spec.volumeClaimTemplates",
-      ],
+      ["statefulsets.admission.claimstep.io", "Fail", CHANGED],
+      ["namespaces.admission.claimstep.io", "Fail", CHANGED],
     ]);
 
     const second = await run();

@@ -3,9 +3,9 @@
 // deploy/kubernetes/admission.yaml (its Service replaced by the URL of that server, restricted to
 // this file's namespaces), in front of kube-apiserver v1.34: `kubectl apply` (client-side and
 // --server-side), a second apply, a Helm-style strategic merge patch, an image change with the
-// templates, a set not opted in, claimstep stopped, a shrink. Each accepted case is rolled out by
-// `claimstep run` (which re-creates the set, finalize Recreate) and ends with the claims at the new
-// size, the live spec matching the manifest, and no claim deleted.
+// templates, a set not opted in, claimstep stopped (refused: failurePolicy Fail), a shrink. Each
+// accepted case is rolled out by `claimstep run` (which re-creates the set, finalize Recreate) and
+// ends with the claims at the new size, the live spec matching the manifest, and no claim deleted.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -755,22 +755,24 @@ describe("claimstep's admission webhook on the real server", () => {
     });
   }, 180_000);
 
-  it("7 claimstep stopped: 422 as before (failurePolicy Ignore), nothing written", async () => {
+  it("7 claimstep stopped: the webhook's error (failurePolicy Fail), not 422 Invalid, nothing written", async () => {
     const t = e2e;
     const name = "down";
-    await timed("7 claimstep stopped → 422", async () => {
+    await timed("7 claimstep stopped → failed calling webhook", async () => {
       const before = await createByApply(t, name, {});
       await server!.kill();
       const apply = await kubectl(t, ["apply", "-f", manifestFile(t, name, manifest(name, { size: "2Gi" }), "v2")]);
       expect(apply.code, describeKubectl(apply)).toBe(1);
+      // Issue 35: never the 422 Invalid that Flux's force answers by deleting the set (admission-fail-closed.test.ts).
       expect(apply.stderr, describeKubectl(apply)).toContain(
-        `The StatefulSet "${name}" is invalid: spec: ${FORBIDDEN}`,
+        'Internal error occurred: failed calling webhook "statefulsets.admission.claimstep.io"',
       );
+      expect(apply.stderr, describeKubectl(apply)).not.toContain(FORBIDDEN);
       const after = await getSet(t, name);
       expect(after.metadata.resourceVersion, "nothing written").toBe(before.metadata.resourceVersion);
       expect(after.metadata.annotations?.["claimstep.io/volume-claim-templates"]).toBeUndefined();
       for (const c of await claimsOf(t, name)) expect(c.spec?.resources?.requests?.storage).toBe("1Gi");
-      return "the API server's 422";
+      return "the webhook's error";
     });
   }, 120_000);
 });

@@ -6,10 +6,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import YAML from "yaml";
+import { CLAIMSTEP_WEBHOOK_SERVER } from "../../adapters/sim/claimstep-webhook.js";
 import type { SimCluster } from "../../adapters/sim/cluster.js";
 import { SIM_SERVER } from "../../adapters/sim/http.js";
 import { applyScenarioManifest } from "../../adapters/sim/scenarios.js";
-import { warningTexts } from "../../functions/cli/apply.js";
+import { WEBHOOK_DOWN, warningTexts } from "../../functions/cli/apply.js";
 import { main, type Target } from "../../functions/cli.js";
 import { SCENARIOS } from "../../functions/scenarios.js";
 
@@ -119,6 +120,21 @@ describe("claimstep apply", () => {
     expect(err.text).toContain(
       "label the set claimstep.io/admission=enabled or install the webhook: docs/admission.md. Nothing was written.",
     );
+    expect(live(sim)).toEqual(before);
+  });
+
+  it("claimstep's webhook down: the server's 500 (failurePolicy Fail), with what to do; nothing written (exit 1)", async () => {
+    const { sim, connect } = await simApply();
+    sim.registerWebhookServer(CLAIMSTEP_WEBHOOK_SERVER, () => new Response("busy", { status: 503 }));
+    const before = live(sim);
+    const { io, out, err } = capture();
+    expect(await main(["apply", "-f", manifestFile("3Gi")], io, connect)).toBe(1);
+    expect(out.text).toBe("");
+    expect(err.text).toMatch(
+      /^claimstep apply: statefulset\.apps\/web in default: Internal error occurred: failed calling webhook "statefulsets\.admission\.claimstep\.io": /,
+    );
+    expect(err.text).toContain(`${WEBHOOK_DOWN}\n`);
+    expect(err.text).not.toContain("is invalid");
     expect(live(sim)).toEqual(before);
   });
 

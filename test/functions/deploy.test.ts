@@ -183,7 +183,7 @@ describe("the admission webhook (admission.yaml)", () => {
   const deployment = all.find((o) => o.kind === "Deployment");
   const certificate = all.find((o) => o.kind === "Certificate");
 
-  it("is called only for UPDATEs of opted-in StatefulSets whose templates changed, and fails open, fast", async () => {
+  it("is called only for UPDATEs of opted-in StatefulSets whose templates changed, and fails closed, fast", async () => {
     const { ADMISSION_PATH } = await import("../../functions/routes/admission.js");
     const { ADMISSION_LABEL, ADMISSION_ENABLED } = await import("../../core/admission.js");
     expect(config.webhooks).toHaveLength(2);
@@ -200,11 +200,13 @@ describe("the admission webhook (admission.yaml)", () => {
       expect(w.matchConditions).toEqual([
         {
           name: "volume-claim-templates-changed",
-          expression: "object.spec.volumeClaimTemplates != oldObject.spec.volumeClaimTemplates",
+          expression:
+            "has(object.spec.volumeClaimTemplates) != has(oldObject.spec.volumeClaimTemplates) ||" +
+            " (has(object.spec.volumeClaimTemplates) && object.spec.volumeClaimTemplates != oldObject.spec.volumeClaimTemplates)",
         },
       ]);
       expect(w).toMatchObject({
-        failurePolicy: "Ignore",
+        failurePolicy: "Fail",
         sideEffects: "None",
         admissionReviewVersions: ["v1"],
         reinvocationPolicy: "Never",

@@ -502,13 +502,58 @@ describe("matchConditions (the CEL subset)", () => {
     expect(() => evaluateMatchCondition("object.spec.nope != oldObject.spec.t", vars)).toThrow(
       new MatchConditionError("no such key: nope"),
     );
-    expect(() => evaluateMatchCondition("has(object.spec.t)", vars)).toThrow(MatchConditionError);
+    expect(() => evaluateMatchCondition("has(object.spec.nope.t)", vars)).toThrow(
+      new MatchConditionError("no such key: nope"),
+    );
     expect(() => evaluateMatchCondition("object.spec.t.size() > 1", vars)).toThrow(/unsupported/);
+    expect(() => evaluateMatchCondition("object.spec.t || true", vars)).toThrow(/unsupported/);
+    expect(() => evaluateMatchCondition("(has(object.spec.t)", vars)).toThrow(/unsupported/);
+    expect(() => evaluateMatchCondition("!object.spec.t", vars)).toThrow(/no such overload/);
   });
 
-  it("an expression the sim cannot evaluate: failurePolicy Fail refuses with a clear 500; Ignore goes on (here to the 422)", async () => {
+  it("has(), !, && and ||, with CEL's error absorption (false && error, true || error)", () => {
+    expect(evaluateMatchCondition("has(object.spec.t)", vars)).toBe(true);
+    expect(evaluateMatchCondition("has(object.spec.nope)", vars)).toBe(false);
+    expect(evaluateMatchCondition("!has(object.spec.nope) && (has(object.spec.t) || has(object.spec.x))", vars)).toBe(
+      true,
+    );
+    expect(evaluateMatchCondition("has(object.spec.nope) && object.spec.nope != oldObject.spec.t", vars)).toBe(false);
+    expect(evaluateMatchCondition("object.spec.nope != oldObject.spec.t && has(object.spec.nope)", vars)).toBe(false);
+    expect(evaluateMatchCondition("object.spec.nope != oldObject.spec.t || has(object.spec.t)", vars)).toBe(true);
+    expect(() => evaluateMatchCondition("object.spec.nope != oldObject.spec.t || has(object.spec.x)", vars)).toThrow(
+      new MatchConditionError("no such key: nope"),
+    );
+    expect(evaluateMatchCondition("has(object.spec.t) == has(oldObject.spec.t)", vars)).toBe(true);
+  });
+
+  it("the shipped matchCondition: true exactly when the templates changed, never an error on a set without them", () => {
+    const [expression] = (claimstepWebhookConfiguration().webhooks as Json[]).map(
+      (w) => w.matchConditions[0].expression as string,
+    );
+    const set = (t?: unknown[]) => ({ spec: { replicas: 1, ...(t ? { volumeClaimTemplates: t } : {}) } });
+    const a = [{ metadata: { name: "data" }, spec: { x: 1 } }];
+    const b = [{ metadata: { name: "data" }, spec: { x: 2 } }];
+    const cases: [unknown[] | undefined, unknown[] | undefined, boolean][] = [
+      [undefined, undefined, false],
+      [a, a, false],
+      [a, b, true],
+      [a, undefined, true],
+      [undefined, a, true],
+    ];
+    for (const [object, old, want] of cases)
+      expect(evaluateMatchCondition(expression!, { object: set(object), oldObject: set(old) })).toBe(want);
+    // The expression without has() errs on a set without templates (the real server's 403 under Fail).
+    expect(() =>
+      evaluateMatchCondition("object.spec.volumeClaimTemplates != oldObject.spec.volumeClaimTemplates", {
+        object: set(),
+        oldObject: set(),
+      }),
+    ).toThrow(new MatchConditionError("no such key: volumeClaimTemplates"));
+  });
+
+  it("a matchCondition in error: failurePolicy Fail refuses with the real server's 403; Ignore goes on (here to the 422)", async () => {
     for (const [policy, code] of [
-      ["Fail", 500],
+      ["Fail", 403],
       ["Ignore", 422],
     ] as const) {
       const sim = await cluster();
@@ -523,26 +568,59 @@ describe("matchConditions (the CEL subset)", () => {
       );
       const r = await apply(sim, manifest("2Gi"));
       expect(r.code).toBe(code);
-      if (code === 500)
+      if (code === 403)
         expect(r.body).toMatchObject({
-          reason: "InternalError",
+          reason: "Forbidden",
           message: expect.stringContaining(
-            'failed calling webhook "test.hook.test": matchCondition of webhook "test.hook.test" could not be evaluated: unsupported expression',
+            `statefulsets.apps "web" is forbidden: expression 'object.spec.volumeClaimTemplates.size() > 0' resulted in error: unsupported expression`,
           ),
+          details: { name: "web", group: "apps", kind: "statefulsets" },
         });
     }
   });
 });
 
 describe("failurePolicy, timeouts, answers", () => {
-  it("claimstep down (no server behind the Service) with Ignore: the request goes on unpatched: the 422, nothing written", async () => {
+  it("claimstep down (no server behind the Service), as shipped (Fail): a template edit is refused with the webhook's error, not the 422; every other update passes", async () => {
     const sim = await cluster({ labels: { "claimstep.io/admission": "enabled" } });
+    const plain = statefulSetManifest({ name: "plain", replicas: 1, templates: [] }) as Json;
+    delete plain.spec.volumeClaimTemplates;
+    plain.metadata.labels = { "claimstep.io/admission": "enabled" };
+    await sim.createStatefulSet(plain);
     await sim.admin.create("mutatingwebhookconfigurations", claimstepWebhookConfiguration(), {
       fieldManager: "kubectl",
     });
     const before = stored(sim);
     const r = await apply(sim, manifest("2Gi"));
+    expect(r.code).toBe(500);
+    expect(r.body).toMatchObject({
+      reason: "InternalError",
+      message: expect.stringContaining('failed calling webhook "statefulsets.admission.claimstep.io"'),
+    });
+    expect(stored(sim)).toEqual(before);
+    const merge = "application/merge-patch+json";
+    expect((await send(sim, "PATCH", "", { spec: { replicas: 3 } }, merge)).code).toBe(200);
+    expect((await send(sim, "PATCH", "", { metadata: { labels: { tier: "db" } } }, merge)).code).toBe(200);
+    for (const body of [{ spec: { replicas: 2 } }, { metadata: { labels: { tier: "db" } } }]) {
+      const res = await sim.http.fetchLike(`${SETS}/plain`, {
+        method: "PATCH",
+        headers: { "Content-Type": merge },
+        body: JSON.stringify(body),
+      });
+      expect(res.status, await res.text()).toBe(200);
+    }
+    expect(sim.get("statefulsets", "default", "plain")!.spec.replicas).toBe(2);
+  });
+
+  it("the same with failurePolicy Ignore (the planted bug of issue 35): the 422 Invalid that Flux's force answers with a delete", async () => {
+    const sim = await cluster({ labels: { "claimstep.io/admission": "enabled" } });
+    const config = claimstepWebhookConfiguration();
+    for (const w of config.webhooks as Json[]) w.failurePolicy = "Ignore";
+    await sim.admin.create("mutatingwebhookconfigurations", config, { fieldManager: "kubectl" });
+    const before = stored(sim);
+    const r = await apply(sim, manifest("2Gi"));
     expect(r.code).toBe(422);
+    expect(r.body.reason).toBe("Invalid");
     expect(stored(sim)).toEqual(before);
   });
 

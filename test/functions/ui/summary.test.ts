@@ -102,3 +102,47 @@ describe("a new desired revision over a completed rollout", () => {
     expect([wide[2], wide[3], wide[5]]).toEqual(["-", "NotObserved", field(list, "revision")]);
   });
 });
+
+describe("a set carrying Flux's force annotation (issue 35)", () => {
+  it("the list marks it, its page and claimstep status (stderr, -o json) warn that Flux deletes it on any 422 Invalid", async () => {
+    ui = await startUi();
+    ui.sim.update("statefulsets", "default", "web", (s: any) => {
+      s.metadata.annotations["kustomize.toolkit.fluxcd.io/force"] = "enabled";
+    });
+    const warning =
+      /StatefulSet default\/web carries kustomize\.toolkit\.fluxcd\.io\/force: enabled: Flux deletes and re-creates this set .* on any 422 Invalid.*failurePolicy: Fail.*or remove the annotation/;
+    const list = await (await get("/ui")).text();
+    expect(field(list, "warning")).toBe("⚠ 1 warning");
+    const page = await (await get("/ui/default/web")).text();
+    const shown = /<p class="note warning" role="note" data-warning[^>]*>([^<]*)<\/p>/.exec(page)?.[1];
+    expect(shown?.replace(/&#39;/g, "'")).toMatch(warning);
+
+    let err = "";
+    const io = {
+      stdout: { write: () => {} },
+      stderr: { write: (s: string) => void (err += s) },
+      env: { NO_COLOR: "1" },
+    };
+    const target = {
+      label: "sim",
+      namespace: "default",
+      reader: ui.sim.reader,
+      writers: ui.sim.writers,
+      listOptedIn: async () => [REF],
+      now: () => ui!.sim.now(),
+      pause: async (ms: number) => ui!.sim.advance(ms),
+    };
+    expect(await main(["status"], io as never, async () => target as never)).toBe(0);
+    expect(err).toMatch(/^Warning: StatefulSet default\/web carries kustomize\.toolkit\.fluxcd\.io\/force: enabled: /);
+    expect(err).toMatch(warning);
+    const json = await status(["web", "-o", "json"]);
+    expect(JSON.parse(json.out).warnings).toEqual([expect.stringMatching(warning)]);
+
+    // Without the annotation: nothing.
+    ui.sim.update("statefulsets", "default", "web", (s: any) => {
+      delete s.metadata.annotations["kustomize.toolkit.fluxcd.io/force"];
+    });
+    expect(field(await (await get("/ui")).text(), "warning")).toBeUndefined();
+    expect(await (await get("/ui/default/web")).text()).not.toContain("data-warning");
+  });
+});
