@@ -18,6 +18,7 @@ export function actionTarget(action: Action): string {
       return `configmaps/${action.name}`;
     case "OrphanSet":
     case "CreateSet":
+    case "RestoreOwnership":
     case "ProposeRecreate":
     case "RaiseTemplate":
       return action.set;

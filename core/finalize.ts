@@ -8,6 +8,7 @@ import type { ClaimTemplate, ConfigMap, StatefulSet } from "./k8s.js";
 import { StatefulSet as StatefulSetSchema } from "./k8s.js";
 import { Keys } from "./keys.js";
 import { eventOf, Messages } from "./messages.js";
+import { ManagedFields, type ManagedFieldsEntry, ownersOf, restoredManagedFields } from "./ownership.js";
 import type { WalkConclusion } from "./parts.js";
 import { AT_ONCE } from "./reasons.js";
 import { mergeTemplate, podMismatch, type Reshape, stableJSON, targetTemplates } from "./reshape.js";
@@ -41,6 +42,7 @@ export const RecordKeys = {
   revision: "revision",
   armed: "armed",
   kept: "kept-uids.json",
+  managedFields: "managed-fields.json",
 } as const;
 
 /** The uids of the set's pods and claims when the record was written: F4 checks they are the same ones. */
@@ -134,6 +136,8 @@ export function recreatedManifest(
   // The held pod template is applied by this create (it mounts what the new templates give).
   delete annotations[Keys.podTemplate];
   delete annotations[Keys.podTemplateBase];
+  // F5 writes it on the set it restored: a set re-created again has its ownership restored anew.
+  delete annotations[Keys.ownershipRestored];
   manifest.metadata.annotations = annotations;
   manifest.spec.volumeClaimTemplates = targetTemplates(set.spec.volumeClaimTemplates ?? [], desired, shape.removed);
   if (shape.podTemplate) (manifest.spec as Record<string, unknown>).template = structuredClone(shape.podTemplate);
@@ -148,6 +152,8 @@ export function recreatedManifest(
 export function recordOf(set: StatefulSet, manifest: StatefulSet, revision: string, kept: KeptUids): ConfigMap {
   // The approval of a pull request is spent by this re-create: the new set does not carry it.
   if (manifest.metadata.annotations) delete manifest.metadata.annotations[Keys.recreateApproved];
+  // Who owned which field of the old set: F5 hands it back to them on the new one.
+  const owners = ManagedFields.safeParse(set.metadata.managedFields);
   return {
     metadata: {
       name: recordName(set.metadata.name),
@@ -161,6 +167,7 @@ export function recordOf(set: StatefulSet, manifest: StatefulSet, revision: stri
       [RecordKeys.oldResourceVersion]: set.metadata.resourceVersion ?? "",
       [RecordKeys.revision]: revision,
       [RecordKeys.kept]: JSON.stringify(kept),
+      ...(owners.success && owners.data.length ? { [RecordKeys.managedFields]: JSON.stringify(owners.data) } : {}),
     },
   };
 }
@@ -177,6 +184,8 @@ export interface Record_ {
   armed: boolean;
   /** The pods and claims at F1; absent in a record written before claimstep recorded them. */
   kept?: KeptUids;
+  /** The old set's managedFields at F1 (F5); absent when the set had none or an older claimstep wrote the record. */
+  managedFields?: ManagedFieldsEntry[];
 }
 
 const RecordData = z.object({
@@ -186,6 +195,7 @@ const RecordData = z.object({
   [RecordKeys.revision]: z.string().check(z.minLength(1)),
   [RecordKeys.armed]: z.optional(z.string()),
   [RecordKeys.kept]: z.optional(z.string()),
+  [RecordKeys.managedFields]: z.optional(z.string()),
 });
 
 /** The record as claimstep wrote it, or why it cannot be read. */
@@ -226,6 +236,23 @@ export function readRecord(cm: ConfigMap): { ok: true; record: Record_ } | { ok:
       };
     kept = parsed.data;
   }
+  let managedFields: ManagedFieldsEntry[] | undefined;
+  const ownersText = data.data[RecordKeys.managedFields];
+  if (ownersText !== undefined) {
+    let ownersJson: unknown;
+    try {
+      ownersJson = JSON.parse(ownersText);
+    } catch (err) {
+      return { ok: false, message: `${where}: ${RecordKeys.managedFields} is not JSON (${(err as Error).message})` };
+    }
+    const parsed = ManagedFields.safeParse(ownersJson);
+    if (!parsed.success)
+      return {
+        ok: false,
+        message: `${where}: ${RecordKeys.managedFields} is not a list of managedFields entries (${parsed.error.issues[0]!.path.join(".")}: ${parsed.error.issues[0]!.message})`,
+      };
+    managedFields = parsed.data;
+  }
   return {
     ok: true,
     record: {
@@ -237,6 +264,7 @@ export function readRecord(cm: ConfigMap): { ok: true; record: Record_ } | { ok:
       resourceVersion: cm.metadata.resourceVersion ?? "",
       armed: data.data[RecordKeys.armed] === "true",
       ...(kept ? { kept } : {}),
+      ...(managedFields ? { managedFields } : {}),
     },
   };
 }
@@ -407,6 +435,29 @@ export function finalizeStep(snapshot: Snapshot, c: FinalizeContext): WalkConclu
           const message = Messages.recreateReplaced(namespace, set.metadata.name, replaced, name);
           return { reason: "RecreateReplaced", message, events: [eventOf("RecreateReplaced", message)] };
         }
+      }
+      // F5: the fields go back to the managers that owned them, before the record (which holds
+      // who they were) goes. Done once per record: the annotation is written with the managedFields.
+      if (record.managedFields && set.metadata.annotations?.[Keys.ownershipRestored] !== record.uid) {
+        const live = ManagedFields.safeParse(set.metadata.managedFields);
+        const message = Messages.ownershipRestored(namespace, set.metadata.name, name, ownersOf(record.managedFields));
+        return {
+          reason: "OwnershipRestored",
+          message,
+          action: {
+            type: "RestoreOwnership",
+            ...ref(set),
+            uid: set.metadata.uid ?? "",
+            resourceVersion: set.metadata.resourceVersion ?? "",
+            record: record.uid,
+            managedFields: restoredManagedFields(
+              record.managedFields,
+              live.success ? live.data : [],
+              set.metadata.annotations ?? {},
+            ),
+          },
+          events: [eventOf("OwnershipRestored", message)],
+        };
       }
       const kept = record.kept
         ? { pods: Object.keys(record.kept.pods).length, claims: Object.keys(record.kept.claims).length }

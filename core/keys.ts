@@ -42,6 +42,11 @@ export const Keys = {
   recreateRecord: "claimstep.io/recreate-record",
   /** On a set claimstep created (F3): the uid of the record it was created from (F4 tells it from a set someone else created). */
   recreatedFrom: "claimstep.io/recreated-from",
+  /**
+   * On a set claimstep re-created, once it handed the old set's field ownership back (F5): the uid
+   * of the record whose managedFields it restored. Written in the same request as the managedFields.
+   */
+  ownershipRestored: "claimstep.io/ownership-restored",
   /** JSON array of claim template names to remove (pending while the live set has them; kept as the record of what was removed). */
   removeTemplates: "claimstep.io/remove-claim-templates",
   /** JSON of a held-back `spec.template` that the re-create applies with the added or removed templates. */

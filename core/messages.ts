@@ -215,6 +215,10 @@ export const Messages = {
     armed
       ? `disarming ConfigMap ${record} (the set still stands untouched), then discarding it: ${why}`
       : `discarding ConfigMap ${record}, which nothing acted on yet: ${why}`,
+  ownershipRestored: (namespace: string, set: string, record: string, owners: readonly string[]) =>
+    `handing the field ownership of StatefulSet ${namespace}/${set} back as the old set had it (ConfigMap ${record}): ${
+      owners.length ? `${owners.join(", ")} own their fields again` : "no other manager owned a field"
+    }; claimstep keeps only its own annotations (server-side apply by Helm, kubectl, Argo CD or Flux finds no conflict with claimstep)`,
   recordArmed: (record: string, set: string) =>
     `the record ConfigMap ${record} matches ${set}: arming it for the orphan delete (a step that read it before cannot discard it any more)`,
   podsNotAtRest: (set: string) =>

@@ -17,6 +17,7 @@ import type {
   LabelClaim,
   OrphanSet,
   PatchPartition,
+  RestoreOwnership,
   SetRef,
   Snapshot,
   UsageReading,
@@ -109,6 +110,14 @@ export interface RecreateWriter {
   armRecord(action: ArmRecord): Promise<{ kind: "applied"; detail: string }>;
   orphanSet(action: OrphanSet): Promise<{ kind: "applied"; detail: string }>;
   createSet(action: CreateSet): Promise<{ kind: "applied"; detail: string }>;
+  /**
+   * F5: hand the old set's field ownership back: the managedFields, the annotation that says so and
+   * the step's own annotations (its status), in one merge patch under the set's resourceVersion.
+   */
+  restoreOwnership(
+    action: RestoreOwnership,
+    annotations: Record<string, string> | undefined,
+  ): Promise<{ kind: "applied"; detail: string }>;
   deleteRecord(action: DeleteRecord): Promise<{ kind: "applied"; detail: string }>;
   /** After a re-create without a template: label (or unlabel) one of its claims orphaned-from the set. */
   labelClaim(action: LabelClaim): Promise<{ kind: "applied"; detail: string }>;

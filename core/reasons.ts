@@ -48,6 +48,7 @@ export const REASONS = {
   RecordArmed: { phase: "Progressing", requeueAfter: AT_ONCE },
   SetOrphaned: { phase: "Progressing", event: "Normal", requeueAfter: AT_ONCE },
   SetCreated: { phase: "Progressing", event: "Normal", requeueAfter: SOON },
+  OwnershipRestored: { phase: "Progressing", event: "Normal", requeueAfter: AT_ONCE },
   // Not Complete while the set is not what it asks for: its claims are done and the re-create is
   // next, or the record goes but pods must still restart to mount the re-created set's volumes.
   RecreateNext: { phase: "Progressing", requeueAfter: SOON },

@@ -9,6 +9,7 @@ import type {
   StorageClass,
   VolumeAttributesClass,
 } from "./k8s.js";
+import type { ManagedFieldsEntry } from "./ownership.js";
 import type { EventReason, EventType, Phase, Reason } from "./reasons.js";
 
 /** Which StatefulSet a step is about. */
@@ -153,6 +154,22 @@ export interface DeleteRecord {
 }
 
 /**
+ * F5, after the new set adopted its pods and before the record goes: hand the field ownership the
+ * old set had back (core/ownership.ts). One merge patch of `metadata.managedFields` and the
+ * `claimstep.io/ownership-restored` annotation, under the new set's uid and resourceVersion as read.
+ */
+export interface RestoreOwnership {
+  type: "RestoreOwnership";
+  namespace: string;
+  set: string;
+  uid: string;
+  resourceVersion: string;
+  /** The uid of the record the ownership comes from (the annotation's value). */
+  record: string;
+  managedFields: ManagedFieldsEntry[];
+}
+
+/**
  * GitOps mode, before F1: propose the re-create as a pull request that edits the StatefulSet's
  * manifest in Git to carry the desired templates (and drop the desired-templates annotation);
  * merging it approves F1–F4. A claim-writer action: only the pull-request writer carries it out.
@@ -221,6 +238,7 @@ export type Action =
   | OrphanSet
   | CreateSet
   | DeleteRecord
+  | RestoreOwnership
   | ProposeRecreate
   | RaiseTemplate
   | LabelClaim;

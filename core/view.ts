@@ -130,6 +130,8 @@ export function actionText(action: Action): string {
       return `OrphanSet ${action.namespace}/${action.set} (delete the StatefulSet, orphaning its pods and claims)`;
     case "CreateSet":
       return `CreateSet ${action.namespace}/${action.set} (re-create the StatefulSet with the desired claim templates)`;
+    case "RestoreOwnership":
+      return `RestoreOwnership ${action.namespace}/${action.set} (hand the old set's field ownership back: ${action.managedFields.length} managedFields entries)`;
     case "DeleteRecord":
       return `DeleteRecord ${action.namespace}/${action.name} (the re-created set has adopted its pods)`;
     default: {

@@ -7,12 +7,20 @@ import type { Decision, SetRef } from "../core/types.js";
 import { runStep, type StepOptions, type StepResult } from "./step.js";
 
 /** Actions and reasons of the re-create: a set whose step said one of them may be left mid-way. */
-const RECREATE_ACTIONS: readonly string[] = ["WriteRecord", "ArmRecord", "OrphanSet", "CreateSet", "DeleteRecord"];
+const RECREATE_ACTIONS: readonly string[] = [
+  "WriteRecord",
+  "ArmRecord",
+  "OrphanSet",
+  "CreateSet",
+  "RestoreOwnership",
+  "DeleteRecord",
+];
 const RECREATE_REASONS: readonly string[] = [
   "RecordWritten",
   "RecordArmed",
   "SetOrphaned",
   "SetCreated",
+  "OwnershipRestored",
   "Recreating",
   "SetRecreated",
   "RecordUnreadable",

@@ -10,11 +10,12 @@ import type {
   ApplyOutcome,
   ClaimWriter,
   MetricsReader,
+  RecreateWriter,
   StateReader,
   WriterCapabilities,
   Writers,
 } from "../core/ports.js";
-import type { Action, ClaimAction, Decision, SetRef, Snapshot } from "../core/types.js";
+import type { Action, ClaimAction, Decision, EvictPod, PatchPartition, SetRef, Snapshot } from "../core/types.js";
 import { verdict, type WriteOutcome } from "../core/verdict.js";
 
 export interface StepOptions {
@@ -104,7 +105,11 @@ export async function runStep(opts: StepOptions): Promise<StepResult> {
   const type = decision.action?.type;
   const annotated =
     (written?.result.kind === "applied" &&
-      (type === "PatchPartition" || type === "OrphanSet" || type === "CreateSet" || type === "RaiseTemplate")) ||
+      (type === "PatchPartition" ||
+        type === "OrphanSet" ||
+        type === "CreateSet" ||
+        type === "RaiseTemplate" ||
+        type === "RestoreOwnership")) ||
     (written?.result.kind === "transient" && preWritten) ||
     // Written before the action, and the verdict changed nothing of it (F1's stamp and status).
     (preWritten && sameAnnotations(decision.setAnnotations, planned.setAnnotations));
@@ -169,12 +174,44 @@ function capabilities(claims: ClaimWriter, writers: Writers): WriterCapabilities
       ...claims.supports,
       ...(writers.pods ? (["PatchPartition", "EvictPod"] as const) : []),
       ...(writers.recreate
-        ? (["WriteRecord", "ArmRecord", "OrphanSet", "CreateSet", "DeleteRecord", "LabelClaim"] as const)
+        ? ([
+            "WriteRecord",
+            "ArmRecord",
+            "OrphanSet",
+            "CreateSet",
+            "RestoreOwnership",
+            "DeleteRecord",
+            "LabelClaim",
+          ] as const)
         : []),
     ],
     proposes: claims.proposes,
     ...(claims.unavailable !== undefined ? { unavailable: claims.unavailable } : {}),
   };
+}
+
+/** The re-create's one request of this step (F1–F5), or a label on a claim of a removed template. */
+function recreateWrite(
+  recreate: RecreateWriter,
+  action: Exclude<Action, ClaimAction | PatchPartition | EvictPod>,
+  annotations: Record<string, string> | undefined,
+): Promise<{ kind: "applied"; detail: string }> {
+  switch (action.type) {
+    case "WriteRecord":
+      return recreate.writeRecord(action);
+    case "ArmRecord":
+      return recreate.armRecord(action);
+    case "OrphanSet":
+      return recreate.orphanSet(action);
+    case "CreateSet":
+      return recreate.createSet(action);
+    case "RestoreOwnership":
+      return recreate.restoreOwnership(action, annotations);
+    case "DeleteRecord":
+      return recreate.deleteRecord(action);
+    case "LabelClaim":
+      return recreate.labelClaim(action);
+  }
 }
 
 /** Apply the decision's action: what became of it, for the verdict and for the caller. */
@@ -196,18 +233,7 @@ async function write(
     }
     if (action.type !== "PatchClaim" && action.type !== "ProposeRecreate" && action.type !== "RaiseTemplate") {
       const recreate = writers.recreate!;
-      const done =
-        action.type === "WriteRecord"
-          ? await recreate.writeRecord(action)
-          : action.type === "ArmRecord"
-            ? await recreate.armRecord(action)
-            : action.type === "OrphanSet"
-              ? await recreate.orphanSet(action)
-              : action.type === "CreateSet"
-                ? await recreate.createSet(action)
-                : action.type === "LabelClaim"
-                  ? await recreate.labelClaim(action)
-                  : await recreate.deleteRecord(action);
+      const done = await recreateWrite(recreate, action, decision.setAnnotations);
       return { result: done, outcome: done };
     }
     const answer = await claims.apply(action, decision);

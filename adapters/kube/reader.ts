@@ -123,9 +123,8 @@ export class KubeReader implements StateReader {
 
   private async getStatefulSet(ref: SetRef, signal?: AbortSignal): Promise<StatefulSet> {
     try {
-      const set = await this.client.get(Routes.getStatefulSet, ref, StatefulSet, signal);
-      delete set.metadata.managedFields;
-      return set;
+      // The set's managedFields are kept: the re-create records them (F1) and hands them back (F5).
+      return await this.client.get(Routes.getStatefulSet, ref, StatefulSet, signal);
     } catch (err) {
       if (err instanceof ApiError && err.kind === "NotFound") {
         throw new ApiError(

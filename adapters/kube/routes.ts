@@ -83,6 +83,7 @@ export const RecreateRoutes = {
   deleteRecord: route("delete", "", "v1", "configmaps", true, false),
   deleteStatefulSet: route("delete", "apps", "v1", "statefulsets", true, false),
   createStatefulSet: route("create", "apps", "v1", "statefulsets", true, false),
+  restoreOwnership: route("patch", "apps", "v1", "statefulsets", true, false),
 } as const satisfies Record<string, Route>;
 
 /**

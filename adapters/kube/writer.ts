@@ -28,6 +28,7 @@ import type {
   OrphanSet,
   PatchPartition,
   RaiseTemplate,
+  RestoreOwnership,
   SetRef,
   WriteRecord,
 } from "../../core/types.js";
@@ -243,6 +244,33 @@ export class KubeRecreateWriter implements RecreateWriter {
     return {
       kind: "applied" as const,
       detail: `created StatefulSet ${action.namespace}/${action.set}${created?.metadata?.uid ? ` (uid ${created.metadata.uid})` : ""}`,
+    };
+  }
+
+  /**
+   * F5: a merge patch of `metadata.managedFields` (non-apply writes may set them: the API server
+   * takes the list as sent) and the annotation that says it was done, under the set's
+   * resourceVersion as read (a set created since has another). Only claimstep's annotations change
+   * in the object (this one and the step's status: the patch moves the resourceVersion a status
+   * write of its own would need), and claimstep owns them.
+   */
+  async restoreOwnership(action: RestoreOwnership, annotations: Record<string, string> | undefined) {
+    const body = {
+      metadata: {
+        resourceVersion: action.resourceVersion,
+        managedFields: action.managedFields,
+        annotations: { ...annotations, [Keys.ownershipRestored]: action.record },
+      },
+    };
+    await this.client.patch(
+      RecreateRoutes.restoreOwnership,
+      { namespace: action.namespace, name: action.set },
+      body,
+      MERGE_PATCH,
+    );
+    return {
+      kind: "applied" as const,
+      detail: `restored the field ownership of StatefulSet ${action.namespace}/${action.set} (${action.managedFields.length} managedFields entries)`,
     };
   }
 

@@ -330,6 +330,7 @@ export class Store {
     delete obj.apiVersion;
     delete obj.kind;
     const newMeta = obj.metadata as Json;
+    const given = newMeta.managedFields;
     delete newMeta.managedFields;
     newMeta.uid = meta(before).uid;
     newMeta.creationTimestamp = meta(before).creationTimestamp;
@@ -342,7 +343,18 @@ export class Store {
           : generation + 1;
     }
     if (how.owners) stored.owners = how.owners;
-    else stored.owners.recordUpdate(how.manager, before, obj, this.clock.stamp());
+    else {
+      // A non-apply write that carries managedFields other than the stored ones sets them (the API
+      // server decodes the request's list and records the writer's changes on top; an empty or
+      // undecodable list keeps the stored ones).
+      if (
+        Array.isArray(given) &&
+        given.some((e) => typeof e === "object" && e !== null && typeof (e as Json).manager === "string") &&
+        JSON.stringify(given) !== JSON.stringify(stored.owners.render(RESOURCES[r].apiVersion))
+      )
+        stored.owners = FieldOwners.fromManagedFields(given);
+      stored.owners.recordUpdate(how.manager, before, obj, this.clock.stamp());
+    }
     stored.obj = obj;
     this.writes++;
     this.record({

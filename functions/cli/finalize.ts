@@ -59,7 +59,9 @@ export async function finalize(ctx: Context): Promise<number> {
   // Adding or removing a template holds the partition first (docs/templates.md).
   const recreating =
     d.action !== undefined &&
-    (["WriteRecord", "ArmRecord", "OrphanSet", "CreateSet", "DeleteRecord"].includes(d.action.type) ||
+    (["WriteRecord", "ArmRecord", "OrphanSet", "CreateSet", "RestoreOwnership", "DeleteRecord"].includes(
+      d.action.type,
+    ) ||
       d.reason === "PartitionHeld");
   const midway = ["Recreating", "SetRecreated", "RecordUnreadable", "RecreateReplaced"].includes(d.reason);
   if (!recreating && !midway) {

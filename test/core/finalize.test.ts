@@ -27,6 +27,7 @@ const ALL: WriterCapabilities = {
     "ArmRecord",
     "OrphanSet",
     "CreateSet",
+    "RestoreOwnership",
     "DeleteRecord",
   ],
   proposes: false,
@@ -368,7 +369,12 @@ describe("F4: the record goes once the new set has adopted its pods", () => {
       ...read.record.manifest,
       metadata: {
         ...read.record.manifest.metadata,
-        annotations: { ...read.record.manifest.metadata.annotations, [Keys.recreatedFrom]: "record-uid" },
+        // F5 done (its own describe below): the field ownership is back.
+        annotations: {
+          ...read.record.manifest.metadata.annotations,
+          [Keys.recreatedFrom]: "record-uid",
+          [Keys.ownershipRestored]: "record-uid",
+        },
         uid: "new-uid",
         resourceVersion: "900",
         generation: 1,
@@ -493,6 +499,133 @@ describe("F4: the record goes once the new set has adopted its pods", () => {
     });
     expect(d.phase).toBe("Blocked");
     expect(d.message).toMatch(/kept-uids\.json is not \{pods, claims\} of name → uid/);
+  });
+});
+
+describe("F5: the old set's field ownership handed back before the record goes", () => {
+  const helm = {
+    manager: "helm",
+    operation: "Apply" as const,
+    apiVersion: "apps/v1",
+    time: "2026-11-30T10:00:00Z",
+    fieldsType: "FieldsV1",
+    fieldsV1: { "f:spec": { "f:replicas": {}, "f:volumeClaimTemplates": {} } },
+  };
+  const status = {
+    manager: "kube-controller-manager",
+    operation: "Update" as const,
+    apiVersion: "apps/v1",
+    fieldsType: "FieldsV1",
+    fieldsV1: { "f:status": { "f:replicas": {} } },
+    subresource: "status",
+  };
+  /** The set re-created from a record F1 wrote of a set Helm applied; every pod adopted. */
+  const recreated = (restored?: string): Snapshot => {
+    const s = complete();
+    s.statefulSet.metadata.managedFields = [helm, status];
+    const record = recordFor(s);
+    const read = readRecord(record);
+    if (!read.ok) throw new Error(read.message);
+    const set: StatefulSet = {
+      ...read.record.manifest,
+      metadata: {
+        ...read.record.manifest.metadata,
+        annotations: {
+          ...read.record.manifest.metadata.annotations,
+          [Keys.recreatedFrom]: "record-uid",
+          ...(restored ? { [Keys.ownershipRestored]: restored } : {}),
+        },
+        uid: "new-uid",
+        resourceVersion: "900",
+        generation: 1,
+        managedFields: [
+          {
+            manager: "claimstep",
+            operation: "Update",
+            apiVersion: "apps/v1",
+            time: "2026-11-30T12:00:00Z",
+            fieldsType: "FieldsV1",
+            fieldsV1: { "f:metadata": { "f:annotations": {} }, "f:spec": { "f:volumeClaimTemplates": {} } },
+          },
+          { ...status, time: "2026-11-30T12:00:01Z" },
+        ],
+      },
+    };
+    set.status = s.statefulSet.status!;
+    const pods = s.pods.map((p) => ({
+      ...p,
+      metadata: {
+        ...p.metadata,
+        ownerReferences: [
+          { apiVersion: "apps/v1", kind: "StatefulSet", name: "web", uid: "new-uid", controller: true },
+        ],
+      },
+    }));
+    return { ...withRecord(s, record), statefulSet: set, pods };
+  };
+
+  it("F1 records the old set's managedFields", () => {
+    const s = complete();
+    s.statefulSet.metadata.managedFields = [helm, status];
+    const read = readRecord(recordFor(s));
+    if (!read.ok) throw new Error(read.message);
+    expect(read.record.managedFields).toEqual([helm, status]);
+  });
+
+  it("patches them back under the new set's resourceVersion: helm owns its fields again, claimstep only its annotations", () => {
+    const d = plan(recreated());
+    expect(d.reason).toBe("OwnershipRestored");
+    expect(d.phase).toBe("Progressing");
+    expect(d.events.map((e) => e.reason)).toEqual(["OwnershipRestored"]);
+    expect(d.message).toMatch(/helm\/Apply own their fields again/);
+    expect(d.action).toMatchObject({
+      type: "RestoreOwnership",
+      set: "web",
+      uid: "new-uid",
+      resourceVersion: "900",
+      record: "record-uid",
+    });
+    const fields = d.action?.type === "RestoreOwnership" ? d.action.managedFields : [];
+    expect(fields.map((e) => `${e.manager}/${e.operation}${e.subresource ? `/${e.subresource}` : ""}`)).toEqual([
+      "helm/Apply",
+      "kube-controller-manager/Update/status",
+      "claimstep/Update",
+    ]);
+    expect(fields[0]).toEqual(helm);
+    // The live status entry (the new set's controller), not the recorded one.
+    expect(fields[1]!.time).toBe("2026-11-30T12:00:01Z");
+    const mine = Object.keys((fields[2]!.fieldsV1 as any)["f:metadata"]["f:annotations"]);
+    expect(mine.length).toBeGreaterThan(0);
+    for (const k of mine)
+      expect(k).toMatch(/^f:claimstep\.io\/(status|update-revision|current-revision|recreated-from|recreate-record)$/);
+    expect(Object.keys(fields[2]!.fieldsV1!)).toEqual(["f:metadata"]);
+  });
+
+  it("once the set names the record in claimstep.io/ownership-restored, the record goes (Complete)", () => {
+    const d = plan(recreated("record-uid"));
+    expect(d.reason).toBe("SetRecreated");
+    expect(d.action?.type).toBe("DeleteRecord");
+  });
+
+  it("an ownership-restored naming another record (an earlier re-create) restores again", () => {
+    expect(plan(recreated("older-record")).action?.type).toBe("RestoreOwnership");
+  });
+
+  it("a record with unreadable managedFields is refused, naming the key", () => {
+    const s = complete();
+    const record = recordFor(s);
+    record.data!["managed-fields.json"] = '[{"manager": 7}]';
+    const read = readRecord(record);
+    expect(read.ok).toBe(false);
+    if (!read.ok) expect(read.message).toMatch(/managed-fields\.json is not a list of managedFields entries/);
+  });
+
+  it("the re-create's manifest drops ownership-restored: the next re-create restores anew", () => {
+    const s = complete();
+    s.statefulSet.metadata.annotations![Keys.ownershipRestored] = "older-record";
+    const read = readRecord(recordFor(s));
+    if (!read.ok) throw new Error(read.message);
+    expect(read.record.manifest.metadata.annotations?.[Keys.ownershipRestored]).toBeUndefined();
   });
 });
 

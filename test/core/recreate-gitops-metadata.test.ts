@@ -16,7 +16,7 @@ import { claimsFor, makeSet, snapshot } from "./builders.js";
 
 const ALL: WriterCapabilities = {
   name: "direct",
-  supports: ["PatchClaim", "WriteRecord", "ArmRecord", "OrphanSet", "CreateSet", "DeleteRecord"],
+  supports: ["PatchClaim", "WriteRecord", "ArmRecord", "OrphanSet", "CreateSet", "RestoreOwnership", "DeleteRecord"],
   proposes: false,
 };
 const NOW = new Date("2026-11-30T12:00:00Z");

@@ -19,6 +19,7 @@ const ALL = {
     "ArmRecord",
     "OrphanSet",
     "CreateSet",
+    "RestoreOwnership",
     "DeleteRecord",
     "LabelClaim",
   ] as const,

@@ -282,7 +282,7 @@ afterAll(() => {
 });
 
 describe("finalize killed right after each of its requests", () => {
-  it("F1, arm, F2, F3, F4 each killed after landing: the next invocations finish, uids kept, record gone, 0 pod/claim deletes", {
+  it("F1, arm, F2, F3, F5, F4 each killed after landing: the next invocations finish, uids kept, record gone, 0 pod/claim deletes", {
     timeout: 300_000,
   }, async () => {
     await timed("kill-after-each", async () => {
@@ -305,7 +305,7 @@ describe("finalize killed right after each of its requests", () => {
       const ns = e2e.namespace;
       const cm = `/api/v1/namespaces/${ns}/configmaps`;
       const sts = `/apis/apps/v1/namespaces/${ns}/statefulsets`;
-      const points: { name: string; match: (m: string, p: string, s: number) => boolean }[] = [
+      const points: { name: string; match: (m: string, p: string, s: number, body: string) => boolean }[] = [
         { name: "F1 POST configmaps", match: (m, p, s) => m === "POST" && p === cm && s === 201 },
         {
           name: "arm PATCH configmaps",
@@ -313,6 +313,12 @@ describe("finalize killed right after each of its requests", () => {
         },
         { name: "F2 DELETE statefulsets", match: (m, p, s) => m === "DELETE" && p === `${sts}/${set}` && s === 200 },
         { name: "F3 POST statefulsets", match: (m, p, s) => m === "POST" && p === sts && s === 201 },
+        {
+          // A PATCH of the set like every status write: told apart by what it carries.
+          name: "F5 PATCH statefulsets (managedFields)",
+          match: (m, p, s, body) =>
+            m === "PATCH" && p === `${sts}/${set}` && s === 200 && body.includes('"managedFields"'),
+        },
         {
           name: "F4 DELETE configmaps",
           match: (m, p, s) => m === "DELETE" && p === `${cm}/${recordName(set)}` && s === 200,

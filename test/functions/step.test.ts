@@ -233,6 +233,7 @@ describe("runStep after the orphan delete (issue 27, found on a real v1.34 serve
         created.push(a);
         throw apiErrorFrom(422, refusal);
       },
+      restoreOwnership: async () => ({ kind: "applied", detail: "" }),
       deleteRecord: async () => ({ kind: "applied", detail: "" }),
       labelClaim: async () => ({ kind: "applied", detail: "" }),
     };

@@ -59,19 +59,23 @@ describe("the re-create on the simulated cluster (property, I12)", () => {
     expect(totals.deleting).toBeGreaterThan(0);
   });
 
-  it("a crash before, a crash after, or a lost answer of each request of F1–F4 is finished by the next invocations", {
+  it("a crash before, a crash after, or a lost answer of each request of F1–F5 is finished by the next invocations", {
     timeout: 60_000,
   }, async () => {
     const quietCase = { ...quiet(fc.sample(recreateCase, { numRuns: 1, seed: seed + 3 })[0]!), chaosSteps: 20 };
-    for (const request of [
-      "POST configmaps",
-      "PATCH configmaps",
-      "DELETE statefulsets",
-      "POST statefulsets",
-      "DELETE configmaps",
-    ]) {
+    // F5's request is a PATCH of the set like a status write: told apart by its body.
+    for (const [request, bodyHas] of [
+      ["POST configmaps"],
+      ["PATCH configmaps"],
+      ["DELETE statefulsets"],
+      ["POST statefulsets"],
+      ["PATCH statefulsets", "managedFields"],
+      ["DELETE configmaps"],
+    ] as const) {
       for (const mode of ["die-before", "die-after", "lost"] as const) {
-        const r = await runRecreateCase(quietCase, { killAt: { request, mode } });
+        const r = await runRecreateCase(quietCase, {
+          killAt: { request, mode, ...(bodyHas ? { bodyHas } : {}) },
+        });
         expect(r.violations, `${mode} ${request}: ${describeCase(quietCase, r)}`).toEqual([]);
         expect(
           r.killPoints.some((k) => k.includes(request)),
@@ -82,6 +86,7 @@ describe("the re-create on the simulated cluster (property, I12)", () => {
           "PATCH configmaps/claimstep-recreate-db",
           "DELETE statefulsets/db",
           "POST statefulsets",
+          "PATCH statefulsets/db (managedFields)",
           "DELETE configmaps/claimstep-recreate-db",
         ]);
       }
@@ -100,6 +105,8 @@ describe("the re-create on the simulated cluster (property, I12)", () => {
     "delete-body-dropped": ["I12-pods"],
     // … and had F4 checked ownership only, it would have said "every pod and claim kept".
     "f4-trusts-ownership": ["I12-pods", "I12-claimed"],
+    // Issue 35: the re-created set's fields all stay claimstep's; SSA by the old owners conflicts.
+    "ownership-not-restored": ["I12-owners"],
   };
   const sample = fc.sample(recreateCase, { numRuns: 6, seed: seed + 14 });
 

@@ -125,7 +125,9 @@ export type PlantedBug =
   /** The transport loses every DELETE's body (the Node transport of issue 22): the set goes in the Background. */
   | "delete-body-dropped"
   /** The same, and F4 trusts ownership alone (no uid comparison): it says "every pod and claim kept". */
-  | "f4-trusts-ownership";
+  | "f4-trusts-ownership"
+  /** F5 writes its annotation but not the managedFields: the new set's fields stay claimstep's. */
+  | "ownership-not-restored";
 
 export const PLANTED_BUGS: readonly PlantedBug[] = [
   "delete-before-record",
@@ -135,6 +137,7 @@ export const PLANTED_BUGS: readonly PlantedBug[] = [
   "changed-pod-template",
   "delete-body-dropped",
   "f4-trusts-ownership",
+  "ownership-not-restored",
 ];
 
 /** Bugs below the writer: in the transport, or in what F4 is shown. */
@@ -202,6 +205,24 @@ function plant(bug: PlantedBug, right: RecreateWriter, client: KubeClient): Recr
     case "delete-body-dropped":
     case "f4-trusts-ownership":
       return bind(right);
+    case "ownership-not-restored":
+      return {
+        ...bind(right),
+        restoreOwnership: async (a, annotations) => {
+          await client.patch(
+            RecreateRoutes.restoreOwnership,
+            { namespace: a.namespace, name: a.set },
+            {
+              metadata: {
+                resourceVersion: a.resourceVersion,
+                annotations: { ...annotations, [Keys.ownershipRestored]: a.record },
+              },
+            },
+            "application/merge-patch+json",
+          );
+          return { kind: "applied" as const, detail: `planted bug ${bug}: managedFields not sent` };
+        },
+      };
     case "changed-pod-template":
       return {
         ...bind(right),
@@ -221,6 +242,7 @@ const bind = (w: RecreateWriter): RecreateWriter => ({
   armRecord: (a) => w.armRecord(a),
   orphanSet: (a) => w.orphanSet(a),
   createSet: (a) => w.createSet(a),
+  restoreOwnership: (a, annotations) => w.restoreOwnership(a, annotations),
   deleteRecord: (a) => w.deleteRecord(a),
   labelClaim: (a) => w.labelClaim(a),
 });
@@ -241,6 +263,7 @@ export type RecreateInvariant =
   | "I12-finish" // the re-create did not finish once the faults stopped
   | "I12-claimed" // claimstep said "every pod and claim kept" while one was lost or re-created
   | "I12-false-alarm" // claimstep said a pod or claim was replaced while every one it recorded is there
+  | "I12-owners" // the finished set: a field another manager owned on the old set not theirs, or claimstep owning more than its annotations
   | "crash"; // runStep threw, or the simulated API server failed
 
 export interface RecreateViolation {
@@ -253,6 +276,10 @@ export interface RecreateViolation {
 interface SetState {
   uid: string;
   resourceVersion: string;
+  /** Field paths per manager (`kubectl/Update`), the status subresource's left out, from the managedFields the API server shows. */
+  owners: Map<string, Set<string>>;
+  /** `claimstep.io/ownership-restored`. */
+  ownershipRestored?: string;
   deleting: boolean;
   template: string;
   replicas: number;
@@ -308,8 +335,26 @@ function objState(o: Json): ObjState {
   return { uid: m.uid, deleting: !!m.deletionTimestamp, ...(controller ? { controller } : {}) };
 }
 
+/** FieldsV1 flattened to its leaves (`f:spec.f:replicas`), per manager and operation; status writers left out. */
+function ownersOf(managedFields: any[] | undefined): Map<string, Set<string>> {
+  const out = new Map<string, Set<string>>();
+  for (const e of managedFields ?? []) {
+    if (e.subresource) continue;
+    const paths = out.get(`${e.manager}/${e.operation}`) ?? new Set<string>();
+    const walk = (node: any, path: string[]) => {
+      const keys = node && typeof node === "object" ? Object.keys(node).filter((k) => k !== ".") : [];
+      if (!keys.length) paths.add(path.join("."));
+      for (const k of keys) walk(node[k], [...path, k]);
+    };
+    walk(e.fieldsV1, []);
+    out.set(`${e.manager}/${e.operation}`, paths);
+  }
+  return out;
+}
+
 function observe(sim: SimCluster): World {
   const raw = sim.store.peek("statefulsets", REF.namespace, REF.name) as any;
+  const shown = raw ? (sim.store.view("statefulsets", raw) as any) : undefined;
   const cm = sim.store.peek("configmaps", REF.namespace, RECORD) as any;
   const podName = new RegExp(`^${REF.name}-\\d+$`);
   const claimName = new RegExp(`^(${TEMPLATE_NAMES.join("|")})-${REF.name}-\\d+$`);
@@ -340,6 +385,10 @@ function observe(sim: SimCluster): World {
           set: {
             uid: raw.metadata.uid,
             resourceVersion: raw.metadata.resourceVersion,
+            owners: ownersOf(shown.metadata.managedFields),
+            ...(raw.metadata.annotations?.[Keys.ownershipRestored]
+              ? { ownershipRestored: raw.metadata.annotations[Keys.ownershipRestored] }
+              : {}),
             deleting: !!raw.metadata.deletionTimestamp,
             template: canon(raw.spec.template),
             replicas: raw.spec.replicas ?? 1,
@@ -419,8 +468,11 @@ export interface RunOptions {
   trace?: (line: string) => void;
   /** Keep going after a violation (planted-bug runs show every invariant that fires). */
   keepGoing?: boolean;
-  /** Besides the case's own kills: the first request of this kind (`DELETE statefulsets/db`, see requestKind) kills its process so. */
-  killAt?: { request: string; mode: KillMode };
+  /**
+   * Besides the case's own kills: the first request of this kind (`DELETE statefulsets/db`, see
+   * requestKind) kills its process so; with `bodyHas`, only one whose body contains that text.
+   */
+  killAt?: { request: string; mode: KillMode; bodyHas?: string };
 }
 
 const SETTLE_BUILD_MS = 3 * 60_000;
@@ -525,6 +577,8 @@ export async function runRecreateCase(c: RecreateCase, opts: RunOptions = {}): P
   const podLedger = new Map([...start.pods].map(([k, v]) => [k, v.uid]));
   const claimLedger = new Map([...start.claims].map(([k, v]) => [k, v.uid]));
   let recordEverWritten = false;
+  /** The old set's field owners when claimstep's orphan delete landed: the finished set must give them back. */
+  let oldOwners: Map<string, Set<string>> | undefined;
 
   const checkWorld = (w: World, where: string) => {
     for (const [name, s] of w.pods) if (!podLedger.has(name) && !s.deleting) podLedger.set(name, s.uid);
@@ -576,7 +630,12 @@ export async function runRecreateCase(c: RecreateCase, opts: RunOptions = {}): P
       if (opt.editAt === n) await personEdits(`between requests of ${opt.label ?? "a step"}`);
       const method = (init.method ?? "GET").toUpperCase();
       const path = url.replace(/^https?:\/\/[^/]+/, "");
-      const forced = chaosOn && !forcedDone && opts.killAt?.request === requestKind(method, path);
+      const forced =
+        chaosOn &&
+        !forcedDone &&
+        opts.killAt?.request === requestKind(method, path) &&
+        (opts.killAt.bodyHas === undefined ||
+          (typeof init.body === "string" && init.body.includes(opts.killAt.bodyHas)));
       if (forced) {
         forcedDone = true;
         kill = { mode: opts.killAt!.mode, at: n };
@@ -694,6 +753,15 @@ export async function runRecreateCase(c: RecreateCase, opts: RunOptions = {}): P
       } else if (status < 300)
         violate("I12-one-set", `${label}: POST of StatefulSet ${REF.name} answered ${status} but no new set is there`);
     }
+    if (
+      isSet &&
+      method === "PATCH" &&
+      post.set?.ownershipRestored &&
+      pre.set?.ownershipRestored !== post.set.ownershipRestored
+    )
+      result.writes.push(`PATCH statefulsets/${REF.name} (managedFields)`);
+    if (isSet && method === "DELETE" && pre.set && !pre.set.deleting && (!post.set || post.set.deleting))
+      oldOwners = pre.set.owners;
     if (isRecord && method === "POST" && !pre.record && post.record) result.writes.push("POST configmaps");
     if (isRecord && method === "PATCH" && pre.record && post.record && pre.record.armed !== post.record.armed)
       result.writes.push(`PATCH configmaps/${RECORD}`);
@@ -980,6 +1048,22 @@ export async function runRecreateCase(c: RecreateCase, opts: RunOptions = {}): P
           problems.push(`spec.volumeClaimTemplates hash to ${revision}, not the desired ${expectedRevision}`);
         const stray = notAdopted(w);
         if (stray.length) problems.push(`pods not adopted: ${stray.join(", ")}`);
+        if (oldOwners && w.set.uid !== oldUid) {
+          const owned: string[] = [];
+          for (const [manager, paths] of oldOwners) {
+            if (manager.startsWith("claimstep/")) continue;
+            const now = w.set.owners.get(manager) ?? new Set<string>();
+            const lost = [...paths].filter((p) => !now.has(p));
+            if (lost.length)
+              owned.push(`${manager} no longer owns ${lost.slice(0, 3).join(", ")}${lost.length > 3 ? ", …" : ""}`);
+          }
+          const mine = [...(w.set.owners.get("claimstep/Update") ?? [])].filter(
+            (p) => !p.startsWith("f:metadata.f:annotations.f:claimstep.io/"),
+          );
+          if (mine.length)
+            owned.push(`claimstep/Update owns ${mine.slice(0, 3).join(", ")}${mine.length > 3 ? ", …" : ""}`);
+          if (owned.length) violate("I12-owners", `the re-created set: ${owned.join("; ")}`);
+        }
         if (c.whenDeleted === "Delete") {
           const unowned = [...w.claims].filter(([, s]) => s.controller !== w.set!.uid).map(([n]) => n);
           if (unowned.length)

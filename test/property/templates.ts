@@ -204,6 +204,7 @@ const bindRecreate = (w: RecreateWriter): RecreateWriter => ({
   armRecord: (a) => w.armRecord(a),
   orphanSet: (a) => w.orphanSet(a),
   createSet: (a) => w.createSet(a),
+  restoreOwnership: (a, annotations) => w.restoreOwnership(a, annotations),
   deleteRecord: (a) => w.deleteRecord(a),
   labelClaim: (a) => w.labelClaim(a),
 });

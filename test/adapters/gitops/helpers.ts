@@ -75,7 +75,16 @@ export function twoClaimDecisions(): [Decision & { action: PatchClaim }, Decisio
 /** What the planner knows of the pull-request writer (it proposes; the re-create's requests go direct). */
 export const PULL_REQUESTS: WriterCapabilities = {
   name: "pull-request writer (GitHub octo/fleet)",
-  supports: ["PatchClaim", "ProposeRecreate", "RaiseTemplate", "WriteRecord", "OrphanSet", "CreateSet", "DeleteRecord"],
+  supports: [
+    "PatchClaim",
+    "ProposeRecreate",
+    "RaiseTemplate",
+    "WriteRecord",
+    "OrphanSet",
+    "CreateSet",
+    "RestoreOwnership",
+    "DeleteRecord",
+  ],
   proposes: true,
 };
 

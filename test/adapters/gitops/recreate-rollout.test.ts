@@ -113,6 +113,7 @@ describe.each([
       "RecordArmed",
       "SetOrphaned",
       "SetCreated",
+      "OwnershipRestored",
       "SetRecreated",
     ]);
     // Before the re-create, Argo CD's sync of the set is refused by the API server (the note in the pull request).

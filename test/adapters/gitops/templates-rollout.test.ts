@@ -108,6 +108,7 @@ describe.each(["github", "gitlab"] as const)("adding a claim template through a 
       "RecordArmed",
       "SetOrphaned",
       "SetCreated",
+      "OwnershipRestored",
       // The record goes; not Complete: the pods restart next to mount logs.
       "RecreatedPodsNext",
       "PodEvicted",

@@ -41,10 +41,15 @@ describe("KubeReader", () => {
     expect(q.storageclasses).toEqual({ limit: "2000" });
   });
 
-  it("drops managedFields (nothing reads them) and keeps every other field", async () => {
+  it("drops the claims' managedFields (nothing reads them), keeps the set's (the re-create records them, F1 and F5) and every other field", async () => {
     fake.seed(...capturedCluster());
     const snap = await reader().load(web);
-    expect(snap.statefulSet.metadata.managedFields).toBeUndefined();
+    const managers = (fields: unknown) =>
+      (fields as { manager: string; operation: string }[] | undefined)?.map((e) => `${e.manager}/${e.operation}`);
+    expect(managers(snap.statefulSet.metadata.managedFields)).toEqual(
+      managers(capturedCluster().find((o) => o.kind === "StatefulSet")?.metadata.managedFields),
+    );
+    expect(managers(snap.statefulSet.metadata.managedFields)?.length).toBeGreaterThan(0);
     expect(snap.claims.every((c) => c.metadata.managedFields === undefined)).toBe(true);
     const { managedFields: _m, ...meta } = fixture("pvc-list").body.items[0].metadata;
     expect(snap.claims[0]!.metadata).toEqual(meta);

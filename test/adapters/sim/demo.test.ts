@@ -176,19 +176,20 @@ describe("npm start", () => {
     const reasons = [...out.matchAll(/^\[\d\d:\d\d\] #\d+ +\w+\/(\w+)/gm)].map((m) => m[1]);
     // The claims done, the re-create next: Progressing, not Complete (the set is not re-created yet).
     const from = reasons.indexOf("RecreateNext");
-    expect(reasons.slice(from, from + 6)).toEqual([
+    expect(reasons.slice(from, from + 7)).toEqual([
       "RecreateNext",
       "RecordWritten",
       "RecordArmed",
       "SetOrphaned",
       "SetCreated",
+      "OwnershipRestored",
       "SetRecreated",
     ]);
     expect(out).toMatch(
-      /✓ created ConfigMap default\/claimstep-recreate-web\n[\s\S]*✓ armed ConfigMap default\/claimstep-recreate-web\n[\s\S]*✓ deleted StatefulSet default\/web \(orphan; uid [\w-]+\)\n[\s\S]*✓ created StatefulSet default\/web \(uid [\w-]+\)\n[\s\S]*✓ deleted ConfigMap default\/claimstep-recreate-web/,
+      /✓ created ConfigMap default\/claimstep-recreate-web\n[\s\S]*✓ armed ConfigMap default\/claimstep-recreate-web\n[\s\S]*✓ deleted StatefulSet default\/web \(orphan; uid [\w-]+\)\n[\s\S]*✓ created StatefulSet default\/web \(uid [\w-]+\)\n[\s\S]*✓ restored the field ownership of StatefulSet default\/web \(\d+ managedFields entries\)\n[\s\S]*✓ deleted ConfigMap default\/claimstep-recreate-web/,
     );
     expect(out).toMatch(/^3 +web-3 \(Running\) .* Updated +data-web-3 +2Gi +2Gi +2Gi/m);
-    expect(out).toMatch(/^\d+ invocations, 8 claim writes, 5 re-create requests, 0 transient failures/m);
+    expect(out).toMatch(/^\d+ invocations, 8 claim writes, 6 re-create requests, 0 transient failures/m);
   });
 
   it("finalize-crash: the next invocation creates the set from the record and finishes (exit 0)", {

@@ -283,7 +283,11 @@ export interface KillingProxy {
   kubeconfig: string;
   /** Arms it: after forwarding the `nth` (1-based) request matching, and receiving its answer,
    * it destroys the client's socket (no answer) and calls `onHit` (SIGKILL the child). */
-  arm(match: (method: string, path: string, status: number) => boolean, onHit: () => void, nth?: number): void;
+  arm(
+    match: (method: string, path: string, status: number, body: string) => boolean,
+    onHit: () => void,
+    nth?: number,
+  ): void;
   disarm(): void;
   /** Every request forwarded, in order. */
   readonly seen: { method: string; path: string; status: number; killed: boolean }[];
@@ -293,7 +297,9 @@ export interface KillingProxy {
 export async function startKillingProxy(e2e: E2E, dir: string): Promise<KillingProxy> {
   const target = new URL(e2e.info.server);
   const agent = new Agent({ ca: e2e.info.caPem, keepAlive: true });
-  let armed: { match: (m: string, p: string, status: number) => boolean; onHit: () => void; left: number } | undefined;
+  let armed:
+    | { match: (m: string, p: string, status: number, body: string) => boolean; onHit: () => void; left: number }
+    | undefined;
   const seen: KillingProxy["seen"] = [];
   const sockets = new Set<import("node:net").Socket>();
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
@@ -310,7 +316,7 @@ export async function startKillingProxy(e2e: E2E, dir: string): Promise<KillingP
         upRes.on("end", () => {
           const status = upRes.statusCode ?? 0;
           let kill = false;
-          if (armed?.match(method, path.split("?")[0]!, status)) {
+          if (armed?.match(method, path.split("?")[0]!, status, body.toString("utf8"))) {
             armed.left--;
             if (armed.left === 0) kill = true;
           }
