@@ -34,9 +34,25 @@ export type AdmissionVerdict =
   /** The templates move into the annotation. */
   | { kind: "patch"; uid: string; patch: JsonPatchOp[]; warnings: string[] }
   /** The update is refused with claimstep's reason (it would be refused anyway: the templates are not valid). */
-  | { kind: "deny"; uid: string; code: number; message: string };
+  | { kind: "deny"; uid: string; code: typeof DENY_CODE; message: string };
 
 export type PassReason = "NotAStatefulSetUpdate" | "TemplatesUnchanged" | "NotOptedIn";
+
+/** Every refusal's code (400 BadRequest): Flux's force and `kubectl --force` take a 409 or 422 for an immutable field and delete the object. */
+export const DENY_CODE = 400;
+
+/**
+ * A refusal. Its message never says "is immutable" or "immutable field", in any case (Flux's
+ * force, fluxcd/pkg ssa/errors/immutable.go IsImmutableError, matches those words whatever the
+ * code): what the request itself carries (a template's name, a quantity) could say them, so they
+ * are reworded here, once for every refusal.
+ */
+function deny(uid: string, message: string): AdmissionVerdict {
+  const said = message
+    .replace(/(is\s+)immutable/gi, "$1unchangeable")
+    .replace(/immutable(\s+field)/gi, "unchangeable$1");
+  return { kind: "deny", uid, code: DENY_CODE, message: said };
+}
 
 /**
  * Kubernetes' limit on the total size of an object's annotations, keys and values in bytes
@@ -153,12 +169,10 @@ export function admitStatefulSetUpdate(body: unknown, opts: AdmissionOptions = {
 
   if (!parsedNew.success) {
     const issue = parsedNew.error.issues[0]!;
-    return {
-      kind: "deny",
+    return deny(
       uid,
-      code: 422,
-      message: `claimstep: spec.volumeClaimTemplates.${issue.path.join(".")} of StatefulSet ${name}: ${issue.message}; fix the template`,
-    };
+      `claimstep: spec.volumeClaimTemplates.${issue.path.join(".")} of StatefulSet ${name}: ${issue.message}; fix the template`,
+    );
   }
   const requested = parsedNew.data.map(normalizedTemplate);
   const stored = parsedOld.data;
@@ -182,7 +196,7 @@ export function admitStatefulSetUpdate(body: unknown, opts: AdmissionOptions = {
     return templateSetChange({ uid, name, setName, set, old, base, rawOld, stored, requested, namesChanged });
 
   const change = desiredChange(base, requested);
-  if (!change.ok) return { kind: "deny", uid, code: 422, message: `claimstep: ${change.message}` };
+  if (!change.ok) return deny(uid, `claimstep: ${change.message}`);
 
   const annotations: Record<string, string> = {
     [Keys.templates]: JSON.stringify(change.templates),
@@ -242,15 +256,12 @@ function finish(
   if (total > ANNOTATIONS_MAX_BYTES) {
     const held = annotations[Keys.podTemplate];
     const limit = `over Kubernetes' limit of ${ANNOTATIONS_MAX_BYTES} bytes (256 KiB); nothing was written`;
-    return {
-      kind: "deny",
+    return deny(
       uid,
-      code: 422,
-      message:
-        held !== undefined
-          ? `claimstep: StatefulSet ${name}: holding back the pod template change in ${Keys.podTemplate} (${utf8Bytes(held)} bytes) would bring the set's annotations to ${total} bytes, ${limit}. Fix: apply the claim template change without the pod template change first, then the pod template change once claimstep has re-created the set (\`claimstep status\` says Complete)`
-          : `claimstep: StatefulSet ${name}: writing the requested claim templates into ${Keys.templates} (${utf8Bytes(annotations[Keys.templates] ?? "")} bytes) would bring the set's annotations to ${total} bytes, ${limit}. Fix: make the set's other annotations smaller (kubectl's last-applied-configuration copies the whole manifest: \`kubectl apply --server-side\` does not)`,
-    };
+      held !== undefined
+        ? `claimstep: StatefulSet ${name}: holding back the pod template change in ${Keys.podTemplate} (${utf8Bytes(held)} bytes) would bring the set's annotations to ${total} bytes, ${limit}. Fix: apply the claim template change without the pod template change first, then the pod template change once claimstep has re-created the set (\`claimstep status\` says Complete)`
+        : `claimstep: StatefulSet ${name}: writing the requested claim templates into ${Keys.templates} (${utf8Bytes(annotations[Keys.templates] ?? "")} bytes) would bring the set's annotations to ${total} bytes, ${limit}. Fix: make the set's other annotations smaller (kubectl's last-applied-configuration copies the whole manifest: \`kubectl apply --server-side\` does not)`,
+    );
   }
   if (!carried) patch.push({ op: "add", path: "/metadata/annotations", value: annotations });
   else {
@@ -305,11 +316,11 @@ function templateSetChange(c: {
   namesChanged: boolean;
 }): AdmissionVerdict {
   const { uid, name, setName, set, old, requested } = c;
-  const deny = (message: string): AdmissionVerdict => ({ kind: "deny", uid, code: 422, message });
+  const refuse = (message: string): AdmissionVerdict => deny(uid, message);
   const seen = new Set<string>();
   for (const t of requested) {
     if (seen.has(t.metadata.name))
-      return deny(
+      return refuse(
         `claimstep: spec.volumeClaimTemplates of StatefulSet ${name} names the claim template "${t.metadata.name}" twice; give each template a name of its own`,
       );
     seen.add(t.metadata.name);
@@ -320,7 +331,7 @@ function templateSetChange(c: {
     ...c.base,
     metadata: { ...c.base.metadata, annotations: { ...c.base.metadata.annotations, [Keys.templates]: templatesJson } },
   });
-  if (!check.ok) return deny(`claimstep: ${check.message}`);
+  if (!check.ok) return refuse(`claimstep: ${check.message}`);
 
   const live = c.stored.map((t) => t.metadata.name);
   const wanted = new Set(requested.map((t) => t.metadata.name));

@@ -41,6 +41,7 @@ export const GITOPS_KEYS = {
   fluxKustomizationNamespace: "kustomize.toolkit.fluxcd.io/namespace",
   fluxHelmRelease: "helm.toolkit.fluxcd.io/name",
   fluxHelmReleaseNamespace: "helm.toolkit.fluxcd.io/namespace",
+  /** Flux's per-object force (fluxcd/pkg ssa): on a 422 Invalid or 409 Conflict, Flux deletes the object and applies it again. */
   fluxForce: "kustomize.toolkit.fluxcd.io/force",
 } as const;
 

@@ -79,9 +79,9 @@ export const Messages = {
   // Rule 6: predicted answers of the API server.
   unreadableSpec: (claim: string, why: string) => `${claim}: spec.resources.requests.storage is unreadable: ${why}`,
   storageClassMismatch: (claim: string, template: string, have: string | undefined, want: string) =>
-    `${claim} has storage class ${have ?? "(none)"} but template "${template}" asks for ${want}; the class of a claim is immutable. Restore storageClassName ${have ?? "(unset)"} in the desired template, or migrate the data to a new claim by hand`,
+    `${claim} has storage class ${have ?? "(none)"} but template "${template}" asks for ${want}; a claim's storage class cannot change once the claim exists. Restore storageClassName ${have ?? "(unset)"} in the desired template, or migrate the data to a new claim by hand`,
   immutableFieldMismatch: (claim: string, template: string, fields: readonly string[]) =>
-    `${claim}: template "${template}" changes immutable fields (${fields.join("; ")}); only storage, volumeAttributesClassName, labels and annotations can change in place. Restore them in the desired template`,
+    `${claim}: template "${template}" changes fields that cannot change after the claim is created (${fields.join("; ")}); only storage, volumeAttributesClassName, labels and annotations can change in place. Restore them in the desired template`,
   claimNotBound: (claim: string, phase: string | undefined, expanding: boolean) =>
     `${claim} is ${phase ?? "not Bound"}; only a Bound claim can be ${expanding ? "expanded" : "moved to another VolumeAttributesClass"}. Waiting for it to bind`,
   staticallyProvisioned: (claim: string) =>

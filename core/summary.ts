@@ -6,6 +6,7 @@
 // desired revision, and what the API server refused (which no plan can know). Pure.
 
 import { nothingLeftToDo } from "./decision.js";
+import { GITOPS_KEYS } from "./gitops-owner.js";
 import type { StatefulSet } from "./k8s.js";
 import { Keys } from "./keys.js";
 import { Messages } from "./messages.js";
@@ -99,9 +100,6 @@ export function applyModeOf(
   return { mode: "pull-request", ...(link ? { link } : {}) };
 }
 
-/** Flux's per-object force (fluxcd/pkg ssa): on a 422 Invalid, Flux deletes the object and applies it again. */
-export const FLUX_FORCE = "kustomize.toolkit.fluxcd.io/force";
-
 /**
  * What every status surface warns of for this set, whatever its phase: Flux's force annotation,
  * which turns any 422 Invalid (a template change claimstep's webhook did not handle) into a delete
@@ -109,8 +107,8 @@ export const FLUX_FORCE = "kustomize.toolkit.fluxcd.io/force";
  */
 export function setWarnings(set: Pick<StatefulSet, "metadata">): string[] {
   const out: string[] = [];
-  if (set.metadata.annotations?.[FLUX_FORCE]?.toLowerCase() === "enabled")
-    out.push(Messages.fluxForce(set.metadata, FLUX_FORCE));
+  if (set.metadata.annotations?.[GITOPS_KEYS.fluxForce]?.toLowerCase() === "enabled")
+    out.push(Messages.fluxForce(set.metadata, GITOPS_KEYS.fluxForce));
   return out;
 }
 

@@ -33,8 +33,7 @@ export function admissionResponse(v: AdmissionVerdict): Record<string, unknown> 
     response.patchType = "JSONPatch";
     response.patch = encodeBase64(JSON.stringify(v.patch));
   }
-  if (v.kind === "deny")
-    response.status = { code: v.code, reason: v.code === 422 ? "Invalid" : "BadRequest", message: v.message };
+  if (v.kind === "deny") response.status = { code: v.code, reason: "BadRequest", message: v.message };
   if (v.kind !== "deny" && v.warnings.length) response.warnings = v.warnings;
   return { apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview", response };
 }

@@ -8,6 +8,7 @@ import {
   AdmissionReviewError,
   type AdmissionVerdict,
   admitStatefulSetUpdate,
+  DENY_CODE,
   type JsonPatchOp,
 } from "../../core/admission.js";
 import { Keys } from "../../core/keys.js";
@@ -266,17 +267,17 @@ describe("admitStatefulSetUpdate", () => {
     ]);
   });
 
-  it("templates that are not valid are refused with claimstep's reason (422)", () => {
+  it("templates that are not valid are refused with claimstep's reason (400)", () => {
     const zero = review(FIXTURES[1], (o) => (o.spec.volumeClaimTemplates[0].spec.resources.requests.storage = "0"));
     expect(admitStatefulSetUpdate(zero)).toMatchObject({
       kind: "deny",
-      code: 422,
+      code: 400,
       message: expect.stringMatching(/template "data" requests 0; storage must be positive/),
     });
     const nameless = review(FIXTURES[1], (o) => (o.spec.volumeClaimTemplates[0].metadata = {}));
     expect(admitStatefulSetUpdate(nameless)).toMatchObject({
       kind: "deny",
-      code: 422,
+      code: 400,
       message: expect.stringMatching(/spec\.volumeClaimTemplates\.0\.metadata\.name/),
     });
   });
@@ -587,7 +588,7 @@ describe("adding and removing claim templates (issue 27)", () => {
     expect(annotationsOf(r, v)[Keys.userPartition]).toBeUndefined();
   });
 
-  it("an added template that is not valid, or a name given twice, is refused with claimstep's reason (422)", () => {
+  it("an added template that is not valid, or a name given twice, is refused with claimstep's reason (400)", () => {
     const zero = review(FIXTURES[1], (o) => {
       const t = template(o, "logs");
       t.spec.resources.requests.storage = "0";
@@ -595,7 +596,7 @@ describe("adding and removing claim templates (issue 27)", () => {
     });
     expect(admitStatefulSetUpdate(zero)).toMatchObject({
       kind: "deny",
-      code: 422,
+      code: 400,
       message: expect.stringMatching(/template "logs" requests 0; storage must be positive/),
     });
     const twice = review(FIXTURES[1], (o) =>
@@ -603,7 +604,7 @@ describe("adding and removing claim templates (issue 27)", () => {
     );
     expect(admitStatefulSetUpdate(twice)).toMatchObject({
       kind: "deny",
-      code: 422,
+      code: 400,
       message: expect.stringMatching(/"logs" .*twice/),
     });
   });
@@ -617,7 +618,7 @@ describe("adding and removing claim templates (issue 27)", () => {
         o.spec.template.spec.containers[0].env = [{ name: "BIG", value: "x".repeat(bytes) }];
       });
     const over = admitStatefulSetUpdate(withPodTemplate(256 * 1024));
-    expect(over).toMatchObject({ kind: "deny", code: 422 });
+    expect(over).toMatchObject({ kind: "deny", code: 400 });
     expect(over.kind === "deny" && over.message).toMatch(
       /^claimstep: StatefulSet cap\/db: holding back the pod template change in claimstep\.io\/pod-template \(\d+ bytes\) would bring the set's annotations to \d+ bytes, over Kubernetes' limit of 262144 bytes \(256 KiB\); nothing was written\. Fix: apply the claim template change without the pod template change first, then the pod template change once claimstep has re-created the set/,
     );
@@ -641,8 +642,101 @@ describe("adding and removing claim templates (issue 27)", () => {
     );
     // 40 bytes under the limit as sent (counted in UTF-16 units, half of it): claimstep's annotations take it over.
     const v = admitStatefulSetUpdate(r("é".repeat(Math.floor((256 * 1024 - own - 40) / 2))));
-    expect(v).toMatchObject({ kind: "deny", code: 422 });
+    expect(v).toMatchObject({ kind: "deny", code: 400 });
     expect(v.kind === "deny" && v.message).toMatch(/over Kubernetes' limit of 262144 bytes/);
     expect(admitStatefulSetUpdate(r("é".repeat(100 * 1024))).kind).toBe("patch");
+  });
+});
+
+describe("every refusal answers 400 BadRequest and never says the words of an immutable field (issue 35)", () => {
+  // Flux's force (fluxcd/pkg ssa/errors/immutable.go IsImmutableError) takes any 409 Conflict, any
+  // 422 Invalid, or a message matching `.*is\simmutable.*` or `.*immutable\sfield.*` for an
+  // immutable field, and then deletes the object (the StatefulSet, its pods, with whenDeleted:
+  // Delete its claims) and applies it again; kubectl apply --force does the same on 409/422.
+  // Flux's regexes are case-sensitive; these are not, to be safe.
+  const forbidden = [/is\simmutable/i, /immutable\sfield/i];
+  const big = (o: any, bytes: number) =>
+    (o.spec.template.spec.containers[0].env = [{ name: "BIG", value: "x".repeat(bytes) }]);
+  const refusals: [string, any][] = [
+    [
+      "a template that does not parse (no name)",
+      review(FIXTURES[1], (o) => (o.spec.volumeClaimTemplates[0].metadata = {})),
+    ],
+    ["storage 0", review(FIXTURES[1], (o) => (o.spec.volumeClaimTemplates[0].spec.resources.requests.storage = "0"))],
+    ["no storage", review(FIXTURES[1], (o) => delete o.spec.volumeClaimTemplates[0].spec.resources.requests.storage)],
+    [
+      "not a quantity",
+      review(FIXTURES[1], (o) => (o.spec.volumeClaimTemplates[0].spec.resources.requests.storage = "lots")),
+    ],
+    [
+      "more than 8Ei",
+      review(FIXTURES[1], (o) => (o.spec.volumeClaimTemplates[0].spec.resources.requests.storage = "9Ei")),
+    ],
+    [
+      "a name given twice in the stored and the requested set (desiredChange)",
+      review(FIXTURES[1], (o, old) => {
+        old.spec.volumeClaimTemplates.push(template(old, "data"));
+        o.spec.volumeClaimTemplates.push(template(o, "data"));
+        o.spec.volumeClaimTemplates[0].spec.resources.requests.storage = "2Gi";
+      }),
+    ],
+    [
+      "the requested templates over 256 KiB of annotations",
+      review(FIXTURES[1], (o) => {
+        o.metadata.annotations["example.com/big"] = "x".repeat(256 * 1024 - 200);
+        o.spec.volumeClaimTemplates[0].spec.resources.requests.storage = "2Gi";
+      }),
+    ],
+    [
+      "an added template named twice",
+      review(FIXTURES[1], (o) => o.spec.volumeClaimTemplates.push(template(o, "logs"), template(o, "logs"))),
+    ],
+    [
+      "an added template of storage 0",
+      review(FIXTURES[1], (o) => {
+        const t = template(o, "logs");
+        t.spec.resources.requests.storage = "0";
+        o.spec.volumeClaimTemplates.push(t);
+      }),
+    ],
+    [
+      "a held pod template over 256 KiB of annotations",
+      review(FIXTURES[1], (o) => {
+        o.spec.volumeClaimTemplates.push(template(o, "logs"));
+        mount(o, "logs");
+        big(o, 256 * 1024);
+      }),
+    ],
+    // What the request itself carries is said back: reworded where it would say the words.
+    [
+      "a quantity that says them",
+      review(
+        FIXTURES[1],
+        (o) => (o.spec.volumeClaimTemplates[0].spec.resources.requests.storage = "1Gi is immutable field"),
+      ),
+    ],
+    [
+      "a template name that says them",
+      review(FIXTURES[1], (o) => {
+        const t = template(o, "this IS Immutable, an Immutable\tField");
+        t.spec.resources.requests.storage = "0";
+        o.spec.volumeClaimTemplates.push(t);
+      }),
+    ],
+  ];
+
+  for (const [what, r] of refusals)
+    it(`${what}: 400, and neither /is\\simmutable/ nor /immutable\\sfield/`, () => {
+      const v = admitStatefulSetUpdate(r);
+      if (v.kind !== "deny") throw new Error(`expected a refusal, got ${JSON.stringify(v).slice(0, 300)}`);
+      expect(v.code).toBe(400);
+      expect(DENY_CODE).toBe(400);
+      expect(v.message).toMatch(/^claimstep: /);
+      for (const words of forbidden) expect(v.message).not.toMatch(words);
+    });
+
+  it("the words in the request are reworded, the rest of the message kept", () => {
+    const v = admitStatefulSetUpdate(refusals.at(-2)![1]);
+    expect(v.kind === "deny" && v.message).toContain('invalid quantity "1Gi is unchangeable field"');
   });
 });

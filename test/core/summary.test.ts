@@ -4,16 +4,19 @@
 // watch ends only when claimstep has nothing left to do (core/decision.ts nothingLeftToDo).
 import { describe, expect, it } from "vitest";
 import { nothingLeftToDo } from "../../core/decision.js";
+import { GITOPS_KEYS } from "../../core/gitops-owner.js";
 import { Keys } from "../../core/keys.js";
 import { planStep } from "../../core/plan.js";
 import { policyOf } from "../../core/policy.js";
 import type { WriterCapabilities } from "../../core/ports.js";
 import { observeSet } from "../../core/recorder.js";
 import { revisionOf } from "../../core/revision.js";
-import { FLUX_FORCE, headlineOf, setWarnings, summaryOf } from "../../core/summary.js";
+import { headlineOf, setWarnings, summaryOf } from "../../core/summary.js";
 import { desiredTemplates } from "../../core/templates.js";
 import type { Decision, Snapshot } from "../../core/types.js";
 import { claimsFor, DIRECT, makeSet, snapshot } from "./builders.js";
+
+const FLUX_FORCE = GITOPS_KEYS.fluxForce;
 
 const NOW = new Date("2026-11-30T10:00:00Z");
 const ALL: WriterCapabilities = {

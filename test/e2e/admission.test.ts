@@ -741,15 +741,29 @@ describe("claimstep's admission webhook on the real server", () => {
         { spec: { volumeClaimTemplates: m2.spec.volumeClaimTemplates, template: big } },
         "strategic",
       );
-      expect(tooBig.status, JSON.stringify(tooBig.body).slice(0, 500)).toBe(422);
+      // claimstep's own refusal: 400 BadRequest, never the 409/422 that Flux's force (and kubectl
+      // apply --force) answers by deleting the set (issue 35; core/admission.ts DENY_CODE).
+      expect(tooBig.status, JSON.stringify(tooBig.body).slice(0, 500)).toBe(400);
+      expect(tooBig.body).toMatchObject({ reason: "BadRequest" });
       const tooBigMessage = String((tooBig.body as any).message);
       expect(tooBigMessage).toMatch(
         /denied the request: claimstep: StatefulSet .*\/addlogs: holding back the pod template change in claimstep\.io\/pod-template \(\d+ bytes\) would bring the set's annotations to \d+ bytes, over Kubernetes' limit of 262144 bytes/,
       );
       expect((await getSet(t, name)).metadata.resourceVersion, "nothing written").toBe(again.metadata.resourceVersion);
+      // The same refusal as kubectl shows it: an added template of storage 0.
+      const zero = structuredClone(m2);
+      zero.spec.volumeClaimTemplates[1].spec.resources.requests.storage = "0";
+      const zeroApply = await kubectl(t, ["apply", "-f", manifestFile(t, name, zero, "v3-zero")]);
+      expect(zeroApply.code, describeKubectl(zeroApply)).toBe(1);
+      expect(zeroApply.stderr, describeKubectl(zeroApply)).toMatch(
+        /Error from server \(BadRequest\): [\s\S]*admission webhook "statefulsets\.admission\.claimstep\.io" denied the request: claimstep: .*template "logs" requests 0; storage must be positive/,
+      );
+      // fluxcd/pkg ssa/errors/immutable.go IsImmutableError: these words set off force whatever the code.
+      expect(zeroApply.stderr).not.toMatch(/is\simmutable|immutable\sfield/i);
+      expect((await getSet(t, name)).metadata.resourceVersion, "nothing written").toBe(again.metadata.resourceVersion);
       expect(await auditProblems(t, name, since)).toEqual([]);
       console.log(
-        `issue 27 on the real server: without claimstep:\n${refused.stderr.trim()}\nthe claim templates alone restored (dry run): ${notFound.status} ${(notFound.body as any).message}\nthrough claimstep's webhook:\n$ kubectl apply -f sts.yaml   # + logs template, + logs mount\n${apply.stderr}${apply.stdout}Warning header of the same strategic merge patch: ${header}\nwith a 300 KiB env in the pod template: ${tooBig.status} ${tooBigMessage}`,
+        `issue 27 on the real server: without claimstep:\n${refused.stderr.trim()}\nthe claim templates alone restored (dry run): ${notFound.status} ${(notFound.body as any).message}\nthrough claimstep's webhook:\n$ kubectl apply -f sts.yaml   # + logs template, + logs mount\n${apply.stderr}${apply.stdout}Warning header of the same strategic merge patch: ${header}\nwith a 300 KiB env in the pod template: ${tooBig.status} ${tooBigMessage}\nclaimstep's refusal as kubectl shows it:\n$ kubectl apply -f sts.yaml   # logs at storage 0\n${zeroApply.stderr}`,
       );
       return `422 without claimstep; accepted through it, spec unchanged, ${warningsOf(apply).length} warnings; the patch again: ${rvNote}`;
     });

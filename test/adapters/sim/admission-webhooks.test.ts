@@ -386,6 +386,18 @@ describe("the 422 of a template change", () => {
     expect(r.body.message).toContain("updates to statefulset spec for fields other than 'replicas', 'ordinals'");
     expect(s.reviews).toEqual([]); // neither entry's selectors match: claimstep is not even called
   });
+
+  it("claimstep's own refusal (a template of storage 0): 400 BadRequest, never the 422 Flux's force deletes on; nothing written", async () => {
+    const sim = await cluster({ labels: { "claimstep.io/admission": "enabled" } });
+    await installClaimstepWebhook(sim, admissionRoutes().fetch);
+    const before = stored(sim);
+    const r = await apply(sim, manifest("0"));
+    expect([r.code, r.body.reason], JSON.stringify(r.body)).toEqual([400, "BadRequest"]);
+    expect(r.body.message).toMatch(
+      /^admission webhook "statefulsets\.admission\.claimstep\.io" denied the request: claimstep: .*storage must be positive/,
+    );
+    expect(stored(sim)).toEqual(before);
+  });
 });
 
 describe("which webhooks are called", () => {

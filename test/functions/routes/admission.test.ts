@@ -85,12 +85,12 @@ describe("POST /v1/admission/statefulsets", () => {
     ).toBe(404);
   });
 
-  it("invalid templates: allowed false with claimstep's reason (the API server shows it), status 422", async () => {
+  it("invalid templates: allowed false with claimstep's reason (the API server shows it), status 400 BadRequest (never 409/422: Flux's force deletes on those)", async () => {
     const r = review((x) => (x.request.object.spec.volumeClaimTemplates[0].spec.resources.requests.storage = "0"));
     const body: any = await (await post(r)).json();
     expect(body.response).toMatchObject({
       allowed: false,
-      status: { code: 422, reason: "Invalid", message: expect.stringMatching(/storage must be positive/) },
+      status: { code: 400, reason: "BadRequest", message: expect.stringMatching(/storage must be positive/) },
     });
     expect(body.response).not.toHaveProperty("patch");
   });
