@@ -26,7 +26,8 @@ export function claimApplyBody(a: PatchClaim, opts: ApplyBodyOptions = {}): Reco
     metadata: {
       name: a.claim,
       namespace: a.namespace,
-      labels: a.labels,
+      // No empty map: rule 19's size-first apply of a claim never stamped carries no label at all.
+      ...(Object.keys(a.labels).length ? { labels: a.labels } : {}),
       ...(Object.keys(a.annotations).length ? { annotations: a.annotations } : {}),
       ...(precondition && a.resourceVersion !== undefined ? { resourceVersion: a.resourceVersion } : {}),
     },

@@ -56,42 +56,52 @@ function evaluateClaim(scope: Scope, t: ClaimTemplate, ordinal: number): ClaimPl
   const readableSpec = specStorage !== undefined && !badSpec;
 
   // X1–X3: a claim whose expansion failed comes back down to the template when the server allows it.
+  // Rule 20: a claim stamped with the current revision is done: never written again, whatever its
+  // size, class, labels or annotations now (someone may tune one replica, as the KEP allows).
+  const atRevision = pvc.metadata.labels?.[Keys.revisionLabel] === scope.revision;
   const recovery =
     readableSpec && specBytes > tplBytes ? recoveryOf(pvc, name, specStorage!, tplStorage, tplBytes) : undefined;
-  const lowers = recovery === "lower";
+  const lowers = recovery === "lower" && !atRevision;
   // Rule 5: the target is max(template, claim spec): never ask for less than the claim already
   // requests, except X1 (the template's request, lowering a failed expansion).
-  const target = lowers || !(readableSpec && specBytes >= tplBytes) ? tplStorage : specStorage!;
+  const target =
+    atRevision && readableSpec
+      ? specStorage!
+      : lowers || !(readableSpec && specBytes >= tplBytes)
+        ? tplStorage
+        : specStorage!;
   // Rule 8 measures readiness at what the template asks: min(template, spec).
   const required = readableSpec && specBytes < tplBytes ? specBytes : tplBytes;
 
   // Rule 7: the claim needs an update when below target, on another VAC, missing template
-  // labels/annotations, or not at the revision.
+  // labels/annotations, or not at the revision (rule 20: never once at it).
   const labels = { ...(t.metadata.labels ?? {}), [Keys.revisionLabel]: scope.revision };
-  const atRevision = pvc.metadata.labels?.[Keys.revisionLabel] === scope.revision;
-  const needsExpand = specBytes < tplBytes;
-  const changesVac = vac !== undefined && pvc.spec.volumeAttributesClassName !== vac;
+  const needsExpand = !atRevision && specBytes < tplBytes;
+  const changesVac = !atRevision && vac !== undefined && pvc.spec.volumeAttributesClassName !== vac;
   const needsUpdate =
-    needsExpand ||
-    lowers ||
-    changesVac ||
-    !hasAll(pvc.metadata.labels, labels) ||
-    !hasAll(pvc.metadata.annotations, t.metadata.annotations);
+    !atRevision &&
+    (needsExpand ||
+      lowers ||
+      changesVac ||
+      !hasAll(pvc.metadata.labels, labels) ||
+      !hasAll(pvc.metadata.annotations, t.metadata.annotations));
   // Rule 19: the size first, the class once the claim's resize is done: a claim changing both in
   // one apply has the resizer's expansion and modification controllers fight (409s) over it.
   const resizes = needsExpand || lowers;
   const classHeld =
     changesVac && !resizes && readableSpec && RESIZING.includes(claimReadiness(pvc, { storageBytes: specBytes }).state);
 
-  // Rule 8: ready at min(template, spec) and at the VAC the template names.
+  // Rule 8: ready at min(template, spec) and at the VAC the template names (rule 20: a claim at the
+  // revision, at the class it has now: someone may have moved it to another).
+  const readyVac = atRevision ? (pvc.spec.volumeAttributesClassName ?? undefined) : vac;
   const found: ClaimReadiness = claimReadiness(
     pvc,
     {
       storageBytes: required,
-      ...(vac
+      ...(readyVac
         ? {
-            volumeAttributesClassName: vac,
-            ...(scope.vacs ? { volumeAttributesClassExists: scope.vacs.has(vac) } : {}),
+            volumeAttributesClassName: readyVac,
+            ...(scope.vacs ? { volumeAttributesClassExists: scope.vacs.has(readyVac) } : {}),
           }
         : {}),
     },
@@ -143,8 +153,13 @@ function evaluateClaim(scope: Scope, t: ClaimTemplate, ordinal: number): ClaimPl
   if (classHeld) return plan;
 
   // Rule 7: one server-side apply of this claim, carrying only the fields claimstep owns (rule 19:
-  // a resize keeps the claim's class; the template's follows once the resize is done).
-  return { ...plan, patch: patchOf(scope, t, pvc, name, ordinal, target, labels, resizes && changesVac) };
+  // a resize keeps the claim's class; the template's follows once the resize is done, and so does
+  // the revision: stamped now, the claim would be done (rule 20) and its class never written).
+  const classLater = resizes && changesVac;
+  const previous = pvc.metadata.labels?.[Keys.revisionLabel];
+  const { [Keys.revisionLabel]: _stamp, ...unstamped } = labels;
+  const sizeFirst = previous !== undefined ? { ...unstamped, [Keys.revisionLabel]: previous } : unstamped;
+  return { ...plan, patch: patchOf(scope, t, pvc, name, ordinal, target, classLater ? sizeFirst : labels, classLater) };
 }
 
 /** Storage readiness states of a resize under way (rule 19 holds a class change back while one is). */
@@ -363,6 +378,7 @@ function patchOf(
         : {}),
     labels,
     annotations: { ...(t.metadata.annotations ?? {}) },
+    ...(classLater && t.spec.volumeAttributesClassName ? { classFollows: t.spec.volumeAttributesClassName } : {}),
     ...(pvc.metadata.uid !== undefined ? { uid: pvc.metadata.uid } : {}),
     ...(pvc.metadata.resourceVersion !== undefined ? { resourceVersion: pvc.metadata.resourceVersion } : {}),
   };

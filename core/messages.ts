@@ -47,7 +47,10 @@ export function describeChange(
       `volumeAttributesClassName ${current?.volumeAttributesClassName ?? "(none)"} → ${p.volumeAttributesClassName}`,
     );
   }
-  return `${changes.length ? changes.join(", ") : "labels"}; revision ${p.labels[Keys.revisionLabel]}`;
+  const stamp = p.classFollows
+    ? `volumeAttributesClassName ${p.classFollows} and the revision follow once resized`
+    : `revision ${p.labels[Keys.revisionLabel]}`;
+  return `${changes.length ? changes.join(", ") : "labels"}; ${stamp}`;
 }
 
 /** Message builders, one per situation, named after the reason they go with. */

@@ -63,9 +63,11 @@ export interface PatchClaim {
   /** Requested storage, as the quantity string to write (never less than the PVC's spec). */
   storage: string;
   volumeAttributesClassName?: string;
-  /** Template labels plus `claimstep.io/revision`. */
+  /** Template labels plus `claimstep.io/revision` (rule 19's size first: the claim's own revision, if any). */
   labels: Record<string, string>;
   annotations: Record<string, string>;
+  /** Rule 19: the template's class, written with the revision by the next apply once this resize is done. */
+  classFollows?: string;
   /** The PVC's uid and resourceVersion as read, for writers that want preconditions. */
   uid?: string;
   resourceVersion?: string;

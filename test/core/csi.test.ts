@@ -259,7 +259,10 @@ describe("rule 19: size first, the class once the resize is done", () => {
       volumeAttributesClassName: "silver",
     });
     expect(first.message).toContain("storage 1Gi → 2Gi");
-    expect(first.message).not.toContain("gold");
+    expect(first.message).not.toContain("silver → gold");
+    // Rule 20: the revision is stamped with the class, else the claim would be done without it.
+    expect(patchOf(first.action).labels[Keys.revisionLabel]).toBeUndefined();
+    expect(first.message).toContain("volumeAttributesClassName gold and the revision follow once resized");
     // The resizer at work: the class waits.
     s = {
       ...s,
@@ -270,7 +273,6 @@ describe("rule 19: size first, the class once the resize is done", () => {
               capacity: "1Gi",
               vac: "silver",
               currentVac: "silver",
-              revision: rev(...desired),
               allocatedResourceStatus: "NodeResizePending",
               conditions: [FS_PENDING],
             })

@@ -176,13 +176,14 @@ describe("rules 3–4, 7: scope, order, the one action", () => {
     const { order } = rollout(snapshot(set, claimsFor(set)));
     expect(order).toEqual(["data-web-2", "wal-web-2", "data-web-1", "wal-web-1", "data-web-0", "wal-web-0"]);
   });
-  it("label-drift: a template label missing from a claim at the revision is applied again", () => {
+  it("label-drift: a template label removed from a claim at the revision is not applied again (rule 20)", () => {
     const desired = [{ name: "data", storage: "1Gi", labels: { tier: "db" } }];
     const set = makeSet({ desired });
     const claims = claimsFor(set, { revision: rev(...desired), labels: { tier: "db" } });
     claims[1] = makeClaim("data-web-1", { revision: rev(...desired) }); // someone removed tier=db
     const d = plan(snapshot(set, claims));
-    expect(d.action).toMatchObject({ claim: "data-web-1", labels: { tier: "db" } });
+    expect(d.action).toBeUndefined();
+    expect(d.phase).toBe("Complete");
   });
   it("partition-1: leaves ordinal 0 alone", () => {
     const set = makeSet({ partition: 1, desired: [{ name: "data", storage: "2Gi" }] });

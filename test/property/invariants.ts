@@ -26,6 +26,7 @@ export type InvariantId =
   | "I11"
   | "I15"
   | "I16"
+  | "I17"
   | "A1"
   | "A2"
   | "A3"
@@ -675,6 +676,14 @@ function checkRequest(v: SetView, e: AuditEntry, ctx: ReplayContext): Violation[
     out.push({
       invariant: "I16",
       message: `claimstep changed ${e.name}'s request (${before.spec.resources?.requests?.storage} → ${asked}) and class (${before.spec.volumeAttributesClassName ?? "(none)"} → ${String(askedClass)}) in one write`,
+    });
+  // I17 (rule 20, KEP-4650 Risks): a claim at the current revision is done: never applied again. An
+  // apply refused under its resourceVersion (a step that read the claim before it was stamped) wrote nothing.
+  const stamped = before?.metadata?.labels?.[Keys.revisionLabel];
+  if (e.outcome === "ok" && body?.spec && stamped !== undefined && stamped === v.revision)
+    out.push({
+      invariant: "I17",
+      message: `claimstep applied ${e.name}, which is already at the current revision ${stamped}`,
     });
   if (before && body?.spec && (body.spec as Json).resources === undefined) {
     out.push({
