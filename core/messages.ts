@@ -72,6 +72,11 @@ export const Messages = {
     `${Keys.strategy} is ${strategy ?? "not set"}; set it to InPlace to let claimstep update this set's claims`,
   badStrategy: (strategy: string) =>
     `${Keys.strategy} is ${JSON.stringify(strategy)}; it must be InPlace or OnClaimDelete`,
+  /** Rule 1 with P4: why a set no longer opted in gets its partition back. */
+  optedOut: (strategy: string | undefined) =>
+    strategy === "OnDelete"
+      ? "spec.updateStrategy.type is OnDelete: claimstep no longer holds the pods back"
+      : `${Keys.strategy} is ${strategy ?? "not set"}: claimstep no longer holds the pods back (KEP-4650: OnClaimDelete unblocks the pod rollout at once)`,
   onDelete: () =>
     "spec.updateStrategy.type is OnDelete: claims are not updated automatically (as in KEP-4650); delete a pod's claim to recreate it from the template",
   badMaxUnavailable: (raw: unknown) =>

@@ -12,7 +12,7 @@ import { Keys } from "./keys.js";
 import { eventOf, Messages } from "./messages.js";
 import type { WalkConclusion } from "./parts.js";
 import { lastEvictionJSON } from "./pod-policy.js";
-import { coordinationOf, partitionStep, podsPending, restartStep } from "./pods.js";
+import { coordinationOf, partitionStep, podsPending, releaseOnOptOut, restartStep } from "./pods.js";
 import { type PolicyResult, policyOf } from "./policy.js";
 import type { WriterCapabilities } from "./ports.js";
 import { phaseOf } from "./reasons.js";
@@ -50,6 +50,17 @@ export function planStep(snapshot: Snapshot, now: Date, writer: WriterCapabiliti
       : undefined;
     if (recreated?.reason === "RecreatedByOther")
       return makeDecision(snapshot, now, [], { ...forWriter(recreated, writer), record: true });
+    // Rule 1 with P4: opted out while claimstep holds the partition → the user's back, once.
+    const { reason } = scoped.conclusion;
+    const set = snapshot.statefulSet;
+    const released =
+      reason === "NotOptedIn" || reason === "OnDelete"
+        ? releaseOnOptOut(
+            set,
+            Messages.optedOut(reason === "OnDelete" ? "OnDelete" : set.metadata.annotations?.[Keys.strategy]),
+          )
+        : undefined;
+    if (released) return makeDecision(snapshot, now, [], { ...forWriter(released, writer), record: true });
     return makeDecision(snapshot, now, [], scoped.conclusion);
   }
   const { scope } = scoped;

@@ -63,6 +63,23 @@ const oneOf = <T extends string>(
   };
 };
 
+/**
+ * The user's partition claimstep recorded when it took the partition over (P1), absent when it
+ * does not hold the partition. Read also for a set that is not (or no longer) opted in: such a
+ * set gets its partition back (P4).
+ */
+export function userPartitionOf(
+  set: Pick<StatefulSet, "metadata">,
+): { ok: true; value: number | undefined } | { ok: false; message: string } {
+  const raw = set.metadata.annotations?.[Keys.userPartition];
+  if (raw === undefined) return { ok: true, value: undefined };
+  if (/^\d{1,9}$/.test(raw)) return { ok: true, value: Number(raw) };
+  return {
+    ok: false,
+    message: `StatefulSet ${setName(set)}: annotation ${Keys.userPartition}=${JSON.stringify(raw)} is not a partition (a whole number); claimstep records the partition you set there while it holds spec.updateStrategy.rollingUpdate.partition. Write your partition there, or remove the annotation and set the partition yourself`,
+  };
+}
+
 export function podPolicyOf(
   set: Pick<StatefulSet, "metadata">,
 ): { ok: true; policy: PodPolicy } | { ok: false; message: string } {
@@ -81,17 +98,9 @@ export function podPolicyOf(
     };
   }
 
-  const rawPartition = annotations[Keys.userPartition];
-  let userPartition: number | undefined;
-  if (rawPartition !== undefined) {
-    if (!/^\d{1,9}$/.test(rawPartition)) {
-      return {
-        ok: false,
-        message: `StatefulSet ${setName(set)}: annotation ${Keys.userPartition}=${JSON.stringify(rawPartition)} is not a partition (a whole number); claimstep records the partition you set there while it holds spec.updateStrategy.rollingUpdate.partition. Write your partition there, or remove the annotation and set the partition yourself`,
-      };
-    }
-    userPartition = Number(rawPartition);
-  }
+  const recorded = userPartitionOf(set);
+  if (!recorded.ok) return recorded;
+  const userPartition = recorded.value;
 
   // A record claimstep cannot read is its own earlier write gone wrong (or a person's edit): it
   // only throttles evictions, so an unreadable one is ignored rather than blocking the rollout.

@@ -3,11 +3,11 @@
 // restarting a pod whose volume cannot finish growing while it runs (R1–R3), through the Eviction
 // API. Pure: a function of the scope, the evaluated claims and the time it is given.
 
-import type { Pod } from "./k8s.js";
+import type { Pod, StatefulSet } from "./k8s.js";
 import { Keys } from "./keys.js";
 import { eventOf, Messages } from "./messages.js";
 import type { ClaimPlan, OrdinalPlan, WalkConclusion } from "./parts.js";
-import { BUDGET_CHARGE_SECONDS } from "./pod-policy.js";
+import { BUDGET_CHARGE_SECONDS, userPartitionOf } from "./pod-policy.js";
 import { nodeExpansionNotRequired, resizeBlockedByPod } from "./readiness.js";
 import type { Scope } from "./scope.js";
 import { podName } from "./statefulset.js";
@@ -128,12 +128,13 @@ export function partitionTarget(scope: Scope, c: Coordination, ordinals: readonl
   return Math.max(lowest - start, c.userPartition);
 }
 
-const partitionPatch = (
-  scope: Scope,
-  c: Coordination,
-  partition: number,
-  userPartition?: number | null,
-): PatchPartition => ({
+const targetOf = (scope: Scope): PartitionTarget => ({
+  namespace: scope.namespace,
+  set: scope.setName,
+  resourceVersion: scope.setResourceVersion,
+});
+
+const partitionPatch = (scope: Scope, c: Coordination, partition: number, userPartition?: number): PatchPartition => ({
   type: "PatchPartition",
   namespace: scope.namespace,
   set: scope.setName,
@@ -142,6 +143,53 @@ const partitionPatch = (
   ...(userPartition !== undefined ? { userPartition } : {}),
   ...(scope.setResourceVersion !== undefined ? { resourceVersion: scope.setResourceVersion } : {}),
 });
+
+/** The set a partition patch goes to, as read: its name and the resourceVersion precondition. */
+interface PartitionTarget {
+  namespace: string;
+  set: string;
+  resourceVersion: string | undefined;
+}
+
+/**
+ * P4, the one home of the restore: the user's partition back and claimstep's record of it removed,
+ * in one patch. Every ordinal done, ClaimsFirst turned off or no longer applying, or the set no
+ * longer opted in (rule 1: the KEP's "change volumeClaimUpdateStrategy back to OnClaimDelete to
+ * unblock normal Pod rollout immediately").
+ */
+function restorePartition(target: PartitionTarget, user: number, live: number, why: string): WalkConclusion {
+  const message = Messages.partitionRestored(user, live, why);
+  return {
+    reason: "PartitionRestored",
+    message,
+    action: {
+      type: "PatchPartition",
+      namespace: target.namespace,
+      set: target.set,
+      partition: user,
+      from: live,
+      userPartition: null,
+      ...(target.resourceVersion !== undefined ? { resourceVersion: target.resourceVersion } : {}),
+    },
+    events: [eventOf("PartitionRestored", message)],
+  };
+}
+
+/**
+ * Rule 1 with P4: a set that is not (or no longer) opted in, whose partition claimstep still holds
+ * (its record of the user's is there), gets the user's partition back in one write; then nothing.
+ * A record claimstep cannot read is left to the person (nothing written, as before).
+ */
+export function releaseOnOptOut(set: StatefulSet, why: string): WalkConclusion | undefined {
+  const recorded = userPartitionOf(set);
+  if (!recorded.ok || recorded.value === undefined) return undefined;
+  const target = {
+    namespace: set.metadata.namespace ?? "default",
+    set: set.metadata.name,
+    resourceVersion: set.metadata.resourceVersion,
+  };
+  return restorePartition(target, recorded.value, set.spec.updateStrategy?.rollingUpdate?.partition ?? 0, why);
+}
 
 /**
  * P1, P2 and P4: the partition patch this step makes, if any: take the partition over (recording
@@ -162,31 +210,19 @@ export function partitionStep(
       scope.policy.pods.coordination === "ClaimsFirst"
         ? "pod coordination no longer applies"
         : "every pod has the set's volumes and is Ready";
-    const message = Messages.partitionRestored(c.userPartition, c.livePartition, why);
-    return {
-      reason: "PartitionRestored",
-      message,
-      action: partitionPatch(scope, c, c.userPartition, null),
-      events: [eventOf("PartitionRestored", message)],
-    };
+    return restorePartition(targetOf(scope), c.userPartition, c.livePartition, why);
   }
   if (!c.active) return undefined;
 
   const target = partitionTarget(scope, c, ordinals);
   const allDone = ordinals.every(claimsDone) && pending.busy.size === 0 && pending.held.size === 0;
-  if (c.holding && allDone) {
-    const message = Messages.partitionRestored(
+  if (c.holding && allDone)
+    return restorePartition(
+      targetOf(scope),
       c.userPartition,
       c.livePartition,
       "every ordinal's claims and pod are done",
     );
-    return {
-      reason: "PartitionRestored",
-      message,
-      action: partitionPatch(scope, c, c.userPartition, null),
-      events: [eventOf("PartitionRestored", message)],
-    };
-  }
   if (!c.holding && target > c.livePartition) {
     const message = Messages.partitionHeld(target, c.livePartition);
     return {

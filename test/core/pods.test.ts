@@ -239,6 +239,45 @@ describe("P4: restoring the user's partition", () => {
     const d = plan(world({ set: { partition: 3, annotations: { [Keys.userPartition]: "1" } }, rolling: true }));
     expect(d.action).toMatchObject({ type: "PatchPartition", partition: 1, userPartition: null });
   });
+
+  // Issue 36 point 1. KEP-4650: "he can change volumeClaimUpdateStrategy back to OnClaimDelete to
+  // unblock normal Pod rollout immediately".
+  it.each([
+    ["OnClaimDelete", { strategy: "OnClaimDelete" }, /volume-claim-update-strategy is OnClaimDelete/],
+    ["the strategy removed", { strategy: null }, /volume-claim-update-strategy is not set/],
+    ["OnDelete", { updateStrategyType: "OnDelete" }, /OnDelete/],
+  ] as const)(
+    "opting out (%s) while claimstep holds the partition restores the user's at once, then nothing",
+    (_, opt, says) => {
+      const set: SetSpec = { ...holding(1, 3), ...opt };
+      const d = plan(world({ set, rolling: true }));
+      expect(d.reason).toBe("PartitionRestored");
+      expect(d.action).toMatchObject({ type: "PatchPartition", set: "web", partition: 1, userPartition: null });
+      expect(d.action).toHaveProperty("resourceVersion");
+      expect(d.message).toMatch(says);
+      expect(d.message).toMatch(/restoring your partition 1/);
+      // The next step finds the set as the restore left it: Idle, no write.
+      const after = world({
+        set: { ...set, partition: 1, annotations: { [Keys.podCoordination]: "ClaimsFirst" } },
+        rolling: true,
+      });
+      const next = plan(after);
+      expect(next.phase).toBe("Idle");
+      expect(next.action).toBeUndefined();
+      // (OnDelete records its Idle status once, as it always has.)
+      expect(Object.keys(next.setAnnotations ?? {})).toEqual("updateStrategyType" in opt ? [Keys.status] : []);
+    },
+  );
+
+  it("an opted-out set claimstep does not hold, or whose record it cannot read, is left alone", () => {
+    const cases: Record<string, string>[] = [{ [Keys.podCoordination]: "ClaimsFirst" }, { [Keys.userPartition]: "x" }];
+    for (const annotations of cases) {
+      const d = plan(world({ set: { strategy: "OnClaimDelete", partition: 3, annotations }, rolling: true }));
+      expect(d.reason).toBe("NotOptedIn");
+      expect(d.action).toBeUndefined();
+      expect(d.setAnnotations).toBeUndefined();
+    }
+  });
 });
 
 describe("bad pod annotations block and write nothing", () => {

@@ -17,6 +17,7 @@ import {
   autogrowI7,
   checkAutogrowEnd,
   checkInFlight,
+  checkOptOut,
   checkRestored,
   checkWrites,
   completeIsTrue,
@@ -58,6 +59,8 @@ export interface RunResult {
   usageFailures: number;
   /** An autogrow case that ended Blocked/AutogrowLimit with the template at max (not converged, and rightly so). */
   limited: boolean;
+  /** The set was opted out (an optOut edit) and claimstep then left it Idle. */
+  optedOut: boolean;
 }
 
 const ref = { namespace: "default", name: "db" };
@@ -95,10 +98,17 @@ interface EditState {
   images: number;
   /** The user's partition as the user last set it (I10 d). */
   userPartition: number;
+  /** The set was opted out (kind optOut): it ends Idle, not Complete. */
+  optedOut?: boolean;
 }
 
 async function applyEdit(c: SimCluster, s: Scenario, edit: Scenario["edits"][number], state: EditState): Promise<void> {
   switch (edit.kind) {
+    case "optOut":
+      // KEP-4650: back to OnClaimDelete, "to unblock normal Pod rollout immediately".
+      state.optedOut = true;
+      await patchSet(c, { metadata: { annotations: { [Keys.strategy]: "OnClaimDelete" } } });
+      return;
     case "image":
       state.images++;
       await c.setImage(ref.namespace, ref.name, `registry.k8s.io/pause:3.${10 + state.images}`);
@@ -409,6 +419,7 @@ export async function runScenario(s: Scenario, opts: { trace?: (line: string) =>
   let last: Decision | undefined;
   let converged = false;
   let limited = false;
+  let optedOut = false;
 
   for (let i = 0; i < budget; i++) {
     while (pending.length && pending[0]!.atStep <= i) await applyEdit(c, s, pending.shift()!, state);
@@ -466,6 +477,7 @@ export async function runScenario(s: Scenario, opts: { trace?: (line: string) =>
         ...(staleFromSeq !== undefined ? { staleFromSeq } : {}),
       }),
       ...checkInFlight(flyingBefore, inFlight(after), after),
+      ...checkOptOut(before, after, entries, failures > 0 || thrown.length > 0),
     );
     if (
       entries.some(
@@ -574,6 +586,11 @@ export async function runScenario(s: Scenario, opts: { trace?: (line: string) =>
       }
     }
     if (violations.length) break;
+    // Opted out (I10-optout): once Idle, claimstep is done with the set.
+    if (state.optedOut && decision?.reason === "NotOptedIn" && !pending.length) {
+      optedOut = true;
+      break;
+    }
     // Autogrow at its max, with the applications stopped: nothing changes any more (A5 judges it).
     if (s.autogrow && decision?.reason === "AutogrowLimit" && !pending.length) {
       limited = true;
@@ -597,7 +614,7 @@ export async function runScenario(s: Scenario, opts: { trace?: (line: string) =>
         last: last ? `${last.phase}/${last.reason}: ${last.message}` : "no decision",
       }),
     );
-  if (s.kind === "clean" && !converged && !limited && !violations.length) {
+  if (s.kind === "clean" && !converged && !limited && !optedOut && !violations.length) {
     violations.push({
       invariant: "I6",
       message: `${NOT_REACHED} within ${budget} invocations; last: ${last ? `${last.phase}/${last.reason}: ${last.message}` : "no decision"}`,
@@ -634,6 +651,7 @@ export async function runScenario(s: Scenario, opts: { trace?: (line: string) =>
     reason: last?.reason ?? "",
     message: last?.message ?? "",
     converged,
+    optedOut,
     races,
     transientFailures,
     faults: Object.values(c.faults.counts).reduce((a, b) => a + b, 0),

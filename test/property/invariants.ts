@@ -27,6 +27,7 @@ export type InvariantId =
   | "I15"
   | "I16"
   | "I17"
+  | "I10-optout"
   | "A1"
   | "A2"
   | "A3"
@@ -425,8 +426,9 @@ function checkPartitionPatch(v: SetView, e: AuditEntry): Violation[] {
     if (v.recordedPartition === undefined)
       say(`restored partition ${p} without a record of the user's (${Keys.userPartition})`);
     else if (p !== v.recordedPartition) say(`restored partition ${p}, not the user's recorded ${v.recordedPartition}`);
-    // Restoring at once because ClaimsFirst was turned off is the user's choice: no readiness owed.
-    if (coordination !== "ClaimsFirst") lowered = false;
+    // Restoring at once because ClaimsFirst was turned off, or the set opted out, is the user's
+    // choice: no readiness owed.
+    if (coordination !== "ClaimsFirst" || v.set.metadata.annotations?.[Keys.strategy] !== "InPlace") lowered = false;
   } else if (record !== undefined) {
     // P1: the take-over.
     if (v.recordedPartition !== undefined)
@@ -748,6 +750,52 @@ export function checkRestored(v: SetView, userPartition: number): Violation[] {
       invariant: "I10",
       message: `Complete with partition ${v.livePartition}, not the user's ${userPartition}`,
     });
+  return out;
+}
+
+/**
+ * I10-optout (rule 1 with P4; KEP-4650: OnClaimDelete "unblocks normal Pod rollout immediately"):
+ * an invocation that finds a set not opted in (the strategy not InPlace, or OnDelete) whose
+ * partition claimstep holds (its record of the user's) leaves the user's partition restored and the
+ * record gone, in one write of the set; one that finds no record writes nothing to the set's spec,
+ * its claims or its pods. `failed`: the invocation met a transient fault (nothing owed then).
+ */
+export function checkOptOut(
+  before: SetView,
+  after: SetView,
+  entries: readonly AuditEntry[],
+  failed: boolean,
+): Violation[] {
+  const optedIn =
+    before.set.metadata.annotations?.[Keys.strategy] === "InPlace" &&
+    before.set.spec.updateStrategy?.type !== "OnDelete";
+  if (optedIn) return [];
+  const out: Violation[] = [];
+  const say = (message: string) => out.push({ invariant: "I10-optout", message });
+  const writes = entries.filter(
+    (e) =>
+      e.actor === FIELD_MANAGER &&
+      e.outcome === "ok" &&
+      (e.resource === "persistentvolumeclaims" ||
+        e.resource === "pods" ||
+        (e.resource === "statefulsets" && (e.body?.spec as unknown) !== undefined)),
+  );
+  const held = before.recordedPartition;
+  if (held === undefined) {
+    for (const e of writes) say(`claimstep wrote ${e.resource}/${e.name} on a set that is not opted in`);
+    return out;
+  }
+  for (const e of writes.filter((x) => x.resource !== "statefulsets"))
+    say(
+      `claimstep wrote ${e.resource}/${e.name} on a set that is not opted in (the partition it holds not yet restored)`,
+    );
+  if (writes.filter((e) => e.resource === "statefulsets").length > 1)
+    say("claimstep patched the partition of an opted-out set more than once in one invocation");
+  if (failed) return out;
+  if (after.recordedPartition !== undefined || after.livePartition !== held)
+    say(
+      `the set is not opted in (${Keys.strategy}=${before.set.metadata.annotations?.[Keys.strategy] ?? "(none)"}, ${before.set.spec.updateStrategy?.type ?? "RollingUpdate"}) and claimstep still holds its partition: live ${after.livePartition}, the user's ${held}${after.recordedPartition !== undefined ? ", still recorded" : ""}`,
+    );
   return out;
 }
 

@@ -56,7 +56,9 @@ export type Edit =
    * The user (or a GitOps tool) re-applies their manifest: claimstep.io/volume-claim-templates
    * back to what the user last wrote, undoing claimstep's growths (one growth per revision: never again from it).
    */
-  | { atStep: number; kind: "reapply" };
+  | { atStep: number; kind: "reapply" }
+  /** The user sets `claimstep.io/volume-claim-update-strategy: OnClaimDelete` (opts out; issue 36 point 1). */
+  | { atStep: number; kind: "optOut" };
 
 /** An application filling claims (SimCluster.setWorkload). */
 export interface WorkloadSetup {

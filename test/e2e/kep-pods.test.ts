@@ -1,0 +1,134 @@
+// Issue 36, points 1 and 3, on the real v1.34.2 server (its StatefulSet controller) through the
+// shipped command, the node agent playing the kubelet and the CSI resizer:
+// 1. ClaimsFirst holding the partition, then the set opted out (OnClaimDelete): the user's partition
+//    back after one step, and the controller rolls the pod template out (KEP-4650: "change
+//    volumeClaimUpdateStrategy back to OnClaimDelete to unblock normal Pod rollout immediately").
+// 3. A pod made not Ready after its claims are done stops the next ordinal's claims
+//    (Waiting/PodNotReady); once Ready again, the rollout goes on (KEP table row 9, OrderedReady).
+import { afterAll, describe, expect, inject, it } from "vitest";
+import { type KubeObject, ok, useControlPlane, waitFor } from "./support/index.js";
+import {
+  claimstepRequests,
+  claimWrites,
+  cli,
+  controllerReplacing,
+  createSet,
+  createStorageClass,
+  describeAudit,
+  describeRun,
+  pods,
+  Summary,
+  scenarioAudit,
+  sleep,
+  stepsOf,
+} from "./support/scenario-cli.js";
+
+const summary = new Summary("kep-pods.test.ts");
+afterAll(() => {
+  console.log(summary.line(inject("claimstepE2E")?.version));
+});
+
+async function timed(name: string, fn: () => Promise<string | void>) {
+  const t0 = Date.now();
+  try {
+    const note = await fn();
+    summary.add(name, true, Date.now() - t0, note || undefined);
+  } catch (e) {
+    summary.add(name, false, Date.now() - t0);
+    throw e;
+  }
+}
+
+const isReady = (p: KubeObject) =>
+  (p.status?.conditions ?? []).some((c: { type: string; status: string }) => c.type === "Ready" && c.status === "True");
+const partitionOf = (set: KubeObject): number => set.spec?.updateStrategy?.rollingUpdate?.partition ?? 0;
+const steps = (r: Awaited<ReturnType<typeof cli>>) =>
+  stepsOf(r).map((s) => `${s.decision.phase}/${s.decision.reason}: ${s.decision.message}`);
+
+describe("issue 36 point 1: opting out while ClaimsFirst holds the partition", () => {
+  const e2e = useControlPlane({ prefix: "optout", needsFakeDriver: true });
+  it("the user's partition is back after one step, then Idle; the controller rolls the pod template out", async () => {
+    await timed("opt-out releases the partition", async () => {
+      const sc = await createStorageClass(e2e, "fast", { resizeLatencyMs: 500 });
+      await createSet(e2e, { replicas: 3, storageClassName: sc, storage: "1Gi", image: "registry.example/app:1" });
+      const before = new Map((await pods(e2e)).map((p) => [p.metadata.name!, p.metadata.uid!]));
+
+      // ClaimsFirst holds every pod (P5), then the pod template changes: nothing rolls.
+      const set = await cli(e2e, ["set", "web", "data", "--storage", "2Gi", "--hold-pods"]);
+      expect(set.code, describeRun(set)).toBe(0);
+      ok(
+        await e2e.api.patch(
+          "statefulsets",
+          "web",
+          [{ op: "replace", path: "/spec/template/spec/containers/0/image", value: "registry.example/app:2" }],
+          "json",
+        ),
+        "set image",
+      );
+      let live = ok(await e2e.api.get("statefulsets", "web"), "get set");
+      expect(partitionOf(live)).toBe(3);
+      expect(live.metadata.annotations?.["claimstep.io/user-partition"]).toBe("0");
+
+      // The user opts out: KEP-4650's OnClaimDelete.
+      const since = new Date().toISOString();
+      ok(
+        await e2e.api.patch(
+          "statefulsets",
+          "web",
+          { metadata: { annotations: { "claimstep.io/volume-claim-update-strategy": "OnClaimDelete" } } },
+          "merge",
+        ),
+        "opt out",
+      );
+      const t0 = Date.now();
+      const run = await cli(e2e, ["run", "web", "--interval", "1s", "--timeout", "1m", "-o", "json"]);
+      // The restore, then Idle (which `run` ends on, with the exit code of a set it cannot step).
+      expect(
+        stepsOf(run).map((s) => `${s.decision.phase}/${s.decision.reason}`),
+        describeRun(run),
+      ).toEqual(["Progressing/PartitionRestored", "Idle/NotOptedIn"]);
+      live = ok(await e2e.api.get("statefulsets", "web"), "get set");
+      expect(partitionOf(live), steps(run).join("\n")).toBe(0);
+      expect(live.metadata.annotations?.["claimstep.io/user-partition"]).toBeUndefined();
+
+      // Exactly one write of the set's spec (the restore), no claim written, no pod touched.
+      const requests = claimstepRequests(e2e, since);
+      const setWrites = requests.filter((e) => e.resource === "statefulsets" && e.verb === "patch");
+      expect(
+        setWrites.map((e) => `${e.verb} ${e.code}`),
+        describeAudit(setWrites),
+      ).toEqual(["patch 200"]);
+      expect(claimWrites(e2e, since), "no claim written").toEqual([]);
+      expect(requests.filter((e) => e.resource === "pods" && e.verb !== "get" && e.verb !== "list")).toEqual([]);
+
+      // The StatefulSet controller rolls the new pod template out: every pod replaced at app:2.
+      await waitFor(
+        async () => {
+          const ps = await pods(e2e);
+          return (
+            ps.length === 3 &&
+            ps.every(
+              (p) =>
+                isReady(p) &&
+                p.spec.containers[0].image === "registry.example/app:2" &&
+                p.metadata.uid !== before.get(p.metadata.name!),
+            )
+          );
+        },
+        { what: "every pod replaced at the new image and Ready", timeoutMs: 60_000 },
+      );
+      const rolledMs = Date.now() - t0;
+      // A second run changes nothing.
+      const again = await cli(e2e, ["run", "web", "--interval", "1s", "--timeout", "20s", "-o", "json"]);
+      expect(stepsOf(again).map((s) => s.decision.reason)).toEqual(["NotOptedIn"]);
+      await sleep(200);
+      expect(
+        claimstepRequests(e2e, again.startedAt).filter(
+          (e) => e.resource === "statefulsets" && e.verb !== "get" && e.verb !== "list",
+        ),
+      ).toEqual([]);
+      expect(scenarioAudit(e2e, { allowPodDeletes: controllerReplacing })).toEqual([]);
+      return `restore in ${run.ms} ms (one patch), pods rolled ${rolledMs} ms after the opt-out`;
+    });
+  }, 180_000);
+});
