@@ -6,7 +6,7 @@ import { Keys } from "./keys.js";
 import { Messages } from "./messages.js";
 import type { ClaimPlan, Obstacle, OrdinalPlan } from "./parts.js";
 import { podColumns } from "./pods.js";
-import { formatBytes, parseQuantity, quantityString, toBytes } from "./quantity.js";
+import { parseQuantity, quantityString, roundSizeAbove, toBytes } from "./quantity.js";
 import { claimReadiness, nodeExpansionFailed, resizeBlockedByPod } from "./readiness.js";
 import { phaseOf } from "./reasons.js";
 import type { Scope } from "./scope.js";
@@ -107,10 +107,25 @@ function evaluateClaim(scope: Scope, t: ClaimTemplate, ordinal: number): ClaimPl
     },
     name,
   );
+  const capacity = pvc.status?.capacity?.storage;
   const readiness: ClaimReadiness =
     classHeld && found.state !== "Ready" && found.state !== "Failed"
       ? { ...found, message: Messages.classAfterResize(found.message, vac!) }
-      : found;
+      : found.state === "Failed" && found.reason === "ResizeFailed" && readableSpec && capacity !== undefined
+        ? // Issue 36 point 7: the way out, X1, with sizes a person writes.
+          {
+            ...found,
+            message: Messages.resizeFailedWayOut(
+              found.message,
+              scope.setName,
+              scope.namespace,
+              t.metadata.name,
+              specStorage!,
+              quantityString(capacity),
+              roundSizeAbove(safeBytes(capacity)),
+            ),
+          }
+        : found;
   // Rule 9: a claim claimstep stamped earlier that is still settling its own request holds a slot too.
   const stamped = pvc.metadata.labels?.[Keys.revisionLabel] !== undefined;
   const settling =
@@ -142,13 +157,14 @@ function evaluateClaim(scope: Scope, t: ClaimTemplate, ordinal: number): ClaimPl
     done: atRevision && !needsUpdate && readiness.state === "Ready",
     inFlight,
     ...(classHeld ? { classHeld } : {}),
+    ...(recovery !== undefined && recovery !== "lower" && "unmet" in recovery ? { unmet: recovery.unmet } : {}),
   };
   if (!plan.needsUpdate) return plan;
 
   // Rule 6: predict the API server's answer (X2: it refuses the lowering recovery would need).
   const obstacle =
     obstacleOf(scope, t, pvc, name, needsExpand, badSpec) ??
-    (recovery !== undefined && recovery !== "lower" ? recovery : undefined);
+    (recovery !== undefined && recovery !== "lower" && "reason" in recovery ? recovery : undefined);
   if (obstacle) return { ...plan, obstacle };
   if (classHeld) return plan;
 
@@ -225,7 +241,7 @@ function recoveryOf(
   spec: string,
   template: string,
   tplBytes: bigint,
-): "lower" | Obstacle | undefined {
+): "lower" | Obstacle | { unmet: string } | undefined {
   const statuses = pvc.status?.allocatedResourceStatuses ?? undefined;
   // Rule 17: a node-side failure lasts as NodeResizeError once NodeResizeInfeasible is gone.
   const reported = statuses?.storage;
@@ -236,12 +252,19 @@ function recoveryOf(
   if (allocation !== undefined && FAILED.includes(allocation)) {
     if (capBytes === undefined) return undefined;
     if (tplBytes > capBytes) return "lower";
-    // A request someone else raised and that failed does not hold the rollout: the template is
-    // satisfied (rule 5). One claimstep wrote is its own to undo, and it says why it cannot.
-    if (pvc.metadata.labels?.[Keys.revisionLabel] === undefined) return undefined;
+    // X2 (issue 36 point 4): the capacity already reaches the template: ready as the KEP says
+    // (capacity ≥ min(template, request)), the rollout goes on (rule 5 keeps the request, which
+    // the server would not lower to the capacity anyway), and the claim is reported with its way out.
     return {
-      reason: "RecoveryNotPossible",
-      message: Messages.recoveryNotPossible(name, spec, allocation, capacity!, template, formatBytes(capBytes + 1n)),
+      unmet: Messages.requestUnmet(
+        name,
+        pvc.metadata.namespace ?? "default",
+        spec,
+        allocation,
+        capacity!,
+        template,
+        roundSizeAbove(capBytes),
+      ),
     };
   }
   // A server that reports no allocatedResourceStatuses (older than 1.34, or the feature off)

@@ -104,15 +104,28 @@ export const Messages = {
     `${claim}: template "${template}" names VolumeAttributesClass ${vac} but this cluster has no VolumeAttributesClass API (storage.k8s.io v1 or v1beta1)`,
 
   // X2: a failed expansion that cannot be undone as the template asks.
-  recoveryNotPossible: (
+  // Issue 36 point 4: a failed expansion the template no longer needs: the rollout goes on, the claim is reported.
+  requestUnmet: (
     claim: string,
+    namespace: string,
     spec: string,
     allocation: string,
     capacity: string,
     template: string,
-    smallest: string,
+    suggest: string,
   ) =>
-    `${claim}: the expansion to ${spec} failed (${allocation}) but the template asks for ${template}, not above the claim's capacity ${capacity}; the API server only lowers a request to more than status.capacity. Set the template to ${smallest} or more (the smallest request it accepts) to bring the claim back down`,
+    `${claim} still requests ${spec}, which its storage could not provide (${allocation}); it stays at ${capacity}, all the template's ${template} needs, so the rollout goes on (KEP-4650: ready at min(template, request)). To clear the failed request (Kubernetes ≥ 1.34, RecoverVolumeExpansionFailure), lower it to more than ${capacity} that the storage can provide, e.g. kubectl -n ${namespace} patch pvc ${claim} --type merge -p '{"spec":{"resources":{"requests":{"storage":"${suggest}"}}}}' (the volume then grows to it; claimstep leaves the claim's request to you)`,
+  // Issue 36 point 7: the way out of a failed expansion claimstep asked for (X1).
+  resizeFailedWayOut: (
+    failed: string,
+    set: string,
+    namespace: string,
+    template: string,
+    spec: string,
+    capacity: string,
+    suggest: string,
+  ) =>
+    `${failed}. To recover (X1, Kubernetes ≥ 1.34): set the desired template to more than the claim's capacity ${capacity} and no more than the storage provides, e.g. claimstep set ${set} ${template} --storage ${suggest}${namespace !== "default" ? ` -n ${namespace}` : ""}: claimstep lowers the claim's request from ${spec} to it; or make the storage able to provide ${spec} (the resizer retries)`,
   recoveryNeedsNewerServer: (claim: string, spec: string, template: string) =>
     `${claim}: the expansion to ${spec} failed and the template now asks for ${template}, but this API server reports no status.allocatedResourceStatuses: recovery needs Kubernetes 1.34 or later (RecoverVolumeExpansionFailure), which accepts a lower request; until then restore the template to ${spec} or fix the storage backend`,
 

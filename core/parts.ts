@@ -54,6 +54,11 @@ export interface ClaimPlan {
    * fight over a claim that changes both): no patch until the resize is done.
    */
   classHeld?: boolean;
+  /**
+   * X2 (issue 36 point 4): its expansion failed and the template no longer needs it: what it still
+   * requests and how to clear that, reported with every step while it lasts (the rollout goes on).
+   */
+  unmet?: string;
 }
 
 export interface OrdinalPlan {

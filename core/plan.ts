@@ -85,7 +85,10 @@ export function planStep(snapshot: Snapshot, now: Date, writer: WriterCapabiliti
 
   // The one thing to do now: move the partition (P1, P2, P4), else restart a pod (R1–R3), else
   // what the walk of the claims says (rules 8–10), as this writer can do it.
-  const conclusion = forWriter(next(), writer);
+  const conclusion = withUnmet(
+    forWriter(next(), writer),
+    ordinals.flatMap((o) => o.claims.flatMap((c) => (c.unmet ? [c.unmet] : []))),
+  );
   const annotations =
     conclusion.action?.type === "EvictPod"
       ? {
@@ -203,6 +206,21 @@ const blockedOn = (reason: "TemplatesNeedRecreate" | "StorageClassNotFound", mes
   message,
   events: [eventOf(reason, message)],
 });
+
+/**
+ * X2 (issue 36 point 4): claims whose failed request the template no longer needs are reported with
+ * every step (status message), and with a Warning Event on each step that records Events.
+ */
+function withUnmet(c: WalkConclusion, unmet: readonly string[]): WalkConclusion {
+  if (!unmet.length) return c;
+  const events = c.events?.length
+    ? [
+        ...c.events,
+        ...unmet.map((note) => ({ type: "Warning" as const, reason: "ResizeFailed" as const, action: "Report", note })),
+      ]
+    : c.events;
+  return { ...c, message: `${c.message}; ${unmet.join("; ")}`, ...(events ? { events } : {}) };
+}
 
 /** A Blocked walk stops everything else: a person acts first. */
 const phaseBlocks = (c: WalkConclusion): boolean => phaseOf(c.reason) === "Blocked";

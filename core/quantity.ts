@@ -128,6 +128,15 @@ export function formatBytes(bytes: bigint): string {
   return bytes.toString();
 }
 
+/**
+ * A round size strictly above `bytes`, to suggest where the API server only accepts more than a
+ * capacity (X1): the next whole Gi (Mi below 1Gi), e.g. 4Gi → 5Gi, 4.5Gi → 5Gi, 500Mi → 501Mi.
+ */
+export function roundSizeAbove(bytes: bigint): string {
+  const unit = bytes >= binarySI.Gi! ? binarySI.Gi! : binarySI.Mi!;
+  return formatBytes((bytes / unit + 1n) * unit);
+}
+
 /** A short human form for tables: `1.5Gi`, `20Gi`, `977Mi` (approximate to 2 decimals). */
 export function humanBytes(bytes: bigint): string {
   for (const suffix of ["Ei", "Pi", "Ti", "Gi", "Mi", "Ki"]) {

@@ -73,20 +73,47 @@ describe("X1: a failed expansion comes down to the template", () => {
   });
 });
 
-describe("X2: when the claim cannot come down", () => {
-  it("template at capacity: Blocked/RecoveryNotPossible naming the smallest request the server accepts (capacity + 1 byte)", () => {
+describe("X2: when the claim cannot come down (issue 36 point 4: the KEP proceeds)", () => {
+  it("template at capacity: ready as the KEP says (capacity ≥ min(template, request)): the revision stamped, the request kept, the rollout goes on", () => {
     const d = at("10Gi", infeasible);
-    expect(d).toMatchObject({ phase: "Blocked", reason: "RecoveryNotPossible" });
+    expect(d).toMatchObject({ phase: "Progressing", reason: "ClaimUpdated" });
+    expect(patchOf(d.action)).toMatchObject({ claim: "data-web-2", storage: "1Ti" });
+    expect(d.message).toContain(
+      "data-web-2 still requests 1Ti, which its storage could not provide (ControllerResizeInfeasible); it stays at 10Gi, all the template's 10Gi needs, so the rollout goes on",
+    );
+  });
+
+  it("…the claim at the revision: the rollout completes, the claim still reported (status message, Warning Event) with the exact kubectl command", () => {
+    const set = makeSet({ live: [{ name: "data", storage: "10Gi" }], desired: [{ name: "data", storage: "10Gi" }] });
+    const r10 = revisionOf([template({ name: "data", storage: "10Gi" })] as never);
+    const claims = claimsFor(set, { storage: "10Gi", revision: r10 });
+    claims[2] = makeClaim("data-web-2", {
+      storage: "1Ti",
+      capacity: "10Gi",
+      allocated: "1Ti",
+      revision: r10,
+      ...infeasible,
+    });
+    const d = plan(snapshot(set, claims));
+    expect(d).toMatchObject({ phase: "Complete", reason: "RolloutComplete" });
     expect(d.action).toBeUndefined();
-    expect(d.message).toContain("data-web-2: the expansion to 1Ti failed (ControllerResizeInfeasible)");
-    expect(d.message).toContain("Set the template to 10737418241 or more");
-    expect(d.events[0]).toMatchObject({ type: "Warning", reason: "RecoveryNotPossible" });
+    expect(d.message).toContain(
+      `kubectl -n default patch pvc data-web-2 --type merge -p '{"spec":{"resources":{"requests":{"storage":"11Gi"}}}}'`,
+    );
+    expect(d.events).toContainEqual(
+      expect.objectContaining({
+        type: "Warning",
+        reason: "ResizeFailed",
+        note: expect.stringContaining("data-web-2 still requests 1Ti"),
+      }),
+    );
+    expect(d.status.message).toContain("data-web-2 still requests 1Ti");
   });
 
   it("template below capacity: the same", () => {
     const d = at("5Gi", infeasible);
-    expect(d).toMatchObject({ phase: "Blocked", reason: "RecoveryNotPossible" });
-    expect(d.message).toContain("capacity 10Gi");
+    expect(d.phase).not.toBe("Blocked");
+    expect(d.message).toContain("it stays at 10Gi, all the template's 5Gi needs");
   });
 
   it("a server reporting no allocatedResourceStatuses: Blocked/ResizeFailed, recovery needs Kubernetes 1.34 or later", () => {
@@ -146,5 +173,29 @@ describe("X2 only for claimstep's own claims", () => {
     const d = plan(snapshot(set, claims));
     expect(d.reason).not.toBe("RecoveryNotPossible");
     expect(patchOf(d.action)?.storage).not.toBe("10Gi");
+  });
+});
+
+describe("issue 36 point 7: Blocked/ResizeFailed names the way out (X1) in sizes a person writes", () => {
+  it("template 20Gi, claim at 20Gi infeasible at capacity 4Gi: claimstep set web data --storage 5Gi", () => {
+    const set = makeSet({ live: [{ name: "data", storage: "4Gi" }], desired: [{ name: "data", storage: "20Gi" }] });
+    const r20 = revisionOf([template({ name: "data", storage: "20Gi" })] as never);
+    const claims = claimsFor(set, { storage: "4Gi" });
+    claims[2] = makeClaim("data-web-2", {
+      storage: "20Gi",
+      capacity: "4Gi",
+      allocated: "20Gi",
+      revision: r20,
+      allocatedResourceStatus: "ControllerResizeInfeasible",
+      conditions: [
+        { type: "ControllerResizeError", message: "Requested capacity 21474836480 exceeds maximum allowed 8589934592" },
+      ],
+    });
+    const d = plan(snapshot(set, claims));
+    expect(d).toMatchObject({ phase: "Blocked", reason: "ResizeFailed" });
+    expect(d.message).toContain(
+      "set the desired template to more than the claim's capacity 4Gi and no more than the storage provides, e.g. claimstep set web data --storage 5Gi: claimstep lowers the claim's request from 20Gi to it",
+    );
+    expect(d.message).not.toMatch(/4294967297/);
   });
 });
