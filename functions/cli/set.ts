@@ -16,6 +16,7 @@ import {
   parseQuantity,
   type QuantityInput,
   quantityString,
+  roundSizeAbove,
   toBytes,
 } from "../../core/quantity.js";
 import { renderDecision } from "../../core/render.js";
@@ -82,27 +83,42 @@ function sizeCheck(snapshot: Snapshot, ref: SetRef, claim: string, storage: stri
       (c) =>
         `${c.name}: its expansion to ${quantityString(c.storage)} failed (${c.allocation}); claimstep brings it back down to ${storage} (above its capacity ${quantityString(c.capacity!)})`,
     );
-  const claims = all.filter((c) => !comesDown(c));
-  const sizes = [...(live !== undefined ? [live] : []), ...claims.map((c) => c.storage)];
-  const larger = sizes.filter((s) => compareQuantity(storage, s) < 0);
-  if (larger.length === 0) return { recovers };
-  const largest = larger.reduce((a, b) => (compareQuantity(a, b) >= 0 ? a : b));
-  const named = claims.slice(0, NAMED_CLAIMS).map((c) => `${c.name} ${quantityString(c.storage)}`);
-  if (claims.length > NAMED_CLAIMS) named.push(`and ${claims.length - NAMED_CLAIMS} more`);
+  // Failed claims that cannot come down this far (issue 36 point 7): the server lowers a failed
+  // request only to more than the claim's capacity, whatever the failed request was.
+  const stuck = all.filter((c) => failed(c) && c.capacity !== undefined && !comesDown(c));
+  const claims = all.filter((c) => !comesDown(c) && !stuck.includes(c));
+  const liveLarger = live !== undefined && compareQuantity(storage, live) < 0;
+  const largerClaims = claims.filter((c) => compareQuantity(storage, c.storage) < 0);
+  if (!liveLarger && largerClaims.length === 0 && stuck.length === 0) return { recovers };
+  const sizes = [...(liveLarger ? [live!] : []), ...largerClaims.map((c) => c.storage)];
+  const largest = sizes.length ? sizes.reduce((a, b) => (compareQuantity(a, b) >= 0 ? a : b)) : undefined;
+  const named = largerClaims.slice(0, NAMED_CLAIMS).map((c) => `${c.name} ${quantityString(c.storage)}`);
+  if (largerClaims.length > NAMED_CLAIMS) named.push(`and ${largerClaims.length - NAMED_CLAIMS} more`);
   const what = [
-    ...(live !== undefined ? [`template ${claim} ${quantityString(live)}`] : []),
+    ...(liveLarger ? [`live template ${claim} ${quantityString(live!)} (spec.volumeClaimTemplates)`] : []),
     ...(named.length ? [`claims ${named.join(", ")}`] : []),
   ].join("; ");
-  // Failed claims that cannot come down this far: the smallest request the server accepts is capacity + 1 byte.
-  const stuck = claims.filter((c) => failed(c) && c.capacity !== undefined);
-  const lowest = stuck.length
-    ? ` (${stuck.map((c) => `${c.name}'s expansion failed, but Kubernetes lowers a request only above status.capacity: at least ${formatBytes(toBytes(c.capacity!) + 1n)} for it`).join("; ")})`
+  const shrinks = what
+    ? `--storage ${storage} is below the current size (${what}): claims never shrink (Kubernetes refuses to lower a claim's storage request)`
     : "";
+  const failures = stuck
+    .slice(0, NAMED_CLAIMS)
+    .map(
+      (c) =>
+        `${c.name}'s expansion to ${quantityString(c.storage)} failed (${c.allocation}) and it stays at ${quantityString(c.capacity!)}`,
+    );
+  const highest = stuck.length ? stuck.map((c) => toBytes(c.capacity!)).reduce((a, b) => (a >= b ? a : b)) : undefined;
+  const stuckText = stuck.length
+    ? `${failures.join("; ")}: Kubernetes lowers a failed request only to more than the claim's capacity, so --storage ${storage} cannot bring ${stuck.length > 1 ? "them" : "it"} back down`
+    : "";
+  // The smallest size that does both: at least the largest current size, more than every failed claim's capacity.
+  const advice =
+    highest !== undefined && (largest === undefined || highest >= toBytes(largest))
+      ? `Give more than ${formatBytes(highest)}, a size the storage can provide (e.g. --storage ${roundSizeAbove(highest)}): claimstep then lowers the failed request${stuck.length > 1 ? "s" : ""} to it (X1, Kubernetes ≥ 1.34)`
+      : `Give at least ${quantityString(largest!)}`;
   return {
     recovers,
-    refusal:
-      `set: --storage ${storage} is below the current size (${what}): claims never shrink (Kubernetes refuses to lower a claim's storage request)${lowest}, ` +
-      `so the rollout would change nothing. Give at least ${quantityString(largest)}, or --allow-smaller to write it anyway; nothing written`,
+    refusal: `set: ${[shrinks, stuckText].filter(Boolean).join("; ")}. ${advice}, or --allow-smaller to write it anyway; nothing written`,
   };
 }
 

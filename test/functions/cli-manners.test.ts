@@ -143,7 +143,9 @@ describe("set", () => {
     const { io, err } = capture();
     expect(await main(["set", "web", "data", "--storage", "500Mi"], io, s.connect)).toBe(1);
     expect(err.text).toMatch(/claims never shrink/);
-    expect(err.text).toMatch(/template data 1Gi; claims data-web-0 1Gi, data-web-1 1Gi, data-web-2 1Gi/);
+    expect(err.text).toContain(
+      "live template data 1Gi (spec.volumeClaimTemplates); claims data-web-0 1Gi, data-web-1 1Gi, data-web-2 1Gi",
+    );
     expect(err.text).toMatch(/--allow-smaller/);
     expect(err.text.trim().split("\n")).toHaveLength(1);
     expect(await s.annotations()).toEqual(before);
@@ -167,11 +169,11 @@ describe("set", () => {
     );
     expect(out.text).toMatch(/updating data-web-2: storage 1Ti → 3Gi/);
     expect(JSON.parse((await s.annotations())[Keys.templates])[0].spec.resources.requests.storage).toBe("3Gi");
-    // At its capacity it cannot come down: refused, naming the smallest request the server accepts.
+    // At its capacity it cannot come down: refused, naming the recovery in sizes a person writes.
     const stuck = capture();
     expect(await main(["set", "web", "data", "--storage", "1Gi"], stuck.io, s.connect)).toBe(1);
     expect(stuck.err.text).toContain(
-      "data-web-2's expansion failed, but Kubernetes lowers a request only above status.capacity: at least 1073741825 for it",
+      "Kubernetes lowers a failed request only to more than the claim's capacity, so --storage 1Gi cannot bring it back down. Give more than 1Gi, a size the storage can provide (e.g. --storage 2Gi)",
     );
     expect(JSON.parse((await s.annotations())[Keys.templates])[0].spec.resources.requests.storage).toBe("3Gi");
   });
