@@ -1,7 +1,7 @@
 // Recovering from a failed expansion (X1–X3) on a real API server v1.34 (RecoverVolumeExpansionFailure
 // GA), through the shipped CLI: the node agent's driver finds any expansion above 3Gi infeasible.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { describeAudit, storageClass, useControlPlane } from "./support/index.js";
+import { describeAudit, ok, storageClass, useControlPlane } from "./support/index.js";
 import {
   auditCaughtUp,
   type CliRun,
@@ -54,6 +54,10 @@ async function failExpansion(set: string): Promise<void> {
   const last = steps(r).at(-1)?.decision;
   expect(`${last?.phase}/${last?.reason}`, describeRun(r)).toBe("Blocked/ResizeFailed");
   expect(last?.message).toContain(`data-${set}-1`);
+  // Issue 36 point 7: the block names the way out (X1) in sizes a person writes.
+  expect(last?.message).toContain(
+    `To recover (X1, Kubernetes ≥ 1.34): set the desired template to more than the claim's capacity 1Gi and no more than the storage provides, e.g. claimstep set ${set} data --storage 2Gi -n ${e2e.namespace}: claimstep lowers the claim's request from 5Gi to it`,
+  );
   const failed = (await e2e.api.get("persistentvolumeclaims", `data-${set}-1`)).body;
   expect(failed.spec.resources.requests.storage).toBe("5Gi");
   expect(failed.status?.allocatedResourceStatuses?.storage).toBe("ControllerResizeInfeasible");
@@ -111,8 +115,8 @@ describe("X1: the template lowered above the capacity", () => {
   });
 });
 
-describe("X2: the template lowered to the capacity", () => {
-  it("1Gi = capacity: set refuses naming the smallest request; written anyway → Blocked/RecoveryNotPossible, no 422", {
+describe("X2: the template lowered to the capacity (issue 36 point 4: the KEP proceeds)", () => {
+  it("1Gi = capacity: set refuses naming the recovery in sizes (point 7); written anyway → the rollout goes on to Complete, the failed request kept and reported (status, Warning Event), no 422", {
     timeout: 180_000,
   }, async () => {
     await timed("X2", async () => {
@@ -122,34 +126,51 @@ describe("X2: the template lowered to the capacity", () => {
 
       const refused = await claimstep(e2e, ["set", set, "data", "--storage", "1Gi"]);
       expect(refused.code, describeRun(refused)).toBe(1);
+      expect(refused.stderr, describeRun(refused)).toContain(
+        `data-${set}-1's expansion to 5Gi failed (ControllerResizeInfeasible) and it stays at 1Gi`,
+      );
+      expect(refused.stderr).toContain("Give more than 1Gi, a size the storage can provide (e.g. --storage 2Gi)");
+      expect(refused.stderr).not.toMatch(/1073741825|at least 5Gi/);
       const anyway = await claimstep(e2e, ["set", set, "data", "--storage", "1Gi", "--allow-smaller"]);
-      // Written; the plan it prints is already the block (exit 2, as for any Blocked plan).
-      expect(anyway.code, describeRun(anyway)).toBe(2);
+      expect(anyway.code, describeRun(anyway)).toBe(0);
       expect(anyway.stdout, describeRun(anyway)).toMatch(/desired data storage 1Gi/);
-      expect(anyway.stdout).toMatch(/Blocked\s+RecoveryNotPossible/);
       const r = await claimstep(e2e, ["run", set, "--interval", "1s", "--timeout", "1m", "-o", "json"]);
-      expect(r.code, describeRun(r)).toBe(2);
+      expect(r.code, describeRun(r)).toBe(0);
       const last = steps(r).at(-1)?.decision;
-      expect(`${last?.phase}/${last?.reason}`, describeRun(r)).toBe("Blocked/RecoveryNotPossible");
-      // The smallest request the server accepts: capacity + 1 byte (1Gi = 1073741824).
-      expect(last?.message, describeRun(r)).toMatch(/Set the template to 1073741825 or more/);
-      expect(refused.stderr, describeRun(refused)).toMatch(/1073741825|smallest/);
-      expect(last?.message).toContain(`data-${set}-1`);
+      expect(last?.phase, describeRun(r)).toBe("Complete");
+      expect(last?.message, describeRun(r)).toContain(
+        `data-${set}-1 still requests 5Gi, which its storage could not provide (ControllerResizeInfeasible); it stays at 1Gi`,
+      );
+      expect(last?.message).toContain(
+        `kubectl -n ${e2e.namespace} patch pvc data-${set}-1 --type merge -p '{"spec":{"resources":{"requests":{"storage":"2Gi"}}}}'`,
+      );
       const failed = (await e2e.api.get("persistentvolumeclaims", `data-${set}-1`)).body;
       expect(failed.spec.resources.requests.storage).toBe("5Gi");
+      expect(failed.metadata.labels?.["claimstep.io/revision"]).toBe(last?.revision);
+      // Reported as a Warning Event on the set.
+      const events = ok(await e2e.admin.list("events.events.k8s.io", e2e.namespace), "list events").items ?? [];
+      expect(
+        events.some(
+          (e: any) =>
+            e.reason === "ResizeFailed" &&
+            e.type === "Warning" &&
+            String(e.note).includes(`data-${set}-1 still requests 5Gi`),
+        ),
+        JSON.stringify(events.map((e: any) => `${e.reason} ${e.note}`)),
+      ).toBe(true);
       await auditCaughtUp(e2e);
       expectWithinBudget(claimstepRequestsIn(e2e, r.startedAt, r.endedAt), steps(r).length, `run ${set}`);
       expectBudgetPerStep(e2e, r, steps(r), `run ${set}`);
-      // claimstep never sent the write the server would refuse: no claim write at all in this run, no 422.
+      // Only the revision stamped, the request as it was (no lowering the server would refuse): no 422.
       const mine = e2e.audit({
         since: new Date(r.startedAt),
         user: e2e.info.claimstepUser,
         resource: "persistentvolumeclaims",
       });
       expect(
-        mine.filter((e) => e.verb !== "list" && e.verb !== "get"),
+        mine.filter((e) => e.verb !== "list" && e.verb !== "get").every((e) => e.code === 200),
         describeAudit(mine),
-      ).toEqual([]);
+      ).toBe(true);
       expect(e2e.audit({ since: new Date(since), where: (e) => e.code === 422 }), "422 answers").toEqual([]);
       expectCleanAudit(e2e, since);
       refusedText = `${refused.stderr.trim()} | ${last?.message}`;
