@@ -342,6 +342,23 @@ function obstacleOf(
         : Messages.noVolumeAttributesClassApi(name, t.metadata.name, vac),
     };
   }
+  // Issue 36 point 5: the class is for another CSI driver than the one that provisioned the claim:
+  // only the claim's driver's resizer modifies it, with its own parameters; nothing ever happens.
+  const driver = vac !== undefined && pvc.spec.volumeAttributesClassName !== vac ? scope.vacs?.get(vac) : undefined;
+  const provisioner = haveClass !== undefined ? scope.classes.get(haveClass)?.provisioner : undefined;
+  if (driver !== undefined && provisioner !== undefined && driver !== provisioner) {
+    return {
+      reason: "VolumeAttributesClassDriverMismatch",
+      message: Messages.volumeAttributesClassDriverMismatch(
+        name,
+        t.metadata.name,
+        vac!,
+        driver,
+        haveClass!,
+        provisioner,
+      ),
+    };
+  }
   return undefined;
 }
 

@@ -102,6 +102,16 @@ export const Messages = {
     `${claim}: VolumeAttributesClass ${vac} does not exist. Create it or fix volumeAttributesClassName in template "${template}"`,
   noVolumeAttributesClassApi: (claim: string, template: string, vac: string) =>
     `${claim}: template "${template}" names VolumeAttributesClass ${vac} but this cluster has no VolumeAttributesClass API (storage.k8s.io v1 or v1beta1)`,
+  // Issue 36 point 5: only the claim's own CSI driver modifies it (its external-resizer), with a class made for it.
+  volumeAttributesClassDriverMismatch: (
+    claim: string,
+    template: string,
+    vac: string,
+    driver: string,
+    storageClass: string,
+    provisioner: string,
+  ) =>
+    `${claim}: VolumeAttributesClass ${vac} is for driver ${driver}, but the claim's StorageClass ${storageClass} is provisioned by ${provisioner}: ${provisioner}'s resizer would never modify it to ${vac}. Name a VolumeAttributesClass whose driverName is ${provisioner} in template "${template}" (or create one), and the rollout continues`,
 
   // X2: a failed expansion that cannot be undone as the template asks.
   // Issue 36 point 4: a failed expansion the template no longer needs: the rollout goes on, the claim is reported.

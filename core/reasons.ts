@@ -86,6 +86,8 @@ export const REASONS = {
   ImmutableFieldMismatch: { phase: "Blocked", event: "Warning" },
   ExpansionNotAllowed: { phase: "Blocked", event: "Warning" },
   VolumeAttributesClassNotFound: { phase: "Blocked", event: "Warning" },
+  /** Issue 36 point 5: the VolumeAttributesClass's driverName is not the claim's StorageClass's provisioner. */
+  VolumeAttributesClassDriverMismatch: { phase: "Blocked", event: "Warning" },
   ResizeFailed: { phase: "Blocked", event: "Warning" },
   /** Rule 17: the kubelet's file system expansion failed at the size allocated (NodeResizeError). */
   NodeResizeFailed: { phase: "Blocked", event: "Warning" },

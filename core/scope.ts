@@ -29,8 +29,8 @@ export interface Scope {
   /** Claims with a deletionTimestamp, by name: treated as missing (rule 13), kept only to say so. */
   deleting: Map<string, PersistentVolumeClaim>;
   classes: Map<string, StorageClass>;
-  /** VolumeAttributesClass names; undefined when the cluster has no VolumeAttributesClass API. */
-  vacs: Set<string> | undefined;
+  /** VolumeAttributesClasses by name → driverName; undefined when the cluster has no VolumeAttributesClass API. */
+  vacs: Map<string, string> | undefined;
   /** Pod phases by pod name, for the report. */
   podPhases: Map<string, string | undefined>;
   /** Pods by name. */
@@ -101,7 +101,7 @@ export function scopeOf(snapshot: Snapshot, parsed: PolicyResult = policyOf(snap
       deleting,
       classes: new Map(snapshot.storageClasses.map((c) => [c.metadata.name, c])),
       vacs: snapshot.volumeAttributesClasses
-        ? new Set(snapshot.volumeAttributesClasses.map((v) => v.metadata.name))
+        ? new Map(snapshot.volumeAttributesClasses.map((v) => [v.metadata.name, v.driverName]))
         : undefined,
       podPhases: new Map(snapshot.pods.map((p) => [p.metadata.name, p.status?.phase])),
       pods: new Map(snapshot.pods.map((p) => [p.metadata.name, p])),

@@ -242,8 +242,8 @@ describe("rule 18: a VolumeAttributesClass modification Pending on a class that 
 describe("rule 19: size first, the class once the resize is done", () => {
   const desired = [{ name: "data", storage: "2Gi", vac: "gold" }];
   const vacs = [
-    { metadata: { name: "gold" }, driverName: "x" },
-    { metadata: { name: "silver" }, driverName: "x" },
+    { metadata: { name: "gold" }, driverName: "example.com/fake" },
+    { metadata: { name: "silver" }, driverName: "example.com/fake" },
   ];
   const start = (c: ClaimSpec) => {
     const set = makeSet({ desired });

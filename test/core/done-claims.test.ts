@@ -24,7 +24,7 @@ import {
 const NOW = new Date("2026-12-03T10:00:00Z");
 const plan = (s: Snapshot): Decision => planStep(s, NOW, DIRECT);
 const rev = (...t: TemplateSpec[]) => revisionOf(t.map(template) as never);
-const vacs = ["gold", "silver", "platinum"].map((name) => ({ metadata: { name }, driverName: "x" }));
+const vacs = ["gold", "silver", "platinum"].map((name) => ({ metadata: { name }, driverName: "example.com/fake" }));
 
 describe("rule 20: a claim at the current revision is never written again", () => {
   const desired = [{ name: "data", storage: "2Gi", vac: "gold", labels: { tier: "db" } }];

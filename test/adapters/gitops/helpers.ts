@@ -37,7 +37,7 @@ export function growDecision(storage = "2Gi", extra: { vac?: string } = {}): Dec
   const snap = snapshot(
     set,
     [0, 1, 2].map((i) => makeClaim(`data-web-${i}`)),
-    extra.vac ? { volumeAttributesClasses: [{ metadata: { name: extra.vac }, driverName: "csi.example.com" }] } : {},
+    extra.vac ? { volumeAttributesClasses: [{ metadata: { name: extra.vac }, driverName: "example.com/fake" }] } : {},
   );
   const decision = planStep(snap, NOW, DIRECT);
   if (!decision.action)
@@ -120,7 +120,7 @@ export function recreateDecision(
       ...(desired.vac ? { vac: desired.vac, currentVac: desired.vac } : {}),
     }),
     desired.vac
-      ? { volumeAttributesClasses: [{ metadata: { name: desired.vac }, driverName: "csi.example.com" }] }
+      ? { volumeAttributesClasses: [{ metadata: { name: desired.vac }, driverName: "example.com/fake" }] }
       : {},
   );
   const decision = planStep(snap, NOW, PULL_REQUESTS);
