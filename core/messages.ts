@@ -182,6 +182,12 @@ export const Messages = {
   claimBeingDeleted: (first: string, missing: number) =>
     `${first}, then claimstep updates it${missing > 1 ? ` (${missing} claim(s) in scope are missing or being deleted)` : ""}`,
 
+  // Rule 21: the pod of an ordinal is not Ready.
+  podNotReady: (pod: string, ordinal: number, updated: boolean) =>
+    updated
+      ? `claims of ordinal ${ordinal} ready, but pod ${pod} is not Ready: the next ordinal waits for it (KEP-4650: the pod and its claims ready before the next replica)`
+      : `pod ${pod} (ordinal ${ordinal}) is not Ready: it uses up a maxUnavailable slot, as for the StatefulSet controller`,
+
   // Pods (P1–P5, R1–R3).
   podPending: (pod: string, revision: string | undefined, updated: boolean, exists: boolean, held: boolean) =>
     !exists

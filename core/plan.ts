@@ -12,7 +12,7 @@ import { Keys } from "./keys.js";
 import { eventOf, Messages } from "./messages.js";
 import type { WalkConclusion } from "./parts.js";
 import { lastEvictionJSON } from "./pod-policy.js";
-import { coordinationOf, partitionStep, podsPending, releaseOnOptOut, restartStep } from "./pods.js";
+import { coordinationOf, partitionStep, podsNotReady, podsPending, releaseOnOptOut, restartStep } from "./pods.js";
 import { type PolicyResult, policyOf } from "./policy.js";
 import type { WriterCapabilities } from "./ports.js";
 import { phaseOf } from "./reasons.js";
@@ -75,6 +75,8 @@ export function planStep(snapshot: Snapshot, now: Date, writer: WriterCapabiliti
   const coordination = coordinationOf(scope);
   const pending = podsPending(scope, coordination, ordinals);
   const busy = pending.busy;
+  // Rule 21: pods not Ready use up maxUnavailable slots; an updated ordinal's stops the next one.
+  const unready = podsNotReady(scope);
   const reports: OrdinalReport[] = [
     ...ordinals.map((o) =>
       ordinalReport(scope, o, busy.has(o.ordinal) ? "InFlight" : pending.held.has(o.ordinal) ? "Pending" : stateOf(o)),
@@ -125,7 +127,7 @@ export function planStep(snapshot: Snapshot, now: Date, writer: WriterCapabiliti
         },
       });
     if (snapshot.recreateRecord) {
-      const walked = walk(scope, ordinals, busy);
+      const walked = walk(scope, ordinals, busy, unready);
       const step = recreate(walked.reason === "Converged");
       if (step) return step;
     }
@@ -162,7 +164,7 @@ export function planStep(snapshot: Snapshot, now: Date, writer: WriterCapabiliti
     // While the shape is pending, the partition is the re-create's (held before it, handed back after).
     const partition = reshaping ? undefined : partitionStep(scope, coordination, ordinals, pending);
     if (partition) return partition;
-    const walked = walk(scope, ordinals, busy);
+    const walked = walk(scope, ordinals, busy, unready);
     if (walked.reason === "Converged") {
       // Autogrow (autogrow.ts) before the re-create: a full disk is the more urgent.
       const grow = policy.autogrow

@@ -58,6 +58,20 @@ export function podColumns(
 
 const claimsDone = (o: OrdinalPlan): boolean => o.claims.every((c) => c.done);
 
+/**
+ * Rule 21: the set's pods (every ordinal in `[start, start + replicas)`, in scope or not) that exist,
+ * are not being deleted and are not Ready, by ordinal, with their names: each uses up a
+ * maxUnavailable slot, as an unhealthy pod does for the StatefulSet controller.
+ */
+export function podsNotReady(scope: Scope): Map<number, string> {
+  const out = new Map<number, string>();
+  for (let o = scope.ordinals.end - 1; o >= scope.ordinals.start; o--) {
+    const p = podStateOf(scope, o);
+    if (p.pod && !p.pod.metadata.deletionTimestamp && !p.ready) out.set(o, p.name);
+  }
+  return out;
+}
+
 /** Whether claimstep orders this set's pods after its claims in this step (P1–P4). */
 export interface Coordination {
   /** ClaimsFirst applies: a claim rollout and a pod rollout at once, or claimstep still holds the partition. */

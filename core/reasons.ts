@@ -61,6 +61,8 @@ export const REASONS = {
   ClaimReused: { phase: "Progressing", event: "Normal", requeueAfter: SOON },
   // Waiting: something outside claimstep has to happen first.
   PodUpdating: { phase: "Waiting", requeueAfter: CONTROLLER_PACE },
+  /** Rule 21 (KEP-4650 table row 9): an updated ordinal's pod, or a pod using up the last maxUnavailable slot, is not Ready. */
+  PodNotReady: { phase: "Waiting", event: "Warning", requeueAfter: CONTROLLER_PACE },
   Recreating: { phase: "Waiting", requeueAfter: SOON },
   DisruptionBudget: { phase: "Waiting", event: "Warning", requeueAfter: BUDGET_PACE },
   ClaimResizing: { phase: "Waiting", event: "Normal", requeueAfter: DRIVER_PACE },

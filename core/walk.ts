@@ -33,16 +33,25 @@ export const inFlightCount = (
 interface Wait {
   ordinal: number;
   message: string;
-  reason: "ClaimResizing" | "ClaimNotBound" | "ClaimMissing" | "PodUpdating" | "ModifyVolumePending";
+  reason: "ClaimResizing" | "ClaimNotBound" | "ClaimMissing" | "PodUpdating" | "ModifyVolumePending" | "PodNotReady";
 }
 
+/**
+ * `unready` (rule 21): the set's pods that exist, are not being deleted and are not Ready, by
+ * ordinal (core/pods.ts podsNotReady).
+ */
 export function walk(
   scope: Scope,
   ordinals: readonly OrdinalPlan[],
   busy: ReadonlyMap<number, string> = new Map(),
+  unready: ReadonlyMap<number, string> = new Map(),
 ): WalkConclusion {
   const occupies = (o: OrdinalPlan, revision: string): boolean => claimsOccupy(o, revision) || busy.has(o.ordinal);
   const inFlight = inFlightCount(scope, ordinals, busy);
+  // Rule 21: an unready pod of the set uses up a maxUnavailable slot, as for the StatefulSet
+  // controller; an ordinal's own pod takes none from it (updating it makes nothing less available).
+  const unavailable = new Set([...inFlightOrdinals(scope, ordinals, busy), ...unready.keys()]);
+  const rolling = scope.currentRevision !== scope.revision;
   const waits: Wait[] = [];
   const missing: ClaimPlan[] = [];
   let noSlot: number | undefined;
@@ -65,7 +74,9 @@ export function walk(
     // Rules 7 and 9: the ordinal's next claim, when it already holds a slot or a slot is free.
     const next = o.claims.find((c) => c.patch);
     if (next?.patch) {
-      if (occupies(o, scope.revision) || inFlight < scope.maxUnavailable) {
+      const others = unavailable.size - (unavailable.has(o.ordinal) ? 1 : 0);
+      // Highest first (rule 3): below an ordinal that found no slot, only those in flight go on.
+      if (occupies(o, scope.revision) || (noSlot === undefined && others < scope.maxUnavailable)) {
         const note = `${next.patch.claim}: ${describeChange(next.patch, { storage: next.pvc?.spec.resources?.requests?.storage, volumeAttributesClassName: next.pvc?.spec.volumeAttributesClassName })}`;
         return {
           reason: "ClaimUpdated",
@@ -107,23 +118,49 @@ export function walk(
     // P3: claims done, the pod not yet replaced and Ready.
     const pod = busy.get(o.ordinal);
     if (pod !== undefined) waits.push({ ordinal: o.ordinal, message: pod, reason: "PodUpdating" });
+    // Rule 21 (KEP-4650 table row 9): claims done in this rollout, the pod (there, not being
+    // deleted) not Ready: the ordinal is not done; the next one waits, Complete is not said.
+    else if (rolling && unready.has(o.ordinal) && o.claims.every((c) => c.done))
+      waits.push({
+        ordinal: o.ordinal,
+        message: Messages.podNotReady(unready.get(o.ordinal)!, o.ordinal, true),
+        reason: "PodNotReady",
+      });
   }
 
   // Rule 9: at most maxUnavailable ordinals in flight; say what the next one waits for.
   const head = waits[0];
   if (noSlot !== undefined) {
-    const message = Messages.noSlot(head?.message, noSlot, inFlight, scope.maxUnavailable);
-    const reason = head?.reason === "ClaimMissing" || head?.reason === "PodUpdating" ? head.reason : "ClaimResizing";
+    // Rule 21: else a pod not Ready holds the slot (the highest, not the ordinal waiting).
+    const [held, heldPod] = [...unready].find(([n]) => n !== noSlot) ?? [];
+    const first: Wait | undefined =
+      head ??
+      (held !== undefined && heldPod !== undefined
+        ? { ordinal: held, message: Messages.podNotReady(heldPod, held, false), reason: "PodNotReady" }
+        : undefined);
+    const message = Messages.noSlot(first?.message, noSlot, Math.max(inFlight, unavailable.size), scope.maxUnavailable);
+    const reason =
+      first?.reason === "ClaimMissing" || first?.reason === "PodUpdating" || first?.reason === "PodNotReady"
+        ? first.reason
+        : "ClaimResizing";
     return {
       reason,
       message,
-      ordinal: head?.ordinal ?? noSlot,
-      ...(reason === "ClaimResizing" ? { events: [eventOf("ClaimResizing", message)] } : {}),
+      ordinal: first?.ordinal ?? noSlot,
+      ...(reason === "ClaimResizing" || reason === "PodNotReady" ? { events: [eventOf(reason, message)] } : {}),
     };
   }
   // Rule 8: the claims in flight are not ready yet; P3: nor the pods that follow them.
   if (head && head.reason === "PodUpdating")
     return { reason: head.reason, message: head.message, ordinal: head.ordinal };
+  // Rule 21: an updated ordinal's pod not Ready.
+  if (head && head.reason === "PodNotReady")
+    return {
+      reason: head.reason,
+      message: head.message,
+      ordinal: head.ordinal,
+      events: [eventOf(head.reason, head.message)],
+    };
   if (head && head.reason !== "ClaimMissing") {
     return {
       reason: head.reason,

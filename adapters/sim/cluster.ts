@@ -144,6 +144,17 @@ export class SimCluster {
     return this.workloads.list();
   }
 
+  /**
+   * A readiness probe that fails: the pod reports Ready=False for `forMs` from now (starting not
+   * Ready, if it is still starting), then Ready again — a pod an expansion broke for a while.
+   */
+  failReadiness(namespace: string, pod: string, forMs: number): void {
+    const uid = (this.store.peek("pods", namespace, pod)?.metadata as { uid?: string } | undefined)?.uid;
+    if (!uid) return;
+    this.kubelet.failReadiness(uid, this.clock.nowMs() + forMs);
+    this.settle();
+  }
+
   /** What the kubelets report now: used and capacity bytes of every mounted, Bound claim. */
   volumeStats(): VolumeStats[] {
     return this.workloads.stats();

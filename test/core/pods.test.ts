@@ -492,3 +492,82 @@ describe("R3: a PodDisruptionBudget's refusal", () => {
     expect(plan(restartWorld({ annotations: { [Keys.lastEviction]: record } })).action?.type).toBe("EvictPod");
   });
 });
+
+// Issue 36 point 3, rule 21. KEP-4650 table row 9: wait for the Pod and its PVCs to be ready
+// before the next replica (the StatefulSet controller's OrderedReady rule); maxUnavailable counts
+// unready pods as the controller does.
+describe("rule 21: an ordinal's pod not Ready stops the next one", () => {
+  const without = (s: Snapshot, ordinal: number, change: (p: Pod) => void): Snapshot => {
+    s.pods.filter((p) => p.metadata.name === `web-${ordinal}`).forEach(change);
+    return s;
+  };
+
+  it("the updated ordinal's pod not Ready: Waiting/PodNotReady naming the pod and the ordinal, no write", () => {
+    const base = world({ rolling: false });
+    const d = plan(world({ rolling: false, claims: done(base, 2), pods: { 2: { ready: false } } }));
+    expect(d.phase).toBe("Waiting");
+    expect(d.reason).toBe("PodNotReady");
+    expect(d.message).toMatch(/claims of ordinal 2 ready, but pod web-2 is not Ready: the next ordinal waits/);
+    expect(d.action).toBeUndefined();
+    expect(d.events).toEqual([expect.objectContaining({ type: "Warning", reason: "PodNotReady" })]);
+  });
+
+  it("goes on once the pod is Ready", () => {
+    const base = world({ rolling: false });
+    const d = plan(world({ rolling: false, claims: done(base, 2) }));
+    expect(d.action).toMatchObject({ type: "PatchClaim", claim: "data-web-1" });
+  });
+
+  it("a pod being deleted, or not there, is the controller's to re-create: not waited for", () => {
+    const base = world({ rolling: false });
+    const deleting = without(
+      world({ rolling: false, claims: done(base, 2), pods: { 2: { ready: false } } }),
+      2,
+      (p) => {
+        p.metadata.deletionTimestamp = minutesAgo(0);
+      },
+    );
+    expect(plan(deleting).action).toMatchObject({ type: "PatchClaim", claim: "data-web-1" });
+    const gone = world({ rolling: false, claims: done(base, 2) });
+    gone.pods = gone.pods.filter((p) => p.metadata.name !== "web-2");
+    expect(plan(gone).action).toMatchObject({ type: "PatchClaim", claim: "data-web-1" });
+  });
+
+  it("any pod of the set not Ready uses up a maxUnavailable slot (below the partition too): nothing starts with maxUnavailable 1", () => {
+    for (const set of [{}, { partition: 1 }] as SetSpec[]) {
+      const d = plan(world({ set, rolling: false, pods: { 0: { ready: false } } }));
+      expect(d.reason).toBe("PodNotReady");
+      expect(d.message).toMatch(/pod web-0 \(ordinal 0\) is not Ready: it uses up a maxUnavailable slot/);
+      expect(d.message).toMatch(/ordinal 2 starts when/);
+      expect(d.action).toBeUndefined();
+    }
+  });
+
+  it("with maxUnavailable 2, one pod not Ready leaves one slot", () => {
+    const d = plan(world({ set: { maxUnavailable: 2 }, rolling: false, pods: { 0: { ready: false } } }));
+    expect(d.action).toMatchObject({ type: "PatchClaim", claim: "data-web-2" });
+  });
+
+  it("an ordinal's own pod not Ready takes no slot from it: its claims are written (a full disk is what the growth fixes)", () => {
+    const d = plan(world({ rolling: false, pods: { 2: { ready: false } } }));
+    expect(d.action).toMatchObject({ type: "PatchClaim", claim: "data-web-2" });
+  });
+
+  it("Complete (rule 10) is not said while an updated ordinal's pod is not Ready; then it is", () => {
+    const base = world({ rolling: false });
+    const waiting = plan(world({ rolling: false, claims: done(base, 0, 1, 2), pods: { 1: { ready: false } } }));
+    expect(waiting.reason).toBe("PodNotReady");
+    expect(waiting.message).toMatch(/pod web-1 is not Ready/);
+    expect(waiting.setAnnotations?.[Keys.currentRevision]).toBeUndefined();
+    const complete = plan(world({ rolling: false, claims: done(base, 0, 1, 2) }));
+    expect(complete.reason).toBe("RolloutComplete");
+  });
+
+  it("once complete (current-revision written), a pod that fails later does not reopen the rollout", () => {
+    const base = world({ rolling: false });
+    const set: SetSpec = { annotations: { [Keys.currentRevision]: revisionOf(base) } };
+    const d = plan(world({ set, rolling: false, claims: done(base, 0, 1, 2), pods: { 1: { ready: false } } }));
+    expect(d.reason).toBe("Converged");
+    expect(d.action).toBeUndefined();
+  });
+});

@@ -132,3 +132,84 @@ describe("issue 36 point 1: opting out while ClaimsFirst holds the partition", (
     });
   }, 180_000);
 });
+
+/** The pod's readiness as its kubelet's prober would report it (a strategic merge of the conditions, by type). */
+async function setReady(e2e: ReturnType<typeof useControlPlane>, pod: string, ready: boolean): Promise<void> {
+  const at = new Date().toISOString().replace(/\.\d+Z$/, "Z");
+  const cond = (type: string) => ({
+    type,
+    status: ready ? "True" : "False",
+    lastTransitionTime: at,
+    ...(ready ? {} : { reason: "ReadinessProbeFailed", message: "readiness probe failed (issue 36 point 3)" }),
+  });
+  ok(
+    await e2e.api.status.patch(
+      "pods",
+      pod,
+      { status: { conditions: [cond("Ready"), cond("ContainersReady")] } },
+      "strategic",
+    ),
+    `pod ${pod} Ready=${ready}`,
+  );
+}
+
+describe("issue 36 point 3: an ordinal's pod not Ready stops the next one", () => {
+  const e2e = useControlPlane({ prefix: "notready", needsFakeDriver: true });
+  it("web-2's claims grow, its pod is not Ready: Waiting/PodNotReady and data-web-1 untouched; once Ready, Complete", async () => {
+    await timed("pod not Ready stops the next ordinal", async () => {
+      const sc = await createStorageClass(e2e, "fast", { resizeLatencyMs: 500 });
+      await createSet(e2e, { replicas: 3, storageClassName: sc, storage: "1Gi" });
+      const since = new Date().toISOString();
+      // The pod of the first ordinal to grow stops being Ready (the agent, playing the kubelet,
+      // never marks a started pod Ready again: its prober is this patch).
+      await setReady(e2e, "web-2", false);
+      const set = await cli(e2e, ["set", "web", "data", "--storage", "2Gi"]);
+      expect(set.code, describeRun(set)).toBe(0);
+
+      const run = cli(e2e, ["run", "web", "--interval", "1s", "--timeout", "3m", "-o", "json"], { timeoutMs: 200_000 });
+      // claimstep grows web-2's own claim (its slot is its own), then waits on its pod.
+      const waitingSince = await waitFor(
+        async () => {
+          const s = (await e2e.api.get("statefulsets", "web")).body;
+          const status = JSON.parse(s.metadata?.annotations?.["claimstep.io/status"] ?? "{}");
+          return status.reason === "PodNotReady" ? Date.now() : undefined;
+        },
+        { what: "claimstep says Waiting/PodNotReady", timeoutMs: 60_000 },
+      );
+      await sleep(5_000);
+      const early = claimWrites(e2e, since).filter((e) => e.code < 300);
+      expect(
+        early.map((e) => e.name),
+        describeAudit(early),
+      ).toEqual(["data-web-2"]);
+      const status = JSON.parse(
+        ok(await e2e.api.get("statefulsets", "web"), "get set").metadata.annotations?.["claimstep.io/status"] ?? "{}",
+      );
+      expect(status).toMatchObject({ phase: "Waiting", reason: "PodNotReady", ordinal: 2 });
+      expect(status.message).toMatch(/pod web-2 is not Ready/);
+
+      const readyAt = new Date().toISOString();
+      await setReady(e2e, "web-2", true);
+      const done = await run;
+      expect(done.code, describeRun(done)).toBe(0);
+      const reasons = stepsOf(done).map((s) => s.decision.reason);
+      expect(reasons, steps(done).join("\n")).toContain("PodNotReady");
+      expect(reasons.at(-1)).toBe("RolloutComplete");
+      // data-web-1 and data-web-0 only after web-2 was Ready again.
+      const writes = claimWrites(e2e, since).filter((e) => e.code < 300);
+      expect(writes.map((e) => e.name)).toEqual(["data-web-2", "data-web-1", "data-web-0"]);
+      for (const w of writes.slice(1))
+        expect(Date.parse(w.time), `${w.name} written before web-2 was Ready`).toBeGreaterThanOrEqual(
+          Date.parse(readyAt),
+        );
+      // Events: PodNotReady, a Warning.
+      const events = ok(await e2e.admin.list("events.events.k8s.io", e2e.namespace), "list events").items ?? [];
+      const notReady = events.filter((x: KubeObject) => x.reason === "PodNotReady");
+      expect(notReady.length).toBeGreaterThan(0);
+      expect(new Set(notReady.map((x: KubeObject) => x.type))).toEqual(new Set(["Warning"]));
+      expect(scenarioAudit(e2e)).toEqual([]);
+      const waited = Date.now() - waitingSince;
+      return `waited ${reasons.filter((r: string) => r === "PodNotReady").length} steps (${Math.round(waited / 1000)} s) on web-2; ${writes.length} claim writes`;
+    });
+  }, 240_000);
+});

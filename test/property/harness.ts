@@ -18,6 +18,7 @@ import {
   checkAutogrowEnd,
   checkInFlight,
   checkOptOut,
+  checkPodsReady,
   checkRestored,
   checkWrites,
   completeIsTrue,
@@ -104,6 +105,14 @@ interface EditState {
 
 async function applyEdit(c: SimCluster, s: Scenario, edit: Scenario["edits"][number], state: EditState): Promise<void> {
   switch (edit.kind) {
+    case "podNotReady": {
+      const set = c.get("statefulsets", ref.namespace, ref.name)!;
+      const replicas = Number(set.spec.replicas ?? 1);
+      if (!replicas) return;
+      const ordinal = Number(set.spec.ordinals?.start ?? 0) + (edit.index % replicas);
+      c.failReadiness(ref.namespace, `${ref.name}-${ordinal}`, edit.forSeconds * 1000);
+      return;
+    }
     case "optOut":
       // KEP-4650: back to OnClaimDelete, "to unblock normal Pod rollout immediately".
       state.optedOut = true;
@@ -478,6 +487,11 @@ export async function runScenario(s: Scenario, opts: { trace?: (line: string) =>
       }),
       ...checkInFlight(flyingBefore, inFlight(after), after),
       ...checkOptOut(before, after, entries, failures > 0 || thrown.length > 0),
+      ...checkPodsReady(
+        before,
+        entries,
+        results.map((r) => r.decision.reason),
+      ),
     );
     if (
       entries.some(

@@ -26,8 +26,9 @@ export type InvariantId =
   | "I11"
   | "I15"
   | "I16"
-  | "I17"
   | "I10-optout"
+  | "I4-pods"
+  | "I17"
   | "A1"
   | "A2"
   | "A3"
@@ -796,6 +797,64 @@ export function checkOptOut(
     say(
       `the set is not opted in (${Keys.strategy}=${before.set.metadata.annotations?.[Keys.strategy] ?? "(none)"}, ${before.set.spec.updateStrategy?.type ?? "RollingUpdate"}) and claimstep still holds its partition: live ${after.livePartition}, the user's ${held}${after.recordedPartition !== undefined ? ", still recorded" : ""}`,
     );
+  return out;
+}
+
+/** The set's pods (every ordinal of [start, end)) that exist, are not being deleted and are not Ready. */
+function podsNotReady(v: SetView): Map<number, string> {
+  const out = new Map<number, string>();
+  for (let o = v.start; o < v.end; o++) {
+    const name = `${v.set.metadata.name}-${o}`;
+    const p = v.pods.get(name);
+    if (p && !p.metadata.deletionTimestamp && !podReady(p)) out.set(o, name);
+  }
+  return out;
+}
+
+/**
+ * I4-pods (rule 21, KEP-4650 table row 9: the pod and its claims ready before the next replica; the
+ * StatefulSet controller's maxUnavailable counting): a claim write that starts an ordinal (none of
+ * its claims at the revision before) happens only while fewer than maxUnavailable other ordinals
+ * are unavailable — in flight (I4), or with a pod that exists, is not being deleted and is not
+ * Ready; with maxUnavailable 1, an ordinal's pod not Ready stops the next one. And a rollout is not
+ * newly Complete while the pod of an ordinal in scope is not Ready. `before`: the world the
+ * invocation read (only claimstep writes during it).
+ */
+export function checkPodsReady(
+  before: SetView,
+  entries: readonly AuditEntry[],
+  reasons: readonly string[],
+): Violation[] {
+  const out: Violation[] = [];
+  if (!before.desired || !before.revision) return out;
+  const unready = podsNotReady(before);
+  const flying = inFlight(before);
+  const unavailable = new Set([...flying, ...unready.keys()]);
+  const started = new Set<number>();
+  for (const e of entries) {
+    if (e.actor !== FIELD_MANAGER || e.outcome !== "ok" || e.resource !== "persistentvolumeclaims") continue;
+    const owner = templateOfClaim(before, e.name);
+    if (!owner || started.has(owner.ordinal)) continue;
+    const wasStarted = before.desired.some(
+      (t) =>
+        before.claims.get(claimName(before, t, owner.ordinal))?.metadata.labels?.[Keys.revisionLabel] ===
+        before.revision,
+    );
+    // Already in flight (I4's sense: a change still carried out on its claims) holds its slot.
+    if (wasStarted || flying.has(owner.ordinal)) continue;
+    started.add(owner.ordinal);
+    const others = [...unavailable].filter((o) => o !== owner.ordinal);
+    const down = others.filter((o) => unready.has(o));
+    if (others.length >= before.maxUnavailable && down.length)
+      out.push({
+        invariant: "I4-pods",
+        message: `claimstep started ordinal ${owner.ordinal} (wrote ${e.name}) while ${down.map((o) => `pod ${unready.get(o)} (ordinal ${o})`).join(", ")} not Ready, ${others.length} other ordinal(s) unavailable ≥ maxUnavailable ${before.maxUnavailable}`,
+      });
+  }
+  if (reasons.includes("RolloutComplete"))
+    for (const [o, pod] of unready)
+      if (o >= before.first)
+        out.push({ invariant: "I4-pods", message: `RolloutComplete while pod ${pod} (ordinal ${o}) is not Ready` });
   return out;
 }
 

@@ -36,8 +36,8 @@ const seed = Number(process.env.CLAIMSTEP_PROPERTY_SEED ?? 20261130);
 const describeViolations = (r: Awaited<ReturnType<typeof runScenario>>) =>
   r.violations.map((v) => `${v.invariant}: ${v.message}`).join("\n");
 
-/** A fixed pod rollout: ClaimsFirst held by `claimstep set --hold-pods`, a pod template change first. */
-function fixed(o: { replicas: number; edits?: Scenario["edits"]; claimsFirst?: boolean }): Scenario {
+/** A fixed pod rollout: ClaimsFirst held by `claimstep set --hold-pods` (unless not), a pod template change first (unless not). */
+function fixed(o: { replicas: number; edits?: Scenario["edits"]; claimsFirst?: boolean; image?: boolean }): Scenario {
   const claimsFirst = o.claimsFirst ?? true;
   return {
     kind: "clean",
@@ -52,7 +52,7 @@ function fixed(o: { replicas: number; edits?: Scenario["edits"]; claimsFirst?: b
     ],
     templates: [{ name: "data", storageGi: 1, className: "fast" }],
     desired: { growGi: [1], vac: [undefined], label: false },
-    edits: [{ atStep: 0, kind: "image" }, ...(o.edits ?? [])],
+    edits: [...(o.image === false ? [] : [{ atStep: 0, kind: "image" as const }]), ...(o.edits ?? [])],
     faults: {},
     raceRate: 0,
     latency: { resizeMs: 4_000, modifyMs: 1_000, bindMs: 500, podStartMs: 3_000 },
@@ -115,3 +115,75 @@ const caught = (violations: readonly { invariant: InvariantId; message: string }
     .filter((v) => v.invariant === id)
     .map((v) => v.message)
     .join("\n");
+
+describe("issue 36 point 3: an ordinal's pod not Ready stops the next one (I4-pods)", () => {
+  it("random pod rollouts with pods failing their readiness probe for a while: I1–I11 and I4-pods hold, clean ones converge", {
+    timeout: 300_000,
+  }, async () => {
+    const n = Math.max(30, Math.floor(runs / 15));
+    let waited = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        podScenario,
+        fc.array(
+          fc.record({
+            atStep: fc.integer({ min: 0, max: 30 }),
+            index: fc.nat(8),
+            forSeconds: fc.integer({ min: 5, max: 180 }),
+          }),
+          { minLength: 1, maxLength: 3 },
+        ),
+        async (s, flaps) => {
+          const lines: string[] = [];
+          const edits = [...s.edits, ...flaps.map((f) => ({ ...f, kind: "podNotReady" as const }))];
+          const r = await runScenario({ ...s, edits }, { trace: (l) => lines.push(l) });
+          if (lines.some((l) => l.includes("Waiting/PodNotReady"))) waited++;
+          if (r.violations.length) throw new Error(describeViolations(r));
+          if (s.kind === "clean" && !r.converged)
+            throw new Error(`not converged: ${r.phase}/${r.reason}: ${r.message}`);
+        },
+      ),
+      { numRuns: n, seed: seed + 37 },
+    );
+    // The generator really makes rollouts wait on a pod.
+    expect(waited).toBeGreaterThan(0);
+  });
+
+  // Pod web-2 fails its probe for two minutes from the first step: its own claims are written (its
+  // slot is its own), then the next ordinal waits until it is Ready again.
+  const flapping = fixed({
+    replicas: 3,
+    claimsFirst: false,
+    image: false,
+    edits: [{ atStep: 0, kind: "podNotReady", index: 2, forSeconds: 120 }],
+  });
+
+  it("unbroken: the rollout waits (Waiting/PodNotReady), then completes", async () => {
+    planted.bug = undefined;
+    const lines: string[] = [];
+    const r = await runScenario(flapping, { trace: (l) => lines.push(l) });
+    expect(r.violations).toEqual([]);
+    expect(r.converged).toBe(true);
+    expect(lines.filter((l) => l.includes("Waiting/PodNotReady")).length).toBeGreaterThan(0);
+  });
+
+  it("planted: moves on with a pod not Ready → I4-pods", async () => {
+    // The planner that reads every pod as Ready (what claimstep did before rule 21).
+    planted.bug = (real, s, now, w) => {
+      const d = real(s, now, w);
+      if (d.reason !== "PodNotReady") return d;
+      const blind = structuredClone(s);
+      for (const p of blind.pods)
+        p.status = { ...p.status, phase: "Running", conditions: [{ type: "Ready", status: "True" }] };
+      return real(blind, now, w);
+    };
+    try {
+      const r = await runScenario(flapping);
+      expect(caught(r.violations, "I4-pods")).toMatch(
+        /started ordinal 1 \(wrote data-db-1\) while pod db-2 \(ordinal 2\) not Ready/,
+      );
+    } finally {
+      planted.bug = undefined;
+    }
+  });
+});

@@ -58,7 +58,12 @@ export type Edit =
    */
   | { atStep: number; kind: "reapply" }
   /** The user sets `claimstep.io/volume-claim-update-strategy: OnClaimDelete` (opts out; issue 36 point 1). */
-  | { atStep: number; kind: "optOut" };
+  | { atStep: number; kind: "optOut" }
+  /**
+   * The pod of an ordinal (`index` modulo the replicas) fails its readiness probe for `forSeconds`
+   * (SimCluster.failReadiness): a pod an expansion broke for a while (issue 36 point 3).
+   */
+  | { atStep: number; kind: "podNotReady"; index: number; forSeconds: number };
 
 /** An application filling claims (SimCluster.setWorkload). */
 export interface WorkloadSetup {

@@ -33,6 +33,8 @@ import {
 export interface KubeletState {
   startAt: Record<string, number>;
   expandAt: Record<string, number>;
+  /** Pods (by uid) whose readiness probe fails until then (ms since the epoch). */
+  probeFailsUntil?: Record<string, number>;
 }
 
 /** NodeExpandVolume itself: NodeResizeInProgress lasted 50–95 ms in the recordings. */
@@ -41,17 +43,56 @@ const NODE_EXPAND_MS = 100;
 export class Kubelet {
   private readonly startAt = new Map<string, number>();
   private readonly expandAt = new Map<string, number>();
+  private readonly probeFailsUntil = new Map<string, number>();
 
   constructor(private readonly ctx: ControllerContext) {}
 
   state(): KubeletState {
-    return { startAt: Object.fromEntries(this.startAt), expandAt: Object.fromEntries(this.expandAt) };
+    return {
+      startAt: Object.fromEntries(this.startAt),
+      expandAt: Object.fromEntries(this.expandAt),
+      ...(this.probeFailsUntil.size ? { probeFailsUntil: Object.fromEntries(this.probeFailsUntil) } : {}),
+    };
+  }
+
+  /**
+   * The pod's readiness probe fails until `untilMs`: a Running pod reports Ready=False (the
+   * prober's reason), one starting starts not Ready; then Ready again at the kubelet's next sync.
+   */
+  failReadiness(uid: string, untilMs: number): void {
+    this.probeFailsUntil.set(uid, untilMs);
+    this.ctx.clock.wakeAt(untilMs);
+  }
+
+  /** Ready=False while the pod's probe fails, Ready=True after: written only when it changes. */
+  private probe(pod: Pod, now: number): void {
+    const uid = pod.metadata.uid!;
+    const until = this.probeFailsUntil.get(uid);
+    if (until === undefined) return;
+    const ready = now >= until;
+    if (ready) this.probeFailsUntil.delete(uid);
+    const conditions = (pod.status?.conditions ?? []) as { type: string; status: string }[];
+    const current = conditions.find((c) => c.type === "Ready")?.status === "True";
+    if (current === ready) return;
+    const next = structuredClone(pod) as unknown as Json;
+    const status = next.status as Json;
+    status.conditions = [
+      ...conditions.filter((c) => c.type !== "Ready"),
+      {
+        ...condition(this.ctx, "Ready"),
+        status: ready ? "True" : "False",
+        ...(ready ? {} : { reason: "ReadinessProbeFailed" }),
+        lastProbeTime: null,
+      },
+    ];
+    this.ctx.store.replace("pods", next, { manager: KUBELET }, "kubelet", "status");
   }
 
   restore(state: KubeletState): void {
     for (const [table, saved] of [
       [this.startAt, state.startAt],
       [this.expandAt, state.expandAt],
+      [this.probeFailsUntil, state.probeFailsUntil ?? {}],
     ] as const) {
       table.clear();
       for (const [uid, n] of Object.entries(saved)) table.set(uid, n);
@@ -89,14 +130,22 @@ export class Kubelet {
           else if (storage === "NodeResizeInProgress") this.nodeExpanded(c!);
         }
         const next = structuredClone(pod) as unknown as Json;
+        const failing = now < (this.probeFailsUntil.get(uid) ?? 0);
         next.status = {
           phase: "Running",
-          conditions: [{ ...condition(this.ctx, "Ready"), lastProbeTime: null }],
+          conditions: [
+            {
+              ...condition(this.ctx, "Ready"),
+              ...(failing ? { status: "False", reason: "ReadinessProbeFailed" } : {}),
+              lastProbeTime: null,
+            },
+          ],
           startTime: this.ctx.clock.stamp(),
         };
         this.ctx.store.replace("pods", next, { manager: KUBELET }, "kubelet", "status");
         continue;
       }
+      if (!pod.metadata.deletionTimestamp) this.probe(pod, now);
       for (const c of claims) {
         const storage = c?.status?.allocatedResourceStatuses?.storage;
         if (storage !== "NodeResizePending" && storage !== "NodeResizeInProgress") continue;

@@ -158,10 +158,9 @@ describe.sequential("on the real node, serve and the CronJob both running as dep
     });
     const before = await claimsOfSet(e2e, name, ["data"]);
     const data = await volumeData(e2e, before);
-    // A pod claimstep evicted may still be starting when the claims are all done: rule 10 says
-    // Complete of the claims, and waiting for the ordinal's pod to be Ready is issue 36 (item 3).
-    // Seen once on CI; reported here, not a violation, until that rule exists.
-    const complete = checkCompleteIsTrue(e2e, watch!, name, ["data"], { podsReady: false });
+    // A pod claimstep evicted may still be starting when the claims are all done: Complete waits
+    // for it to be Ready (design rule 21, issue 36 point 3).
+    const complete = checkCompleteIsTrue(e2e, watch!, name, ["data"]);
     const since = Date.now();
     await set([name, "data", "--storage", "2Gi", "-n", ns]);
     await waitSet(e2e, name, ["data"], "Complete at 2Gi", async (live) => {
