@@ -100,8 +100,12 @@ export const Messages = {
     `${claim}: StorageClass ${className} does not set allowVolumeExpansion: true. Set it (if the driver supports expansion) and the rollout continues`,
   volumeAttributesClassNotFound: (claim: string, template: string, vac: string) =>
     `${claim}: VolumeAttributesClass ${vac} does not exist. Create it or fix volumeAttributesClassName in template "${template}"`,
+  // Issue 36 point 6: which Kubernetes version and flags serve the API (the reader's LIST of v1, then v1beta1, both 404).
   noVolumeAttributesClassApi: (claim: string, template: string, vac: string) =>
-    `${claim}: template "${template}" names VolumeAttributesClass ${vac} but this cluster has no VolumeAttributesClass API (storage.k8s.io v1 or v1beta1)`,
+    `${claim}: template "${template}" names VolumeAttributesClass ${vac} but this cluster serves no VolumeAttributesClass API (storage.k8s.io/v1 and v1beta1 both answer 404). It is GA and on by default from Kubernetes 1.34 (storage.k8s.io/v1); on 1.31–1.33 it is beta and off by default: kube-apiserver needs --feature-gates=VolumeAttributesClass=true --runtime-config=storage.k8s.io/v1beta1=true, kube-controller-manager the same feature gate, and the CSI driver's external-resizer --feature-gates=VolumeAttributesClass=true. A managed cluster that does not let you set them (EKS) needs Kubernetes 1.34. Or remove volumeAttributesClassName from the template`,
+  // Issue 36 point 6: the API server dropped spec.updateStrategy.rollingUpdate.maxUnavailable (feature gate off).
+  maxUnavailableDropped: (asked: string | undefined, seenIn: string) =>
+    `spec.updateStrategy.rollingUpdate.maxUnavailable${asked !== undefined ? ` ${asked}` : ""} was asked for (${seenIn}) but the API server dropped it: its MaxUnavailableStatefulSet feature gate is off (alpha and off by default up to Kubernetes 1.34, and on some later releases). The StatefulSet controller and claimstep go one ordinal at a time (maxUnavailable 1); enable the gate on kube-apiserver and kube-controller-manager (--feature-gates=MaxUnavailableStatefulSet=true) and apply the set again to go faster`,
   // Issue 36 point 5: only the claim's own CSI driver modifies it (its external-resizer), with a class made for it.
   volumeAttributesClassDriverMismatch: (
     claim: string,

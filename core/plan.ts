@@ -6,6 +6,7 @@
 
 import { autogrowStep } from "./autogrow.js";
 import { evaluateOrdinal, ordinalReport, reportOrdinal, stateOf } from "./claims.js";
+import { droppedMaxUnavailable } from "./cluster-support.js";
 import { makeDecision } from "./decision.js";
 import { finalizeStep } from "./finalize.js";
 import { Keys } from "./keys.js";
@@ -87,10 +88,13 @@ export function planStep(snapshot: Snapshot, now: Date, writer: WriterCapabiliti
 
   // The one thing to do now: move the partition (P1, P2, P4), else restart a pod (R1–R3), else
   // what the walk of the claims says (rules 8–10), as this writer can do it.
-  const conclusion = withUnmet(
+  const reported = withUnmet(
     forWriter(next(), writer),
     ordinals.flatMap((o) => o.claims.flatMap((c) => (c.unmet ? [c.unmet] : []))),
   );
+  // Issue 36 point 6: a maxUnavailable the API server dropped is said, not silently taken as 1.
+  const dropped = droppedMaxUnavailable(snapshot.statefulSet);
+  const conclusion = dropped ? { ...reported, message: `${reported.message}; ${dropped}` } : reported;
   const annotations =
     conclusion.action?.type === "EvictPod"
       ? {

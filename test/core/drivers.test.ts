@@ -43,3 +43,61 @@ describe("issue 36 point 5: a VolumeAttributesClass for another driver than the 
     expect(plan(s).reason).not.toBe("VolumeAttributesClassDriverMismatch");
   });
 });
+
+describe("issue 36 point 6: what the API server does not serve or drops", () => {
+  it("a VAC change on a cluster without the API names the version and the flags it needs", () => {
+    const desired = [{ name: "data", storage: "1Gi", vac: "gold" }];
+    const set = makeSet({ desired });
+    const d = plan(snapshot(set, claimsFor(set), { volumeAttributesClasses: undefined }));
+    expect(d).toMatchObject({ phase: "Blocked", reason: "VolumeAttributesClassNotFound" });
+    expect(d.message).toContain("storage.k8s.io/v1 and v1beta1 both answer 404");
+    expect(d.message).toContain("GA and on by default from Kubernetes 1.34");
+    expect(d.message).toContain(
+      "--feature-gates=VolumeAttributesClass=true --runtime-config=storage.k8s.io/v1beta1=true",
+    );
+  });
+
+  const growing = () => {
+    const set = makeSet({ desired: [{ name: "data", storage: "2Gi" }] });
+    // As the API server returns it with MaxUnavailableStatefulSet off: no maxUnavailable.
+    set.spec.updateStrategy = { type: "RollingUpdate", rollingUpdate: { partition: 0 } };
+    delete (set.metadata as Record<string, unknown>).managedFields; // the fixture's own the field
+    return { set, s: snapshot(set, claimsFor(set)) };
+  };
+  const lastApplied = (maxUnavailable: unknown) =>
+    JSON.stringify({ spec: { updateStrategy: { type: "RollingUpdate", rollingUpdate: { maxUnavailable } } } });
+
+  it("maxUnavailable 3 in kubectl's last-applied manifest but absent from the set: said in the message", () => {
+    const { set, s } = growing();
+    set.metadata.annotations!["kubectl.kubernetes.io/last-applied-configuration"] = lastApplied(3);
+    const d = plan(s);
+    expect(d.reason).toBe("ClaimUpdated");
+    expect(d.message).toContain(
+      "spec.updateStrategy.rollingUpdate.maxUnavailable 3 was asked for (kubectl.kubernetes.io/last-applied-configuration) but the API server dropped it: its MaxUnavailableStatefulSet feature gate is off",
+    );
+    expect(d.status.message).toContain("MaxUnavailableStatefulSet");
+  });
+
+  it("…and from a managedFields entry that owns the field (server-side apply)", () => {
+    const { set, s } = growing();
+    (set.metadata as Record<string, unknown>).managedFields = [
+      {
+        manager: "flux",
+        operation: "Apply",
+        fieldsType: "FieldsV1",
+        fieldsV1: { "f:spec": { "f:updateStrategy": { "f:rollingUpdate": { "f:maxUnavailable": {} } } } },
+      },
+    ];
+    expect(plan(s).message).toContain("was asked for (managedFields (flux)) but the API server dropped it");
+  });
+
+  it("nothing said when the set has it, when 1 was asked, or when nothing asked for it", () => {
+    const { set, s } = growing();
+    expect(plan(s).message).not.toContain("MaxUnavailableStatefulSet");
+    set.metadata.annotations!["kubectl.kubernetes.io/last-applied-configuration"] = lastApplied(1);
+    expect(plan(s).message).not.toContain("MaxUnavailableStatefulSet");
+    set.metadata.annotations!["kubectl.kubernetes.io/last-applied-configuration"] = lastApplied("50%");
+    set.spec.updateStrategy = { type: "RollingUpdate", rollingUpdate: { maxUnavailable: "50%" } };
+    expect(plan(s).message).not.toContain("MaxUnavailableStatefulSet");
+  });
+});
