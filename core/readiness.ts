@@ -19,12 +19,28 @@ const condition = (pvc: PersistentVolumeClaim, type: string): Condition | undefi
   pvc.status?.conditions?.find((c) => c.type === type && c.status === "True");
 
 /**
+ * What says a volume cannot grow while a pod uses it (issue 36 point 5). The external-resizer
+ * decides "in use" from the gRPC code alone (`inUseError`: FailedPrecondition, the CSI spec's code
+ * for "volume in use, the plugin supports only offline expansion") and puts the error into the
+ * `ControllerResizeError` condition ("failed to expand pvc with rpc error: code = FailedPrecondition
+ * desc = …") and a `VolumeResizeFailed` Warning Event ("Unable to expand <ns>/<pvc> because CSI
+ * driver <name> only supports offline expansion and volume is currently in-use"). Azure Disk
+ * without LiveResize answers Internal with "disk resize is only supported on Unattached disk".
+ */
+const IN_USE: readonly RegExp[] = [
+  /code = FailedPrecondition\b/,
+  /only supports offline expansion/i,
+  /only supported on Unattached disk/i,
+  /\bin[- ]use\b/i,
+];
+
+/**
  * The resizer reports the volume in use (an offline-only driver: it expands only while no pod
  * uses the volume): not a failure, the expansion waits on the pod (R1).
  */
 export const resizeBlockedByPod = (pvc: PersistentVolumeClaim): boolean =>
   (pvc.status?.conditions ?? []).some(
-    (c) => c.type === "ControllerResizeError" && c.status === "True" && /\bin[- ]use\b/i.test(c.message ?? ""),
+    (c) => c.type === "ControllerResizeError" && c.status === "True" && IN_USE.some((re) => re.test(c.message ?? "")),
   );
 
 const withMessage = (what: string, c: Condition | undefined): string => (c?.message ? `${what}: ${c.message}` : what);

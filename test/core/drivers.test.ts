@@ -2,8 +2,9 @@
 // what the snapshot holds rather than waited on for ever.
 import { describe, expect, it } from "vitest";
 import { planStep } from "../../core/plan.js";
+import { resizeBlockedByPod } from "../../core/readiness.js";
 import type { Decision, Snapshot } from "../../core/types.js";
-import { claimsFor, DIRECT, makeSet, snapshot } from "./builders.js";
+import { claimsFor, DIRECT, makeClaim, makeSet, snapshot } from "./builders.js";
 
 const NOW = new Date("2026-12-03T10:00:00Z");
 const plan = (s: Snapshot): Decision => planStep(s, NOW, DIRECT);
@@ -99,5 +100,72 @@ describe("issue 36 point 6: what the API server does not serve or drops", () => 
     set.metadata.annotations!["kubectl.kubernetes.io/last-applied-configuration"] = lastApplied("50%");
     set.spec.updateStrategy = { type: "RollingUpdate", rollingUpdate: { maxUnavailable: "50%" } };
     expect(plan(s).message).not.toContain("MaxUnavailableStatefulSet");
+  });
+});
+
+describe("issue 36 point 5: offline-only expansion, as the external-resizer and the drivers say it", () => {
+  const erroring = (message: string) =>
+    makeClaim("data-web-2", {
+      storage: "2Gi",
+      capacity: "1Gi",
+      conditions: [{ type: "ControllerResizeError", message }],
+    });
+
+  it("FailedPrecondition (the resizer's inUseError), whatever the driver's words", () => {
+    expect(
+      resizeBlockedByPod(
+        erroring(
+          "failed to expand pvc with rpc error: code = FailedPrecondition desc = volume vol-0abc is attached to i-0123; the driver supports offline expansion only",
+        ),
+      ),
+    ).toBe(true);
+  });
+
+  it("the resizer's own wording (its VolumeResizeFailed event)", () => {
+    expect(
+      resizeBlockedByPod(
+        erroring(
+          "Unable to expand default/data-web-2 because CSI driver ebs.csi.aws.com only supports offline expansion and volume is currently in-use",
+        ),
+      ),
+    ).toBe(true);
+  });
+
+  it("Azure Disk without LiveResize (code Internal)", () => {
+    expect(
+      resizeBlockedByPod(
+        erroring(
+          "failed to expand pvc with rpc error: code = Internal desc = failed to resize disk(/subscriptions/s/resourceGroups/rg/providers/Microsoft.Compute/disks/pvc-1) with error(azureDisk - disk resize is only supported on Unattached disk, current disk state: Attached, already attached to /subscriptions/s/resourceGroups/rg/providers/Microsoft.Compute/virtualMachines/node-1)",
+        ),
+      ),
+    ).toBe(true);
+  });
+
+  it("any other driver error is not", () => {
+    expect(
+      resizeBlockedByPod(
+        erroring("failed to expand pvc with rpc error: code = Internal desc = could not modify volume: quota exceeded"),
+      ),
+    ).toBe(false);
+    expect(
+      resizeBlockedByPod(erroring("failed to expand pvc with rpc error: code = OutOfRange desc = 20Gi above 8Gi")),
+    ).toBe(false);
+  });
+
+  it("an older server (no allocatedResourceStatuses): a FailedPrecondition claim is no failed expansion, nothing blocks", () => {
+    const desired = [{ name: "data", storage: "1Gi" }];
+    const set = makeSet({ desired });
+    const claims = claimsFor(set);
+    claims[2] = makeClaim("data-web-2", {
+      storage: "2Gi",
+      capacity: "1Gi",
+      conditions: [
+        {
+          type: "ControllerResizeError",
+          message: "failed to expand pvc with rpc error: code = FailedPrecondition desc = volume is attached",
+        },
+      ],
+    });
+    expect(plan(snapshot(set, claims)).reason).not.toBe("ResizeFailed");
   });
 });
