@@ -103,6 +103,30 @@ export const Messages = {
   // Issue 36 point 6: which Kubernetes version and flags serve the API (the reader's LIST of v1, then v1beta1, both 404).
   noVolumeAttributesClassApi: (claim: string, template: string, vac: string) =>
     `${claim}: template "${template}" names VolumeAttributesClass ${vac} but this cluster serves no VolumeAttributesClass API (storage.k8s.io/v1 and v1beta1 both answer 404). It is GA and on by default from Kubernetes 1.34 (storage.k8s.io/v1); on 1.31–1.33 it is beta and off by default: kube-apiserver needs --feature-gates=VolumeAttributesClass=true --runtime-config=storage.k8s.io/v1beta1=true, kube-controller-manager the same feature gate, and the CSI driver's external-resizer --feature-gates=VolumeAttributesClass=true. A managed cluster that does not let you set them (EKS) needs Kubernetes 1.34. Or remove volumeAttributesClassName from the template`,
+  // Issue 36 point 5: nothing took up a claim's resize or modification (no resizer, no ControllerModifyVolume).
+  driverNotResponding: (c: {
+    claim: string;
+    namespace: string;
+    what: "resize" | "modify";
+    request: string;
+    capacity: string;
+    vac: string;
+    className: string | undefined;
+    provisioner: string | undefined;
+    resizer: string | undefined;
+    minutes: number;
+  }) => {
+    const driver = c.provisioner ?? "its driver";
+    const shows =
+      c.what === "resize"
+        ? `${c.claim} requests ${c.request} but has stayed at ${c.capacity} for more than ${c.minutes} minutes with no sign of a resizer (no Resizing condition, no allocatedResourceStatuses${c.resizer ? `; kube-controller-manager handed it to ${c.resizer}` : ""})`
+        : `${c.claim} asks for VolumeAttributesClass ${c.vac} but for more than ${c.minutes} minutes nothing has started the modification (no modifyVolumeStatus)`;
+    const check =
+      c.what === "resize"
+        ? `StorageClass ${c.className ?? "(none)"} allows expansion, but ${driver} may have no resizer (local-path has none). Check: kubectl get csidriver ${driver} (none: not a CSI driver, nothing expands its volumes); that the driver's controller runs a csi-resizer sidecar and what its logs say; kubectl -n ${c.namespace} describe pvc ${c.claim} (ExternalExpanding, VolumeResizeFailed events)`
+        : `${driver} may not support ControllerModifyVolume (ceph-csi RBD and TopoLVM do not), or its csi-resizer runs without --feature-gates=VolumeAttributesClass=true. Check the csi-resizer sidecar of ${driver}'s controller and its logs, and kubectl -n ${c.namespace} describe pvc ${c.claim}`;
+    return `${shows}. ${check}. The rollout goes on by itself once the claim's status moves; to stop waiting, set the template back to what the claim has`;
+  },
   // Issue 36 point 6: the API server dropped spec.updateStrategy.rollingUpdate.maxUnavailable (feature gate off).
   maxUnavailableDropped: (asked: string | undefined, seenIn: string) =>
     `spec.updateStrategy.rollingUpdate.maxUnavailable${asked !== undefined ? ` ${asked}` : ""} was asked for (${seenIn}) but the API server dropped it: its MaxUnavailableStatefulSet feature gate is off (alpha and off by default up to Kubernetes 1.34, and on some later releases). The StatefulSet controller and claimstep go one ordinal at a time (maxUnavailable 1); enable the gate on kube-apiserver and kube-controller-manager (--feature-gates=MaxUnavailableStatefulSet=true) and apply the set again to go faster`,

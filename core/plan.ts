@@ -6,7 +6,7 @@
 
 import { autogrowStep } from "./autogrow.js";
 import { evaluateOrdinal, ordinalReport, reportOrdinal, stateOf } from "./claims.js";
-import { droppedMaxUnavailable } from "./cluster-support.js";
+import { droppedMaxUnavailable, stalledDriver } from "./cluster-support.js";
 import { makeDecision } from "./decision.js";
 import { finalizeStep } from "./finalize.js";
 import { Keys } from "./keys.js";
@@ -88,8 +88,11 @@ export function planStep(snapshot: Snapshot, now: Date, writer: WriterCapabiliti
 
   // The one thing to do now: move the partition (P1, P2, P4), else restart a pod (R1–R3), else
   // what the walk of the claims says (rules 8–10), as this writer can do it.
+  // Issue 36 point 5: a wait on a claim no driver component ever took up is called off.
+  const stalled = (c: WalkConclusion) =>
+    stalledDriver(snapshot.statefulSet, ordinals, scope.classes, c, now.getTime()) ?? c;
   const reported = withUnmet(
-    forWriter(next(), writer),
+    stalled(forWriter(next(), writer)),
     ordinals.flatMap((o) => o.claims.flatMap((c) => (c.unmet ? [c.unmet] : []))),
   );
   // Issue 36 point 6: a maxUnavailable the API server dropped is said, not silently taken as 1.

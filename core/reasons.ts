@@ -90,6 +90,8 @@ export const REASONS = {
   VolumeAttributesClassNotFound: { phase: "Blocked", event: "Warning" },
   /** Issue 36 point 5: the VolumeAttributesClass's driverName is not the claim's StorageClass's provisioner. */
   VolumeAttributesClassDriverMismatch: { phase: "Blocked", event: "Warning" },
+  /** Issue 36 point 5: no component took up a claim's resize or modification in 10 minutes (no resizer, no ModifyVolume). */
+  DriverNotResponding: { phase: "Blocked", event: "Warning" },
   ResizeFailed: { phase: "Blocked", event: "Warning" },
   /** Rule 17: the kubelet's file system expansion failed at the size allocated (NodeResizeError). */
   NodeResizeFailed: { phase: "Blocked", event: "Warning" },

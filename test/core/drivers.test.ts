@@ -1,10 +1,21 @@
 // Issue 36 points 5 and 6: what the storage drivers people run can and cannot do, predicted from
 // what the snapshot holds rather than waited on for ever.
 import { describe, expect, it } from "vitest";
+import { Keys } from "../../core/keys.js";
 import { planStep } from "../../core/plan.js";
 import { resizeBlockedByPod } from "../../core/readiness.js";
+import { revisionOf } from "../../core/revision.js";
 import type { Decision, Snapshot } from "../../core/types.js";
-import { claimsFor, DIRECT, makeClaim, makeSet, snapshot } from "./builders.js";
+import {
+  type ClaimSpec,
+  claimsFor,
+  DIRECT,
+  makeClaim,
+  makeSet,
+  snapshot,
+  type TemplateSpec,
+  template,
+} from "./builders.js";
 
 const NOW = new Date("2026-12-03T10:00:00Z");
 const plan = (s: Snapshot): Decision => planStep(s, NOW, DIRECT);
@@ -167,5 +178,86 @@ describe("issue 36 point 5: offline-only expansion, as the external-resizer and 
       ],
     });
     expect(plan(snapshot(set, claims)).reason).not.toBe("ResizeFailed");
+  });
+});
+
+describe("issue 36 point 5: a driver with no resizer or no ControllerModifyVolume", () => {
+  const minutesAgo = (m: number) => new Date(NOW.getTime() - m * 60_000).toISOString();
+  const world = (desired: TemplateSpec[], claim: ClaimSpec, waitedMinutes: number) => {
+    const set = makeSet({ desired });
+    const revision = revisionOf(desired.map(template) as never);
+    set.metadata.annotations![Keys.status] = JSON.stringify({
+      phase: "Waiting",
+      reason: "ClaimResizing",
+      message: "data-web-2: waiting for the resizer to pick up the new request",
+      ordinal: 2,
+      revision,
+      counts: { updated: 0, inFlight: 1, pending: 2, blocked: 0, total: 3 },
+      since: minutesAgo(waitedMinutes),
+      observedAt: minutesAgo(1),
+    });
+    const claims = claimsFor(set, claim.vac ? { vac: "silver", currentVac: "silver" } : {});
+    claims[2] = makeClaim("data-web-2", { ...claim, revision });
+    return snapshot(set, claims, {
+      volumeAttributesClasses: ["gold", "silver"].map((name) => ({
+        metadata: { name },
+        driverName: "example.com/fake",
+      })),
+    });
+  };
+  const grow = [{ name: "data", storage: "2Gi" }];
+  const grown: ClaimSpec = { storage: "2Gi", capacity: "1Gi" };
+
+  it("local-path: 2Gi asked 11 minutes ago, nothing picked it up → Blocked/DriverNotResponding with what to check", () => {
+    const d = plan(world(grow, grown, 11));
+    expect(d).toMatchObject({ phase: "Blocked", reason: "DriverNotResponding" });
+    expect(d.action).toBeUndefined();
+    expect(d.message).toBe(
+      "data-web-2 requests 2Gi but has stayed at 1Gi for more than 10 minutes with no sign of a resizer (no Resizing condition, no allocatedResourceStatuses). StorageClass fast allows expansion, but example.com/fake may have no resizer (local-path has none). Check: kubectl get csidriver example.com/fake (none: not a CSI driver, nothing expands its volumes); that the driver's controller runs a csi-resizer sidecar and what its logs say; kubectl -n default describe pvc data-web-2 (ExternalExpanding, VolumeResizeFailed events). The rollout goes on by itself once the claim's status moves; to stop waiting, set the template back to what the claim has",
+    );
+    expect(d.events[0]).toMatchObject({ type: "Warning", reason: "DriverNotResponding" });
+  });
+
+  it("once blocked it stays so (no flapping) while the claim shows nothing", () => {
+    const s = world(grow, grown, 11);
+    const first = plan(s);
+    s.statefulSet.metadata.annotations![Keys.status] = first.setAnnotations![Keys.status]!;
+    const again = planStep(s, new Date(NOW.getTime() + 30_000), DIRECT);
+    expect(again).toMatchObject({ phase: "Blocked", reason: "DriverNotResponding", message: first.message });
+    expect(again.setAnnotations?.[Keys.status]).toBeUndefined();
+  });
+
+  it("before 10 minutes it waits", () => {
+    expect(plan(world(grow, grown, 9))).toMatchObject({ phase: "Waiting", reason: "ClaimResizing" });
+  });
+
+  it("a resizer at work (Resizing condition, or an allocation status) is waited for, however long", () => {
+    expect(plan(world(grow, { ...grown, conditions: [{ type: "Resizing" }] }, 60)).reason).toBe("ClaimResizing");
+    expect(plan(world(grow, { ...grown, allocatedResourceStatus: "ControllerResizeInProgress" }, 60)).reason).toBe(
+      "ClaimResizing",
+    );
+  });
+
+  it("ceph-csi RBD / TopoLVM: a class asked, no modifyVolumeStatus after 10 minutes → Blocked naming ControllerModifyVolume", () => {
+    const d = plan(world([{ name: "data", storage: "1Gi", vac: "gold" }], { vac: "gold", currentVac: "silver" }, 15));
+    expect(d).toMatchObject({ phase: "Blocked", reason: "DriverNotResponding" });
+    expect(d.message).toContain(
+      "data-web-2 asks for VolumeAttributesClass gold but for more than 10 minutes nothing has started the modification (no modifyVolumeStatus). example.com/fake may not support ControllerModifyVolume (ceph-csi RBD and TopoLVM do not), or its csi-resizer runs without --feature-gates=VolumeAttributesClass=true",
+    );
+  });
+
+  it("a modification the resizer took up (InProgress) is waited for", () => {
+    const d = plan(
+      world(
+        [{ name: "data", storage: "1Gi", vac: "gold" }],
+        {
+          vac: "gold",
+          currentVac: "silver",
+          modifyVolumeStatus: { status: "InProgress", targetVolumeAttributesClassName: "gold" },
+        },
+        60,
+      ),
+    );
+    expect(d.reason).toBe("ClaimResizing");
   });
 });

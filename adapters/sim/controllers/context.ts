@@ -18,9 +18,11 @@ export interface DriverBehaviour {
   /**
    * online: grows while the pod runs; offline: refuses while a pod uses the volume (as
    * external-resizer does for drivers without ONLINE expansion); infeasible: the driver rejects
-   * every expansion (ControllerResizeInfeasible); flaky: transient failures, then success.
+   * every expansion (ControllerResizeInfeasible); flaky: transient failures, then success. none: no
+   * resizer at all (local-path: allowVolumeExpansion true, no csi-resizer): nothing ever takes the
+   * request up, the claim's status never moves.
    */
-  resize: "online" | "offline" | "infeasible" | "flaky";
+  resize: "online" | "offline" | "infeasible" | "flaky" | "none";
   /**
    * How the node grows the file system after the controller expansion. online (default): the
    * kubelet grows it while the pod runs; offline: only when a pod (re)mounts the volume, so the
@@ -37,8 +39,12 @@ export interface DriverBehaviour {
   maxStorage?: string;
   /** Transient failures of a flaky driver before it succeeds (per expansion). Default 2. */
   flakyFailures?: number;
-  /** ok: ControllerModifyVolume succeeds; infeasible: it is rejected (modifyVolumeStatus Infeasible). */
-  modify?: "ok" | "infeasible";
+  /**
+   * ok: ControllerModifyVolume succeeds; infeasible: it is rejected (modifyVolumeStatus Infeasible);
+   * none: the driver lacks MODIFY_VOLUME (ceph-csi RBD, TopoLVM), so the external-resizer runs no
+   * modify controller and nothing writes the claim's modifyVolumeStatus.
+   */
+  modify?: "ok" | "infeasible" | "none";
   /**
    * The VolumeAttributesClass parameters the driver accepts (the CSI hostpath driver's
    * `--accepted-mutable-parameter-names`): a class with any other parameter is refused with

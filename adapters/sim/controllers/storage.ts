@@ -232,6 +232,8 @@ export class StorageControllers {
     if (allocation === "ControllerResizeInfeasible" && allocated === spec) return;
     const driver = driverOf(this.ctx, pvc.spec.storageClassName);
     const uid = key(pvc);
+    // No resizer: nobody takes the request up (issue 36 point 5).
+    if (driver.resize === "none") return;
 
     if (allocation !== "ControllerResizeInProgress" || allocated < spec) {
       // markControllerResizeInProgress, once the change is noticed: a fresh Resizing; an earlier
@@ -402,6 +404,8 @@ export class StorageControllers {
       return;
     }
     const driver = driverOf(this.ctx, pvc.spec.storageClassName);
+    // No MODIFY_VOLUME: the resizer runs no modify controller; nothing is written (issue 36 point 5).
+    if (driver.modify === "none") return;
     const regarding = {
       kind: "PersistentVolumeClaim",
       namespace: pvc.metadata.namespace ?? "default",
