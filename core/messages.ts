@@ -103,6 +103,9 @@ export const Messages = {
   // Issue 36 point 6: which Kubernetes version and flags serve the API (the reader's LIST of v1, then v1beta1, both 404).
   noVolumeAttributesClassApi: (claim: string, template: string, vac: string) =>
     `${claim}: template "${template}" names VolumeAttributesClass ${vac} but this cluster serves no VolumeAttributesClass API (storage.k8s.io/v1 and v1beta1 both answer 404). It is GA and on by default from Kubernetes 1.34 (storage.k8s.io/v1); on 1.31–1.33 it is beta and off by default: kube-apiserver needs --feature-gates=VolumeAttributesClass=true --runtime-config=storage.k8s.io/v1beta1=true, kube-controller-manager the same feature gate, and the CSI driver's external-resizer --feature-gates=VolumeAttributesClass=true. A managed cluster that does not let you set them (EKS) needs Kubernetes 1.34. Or remove volumeAttributesClassName from the template`,
+  // Issue 36 point 5: AWS EBS's per-volume modification limit (a resize and a VolumeAttributesClass change each count).
+  modificationRateLimited: (found: string) =>
+    `${found} — AWS EBS allows a limited number of modifications per volume (EC2 ModifyVolume's cooldown, VolumeModificationRateExceeded): the driver tries again by itself and succeeds once the volume's cooldown is over; nothing to do but wait. Every resize and every VolumeAttributesClass change of a volume counts (a claim changing both gets two, rule 19)`,
   // Issue 36 point 5: nothing took up a claim's resize or modification (no resizer, no ControllerModifyVolume).
   driverNotResponding: (c: {
     claim: string;

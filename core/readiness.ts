@@ -46,6 +46,17 @@ export const resizeBlockedByPod = (pvc: PersistentVolumeClaim): boolean =>
 const withMessage = (what: string, c: Condition | undefined): string => (c?.message ? `${what}: ${c.message}` : what);
 
 /**
+ * Issue 36 point 5: AWS EBS refuses a volume's next modification within its cooldown (EC2
+ * ModifyVolume `VolumeModificationRateExceeded`, "You've reached the maximum modification rate per
+ * volume limit. Wait at least 6 hours between modifications per EBS volume."); the EBS CSI driver
+ * passes EC2's text on, and the resizer puts it into the claim's error condition. Said plainly, with
+ * EC2's text (which says when the next one is allowed) kept.
+ */
+const RATE_LIMITED = /VolumeModificationRateExceeded|maximum modification rate/i;
+const retrying = (what: string, c: Condition | undefined): string =>
+  RATE_LIMITED.test(c?.message ?? "") ? Messages.modificationRateLimited(withMessage(what, c)) : withMessage(what, c);
+
+/**
  * Rule 16: the resizer marks a claim whose driver needs no node expansion; the kubelet then skips
  * the node half and the controller sets the capacity at once. Nothing waits on a pod for it.
  */
@@ -128,7 +139,7 @@ function storageReadiness(pvc: PersistentVolumeClaim, want: bigint): ClaimReadin
     };
   }
   if (controllerError) {
-    return { state: "Retrying", message: withMessage(`${name}: resize failed, the driver retries`, controllerError) };
+    return { state: "Retrying", message: retrying(`${name}: resize failed, the driver retries`, controllerError) };
   }
   // Rule 17: the node failed at this size; retrying it there changes nothing a person does not.
   if (nodeExpansionFailed(pvc)) {
@@ -188,7 +199,7 @@ function volumeClassReadiness(
   }
   const error = condition(pvc, "ModifyVolumeError");
   if (error)
-    return { state: "Retrying", message: withMessage(`${name}: modifying volume failed, the driver retries`, error) };
+    return { state: "Retrying", message: retrying(`${name}: modifying volume failed, the driver retries`, error) };
   if (pvc.spec.volumeAttributesClassName !== vac) {
     return { state: "Behind", message: `${name}: volumeAttributesClassName not yet set to ${vac}` };
   }

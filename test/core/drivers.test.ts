@@ -261,3 +261,50 @@ describe("issue 36 point 5: a driver with no resizer or no ControllerModifyVolum
     expect(d.reason).toBe("ClaimResizing");
   });
 });
+
+describe("issue 36 point 5: AWS EBS's per-volume modification limit", () => {
+  const ec2 =
+    'rpc error: code = Internal desc = Could not resize volume "vol-0abc": operation error EC2: ModifyVolume, https response error StatusCode: 400, RequestID: 1f2e, api error VolumeModificationRateExceeded: You\'ve reached the maximum modification rate per volume limit. Wait at least 6 hours between modifications per EBS volume.';
+
+  it("a resize refused within the cooldown: Waiting, EC2's text kept and said plainly", () => {
+    const desired = [{ name: "data", storage: "2Gi" }];
+    const set = makeSet({ desired });
+    const claims = claimsFor(set);
+    claims[2] = makeClaim("data-web-2", {
+      storage: "2Gi",
+      capacity: "1Gi",
+      revision: revisionOf(desired.map(template) as never),
+      allocated: "2Gi",
+      allocatedResourceStatus: "ControllerResizeInProgress",
+      conditions: [
+        { type: "Resizing" },
+        { type: "ControllerResizeError", message: `failed to expand pvc with ${ec2}` },
+      ],
+    });
+    const d = plan(snapshot(set, claims));
+    expect(d.phase).toBe("Waiting");
+    expect(d.message).toContain("Wait at least 6 hours between modifications per EBS volume.");
+    expect(d.message).toContain(
+      "AWS EBS allows a limited number of modifications per volume (EC2 ModifyVolume's cooldown, VolumeModificationRateExceeded): the driver tries again by itself",
+    );
+  });
+
+  it("other driver errors are passed on as they are", () => {
+    const desired = [{ name: "data", storage: "2Gi" }];
+    const set = makeSet({ desired });
+    const claims = claimsFor(set);
+    claims[2] = makeClaim("data-web-2", {
+      storage: "2Gi",
+      capacity: "1Gi",
+      revision: revisionOf(desired.map(template) as never),
+      allocated: "2Gi",
+      allocatedResourceStatus: "ControllerResizeInProgress",
+      conditions: [
+        { type: "ControllerResizeError", message: "failed to expand pvc with rpc error: code = Internal desc = boom" },
+      ],
+    });
+    const d = plan(snapshot(set, claims));
+    expect(d.message).toContain("boom");
+    expect(d.message).not.toContain("AWS EBS");
+  });
+});
