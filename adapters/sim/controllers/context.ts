@@ -55,6 +55,11 @@ export interface DriverBehaviour {
   resizeMs?: number;
   /** ControllerModifyVolume time, ms. */
   modifyMs?: number;
+  /**
+   * AWS EBS: a volume's next resize within this long of its last one is refused (EC2 ModifyVolume
+   * VolumeModificationRateExceeded, 6 hours), as the EBS CSI driver passes it on. Unset: no limit.
+   */
+  modificationCooldownMs?: number;
   /** The CSI driver's name, as its messages show it. Default sim.csi.claimstep.io. */
   driverName?: string;
 }

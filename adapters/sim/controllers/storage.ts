@@ -60,6 +60,8 @@ export interface StorageState {
   modifyAt: Record<string, number>;
   /** Claims left Pending on a class that did not exist, with that class (absent when none). */
   parked?: Record<string, string>;
+  /** When each volume was last modified (a driver with `modificationCooldownMs`; absent when none). */
+  modifiedAt?: Record<string, number>;
 }
 
 /**
@@ -94,6 +96,8 @@ export class StorageControllers {
    * resizer does.
    */
   private readonly parked = new Map<string, string>();
+  /** When each volume was last resized, for a driver with a modification cooldown (AWS EBS). */
+  private readonly modifiedAt = new Map<string, number>();
   /** How far the API server's audit log has been read for class changes. */
   private auditSeen = 0;
 
@@ -106,6 +110,7 @@ export class StorageControllers {
       resizeAttempts: Object.fromEntries(this.resizeAttempts),
       modifyAt: Object.fromEntries(this.modifyAt),
       ...(this.parked.size ? { parked: Object.fromEntries(this.parked) } : {}),
+      ...(this.modifiedAt.size ? { modifiedAt: Object.fromEntries(this.modifiedAt) } : {}),
     };
   }
 
@@ -122,6 +127,8 @@ export class StorageControllers {
     this.parked.clear();
     for (const [uid, name] of Object.entries(state.parked ?? {}))
       if (typeof name === "string") this.parked.set(uid, name);
+    this.modifiedAt.clear();
+    for (const [uid, at] of Object.entries(state.modifiedAt ?? {})) this.modifiedAt.set(uid, at);
     this.auditSeen = 0;
   }
 
@@ -353,6 +360,25 @@ export class StorageControllers {
         return;
       }
       this.resizeAttempts.delete(uid);
+    }
+    if (driver.modificationCooldownMs !== undefined) {
+      const last = this.modifiedAt.get(uid);
+      if (last !== undefined && this.ctx.clock.nowMs() - last < driver.modificationCooldownMs) {
+        // AWS EBS: EC2 ModifyVolume refuses within the volume's cooldown; the EBS CSI driver answers
+        // Internal with EC2's text, a final error: ControllerResizeError, an event, a retry later.
+        const error = `rpc error: code = Internal desc = Could not resize volume "${volume.name}": operation error EC2: ModifyVolume, https response error StatusCode: 400, api error VolumeModificationRateExceeded: You've reached the maximum modification rate per volume limit. Wait at least 6 hours between modifications per EBS volume.`;
+        const next = copy(pvc);
+        setConditions(
+          next,
+          ["ControllerResizeError"],
+          [condition(this.ctx, "ControllerResizeError", `failed to expand pvc with ${error}`)],
+        );
+        writeClaim(this.ctx, next, RESIZER, "external-resizer");
+        emitEvent(this.ctx, regarding, "Warning", "VolumeResizeFailed", `${resizer}: ${error}`, "external-resizer");
+        retry();
+        return;
+      }
+      this.modifiedAt.set(uid, this.ctx.clock.nowMs());
     }
 
     // The PV's capacity is the new size from here.

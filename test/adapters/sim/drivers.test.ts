@@ -78,3 +78,35 @@ describe("issue 36 point 5: drivers that never take a claim's change up", () => 
     expect(pvc.status.modifyVolumeStatus).toBeUndefined();
   });
 });
+
+describe("issue 36 point 5: AWS EBS's modification cooldown", () => {
+  it("a second growth within 6 hours: the resizer's ControllerResizeError carries EC2's text; claimstep waits and says it plainly", async () => {
+    const c = await cluster(
+      { resize: "online", nodeExpansion: "none", modificationCooldownMs: 6 * 3_600_000 },
+      {
+        storage: "20Gi",
+      },
+    );
+    let d = await stepFor(c, 5);
+    expect(d.phase).toBe("Complete");
+    const templates = [claimTemplate({ name: "data", storage: "30Gi", storageClassName: "fast" })];
+    await c.admin.mergePatch(
+      "statefulsets",
+      "default",
+      "db",
+      { metadata: { annotations: { "claimstep.io/volume-claim-templates": JSON.stringify(templates) } } },
+      { fieldManager: "kubectl" },
+    );
+    d = await stepFor(c, 2);
+    expect(d.phase).toBe("Waiting");
+    expect(d.message).toContain(
+      "VolumeModificationRateExceeded: You've reached the maximum modification rate per volume limit",
+    );
+    expect(d.message).toContain("AWS EBS allows a limited number of modifications per volume");
+    const events = (await c.admin.list("events", "default")).items.filter((e) => e.reason === "VolumeResizeFailed");
+    expect(String(events[0]?.note)).toContain("Wait at least 6 hours between modifications per EBS volume.");
+    // After the cooldown the driver's retry succeeds.
+    c.advance(6 * 3_600_000);
+    expect((await stepFor(c, 5)).phase).toBe("Complete");
+  });
+});
