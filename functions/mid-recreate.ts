@@ -2,19 +2,12 @@
 // the re-create record and its removal (F1–F4) are named in the log, each read back from the
 // cluster and said where it stands (core/stopped.ts), so that nobody takes a missing StatefulSet
 // for a lost one: the next replica that holds the Lease, or this server restarted, finishes it.
+import { isRecreateAction } from "../core/actions.js";
 import { whereItStands } from "../core/stopped.js";
 import type { Decision, SetRef } from "../core/types.js";
 import { runStep, type StepOptions, type StepResult } from "./step.js";
 
 /** Actions and reasons of the re-create: a set whose step said one of them may be left mid-way. */
-const RECREATE_ACTIONS: readonly string[] = [
-  "WriteRecord",
-  "ArmRecord",
-  "OrphanSet",
-  "CreateSet",
-  "RestoreOwnership",
-  "DeleteRecord",
-];
 const RECREATE_REASONS: readonly string[] = [
   "RecordWritten",
   "RecordArmed",
@@ -29,7 +22,7 @@ const RECREATE_REASONS: readonly string[] = [
 ];
 
 const inRecreate = (d: Decision): boolean =>
-  (d.action !== undefined && RECREATE_ACTIONS.includes(d.action.type)) || RECREATE_REASONS.includes(d.reason);
+  (d.action !== undefined && isRecreateAction(d.action.type)) || RECREATE_REASONS.includes(d.reason);
 
 /** How long the read-back of one set may take when the server stops (the pod's grace period is 30 s). */
 const READ_BACK_MS = 5_000;

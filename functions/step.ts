@@ -3,6 +3,7 @@
 // cron, CLI, relay, simulation) goes through here.
 
 import { ApiError, PermissionError } from "../adapters/api-error.js";
+import { RECREATE_ACTIONS } from "../core/actions.js";
 import { Keys } from "../core/keys.js";
 import { planStep } from "../core/plan.js";
 import { type PolicyResult, policyOf } from "../core/policy.js";
@@ -173,17 +174,7 @@ function capabilities(claims: ClaimWriter, writers: Writers): WriterCapabilities
     supports: [
       ...claims.supports,
       ...(writers.pods ? (["PatchPartition", "EvictPod"] as const) : []),
-      ...(writers.recreate
-        ? ([
-            "WriteRecord",
-            "ArmRecord",
-            "OrphanSet",
-            "CreateSet",
-            "RestoreOwnership",
-            "DeleteRecord",
-            "LabelClaim",
-          ] as const)
-        : []),
+      ...(writers.recreate ? [...RECREATE_ACTIONS, "LabelClaim" as const] : []),
     ],
     proposes: claims.proposes,
     ...(claims.unavailable !== undefined ? { unavailable: claims.unavailable } : {}),

@@ -2,6 +2,7 @@
 // its `claimstep.io/finalize` says. It shows first what the re-create would write (the live
 // templates → the new ones, and the record), then steps until the set is re-created; `--dry-run`
 // stops there. Refused, nothing written, while the rollout is not complete.
+import { isRecreateAction } from "../../core/actions.js";
 import { recordName, recreatedManifest } from "../../core/finalize.js";
 import { Keys } from "../../core/keys.js";
 import { policyOf } from "../../core/policy.js";
@@ -57,12 +58,7 @@ export async function finalize(ctx: Context): Promise<number> {
   });
   const d = planned.decision;
   // Adding or removing a template holds the partition first (docs/templates.md).
-  const recreating =
-    d.action !== undefined &&
-    (["WriteRecord", "ArmRecord", "OrphanSet", "CreateSet", "RestoreOwnership", "DeleteRecord"].includes(
-      d.action.type,
-    ) ||
-      d.reason === "PartitionHeld");
+  const recreating = d.action !== undefined && (isRecreateAction(d.action.type) || d.reason === "PartitionHeld");
   const midway = ["Recreating", "SetRecreated", "RecordUnreadable", "RecreateReplaced"].includes(d.reason);
   if (!recreating && !midway) {
     if (d.phase === "Complete") {

@@ -359,45 +359,58 @@ describe("F3: the set from the record", () => {
   });
 });
 
-describe("F4: the record goes once the new set has adopted its pods", () => {
-  const recreated = (adopted: boolean): Snapshot => {
-    const s = complete();
-    const record = recordFor(s);
-    const read = readRecord(record);
-    if (!read.ok) throw new Error(read.message);
-    const set: StatefulSet = {
-      ...read.record.manifest,
-      metadata: {
-        ...read.record.manifest.metadata,
-        // F5 done (its own describe below): the field ownership is back.
-        annotations: {
-          ...read.record.manifest.metadata.annotations,
-          [Keys.recreatedFrom]: "record-uid",
-          [Keys.ownershipRestored]: "record-uid",
-        },
-        uid: "new-uid",
-        resourceVersion: "900",
-        generation: 1,
+/**
+ * The set re-created from the record F1 wrote of `complete()` (with `old` as its managedFields):
+ * its pods adopted or not, F5 done (`restored`: the record uid its annotation names) or not.
+ */
+function recreatedFrom(o: {
+  adopted: boolean;
+  restored?: string;
+  old?: StatefulSet["metadata"]["managedFields"];
+  live?: StatefulSet["metadata"]["managedFields"];
+}): Snapshot {
+  const s = complete();
+  if (o.old) s.statefulSet.metadata.managedFields = o.old;
+  const record = recordFor(s);
+  const read = readRecord(record);
+  if (!read.ok) throw new Error(read.message);
+  const set: StatefulSet = {
+    ...read.record.manifest,
+    metadata: {
+      ...read.record.manifest.metadata,
+      annotations: {
+        ...read.record.manifest.metadata.annotations,
+        [Keys.recreatedFrom]: "record-uid",
+        ...(o.restored ? { [Keys.ownershipRestored]: o.restored } : {}),
       },
-    };
-    set.status = s.statefulSet.status!;
-    const pods = s.pods.map((p) => ({
-      ...p,
-      metadata: {
-        ...p.metadata,
-        ownerReferences: [
-          {
-            apiVersion: "apps/v1",
-            kind: "StatefulSet",
-            name: "web",
-            uid: adopted ? "new-uid" : "old",
-            controller: true,
-          },
-        ],
-      },
-    }));
-    return { ...withRecord(s, record), statefulSet: set, pods };
+      uid: "new-uid",
+      resourceVersion: "900",
+      generation: 1,
+      ...(o.live ? { managedFields: o.live } : {}),
+    },
   };
+  set.status = s.statefulSet.status!;
+  const pods = s.pods.map((p) => ({
+    ...p,
+    metadata: {
+      ...p.metadata,
+      ownerReferences: [
+        {
+          apiVersion: "apps/v1",
+          kind: "StatefulSet",
+          name: "web",
+          uid: o.adopted ? "new-uid" : "old",
+          controller: true,
+        },
+      ],
+    },
+  }));
+  return { ...withRecord(s, record), statefulSet: set, pods };
+}
+
+describe("F4: the record goes once the new set has adopted its pods", () => {
+  // F5 done (its own describe below): the field ownership is back.
+  const recreated = (adopted: boolean): Snapshot => recreatedFrom({ adopted, restored: "record-uid" });
 
   it("waits for adoption", () => {
     const d = plan(recreated(false));
@@ -520,49 +533,23 @@ describe("F5: the old set's field ownership handed back before the record goes",
     subresource: "status",
   };
   /** The set re-created from a record F1 wrote of a set Helm applied; every pod adopted. */
-  const recreated = (restored?: string): Snapshot => {
-    const s = complete();
-    s.statefulSet.metadata.managedFields = [helm, status];
-    const record = recordFor(s);
-    const read = readRecord(record);
-    if (!read.ok) throw new Error(read.message);
-    const set: StatefulSet = {
-      ...read.record.manifest,
-      metadata: {
-        ...read.record.manifest.metadata,
-        annotations: {
-          ...read.record.manifest.metadata.annotations,
-          [Keys.recreatedFrom]: "record-uid",
-          ...(restored ? { [Keys.ownershipRestored]: restored } : {}),
+  const recreated = (restored?: string): Snapshot =>
+    recreatedFrom({
+      adopted: true,
+      ...(restored ? { restored } : {}),
+      old: [helm, status],
+      live: [
+        {
+          manager: "claimstep",
+          operation: "Update",
+          apiVersion: "apps/v1",
+          time: "2026-11-30T12:00:00Z",
+          fieldsType: "FieldsV1",
+          fieldsV1: { "f:metadata": { "f:annotations": {} }, "f:spec": { "f:volumeClaimTemplates": {} } },
         },
-        uid: "new-uid",
-        resourceVersion: "900",
-        generation: 1,
-        managedFields: [
-          {
-            manager: "claimstep",
-            operation: "Update",
-            apiVersion: "apps/v1",
-            time: "2026-11-30T12:00:00Z",
-            fieldsType: "FieldsV1",
-            fieldsV1: { "f:metadata": { "f:annotations": {} }, "f:spec": { "f:volumeClaimTemplates": {} } },
-          },
-          { ...status, time: "2026-11-30T12:00:01Z" },
-        ],
-      },
-    };
-    set.status = s.statefulSet.status!;
-    const pods = s.pods.map((p) => ({
-      ...p,
-      metadata: {
-        ...p.metadata,
-        ownerReferences: [
-          { apiVersion: "apps/v1", kind: "StatefulSet", name: "web", uid: "new-uid", controller: true },
-        ],
-      },
-    }));
-    return { ...withRecord(s, record), statefulSet: set, pods };
-  };
+        { ...status, time: "2026-11-30T12:00:01Z" },
+      ],
+    });
 
   it("F1 records the old set's managedFields", () => {
     const s = complete();
