@@ -450,6 +450,16 @@ export function scenarioAudit(e2e: E2E, o: ScenarioAuditOptions = {}): string[] 
   return out;
 }
 
+/** A 409 on claimstep's write of the set, answered within 3 s after the StatefulSet controller wrote
+ * that set (its status): the race claimstep's resourceVersion precondition is there to lose. */
+export function lostRaceWithController(e2e: E2E, e: AuditEntry): boolean {
+  if (!(e.resource === "statefulsets" && (e.verb === "patch" || e.verb === "update") && e.code === 409)) return false;
+  const t = Date.parse(e.time);
+  return e2e
+    .audit({ resource: "statefulsets", name: e.name, where: byStatefulSetController })
+    .some((c) => c.code < 300 && Date.parse(c.time) <= t && t - Date.parse(c.time) < 3_000);
+}
+
 /** The pod deletes a pod template change allows: the StatefulSet controller replacing pods. */
 export const controllerReplacing = byStatefulSetController;
 export { describeAudit };
