@@ -63,6 +63,9 @@ const SetPathTemplate = pathTemplate(
   "clusters/prod/apps/{namespace}/{statefulset}.yaml",
 );
 
+/** A namespace name: a DNS-1123 label. */
+export const DNS1123_LABEL = /^(?=.{1,63}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
 // Git ref names: no spaces, no '..', no ':', '~', '^', '?', '*', '[', '\', no leading '-'.
 const BranchName = z
   .string()
@@ -77,6 +80,19 @@ export const RepositoryConfig = z
     pathTemplate: PathTemplate,
     /** Where each StatefulSet's manifest is (`{namespace}`, `{statefulset}`): the file a re-create proposal edits. */
     statefulSetPathTemplate: z.optional(SetPathTemplate),
+    /**
+     * The namespace of a StatefulSet document of those files that names none (the one kustomize or
+     * the GitOps controller gives it), or `{namespace}`: the namespace the file was chosen for.
+     * Unset: such a document is a set's only when no document of the file names its namespace.
+     */
+    statefulSetDefaultNamespace: z.optional(
+      z.string().check(
+        z.refine((v: string) => v === "{namespace}" || DNS1123_LABEL.test(v), {
+          error: (i) =>
+            `"${String(i.input)}" is not a namespace name (a DNS-1123 label: lowercase letters, digits and '-') nor {namespace}`,
+        }),
+      ),
+    ),
     token: z
       .string()
       .check(
@@ -101,6 +117,14 @@ export const RepositoryConfig = z
           code: "custom",
           path: ["repository"],
           message: `repository "${c.repository}" must be a GitLab project path (group/project) or a numeric project id`,
+        });
+      }
+      if (c.statefulSetDefaultNamespace !== undefined && c.statefulSetPathTemplate === undefined) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["statefulSetDefaultNamespace"],
+          message:
+            "applies to the files of statefulSetPathTemplate: set that too, or remove statefulSetDefaultNamespace",
         });
       }
     }),

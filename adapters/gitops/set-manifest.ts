@@ -105,12 +105,25 @@ function mapAt(doc: Document, path: Path): StringMap | undefined {
 const isSetDoc = (doc: Document, name: string): boolean =>
   doc.getIn(["kind"]) === "StatefulSet" && doc.getIn(["metadata", "name"]) === name;
 
-/** The documents of the file and the one of the set; throws ManifestError saying what to fix. */
+/** `statefulSetDefaultNamespace`'s placeholder: the namespace the file was chosen for (statefulSetPathTemplate's `{namespace}`). */
+export const DEFAULT_NAMESPACE_OF_PATH = "{namespace}";
+
+const list = (numbers: number[]): string =>
+  numbers.length > 1 ? `${numbers.slice(0, -1).join(", ")} and ${numbers.at(-1)}` : String(numbers[0]);
+
+/**
+ * The documents of the file and the one of the set; throws ManifestError saying what to fix.
+ * A document is the set's when its kind, name and namespace match. A document without a namespace
+ * is in `defaultNamespace` (statefulSetDefaultNamespace; `{namespace}`: the set's) when it is
+ * configured; when it is not, such a document is the set's only if no document of the file names
+ * the set's namespace. Two candidates are refused, nothing written.
+ */
 function locateSet(
   existing: string | undefined,
   ref: { namespace: string; set: string },
   path: string,
   branch: string,
+  defaultNamespace?: string,
 ): { docs: Document[]; doc: Document } {
   const set = `${ref.namespace}/${ref.set}`;
   if (existing === undefined) {
@@ -119,17 +132,45 @@ function locateSet(
     );
   }
   const docs = parseRepositoryYaml(existing, path);
-  const named = docs.filter((d) => isSetDoc(d, ref.set));
-  const doc = named.find((d) => (d.getIn(["metadata", "namespace"]) ?? ref.namespace) === ref.namespace);
-  if (!doc) {
-    const elsewhere = named.map((d) => String(d.getIn(["metadata", "namespace"])));
+  const fallback = defaultNamespace === DEFAULT_NAMESPACE_OF_PATH ? ref.namespace : defaultNamespace;
+  const named = docs.flatMap((doc, i) => {
+    if (!isSetDoc(doc, ref.set)) return [];
+    const own = doc.getIn(["metadata", "namespace"]);
+    const explicit = own === undefined || own === null || own === "" ? undefined : String(own);
+    return [{ doc, number: i + 1, explicit, namespace: explicit ?? fallback }];
+  });
+  const exact = named.filter((d) => d.namespace === ref.namespace);
+  const candidates = exact.length || fallback !== undefined ? exact : named.filter((d) => d.namespace === undefined);
+  if (candidates.length > 1) {
+    const bare = candidates.filter((d) => d.explicit === undefined).length;
+    const which =
+      bare === 0
+        ? `both in namespace ${ref.namespace}`
+        : fallback === undefined
+          ? "without a namespace"
+          : `${bare === 1 ? "one" : bare} without a namespace, which statefulSetDefaultNamespace puts in ${fallback}`;
+    const fixes = [
+      "give each its metadata.namespace",
+      ...(bare && fallback === undefined ? ["set statefulSetDefaultNamespace"] : []),
+      `keep one StatefulSet ${ref.set} per file`,
+    ];
     throw new ManifestError(
-      elsewhere.length
-        ? `${path} declares StatefulSet ${ref.set} in namespace ${elsewhere.join(", ")}, not ${ref.namespace}: fix statefulSetPathTemplate`
-        : `${path} holds no StatefulSet named ${ref.set}: point statefulSetPathTemplate at the file of StatefulSet ${set}`,
+      `${path} on ${branch} holds ${candidates.length} StatefulSet documents that may be ${set} (documents ${list(candidates.map((d) => d.number))}, ${which}): refused, nothing written: ${fixes.slice(0, -1).join(", ")}, or ${fixes.at(-1)}`,
     );
   }
-  return { docs, doc };
+  const found = candidates[0];
+  if (!found) {
+    const elsewhere = [...new Set(named.map((d) => String(d.namespace)))];
+    const defaulted = named.some((d) => d.explicit === undefined);
+    throw new ManifestError(
+      !elsewhere.length
+        ? `${path} holds no StatefulSet named ${ref.set}: point statefulSetPathTemplate at the file of StatefulSet ${set}`
+        : defaulted
+          ? `${path} declares StatefulSet ${ref.set} in namespace ${elsewhere.join(", ")} (statefulSetDefaultNamespace, for a document without one), not ${ref.namespace}: fix statefulSetPathTemplate, or give the document metadata.namespace: ${ref.namespace}`
+          : `${path} declares StatefulSet ${ref.set} in namespace ${elsewhere.join(", ")}, not ${ref.namespace}: fix statefulSetPathTemplate`,
+    );
+  }
+  return { docs, doc: found.doc };
 }
 
 /** The documents of the file and the one of this set, with its templates by name; throws ManifestError saying what to fix. */
@@ -138,9 +179,10 @@ function findSet(
   action: ProposeRecreate,
   path: string,
   branch: string,
+  defaultNamespace?: string,
 ): { docs: Document[]; doc: Document; templates: Map<string, number> } {
   const set = `${action.namespace}/${action.set}`;
-  const { docs, doc } = locateSet(existing, action, path, branch);
+  const { docs, doc } = locateSet(existing, action, path, branch, defaultNamespace);
   const seq = doc.getIn(["spec", "volumeClaimTemplates"], true);
   if (!YAML.isSeq(seq))
     throw new ManifestError(
@@ -243,8 +285,9 @@ export function templateChanges(
   action: ProposeRecreate,
   path: string,
   branch: string,
+  defaultNamespace?: string,
 ): TemplateChange[] {
-  return proposedManifest(existing, action, path, branch).changes.fields;
+  return proposedManifest(existing, action, path, branch, defaultNamespace).changes.fields;
 }
 
 /** Everything the proposal changes in the file on `branch`: fields, added and removed templates, the pod template. */
@@ -253,8 +296,9 @@ export function manifestChanges(
   action: ProposeRecreate,
   path: string,
   branch: string,
+  defaultNamespace?: string,
 ): ManifestChanges {
-  return proposedManifest(existing, action, path, branch).changes;
+  return proposedManifest(existing, action, path, branch, defaultNamespace).changes;
 }
 
 /**
@@ -266,8 +310,15 @@ export function carriesTemplates(
   action: ProposeRecreate,
   path: string,
   branch: string,
+  defaultNamespace?: string,
 ): boolean {
-  const { fields, added, removed, podTemplate } = proposedManifest(existing, action, path, branch).changes;
+  const { fields, added, removed, podTemplate } = proposedManifest(
+    existing,
+    action,
+    path,
+    branch,
+    defaultNamespace,
+  ).changes;
   return fields.length + added.length + removed.length + podTemplate.length === 0;
 }
 
@@ -282,8 +333,9 @@ export function editSetManifest(
   action: ProposeRecreate,
   path: string,
   branch: string,
+  defaultNamespace?: string,
 ): EditedManifest {
-  const { docs, doc, changes } = proposedManifest(existing, action, path, branch);
+  const { docs, doc, changes } = proposedManifest(existing, action, path, branch, defaultNamespace);
   let changed = changes.fields.length + changes.added.length + changes.removed.length + changes.podTemplate.length > 0;
   for (const key of DROPPED_ANNOTATIONS) {
     if (!doc.hasIn(["metadata", "annotations", key])) continue;
@@ -305,10 +357,11 @@ function proposedManifest(
   action: ProposeRecreate,
   path: string,
   branch: string,
+  defaultNamespace?: string,
 ): { docs: Document[]; doc: Document; changes: ManifestChanges } {
   const set = `${action.namespace}/${action.set}`;
   const held = action.podTemplate === undefined ? undefined : heldPodTemplate(action.podTemplate, set);
-  const { docs, doc, templates } = findSet(existing, action, path, branch);
+  const { docs, doc, templates } = findSet(existing, action, path, branch, defaultNamespace);
   const changes: ManifestChanges = { fields: [], added: [], removed: [], podTemplate: [] };
 
   for (const { edit, ...change } of templateEdits(doc, action.templates, templates)) {
@@ -599,8 +652,9 @@ export function manifestDesired(
   action: RaiseTemplate,
   path: string,
   branch: string,
+  defaultNamespace?: string,
 ): ManifestDesired {
-  const { doc } = locateSet(existing, action, path, branch);
+  const { doc } = locateSet(existing, action, path, branch, defaultNamespace);
   const set = `${action.namespace}/${action.set}`;
   if (!YAML.isSeq(doc.getIn(["spec", "volumeClaimTemplates"], true)))
     throw new ManifestError(
@@ -718,8 +772,9 @@ export function editRaiseManifest(
   templates: readonly ClaimTemplate[],
   path: string,
   branch: string,
+  defaultNamespace?: string,
 ): EditedManifest {
-  const { docs, doc } = locateSet(existing, action, path, branch);
+  const { docs, doc } = locateSet(existing, action, path, branch, defaultNamespace);
   const json = JSON.stringify(templates);
   const changedTemplates = setAnnotation(doc, Keys.templates, json);
   const changedFrom = setAnnotation(doc, Keys.autogrownFrom, action.autogrownFrom);

@@ -160,7 +160,7 @@ export class PullRequestWriter implements ClaimWriter {
     }
     // No request yet, or a merged one: the base branch carrying the templates is the approval.
     const onBase = (await this.provider.readFile(path, base))?.text;
-    if (carriesTemplates(onBase, action, path, base)) {
+    if (carriesTemplates(onBase, action, path, base, this.config.statefulSetDefaultNamespace)) {
       const carried = `${path} on ${base} carries the claim templates of revision ${action.revision}`;
       return { kind: "applied", detail: pr ? `pull request #${pr.number} (${pr.url}) is merged: ${carried}` : carried };
     }
@@ -172,7 +172,7 @@ export class PullRequestWriter implements ClaimWriter {
         url: pr.url,
       };
     }
-    const changes = manifestChanges(onBase, action, path, base);
+    const changes = manifestChanges(onBase, action, path, base, this.config.statefulSetDefaultNamespace);
     await this.provider.ensureBranch(branch);
     await this.commitSet(branch, path, action);
     const created = await this.provider.createPullRequest({
@@ -230,7 +230,13 @@ export class PullRequestWriter implements ClaimWriter {
       return proposed(pr, `waiting for pull request #${pr.number} to be merged (${what}; ${now})`);
     }
     // No request yet, or a merged one: the base branch carrying the growth is the raise done.
-    const onBase = manifestDesired((await this.provider.readFile(path, base))?.text, action, path, base);
+    const onBase = manifestDesired(
+      (await this.provider.readFile(path, base))?.text,
+      action,
+      path,
+      base,
+      this.config.statefulSetDefaultNamespace,
+    );
     if (carriesRaise(onBase, action)) {
       const carried = `${path} on ${base} carries the growth of ${set} from revision ${action.fromRevision} (${growthSummary(growths(templatesBefore(action), onBase.templates)) || `revision ${onBase.revision}`}); the GitOps controller applies it, then the rollout grows every claim`;
       return { kind: "applied", detail: pr ? `pull request #${pr.number} (${pr.url}) is merged: ${carried}` : carried };
@@ -278,9 +284,22 @@ export class PullRequestWriter implements ClaimWriter {
     decision: Decision,
   ): Promise<{ grown: ReturnType<typeof growths>; policy: string | undefined } | undefined> {
     const file = await this.provider.readFile(path, branch);
-    const onBranch: ManifestDesired = manifestDesired(file?.text, action, path, branch);
+    const onBranch: ManifestDesired = manifestDesired(
+      file?.text,
+      action,
+      path,
+      branch,
+      this.config.statefulSetDefaultNamespace,
+    );
     const templates = raisedTemplates(onBranch, action);
-    const edited = editRaiseManifest(file?.text, action, templates, path, branch);
+    const edited = editRaiseManifest(
+      file?.text,
+      action,
+      templates,
+      path,
+      branch,
+      this.config.statefulSetDefaultNamespace,
+    );
     if (!edited.changed) return undefined;
     const grown = growths(templatesBefore(action), templates);
     await this.provider.writeFile({
@@ -296,9 +315,12 @@ export class PullRequestWriter implements ClaimWriter {
   /** Make the branch's manifest carry the templates: at most one commit, none when it already does. */
   private async commitSet(branch: string, path: string, action: ProposeRecreate): Promise<void> {
     const file = await this.provider.readFile(path, branch);
-    const edited = editSetManifest(file?.text, action, path, branch);
+    const edited = editSetManifest(file?.text, action, path, branch, this.config.statefulSetDefaultNamespace);
     if (!edited.changed) return;
-    const message = recreateCommitMessage(action, manifestChanges(file?.text, action, path, branch));
+    const message = recreateCommitMessage(
+      action,
+      manifestChanges(file?.text, action, path, branch, this.config.statefulSetDefaultNamespace),
+    );
     await this.provider.writeFile({ path, branch, text: edited.text, message, ...(file ? { previous: file } : {}) });
   }
 

@@ -175,6 +175,23 @@ describe("repository config", () => {
     );
   });
 
+  it("takes an optional statefulSetDefaultNamespace: a namespace name, or {namespace} (issue 37, item 4)", () => {
+    const withSets = { ...valid, statefulSetPathTemplate: "apps/{namespace}/{statefulset}.yaml" };
+    expect(
+      parseRepositoryConfig({ ...withSets, statefulSetDefaultNamespace: "prod" }).statefulSetDefaultNamespace,
+    ).toBe("prod");
+    expect(
+      parseRepositoryConfig({ ...withSets, statefulSetDefaultNamespace: "{namespace}" }).statefulSetDefaultNamespace,
+    ).toBe("{namespace}");
+    expect(parseRepositoryConfig(withSets)).not.toHaveProperty("statefulSetDefaultNamespace");
+    expect(() => parseRepositoryConfig({ ...withSets, statefulSetDefaultNamespace: "a..b" })).toThrow(
+      "statefulSetDefaultNamespace: \"a..b\" is not a namespace name (a DNS-1123 label: lowercase letters, digits and '-') nor {namespace}",
+    );
+    expect(() => parseRepositoryConfig({ ...valid, statefulSetDefaultNamespace: "prod" })).toThrow(
+      "statefulSetDefaultNamespace: applies to the files of statefulSetPathTemplate: set that too, or remove statefulSetDefaultNamespace",
+    );
+  });
+
   it("renders the claim path", () => {
     expect(
       claimPath("clusters/{namespace}/{statefulset}/{template}-{ordinal}/{name}.yaml", {

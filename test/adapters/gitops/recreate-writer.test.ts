@@ -19,7 +19,9 @@ describe.each([
   ["GitHub", github],
   ["GitLab", gitlab],
 ] as const)("the re-create proposal on %s", (_name, makeForge) => {
-  function setup(opts: { files?: Record<string, string>; statefulSetPathTemplate?: string | null } = {}) {
+  function setup(
+    opts: { files?: Record<string, string>; statefulSetPathTemplate?: string | null; defaultNamespace?: string } = {},
+  ) {
     const decision = recreateDecision();
     const desiredJson = JSON.stringify([
       { metadata: { name: "data" }, spec: { resources: { requests: { storage: "2Gi" } } } },
@@ -27,7 +29,11 @@ describe.each([
     const forge = makeForge(opts.files ?? { [SET_FILE]: webManifest(desiredJson) });
     const setPath = opts.statefulSetPathTemplate === undefined ? SET_PATH_TEMPLATE : opts.statefulSetPathTemplate;
     const writer = pullRequestWriter(
-      { ...forge.config, ...(setPath === null ? {} : { statefulSetPathTemplate: setPath }) },
+      {
+        ...forge.config,
+        ...(setPath === null ? {} : { statefulSetPathTemplate: setPath }),
+        ...(opts.defaultNamespace === undefined ? {} : { statefulSetDefaultNamespace: opts.defaultNamespace }),
+      },
       { now: forge.now },
     );
     return { decision, forge, writer, branch: `claimstep/default/web/${decision.revision}/recreate` };
@@ -192,6 +198,29 @@ describe.each([
       message: expect.stringContaining(`${SET_FILE} holds no StatefulSet named web`),
     });
     expect(other.forge.writes()).toEqual([]);
+  });
+
+  it("edits the document of the set's namespace, not a namespace-less one before it; refuses an ambiguous file and writes nothing (issue 37, item 4)", async () => {
+    const desiredJson = JSON.stringify([
+      { metadata: { name: "data" }, spec: { resources: { requests: { storage: "2Gi" } } } },
+    ]);
+    const bare = webManifest(desiredJson).replace("  namespace: default\n", "");
+    const file = `${bare}---\n${webManifest(desiredJson)}`;
+    const picked = setup({ files: { [SET_FILE]: file } });
+    expect(await picked.writer.apply(picked.decision.action, picked.decision)).toMatchObject({ kind: "proposed" });
+    const docs = YAML.parseAllDocuments(picked.forge.repo.file(picked.branch, SET_FILE)!.text).map((d) => d.toJS());
+    expect(docs.map((d) => d.spec.volumeClaimTemplates[0].spec.resources.requests.storage)).toEqual(["1Gi", "2Gi"]);
+
+    const ambiguous = setup({ files: { [SET_FILE]: file }, defaultNamespace: "{namespace}" });
+    expect(await ambiguous.writer.apply(ambiguous.decision.action, ambiguous.decision)).toMatchObject({
+      kind: "refused",
+      reason: "ApplyRejected",
+      message: expect.stringContaining(
+        `${SET_FILE} on main holds 2 StatefulSet documents that may be default/web (documents 1 and 2, one without a namespace, which statefulSetDefaultNamespace puts in default): refused, nothing written`,
+      ),
+    });
+    expect(ambiguous.forge.writes()).toEqual([]);
+    expect(ambiguous.forge.requests()).toEqual([]);
   });
 
   it("a new revision is a new branch and a new pull request", async () => {

@@ -3,7 +3,13 @@
 import { describe, expect, it } from "vitest";
 import YAML from "yaml";
 import { ManifestError } from "../../../adapters/gitops/manifest.js";
-import { carriesTemplates, editSetManifest, templateChanges } from "../../../adapters/gitops/set-manifest.js";
+import {
+  carriesTemplates,
+  editRaiseManifest,
+  editSetManifest,
+  manifestDesired,
+  templateChanges,
+} from "../../../adapters/gitops/set-manifest.js";
 import { Keys } from "../../../core/keys.js";
 import type { ProposeRecreate } from "../../../core/types.js";
 
@@ -242,5 +248,88 @@ describe("YAML read from the repository is bounded as the HTTP route's (issue 24
       `${Array.from({ length: 30_000 }, (_, i) => `    k${i}: v\n`).join("")}`,
     );
     expect(() => editSetManifest(wide, DESIRED, PATH, BASE)).toThrow(`${PATH} holds more than 5000 nodes`);
+  });
+});
+
+describe("the set's document is matched by kind, name and namespace (issue 37, item 4)", () => {
+  const bare = SET.replace("  namespace: prod\n", "").replace("# The db StatefulSet", "# the namespace-less db");
+  const refused = (file: string, defaultNamespace?: string) => {
+    try {
+      editSetManifest(file, DESIRED, PATH, BASE, defaultNamespace);
+    } catch (err) {
+      expect(err).toBeInstanceOf(ManifestError);
+      return (err as Error).message;
+    }
+    throw new Error("expected a ManifestError");
+  };
+  const storages = (text: string) =>
+    YAML.parseAllDocuments(text).map((d) => [
+      d.getIn(["metadata", "namespace"]),
+      d.getIn(["spec", "volumeClaimTemplates", 0, "spec", "resources", "requests", "storage"]),
+    ]);
+
+  it("a namespace-less StatefulSet db earlier in the file is left alone: the `namespace: prod` one is edited", () => {
+    const file = `${bare}---\n${SET}`;
+    const { text, changed } = editSetManifest(file, DESIRED, PATH, BASE);
+    expect(changed).toBe(true);
+    expect(storages(text)).toEqual([
+      [undefined, "10Gi"],
+      ["prod", "20Gi"],
+    ]);
+    expect(YAML.parseAllDocuments(text)[0]?.toJS()).toEqual(YAML.parse(bare));
+  });
+
+  it("without statefulSetDefaultNamespace a namespace-less document is the set's only when none names the namespace; two of them are refused", () => {
+    expect(editSetManifest(bare, DESIRED, PATH, BASE).changed).toBe(true);
+    expect(refused(`${bare}---\n${bare}`)).toBe(
+      "clusters/prod/apps/prod/db.yaml on main holds 2 StatefulSet documents that may be prod/db (documents 1 and 2, without a namespace): refused, nothing written: give each its metadata.namespace, set statefulSetDefaultNamespace, or keep one StatefulSet db per file",
+    );
+  });
+
+  it("with statefulSetDefaultNamespace a namespace-less document is in that namespace only", () => {
+    // The default is prod: the namespace-less one and the `namespace: prod` one are both prod/db.
+    expect(refused(`${bare}---\n${SET}`, "prod")).toBe(
+      "clusters/prod/apps/prod/db.yaml on main holds 2 StatefulSet documents that may be prod/db (documents 1 and 2, one without a namespace, which statefulSetDefaultNamespace puts in prod): refused, nothing written: give each its metadata.namespace, or keep one StatefulSet db per file",
+    );
+    // The default is staging: the namespace-less one is staging/db, not this set's.
+    expect(storages(editSetManifest(`${bare}---\n${SET}`, DESIRED, PATH, BASE, "staging").text)).toEqual([
+      [undefined, "10Gi"],
+      ["prod", "20Gi"],
+    ]);
+    expect(refused(bare, "staging")).toBe(
+      "clusters/prod/apps/prod/db.yaml declares StatefulSet db in namespace staging (statefulSetDefaultNamespace, for a document without one), not prod: fix statefulSetPathTemplate, or give the document metadata.namespace: prod",
+    );
+    // `{namespace}`: the namespace the file was chosen for, as kustomize's per-directory namespace.
+    expect(editSetManifest(bare, DESIRED, PATH, BASE, "{namespace}").changed).toBe(true);
+  });
+
+  it("two documents naming the same namespace are refused, naming the file and the set", () => {
+    expect(refused(`${SET}---\n${SET}`)).toBe(
+      "clusters/prod/apps/prod/db.yaml on main holds 2 StatefulSet documents that may be prod/db (documents 1 and 2, both in namespace prod): refused, nothing written: give each its metadata.namespace, or keep one StatefulSet db per file",
+    );
+  });
+
+  it("autogrow's raise reads and edits the same document", () => {
+    const raise = {
+      type: "RaiseTemplate" as const,
+      namespace: "prod",
+      set: "db",
+      template: "data",
+      from: "20Gi",
+      to: "30Gi",
+      templates: [{ metadata: { name: "data" }, spec: { resources: { requests: { storage: "30Gi" } } } }],
+      fromRevision: "a",
+      toRevision: "b",
+      autogrownFrom: "a",
+    };
+    const file = `${bare}---\n${SET}`;
+    expect(manifestDesired(file, raise, PATH, BASE).templates[0]?.spec.resources?.requests?.storage).toBe("20Gi");
+    const { text } = editRaiseManifest(file, raise, raise.templates, PATH, BASE);
+    const docs = YAML.parseAllDocuments(text);
+    expect(docs[0]?.getIn(["metadata", "annotations", Keys.autogrownFrom])).toBeUndefined();
+    expect(docs[1]?.getIn(["metadata", "annotations", Keys.autogrownFrom])).toBe("a");
+    expect(() => editRaiseManifest(`${SET}---\n${SET}`, raise, raise.templates, PATH, BASE)).toThrow(
+      "holds 2 StatefulSet documents that may be prod/db",
+    );
   });
 });
