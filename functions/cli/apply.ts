@@ -18,6 +18,11 @@ export const APPLY_FIELD_MANAGER = "claimstep-apply";
 /** Where a set whose template change was refused learns what to do. */
 export const APPLY_FIX = "label the set claimstep.io/admission=enabled or install the webhook: docs/admission.md";
 
+/** On the simulated cluster, where neither fix can be made: its one scenario with the webhook installed. */
+const SIM_APPLY_FIX =
+  "the simulated cluster has claimstep's webhook installed only in its apply scenario: run the same command with --cluster sim:apply";
+const simulated = (cluster: unknown): boolean => typeof cluster === "string" && /^sim(:|$)/.test(cluster);
+
 /** claimstep's webhook did not answer: it fails closed (docs/admission.md, "When claimstep is down"). */
 export const WEBHOOK_DOWN =
   "claimstep's admission webhook did not answer, and it fails closed (failurePolicy: Fail): a change of the claim templates waits for it rather than becoming the API server's 422 Invalid, which Flux's force answers by deleting the set. Nothing was written: get the webhook running (kubectl -n claimstep get pods -l app.kubernetes.io/component=webhook) and apply again (docs/admission.md).";
@@ -147,7 +152,7 @@ export async function apply(ctx: Context): Promise<number> {
     ctx.io.stderr.write(`claimstep apply: ${kindName} in ${namespace}: ${message}\n`);
     if (refusedTemplates) {
       ctx.io.stderr.write(
-        `The API server refuses a change of spec.volumeClaimTemplates; claimstep's admission webhook turns it into a rollout: ${APPLY_FIX}. Nothing was written.\n`,
+        `The API server refuses a change of spec.volumeClaimTemplates; claimstep's admission webhook turns it into a rollout: ${simulated(ctx.flags.cluster) ? SIM_APPLY_FIX : APPLY_FIX}. Nothing was written.\n`,
       );
     }
     if (webhookDown) ctx.io.stderr.write(`${WEBHOOK_DOWN}\n`);

@@ -9,7 +9,7 @@
 // `npm start`, whose scenarios end Complete or Blocked), and every output line the doc shows
 // under a command that is not elided (`…`) or clock-dependent. Commands that need a real
 // cluster, a server or a file of the reader's are skipped, each with its reason (listed).
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -143,17 +143,9 @@ function argvOf(text: string): string[] {
   return words(text.replace(/^(?:[A-Z_]+=\S+\s+)*(?:npx\s+)?(?:kubectl\s+)?claimstep\s*/, ""));
 }
 
-/**
- * The files the docs' commands read, as the docs describe them (the README: "web.yaml: data at
- * 3Gi", sim:apply's StatefulSet), written into the document's scratch directory.
- */
-const FILES: Record<string, () => string> = {
-  "web.yaml": () => {
-    const m = applyScenarioManifest("3Gi") as { metadata: { namespace?: string } };
-    delete m.metadata.namespace;
-    return YAML.stringify(m);
-  },
-};
+/** The manifests the docs' commands read: the repository's examples/ (issue 39: the README's tour
+ * named a web.yaml the repository did not ship). */
+const EXAMPLES = readdirSync(join(ROOT, "examples")).map((f) => `examples/${f}`);
 
 /** A line the doc shows, in a form that survives the clock and column widths. */
 const normal = (s: string) =>
@@ -209,13 +201,8 @@ async function runDoc(commands: DocCommand[]) {
       stderr: { write: (s: string) => void (out += s) },
       env,
     };
-    const argv = argvOf(c.text).map((a) => {
-      const make = FILES[a];
-      if (!make) return a;
-      const path = join(home, a);
-      writeFileSync(path, make());
-      return path;
-    });
+    // Run from the checkout, as a reader of the docs does: examples/… resolve there.
+    const argv = argvOf(c.text).map((a) => (EXAMPLES.includes(a) ? join(ROOT, a) : a));
     const code = await main(argv, io);
     results.push({ c, code, out });
   }
@@ -230,6 +217,24 @@ describe("every command the docs show", () => {
     expect(run.filter((c) => c.startsWith("docs/pods.md: npm start")).length).toBe(4);
     expect(run.filter((c) => c.startsWith("docs/finalize.md: npm start")).length).toBe(2);
     expect(run).toContain("docs/deploying.md: npm start -- --cluster sim:autogrow");
+  });
+
+  it("every manifest a claimstep command of the docs reads is shipped in examples/", () => {
+    const files = all
+      .filter((c) => !/^kubectl /.test(c.text))
+      .flatMap((c) =>
+        [...c.text.matchAll(/(?:^|\s)(?:-f|--filename)[\s=](\S+)/g)].map((m) => `${c.doc}:${c.line} ${m[1]}`),
+      );
+    expect(files.length).toBeGreaterThan(0);
+    expect(
+      files.filter((f) => !/ -$/.test(f) && !/<[a-z.-]+>/.test(f) && !EXAMPLES.includes(f.split(" ")[1]!)),
+    ).toEqual([]);
+  });
+
+  it("examples/web.yaml is the apply scenario's StatefulSet with data at 3Gi", () => {
+    const want = applyScenarioManifest("3Gi") as { metadata: { namespace?: string } };
+    delete want.metadata.namespace;
+    expect(YAML.parse(readFileSync(join(ROOT, "examples/web.yaml"), "utf8"))).toEqual(want);
   });
 
   const byDoc = new Map<string, DocCommand[]>();
