@@ -12,6 +12,8 @@ export type ApiErrorKind =
   | "TooManyRequests"
   | "ServerError"
   | "Timeout"
+  /** An answer without a Kubernetes `Status` body where the API server always sends one: not an API server. */
+  | "NotKubernetes"
   | "Other";
 
 export interface StatusCause {
@@ -43,6 +45,20 @@ export class ApiError extends Error {
     return this.status?.details?.causes ?? [];
   }
 
+  /** RBAC's refusal, read from its message: who may not do which verb on which resource. */
+  get rbacRefusal(): RbacRefusal | undefined {
+    if (this.code !== 403) return undefined;
+    const m = RBAC_REFUSAL.exec(this.message);
+    if (!m) return undefined;
+    return {
+      user: m[1]!,
+      verb: m[2]!,
+      resource: m[3]!,
+      group: m[4] ?? this.status?.details?.group ?? "",
+      scope: m[5] ?? "",
+    };
+  }
+
   /** 403 from an admission plugin (vs RBAC's "cannot <verb> resource"). */
   get isAdmissionForbidden(): boolean {
     return this.code === 403 && !/ cannot [a-z]+ resource /.test(this.message);
@@ -62,6 +78,28 @@ export class ApiError extends Error {
     );
   }
 }
+
+/** Who may not do what, as RBAC's refusal says it. */
+export interface RbacRefusal {
+  /** `system:serviceaccount:claimstep:claimstep`, `jane`. */
+  user: string;
+  verb: string;
+  /** The plural resource, with its subresource when there is one (`pods/eviction`). */
+  resource: string;
+  /** API group; "" is the core group. */
+  group: string;
+  /** `at the cluster scope`, `in the namespace "db"`. */
+  scope: string;
+}
+
+// `statefulsets.apps is forbidden: User "system:serviceaccount:claimstep:claimstep" cannot watch
+// resource "statefulsets" in API group "apps" at the cluster scope` (fixtures/apiserver/forbidden.txt).
+const RBAC_REFUSAL =
+  /User "([^"]+)" cannot ([a-z]+) resource "([^"]+)"(?: in API group "([^"]*)")? ?(at the cluster scope|in the namespace "[^"]*")?/;
+
+/** Whether a body is the API server's `Status` (every refusal of a real API server carries one). */
+export const isKubernetesStatus = (body: unknown): boolean =>
+  typeof body === "object" && body !== null && (body as { kind?: unknown }).kind === "Status";
 
 const kindOf = (code: number, reason: string | undefined): ApiErrorKind => {
   switch (reason) {

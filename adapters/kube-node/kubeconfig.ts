@@ -95,8 +95,12 @@ export function kubeClientOptions(kc: KubeConfig): KubeClientOptions {
     agent?.agent.destroy();
     agent = { key, agent: next };
   };
+  const inCluster = kc.getCurrentContext() === "inClusterContext";
   return {
     server,
+    serverOrigin: inCluster
+      ? "the pod's KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT"
+      : `the kubeconfig's cluster server of context "${kc.getCurrentContext()}" (kubectl config view --minify)`,
     fetch: agentFetch(() => agent?.agent),
     headers: async () => {
       let init: RequestInit & { agent?: Agent };

@@ -6,7 +6,7 @@
 import { listOf } from "../../core/k8s.js";
 import type { ApiRequestRecord } from "../../core/recorder.js";
 import type * as z from "../../core/zod.js";
-import { ApiError, apiErrorFrom } from "../api-error.js";
+import { ApiError, apiErrorFrom, isKubernetesStatus } from "../api-error.js";
 import { describeRequest, methodOf, pathOf, type Route, type Target } from "./routes.js";
 
 export type FetchLike = (url: string, init: RequestInit) => Promise<Response>;
@@ -36,6 +36,11 @@ export interface KubeClientOptions {
   sleep?: (ms: number) => Promise<void>;
   /** Told of every attempt: its verb, resource, status code (or "error": no answer) and seconds (the Node server's metrics). */
   onRequest?: (record: ApiRequestRecord) => void;
+  /**
+   * Where `server` came from, named when the answers are not an API server's [`KUBE_API_SERVER`];
+   * kubeconfig users are told of `the kubeconfig's cluster server of context "…" (kubectl config view --minify)`.
+   */
+  serverOrigin?: string;
 }
 
 export interface RequestOptions {
@@ -82,6 +87,17 @@ const errorCode = (err: unknown): string | undefined => {
 const errorText = (err: unknown): string => {
   const e = err as { message?: string; cause?: { message?: string } } | undefined;
   return e?.cause?.message ?? e?.message ?? String(err);
+};
+
+/** Go's http.NotFound body: kube-apiserver's answer for a group/version it does not serve. */
+const isGoNotFound = (text: string): boolean => text.trim() === "404 page not found";
+
+/** What came instead of a Status, in a few words. */
+const describeBody = (text: string): string => {
+  const t = text.trim();
+  if (!t) return " (an empty body)";
+  if (/^<(!doctype|html)/i.test(t)) return " (an HTML page)";
+  return ` (${JSON.stringify(t.length > 80 ? `${t.slice(0, 80)}…` : t)})`;
 };
 
 /** Seconds from a Retry-After header: delta-seconds or an HTTP date. */
@@ -324,6 +340,20 @@ export class KubeClient {
       }
     }
     if (res.ok) return body;
+    // A real API server's 404 always carries a Status (the only exception: Go's plain "404 page
+    // not found" for a group/version it does not serve). Without one, the URL is something else:
+    // a web server, a proxy's page, a path prefix missing from the server URL.
+    if (res.status === 404 && !isKubernetesStatus(body) && !(route.mayBeUnserved && isGoNotFound(text))) {
+      const path = new URL(url).pathname;
+      throw new ApiError(
+        404,
+        "NotKubernetes",
+        `${this.server} answered 404 without a Kubernetes Status body for ${methodOf(route)} ${path}${describeBody(text)}: is this a Kubernetes API server? Check ${this.opts.serverOrigin ?? "KUBE_API_SERVER"}`,
+        undefined,
+        undefined,
+        request,
+      );
+    }
     const retryAfter = parseRetryAfter(res.headers.get("Retry-After"));
     return this.fail(
       apiErrorFrom(res.status, body, {

@@ -20,6 +20,12 @@ export interface Route {
    * precondition that a repeat fails with 409).
    */
   retry: boolean;
+  /**
+   * A group/version the server may not serve (VolumeAttributesClass before v1.34): kube-apiserver
+   * answers such a path with Go's plain `404 page not found`, which is then a NotFound. Any other
+   * 404 without a `Status` body is not an API server's answer (KubeClient: NotKubernetes).
+   */
+  mayBeUnserved?: true;
 }
 
 const route = (
@@ -48,8 +54,14 @@ export const Routes = {
   listPods: route("list", "", "v1", "pods", true),
   listClaims: route("list", "", "v1", "persistentvolumeclaims", true),
   listStorageClasses: route("list", "storage.k8s.io", "v1", "storageclasses", false),
-  listVolumeAttributesClasses: route("list", "storage.k8s.io", "v1", "volumeattributesclasses", false),
-  listVolumeAttributesClassesBeta: route("list", "storage.k8s.io", "v1beta1", "volumeattributesclasses", false),
+  listVolumeAttributesClasses: {
+    ...route("list", "storage.k8s.io", "v1", "volumeattributesclasses", false),
+    mayBeUnserved: true,
+  },
+  listVolumeAttributesClassesBeta: {
+    ...route("list", "storage.k8s.io", "v1beta1", "volumeattributesclasses", false),
+    mayBeUnserved: true,
+  },
   applyClaim: route("patch", "", "v1", "persistentvolumeclaims", true),
   // A lost race must surface (409) and a landed-but-unanswered write is repaired by the next step.
   annotateStatefulSet: route("patch", "apps", "v1", "statefulsets", true, false),

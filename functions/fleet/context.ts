@@ -50,6 +50,7 @@ export function clusterClient(
       : {};
   return new KubeClient({
     server: cluster.server,
+    serverOrigin: `the server of cluster "${cluster.name}" (CLAIMSTEP_CLUSTERS, or KUBE_API_SERVER for the default cluster)`,
     fetch: fetchImpl,
     headers: { ...access, Authorization: `Bearer ${cluster.token}` },
     ...(opts.attempts !== undefined ? { retry: { attempts: opts.attempts } } : {}),
