@@ -3,7 +3,9 @@
 // and one mapping of 30,000 keys ~8 s. The lexer is linear and streams tokens, so it measures nesting
 // depth and node count and stops at the first token beyond a limit: an attack costs microseconds.
 // Every place YAML enters uses it: the HTTP route's bodies (functions/app.ts) and the files read
-// from the GitOps repository (adapters/gitops/manifest.ts, set-manifest.ts).
+// from the GitOps repository (adapters/gitops/manifest.ts, set-manifest.ts). Aliases count once
+// here, as written: what they expand to is bounded once parsed (the yaml library's maxAliasCount;
+// parseRepositoryYaml turns its ReferenceError into a ManifestError naming the file).
 import { CST, Lexer } from "yaml";
 
 export interface YamlLimits {

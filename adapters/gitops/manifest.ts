@@ -93,8 +93,24 @@ export function parseRepositoryYaml(text: string, path: string): Document[] {
     throw new ManifestError(
       `${path} is not valid YAML (${broken.errors[0]?.message.split("\n")[0]}): fix the file by hand, then step again`,
     );
+  // Aliases are not expanded by the lexer's bounds: ten levels of ten aliases are 120 nodes in the
+  // file and 10^10 once read. The yaml library refuses those (a ReferenceError) when a document is
+  // read as data; every document is read so once here, so the refusal names the file wherever it is.
+  for (const doc of docs) {
+    try {
+      doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+    } catch (err) {
+      if (!(err instanceof ReferenceError)) throw err;
+      throw new ManifestBoundsError(
+        `${path} holds YAML aliases that would expand beyond ${MAX_ALIAS_COUNT} nodes (an alias bomb): claimstep reads a file from the repository within the bounds of its API: write the values out or fix the file by hand, then step again`,
+      );
+    }
+  }
   return docs;
 }
+
+/** The yaml library's own bound on what aliases may expand to (its default), set here so the message can say it. */
+const MAX_ALIAS_COUNT = 100;
 
 const isClaimDoc = (doc: Document, claim: string): boolean =>
   doc.getIn(["kind"]) === "PersistentVolumeClaim" && doc.getIn(["metadata", "name"]) === claim;

@@ -6,6 +6,7 @@ import {
   ManifestError,
   newClaimManifest,
 } from "../../../adapters/gitops/manifest.js";
+import { editRaiseManifest, editSetManifest, manifestDesired } from "../../../adapters/gitops/set-manifest.js";
 import type { PatchClaim } from "../../../core/types.js";
 
 const action: PatchClaim = {
@@ -194,5 +195,57 @@ spec:
 
   it("carriesAction reports the bound (a clear error) instead of taking the file for one without the change", () => {
     expect(() => carriesAction(deepFlow, action, PATH)).toThrow(ManifestError);
+  });
+});
+
+describe("a YAML alias bomb read from the repository (issue 37, item 5a)", () => {
+  // Ten levels of ten aliases: 10^10 nodes once expanded, 120 in the file (within the bounds).
+  const bomb = [
+    "  l0: &l0 [x, x, x, x, x, x, x, x, x, x]",
+    ...Array.from({ length: 9 }, (_, i) => `  l${i + 1}: &l${i + 1} [${Array(10).fill(`*l${i}`).join(", ")}]`),
+  ].join("\n");
+  const claimWithBomb = `${HAND_WRITTEN}---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: lol}\ndata:\n${bomb}\n`;
+  const setWithBomb = `apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: db\n  namespace: prod\nspec:\n  bomb:\n${bomb}\n  volumeClaimTemplates:\n    - metadata: {name: data}\n      spec: {resources: {requests: {storage: 10Gi}}}\n`;
+  const expected = `${PATH} holds YAML aliases that would expand beyond 100 nodes (an alias bomb): claimstep reads a file from the repository within the bounds of its API: write the values out or fix the file by hand, then step again`;
+
+  it("is a ManifestError naming the file, not the yaml library's ReferenceError", () => {
+    expect(() => editClaimManifest(claimWithBomb, action, PATH)).toThrow(ManifestError);
+    expect(() => editClaimManifest(claimWithBomb, action, PATH)).toThrow(expected);
+    expect(() => carriesAction(claimWithBomb, action, PATH)).toThrow(expected);
+  });
+
+  it("in a StatefulSet's file, for the re-create and autogrow proposals alike", () => {
+    const raise = {
+      type: "RaiseTemplate" as const,
+      namespace: "prod",
+      set: "db",
+      template: "data",
+      from: "10Gi",
+      to: "20Gi",
+      templates: [{ metadata: { name: "data" }, spec: { resources: { requests: { storage: "20Gi" } } } }],
+      fromRevision: "a",
+      toRevision: "b",
+      autogrownFrom: "a",
+    };
+    const recreate = {
+      type: "ProposeRecreate" as const,
+      namespace: "prod",
+      set: "db",
+      revision: "b",
+      templates: raise.templates,
+    };
+    for (const run of [
+      () => manifestDesired(setWithBomb, raise, PATH, "main"),
+      () => editRaiseManifest(setWithBomb, raise, raise.templates, PATH, "main"),
+      () => editSetManifest(setWithBomb, recreate, PATH, "main"),
+    ]) {
+      expect(run).toThrow(ManifestError);
+      expect(run).toThrow(expected);
+    }
+  });
+
+  it("a few aliases, as people write them, are still read", () => {
+    const anchored = `${HAND_WRITTEN}---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  labels: &l {a: b}\n  annotations: *l\n`;
+    expect(editClaimManifest(anchored, action, PATH).changed).toBe(true);
   });
 });
