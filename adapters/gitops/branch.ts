@@ -16,8 +16,12 @@ export const RECREATE_PART = "recreate";
 /** The last part of the branch of an autogrow proposal (its revision is the one grown from). */
 export const AUTOGROW_PART = "autogrow";
 
-// Kubernetes names are DNS subdomains/labels (no '/'); the revision is safe-encoded alphanumerics.
-const PART = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+// A namespace is a DNS-1123 label, a StatefulSet's name a DNS-1123 subdomain (labels joined by
+// single dots): neither holds '/' nor '..'. The revision is safe-encoded alphanumerics.
+const LABEL = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
+const NAMESPACE = new RegExp(`^(?=.{1,63}$)${LABEL}$`);
+const SET_NAME = new RegExp(`^(?=.{1,253}$)${LABEL}(\\.${LABEL})*$`);
+const REVISION = /^(?!.*\.\.)[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 
 /** A claim step's branch (an ordinal), the re-create proposal's (`recreate: true`), or autogrow's (`autogrow: true`). */
 export type StepBranch =
@@ -36,17 +40,17 @@ export function branchName(b: StepBranch): string {
     new UnsafeNameError(
       `cannot name the branch of StatefulSet ${JSON.stringify(`${b.ref.namespace}/${b.ref.name}`)}: ${what} ${why}`,
     );
-  if (!PART.test(b.ref.namespace))
+  if (!NAMESPACE.test(b.ref.namespace))
     throw bad(
       `namespace ${JSON.stringify(b.ref.namespace)}`,
-      "is not a Kubernetes name (lowercase letters, digits, '-', '.')",
+      "is not a namespace name (a DNS-1123 label: lowercase letters, digits and '-', at most 63)",
     );
-  if (!PART.test(b.ref.name))
+  if (!SET_NAME.test(b.ref.name))
     throw bad(
       `StatefulSet name ${JSON.stringify(b.ref.name)}`,
-      "is not a Kubernetes name (lowercase letters, digits, '-', '.')",
+      "is not a StatefulSet name (a DNS-1123 subdomain: lowercase labels joined by single '.', at most 253)",
     );
-  if (!PART.test(b.revision))
+  if (!REVISION.test(b.revision))
     throw bad(`revision ${JSON.stringify(b.revision)}`, "is not a revision (lowercase letters, digits, '-', '.')");
   if ("ordinal" in b && !(Number.isSafeInteger(b.ordinal) && b.ordinal >= 0))
     throw bad(`ordinal ${b.ordinal}`, "is not a non-negative integer");
@@ -59,7 +63,7 @@ export function parseBranch(name: string): StepBranch | undefined {
   const parts = name.replace(/^refs\/heads\//, "").split("/");
   if (parts.length !== 5 || parts[0] !== BRANCH_PREFIX) return undefined;
   const [, namespace = "", set = "", revision = "", last = ""] = parts;
-  if (![namespace, set, revision].every((p) => PART.test(p))) return undefined;
+  if (!NAMESPACE.test(namespace) || !SET_NAME.test(set) || !REVISION.test(revision)) return undefined;
   const ref = { namespace, name: set };
   if (last === RECREATE_PART) return { ref, revision, recreate: true };
   if (last === AUTOGROW_PART) return { ref, revision, autogrow: true };

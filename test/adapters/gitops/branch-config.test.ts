@@ -53,6 +53,33 @@ describe("branch names", () => {
       expect(parseBranch(name), name).toBeUndefined();
     }
   });
+
+  it("a namespace is a DNS-1123 label, a set name a DNS-1123 subdomain: `a..b` is neither (issue 37, item 5c)", () => {
+    for (const name of [
+      "claimstep/a..b/db/rev/1",
+      "claimstep/a.b/db/rev/1",
+      "claimstep/a-/db/rev/1",
+      `claimstep/${"n".repeat(64)}/db/rev/1`,
+      "claimstep/prod/db..v2/rev/1",
+      "claimstep/prod/db.-v2/rev/recreate",
+      `claimstep/prod/${"s".repeat(254)}/rev/1`,
+      "claimstep/prod/db/r..1/autogrow",
+    ]) {
+      expect(parseBranch(name), name).toBeUndefined();
+    }
+    expect(parseBranch(`claimstep/${"n".repeat(63)}/db.v2/rev/1`)).toEqual({
+      ref: { namespace: "n".repeat(63), name: "db.v2" },
+      revision: "rev",
+      ordinal: 1,
+    });
+    const ref = { namespace: "a..b", name: "db" };
+    expect(() => branchName({ ref, revision: "r1", ordinal: 1 })).toThrow(
+      'cannot name the branch of StatefulSet "a..b/db": namespace "a..b" is not a namespace name (a DNS-1123 label: lowercase letters, digits and \'-\', at most 63)',
+    );
+    expect(() => branchName({ ref: { namespace: "prod", name: "db..x" }, revision: "r1", recreate: true })).toThrow(
+      "StatefulSet name \"db..x\" is not a StatefulSet name (a DNS-1123 subdomain: lowercase labels joined by single '.', at most 253)",
+    );
+  });
 });
 
 describe("builders refuse names that are not safe segments (issue 24, item 8)", () => {
