@@ -1,6 +1,8 @@
 #!/usr/bin/env node
-// The claimstep command, installed as `claimstep` and as `kubectl-claimstep` (so that
-// `kubectl claimstep …` runs it as a kubectl plugin).
+// The claimstep command, installed as `claimstep`, as `kubectl-claimstep` (so that
+// `kubectl claimstep …` runs it as a kubectl plugin, its help saying `kubectl claimstep`) and as
+// `kubectl_complete-claimstep` (what kubectl ≥ 1.26 runs to complete `kubectl claimstep <TAB>`);
+// which one ran is argv[1]'s name (functions/cli/program.ts).
 // - Installed package: runs the compiled CLI, dist/functions/cli.js (`npm run build`, run by
 //   `npm pack` through prepack). Nothing but the package's dependencies is loaded.
 // - Clone (the TypeScript sources are next to this file): runs the sources through tsx, a dev
@@ -37,6 +39,7 @@ process.exitCode = await main(process.argv.slice(2), {
   stdout: process.stdout,
   stderr: process.stderr,
   env: process.env,
+  invokedAs: process.argv[1],
   // Ctrl-C or SIGTERM during run or finalize: it says where the set stands and exits 130 or 143.
   interrupts: processInterrupts(),
 });

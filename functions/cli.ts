@@ -20,7 +20,8 @@ import {
   type TargetOptions,
   UsageError,
 } from "./cli/context.js";
-import { HELP } from "./cli/help.js";
+import { helpOf } from "./cli/help.js";
+import { asProgram, invocationOf, type Program, programOf } from "./cli/program.js";
 
 export { parseDuration } from "./cli/context.js";
 export { HELP } from "./cli/help.js";
@@ -119,13 +120,13 @@ function commandIn(argv: string[]): string | undefined {
 }
 
 /** An unknown command, as kubectl (cobra) says it: the near ones, else the list. */
-function unknownCommand(io: CliIO, command: string): number {
+function unknownCommand(io: CliIO, command: string, program: Program): number {
   const near = suggestionsFor(command, COMMAND_NAMES);
   const hint = near.length
     ? `Did you mean this?\n${near.map((c) => `\t${c}\n`).join("")}`
     : `Commands: ${COMMAND_NAMES.join(", ")}\n`;
   io.stderr.write(
-    `claimstep: unknown command ${JSON.stringify(command)} for "claimstep"\n\n${hint}\nRun 'claimstep --help' for usage.\n`,
+    `claimstep: unknown command ${JSON.stringify(command)} for "${program}"\n\n${hint}\nRun 'claimstep --help' for usage.\n`,
   );
   return EXIT.error;
 }
@@ -143,7 +144,7 @@ function usageError(io: CliIO, command: string | undefined, message: string): nu
  * and let the command end (its signal aborts), instead of an unhandled EPIPE. The listeners stay:
  * the error is emitted after the write that failed, possibly once main has returned.
  */
-function guardPipes(io: CliIO): { out: Output; signal: AbortSignal } {
+function guardPipes(io: CliIO, program: Program): { out: Output; err: Output; signal: AbortSignal } {
   const closed = new AbortController();
   type Stream = Output & { on?: (event: "error", listener: (err: NodeJS.ErrnoException) => void) => unknown };
   const stdout = io.stdout as Stream;
@@ -154,8 +155,9 @@ function guardPipes(io: CliIO): { out: Output; signal: AbortSignal } {
     closed.abort();
   });
   if (stderr !== stdout) stderr.on?.("error", () => undefined);
+  // As the kubectl plugin, every command line claimstep prints reads `kubectl claimstep …`.
   const out: Output = {
-    write: (s) => void (closed.signal.aborted || stdout.write(s)),
+    write: (s) => void (closed.signal.aborted || stdout.write(asProgram(s, program))),
     // A terminal that reports a width of 0 (a pseudo-terminal nobody sized: docker run -t in a CI
     // job, whose log keeps every frame) is no screen to redraw: plain lines, as in a pipe.
     get isTTY() {
@@ -169,7 +171,8 @@ function guardPipes(io: CliIO): { out: Output; signal: AbortSignal } {
       return stdout.columns || undefined;
     },
   };
-  return { out, signal: closed.signal };
+  const err: Output = program === "claimstep" ? stderr : { write: (s) => stderr.write(asProgram(s, program)) };
+  return { out, err, signal: closed.signal };
 }
 
 /** `connectTo` replaces how a Target is reached (tests pass a simulated cluster they keep). */
@@ -178,8 +181,16 @@ export async function main(
   given: CliIO,
   connectTo: (flags: Flags, env: CliIO["env"], opts?: TargetOptions) => Promise<Target> = connect,
 ): Promise<number> {
-  const { out, signal } = guardPipes(given);
-  const io: CliIO = { ...given, stdout: out };
+  const invocation = invocationOf(given.invokedAs);
+  const program = programOf(invocation);
+  // kubectl_complete-claimstep: kubectl passes the words after `kubectl claimstep`.
+  if (invocation === "plugin-completion") argv = ["__complete", ...argv];
+  const { out, err: errOut, signal } = guardPipes(given, program);
+  const io: CliIO = { ...given, stdout: out, stderr: errOut };
+  if (argv[0] === "__complete") {
+    const { complete } = await import("./cli/complete.js");
+    return complete(argv.slice(1), io, connectTo);
+  }
   let parsed;
   try {
     // `claimstep --version` is `claimstep version`.
@@ -187,7 +198,7 @@ export async function main(
   } catch (err) {
     if (!(err instanceof FlagError)) throw err;
     const command = commandIn(argv);
-    if (command && !COMMANDS[command] && command !== "help") return unknownCommand(io, command);
+    if (command && !COMMANDS[command] && command !== "help") return unknownCommand(io, command, program);
     return usageError(io, command, err.message);
   }
   const { values: flags, positionals } = parsed;
@@ -200,11 +211,11 @@ export async function main(
     return EXIT.ok;
   }
   if (flags.help || !command || command === "help") {
-    io.stdout.write(HELP);
+    io.stdout.write(helpOf(program));
     return command || flags.help ? EXIT.ok : EXIT.error;
   }
   const handler = COMMANDS[command];
-  if (!handler) return unknownCommand(io, command);
+  if (!handler) return unknownCommand(io, command, program);
   const spec = SPECS[command];
   const wrong = spec && misuse(command, spec, flags, args);
   if (wrong) return usageError(io, command, wrong);
@@ -240,7 +251,9 @@ export async function main(
       target: (opts) => (target ??= connectTo(flags, io.env, { command: [command, ...args].join(" "), ...opts })),
     });
   } catch (err) {
-    io.stderr.write(`claimstep: ${describeError(err)}\n`);
+    // A message that names claimstep itself (`claimstep cannot list …`) needs no prefix.
+    const message = describeError(err);
+    io.stderr.write(message.startsWith("claimstep ") ? `${message}\n` : `claimstep: ${message}\n`);
     return EXIT.error;
   } finally {
     unsubscribe?.();

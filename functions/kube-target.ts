@@ -6,7 +6,7 @@ import { writerFor } from "../adapters/gitops/apply-via.js";
 import { parseRepositoryConfig } from "../adapters/gitops/config.js";
 import { pullRequestWriter } from "../adapters/gitops/writer.js";
 import type { KubeClient } from "../adapters/kube/client.js";
-import { KubeReader, listOptedInSets } from "../adapters/kube/reader.js";
+import { KubeReader, listOptedInSets, listStatefulSetNames } from "../adapters/kube/reader.js";
 import { kubeWriters } from "../adapters/kube/writer.js";
 import { type KubeConfigSource, kubeClientOptions, nodeKubeTarget } from "../adapters/kube-node/kubeconfig.js";
 import { PrometheusMetrics } from "../adapters/metrics/prometheus.js";
@@ -62,8 +62,11 @@ export function kubeWatchSource(opts: KubeConfigOptions = {}): WatchSource {
   };
 }
 
-export const listOptedIn = (client: KubeClient, namespace: string | undefined): Promise<SetRef[]> =>
-  listOptedInSets(client, namespace);
+export const listOptedIn = (
+  client: KubeClient,
+  namespace: string | undefined,
+  labelSelector?: string,
+): Promise<SetRef[]> => listOptedInSets(client, namespace, undefined, labelSelector);
 
 /**
  * The CLI's Target on a real cluster: direct writes, or pull requests for sets that ask
@@ -88,7 +91,8 @@ export async function kubeTarget(
     reader: new KubeReader(kube.client),
     writers: { ...direct, claims: writerFor({ direct: direct.claims, ...(pullRequest ? { pullRequest } : {}) }) },
     ...(prometheus.config ? { metrics: new PrometheusMetrics(prometheus.config) } : {}),
-    listOptedIn: (ns) => listOptedIn(kube.client, ns),
+    listOptedIn: (ns, selector) => listOptedIn(kube.client, ns, selector),
+    listSets: (ns, signal) => listStatefulSetNames(kube.client, ns, signal),
     api: () => kubeClientOptions(t.kubeConfig),
     now: () => new Date(),
     pause: (ms, signal) =>

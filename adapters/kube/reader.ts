@@ -164,13 +164,23 @@ export const RECORD_SELECTOR = "app.kubernetes.io/managed-by=claimstep";
  * (between the orphan delete and the create) no longer exists to be listed, and only its record
  * says it must be stepped until it exists again.
  */
-export async function listOptedInSets(client: KubeClient, namespace?: string, signal?: AbortSignal): Promise<SetRef[]> {
+export async function listOptedInSets(
+  client: KubeClient,
+  namespace?: string,
+  signal?: AbortSignal,
+  labelSelector?: string,
+): Promise<SetRef[]> {
   const route = namespace === undefined ? Routes.listStatefulSetsAllNamespaces : Routes.listStatefulSets;
   const where = namespace === undefined ? {} : { namespace };
   // Only the metadata is read (names and the opt-in annotation): validating whole sets costs the
-  // Worker's cron most of its CPU at a thousand sets.
+  // Worker's cron most of its CPU at a thousand sets. A label selector (`claimstep status -l`) goes
+  // to the API server; the re-create records are listed whatever it says: a set deleted mid
+  // re-create has no labels to match, and leaving it deleted is worse than stepping it.
   const [sets, records] = await Promise.all([
-    client.list(route, where, SetMetadata, signal ? { signal } : {}),
+    client.list(route, where, SetMetadata, {
+      ...(signal ? { signal } : {}),
+      ...(labelSelector ? { labelSelector } : {}),
+    }),
     listRecordRefs(client, namespace, signal),
   ]);
   const refs = sets
@@ -181,6 +191,16 @@ export async function listOptedInSets(client: KubeClient, namespace?: string, si
   if (!missing.length) return refs;
   const key = (r: SetRef) => `${r.namespace}/${r.name}`;
   return [...refs, ...missing].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+}
+
+/** The names of the StatefulSets of a namespace, opted in or not (completion of set names). */
+export async function listStatefulSetNames(
+  client: KubeClient,
+  namespace: string,
+  signal?: AbortSignal,
+): Promise<string[]> {
+  const sets = await client.list(Routes.listStatefulSets, { namespace }, SetMetadata, signal ? { signal } : {});
+  return sets.map((s) => s.metadata.name).sort();
 }
 
 /**

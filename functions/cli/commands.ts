@@ -32,6 +32,10 @@ export const FLAG_HELP: Partial<Record<FlagName, FlagHelp>> = {
   "no-color": { help: "no colour (also NO_COLOR=1; never coloured when stdout is not a terminal)" },
   "all-namespaces": { help: "every namespace" },
   all: { help: "every opted-in set of the namespace (-A: of every namespace)" },
+  selector: {
+    value: "selector",
+    help: "only the opted-in sets whose labels match, as kubectl -l (app=web, tier in (db,cache), !canary)",
+  },
   "dry-run": { help: "write nothing; show what would be written" },
   interval: { value: "duration", help: "time between steps (at least 1s)" },
   timeout: {
@@ -101,6 +105,11 @@ export interface CommandSpec {
    * command looks for a cluster.
    */
   objects?: ("statefulset" | "statefulset?" | "claim")[];
+  /**
+   * Its StatefulSet argument may name several sets, as kubectl takes them: `web,helmdb` or
+   * `web helmdb` (status). Without it a comma is refused: the command acts on one set.
+   */
+  several?: boolean;
   /** Shells it completes its first argument from. */
   argValues?: string[];
   examples: string[];
@@ -124,8 +133,8 @@ export const SPECS: Record<string, CommandSpec> = {
   },
   step: {
     summary: "run one step (at most one claim written)",
-    usage: ["step <statefulset> [--dry-run] [flags]", "step --all [-n <ns> | -A] [--dry-run] [flags]"],
-    flags: ["dry-run", "all", "all-namespaces"],
+    usage: ["step <statefulset> [--dry-run] [flags]", "step --all [-n <ns> | -A] [-l <selector>] [--dry-run] [flags]"],
+    flags: ["dry-run", "all", "all-namespaces", "selector"],
     flagHelp: { "dry-run": "plan the step, write nothing (as plan)" },
     output: TARGET_OUTPUT,
     maxArgs: 1,
@@ -197,21 +206,26 @@ export const SPECS: Record<string, CommandSpec> = {
   status: {
     summary: "where a set stands (the plan of its next step): one set, or every opted-in set",
     usage: [
-      "status [<statefulset>] [-A] [flags]",
+      "status [<statefulset>[,<statefulset>…]] [-A] [flags]",
+      "status [-A] [-l <selector>] [flags]",
       "status <statefulset> --watch [--interval 2s] [--timeout 30m] [flags]",
     ],
-    flags: ["all-namespaces", "watch", "interval", "timeout"],
+    flags: ["all-namespaces", "selector", "watch", "interval", "timeout"],
     flagHelp: {
+      "all-namespaces": "every namespace; with names, the sets of those names in every namespace",
       interval: "with --watch: time between reads (default 2s, at least 1s)",
       timeout:
         "with --watch: give up (exit 1) after this long, on the cluster's clock or the wall clock, whichever runs ahead",
     },
     output: ["text", "json", "yaml", "wide"],
-    maxArgs: 1,
+    maxArgs: Number.POSITIVE_INFINITY,
     objects: ["statefulset?"],
+    several: true,
     examples: [
       "claimstep status -A -o wide",
       "claimstep status web -n db -w --timeout 30m   # like kubectl rollout status",
+      "claimstep status web,helmdb -n db   # two sets (as kubectl: names separated by commas, or spaces)",
+      "claimstep status -A -l app.kubernetes.io/part-of=shop",
     ],
     notes:
       "Every surface shows the step claimstep would take now (planned, never written), not an earlier\nstep's record: a new desired revision is NotObserved until a step records it, and a set deleted\nmid re-create is listed (Progressing/SetCreated) with the command that re-creates it.\n--watch re-reads the set every --interval (default 2s) and prints a line when its phase, reason\nor message changes. Exit codes: 0 once claimstep has nothing left to do (Complete, no re-create,\nrestart or partition hand-back to come), 2 Blocked (or not opted in), 1 error or --timeout.\nWith a name it also lists the claims of removed templates (labelled claimstep.io/orphaned-from:\nkept, claimstep never deletes a claim) and the kubectl delete pvc command for those no pod mounts\n(-o json: orphanedClaims, deleteCommand; docs/templates.md).",
@@ -397,6 +411,16 @@ export function statefulSetName(command: string, arg: string): string {
  * becomes its name; one that is missing is asked for (before any cluster is looked for).
  */
 export function objectArgs(command: string, spec: CommandSpec, flags: Flags, args: readonly string[]): string[] {
+  // kubectl's comma habit: `web,helmdb` names two sets.
+  if (spec.several) {
+    const names = args.flatMap((a) => a.split(",")).filter((a) => a !== "");
+    return [...new Set(names.map((a) => statefulSetName(command, a)))];
+  }
+  const many = args.find((a, i) => spec.objects?.[i]?.startsWith("statefulset") && a.includes(","));
+  if (many !== undefined)
+    throw new UsageError(
+      `${command} acts on one StatefulSet: ${JSON.stringify(many)} names ${many.split(",").length}; run it once per set`,
+    );
   const out = [...args];
   spec.objects?.forEach((what, i) => {
     const arg = out[i];

@@ -19,7 +19,10 @@ export interface Target {
   writers: Writers;
   /** Autogrow's metrics (CLAIMSTEP_PROMETHEUS_URL; the simulated cluster's own Prometheus); absent: none. */
   metrics?: MetricsReader;
-  listOptedIn(namespace: string | undefined): Promise<SetRef[]>;
+  /** The opted-in sets of a namespace (undefined: of all), those matching `labelSelector` (`-l`) when given. */
+  listOptedIn(namespace: string | undefined, labelSelector?: string): Promise<SetRef[]>;
+  /** The names of every StatefulSet of a namespace, opted in or not (the completion of set names). */
+  listSets?(namespace: string, signal?: AbortSignal): Promise<string[]>;
   now(): Date;
   /**
    * Wait between the steps of `run` (and the reads of `status --watch`): a real sleep, or virtual
@@ -51,6 +54,12 @@ export interface CliIO {
   stdout: Output;
   stderr: Output;
   env: Record<string, string | undefined>;
+  /**
+   * The file the shell or kubectl ran (bin/claimstep.js passes argv[1]): `kubectl-claimstep` is the
+   * kubectl plugin, whose help and suggested commands say `kubectl claimstep`;
+   * `kubectl_complete-claimstep` its completion helper (functions/cli/program.ts).
+   */
+  invokedAs?: string;
   /** SIGINT and SIGTERM (bin/claimstep.js passes the process's): `run` and `finalize` stop, say where the set stands and exit 130 or 143. */
   interrupts?: Interrupts;
 }
@@ -80,6 +89,7 @@ export const OPTIONS = {
   kubeconfig: { type: "string" },
   cluster: { type: "string" },
   "all-namespaces": { type: "boolean", short: "A" },
+  selector: { type: "string", short: "l" },
   all: { type: "boolean" },
   output: { type: "string", short: "o" },
   help: { type: "boolean", short: "h" },

@@ -1,16 +1,17 @@
 // `claimstep --help`: what a person reads first, kept apart so the commands stay short.
 import { SCENARIO_NAMES, SET } from "../../adapters/sim/scenario-names.js";
+import { asProgram, type Program } from "./program.js";
 
 export const HELP = `claimstep — roll out StatefulSet volumeClaimTemplates changes to existing PVCs, one ordinal at a time
 
 Usage:
   claimstep plan   <statefulset>                       show the next step and the per-ordinal table (no writes)
   claimstep step   <statefulset> [--dry-run]           run one step
-  claimstep step   --all [-n <ns> | -A]                one step of every opted-in set (for a CronJob)
+  claimstep step   --all [-n <ns> | -A] [-l k=v]       one step of every opted-in set (for a CronJob)
   claimstep run    <statefulset> [--interval 5s] [--timeout 30m]
                                                        step until Complete or Blocked, showing progress
-  claimstep status [<statefulset>] [-A]                where a set stands: the plan of its next step (all opted-in sets
-                                                       without a name; with a name, also the claims of removed templates)
+  claimstep status [<statefulset>[,…]] [-A] [-l k=v]   where sets stand: the plan of their next step (all opted-in sets
+                                                       without a name; with one name, also the claims of removed templates)
   claimstep status <statefulset> --watch [--timeout 30m]
                                                        follow it until nothing is left to do (0) or Blocked (2), read-only (-w)
   claimstep set    <statefulset> <claim> [--storage 20Gi] [--vac gold] [--dry-run]
@@ -47,7 +48,8 @@ Options:
       --sim-state <file>   with --cluster sim: the file that keeps the simulated cluster between commands, its
                            clock moving on with real time (default $XDG_STATE_HOME/claimstep/sim-<scenario>.json,
                            else ~/.local/state/claimstep/…; none: keep nothing)
-  -A, --all-namespaces     status, step --all: every namespace
+  -A, --all-namespaces     status, step --all: every namespace (status -A web: the sets named web in every namespace)
+  -l, --selector <k=v,…>   status, step --all: only the opted-in sets with these labels (as kubectl -l)
       --all                step: every opted-in set of the namespace
   -o, --output text|json|yaml|wide|timeline
                            output format (json, yaml: one object; for run, one object per step;
@@ -71,3 +73,23 @@ Examples:
   claimstep status web -n db -w --timeout 30m     # like kubectl rollout status
   source <(claimstep completion bash)
 `;
+
+/** Where the usage lines' descriptions start (the column continuation lines are indented to). */
+const DESCRIPTION_COLUMN = 55;
+
+/**
+ * The overall help as `program` runs it: as the kubectl plugin, every command line reads
+ * `kubectl claimstep …`, the usage's descriptions still in one column.
+ */
+export function helpOf(program: Program): string {
+  if (program === "claimstep") return HELP;
+  const extra = program.length - "claimstep".length;
+  const wide = " ".repeat(DESCRIPTION_COLUMN);
+  let usage = false;
+  const lines = HELP.split("\n").map((line) => {
+    if (line === "Usage:") usage = true;
+    else if (line === "") usage = false;
+    return usage && line.startsWith(wide) ? `${" ".repeat(extra)}${line}` : line;
+  });
+  return asProgram(lines.join("\n"), program);
+}

@@ -6,8 +6,15 @@ import { runStep, type StepResult } from "../step.js";
 import { sweep } from "../sweep.js";
 import { paintHeadline, paintPhase } from "./color.js";
 import { type Context, EXIT, emit, exitOf, outcomeText, print, refOf, resultJSON, UsageError } from "./context.js";
+import { optedIn } from "./listing.js";
 
 export async function plan(ctx: Context, dryRun = true): Promise<number> {
+  if (ctx.flags.selector !== undefined)
+    throw new UsageError(
+      `${dryRun ? "plan" : "step"}: -l/--selector picks the sets of step --all; name one set or add --all`,
+    );
+  if (ctx.flags["all-namespaces"])
+    throw new UsageError("step: -A goes with --all (every opted-in set of every namespace)");
   const target = await ctx.target();
   const ref = refOf(ctx.flags, target, ctx.args[0], dryRun ? "plan" : "step");
   // The set as the step read it: whether its desired templates end in a re-create, and why.
@@ -36,11 +43,12 @@ export async function stepAll(ctx: Context): Promise<number> {
   if (ctx.args[0]) throw new UsageError("step --all steps every opted-in set: give no StatefulSet name");
   const target = await ctx.target();
   const namespaces = ctx.flags["all-namespaces"] ? [] : [ctx.flags.namespace ?? target.namespace];
+  const selector = ctx.flags.selector;
   const dryRun = ctx.flags["dry-run"] ?? false;
   // Each set's result, for its line: the outcome as step <name> words it.
   const results = new Map<string, StepResult>();
   const report = await sweep({
-    listOptedIn: (ns) => target.listOptedIn(ns),
+    listOptedIn: (ns) => optedIn(target, ns, selector),
     namespaces,
     step: async (ref) => {
       const r = await runStep({

@@ -9,7 +9,7 @@
 // controller.
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { listOptedInSets } from "../../adapters/kube/reader.js";
+import { listOptedInSets, listStatefulSetNames } from "../../adapters/kube/reader.js";
 import { serveClaimstepWebhook } from "../../adapters/sim/claimstep-webhook.js";
 import type { SimCluster } from "../../adapters/sim/cluster.js";
 import { SIM_SERVER } from "../../adapters/sim/http.js";
@@ -53,7 +53,8 @@ function targetOf(sim: SimCluster, name: string, extra: Partial<Target> = {}): T
     metrics: sim.metrics,
     api: () => ({ server: SIM_SERVER, fetch: sim.http.fetchLike }),
     // As on a real cluster: the opted-in sets and the sets of re-create records (one deleted mid re-create).
-    listOptedIn: (namespace) => listOptedInSets(sim.client, namespace),
+    listOptedIn: (namespace, selector) => listOptedInSets(sim.client, namespace, undefined, selector),
+    listSets: (namespace, signal) => listStatefulSetNames(sim.client, namespace, signal),
     now: () => sim.now(),
     pause: async (ms) => sim.advance(ms),
     // Virtual time passes at once: slow the terminal view down enough to watch the rollout.
@@ -181,7 +182,8 @@ export async function persistentSimTarget(
       writers: current(() => sim.writers),
       metrics: current(() => sim.metrics),
       api: () => ({ server: SIM_SERVER, fetch: sim.http.fetchLike }),
-      listOptedIn: (namespace) => listOptedInSets(sim.client, namespace),
+      listOptedIn: (namespace, selector) => listOptedInSets(sim.client, namespace, undefined, selector),
+      listSets: (namespace, signal) => listStatefulSetNames(sim.client, namespace, signal),
       now: () => sim.now(),
       // A reader moves no clock: real time passes, then the file says what the cluster is now.
       pause: async (ms, signal) => {

@@ -12,6 +12,7 @@ import { nextStepOf } from "../../core/view.js";
 import { type DryRun, dryRunOf } from "../dry-run.js";
 import { paintPhase } from "./color.js";
 import { type Context, EXIT, emit, parseDuration, print, refOf, type Target, UsageError } from "./context.js";
+import { optedIn } from "./listing.js";
 import { elapsedSince, intervalOf } from "./run.js";
 
 /** The step a controller would run now, planned with the target's own writers; never written. */
@@ -93,10 +94,24 @@ export async function status(ctx: Context): Promise<number> {
   if (ctx.flags.watch) return watch(ctx);
   if (ctx.flags.interval !== undefined || ctx.flags.timeout !== undefined)
     throw new UsageError("status: --interval and --timeout go with --watch");
+  const names = ctx.args;
+  const selector = ctx.flags.selector;
+  // As kubectl: names or a selector, not both.
+  if (names.length && selector !== undefined)
+    throw new UsageError("status: give StatefulSet names or -l/--selector, not both");
+  const allNamespaces = ctx.flags["all-namespaces"] ?? false;
+  if (allNamespaces && ctx.flags.namespace !== undefined)
+    throw new UsageError("status: -A lists every namespace: -n does not apply");
   const target = await ctx.target({ readOnly: true });
-  const refs = ctx.args[0]
-    ? [refOf(ctx.flags, target, ctx.args[0], "status")]
-    : await target.listOptedIn(ctx.flags["all-namespaces"] ? undefined : (ctx.flags.namespace ?? target.namespace));
+  // Named sets: in the namespace, or with -A those names among the opted-in sets of every namespace.
+  let refs: SetRef[];
+  let missing: string[] = [];
+  if (names.length && allNamespaces) {
+    const listed = await optedIn(target, undefined);
+    refs = listed.filter((r) => names.includes(r.name));
+    missing = names.filter((n) => !refs.some((r) => r.name === n));
+  } else if (names.length) refs = names.map((n) => refOf(ctx.flags, target, n, "status"));
+  else refs = await optedIn(target, allNamespaces ? undefined : (ctx.flags.namespace ?? target.namespace), selector);
   const read: { row: SetSummary; dry: DryRun }[] = [];
   for (const ref of refs) {
     try {
@@ -104,18 +119,23 @@ export async function status(ctx: Context): Promise<number> {
       read.push({ row: dry.summary, dry });
     } catch (err) {
       // Listed, then gone (deleted with its record) before it was read: no longer a set to show.
-      if (ctx.args[0] || !(err instanceof ApiError && err.kind === "NotFound")) throw err;
+      if ((names.length && !allNamespaces) || !(err instanceof ApiError && err.kind === "NotFound")) throw err;
     }
   }
   const rows = read.map((r) => r.row);
-  // A named set: also the claims of its removed templates (docs/templates.md).
-  const orphans = ctx.args[0] && read[0] ? orphansOf(refs[0]!, read[0].dry) : undefined;
+  // One named set: also the claims of its removed templates (docs/templates.md).
+  const one = names.length === 1 && !allNamespaces;
+  const orphans = one && read[0] ? orphansOf(refs[0]!, read[0].dry) : undefined;
   if (ctx.json) {
     const json = read.map((r) => ({
       ...jsonOf(r.row, r.dry),
       ...(orphans ? { orphanedClaims: orphans.claims, deleteCommand: orphans.command ?? null } : {}),
     }));
-    emit(ctx, ctx.args[0] ? json[0] : json);
+    emit(ctx, one ? json[0] : json);
+  } else if (rows.length === 0 && names.length) {
+    // Nothing found under those names (said below).
+  } else if (rows.length === 0 && selector !== undefined) {
+    print(ctx.io, `no opted-in StatefulSets with labels matching ${selector}`);
   } else if (rows.length === 0) {
     print(
       ctx.io,
@@ -148,6 +168,10 @@ export async function status(ctx: Context): Promise<number> {
     // As kubectl prints the API server's warnings: on stderr, the table stays as it is.
     for (const r of rows) for (const w of r.warnings ?? []) ctx.io.stderr.write(`Warning: ${w}\n`);
   }
+  // As kubectl get says of a name it did not find: on stderr, exit 1.
+  for (const n of missing)
+    ctx.io.stderr.write(`claimstep: no opted-in StatefulSet ${JSON.stringify(n)} in any namespace\n`);
+  if (missing.length) return EXIT.error;
   return rows.some((r) => r.phase === "Blocked") ? EXIT.blocked : EXIT.ok;
 }
 
@@ -157,6 +181,10 @@ const EXIT_OF = { complete: EXIT.ok, blocked: EXIT.blocked } as const;
 async function watch(ctx: Context): Promise<number> {
   if (!ctx.args[0])
     throw new UsageError("status --watch: name the StatefulSet, e.g. claimstep status web -n db --watch");
+  if (ctx.args.length > 1)
+    throw new UsageError(`status --watch follows one StatefulSet: ${ctx.args.join(",")} names ${ctx.args.length}`);
+  if (ctx.flags.selector !== undefined)
+    throw new UsageError("status --watch follows one StatefulSet: -l does not apply");
   if (ctx.flags["all-namespaces"]) throw new UsageError("status --watch follows one StatefulSet: -A does not apply");
   if (ctx.format === "wide") throw new UsageError("status --watch: -o wide does not apply; use text, json or yaml");
   const interval = intervalOf(ctx, "2s");

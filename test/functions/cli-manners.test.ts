@@ -37,7 +37,7 @@ describe("per-command flags and usage", () => {
     expect(status.err.text).toMatch(
       /^claimstep status: --dry-run is not a flag of status \(it is a flag of step, finalize, apply, admission, set\)/,
     );
-    expect(status.err.text).toMatch(/claimstep status \[<statefulset>\] \[-A\]/);
+    expect(status.err.text).toMatch(/claimstep status \[<statefulset>\[,<statefulset>…\]\] \[-A\]/);
     for (const argv of [
       ["plan", "web", "-A"],
       ["run", "web", "--vac", "gold"],
