@@ -144,7 +144,7 @@ export type WebhookFailure =
 export type WebhookVerdict =
   | { ok: true; id: string }
   | { ok: false; failure: WebhookFailure; message: string }
-  | { ok: false; failure: "ReplayStoreFull"; message: string; retryAfterSeconds: number };
+  | { ok: false; failure: "ReplayStoreFull" | "ReplayStoreUnavailable"; message: string; retryAfterSeconds: number };
 
 export interface WebhookInput {
   /** The accepted secrets (a rotation holds several), or verifiers built from them once. */
@@ -221,23 +221,40 @@ export function verifyWebhook(input: WebhookInput): WebhookVerdict {
 
 const replayExpiry = (timestamp: string) => (Number(timestamp) + DEFAULT_TOLERANCE_SECONDS + 1) * 1000;
 
+/** How long a client is asked to wait when the replay store gave no valid answer. */
+const REPLAY_STORE_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * The verdict of a store's answer, read strictly (fail closed): accepted only on `{ ok: true }`;
+ * `replayed`, and `full` with a non-negative retryAfterSeconds, as they are; anything else (another
+ * shape, a store of another kind or version) refuses the request, never accepts it unchecked.
+ */
 function replayVerdict(id: string, claim: ReplayClaim): WebhookVerdict {
-  if (!claim.ok && claim.reason === "replayed") {
+  const answer: unknown = claim;
+  const a = (typeof answer === "object" && answer !== null ? answer : {}) as Record<string, unknown>;
+  if (a.ok === true) return { ok: true, id };
+  if (a.ok === false && a.reason === "replayed") {
     return {
       ok: false,
       failure: "Replayed",
       message: `webhook-id ${JSON.stringify(id.slice(0, 64))} was already received`,
     };
   }
-  if (!claim.ok && claim.reason === "full") {
+  const after = a.retryAfterSeconds;
+  if (a.ok === false && a.reason === "full" && typeof after === "number" && Number.isFinite(after) && after >= 0) {
     return {
       ok: false,
       failure: "ReplayStoreFull",
       message: "too many signed requests within the replay window: retry later",
-      retryAfterSeconds: claim.retryAfterSeconds,
+      retryAfterSeconds: Math.max(1, Math.ceil(after)),
     };
   }
-  return { ok: true, id };
+  return {
+    ok: false,
+    failure: "ReplayStoreUnavailable",
+    message: `the replay store gave no valid answer (${JSON.stringify(answer)?.slice(0, 120) ?? "no answer"}): the signed request was refused, not accepted unchecked; retry later`,
+    retryAfterSeconds: REPLAY_STORE_RETRY_AFTER_SECONDS,
+  };
 }
 
 /**

@@ -1,7 +1,7 @@
 // Kubernetes access on Node, as kubectl users expect it: a kubeconfig file (--kubeconfig,
 // $KUBECONFIG, ~/.kube/config) and a context (--context), or the in-cluster service account
 // (adapters/kube-node), for the CLI's commands and the relay's watches.
-import { Watch } from "@kubernetes/client-node";
+import { apiErrorFrom } from "../adapters/api-error.js";
 import { writerFor } from "../adapters/gitops/apply-via.js";
 import { parseRepositoryConfig } from "../adapters/gitops/config.js";
 import { pullRequestWriter } from "../adapters/gitops/writer.js";
@@ -9,6 +9,7 @@ import type { KubeClient } from "../adapters/kube/client.js";
 import { KubeReader, listOptedInSets, listStatefulSetNames } from "../adapters/kube/reader.js";
 import { kubeWriters } from "../adapters/kube/writer.js";
 import { type KubeConfigSource, kubeClientOptions, nodeKubeTarget } from "../adapters/kube-node/kubeconfig.js";
+import { watchStream } from "../adapters/kube-node/watch.js";
 import { PrometheusMetrics } from "../adapters/metrics/prometheus.js";
 import type { SetRef } from "../core/types.js";
 import type { Target } from "./cli/context.js";
@@ -29,11 +30,14 @@ export function nodeKubeClient(opts: KubeConfigOptions = {}): NodeKube {
   return { client: t.client, namespace: t.namespace, label: `context ${t.context}` };
 }
 
-/** The relay's watch source: client-node's Watch for streams, a plain LIST for (re)syncs. */
+/**
+ * The relay's watch source: a plain LIST for (re)syncs and a WATCH stream of our own (client-node's
+ * Watch drops a refusal's Status), both through the kubeconfig's agent; a refusal is an ApiError
+ * with the server's words (which verb on which resource for whom).
+ */
 export function kubeWatchSource(opts: KubeConfigOptions = {}): WatchSource {
   const { kubeConfig } = nodeKubeTarget(opts);
   const http = kubeClientOptions(kubeConfig);
-  const watcher = new Watch(kubeConfig);
   return {
     async list(path) {
       const headers = typeof http.headers === "function" ? await http.headers() : (http.headers ?? {});
@@ -41,23 +45,26 @@ export function kubeWatchSource(opts: KubeConfigOptions = {}): WatchSource {
         method: "GET",
         headers: { ...headers, Accept: "application/json" },
       });
-      const body: any = await res.json().catch(() => undefined);
-      if (!res.ok)
-        throw Object.assign(new Error(`LIST ${path}: ${body?.message ?? `HTTP ${res.status}`}`), {
-          statusCode: res.status,
-        });
+      const text = await res.text();
+      let body: any = text;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        // not JSON: the text is the message
+      }
+      if (!res.ok) throw apiErrorFrom(res.status, body, { request: `list ${path}` });
       return { items: body?.items ?? [], resourceVersion: String(body?.metadata?.resourceVersion ?? "") };
     },
     async watch(path, resourceVersion, onEvent, done) {
-      const query: Record<string, string | boolean> = { allowWatchBookmarks: true };
+      const query: Record<string, string> = { allowWatchBookmarks: "true" };
       if (resourceVersion) query.resourceVersion = resourceVersion;
-      const controller = await watcher.watch(
+      return watchStream(
+        kubeConfig,
         path,
         query,
-        (type, object) => onEvent({ type: type as WatchEvent["type"], object }),
-        (err) => done(err ?? undefined),
+        (line) => onEvent({ type: line.type as WatchEvent["type"], object: line.object }),
+        done,
       );
-      return { abort: () => controller.abort() };
     },
   };
 }

@@ -58,7 +58,8 @@ export function authenticate(settings: AuthSettings, opts: AuthenticateOptions =
       const verdict = verified.ok ? await claimWebhookId(settings.replay, verified.id, timestamp!) : verified;
       if (!verdict.ok) {
         log({ msg: "auth rejected", method: "signature", failure: verdict.failure, path: c.req.path });
-        if (verdict.failure === "ReplayStoreFull") {
+        // The store is full, or gave no valid answer: refused for now (fail closed), not a failed authentication.
+        if (verdict.failure === "ReplayStoreFull" || verdict.failure === "ReplayStoreUnavailable") {
           throw new Problem(503, "Unavailable", verdict.message, {
             headers: { "Retry-After": String(verdict.retryAfterSeconds) },
           });

@@ -3,6 +3,7 @@
 import { webhookHeaders } from "../auth.js";
 import { backoffMs, type RelayClock, sleep } from "./clock.js";
 import type { RelayEvent } from "./event.js";
+import { deliveryFailure } from "./explain.js";
 
 /**
  * How long one attempt may take, answer and body (else undici's 300 s: a hung app held each
@@ -39,6 +40,8 @@ export async function deliver(event: RelayEvent, opts: DeliveryOptions): Promise
   const { baseMs, maxMs } = opts.backoff ?? { baseMs: 1000, maxMs: 60_000 };
   const timeoutMs = opts.timeoutMs ?? DEFAULT_DELIVERY_TIMEOUT_MS;
   let last: { status?: number; error: string } = { error: "not sent" };
+  // Why the last attempt got no answer: undici's `cause` (a TLS code, ECONNREFUSED) and what fixes it.
+  let why: Record<string, string> = {};
   for (let attempt = 0; attempt < maxAttempts; attempt++) {
     let retryAfterMs: number | undefined;
     // The answer and its body: an app that sends its headers and hangs is given up too.
@@ -56,6 +59,7 @@ export async function deliver(event: RelayEvent, opts: DeliveryOptions): Promise
       if (!read && timeout.aborted) throw timeout.reason;
       if (res.ok) return { ok: true, status: res.status, attempts: attempt + 1 };
       last = { status: res.status, error: `HTTP ${res.status}` };
+      why = {};
       if (res.status !== 429 && res.status < 500) {
         opts.log({
           msg: "relay event refused",
@@ -68,12 +72,14 @@ export async function deliver(event: RelayEvent, opts: DeliveryOptions): Promise
       const ra = Number(res.headers.get("retry-after"));
       if (Number.isFinite(ra) && ra > 0) retryAfterMs = ra * 1000;
     } catch (err) {
-      last = { error: timeout.aborted ? `no answer within ${timeoutMs} ms` : ((err as Error)?.message ?? String(err)) };
+      why = timeout.aborted ? {} : deliveryFailure(err, opts.url);
+      last = { error: timeout.aborted ? `no answer within ${timeoutMs} ms` : (why.error ?? String(err)) };
     }
     if (attempt + 1 < maxAttempts) {
       const wait = Math.min(maxMs, retryAfterMs ?? backoffMs(attempt, baseMs, maxMs));
       opts.log({
         msg: "relay delivery failed: retrying",
+        ...why,
         error: last.error,
         retryInMs: wait,
         namespace: event.data.namespace,
@@ -84,6 +90,7 @@ export async function deliver(event: RelayEvent, opts: DeliveryOptions): Promise
   }
   opts.log({
     msg: "relay delivery gave up",
+    ...why,
     error: last.error,
     namespace: event.data.namespace,
     name: event.data.name,

@@ -7,6 +7,7 @@
 //   watch.ts     a resilient LIST+WATCH of one path
 //   debounce.ts  one call per burst of events of a set
 //   deliver.ts   the signed, retried POST
+//   explain.ts   what a refused watch or a failed delivery means, and what fixes it
 //   relay.ts     events of sets, claims and pods → the set they concern
 //   event.ts     the event's schema (shared with the app)
 //   index.ts     `claimstep relay`, and the public names

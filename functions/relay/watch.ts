@@ -1,6 +1,7 @@
 // LIST then WATCH one path forever: resume from the last resourceVersion, reconnect with backoff
 // when the stream ends or fails, re-list when the server answers 410 Gone.
 import { backoffMs, type RelayClock, sleep } from "./clock.js";
+import { watchFailure } from "./explain.js";
 
 /** One line of a watch stream. */
 export interface WatchEvent {
@@ -51,6 +52,8 @@ export class ResilientWatch {
   private handle: WatchHandle | undefined;
   private stopped = false;
   private failures = 0;
+  /** The failure last logged and how many times in a row it happened (logged at the 1st, 2nd, 4th, 8th… time). */
+  private repeated: { error: string; count: number } | undefined;
   /** Resolves when the loop has stopped. */
   readonly finished: Promise<void>;
   /** Counts for tests and logs. */
@@ -85,21 +88,44 @@ export class ResilientWatch {
       } catch (err) {
         if (this.stopped) break;
         const wait = backoffMs(this.failures++, baseMs, maxMs);
-        this.opts.log({
-          msg: "watch failed: reconnecting",
-          path: this.opts.path,
-          error: (err as Error)?.message ?? String(err),
-          retryInMs: wait,
-        });
+        this.logFailure(watchFailure(err), wait);
         await sleep(this.opts.clock, wait);
       }
     }
+  }
+
+  /**
+   * The same failure again and again (a missing permission does not fix itself) is logged at its
+   * 1st, 2nd, 4th, 8th… occurrence in a row, with the count: a log line per reconnect would bury
+   * everything else, and the backoff alone still logs one every 30 s forever.
+   */
+  private logFailure(fields: Record<string, string>, retryInMs: number): void {
+    const error = fields.error ?? "";
+    const count = this.repeated?.error === error ? this.repeated.count + 1 : 1;
+    this.repeated = { error, count };
+    if ((count & (count - 1)) !== 0) return;
+    this.opts.log({
+      msg: "watch failed: reconnecting",
+      path: this.opts.path,
+      ...fields,
+      failures: count,
+      retryInMs,
+      ...(count > 1 ? { nextLogAfter: count * 2 } : {}),
+    });
+  }
+
+  /** After failures, the first success says so (once), and a new failure is logged afresh. */
+  private recovered(): void {
+    if (!this.repeated) return;
+    this.opts.log({ msg: "watch resumed", path: this.opts.path, afterFailures: this.repeated.count });
+    this.repeated = undefined;
   }
 
   private async relist(): Promise<void> {
     this.stats.lists++;
     const { items, resourceVersion } = await this.opts.source.list(this.opts.path);
     this.resourceVersion = resourceVersion;
+    this.recovered();
     for (const item of items) this.opts.onObject("ADDED", item);
     this.opts.onResync(items);
   }
@@ -116,6 +142,7 @@ export class ResilientWatch {
         const rv = e.object?.metadata?.resourceVersion;
         if (typeof rv === "string") this.resourceVersion = rv;
         this.failures = 0;
+        this.recovered();
         if (e.type !== "BOOKMARK") this.opts.onObject(e.type, e.object);
       };
       const done = (err?: unknown) => {

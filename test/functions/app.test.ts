@@ -531,6 +531,20 @@ describe("POST /v1/relay", () => {
     expect(logs.filter((l) => l.msg === "step")).toHaveLength(3); // neither the 503 nor the replay stepped
   });
 
+  it("a replay store that answers something else refuses the signed request with 503 + Retry-After, and nothing is stepped (issue 37, item 5d)", async () => {
+    const odd = { claim: async () => ({ ok: false, reason: "busy" }) as never, release: () => {} };
+    const app = makeApp({ auth: { bearerTokens: [TOKEN], webhookSecrets: [SECRET], replay: odd } });
+    const body = relayBody();
+    const res = await post(body, await signed(body, "evt_odd"), app);
+    expect(res.status).toBe(503);
+    expect(res.headers.get("retry-after")).toBe("5");
+    expect(await res.json()).toMatchObject({
+      error: "Unavailable",
+      message: expect.stringContaining("the replay store gave no valid answer"),
+    });
+    expect(logs.filter((l) => l.msg === "step")).toHaveLength(0);
+  });
+
   it("rejects a tampered body, a stale timestamp and a wrong secret", async () => {
     const body = relayBody();
     const headers = await signed(body);

@@ -2,7 +2,9 @@ import { createHmac } from "node:crypto";
 import { Webhook } from "standardwebhooks";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import {
+  type AnyReplayGuard,
   bearerMatches,
+  claimWebhookId,
   constantTimeEqual,
   decodeWebhookSecret,
   MAX_WEBHOOK_ID_BYTES,
@@ -153,6 +155,52 @@ describe("verifyWebhook", () => {
     );
     expect(extra).toMatchObject({ ok: false, failure: "ReplayStoreFull", retryAfterSeconds: 301 });
     expect(verifyWebhook(input({ replay }))).toMatchObject({ ok: false, failure: "Replayed" });
+  });
+});
+
+describe("the generic replay check fails closed (issue 37, item 5d)", () => {
+  // Defect: any answer of the store other than `replayed` or `full` was taken for `{ ok: true }`.
+  const odd: unknown[] = [
+    undefined,
+    null,
+    {},
+    { ok: "true" },
+    { ok: 1 },
+    { ok: false },
+    { ok: false, reason: "unknown" },
+    { ok: false, reason: "full" },
+    { ok: false, reason: "full", retryAfterSeconds: -1 },
+    { ok: false, reason: "full", retryAfterSeconds: Number.NaN },
+  ];
+  const unavailable = {
+    ok: false,
+    failure: "ReplayStoreUnavailable",
+    retryAfterSeconds: 5,
+    message: expect.stringMatching(
+      /^the replay store gave no valid answer \(.*\): the signed request was refused, not accepted unchecked; retry later$/,
+    ),
+  };
+
+  it.each(odd.map((answer) => [JSON.stringify(answer) ?? "undefined", answer]))(
+    "a store answering %s: refused (503), never accepted",
+    async (_name, answer) => {
+      const store = { claim: () => answer, release: () => {} } as unknown as AnyReplayGuard & { claim: () => never };
+      expect(verifyWebhook(input({ replay: store as never }))).toEqual(unavailable);
+      const async = { claim: async () => answer, release: () => {} } as unknown as AnyReplayGuard;
+      expect(await claimWebhookId(async, "msg_1", String(ts))).toEqual(unavailable);
+    },
+  );
+
+  it("a store's own answers keep their meaning", async () => {
+    const store = (answer: unknown): AnyReplayGuard => ({ claim: async () => answer as never, release: () => {} });
+    expect(await claimWebhookId(store({ ok: true }), "msg_1", String(ts))).toEqual({ ok: true, id: "msg_1" });
+    expect(await claimWebhookId(store({ ok: false, reason: "replayed" }), "msg_1", String(ts))).toMatchObject({
+      ok: false,
+      failure: "Replayed",
+    });
+    expect(
+      await claimWebhookId(store({ ok: false, reason: "full", retryAfterSeconds: 2.5 }), "msg_1", String(ts)),
+    ).toMatchObject({ ok: false, failure: "ReplayStoreFull", retryAfterSeconds: 3 });
   });
 });
 

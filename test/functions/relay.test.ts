@@ -306,11 +306,17 @@ describe("ResilientWatch", () => {
     expect(source.watchCalls).toHaveLength(3);
     await clock.advance(4000);
     expect(source.watchCalls).toHaveLength(4); // connected now
-    expect(logs.map((l) => l.retryInMs)).toEqual([1000, 2000, 4000]);
+    // Waited 1, 2 and 4 s; the same failure is logged at its 1st, 2nd, 4th… time (issue 39).
+    expect(logs.map((l) => [l.failures, l.retryInMs])).toEqual([
+      [1, 1000],
+      [2, 2000],
+    ]);
     source.live(STS).push({ type: "MODIFIED", object: optedInWeb("400") });
+    expect(logs.at(-1)).toMatchObject({ msg: "watch resumed", afterFailures: 3 });
     source.live(STS).end(new Error("socket hang up"));
     await settle();
-    expect(logs.at(-1).retryInMs).toBe(1000); // an event arrived: the backoff started over
+    // an event arrived: the backoff started over, and the next failure is logged afresh
+    expect(logs.at(-1)).toMatchObject({ msg: "watch failed: reconnecting", failures: 1, retryInMs: 1000 });
     w.stop();
     await clock.advance(1000);
     await w.finished;
