@@ -68,6 +68,16 @@ const ceilDiv = (a: bigint, b: bigint): bigint => {
   return q * b === a || a < 0n ? q : q + 1n;
 };
 
+/**
+ * A quantity written as a bare number (`7`, `1.5`, `.5`): no unit and no exponent. For storage it
+ * is a number of bytes, which a person writing `--storage 7` rarely means.
+ */
+export function isUnitless(quantity: QuantityInput): boolean {
+  if (typeof quantity === "number") return true;
+  const m = GRAMMAR.exec(quantity.trim());
+  return m !== null && m[4] === undefined && m[5] === undefined && (m[2] !== "" || (m[3] ?? "") !== "");
+}
+
 /** Parse a quantity to its exact value in nano-units. */
 export function parseQuantity(quantity: QuantityInput): bigint {
   if (typeof quantity !== "string" && typeof quantity !== "number")

@@ -13,6 +13,7 @@ import { holdPods } from "../../core/pod-policy.js";
 import {
   compareQuantity,
   formatBytes,
+  isUnitless,
   parseQuantity,
   type QuantityInput,
   quantityString,
@@ -172,9 +173,13 @@ function templateDiff(before: readonly ClaimTemplate[], after: readonly ClaimTem
 const holdText = (hold: ReturnType<typeof holdPods>): string =>
   `pods held: partition ${hold.action.from} → ${hold.action.partition}${hold.action.userPartition !== undefined ? ` (yours, ${hold.action.userPartition}, recorded in ${Keys.userPartition})` : " (yours already recorded)"}; ${Keys.podCoordination}: ClaimsFirst`;
 
+/** Below this a unitless --storage (bytes) is refused as a missing unit: 1Mi, in nano-units (parseQuantity's). */
+const UNITLESS_BYTES_FLOOR = 1_048_576n * 1_000_000_000n;
+
 /**
  * Why `--storage` is no size a claim can request, naming the flag (not the annotation it is
- * written to): not a quantity (with the units meant, for `10Gb`), zero or negative.
+ * written to): not a quantity (with the units meant, for `10Gb`), zero or negative, or a bare
+ * number below 1Mi (`7`, `1.5`: bytes, surely meant as Gi).
  */
 export function storageFlagProblem(storage: string): string | undefined {
   const flag = `--storage ${JSON.stringify(storage)}`;
@@ -193,6 +198,9 @@ export function storageFlagProblem(storage: string): string | undefined {
   }
   if (value < 0n) return `${flag}: a claim's size cannot be negative; give a size such as 20Gi.`;
   if (value === 0n) return `${flag}: a claim's size must be above zero; give a size such as 20Gi.`;
+  // `--storage 7`, `--storage 1.5`: a number without a unit is bytes; no claim is meant that small.
+  if (isUnitless(storage) && value < UNITLESS_BYTES_FLOOR)
+    return `${flag}: a number without a unit is bytes (${storage.trim()} bytes); did you mean ${storage.trim()}Gi?`;
   return undefined;
 }
 

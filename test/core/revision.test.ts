@@ -51,3 +51,19 @@ describe("canonical JSON", () => {
     expect(revisionOf([template({ name: "data", storage: "20Gi", labels: { a: "b" } })] as never)).not.toBe(base);
   });
 });
+
+// Issue 39 point 6: hashes of 8, 9 and 10 characters (bbb45dbb, fd6db6b9b, 65f6dd44ff). Kept
+// unpadded on purpose (docs/design.md "Revision hash", its length): the revision is stored on every
+// claim and set claimstep stepped, and a padded form would make each of them look out of date.
+describe("the hash's length: the decimal digits of the 32-bit hash, unpadded as the controller's", () => {
+  it("8, 9 and 10 characters, each the value stored for those templates", () => {
+    expect(revisionOf([template({ name: "data", storage: "16Gi" })] as never)).toBe("d54d4765");
+    expect(revisionOf([template({ name: "data", storage: "3Gi" })] as never)).toBe("bff8d68f8");
+    expect(revisionOf([template({ name: "data", storage: "1Gi" })] as never)).toBe("6b8969fc69");
+  });
+  it("never starts with 4 (the digit 0): a padded form would be a different string, not the same revision", () => {
+    expect(safeEncode("0")).toBe("4");
+    for (const storage of ["1Gi", "3Gi", "16Gi", "966Gi"])
+      expect(revisionOf([template({ name: "data", storage })] as never)).not.toMatch(/^4/);
+  });
+});
