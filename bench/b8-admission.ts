@@ -3,9 +3,12 @@
 // decision, the JSONPatch encoded, the response serialised), as a ratio to JSON.parse of the same
 // review, measured side by side; and the per-review latency distribution over 10,000 reviews
 // through the Hono route on Node (p50/p99/max), against the API server's timeout (5 s shipped).
+// Side by side with the captured ones, hostile reviews of the smallest templates (issue 37): one at
+// ADMISSION_CAPS (answered in full: the comparisons run) and one of 20,000 + 20,000 (refused by the
+// caps before any template is read; 3.6 s over HTTP before them).
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { admitStatefulSetUpdate } from "../core/admission.js";
+import { ADMISSION_CAPS, admitStatefulSetUpdate } from "../core/admission.js";
 import { admissionResponse, admissionRoutes, jsonDepth } from "../functions/routes/admission.js";
 import { compare, formatMs, keep, type Measured, median, percentile, ratio } from "./harness.js";
 
@@ -58,6 +61,19 @@ function reviewOf(templates: number): string {
   return JSON.stringify(r);
 }
 
+/** The captured review, opted in, with `templates` and `stored` of the smallest templates (one access mode, a storage request) instead. */
+function hostileReviewOf(templates: number, stored: number): string {
+  const r = JSON.parse(readFileSync(FIXTURE, "utf8"));
+  r.request.object.metadata.labels = { ...r.request.object.metadata.labels, "claimstep.io/admission": "enabled" };
+  const smallest = (name: string, storage: string) => ({
+    metadata: { name },
+    spec: { accessModes: ["ReadOnlyMany"], resources: { requests: { storage } } },
+  });
+  r.request.object.spec.volumeClaimTemplates = Array.from({ length: templates }, (_, i) => smallest(`n${i}`, "2Gi"));
+  r.request.oldObject.spec.volumeClaimTemplates = Array.from({ length: stored }, (_, i) => smallest(`t${i}`, "1Gi"));
+  return JSON.stringify(r);
+}
+
 /** What the route does with the body, without HTTP. */
 function handle(text: string): string {
   if (jsonDepth(text, 64) > 64) throw new Error("too deep");
@@ -66,14 +82,17 @@ function handle(text: string): string {
 
 export async function runB8(log: (line: string) => void, reviews = 10_000): Promise<B8Result> {
   const cases: B8Case[] = [];
-  for (const [label, templates] of [
-    ["the captured v1.34 review (1 template)", 1],
-    ["3 templates", 3],
-    ["10 templates", 10],
+  const atCaps = `hostile, at the caps: ${ADMISSION_CAPS.templates.toLocaleString("en")} + ${ADMISSION_CAPS.storedTemplates.toLocaleString("en")} smallest templates (refused: over 256 KiB once written)`;
+  const overCaps = "hostile, over the caps: 20,000 + 20,000 smallest templates (refused by the caps)";
+  for (const [label, text, answer] of [
+    ["the captured v1.34 review (1 template)", reviewOf(1), /"patch"/],
+    ["3 templates", reviewOf(3), /"patch"/],
+    ["10 templates", reviewOf(10), /"patch"/],
+    [atCaps, hostileReviewOf(ADMISSION_CAPS.templates, ADMISSION_CAPS.storedTemplates), /over Kubernetes' limit/],
+    [overCaps, hostileReviewOf(20_000, 20_000), /over claimstep's cap/],
   ] as const) {
-    const text = reviewOf(templates);
-    if (!JSON.parse(handle(text)).response.patch)
-      throw new Error(`B8 ${label}: the review got no patch: the benchmark would measure the wrong path`);
+    if (!answer.test(handle(text)))
+      throw new Error(`B8 ${label}: the review got another answer: the benchmark would measure the wrong path`);
     const m = compare({ handle: () => handle(text), parse: () => JSON.parse(text) });
     cases.push({
       label,

@@ -4,7 +4,7 @@
 // server process's RSS before and after, and what the connections got back.
 //
 //   npx tsx bench/stalled-bodies.ts [connections=300] [path=/v1/steps] [limit=262144]
-// (the admission webhook, unauthenticated by design: /v1/admission/statefulsets 7340032)
+// (the admission webhook, unauthenticated by design: /v1/admission/statefulsets 8388608)
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { connect, createServer, type Socket } from "node:net";

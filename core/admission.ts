@@ -61,6 +61,37 @@ function deny(uid: string, message: string): AdmissionVerdict {
  */
 const ANNOTATIONS_MAX_BYTES = 256 * 1024;
 
+/**
+ * The most a StatefulSet can really hold, checked on a review's object and oldObject before any
+ * template is parsed or compared (issue 37: an unauthenticated review of 20,000 + 20,000 templates
+ * held the server for seconds). A review over them is not from an API server, or asks for what
+ * claimstep could never write: it is refused (400, as every refusal) when the set is opted in, and
+ * passes untouched when not. Sources:
+ * - `templates` (the update's object): claimstep writes every requested template into
+ *   claimstep.io/volume-claim-templates, and the set's annotations together stay within
+ *   256 KiB (ANNOTATIONS_MAX_BYTES). The smallest template the API server accepts, a one-letter
+ *   name with the access mode and storage request ValidatePersistentVolumeClaimSpec requires
+ *   (`{"metadata":{"name":"a"},"spec":{"accessModes":["ReadOnlyMany"],"resources":{"requests":{"storage":"1"}}}}`),
+ *   is 106 bytes of JSON, 107 with its comma: 262,144 / 107 = 2,449, so no more than 2,449
+ *   templates can ever be written, whatever else the set carries.
+ * - `storedTemplates` (oldObject, as etcd holds it): etcd refuses an object over 1.5 MiB
+ *   (its --max-request-bytes default; "etcdserver: request is too large"). Measured on
+ *   kube-apiserver v1.34.2 + etcd (2026-12, issue 37): with templates as small as above (names
+ *   of 2–4 letters, the server adding volumeMode and status), 18,960 were stored and 18,961
+ *   refused; 20,480 leaves room for shorter names.
+ * - `containers` (containers + initContainers of spec.template, of each object): likewise
+ *   measured with the smallest container (`{"name":…,"image":"i"}`, the server adding its
+ *   defaults): 25,799 stored, 25,800 refused; 32,768 leaves the same room.
+ * - `annotationsBytes`: Kubernetes' own limit (ANNOTATIONS_MAX_BYTES): the API server refuses a
+ *   set whose annotations exceed it (metadata.annotations: Too long).
+ */
+export const ADMISSION_CAPS = {
+  templates: 2_449,
+  storedTemplates: 20_480,
+  containers: 32_768,
+  annotationsBytes: ANNOTATIONS_MAX_BYTES,
+} as const;
+
 /** A review that is not an AdmissionReview v1 with a request: the caller gets a 400 and the API server's failurePolicy decides. */
 export class AdmissionReviewError extends Error {
   override readonly name = "AdmissionReviewError";
@@ -148,6 +179,20 @@ export function admitStatefulSetUpdate(body: unknown, opts: AdmissionOptions = {
   const name = `${request.namespace ?? set.metadata.namespace ?? "default"}/${request.name ?? set.metadata.name ?? "?"}`;
   const rawNew = set.spec.volumeClaimTemplates ?? [];
   const rawOld = old.spec.volumeClaimTemplates ?? [];
+  const strategy = set.metadata.annotations?.[Keys.strategy];
+  const optedIn =
+    strategy !== "OnClaimDelete" &&
+    (opts.namespaceOptedIn === true ||
+      set.metadata.labels?.[ADMISSION_LABEL] === ADMISSION_ENABLED ||
+      strategy === "InPlace");
+
+  // More than any set Kubernetes can store: refused before any template is read (a set not opted
+  // in passes, as it would: claimstep has nothing to change in it).
+  const over = overCap(set, old);
+  if (over)
+    return optedIn
+      ? deny(uid, `claimstep: StatefulSet ${name}: ${over}; claimstep changed nothing`)
+      : pass("NotOptedIn");
 
   // Unchanged (as the server defaulted both): nothing to do, whatever else the update changes.
   const parsedNew = z.array(ClaimTemplateSchema).safeParse(rawNew);
@@ -159,12 +204,6 @@ export function admitStatefulSetUpdate(body: unknown, opts: AdmissionOptions = {
   if (parsedNew.success && sameJson(parsedNew.data.map(normalizedTemplate), parsedOld.data.map(normalizedTemplate)))
     return pass("TemplatesUnchanged");
 
-  const strategy = set.metadata.annotations?.[Keys.strategy];
-  const optedIn =
-    strategy !== "OnClaimDelete" &&
-    (opts.namespaceOptedIn === true ||
-      set.metadata.labels?.[ADMISSION_LABEL] === ADMISSION_ENABLED ||
-      strategy === "InPlace");
   if (!optedIn) return pass("NotOptedIn");
 
   if (!parsedNew.success) {
@@ -233,6 +272,40 @@ export function admitStatefulSetUpdate(body: unknown, opts: AdmissionOptions = {
 
 /** UTF-8 bytes of a string, as Go's len() counts the API server's limits. */
 const utf8Bytes = (s: string): number => new TextEncoder().encode(s).length;
+
+/** The length of an array (0 when it is not one), read without walking it. */
+const countOf = (v: unknown): number => (Array.isArray(v) ? v.length : 0);
+
+/** Containers and initContainers of a set's pod template, counted without walking them. */
+function containersOf(s: SetLike): number {
+  const pod = (s.spec as { template?: { spec?: { containers?: unknown; initContainers?: unknown } } }).template;
+  return countOf(pod?.spec?.containers) + countOf(pod?.spec?.initContainers);
+}
+
+/** What of the review's sets is over ADMISSION_CAPS, in words, or undefined: counts and sums only, no template read. */
+function overCap(set: SetLike, old: SetLike): string | undefined {
+  const c = ADMISSION_CAPS;
+  const stored = "Kubernetes could not store such a set";
+  const templates = countOf(set.spec.volumeClaimTemplates);
+  if (templates > c.templates)
+    return `the update carries ${templates} claim templates, over claimstep's cap of ${c.templates}: ${stored} with its templates in ${Keys.templates} (over the 256 KiB of annotations Kubernetes allows)`;
+  const storedTemplates = countOf(old.spec.volumeClaimTemplates);
+  if (storedTemplates > c.storedTemplates)
+    return `the stored set (oldObject) carries ${storedTemplates} claim templates, over claimstep's cap of ${c.storedTemplates}: ${stored} (etcd refuses an object over 1.5 MiB)`;
+  for (const [which, s] of [
+    ["the update", set],
+    ["the stored set (oldObject)", old],
+  ] as const) {
+    const containers = containersOf(s);
+    if (containers > c.containers)
+      return `${which} carries ${containers} containers in spec.template, over claimstep's cap of ${c.containers}: ${stored} (etcd refuses an object over 1.5 MiB)`;
+    let bytes = 0;
+    for (const [k, v] of Object.entries(s.metadata.annotations ?? {})) bytes += utf8Bytes(k) + utf8Bytes(v);
+    if (bytes > c.annotationsBytes)
+      return `${which} carries ${bytes} bytes of annotations, over claimstep's cap of ${c.annotationsBytes}: ${stored} (Kubernetes allows 256 KiB of annotations)`;
+  }
+  return undefined;
+}
 
 /**
  * The patch with claimstep's annotations written (`annotations`) and removed (`remove`, only those
@@ -334,8 +407,9 @@ function templateSetChange(c: {
   if (!check.ok) return refuse(`claimstep: ${check.message}`);
 
   const live = c.stored.map((t) => t.metadata.name);
+  const liveNames = new Set(live);
   const wanted = new Set(requested.map((t) => t.metadata.name));
-  const added = requested.map((t) => t.metadata.name).filter((n) => !live.includes(n));
+  const added = requested.map((t) => t.metadata.name).filter((n) => !liveNames.has(n));
   const dropped = live.filter((n) => !wanted.has(n));
   const oldRaw = old.metadata.annotations?.[Keys.removeTemplates];
   const listed = namesIn(oldRaw);
@@ -345,7 +419,7 @@ function templateSetChange(c: {
   const oldDesired = desiredTemplates(c.base);
   if (oldDesired.ok && oldDesired.source === "annotation")
     for (const t of oldDesired.templates)
-      if (!live.includes(t.metadata.name) && !wanted.has(t.metadata.name)) pendingAdds.push(t.metadata.name);
+      if (!liveNames.has(t.metadata.name) && !wanted.has(t.metadata.name)) pendingAdds.push(t.metadata.name);
 
   const warnings: string[] = [];
   if (added.length)
@@ -408,7 +482,7 @@ function templateSetChange(c: {
 
   // Templates moved here are re-created into spec once complete (as for any template change).
   const finalize = set.metadata.annotations?.[Keys.finalize];
-  const recreates = added.length > 0 || removing.some((n) => live.includes(n));
+  const recreates = added.length > 0 || removing.some((n) => liveNames.has(n));
   if (claimstepsFinalize(set)) Object.assign(annotations, recreateFor(set, revisionOf(requested)));
   if (!recreates) {
     if (!warnings.length)
@@ -481,8 +555,9 @@ function changeWarnings(
   desired: readonly ClaimTemplate[],
 ): string[] {
   const out: string[] = [];
+  const byName = firstByName(stored);
   for (const d of desired) {
-    const s = stored.find((t) => t.metadata.name === d.metadata.name);
+    const s = byName.get(d.metadata.name);
     if (!s) continue;
     const claims = `${d.metadata.name}-${setName}-*`;
     const from = s.spec.resources?.requests?.storage;
@@ -503,5 +578,12 @@ function changeWarnings(
     if (!sameJson(s.metadata.labels ?? {}, d.metadata.labels ?? {}))
       out.push(`claimstep will relabel ${claims} one ordinal at a time`);
   }
+  return out;
+}
+
+/** Templates by name, the first of a name winning (as `find` does). */
+function firstByName(ts: readonly ClaimTemplate[]): Map<string, ClaimTemplate> {
+  const out = new Map<string, ClaimTemplate>();
+  for (const t of ts) if (!out.has(t.metadata.name)) out.set(t.metadata.name, t);
   return out;
 }

@@ -170,14 +170,25 @@ export function targetTemplates(
   removed: readonly string[] = [],
 ): ClaimTemplate[] {
   const liveNames = new Set(live.map((t) => t.metadata.name));
-  const kept = live.filter((t) => !removed.includes(t.metadata.name)).map((t) => mergeTemplate(t, desired));
+  const removing = new Set(removed);
+  // By name, the first of a name winning (as mergeTemplate's `find`): one lookup per live template.
+  const byName = new Map<string, ClaimTemplate>();
+  for (const d of desired) if (!byName.has(d.metadata.name)) byName.set(d.metadata.name, d);
+  const kept = live.filter((t) => !removing.has(t.metadata.name)).map((t) => mergeOnto(t, byName.get(t.metadata.name)));
   const added = desired.filter((t) => !liveNames.has(t.metadata.name)).map(cleanAdded);
   return [...kept, ...added];
 }
 
 /** One live template with the desired storage, VAC, labels and annotations merged onto it. */
 export function mergeTemplate(t: ClaimTemplate, desired: readonly ClaimTemplate[]): ClaimTemplate {
-  const d = desired.find((x) => x.metadata.name === t.metadata.name);
+  return mergeOnto(
+    t,
+    desired.find((x) => x.metadata.name === t.metadata.name),
+  );
+}
+
+/** `t` with the desired template `d` (of its name) merged onto it; a copy of `t` when there is none. */
+function mergeOnto(t: ClaimTemplate, d: ClaimTemplate | undefined): ClaimTemplate {
   if (!d) return structuredClone(t);
   const merged = structuredClone(t);
   const storage = d.spec.resources?.requests?.storage;

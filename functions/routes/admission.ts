@@ -15,8 +15,17 @@ import { mediaTypeOf, readBody } from "../http/body.js";
 import { Problem } from "../http/problem.js";
 
 export const ADMISSION_PATH = "/v1/admission/statefulsets";
-/** The API server's request body limit is 3 MiB; a review carries the object twice. */
-export const ADMISSION_BODY_LIMIT = 7 * 1024 * 1024;
+/**
+ * A review carries the set twice (object, oldObject), as JSON with the server's defaults. Measured
+ * on kube-apiserver v1.34.2 (issue 37): the largest sets etcd stores (1.5 MiB) render as 4,057,081
+ * bytes (18,960 of the smallest claim templates) and 3,920,915 bytes (25,799 containers); a shape
+ * the 3 MiB request limit binds first (77,260 ports) as 3,146,406. Twice the largest, with the
+ * request's ~1 KiB around it: 8.12 MB, under 8 MiB. Larger: only a set a protobuf client wrote in a
+ * shape JSON renders far larger (tens of thousands of ports), which no pod runs; answered 413, the
+ * API server refuses that update (failurePolicy Fail). What claimstep does with a review within the
+ * limit is bounded by ADMISSION_CAPS (core/admission.ts).
+ */
+export const ADMISSION_BODY_LIMIT = 8 * 1024 * 1024;
 /** Deeper than any StatefulSet: a hostile review is refused before anything walks it. */
 export const ADMISSION_MAX_DEPTH = 64;
 /**
