@@ -71,11 +71,11 @@ export function leaseConfig(env: LeaseEnv): { config?: LeaseConfig; problems: st
 }
 
 /**
- * This replica's name in the Lease: the pod name (HOSTNAME) and a random UUID, as client-go does
- * (`hostname_uuid`): two processes with the same HOSTNAME (a pod restarted in place, a copy run by
- * hand, hostNetwork) must never both take the Lease for their own. Without HOSTNAME:
- * `claimstep_<uuid>`.
+ * This replica's name for people: the pod name (HOSTNAME), else `claimstep`. The Elector makes the
+ * holder's identity of it and a random UUID of its own, as client-go does (`hostname_uuid`): two
+ * processes with the same HOSTNAME (a pod restarted in place, a copy run by hand, hostNetwork)
+ * must never both take the Lease for their own.
  */
-export function leaseIdentity(hostname: string | undefined, random: () => string = () => crypto.randomUUID()): string {
-  return `${blank(hostname) ?? "claimstep"}_${random()}`;
+export function leaseIdentity(hostname: string | undefined): string {
+  return blank(hostname) ?? "claimstep";
 }

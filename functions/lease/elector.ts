@@ -25,6 +25,14 @@ const systemClock: ElectorClock = {
 };
 
 export interface ElectorOptions extends ElectionConfig {
+  /**
+   * This replica's name for people (the pod name, leaseIdentity(HOSTNAME)). The holder's identity
+   * written into the Lease is it plus a random part of this elector's own, so that two processes
+   * given the same name are never both the holder.
+   */
+  identity: string;
+  /** The random part (tests); default crypto.randomUUID(). */
+  random?: () => string;
   lease: LeaseApi;
   /** A pass every this often (client-go's RetryPeriod). */
   renewMs: number;
@@ -64,8 +72,19 @@ export class Elector implements Leadership {
   private stopped = false;
   private readonly clock: ElectorClock;
   private readonly log: (entry: Record<string, unknown>) => void;
+  /** What decides: the options with the holder's identity (the name and this elector's random part). */
+  private readonly election: ElectionConfig;
+  /** The holder's identity this elector writes into the Lease: `<name>_<random>`. */
+  readonly identity: string;
 
   constructor(private readonly opts: ElectorOptions) {
+    const name = opts.identity.trim();
+    if (name === "")
+      throw new Error(
+        "the Lease's elector needs a name for this replica (the pod name, HOSTNAME): none was given, so the holder could not be told apart by a person; set HOSTNAME",
+      );
+    this.identity = `${name}_${(opts.random ?? (() => crypto.randomUUID()))()}`;
+    this.election = { ...opts, identity: this.identity };
     this.clock = opts.clock ?? systemClock;
     this.log = opts.log ?? (() => {});
   }
@@ -95,7 +114,7 @@ export class Elector implements Leadership {
     if (!this.holds())
       return AbortSignal.abort(
         new LeaseLost(
-          `${this.opts.lease.describe}: this replica (${this.opts.identity}) does not hold the Lease (lease lost)`,
+          `${this.opts.lease.describe}: this replica (${this.identity}) does not hold the Lease (lease lost)`,
         ),
       );
     return (this.term ??= new AbortController()).signal;
@@ -107,7 +126,7 @@ export class Elector implements Leadership {
     this.term = undefined;
     term.abort(
       new LeaseLost(
-        `${this.opts.lease.describe}: lease lost (${why}): this replica (${this.opts.identity}) stops sweeping before its next write`,
+        `${this.opts.lease.describe}: lease lost (${why}): this replica (${this.identity}) stops sweeping before its next write`,
       ),
     );
   }
@@ -143,7 +162,7 @@ export class Elector implements Leadership {
       this.report(this.lastError);
       return;
     }
-    const decided = decide(lease, this.state, this.opts, this.nowMs(), this.wallMs());
+    const decided = decide(lease, this.state, this.election, this.nowMs(), this.wallMs());
     this.state = decided.state;
     const action = decided.action;
     if (action.kind === "follow") {
@@ -161,7 +180,7 @@ export class Elector implements Leadership {
     } catch (err) {
       outcome = { kind: "failed", error: (err as Error).message };
     }
-    this.state = afterWrite(this.state, outcome, this.opts, sentAt);
+    this.state = afterWrite(this.state, outcome, this.election, sentAt);
     if (outcome.kind === "written") this.lastWritten = outcome.lease;
     const how = action.kind === "create" ? "created" : action.why === "takeover" ? "took over" : "renewed";
     if (outcome.kind === "failed") this.lastError = `cannot write the Lease: ${outcome.error ?? "no answer"}`;
@@ -188,7 +207,7 @@ export class Elector implements Leadership {
       }, this.state.leadingUntil - this.nowMs());
     }
     if (next === now) return;
-    const base = { lease: this.opts.lease.describe, identity: this.opts.identity };
+    const base = { lease: this.opts.lease.describe, identity: this.identity };
     if (next) this.log({ msg: "lease acquired", ...base, how: why, transitions: written?.spec.leaseTransitions ?? 0 });
     else this.log({ msg: "lease lost", ...base, reason: why });
   }
@@ -207,7 +226,7 @@ export class Elector implements Leadership {
       const outcome = await this.opts.lease
         .update(releaseSpec(last, this.wallMs()), last.resourceVersion)
         .catch((err: unknown) => ({ kind: "failed" as const, error: (err as Error).message }));
-      const base = { lease: this.opts.lease.describe, identity: this.opts.identity };
+      const base = { lease: this.opts.lease.describe, identity: this.identity };
       if (outcome.kind === "written") this.log({ msg: "lease released", ...base });
       else
         this.log({

@@ -12,7 +12,7 @@ export { Elector, type ElectorClock } from "./elector.js";
 export interface KubeElectorOptions {
   client: KubeClient;
   config: LeaseConfig;
-  /** This replica's name in the Lease (leaseIdentity(HOSTNAME)). */
+  /** This replica's name for people (leaseIdentity(HOSTNAME)); the Elector adds a random part of its own. */
   identity: string;
   log?: (entry: Record<string, unknown>) => void;
   clock?: ElectorClock;

@@ -67,16 +67,9 @@ describe("CLAIMSTEP_LEASE", () => {
 });
 
 describe("leaseIdentity", () => {
-  it("is the pod name (HOSTNAME) and a random UUID, as client-go's hostname_uuid, else claimstep_<uuid>", () => {
-    expect(leaseIdentity("claimstep-7d9f8b6c4-x2x9q", () => "0b7c2a9e-1f3d-4c5b-8a6e-9d0f1e2a3b4c")).toBe(
-      "claimstep-7d9f8b6c4-x2x9q_0b7c2a9e-1f3d-4c5b-8a6e-9d0f1e2a3b4c",
-    );
-    expect(leaseIdentity("claimstep-7d9f8b6c4-x2x9q")).toMatch(
-      /^claimstep-7d9f8b6c4-x2x9q_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/,
-    );
-    expect(leaseIdentity(undefined, () => "1a2b3c4d")).toBe("claimstep_1a2b3c4d");
-    expect(leaseIdentity(" ")).toMatch(/^claimstep_[0-9a-f-]{36}$/);
-    // Two processes with the same HOSTNAME are two holders to the election.
-    expect(leaseIdentity("claimstep-0")).not.toBe(leaseIdentity("claimstep-0"));
+  it("is the pod name (HOSTNAME), else claimstep: the Elector adds the random part (issue 37, item 5e)", () => {
+    expect(leaseIdentity("claimstep-7d9f8b6c4-x2x9q")).toBe("claimstep-7d9f8b6c4-x2x9q");
+    expect(leaseIdentity(undefined)).toBe("claimstep");
+    expect(leaseIdentity(" ")).toBe("claimstep");
   });
 });

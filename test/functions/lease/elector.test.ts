@@ -177,15 +177,16 @@ describe("Elector on a manual clock", () => {
     expect(samples.filter((s) => s.length !== 1 || s[0] !== "claimstep-a").length).toBeLessThanOrEqual(3); // before a's first write lands
     expect(samples.slice(5).every((s) => s.length === 1 && s[0] === "claimstep-a")).toBe(true);
     // The Lease still carries wall-clock times (what kubectl shows), from the stepped clock.
-    expect(store.lease?.spec.holderIdentity).toBe("claimstep-a");
+    expect(store.lease?.spec.holderIdentity).toBe(a.elector.identity);
+    expect(a.elector.identity).toMatch(/^claimstep-a_[0-9a-f-]{36}$/);
     expect(store.lease?.spec.renewTime).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
   });
 
   it("two replicas with the same HOSTNAME: distinct identities, and one holder at a time", async () => {
-    const ids = [leaseIdentity("claimstep-0"), leaseIdentity("claimstep-0")];
+    const { all, samples, run } = replicas([leaseIdentity("claimstep-0"), leaseIdentity("claimstep-0")]);
+    const ids = all.map((r) => r.elector.identity);
     expect(ids[0]).not.toBe(ids[1]);
     for (const id of ids) expect(id).toMatch(/^claimstep-0_[0-9a-f-]{36}$/);
-    const { all, samples, run } = replicas(ids);
     for (const r of all) r.elector.start();
     await run(60_000);
     expect(samples.filter((s) => s.length > 1)).toEqual([]);
@@ -193,6 +194,40 @@ describe("Elector on a manual clock", () => {
     // The holder kept it the whole time once acquired.
     const holder = samples.at(-1)![0];
     expect(samples.slice(2).every((s) => s[0] === holder)).toBe(true);
+  });
+});
+
+describe("the holder's identity is unique per process (issue 37, item 5e)", () => {
+  // Defect: the identity given was the holder's key: two electors given the same one each found
+  // themselves holding the Lease the other wrote, and both swept.
+  it("two electors given the same identity: one holder at a time, each written with its own random part", async () => {
+    const { all, samples, run, store } = replicas(["claimstep-0", "claimstep-0"]);
+    for (const r of all) r.elector.start();
+    await run(60_000);
+    expect(samples.filter((s) => s.length > 1)).toEqual([]);
+    expect(samples.at(-1)).toHaveLength(1);
+    const [a, b] = all as [Replica, Replica];
+    expect(a.elector.identity).not.toBe(b.elector.identity);
+    for (const r of all)
+      expect(r.elector.identity).toMatch(/^claimstep-0_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    expect([a.elector.identity, b.elector.identity]).toContain(store.lease?.spec.holderIdentity);
+  });
+
+  it("refuses to run without a name for humans", () => {
+    const store = new LeaseStore();
+    const make = (identity: string) => () =>
+      new Elector({
+        lease: store.api(() => true),
+        identity,
+        leaseDurationMs: DURATION_MS,
+        marginMs: defaultMarginMs(DURATION_MS),
+        renewMs: RENEW_MS,
+      });
+    for (const blank of ["", "  "])
+      expect(make(blank)).toThrow(
+        "the Lease's elector needs a name for this replica (the pod name, HOSTNAME): none was given, so the holder could not be told apart by a person; set HOSTNAME",
+      );
+    expect(make("claimstep-0")).not.toThrow();
   });
 });
 

@@ -157,14 +157,14 @@ describe("several server replicas electing one sweeper with a Lease", () => {
     expect(a.sweeps.length).toBeGreaterThanOrEqual(28);
     expect([b.sweeps, c.sweeps]).toEqual([[], []]);
     expect(sim.get("leases", "claimstep", LEASE_NAME)?.spec).toMatchObject({
-      holderIdentity: "claimstep-a",
+      holderIdentity: a.elector.identity,
       leaseDurationSeconds: 15,
       leaseTransitions: 0,
     });
     expect(a.logs.filter((l) => String(l.msg).startsWith("lease "))).toEqual([
       expect.objectContaining({
         msg: "lease acquired",
-        identity: "claimstep-a",
+        identity: expect.stringMatching(/^claimstep-a_[0-9a-f-]{36}$/),
         lease: `leases.coordination.k8s.io claimstep/${LEASE_NAME}`,
         how: "created",
       }),
@@ -201,7 +201,7 @@ describe("several server replicas electing one sweeper with a Lease", () => {
     );
     expect(successor.sweeps.length).toBeGreaterThan(0);
     expect(sim.get("leases", "claimstep", LEASE_NAME)?.spec).toMatchObject({
-      holderIdentity: successor.name,
+      holderIdentity: successor.elector.identity,
       leaseTransitions: 1,
     });
     expect(successor.logs.filter((l) => l.msg === "lease acquired")).toEqual([
@@ -263,7 +263,7 @@ describe("several server replicas electing one sweeper with a Lease", () => {
     a.closed = a.server.close();
     await run(RENEW_S + 0.5);
     await a.closed;
-    expect(a.logs).toContainEqual(expect.objectContaining({ msg: "lease released", identity: "claimstep-a" }));
+    expect(a.logs).toContainEqual(expect.objectContaining({ msg: "lease released", identity: a.elector.identity }));
     expect(a.logs.filter((l) => String(l.msg).startsWith("lease ")).map((l) => l.msg)).toEqual([
       "lease acquired",
       "lease released",
