@@ -24,7 +24,16 @@ figure.chart{margin:.4rem 0 .8rem;padding:.25rem;max-width:40rem}.chart-svg{disp
 .chart-svg .axis,.chart-svg .note{fill:var(--muted)}.chart-svg line{stroke:var(--line)}.bar{fill:#e3b341}.bar.open{fill:#f5dfa0}.bar.pod{fill:#7fb2e8}
 .m-w{fill:var(--info)}.m-r{fill:var(--ok)}.m-p{fill:#6f42c1}.st-blocked .bar{fill:var(--bad)}.key{font-size:.8rem}.key.bar{color:#e3b341}.key.m-w{color:var(--info)}.key.m-r{color:var(--ok)}.key.m-p{color:#6f42c1}
 .track{fill:var(--soft);stroke:var(--line)}.fill{fill:var(--ok)}.over .fill{fill:var(--bad)}.chart-svg line.threshold{stroke:var(--fg);stroke-width:2;stroke-dasharray:4 3}figure.chart details{margin-top:.3rem}
-@media (max-width:600px){main{padding:.75rem}header.top{padding:.5rem .75rem}progress{width:6rem}}`;
+pre{white-space:pre-wrap;overflow-wrap:anywhere;user-select:all;background:var(--soft);border:1px solid var(--line);border-radius:4px;padding:.4rem .6rem;margin:0}
+.cmd{display:flex;gap:.5rem;align-items:flex-start;margin:.3rem 0}.cmd pre{flex:1;min-width:0}.times{font-weight:700}
+@media (max-width:600px){main{padding:.75rem}header.top{padding:.5rem .75rem}progress{width:6rem}
+table.stack,table.stack>tbody{display:block}table.stack>caption{display:block;text-align:left}table.stack>thead{position:absolute;left:-9999px}
+table.stack tr{display:grid;grid-template-columns:repeat(6,minmax(0,1fr));column-gap:.6rem;padding:.35rem 0;border-bottom:1px solid var(--line)}
+table.stack tr>*{display:block;grid-column:span 2;min-width:0;border:0;padding:.1rem 0;background:none;white-space:normal}
+table.stack .half{grid-column:span 3}table.stack .wide{grid-column:1/-1}table.stack time{white-space:nowrap}
+table.stack [data-label]::before{content:attr(data-label);margin-right:.4rem;font-size:.75rem;font-weight:400;color:var(--muted)}
+table.stack .wide[data-label]{position:relative;padding-left:4.8rem}table.stack .wide[data-label]::before{position:absolute;left:0;top:.25rem;width:4.4rem}table.stack td[data-type=Normal]{display:none}table.stack .wide.note[data-label]{padding-left:0}table.stack .wide.note[data-label]::before{position:static}
+table.stack tbody.ord{border-top:0}table.stack tbody.ord>tr:first-child{border-top:2px solid var(--line)}.cmd{flex-direction:column}}`;
 
 /**
  * The page's script: follows the set's live fragment through server-sent events (EventSource
@@ -32,13 +41,19 @@ figure.chart{margin:.4rem 0 .8rem;padding:.25rem;max-width:40rem}.chart-svg{disp
  * streaming is not there; swaps it in place and says so to screen readers, keeping focus and the
  * <details> that were open (by id: the timeline's table). A table
  * box that overflows (a narrow screen) is made a tab stop, so it can be scrolled from the keyboard.
+ * A command's Copy button (hidden until this script runs) copies it, else selects it.
  */
 export const SCRIPT = `(function(){"use strict";
 var live=document.getElementById("live");if(!live)return;
 var said=document.getElementById("live-status"),n=0,last="";
-function fit(){var b=document.querySelectorAll(".scroll");for(var i=0;i<b.length;i++){
-if(b[i].scrollWidth>b[i].clientWidth)b[i].setAttribute("tabindex","0");else b[i].removeAttribute("tabindex");}}
+function fit(){var b=document.querySelectorAll(".scroll"),i;for(i=0;i<b.length;i++){
+if(b[i].scrollWidth>b[i].clientWidth)b[i].setAttribute("tabindex","0");else b[i].removeAttribute("tabindex");}
+b=document.querySelectorAll("[data-copy][hidden]");for(i=0;i<b.length;i++)b[i].removeAttribute("hidden");}
 fit();window.addEventListener("resize",fit);
+document.addEventListener("click",function(e){var b=e.target.closest&&e.target.closest("[data-copy]");if(!b)return;
+var p=b.parentNode.querySelector("pre"),t=p.textContent,ok=function(){b.textContent="Copied";if(said)said.textContent="Copied: "+t;setTimeout(function(){b.textContent="Copy";},2000);},
+no=function(){getSelection().selectAllChildren(p);b.textContent="Selected: copy it";};
+if(navigator.clipboard)navigator.clipboard.writeText(t).then(ok,no);else no();});
 function swap(html){if(html===last)return;last=html;
 var f=document.activeElement,id=f&&live.contains(f)&&f.id?f.id:"",o=[],d=live.querySelectorAll("details[open][id]"),i;
 for(i=0;i<d.length;i++)o.push(d[i].id);

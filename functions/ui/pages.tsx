@@ -35,8 +35,9 @@ function ClockNote(props: { clock?: Clock | undefined }) {
 }
 
 /**
- * A wide table scrolls by itself on a narrow screen, the page does not. While it overflows, the
- * script makes the box a tab stop, so it can be scrolled from the keyboard.
+ * A wide table scrolls by itself, the page does not. Below 600 px a table of class `stack` is
+ * stacked rows instead (each cell labelled by its `data-label`: assets.ts), which never overflow;
+ * one that does (the timeline's) is made a tab stop by the script, to be scrolled from the keyboard.
  */
 const Scroll = (props: { label: string; children: Child }) => (
   <section class="scroll" aria-label={props.label}>
@@ -44,7 +45,7 @@ const Scroll = (props: { label: string; children: Child }) => (
   </section>
 );
 
-const setHref = (at: At | undefined, ns: string, name: string) =>
+export const setHref = (at: At | undefined, ns: string, name: string) =>
   `${at?.base ?? "/ui"}/${encodeURIComponent(ns)}/${encodeURIComponent(name)}`;
 
 export function Layout(props: {
@@ -232,7 +233,7 @@ export function ListFragment(props: { sets: SetSummary[]; errors: string[]; at?:
         </p>
       ) : (
         <Scroll label="Opted-in StatefulSets (scrolls sideways)">
-          <table data-sets>
+          <table data-sets class="stack">
             <caption class="skip">Opted-in StatefulSets, by namespace</caption>
             <thead>
               <tr>
@@ -249,8 +250,10 @@ export function ListFragment(props: { sets: SetSummary[]; errors: string[]; at?:
             <tbody>
               {props.sets.map((s) => (
                 <tr data-set={`${s.ref.namespace}/${s.ref.name}`}>
-                  <td>{s.ref.namespace}</td>
-                  <td>
+                  <td data-label="Namespace" class="half">
+                    {s.ref.namespace}
+                  </td>
+                  <td data-label="Name" class="half">
                     <a href={setHref(props.at, s.ref.namespace, s.ref.name)}>{s.ref.name}</a>
                     {s.setMissing ? (
                       <>
@@ -269,20 +272,22 @@ export function ListFragment(props: { sets: SetSummary[]; errors: string[]; at?:
                       </>
                     ) : null}
                   </td>
-                  <td data-field="phase">
+                  <td data-field="phase" data-label="Phase" class="half">
                     <Phase phase={s.phase} />
                   </td>
-                  <td data-field="reason">{s.reason}</td>
-                  <td data-field="since" class="num">
+                  <td data-field="reason" data-label="Reason" class="half">
+                    {s.reason}
+                  </td>
+                  <td data-field="since" data-label="Since" class="num half">
                     <Time value={s.since} />
                   </td>
-                  <td data-field="revision">
+                  <td data-field="revision" data-label="Revision" class="half">
                     <code>{s.revision}</code>
                   </td>
-                  <td>
+                  <td data-label="Progress" class="wide">
                     <Progress s={s} />
                   </td>
-                  <td data-field="apply">
+                  <td data-field="apply" data-label="Apply" class="wide">
                     <ApplyMode s={s} />
                   </td>
                 </tr>
@@ -299,23 +304,23 @@ function OrdinalBody(props: { o: OrdinalRow; pods: boolean }) {
   const { o, pods } = props;
   const span = Math.max(1, o.claims.length);
   const lead = [
-    <th scope="rowgroup" rowspan={span} class="num">
+    <th scope="rowgroup" rowspan={span} class="num" data-label="Ordinal">
       {o.ordinal}
     </th>,
-    <td rowspan={span} data-field="pod">
+    <td rowspan={span} data-field="pod" data-label="Pod">
       {o.pod}
     </td>,
     ...(pods
       ? [
-          <td rowspan={span} data-field="pod-ready" class={`s-${o.ready}`}>
+          <td rowspan={span} data-field="pod-ready" data-label="Pod ready" class={`half s-${o.ready}`}>
             {o.ready}
           </td>,
-          <td rowspan={span} data-field="pod-revision">
+          <td rowspan={span} data-field="pod-revision" data-label="Pod revision" class="half">
             <code>{o.revision}</code>
           </td>,
         ]
       : []),
-    <td rowspan={span} data-field="state" class={`s-${o.state}`}>
+    <td rowspan={span} data-field="state" data-label="State" class={`s-${o.state}`}>
       {o.state}
     </td>,
   ];
@@ -324,7 +329,7 @@ function OrdinalBody(props: { o: OrdinalRow; pods: boolean }) {
       <tbody class="ord" data-ordinal={String(o.ordinal)}>
         <tr>
           {lead}
-          <td colspan={7} class="muted">
+          <td colspan={7} class="muted wide">
             no claims
           </td>
         </tr>
@@ -336,23 +341,25 @@ function OrdinalBody(props: { o: OrdinalRow; pods: boolean }) {
       {o.claims.map((c, i) => (
         <tr data-claim={c.claim}>
           {i === 0 ? lead : null}
-          <td class="nw">
+          <td class="nw wide" data-label="Claim">
             <code>{c.claim}</code>
           </td>
-          <td class="num" data-field="spec">
+          <td class="num" data-field="spec" data-label="Spec">
             {c.spec}
           </td>
-          <td class="num" data-field="capacity">
+          <td class="num" data-field="capacity" data-label="Capacity">
             {c.capacity}
           </td>
-          <td class="num" data-field="target">
+          <td class="num" data-field="target" data-label="Target">
             {c.target}
           </td>
-          <td data-field="vac">{c.vac}</td>
-          <td data-field="revision" class="nw">
+          <td data-field="vac" data-label="VAC" class="half">
+            {c.vac}
+          </td>
+          <td data-field="revision" data-label="Revision" class="nw half">
             <code>{c.revision}</code>
           </td>
-          <td data-field="readiness" class={`s-${c.readiness}`}>
+          <td data-field="readiness" data-label="Readiness" class={`wide s-${c.readiness}`}>
             {c.readinessText}
           </td>
         </tr>
@@ -368,7 +375,7 @@ function Orphans(props: { orphans: NonNullable<SetPageView["orphans"]> }) {
     <>
       <h2 id="orphans">{o.heading}</h2>
       <Scroll label="Claims of removed templates (scrolls sideways)">
-        <table data-orphans>
+        <table data-orphans class="stack">
           <thead>
             <tr>
               <th scope="col">Claim</th>
@@ -379,11 +386,13 @@ function Orphans(props: { orphans: NonNullable<SetPageView["orphans"]> }) {
           <tbody>
             {o.claims.map((c) => (
               <tr>
-                <td>
+                <td data-label="Claim" class="half">
                   <code>{c.claim}</code>
                 </td>
-                <td>{c.template}</td>
-                <td>{c.note}</td>
+                <td data-label="Template">{c.template}</td>
+                <td data-label="Mounted" class="wide">
+                  {c.note}
+                </td>
               </tr>
             ))}
           </tbody>
@@ -392,9 +401,11 @@ function Orphans(props: { orphans: NonNullable<SetPageView["orphans"]> }) {
       {o.command ? (
         <>
           <p class="note">Delete the ones no pod mounts once their data is no longer needed (claimstep never does):</p>
-          <pre data-orphans-command>
-            <code>{o.command}</code>
-          </pre>
+          <Command>
+            <pre data-orphans-command>
+              <code>{o.command}</code>
+            </pre>
+          </Command>
         </>
       ) : (
         <p class="muted">Each is still mounted: once its pod restarts, this page shows the command to delete it.</p>
@@ -403,8 +414,52 @@ function Orphans(props: { orphans: NonNullable<SetPageView["orphans"]> }) {
   );
 }
 
+/** How many of the set's Events the page shows unless asked for all of them (`?events=all`). */
+export const EVENTS_SHOWN = 10;
+
+/** Which of the set's Events the page shows: the newest EVENTS_SHOWN, or all (`?events=all`), of `total` read. */
+export interface EventsMore {
+  all: boolean;
+  total: number;
+  /** The set page's path (its base): the links add `?events=all` or drop it. */
+  href: string;
+}
+
+/** Says how many of the Events are shown, with the link to the others (or back to the newest). */
+function EventsShown(props: { shown: number; more?: EventsMore | undefined }) {
+  const m = props.more;
+  if (!m || (!m.all && m.total <= props.shown)) return null;
+  if (m.all)
+    return (
+      <p class="muted" data-events-shown>
+        All {m.total} events read (the API server keeps them for an hour).{" "}
+        <a href={`${m.href}#events`}>Show the {EVENTS_SHOWN} newest only</a>
+      </p>
+    );
+  return (
+    <p class="muted" data-events-shown>
+      The {props.shown} newest of {m.total} events. <a href={`${m.href}?events=all#events`}>Show all {m.total}</a>
+    </p>
+  );
+}
+
+/**
+ * A command to run by hand: wraps on a narrow screen; selected whole by one tap (`user-select:
+ * all`), and copied by its button (the page's script shows it: no inline script under the CSP).
+ */
+function Command(props: { children: Child }) {
+  return (
+    <div class="cmd">
+      {props.children}
+      <button type="button" class="copy" data-copy hidden>
+        Copy
+      </button>
+    </div>
+  );
+}
+
 /** The part of the set's page that follows the rollout (swapped in place by the script). */
-export function LiveFragment(props: { view: SetPageView }) {
+export function LiveFragment(props: { view: SetPageView; events?: EventsMore | undefined }) {
   const { summary: s, headline: h, next, ordinals, pods, templates, events } = props.view;
   return (
     <div data-headline={`${h.phase} ${h.reason}${h.updated ? ` ${h.updated}` : ""}`}>
@@ -472,7 +527,7 @@ export function LiveFragment(props: { view: SetPageView }) {
         <p class="muted">No ordinals.</p>
       ) : (
         <Scroll label="Ordinals (scrolls sideways)">
-          <table data-ordinals>
+          <table data-ordinals class="stack">
             <caption class="skip">Per-ordinal table: claims{pods ? " and pods" : ""}, highest ordinal first</caption>
             <thead>
               <tr>
@@ -525,33 +580,49 @@ export function LiveFragment(props: { view: SetPageView }) {
       ) : events.length === 0 ? (
         <p class="muted">No events of claimstep on this set.</p>
       ) : (
-        <Scroll label="Recent events (scrolls sideways)">
-          <table data-events>
-            <caption class="skip">claimstep's events on this set, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Time</th>
-                <th scope="col">Type</th>
-                <th scope="col">Reason</th>
-                <th scope="col">Count</th>
-                <th scope="col">Note</th>
-              </tr>
-            </thead>
-            <tbody>
-              {events.map((e) => (
+        <>
+          <EventsShown shown={events.length} more={props.events} />
+          <Scroll label="Recent events (scrolls sideways)">
+            <table data-events class="stack">
+              <caption class="skip">claimstep's events on this set, newest first</caption>
+              <thead>
                 <tr>
-                  <td class="num">
-                    <Time value={e.time} />
-                  </td>
-                  <td class={e.type === "Warning" ? "s-Blocked" : ""}>{e.type}</td>
-                  <td>{e.reason}</td>
-                  <td class="num">{e.count}</td>
-                  <td class="note">{e.note}</td>
+                  <th scope="col">Time</th>
+                  <th scope="col">Type</th>
+                  <th scope="col">Reason</th>
+                  <th scope="col">Note</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
-        </Scroll>
+              </thead>
+              <tbody>
+                {events.map((e) => (
+                  <tr data-count={String(e.count)}>
+                    <td class="num wide" data-label="Time">
+                      {e.count > 1 ? <span class="muted">last at </span> : null}
+                      <Time value={e.time} />
+                    </td>
+                    <td class={e.type === "Warning" ? "wide s-Blocked" : "wide"} data-label="Type" data-type={e.type}>
+                      {e.type}
+                    </td>
+                    <td class="wide" data-label="Reason">
+                      {e.reason}
+                      {e.count > 1 ? (
+                        <>
+                          {" "}
+                          <span class="times" data-field="count" title={`recorded ${e.count} times`}>
+                            ×{e.count}
+                          </span>
+                        </>
+                      ) : null}
+                    </td>
+                    <td class="note wide" data-label="Note">
+                      {e.note}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </Scroll>
+        </>
       )}
 
       {props.view.orphans ? <Orphans orphans={props.view.orphans} /> : null}
@@ -573,7 +644,7 @@ export function LiveFragment(props: { view: SetPageView }) {
       ) : null}
       {templates.templates.map((t) => (
         <Scroll label={`Template ${t.name}: desired vs live (scrolls sideways)`}>
-          <table data-template={t.name}>
+          <table data-template={t.name} class="stack">
             <caption>
               Template <code>{t.name}</code>
               {t.change === "added"
@@ -592,9 +663,13 @@ export function LiveFragment(props: { view: SetPageView }) {
             <tbody>
               {t.fields.map((f) => (
                 <tr class={f.changed ? "changed" : ""}>
-                  <th scope="row">{f.field}</th>
-                  <td>{f.live}</td>
-                  <td>
+                  <th scope="row" class="wide">
+                    {f.field}
+                  </th>
+                  <td data-label="Live" class="half">
+                    {f.live}
+                  </td>
+                  <td data-label="Desired" class="half">
                     {f.desired}
                     {f.changed ? <span class="muted"> (changed)</span> : null}
                   </td>
@@ -614,9 +689,11 @@ export function SetPage(props: {
   stream: boolean;
   at?: At | undefined;
   clock?: Clock | undefined;
+  events?: EventsMore | undefined;
 }) {
   const { ref } = props.view.summary;
   const base = setHref(props.at, ref.namespace, ref.name);
+  const query = props.events?.all ? "?events=all" : "";
   return (
     <Layout title={`${ref.namespace}/${ref.name} · claimstep`} signedIn={true} script={true} at={props.at}>
       <h1>
@@ -629,11 +706,11 @@ export function SetPage(props: {
       <section
         id="live"
         aria-labelledby="status"
-        data-poll={`${base}/fragment`}
-        data-stream={props.stream ? `${base}/stream` : undefined}
+        data-poll={`${base}/fragment${query}`}
+        data-stream={props.stream ? `${base}/stream${query}` : undefined}
         data-every={String(props.every)}
       >
-        <LiveFragment view={props.view} />
+        <LiveFragment view={props.view} events={props.events} />
       </section>
     </Layout>
   );

@@ -20,14 +20,26 @@ import { autogrowOf } from "../../core/autogrow.js";
 import type { MetricsReader, StateReader, Writers } from "../../core/ports.js";
 import type { SetSummary } from "../../core/summary.js";
 import type { SetRef, Snapshot, UsageReading } from "../../core/types.js";
-import { type SetPageView, setPage } from "../../core/view.js";
+import { recentEvents, type SetPageView, setPage } from "../../core/view.js";
 import { bearerMatches } from "../auth.js";
 import type { Viewer } from "../config.js";
 import { type DryRun, dryRunOf } from "../dry-run.js";
 import { readBody } from "../http/body.js";
 import { Name, Namespace } from "../relay/event.js";
 import { CSS, cspHash, SCRIPT } from "./assets.js";
-import { type At, type Clock, ListFragment, ListPage, LiveFragment, LoginPage, MessagePage, SetPage } from "./pages.js";
+import {
+  type At,
+  type Clock,
+  EVENTS_SHOWN,
+  type EventsMore,
+  ListFragment,
+  ListPage,
+  LiveFragment,
+  LoginPage,
+  MessagePage,
+  SetPage,
+  setHref,
+} from "./pages.js";
 import { forgetToken, keepToken, viewerOf, whoIs } from "./session.js";
 import type { UiSource } from "./source.js";
 
@@ -172,10 +184,22 @@ export function uiRoutes(deps: UiDeps): Hono {
     return { dry, usage };
   }
 
-  async function view(ref: SetRef): Promise<SetPageView> {
+  /**
+   * The set page's view, with its newest EVENTS_SHOWN Events, or all those read (`?events=all`,
+   * `all`), and how many there are (the page links to the others).
+   */
+  async function view(ref: SetRef, all: boolean): Promise<{ view: SetPageView; events: EventsMore }> {
     const [{ dry, usage }, events] = await Promise.all([pageRun(ref), deps.source.events(ref)]);
-    return setPage(dry.snapshot, dry.planned, dry.summary, events, usage);
+    const page = setPage(dry.snapshot, dry.planned, dry.summary, events, usage);
+    const read = "error" in events ? [] : events;
+    return {
+      view: { ...page, events: recentEvents(read, all ? read.length : EVENTS_SHOWN) },
+      events: { all, total: read.length, href: setHref(at, ref.namespace, ref.name) },
+    };
   }
+
+  /** `?events=all`: the set page shows every Event read, not only the newest. */
+  const allEvents = (c: Context) => c.req.query("events") === "all";
 
   /**
    * An autogrow set's usage, for its bars: the one query a step makes (MetricsReader.usage for all
@@ -377,7 +401,11 @@ export function uiRoutes(deps: UiDeps): Hono {
     }
     try {
       if (!ref) throw new Error("bad reference");
-      return html(c, <SetPage view={await view(ref)} every={every} stream={stream} at={at} clock={deps.clock} />);
+      const v = await view(ref, allEvents(c));
+      return html(
+        c,
+        <SetPage view={v.view} events={v.events} every={every} stream={stream} at={at} clock={deps.clock} />,
+      );
     } catch (err) {
       return problemPage(c, ref, err);
     }
@@ -397,9 +425,10 @@ export function uiRoutes(deps: UiDeps): Hono {
     return { ref };
   };
 
-  const fragment = async (ref: SetRef): Promise<string> => {
+  const fragment = async (ref: SetRef, all: boolean): Promise<string> => {
     try {
-      return String(<LiveFragment view={await view(ref)} />);
+      const v = await view(ref, all);
+      return String(<LiveFragment view={v.view} events={v.events} />);
     } catch (err) {
       const message =
         err instanceof ApiError && err.kind === "NotFound"
@@ -418,7 +447,7 @@ export function uiRoutes(deps: UiDeps): Hono {
   app.get(`${base}/:namespace/:name/fragment`, async (c) => {
     const ok = await live(c);
     if (ok instanceof Response) return ok;
-    return c.html(await fragment(ok.ref));
+    return c.html(await fragment(ok.ref, allEvents(c)));
   });
 
   app.get(`${base}/:namespace/:name/stream`, async (c) => {
@@ -432,8 +461,9 @@ export function uiRoutes(deps: UiDeps): Hono {
         aborted = true;
       });
       let last = "";
+      const all = allEvents(c);
       for (let i = 0; i < renders && !aborted; i++) {
-        const now = await fragment(ok.ref);
+        const now = await fragment(ok.ref, all);
         if (now !== last) {
           last = now;
           await sse.writeSSE({ event: "view", data: now, retry: every * 1000 });

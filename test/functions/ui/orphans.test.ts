@@ -35,7 +35,7 @@ describe("the set page's claims of removed templates", () => {
     const page = await html(LiveFragment({ view }));
     expect(page).toContain('<h2 id="orphans">Claims of removed templates (kept; claimstep never deletes a claim)</h2>');
     expect(page).toMatch(
-      /<td><code>logs-web-1<\/code><\/td><td>logs<\/td><td>still mounted by web-1 until it restarts<\/td>/,
+      /<code>logs-web-1<\/code><\/td><td data-label="Template">logs<\/td><td data-label="Mounted" class="wide">still mounted by web-1 until it restarts<\/td>/,
     );
     expect(page).toContain("&lt;b&gt;logs&lt;/b&gt;");
     expect(page).toContain(

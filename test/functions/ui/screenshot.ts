@@ -1,10 +1,12 @@
 // `npm run screenshot:ui`: regenerates docs/status-page.png, the set page of default/web on the
-// simulated cluster (sim:grow) in the middle of its rollout, at 1280×800 in Debian's chromium.
+// simulated cluster (sim:grow) in the middle of its rollout, at 1280×800 in Debian's chromium, and
+// docs/status-page-narrow.png, the same page at 390×844 (a phone) from its ordinals.
 import { fileURLToPath } from "node:url";
 import { launch } from "./browser.js";
 import { startUi, VIEWER_TOKEN } from "./harness.js";
 
 const OUT = fileURLToPath(new URL("../../../docs/status-page.png", import.meta.url));
+const NARROW = fileURLToPath(new URL("../../../docs/status-page-narrow.png", import.meta.url));
 
 const ui = await startUi({ everySeconds: 60 });
 const browser = await launch({ width: 1280, height: 800 });
@@ -19,6 +21,11 @@ try {
   await page.waitForSelector("[data-ordinals]");
   await page.screenshot({ path: OUT, fullPage: false });
   console.log(`wrote ${OUT}`);
+  // docs/status-page-narrow.png (issue 39): the same page at a phone's width, from its ordinals.
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.evaluate(() => document.getElementById("ordinals")?.scrollIntoView());
+  await page.screenshot({ path: NARROW, fullPage: false });
+  console.log(`wrote ${NARROW}`);
 } finally {
   await browser.close();
   await ui.close();

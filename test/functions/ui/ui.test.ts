@@ -135,12 +135,13 @@ describe("the pages", () => {
     await ui.step();
     const page = await (await get("/ui/default/web")).text();
     for (const o of [2, 1, 0]) expect(page).toContain(`data-ordinal="${o}"`);
-    expect(page).toMatch(/data-claim="data-web-2"[\s\S]*?data-field="spec">2Gi</);
+    expect(page).toMatch(/data-claim="data-web-2"[\s\S]*?data-field="spec"[^>]*>2Gi</);
     expect(field(page, "next-action")).toBe("PatchClaim default/wal-web-2 storage=1Gi volumeAttributesClassName=gold");
     expect(page).toContain("<table data-events=");
-    expect(page).toMatch(/ClaimUpdated<\/td><td class="num">1<\/td><td class="note">data-web-2: storage 1Gi → 2Gi/);
+    // Once: no "×n" after the reason (a repeated Event says how often; issue 39).
+    expect(page).toMatch(/>ClaimUpdated<\/td><td class="note wide" data-label="Note">data-web-2: storage 1Gi → 2Gi/);
     expect(page).toMatch(
-      /data-template="wal"[\s\S]*?volumeAttributesClassName<\/th><td>silver<\/td><td>gold<span class="muted"> \(changed\)/,
+      /data-template="wal"[\s\S]*?volumeAttributesClassName<\/th><td data-label="Live" class="half">silver<\/td><td data-label="Desired" class="half">gold<span class="muted"> \(changed\)/,
     );
   });
 
