@@ -7,7 +7,7 @@
 // that only does the work. Every refusal is a thrown Problem (an HTTPException) and one error
 // handler writes docs/operating.md's `{"error","message","issues"?}` bodies.
 
-import { type Context, Hono } from "hono";
+import { type Context, Hono, type MiddlewareHandler } from "hono";
 import { desiredChange, templatesFromDocument } from "../core/desired.js";
 import type { MetricsReader, StateReader, Writers } from "../core/ports.js";
 import { renderDecision } from "../core/render.js";
@@ -21,7 +21,7 @@ import {
   namespaceGuard,
   requireSignature,
 } from "./http/authenticate.js";
-import { mediaTypeOf, readBody, requireMediaType } from "./http/body.js";
+import { DEFAULT_BODY_LIMIT, mediaTypeOf, readBody, requireMediaType } from "./http/body.js";
 import { methodNotAllowed, notFound, onError, Problem } from "./http/problem.js";
 import { refuseLaxJson, validate } from "./http/validate.js";
 import { YAML_LIMITS, yamlOverLimits } from "./http/yaml-bounds.js";
@@ -35,11 +35,13 @@ export type { AuthSettings } from "./http/authenticate.js";
 
 /**
  * A sub-app whose routes (absolute paths, all under `prefix`) bring their own authentication,
- * e.g. the GitOps webhooks; the body limit still applies.
+ * e.g. the GitOps webhooks; the body limit still applies. Given as a function of the app's body
+ * reader, the sub-app places it in its routes itself: after what it refuses from the headers alone
+ * (the forges' required headers), so that such a request is refused before any of its body is read.
  */
 export interface Mount {
   prefix: string;
-  app: Hono<any>;
+  app: Hono<any> | ((readBody: MiddlewareHandler) => Hono<any>);
 }
 
 export interface AppDeps {
@@ -85,7 +87,7 @@ export function createApp(deps: AppDeps): Hono<AuthEnv> {
   // Authentication goes first: a bearer token is a header, so a request without a valid one is
   // answered 401 before any of its body is read (a signature covers the body: that one is read,
   // within the limit, to verify it).
-  const maxBodyBytes = deps.bodyLimitBytes ?? 256 * 1024;
+  const maxBodyBytes = deps.bodyLimitBytes ?? DEFAULT_BODY_LIMIT;
   const body = readBody({ maxBytes: maxBodyBytes });
   const auth = authenticate(deps.auth, { log, maxBodyBytes });
   const json = requireMediaType(["application/json"], "send the body as Content-Type: application/json");
@@ -231,8 +233,11 @@ export function createApp(deps: AppDeps): Hono<AuthEnv> {
   }
 
   for (const m of deps.mounts ?? []) {
-    app.use(`${m.prefix}/*`, body);
-    app.route("/", m.app);
+    if (typeof m.app === "function") app.route("/", m.app(body));
+    else {
+      app.use(`${m.prefix}/*`, body);
+      app.route("/", m.app);
+    }
   }
 
   // A known path with the wrong method is a 405 with Allow, not a 404.

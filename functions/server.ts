@@ -2,6 +2,7 @@
 // (or KUBE_API_SERVER + KUBE_TOKEN like the Worker, or the simulated cluster), an optional
 // interval loop that steps every opted-in set, and a graceful shutdown on SIGTERM/SIGINT.
 
+import type { IncomingMessage } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import type { Server as TlsServer } from "node:tls";
@@ -16,6 +17,7 @@ import { readKeyPair, reloadTls, type TlsFiles, tlsFilesFromEnv } from "./http/t
 import type { Leadership } from "./lease/elector.js";
 import { MidRecreate } from "./mid-recreate.js";
 import { countingMetrics, recordedStep } from "./recorded-step.js";
+import { ADMISSION_PATH } from "./routes/admission.js";
 import type { StepOptions } from "./step.js";
 import { signalledReader, stopOnAbort, sweep } from "./sweep.js";
 import { wire } from "./wiring.js";
@@ -66,12 +68,82 @@ export interface ServerLimits {
   maxConnections: number;
   /** How often the two timeouts are checked (Node's connectionsCheckingInterval; its default is 30 s). */
   checkIntervalMs: number;
+  /**
+   * Requests whose body is still arriving, at once, on each of SHARED_ROUTES: the routes a client
+   * reaches without a credential checked from its headers. A request holds its place from its headers
+   * until its body is in (or its answer is produced, whichever comes first: a step it then runs holds
+   * none). More are answered 503 (Retry-After 1, the connection closed) before any of their body is
+   * read, so that the rest of maxConnections stays for /healthz (the kubelet's probes) and the bearer
+   * routes.
+   */
+  routeConnections: number;
+}
+
+/**
+ * The routes that take their share of the connections (ServerLimits.routeConnections each): the
+ * admission webhook (called by the API server, unauthenticated by design), the forge webhooks (signed
+ * over the body, and facing the internet in GitOps mode) and the relay (signed over the body).
+ */
+export const SHARED_ROUTES: readonly string[] = [
+  ADMISSION_PATH,
+  "/v1/webhooks/github",
+  "/v1/webhooks/gitlab",
+  "/v1/relay",
+];
+
+/** The one of SHARED_ROUTES a path is (ADMISSION_PATH also with /by-namespace), if any. */
+const sharedRouteOf = (path: string): string | undefined =>
+  SHARED_ROUTES.find((r) => path === r || path.startsWith(`${r}/`));
+
+/**
+ * `fetch`, with each of SHARED_ROUTES receiving at most `share` bodies at once; beyond it 503 and
+ * the connection closed, its body unread (@hono/node-server drains or drops what is left). A place
+ * is given back when the request's body has ended (Node's IncomingMessage, in @hono/node-server's
+ * env) or its answer is produced.
+ */
+function sharedFetch<E>(
+  fetch: (request: Request, env: E) => Response | Promise<Response>,
+  share: number,
+): (request: Request, env: E) => Promise<Response> {
+  const receiving = new Map<string, number>();
+  return async (request, env) => {
+    const route = sharedRouteOf(new URL(request.url).pathname);
+    if (route === undefined) return fetch(request, env);
+    const held = receiving.get(route) ?? 0;
+    if (held >= share)
+      return Response.json(
+        {
+          error: "Unavailable",
+          message: `claimstep receives at most ${share} request${share === 1 ? "" : "s"} at once on ${route}: retry`,
+        },
+        { status: 503, headers: { "Retry-After": "1", Connection: "close" } },
+      );
+    receiving.set(route, held + 1);
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      receiving.set(route, (receiving.get(route) ?? 1) - 1);
+    };
+    const incoming = (env as { incoming?: IncomingMessage } | undefined)?.incoming;
+    if (incoming?.readableEnded) release();
+    else incoming?.once("end", release);
+    try {
+      return await fetch(request, env);
+    } finally {
+      release();
+      incoming?.off("end", release);
+    }
+  };
 }
 
 /**
  * Node's defaults let a request take 300 s and its headers 60 s, and accept any number of
  * connections. A request to claimstep is small (a step, an event, a webhook: under the 256 KiB
- * body limit; an AdmissionReview under 7 MiB, from inside the cluster), so 30 s is ample.
+ * body limit; an AdmissionReview under 7 MiB, from inside the cluster), so 30 s is ample; the app
+ * gives a body BODY_DEADLINE_MS (5 s, functions/http/body.ts). Each of the four SHARED_ROUTES may
+ * receive 32 bodies at once: 128 of the 512 connections in all, 384 kept for /healthz and the
+ * bearer routes.
  */
 export const SERVER_LIMITS: ServerLimits = {
   headersTimeoutMs: 10_000,
@@ -79,6 +151,7 @@ export const SERVER_LIMITS: ServerLimits = {
   keepAliveTimeoutMs: 5_000,
   maxConnections: 512,
   checkIntervalMs: 1_000,
+  routeConnections: 32,
 };
 
 /** The server could not listen: the message names the fix. */
@@ -99,6 +172,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const limits = { ...SERVER_LIMITS, ...opts.limits };
   if (limits.headersTimeoutMs > limits.requestTimeoutMs)
     throw new RangeError("startServer: headersTimeoutMs must not exceed requestTimeoutMs");
+  const fetch = sharedFetch(opts.app.fetch, limits.routeConnections);
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
     // A port in use (or an address not of this machine) is one line naming the fix, not an unhandled 'error' event.
     const failed = (err: NodeJS.ErrnoException) => {
@@ -133,7 +207,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     const serverOptions = pair ? { ...timeouts, cert: pair.cert, key: pair.key } : timeouts;
     const s = serve(
       {
-        fetch: opts.app.fetch,
+        fetch,
         port: opts.port,
         hostname: host,
         overrideGlobalObjects: false,

@@ -75,29 +75,32 @@ export function wire(opts: WiringOptions): Wiring {
   if (config.githubWebhookSecret || config.gitlabWebhookToken) {
     mounts.push({
       prefix: "/v1/webhooks",
-      app: gitopsWebhookRoutes({
-        // Only pull requests whose head is the GitOps repository step the set (a fork's are ignored).
-        ...(config.githubWebhookSecret
-          ? {
-              github: {
-                secret: config.githubWebhookSecret,
-                ...(githubRepository ? { repository: githubRepository } : {}),
-              },
-            }
-          : {}),
-        ...(config.gitlabWebhookToken
-          ? {
-              gitlab: {
-                token: config.gitlabWebhookToken,
-                ...(gitlabRepository ? { repository: gitlabRepository } : {}),
-              },
-            }
-          : {}),
-        step: (ref) => (opts.step ? opts.step(ref) : step({ reader, writers, metrics, ref, now: opts.now() })),
-        namespaces: config.namespaces,
-        replay: opts.forgeReplay ?? new RecentIds(),
-        ...(opts.log ? { log: opts.log } : {}),
-      }),
+      // The app's body reader, placed after the forges' header checks (refused before any body is read).
+      app: (body) =>
+        gitopsWebhookRoutes({
+          body,
+          // Only pull requests whose head is the GitOps repository step the set (a fork's are ignored).
+          ...(config.githubWebhookSecret
+            ? {
+                github: {
+                  secret: config.githubWebhookSecret,
+                  ...(githubRepository ? { repository: githubRepository } : {}),
+                },
+              }
+            : {}),
+          ...(config.gitlabWebhookToken
+            ? {
+                gitlab: {
+                  token: config.gitlabWebhookToken,
+                  ...(gitlabRepository ? { repository: gitlabRepository } : {}),
+                },
+              }
+            : {}),
+          step: (ref) => (opts.step ? opts.step(ref) : step({ reader, writers, metrics, ref, now: opts.now() })),
+          namespaces: config.namespaces,
+          replay: opts.forgeReplay ?? new RecentIds(),
+          ...(opts.log ? { log: opts.log } : {}),
+        }),
     });
   }
 

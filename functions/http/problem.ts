@@ -7,7 +7,7 @@ import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { ApiError, PermissionError } from "../../adapters/api-error.js";
 
-export type ProblemStatus = 400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 500 | 502 | 503;
+export type ProblemStatus = 400 | 401 | 403 | 404 | 405 | 408 | 409 | 413 | 415 | 500 | 502 | 503;
 
 /** One problem of a request, with where it is (`name`, `[0].spec.resources`, `(body)`). */
 export interface Issue {

@@ -11,7 +11,7 @@
 import { Hono, type MiddlewareHandler } from "hono";
 import { encodeBase64 } from "../../adapters/gitops/base64.js";
 import { AdmissionReviewError, type AdmissionVerdict, admitStatefulSetUpdate } from "../../core/admission.js";
-import { mediaTypeOf, readBody } from "../http/body.js";
+import { BodyBudget, mediaTypeOf, readBody } from "../http/body.js";
 import { Problem } from "../http/problem.js";
 
 export const ADMISSION_PATH = "/v1/admission/statefulsets";
@@ -29,11 +29,19 @@ export const ADMISSION_BODY_LIMIT = 8 * 1024 * 1024;
 /** Deeper than any StatefulSet: a hostile review is refused before anything walks it. */
 export const ADMISSION_MAX_DEPTH = 64;
 /**
- * Reviews read or answered at once (more: 503, Retry-After 1). The route takes no credentials and
- * reads up to ADMISSION_BODY_LIMIT each: this bounds what clients can make it hold (8 × 7 MiB).
- * The API server sends a review per update of an opted-in set, and answers take milliseconds.
+ * Reviews answered at once (more: 503, Retry-After 1), counted once a review's body is in: a sender
+ * still trickling its body holds no slot (it is cut off at BODY_DEADLINE_MS, functions/http/body.ts),
+ * so slow senders cannot turn the API server's reviews away. The API server sends a review per
+ * update of an opted-in set, and answers take milliseconds.
  */
 export const ADMISSION_MAX_IN_FLIGHT = 8;
+/**
+ * The bytes the reviews being read or answered may hold together (a BodyBudget: beyond it 503,
+ * Retry-After 1): four of the largest. A slow sender holds only what it has sent, so slow senders do
+ * not use it up; this bounds the memory the route takes (32 MiB) however many connections the Node
+ * server lets reach it (SERVER_LIMITS.routeConnections, functions/server.ts).
+ */
+export const ADMISSION_BODY_BUDGET = 4 * ADMISSION_BODY_LIMIT;
 
 /** The AdmissionReview v1 the API server reads back. */
 export function admissionResponse(v: AdmissionVerdict): Record<string, unknown> {
@@ -67,10 +75,11 @@ export function jsonDepth(text: string, limit: number): number {
 }
 
 export function admissionRoutes(
-  opts: { log?: (entry: Record<string, unknown>) => void; maxInFlight?: number } = {},
+  opts: { log?: (entry: Record<string, unknown>) => void; maxInFlight?: number; bodyBudgetBytes?: number } = {},
 ): Hono {
   const log = opts.log ?? (() => {});
   const maxInFlight = opts.maxInFlight ?? ADMISSION_MAX_IN_FLIGHT;
+  const budget = new BodyBudget(opts.bodyBudgetBytes ?? ADMISSION_BODY_BUDGET);
   let inFlight = 0;
   const app = new Hono();
   const bounded: MiddlewareHandler = async function admissionInFlight(_c, next) {
@@ -79,7 +88,7 @@ export function admissionRoutes(
       throw new Problem(
         503,
         "Unavailable",
-        `claimstep reads at most ${maxInFlight} admission review${maxInFlight === 1 ? "" : "s"} at once: retry`,
+        `claimstep answers at most ${maxInFlight} admission review${maxInFlight === 1 ? "" : "s"} at once: retry`,
         { headers: { "Retry-After": "1" } },
       );
     }
@@ -92,8 +101,8 @@ export function admissionRoutes(
   };
   app.post(
     `${ADMISSION_PATH}/:scope{by-namespace}?`,
+    readBody({ maxBytes: ADMISSION_BODY_LIMIT, budget }),
     bounded,
-    readBody({ maxBytes: ADMISSION_BODY_LIMIT }),
     async (c) => {
       if (mediaTypeOf(c) !== "application/json")
         throw new Problem(415, "UnsupportedMediaType", "send the AdmissionReview as Content-Type: application/json");

@@ -1,10 +1,14 @@
 // POST /v1/webhooks/github and POST /v1/webhooks/gitlab: a merged claimstep pull request is the
 // approval of its step, so step the set named by its branch; a pull request closed unmerged (or
 // reopened) also steps it, and the step records the pause (Blocked/ChangeRejected) or the resume.
-// Mount with `app.route("/", gitopsWebhookRoutes({...}))`.
+// Mount with `app.route("/", gitopsWebhookRoutes({...}))`, or as the app's Mount
+// `(body) => gitopsWebhookRoutes({ body, ... })` (functions/wiring.ts): the app's body reader then
+// goes after the header checks.
 //
-// Each route: the forge is configured (else 404) → the delivery is authentic (middleware, else
-// 401) → it is a pull-request event of a claimstep branch whose head is the configured repository
+// Each route: the forge is configured (else 404) → the forge's headers are there, checked before
+// any of the body is read (else 401 without a well-formed signature or a token, 400 without the
+// event or the delivery id) → the body is in, within the limit and BODY_DEADLINE_MS (else 413, 408)
+// → the delivery is authentic (middleware, else 401) → it is a pull-request event of a claimstep branch whose head is the configured repository
 // (else 202, ignored: a fork's pull request is not claimstep's, and nothing is stored) → its namespace is
 // allowed (else 403) → it was not delivered before (else 401 Replayed; 503 when the replay store is
 // full) → one step. A set that no longer exists is 202 (ignored), not an error: GitLab disables a
@@ -21,6 +25,7 @@ import {
 } from "../../adapters/gitops/webhook.js";
 import type { SetRef } from "../../core/types.js";
 import { type AnyReplayGuard, RecentIds } from "../auth.js";
+import { DEFAULT_BODY_LIMIT, readBody } from "../http/body.js";
 import { onError, Problem } from "../http/problem.js";
 import type { StepResult } from "../step.js";
 
@@ -53,9 +58,67 @@ export interface GitOpsWebhookOptions {
    */
   replay?: AnyReplayGuard;
   log?: (entry: Record<string, unknown>) => void;
+  /**
+   * Reads the body once the headers passed (the app's, with its body limit: functions/app.ts
+   * mounts these routes so); default readBody within DEFAULT_BODY_LIMIT.
+   */
+  body?: MiddlewareHandler;
 }
 
 type Provider = "github" | "gitlab";
+
+/** A header every delivery of the forge carries, and what a missing or malformed one is answered. */
+interface RequiredHeader {
+  /** One of these names (GitLab's delivery id: Idempotency-Key from 17.4, X-Gitlab-Event-UUID before). */
+  names: readonly string[];
+  /** 401: the credential; 400: what the forge always sends. */
+  status: 400 | 401;
+  wellFormed?: { test: (value: string) => boolean; as: string };
+}
+
+/**
+ * What GitHub and GitLab send with every delivery, checked from the headers alone before any of the
+ * body is read: a client without them is refused at once and holds no connection while it trickles
+ * a body (issue 37). The credential comes first, so that an unauthenticated client learns nothing else.
+ */
+const FORGE_HEADERS: Record<Provider, readonly RequiredHeader[]> = {
+  github: [
+    {
+      names: ["X-Hub-Signature-256"],
+      status: 401,
+      wellFormed: { test: (v) => /^sha256=[0-9a-f]{64}$/i.test(v), as: "sha256=<64 hex digits>" },
+    },
+    { names: ["X-GitHub-Event"], status: 400 },
+    { names: ["X-GitHub-Delivery"], status: 400 },
+  ],
+  gitlab: [
+    { names: ["X-Gitlab-Token"], status: 401 },
+    { names: ["X-Gitlab-Event"], status: 400 },
+    { names: ["Idempotency-Key", "X-Gitlab-Event-UUID"], status: 400 },
+  ],
+};
+
+/** 401/400 naming the first of FORGE_HEADERS[provider] that is missing or malformed. */
+const forgeHeaders = (provider: Provider): MiddlewareHandler =>
+  async function forgeHeaders(c, next) {
+    for (const h of FORGE_HEADERS[provider]) {
+      const value = h.names.map((n) => c.req.header(n)).find((v) => v !== undefined && v !== "");
+      const named = h.names.join(" or ");
+      if (value === undefined)
+        throw new Problem(
+          h.status,
+          h.status === 401 ? "Unauthorized" : "BadRequest",
+          `${provider} webhook: the delivery has no ${named} header`,
+        );
+      if (h.wellFormed && !h.wellFormed.test(value))
+        throw new Problem(
+          h.status,
+          h.status === 401 ? "Unauthorized" : "BadRequest",
+          `${provider} webhook: the ${named} header is not ${h.wellFormed.as}`,
+        );
+    }
+    return next();
+  };
 
 const sha256Hex = async (bytes: ArrayBuffer): Promise<string> =>
   [...new Uint8Array(await crypto.subtle.digest("SHA-256", bytes))]
@@ -69,6 +132,7 @@ export function gitopsWebhookRoutes(opts: GitOpsWebhookOptions): Hono {
     throw new Error("GitLab webhook token is empty: set it, or leave gitlab out to disable the route");
   const replay = opts.replay ?? new RecentIds();
   const log = opts.log ?? (() => {});
+  const readTheBody = opts.body ?? readBody({ maxBytes: DEFAULT_BODY_LIMIT });
   const app = new Hono();
 
   /** 404 when the forge has no secret configured. */
@@ -206,31 +270,45 @@ export function gitopsWebhookRoutes(opts: GitOpsWebhookOptions): Hono {
     };
   };
 
-  app.post("/v1/webhooks/github", configured("github", "webhook secret"), githubSignature, async (c) => {
-    const raw = await c.req.arrayBuffer();
-    const r = await handle(
-      "github",
-      raw,
-      (body) => parseGitHubEvent(c.req.header("x-github-event"), body, opts.github?.repository),
-      c.req.header("x-github-delivery"),
-      c.req.header("x-hub-signature-256")!, // the HMAC of the body, checked above
-    );
-    return c.json(r.body, r.status);
-  });
+  app.post(
+    "/v1/webhooks/github",
+    configured("github", "webhook secret"),
+    forgeHeaders("github"),
+    readTheBody,
+    githubSignature,
+    async (c) => {
+      const raw = await c.req.arrayBuffer();
+      const r = await handle(
+        "github",
+        raw,
+        (body) => parseGitHubEvent(c.req.header("x-github-event"), body, opts.github?.repository),
+        c.req.header("x-github-delivery"),
+        c.req.header("x-hub-signature-256")!, // the HMAC of the body, checked above
+      );
+      return c.json(r.body, r.status);
+    },
+  );
 
-  app.post("/v1/webhooks/gitlab", configured("gitlab", "webhook token"), gitlabToken, async (c) => {
-    const raw = await c.req.arrayBuffer();
-    const r = await handle(
-      "gitlab",
-      raw,
-      (body) => parseGitLabEvent(c.req.header("x-gitlab-event"), body, opts.gitlab?.repository),
-      // Idempotency-Key is the same across GitLab's retries of one delivery (GitLab 17.4+);
-      // X-Gitlab-Event-UUID identifies the event.
-      c.req.header("idempotency-key") ?? c.req.header("x-gitlab-event-uuid"),
-      await sha256Hex(raw),
-    );
-    return c.json(r.body, r.status);
-  });
+  app.post(
+    "/v1/webhooks/gitlab",
+    configured("gitlab", "webhook token"),
+    forgeHeaders("gitlab"),
+    gitlabToken,
+    readTheBody,
+    async (c) => {
+      const raw = await c.req.arrayBuffer();
+      const r = await handle(
+        "gitlab",
+        raw,
+        (body) => parseGitLabEvent(c.req.header("x-gitlab-event"), body, opts.gitlab?.repository),
+        // Idempotency-Key is the same across GitLab's retries of one delivery (GitLab 17.4+);
+        // X-Gitlab-Event-UUID identifies the event.
+        c.req.header("idempotency-key") ?? c.req.header("x-gitlab-event-uuid"),
+        await sha256Hex(raw),
+      );
+      return c.json(r.body, r.status);
+    },
+  );
 
   app.onError(onError(log));
   return app;

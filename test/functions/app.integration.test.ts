@@ -177,6 +177,7 @@ spec:
       headers: {
         "content-type": "application/json",
         "x-github-event": "ping",
+        "x-github-delivery": "ping-1",
         "x-hub-signature-256": await signGitHubBody(GITHUB_SECRET, ping),
       },
       body: ping,

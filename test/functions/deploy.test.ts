@@ -250,6 +250,38 @@ describe("the admission webhook (admission.yaml)", () => {
   });
 });
 
+describe("the admission webhook's NetworkPolicy (admission-network-policy.yaml, issue 37)", () => {
+  const [policy] = docs("admission-network-policy.yaml");
+  const all = docs("admission.yaml");
+  const deployment = all.find((o) => o.kind === "Deployment");
+  const service = all.find((o) => o.kind === "Service");
+  const container = podSpecOf(deployment).containers[0];
+
+  it("selects the webhook's pods and lets in only ipBlocks (the API server), on the webhook's port only", () => {
+    expect(policy).toMatchObject({ apiVersion: "networking.k8s.io/v1", kind: "NetworkPolicy" });
+    expect(policy.metadata.namespace).toBe(deployment.metadata.namespace);
+    expect(policy.spec.podSelector).toEqual({ matchLabels: deployment.spec.selector.matchLabels });
+    expect(policy.spec.policyTypes).toEqual(["Ingress"]);
+    expect(policy.spec.ingress).toHaveLength(1);
+    const [rule] = policy.spec.ingress;
+    expect(rule.from.length).toBeGreaterThan(0);
+    for (const peer of rule.from) expect(Object.keys(peer)).toEqual(["ipBlock"]); // no pod or namespace selector
+    // The port the Service sends to (its targetPort, by name) is the container's, and the policy's only one.
+    const target = container.ports.find((p: any) => p.name === service.spec.ports[0].targetPort);
+    expect(target).toBeDefined();
+    expect(container.args[container.args.indexOf("--port") + 1]).toBe(String(target.containerPort));
+    expect(rule.ports).toEqual([{ protocol: "TCP", port: target.containerPort }]);
+  });
+
+  it("is a resource of kustomization.yaml, and the body deadline is the webhook's timeoutSeconds", async () => {
+    const [kustomization] = docs("kustomization.yaml");
+    expect(kustomization.resources).toContain("admission-network-policy.yaml");
+    const { BODY_DEADLINE_MS } = await import("../../functions/http/body.js");
+    for (const w of all.find((o) => o.kind === "MutatingWebhookConfiguration").webhooks)
+      expect(w.timeoutSeconds * 1000).toBe(BODY_DEADLINE_MS);
+  });
+});
+
 describe("Dockerfile", () => {
   it("runs as a numeric non-root user and group, the manifests' runAsUser/runAsGroup", () => {
     const image = imageUser();

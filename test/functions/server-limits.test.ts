@@ -164,6 +164,7 @@ describe("timeouts and the connection limit", () => {
       keepAliveTimeoutMs: 5_000,
       maxConnections: 512,
       checkIntervalMs: 1_000,
+      routeConnections: 32,
     });
   });
 });

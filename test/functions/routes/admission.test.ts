@@ -168,11 +168,19 @@ describe("POST /v1/admission/statefulsets", () => {
 });
 
 describe("admission reviews in flight", () => {
-  // Defect: the route is unauthenticated by design and reads up to 7 MiB per request, with no
-  // bound on how many at once: 100 connections stalling one byte short took the server's RSS from
-  // 111 to 837 MiB (bench/stalled-bodies.ts).
-  it("answers 503 with Retry-After beyond maxInFlight reviews at once, and takes one again when a slot frees", async () => {
+  // Defect (issue 37, item 2): the slot was taken before the body was read, so 8 slow senders shut
+  // out every genuine review (503). A review now takes a slot once its body is in; what bodies being
+  // read can hold is the Node server's share of connections for the route (test/functions/server-slow-bodies.test.ts).
+  it("takes no slot for a review whose body is still coming, and answers 503 with Retry-After beyond maxInFlight", async () => {
     const { admissionRoutes } = await import("../../../functions/routes/admission.js");
+    const none = await admissionRoutes({ maxInFlight: 0 }).request("/v1/admission/statefulsets", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(review()),
+    });
+    expect(none.status).toBe(503);
+    expect(none.headers.get("retry-after")).toBe("1");
+    expect(await none.text()).toMatch(/at most 0 admission reviews at once/);
     const one = admissionRoutes({ maxInFlight: 1 });
     let finish!: () => void;
     const stalled = new ReadableStream<Uint8Array>({
@@ -187,14 +195,12 @@ describe("admission reviews in flight", () => {
       body: stalled,
       duplex: "half",
     } as RequestInit);
-    const busy = await one.request("/v1/admission/statefulsets", {
+    const meanwhile = await one.request("/v1/admission/statefulsets", {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify(review()),
     });
-    expect(busy.status).toBe(503);
-    expect(busy.headers.get("retry-after")).toBe("1");
-    expect(await busy.text()).toMatch(/1 admission review at once/);
+    expect(meanwhile.status).toBe(200); // the stalled body holds no slot
     finish();
     expect((await first).status).toBe(400); // "{" is not JSON
     const again = await one.request("/v1/admission/statefulsets", {
@@ -203,5 +209,44 @@ describe("admission reviews in flight", () => {
       body: JSON.stringify(review()),
     });
     expect(again.status).toBe(200);
+  });
+
+  // The slot no longer bounds the bytes read at once: a budget of bytes does, which a slow sender
+  // (holding only what it sent) cannot use up, and which a large body beyond it is refused by.
+  it("refuses a body that would take the route's bodies beyond the budget (503), and not a trickling one", async () => {
+    const { admissionRoutes } = await import("../../../functions/routes/admission.js");
+    const body = JSON.stringify(review());
+    const routes = admissionRoutes({ bodyBudgetBytes: body.length + 100 });
+    const trickling: Array<() => void> = [];
+    const pending = [0, 1, 2].map(() =>
+      routes.request("/v1/admission/statefulsets", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: new ReadableStream<Uint8Array>({
+          start(controller) {
+            controller.enqueue(new TextEncoder().encode("{".padEnd(30)));
+            trickling.push(() => controller.close());
+          },
+        }),
+        duplex: "half",
+      } as RequestInit),
+    );
+    const post = () =>
+      routes.request("/v1/admission/statefulsets", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body,
+      });
+    expect((await post()).status).toBe(200); // 3 × 30 bytes held, the review fits beside them
+    const twice = await routes.request("/v1/admission/statefulsets", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: body + " ".repeat(body.length),
+    });
+    expect(twice.status).toBe(503);
+    expect(twice.headers.get("retry-after")).toBe("1");
+    for (const finish of trickling) finish();
+    for (const p of pending) expect((await p).status).toBe(400);
+    expect((await post()).status).toBe(200); // everything given back
   });
 });
