@@ -70,6 +70,9 @@ export const Messages = {
   // Rule 1.
   notOptedIn: (strategy: string | undefined) =>
     `${Keys.strategy} is ${strategy ?? "not set"}; set it to InPlace to let claimstep update this set's claims`,
+  /** Rule 1, for a set without claim templates: opting it in would change nothing. */
+  noClaimTemplates: (set: string) =>
+    `${set} has no volumeClaimTemplates: claimstep has no claims of it to update (claimstep set ${set} <template> --add --storage 1Gi adds one)`,
   badStrategy: (strategy: string) =>
     `${Keys.strategy} is ${JSON.stringify(strategy)}; it must be InPlace or OnClaimDelete`,
   /** Rule 1 with P4: why a set no longer opted in gets its partition back. */

@@ -12,7 +12,15 @@ import { type PodPolicy, podPolicyOf } from "./pod-policy.js";
 import type { Reason } from "./reasons.js";
 import { type Reshape, removeListOf, reshapeOf, reshapePending } from "./reshape.js";
 import { revisionOf } from "./revision.js";
-import { type ApplyVia, applyViaOf, maxUnavailableOf, type Ordinals, ordinalsOf, strategyOf } from "./statefulset.js";
+import {
+  type ApplyVia,
+  applyViaOf,
+  hasNoClaimTemplates,
+  maxUnavailableOf,
+  type Ordinals,
+  ordinalsOf,
+  strategyOf,
+} from "./statefulset.js";
 import { desiredTemplates } from "./templates.js";
 
 /** What one set asks of claimstep, once every annotation it reads has been parsed and found valid. */
@@ -77,7 +85,11 @@ const fault = (reason: PolicyFault, message: string): PolicyResult => ({ ok: fal
 export function policyOf(set: StatefulSet): PolicyResult {
   // Rule 1: strategy annotation absent or OnClaimDelete → Idle; OnDelete → Idle.
   const strategy = strategyOf(set);
-  if (strategy.kind === "OnClaimDelete") return fault("NotOptedIn", Messages.notOptedIn(strategy.value));
+  if (strategy.kind === "OnClaimDelete")
+    return fault(
+      "NotOptedIn",
+      hasNoClaimTemplates(set) ? Messages.noClaimTemplates(set.metadata.name) : Messages.notOptedIn(strategy.value),
+    );
   if (strategy.kind === "invalid") return fault("InvalidTemplates", Messages.badStrategy(strategy.value));
 
   // Rule 2: desired templates = the annotation, else the live templates; invalid → Blocked. With

@@ -42,6 +42,10 @@ export type Strategy =
   | { kind: "OnClaimDelete"; value: string | undefined }
   | { kind: "invalid"; value: string };
 
+/** A set with no claim templates, live or desired: claimstep has no claims of it to update. */
+export const hasNoClaimTemplates = (set: Pick<StatefulSet, "metadata" | "spec">): boolean =>
+  (set.spec.volumeClaimTemplates ?? []).length === 0 && !set.metadata.annotations?.[Keys.templates];
+
 export function strategyOf(set: Pick<StatefulSet, "metadata">): Strategy {
   const value = set.metadata.annotations?.[Keys.strategy];
   if (value === "InPlace") return { kind: "InPlace" };

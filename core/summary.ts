@@ -11,7 +11,7 @@ import type { StatefulSet } from "./k8s.js";
 import { Keys } from "./keys.js";
 import { Messages } from "./messages.js";
 import type { PolicyResult } from "./policy.js";
-import { applyViaOf, strategyOf } from "./statefulset.js";
+import { applyViaOf, hasNoClaimTemplates, strategyOf } from "./statefulset.js";
 import type { Decision, SetRef, Snapshot, StatusRecord } from "./types.js";
 
 /** How a set's claim writes are carried out (`claimstep.io/apply-via`). */
@@ -29,6 +29,8 @@ export interface SetSummary {
   /** `claimstep.io/volume-claim-update-strategy` (default OnClaimDelete). */
   strategy: string;
   optedIn: boolean;
+  /** The set has no claim templates, live or desired: nothing for claimstep to update. */
+  noClaimTemplates?: true;
   /**
    * The phase the step would record now; `-` (reason NotObserved) while no step has recorded the
    * desired revision and the step still has work to do; `Progressing` for a set deleted mid
@@ -191,6 +193,7 @@ export function summaryOf(snapshot: Snapshot, planned: Decision, policy: PolicyR
     ref: planned.ref,
     strategy: strategy.kind === "InPlace" ? "InPlace" : (strategy.value ?? "OnClaimDelete"),
     optedIn: strategy.kind === "InPlace",
+    ...(hasNoClaimTemplates(set) ? { noClaimTemplates: true as const } : {}),
     ...shown,
     since: sameAsRecorded ? str(recorded.since) : "-",
     observedAt: recorded ? str(recorded.observedAt) : "-",
@@ -228,7 +231,9 @@ export function headlineOf(s: SetSummary): Headline {
     return {
       phase: "Idle",
       reason: "NotOptedIn",
-      message: `not opted in: ${Keys.strategy} is ${s.strategy}; set it to InPlace (claimstep set does) to let claimstep update this set's claims`,
+      message: s.noClaimTemplates
+        ? `not opted in: ${Messages.noClaimTemplates(s.ref.name)}`
+        : `not opted in: ${Keys.strategy} is ${s.strategy}; set it to InPlace (claimstep set does) to let claimstep update this set's claims`,
       end: "blocked",
     };
   }

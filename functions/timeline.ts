@@ -83,9 +83,11 @@ export class Timeline {
       this.say(`${this.stamp(atMs, n)} ${`${d.phase}/${d.reason}`.padEnd(28)} ${d.message}`);
     }
     this.lastKey = key;
+    // A set that does not exist (deleted mid re-create) has no ordinals to show: no line, and the
+    // progress before it is still the one to compare with once it exists again.
     const progress = progressOf(d);
-    if (progress !== this.lastProgress) this.say(`${INDENT}ordinals: ${progress}`);
-    this.lastProgress = progress;
+    if (progress && progress !== this.lastProgress) this.say(`${INDENT}ordinals: ${progress}`);
+    if (progress) this.lastProgress = progress;
     if (o.kind === "applied") {
       const type = d.action?.type;
       if (type === "PatchPartition") this.tally.partitionPatches++;

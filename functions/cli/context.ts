@@ -2,6 +2,7 @@
 // one-line renderings of a step.
 import YAML from "yaml";
 import type { KubeClientOptions } from "../../adapters/kube/client.js";
+import type { StatefulSet } from "../../core/k8s.js";
 import type { MetricsReader, StateReader, Writers } from "../../core/ports.js";
 import type { Decision, SetRef } from "../../core/types.js";
 import { outcomeJSON } from "../outcome.js";
@@ -34,7 +35,13 @@ export interface Target {
   /** Keep what the command did, once it ended (the simulated cluster's state file). */
   save?(): Promise<void>;
   /** A simulated scenario's summary and lesson, told around a timeline. */
-  story?: { name: string; summary: string; lesson: string };
+  story?: {
+    name: string;
+    summary: string;
+    lesson: string;
+    /** The set as the scenario sets it up: the story is told only by a run that starts from it. */
+    initial?: () => Promise<StatefulSet>;
+  };
   /**
    * Plain requests to the API server, its answer's headers included (`claimstep apply` shows the
    * Warning headers): the server URL, a fetch, the headers of every request (credentials).
@@ -268,11 +275,12 @@ export const outcomeText = (r: StepResult): string => {
   }
 };
 
-/** One line per step for logs and pipes. */
+/** One line per step for logs and pipes (no `0/0 updated` while the set does not exist, mid re-create). */
 export const plainLine = (at: Date, r: StepResult): string => {
   const d = r.decision;
   const c = d.status.counts;
-  return `${at.toISOString()}  ${d.ref.namespace}/${d.ref.name}  ${d.phase}  ${d.reason}  ${c.updated}/${c.total} updated  ${d.message}  (${outcomeText(r)})`;
+  const progress = c.total ? `  ${c.updated}/${c.total} updated` : "";
+  return `${at.toISOString()}  ${d.ref.namespace}/${d.ref.name}  ${d.phase}  ${d.reason}${progress}  ${d.message}  (${outcomeText(r)})`;
 };
 
 export function refOf(flags: Flags, target: Target, name: string | undefined, what: string): SetRef {

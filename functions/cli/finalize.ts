@@ -11,6 +11,7 @@ import { revisionOf } from "../../core/revision.js";
 import { runStep } from "../step.js";
 import { paintHeadline } from "./color.js";
 import { type Context, EXIT, emit, print, refOf, resultJSON, UsageError } from "./context.js";
+import { continueCommand } from "./interrupt.js";
 import { run } from "./run.js";
 
 /** `data: storage 1Gi → 2Gi` lines: what the re-created set's templates change. */
@@ -69,7 +70,7 @@ export async function finalize(ctx: Context): Promise<number> {
       return EXIT.ok;
     }
     throw new UsageError(
-      `finalize: ${ref.namespace}/${ref.name} is ${d.phase} (${d.reason}): the re-create starts only once the rollout is complete; run \`claimstep run ${ref.name}\` first. Nothing written`,
+      `finalize: ${ref.namespace}/${ref.name} is ${d.phase} (${d.reason}): the re-create starts only once the rollout is complete; run \`${continueCommand(ctx, "run", ref)}\` first. Nothing written`,
     );
   }
 

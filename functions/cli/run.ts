@@ -4,8 +4,11 @@
 
 import { ApiError } from "../../adapters/api-error.js";
 import { nothingLeftToDo } from "../../core/decision.js";
+import type { StatefulSet } from "../../core/k8s.js";
+import { Keys } from "../../core/keys.js";
 import { renderDecision } from "../../core/render.js";
-import type { Decision } from "../../core/types.js";
+import { canonicalTemplate } from "../../core/revision.js";
+import type { Decision, SetRef } from "../../core/types.js";
 import { runStep, type StepResult } from "../step.js";
 import { Timeline } from "../timeline.js";
 import { paintHeadline } from "./color.js";
@@ -21,6 +24,7 @@ import {
   print,
   refOf,
   resultJSON,
+  type Target,
   UsageError,
 } from "./context.js";
 import { reportInterruption } from "./interrupt.js";
@@ -56,6 +60,29 @@ export interface RunOptions {
   finalize?: boolean;
 }
 
+/** What a scenario's story is about: the set's live claim templates and the changes asked of them. */
+const storyKey = (set: StatefulSet): string => {
+  const a = set.metadata.annotations ?? {};
+  return JSON.stringify([
+    (set.spec.volumeClaimTemplates ?? []).map(canonicalTemplate),
+    a[Keys.templates] ?? null,
+    a[Keys.removeTemplates] ?? null,
+    a[Keys.podTemplate] ?? null,
+    a[Keys.strategy] ?? null,
+  ]);
+};
+
+/** Does the set stand as the scenario set it up (so that its story is the one this run tells)? */
+async function storyHolds(target: Target, ref: SetRef): Promise<boolean> {
+  if (!target.story?.initial) return true;
+  try {
+    const [now, initial] = await Promise.all([target.reader.load(ref), target.story.initial()]);
+    return !now.setMissing && storyKey(now.statefulSet) === storyKey(initial);
+  } catch {
+    return false;
+  }
+}
+
 export async function run(ctx: Context, opts: RunOptions = {}): Promise<number> {
   const interval = intervalOf(ctx, "5s");
   const timeout = ctx.flags.timeout ? parseDuration(ctx.flags.timeout, "timeout") : undefined;
@@ -65,8 +92,16 @@ export async function run(ctx: Context, opts: RunOptions = {}): Promise<number> 
   const realStart = Date.now();
   const timeline = ctx.timeline ? new Timeline((line) => print(ctx.io, line), started) : undefined;
   const live = !ctx.json && !timeline && ctx.io.stdout.isTTY ? new LiveView(ctx.io.stdout) : undefined;
+  // A scenario's story (its summary, then its lesson) holds only for a run that starts from the set
+  // as the scenario set it up: not once `set` or `apply` changed it, nor for a second run.
+  const story = timeline && target.story && (await storyHolds(target, ref)) ? target.story : undefined;
   if (timeline && target.story) {
-    print(ctx.io, `claimstep run · ${target.label}: ${target.story.summary}`);
+    print(
+      ctx.io,
+      story
+        ? `claimstep run · ${target.label}: ${story.summary}`
+        : `claimstep run · ${target.label}: ${ref.name} as it stands, changed since the scenario set it up (claimstep sim reset --cluster sim:${target.story.name}${ctx.flags["sim-state"] ? ` --sim-state ${ctx.flags["sim-state"]}` : ""} starts it over)`,
+    );
     print(ctx.io, `one invocation every ${interval / 1000} ${target.frameMs !== undefined ? "virtual " : ""}seconds\n`);
   }
   let previous = "";
@@ -74,7 +109,7 @@ export async function run(ctx: Context, opts: RunOptions = {}): Promise<number> 
   const finish = (code: number): number => {
     if (!timeline) return code;
     timeline.end(last, target.now().getTime(), Date.now() - realStart);
-    if (target.story) print(ctx.io, `${target.story.lesson}.`);
+    if (story) print(ctx.io, `${story.lesson}.`);
     return code;
   };
   // SIGINT/SIGTERM (cli.ts aborts ctx.signal with it): the request in flight ends, then the set is

@@ -28,6 +28,7 @@ import type { SetRef, Snapshot } from "../../core/types.js";
 import { runStep, type StepResult } from "../step.js";
 import { paintHeadline } from "./color.js";
 import { type Context, emit, exitOf, print, refOf, resultJSON, UsageError } from "./context.js";
+import { continueCommand } from "./interrupt.js";
 
 /** At most this many claims are named in a refusal. */
 const NAMED_CLAIMS = 10;
@@ -522,7 +523,7 @@ async function templateSet(ctx: Context): Promise<number> {
       `claimstep re-creates ${ref.name} without ${name} after its claims are at the revision; pods restart one at a time from ${first}, so that no pod mounts it`,
     );
     then.push(
-      `its claims${claims.length ? ` (${named.join(", ")})` : ""} are kept, labelled ${Keys.orphanedFrom}=${ref.name}: claimstep never deletes a claim; claimstep status ${ref.name}${ref.namespace !== "default" ? ` -n ${ref.namespace}` : ""} lists them with the command to delete them`,
+      `its claims${claims.length ? ` (${named.join(", ")})` : ""} are kept, labelled ${Keys.orphanedFrom}=${ref.name}: claimstep never deletes a claim; ${continueCommand(ctx, "status", ref)} lists them with the command to delete them`,
     );
     if (change.templates.length === 0)
       then.push(

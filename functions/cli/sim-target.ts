@@ -13,6 +13,7 @@ import { listOptedInSets, listStatefulSetNames } from "../../adapters/kube/reade
 import { serveClaimstepWebhook } from "../../adapters/sim/claimstep-webhook.js";
 import type { SimCluster } from "../../adapters/sim/cluster.js";
 import { SIM_SERVER } from "../../adapters/sim/http.js";
+import { SET } from "../../adapters/sim/scenario-names.js";
 import { scenarioName } from "../../adapters/sim/scenarios.js";
 import {
   checkRemovable,
@@ -45,7 +46,13 @@ function targetOf(sim: SimCluster, name: string, extra: Partial<Target> = {}): T
   serveClaimstepWebhook(sim, admissionRoutes().fetch);
   return {
     label: `simulated cluster (${name})`,
-    story: { name, summary: scenario.summary, lesson: scenario.lesson },
+    story: {
+      name,
+      summary: scenario.summary,
+      lesson: scenario.lesson,
+      // The set as the scenario builds it (cheap: a few ms), for run to tell whether its story still holds.
+      initial: async () => (await (await scenario.build()).reader.load(SET)).statefulSet,
+    },
     namespace: "default",
     reader: sim.reader,
     writers: sim.writers,

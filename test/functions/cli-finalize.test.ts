@@ -17,7 +17,7 @@ describe("claimstep finalize", () => {
     const { io, err } = capture();
     expect(await main(["finalize", "web"], io, s.connect)).toBe(1);
     expect(err.text).toMatch(
-      /finalize: default\/web is Progressing \(ClaimUpdated\): the re-create starts only once the rollout is complete; run `claimstep run web` first\. Nothing written/,
+      /finalize: default\/web is Progressing \(ClaimUpdated\): the re-create starts only once the rollout is complete; run `claimstep run web -n default` first\. Nothing written/,
     );
     expect(s.claimstepWrites()).toBe(0);
   });

@@ -13,10 +13,13 @@ import { listStatefulSetNames } from "../../../adapters/kube/reader.js";
 import { main, type Target } from "../../../functions/cli.js";
 import { simOf } from "../../support/cli-target.js";
 
+// The simulated clusters `--cluster sim` keeps go to this file's state directory (test/support/state-home.ts).
+const STATE_ENV = { XDG_STATE_HOME: process.env.XDG_STATE_HOME };
+
 const capture = (invokedAs?: string) => {
   const out = { text: "", write: (s: string) => void (out.text += s) };
   const err = { text: "", write: (s: string) => void (err.text += s) };
-  return { io: { stdout: out, stderr: err, env: {}, ...(invokedAs ? { invokedAs } : {}) }, out, err };
+  return { io: { stdout: out, stderr: err, env: STATE_ENV, ...(invokedAs ? { invokedAs } : {}) }, out, err };
 };
 
 const PLUGIN = "/usr/local/bin/kubectl-claimstep";

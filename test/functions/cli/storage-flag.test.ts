@@ -6,10 +6,13 @@ import { storageFlagProblem } from "../../../functions/cli/set.js";
 import { main } from "../../../functions/cli.js";
 import { simOf } from "../../support/cli-target.js";
 
+// The simulated clusters `--cluster sim` keeps go to this file's state directory (test/support/state-home.ts).
+const STATE_ENV = { XDG_STATE_HOME: process.env.XDG_STATE_HOME };
+
 const capture = () => {
   const out = { text: "", write: (s: string) => void (out.text += s) };
   const err = { text: "", write: (s: string) => void (err.text += s) };
-  return { io: { stdout: out, stderr: err, env: {} }, out, err };
+  return { io: { stdout: out, stderr: err, env: STATE_ENV }, out, err };
 };
 
 describe("--storage without a unit", () => {
