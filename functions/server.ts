@@ -140,7 +140,7 @@ function sharedFetch<E>(
 /**
  * Node's defaults let a request take 300 s and its headers 60 s, and accept any number of
  * connections. A request to claimstep is small (a step, an event, a webhook: under the 256 KiB
- * body limit; an AdmissionReview under 7 MiB, from inside the cluster), so 30 s is ample; the app
+ * body limit; an AdmissionReview under 8 MiB, from inside the cluster), so 30 s is ample; the app
  * gives a body BODY_DEADLINE_MS (5 s, functions/http/body.ts). Each of the four SHARED_ROUTES may
  * receive 32 bodies at once: 128 of the 512 connections in all, 384 kept for /healthz and the
  * bearer routes.

@@ -159,11 +159,18 @@ describe("Kubernetes manifests", () => {
     );
     for (const r of kustomization.resources) expect(files, r).toContain(r);
     // Every manifest is a resource, but the CronJob, the alternative to the server (see the comment),
-    // the admission webhook, which needs cert-manager's CRDs or `claimstep admission certs`, and the
-    // cluster-wide finalize Role, opt-in (issue 24).
-    expect([...kustomization.resources, "cronjob.yaml", "admission.yaml", "rbac-finalize.yaml"].sort()).toEqual(
-      files.sort(),
-    );
+    // the admission webhook, which needs cert-manager's CRDs or `claimstep admission certs`, its
+    // NetworkPolicy, which needs the API server's addresses filled in (a placeholder would shut the
+    // API server out), and the cluster-wide finalize Role, opt-in (issue 24).
+    expect(
+      [
+        ...kustomization.resources,
+        "cronjob.yaml",
+        "admission.yaml",
+        "admission-network-policy.yaml",
+        "rbac-finalize.yaml",
+      ].sort(),
+    ).toEqual(files.sort());
     const names = new Map<string, any>(kustomization.images.map((i: any) => [i.name, i]));
     for (const w of workloads) {
       for (const c of podSpecOf(w).containers) {
@@ -273,9 +280,12 @@ describe("the admission webhook's NetworkPolicy (admission-network-policy.yaml, 
     expect(rule.ports).toEqual([{ protocol: "TCP", port: target.containerPort }]);
   });
 
-  it("is a resource of kustomization.yaml, and the body deadline is the webhook's timeoutSeconds", async () => {
+  it("is opt-in beside admission.yaml (its placeholder would shut the API server out), and the body deadline is the webhook's timeoutSeconds", async () => {
     const [kustomization] = docs("kustomization.yaml");
-    expect(kustomization.resources).toContain("admission-network-policy.yaml");
+    expect(kustomization.resources).not.toContain("admission-network-policy.yaml");
+    expect(readFileSync(join(ROOT, "deploy/kubernetes/kustomization.yaml"), "utf8")).toMatch(
+      /^# {3}- admission\.yaml\n# {3}- admission-network-policy\.yaml$/m,
+    );
     const { BODY_DEADLINE_MS } = await import("../../functions/http/body.js");
     for (const w of all.find((o) => o.kind === "MutatingWebhookConfiguration").webhooks)
       expect(w.timeoutSeconds * 1000).toBe(BODY_DEADLINE_MS);
