@@ -3,7 +3,7 @@
 # (`npm run build`, as the npm package) and drops the dev dependencies; the runtime stage holds
 # the compiled dist/, the production node_modules and package.json: no tsx, no TypeScript, no wrangler.
 #   docker build -t claimstep:0.1.0 .
-FROM node:20.20-bookworm-slim AS build
+FROM node:24.21.0-bookworm-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund --ignore-scripts
@@ -14,7 +14,7 @@ COPY adapters ./adapters
 COPY functions ./functions
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund --ignore-scripts
 
-FROM node:20.20-bookworm-slim
+FROM node:24.21.0-bookworm-slim
 ENV NODE_ENV=production
 # `claimstep serve` binds 127.0.0.1 unless told otherwise; in a container the port must be
 # reachable from outside it (--host overrides this).

@@ -293,6 +293,22 @@ describe("the admission webhook's NetworkPolicy (admission-network-policy.yaml, 
 });
 
 describe("Dockerfile", () => {
+  it("builds and runs on one Node.js LTS line that CI tests (.ci/run's other lines, issue 39), within engines", () => {
+    const froms = [
+      ...readFileSync(join(ROOT, "Dockerfile"), "utf8").matchAll(/^FROM node:(\d+)\.(\d+)\.(\d+)-bookworm-slim\b/gm),
+    ];
+    expect(froms).toHaveLength(2);
+    expect(new Set(froms.map((m) => m.slice(1, 4).join(".")))).toHaveProperty("size", 1);
+    const major = Number(froms[0]![1]);
+    const tested = /^for major in ([\d ]+); do$/m.exec(readFileSync(join(ROOT, ".ci/run"), "utf8"));
+    expect(tested, ".ci/run's loop over the LTS lines").not.toBeNull();
+    expect(tested![1]!.split(" ").map(Number)).toContain(major);
+    const engines = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { engines: { node: string } })
+      .engines.node;
+    expect(engines).toBe(">=20.19");
+    expect(major).toBeGreaterThanOrEqual(20);
+  });
+
   it("runs as a numeric non-root user and group, the manifests' runAsUser/runAsGroup", () => {
     const image = imageUser();
     expect(image.uid).toBeGreaterThan(0);
