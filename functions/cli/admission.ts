@@ -31,12 +31,33 @@ const CONFIGURATION: Route = {
 };
 const PATCH_CONFIGURATION: Route = { ...CONFIGURATION, verb: "patch", retry: false };
 
+const NAMESPACE: Route = {
+  verb: "get",
+  group: "",
+  version: "v1",
+  resource: "namespaces",
+  namespaced: false,
+  retry: true,
+};
+
 const Configuration = z.looseObject({
   metadata: z.looseObject({ name: z.string() }),
   webhooks: z.optional(
-    z.array(z.looseObject({ name: z.string(), clientConfig: z.looseObject({ caBundle: z.optional(z.string()) }) })),
+    z.array(
+      z.looseObject({
+        name: z.string(),
+        clientConfig: z.looseObject({
+          caBundle: z.optional(z.string()),
+          service: z.optional(z.looseObject({ namespace: z.optional(z.string()), name: z.optional(z.string()) })),
+        }),
+      }),
+    ),
   ),
 });
+const Namespace = z.looseObject({ metadata: z.looseObject({ name: z.string() }) });
+
+/** Where the webhook's Service is when nothing says otherwise (deploy/kubernetes installs it there). */
+const DEFAULT_NAMESPACE = "claimstep";
 const Secret = z.looseObject({ data: z.optional(z.record(z.string(), z.string())) });
 
 export interface WebhookCertificates {
@@ -120,39 +141,18 @@ export async function admission(ctx: Context): Promise<number> {
   const [sub] = ctx.args;
   if (sub !== "certs")
     throw new UsageError(
-      `admission: ${sub ? `unknown subcommand "${sub}"` : "give a subcommand"}; the one there is: claimstep admission certs [-n claimstep] [--dry-run]`,
+      `admission: ${sub ? `unknown subcommand "${sub}"` : "give a subcommand"}; the one there is: claimstep admission certs [-n <ns>] [--dry-run]`,
     );
   if (ctx.flags.cluster)
     throw new UsageError(
       "admission certs: writes a Secret and the webhook configuration of a real cluster; --cluster sim registers claimstep's webhook on its own",
     );
-  const namespace = ctx.flags.namespace ?? "claimstep";
-  const certs = makeWebhookCertificates(namespace);
-  const summary = {
-    secret: `${namespace}/${WEBHOOK.secret}`,
-    mutatingWebhookConfiguration: WEBHOOK.configuration,
-    dnsNames: certs.dnsNames,
-    notAfter: certs.notAfter,
-    dryRun: ctx.flags["dry-run"] === true,
-  };
-  if (ctx.flags["dry-run"]) {
-    if (ctx.json) emit(ctx, summary);
-    else
-      print(
-        ctx.io,
-        [
-          `dry run, nothing written: a new CA and a serving certificate for ${certs.dnsNames.join(", ")} (until ${certs.notAfter})`,
-          `  would write: secret/${WEBHOOK.secret} in ${namespace} (tls.crt, tls.key, ca.crt)`,
-          `  would set:   caBundle of every webhook of mutatingwebhookconfiguration/${WEBHOOK.configuration}`,
-        ].join("\n"),
-      );
-    return 0;
-  }
   const { nodeKubeClient } = await import("../kube-target.js");
   const { client } = nodeKubeClient({
     ...(ctx.flags.kubeconfig ? { kubeconfig: ctx.flags.kubeconfig } : {}),
     ...(ctx.flags.context ? { context: ctx.flags.context } : {}),
   });
+  let namespace = ctx.flags.namespace ?? DEFAULT_NAMESPACE;
   const explain = (err: unknown, what: string): never => {
     if (err instanceof ApiError && err.code === 404 && what.includes("mutatingwebhookconfiguration"))
       throw new UsageError(
@@ -169,6 +169,8 @@ export async function admission(ctx: Context): Promise<number> {
     throw err;
   };
 
+  // Read first, --dry-run too: the configuration to bundle the CA into, and the namespace of its
+  // Service (the certificate's DNS names), which is the default of -n.
   const configuration = await client
     .get(CONFIGURATION, { name: WEBHOOK.configuration }, Configuration)
     .catch((e) => explain(e, `mutatingwebhookconfiguration/${WEBHOOK.configuration}`));
@@ -177,6 +179,45 @@ export async function admission(ctx: Context): Promise<number> {
     throw new UsageError(
       `admission certs: mutatingwebhookconfiguration/${WEBHOOK.configuration} has no webhooks; re-apply deploy/kubernetes/admission.yaml`,
     );
+  const serviceNamespaces = [
+    ...new Set(webhooks.map((w) => w.clientConfig.service?.namespace).filter((n): n is string => !!n)),
+  ];
+  if (ctx.flags.namespace === undefined && serviceNamespaces.length === 1) namespace = serviceNamespaces[0]!;
+  // A -n that disagrees: said (as kubectl prints a server's warning), the certificate made as asked.
+  else if (serviceNamespaces.length && !serviceNamespaces.includes(namespace))
+    ctx.io.stderr.write(
+      `Warning: mutatingwebhookconfiguration/${WEBHOOK.configuration} calls the Service ${WEBHOOK.service} in ${serviceNamespaces.join(", ")}, not in ${namespace}: a certificate for ${WEBHOOK.service}.${namespace}.svc will not match it (give -n ${serviceNamespaces[0]})\n`,
+    );
+  await client.get(NAMESPACE, { name: namespace }, Namespace).catch((e) => {
+    if (e instanceof ApiError && e.code === 404)
+      throw new UsageError(
+        `admission certs: namespace ${namespace} not found; create it first (kubectl apply -f deploy/kubernetes/rbac.yaml), or give -n. Nothing written`,
+      );
+    // Not allowed to read namespaces: the Secret's write says whether it exists.
+    if (!(e instanceof ApiError && e.code === 403)) throw e;
+  });
+
+  const certs = makeWebhookCertificates(namespace);
+  const summary = {
+    secret: `${namespace}/${WEBHOOK.secret}`,
+    mutatingWebhookConfiguration: WEBHOOK.configuration,
+    dnsNames: certs.dnsNames,
+    notAfter: certs.notAfter,
+    dryRun: ctx.flags["dry-run"] === true,
+  };
+  if (ctx.flags["dry-run"]) {
+    if (ctx.json) emit(ctx, { ...summary, webhooks: webhooks.map((w) => w.name) });
+    else
+      print(
+        ctx.io,
+        [
+          `dry run, nothing written: a new CA and a serving certificate for ${certs.dnsNames.join(", ")} (until ${certs.notAfter})`,
+          `  would write: secret/${WEBHOOK.secret} in ${namespace} (tls.crt, tls.key, ca.crt)`,
+          `  would set:   caBundle of ${webhooks.map((w) => w.name).join(", ")} of mutatingwebhookconfiguration/${WEBHOOK.configuration}`,
+        ].join("\n"),
+      );
+    return 0;
+  }
 
   const data = { "tls.crt": b64(certs.certPem), "tls.key": b64(certs.keyPem), "ca.crt": b64(certs.caPem) };
   await client

@@ -190,18 +190,24 @@ export const SPECS: Record<string, CommandSpec> = {
   },
   admission: {
     summary: "the admission webhook's TLS without cert-manager: a CA and a serving certificate (docs/admission.md)",
-    usage: ["admission certs [-n claimstep] [--dry-run] [flags]"],
+    usage: ["admission certs [-n <ns>] [--dry-run] [flags]"],
     flags: ["dry-run"],
-    flagHelp: { "dry-run": "make the certificates, write nothing; say what would be written" },
+    flagHelp: {
+      "dry-run":
+        "read the webhook configuration and the namespace, make the certificates, write nothing; say what would be written",
+      namespace:
+        "the namespace of the webhook's Service (default: the one mutatingwebhookconfiguration/claimstep calls, else claimstep; not the context's)",
+    },
     without: ["seed", "sim-state", "cluster"],
     output: ["text", "json", "yaml"],
     maxArgs: 1,
     argValues: ["certs"],
     examples: [
-      "claimstep admission certs -n claimstep   # as a cluster admin, after kubectl apply -f deploy/kubernetes/admission.yaml",
+      "claimstep admission certs --dry-run   # reads the webhook configuration and the namespace; nothing written",
+      "claimstep admission certs   # as a cluster admin, after kubectl apply -f deploy/kubernetes/admission.yaml",
     ],
     notes:
-      "Writes the Secret claimstep-webhook-tls (tls.crt, tls.key, ca.crt) in the namespace (-n, default\nclaimstep) for the Service claimstep-webhook.<ns>.svc, and the CA into the caBundle of every webhook\nof the MutatingWebhookConfiguration claimstep; both are read back. Needs openssl. Run it again to\nrotate; claimstep serve reloads the certificate. With cert-manager there is nothing to run.",
+      "Writes the Secret claimstep-webhook-tls (tls.crt, tls.key, ca.crt) in the namespace of the Service\nthe configuration calls (a -n that disagrees is warned about; without one, -n, else claimstep) for\nclaimstep-webhook.<ns>.svc, and the CA into the caBundle of every webhook of the\nMutatingWebhookConfiguration claimstep; both are read back. --dry-run reads both first too. Needs openssl. Run it again to\nrotate; claimstep serve reloads the certificate. With cert-manager there is nothing to run.",
   },
   status: {
     summary: "where a set stands (the plan of its next step): one set, or every opted-in set",

@@ -25,7 +25,7 @@ Usage:
                                                        (orphan delete + create; pods and claims compared by uid)
   claimstep apply -f <sts.yaml> [--dry-run]            apply a StatefulSet as kubectl apply --server-side does; a claim
                                                        template change goes through claimstep's webhook into a rollout
-  claimstep admission certs [-n claimstep]             the admission webhook's TLS without cert-manager (docs/admission.md)
+  claimstep admission certs [-n <ns>]                  the admission webhook's TLS without cert-manager (docs/admission.md)
   claimstep serve  [--port 8080] [--host 127.0.0.1]    the HTTP app on Node (env: CLAIMSTEP_API_TOKEN …); --host 0.0.0.0
                                                        (the container image's default) listens on every interface
   claimstep relay  --url https://claimstep.example.com/v1/relay
