@@ -1,6 +1,7 @@
 // `claimstep completion bash|zsh|fish`: a completion script built from the command specs
 // (functions/cli/commands.ts): commands, each command's flags, -o formats, the simulated
-// cluster's scenarios after --cluster, kubeconfig contexts after --context (from kubectl).
+// cluster's scenarios after --cluster, kubeconfig contexts after --context (from kubectl), and
+// StatefulSet names from the cluster (`claimstep __complete`, functions/cli/complete.ts).
 import { SCENARIO_NAMES } from "../../adapters/sim/scenario-names.js";
 import { type CommandSpec, flagsOf, GLOBAL_FLAGS, SPECS } from "./commands.js";
 import { type Context, EXIT, OPTIONS, UsageError } from "./context.js";
@@ -71,8 +72,14 @@ ${perCommand}
     *)
       if [[ "$valued" == *" $prev "* ]]; then COMPREPLY=()
       elif [[ -z "$cmd" && "$cur" != -* ]]; then COMPREPLY=($(compgen -W "${m.commands.map((c) => c.name).join(" ")} help" -- "$cur"))
-      elif [[ "$cur" == -* || -z "$args" ]]; then COMPREPLY=($(compgen -W "$flags" -- "$cur"))
-      else COMPREPLY=($(compgen -W "$args" -- "$cur"))
+      elif [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W "$flags" -- "$cur"))
+      elif [[ -n "$args" ]]; then COMPREPLY=($(compgen -W "$args" -- "$cur"))
+      else
+        # StatefulSet names, from the cluster of the line's flags: claimstep's own __complete (cobra's protocol).
+        local names
+        names=$("\${w[0]}" __complete "\${w[@]:1}" "$cur" 2>/dev/null | grep -v '^:')
+        COMPREPLY=($(compgen -W "$names" -- "$cur"))
+        [[ \${#COMPREPLY[@]} -eq 0 ]] && COMPREPLY=($(compgen -W "$flags" -- "$cur"))
       fi ;;
   esac
   # What bash shows and inserts starts after the last ':' of the word.
@@ -119,7 +126,12 @@ ${perCommand}
   esac
   if (( \${valued[(Ie)\${words[CURRENT-1]}]} )); then return; fi
   if [[ -z $cmd && $PREFIX != -* ]]; then _describe 'command' commands; return; fi
-  if [[ $PREFIX == -* || \${#args} -eq 0 ]]; then compadd -- $flags; else compadd -- $args; fi
+  if [[ $PREFIX == -* ]]; then compadd -- $flags; return; fi
+  if (( \${#args} )); then compadd -- $args; return; fi
+  # StatefulSet names, from the cluster of the line's flags: claimstep's own __complete (cobra's protocol).
+  local -a names
+  names=(\${(f)"$(\${words[1]} __complete \${words[2,CURRENT-1]} "$PREFIX" 2>/dev/null | grep -v '^:')"})
+  if (( \${#names} )); then compadd -- $names; else compadd -- $flags; fi
 }
 if [[ $zsh_eval_context[-1] == loadautofunc ]]; then
   _claimstep "$@"
@@ -170,6 +182,13 @@ function fish(m: Model): string {
         );
     }
     lines.push(`${c} -n '__fish_seen_subcommand_from help' -a ${fishQuote(all)}`);
+    // StatefulSet names, from the cluster of the line's flags: claimstep's own __complete (cobra's protocol).
+    const named = m.commands
+      .filter((cmd) => SPECS[cmd.name]?.objects?.[0]?.startsWith("statefulset"))
+      .map((x) => x.name);
+    lines.push(
+      `${c} -n '__fish_seen_subcommand_from ${named.join(" ")}' -a '(${bin} __complete (commandline -opc)[2..-1] (commandline -ct) 2>/dev/null | string match -v ":*")'`,
+    );
   }
   return `${lines.join("\n")}\n`;
 }

@@ -4,7 +4,7 @@
 // cluster included; `status -A web` looks in every namespace, `web,helmdb` is two names, -l picks
 // by label, and a cluster-scope listing RBAC forbids says to use -n.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -122,6 +122,41 @@ describe("completion: claimstep __complete and kubectl_complete-claimstep", () =
 });
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
+
+describe("claimstep completion bash: set names through claimstep __complete", () => {
+  it("completes the simulated cluster's sets after status, and still the flags after serve", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "claimstep-bash-"));
+    try {
+      symlinkSync(join(ROOT, "bin/claimstep.js"), join(dir, "claimstep"));
+      const { io, out } = capture();
+      expect(await main(["completion", "bash"], io)).toBe(0);
+      writeFileSync(join(dir, "c.bash"), out.text);
+      const complete = (line: string) => {
+        const r = spawnSync(
+          "bash",
+          [
+            "-c",
+            `source ${join(dir, "c.bash")}; COMP_LINE="$1"; COMP_POINT=\${#COMP_LINE}; _claimstep; printf '%s\\n' "\${COMPREPLY[@]}"`,
+            "_",
+            line,
+          ],
+          { encoding: "utf8", env: { ...process.env, PATH: `${dir}${delimiter}${process.env.PATH}` }, timeout: 60_000 },
+        );
+        expect(r.stderr).toBe("");
+        return r.stdout.trim().split("\n").filter(Boolean);
+      };
+      expect(complete("claimstep status --cluster sim w")).toEqual(["web"]);
+      expect(complete("claimstep serve ")).toEqual(expect.arrayContaining(["--port", "--host"]));
+      for (const shell of ["zsh", "fish"]) {
+        const script = capture();
+        await main(["completion", shell], script.io);
+        expect(script.out.text, shell).toMatch(/__complete/);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
 // A real kubectl (≥ 1.26 runs kubectl_complete-<plugin>): $CLAIMSTEP_KUBECTL, else one on PATH.
 const kubectl =
   process.env.CLAIMSTEP_KUBECTL ??
