@@ -4,7 +4,7 @@
 // cluster included; `status -A web` looks in every namespace, `web,helmdb` is two names, -l picks
 // by label, and a cluster-scope listing RBAC forbids says to use -n.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -122,6 +122,21 @@ describe("completion: claimstep __complete and kubectl_complete-claimstep", () =
 });
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
+
+describe("the package", () => {
+  it("installs the program as claimstep, kubectl-claimstep and kubectl_complete-claimstep, a file it ships", () => {
+    const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
+      bin: Record<string, string>;
+      files: string[];
+    };
+    expect(pkg.bin).toEqual({
+      claimstep: "bin/claimstep.js",
+      "kubectl-claimstep": "bin/claimstep.js",
+      "kubectl_complete-claimstep": "bin/claimstep.js",
+    });
+    expect(pkg.files).toContain("bin/claimstep.js");
+  });
+});
 
 describe("claimstep completion bash: set names through claimstep __complete", () => {
   it("completes the simulated cluster's sets after status, and still the flags after serve", async () => {
