@@ -3,21 +3,57 @@ import { configDefaults, defineConfig } from "vitest/config";
 // A state directory of its own per test file, for the simulated clusters `--cluster sim` keeps.
 const setupFiles = ["test/support/state-home.ts"];
 
+/**
+ * Files under test/adapters/ that start processes, real binaries (the CLI, Prometheus) or servers
+ * on sockets rather than run in-process (msw intercepts fetch in-process: it stays): they belong to the `process` tier, so that `npm run test:fast` stays pure
+ * and in-process. test/tiers.test.ts fails on a test file in no tier or in two.
+ */
+const ADAPTER_PROCESS_FILES = [
+  "test/adapters/kube-node/**/*.test.ts",
+  "test/adapters/sim/demo.test.ts",
+  "test/adapters/sim/demo-autogrow.test.ts",
+  "test/adapters/sim/kubelet-metrics.test.ts",
+  "test/adapters/metrics/prometheus.real.test.ts",
+];
+
+// The tiers (issue 38): `core` (pure, seconds), `adapters` (in-process: the simulated cluster,
+// the clients against fakes), `property` (the invariants over random rollouts), `process` (spawned
+// CLI, servers on sockets, workerd, Chromium, Prometheus, the docs' commands), then the real
+// control plane (`e2e`) and the real node (`storage`). `npm run test:fast` = core + adapters;
+// `npm test` = all of them (what CI runs). Timings: docs/architecture.md "Tests".
+//
+// The first four run together, two files at a time on CI's 2 cores (Vitest's default is cores − 1
+// = 1; many files wait on child processes, browsers and workerd rather than compute). Vitest
+// requires one maxWorkers per group.
+const inProcess = { setupFiles, testTimeout: 30_000, maxWorkers: 2, sequence: { groupOrder: 0 } };
+
 export default defineConfig({
   test: {
     projects: [
+      { extends: true, test: { name: "core", include: ["test/core/**/*.test.ts"], ...inProcess } },
       {
         extends: true,
         test: {
-          name: "unit",
-          include: ["test/**/*.test.ts"],
-          exclude: [...configDefaults.exclude, "test/e2e/**"],
-          testTimeout: 30_000,
-          setupFiles,
-          // Two files at a time on CI's 2 cores (Vitest's default is cores − 1 = 1): many files wait on
-          // child processes, browsers and workerd rather than compute. 488 s → 320 s for this project.
-          maxWorkers: 2,
-          sequence: { groupOrder: 0 },
+          name: "adapters",
+          include: ["test/adapters/**/*.test.ts"],
+          exclude: [...configDefaults.exclude, ...ADAPTER_PROCESS_FILES],
+          ...inProcess,
+        },
+      },
+      { extends: true, test: { name: "property", include: ["test/property/**/*.test.ts"], ...inProcess } },
+      {
+        extends: true,
+        test: {
+          name: "process",
+          include: [
+            "test/*.test.ts",
+            "test/functions/**/*.test.ts",
+            "test/deploy/**/*.test.ts",
+            "test/docs/**/*.test.ts",
+            "test/bench/**/*.test.ts",
+            ...ADAPTER_PROCESS_FILES,
+          ],
+          ...inProcess,
         },
       },
       {
@@ -36,8 +72,8 @@ export default defineConfig({
           // 2-core machine, their scenarios wait on real controllers, and claimstep's cluster-scoped
           // requests in the audit log cannot be told apart between files running together.
           fileParallelism: false,
-          // After the unit project, not beside it: its scenarios wait on real controllers, which a
-          // CPU-bound unit suite on the same 2 cores would slow past their timeouts.
+          // After the in-process and process tiers, not beside them: its scenarios wait on real controllers, which a
+          // CPU-bound suite on the same 2 cores would slow past their timeouts.
           sequence: { groupOrder: 1 },
         },
       },
