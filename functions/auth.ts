@@ -229,7 +229,7 @@ const REPLAY_STORE_RETRY_AFTER_SECONDS = 5;
  * `replayed`, and `full` with a non-negative retryAfterSeconds, as they are; anything else (another
  * shape, a store of another kind or version) refuses the request, never accepts it unchecked.
  */
-function replayVerdict(id: string, claim: ReplayClaim): WebhookVerdict {
+export function replayVerdict(id: string, claim: ReplayClaim): WebhookVerdict {
   const answer: unknown = claim;
   const a = (typeof answer === "object" && answer !== null ? answer : {}) as Record<string, unknown>;
   if (a.ok === true) return { ok: true, id };

@@ -21,7 +21,7 @@ export async function recordedStep(opts: StepOptions & { recorder?: Recorder | u
   } catch (err) {
     recorder.stepFailed((performance.now() - started) / 1000);
     // The set is gone (no re-create record to bring it back): its series go.
-    if (err instanceof ApiError && err.code === 404 && !snapshot) recorder.setGone(step.ref);
+    if (err instanceof ApiError && err.kind === "NotFound" && !snapshot) recorder.setGone(step.ref);
     throw err;
   }
   const { decision, outcome } = result;

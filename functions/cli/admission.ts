@@ -154,11 +154,11 @@ export async function admission(ctx: Context): Promise<number> {
   });
   let namespace = ctx.flags.namespace ?? DEFAULT_NAMESPACE;
   const explain = (err: unknown, what: string): never => {
-    if (err instanceof ApiError && err.code === 404 && what.includes("mutatingwebhookconfiguration"))
+    if (err instanceof ApiError && err.kind === "NotFound" && what.includes("mutatingwebhookconfiguration"))
       throw new UsageError(
         `admission certs: ${what}: not found; install the webhook first: kubectl apply -f deploy/kubernetes/admission.yaml (without its Issuer and Certificate)`,
       );
-    if (err instanceof ApiError && err.code === 404)
+    if (err instanceof ApiError && err.kind === "NotFound")
       throw new UsageError(
         `admission certs: ${what}: ${err.message}; create namespace ${namespace} first (kubectl apply -f deploy/kubernetes/rbac.yaml)`,
       );
@@ -189,7 +189,7 @@ export async function admission(ctx: Context): Promise<number> {
       `Warning: mutatingwebhookconfiguration/${WEBHOOK.configuration} calls the Service ${WEBHOOK.service} in ${serviceNamespaces.join(", ")}, not in ${namespace}: a certificate for ${WEBHOOK.service}.${namespace}.svc will not match it (give -n ${serviceNamespaces[0]})\n`,
     );
   await client.get(NAMESPACE, { name: namespace }, Namespace).catch((e) => {
-    if (e instanceof ApiError && e.code === 404)
+    if (e instanceof ApiError && e.kind === "NotFound")
       throw new UsageError(
         `admission certs: namespace ${namespace} not found; create it first (kubectl apply -f deploy/kubernetes/rbac.yaml), or give -n. Nothing written`,
       );

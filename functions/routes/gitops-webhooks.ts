@@ -24,7 +24,7 @@ import {
   verifyGitLabToken,
 } from "../../adapters/gitops/webhook.js";
 import type { SetRef } from "../../core/types.js";
-import { type AnyReplayGuard, RecentIds } from "../auth.js";
+import { type AnyReplayGuard, RecentIds, replayVerdict } from "../auth.js";
 import { DEFAULT_BODY_LIMIT, readBody } from "../http/body.js";
 import { onError, Problem } from "../http/problem.js";
 import type { StepResult } from "../step.js";
@@ -182,14 +182,20 @@ export function gitopsWebhookRoutes(opts: GitOpsWebhookOptions): Hono {
         await releaseAll();
         throw err;
       }
-      if (r.ok) {
+      // Read strictly, as every signed route reads its store (functions/auth.ts): only { ok: true } accepts.
+      const verdict = replayVerdict(key, r);
+      if (verdict.ok) {
         claimed.push(key);
         continue;
       }
       await releaseAll();
-      if (r.reason === "full") {
-        throw new Problem(503, "Unavailable", "too many webhook deliveries within the replay window: retry later", {
-          headers: { "Retry-After": String(r.retryAfterSeconds) },
+      if (verdict.failure === "ReplayStoreFull" || verdict.failure === "ReplayStoreUnavailable") {
+        const message =
+          verdict.failure === "ReplayStoreFull"
+            ? "too many webhook deliveries within the replay window: retry later"
+            : verdict.message;
+        throw new Problem(503, "Unavailable", message, {
+          headers: { "Retry-After": String(verdict.retryAfterSeconds) },
         });
       }
       log({ msg: "webhook replayed", provider });

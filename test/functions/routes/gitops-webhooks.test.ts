@@ -146,6 +146,27 @@ describe("a replay store that fails part-way", () => {
   });
 });
 
+describe("a replay store that answers something else (issue 37, item 5d)", () => {
+  // Defect: the forge route read the store's answer with a loose `if (r.ok)`, so `{ ok: 1 }` (a store
+  // of another kind or version) accepted the delivery unchecked. Read as every signed route reads it.
+  it.each([[{ ok: 1 }], [{ ok: "true" }], [{}], [null], [{ ok: false, reason: "full" }]])(
+    "%j refuses the delivery with 503 and Retry-After, and releases what it claimed",
+    async (answer) => {
+      const inner = new RecentIds();
+      let calls = 0;
+      const odd = {
+        claim: async (id: string, now: number, until: number) =>
+          ++calls === 2 ? (answer as never) : inner.claim(id, now, until),
+        release: (id: string) => inner.release(id),
+      } as AnyReplayGuard;
+      const res = await postGitHub(app(new RecentIds(), odd), "octo/fleet");
+      expect(res.status).toBe(503);
+      expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(0);
+      expect(inner.size).toBe(0);
+    },
+  );
+});
+
 describe("fleet mode: forge deliveries in ledger objects of their own (issue 24, item 2)", () => {
   // The fleet Worker keeps replay ids in LedgerObjects; forge deliveries get their own shards
   // (`forge-replay:<n>`), so that they never use up the capacity of the relay's (`replay:<n>`).
