@@ -21,7 +21,7 @@ import {
   ordinalsOf,
   strategyOf,
 } from "./statefulset.js";
-import { desiredTemplates } from "./templates.js";
+import { type DesiredTemplates, desiredTemplates } from "./templates.js";
 
 /** What one set asks of claimstep, once every annotation it reads has been parsed and found valid. */
 export interface SetPolicy {
@@ -81,23 +81,22 @@ function withoutRemoved(
 
 const fault = (reason: PolicyFault, message: string): PolicyResult => ({ ok: false, reason, message });
 
-/** The set's policy, or the first fault in rule order (the order the planner has always checked them in). */
-export function policyOf(set: StatefulSet): PolicyResult {
-  // Rule 1: strategy annotation absent or OnClaimDelete → Idle; OnDelete → Idle.
-  const strategy = strategyOf(set);
-  if (strategy.kind === "OnClaimDelete")
-    return fault(
-      "NotOptedIn",
-      hasNoClaimTemplates(set) ? Messages.noClaimTemplates(set.metadata.name) : Messages.notOptedIn(strategy.value),
-    );
-  if (strategy.kind === "invalid") return fault("InvalidTemplates", Messages.badStrategy(strategy.value));
-
+/**
+ * Rule 2 and the set's shape, as the planner reads them: the desired templates (the annotation,
+ * else the live templates less those listed for removal; with a change of shape pending, every
+ * live template the annotation neither names nor removes kept) and the reshape they imply. One
+ * computation for the planner (policyOf) and every surface that shows the desired templates or
+ * their revision (desiredOf): a set with a pending removal has one desired revision everywhere.
+ */
+function desiredShapeOf(set: StatefulSet): {
+  templates: DesiredTemplates;
+  shape: ReturnType<typeof reshapeOf> | undefined;
+} {
   // Rule 2: desired templates = the annotation, else the live templates; invalid → Blocked. With
   // the spec as the source, a template listed for removal is not desired.
   const desired = desiredTemplates(set);
-  const removing = (set.metadata.annotations?.[Keys.removeTemplates] ?? "").length > 0;
-  let templates =
-    desired.ok && desired.source === "spec" && removing ? withoutRemoved(set, desired.templates) : desired;
+  let templates: DesiredTemplates =
+    desired.ok && desired.source === "spec" ? withoutRemoved(set, desired.templates) : desired;
   // A change of the set's shape (core/reshape.ts): the annotations it reads, the pod template it
   // applies. The set keeps every live template the annotation does not name and does not remove.
   let shape = templates.ok ? reshapeOf(set, templates.templates) : undefined;
@@ -109,6 +108,51 @@ export function policyOf(set: StatefulSet): PolicyResult {
       shape = reshapeOf(set, templates.templates);
     }
   }
+  return { templates, shape };
+}
+
+/**
+ * The desired templates and their revision as the planner reads them (rule 2 with the set's shape:
+ * desiredShapeOf), for the surfaces that show them whatever else the policy holds: the status page's
+ * templates, the recorder's desired sizes, `claimstep set`'s previous revision. `policyOf(set).policy.revision`
+ * when the set has a policy.
+ */
+export function desiredOf(
+  set: StatefulSet,
+):
+  | { ok: true; source: "annotation" | "spec"; templates: ClaimTemplate[]; revision: string }
+  | { ok: false; message: string } {
+  const { templates } = desiredShapeOf(set);
+  return templates.ok ? { ...templates, revision: revisionOf(templates.templates) } : templates;
+}
+
+/**
+ * Everything desiredOf reads of a set, as one string: equal keys, equal desired templates (the
+ * recorder remembers them by it across steps).
+ */
+export const desiredKeyOf = (set: StatefulSet): string =>
+  [
+    set.metadata.annotations?.[Keys.templates] ?? "\u0001",
+    set.metadata.annotations?.[Keys.removeTemplates] ?? "\u0001",
+    set.metadata.annotations?.[Keys.podTemplate] ?? "\u0001",
+    set.metadata.annotations?.[Keys.podTemplateBase] ?? "\u0001",
+    JSON.stringify(set.spec.volumeClaimTemplates ?? []),
+    // A held pod template is checked against the live one (reshapeOf): it decides whether kept templates count.
+    set.metadata.annotations?.[Keys.podTemplate] === undefined ? "" : JSON.stringify(set.spec.template ?? null),
+  ].join("\u0000");
+
+/** The set's policy, or the first fault in rule order (the order the planner has always checked them in). */
+export function policyOf(set: StatefulSet): PolicyResult {
+  // Rule 1: strategy annotation absent or OnClaimDelete → Idle; OnDelete → Idle.
+  const strategy = strategyOf(set);
+  if (strategy.kind === "OnClaimDelete")
+    return fault(
+      "NotOptedIn",
+      hasNoClaimTemplates(set) ? Messages.noClaimTemplates(set.metadata.name) : Messages.notOptedIn(strategy.value),
+    );
+  if (strategy.kind === "invalid") return fault("InvalidTemplates", Messages.badStrategy(strategy.value));
+
+  const { templates, shape } = desiredShapeOf(set);
   if (set.spec.updateStrategy?.type === "OnDelete") {
     if (shape?.ok && reshapePending(shape.value))
       return fault(

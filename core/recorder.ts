@@ -7,10 +7,10 @@ import { autogrowOf } from "./autogrow.js";
 import { phaseShown } from "./decision.js";
 import type { StatefulSet } from "./k8s.js";
 import { Keys } from "./keys.js";
+import { desiredKeyOf, desiredOf } from "./policy.js";
 import { toBytes } from "./quantity.js";
 import type { Phase } from "./reasons.js";
 import { strategyOf } from "./statefulset.js";
-import { desiredTemplates } from "./templates.js";
 import type { Decision, SetRef, Snapshot } from "./types.js";
 
 /** claimstep_steps_total's outcome: what a step did, or why it did nothing. */
@@ -117,23 +117,17 @@ type DesiredBytes = { template: string; bytes: number | undefined }[];
 const desiredMemo = memo<DesiredBytes>();
 const thresholdMemo = memo<number | undefined>();
 
-/** The desired templates' requests (rule 2: the annotation, checked against the live templates' names). */
+/** The desired templates' requests, as the planner reads them (core/policy.ts desiredOf: a template being removed is not desired). */
 function desiredBytesOf(set: StatefulSet): DesiredBytes {
-  const raw = set.metadata.annotations?.[Keys.templates];
-  const compute = (): DesiredBytes => {
-    const desired = desiredTemplates(set);
+  return desiredMemo(desiredKeyOf(set), () => {
+    const desired = desiredOf(set);
     return desired.ok
       ? desired.templates.map((t) => ({
           template: t.metadata.name,
           bytes: bytesOf(t.spec.resources?.requests?.storage),
         }))
       : [];
-  };
-  if (raw === undefined) return compute();
-  return desiredMemo(
-    `${raw}\u0000${(set.spec.volumeClaimTemplates ?? []).map((t) => t.metadata.name).join("\u0000")}`,
-    compute,
-  );
+  });
 }
 
 /** The autogrow threshold as a ratio, or undefined (no valid policy). */

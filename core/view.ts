@@ -9,9 +9,9 @@ import type { ClaimTemplate, StatefulSet } from "./k8s.js";
 import { Keys } from "./keys.js";
 import { type OrphansView, orphansView } from "./orphans.js";
 import { recreateOutlook } from "./outlook.js";
+import { desiredOf } from "./policy.js";
 import { removeListOf } from "./reshape.js";
 import { type Headline, headlineOf, type SetSummary } from "./summary.js";
-import { desiredTemplates } from "./templates.js";
 import { type Timeline, timelineOf } from "./timeline.js";
 import type { Action, ClaimReport, Decision, OrdinalReport, Snapshot, UsageReading } from "./types.js";
 import { type UsageView, usageView } from "./usage-view.js";
@@ -206,7 +206,8 @@ const fieldsOf = (t: ClaimTemplate | undefined): Record<string, string> => ({
 
 export function templatesView(set: StatefulSet): TemplatesView {
   const live = set.spec.volumeClaimTemplates ?? [];
-  const desired = desiredTemplates(set);
+  // The desired templates as the planner reads them (a template being removed is not desired).
+  const desired = desiredOf(set);
   const byName = new Map((desired.ok ? desired.templates : []).map((t) => [t.metadata.name, t]));
   // Unreadable: [] here; the planner says why.
   const list = removeListOf(set);
