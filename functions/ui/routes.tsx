@@ -297,7 +297,7 @@ export function uiRoutes(deps: UiDeps): Hono {
       log({ msg: "ui login refused", why: "unknown token" });
       return again("The viewer token is not valid.");
     }
-    keepToken(c, token);
+    await keepToken(c, token);
     return c.redirect(next, 303);
   });
 

@@ -1,10 +1,10 @@
 // The status page's viewer: a token of its own (CLAIMSTEP_VIEWER_TOKEN), never a step token,
 // entered once into the login form. The cookie (HttpOnly, Secure, SameSite=Strict, scoped to /ui)
-// holds a random session id, never the token: the process keeps each session's token in memory
-// (sessions end when it restarts; on Workers, each isolate has its own) and every request checks
-// it again (a rotated token signs the viewer out), in time that does not depend on where it
-// differs. Signing out ends the session on the server too. A cookie holding a token itself (set by
-// an earlier version) is still read as one. Web Crypto only: the Worker runs this too.
+// holds a session, never the token: its end and a nonce, signed (HMAC-SHA256) with the viewer
+// token. Nothing is kept on the server, so every replica (deployment.yaml runs two) and every
+// Worker isolate reads the same session; rotating the token ends its sessions; every request
+// checks the signature again. A cookie holding a token itself (set by an earlier version) is still
+// read as one. Web Crypto only: the Worker runs this too.
 import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { bearerMatches } from "../auth.js";
@@ -32,47 +32,66 @@ export async function viewerOf(token: string, viewers: readonly Viewer[]): Promi
   return found;
 }
 
-/** A session id's prefix (the id: 32 random bytes, base64url). */
-const SESSION_PREFIX = "s1.";
-/** Sessions one process keeps at most: beyond, the oldest ends. */
-const MAX_SESSIONS = 10_000;
+/** A session's prefix: `s2.<until ms>.<nonce>.<mac>`. */
+const SESSION_PREFIX = "s2.";
+const SESSION = /^s2\.(\d{13,15})\.([A-Za-z0-9_-]{22})\.([A-Za-z0-9_-]{43})$/;
+const encoder = new TextEncoder();
 
-/** The sessions of this process: id → the token signed in with and when the session ends (ms). */
-const sessions = new Map<string, { token: string; until: number }>();
+const base64url = (bytes: Uint8Array): string =>
+  btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, "-")
+    .replace(/\//g, "_")
+    .replace(/=+$/, "");
+const fromBase64url = (text: string): Uint8Array<ArrayBuffer> =>
+  Uint8Array.from(atob(text.replace(/-/g, "+").replace(/_/g, "/")), (ch) => ch.charCodeAt(0));
 
-function newSessionId(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(32));
-  return (
-    SESSION_PREFIX +
-    btoa(String.fromCharCode(...bytes))
-      .replace(/\+/g, "-")
-      .replace(/\//g, "_")
-      .replace(/=+$/, "")
-  );
+/** The key of a viewer's sessions: HMAC-SHA256 keyed by the viewer token (rotating it ends them). */
+const keyOf = (token: string): Promise<CryptoKey> =>
+  crypto.subtle.importKey("raw", encoder.encode(token), { name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"]);
+const signed = (until: number, nonce: string): Uint8Array<ArrayBuffer> =>
+  encoder.encode(`claimstep viewer session|${until}|${nonce}`);
+
+/** A new session for `token`: its end and a nonce, signed with the token; the token is not in it. */
+async function newSession(token: string, until: number): Promise<string> {
+  const nonce = base64url(crypto.getRandomValues(new Uint8Array(16)));
+  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", await keyOf(token), signed(until, nonce)));
+  return `${SESSION_PREFIX}${until}.${nonce}.${base64url(mac)}`;
 }
 
-/** The token of a live session, undefined when the id is unknown or the session ended. */
-function sessionToken(id: string, nowMs: number): string | undefined {
-  const session = sessions.get(id);
-  if (session === undefined) return undefined;
-  if (session.until > nowMs) return session.token;
-  sessions.delete(id);
-  return undefined;
+/**
+ * The viewer a session was signed for, if it is well-formed, not ended (nor ending later than a
+ * session can: a forged end), and its MAC verifies with a configured viewer's token. Every viewer
+ * is tried (crypto.subtle.verify compares in constant time).
+ */
+async function sessionViewer(
+  cookie: string,
+  viewers: readonly Viewer[],
+  nowMs: number,
+): Promise<Viewer | "ended" | undefined> {
+  const m = SESSION.exec(cookie);
+  if (!m) return undefined;
+  const until = Number(m[1]);
+  if (until <= nowMs || until > nowMs + COOKIE_MAX_AGE_SECONDS * 1000) return "ended";
+  const data = signed(until, m[2]!);
+  const mac = fromBase64url(m[3]!);
+  let found: Viewer | undefined;
+  for (const v of viewers)
+    if ((await crypto.subtle.verify("HMAC", await keyOf(v.token), mac, data)) && !found) found = v;
+  return found;
 }
 
 export async function whoIs(c: Context, viewers: readonly Viewer[], managed: readonly string[]): Promise<Who> {
   const cookie = getCookie(c, COOKIE);
   if (cookie === undefined || cookie === "")
     return { ok: false, reason: "Sign in with a viewer token to see the rollouts.", clear: false };
-  // A session id; else (a cookie set by an earlier version) the token itself.
-  const token = cookie.startsWith(SESSION_PREFIX) ? sessionToken(cookie, Date.now()) : cookie;
-  if (token === undefined)
-    return {
-      ok: false,
-      reason: "Your session has ended (it ran out, you signed out, or the server restarted): sign in again.",
-      clear: true,
-    };
-  const viewer = /^\S{1,512}$/.test(token) ? await viewerOf(token, viewers) : undefined;
+  // A session; else (a cookie set by an earlier version) the token itself.
+  const viewer = cookie.startsWith(SESSION_PREFIX)
+    ? await sessionViewer(cookie, viewers, Date.now())
+    : /^\S{1,512}$/.test(cookie)
+      ? await viewerOf(cookie, viewers)
+      : undefined;
+  if (viewer === "ended")
+    return { ok: false, reason: "Your session has ended (it ran out or you signed out): sign in again.", clear: true };
   if (!viewer)
     return {
       ok: false,
@@ -82,20 +101,9 @@ export async function whoIs(c: Context, viewers: readonly Viewer[], managed: rea
   return { ok: true, viewer, namespaces: scopeOf(viewer, managed) };
 }
 
-/** Start a session for `token` (checked by the caller) and give the browser its id, never the token. */
-export function keepToken(c: Context, token: string): void {
-  const now = Date.now();
-  if (sessions.size >= MAX_SESSIONS) {
-    for (const [id, session] of sessions) if (session.until <= now) sessions.delete(id);
-    // Still full: the oldest sessions end (insertion order is start order).
-    for (const id of sessions.keys()) {
-      if (sessions.size < MAX_SESSIONS) break;
-      sessions.delete(id);
-    }
-  }
-  const id = newSessionId();
-  sessions.set(id, { token, until: now + COOKIE_MAX_AGE_SECONDS * 1000 });
-  setCookie(c, COOKIE, id, {
+/** Start a session for `token` (checked by the caller): the browser gets it signed, never the token. */
+export async function keepToken(c: Context, token: string): Promise<void> {
+  setCookie(c, COOKIE, await newSession(token, Date.now() + COOKIE_MAX_AGE_SECONDS * 1000), {
     path: COOKIE_PATH,
     httpOnly: true,
     secure: true,
@@ -104,9 +112,8 @@ export function keepToken(c: Context, token: string): void {
   });
 }
 
-/** End the session on the server (a copy of the cookie is dead too) and clear the cookie. */
+/** Clear the cookie. The session is not kept anywhere to end: a copy of the cookie taken elsewhere
+ * lasts until its end (8 hours at most) unless the viewer token is rotated. */
 export function forgetToken(c: Context): void {
-  const id = getCookie(c, COOKIE);
-  if (id?.startsWith(SESSION_PREFIX)) sessions.delete(id);
   deleteCookie(c, COOKIE, { path: COOKIE_PATH, httpOnly: true, secure: true, sameSite: "Strict" });
 }
