@@ -13,7 +13,7 @@ import { ClaimTemplate as ClaimTemplateSchema } from "./k8s.js";
 import { Keys } from "./keys.js";
 import { recreateOutlook } from "./outlook.js";
 import { compareQuantity } from "./quantity.js";
-import { podTemplateDigest } from "./reshape.js";
+import { podTemplateDigest, removeListOf } from "./reshape.js";
 import { revisionOf } from "./revision.js";
 import { desiredTemplates } from "./templates.js";
 import * as z from "./zod.js";
@@ -347,23 +347,13 @@ function finish(
   return { kind: "patch", uid, patch, warnings };
 }
 
-/** A JSON array of names (claimstep.io/remove-claim-templates), or undefined when absent or not one. */
-function namesIn(raw: string | undefined): string[] | undefined {
-  if (raw === undefined) return undefined;
-  try {
-    const parsed: unknown = JSON.parse(raw);
-    return Array.isArray(parsed) && parsed.every((n) => typeof n === "string") ? parsed : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /** The set has an addition (a desired template the live set lacks) or a removal (a live template listed) pending. */
 function pendingTemplateSetChange(set: StatefulSet, stored: readonly ClaimTemplate[]): boolean {
   const live = new Set(stored.map((t) => t.metadata.name));
   const desired = desiredTemplates(set);
   if (desired.ok && desired.templates.some((t) => !live.has(t.metadata.name))) return true;
-  return (namesIn(set.metadata.annotations?.[Keys.removeTemplates]) ?? []).some((n) => live.has(n));
+  const listed = removeListOf(set, { lenient: true });
+  return (listed.ok ? listed.value : []).some((n) => live.has(n));
 }
 
 /** "the claim template logs" / "the claim templates logs, wal" */
@@ -411,8 +401,8 @@ function templateSetChange(c: {
   const wanted = new Set(requested.map((t) => t.metadata.name));
   const added = requested.map((t) => t.metadata.name).filter((n) => !liveNames.has(n));
   const dropped = live.filter((n) => !wanted.has(n));
-  const oldRaw = old.metadata.annotations?.[Keys.removeTemplates];
-  const listed = namesIn(oldRaw);
+  const oldList = removeListOf(old, { lenient: true });
+  const listed = oldList.ok ? oldList.value : undefined;
   const removing = [...new Set([...(listed ?? []), ...dropped])].filter((n) => !wanted.has(n)).sort();
   const broughtBack = [...new Set(listed ?? [])].filter((n) => wanted.has(n)).sort();
   const pendingAdds: string[] = [];
@@ -436,9 +426,9 @@ function templateSetChange(c: {
     );
   if (pendingAdds.length)
     warnings.push(`claimstep no longer adds ${templatesNamed(pendingAdds)} to StatefulSet ${name}`);
-  if (oldRaw !== undefined && listed === undefined)
+  if (!oldList.ok)
     warnings.push(
-      `claimstep replaced ${Keys.removeTemplates} of ${name}, which was not a JSON array of names (${JSON.stringify(oldRaw.slice(0, 80))})`,
+      `claimstep replaced ${Keys.removeTemplates} of ${name}, which was not a JSON array of names (${JSON.stringify(oldList.raw.slice(0, 80))})`,
     );
   warnings.push(...changeWarnings(setName, c.stored, requested));
 

@@ -1,8 +1,8 @@
 // Issue 36 point 6: what the API server a set lives on silently leaves out. Pure functions of the
 // set as read; the messages are in core/messages.ts.
+import { recordedStatusOf } from "./annotations.js";
 import { effectiveClass } from "./claims.js";
 import type { PersistentVolumeClaim, StatefulSet, StorageClass } from "./k8s.js";
-import { Keys } from "./keys.js";
 import { eventOf, Messages } from "./messages.js";
 import type { OrdinalPlan, WalkConclusion } from "./parts.js";
 import { toBytes } from "./quantity.js";
@@ -106,16 +106,6 @@ function untouched(pvc: PersistentVolumeClaim): "resize" | "modify" | undefined 
   return undefined;
 }
 
-/** The previous step's status record (phase, reason and since), as the set carries it. */
-function previousStatus(set: StatefulSet): { reason?: string; since?: string } | undefined {
-  try {
-    const raw = set.metadata.annotations?.[Keys.status];
-    return raw ? (JSON.parse(raw) as { reason?: string; since?: string }) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * Issue 36 point 5: a rollout that has waited on a claim's resize or modification for
  * DRIVER_STALL_MS (the status record's `since` under `ClaimResizing`; once blocked, its own record)
@@ -133,7 +123,7 @@ export function stalledDriver(
   nowMs: number,
 ): WalkConclusion | undefined {
   if (conclusion.reason !== "ClaimResizing" || conclusion.action) return undefined;
-  const previous = previousStatus(set);
+  const previous = recordedStatusOf(set);
   const since = Date.parse(previous?.since ?? "");
   // Once blocked, it stays so while the claim shows nothing (its own record is the previous one).
   const waited =

@@ -1,5 +1,6 @@
 // Building Decisions: the status record (with `since` carried over while the phase and reason
 // stay), the StatefulSet annotations that must change (only those), and the requeue hint.
+import { recordedStatusOf } from "./annotations.js";
 import type { StatefulSet } from "./k8s.js";
 import { Keys } from "./keys.js";
 import type { DecisionParts } from "./parts.js";
@@ -34,17 +35,6 @@ export function statusJSON(s: StatusRecord): string {
   });
 }
 
-/** The status record as written, when it is one. */
-function parseStatus(raw: string | undefined): Partial<StatusRecord> | undefined {
-  if (raw === undefined) return undefined;
-  try {
-    const old: unknown = JSON.parse(raw);
-    return old && typeof old === "object" ? (old as Partial<StatusRecord>) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 // `since` and `observedAt` follow from the rest (since changes only with the phase or reason), so
 // they do not count as a change: a record written before `since` existed is not rewritten for it.
 const sameStatus = (old: Partial<StatusRecord> | undefined, next: StatusRecord): boolean =>
@@ -77,7 +67,7 @@ export function annotationChanges(
   for (const [key, value] of Object.entries(wanted)) {
     if (value !== undefined && current[key] !== value) changes[key] = value;
   }
-  if (!sameStatus(parseStatus(current[Keys.status]), status)) changes[Keys.status] = statusJSON(status);
+  if (!sameStatus(recordedStatusOf(set), status)) changes[Keys.status] = statusJSON(status);
   return Object.keys(changes).length ? changes : undefined;
 }
 
@@ -89,7 +79,7 @@ export function makeDecision(snapshot: Snapshot, now: Date, ordinals: OrdinalRep
   const set = snapshot.statefulSet;
   const phase = phaseOf(parts.reason);
   const reason = parts.statusReason ?? parts.reason;
-  const previous = parseStatus(set.metadata.annotations?.[Keys.status]);
+  const previous = recordedStatusOf(set);
   const status: StatusRecord = {
     phase,
     reason,

@@ -67,8 +67,17 @@ const TEMPLATE_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 type Parsed<T> = { ok: true; value: T } | { ok: false; message: string };
 
-/** `claimstep.io/remove-claim-templates` as names ([] when absent), or why it is refused. */
-export function removeListOf(set: StatefulSet): Parsed<string[]> {
+/**
+ * `claimstep.io/remove-claim-templates` as names ([] when absent), or why it is refused (with the
+ * raw value, for a message that quotes it). The one parser of the annotation. `lenient`: any JSON
+ * array of strings, as written (names not checked as DNS-1123 labels nor deduplicated): the
+ * admission webhook carries an old list forward into the one it writes, and the planner still
+ * refuses a bad name in it.
+ */
+export function removeListOf(
+  set: Annotated,
+  opts: { lenient?: boolean } = {},
+): { ok: true; value: string[] } | { ok: false; message: string; raw: string } {
   const raw = set.metadata.annotations?.[Keys.removeTemplates];
   if (raw === undefined) return { ok: true, value: [] };
   const where = `annotation ${Keys.removeTemplates} on ${ref(set)}`;
@@ -76,13 +85,19 @@ export function removeListOf(set: StatefulSet): Parsed<string[]> {
   try {
     json = JSON.parse(raw);
   } catch (err) {
-    return { ok: false, message: `${where} is not valid JSON (${(err as Error).message}); expected ["name", …]` };
+    return { ok: false, raw, message: `${where} is not valid JSON (${(err as Error).message}); expected ["name", …]` };
   }
   const parsed = z.array(z.string()).safeParse(json);
-  if (!parsed.success) return { ok: false, message: `${where} must be a JSON array of template names, e.g. ["cache"]` };
+  if (!parsed.success)
+    return { ok: false, raw, message: `${where} must be a JSON array of template names, e.g. ["cache"]` };
+  if (opts.lenient) return { ok: true, value: parsed.data };
   const bad = parsed.data.find((n) => !TEMPLATE_NAME.test(n) || n.length > 63);
   if (bad !== undefined)
-    return { ok: false, message: `${where}: ${JSON.stringify(bad)} is not a claim template name (a DNS-1123 label)` };
+    return {
+      ok: false,
+      raw,
+      message: `${where}: ${JSON.stringify(bad)} is not a claim template name (a DNS-1123 label)`,
+    };
   return { ok: true, value: [...new Set(parsed.data)] };
 }
 
@@ -107,7 +122,10 @@ function podTemplateOf(set: StatefulSet): Parsed<PodTemplate | undefined> {
   return { ok: true, value: parsed.data };
 }
 
-const ref = (set: StatefulSet) => `StatefulSet ${set.metadata.namespace ?? "default"}/${set.metadata.name}`;
+/** What the annotation parsers read of a set (the webhook's old object has an optional name). */
+type Annotated = { metadata: { name?: string; namespace?: string; annotations?: Record<string, string> } };
+
+const ref = (set: Annotated) => `StatefulSet ${set.metadata.namespace ?? "default"}/${set.metadata.name}`;
 
 /**
  * The shape the annotations ask for, given the desired templates (templates.ts), or why it is

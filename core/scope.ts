@@ -3,8 +3,8 @@
 // Blocked on invalid input: nothing is written to any claim), or the scope that claim
 // evaluation (core/claims.ts) and the walk (core/walk.ts) work in.
 
+import { recordedRevisionsOf } from "./annotations.js";
 import type { ClaimTemplate, PersistentVolumeClaim, Pod, StorageClass } from "./k8s.js";
-import { Keys } from "./keys.js";
 import { eventOf } from "./messages.js";
 import type { DecisionParts } from "./parts.js";
 import { type PolicyResult, policyOf, type SetPolicy } from "./policy.js";
@@ -105,7 +105,7 @@ export function scopeOf(snapshot: Snapshot, parsed: PolicyResult = policyOf(snap
         : undefined,
       podPhases: new Map(snapshot.pods.map((p) => [p.metadata.name, p.status?.phase])),
       pods: new Map(snapshot.pods.map((p) => [p.metadata.name, p])),
-      currentRevision: set.metadata.annotations?.[Keys.currentRevision],
+      currentRevision: recordedRevisionsOf(set).current,
       policy,
       rollingUpdate: (set.spec.updateStrategy?.type ?? "RollingUpdate") === "RollingUpdate",
       livePartition: set.spec.updateStrategy?.rollingUpdate?.partition ?? 0,

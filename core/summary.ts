@@ -5,6 +5,7 @@
 // recorded status (claimstep.io/status) only says when the last step ran, whether it saw the
 // desired revision, and what the API server refused (which no plan can know). Pure.
 
+import { recordedRevisionsOf, recordedStatusOf } from "./annotations.js";
 import { nothingLeftToDo } from "./decision.js";
 import { GITOPS_KEYS } from "./gitops-owner.js";
 import type { StatefulSet } from "./k8s.js";
@@ -67,16 +68,6 @@ export interface SetSummary {
   /** What could go wrong around the rollout, whatever its phase (setWarnings); absent when nothing. */
   warnings?: string[];
 }
-
-const parseStatus = (raw: string | undefined): StatusRecord | null => {
-  if (!raw) return null;
-  try {
-    const parsed = JSON.parse(raw) as unknown;
-    return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) ? (parsed as StatusRecord) : null;
-  } catch {
-    return null;
-  }
-};
 
 const str = (v: unknown, fallback = "-"): string =>
   typeof v === "string" && v !== "" ? v : typeof v === "number" ? String(v) : fallback;
@@ -177,9 +168,8 @@ const notDoneYet = (d: Pick<Decision, "action" | "requeueAfter">): string =>
  */
 export function summaryOf(snapshot: Snapshot, planned: Decision, policy: PolicyResult): SetSummary {
   const set = snapshot.statefulSet;
-  const a = set.metadata.annotations ?? {};
   const strategy = strategyOf(set);
-  const recorded = parseStatus(a[Keys.status]);
+  const recorded = recordedStatusOf(set) ?? null;
   const desiredRevision = policy.ok ? policy.policy.revision : null;
   const revision = planned.revision ?? desiredRevision ?? undefined;
   const observed = recorded !== null && revision !== undefined && recorded.revision === revision;
@@ -198,7 +188,7 @@ export function summaryOf(snapshot: Snapshot, planned: Decision, policy: PolicyR
     since: sameAsRecorded ? str(recorded.since) : "-",
     observedAt: recorded ? str(recorded.observedAt) : "-",
     revision: revision ?? "-",
-    currentRevision: a[Keys.currentRevision] ?? "-",
+    currentRevision: recordedRevisionsOf(set).current ?? "-",
     desiredRevision,
     ...(progress ? { progress, counts } : {}),
     updated: progress ? `${progress.done}/${progress.total}` : "-",

@@ -4,7 +4,7 @@
 
 import { ApiError, PermissionError } from "../adapters/api-error.js";
 import { RECREATE_ACTIONS } from "../core/actions.js";
-import { Keys } from "../core/keys.js";
+import { recordedRevisionsOf } from "../core/annotations.js";
 import { planStep } from "../core/plan.js";
 import { type PolicyResult, policyOf } from "../core/policy.js";
 import type {
@@ -154,7 +154,7 @@ const sameAnnotations = (a: Record<string, string> | undefined, b: Record<string
  * progress (update-revision = current-revision), so other steps cost no query.
  */
 async function withUsage(snapshot: Snapshot, parsed: PolicyResult, opts: StepOptions): Promise<Snapshot> {
-  const current = snapshot.statefulSet.metadata.annotations?.[Keys.currentRevision];
+  const current = recordedRevisionsOf(snapshot.statefulSet).current;
   if (!parsed.ok || !parsed.policy.autogrow || snapshot.setMissing || current === undefined) return snapshot;
   // The desired templates' revision, not the annotation: right after a raise they differ already.
   if (parsed.policy.revision !== current) return snapshot;

@@ -3,7 +3,9 @@
 // controller would run now (functions/dry-run.ts, nothing written), summarized once
 // (core/summary.ts) as the status page does: never the previous revision's Complete, a set deleted
 // mid re-create listed and marked, and a watch that ends only when claimstep has nothing left to do.
+
 import { ApiError } from "../../adapters/api-error.js";
+import { recordedRevisionsOf } from "../../core/annotations.js";
 import { Keys } from "../../core/keys.js";
 import { type OrphansView, orphansView } from "../../core/orphans.js";
 import { type Headline, headlineOf, recreateCommand, type SetSummary } from "../../core/summary.js";
@@ -42,7 +44,7 @@ const jsonOf = (r: SetSummary, d: DryRun) => {
     message: r.message,
     updated: r.updated,
     revision: r.revision === "-" ? null : r.revision,
-    updateRevision: d.snapshot.statefulSet.metadata.annotations?.[Keys.updateRevision] ?? null,
+    updateRevision: recordedRevisionsOf(d.snapshot.statefulSet).update ?? null,
     currentRevision: r.currentRevision === "-" ? null : r.currentRevision,
     observed: r.observed,
     done: r.done,
