@@ -159,17 +159,30 @@ describe.skipIf(!hasChromium())("the set page's narrow layout (issue 39), in Chr
   it("wraps the kubectl command and copies it with its button", async () => {
     await browser.context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: ui.url });
     await page.goto(`${ui.url}/ui/default/web`);
+    // The page's script swaps the live part in once its first update arrives (from the stream, ~0.1 to
+    // 0.7 s after load): a <pre> or button found before that swap is detached after it (no box, no
+    // style: { fits: true, right: 0, select: "" }; a "Copied" said on a button no longer shown). Measure
+    // and click what a user then sees: the live part once swapped, the <pre> found and measured at once.
+    await page.waitForSelector("#live[data-updates]");
+    const box = await page.evaluate(() => {
+      const e = document.querySelector<HTMLElement>("pre[data-orphans-command]");
+      if (!e) return null;
+      return {
+        visible: e.checkVisibility(),
+        fits: e.scrollWidth <= e.clientWidth,
+        right: e.getBoundingClientRect().right,
+        select: getComputedStyle(e).userSelect,
+      };
+    });
+    expect(box).toEqual({ visible: true, fits: true, right: expect.any(Number), select: "all" });
+    expect(box!.right).toBeGreaterThan(0);
+    expect(box!.right).toBeLessThanOrEqual(WIDTH);
     const pre = page.locator("pre[data-orphans-command]");
-    const box = await pre.evaluate((e) => ({
-      fits: e.scrollWidth <= e.clientWidth,
-      right: e.getBoundingClientRect().right,
-      select: getComputedStyle(e).userSelect,
-    }));
-    expect(box).toEqual({ fits: true, right: expect.any(Number), select: "all" });
-    expect(box.right).toBeLessThanOrEqual(WIDTH);
+    expect(await pre.textContent()).toContain("kubectl delete pvc -n default");
     const copy = page.locator("button[data-copy]");
+    expect(await copy.evaluate((b) => b.checkVisibility())).toBe(true); // shown by the page's script (hidden without it)
     expect(await copy.textContent()).toBe("Copy");
-    await copy.click(); // shown by the page's script (hidden without it)
+    await copy.click();
     await expect.poll(() => copy.textContent()).toBe("Copied");
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(await pre.textContent());
   });
