@@ -5,7 +5,7 @@
 
 import { ClaimTemplate, StatefulSet } from "./k8s.js";
 import { Keys } from "./keys.js";
-import { podTemplateDigest, removeListOf, stableJSON } from "./reshape.js";
+import { podTemplateDigest, podTemplateOf, removeListOf, stableJSON } from "./reshape.js";
 import { revisionOf } from "./revision.js";
 import { isOptedIn, OPT_IN } from "./statefulset.js";
 import { desiredTemplates } from "./templates.js";
@@ -197,22 +197,13 @@ interface PodTemplate {
 function targetPodTemplate(
   set: StatefulSet,
 ): { ok: true; template: PodTemplate; held: boolean } | { ok: false; message: string } {
-  const raw = set.metadata.annotations?.[Keys.podTemplate];
-  if (raw === undefined) {
+  const held = podTemplateOf(set);
+  if (!held.ok) return { ok: false, message: `${held.message}; correct or remove it` };
+  if (held.value === undefined) {
     const live = (set.spec as { template?: PodTemplate }).template ?? {};
     return { ok: true, template: structuredClone(live), held: false };
   }
-  try {
-    const parsed = JSON.parse(raw) as unknown;
-    if (parsed && typeof parsed === "object" && !Array.isArray(parsed))
-      return { ok: true, template: parsed as PodTemplate, held: true };
-  } catch {
-    // refused below
-  }
-  return {
-    ok: false,
-    message: `annotation ${Keys.podTemplate} on ${setNameOf(set)} is not a JSON object (a pod template, spec.template); correct or remove it`,
-  };
+  return { ok: true, template: held.value as PodTemplate, held: true };
 }
 
 /** The names in `claimstep.io/remove-claim-templates` (the policy's reading), or why they cannot be read. */

@@ -101,7 +101,8 @@ export function removeListOf(
   return { ok: true, value: [...new Set(parsed.data)] };
 }
 
-function podTemplateOf(set: StatefulSet): Parsed<PodTemplate | undefined> {
+/** `claimstep.io/pod-template` (undefined when absent), or why it is refused: the one parser of the annotation. */
+export function podTemplateOf(set: StatefulSet): Parsed<PodTemplate | undefined> {
   const raw = set.metadata.annotations?.[Keys.podTemplate];
   if (raw === undefined) return { ok: true, value: undefined };
   const where = `annotation ${Keys.podTemplate} on ${ref(set)}`;

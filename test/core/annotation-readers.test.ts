@@ -12,9 +12,10 @@
 // return types) → 1 in core/annotations.ts (recordedStatusOf); remove-claim-templates 8 in 6 → 6 in 5
 // (admission.ts's lenient namesIn is removeListOf(…, { lenient: true }); policy.ts's raw length test
 // gone); current-revision 3 in 3 (scope.ts, summary.ts, step.ts) and update-revision 1 (cli/status.ts)
-// → core/annotations.ts (recordedRevisionsOf); pod-template 6 in 4 → 8 in 5 and pod-template-base
-// 3 in 3 → 4 in 4 (policy.ts desiredKeyOf, the recorder's memo key). The rest unchanged; the last
-// test prints the table.
+// → core/annotations.ts (recordedRevisionsOf); pod-template 6 in 4 → 7 in 5 and pod-template-base
+// 3 in 3 → 4 in 4 (policy.ts desiredKeyOf, the recorder's memo key), its parsers 2 (reshape.ts zod,
+// desired.ts a loose JSON.parse) → 1 (reshape.ts podTemplateOf). The rest unchanged; the last test
+// prints the table.
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -80,7 +81,7 @@ const ALLOWED: Record<string, { keys: Key[]; why: string }> = {
   },
   "core/desired.ts": {
     keys: ["finalize", "finalizeFor", "podTemplate", "podTemplateBase", "removeTemplates", "templates"],
-    why: "the desired change compares and carries raw values (a loose JSON.parse of the held pod template): issue 38 point 2",
+    why: "the desired change compares and carries raw values (presence of the held pod template, its base digest): issue 38 point 2",
   },
   "core/outlook.ts": { keys: ["finalize", "finalizeFor"], why: "the outlook quotes the raw finalize value" },
   "core/view.ts": {
