@@ -5,7 +5,7 @@
 
 import type { ClaimTemplate, StatefulSet } from "./k8s.js";
 import { Keys } from "./keys.js";
-import { eventOf, Messages } from "./messages.js";
+import { blocked, concluded, Messages } from "./messages.js";
 import type { WalkConclusion } from "./parts.js";
 import { formatBytes, humanBytes, parseQuantity, toBytes } from "./quantity.js";
 import { claimName } from "./statefulset.js";
@@ -185,8 +185,12 @@ export function autogrowStep(a: {
   const decided = autogrowDecision(policy, templates, set.metadata.name, a.ordinals, reading.volumes);
   if (decided.kind === "none") return undefined;
   if (decided.kind === "limit") {
-    const message = Messages.autogrowLimit(decided.claim, decided.usage, decided.template, decided.max);
-    return { conclusion: { reason: "AutogrowLimit", message, events: [eventOf("AutogrowLimit", message)] } };
+    return {
+      conclusion: blocked(
+        "AutogrowLimit",
+        Messages.autogrowLimit(decided.claim, decided.usage, decided.template, decided.max),
+      ),
+    };
   }
   const g = decided.growth;
   const raised = templates.map((t) =>
@@ -204,8 +208,7 @@ export function autogrowStep(a: {
   const message = Messages.autogrowTriggered(g.claim, usage, g.template, g.from, g.to);
   return {
     conclusion: {
-      reason: "AutogrowTriggered",
-      message,
+      ...concluded("AutogrowTriggered", message),
       action: {
         type: "RaiseTemplate",
         namespace: set.metadata.namespace ?? "default",
@@ -219,7 +222,6 @@ export function autogrowStep(a: {
         autogrownFrom: grownFromAfter(record, a.revision),
         ...(set.metadata.resourceVersion !== undefined ? { resourceVersion: set.metadata.resourceVersion } : {}),
       },
-      events: [eventOf("AutogrowTriggered", message)],
     },
   };
 }

@@ -3,7 +3,7 @@
 import { recordedStatusOf } from "./annotations.js";
 import { effectiveClass } from "./claims.js";
 import type { PersistentVolumeClaim, StatefulSet, StorageClass } from "./k8s.js";
-import { eventOf, Messages } from "./messages.js";
+import { concluded, Messages } from "./messages.js";
 import type { OrdinalPlan, WalkConclusion } from "./parts.js";
 import { toBytes } from "./quantity.js";
 import { maxUnavailableOf } from "./statefulset.js";
@@ -149,10 +149,8 @@ export function stalledDriver(
         minutes: DRIVER_STALL_MS / 60_000,
       });
       return {
-        reason: "DriverNotResponding",
-        message,
+        ...concluded("DriverNotResponding", message),
         ordinal: o.ordinal,
-        events: [eventOf("DriverNotResponding", message)],
       };
     }
   }

@@ -7,7 +7,7 @@
 import type { ClaimTemplate, ConfigMap, StatefulSet } from "./k8s.js";
 import { StatefulSet as StatefulSetSchema } from "./k8s.js";
 import { Keys } from "./keys.js";
-import { eventOf, Messages } from "./messages.js";
+import { blocked, concluded, eventOf, Messages } from "./messages.js";
 import { ManagedFields, type ManagedFieldsEntry, ownersOf, restoredManagedFields } from "./ownership.js";
 import type { WalkConclusion } from "./parts.js";
 import { AT_ONCE } from "./reasons.js";
@@ -369,7 +369,7 @@ export function finalizeStep(snapshot: Snapshot, c: FinalizeContext): WalkConclu
   if (snapshot.setMissing) {
     if (!cm) return undefined;
     const read = readRecord(cm);
-    if (!read.ok) return blocked(Messages.recordUnreadableSetGone(read.message, namespace, set.metadata.name));
+    if (!read.ok) return unreadable(Messages.recordUnreadableSetGone(read.message, namespace, set.metadata.name));
     const refused = refusedWhileMissing(read.record, snapshot);
     if (refused) return refused;
     const message = Messages.setCreating(namespace, set.metadata.name, name);
@@ -377,16 +377,14 @@ export function finalizeStep(snapshot: Snapshot, c: FinalizeContext): WalkConclu
     const manifest = structuredClone(read.record.manifest);
     manifest.metadata.annotations = { ...manifest.metadata.annotations, [Keys.recreatedFrom]: read.record.uid };
     return {
-      reason: "SetCreated",
-      message,
+      ...concluded("SetCreated", message),
       action: { type: "CreateSet", ...ref(set), manifest },
-      events: [eventOf("SetCreated", message)],
     };
   }
 
   if (cm) {
     const read = readRecord(cm);
-    if (!read.ok) return blocked(Messages.recordUnreadable(read.message));
+    if (!read.ok) return unreadable(Messages.recordUnreadable(read.message));
     const { record } = read;
     // Never discard an armed record: a step that read it armed may be older than the orphan delete
     // it allowed. Disarming changes its resourceVersion; only then can it go, and only as read.
@@ -402,7 +400,7 @@ export function finalizeStep(snapshot: Snapshot, c: FinalizeContext): WalkConclu
       const action: DeleteRecord | ArmRecord = record.armed
         ? disarm
         : { type: "DeleteRecord", ...ref(set), name, uid: record.uid, resourceVersion: record.resourceVersion };
-      return { reason: "RecordDiscarded", message, action, events: [eventOf("RecordDiscarded", message)] };
+      return { ...concluded("RecordDiscarded", message), action };
     };
     if (set.metadata.uid !== record.oldUid) {
       // F4: a new set exists. Only one claimstep created from this record is followed; one anybody
@@ -416,12 +414,7 @@ export function finalizeStep(snapshot: Snapshot, c: FinalizeContext): WalkConclu
           record.revision,
           differencesFromRecord(set, record.manifest),
         );
-        return {
-          reason: "RecreatedByOther",
-          message,
-          ...(record.armed ? { action: disarm } : {}),
-          events: [eventOf("RecreatedByOther", message)],
-        };
+        return { ...blocked("RecreatedByOther", message), ...(record.armed ? { action: disarm } : {}) };
       }
       // The record goes once the new set has adopted every pod.
       const waiting = notAdopted(snapshot);
@@ -432,8 +425,7 @@ export function finalizeStep(snapshot: Snapshot, c: FinalizeContext): WalkConclu
       if (record.kept) {
         const replaced = replacedSince(record.kept, snapshot);
         if (replaced.length) {
-          const message = Messages.recreateReplaced(namespace, set.metadata.name, replaced, name);
-          return { reason: "RecreateReplaced", message, events: [eventOf("RecreateReplaced", message)] };
+          return blocked("RecreateReplaced", Messages.recreateReplaced(namespace, set.metadata.name, replaced, name));
         }
       }
       // F5: the fields go back to the managers that owned them, before the record (which holds
@@ -442,8 +434,7 @@ export function finalizeStep(snapshot: Snapshot, c: FinalizeContext): WalkConclu
         const live = ManagedFields.safeParse(set.metadata.managedFields);
         const message = Messages.ownershipRestored(namespace, set.metadata.name, name, ownersOf(record.managedFields));
         return {
-          reason: "OwnershipRestored",
-          message,
+          ...concluded("OwnershipRestored", message),
           action: {
             type: "RestoreOwnership",
             ...ref(set),
@@ -456,7 +447,6 @@ export function finalizeStep(snapshot: Snapshot, c: FinalizeContext): WalkConclu
               set.metadata.annotations ?? {},
             ),
           },
-          events: [eventOf("OwnershipRestored", message)],
         };
       }
       const kept = record.kept
@@ -531,15 +521,13 @@ export function finalizeStep(snapshot: Snapshot, c: FinalizeContext): WalkConclu
     }
     const message = Messages.setOrphaned(namespace, set.metadata.name, name);
     return {
-      reason: "SetOrphaned",
-      message,
+      ...concluded("SetOrphaned", message),
       action: {
         type: "OrphanSet",
         ...ref(set),
         uid: set.metadata.uid ?? "",
         resourceVersion: set.metadata.resourceVersion ?? "",
       },
-      events: [eventOf("SetOrphaned", message)],
     };
   }
 
@@ -547,7 +535,7 @@ export function finalizeStep(snapshot: Snapshot, c: FinalizeContext): WalkConclu
   if (!c.wanted || !c.converged) return undefined;
   const live = set.spec.volumeClaimTemplates ?? [];
   if (revisionOf(targetTemplates(live, c.desired, c.shape?.removed)) !== c.revision)
-    return blocked(Messages.recreateWouldDiffer(set.metadata.name));
+    return unreadable(Messages.recreateWouldDiffer(set.metadata.name));
   if (revisionOf(live) === c.revision) return undefined;
   if (!rolloutAtRest(set)) return { reason: "Recreating", message: Messages.podsNotAtRest(set.metadata.name) };
   // GitOps: the manifest in Git must carry the new templates first; merging that is the approval.
@@ -568,12 +556,10 @@ export function finalizeStep(snapshot: Snapshot, c: FinalizeContext): WalkConclu
   const manifest = recreatedManifest(set, c.desired, c.shape);
   const message = Messages.recordWritten(name, set.metadata.name, c.revision);
   return {
-    reason: "RecordWritten",
-    message,
+    ...concluded("RecordWritten", message),
     action: { type: "WriteRecord", ...ref(set), record: recordOf(set, manifest, c.revision, keptUidsOf(snapshot)) },
     // Written on the set before the record (functions/step.ts): the stamp F2 requires.
     annotations: { [Keys.recreateRecord]: recordStampOf(c.revision, set.metadata.resourceVersion) },
-    events: [eventOf("RecordWritten", message)],
   };
 }
 
@@ -599,8 +585,7 @@ function refusedWhileMissing(record: Record_, snapshot: Snapshot): WalkConclusio
     return notOurs(namespace, name, set.metadata.name, `it holds no ${RecordKeys.kept}; nothing is created from it`);
   const replaced = replacedSince(record.kept, snapshot);
   if (replaced.length < Object.keys(record.kept.pods).length + Object.keys(record.kept.claims).length) return undefined;
-  const message = Messages.recreateReplacedSetGone(namespace, set.metadata.name, replaced, name);
-  return { reason: "RecreateReplaced", message, events: [eventOf("RecreateReplaced", message)] };
+  return blocked("RecreateReplaced", Messages.recreateReplacedSetGone(namespace, set.metadata.name, replaced, name));
 }
 
 /** What differs between a set someone else created and the one claimstep recorded, briefly. */
@@ -627,13 +612,7 @@ function differencesFromRecord(set: StatefulSet, recorded: StatefulSet): string[
   return out;
 }
 
-const notOurs = (namespace: string, record: string, set: string, why: string): WalkConclusion => {
-  const message = Messages.recordNotOurs(namespace, record, set, why);
-  return { reason: "RecordNotOurs", message, events: [eventOf("RecordNotOurs", message)] };
-};
+const notOurs = (namespace: string, record: string, set: string, why: string): WalkConclusion =>
+  blocked("RecordNotOurs", Messages.recordNotOurs(namespace, record, set, why));
 
-const blocked = (message: string): WalkConclusion => ({
-  reason: "RecordUnreadable",
-  message,
-  events: [eventOf("RecordUnreadable", message)],
-});
+const unreadable = (message: string): WalkConclusion => blocked("RecordUnreadable", message);

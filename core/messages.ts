@@ -3,7 +3,7 @@
 // use these.
 import { actionTarget } from "./actions.js";
 import { Keys } from "./keys.js";
-import { type EventReason, type EventType, type Phase, REASONS } from "./reasons.js";
+import { type EventReason, type EventType, type Phase, REASONS, type ReasonOf } from "./reasons.js";
 import type { Action, EventRecord, PatchClaim, Replaced } from "./types.js";
 
 const VERB: Record<Phase, string> = {
@@ -22,6 +22,19 @@ export function eventOf(reason: EventReason, note: string, action?: Action): Eve
   const info: { phase: Phase; event?: EventType } = REASONS[reason];
   return { type: info.event!, reason, action: action?.type ?? VERB[info.phase], note };
 }
+
+/** A conclusion under a reason that records an Event: the reason, the message, and the Event saying it. */
+export const concluded = <R extends EventReason>(
+  reason: R,
+  message: string,
+): { reason: R; message: string; events: EventRecord[] } => ({ reason, message, events: [eventOf(reason, message)] });
+
+/**
+ * The one builder of a Blocked conclusion: a person has to act first, and the Warning Event of
+ * its reason says what (docs/design.md "Planner semantics"; phases in core/reasons.ts).
+ */
+export const blocked = <R extends Extract<EventReason, ReasonOf<"Blocked">>>(reason: R, message: string) =>
+  concluded(reason, message);
 
 /** `adding template logs` / `removing template cache` / both. */
 const describeShape = (added: readonly string[], removed: readonly string[]): string =>

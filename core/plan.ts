@@ -10,7 +10,7 @@ import { droppedMaxUnavailable, stalledDriver } from "./cluster-support.js";
 import { makeDecision } from "./decision.js";
 import { finalizeStep } from "./finalize.js";
 import { Keys } from "./keys.js";
-import { eventOf, Messages } from "./messages.js";
+import { blocked, Messages } from "./messages.js";
 import type { OrdinalPlan, WalkConclusion } from "./parts.js";
 import { lastEvictionJSON } from "./pod-policy.js";
 import {
@@ -96,7 +96,7 @@ export function planStep(snapshot: Snapshot, now: Date, writer: WriterCapabiliti
   const stalled = (c: WalkConclusion) =>
     stalledDriver(snapshot.statefulSet, ordinals, scope.classes, c, now.getTime()) ?? c;
   const reported = withUnmet(
-    stalled(forWriter(decide(ctx).conclusion, writer)),
+    stalled(forWriter(decide(ctx), writer)),
     ordinals.flatMap((o) => o.claims.flatMap((c) => (c.unmet ? [c.unmet] : []))),
   );
   // Issue 36 point 6: a maxUnavailable the API server dropped is said, not silently taken as 1.
@@ -140,7 +140,7 @@ interface StepContext {
   walked(): WalkConclusion;
   /** Whether the walk found every claim done (rule 10). */
   converged(): boolean;
-  /** Autogrow's answer (autogrow.ts), computed the first time a step asks. */
+  /** Autogrow's answer (autogrow.ts; pure, asked at most twice: by the autogrow and converged steps). */
   grow(): AutogrowStep | undefined;
   /** F1–F5 (finalize.ts): mid re-create, the record decides; once complete, it may start one. */
   recreate(converged: boolean): WalkConclusion | undefined;
@@ -148,178 +148,150 @@ interface StepContext {
 
 type AutogrowStep = ReturnType<typeof autogrowStep>;
 
-/** One named step of the planner: a conclusion, or `undefined` to hand over to the next step. */
-export interface PlanStepRow {
-  readonly name: string;
-  /** The rules of docs/design.md the step carries out. */
-  readonly rules: readonly string[];
-  run(ctx: StepContext): WalkConclusion | undefined;
-}
+/**
+ * One named step of the planner: a conclusion, or `undefined` to hand over to the next step. Its
+ * name is its function's; the rules of docs/design.md it carries out are core/rules.ts
+ * STEP_RULES[name] (there, not here, so that the Worker bundle carries neither).
+ */
+type Step = (ctx: StepContext) => WalkConclusion | undefined;
+
+// Mid re-create, the record decides (F2–F5), whatever the claims say.
+const recreateInProgress: Step = (c) => (c.snapshot.recreateRecord ? c.recreate(c.converged()) : undefined);
+
+// Adding or removing a template (reshape.ts): only a re-create does it.
+const shapeNeedsRecreate: Step = (c) =>
+  c.reshaping && !c.wantsRecreate
+    ? blocked(
+        "TemplatesNeedRecreate",
+        Messages.templatesNeedRecreate(
+          `${c.scope.namespace}/${c.scope.setName}`,
+          c.policy.reshape.added,
+          c.policy.reshape.removed,
+        ),
+      )
+    : undefined;
+
+// Only a class that exists binds the claims of an added template.
+const addedClassExists: Step = (c) => {
+  if (!c.reshaping) return undefined;
+  for (const t of c.scope.templates) {
+    const cls = t.spec.storageClassName;
+    if (c.policy.reshape.added.includes(t.metadata.name) && cls && !c.scope.classes.has(cls))
+      return blocked("StorageClassNotFound", Messages.addedClassNotFound(t.metadata.name, cls));
+  }
+  return undefined;
+};
+
+// After a re-create that changed the shape: the removed templates' claims labelled, the pods
+// restarted one at a time from the lowest ordinal, before anything else moves the partition.
+const reshapeClaimsAndPods: Step = (c) =>
+  shapeStep({
+    set: c.snapshot.statefulSet,
+    pods: c.snapshot.pods,
+    claims: c.snapshot.claims,
+    classes: c.scope.classes,
+    reshape: c.policy.reshape,
+    maxUnavailable: c.scope.maxUnavailable,
+    holding: c.coordination.holding && c.policy.pods.coordination !== "ClaimsFirst",
+    // The set asks to be re-created (claimstep.io/finalize, or claimstep finalize): after a
+    // re-create, a pod without its volumes holds the StatefulSet controller up for good.
+    restarts: c.wantsRecreate && c.scope.rollingUpdate,
+    lastEviction: c.policy.pods.lastEviction,
+    nowMs: c.now.getTime(),
+  });
+
+// While the shape is pending, the partition is the re-create's (held before it, handed back after).
+const partition: Step = (c) =>
+  c.reshaping ? undefined : partitionStep(c.scope, c.coordination, c.ordinals, c.pending);
+
+// Autogrow before the re-create: a full disk is the more urgent.
+const autogrow: Step = (c) => {
+  if (!c.converged()) return undefined;
+  const grow = c.grow();
+  return grow && "conclusion" in grow ? grow.conclusion : undefined;
+};
+
+// Before a re-create that changes the shape: only claimstep restarts pods (reshape.ts).
+const holdBeforeRecreate: Step = (c) =>
+  c.converged() && c.reshaping && !c.snapshot.recreateRecord
+    ? holdForShape(c.snapshot.statefulSet, c.coordination.holding, c.coordination.livePartition)
+    : undefined;
+
+// Every claim done: the re-create may start (F1).
+const recreateStart: Step = (c) => (c.converged() ? c.recreate(true) : undefined);
+
+// Every claim done and nothing to re-create: Complete, with autogrow's note when it has one.
+const converged: Step = (c) => {
+  if (!c.converged()) return undefined;
+  const walked = c.walked();
+  const grow = c.grow();
+  return grow && "note" in grow ? { ...walked, message: `${walked.message}; ${grow.note}` } : walked;
+};
+
+// The claims are done, and the re-create starts with the next step: worth one soon. Not
+// Complete: the set itself is not what it asks for until it is re-created.
+const recreateNext: Step = (c) => {
+  const walked = c.walked();
+  return walked.reason === "RolloutComplete" &&
+    c.wantsRecreate &&
+    revisionOf(c.snapshot.statefulSet.spec.volumeClaimTemplates ?? []) !== c.scope.revision
+    ? { ...walked, reason: "RecreateNext", statusReason: "RecreateNext" }
+    : undefined;
+};
+
+// A claim to write, or a Blocked claim: a person acts first, nothing else moves.
+const claimWriteOrBlocked: Step = (c) => {
+  const walked = c.walked();
+  return walked.action || phaseBlocks(walked) ? walked : undefined;
+};
+
+// A claim waiting on its pod: restart it (R1–R3).
+const restartPod: Step = (c) => {
+  const restart = restartStep(
+    c.scope,
+    c.ordinals,
+    inFlightOrdinals(c.scope, c.ordinals, c.pending.busy),
+    c.now.getTime(),
+  );
+  return restart && "evict" in restart ? restart.evict : restart?.wait;
+};
+
+// Otherwise what the walk of the claims says: waiting, or complete (rules 8–10).
+const walkClaims: Step = (c) => c.walked();
 
 /**
  * The planner's decision table, read top-down (as Argo Rollouts' reconcile reads): the first step
  * that concludes decides. The last always concludes.
  */
-export const STEPS: readonly PlanStepRow[] = [
-  {
-    // Mid re-create, the record decides (F2–F5), whatever the claims say.
-    name: "recreate-in-progress",
-    rules: ["F2", "F3", "F4", "F5"],
-    run: (c) => (c.snapshot.recreateRecord ? c.recreate(c.converged()) : undefined),
-  },
-  {
-    // Adding or removing a template (reshape.ts): only a re-create does it.
-    name: "shape-needs-recreate",
-    rules: ["S2"],
-    run: (c) =>
-      c.reshaping && !c.wantsRecreate
-        ? blockedOn(
-            "TemplatesNeedRecreate",
-            Messages.templatesNeedRecreate(
-              `${c.scope.namespace}/${c.scope.setName}`,
-              c.policy.reshape.added,
-              c.policy.reshape.removed,
-            ),
-          )
-        : undefined,
-  },
-  {
-    // Only a class that exists binds the claims of an added template.
-    name: "added-class-exists",
-    rules: ["S4"],
-    run: (c) => {
-      if (!c.reshaping) return undefined;
-      for (const t of c.scope.templates) {
-        const cls = t.spec.storageClassName;
-        if (c.policy.reshape.added.includes(t.metadata.name) && cls && !c.scope.classes.has(cls))
-          return blockedOn("StorageClassNotFound", Messages.addedClassNotFound(t.metadata.name, cls));
-      }
-      return undefined;
-    },
-  },
-  {
-    // After a re-create that changed the shape: the removed templates' claims labelled, the pods
-    // restarted one at a time from the lowest ordinal, before anything else moves the partition.
-    name: "reshape-claims-and-pods",
-    rules: ["S3", "S4", "S5"],
-    run: (c) =>
-      shapeStep({
-        set: c.snapshot.statefulSet,
-        pods: c.snapshot.pods,
-        claims: c.snapshot.claims,
-        classes: c.scope.classes,
-        reshape: c.policy.reshape,
-        maxUnavailable: c.scope.maxUnavailable,
-        holding: c.coordination.holding && c.policy.pods.coordination !== "ClaimsFirst",
-        // The set asks to be re-created (claimstep.io/finalize, or claimstep finalize): after a
-        // re-create, a pod without its volumes holds the StatefulSet controller up for good.
-        restarts: c.wantsRecreate && c.scope.rollingUpdate,
-        lastEviction: c.policy.pods.lastEviction,
-        nowMs: c.now.getTime(),
-      }),
-  },
-  {
-    // While the shape is pending, the partition is the re-create's (held before it, handed back after).
-    name: "partition",
-    rules: ["P1", "P2", "P4"],
-    run: (c) => (c.reshaping ? undefined : partitionStep(c.scope, c.coordination, c.ordinals, c.pending)),
-  },
-  {
-    // Autogrow before the re-create: a full disk is the more urgent.
-    name: "autogrow",
-    rules: ["autogrow"],
-    run: (c) => {
-      if (!c.converged()) return undefined;
-      const grow = c.grow();
-      return grow && "conclusion" in grow ? grow.conclusion : undefined;
-    },
-  },
-  {
-    // Before a re-create that changes the shape: only claimstep restarts pods (reshape.ts).
-    name: "hold-for-shape",
-    rules: ["S1"],
-    run: (c) =>
-      c.converged() && c.reshaping && !c.snapshot.recreateRecord
-        ? holdForShape(c.snapshot.statefulSet, c.coordination.holding, c.coordination.livePartition)
-        : undefined,
-  },
-  {
-    // Every claim done: the re-create may start (F1).
-    name: "recreate-start",
-    rules: ["F1"],
-    run: (c) => (c.converged() ? c.recreate(true) : undefined),
-  },
-  {
-    // Every claim done and nothing to re-create: Complete, with autogrow's note when it has one.
-    name: "converged",
-    rules: ["10"],
-    run: (c) => {
-      if (!c.converged()) return undefined;
-      const walked = c.walked();
-      const grow = c.grow();
-      return grow && "note" in grow ? { ...walked, message: `${walked.message}; ${grow.note}` } : walked;
-    },
-  },
-  {
-    // The claims are done, and the re-create starts with the next step: worth one soon. Not
-    // Complete: the set itself is not what it asks for until it is re-created.
-    name: "recreate-next",
-    rules: ["10"],
-    run: (c) => {
-      const walked = c.walked();
-      return walked.reason === "RolloutComplete" &&
-        c.wantsRecreate &&
-        revisionOf(c.snapshot.statefulSet.spec.volumeClaimTemplates ?? []) !== c.scope.revision
-        ? { ...walked, reason: "RecreateNext", statusReason: "RecreateNext" }
-        : undefined;
-    },
-  },
-  {
-    // A claim to write, or a Blocked claim: a person acts first, nothing else moves.
-    name: "claim-write-or-blocked",
-    rules: ["6", "7", "9"],
-    run: (c) => {
-      const walked = c.walked();
-      return walked.action || phaseBlocks(walked) ? walked : undefined;
-    },
-  },
-  {
-    // A claim waiting on its pod: restart it (R1–R3).
-    name: "restart-pod",
-    rules: ["R1", "R2", "R3"],
-    run: (c) => {
-      const restart = restartStep(
-        c.scope,
-        c.ordinals,
-        inFlightOrdinals(c.scope, c.ordinals, c.pending.busy),
-        c.now.getTime(),
-      );
-      return restart && "evict" in restart ? restart.evict : restart?.wait;
-    },
-  },
-  {
-    // Otherwise what the walk of the claims says: waiting, or complete (rules 8–10).
-    name: "walk",
-    rules: ["8", "9", "10"],
-    run: (c) => c.walked(),
-  },
+export const STEPS: readonly Step[] = [
+  recreateInProgress,
+  shapeNeedsRecreate,
+  addedClassExists,
+  reshapeClaimsAndPods,
+  partition,
+  autogrow,
+  holdBeforeRecreate,
+  recreateStart,
+  converged,
+  recreateNext,
+  claimWriteOrBlocked,
+  restartPod,
+  walkClaims,
 ];
 
-/** The first step of the table that concludes, and its conclusion. */
-function decide(ctx: StepContext): { step: PlanStepRow; conclusion: WalkConclusion } {
-  for (const step of STEPS) {
-    const conclusion = step.run(ctx);
-    if (conclusion) return { step, conclusion };
-  }
-  // The last step always concludes.
-  throw new Error("planStep: no step concluded");
+/** The conclusion of the first step of the table that concludes (the last always does). */
+function decide(ctx: StepContext): WalkConclusion {
+  let conclusion: WalkConclusion | undefined;
+  for (const step of STEPS) if ((conclusion = step(ctx))) break;
+  return conclusion ?? ctx.walked();
 }
 
 /** The name of the step of the table that decided: for tests and traces; not part of the Decision. */
 export function decidingStep(snapshot: Snapshot, now: Date, opts: PlanOptions = {}): string | undefined {
   const scoped = scopeOf(snapshot, opts.policy ?? policyOf(snapshot.statefulSet));
   if (snapshot.setMissing || !scoped.ok) return undefined;
-  return decide(stepContext(snapshot, now, scoped.scope, opts)).step.name;
+  const ctx = stepContext(snapshot, now, scoped.scope, opts);
+  return STEPS.find((step) => step(ctx))?.name;
 }
 
 function stepContext(snapshot: Snapshot, now: Date, scope: Scope, opts: PlanOptions): StepContext {
@@ -333,7 +305,6 @@ function stepContext(snapshot: Snapshot, now: Date, scope: Scope, opts: PlanOpti
   // Rule 21: pods not Ready use up maxUnavailable slots; an updated ordinal's stops the next one.
   const unready = podsNotReady(scope);
   let walked: WalkConclusion | undefined;
-  let grown: { value: AutogrowStep | undefined } | undefined;
   const ctx: StepContext = {
     snapshot,
     now,
@@ -349,22 +320,18 @@ function stepContext(snapshot: Snapshot, now: Date, scope: Scope, opts: PlanOpti
       return walked;
     },
     converged: () => ctx.walked().reason === "Converged",
-    grow: () => {
-      grown ??= {
-        value: policy.autogrow
-          ? autogrowStep({
-              set: snapshot.statefulSet,
-              policy: policy.autogrow,
-              reading: snapshot.volumeUsage,
-              templates: scope.templates,
-              ordinals: inScope(scope.ordinals),
-              revision: scope.revision,
-              revisionOf,
-            })
-          : undefined,
-      };
-      return grown.value;
-    },
+    grow: () =>
+      policy.autogrow
+        ? autogrowStep({
+            set: snapshot.statefulSet,
+            policy: policy.autogrow,
+            reading: snapshot.volumeUsage,
+            templates: scope.templates,
+            ordinals: inScope(scope.ordinals),
+            revision: scope.revision,
+            revisionOf,
+          })
+        : undefined,
     recreate: (converged) =>
       finalizeStep(snapshot, {
         wanted: wantsRecreate,
@@ -381,12 +348,6 @@ function stepContext(snapshot: Snapshot, now: Date, scope: Scope, opts: PlanOpti
   };
   return ctx;
 }
-
-const blockedOn = (reason: "TemplatesNeedRecreate" | "StorageClassNotFound", message: string): WalkConclusion => ({
-  reason,
-  message,
-  events: [eventOf(reason, message)],
-});
 
 /**
  * X2 (issue 36 point 4): claims whose failed request the template no longer needs are reported with

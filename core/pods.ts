@@ -5,7 +5,7 @@
 
 import type { Pod, StatefulSet } from "./k8s.js";
 import { Keys } from "./keys.js";
-import { eventOf, Messages } from "./messages.js";
+import { concluded, Messages } from "./messages.js";
 import type { ClaimPlan, OrdinalPlan, WalkConclusion } from "./parts.js";
 import { BUDGET_CHARGE_SECONDS, userPartitionOf } from "./pod-policy.js";
 import { nodeExpansionNotRequired, resizeBlockedByPod } from "./readiness.js";
@@ -174,8 +174,7 @@ interface PartitionTarget {
 function restorePartition(target: PartitionTarget, user: number, live: number, why: string): WalkConclusion {
   const message = Messages.partitionRestored(user, live, why);
   return {
-    reason: "PartitionRestored",
-    message,
+    ...concluded("PartitionRestored", message),
     action: {
       type: "PatchPartition",
       namespace: target.namespace,
@@ -185,7 +184,6 @@ function restorePartition(target: PartitionTarget, user: number, live: number, w
       userPartition: null,
       ...(target.resourceVersion !== undefined ? { resourceVersion: target.resourceVersion } : {}),
     },
-    events: [eventOf("PartitionRestored", message)],
   };
 }
 
@@ -240,21 +238,17 @@ export function partitionStep(
   if (!c.holding && target > c.livePartition) {
     const message = Messages.partitionHeld(target, c.livePartition);
     return {
-      reason: "PartitionHeld",
-      message,
+      ...concluded("PartitionHeld", message),
       action: partitionPatch(scope, c, target, c.livePartition),
-      events: [eventOf("PartitionHeld", message)],
     };
   }
   // Only ever lowered while held, one patch per step, never below the user's (target ≥ it).
   if (c.holding && c.livePartition > target) {
     const message = Messages.partitionLowered(target, c.livePartition, scope.ordinals.start + target, scope.setName);
     return {
-      reason: "PartitionLowered",
-      message,
+      ...concluded("PartitionLowered", message),
       ordinal: scope.ordinals.start + target,
       action: partitionPatch(scope, c, target),
-      events: [eventOf("PartitionLowered", message)],
     };
   }
   return undefined;
@@ -383,7 +377,7 @@ export function restartStep(
           : `its file system resize has waited since ${new Date(since).toISOString()}`,
       );
       return {
-        evict: { reason: "PodEvicted", message, ordinal: o.ordinal, action, events: [eventOf("PodEvicted", message)] },
+        evict: { ...concluded("PodEvicted", message), ordinal: o.ordinal, action },
       };
     }
   }

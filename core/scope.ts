@@ -5,7 +5,7 @@
 
 import { recordedRevisionsOf } from "./annotations.js";
 import type { ClaimTemplate, PersistentVolumeClaim, Pod, StorageClass } from "./k8s.js";
-import { eventOf } from "./messages.js";
+import { blocked } from "./messages.js";
 import type { DecisionParts } from "./parts.js";
 import { type PolicyResult, policyOf, type SetPolicy } from "./policy.js";
 import { claimOrdinal, isCondemned, type Ordinals } from "./statefulset.js";
@@ -64,7 +64,7 @@ function refused(fault: Extract<PolicyResult, { ok: false }>): ScopeResult {
   const { reason, message } = fault;
   if (reason === "NotOptedIn") return stop({ reason, message, record: false });
   if (reason === "OnDelete") return stop({ reason, message, record: true });
-  return stop({ reason, message, record: true, events: [eventOf(reason, message)] });
+  return stop({ ...blocked(reason, message), record: true });
 }
 
 /** `parsed`: the set's policy when the caller has it already (the step runner parses it once). */

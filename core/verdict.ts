@@ -4,7 +4,7 @@
 // the decision (applied, proposed, refused, rejected by the server, or a transient failure).
 import { makeDecision } from "./decision.js";
 import { Keys } from "./keys.js";
-import { eventOf, Messages } from "./messages.js";
+import { blocked, concluded, eventOf, Messages } from "./messages.js";
 import type { DecisionParts } from "./parts.js";
 import { lastEvictionJSON } from "./pod-policy.js";
 import type { ApplyOutcome, WriterCapabilities } from "./ports.js";
@@ -22,7 +22,7 @@ export function forWriter(conclusion: Conclusion, writer: WriterCapabilities): C
       writer.unavailable !== undefined && action.type === "PatchClaim"
         ? Messages.writerUnavailable(writer.name, action, writer.unavailable)
         : Messages.actionNotSupported(writer.name, action);
-    return { ...rest, reason: "ActionNotSupported", message, events: [eventOf("ActionNotSupported", message)] };
+    return { ...rest, ...blocked("ActionNotSupported", message) };
   }
   // Partition patches, evictions and the re-create's requests are operational: they go direct,
   // never through a proposal; a claim write, or the re-create itself, is proposed.
@@ -97,10 +97,10 @@ export function verdict(snapshot: Snapshot, now: Date, decision: Decision, outco
         ...(outcome.url ? { pullRequest: outcome.url } : {}),
       });
     case "refused":
-      return blocked(snapshot, now, decision, outcome.reason, outcome.message, outcome.url);
+      return blockedBy(snapshot, now, decision, outcome.reason, outcome.message, outcome.url);
     case "rejected": {
       const { reason, message } = refusalOf(decision.action!, outcome.refusal);
-      return blocked(snapshot, now, decision, reason, message);
+      return blockedBy(snapshot, now, decision, reason, message);
     }
     case "budget": {
       // R3: recorded, so that no step asks again while the refused eviction charges the budget.
@@ -120,11 +120,9 @@ export function verdict(snapshot: Snapshot, now: Date, decision: Decision, outco
         : {};
       return {
         ...makeDecision(snapshot, now, decision.ordinals, {
-          reason: "DisruptionBudget",
-          message,
+          ...concluded("DisruptionBudget", message),
           ...(decision.revision !== undefined ? { revision: decision.revision } : {}),
           ...(decision.status.ordinal !== undefined ? { ordinal: decision.status.ordinal } : {}),
-          events: [eventOf("DisruptionBudget", message)],
           record: true,
           annotations: record,
         }),
@@ -138,20 +136,14 @@ export function verdict(snapshot: Snapshot, now: Date, decision: Decision, outco
   }
 }
 
-const blocked = (
+const blockedBy = (
   snapshot: Snapshot,
   now: Date,
   decision: Decision,
   reason: Extract<Reason, "QuotaExceeded" | "ExpansionNotAllowed" | "ApplyRejected" | "ChangeRejected">,
   message: string,
   pullRequest?: string,
-) =>
-  redecide(snapshot, now, decision, {
-    reason,
-    message,
-    events: [eventOf(reason, message)],
-    ...(pullRequest ? { pullRequest } : {}),
-  });
+) => redecide(snapshot, now, decision, { ...blocked(reason, message), ...(pullRequest ? { pullRequest } : {}) });
 
 /** The same decision with another outcome: status and events follow it. */
 function redecide(

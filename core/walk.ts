@@ -2,7 +2,7 @@
 // conclude the one thing this step does: block on the first failure or obstacle, write the next
 // claim while a maxUnavailable slot is free, else wait for what is in flight, else complete.
 
-import { describeChange, eventOf, Messages } from "./messages.js";
+import { blocked, concluded, describeChange, eventOf, Messages } from "./messages.js";
 import type { ClaimPlan, OrdinalPlan, WalkConclusion } from "./parts.js";
 import type { Scope } from "./scope.js";
 
@@ -61,14 +61,14 @@ export function walk(
     const failed = o.claims.find((c) => !c.needsUpdate && c.report.readiness.state === "Failed");
     if (failed?.report.readiness.state === "Failed") {
       const { reason, message } = failed.report.readiness;
-      return { reason, message, ordinal: o.ordinal, events: [eventOf(reason, message)] };
+      return { ...blocked(reason, message), ordinal: o.ordinal };
     }
 
     // Rule 6: a predicted refusal → Blocked, or Waiting for the claim to bind.
-    const blocked = o.claims.find((c) => c.obstacle);
-    if (blocked?.obstacle) {
-      const { reason, message } = blocked.obstacle;
-      return { reason, message, ordinal: o.ordinal, events: [eventOf(reason, message)] };
+    const refused = o.claims.find((c) => c.obstacle);
+    if (refused?.obstacle) {
+      const { reason, message } = refused.obstacle;
+      return { ...concluded(reason, message), ordinal: o.ordinal };
     }
 
     // Rules 7 and 9: the ordinal's next claim, when it already holds a slot or a slot is free.
@@ -154,13 +154,7 @@ export function walk(
   if (head && head.reason === "PodUpdating")
     return { reason: head.reason, message: head.message, ordinal: head.ordinal };
   // Rule 21: an updated ordinal's pod not Ready.
-  if (head && head.reason === "PodNotReady")
-    return {
-      reason: head.reason,
-      message: head.message,
-      ordinal: head.ordinal,
-      events: [eventOf(head.reason, head.message)],
-    };
+  if (head && head.reason === "PodNotReady") return { ...concluded(head.reason, head.message), ordinal: head.ordinal };
   if (head && head.reason !== "ClaimMissing") {
     return {
       reason: head.reason,

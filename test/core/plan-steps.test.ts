@@ -10,14 +10,15 @@ describe("planStep's table of steps", () => {
   it("names each step once, and ends with the walk, which always concludes", () => {
     const names = STEPS.map((s) => s.name);
     expect(new Set(names).size).toBe(names.length);
-    expect(names.at(-1)).toBe("walk");
+    expect(names.at(-1)).toBe("walkClaims");
+    expect(names.every((n) => /^[a-z][A-Za-z]+$/.test(n))).toBe(true);
   });
 
   it("a claim below its template: the walk's claim write decides", () => {
     const set = makeSet({ desired: [{ name: "data", storage: "2Gi" }] });
     const s = snapshot(set, claimsFor(makeSet()));
     expect(planStep(s, NOW, DIRECT).action?.type).toBe("PatchClaim");
-    expect(decidingStep(s, NOW)).toBe("claim-write-or-blocked");
+    expect(decidingStep(s, NOW)).toBe("claimWriteOrBlocked");
   });
 
   it("every claim done: the walk says RolloutComplete once, then the converged step decides", () => {
@@ -28,7 +29,7 @@ describe("planStep's table of steps", () => {
     }
     const last = planStep(s, NOW, DIRECT);
     expect(last.reason).toBe("RolloutComplete");
-    expect(decidingStep(s, NOW)).toBe("walk");
+    expect(decidingStep(s, NOW)).toBe("walkClaims");
     s = annotate(s, last.setAnnotations);
     expect(planStep(s, NOW, DIRECT).reason).toBe("Converged");
     expect(decidingStep(s, NOW)).toBe("converged");
