@@ -134,10 +134,20 @@ export function actionText(action: Action): string {
       return `RestoreOwnership ${action.namespace}/${action.set} (hand the old set's field ownership back: ${action.managedFields.length} managedFields entries)`;
     case "DeleteRecord":
       return `DeleteRecord ${action.namespace}/${action.name} (the re-created set has adopted its pods)`;
+    case "ArmRecord":
+      return `ArmRecord ${action.namespace}/${action.name} (${action.armed ? "arm" : "disarm"} the re-create record of ${action.set})`;
+    case "ProposeRecreate":
+      return `ProposeRecreate ${action.namespace}/${action.set} (propose the re-create at revision ${action.revision})`;
+    case "LabelClaim":
+      return action.orphanedFrom === null
+        ? `LabelClaim ${action.namespace}/${action.claim} (template back: remove ${Keys.orphanedFrom})`
+        : `LabelClaim ${action.namespace}/${action.claim} ${Keys.orphanedFrom}=${action.orphanedFrom} (template removed; claim kept)`;
+    case "RaiseTemplate":
+      return `RaiseTemplate ${action.namespace}/${action.set} template ${action.template} ${action.from} → ${action.to} (autogrow)`;
     default: {
-      // An action this view does not know yet still shows what it is.
-      const other = action as { type: string; namespace?: string };
-      return `${other.type}${other.namespace ? ` in ${other.namespace}` : ""}`;
+      // Every action type has its line: a new one is a compile error here, not a line without text.
+      const unknown: never = action;
+      return unknown;
     }
   }
 }

@@ -105,6 +105,51 @@ describe("the next step, templates and events", () => {
     ]);
   });
 
+  it("the re-create's, the reshape's and autogrow's actions have their own line, not `<type> in <namespace>`", () => {
+    const actions: Action[] = [
+      {
+        type: "ArmRecord",
+        namespace: "db",
+        set: "web",
+        name: "claimstep-recreate-web",
+        armed: true,
+        resourceVersion: "7",
+      },
+      {
+        type: "ArmRecord",
+        namespace: "db",
+        set: "web",
+        name: "claimstep-recreate-web",
+        armed: false,
+        resourceVersion: "8",
+      },
+      { type: "ProposeRecreate", namespace: "db", set: "web", revision: "abc123", templates: [] },
+      { type: "LabelClaim", namespace: "db", set: "web", claim: "cache-web-0", orphanedFrom: "web" },
+      { type: "LabelClaim", namespace: "db", set: "web", claim: "cache-web-0", orphanedFrom: null },
+      {
+        type: "RaiseTemplate",
+        namespace: "db",
+        set: "web",
+        template: "data",
+        from: "1Gi",
+        to: "2Gi",
+        templates: [],
+        fromRevision: "a",
+        toRevision: "b",
+        autogrownFrom: "a",
+      },
+    ];
+    expect(actions.map(actionText)).toEqual([
+      "ArmRecord db/claimstep-recreate-web (arm the re-create record of web)",
+      "ArmRecord db/claimstep-recreate-web (disarm the re-create record of web)",
+      "ProposeRecreate db/web (propose the re-create at revision abc123)",
+      "LabelClaim db/cache-web-0 claimstep.io/orphaned-from=web (template removed; claim kept)",
+      "LabelClaim db/cache-web-0 (template back: remove claimstep.io/orphaned-from)",
+      "RaiseTemplate db/web template data 1Gi → 2Gi (autogrow)",
+    ]);
+    for (const text of actions.map(actionText)) expect(text).not.toMatch(/ in db$/);
+  });
+
   it("the set's page: the plan of the next step, desired vs live templates, events newest first", () => {
     const set = grown();
     const s = snapshot(set, claimsFor(set));
