@@ -87,6 +87,7 @@ const withLogsVolume = (pod: Pod, n: number): Pod => {
   return p;
 };
 
+// docs/design.md S2: only a re-create changes the shape.
 describe("adding a template: what must hold first", () => {
   it("without claimstep.io/finalize: Recreate it is Blocked, naming the template and both fixes", () => {
     const d = plan(addingLogs({ finalize: false }));
@@ -161,6 +162,7 @@ describe("a held pod template against a live one that changed since", () => {
   });
 });
 
+// docs/design.md S1 (the hold) and S2 (the re-create, with the held pod template in one create).
 describe("adding a template: hold, then re-create with the pod template in one create", () => {
   it("holds the partition at replicas (recording the user's) before the record", () => {
     const d = plan(addingLogs({ held: podTemplate(["data", "logs"]) }));
@@ -209,6 +211,7 @@ describe("found by the property suite", () => {
   });
 });
 
+// docs/design.md S4 (the restarts, lowest first, within maxUnavailable) and S5 (the partition back).
 describe("after the re-create: pods restart one at a time, lowest ordinal first", () => {
   it("evicts web-0 (the pod the StatefulSet controller is stuck on), never a higher one first", () => {
     const d = plan(recreatedWithLogs());
@@ -260,6 +263,7 @@ describe("after the re-create: pods restart one at a time, lowest ordinal first"
   });
 });
 
+// docs/design.md S3: the removed template's claims labelled, never deleted.
 describe("removing a template: never a delete; the claims labelled, the pods restarted", () => {
   function recreatedWithoutCache(): Snapshot {
     const set = makeSet({ live: [{ name: "data", storage: "1Gi" }] });

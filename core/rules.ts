@@ -1,0 +1,210 @@
+// The RULES index (issue 38 point 3): every rule of docs/design.md by its id, the function that
+// carries it out, the tests that hold it and its anchor in docs/design.md, where it is stated once
+// (the other docs link there). test/core/rules.test.ts checks it against the code: the rules that
+// planStep's steps (core/plan.ts STEPS) and core's comments cite, the functions, the tests, the
+// anchors. Types and data only: nothing here runs in a step.
+
+interface Rule {
+  /** What the rule says, in a few words (docs/design.md says it in full). */
+  readonly what: string;
+  /** `module#function`: where the rule is carried out (the first is the main one). */
+  readonly fns: readonly string[];
+  /** The test files that hold the rule; each names it. */
+  readonly tests: readonly string[];
+  /** The rule's anchor in docs/design.md: `<a id="…">` before its statement, or a heading's slug. */
+  readonly anchor: string;
+}
+
+const PLAN = "test/core/plan.test.ts";
+const CSI = "test/core/csi.test.ts";
+const PODS = "test/core/pods.test.ts";
+const FINALIZE = "test/core/finalize.test.ts";
+const RECOVERY = "test/core/recovery.test.ts";
+const RESHAPE = "test/core/reshape.test.ts";
+
+const rule = (what: string, fns: readonly string[], tests: readonly string[], anchor: string): Rule => ({
+  what,
+  fns,
+  tests,
+  anchor,
+});
+
+export const RULES = {
+  // Planner semantics: the claims (docs/design.md rules 1–21).
+  "1": rule(
+    "opt-in: Idle unless OnClaimDelete is left; OnDelete Idle",
+    ["core/scope.ts#scopeOf", "core/pods.ts#releaseOnOptOut"],
+    [PLAN],
+    "rule-1",
+  ),
+  "2": rule(
+    "desired templates: the annotation, else the live ones; invalid → Blocked",
+    ["core/policy.ts#policyOf"],
+    [PLAN],
+    "rule-2",
+  ),
+  "3": rule(
+    "ordinals in scope, highest first; condemned never touched",
+    ["core/statefulset.ts#ordinalsOf", "core/scope.ts#scopeOf"],
+    [PLAN],
+    "rule-3",
+  ),
+  "4": rule("the claim's name; a missing one is the controller's", ["core/claims.ts#evaluateClaim"], [PLAN], "rule-4"),
+  "5": rule("target = max(template, claim spec)", ["core/claims.ts#evaluateClaim"], [PLAN], "rule-5"),
+  "6": rule("predict the API server's refusal, never provoke it", ["core/claims.ts#obstacleOf"], [PLAN], "rule-6"),
+  "7": rule("one server-side apply of one claim", ["core/claims.ts#patchOf"], [PLAN], "rule-7"),
+  "8": rule(
+    "ready from the real status fields",
+    ["core/readiness.ts#claimReadiness"],
+    [PLAN, "test/core/readiness.test.ts"],
+    "rule-8",
+  ),
+  "9": rule("ordinals in order, up to maxUnavailable in flight", ["core/walk.ts#walk"], [PLAN], "rule-9"),
+  "10": rule(
+    "Complete when every claim is done, and only of a set that is what it asks for",
+    ["core/walk.ts#walk", "core/plan.ts#STEPS"],
+    [PLAN],
+    "rule-10",
+  ),
+  "11": rule("a new revision mid-rollout retargets", ["core/claims.ts#evaluateClaim"], [PLAN], "rule-11"),
+  "12": rule(
+    "never delete a claim, lower a request, or write out of scope",
+    ["core/claims.ts#evaluateClaim"],
+    [PLAN],
+    "rule-12",
+  ),
+  "13": rule("a claim being deleted is missing", ["core/readiness.ts#claimReadiness"], [PLAN], "rule-13"),
+  "14": rule(
+    "quantities as strings or numbers; nothing above 2^63−1 bytes",
+    ["core/quantity.ts#parseQuantity"],
+    [PLAN],
+    "rule-14",
+  ),
+  "15": rule(
+    "Complete only after the node's file system expansion",
+    ["core/readiness.ts#nodeExpansionPending"],
+    [CSI],
+    "rule-15",
+  ),
+  "16": rule("the controller-only path", ["core/readiness.ts#nodeExpansionNotRequired"], [CSI], "rule-16"),
+  "17": rule(
+    "NodeResizeError is the lasting node-side failure",
+    ["core/readiness.ts#nodeExpansionFailed"],
+    [CSI],
+    "rule-17",
+  ),
+  "18": rule(
+    "a Pending VolumeAttributesClass modification",
+    ["core/readiness.ts#volumeClassReadiness"],
+    [CSI],
+    "rule-18",
+  ),
+  "19": rule("size first, the class once the resize is done", ["core/claims.ts#evaluateClaim"], [CSI], "rule-19"),
+  "20": rule(
+    "a claim at the current revision is done",
+    ["core/claims.ts#evaluateClaim"],
+    ["test/core/done-claims.test.ts"],
+    "rule-20",
+  ),
+  "21": rule(
+    "an ordinal is done when its pod is Ready too",
+    ["core/pods.ts#podsNotReady", "core/walk.ts#walk"],
+    [PODS],
+    "rule-21",
+  ),
+  // Pods: the partition (P1–P5) and the restarts (R1–R3).
+  P1: rule("record the user's partition before taking it over", ["core/pods.ts#partitionStep"], [PODS], "rule-P1"),
+  P2: rule("the partition target", ["core/pods.ts#partitionTarget"], [PODS], "rule-P2"),
+  P3: rule("in flight until the pod runs the new template", ["core/pods.ts#podsPending"], [PODS], "rule-P3"),
+  P4: rule(
+    "the user's partition back when done",
+    ["core/pods.ts#partitionStep", "core/pods.ts#releaseOnOptOut"],
+    [PODS],
+    "rule-P4",
+  ),
+  P5: rule("--hold-pods", ["core/pod-policy.ts#holdPods"], [PODS], "rule-P5"),
+  R1: rule("a claim waiting on its pod", ["core/pods.ts#restartStep"], [PODS], "rule-R1"),
+  R2: rule("EvictPod through the Eviction API", ["core/pods.ts#restartStep"], [PODS], "rule-R2"),
+  R3: rule(
+    "a budget's 429 waits; one eviction per budget charge",
+    ["core/verdict.ts#verdict", "core/pods.ts#restartStep"],
+    [PODS],
+    "rule-R3",
+  ),
+  // Re-creating the set (F1–F5).
+  F1: rule("the record, then arming it", ["core/finalize.ts#finalizeStep"], [FINALIZE], "rule-F1"),
+  F2: rule("the orphan delete", ["core/finalize.ts#finalizeStep"], [FINALIZE], "rule-F2"),
+  F3: rule("the create from the record", ["core/finalize.ts#finalizeStep"], [FINALIZE], "rule-F3"),
+  F4: rule(
+    "the record goes once the new set adopted every pod",
+    ["core/finalize.ts#finalizeStep"],
+    [FINALIZE],
+    "rule-F4",
+  ),
+  F5: rule(
+    "the field ownership handed back",
+    ["core/ownership.ts#restoredManagedFields", "core/finalize.ts#finalizeStep"],
+    [FINALIZE],
+    "rule-F5",
+  ),
+  // Recovering from a failed expansion (X1–X3).
+  X1: rule("a failed expansion comes down to the template", ["core/claims.ts#recoveryOf"], [RECOVERY], "rule-X1"),
+  X2: rule("at or below capacity: ready as the KEP says", ["core/claims.ts#recoveryOf"], [RECOVERY], "rule-X2"),
+  X3: rule("never while in progress, never to or below capacity", ["core/claims.ts#recoveryOf"], [RECOVERY], "rule-X3"),
+  // Adding and removing claim templates (S1–S5).
+  S1: rule(
+    "hold the partition at replicas before the re-create",
+    ["core/reshape.ts#holdForShape"],
+    [RESHAPE],
+    "rule-S1",
+  ),
+  S2: rule(
+    "only a re-create changes the shape: the target templates and the held pod template in one create",
+    ["core/plan.ts#STEPS", "core/finalize.ts#finalizeStep"],
+    [RESHAPE],
+    "rule-S2",
+  ),
+  S3: rule(
+    "label the removed template's claims, never delete them",
+    ["core/reshape.ts#shapeStep"],
+    [RESHAPE],
+    "rule-S3",
+  ),
+  S4: rule("restart the pods lowest first, within maxUnavailable", ["core/reshape.ts#shapeStep"], [RESHAPE], "rule-S4"),
+  S5: rule(
+    "hand the partition back once every pod has its volumes",
+    ["core/reshape.ts#shapeStep"],
+    [RESHAPE],
+    "rule-S5",
+  ),
+  // Autogrow: one section, no numbered rules.
+  Autogrow: rule(
+    "raise a full claim's template, up to max, once per revision",
+    ["core/autogrow.ts#autogrowStep"],
+    ["test/core/autogrow.test.ts"],
+    "autogrow",
+  ),
+} as const satisfies Record<string, Rule>;
+
+/** A rule of docs/design.md, by its id. */
+export type RuleId = keyof typeof RULES;
+
+/**
+ * The rules each step of planStep's table (core/plan.ts STEPS) carries out, by the step's name (its
+ * function's). Here rather than in the table so that the Worker bundle does not carry them.
+ */
+export const STEP_RULES = {
+  recreateInProgress: ["F2", "F3", "F4", "F5"],
+  shapeNeedsRecreate: ["S2"],
+  addedClassExists: ["S4"],
+  reshapeClaimsAndPods: ["S3", "S4", "S5"],
+  partition: ["P1", "P2", "P4"],
+  autogrow: ["Autogrow"],
+  holdBeforeRecreate: ["S1"],
+  recreateStart: ["F1"],
+  converged: ["10"],
+  recreateNext: ["10"],
+  claimWriteOrBlocked: ["6", "7", "9"],
+  restartPod: ["R1", "R2", "R3"],
+  walkClaims: ["8", "9", "10"],
+} as const satisfies Record<string, readonly RuleId[]>;
