@@ -177,10 +177,14 @@ describe("lookups by name answer as the lists did (property)", () => {
           const s = live.find((t) => t.name === d.name);
           return s !== undefined && s.size > d.size;
         });
-        if (added.length === 0 && dropped.length === 0 && grown.length === 0 && shrunk.length === 0) {
+        const unchanged = added.length === 0 && dropped.length === 0 && grown.length === 0 && shrunk.length === 0;
+        if (unchanged && wanted.join() === liveNames.join()) {
           expect(v.kind).toBe("pass");
           return;
         }
+        // The same templates in another order are a change of spec.volumeClaimTemplates too (the API
+        // server refuses it): the webhook may take it over, saying nothing of sizes or names.
+        if (unchanged && v.kind === "pass") return;
         if (v.kind !== "patch") throw new Error(`expected a patch, got ${JSON.stringify(v)}`);
         const said = (prefix: string) => v.warnings.filter((w) => w.startsWith(prefix));
         expect(said("claimstep will grow ")).toHaveLength(grown.length);
@@ -196,7 +200,22 @@ describe("lookups by name answer as the lists did (property)", () => {
             : [],
         );
       }),
-      { numRuns: 300 },
+      {
+        numRuns: 300,
+        // Found by a run: the same templates in another order (the reference said "pass").
+        examples: [
+          [
+            [
+              { name: "d", size: "2Gi" },
+              { name: "a", size: "2Gi" },
+            ],
+            [
+              { name: "a", size: "2Gi" },
+              { name: "d", size: "2Gi" },
+            ],
+          ],
+        ],
+      },
     );
   });
 });
