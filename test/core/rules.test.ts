@@ -93,6 +93,22 @@ describe("the RULES index", () => {
       (d) => /<a id="rule-/.test(read(d)) || /^\s*[-*] \*{0,2}[PRFXS][1-9]\.\s/m.test(read(d)),
     );
     expect(stating).toEqual([]);
+    // A guide's table of rules (`| # | …`: pods.md, operating.md, finalize.md) explains each rule in
+    // its own words; its id cell links to the statement, so the rule has one home.
+    const bare = docs.flatMap((d) => {
+      let inRuleTable = false;
+      return read(d)
+        .split("\n")
+        .flatMap((line, i) => {
+          if (!line.startsWith("|")) inRuleTable = false;
+          else if (line.startsWith("| # |")) inRuleTable = true;
+          const id = /^\| ([0-9]+|[PRFXS][1-9]) \|/.exec(line)?.[1];
+          return inRuleTable && id !== undefined && IDS.includes(id as (typeof IDS)[number])
+            ? [`${d}:${i + 1} ${id}`]
+            : [];
+        });
+    });
+    expect(bare, "rule ids in a guide's table without a link to docs/design.md#rule-<id>").toEqual([]);
     // Links to a rule name an anchor that exists.
     for (const d of docs)
       for (const m of read(d).matchAll(/design\.md#(rule-[\w-]+)/g))
