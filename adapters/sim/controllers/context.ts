@@ -11,58 +11,11 @@ export interface Pod {
 
 import type { VirtualClock } from "../clock.js";
 import type { ManagerRef } from "../errors.js";
+import { DEFAULT_DRIVER, type DriverBehaviour } from "../node-model.js";
 import type { Json, Store } from "../store.js";
 
-/** How the CSI driver behind a StorageClass resizes and modifies volumes. */
-export interface DriverBehaviour {
-  /**
-   * online: grows while the pod runs; offline: refuses while a pod uses the volume (as
-   * external-resizer does for drivers without ONLINE expansion); infeasible: the driver rejects
-   * every expansion (ControllerResizeInfeasible); flaky: transient failures, then success. none: no
-   * resizer at all (local-path: allowVolumeExpansion true, no csi-resizer): nothing ever takes the
-   * request up, the claim's status never moves.
-   */
-  resize: "online" | "offline" | "infeasible" | "flaky" | "none";
-  /**
-   * How the node grows the file system after the controller expansion. online (default): the
-   * kubelet grows it while the pod runs; offline: only when a pod (re)mounts the volume, so the
-   * claim stays NodeResizePending + FileSystemResizePending until its pod restarts. An `offline`
-   * `resize` driver is offline on the node too. none: the driver needs no node expansion (no node
-   * EXPAND_VOLUME capability): the controller expansion finishes the resize at once and the
-   * resizer annotates the claim `volume.kubernetes.io/node-expansion-not-required`. infeasible:
-   * the node refuses to grow it (NodeExpandVolume fails with a final error): the kubelet marks the
-   * claim NodeResizeInfeasible + NodeResizeError, the resizer puts it back to NodeResizePending
-   * within reactMs (NodeResizeError stays), and the kubelet tries again retryMs later.
-   */
-  nodeExpansion?: "online" | "offline" | "none" | "infeasible";
-  /** The largest volume the backend provides: an expansion beyond it is infeasible, whatever `resize` says. */
-  maxStorage?: string;
-  /** Transient failures of a flaky driver before it succeeds (per expansion). Default 2. */
-  flakyFailures?: number;
-  /**
-   * ok: ControllerModifyVolume succeeds; infeasible: it is rejected (modifyVolumeStatus Infeasible);
-   * none: the driver lacks MODIFY_VOLUME (ceph-csi RBD, TopoLVM), so the external-resizer runs no
-   * modify controller and nothing writes the claim's modifyVolumeStatus.
-   */
-  modify?: "ok" | "infeasible" | "none";
-  /**
-   * The VolumeAttributesClass parameters the driver accepts (the CSI hostpath driver's
-   * `--accepted-mutable-parameter-names`): a class with any other parameter is refused with
-   * InvalidArgument "invalid parameters: [name ...]" (modifyVolumeStatus Infeasible). Unset: any.
-   */
-  mutableParameters?: string[];
-  /** Controller-side expansion time, ms. */
-  resizeMs?: number;
-  /** ControllerModifyVolume time, ms. */
-  modifyMs?: number;
-  /**
-   * AWS EBS: a volume's next resize within this long of its last one is refused (EC2 ModifyVolume
-   * VolumeModificationRateExceeded, 6 hours), as the EBS CSI driver passes it on. Unset: no limit.
-   */
-  modificationCooldownMs?: number;
-  /** The CSI driver's name, as its messages show it. Default sim.csi.claimstep.io. */
-  driverName?: string;
-}
+/** How the CSI driver behind a StorageClass behaves: the node model's one vocabulary (scenarios name it here). */
+export type { DriverBehaviour } from "../node-model.js";
 
 export interface Latencies {
   /** PVC Pending → Bound. */
@@ -96,8 +49,6 @@ export const DEFAULT_LATENCIES: Latencies = {
   retryMs: 15_000,
   gcMs: 300,
 };
-
-export const DEFAULT_DRIVER: DriverBehaviour = { resize: "online", modify: "ok" };
 
 /** The backend volume of a bound claim. */
 export interface Volume {
@@ -157,18 +108,6 @@ export const podsUsing = (ctx: ControllerContext, pvc: PersistentVolumeClaim): P
   podsOf(ctx).filter(
     (p) => p.metadata.namespace === pvc.metadata.namespace && claimNamesOf(p).includes(pvc.metadata.name),
   );
-
-export const hasCondition = (pvc: PersistentVolumeClaim, type: string): boolean =>
-  (pvc.status?.conditions ?? []).some((c) => c.type === type && c.status === "True");
-
-/** Replace conditions of the given types (external-resizer merges resize conditions this way). */
-export function setConditions(pvc: PersistentVolumeClaim, remove: string[], add: Condition[]): void {
-  const status = (pvc.status ??= {});
-  const kept = (status.conditions ?? []).filter((c) => !remove.includes(c.type) && !add.some((a) => a.type === c.type));
-  const next = [...kept, ...add];
-  if (next.length) status.conditions = next;
-  else delete status.conditions;
-}
 
 export const condition = (ctx: ControllerContext, type: string, message?: string): Condition => ({
   type,

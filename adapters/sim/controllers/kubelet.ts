@@ -1,4 +1,5 @@
-// The kubelet, as far as claims are concerned: a pod starts (Running, Ready) once every claim it
+// The kubelet, as far as claims are concerned (its writes on claims are the node model's,
+// ../node-model.ts; this keeps the timers): a pod starts (Running, Ready) once every claim it
 // mounts is bound; mounting a volume whose controller expansion is done (NodeResizePending)
 // grows its file system, and so does a running pod for drivers with online node expansion
 // (not `nodeExpansion: "offline"`, not `resize: "offline"`), at the kubelet's next pod sync
@@ -13,6 +14,7 @@
 // stay unpublished until the resizer has grown it, then the mount finishes the resize.
 import type { PersistentVolumeClaim } from "../../../core/k8s.js";
 import { toBytes } from "../../../core/quantity.js";
+import { nodeExpandsOffline, nodeResizeInfeasible, nodeResizeInProgress, resizeFinished } from "../node-model.js";
 import type { Json } from "../store.js";
 import {
   type ControllerContext,
@@ -22,7 +24,6 @@ import {
   KUBELET,
   type Pod,
   podsOf,
-  setConditions,
   writeClaim,
 } from "./context.js";
 
@@ -150,11 +151,12 @@ export class Kubelet {
         const storage = c?.status?.allocatedResourceStatuses?.storage;
         if (storage !== "NodeResizePending" && storage !== "NodeResizeInProgress") continue;
         const driver = driverOf(this.ctx, c!.spec.storageClassName);
-        if (driver.resize === "offline" || driver.nodeExpansion === "offline") continue; // grows at the next mount
+        if (nodeExpandsOffline(driver)) continue; // grows at the next mount
         const uid = c!.metadata.uid!;
         // The node half lasts nodeResizeMs in all: waiting for the sync, then NodeExpandVolume.
-        const expandMs = Math.min(NODE_EXPAND_MS, this.ctx.latencies.nodeResizeMs);
-        const wait = storage === "NodeResizePending" ? this.ctx.latencies.nodeResizeMs - expandMs : expandMs;
+        const nodeResizeMs = driver.nodeResizeMs ?? this.ctx.latencies.nodeResizeMs;
+        const expandMs = Math.min(NODE_EXPAND_MS, nodeResizeMs);
+        const wait = storage === "NodeResizePending" ? nodeResizeMs - expandMs : expandMs;
         const due = this.expandAt.get(uid) ?? now + wait;
         if (!this.expandAt.has(uid)) {
           this.expandAt.set(uid, due);
@@ -181,13 +183,9 @@ export class Kubelet {
     return toBytes(request) > volume.bytes;
   }
 
-  /** NodeExpandVolume starts: allocatedResourceStatuses.storage=NodeResizeInProgress; the claim as written. */
+  /** NodeExpandVolume starts; the claim as written. */
   private nodeResizeInProgress(pvc: PersistentVolumeClaim): PersistentVolumeClaim {
-    const next = structuredClone(pvc);
-    next.status!.allocatedResourceStatuses = {
-      ...(next.status!.allocatedResourceStatuses ?? {}),
-      storage: "NodeResizeInProgress",
-    };
+    const next = { ...structuredClone(pvc), status: nodeResizeInProgress(pvc.status) };
     writeClaim(this.ctx, next, KUBELET, "kubelet");
     return next;
   }
@@ -195,47 +193,20 @@ export class Kubelet {
   /** NodeExpandVolume answered: the resize finishes, or the driver refused it (`nodeExpansion: "infeasible"`). */
   private nodeExpanded(pvc: PersistentVolumeClaim): void {
     const driver = driverOf(this.ctx, pvc.spec.storageClassName);
+    const uid = pvc.metadata.uid!;
     if (driver.nodeExpansion !== "infeasible") {
-      this.finish(pvc);
+      writeClaim(this.ctx, { ...structuredClone(pvc), status: resizeFinished(pvc.status) }, KUBELET, "kubelet");
+      this.expandAt.delete(uid);
       return;
     }
-    // MarkNodeExpansionInfeasible: the other resize conditions stay. Tried again retryMs later
-    // (the kubelet's back-off), once the resizer has made it NodeResizePending again.
-    const next = structuredClone(pvc);
-    next.status!.allocatedResourceStatuses = {
-      ...next.status!.allocatedResourceStatuses,
-      storage: "NodeResizeInfeasible",
-    };
-    const volume = this.ctx.volumes.get(pvc.metadata.uid!)?.name ?? pvc.spec.volumeName ?? pvc.metadata.name;
-    setConditions(
-      next,
-      [],
-      [
-        condition(
-          this.ctx,
-          "NodeResizeError",
-          `failed to expand pvc with rpc error: code = OutOfRange desc = the node cannot grow the file system of volume ${volume} to ${next.status!.allocatedResources?.storage}`,
-        ),
-      ],
-    );
+    // Tried again retryMs later (the kubelet's back-off), once the resizer has made it
+    // NodeResizePending again.
+    const volume = this.ctx.volumes.get(uid)?.name ?? pvc.spec.volumeName ?? pvc.metadata.name;
+    const message = `failed to expand pvc with rpc error: code = OutOfRange desc = the node cannot grow the file system of volume ${volume} to ${pvc.status?.allocatedResources?.storage}`;
+    const next = { ...structuredClone(pvc), status: nodeResizeInfeasible(pvc.status, message, this.ctx.clock.stamp()) };
     writeClaim(this.ctx, next, KUBELET, "kubelet");
     const retry = this.ctx.clock.nowMs() + this.ctx.latencies.retryMs;
-    this.expandAt.set(pvc.metadata.uid!, retry);
+    this.expandAt.set(uid, retry);
     this.ctx.clock.wakeAt(retry);
-  }
-
-  /** NodeExpandVolume succeeded: capacity = allocatedResources, the storage status and every resize condition cleared. */
-  private finish(pvc: PersistentVolumeClaim): void {
-    const next = structuredClone(pvc);
-    const status = next.status!;
-    const allocated = status.allocatedResources?.storage;
-    if (allocated !== undefined) status.capacity = { ...(status.capacity ?? {}), storage: allocated };
-    if (status.allocatedResourceStatuses) {
-      delete status.allocatedResourceStatuses.storage;
-      if (!Object.keys(status.allocatedResourceStatuses).length) delete status.allocatedResourceStatuses;
-    }
-    setConditions(next, ["FileSystemResizePending", "Resizing", "ControllerResizeError", "NodeResizeError"], []);
-    writeClaim(this.ctx, next, KUBELET, "kubelet");
-    this.expandAt.delete(pvc.metadata.uid!);
   }
 }

@@ -1,53 +1,57 @@
-// The storage side: the PV controller binding new claims (provisioning a volume of the requested
-// size), the CSI external-resizer expanding volumes of grown claims, and its ModifyVolume
-// controller applying VolumeAttributesClasses. Each moves the real PVC status fields, in the
-// order the real components (external-resizer v2.0.0, kubelet v1.34) write them; the recordings
-// in test/fixtures/storage/ are the reference (test/adapters/sim/storage-conformance.test.ts):
-//   resize: allocatedResources + allocatedResourceStatuses.storage=ControllerResizeInProgress +
-//           condition Resizing → NodeResizePending + Resizing + FileSystemResizePending (the
-//           kubelet finishes: NodeResizeInProgress → capacity) |
-//           capacity at once + annotation node-expansion-not-required (a driver without node
-//           expansion) |
-//           ControllerResizeInfeasible + Resizing + ControllerResizeError (driver rejected it;
-//           the same size is not retried, a changed request, larger or lowered, is) |
-//           ControllerResizeError while an offline-only driver finds the volume in use by a
-//           running pod (re-checked within reactMs once no running pod uses it) |
-//           after the node refused (NodeResizeInfeasible + NodeResizeError, a few ms): back to
-//           NodeResizePending, NodeResizeError staying until the node succeeds.
-//   modify: modifyVolumeStatus {InProgress, target} + ModifyingVolume → currentVolumeAttributesClassName,
-//           modifyVolumeStatus and the modify conditions cleared |
-//           {Infeasible, target} + ModifyingVolume "failed" + ModifyVolumeError (driver refused the
-//           class; not retried until the spec names another class) |
-//           {Pending} while the class does not exist (not retried until the spec's class changes).
-import type { Condition, PersistentVolumeClaim } from "../../../core/k8s.js";
-import { formatBytes, toBytes } from "../../../core/quantity.js";
+// The storage side, driving the node model (../node-model.ts): the PV controller binding new
+// claims (provisioning a volume of the requested size), the CSI external-resizer expanding
+// volumes of grown claims, and its ModifyVolume controller applying VolumeAttributesClasses. The
+// model says which step a claim is at and what each step writes; this keeps the timers (when a
+// change is noticed, how long the driver takes, the back-off), the backing volumes, the events,
+// and the refusals that need the cluster (a running pod using an offline-only driver's volume, a
+// flaky driver's attempts, an EBS cooldown). The recordings in test/fixtures/storage/ are the
+// reference (test/adapters/sim/storage-conformance.test.ts).
+import type { PersistentVolumeClaim } from "../../../core/k8s.js";
+import { toBytes } from "../../../core/quantity.js";
+import {
+  bound,
+  controllerResizeError,
+  controllerResizeInfeasible,
+  controllerResizeStarted,
+  type DriverBehaviour,
+  expansionRefusal,
+  finishesOnController,
+  handedBackToNode,
+  hasCondition,
+  modifyCancelled,
+  modifyCompleted,
+  modifyInfeasible,
+  modifyInProgress,
+  modifyPending,
+  modifyRefusal,
+  modifyStage,
+  NODE_EXPANSION_NOT_REQUIRED,
+  nodeResizePending,
+  resizeFinished,
+  resizeStage,
+} from "../node-model.js";
 import type { Json } from "../store.js";
 import {
   BINDER,
   type ControllerContext,
   claimsOf,
-  condition,
-  type DriverBehaviour,
   driverOf,
   emitEvent,
-  hasCondition,
   RESIZER,
   runningPodsUsing,
-  setConditions,
   type Volume,
   writeClaim,
 } from "./context.js";
 
 const bytes = (q: string | undefined): bigint => (q === undefined ? 0n : toBytes(q));
 const key = (pvc: PersistentVolumeClaim) => pvc.metadata.uid!;
-const copy = (pvc: PersistentVolumeClaim) => structuredClone(pvc);
 const classOf = (pvc: Json | undefined): string | undefined =>
   ((pvc?.spec as Json | undefined)?.volumeAttributesClassName as string | null | undefined) || undefined;
-
-/** external-resizer's annotation on a claim whose driver needs no node expansion (NodeExpansionNotRequired). */
-const NODE_EXPANSION_NOT_REQUIRED = "volume.kubernetes.io/node-expansion-not-required";
-const FILE_SYSTEM_RESIZE_PENDING =
-  "Waiting for user to (re-)start a pod to finish file system resize of volume on node.";
+/** The claim with the status the model wrote. */
+const withStatus = (pvc: PersistentVolumeClaim, status: PersistentVolumeClaim["status"]): PersistentVolumeClaim => ({
+  ...structuredClone(pvc),
+  status,
+});
 
 /** When an operation on a claim is due; per claim uid. */
 type Due = Map<string, number>;
@@ -62,25 +66,6 @@ export interface StorageState {
   parked?: Record<string, string>;
   /** When each volume was last modified (a driver with `modificationCooldownMs`; absent when none). */
   modifiedAt?: Record<string, number>;
-}
-
-/**
- * Set conditions as external-resizer's modifier merges them: one of the same type is replaced
- * where it stands (keeping its lastTransitionTime while it stays True), a new one is appended.
- */
-function mergeConditions(pvc: PersistentVolumeClaim, add: Condition[]): void {
-  const status = (pvc.status ??= {});
-  const next = [...(status.conditions ?? [])];
-  for (const c of add) {
-    const at = next.findIndex((x) => x.type === c.type);
-    if (at < 0) next.push(c);
-    else
-      next[at] = {
-        ...c,
-        lastTransitionTime: next[at]!.status === c.status ? next[at]!.lastTransitionTime : c.lastTransitionTime,
-      };
-  }
-  status.conditions = next;
 }
 
 export class StorageControllers {
@@ -182,10 +167,11 @@ export class StorageControllers {
     if (!className || !this.ctx.store.peek("storageclasses", undefined, className)) return; // stays Pending
     const vac = pvc.spec.volumeAttributesClassName ?? undefined;
     if (vac && !this.ctx.store.peek("volumeattributesclasses", undefined, vac)) return; // provisioning waits for the class
-    if (!this.ready(this.bindAt, pvc, this.ctx.latencies.bindMs)) return;
+    const driver = driverOf(this.ctx, className);
+    if (!this.ready(this.bindAt, pvc, driver.provisionMs ?? this.ctx.latencies.bindMs)) return;
     this.bindAt.delete(key(pvc));
-    const next = copy(pvc);
-    const request = next.spec.resources?.requests?.storage ?? "0";
+    const request = pvc.spec.resources?.requests?.storage ?? "0";
+    const next = withStatus(pvc, bound(pvc.spec.accessModes ?? ["ReadWriteOnce"], request, vac));
     // The volume is kept by the simulation (no PersistentVolume objects); binding names it in
     // spec.volumeName as the PV controller does (the v1.34 spec diff of a refusal shows it), but
     // not on the v1.24 server, whose captures (pvc-change-class.txt) show it empty.
@@ -195,74 +181,29 @@ export class StorageControllers {
       bytes: bytes(request),
       ...(vac ? { volumeAttributesClassName: vac } : {}),
     });
-    next.status = {
-      phase: "Bound",
-      accessModes: next.spec.accessModes ?? ["ReadWriteOnce"],
-      capacity: { storage: request },
-      ...(vac ? { currentVolumeAttributesClassName: vac } : {}),
-    };
     writeClaim(this.ctx, next, BINDER, "persistentvolume-controller");
   }
 
   private resize(pvc: PersistentVolumeClaim): void {
     const volume = this.ctx.volumes.get(key(pvc));
     if (!volume) return;
-    const spec = bytes(pvc.spec.resources?.requests?.storage);
-    const allocation = pvc.status?.allocatedResourceStatuses?.storage;
-    const allocated = bytes(pvc.status?.allocatedResources?.storage);
-    // The node refused to grow the file system: the resizer hands the expansion back to the node
-    // at the size it grew the volume to (the controller call is idempotent and changes nothing),
-    // keeping the node's NodeResizeError, whatever the request says since.
-    if (allocation === "NodeResizeInfeasible") {
-      if (!this.ready(this.resizeAt, pvc, this.ctx.latencies.reactMs)) return;
-      this.resizeAt.delete(key(pvc));
-      const next = copy(pvc);
-      next.status!.allocatedResourceStatuses = {
-        ...next.status!.allocatedResourceStatuses,
-        storage: "NodeResizePending",
-      };
-      setConditions(
-        next,
-        ["FileSystemResizePending"],
-        [condition(this.ctx, "FileSystemResizePending", FILE_SYSTEM_RESIZE_PENDING)],
-      );
-      writeClaim(this.ctx, next, RESIZER, "external-resizer");
-      return;
-    }
-    // Nothing to do: the volume is as large as asked, or the node still has to finish the
-    // expansion the controller did (a larger request waits for it).
-    if (spec <= volume.bytes) return;
-    if (allocation === "NodeResizePending" || allocation === "NodeResizeInProgress") return;
-    // An infeasible request waits for the spec to change (the resizer's slow set): a larger one
-    // retries, and so does a lowered one (RecoverVolumeExpansionFailure), which lowers
-    // allocatedResources as well since the earlier expansion never succeeded.
-    if (allocation === "ControllerResizeInfeasible" && allocated === spec) return;
     const driver = driverOf(this.ctx, pvc.spec.storageClassName);
+    const stage = resizeStage(pvc, volume.bytes, driver);
     const uid = key(pvc);
-    // No resizer: nobody takes the request up (issue 36 point 5).
-    if (driver.resize === "none") return;
-
-    if (allocation !== "ControllerResizeInProgress" || allocated < spec) {
-      // markControllerResizeInProgress, once the change is noticed: a fresh Resizing; an earlier
-      // controller error and file system resize are dropped (a node's NodeResizeError stays).
+    const at = this.ctx.clock.stamp();
+    if (stage === "idle" || stage === "node") return;
+    if (stage === "hand-back") {
       if (!this.ready(this.resizeAt, pvc, this.ctx.latencies.reactMs)) return;
       this.resizeAt.delete(uid);
-      const next = copy(pvc);
-      const status = (next.status ??= {});
-      status.allocatedResources = {
-        ...(status.allocatedResources ?? {}),
-        storage: pvc.spec.resources!.requests!.storage!,
-      };
-      status.allocatedResourceStatuses = {
-        ...(status.allocatedResourceStatuses ?? {}),
-        storage: "ControllerResizeInProgress",
-      };
-      setConditions(
-        next,
-        ["Resizing", "ControllerResizeError", "FileSystemResizePending"],
-        [condition(this.ctx, "Resizing")],
-      );
-      writeClaim(this.ctx, next, RESIZER, "external-resizer");
+      writeClaim(this.ctx, withStatus(pvc, handedBackToNode(pvc.status, at)), RESIZER, "external-resizer");
+      return;
+    }
+    if (stage === "start") {
+      // Once the change is noticed.
+      if (!this.ready(this.resizeAt, pvc, this.ctx.latencies.reactMs)) return;
+      this.resizeAt.delete(uid);
+      const started = controllerResizeStarted(pvc.status, pvc.spec.resources!.requests!.storage!, at);
+      writeClaim(this.ctx, withStatus(pvc, started), RESIZER, "external-resizer");
       this.resizeAt.set(uid, this.ctx.clock.nowMs() + (driver.resizeMs ?? this.ctx.latencies.resizeMs));
       this.ctx.clock.wakeAt(this.resizeAt.get(uid)!);
       return;
@@ -285,7 +226,7 @@ export class StorageControllers {
     // ControllerExpandVolume, when due.
     if (!this.ready(this.resizeAt, pvc, driver.resizeMs ?? this.ctx.latencies.resizeMs)) return;
     this.resizeAt.delete(uid);
-    const target = allocated;
+    const target = bytes(pvc.status?.allocatedResources?.storage);
     const driverName = driver.driverName ?? "sim.csi.claimstep.io";
     const resizer = `resize volume "${volume.name}" by resizer "${driverName}" failed`;
     const retry = () => {
@@ -310,29 +251,25 @@ export class StorageControllers {
           `Unable to expand ${regarding.namespace}/${regarding.name} because CSI driver ${driverName} only supports offline expansion and volume is currently in-use`,
           "external-resizer",
         );
-        if (!hasCondition(pvc, "ControllerResizeError")) {
-          const next = copy(pvc);
-          setConditions(next, [], [condition(this.ctx, "ControllerResizeError", error)]);
-          writeClaim(this.ctx, next, RESIZER, "external-resizer");
-        }
+        if (!hasCondition(pvc, "ControllerResizeError"))
+          writeClaim(
+            this.ctx,
+            withStatus(pvc, controllerResizeError(pvc.status, error, at)),
+            RESIZER,
+            "external-resizer",
+          );
         retry();
         return;
       }
     }
-    const refusal = this.outOfRange(pvc, driver, target);
+    const refusal = expansionRefusal(driver, target, pvc.spec.storageClassName);
     if (refusal) {
-      // markControllerExpansionInfeasible: Resizing stays, the driver's error beside it.
-      const next = copy(pvc);
-      next.status!.allocatedResourceStatuses = {
-        ...(next.status!.allocatedResourceStatuses ?? {}),
-        storage: "ControllerResizeInfeasible",
-      };
-      setConditions(
-        next,
-        [],
-        [condition(this.ctx, "ControllerResizeError", `failed to expand pvc with rpc error: ${refusal}`)],
+      writeClaim(
+        this.ctx,
+        withStatus(pvc, controllerResizeInfeasible(pvc.status, refusal, at)),
+        RESIZER,
+        "external-resizer",
       );
-      writeClaim(this.ctx, next, RESIZER, "external-resizer");
       emitEvent(
         this.ctx,
         regarding,
@@ -367,13 +304,8 @@ export class StorageControllers {
         // AWS EBS: EC2 ModifyVolume refuses within the volume's cooldown; the EBS CSI driver answers
         // Internal with EC2's text, a final error: ControllerResizeError, an event, a retry later.
         const error = `rpc error: code = Internal desc = Could not resize volume "${volume.name}": operation error EC2: ModifyVolume, https response error StatusCode: 400, api error VolumeModificationRateExceeded: You've reached the maximum modification rate per volume limit. Wait at least 6 hours between modifications per EBS volume.`;
-        const next = copy(pvc);
-        setConditions(
-          next,
-          ["ControllerResizeError"],
-          [condition(this.ctx, "ControllerResizeError", `failed to expand pvc with ${error}`)],
-        );
-        writeClaim(this.ctx, next, RESIZER, "external-resizer");
+        const failed = controllerResizeError(pvc.status, `failed to expand pvc with ${error}`, at);
+        writeClaim(this.ctx, withStatus(pvc, failed), RESIZER, "external-resizer");
         emitEvent(this.ctx, regarding, "Warning", "VolumeResizeFailed", `${resizer}: ${error}`, "external-resizer");
         retry();
         return;
@@ -383,102 +315,68 @@ export class StorageControllers {
 
     // The PV's capacity is the new size from here.
     volume.bytes = target;
-    const next = copy(pvc);
-    const status = next.status!;
-    if (next.spec.volumeMode === "Block" || driver.nodeExpansion === "none") {
-      // markOverallExpansionAsFinished: no file system to grow, or a driver that needs no node step.
-      status.capacity = { ...(status.capacity ?? {}), storage: status.allocatedResources!.storage! };
-      delete status.allocatedResourceStatuses!.storage;
-      if (!Object.keys(status.allocatedResourceStatuses!).length) delete status.allocatedResourceStatuses;
-      setConditions(next, ["Resizing", "ControllerResizeError", "FileSystemResizePending", "NodeResizeError"], []);
+    if (finishesOnController(pvc, driver)) {
+      const next = withStatus(pvc, resizeFinished(pvc.status));
       if (driver.nodeExpansion === "none")
         next.metadata.annotations = { ...(next.metadata.annotations ?? {}), [NODE_EXPANSION_NOT_REQUIRED]: "true" };
-    } else {
-      // markForPendingNodeExpansion: Resizing stays; the kubelet grows the file system where the
-      // volume is mounted.
-      status.allocatedResourceStatuses = { ...(status.allocatedResourceStatuses ?? {}), storage: "NodeResizePending" };
-      setConditions(
-        next,
-        ["ControllerResizeError", "FileSystemResizePending"],
-        [condition(this.ctx, "FileSystemResizePending", FILE_SYSTEM_RESIZE_PENDING)],
-      );
-    }
-    writeClaim(this.ctx, next, RESIZER, "external-resizer");
-  }
-
-  /** The driver's OutOfRange refusal of an expansion to `target` bytes ("code = … desc = …"), if it refuses. */
-  private outOfRange(pvc: PersistentVolumeClaim, driver: DriverBehaviour, target: bigint): string | undefined {
-    // The CSI hostpath driver's words for its --max-volume-size.
-    if (driver.maxStorage !== undefined && target > toBytes(driver.maxStorage))
-      return `code = OutOfRange desc = Requested capacity ${target} exceeds maximum allowed ${toBytes(driver.maxStorage)}`;
-    if (driver.resize === "infeasible")
-      return `code = OutOfRange desc = requested size ${formatBytes(target)} is not supported by the backend of class ${pvc.spec.storageClassName}`;
-    return undefined;
+      writeClaim(this.ctx, next, RESIZER, "external-resizer");
+    } else writeClaim(this.ctx, withStatus(pvc, nodeResizePending(pvc.status, at)), RESIZER, "external-resizer");
   }
 
   private modify(pvc: PersistentVolumeClaim): void {
     const uid = key(pvc);
     const volume = this.ctx.volumes.get(uid);
     if (!volume) return;
-    const wanted = pvc.spec.volumeAttributesClassName || undefined;
-    const current = pvc.status?.currentVolumeAttributesClassName || undefined;
-    const mvs = pvc.status?.modifyVolumeStatus ?? undefined;
-    if (!mvs && wanted === current) {
-      // Nothing to do: the class asked for is the one in effect.
-      this.modifyAt.delete(uid);
-      this.parked.delete(uid);
-      return;
-    }
     const driver = driverOf(this.ctx, pvc.spec.storageClassName);
-    // No MODIFY_VOLUME: the resizer runs no modify controller; nothing is written (issue 36 point 5).
-    if (driver.modify === "none") return;
+    const next = modifyStage(pvc, driver, this.parked.get(uid));
     const regarding = {
       kind: "PersistentVolumeClaim",
       namespace: pvc.metadata.namespace ?? "default",
       name: pvc.metadata.name,
     };
-    const target = mvs?.targetVolumeAttributesClassName || undefined;
-    if (mvs?.status === "InProgress" && target) {
-      // ControllerModifyVolume was called for the target: it ends with that class, whatever the
-      // spec says since (a new spec is taken up afterwards).
-      if (!this.ready(this.modifyAt, pvc, driver.modifyMs ?? this.ctx.latencies.modifyMs)) return;
-      this.modifyAt.delete(uid);
-      this.modified(pvc, target, volume, driver, regarding);
-      return;
+    switch (next.stage) {
+      case "idle":
+        this.modifyAt.delete(uid);
+        this.parked.delete(uid);
+        return;
+      case "unsupported": // no MODIFY_VOLUME: the resizer runs no modify controller (issue 36 point 5)
+      case "refused":
+      case "parked":
+        return;
+      case "finish":
+        if (!this.ready(this.modifyAt, pvc, driver.modifyMs ?? this.ctx.latencies.modifyMs)) return;
+        this.modifyAt.delete(uid);
+        this.modified(pvc, next.target, volume, driver, regarding);
+        return;
+      case "cancel":
+        // The modifier stops there, clearing its conditions; the last modifyVolumeStatus stays.
+        this.modifyAt.delete(uid);
+        this.parked.delete(uid);
+        if (hasCondition(pvc, "ModifyingVolume")) {
+          writeClaim(this.ctx, withStatus(pvc, modifyCancelled(pvc.status)), RESIZER, "external-resizer");
+          emitEvent(this.ctx, regarding, "Normal", "VolumeModifyCancelled", "Cancelled modify.", "external-resizer");
+        }
+        return;
+      case "start":
+        this.startModify(pvc, next.target, driver, regarding);
+        return;
     }
-    if (!wanted) {
-      // The spec asks for no class any more and nothing is in flight: the modifier stops there,
-      // clearing its conditions; the last modifyVolumeStatus stays as it was.
-      this.modifyAt.delete(uid);
-      this.parked.delete(uid);
-      if (hasCondition(pvc, "ModifyingVolume")) {
-        const next = copy(pvc);
-        setConditions(next, ["ModifyingVolume", "ModifyVolumeError"], []);
-        writeClaim(this.ctx, next, RESIZER, "external-resizer");
-        emitEvent(this.ctx, regarding, "Normal", "VolumeModifyCancelled", "Cancelled modify.", "external-resizer");
-      }
-      return;
-    }
-    // Refused: not retried while the spec names the same class (the modifier's slow set).
-    if (mvs?.status === "Infeasible" && target === wanted) return;
-    // Pending: not queued again until the spec's class changes.
-    if (mvs?.status === "Pending" && this.parked.get(uid) === wanted) return;
+  }
 
-    // The change is noticed, then the class looked up.
+  /** The change is noticed, then the class looked up: Pending while it does not exist, else ControllerModifyVolume. */
+  private startModify(
+    pvc: PersistentVolumeClaim,
+    wanted: string,
+    driver: DriverBehaviour,
+    regarding: { kind: string; namespace: string; name: string },
+  ): void {
+    const uid = key(pvc);
     if (!this.ready(this.modifyAt, pvc, this.ctx.latencies.reactMs)) return;
     this.modifyAt.delete(uid);
     if (!this.ctx.store.peek("volumeattributesclasses", undefined, wanted)) {
-      // markControllerModifyVolumeStatus(Pending): the status only (no target of its own), the
-      // conditions as they are.
       this.parked.set(uid, wanted);
-      if (mvs?.status !== "Pending") {
-        const next = copy(pvc);
-        next.status!.modifyVolumeStatus = {
-          ...(target ? { targetVolumeAttributesClassName: target } : {}),
-          status: "Pending",
-        };
-        writeClaim(this.ctx, next, RESIZER, "external-resizer");
-      }
+      if (pvc.status?.modifyVolumeStatus?.status !== "Pending")
+        writeClaim(this.ctx, withStatus(pvc, modifyPending(pvc.status)), RESIZER, "external-resizer");
       emitEvent(
         this.ctx,
         regarding,
@@ -490,12 +388,8 @@ export class StorageControllers {
       return;
     }
     this.parked.delete(uid);
-    // markControllerModifyVolumeStatus(InProgress), then ControllerModifyVolume: an earlier
-    // ModifyVolumeError stays until the modification ends.
-    const next = copy(pvc);
-    next.status!.modifyVolumeStatus = { targetVolumeAttributesClassName: wanted, status: "InProgress" };
-    mergeConditions(next, [this.modifyCondition("ModifyingVolume", `Modifying volume to "${wanted}" is in progress.`)]);
-    writeClaim(this.ctx, next, RESIZER, "external-resizer");
+    const started = modifyInProgress(pvc.status, wanted, this.ctx.clock.stamp());
+    writeClaim(this.ctx, withStatus(pvc, started), RESIZER, "external-resizer");
     this.modifyAt.set(uid, this.ctx.clock.nowMs() + (driver.modifyMs ?? this.ctx.latencies.modifyMs));
     this.ctx.clock.wakeAt(this.modifyAt.get(uid)!);
   }
@@ -510,24 +404,10 @@ export class StorageControllers {
   ): void {
     const klass = this.ctx.store.peek("volumeattributesclasses", undefined, target);
     const parameters = Object.keys((klass?.parameters as Record<string, string> | undefined) ?? {});
-    const invalid = driver.mutableParameters
-      ? parameters.filter((p) => !driver.mutableParameters!.includes(p)).sort()
-      : [];
-    const refusal =
-      driver.modify === "infeasible"
-        ? `parameters of VolumeAttributesClass ${target} are not supported for volume ${volume.name}`
-        : invalid.length
-          ? // The CSI hostpath driver's words for parameters outside --accepted-mutable-parameter-names.
-            `invalid parameters: [${invalid.join(" ")}]`
-          : undefined;
-    const next = copy(pvc);
+    const refusal = modifyRefusal(driver, target, parameters, volume.name);
     if (refusal) {
-      next.status!.modifyVolumeStatus = { targetVolumeAttributesClassName: target, status: "Infeasible" };
-      mergeConditions(next, [
-        this.modifyCondition("ModifyingVolume", `Modifying volume to "${target}" failed. Waiting for retry.`),
-        { ...this.modifyCondition("ModifyVolumeError", refusal), reason: "InvalidArgument" },
-      ]);
-      writeClaim(this.ctx, next, RESIZER, "external-resizer");
+      const refused = modifyInfeasible(pvc.status, target, refusal, this.ctx.clock.stamp());
+      writeClaim(this.ctx, withStatus(pvc, refused), RESIZER, "external-resizer");
       emitEvent(
         this.ctx,
         regarding,
@@ -540,10 +420,7 @@ export class StorageControllers {
     }
     // markControllerModifyVolumeCompleted: the PV's class, then the claim's.
     volume.volumeAttributesClassName = target;
-    next.status!.currentVolumeAttributesClassName = target;
-    delete next.status!.modifyVolumeStatus;
-    setConditions(next, ["ModifyingVolume", "ModifyVolumeError"], []);
-    writeClaim(this.ctx, next, RESIZER, "external-resizer");
+    writeClaim(this.ctx, withStatus(pvc, modifyCompleted(pvc.status, target)), RESIZER, "external-resizer");
     emitEvent(
       this.ctx,
       regarding,
@@ -552,11 +429,5 @@ export class StorageControllers {
       `external resizer modified volume ${pvc.metadata.name} with vac ${target} successfully`,
       "external-resizer",
     );
-  }
-
-  /** A modifier's condition: probed now; lastTransitionTime is kept by mergeConditions while it stays True. */
-  private modifyCondition(type: string, message: string): Condition {
-    const now = this.ctx.clock.stamp();
-    return { type, status: "True", lastProbeTime: now, lastTransitionTime: now, message };
   }
 }
