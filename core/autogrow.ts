@@ -3,72 +3,16 @@
 // a time, so replicas stay alike and a scale-up or a re-create matches. Pure: the usage comes in
 // the snapshot (one instant Prometheus query per step, read by an adapter).
 
+import { type AutogrowPolicy, basisPoints } from "./annotations.js";
 import type { ClaimTemplate, StatefulSet } from "./k8s.js";
-import { Keys } from "./keys.js";
 import { blocked, concluded, Messages } from "./messages.js";
 import type { WalkConclusion } from "./parts.js";
-import { formatBytes, humanBytes, parseQuantity, toBytes } from "./quantity.js";
+import { formatBytes, humanBytes, toBytes } from "./quantity.js";
+import { autogrownFromOf } from "./records.js";
 import { claimName } from "./statefulset.js";
 import type { UsageReading, VolumeUsage } from "./types.js";
-import * as z from "./zod.js";
 
 const GI = 1024n ** 3n;
-
-/** A percentage such as `80%` or `12.5%` (of a claim's capacity). */
-const Percent = z.string().check(z.regex(/^(\d{1,3})(\.\d{1,2})?%$/, 'expected a percentage such as "80%"'));
-const QuantityText = z.string().check(
-  z.refine((q: string) => {
-    try {
-      return parseQuantity(q) > 0n;
-    } catch {
-      return false;
-    }
-  }, 'expected a positive quantity such as "10Gi"'),
-);
-
-export const AutogrowPolicy = z.strictObject({
-  threshold: Percent,
-  increase: z.union([Percent, QuantityText]),
-  max: QuantityText,
-  template: z.optional(z.string().check(z.minLength(1))),
-});
-export type AutogrowPolicy = z.infer<typeof AutogrowPolicy>;
-
-/** Hundredths of a percent, exactly: "12.5%" → 1250. */
-const basisPoints = (p: string): bigint => {
-  const m = /^(\d+)(?:\.(\d{1,2}))?%$/.exec(p)!;
-  return BigInt(m[1]!) * 100n + BigInt((m[2] ?? "").padEnd(2, "0"));
-};
-
-/** `claimstep.io/autogrow` as written, or why it is refused (absent: undefined). */
-export function autogrowOf(
-  set: Pick<StatefulSet, "metadata">,
-): { ok: true; policy: AutogrowPolicy | undefined } | { ok: false; message: string } {
-  const raw = set.metadata.annotations?.[Keys.autogrow];
-  if (raw === undefined) return { ok: true, policy: undefined };
-  const where = `StatefulSet ${set.metadata.namespace ?? "default"}/${set.metadata.name}: annotation ${Keys.autogrow}`;
-  let json: unknown;
-  try {
-    json = JSON.parse(raw);
-  } catch (err) {
-    return {
-      ok: false,
-      message: `${where} is not JSON (${(err as Error).message}); expected e.g. {"threshold":"80%","increase":"25%","max":"1Ti"}`,
-    };
-  }
-  const parsed = AutogrowPolicy.safeParse(json);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    return {
-      ok: false,
-      message: `${where}: ${issue.path.join(".") || "value"}: ${issue.message}; expected e.g. {"threshold":"80%","increase":"25%","max":"1Ti"}`,
-    };
-  }
-  const threshold = basisPoints(parsed.data.threshold);
-  if (threshold <= 0n || threshold > 10_000n)
-    return { ok: false, message: `${where}: threshold ${parsed.data.threshold} must be above 0% and at most 100%` };
-  return { ok: true, policy: parsed.data };
-}
 
 /** How many revisions `claimstep.io/autogrown-from` remembers. */
 const GROWN_FROM_KEPT = 16;
@@ -175,7 +119,7 @@ export function autogrowStep(a: {
 }): { conclusion: WalkConclusion } | { note: string } | undefined {
   const { set, policy, reading, templates } = a;
   // One growth per revision, also for a revision a person brings back later.
-  const record = set.metadata.annotations?.[Keys.autogrownFrom];
+  const record = autogrownFromOf(set);
   if (grownFrom(record).includes(a.revision)) return undefined;
   if (!reading)
     return {

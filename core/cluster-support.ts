@@ -1,11 +1,12 @@
 // Issue 36 point 6: what the API server a set lives on silently leaves out. Pure functions of the
 // set as read; the messages are in core/messages.ts.
-import { recordedStatusOf } from "./annotations.js";
+
 import { effectiveClass } from "./claims.js";
 import type { PersistentVolumeClaim, StatefulSet, StorageClass } from "./k8s.js";
 import { concluded, Messages } from "./messages.js";
 import type { OrdinalPlan, WalkConclusion } from "./parts.js";
 import { toBytes } from "./quantity.js";
+import { recordedStatusOf } from "./records.js";
 import { maxUnavailableOf } from "./statefulset.js";
 
 const LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration";

@@ -1,10 +1,11 @@
 // Building Decisions: the status record (with `since` carried over while the phase and reason
 // stay), the StatefulSet annotations that must change (only those), and the requeue hint.
-import { recordedStatusOf } from "./annotations.js";
+
 import type { StatefulSet } from "./k8s.js";
 import { Keys } from "./keys.js";
 import type { DecisionParts } from "./parts.js";
 import { phaseOf, requeueAfterOf } from "./reasons.js";
+import { recordedStatusOf } from "./records.js";
 import type { Decision, OrdinalReport, SetRef, Snapshot, StatusRecord } from "./types.js";
 
 export function countsOf(ordinals: readonly OrdinalReport[]): StatusRecord["counts"] {

@@ -4,6 +4,7 @@
 // invocation. The manifest is never only in memory: it is in the record (a ConfigMap) before the
 // set is deleted, and the record goes only once the new set has adopted its pods.
 
+import { rawAnnotation } from "./annotations.js";
 import type { ClaimTemplate, ConfigMap, StatefulSet } from "./k8s.js";
 import { StatefulSet as StatefulSetSchema } from "./k8s.js";
 import { Keys } from "./keys.js";
@@ -11,26 +12,13 @@ import { blocked, concluded, eventOf, Messages } from "./messages.js";
 import { ManagedFields, type ManagedFieldsEntry, ownersOf, restoredManagedFields } from "./ownership.js";
 import type { WalkConclusion } from "./parts.js";
 import { AT_ONCE } from "./reasons.js";
+import { finalizeForOf, ownershipRestoredOf, recreateApprovedOf, recreatedFromOf, recreateStampOf } from "./records.js";
 import { mergeTemplate, podMismatch, type Reshape, stableJSON, targetTemplates } from "./reshape.js";
 import { revisionOf } from "./revision.js";
 import { podName, podOrdinal } from "./statefulset.js";
 import type { ArmRecord, DeleteRecord, Replaced, Snapshot } from "./types.js";
 import * as z from "./zod.js";
 
-export const FINALIZE = ["Never", "Recreate"] as const;
-
-/** `claimstep.io/finalize`: Recreate, Never (the default), or why the value is refused. */
-export function finalizeOf(
-  set: Pick<StatefulSet, "metadata">,
-): { ok: true; recreate: boolean } | { ok: false; message: string } {
-  const value = set.metadata.annotations?.[Keys.finalize];
-  if (value === undefined || value === "Never") return { ok: true, recreate: false };
-  if (value === "Recreate") return { ok: true, recreate: true };
-  return {
-    ok: false,
-    message: `StatefulSet ${set.metadata.namespace ?? "default"}/${set.metadata.name}: annotation ${Keys.finalize}=${JSON.stringify(value)} is not one of ${FINALIZE.join(", ")}: fix or remove it (absent = Never)`,
-  };
-}
 export const RECORD_PREFIX = "claimstep-recreate-";
 export const recordName = (set: string): string => `${RECORD_PREFIX}${set}`;
 
@@ -143,8 +131,7 @@ export function recreatedManifest(
   if (shape.podTemplate) (manifest.spec as Record<string, unknown>).template = structuredClone(shape.podTemplate);
   // A Recreate claimstep wrote on the user's behalf is spent by this re-create: the new set names
   // the revision it was re-created at, and a later change re-creates no more (policy.ts finalizeSpent).
-  if (annotations[Keys.finalizeFor] !== undefined)
-    annotations[Keys.finalizeFor] = revisionOf(manifest.spec.volumeClaimTemplates);
+  if (finalizeForOf(set) !== undefined) annotations[Keys.finalizeFor] = revisionOf(manifest.spec.volumeClaimTemplates);
   return manifest;
 }
 
@@ -405,7 +392,7 @@ export function finalizeStep(snapshot: Snapshot, c: FinalizeContext): WalkConclu
     if (set.metadata.uid !== record.oldUid) {
       // F4: a new set exists. Only one claimstep created from this record is followed; one anybody
       // else created (a GitOps self-heal, a person) is reported with what differs, the record disarmed.
-      if (set.metadata.annotations?.[Keys.recreatedFrom] !== record.uid) {
+      if (recreatedFromOf(set) !== record.uid) {
         const message = Messages.recreatedByOther(
           namespace,
           set.metadata.name,
@@ -430,7 +417,7 @@ export function finalizeStep(snapshot: Snapshot, c: FinalizeContext): WalkConclu
       }
       // F5: the fields go back to the managers that owned them, before the record (which holds
       // who they were) goes. Done once per record: the annotation is written with the managedFields.
-      if (record.managedFields && set.metadata.annotations?.[Keys.ownershipRestored] !== record.uid) {
+      if (record.managedFields && ownershipRestoredOf(set) !== record.uid) {
         const live = ManagedFields.safeParse(set.metadata.managedFields);
         const message = Messages.ownershipRestored(namespace, set.metadata.name, name, ownersOf(record.managedFields));
         return {
@@ -480,7 +467,7 @@ export function finalizeStep(snapshot: Snapshot, c: FinalizeContext): WalkConclu
       return { reason: "Recreating", message: Messages.setFinalizing(set.metadata.name), requeueAfter: AT_ONCE };
     // Only a record the set's own stamp names is claimstep's: whoever can create ConfigMaps but not
     // write the set cannot make one. Not ours: reported, never acted on, never deleted.
-    const stamp = set.metadata.annotations?.[Keys.recreateRecord];
+    const stamp = recreateStampOf(set);
     if (stamp !== recordStampOf(record.revision, record.oldResourceVersion))
       return notOurs(
         namespace,
@@ -504,7 +491,7 @@ export function finalizeStep(snapshot: Snapshot, c: FinalizeContext): WalkConclu
     if (!c.wanted) return discard(`${Keys.finalize} is no longer Recreate`);
     if (!c.converged || c.revision !== record.revision)
       return discard(`the rollout is no longer complete at revision ${record.revision}`);
-    if (c.viaPullRequest && set.metadata.annotations?.[Keys.recreateApproved] !== record.revision)
+    if (c.viaPullRequest && recreateApprovedOf(set) !== record.revision)
       return discard(`no merged pull request approves the re-create at revision ${record.revision}`);
     const changed = unexpectedDifferences(record.manifest, recreatedManifest(set, c.desired, c.shape));
     if (changed.length) return discard(`the StatefulSet changed since it was written (${changed.join(", ")})`);
@@ -539,7 +526,7 @@ export function finalizeStep(snapshot: Snapshot, c: FinalizeContext): WalkConclu
   if (revisionOf(live) === c.revision) return undefined;
   if (!rolloutAtRest(set)) return { reason: "Recreating", message: Messages.podsNotAtRest(set.metadata.name) };
   // GitOps: the manifest in Git must carry the new templates first; merging that is the approval.
-  if (c.viaPullRequest && set.metadata.annotations?.[Keys.recreateApproved] !== c.revision) {
+  if (c.viaPullRequest && recreateApprovedOf(set) !== c.revision) {
     return {
       reason: "Recreating",
       message: Messages.recreateProposed(set.metadata.name, c.revision),
@@ -606,7 +593,7 @@ function differencesFromRecord(set: StatefulSet, recorded: StatefulSet): string[
   }
   for (const n of live.keys()) if (!want.has(n)) out.push(`claim template ${n} was removed in the record`);
   if (stableJSON(set.spec.template) !== stableJSON(recorded.spec.template)) out.push("the pod template differs");
-  const optIn = (s: StatefulSet) => s.metadata.annotations?.[Keys.strategy];
+  const optIn = (s: StatefulSet) => rawAnnotation(s.metadata.annotations, "strategy");
   if (optIn(set) !== optIn(recorded))
     out.push(`${Keys.strategy} is ${optIn(set) ?? "not set"} (was ${optIn(recorded)})`);
   return out;

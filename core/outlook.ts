@@ -4,9 +4,11 @@
 // why: `claimstep.io/finalize: Recreate` (the user's own, or one claimstep wrote for a change), or
 // a template added or removed, which only a re-create does. From the one parsed policy. Pure.
 
+import { rawAnnotation } from "./annotations.js";
 import type { StatefulSet } from "./k8s.js";
 import { Keys } from "./keys.js";
 import { finalizeSpent, policyOf } from "./policy.js";
+import { finalizeForOf } from "./records.js";
 import { reshapePending } from "./reshape.js";
 import { revisionOf } from "./revision.js";
 
@@ -35,8 +37,7 @@ export function recreateOutlook(set: StatefulSet): RecreateOutlook | undefined {
   const live = revisionOf(set.spec.volumeClaimTemplates ?? []);
   const reshaping = reshapePending(p.reshape);
   if (!reshaping && p.revision === live) return undefined;
-  const annotations = set.metadata.annotations ?? {};
-  const writtenFor = annotations[Keys.finalizeFor];
+  const writtenFor = finalizeForOf(set);
   const spent = finalizeSpent(set, p.revision);
   const ends = `ends in a re-create of StatefulSet ${name} once its claims are at revision ${p.revision} (orphan delete + create; its pods and claims are kept)`;
   const whose =
@@ -51,7 +52,7 @@ export function recreateOutlook(set: StatefulSet): RecreateOutlook | undefined {
       const why = `${shape}, which only a re-create does (the API server forbids editing spec.volumeClaimTemplates); ${whose}`;
       return { recreate: true, why, text: `This change ${ends}: ${why}.` };
     }
-    const why = `${shape} needs a re-create, and ${Keys.finalize} is ${spent ? `a Recreate claimstep wrote for revision ${spent}, spent` : (annotations[Keys.finalize] ?? "absent (Never)")}: the change waits until you annotate the set ${Keys.finalize}=Recreate or run claimstep finalize ${set.metadata.name} -n ${set.metadata.namespace ?? "default"}`;
+    const why = `${shape} needs a re-create, and ${Keys.finalize} is ${spent ? `a Recreate claimstep wrote for revision ${spent}, spent` : (rawAnnotation(set.metadata.annotations, "finalize") ?? "absent (Never)")}: the change waits until you annotate the set ${Keys.finalize}=Recreate or run claimstep finalize ${set.metadata.name} -n ${set.metadata.namespace ?? "default"}`;
     return { recreate: false, why, text: `No re-create yet: ${why}.` };
   }
   if (p.finalize === "Recreate") return { recreate: true, why: whose, text: `This change ${ends}: ${whose}.` };

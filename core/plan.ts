@@ -4,6 +4,7 @@
 // parts, each read top-down as the decision table: scope (rules 1–3), claim evaluation (rules
 // 4–8, 13, 14), the pods (core/pods.ts), the walk (8–10).
 
+import { rawAnnotation } from "./annotations.js";
 import { autogrowStep } from "./autogrow.js";
 import { evaluateOrdinal, ordinalReport, reportOrdinal, stateOf } from "./claims.js";
 import { droppedMaxUnavailable, stalledDriver } from "./cluster-support.js";
@@ -67,7 +68,7 @@ export function planStep(snapshot: Snapshot, now: Date, writer: WriterCapabiliti
       reason === "NotOptedIn" || reason === "OnDelete"
         ? releaseOnOptOut(
             set,
-            Messages.optedOut(reason === "OnDelete" ? "OnDelete" : set.metadata.annotations?.[Keys.strategy]),
+            Messages.optedOut(reason === "OnDelete" ? "OnDelete" : rawAnnotation(set.metadata.annotations, "strategy")),
           )
         : undefined;
     if (released) return makeDecision(snapshot, now, [], { ...forWriter(released, writer), record: true });

@@ -3,24 +3,25 @@
 // into one typed value the planner reads ("parse, don't validate"). The per-annotation parsers are
 // imported here and nowhere else on a step's path; an invalid annotation is one refusal, which
 // scope.ts turns into one Blocked decision.
-import { type AutogrowPolicy, autogrowOf } from "./autogrow.js";
-import { finalizeOf } from "./finalize.js";
+import {
+  type ApplyVia,
+  type AutogrowPolicy,
+  applyViaOf,
+  autogrowOf,
+  finalizeOf,
+  hasNoClaimTemplates,
+  removeListOf,
+  strategyOf,
+} from "./annotations.js";
 import type { ClaimTemplate, StatefulSet } from "./k8s.js";
 import { Keys } from "./keys.js";
 import { Messages } from "./messages.js";
 import { type PodPolicy, podPolicyOf } from "./pod-policy.js";
 import type { Reason } from "./reasons.js";
-import { type Reshape, removeListOf, reshapeOf, reshapePending } from "./reshape.js";
+import { finalizeForOf } from "./records.js";
+import { type Reshape, reshapeOf, reshapePending } from "./reshape.js";
 import { revisionOf } from "./revision.js";
-import {
-  type ApplyVia,
-  applyViaOf,
-  hasNoClaimTemplates,
-  maxUnavailableOf,
-  type Ordinals,
-  ordinalsOf,
-  strategyOf,
-} from "./statefulset.js";
+import { maxUnavailableOf, type Ordinals, ordinalsOf } from "./statefulset.js";
 import { type DesiredTemplates, desiredTemplates } from "./templates.js";
 
 /** What one set asks of claimstep, once every annotation it reads has been parsed and found valid. */
@@ -56,7 +57,7 @@ export interface SetPolicy {
  * not spent (the user's own Recreate, or the change it was written for is still to be re-created).
  */
 export function finalizeSpent(set: StatefulSet, revision: string): string | undefined {
-  const writtenFor = set.metadata.annotations?.[Keys.finalizeFor];
+  const writtenFor = finalizeForOf(set);
   if (writtenFor === undefined || writtenFor === revision) return undefined;
   return revisionOf(set.spec.volumeClaimTemplates ?? []) === writtenFor ? writtenFor : undefined;
 }

@@ -3,14 +3,12 @@
 // delivery or an admission review handled, autogrow's growths and Prometheus' failures. Types and
 // pure functions only: the Node server's recorder is prom-client's (adapters/metrics-node/registry.ts);
 // the Worker has none.
-import { autogrowOf } from "./autogrow.js";
+import { autogrowOf, rawAnnotation, strategyOf } from "./annotations.js";
 import { phaseShown } from "./decision.js";
 import type { StatefulSet } from "./k8s.js";
-import { Keys } from "./keys.js";
 import { desiredKeyOf, desiredOf } from "./policy.js";
 import { toBytes } from "./quantity.js";
 import type { Phase } from "./reasons.js";
-import { strategyOf } from "./statefulset.js";
 import type { Decision, SetRef, Snapshot } from "./types.js";
 
 /** claimstep_steps_total's outcome: what a step did, or why it did nothing. */
@@ -132,7 +130,7 @@ function desiredBytesOf(set: StatefulSet): DesiredBytes {
 
 /** The autogrow threshold as a ratio, or undefined (no valid policy). */
 function thresholdOf(set: StatefulSet): number | undefined {
-  const raw = set.metadata.annotations?.[Keys.autogrow];
+  const raw = rawAnnotation(set.metadata.annotations, "autogrow");
   if (raw === undefined) return undefined;
   return thresholdMemo(raw, () => {
     const policy = autogrowOf(set);

@@ -6,15 +6,27 @@
 // time from the lowest ordinal, as the StatefulSet controller can follow (it processes pods from
 // ordinal start and stops at the first whose volumes do not match the set, so a higher pod evicted
 // first is never re-created), then hand the partition back.
+import {
+  heldTemplateBaseOf,
+  type PodTemplate,
+  PodTemplateSchema,
+  podTemplateOf,
+  removeListOf,
+  TEMPLATE_NAME,
+} from "./annotations.js";
 import type { ClaimTemplate, PersistentVolumeClaim, Pod, StatefulSet } from "./k8s.js";
 import { Keys } from "./keys.js";
 import { eventOf, Messages } from "./messages.js";
 import type { WalkConclusion } from "./parts.js";
-import { BUDGET_CHARGE_SECONDS, type LastEviction } from "./pod-policy.js";
+import { BUDGET_CHARGE_SECONDS } from "./pod-policy.js";
+import type { LastEviction } from "./records.js";
 import { revisionOfCanonical } from "./revision.js";
 import { claimName, podName } from "./statefulset.js";
 import type { EvictPod, LabelClaim, OrphanedClaim, PatchPartition } from "./types.js";
-import * as z from "./zod.js";
+
+// The parsers of the shape's annotations moved to the policy module (core/annotations.ts); the
+// desired change (core/desired.ts) and the webhook (core/admission.ts) read them from here.
+export { type PodTemplate, podTemplateOf, removeListOf } from "./annotations.js";
 
 /** What the set's annotations ask of its shape. */
 export interface Reshape {
@@ -31,23 +43,6 @@ export interface Reshape {
 /** The set's shape changes with the next re-create. */
 export const reshapePending = (r: Reshape): boolean => r.added.length > 0 || r.removed.length > 0;
 
-const Mount = z.looseObject({ name: z.string() });
-const Container = z.looseObject({
-  name: z.string(),
-  volumeMounts: z.optional(z.array(Mount)),
-  volumeDevices: z.optional(z.array(Mount)),
-});
-/** The parts of a pod template the shape rules read; everything else is carried as is. */
-const PodTemplateSchema = z.looseObject({
-  metadata: z.optional(z.looseObject({})),
-  spec: z.looseObject({
-    containers: z.array(Container).check(z.minLength(1, "a pod template needs at least one container")),
-    initContainers: z.optional(z.array(Container)),
-    volumes: z.optional(z.array(z.looseObject({ name: z.string() }))),
-  }),
-});
-export type PodTemplate = z.infer<typeof PodTemplateSchema>;
-
 /** JSON with object keys sorted, so documents compare by content, not by key order. */
 export const stableJSON = (v: unknown): string =>
   Array.isArray(v)
@@ -62,66 +57,7 @@ export const stableJSON = (v: unknown): string =>
 /** The digest of a pod template (`claimstep.io/pod-template-base`): FNV-1 of its content, as the revision hash. */
 export const podTemplateDigest = (template: unknown): string => revisionOfCanonical(stableJSON(template ?? null));
 
-/** A DNS-1123 label: what a template name must be for its claims `<template>-<set>-<n>` to be valid. */
-const TEMPLATE_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-
 type Parsed<T> = { ok: true; value: T } | { ok: false; message: string };
-
-/**
- * `claimstep.io/remove-claim-templates` as names ([] when absent), or why it is refused (with the
- * raw value, for a message that quotes it). The one parser of the annotation. `lenient`: any JSON
- * array of strings, as written (names not checked as DNS-1123 labels nor deduplicated): the
- * admission webhook carries an old list forward into the one it writes, and the planner still
- * refuses a bad name in it.
- */
-export function removeListOf(
-  set: Annotated,
-  opts: { lenient?: boolean } = {},
-): { ok: true; value: string[] } | { ok: false; message: string; raw: string } {
-  const raw = set.metadata.annotations?.[Keys.removeTemplates];
-  if (raw === undefined) return { ok: true, value: [] };
-  const where = `annotation ${Keys.removeTemplates} on ${ref(set)}`;
-  let json: unknown;
-  try {
-    json = JSON.parse(raw);
-  } catch (err) {
-    return { ok: false, raw, message: `${where} is not valid JSON (${(err as Error).message}); expected ["name", …]` };
-  }
-  const parsed = z.array(z.string()).safeParse(json);
-  if (!parsed.success)
-    return { ok: false, raw, message: `${where} must be a JSON array of template names, e.g. ["cache"]` };
-  if (opts.lenient) return { ok: true, value: parsed.data };
-  const bad = parsed.data.find((n) => !TEMPLATE_NAME.test(n) || n.length > 63);
-  if (bad !== undefined)
-    return {
-      ok: false,
-      raw,
-      message: `${where}: ${JSON.stringify(bad)} is not a claim template name (a DNS-1123 label)`,
-    };
-  return { ok: true, value: [...new Set(parsed.data)] };
-}
-
-/** `claimstep.io/pod-template` (undefined when absent), or why it is refused: the one parser of the annotation. */
-export function podTemplateOf(set: StatefulSet): Parsed<PodTemplate | undefined> {
-  const raw = set.metadata.annotations?.[Keys.podTemplate];
-  if (raw === undefined) return { ok: true, value: undefined };
-  const where = `annotation ${Keys.podTemplate} on ${ref(set)}`;
-  let json: unknown;
-  try {
-    json = JSON.parse(raw);
-  } catch (err) {
-    return { ok: false, message: `${where} is not valid JSON (${(err as Error).message}); expected a pod template` };
-  }
-  const parsed = PodTemplateSchema.safeParse(json);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    return {
-      ok: false,
-      message: `${where}: ${issue.path.join(".") || "(root)"}: ${issue.message}; expected the StatefulSet's spec.template ({"metadata":…,"spec":{"containers":[…]}})`,
-    };
-  }
-  return { ok: true, value: parsed.data };
-}
 
 /** What the annotation parsers read of a set (the webhook's old object has an optional name). */
 type Annotated = { metadata: { name?: string; namespace?: string; annotations?: Record<string, string> } };
@@ -154,7 +90,7 @@ export function reshapeOf(set: StatefulSet, desired: readonly ClaimTemplate[]): 
     };
   // A pod template held against a live one that changed since (kubectl set image, a patch): the
   // re-create would silently undo that change.
-  const base = set.metadata.annotations?.[Keys.podTemplateBase];
+  const base = heldTemplateBaseOf(set);
   const liveTemplate = (set.spec as { template?: unknown }).template;
   if (held.value && base !== undefined && podTemplateDigest(liveTemplate) !== base)
     return { ok: false, message: Messages.heldTemplateStale(ref(set), set.metadata.name) };

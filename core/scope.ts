@@ -3,11 +3,11 @@
 // Blocked on invalid input: nothing is written to any claim), or the scope that claim
 // evaluation (core/claims.ts) and the walk (core/walk.ts) work in.
 
-import { recordedRevisionsOf } from "./annotations.js";
 import type { ClaimTemplate, PersistentVolumeClaim, Pod, StorageClass } from "./k8s.js";
 import { blocked } from "./messages.js";
 import type { DecisionParts } from "./parts.js";
 import { type PolicyResult, policyOf, type SetPolicy } from "./policy.js";
+import { recordedRevisionsOf } from "./records.js";
 import { claimOrdinal, isCondemned, type Ordinals } from "./statefulset.js";
 import type { Snapshot } from "./types.js";
 

@@ -1,9 +1,13 @@
 // The StatefulSet rules in one place, as the StatefulSet controller has them
 // (stateful_set_utils.go): the names of a set's claims and pods, the ordinals in scope, the
-// maxUnavailable budget, and claimstep's own per-set policies (opt-in, apply-via).
+// maxUnavailable budget. claimstep's own per-set annotations (opt-in, apply-via) are read in
+// core/annotations.ts.
 import type { StatefulSet } from "./k8s.js";
 import { Keys } from "./keys.js";
 import { Messages } from "./messages.js";
+
+// Read by the desired change (core/desired.ts) and the GitOps writer's choice (adapters/gitops/apply-via.ts) from here.
+export { applyViaOf, isOptedIn } from "./annotations.js";
 
 /** `<template>-<set>-`: every claim of one template of a set starts so (getPersistentVolumeClaimName). */
 export const claimPrefix = (template: string, set: string): string => `${template}-${set}-`;
@@ -31,27 +35,6 @@ export function podOrdinal(pod: string, set: string): number | undefined {
 
 /** The annotation that opts a set in. */
 export const OPT_IN = { [Keys.strategy]: "InPlace" } as const;
-
-/** Whether the set opted in (`claimstep.io/volume-claim-update-strategy: InPlace`). */
-export const isOptedIn = (set: Pick<StatefulSet, "metadata">): boolean =>
-  set.metadata.annotations?.[Keys.strategy] === "InPlace";
-
-/** The strategy annotation: absent or OnClaimDelete (the KEP's default) leave the set alone. */
-export type Strategy =
-  | { kind: "InPlace" }
-  | { kind: "OnClaimDelete"; value: string | undefined }
-  | { kind: "invalid"; value: string };
-
-/** A set with no claim templates, live or desired: claimstep has no claims of it to update. */
-export const hasNoClaimTemplates = (set: Pick<StatefulSet, "metadata" | "spec">): boolean =>
-  (set.spec.volumeClaimTemplates ?? []).length === 0 && !set.metadata.annotations?.[Keys.templates];
-
-export function strategyOf(set: Pick<StatefulSet, "metadata">): Strategy {
-  const value = set.metadata.annotations?.[Keys.strategy];
-  if (value === "InPlace") return { kind: "InPlace" };
-  if (value === undefined || value === "OnClaimDelete") return { kind: "OnClaimDelete", value };
-  return { kind: "invalid", value };
-}
 
 /** Ordinals of a set (rule 3): the replica range `[start, end)` and the scope `[first, end)` above the partition. */
 export interface Ordinals {
@@ -95,18 +78,4 @@ export function maxUnavailableOf(set: StatefulSet): { ok: true; value: number } 
   if (m) return { ok: true, value: Math.max(1, Math.floor((replicas * Number(m[1])) / 100)) };
   if (/^\d+$/.test(raw)) return { ok: true, value: Math.max(1, Number(raw)) };
   return { ok: false, message: Messages.badMaxUnavailable(raw) };
-}
-
-/** `claimstep.io/apply-via`: how a set's claims are written (default direct). */
-export const APPLY_VIA = ["direct", "pull-request"] as const;
-export type ApplyVia = (typeof APPLY_VIA)[number];
-
-/** The set's apply mode, or the message naming the set, the annotation, the value and the fix. */
-export function applyViaOf(
-  set: Pick<StatefulSet, "metadata">,
-): { ok: true; via: ApplyVia } | { ok: false; message: string } {
-  const value = set.metadata.annotations?.[Keys.applyVia];
-  if (value === undefined) return { ok: true, via: "direct" };
-  if ((APPLY_VIA as readonly string[]).includes(value)) return { ok: true, via: value as ApplyVia };
-  return { ok: false, message: Messages.badApplyVia(set.metadata, value, APPLY_VIA) };
 }

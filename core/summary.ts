@@ -5,14 +5,14 @@
 // recorded status (claimstep.io/status) only says when the last step ran, whether it saw the
 // desired revision, and what the API server refused (which no plan can know). Pure.
 
-import { recordedRevisionsOf, recordedStatusOf } from "./annotations.js";
+import { applyViaOf, hasNoClaimTemplates, strategyOf } from "./annotations.js";
 import { nothingLeftToDo } from "./decision.js";
 import { GITOPS_KEYS } from "./gitops-owner.js";
 import type { StatefulSet } from "./k8s.js";
 import { Keys } from "./keys.js";
 import { Messages } from "./messages.js";
 import type { PolicyResult } from "./policy.js";
-import { applyViaOf, hasNoClaimTemplates, strategyOf } from "./statefulset.js";
+import { recordedRevisionsOf, recordedStatusOf } from "./records.js";
 import type { Decision, SetRef, Snapshot, StatusRecord } from "./types.js";
 
 /** How a set's claim writes are carried out (`claimstep.io/apply-via`). */
@@ -87,7 +87,7 @@ export function applyModeOf(
   policy?: PolicyResult,
 ): ApplyMode {
   const via = policy?.ok ? { ok: true as const, via: policy.policy.applyVia } : applyViaOf(set);
-  if (!via.ok) return { mode: "invalid", value: set.metadata.annotations?.[Keys.applyVia] ?? "" };
+  if (!via.ok) return { mode: "invalid", value: via.value };
   if (via.via === "direct") return { mode: "direct" };
   const link = httpUrl(status?.pullRequest);
   return { mode: "pull-request", ...(link ? { link } : {}) };

@@ -1,10 +1,11 @@
 // The desired claim templates (rule 2): the annotation if present, else the live templates.
-// Every way the annotation can be wrong yields one precise message; nothing is written then.
+// Every way the annotation can be wrong (core/annotations.ts templatesAnnotationOf) or a size can
+// be wrong yields one precise message; nothing is written then.
 
-import { ClaimTemplate, type StatefulSet } from "./k8s.js";
+import { templatesAnnotationOf } from "./annotations.js";
+import type { ClaimTemplate, StatefulSet } from "./k8s.js";
 import { Keys } from "./keys.js";
 import { MAX_STORAGE_BYTES, QuantityError, quantityString, toBytes } from "./quantity.js";
-import * as z from "./zod.js";
 
 export type DesiredTemplates =
   | { ok: true; source: "annotation" | "spec"; templates: ClaimTemplate[] }
@@ -12,52 +13,12 @@ export type DesiredTemplates =
 
 const where = `annotation ${Keys.templates}`;
 
-const issuePath = (path: readonly PropertyKey[]): string =>
-  path
-    .map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`))
-    .join("")
-    .replace(/^\./, "");
-
 export function desiredTemplates(set: StatefulSet): DesiredTemplates {
-  const live = set.spec.volumeClaimTemplates ?? [];
-  const raw = set.metadata.annotations?.[Keys.templates];
+  const annotation = templatesAnnotationOf(set);
+  if (!annotation.ok) return annotation;
   const setName = `${set.metadata.namespace ?? "default"}/${set.metadata.name}`;
-  let templates: ClaimTemplate[];
-  let source: "annotation" | "spec";
-
-  if (raw === undefined) {
-    templates = live;
-    source = "spec";
-  } else {
-    let json: unknown;
-    try {
-      json = JSON.parse(raw);
-    } catch (err) {
-      return {
-        ok: false,
-        message: `${where} on ${setName} is not valid JSON (${(err as Error).message}); it must be a JSON array of claim templates`,
-      };
-    }
-    const parsed = z.array(ClaimTemplate).safeParse(json);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0]!;
-      const at = issuePath(issue.path);
-      return {
-        ok: false,
-        message: `${where} on ${setName}: ${at ? `${at}: ` : ""}${issue.message}; expected a JSON array of volumeClaimTemplates ({"metadata":{"name":…},"spec":{…}})`,
-      };
-    }
-    templates = parsed.data;
-    source = "annotation";
-    // A name the live set lacks is a template to add (docs/design.md "Adding and removing claim
-    // templates"): the re-create adds it; policy.ts checks what adding needs.
-    const seen = new Set<string>();
-    for (const t of templates) {
-      if (seen.has(t.metadata.name))
-        return { ok: false, message: `${where} on ${setName}: template name "${t.metadata.name}" appears twice` };
-      seen.add(t.metadata.name);
-    }
-  }
+  const source: "annotation" | "spec" = annotation.value ? "annotation" : "spec";
+  const templates: ClaimTemplate[] = annotation.value ?? set.spec.volumeClaimTemplates ?? [];
 
   const out: ClaimTemplate[] = [];
   for (const t of templates) {

@@ -1,7 +1,7 @@
 // The status page's autogrow bars: each claim's usage against the set's threshold
 // (claimstep.io/autogrow), from the one reading autogrow itself takes (MetricsReader.usage: one
 // instant Prometheus query for the set's claims, never one per claim). Pure.
-import { autogrowOf } from "./autogrow.js";
+import { autogrowOf } from "./annotations.js";
 import type { StatefulSet } from "./k8s.js";
 import { humanBytes } from "./quantity.js";
 import type { UsageReading } from "./types.js";

@@ -5,12 +5,13 @@
 // cannot disagree. Pure: strings in, strings out (no clock, no I/O; times are the cluster's own
 // timestamps, shown as found).
 
+import { podCoordinationOf, removeListOf, restartPodsOf } from "./annotations.js";
 import type { ClaimTemplate, StatefulSet } from "./k8s.js";
 import { Keys } from "./keys.js";
 import { type OrphansView, orphansView } from "./orphans.js";
 import { recreateOutlook } from "./outlook.js";
 import { desiredOf } from "./policy.js";
-import { removeListOf } from "./reshape.js";
+import { finalizeForOf } from "./records.js";
 import { type Headline, headlineOf, type SetSummary } from "./summary.js";
 import { type Timeline, timelineOf } from "./timeline.js";
 import type { Action, ClaimReport, Decision, OrdinalReport, Snapshot, UsageReading } from "./types.js";
@@ -102,8 +103,10 @@ export function ordinalRows(ordinals: readonly OrdinalReport[]): OrdinalRow[] {
 
 /** Pods are shown once claimstep coordinates them: `pod-coordination: ClaimsFirst` or `restart-pods: WhenRequired`. */
 export function podsCoordinated(set: Pick<StatefulSet, "metadata">): boolean {
-  const a = set.metadata.annotations ?? {};
-  return a[Keys.podCoordination] === "ClaimsFirst" || a[Keys.restartPods] === "WhenRequired";
+  // Each read alone: pods are shown even when another pod setting is invalid (podPolicyOf would refuse).
+  const coordination = podCoordinationOf(set);
+  const restart = restartPodsOf(set);
+  return (coordination.ok && coordination.value === "ClaimsFirst") || (restart.ok && restart.value === "WhenRequired");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -335,7 +338,7 @@ export function finalizeHintOf(set: StatefulSet, headline: Headline, templates: 
   if (!templates.templates.some((t) => t.fields.some((f) => f.changed))) return undefined;
   const ns = set.metadata.namespace ?? "default";
   // A Recreate claimstep wrote for an earlier change is spent (docs/finalize.md): annotating it again changes nothing.
-  const spent = recreateOutlook(set)?.recreate === false && set.metadata.annotations?.[Keys.finalizeFor] !== undefined;
+  const spent = recreateOutlook(set)?.recreate === false && finalizeForOf(set) !== undefined;
   return `Every claim is at the new templates, but the StatefulSet's live spec.volumeClaimTemplates still differ from them (the API server refuses to edit them), so a scale-up creates claims at the old size until claimstep grows them. To re-create the set with the desired templates, keeping its pods and claims, run claimstep finalize ${set.metadata.name} -n ${ns}, or ${spent ? `make its claimstep.io/finalize: Recreate yours (claimstep wrote it for an earlier change, spent since): kubectl annotate sts ${set.metadata.name} -n ${ns} ${Keys.finalizeFor}-` : "annotate it claimstep.io/finalize: Recreate"}.`;
 }
 

@@ -4,7 +4,6 @@
 
 import { ApiError, PermissionError } from "../adapters/api-error.js";
 import { RECREATE_ACTIONS } from "../core/actions.js";
-import { recordedRevisionsOf } from "../core/annotations.js";
 import { planStep } from "../core/plan.js";
 import { type PolicyResult, policyOf } from "../core/policy.js";
 import type {
@@ -16,6 +15,7 @@ import type {
   WriterCapabilities,
   Writers,
 } from "../core/ports.js";
+import { recordedRevisionsOf } from "../core/records.js";
 import type { Action, ClaimAction, Decision, EvictPod, PatchPartition, SetRef, Snapshot } from "../core/types.js";
 import { verdict, type WriteOutcome } from "../core/verdict.js";
 

@@ -1,6 +1,7 @@
 // StateReader over the API server: two GETs (the set, its re-create record) and three LISTs whatever the replica count
 // (plus VolumeAttributesClasses, only when a desired template names one).
 
+import { isOptedIn } from "../../core/annotations.js";
 import { RECORD_PREFIX, readRecord, recordName } from "../../core/finalize.js";
 import {
   ConfigMap,
@@ -12,7 +13,6 @@ import {
   VolumeAttributesClass,
 } from "../../core/k8s.js";
 import type { LoadOptions, StateReader } from "../../core/ports.js";
-import { isOptedIn } from "../../core/statefulset.js";
 import { desiredTemplates } from "../../core/templates.js";
 import type { SetRef, Snapshot } from "../../core/types.js";
 import * as z from "../../core/zod.js";

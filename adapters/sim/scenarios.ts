@@ -4,6 +4,7 @@
 // and, unless it says otherwise, desires a change of them through the annotation.
 
 import { ADMISSION_ENABLED, ADMISSION_LABEL } from "../../core/admission.js";
+import { rawAnnotation } from "../../core/annotations.js";
 import { Keys } from "../../core/keys.js";
 import { planStep } from "../../core/plan.js";
 import type { MetricsReader, StateReader, Writers } from "../../core/ports.js";
@@ -316,7 +317,7 @@ async function buildApply(admission: WebhookHandler, seed = 1): Promise<SimClust
   });
   const set = (await res.json()) as Json;
   const annotations = ((set.metadata as Json | undefined)?.annotations as Record<string, string> | undefined) ?? {};
-  if (res.status !== 200 || !annotations[Keys.templates])
+  if (res.status !== 200 || !rawAnnotation(annotations, "templates"))
     throw new Error(
       `apply: the apply of web at 2Gi did not go through claimstep's webhook: HTTP ${res.status} ${JSON.stringify(set).slice(0, 400)}`,
     );

@@ -3,9 +3,9 @@
 // pass having done nothing.
 
 import { ApiError } from "../../adapters/api-error.js";
+import { rawAnnotation } from "../../core/annotations.js";
 import { nothingLeftToDo } from "../../core/decision.js";
 import type { StatefulSet } from "../../core/k8s.js";
-import { Keys } from "../../core/keys.js";
 import { renderDecision } from "../../core/render.js";
 import { canonicalTemplate } from "../../core/revision.js";
 import type { Decision, SetRef } from "../../core/types.js";
@@ -62,13 +62,10 @@ export interface RunOptions {
 
 /** What a scenario's story is about: the set's live claim templates and the changes asked of them. */
 const storyKey = (set: StatefulSet): string => {
-  const a = set.metadata.annotations ?? {};
+  const a = set.metadata.annotations;
   return JSON.stringify([
     (set.spec.volumeClaimTemplates ?? []).map(canonicalTemplate),
-    a[Keys.templates] ?? null,
-    a[Keys.removeTemplates] ?? null,
-    a[Keys.podTemplate] ?? null,
-    a[Keys.strategy] ?? null,
+    ...(["templates", "removeTemplates", "podTemplate", "strategy"] as const).map((k) => rawAnnotation(a, k) ?? null),
   ]);
 };
 

@@ -4,6 +4,7 @@
 // above its capacity (X1; the output says which claims, to what), a VolumeAttributesClass the cluster does not have. `--dry-run` writes
 // nothing: it prints the annotation diff and the plan the change would cause.
 import { ApiError } from "../../adapters/api-error.js";
+import { rawAnnotation } from "../../core/annotations.js";
 import { claimEdit, cleanTemplate, type TemplateChange, templateAdd, templateRemove } from "../../core/desired.js";
 import { type GitOpsOwner, gitopsOwners, gitopsWarning } from "../../core/gitops-owner.js";
 import type { ClaimTemplate, StatefulSet } from "../../core/k8s.js";
@@ -268,7 +269,7 @@ async function editSet(ctx: Context): Promise<number> {
   if (dryRun) {
     // The plan the change would cause: the same snapshot with the new annotations, nothing written.
     const held: Record<string, string> = hold
-      ? { [Keys.userPartition]: String(hold.action.userPartition ?? annotations[Keys.userPartition]) }
+      ? { [Keys.userPartition]: String(hold.action.userPartition ?? rawAnnotation(annotations, "userPartition")) }
       : {};
     const spec = hold
       ? {
@@ -302,7 +303,10 @@ async function editSet(ctx: Context): Promise<number> {
   const before = desiredTemplates(snapshot.statefulSet);
   const beforeTemplates = before.ok ? before.templates : [];
   const diff = templateDiff(beforeTemplates, change.templates);
-  const strategy = { from: annotations[Keys.strategy] ?? null, to: change.annotations[Keys.strategy] ?? null };
+  const strategy = {
+    from: rawAnnotation(annotations, "strategy") ?? null,
+    to: rawAnnotation(change.annotations, "strategy") ?? null,
+  };
   if (ctx.json) {
     emit(ctx, {
       ref,
@@ -513,7 +517,7 @@ async function templateSet(ctx: Context): Promise<number> {
     );
   } else {
     what.push(
-      `${setName}: claim template ${name} to be removed (${Keys.removeTemplates}: ${change.annotations[Keys.removeTemplates]}); ${Keys.finalize}: Recreate (removing a template needs a re-create)`,
+      `${setName}: claim template ${name} to be removed (${Keys.removeTemplates}: ${rawAnnotation(change.annotations, "removeTemplates")}); ${Keys.finalize}: Recreate (removing a template needs a re-create)`,
     );
     if (change.containers.length)
       what.push(

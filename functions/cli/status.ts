@@ -5,9 +5,9 @@
 // mid re-create listed and marked, and a watch that ends only when claimstep has nothing left to do.
 
 import { ApiError } from "../../adapters/api-error.js";
-import { recordedRevisionsOf } from "../../core/annotations.js";
 import { Keys } from "../../core/keys.js";
 import { type OrphansView, orphansView } from "../../core/orphans.js";
+import { recordedRevisionsOf } from "../../core/records.js";
 import { type Headline, headlineOf, recreateCommand, type SetSummary } from "../../core/summary.js";
 import type { SetRef } from "../../core/types.js";
 import { nextStepOf } from "../../core/view.js";

@@ -16,7 +16,7 @@ import { type Context, Hono } from "hono";
 import { csrf } from "hono/csrf";
 import { streamSSE } from "hono/streaming";
 import { ApiError } from "../../adapters/api-error.js";
-import { autogrowOf } from "../../core/autogrow.js";
+import { autogrowOf } from "../../core/annotations.js";
 import type { MetricsReader, StateReader, Writers } from "../../core/ports.js";
 import type { SetSummary } from "../../core/summary.js";
 import type { SetRef, Snapshot, UsageReading } from "../../core/types.js";

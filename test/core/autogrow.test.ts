@@ -2,7 +2,8 @@
 // formula min(max, roundUpGi(max(capacity × (1 + increase), desired))), the limit, one growth per
 // revision, only when no rollout is in progress, and a step without metrics going on.
 import { describe, expect, it } from "vitest";
-import { autogrowDecision, autogrowOf } from "../../core/autogrow.js";
+import { autogrowOf } from "../../core/annotations.js";
+import { autogrowDecision } from "../../core/autogrow.js";
 import { Keys } from "../../core/keys.js";
 import { planStep } from "../../core/plan.js";
 import type { WriterCapabilities } from "../../core/ports.js";

@@ -1,5 +1,6 @@
 // The StatefulSet rules of core/statefulset.ts: names, ordinals, maxUnavailable, opt-in.
 import { describe, expect, it } from "vitest";
+import { strategyOf } from "../../core/annotations.js";
 import {
   belowPartition,
   claimName,
@@ -11,7 +12,6 @@ import {
   ordinalsOf,
   podName,
   podOrdinal,
-  strategyOf,
 } from "../../core/statefulset.js";
 import { makeSet } from "./builders.js";
 

@@ -23,27 +23,27 @@ vi.mock("../../core/templates.js", async (load) => {
   const m = await load<typeof import("../../core/templates.js")>();
   return { ...m, desiredTemplates: counted("desiredTemplates", m.desiredTemplates) };
 });
+vi.mock("../../core/annotations.js", async (load) => {
+  const m = await load<typeof import("../../core/annotations.js")>();
+  return {
+    ...m,
+    strategyOf: counted("strategyOf", m.strategyOf),
+    applyViaOf: counted("applyViaOf", m.applyViaOf),
+    finalizeOf: counted("finalizeOf", m.finalizeOf),
+    autogrowOf: counted("autogrowOf", m.autogrowOf),
+  };
+});
 vi.mock("../../core/statefulset.js", async (load) => {
   const m = await load<typeof import("../../core/statefulset.js")>();
   return {
     ...m,
-    strategyOf: counted("strategyOf", m.strategyOf),
     maxUnavailableOf: counted("maxUnavailableOf", m.maxUnavailableOf),
     ordinalsOf: counted("ordinalsOf", m.ordinalsOf),
-    applyViaOf: counted("applyViaOf", m.applyViaOf),
   };
 });
 vi.mock("../../core/pod-policy.js", async (load) => {
   const m = await load<typeof import("../../core/pod-policy.js")>();
   return { ...m, podPolicyOf: counted("podPolicyOf", m.podPolicyOf) };
-});
-vi.mock("../../core/finalize.js", async (load) => {
-  const m = await load<typeof import("../../core/finalize.js")>();
-  return { ...m, finalizeOf: counted("finalizeOf", m.finalizeOf) };
-});
-vi.mock("../../core/autogrow.js", async (load) => {
-  const m = await load<typeof import("../../core/autogrow.js")>();
-  return { ...m, autogrowOf: counted("autogrowOf", m.autogrowOf) };
 });
 
 const PARSERS = [

@@ -5,7 +5,8 @@
 // every invocation) with a deliberately broken planner around core/plan.ts's planStep (core/ is
 // not touched); the unbroken planner must pass the same scenario, grow, and settle.
 import { describe, expect, it, vi } from "vitest";
-import { autogrowOf, autogrowStep } from "../../core/autogrow.js";
+import { autogrowOf } from "../../core/annotations.js";
+import { autogrowStep } from "../../core/autogrow.js";
 import { Keys } from "../../core/keys.js";
 import type { WriterCapabilities } from "../../core/ports.js";
 import { toBytes } from "../../core/quantity.js";
