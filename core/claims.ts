@@ -1,6 +1,7 @@
 // The planner, part 2 — rules 4–8, 13 and 14 of docs/design.md for one claim of one ordinal: its
 // name, its target, whether it needs claimstep's apply, whether the API server would accept that
 // apply (predicted, never provoked), whether it is ready, and the apply itself.
+import { sameJson } from "./json.js";
 import type { ClaimTemplate, PersistentVolumeClaim } from "./k8s.js";
 import { Keys } from "./keys.js";
 import { Messages } from "./messages.js";
@@ -362,13 +363,6 @@ function obstacleOf(
   return undefined;
 }
 
-const canonicalJSON = (v: unknown): string =>
-  JSON.stringify(v, (_k, val: unknown) =>
-    val && typeof val === "object" && !Array.isArray(val)
-      ? Object.fromEntries(Object.entries(val as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1)))
-      : val,
-  );
-
 const sameSet = (a: readonly string[], b: readonly string[]): boolean =>
   a.length === b.length && a.every((x) => b.includes(x)) && b.every((x) => a.includes(x));
 
@@ -383,7 +377,7 @@ function immutableMismatches(t: ClaimTemplate, pvc: PersistentVolumeClaim): stri
   if (ts.volumeMode && (ps.volumeMode ?? "Filesystem") !== ts.volumeMode)
     out.push(`volumeMode ${ps.volumeMode ?? "Filesystem"} → ${ts.volumeMode}`);
   for (const field of ["selector", "dataSource", "dataSourceRef"] as const) {
-    if (ts[field] && canonicalJSON(ts[field]) !== canonicalJSON(ps[field] ?? null)) out.push(field);
+    if (ts[field] && !sameJson(ts[field], ps[field] ?? null)) out.push(field);
   }
   return out;
 }

@@ -3,10 +3,14 @@
 // the result exactly as the planner will (core/templates.ts), and produce the annotations to
 // merge-patch, which also opt the set in.
 
+import { heldTemplateBaseOf, podTemplateOf, rawAnnotation, removeListOf } from "./annotations.js";
+import { sameDocument } from "./json.js";
 import { ClaimTemplate, StatefulSet } from "./k8s.js";
 import { Keys } from "./keys.js";
-import { podTemplateDigest, podTemplateOf, removeListOf, stableJSON } from "./reshape.js";
+import { finalizeForOf } from "./records.js";
+import { podTemplateDigest } from "./reshape.js";
 import { revisionOf } from "./revision.js";
+import { withoutServerFields } from "./server-fields.js";
 import { isOptedIn, OPT_IN } from "./statefulset.js";
 import { desiredTemplates } from "./templates.js";
 import type { SetRef } from "./types.js";
@@ -73,25 +77,6 @@ export function templatesFromDocument(
   };
 }
 
-/** A template as written into the annotation: no status, no server-filled metadata. */
-/** The template as the annotation holds it: the server's additions (status, creationTimestamp) removed. */
-export const cleanTemplate = (t: ClaimTemplate): ClaimTemplate => {
-  const { status: _status, ...rest } = t as ClaimTemplate & { status?: unknown };
-  const { creationTimestamp: _ts, ...metadata } = rest.metadata as ClaimTemplate["metadata"] & {
-    creationTimestamp?: unknown;
-  };
-  return { ...rest, metadata };
-};
-
-const sameDocument = (raw: string | undefined, value: unknown): boolean => {
-  if (raw === undefined) return false;
-  try {
-    return stableJSON(JSON.parse(raw)) === stableJSON(value);
-  } catch {
-    return false;
-  }
-};
-
 export type DesiredChange =
   | { ok: true; templates: ClaimTemplate[]; revision: string; annotations: Record<string, string>; changed: boolean }
   | { ok: false; message: string };
@@ -112,7 +97,7 @@ export function desiredChange(set: StatefulSet, posted: readonly ClaimTemplate[]
   // An invalid annotation is replaced as a whole by the live templates plus what is posted.
   const base = current.ok ? current.templates : (set.spec.volumeClaimTemplates ?? []);
   const byName = new Map(posted.map((t) => [t.metadata.name, t]));
-  const merged = base.map((t) => cleanTemplate(byName.get(t.metadata.name) ?? t));
+  const merged = base.map((t) => withoutServerFields(byName.get(t.metadata.name) ?? t));
   const known = new Set(base.map((t) => t.metadata.name));
   for (const t of posted) {
     if (!known.has(t.metadata.name)) {
@@ -129,7 +114,7 @@ export function desiredChange(set: StatefulSet, posted: readonly ClaimTemplate[]
   });
   if (!check.ok) return { ok: false, message: check.message };
   const existing = set.metadata.annotations ?? {};
-  const changed = !isOptedIn(set) || !sameDocument(existing[Keys.templates], merged);
+  const changed = !isOptedIn(set) || !sameDocument(rawAnnotation(existing, "templates"), merged);
   return { ok: true, templates: merged, revision: revisionOf(merged), annotations, changed };
 }
 
@@ -212,7 +197,11 @@ function removedNames(
 ): { ok: true; names: string[]; present: boolean } | { ok: false; message: string } {
   const list = removeListOf(set);
   if (!list.ok) return list;
-  return { ok: true, names: list.value, present: set.metadata.annotations?.[Keys.removeTemplates] !== undefined };
+  return {
+    ok: true,
+    names: list.value,
+    present: rawAnnotation(set.metadata.annotations, "removeTemplates") !== undefined,
+  };
 }
 
 export interface TemplateAddOptions {
@@ -248,9 +237,8 @@ function finish(
           [Keys.podTemplate]: JSON.stringify(held.template),
           // Held against the live template as it is now, or as it was when first held.
           [Keys.podTemplateBase]:
-            set.metadata.annotations?.[Keys.podTemplate] !== undefined
-              ? (set.metadata.annotations?.[Keys.podTemplateBase] ??
-                podTemplateDigest((set.spec as { template?: unknown }).template))
+            rawAnnotation(set.metadata.annotations, "podTemplate") !== undefined
+              ? (heldTemplateBaseOf(set) ?? podTemplateDigest((set.spec as { template?: unknown }).template))
               : podTemplateDigest((set.spec as { template?: unknown }).template),
         }
       : {}),
@@ -290,8 +278,7 @@ export function recreateFor(
   set: { metadata: { annotations?: Record<string, string> | undefined } },
   revision: string,
 ): Record<string, string> {
-  const a = set.metadata.annotations ?? {};
-  if (a[Keys.finalize] === "Recreate" && a[Keys.finalizeFor] === undefined) return {};
+  if (rawAnnotation(set.metadata.annotations, "finalize") === "Recreate" && finalizeForOf(set) === undefined) return {};
   return { [Keys.finalize]: "Recreate", [Keys.finalizeFor]: revision };
 }
 
@@ -372,7 +359,7 @@ export function templateAdd(set: StatefulSet, template: ClaimTemplate, opts: Tem
     container.volumeMounts = [...(container.volumeMounts ?? []), { name, mountPath: opts.mountPath }];
     held = { template: pod, containers: [container.name] };
   }
-  return finish(set, [...base.map(cleanTemplate), cleanTemplate(template)], extra, held);
+  return finish(set, [...base.map(withoutServerFields), withoutServerFields(template)], extra, held);
 }
 
 /**
@@ -399,10 +386,13 @@ export function templateRemove(set: StatefulSet, name: string): TemplateChange {
       message: `StatefulSet ${setName} has no claim template "${name}" (it has: ${names.join(", ") || "none"}); nothing to remove`,
     };
   }
+  // A live template is listed; a list already there is written again as the policy reads it.
   const extra: Record<string, string> =
-    inLive && !removed.names.includes(name) ? { [Keys.removeTemplates]: JSON.stringify([...removed.names, name]) } : {};
-  if (inLive && removed.present && !extra[Keys.removeTemplates])
-    extra[Keys.removeTemplates] = JSON.stringify(removed.names);
+    inLive && !removed.names.includes(name)
+      ? { [Keys.removeTemplates]: JSON.stringify([...removed.names, name]) }
+      : inLive && removed.present
+        ? { [Keys.removeTemplates]: JSON.stringify(removed.names) }
+        : {};
   const target = targetPodTemplate(set);
   if (!target.ok) return target;
   const pod = target.template;
@@ -422,5 +412,5 @@ export function templateRemove(set: StatefulSet, name: string): TemplateChange {
     }
   }
   const held = edited.length || target.held ? { template: pod, containers: edited } : undefined;
-  return finish(set, base.filter((t) => t.metadata.name !== name).map(cleanTemplate), extra, held);
+  return finish(set, base.filter((t) => t.metadata.name !== name).map(withoutServerFields), extra, held);
 }

@@ -5,6 +5,7 @@
 // set is deleted, and the record goes only once the new set has adopted its pods.
 
 import { rawAnnotation } from "./annotations.js";
+import { stableJSON } from "./json.js";
 import type { ClaimTemplate, ConfigMap, StatefulSet } from "./k8s.js";
 import { StatefulSet as StatefulSetSchema } from "./k8s.js";
 import { Keys } from "./keys.js";
@@ -13,7 +14,7 @@ import { ManagedFields, type ManagedFieldsEntry, ownersOf, restoredManagedFields
 import type { WalkConclusion } from "./parts.js";
 import { AT_ONCE } from "./reasons.js";
 import { finalizeForOf, ownershipRestoredOf, recreateApprovedOf, recreatedFromOf, recreateStampOf } from "./records.js";
-import { mergeTemplate, podMismatch, type Reshape, stableJSON, targetTemplates } from "./reshape.js";
+import { mergeTemplate, podMismatch, type Reshape, targetTemplates } from "./reshape.js";
 import { revisionOf } from "./revision.js";
 import { podName, podOrdinal } from "./statefulset.js";
 import type { ArmRecord, DeleteRecord, Replaced, Snapshot } from "./types.js";

@@ -14,19 +14,21 @@ import {
   removeListOf,
   TEMPLATE_NAME,
 } from "./annotations.js";
+import { stableJSON } from "./json.js";
 import type { ClaimTemplate, PersistentVolumeClaim, Pod, StatefulSet } from "./k8s.js";
 import { Keys } from "./keys.js";
 import { eventOf, Messages } from "./messages.js";
+import { mountsWithoutVolume } from "./mounts.js";
 import type { WalkConclusion } from "./parts.js";
 import { BUDGET_CHARGE_SECONDS } from "./pod-policy.js";
 import type { LastEviction } from "./records.js";
 import { revisionOfCanonical } from "./revision.js";
+import { withoutServerFields } from "./server-fields.js";
 import { claimName, podName } from "./statefulset.js";
 import type { EvictPod, LabelClaim, OrphanedClaim, PatchPartition } from "./types.js";
 
-// The parsers of the shape's annotations moved to the policy module (core/annotations.ts); the
-// desired change (core/desired.ts) and the webhook (core/admission.ts) read them from here.
-export { type PodTemplate, podTemplateOf, removeListOf } from "./annotations.js";
+// The shape's annotations are parsed in the policy module (core/annotations.ts).
+export type { PodTemplate } from "./annotations.js";
 
 /** What the set's annotations ask of its shape. */
 export interface Reshape {
@@ -42,17 +44,6 @@ export interface Reshape {
 
 /** The set's shape changes with the next re-create. */
 export const reshapePending = (r: Reshape): boolean => r.added.length > 0 || r.removed.length > 0;
-
-/** JSON with object keys sorted, so documents compare by content, not by key order. */
-export const stableJSON = (v: unknown): string =>
-  Array.isArray(v)
-    ? `[${v.map(stableJSON).join(",")}]`
-    : v && typeof v === "object"
-      ? `{${Object.keys(v)
-          .sort()
-          .map((k) => `${JSON.stringify(k)}:${stableJSON((v as Record<string, unknown>)[k])}`)
-          .join(",")}}`
-      : JSON.stringify(v);
 
 /** The digest of a pod template (`claimstep.io/pod-template-base`): FNV-1 of its content, as the revision hash. */
 export const podTemplateDigest = (template: unknown): string => revisionOfCanonical(stableJSON(template ?? null));
@@ -130,7 +121,7 @@ export function targetTemplates(
   const byName = new Map<string, ClaimTemplate>();
   for (const d of desired) if (!byName.has(d.metadata.name)) byName.set(d.metadata.name, d);
   const kept = live.filter((t) => !removing.has(t.metadata.name)).map((t) => mergeOnto(t, byName.get(t.metadata.name)));
-  const added = desired.filter((t) => !liveNames.has(t.metadata.name)).map(cleanAdded);
+  const added = desired.filter((t) => !liveNames.has(t.metadata.name)).map(withoutServerFields);
   return [...kept, ...added];
 }
 
@@ -159,27 +150,11 @@ function mergeOnto(t: ClaimTemplate, d: ClaimTemplate | undefined): ClaimTemplat
   return merged;
 }
 
-/** An added template as the set is created with it: no status, no server-set metadata. */
-function cleanAdded(t: ClaimTemplate): ClaimTemplate {
-  const copy = structuredClone(t) as ClaimTemplate & { status?: unknown };
-  delete copy.status;
-  const meta = copy.metadata as Record<string, unknown>;
-  delete meta.creationTimestamp;
-  return copy;
-}
-
 /** `container c mounts v` for every mount (or device) of a volume neither the pod template nor the templates give. */
-export function missingMounts(podTemplate: unknown, templateNames: readonly string[]): string[] {
-  const parsed = PodTemplateSchema.safeParse(podTemplate);
-  if (!parsed.success) return [];
-  const spec = parsed.data.spec;
-  const volumes = new Set([...(spec.volumes ?? []).map((v) => v.name), ...templateNames]);
-  const out: string[] = [];
-  for (const c of [...(spec.initContainers ?? []), ...spec.containers])
-    for (const m of [...(c.volumeMounts ?? []), ...(c.volumeDevices ?? [])])
-      if (!volumes.has(m.name)) out.push(`container "${c.name}" mounts "${m.name}"`);
-  return out;
-}
+export const missingMounts = (podTemplate: unknown, templateNames: readonly string[]): string[] =>
+  PodTemplateSchema.safeParse(podTemplate).success
+    ? mountsWithoutVolume(podTemplate, templateNames).map((m) => `container "${m.container}" mounts "${m.volume}"`)
+    : [];
 
 // ---------------------------------------------------------------------------------------------
 // After the re-create: the claims of removed templates, the pods, the partition.

@@ -1,6 +1,7 @@
 // The revision hash of the desired claim templates (docs/design.md "Revision hash"): FNV-1 32 of a
 // canonical JSON, encoded like Kubernetes' rand.SafeEncodeString, so `20Gi` and `21474836480`
 // hash alike and key order never matters.
+import { stableJSON } from "./json.js";
 import type { ClaimTemplate } from "./k8s.js";
 import { toBytes } from "./quantity.js";
 
@@ -49,7 +50,7 @@ export function canonicalJSON(templates: readonly ClaimTemplate[]): string {
   const sorted = [...templates].sort((a, b) =>
     a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0,
   );
-  return JSON.stringify(sorted.map(canonicalTemplate));
+  return stableJSON(sorted.map(canonicalTemplate));
 }
 
 export function revisionOfCanonical(json: string): string {

@@ -8,7 +8,8 @@
 // handler writes docs/operating.md's `{"error","message","issues"?}` bodies.
 
 import { type Context, Hono, type MiddlewareHandler } from "hono";
-import { desiredChange, templatesFromDocument } from "../core/desired.js";
+import { changeOf } from "../core/change.js";
+import { templatesFromDocument } from "../core/desired.js";
 import type { MetricsReader, StateReader, Writers } from "../core/ports.js";
 import { renderDecision } from "../core/render.js";
 import type { SetRef } from "../core/types.js";
@@ -175,7 +176,7 @@ export function createApp(deps: AppDeps): Hono<AuthEnv> {
       if (!posted.ok) throw new Problem(400, "BadRequest", "invalid claim templates", { issues: posted.issues });
 
       const snapshot = await deps.reader.load(ref);
-      const change = desiredChange(snapshot.statefulSet, posted.templates);
+      const change = changeOf(snapshot.statefulSet, { kind: "templates", templates: posted.templates });
       if (!change.ok)
         throw new Problem(400, "BadRequest", change.message, {
           issues: [{ path: "(templates)", message: change.message }],

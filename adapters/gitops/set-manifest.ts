@@ -15,10 +15,13 @@
 
 import YAML, { type Document, isMap, type Scalar, type YAMLMap } from "yaml";
 import { lastGrownFrom } from "../../core/autogrow.js";
+import { sameJson } from "../../core/json.js";
 import type { ClaimTemplate, StatefulSet } from "../../core/k8s.js";
 import { Keys } from "../../core/keys.js";
+import { mountsWithoutVolume } from "../../core/mounts.js";
 import { compareQuantity } from "../../core/quantity.js";
 import { revisionOf } from "../../core/revision.js";
+import { withoutServerFields } from "../../core/server-fields.js";
 import { desiredTemplates } from "../../core/templates.js";
 import type { ProposeRecreate, RaiseTemplate } from "../../core/types.js";
 import { YAML_LIMITS } from "../yaml-bounds.js";
@@ -258,9 +261,7 @@ function templateEdits(
       const path = at("metadata", field);
       const want = nonEmpty(d.metadata[field]);
       const have = mapAt(doc, path);
-      const same =
-        JSON.stringify(Object.entries(want ?? {}).sort()) === JSON.stringify(Object.entries(have ?? {}).sort());
-      if (same) continue; // an empty map is no map
+      if (sameJson(want ?? {}, have ?? {})) continue; // an empty map is no map
       out.push({
         template: name,
         field,
@@ -380,7 +381,7 @@ function proposedManifest(
   }
   for (const t of action.templates) {
     if (templates.has(t.metadata.name)) continue;
-    seq.items.push(doc.createNode(cleanTemplate(t)));
+    seq.items.push(doc.createNode(withoutServerFields(t)));
     changes.added.push({ template: t.metadata.name, summary: templateSummary(t) });
   }
   if (held !== undefined) {
@@ -404,19 +405,6 @@ function proposedManifest(
 /** A template to add is whole: access modes and a size (a partial one only says the fields claimstep rolls out). */
 const isWhole = (t: ClaimTemplate): boolean =>
   Array.isArray(t.spec?.accessModes) && t.spec.accessModes.length > 0 && storageOf(t) !== undefined;
-
-/** What the server adds to a claim template, which has no place in Git. */
-const SERVER_SET_METADATA = ["creationTimestamp", "uid", "resourceVersion", "generation", "managedFields"] as const;
-
-/** The template as Git should hold it: without status, server-set metadata, and the kind/apiVersion the server adds. */
-function cleanTemplate(t: ClaimTemplate): Record<string, unknown> {
-  const out = structuredClone(t) as unknown as Record<string, unknown> & { metadata: Record<string, unknown> };
-  delete out.status;
-  if (out.kind === "PersistentVolumeClaim") delete out.kind;
-  if (out.apiVersion === "v1") delete out.apiVersion;
-  for (const k of SERVER_SET_METADATA) delete out.metadata[k];
-  return out;
-}
 
 /** `storage 1Gi, storageClassName fast, accessModes ReadWriteOnce`. */
 function templateSummary(t: ClaimTemplate): string {
@@ -618,21 +606,13 @@ function reconcile(doc: Document, node: unknown, want: unknown, path: string, ou
   return replacement(doc, node, want);
 }
 
-/** The volumes the set's pod template mounts (containers and init containers) that neither its volumes nor its claim templates provide. */
+/** The volumes the set's pod template mounts that neither its volumes nor its claim templates provide (core/mounts.ts). */
 function unmountable(set: StatefulSet): string[] {
-  const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
-  const nameOf = (v: unknown): unknown => (isPlain(v) ? v.name : undefined);
-  const podSpec = (set.spec?.template as { spec?: Json } | undefined)?.spec ?? {};
-  const have = new Set([
-    ...list(podSpec.volumes).map(nameOf),
-    ...list(set.spec?.volumeClaimTemplates).map((t) =>
-      isPlain(t) && isPlain(t.metadata) ? t.metadata.name : undefined,
-    ),
-  ]);
-  const mounts = [...list(podSpec.containers), ...list(podSpec.initContainers)].flatMap((c) =>
-    isPlain(c) ? [...list(c.volumeMounts), ...list(c.volumeDevices)].map(nameOf) : [],
+  const templates = (Array.isArray(set.spec?.volumeClaimTemplates) ? set.spec.volumeClaimTemplates : []) as unknown[];
+  const names = templates.flatMap((t) =>
+    isPlain(t) && isPlain(t.metadata) && typeof t.metadata.name === "string" ? [t.metadata.name] : [],
   );
-  return [...new Set(mounts.filter((n): n is string => typeof n === "string" && !have.has(n)))];
+  return [...new Set(mountsWithoutVolume(set.spec?.template, names).map((m) => m.volume))];
 }
 
 // Autogrow (RaiseTemplate in GitOps mode).

@@ -5,7 +5,7 @@
 // nothing: it prints the annotation diff and the plan the change would cause.
 import { ApiError } from "../../adapters/api-error.js";
 import { rawAnnotation } from "../../core/annotations.js";
-import { claimEdit, cleanTemplate, type TemplateChange, templateAdd, templateRemove } from "../../core/desired.js";
+import { type Change, changeOf } from "../../core/change.js";
 import { type GitOpsOwner, gitopsOwners, gitopsWarning } from "../../core/gitops-owner.js";
 import type { ClaimTemplate, StatefulSet } from "../../core/k8s.js";
 import { Keys } from "../../core/keys.js";
@@ -23,6 +23,7 @@ import {
 } from "../../core/quantity.js";
 import { renderDecision } from "../../core/render.js";
 import { revisionOf } from "../../core/revision.js";
+import { withoutServerFields } from "../../core/server-fields.js";
 import { claimOrdinal } from "../../core/statefulset.js";
 import { desiredTemplates } from "../../core/templates.js";
 import type { SetRef, Snapshot } from "../../core/types.js";
@@ -162,8 +163,8 @@ function templateDiff(before: readonly ClaimTemplate[], after: readonly ClaimTem
   const changes: FieldChange[] = [];
   for (const t of after) {
     const was = before.find((b) => b.metadata.name === t.metadata.name);
-    const old = leaves(was ? cleanTemplate(was) : {});
-    const now = leaves(cleanTemplate(t));
+    const old = leaves(was ? withoutServerFields(was) : {});
+    const now = leaves(withoutServerFields(t));
     for (const path of new Set([...old.keys(), ...now.keys()])) {
       if (old.get(path) !== now.get(path))
         changes.push({ template: t.metadata.name, path, from: old.get(path) ?? null, to: now.get(path) ?? null });
@@ -241,9 +242,13 @@ async function editSet(ctx: Context): Promise<number> {
   const claim = ctx.args[1];
   if (!claim) throw new UsageError("set: name the claim template too, e.g. claimstep set web data --storage 20Gi");
   const snapshot = await target.reader.load(ref, { volumeAttributesClasses: ctx.flags.vac !== undefined });
-  const change = claimEdit(snapshot.statefulSet, claim, {
-    ...(ctx.flags.storage !== undefined ? { storage: ctx.flags.storage } : {}),
-    ...(ctx.flags.vac !== undefined ? { volumeAttributesClassName: ctx.flags.vac } : {}),
+  const change = changeOf(snapshot.statefulSet, {
+    kind: "claim",
+    claim,
+    edit: {
+      ...(ctx.flags.storage !== undefined ? { storage: ctx.flags.storage } : {}),
+      ...(ctx.flags.vac !== undefined ? { volumeAttributesClassName: ctx.flags.vac } : {}),
+    },
   });
   if (!change.ok) throw new UsageError(`set: ${change.message}; nothing written`);
   const sizes = ctx.flags.storage !== undefined ? sizeCheck(snapshot, ref, claim, ctx.flags.storage) : { recovers: [] };
@@ -440,7 +445,7 @@ async function templateSet(ctx: Context): Promise<number> {
     throw new UsageError(`set: name the claim template too, e.g. claimstep set ${ref.name} logs --add --storage 1Gi`);
   const snapshot = await target.reader.load(ref, { volumeAttributesClasses: flags.vac !== undefined });
   const setName = `${ref.namespace}/${ref.name}`;
-  let change: TemplateChange;
+  let change: Change;
   if (flags.add) {
     const why = classProblem(snapshot, flags["storage-class"]);
     if (why) throw new UsageError(`set: ${setName}: ${why}${nothing}`);
@@ -457,12 +462,16 @@ async function templateSet(ctx: Context): Promise<number> {
         resources: { requests: { storage: flags.storage! } },
       },
     };
-    change = templateAdd(snapshot.statefulSet, template, {
-      ...(flags["mount-path"] !== undefined ? { mountPath: flags["mount-path"] } : {}),
-      ...(flags.container !== undefined ? { container: flags.container } : {}),
+    change = changeOf(snapshot.statefulSet, {
+      kind: "add",
+      template,
+      options: {
+        ...(flags["mount-path"] !== undefined ? { mountPath: flags["mount-path"] } : {}),
+        ...(flags.container !== undefined ? { container: flags.container } : {}),
+      },
     });
   } else {
-    change = templateRemove(snapshot.statefulSet, name);
+    change = changeOf(snapshot.statefulSet, { kind: "remove", template: name });
   }
   if (!change.ok) throw new UsageError(`set: ${change.message}${nothing}`);
   const dryRun = flags["dry-run"] ?? false;

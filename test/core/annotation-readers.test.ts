@@ -37,25 +37,7 @@ const POLICY_MODULE = new Set(["core/policy.ts", "core/annotations.ts", "core/re
  * now. Moving one: read the policy (or a parser in core/annotations.ts or core/records.ts) there,
  * and take its entry out.
  */
-const ALLOWED: Record<string, { keys: Key[]; why: string }> = {
-  "core/admission.ts": {
-    keys: [
-      "finalize",
-      "finalizeFor",
-      "podCoordination",
-      "podTemplate",
-      "podTemplateBase",
-      "strategy",
-      "templates",
-      "userPartition",
-    ],
-    why: "the webhook reads the old and new objects' raw values (presence, size, whether claimstep wrote finalize): issue 38 point 2's change module",
-  },
-  "core/desired.ts": {
-    keys: ["finalize", "finalizeFor", "podTemplate", "podTemplateBase", "removeTemplates", "templates"],
-    why: "the desired change compares and carries raw values (presence of the held pod template, its base digest): issue 38 point 2",
-  },
-};
+const ALLOWED: Record<string, { keys: Key[]; why: string }> = {};
 
 /** The claimstep.io/* annotation keys (the labels claimstep puts on claims are not annotations). */
 const LABELS = new Set<Key>(["revisionLabel", "orphanedFrom"]);
