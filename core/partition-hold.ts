@@ -3,6 +3,8 @@
 // own, with the user's partition recorded the first time (claimstep.io/user-partition) so that it
 // is handed back. The one computation of it for `set --hold-pods`, the webhook's ClaimsFirst hold
 // and the planner's hold for a re-create.
+import type { StatefulSet } from "./k8s.js";
+import type { PatchPartition } from "./types.js";
 
 export interface PartitionHold {
   /** The partition written: every pod held. */
@@ -18,4 +20,13 @@ export const partitionHold = (replicas: number, live: number, recorded: boolean)
   partition: Math.max(replicas, live),
   from: live,
   ...(recorded ? {} : { userPartition: live }),
+});
+
+/** The PatchPartition action that writes `hold` on `set` (under the resourceVersion read). */
+export const partitionPatch = (set: Pick<StatefulSet, "metadata">, hold: PartitionHold): PatchPartition => ({
+  type: "PatchPartition",
+  namespace: set.metadata.namespace ?? "default",
+  set: set.metadata.name,
+  ...hold,
+  ...(set.metadata.resourceVersion !== undefined ? { resourceVersion: set.metadata.resourceVersion } : {}),
 });

@@ -13,6 +13,7 @@ import {
 } from "./annotations.js";
 import type { StatefulSet } from "./k8s.js";
 import { Keys } from "./keys.js";
+import { partitionHold, partitionPatch } from "./partition-hold.js";
 import { holdsUserPartition, type LastEviction, lastEvictionOf, userPartitionOf } from "./records.js";
 import type { PatchPartition } from "./types.js";
 
@@ -72,18 +73,6 @@ export const lastEvictionJSON = (e: LastEviction): string =>
  */
 export function holdPods(set: StatefulSet): { action: PatchPartition; annotations: Record<string, string> } {
   const live = set.spec.updateStrategy?.rollingUpdate?.partition ?? 0;
-  const recorded = holdsUserPartition(set);
-  const replicas = set.spec.replicas ?? 1;
-  return {
-    action: {
-      type: "PatchPartition",
-      namespace: set.metadata.namespace ?? "default",
-      set: set.metadata.name,
-      partition: Math.max(replicas, live),
-      from: live,
-      ...(!recorded ? { userPartition: live } : {}),
-      ...(set.metadata.resourceVersion !== undefined ? { resourceVersion: set.metadata.resourceVersion } : {}),
-    },
-    annotations: { [Keys.podCoordination]: "ClaimsFirst" },
-  };
+  const hold = partitionHold(set.spec.replicas ?? 1, live, holdsUserPartition(set));
+  return { action: partitionPatch(set, hold), annotations: { [Keys.podCoordination]: "ClaimsFirst" } };
 }

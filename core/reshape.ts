@@ -19,13 +19,14 @@ import type { ClaimTemplate, PersistentVolumeClaim, Pod, StatefulSet } from "./k
 import { Keys } from "./keys.js";
 import { eventOf, Messages } from "./messages.js";
 import { mountsWithoutVolume } from "./mounts.js";
+import { partitionHold, partitionPatch } from "./partition-hold.js";
 import type { WalkConclusion } from "./parts.js";
 import { BUDGET_CHARGE_SECONDS } from "./pod-policy.js";
 import type { LastEviction } from "./records.js";
 import { revisionOfCanonical } from "./revision.js";
 import { withoutServerFields } from "./server-fields.js";
 import { claimName, podName } from "./statefulset.js";
-import type { EvictPod, LabelClaim, OrphanedClaim, PatchPartition } from "./types.js";
+import type { EvictPod, LabelClaim, OrphanedClaim } from "./types.js";
 
 // The shape's annotations are parsed in the policy module (core/annotations.ts).
 export type { PodTemplate } from "./annotations.js";
@@ -359,15 +360,7 @@ export function holdForShape(set: StatefulSet, holding: boolean, livePartition: 
   // Recorded even when the partition already holds every pod: the record is what keeps the
   // partition claimstep's until the restarted pods are Ready again.
   if (holding && livePartition >= replicas) return undefined;
-  const action: PatchPartition = {
-    type: "PatchPartition",
-    namespace: set.metadata.namespace ?? "default",
-    set: set.metadata.name,
-    partition: Math.max(replicas, livePartition),
-    from: livePartition,
-    ...(holding ? {} : { userPartition: livePartition }),
-    ...(set.metadata.resourceVersion !== undefined ? { resourceVersion: set.metadata.resourceVersion } : {}),
-  };
-  const message = Messages.shapePartitionHeld(set.metadata.name, Math.max(replicas, livePartition), livePartition);
+  const action = partitionPatch(set, partitionHold(replicas, livePartition, holding));
+  const message = Messages.shapePartitionHeld(set.metadata.name, action.partition, livePartition);
   return { reason: "PartitionHeld", message, action, events: [eventOf("PartitionHeld", message)] };
 }
