@@ -14,12 +14,37 @@
 // scenarios in seconds and without root, and the kubelet's volume stats on demand for autogrow.
 //
 // Driven by data, so that one agent serves every scenario: the behaviour of a volume comes from
-// annotations on its StorageClass (STORAGE_CLASS_ANNOTATIONS below; storageClass() builds one).
+// annotations on its StorageClass (STORAGE_CLASS_ANNOTATIONS below; storageClass() builds one),
+// which map onto the node model's DriverBehaviour (adapters/sim/node-model.ts), the vocabulary
+// the simulated cluster's drivers use. The model also says which step a claim is at
+// (resizeStage, modifyStage) and what each step writes on it; this agent keeps the REST, the
+// watches, the timing (sleeps), the pods, the PVs and its own words for a size above max-size.
 // It watches (no polling requests) the pods and claims of its namespaces, the PVs it created
 // (label e2e.claimstep.io/namespace), StorageClasses and VolumeAttributesClasses; it never deletes
 // a claim and touches nothing outside its namespaces except its Node and its PVs.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import {
+  bound as boundStatus,
+  controllerResizeInfeasible,
+  controllerResizeStarted,
+  type DriverBehaviour,
+  finishesOnController,
+  hasCondition,
+  modifyCancelled,
+  modifyCompleted,
+  modifyInfeasible,
+  modifyInProgress,
+  modifyPending,
+  modifyRefusal,
+  modifyStage,
+  nodeResizeInProgress,
+  nodeResizePending,
+  resizeFinished,
+  resizeStage,
+} from "../../../adapters/sim/node-model.js";
+import type { PersistentVolumeClaim } from "../../../core/k8s.js";
+import { toBytes } from "../../../core/quantity.js";
 import type { ClusterInfo } from "./control-plane.js";
 import { Informer } from "./informer.js";
 import { type Credentials, type KubeObject, type Reply, type Resource, Rest, resourcePath } from "./rest.js";
@@ -65,17 +90,78 @@ export interface StorageClassBehaviour {
   infeasibleVac?: string[];
 }
 
+/** The driver a StorageClassBehaviour describes, in the node model's words (unset latencies: 0). */
+export function driverBehaviourOf(b: StorageClassBehaviour): DriverBehaviour {
+  return {
+    resize: "online",
+    modify: "ok",
+    nodeExpansion: b.nodeExpansion ?? "none",
+    ...(b.provisionLatencyMs !== undefined ? { provisionMs: b.provisionLatencyMs } : {}),
+    ...(b.resizeLatencyMs !== undefined ? { resizeMs: b.resizeLatencyMs } : {}),
+    ...(b.nodeResizeLatencyMs !== undefined ? { nodeResizeMs: b.nodeResizeLatencyMs } : {}),
+    ...(b.maxSize !== undefined ? { maxStorage: b.maxSize } : {}),
+    ...(b.modifyLatencyMs !== undefined ? { modifyMs: b.modifyLatencyMs } : {}),
+    ...(b.infeasibleVac?.length ? { refusedClasses: b.infeasibleVac } : {}),
+  };
+}
+
+/**
+ * The StorageClass annotations of a driver. The agent serves `resize: "online"`, `modify: "ok"`,
+ * `nodeExpansion` none/online/offline, the latencies, `maxStorage` and `refusedClasses`; the other
+ * fields of DriverBehaviour (offline, infeasible, flaky or no resizer; a node that refuses; no
+ * MODIFY_VOLUME; mutable parameters; a cooldown) are the simulated cluster's only: refused here.
+ */
+export function storageClassAnnotations(d: DriverBehaviour): Record<string, string> {
+  const unserved = [
+    d.resize !== "online" && `resize ${d.resize}`,
+    d.modify !== undefined && d.modify !== "ok" && `modify ${d.modify}`,
+    d.nodeExpansion === "infeasible" && "nodeExpansion infeasible",
+    d.flakyFailures !== undefined && "flakyFailures",
+    d.mutableParameters && "mutableParameters",
+    d.modificationCooldownMs !== undefined && "modificationCooldownMs",
+  ].filter(Boolean);
+  if (unserved.length) throw new Error(`the e2e node agent does not play ${unserved.join(", ")}`);
+  const A = STORAGE_CLASS_ANNOTATIONS;
+  const a: Record<string, string> = {};
+  if (d.provisionMs !== undefined) a[A.provisionLatencyMs] = String(d.provisionMs);
+  if (d.resizeMs !== undefined) a[A.resizeLatencyMs] = String(d.resizeMs);
+  if (d.nodeExpansion !== undefined && d.nodeExpansion !== "none") a[A.nodeExpansion] = d.nodeExpansion;
+  if (d.nodeResizeMs !== undefined) a[A.nodeResizeLatencyMs] = String(d.nodeResizeMs);
+  if (d.maxStorage !== undefined) a[A.maxSize] = d.maxStorage;
+  if (d.modifyMs !== undefined) a[A.modifyLatencyMs] = String(d.modifyMs);
+  if (d.refusedClasses?.length) a[A.infeasibleVac] = d.refusedClasses.join(",");
+  return a;
+}
+
+/** The driver a StorageClass's annotations describe (storageClassAnnotations' inverse). */
+export function driverOfStorageClass(annotations: Record<string, string> | undefined): DriverBehaviour {
+  const a = annotations ?? {};
+  const A = STORAGE_CLASS_ANNOTATIONS;
+  const ms = (key: string) => {
+    const n = a[key] === undefined ? Number.NaN : Number(a[key]);
+    return Number.isFinite(n) ? n : undefined;
+  };
+  const mode = a[A.nodeExpansion];
+  const refused = (a[A.infeasibleVac] ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+  return driverBehaviourOf({
+    provisionLatencyMs: ms(A.provisionLatencyMs),
+    resizeLatencyMs: ms(A.resizeLatencyMs),
+    nodeExpansion: mode === "online" || mode === "offline" ? mode : "none",
+    nodeResizeLatencyMs: ms(A.nodeResizeLatencyMs),
+    maxSize: a[A.maxSize] || undefined,
+    modifyLatencyMs: ms(A.modifyLatencyMs),
+    infeasibleVac: refused,
+  });
+}
+
 /** A StorageClass manifest the agent serves as described. */
 export function storageClass(name: string, b: StorageClassBehaviour = {}): KubeObject {
-  const a: Record<string, string> = {};
-  const A = STORAGE_CLASS_ANNOTATIONS;
-  if (b.provisionLatencyMs !== undefined) a[A.provisionLatencyMs] = String(b.provisionLatencyMs);
-  if (b.resizeLatencyMs !== undefined) a[A.resizeLatencyMs] = String(b.resizeLatencyMs);
-  if (b.nodeExpansion !== undefined) a[A.nodeExpansion] = b.nodeExpansion;
-  if (b.nodeResizeLatencyMs !== undefined) a[A.nodeResizeLatencyMs] = String(b.nodeResizeLatencyMs);
-  if (b.maxSize !== undefined) a[A.maxSize] = b.maxSize;
-  if (b.modifyLatencyMs !== undefined) a[A.modifyLatencyMs] = String(b.modifyLatencyMs);
-  if (b.infeasibleVac?.length) a[A.infeasibleVac] = b.infeasibleVac.join(",");
+  const a = storageClassAnnotations(driverBehaviourOf(b));
+  // The agent's default, said only when asked for (the manifests tests create stay as they were).
+  if (b.nodeExpansion === "none") a[STORAGE_CLASS_ANNOTATIONS.nodeExpansion] = "none";
   if (b.isDefault) a["storageclass.kubernetes.io/is-default-class"] = "true";
   return {
     apiVersion: "storage.k8s.io/v1",
@@ -228,40 +314,10 @@ type Cond = {
   message?: string;
   reason?: string;
 };
-const RESIZE_CONDITIONS = new Set(["Resizing", "FileSystemResizePending", "ControllerResizeError", "NodeResizeError"]);
-const MODIFY_CONDITIONS = new Set(["ModifyingVolume", "ModifyVolumeError"]);
-
-/** external-resizer's MergeResizeConditionsOfPVC: other conditions kept; resize conditions replaced
- * by the new ones (keepOld: the old resize conditions not replaced stay). */
-function mergeResizeConditions(old: Cond[] | undefined, add: Cond[], keepOld: boolean): Cond[] {
-  const byType = new Map(add.map((c) => [c.type, c]));
-  const out: Cond[] = [];
-  for (const c of old ?? []) {
-    if (!RESIZE_CONDITIONS.has(c.type)) out.push(c);
-    else if (byType.has(c.type)) {
-      out.push(byType.get(c.type)!);
-      byType.delete(c.type);
-    } else if (keepOld) out.push(c);
-  }
-  return [...out, ...byType.values()];
-}
-function mergeModifyConditions(old: Cond[] | undefined, add: Cond[]): Cond[] {
-  const types = new Set(add.map((c) => c.type));
-  return [...(old ?? []).filter((c) => !types.has(c.type)), ...add];
-}
 const now = () => new Date().toISOString().replace(/\.\d+Z$/, "Z");
-const cond = (type: string, message?: string): Cond => ({
-  type,
-  status: "True",
-  lastProbeTime: null,
-  lastTransitionTime: now(),
-  ...(message ? { message } : {}),
-});
+/** A condition's time, as the API server keeps it (seconds). */
+const stamp = now;
 const sleep = (ms: number) => (ms > 0 ? new Promise((r) => setTimeout(r, ms)) : Promise.resolve());
-const num = (s: string | undefined, d: number) => {
-  const n = s === undefined ? Number.NaN : Number(s);
-  return Number.isFinite(n) ? n : d;
-};
 const claimNamesOf = (pod: KubeObject): string[] =>
   (pod.spec?.volumes ?? [])
     .map((v: { persistentVolumeClaim?: { claimName: string } }) => v.persistentVolumeClaim?.claimName)
@@ -419,26 +475,8 @@ export async function startNodeAgent(
 
   const classOf = (claim: KubeObject) =>
     claim.spec?.storageClassName ? classes.get(undefined, claim.spec.storageClassName) : undefined;
-  const behaviour = (cls: KubeObject | undefined) => {
-    const a = cls?.metadata.annotations ?? {};
-    const A = STORAGE_CLASS_ANNOTATIONS;
-    const mode = a[A.nodeExpansion];
-    return {
-      provisionLatencyMs: num(a[A.provisionLatencyMs], 0),
-      resizeLatencyMs: num(a[A.resizeLatencyMs], 0),
-      nodeExpansion: (mode === "online" || mode === "offline" ? mode : "none") as "none" | "online" | "offline",
-      nodeResizeLatencyMs: num(a[A.nodeResizeLatencyMs], 0),
-      maxSize: a[A.maxSize] ? quantity(a[A.maxSize]) : Number.POSITIVE_INFINITY,
-      maxSizeText: a[A.maxSize],
-      modifyLatencyMs: num(a[A.modifyLatencyMs], 0),
-      infeasibleVac: new Set(
-        (a[A.infeasibleVac] ?? "")
-          .split(",")
-          .map((s) => s.trim())
-          .filter(Boolean),
-      ),
-    };
-  };
+  const driverOfClass = (cls: KubeObject | undefined): DriverBehaviour =>
+    driverOfStorageClass(cls?.metadata.annotations);
 
   // ------------------------------------------------------------------ pods
   function reconcilePod(pod: KubeObject) {
@@ -560,7 +598,7 @@ export async function startNodeAgent(
     const { namespace: ns = "", name = "", uid = "" } = claim.metadata;
     if (claim.metadata.deletionTimestamp) return;
     const cls = classOf(claim);
-    const b = behaviour(cls);
+    const b = driverOfClass(cls);
     if (claim.status?.phase !== "Bound") {
       if (!cls) return; // no class (yet): no provisioner acts
       if (!claim.spec?.volumeName && cls.volumeBindingMode === "WaitForFirstConsumer") {
@@ -570,7 +608,7 @@ export async function startNodeAgent(
         if (!used) return;
       }
       const created = Date.parse(claim.metadata.creationTimestamp ?? "") || 0;
-      const wait = created + b.provisionLatencyMs - Date.now();
+      const wait = created + (b.provisionMs ?? 0) - Date.now();
       if (wait > 0) {
         schedule(wait + 5);
         return;
@@ -655,12 +693,7 @@ export async function startNodeAgent(
       if (c.status?.phase === "Bound") return false;
       c.status = {
         ...c.status,
-        phase: "Bound",
-        accessModes: pv.spec.accessModes,
-        capacity: { storage: pv.spec.capacity.storage },
-        ...(pv.spec.volumeAttributesClassName
-          ? { currentVolumeAttributesClassName: pv.spec.volumeAttributesClassName }
-          : {}),
+        ...boundStatus(pv.spec.accessModes, pv.spec.capacity.storage, pv.spec.volumeAttributesClassName || undefined),
       };
     });
     if (final) {
@@ -670,7 +703,7 @@ export async function startNodeAgent(
   }
 
   // ------------------------------------------------------------------ expansion
-  function reconcileResize(claim: KubeObject, pv: KubeObject, b: ReturnType<typeof behaviour>) {
+  function reconcileResize(claim: KubeObject, pv: KubeObject, b: DriverBehaviour) {
     const { namespace: ns = "", name = "", uid = "" } = claim.metadata;
     const spec = claim.spec?.resources?.requests?.storage as string | undefined;
     const cap = claim.status?.capacity?.storage as string | undefined;
@@ -701,26 +734,18 @@ export async function startNodeAgent(
       run(key, `node expansion of claim ${ns}/${name}`, async () => {
         const inProgress = await update("persistentvolumeclaims", ns, name, uid, "status", (c) => {
           if (c.status?.allocatedResourceStatuses?.storage !== "NodeResizePending") return false;
-          c.status.allocatedResourceStatuses = {
-            ...c.status.allocatedResourceStatuses,
-            storage: "NodeResizeInProgress",
-          };
+          c.status = nodeResizeInProgress(c.status);
         });
         if (inProgress?.status?.allocatedResourceStatuses?.storage !== "NodeResizeInProgress") return;
         act(
           `claim ${ns}/${name}: NodeResizeInProgress (${b.nodeExpansion}, pod ${via.metadata.name} ${via.metadata.uid})`,
         );
-        await sleep(b.nodeResizeLatencyMs);
+        await sleep(b.nodeResizeMs ?? 0);
         const pvNow = (await rest.get("persistentvolumes", null, pv.metadata.name!)).body;
         const size = pvNow?.spec?.capacity?.storage ?? inProgress.status?.allocatedResources?.storage;
         const fin = await update("persistentvolumeclaims", ns, name, uid, "status", (c) => {
           if (c.status?.allocatedResourceStatuses?.storage !== "NodeResizeInProgress") return false;
-          c.status.capacity = { ...c.status.capacity, storage: size };
-          const rs = { ...c.status.allocatedResourceStatuses };
-          delete rs.storage;
-          if (Object.keys(rs).length) c.status.allocatedResourceStatuses = rs;
-          else delete c.status.allocatedResourceStatuses;
-          c.status.conditions = mergeResizeConditions(c.status.conditions, [], false);
+          c.status = resizeFinished(c.status, size);
         });
         if (!fin) return;
         nodePending.delete(uid);
@@ -731,65 +756,46 @@ export async function startNodeAgent(
       return;
     }
     if (st === "NodeResizeInProgress") return; // a node step of a previous agent; not ours to redo
-    if (!spec || !cap || !(quantity(spec) > quantity(cap))) return;
-
-    let newSize: string;
-    if (st === "ControllerResizeInfeasible") {
-      // Recovery (RecoverVolumeExpansionFailure, GA in 1.34): only when the request changed since
-      // the failure (lowered to a feasible size, or raised); the same size is not retried.
-      if (alloc && quantity(alloc) === quantity(spec)) return;
-      newSize = spec;
-    } else if (st === "ControllerResizeInProgress") {
-      newSize = alloc ?? spec; // an operation no one is running (a previous agent): resume it
-    } else {
-      newSize = spec;
-    }
+    if (!spec || !cap) return;
+    // The claim's capacity stands for the volume's size: the PV grows only just before the claim.
+    const stage = resizeStage(claim as PersistentVolumeClaim, toBytes(cap), b);
+    if (stage !== "start" && stage !== "expand") return;
+    // expand: an operation no one is running (a previous agent's): resume it at its size.
+    const newSize = stage === "expand" && alloc ? alloc : spec;
     const pvSize = pv.spec?.capacity?.storage as string | undefined;
     run(key, `expansion of claim ${ns}/${name}`, async () => {
       let grown = false;
       const started = await update("persistentvolumeclaims", ns, name, uid, "status", (c) => {
         // A stale event of a claim this agent already grew (capacity reached): nothing to start.
         const now = c.status?.capacity?.storage as string | undefined;
-        grown = !!now && quantity(now) >= quantity(newSize);
+        grown = !!now && toBytes(now) >= toBytes(newSize);
         if (grown) return false;
-        c.status.allocatedResources = { ...c.status.allocatedResources, storage: newSize };
-        c.status.allocatedResourceStatuses = {
-          ...c.status.allocatedResourceStatuses,
-          storage: "ControllerResizeInProgress",
-        };
-        c.status.conditions = mergeResizeConditions(c.status.conditions, [cond("Resizing")], false);
+        c.status = controllerResizeStarted(c.status, newSize, stamp());
       });
       if (!started || grown) return;
       counts.resizesStarted++;
       act(`claim ${ns}/${name}: ControllerResizeInProgress ${cap} → ${newSize}${st ? ` (was ${st})` : ""}`);
-      await sleep(b.resizeLatencyMs);
-      if (quantity(newSize) > b.maxSize) {
-        const message = `failed to expand pvc with rpc error: code = OutOfRange desc = requested size ${newSize} exceeds the maximum volume size ${b.maxSizeText} of storage class ${claim.spec?.storageClassName}`;
+      await sleep(b.resizeMs ?? 0);
+      if (b.maxStorage !== undefined && toBytes(newSize) > toBytes(b.maxStorage)) {
+        // This fake driver's words (control-plane.test.ts reads them), not the hostpath driver's.
+        const refusal = `code = OutOfRange desc = requested size ${newSize} exceeds the maximum volume size ${b.maxStorage} of storage class ${claim.spec?.storageClassName}`;
         const r = await update("persistentvolumeclaims", ns, name, uid, "status", (c) => {
-          c.status.allocatedResourceStatuses = {
-            ...c.status.allocatedResourceStatuses,
-            storage: "ControllerResizeInfeasible",
-          };
-          c.status.conditions = mergeResizeConditions(
-            c.status.conditions,
-            [cond("ControllerResizeError", message)],
-            true,
-          );
+          c.status = controllerResizeInfeasible(c.status, refusal, stamp());
         });
         if (r) {
           counts.resizesInfeasible++;
-          act(`claim ${ns}/${name}: ControllerResizeInfeasible (${newSize} > ${b.maxSizeText})`);
+          act(`claim ${ns}/${name}: ControllerResizeInfeasible (${newSize} > ${b.maxStorage})`);
         }
         return;
       }
       // ControllerExpandVolume succeeded: the PV's capacity first, then the claim.
-      if (!pvSize || quantity(pvSize) !== quantity(newSize)) {
+      if (!pvSize || toBytes(pvSize) !== toBytes(newSize)) {
         const p = await update("persistentvolumes", null, pv.metadata.name!, pv.metadata.uid, null, (v) => {
           v.spec.capacity = { ...v.spec.capacity, storage: newSize };
         });
         if (!p) throw new Error(`pv ${pv.metadata.name} is gone`);
       }
-      if (b.nodeExpansion !== "none") {
+      if (!finishesOnController(claim as PersistentVolumeClaim, b)) {
         const mountingUids = allPods()
           .filter(
             (p) =>
@@ -801,17 +807,7 @@ export async function startNodeAgent(
           )
           .map((p) => p.metadata.uid!);
         const r = await update("persistentvolumeclaims", ns, name, uid, "status", (c) => {
-          c.status.allocatedResourceStatuses = { ...c.status.allocatedResourceStatuses, storage: "NodeResizePending" };
-          c.status.conditions = mergeResizeConditions(
-            c.status.conditions,
-            [
-              cond(
-                "FileSystemResizePending",
-                "Waiting for user to (re-)start a pod to finish file system resize of volume on node.",
-              ),
-            ],
-            true,
-          );
+          c.status = nodeResizePending(c.status, stamp());
         });
         if (r) {
           nodePending.set(uid, { since: Date.now(), podUids: new Set(mountingUids) });
@@ -822,12 +818,7 @@ export async function startNodeAgent(
         return;
       }
       const r = await update("persistentvolumeclaims", ns, name, uid, "status", (c) => {
-        c.status.capacity = { ...c.status.capacity, storage: newSize };
-        const rs = { ...c.status.allocatedResourceStatuses };
-        delete rs.storage;
-        if (Object.keys(rs).length) c.status.allocatedResourceStatuses = rs;
-        else delete c.status.allocatedResourceStatuses;
-        c.status.conditions = mergeResizeConditions(c.status.conditions, [], false);
+        c.status = resizeFinished(c.status, newSize);
       });
       if (r) {
         counts.resizesFinished++;
@@ -837,44 +828,86 @@ export async function startNodeAgent(
   }
 
   // ------------------------------------------------------------------ VolumeAttributesClass
-  function reconcileModify(claim: KubeObject, pv: KubeObject, b: ReturnType<typeof behaviour>) {
+  function reconcileModify(claim: KubeObject, pv: KubeObject, b: DriverBehaviour) {
     const { namespace: ns = "", name = "", uid = "" } = claim.metadata;
-    const want = claim.spec?.volumeAttributesClassName as string | undefined | null;
-    const cur = claim.status?.currentVolumeAttributesClassName as string | undefined | null;
-    const mvs = claim.status?.modifyVolumeStatus as
-      | { targetVolumeAttributesClassName?: string; status: string }
-      | undefined
-      | null;
     const key = `claim:${uid}:modify`;
-    if (busy.has(key) || !want) return;
-    if (want === cur) {
-      // Rolled back to the current class after a failure: the modifier clears its status.
-      if (!mvs) return;
-      run(key, `roll back the modification of claim ${ns}/${name}`, async () => {
-        await update("persistentvolumes", null, pv.metadata.name!, pv.metadata.uid, null, (v) => {
-          if (v.spec.volumeAttributesClassName === want) return false;
-          v.spec.volumeAttributesClassName = want;
+    if (busy.has(key)) return;
+    // The agent keeps no list of claims left Pending: one is taken up again when its class appears.
+    const next = modifyStage(claim as PersistentVolumeClaim, b);
+    const cur = claim.status?.currentVolumeAttributesClassName as string | undefined | null;
+    const mvs = claim.status?.modifyVolumeStatus as { status: string } | undefined | null;
+    /** The driver as this class finds it: a VolumeAttributesClass annotated infeasible is refused too. */
+    const refusing = (target: string): DriverBehaviour =>
+      vacs.get(undefined, target)?.metadata.annotations?.[VAC_INFEASIBLE_ANNOTATION] === "true"
+        ? { ...b, refusedClasses: [...(b.refusedClasses ?? []), target] }
+        : b;
+    /** ControllerModifyVolume to `target` answered: refused, or the PV's class then the claim's. */
+    const answer = async (target: string) => {
+      const vac = vacs.get(undefined, target);
+      const refusal = modifyRefusal(refusing(target), target, Object.keys(vac?.parameters ?? {}), pv.metadata.name!);
+      // Written only while the claim is still at that target (a stale event finds it done).
+      let wrote = false;
+      const atTarget = (c: KubeObject) =>
+        c.status?.modifyVolumeStatus?.status === "InProgress" &&
+        c.status.modifyVolumeStatus.targetVolumeAttributesClassName === target;
+      const fresh = await rest.get("persistentvolumeclaims", ns, name);
+      if (fresh.status !== 200 || fresh.body.metadata.uid !== uid || !atTarget(fresh.body)) return;
+      if (refusal) {
+        await update("persistentvolumeclaims", ns, name, uid, "status", (c) => {
+          wrote = atTarget(c);
+          if (!wrote) return false;
+          c.status = modifyInfeasible(c.status, target, refusal, stamp());
         });
-        const r = await update("persistentvolumeclaims", ns, name, uid, "status", (c) => {
-          if (!c.status.modifyVolumeStatus) return false;
-          delete c.status.modifyVolumeStatus;
-          c.status.currentVolumeAttributesClassName = want;
-          c.status.conditions = (c.status.conditions ?? []).filter((x: Cond) => !MODIFY_CONDITIONS.has(x.type));
-        });
-        if (r) {
-          counts.modificationsRolledBack++;
-          act(`claim ${ns}/${name}: modification rolled back to ${want}`);
+        if (wrote) {
+          counts.modificationsInfeasible++;
+          act(`claim ${ns}/${name}: modifyVolumeStatus Infeasible (${target})`);
         }
+        return;
+      }
+      await update("persistentvolumes", null, pv.metadata.name!, pv.metadata.uid, null, (v) => {
+        if (v.spec.volumeAttributesClassName === target) return false;
+        v.spec.volumeAttributesClassName = target;
       });
-      return;
+      await update("persistentvolumeclaims", ns, name, uid, "status", (c) => {
+        wrote = atTarget(c);
+        if (!wrote) return false;
+        c.status = modifyCompleted(c.status, target);
+      });
+      if (wrote) {
+        counts.modificationsFinished++;
+        act(`claim ${ns}/${name}: currentVolumeAttributesClassName ${target}`);
+      }
+    };
+    switch (next.stage) {
+      case "idle":
+      case "unsupported":
+      case "refused":
+      case "parked":
+        return;
+      case "cancel":
+        if (!hasCondition(claim as PersistentVolumeClaim, "ModifyingVolume")) return;
+        run(key, `cancel the modification of claim ${ns}/${name}`, async () => {
+          const r = await update("persistentvolumeclaims", ns, name, uid, "status", (c) => {
+            if (c.spec?.volumeAttributesClassName || !hasCondition(c as PersistentVolumeClaim, "ModifyingVolume"))
+              return false;
+            c.status = modifyCancelled(c.status);
+          });
+          if (r) act(`claim ${ns}/${name}: modification cancelled`);
+        });
+        return;
+      case "finish":
+        // ControllerModifyVolume of a previous agent, or a stale event of our own: the claim as read decides.
+        run(key, `modification of claim ${ns}/${name}`, () => answer(next.target));
+        return;
+      case "start":
+        break;
     }
-    if (mvs?.status === "Infeasible" && mvs.targetVolumeAttributesClassName === want) return; // not retried (slow set)
-    const vac = vacs.get(undefined, want);
-    if (!vac) {
+    const want = next.target;
+    if (!vacs.get(undefined, want)) {
       if (mvs?.status === "Pending") return;
       run(key, `modification of claim ${ns}/${name} (class ${want} missing)`, async () => {
         const r = await update("persistentvolumeclaims", ns, name, uid, "status", (c) => {
-          c.status.modifyVolumeStatus = { ...c.status.modifyVolumeStatus, status: "Pending" };
+          c.status = modifyPending(c.status);
         });
         if (r) {
           counts.modificationsPending++;
@@ -883,52 +916,25 @@ export async function startNodeAgent(
       });
       return;
     }
-    const infeasible = b.infeasibleVac.has(want) || vac.metadata.annotations?.[VAC_INFEASIBLE_ANNOTATION] === "true";
     run(key, `modification of claim ${ns}/${name}`, async () => {
       // Decided on the informer's copy, which may be older than a modification that just finished:
       // the claim as read now decides (else a stale event restarts a finished one).
       let stale = false;
       const started = await update("persistentvolumeclaims", ns, name, uid, "status", (c) => {
-        if (c.spec?.volumeAttributesClassName !== want || c.status?.currentVolumeAttributesClassName === want) {
+        const again = modifyStage(c as PersistentVolumeClaim, b);
+        if (again.stage !== "start" || again.target !== want) {
           stale = true;
           return false;
         }
-        c.status.modifyVolumeStatus = { targetVolumeAttributesClassName: want, status: "InProgress" };
-        c.status.conditions = mergeModifyConditions(c.status.conditions, [
-          cond("ModifyingVolume", "ModifyVolume operation in progress."),
-        ]);
+        c.status = modifyInProgress(c.status, want, stamp());
       });
       if (!started || stale) return;
-      counts.modificationsStarted++;
+      // Back to the class in effect after a failure: the same steps, to that class.
+      if (want === cur) counts.modificationsRolledBack++;
+      else counts.modificationsStarted++;
       act(`claim ${ns}/${name}: modifyVolumeStatus InProgress ${cur ?? "(none)"} → ${want}`);
-      await sleep(b.modifyLatencyMs);
-      if (infeasible) {
-        const err = `rpc error: code = InvalidArgument desc = the driver cannot apply VolumeAttributesClass ${want}`;
-        const r = await update("persistentvolumeclaims", ns, name, uid, "status", (c) => {
-          c.status.modifyVolumeStatus = { targetVolumeAttributesClassName: want, status: "Infeasible" };
-          c.status.conditions = mergeModifyConditions(c.status.conditions, [
-            cond("ModifyVolumeError", `ModifyVolume failed with error: ${err}. Waiting for retry.`),
-            cond("ModifyingVolume", `ModifyVolume failed with error${err}. Waiting for retry.`),
-          ]);
-        });
-        if (r) {
-          counts.modificationsInfeasible++;
-          act(`claim ${ns}/${name}: modifyVolumeStatus Infeasible (${want})`);
-        }
-        return;
-      }
-      await update("persistentvolumes", null, pv.metadata.name!, pv.metadata.uid, null, (v) => {
-        v.spec.volumeAttributesClassName = want;
-      });
-      const r = await update("persistentvolumeclaims", ns, name, uid, "status", (c) => {
-        delete c.status.modifyVolumeStatus;
-        c.status.currentVolumeAttributesClassName = want;
-        c.status.conditions = (c.status.conditions ?? []).filter((x: Cond) => !MODIFY_CONDITIONS.has(x.type));
-      });
-      if (r) {
-        counts.modificationsFinished++;
-        act(`claim ${ns}/${name}: currentVolumeAttributesClassName ${want}`);
-      }
+      await sleep(b.modifyMs ?? 0);
+      await answer(want);
     });
   }
 
