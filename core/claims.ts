@@ -229,6 +229,17 @@ function claimReport(
 const FAILED: readonly string[] = ["ControllerResizeInfeasible", "NodeResizeInfeasible", "NodeResizeError"];
 
 /**
+ * X1: the allocation status of a claim whose expansion failed for good (rule 17's lasting
+ * NodeResizeError included), else undefined. The one reading of it, for the planner (rule 5's
+ * exception) and `claimstep set` (which refuses a size that would shrink a claim otherwise).
+ */
+export function failedExpansionOf(pvc: PersistentVolumeClaim): string | undefined {
+  const reported = pvc.status?.allocatedResourceStatuses?.storage ?? undefined;
+  if (reported !== undefined && FAILED.includes(reported)) return reported;
+  return nodeExpansionFailed(pvc) ? "NodeResizeError" : undefined;
+}
+
+/**
  * X1–X3 of docs/design.md ("Recovering from a failed expansion"), for a claim that requests more than
  * the template: "lower" when its expansion failed and the template is strictly above
  * status.capacity (the only decrease the API server accepts, Kubernetes ≥ 1.34); the obstacle
@@ -245,12 +256,10 @@ function recoveryOf(
 ): "lower" | Obstacle | { unmet: string } | undefined {
   const statuses = pvc.status?.allocatedResourceStatuses ?? undefined;
   // Rule 17: a node-side failure lasts as NodeResizeError once NodeResizeInfeasible is gone.
-  const reported = statuses?.storage;
-  const failedAs = reported !== undefined && FAILED.includes(reported) ? reported : undefined;
-  const allocation = failedAs ?? (nodeExpansionFailed(pvc) ? "NodeResizeError" : reported);
+  const allocation = failedExpansionOf(pvc);
   const capacity = pvc.status?.capacity?.storage;
   const capBytes = capacity === undefined ? undefined : safeBytes(capacity);
-  if (allocation !== undefined && FAILED.includes(allocation)) {
+  if (allocation !== undefined) {
     if (capBytes === undefined) return undefined;
     if (tplBytes > capBytes) return "lower";
     // X2 (issue 36 point 4): the capacity already reaches the template: ready as the KEP says

@@ -6,6 +6,7 @@
 import { ApiError } from "../../adapters/api-error.js";
 import { rawAnnotation } from "../../core/annotations.js";
 import { type Change, changeOf } from "../../core/change.js";
+import { failedExpansionOf } from "../../core/claims.js";
 import { type GitOpsOwner, gitopsOwners, gitopsWarning } from "../../core/gitops-owner.js";
 import type { ClaimTemplate, StatefulSet } from "../../core/k8s.js";
 import { Keys } from "../../core/keys.js";
@@ -40,9 +41,6 @@ const storageOf = (
   spec: { resources?: { requests?: { storage?: Storage } | undefined } | undefined } | undefined,
 ): Storage => spec?.resources?.requests?.storage;
 
-/** Storage allocation statuses of an expansion that failed for good. */
-const INFEASIBLE: readonly string[] = ["ControllerResizeInfeasible", "NodeResizeInfeasible"];
-
 interface SizeCheck {
   /** Why `storage` would shrink claim template `claim`: refused. */
   refusal?: string;
@@ -62,7 +60,8 @@ function sizeCheck(snapshot: Snapshot, ref: SetRef, claim: string, storage: stri
       name: c.metadata.name,
       ordinal: claimOrdinal(c.metadata.name, claim, ref.name),
       storage: storageOf(c.spec),
-      allocation: c.status?.allocatedResourceStatuses?.storage,
+      // X1: the planner's reading of a failed expansion (core/claims.ts).
+      allocation: failedExpansionOf(c),
       capacity: c.status?.capacity?.storage as Storage,
     }))
     .filter(
@@ -77,8 +76,7 @@ function sizeCheck(snapshot: Snapshot, ref: SetRef, claim: string, storage: stri
       } => c.ordinal !== undefined && c.storage !== undefined,
     )
     .sort((a, b) => a.ordinal - b.ordinal);
-  const failed = (c: (typeof all)[number]) =>
-    c.allocation !== undefined && INFEASIBLE.includes(c.allocation) && compareQuantity(storage, c.storage) < 0;
+  const failed = (c: (typeof all)[number]) => c.allocation !== undefined && compareQuantity(storage, c.storage) < 0;
   const comesDown = (c: (typeof all)[number]) =>
     failed(c) && c.capacity !== undefined && compareQuantity(storage, c.capacity) > 0;
   const recovers = all
