@@ -4,6 +4,8 @@
 // `client` is the production KubeClient over `http.fetchLike`, `reader`/`writers` the production
 // KubeReader and direct writers. `admin` is the API without faults or HTTP, for seeding and for the
 // controllers' and people's own writes (a GitOps merge, kubectl).
+// What it models faithfully, which test holds each part to a real server, and what it does not
+// model: README.md beside this file.
 import type { ClaimTemplate, StatefulSet } from "../../core/k8s.js";
 import { toBytes } from "../../core/quantity.js";
 import { KubeClient, type KubeClientOptions } from "../kube/client.js";
