@@ -13,7 +13,7 @@ import { finalizeStep } from "./finalize.js";
 import { Keys } from "./keys.js";
 import { blocked, Messages } from "./messages.js";
 import type { OrdinalPlan, WalkConclusion } from "./parts.js";
-import { lastEvictionJSON } from "./pod-policy.js";
+import { BUDGET_CHARGE_SECONDS, lastEvictionJSON } from "./pod-policy.js";
 import {
   type Coordination,
   coordinationOf,
@@ -40,6 +40,8 @@ export interface PlanOptions {
   finalize?: boolean;
   /** The set's policy, when the caller parsed it already (core/policy.ts; the step runner does, once). */
   policy?: PolicyResult;
+  /** R3: how long a refused eviction charges the budget; default BUDGET_CHARGE_SECONDS (tests give less). */
+  budgetChargeSeconds?: number;
 }
 
 /** Compute the single next safe step for one StatefulSet, as the given writer can carry it out. */
@@ -137,6 +139,8 @@ interface StepContext {
   ordinals: readonly OrdinalPlan[];
   coordination: Coordination;
   pending: PodsPending;
+  /** R3: how long a refused eviction charges the budget (PlanOptions). */
+  budgetChargeSeconds: number;
   /** The walk of the claims (rules 8–10), computed the first time a step asks. */
   walked(): WalkConclusion;
   /** Whether the walk found every claim done (rule 10). */
@@ -199,6 +203,7 @@ const reshapeClaimsAndPods: Step = (c) =>
     restarts: c.wantsRecreate && c.scope.rollingUpdate,
     lastEviction: c.policy.pods.lastEviction,
     nowMs: c.now.getTime(),
+    budgetChargeSeconds: c.budgetChargeSeconds,
   });
 
 // While the shape is pending, the partition is the re-create's (held before it, handed back after).
@@ -253,6 +258,7 @@ const restartPod: Step = (c) => {
     c.ordinals,
     inFlightOrdinals(c.scope, c.ordinals, c.pending.busy),
     c.now.getTime(),
+    c.budgetChargeSeconds,
   );
   return restart && "evict" in restart ? restart.evict : restart?.wait;
 };
@@ -316,6 +322,7 @@ function stepContext(snapshot: Snapshot, now: Date, scope: Scope, opts: PlanOpti
     ordinals,
     coordination,
     pending,
+    budgetChargeSeconds: opts.budgetChargeSeconds ?? BUDGET_CHARGE_SECONDS,
     walked: () => {
       walked ??= walk(scope, ordinals, pending.busy, unready);
       return walked;

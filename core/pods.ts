@@ -7,9 +7,8 @@ import type { Pod, StatefulSet } from "./k8s.js";
 import { Keys } from "./keys.js";
 import { concluded, Messages } from "./messages.js";
 import type { ClaimPlan, OrdinalPlan, WalkConclusion } from "./parts.js";
-import { BUDGET_CHARGE_SECONDS } from "./pod-policy.js";
 import { nodeExpansionNotRequired, resizeBlockedByPod } from "./readiness.js";
-import { userPartitionOf } from "./records.js";
+import { type LastEviction, userPartitionOf } from "./records.js";
 import type { Scope } from "./scope.js";
 import { podName } from "./statefulset.js";
 import type { EvictPod, OrdinalReport, PatchPartition } from "./types.js";
@@ -269,6 +268,35 @@ function waitingOnPodSince(c: ClaimPlan): number | "in-use" | undefined {
   return Number.isNaN(since) ? undefined : since;
 }
 
+/**
+ * R3: a refused eviction charges the budget for `chargeSeconds` (core/pod-policy.ts
+ * BUDGET_CHARGE_SECONDS, unless the step was given less): the wait until it is free, or undefined.
+ * An attempt whose outcome was never recorded counts as refused while its pod still has the uid it
+ * was asked for (a pod replaced since means it went through).
+ */
+export function budgetCharged(
+  last: LastEviction | undefined,
+  pods: ReadonlyMap<string, Pod>,
+  nowMs: number,
+  chargeSeconds: number,
+): { reason: "DisruptionBudget"; message: string; requeueAfter: number } | undefined {
+  const refused =
+    last?.result === "DisruptionBudget" ||
+    (last?.result === "Attempted" && pods.get(last.pod)?.metadata.uid === last.uid);
+  if (!last || !refused) return undefined;
+  const free = Date.parse(last.at) + chargeSeconds * 1000;
+  if (nowMs >= free) return undefined;
+  const until = new Date(free).toISOString();
+  return {
+    reason: "DisruptionBudget",
+    message:
+      last.result === "DisruptionBudget"
+        ? Messages.budgetCharged(last.message, last.pod, until)
+        : Messages.evictionUnresolved(last.pod, last.at, until),
+    requeueAfter: Math.ceil((free - nowMs) / 1000),
+  };
+}
+
 /** What R1–R3 conclude: evict a pod now, or wait (a budget's charge, or the restart's due time). */
 export type RestartStep = { evict: WalkConclusion } | { wait: WalkConclusion } | undefined;
 
@@ -282,6 +310,7 @@ export function restartStep(
   ordinals: readonly OrdinalPlan[],
   inFlight: readonly number[],
   nowMs: number,
+  budgetChargeSeconds: number,
 ): RestartStep {
   if (scope.policy.pods.restart !== "WhenRequired") return undefined;
   const after = scope.policy.pods.restartAfterSeconds * 1000;
@@ -297,28 +326,9 @@ export function restartStep(
       const created = Date.parse(p.pod.metadata.creationTimestamp ?? "");
       const due = Math.max(since === "in-use" ? nowMs : since + after, Number.isNaN(created) ? nowMs : created + after);
       const last = scope.policy.pods.lastEviction;
-      // R3: a refused eviction charges the budget for about two minutes: do not ask again sooner.
-      // An attempt whose outcome was never recorded counts as refused while its pod still has the
-      // uid it was asked for (a pod replaced since means it went through).
-      const attemptedPod = last?.result === "Attempted" ? scope.pods.get(last.pod) : undefined;
-      const unresolved = last?.result === "Attempted" && attemptedPod?.metadata.uid === last.uid;
-      if (last && (last.result === "DisruptionBudget" || unresolved)) {
-        const free = Date.parse(last.at) + BUDGET_CHARGE_SECONDS * 1000;
-        if (nowMs < free) {
-          const message =
-            last.result === "DisruptionBudget"
-              ? Messages.budgetCharged(last.message, last.pod, new Date(free).toISOString())
-              : Messages.evictionUnresolved(last.pod, last.at, new Date(free).toISOString());
-          return {
-            wait: {
-              reason: "DisruptionBudget",
-              message,
-              ordinal: o.ordinal,
-              requeueAfter: Math.ceil((free - nowMs) / 1000),
-            },
-          };
-        }
-      }
+      // R3: do not ask again while a refused eviction charges the budget.
+      const charged = budgetCharged(last, scope.pods, nowMs, budgetChargeSeconds);
+      if (charged) return { wait: { ...charged, ordinal: o.ordinal } };
       // R2: one restart per wait: never again within restart-after of claimstep's own eviction.
       const evictedAt =
         (last?.result === "Evicted" || last?.result === "Attempted") && last.pod === p.name

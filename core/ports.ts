@@ -99,6 +99,11 @@ export interface PodWriter {
   patchPartition(action: PatchPartition, annotations: Record<string, string> | undefined): Promise<PodOutcome>;
   /** POST pods/<name>/eviction with the pod's uid as precondition; a PodDisruptionBudget's 429 is `budget`. */
   evict(action: EvictPod): Promise<PodOutcome>;
+  /**
+   * R3: how long a refused eviction keeps claimstep from asking again; absent: BUDGET_CHARGE_SECONDS
+   * (core/pod-policy.ts, two minutes). Less only in tests (CLAIMSTEP_BUDGET_CHARGE_SECONDS).
+   */
+  readonly budgetChargeSeconds?: number;
 }
 
 /**

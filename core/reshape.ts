@@ -21,7 +21,7 @@ import { eventOf, Messages } from "./messages.js";
 import { mountsWithoutVolume } from "./mounts.js";
 import { partitionHold, partitionPatch } from "./partition-hold.js";
 import type { WalkConclusion } from "./parts.js";
-import { BUDGET_CHARGE_SECONDS } from "./pod-policy.js";
+import { budgetCharged } from "./pods.js";
 import type { LastEviction } from "./records.js";
 import { revisionOfCanonical } from "./revision.js";
 import { withoutServerFields } from "./server-fields.js";
@@ -216,6 +216,8 @@ export interface ShapeContext {
   restarts: boolean;
   lastEviction: LastEviction | undefined;
   nowMs: number;
+  /** R3: how long a refused eviction charges the budget (core/pods.ts budgetCharged). */
+  budgetChargeSeconds: number;
 }
 
 const isReady = (pod: Pod | undefined): boolean =>
@@ -319,22 +321,9 @@ export function shapeStep(c: ShapeContext): WalkConclusion | undefined {
       ordinal: target.ordinal,
       message: Messages.shapeRestartWaits(name, others, c.maxUnavailable),
     };
-  // R3: a refused eviction charges the budget for about two minutes.
-  const last = c.lastEviction;
-  const unresolved = last?.result === "Attempted" && pods.get(last.pod)?.metadata.uid === last.uid;
-  if (last && (last.result === "DisruptionBudget" || unresolved)) {
-    const free = Date.parse(last.at) + BUDGET_CHARGE_SECONDS * 1000;
-    if (c.nowMs < free)
-      return {
-        reason: "DisruptionBudget",
-        ordinal: target.ordinal,
-        message:
-          last.result === "DisruptionBudget"
-            ? Messages.budgetCharged(last.message, last.pod, new Date(free).toISOString())
-            : Messages.evictionUnresolved(last.pod, last.at, new Date(free).toISOString()),
-        requeueAfter: Math.ceil((free - c.nowMs) / 1000),
-      };
-  }
+  // R3: do not ask again while a refused eviction charges the budget.
+  const charged = budgetCharged(c.lastEviction, pods, c.nowMs, c.budgetChargeSeconds);
+  if (charged) return { ...charged, ordinal: target.ordinal };
   const claim = target.lacks.length
     ? claimName(target.lacks[0]!, setName, target.ordinal)
     : (target.keeps[0] ?? claimName(liveNames[0] ?? "", setName, target.ordinal));

@@ -52,21 +52,27 @@ export type WriteOutcome =
   /** R3: a PodDisruptionBudget refused the eviction (429); the budget stays charged for a while. */
   | { kind: "budget"; message: string };
 
-/** The final decision, given what became of its action. */
-export function verdict(snapshot: Snapshot, now: Date, decision: Decision, outcome: WriteOutcome): Decision {
+/**
+ * The final decision, given what became of its action; after a budget's refusal, the next step is
+ * worth running once the charge (`budgetChargeSeconds`, as the step planned with) has run out.
+ */
+export function verdict(
+  snapshot: Snapshot,
+  now: Date,
+  decision: Decision,
+  outcome: WriteOutcome,
+  budgetChargeSeconds?: number,
+): Decision {
   switch (outcome.kind) {
     case "applied":
       // An eviction went through: its record (written as attempted before it) says so.
       if (decision.action?.type === "EvictPod") {
         const a = decision.action;
-        return makeDecision(snapshot, now, decision.ordinals, {
+        return redecide(snapshot, now, decision, {
           reason: decision.reason,
           message: decision.message,
-          ...(decision.revision !== undefined ? { revision: decision.revision } : {}),
-          ...(decision.status.ordinal !== undefined ? { ordinal: decision.status.ordinal } : {}),
           action: a,
           events: decision.events,
-          record: true,
           annotations: {
             [Keys.lastEviction]: lastEvictionJSON({ pod: a.pod, uid: a.uid, at: now.toISOString(), result: "Evicted" }),
           },
@@ -118,15 +124,12 @@ export function verdict(snapshot: Snapshot, now: Date, decision: Decision, outco
             }),
           }
         : {};
-      return {
-        ...makeDecision(snapshot, now, decision.ordinals, {
-          ...concluded("DisruptionBudget", message),
-          ...(decision.revision !== undefined ? { revision: decision.revision } : {}),
-          ...(decision.status.ordinal !== undefined ? { ordinal: decision.status.ordinal } : {}),
-          record: true,
-          annotations: record,
-        }),
-      };
+      return redecide(snapshot, now, decision, {
+        ...concluded("DisruptionBudget", message),
+        annotations: record,
+        // Absent: the reason's pace, the default charge (core/reasons.ts).
+        requeueAfter: budgetChargeSeconds,
+      });
     }
     case "transient": {
       // Nothing is recorded: the next invocation re-reads the set and continues from where it is.
@@ -150,7 +153,10 @@ function redecide(
   snapshot: Snapshot,
   now: Date,
   decision: Decision,
-  parts: Pick<DecisionParts, "reason" | "message" | "action" | "events" | "pullRequest">,
+  parts: Pick<
+    DecisionParts,
+    "reason" | "message" | "action" | "events" | "pullRequest" | "annotations" | "requeueAfter"
+  >,
 ): Decision {
   return makeDecision(snapshot, now, decision.ordinals, {
     ...parts,

@@ -2,6 +2,7 @@
 // and secrets) and Node (process.env). Error messages name the variable and the fix, never a value.
 
 import { parseRepositoryConfig, type RepositoryConfig, RepositoryConfigError } from "../adapters/gitops/config.js";
+import { BUDGET_CHARGE_SECONDS } from "../core/pod-policy.js";
 import * as z from "../core/zod.js";
 import { decodeWebhookSecret } from "./auth.js";
 import { type LeaseConfig, leaseConfig } from "./lease/config.js";
@@ -167,6 +168,27 @@ export function prometheusConfig(env: Partial<Record<(typeof PROMETHEUS_VARS)[nu
     },
     problems,
   };
+}
+
+/**
+ * `CLAIMSTEP_BUDGET_CHARGE_SECONDS`, for tests only (the CLI reads it): how long R3 waits after a
+ * PodDisruptionBudget refused an eviction, shortened from the disruption controller's two minutes
+ * (core/pod-policy.ts BUDGET_CHARGE_SECONDS) so that a test of it waits seconds. Unset: the default.
+ */
+export function budgetChargeOf(env: { CLAIMSTEP_BUDGET_CHARGE_SECONDS?: string | undefined }): {
+  seconds?: number;
+  problems: string[];
+} {
+  const raw = env.CLAIMSTEP_BUDGET_CHARGE_SECONDS?.trim();
+  if (!raw) return { problems: [] };
+  const seconds = Number(raw);
+  if (!Number.isInteger(seconds) || seconds < 1 || seconds > BUDGET_CHARGE_SECONDS)
+    return {
+      problems: [
+        `CLAIMSTEP_BUDGET_CHARGE_SECONDS: must be an integer from 1 to ${BUDGET_CHARGE_SECONDS} (a test's; unset, the charge is ${BUDGET_CHARGE_SECONDS})`,
+      ],
+    };
+  return { seconds, problems: [] };
 }
 
 export interface AppConfig {

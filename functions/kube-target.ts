@@ -13,7 +13,7 @@ import { watchStream } from "../adapters/kube-node/watch.js";
 import { PrometheusMetrics } from "../adapters/metrics/prometheus.js";
 import type { SetRef } from "../core/types.js";
 import type { Target } from "./cli/context.js";
-import { ConfigError, prometheusConfig } from "./config.js";
+import { budgetChargeOf, ConfigError, prometheusConfig } from "./config.js";
 import type { WatchEvent, WatchSource } from "./relay/watch.js";
 
 export type KubeConfigOptions = Pick<KubeConfigSource, "kubeconfig" | "context">;
@@ -78,7 +78,8 @@ export const listOptedIn = (
 /**
  * The CLI's Target on a real cluster: direct writes, or pull requests for sets that ask
  * (CLAIMSTEP_GITOPS_REPOSITORY); autogrow's metrics from CLAIMSTEP_PROMETHEUS_URL (and its
- * credentials), as the server reads them.
+ * credentials), as the server reads them; R3's budget charge shortened for tests
+ * (CLAIMSTEP_BUDGET_CHARGE_SECONDS).
  */
 export async function kubeTarget(
   opts: KubeConfigOptions & { env: Record<string, string | undefined> },
@@ -86,12 +87,17 @@ export async function kubeTarget(
   const t = nodeKubeTarget(opts);
   const kube: NodeKube = { client: t.client, namespace: t.namespace, label: `context ${t.context}` };
   const direct = kubeWriters(kube.client, { reportingInstance: "claimstep-cli" });
+  // A test's shorter R3 charge, on the pod writer that carries the evictions (Node only: the
+  // Worker's bundle carries none of it).
+  const charge = budgetChargeOf(opts.env);
+  if (charge.seconds) Object.assign(direct.pods, { budgetChargeSeconds: charge.seconds });
   const repo = opts.env.CLAIMSTEP_GITOPS_REPOSITORY;
   const pullRequest = repo
     ? pullRequestWriter(parseRepositoryConfig({ ...JSON.parse(repo), token: opts.env.CLAIMSTEP_GITOPS_TOKEN ?? "" }))
     : undefined;
   const prometheus = prometheusConfig(opts.env);
-  if (prometheus.problems.length) throw new ConfigError(prometheus.problems);
+  const problems = [...charge.problems, ...prometheus.problems];
+  if (problems.length) throw new ConfigError(problems);
   return {
     label: kube.label,
     namespace: kube.namespace,

@@ -71,9 +71,12 @@ export async function runStep(opts: StepOptions): Promise<StepResult> {
   snapshot = await withUsage(snapshot, policy, opts);
   const claims =
     typeof opts.writers.claims === "function" ? opts.writers.claims(snapshot, policy) : opts.writers.claims;
+  // R3's charge as the pod writer counts it (shortened only in tests).
+  const budgetChargeSeconds = opts.writers.pods?.budgetChargeSeconds;
   const planned = planStep(snapshot, opts.now, capabilities(claims, opts.writers), {
     policy,
-    ...(opts.finalize ? { finalize: true } : {}),
+    finalize: opts.finalize,
+    budgetChargeSeconds,
   });
   if (opts.dryRun) return { decision: planned, outcome: { kind: "dry-run" }, writer: claims.name };
 
@@ -98,7 +101,7 @@ export async function runStep(opts: StepOptions): Promise<StepResult> {
   }
 
   const written = planned.action ? await write(claims, opts.writers, planned) : undefined;
-  const decision = written ? verdict(snapshot, opts.now, planned, written.result) : planned;
+  const decision = written ? verdict(snapshot, opts.now, planned, written.result, budgetChargeSeconds) : planned;
   const outcome: StepOutcome = written?.outcome ?? { kind: "none" };
   // A partition patch carries the step's annotations itself: the set's resourceVersion has moved.
   // After an orphan delete or a create, the set is not the one read: nothing to annotate; a raise

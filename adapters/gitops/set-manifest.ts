@@ -19,6 +19,7 @@ import { sameJson } from "../../core/json.js";
 import type { ClaimTemplate, StatefulSet } from "../../core/k8s.js";
 import { Keys } from "../../core/keys.js";
 import { mountsWithoutVolume } from "../../core/mounts.js";
+import { isServerDefault } from "../../core/pod-defaults.js";
 import { compareQuantity } from "../../core/quantity.js";
 import { revisionOf } from "../../core/revision.js";
 import { withoutServerFields } from "../../core/server-fields.js";
@@ -439,47 +440,11 @@ function heldPodTemplate(value: unknown, set: string): Json {
   return value;
 }
 
-/** The image pull policy the server defaults for an image: Always for `:latest` or no tag, else IfNotPresent. */
-function defaultPullPolicy(image: unknown): string | undefined {
-  if (typeof image !== "string" || image.includes("@")) return typeof image === "string" ? "IfNotPresent" : undefined;
-  const name = image.slice(image.lastIndexOf("/") + 1);
-  const tag = name.includes(":") ? name.slice(name.indexOf(":") + 1) : "latest";
-  return tag === "latest" ? "Always" : "IfNotPresent";
-}
-
-/**
- * Values the API server writes into a pod template where the field is unset (seen in a real
- * v1.34 admission review, test/fixtures/apiserver/admission-review-sts-update-vct-1.34.json, and
- * the probe and volume defaults): a held pod template carries them, Git usually does not.
- */
-const POD_DEFAULTS: Readonly<Record<string, readonly unknown[]>> = {
-  terminationMessagePath: ["/dev/termination-log"],
-  terminationMessagePolicy: ["File"],
-  restartPolicy: ["Always"],
-  terminationGracePeriodSeconds: [30],
-  dnsPolicy: ["ClusterFirst"],
-  schedulerName: ["default-scheduler"],
-  protocol: ["TCP"],
-  scheme: ["HTTP"],
-  timeoutSeconds: [1],
-  periodSeconds: [10],
-  successThreshold: [1],
-  failureThreshold: [3],
-  defaultMode: [420],
-  apiVersion: ["v1"],
-};
-
-/** The empty maps the API server writes into a pod template (`resources: {}`, `securityContext: {}`). */
-const EMPTY_DEFAULTS = new Set(["resources", "securityContext"]);
-
-/** A field the held pod template has and Git leaves unset that the server would set the same anyway: not written. */
+/** A field the held pod template has and Git leaves unset that the server would set the same anyway (core/pod-defaults.ts): not written. */
 function isDefault(key: string, value: unknown, parent: Json): boolean {
   if (value === null || value === undefined) return true;
-  // Only the empty maps the server adds: an empty volume source (`emptyDir: {}`) says something.
-  if (isPlain(value) && Object.keys(value).length === 0) return EMPTY_DEFAULTS.has(key);
   if (Array.isArray(value) && value.length === 0) return true;
-  if (key === "imagePullPolicy") return value === defaultPullPolicy(parent.image);
-  return POD_DEFAULTS[key]?.includes(value) ?? false;
+  return isServerDefault(key, value, parent);
 }
 
 /** `value` without the server's defaults, for a node written anew. */

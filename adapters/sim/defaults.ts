@@ -2,25 +2,18 @@
 // SetDefaults_Container, SetDefaults_ContainerPort), and how the template serialises
 // (`metadata.creationTimestamp: null`, `resources: {}`): the StatefulSet controller hashes the
 // template as stored, so with these a set gets the same revision names as on a real cluster
-// (fixtures/apiserver/sts-partitioned-after.json: `web-6ff65b68cb`, `web-7c4fb86845`).
+// (fixtures/apiserver/sts-partitioned-after.json: `web-6ff65b68cb`, `web-7c4fb86845`). The values are
+// core/pod-defaults.ts's, the table the GitOps edit reads too.
+import { CONTAINER_DEFAULTS, POD_SPEC_DEFAULTS, PORT_DEFAULTS, pullPolicyFor } from "../../core/pod-defaults.js";
 import type { Json } from "./store.js";
 
 const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
 
-/** The tag of an image reference as Kubernetes' parsers.ParseImageName sees it ("latest" when none, "" with a digest). */
-function imageTag(image: string): string {
-  if (image.includes("@")) return "";
-  const lastSlash = image.lastIndexOf("/");
-  const colon = image.lastIndexOf(":");
-  return colon > lastSlash ? image.slice(colon + 1) : "latest";
-}
-
 function defaultContainer(c: Json): void {
-  if (!c.imagePullPolicy) c.imagePullPolicy = imageTag(String(c.image ?? "")) === "latest" ? "Always" : "IfNotPresent";
-  c.resources ??= {};
-  c.terminationMessagePath ??= "/dev/termination-log";
-  c.terminationMessagePolicy ??= "File";
-  for (const p of (c.ports as Json[] | undefined) ?? []) if (isObject(p)) p.protocol ??= "TCP";
+  if (!c.imagePullPolicy) c.imagePullPolicy = pullPolicyFor(String(c.image ?? ""));
+  for (const [k, v] of Object.entries(CONTAINER_DEFAULTS)) c[k] ??= structuredClone(v);
+  for (const p of (c.ports as Json[] | undefined) ?? [])
+    if (isObject(p)) for (const [k, v] of Object.entries(PORT_DEFAULTS)) p[k] ??= v;
 }
 
 /** Default a pod template in place (a StatefulSet's `spec.template`). */
@@ -31,11 +24,7 @@ export function defaultPodTemplate(template: Json): void {
   for (const list of ["initContainers", "containers"]) {
     for (const c of (spec[list] as Json[] | undefined) ?? []) if (isObject(c)) defaultContainer(c);
   }
-  spec.restartPolicy ??= "Always";
-  spec.terminationGracePeriodSeconds ??= 30;
-  spec.dnsPolicy ??= "ClusterFirst";
-  spec.securityContext ??= {};
-  spec.schedulerName ??= "default-scheduler";
+  for (const [k, v] of Object.entries(POD_SPEC_DEFAULTS)) spec[k] ??= structuredClone(v);
 }
 
 /**

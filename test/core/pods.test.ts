@@ -491,6 +491,27 @@ describe("R3: a PodDisruptionBudget's refusal", () => {
     const record = JSON.stringify({ pod: "web-2", uid: "x", at: minutesAgo(2.5), result: "DisruptionBudget" });
     expect(plan(restartWorld({ annotations: { [Keys.lastEviction]: record } })).action?.type).toBe("EvictPod");
   });
+
+  // Issue 38 point 4: the charge is the step's to give (the pod writer's; a test shortens it with
+  // CLAIMSTEP_BUDGET_CHARGE_SECONDS), so that no test waits two real minutes; the rule is the same.
+  it("waits the charge the step is given, then asks again; the 429's requeue is that charge", () => {
+    const at = new Date(NOW.getTime() - 10_000).toISOString();
+    const record = JSON.stringify({ pod: "web-2", uid: "x", at, result: "DisruptionBudget", message: "no" });
+    const s = restartWorld({ annotations: { [Keys.lastEviction]: record } });
+    const charged = planStep(s, NOW, WITH_PODS, { budgetChargeSeconds: 15 });
+    expect(charged.reason).toBe("DisruptionBudget");
+    expect(charged.requeueAfter).toBe(5);
+    expect(charged.message).toBe(
+      "no (evicting web-2); the refused eviction charges the budget until about 2026-11-30T12:00:05.000Z, claimstep asks again then",
+    );
+    expect(planStep(s, NOW, WITH_PODS, { budgetChargeSeconds: 10 }).action?.type).toBe("EvictPod");
+    expect(plan(s).requeueAfter).toBe(110);
+
+    const fresh = restartWorld();
+    const refusal = { kind: "budget", message: "no" } as const;
+    expect(verdict(fresh, NOW, plan(fresh), refusal).requeueAfter).toBe(120);
+    expect(verdict(fresh, NOW, plan(fresh), refusal, 15).requeueAfter).toBe(15);
+  });
 });
 
 // Issue 36 point 3, rule 21. KEP-4650 table row 9: wait for the Pod and its PVCs to be ready

@@ -246,6 +246,24 @@ describe("after the re-create: pods restart one at a time, lowest ordinal first"
     });
   });
 
+  it("R3: not again while a refused eviction charges the budget (two minutes, or the charge the step is given)", () => {
+    const s = recreatedWithLogs();
+    const at = new Date(NOW.getTime() - 30_000).toISOString();
+    s.statefulSet.metadata.annotations![Keys.lastEviction] = JSON.stringify({
+      pod: "web-0",
+      uid: "x",
+      at,
+      result: "DisruptionBudget",
+    });
+    const d = plan(s);
+    expect(d.phase).toBe("Waiting");
+    expect(d.reason).toBe("DisruptionBudget");
+    expect(d.requeueAfter).toBe(90);
+    expect(d.action).toBeUndefined();
+    expect(planStep(s, NOW, ALL, { budgetChargeSeconds: 40 }).requeueAfter).toBe(10);
+    expect(planStep(s, NOW, ALL, { budgetChargeSeconds: 20 }).action).toMatchObject({ type: "EvictPod", pod: "web-0" });
+  });
+
   it("goes up the ordinals, then waits for the last pod, then hands the partition back", () => {
     const s = recreatedWithLogs({ logsClaims: [0, 1, 2] });
     s.pods[0] = withLogsVolume(s.pods[0]!, 0);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, configFromEnv } from "../../functions/config.js";
+import { budgetChargeOf, ConfigError, configFromEnv } from "../../functions/config.js";
 
 const secret = `whsec_${btoa("0123456789abcdef0123456789abcdef")}`;
 
@@ -112,5 +112,22 @@ describe("configFromEnv", () => {
     expect(() => configFromEnv({ CLAIMSTEP_API_TOKEN: "x".repeat(20), KUBE_API_SERVER: "https://x" })).toThrow(
       /KUBE_TOKEN: required/,
     );
+  });
+});
+
+// Issue 38 point 4: R3's two-minute charge, shortened by a test (the CLI reads it: functions/kube-target.ts).
+describe("budgetChargeOf (CLAIMSTEP_BUDGET_CHARGE_SECONDS, tests only)", () => {
+  it("unset or empty: the default (no value)", () => {
+    expect(budgetChargeOf({})).toEqual({ problems: [] });
+    expect(budgetChargeOf({ CLAIMSTEP_BUDGET_CHARGE_SECONDS: " " })).toEqual({ problems: [] });
+  });
+
+  it("whole seconds from 1 to the default's 120", () => {
+    expect(budgetChargeOf({ CLAIMSTEP_BUDGET_CHARGE_SECONDS: "15" })).toEqual({ seconds: 15, problems: [] });
+    expect(budgetChargeOf({ CLAIMSTEP_BUDGET_CHARGE_SECONDS: "120" })).toEqual({ seconds: 120, problems: [] });
+    for (const bad of ["0", "121", "1.5", "2m", "-3"])
+      expect(budgetChargeOf({ CLAIMSTEP_BUDGET_CHARGE_SECONDS: bad }).problems, bad).toEqual([
+        "CLAIMSTEP_BUDGET_CHARGE_SECONDS: must be an integer from 1 to 120 (a test's; unset, the charge is 120)",
+      ]);
   });
 });
