@@ -27,7 +27,11 @@ const DRIVER_PACE = 10;
 const CONTROLLER_PACE = 15;
 /** A person approving a pull request. */
 const PERSON_PACE = 60;
-/** A PodDisruptionBudget charged by a failed eviction frees itself after about two minutes. */
+/**
+ * A PodDisruptionBudget charged by a failed eviction frees itself after about two minutes: the
+ * default charge (core/pod-policy.ts BUDGET_CHARGE_SECONDS; test/core/pods.test.ts holds them
+ * equal). A step given a shorter one (a test's) says its own wait.
+ */
 const BUDGET_PACE = 120;
 /** After a transient failure (lost race, 429, 5xx, timeout) that named no Retry-After. */
 export const RETRY_PACE = 5;

@@ -5,7 +5,9 @@ import { describe, expect, it } from "vitest";
 import type { Pod, StatefulSet } from "../../core/k8s.js";
 import { Keys } from "../../core/keys.js";
 import { planStep } from "../../core/plan.js";
+import { BUDGET_CHARGE_SECONDS } from "../../core/pod-policy.js";
 import type { WriterCapabilities } from "../../core/ports.js";
+import { requeueAfterOf } from "../../core/reasons.js";
 import type { Decision, Snapshot } from "../../core/types.js";
 import { verdict } from "../../core/verdict.js";
 import { type ClaimSpec, claimsFor, fixture, makeClaim, makeSet, type SetSpec, snapshot } from "./builders.js";
@@ -511,6 +513,8 @@ describe("R3: a PodDisruptionBudget's refusal", () => {
     const refusal = { kind: "budget", message: "no" } as const;
     expect(verdict(fresh, NOW, plan(fresh), refusal).requeueAfter).toBe(120);
     expect(verdict(fresh, NOW, plan(fresh), refusal, 15).requeueAfter).toBe(15);
+    // The reason's pace is the default charge.
+    expect(requeueAfterOf("DisruptionBudget")).toBe(BUDGET_CHARGE_SECONDS);
   });
 });
 
