@@ -14,6 +14,7 @@
 // record; `spec.volumeClaimTemplates` stays as it is.
 
 import YAML, { type Document, isMap, type Scalar, type YAMLMap } from "yaml";
+import { PodTemplateSchema } from "../../core/annotations.js";
 import { lastGrownFrom } from "../../core/autogrow.js";
 import { sameJson } from "../../core/json.js";
 import type { ClaimTemplate, StatefulSet } from "../../core/k8s.js";
@@ -419,9 +420,12 @@ function templateSummary(t: ClaimTemplate): string {
 type Json = Record<string, unknown>;
 const isPlain = (v: unknown): v is Json => v !== null && typeof v === "object" && !Array.isArray(v);
 
-/** The held pod template, checked: an object with a spec, nested no deeper than a YAML file may be. */
+/**
+ * The held pod template, checked: a pod template as the planner reads one (core/annotations.ts
+ * PodTemplateSchema: a spec with named containers), nested no deeper than a YAML file may be.
+ */
 function heldPodTemplate(value: unknown, set: string): Json {
-  if (!isPlain(value) || !isPlain(value.spec)) {
+  if (!isPlain(value) || !PodTemplateSchema.safeParse(value).success) {
     throw new ManifestError(
       `StatefulSet ${set}: the held pod template (${Keys.podTemplate}) is not an object with a spec: set it to the JSON of a spec.template, or remove it, then step again`,
     );
