@@ -3,7 +3,7 @@
 // the result exactly as the planner will (core/templates.ts), and produce the annotations to
 // merge-patch, which also opt the set in.
 
-import { heldTemplateBaseOf, podTemplateOf, rawAnnotation, removeListOf } from "./annotations.js";
+import { heldTemplateBaseOf, type PodTemplate, podTemplateOf, rawAnnotation, removeListOf } from "./annotations.js";
 import { sameDocument } from "./json.js";
 import { ClaimTemplate, StatefulSet } from "./k8s.js";
 import { Keys } from "./keys.js";
@@ -161,23 +161,6 @@ const MAX_LABEL = 63;
 /** The longest object name (a claim, `<template>-<set>-<ordinal>`: a DNS-1123 subdomain). */
 const MAX_NAME = 253;
 
-interface Mount {
-  name: string;
-  mountPath?: string;
-  [k: string]: unknown;
-}
-interface Container {
-  name: string;
-  volumeMounts?: Mount[];
-  volumeDevices?: Mount[];
-  [k: string]: unknown;
-}
-interface PodTemplate {
-  metadata?: unknown;
-  spec?: { containers?: Container[]; initContainers?: Container[]; volumes?: { name: string }[]; [k: string]: unknown };
-  [k: string]: unknown;
-}
-
 /** The pod template the re-create would apply: the one held in `claimstep.io/pod-template`, else the live one. */
 function targetPodTemplate(
   set: StatefulSet,
@@ -185,10 +168,11 @@ function targetPodTemplate(
   const held = podTemplateOf(set);
   if (!held.ok) return { ok: false, message: `${held.message}; correct or remove it` };
   if (held.value === undefined) {
-    const live = (set.spec as { template?: PodTemplate }).template ?? {};
+    // The live one as the API server stored it (unread: the server validated it).
+    const live = (set.spec as { template?: PodTemplate }).template ?? ({} as PodTemplate);
     return { ok: true, template: structuredClone(live), held: false };
   }
-  return { ok: true, template: held.value as PodTemplate, held: true };
+  return { ok: true, template: held.value, held: true };
 }
 
 /** The names in `claimstep.io/remove-claim-templates` (the policy's reading), or why they cannot be read. */
@@ -343,7 +327,9 @@ export function templateAdd(set: StatefulSet, template: ClaimTemplate, opts: Tem
       };
     }
     const path = opts.mountPath.replace(/(.)\/+$/, "$1");
-    const clash = (container.volumeMounts ?? []).find((m) => (m.mountPath ?? "").replace(/(.)\/+$/, "$1") === path);
+    const clash = (container.volumeMounts ?? []).find(
+      (m) => String(m.mountPath ?? "").replace(/(.)\/+$/, "$1") === path,
+    );
     if (clash) {
       return {
         ok: false,
