@@ -251,25 +251,7 @@ function templateSetChange(
     for (const t of oldDesired.templates)
       if (!liveNames.has(t.metadata.name) && !wanted.has(t.metadata.name)) pendingAdds.push(t.metadata.name);
 
-  const warnings: string[] = [];
-  if (added.length)
-    warnings.push(
-      `claimstep will add ${templatesNamed(added)} to StatefulSet ${name}: it re-creates the set with ${added.length === 1 ? "it" : "them"}, then replaces the pods one at a time, lowest ordinal first, each once its new claims exist; see \`claimstep status ${setName}\``,
-    );
-  if (dropped.length)
-    warnings.push(
-      `claimstep will remove ${templatesNamed(dropped)} from StatefulSet ${name}: it re-creates the set without ${dropped.length === 1 ? "it" : "them"}, then replaces the pods one at a time; the claims ${dropped.map((n) => `${n}-${setName}-*`).join(", ")} are kept, labelled ${Keys.orphanedFrom}=${setName} (claimstep never deletes a claim); see \`claimstep status ${setName}\``,
-    );
-  if (broughtBack.length)
-    warnings.push(
-      `claimstep no longer removes ${templatesNamed(broughtBack)} from StatefulSet ${name}; ${broughtBack.length === 1 ? "its" : "their"} claims are kept and used again`,
-    );
-  if (pendingAdds.length)
-    warnings.push(`claimstep no longer adds ${templatesNamed(pendingAdds)} to StatefulSet ${name}`);
-  if (!oldList.ok)
-    warnings.push(
-      `claimstep replaced ${Keys.removeTemplates} of ${name}, which was not a JSON array of names (${JSON.stringify(oldList.raw.slice(0, 80))})`,
-    );
+  const warnings = namesWarnings({ added, dropped, broughtBack, pendingAdds, oldList }, name, setName);
   warnings.push(...changeWarnings(setName, stored, requested));
 
   const annotations: Record<string, string> = { [Keys.templates]: templatesJson, [Keys.strategy]: "InPlace" };
@@ -277,40 +259,7 @@ function templateSetChange(
   if (removing.length) annotations[Keys.removeTemplates] = JSON.stringify(removing);
   else removals.push(Keys.removeTemplates);
 
-  // The pod template of the same request may mount the added volume (or stop mounting a removed
-  // one): the API server refuses a pod template that mounts a volume the set lacks (422
-  // volumeMounts[0].name: Not found), so it is held back whole for the re-create to apply.
-  const requestedTemplate = podTemplateOfSet(update);
-  const storedTemplate = podTemplateOfSet(base);
-  const carriesHeld = rawAnnotation(update.metadata.annotations, "podTemplate") !== undefined;
-  let podTemplate: unknown;
-  if (!namesChanged) {
-    // Back to the live names: nothing is added or removed, so the pod template of this update
-    // passes (the live set has every volume it can mount) and a held one is moot.
-    if (carriesHeld) {
-      removals.push(Keys.podTemplate);
-      if (rawAnnotation(update.metadata.annotations, "podTemplateBase") !== undefined)
-        removals.push(Keys.podTemplateBase);
-      warnings.push(
-        `claimstep dropped the pod template it held in ${Keys.podTemplate} for ${name}: no claim template is added or removed any more, and this update's pod template applies as it is`,
-      );
-    }
-  } else if (
-    requestedTemplate !== undefined &&
-    storedTemplate !== undefined &&
-    !sameJson(requestedTemplate, storedTemplate)
-  ) {
-    podTemplate = requestedTemplate;
-    annotations[Keys.podTemplate] = JSON.stringify(requestedTemplate);
-    annotations[Keys.podTemplateBase] = podTemplateDigest(storedTemplate);
-    warnings.push(
-      `claimstep holds back this update's pod template change of ${name} (the API server refuses a pod template that mounts a volume the set does not have yet): it is kept in ${Keys.podTemplate} and applied when claimstep re-creates the set; the pods keep the current template until then`,
-    );
-  } else if (carriesHeld)
-    warnings.push(
-      `the pod template ${Keys.podTemplate} holds for ${name} stays held (this update does not change spec.template); claimstep applies it when it re-creates the set`,
-    );
-
+  const podTemplate = holdPodTemplate(base, update, name, namesChanged, { annotations, removals, warnings });
   // Templates moved here are re-created into spec once complete (as for any template change).
   const finalize = rawAnnotation(update.metadata.annotations, "finalize");
   const recreates = added.length > 0 || removing.some((n) => liveNames.has(n));
@@ -415,4 +364,85 @@ function firstByName(ts: readonly ClaimTemplate[]): Map<string, ClaimTemplate> {
   const out = new Map<string, ClaimTemplate>();
   for (const t of ts) if (!out.has(t.metadata.name)) out.set(t.metadata.name, t);
   return out;
+}
+
+/** What an update adding or removing templates says of the names: added, removed, brought back, no longer added, a bad list replaced. */
+function namesWarnings(
+  n: {
+    added: readonly string[];
+    dropped: readonly string[];
+    broughtBack: readonly string[];
+    pendingAdds: readonly string[];
+    oldList: ReturnType<typeof removeListOf>;
+  },
+  name: string,
+  setName: string,
+): string[] {
+  const { added, dropped, broughtBack, pendingAdds, oldList } = n;
+  const warnings: string[] = [];
+  if (added.length)
+    warnings.push(
+      `claimstep will add ${templatesNamed(added)} to StatefulSet ${name}: it re-creates the set with ${added.length === 1 ? "it" : "them"}, then replaces the pods one at a time, lowest ordinal first, each once its new claims exist; see \`claimstep status ${setName}\``,
+    );
+  if (dropped.length)
+    warnings.push(
+      `claimstep will remove ${templatesNamed(dropped)} from StatefulSet ${name}: it re-creates the set without ${dropped.length === 1 ? "it" : "them"}, then replaces the pods one at a time; the claims ${dropped.map((n) => `${n}-${setName}-*`).join(", ")} are kept, labelled ${Keys.orphanedFrom}=${setName} (claimstep never deletes a claim); see \`claimstep status ${setName}\``,
+    );
+  if (broughtBack.length)
+    warnings.push(
+      `claimstep no longer removes ${templatesNamed(broughtBack)} from StatefulSet ${name}; ${broughtBack.length === 1 ? "its" : "their"} claims are kept and used again`,
+    );
+  if (pendingAdds.length)
+    warnings.push(`claimstep no longer adds ${templatesNamed(pendingAdds)} to StatefulSet ${name}`);
+  if (!oldList.ok)
+    warnings.push(
+      `claimstep replaced ${Keys.removeTemplates} of ${name}, which was not a JSON array of names (${JSON.stringify(oldList.raw.slice(0, 80))})`,
+    );
+  return warnings;
+}
+
+/**
+ * The pod template of an update that adds or removes templates may mount the added volume (or stop
+ * mounting a removed one): the API server refuses a pod template that mounts a volume the set lacks
+ * (422 volumeMounts[0].name: Not found), so it is held back whole for the re-create to apply; an
+ * update back to the live names drops a held one. Writes into `into`; the pod template held, if any.
+ */
+function holdPodTemplate(
+  base: StatefulSet,
+  update: SetLike,
+  name: string,
+  namesChanged: boolean,
+  into: { annotations: Record<string, string>; removals: string[]; warnings: string[] },
+): unknown {
+  const { annotations, removals, warnings } = into;
+  const requestedTemplate = podTemplateOfSet(update);
+  const storedTemplate = podTemplateOfSet(base);
+  const carriesHeld = rawAnnotation(update.metadata.annotations, "podTemplate") !== undefined;
+  if (!namesChanged) {
+    // Back to the live names: nothing is added or removed, so the pod template of this update
+    // passes (the live set has every volume it can mount) and a held one is moot.
+    if (carriesHeld) {
+      removals.push(Keys.podTemplate);
+      if (rawAnnotation(update.metadata.annotations, "podTemplateBase") !== undefined)
+        removals.push(Keys.podTemplateBase);
+      warnings.push(
+        `claimstep dropped the pod template it held in ${Keys.podTemplate} for ${name}: no claim template is added or removed any more, and this update's pod template applies as it is`,
+      );
+    }
+  } else if (
+    requestedTemplate !== undefined &&
+    storedTemplate !== undefined &&
+    !sameJson(requestedTemplate, storedTemplate)
+  ) {
+    annotations[Keys.podTemplate] = JSON.stringify(requestedTemplate);
+    annotations[Keys.podTemplateBase] = podTemplateDigest(storedTemplate);
+    warnings.push(
+      `claimstep holds back this update's pod template change of ${name} (the API server refuses a pod template that mounts a volume the set does not have yet): it is kept in ${Keys.podTemplate} and applied when claimstep re-creates the set; the pods keep the current template until then`,
+    );
+    return requestedTemplate;
+  } else if (carriesHeld)
+    warnings.push(
+      `the pod template ${Keys.podTemplate} holds for ${name} stays held (this update does not change spec.template); claimstep applies it when it re-creates the set`,
+    );
+  return undefined;
 }
