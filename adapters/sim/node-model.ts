@@ -317,8 +317,43 @@ export function expansionRefusal(
 }
 
 /** The kubelet grows the file system only at a mount (not while a pod runs): offline on the node. */
-export const nodeExpandsOffline = (driver: DriverBehaviour): boolean =>
+const nodeExpandsOffline = (driver: DriverBehaviour): boolean =>
   driver.resize === "offline" || driver.nodeExpansion === "offline";
+
+/**
+ * What the kubelet does with a claim for a pod that mounts it, `starting` (being mounted now) or
+ * `running` (mounted since before the claim became NodeResizePending):
+ * - idle: no node expansion pending;
+ * - wait-for-mount: an offline node expansion waits for the next mount (the pod's restart);
+ * - expand: NodeExpandVolume (NodeResizeInProgress, then the answer);
+ * - finish: NodeExpandVolume is in progress: its answer.
+ * A mount finishes any pending expansion, whatever the driver.
+ */
+export type NodeStage = "idle" | "wait-for-mount" | "expand" | "finish";
+
+export function nodeStage(pvc: PersistentVolumeClaim, driver: DriverBehaviour, pod: "starting" | "running"): NodeStage {
+  const allocation = pvc.status?.allocatedResourceStatuses?.storage;
+  if (allocation !== "NodeResizePending" && allocation !== "NodeResizeInProgress") return "idle";
+  if (pod === "running" && nodeExpandsOffline(driver)) return "wait-for-mount";
+  return allocation === "NodeResizePending" ? "expand" : "finish";
+}
+
+/**
+ * A pod does not start while a claim of an offline-only driver (`resize: "offline"`) has a
+ * controller expansion pending (the request above the volume, not infeasible): the volume stays
+ * unpublished until the resizer has grown it, then the mount finishes the resize.
+ */
+export function mountWaitsForController(
+  pvc: PersistentVolumeClaim,
+  volumeBytes: bigint | undefined,
+  driver: DriverBehaviour,
+): boolean {
+  if (driver.resize !== "offline") return false;
+  const request = pvc.spec.resources?.requests?.storage;
+  if (volumeBytes === undefined || request === undefined) return false;
+  if (pvc.status?.allocatedResourceStatuses?.storage === "ControllerResizeInfeasible") return false;
+  return toBytes(request) > volumeBytes;
+}
 
 /** The controller expansion finishes the resize (no file system to grow, or a driver with no node step). */
 export const finishesOnController = (pvc: PersistentVolumeClaim, driver: DriverBehaviour): boolean =>

@@ -13,8 +13,13 @@
 // controller expansion pending (the request above the volume, not infeasible): the volume must
 // stay unpublished until the resizer has grown it, then the mount finishes the resize.
 import type { PersistentVolumeClaim } from "../../../core/k8s.js";
-import { toBytes } from "../../../core/quantity.js";
-import { nodeExpandsOffline, nodeResizeInfeasible, nodeResizeInProgress, resizeFinished } from "../node-model.js";
+import {
+  mountWaitsForController,
+  nodeResizeInfeasible,
+  nodeResizeInProgress,
+  nodeStage,
+  resizeFinished,
+} from "../node-model.js";
 import type { Json } from "../store.js";
 import {
   type ControllerContext,
@@ -126,9 +131,9 @@ export class Kubelet {
         this.startAt.delete(uid);
         // Mounting finishes any pending file system expansion (offline drivers grow here).
         for (const c of claims) {
-          const storage = c?.status?.allocatedResourceStatuses?.storage;
-          if (storage === "NodeResizePending") this.nodeExpanded(this.nodeResizeInProgress(c!));
-          else if (storage === "NodeResizeInProgress") this.nodeExpanded(c!);
+          const stage = nodeStage(c!, driverOf(this.ctx, c!.spec.storageClassName), "starting");
+          if (stage === "expand") this.nodeExpanded(this.nodeResizeInProgress(c!));
+          else if (stage === "finish") this.nodeExpanded(c!);
         }
         const next = structuredClone(pod) as unknown as Json;
         const failing = now < (this.probeFailsUntil.get(uid) ?? 0);
@@ -148,15 +153,15 @@ export class Kubelet {
       }
       if (!pod.metadata.deletionTimestamp) this.probe(pod, now);
       for (const c of claims) {
-        const storage = c?.status?.allocatedResourceStatuses?.storage;
-        if (storage !== "NodeResizePending" && storage !== "NodeResizeInProgress") continue;
-        const driver = driverOf(this.ctx, c!.spec.storageClassName);
-        if (nodeExpandsOffline(driver)) continue; // grows at the next mount
+        if (!c) continue;
+        const driver = driverOf(this.ctx, c.spec.storageClassName);
+        const stage = nodeStage(c, driver, "running");
+        if (stage === "idle" || stage === "wait-for-mount") continue; // an offline one grows at the next mount
         const uid = c!.metadata.uid!;
         // The node half lasts nodeResizeMs in all: waiting for the sync, then NodeExpandVolume.
         const nodeResizeMs = driver.nodeResizeMs ?? this.ctx.latencies.nodeResizeMs;
         const expandMs = Math.min(NODE_EXPAND_MS, nodeResizeMs);
-        const wait = storage === "NodeResizePending" ? nodeResizeMs - expandMs : expandMs;
+        const wait = stage === "expand" ? nodeResizeMs - expandMs : expandMs;
         const due = this.expandAt.get(uid) ?? now + wait;
         if (!this.expandAt.has(uid)) {
           this.expandAt.set(uid, due);
@@ -164,7 +169,7 @@ export class Kubelet {
         }
         if (now < due) continue;
         this.expandAt.delete(uid);
-        if (storage === "NodeResizePending") {
+        if (stage === "expand") {
           this.nodeResizeInProgress(c!);
           this.expandAt.set(uid, now + expandMs);
           this.ctx.clock.wakeAt(now + expandMs);
@@ -175,12 +180,8 @@ export class Kubelet {
 
   /** A claim of an offline-only driver whose controller expansion has yet to happen. */
   private awaitsOfflineExpansion(pvc: PersistentVolumeClaim): boolean {
-    if (driverOf(this.ctx, pvc.spec.storageClassName).resize !== "offline") return false;
     const volume = this.ctx.volumes.get(pvc.metadata.uid!);
-    const request = pvc.spec.resources?.requests?.storage;
-    if (!volume || request === undefined) return false;
-    if (pvc.status?.allocatedResourceStatuses?.storage === "ControllerResizeInfeasible") return false;
-    return toBytes(request) > volume.bytes;
+    return mountWaitsForController(pvc, volume?.bytes, driverOf(this.ctx, pvc.spec.storageClassName));
   }
 
   /** NodeExpandVolume starts; the claim as written. */

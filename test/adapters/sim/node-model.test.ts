@@ -14,7 +14,9 @@ import {
   modifyPending,
   modifyRefusal,
   modifyStage,
+  mountWaitsForController,
   nodeResizePending,
+  nodeStage,
   resizeFinished,
   resizeStage,
 } from "../../../adapters/sim/node-model.js";
@@ -129,6 +131,31 @@ describe("modifyStage", () => {
     expect(modifyStage(claim("1Gi", {}, "gold"), { resize: "online", modify: "none" })).toEqual({
       stage: "unsupported",
     });
+  });
+});
+
+describe("nodeStage and mountWaitsForController: the kubelet's part", () => {
+  const pending = claim("2Gi", { allocatedResourceStatuses: { storage: "NodeResizePending" } });
+  const inProgress = claim("2Gi", { allocatedResourceStatuses: { storage: "NodeResizeInProgress" } });
+  const offline: DriverBehaviour = { resize: "online", nodeExpansion: "offline" };
+  it.each([
+    ["nothing pending", claim("2Gi"), DEFAULT_DRIVER, "running", "idle"],
+    ["online, a running pod", pending, DEFAULT_DRIVER, "running", "expand"],
+    ["online, in progress", inProgress, DEFAULT_DRIVER, "running", "finish"],
+    ["offline on the node, a running pod", pending, offline, "running", "wait-for-mount"],
+    ["offline on the node, a mount", pending, offline, "starting", "expand"],
+    ["an offline-only resizer, a running pod", pending, { resize: "offline" }, "running", "wait-for-mount"],
+    ["offline, a mount finishes one in progress", inProgress, offline, "starting", "finish"],
+  ] as const)("%s → %s", (_, pvc, driver, pod, stage) => {
+    expect(nodeStage(pvc, driver, pod)).toBe(stage);
+  });
+  it("a pod waits for an offline-only resizer's pending expansion, not for a refused one", () => {
+    const off: DriverBehaviour = { resize: "offline" };
+    expect(mountWaitsForController(claim("2Gi"), GI, off)).toBe(true);
+    expect(mountWaitsForController(claim("2Gi"), 2n * GI, off)).toBe(false);
+    expect(mountWaitsForController(claim("2Gi"), GI, DEFAULT_DRIVER)).toBe(false);
+    const refused = claim("2Gi", { allocatedResourceStatuses: { storage: "ControllerResizeInfeasible" } });
+    expect(mountWaitsForController(refused, GI, off)).toBe(false);
   });
 });
 

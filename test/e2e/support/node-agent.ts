@@ -40,6 +40,7 @@ import {
   modifyStage,
   nodeResizeInProgress,
   nodeResizePending,
+  nodeStage,
   resizeFinished,
   resizeStage,
 } from "../../../adapters/sim/node-model.js";
@@ -728,7 +729,12 @@ export async function startNodeAgent(
         nodePending.set(uid, rec);
       }
       const podUids = rec.podUids;
-      const eligible = b.nodeExpansion === "online" ? mounting : mounting.filter((p) => !podUids.has(p.metadata.uid!));
+      // A pod that was not mounting the claim when it became NodeResizePending counts as a mount.
+      const eligible = mounting.filter(
+        (p) =>
+          nodeStage(claim as PersistentVolumeClaim, b, podUids.has(p.metadata.uid!) ? "running" : "starting") ===
+          "expand",
+      );
       if (!eligible.length) return;
       const via = eligible[0]!;
       run(key, `node expansion of claim ${ns}/${name}`, async () => {
