@@ -11,14 +11,45 @@ import {
   restartAfterOf,
   restartPodsOf,
 } from "./annotations.js";
-import type { StatefulSet } from "./k8s.js";
+import type { Pod, StatefulSet } from "./k8s.js";
 import { Keys } from "./keys.js";
+import { Messages } from "./messages.js";
 import { partitionHold, partitionPatch } from "./partition-hold.js";
 import { holdsUserPartition, type LastEviction, lastEvictionOf, userPartitionOf } from "./records.js";
 import type { PatchPartition } from "./types.js";
 
 /** R3: a failed eviction charges the budget for about two minutes (the disruption controller's DeletionTimeout). */
 export const BUDGET_CHARGE_SECONDS = 120;
+
+/**
+ * R3: a refused eviction charges the budget for `chargeSeconds` (BUDGET_CHARGE_SECONDS, unless the
+ * step was given less): the wait until it is free, or undefined; the planner's pod restarts
+ * (core/pods.ts) and the shape's (core/reshape.ts) both wait on it.
+ * An attempt whose outcome was never recorded counts as refused while its pod still has the uid it
+ * was asked for (a pod replaced since means it went through).
+ */
+export function budgetCharged(
+  last: LastEviction | undefined,
+  pods: ReadonlyMap<string, Pod>,
+  nowMs: number,
+  chargeSeconds: number,
+): { reason: "DisruptionBudget"; message: string; requeueAfter: number } | undefined {
+  const refused =
+    last?.result === "DisruptionBudget" ||
+    (last?.result === "Attempted" && pods.get(last.pod)?.metadata.uid === last.uid);
+  if (!last || !refused) return undefined;
+  const free = Date.parse(last.at) + chargeSeconds * 1000;
+  if (nowMs >= free) return undefined;
+  const until = new Date(free).toISOString();
+  return {
+    reason: "DisruptionBudget",
+    message:
+      last.result === "DisruptionBudget"
+        ? Messages.budgetCharged(last.message, last.pod, until)
+        : Messages.evictionUnresolved(last.pod, last.at, until),
+    requeueAfter: Math.ceil((free - nowMs) / 1000),
+  };
+}
 
 export interface PodPolicy {
   coordination: (typeof POD_COORDINATION)[number];

@@ -7,8 +7,9 @@ import type { Pod, StatefulSet } from "./k8s.js";
 import { Keys } from "./keys.js";
 import { concluded, Messages } from "./messages.js";
 import type { ClaimPlan, OrdinalPlan, WalkConclusion } from "./parts.js";
+import { budgetCharged } from "./pod-policy.js";
 import { nodeExpansionNotRequired, resizeBlockedByPod } from "./readiness.js";
-import { type LastEviction, userPartitionOf } from "./records.js";
+import { userPartitionOf } from "./records.js";
 import type { Scope } from "./scope.js";
 import { podName } from "./statefulset.js";
 import type { EvictPod, OrdinalReport, PatchPartition } from "./types.js";
@@ -266,35 +267,6 @@ function waitingOnPodSince(c: ClaimPlan): number | "in-use" | undefined {
   const pending = conditions.find((x) => x.type === "FileSystemResizePending" && x.status === "True");
   const since = pending?.lastTransitionTime ? Date.parse(pending.lastTransitionTime) : NaN;
   return Number.isNaN(since) ? undefined : since;
-}
-
-/**
- * R3: a refused eviction charges the budget for `chargeSeconds` (core/pod-policy.ts
- * BUDGET_CHARGE_SECONDS, unless the step was given less): the wait until it is free, or undefined.
- * An attempt whose outcome was never recorded counts as refused while its pod still has the uid it
- * was asked for (a pod replaced since means it went through).
- */
-export function budgetCharged(
-  last: LastEviction | undefined,
-  pods: ReadonlyMap<string, Pod>,
-  nowMs: number,
-  chargeSeconds: number,
-): { reason: "DisruptionBudget"; message: string; requeueAfter: number } | undefined {
-  const refused =
-    last?.result === "DisruptionBudget" ||
-    (last?.result === "Attempted" && pods.get(last.pod)?.metadata.uid === last.uid);
-  if (!last || !refused) return undefined;
-  const free = Date.parse(last.at) + chargeSeconds * 1000;
-  if (nowMs >= free) return undefined;
-  const until = new Date(free).toISOString();
-  return {
-    reason: "DisruptionBudget",
-    message:
-      last.result === "DisruptionBudget"
-        ? Messages.budgetCharged(last.message, last.pod, until)
-        : Messages.evictionUnresolved(last.pod, last.at, until),
-    requeueAfter: Math.ceil((free - nowMs) / 1000),
-  };
 }
 
 /** What R1–R3 conclude: evict a pod now, or wait (a budget's charge, or the restart's due time). */

@@ -21,7 +21,7 @@ import { eventOf, Messages } from "./messages.js";
 import { mountsWithoutVolume } from "./mounts.js";
 import { partitionHold, partitionPatch } from "./partition-hold.js";
 import type { WalkConclusion } from "./parts.js";
-import { budgetCharged } from "./pods.js";
+import { budgetCharged } from "./pod-policy.js";
 import type { LastEviction } from "./records.js";
 import { revisionOfCanonical } from "./revision.js";
 import { withoutServerFields } from "./server-fields.js";
