@@ -171,9 +171,10 @@ export function prometheusConfig(env: Partial<Record<(typeof PROMETHEUS_VARS)[nu
 }
 
 /**
- * `CLAIMSTEP_BUDGET_CHARGE_SECONDS`, for tests only (the CLI reads it): how long R3 waits after a
- * PodDisruptionBudget refused an eviction, shortened from the disruption controller's two minutes
- * (core/pod-policy.ts BUDGET_CHARGE_SECONDS) so that a test of it waits seconds. Unset: the default.
+ * `CLAIMSTEP_BUDGET_CHARGE_SECONDS`, for tests only (the CLI and `claimstep serve` read it, never
+ * the Worker): how long R3 waits after a PodDisruptionBudget refused an eviction, shortened from
+ * the disruption controller's two minutes (core/pod-policy.ts BUDGET_CHARGE_SECONDS) so that a test
+ * of it waits seconds. Unset: the default.
  */
 export function budgetChargeOf(env: { CLAIMSTEP_BUDGET_CHARGE_SECONDS?: string | undefined }): {
   seconds?: number;

@@ -12,7 +12,7 @@ import { KubeClient, type KubeClientOptions } from "../adapters/kube/client.js";
 import { type AppDeps, createApp } from "./app.js";
 import { RecentIds } from "./auth.js";
 import { RefusalBackoff } from "./backoff.js";
-import { type AppConfig, configFromEnv } from "./config.js";
+import { type AppConfig, budgetChargeOf, ConfigError, configFromEnv } from "./config.js";
 import { readKeyPair, reloadTls, type TlsFiles, tlsFilesFromEnv } from "./http/tls-files.js";
 import type { Leadership } from "./lease/elector.js";
 import { MidRecreate } from "./mid-recreate.js";
@@ -311,6 +311,10 @@ async function kubeClientFor(
 export async function serveFromEnv(opts: ServeFromEnvOptions): Promise<number> {
   const log = opts.log ?? jsonLog;
   const config = configFromEnv(opts.env);
+  // A test's shorter R3 charge (CLAIMSTEP_BUDGET_CHARGE_SECONDS), read here as the CLI reads it:
+  // Node only, so the Worker's bundle carries none of it.
+  const charge = budgetChargeOf(opts.env);
+  if (charge.problems.length) throw new ConfigError(charge.problems);
   const tls = tlsFilesFromEnv(opts.env);
   const replay = new RecentIds();
   const port = opts.port ?? Number(opts.env.PORT ?? 8080);
@@ -374,6 +378,7 @@ export async function serveFromEnv(opts: ServeFromEnvOptions): Promise<number> {
     listOptedIn = (ns) => wiring.listOptedIn(ns);
     leaseClient = client;
   }
+  if (charge.seconds && deps.writers.pods) Object.assign(deps.writers.pods, { budgetChargeSeconds: charge.seconds });
 
   const app = createApp(deps);
   // A set the sweep no longer lists (deleted, opted out) loses its series.

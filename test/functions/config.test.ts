@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { budgetChargeOf, ConfigError, configFromEnv } from "../../functions/config.js";
+import { serveFromEnv } from "../../functions/server.js";
 
 const secret = `whsec_${btoa("0123456789abcdef0123456789abcdef")}`;
 
@@ -129,5 +130,12 @@ describe("budgetChargeOf (CLAIMSTEP_BUDGET_CHARGE_SECONDS, tests only)", () => {
       expect(budgetChargeOf({ CLAIMSTEP_BUDGET_CHARGE_SECONDS: bad }).problems, bad).toEqual([
         "CLAIMSTEP_BUDGET_CHARGE_SECONDS: must be an integer from 1 to 120 (a test's; unset, the charge is 120)",
       ]);
+  });
+
+  it("claimstep serve reads it too: a bad value stops it before it serves", async () => {
+    const env = { CLAIMSTEP_API_TOKEN: "0123456789abcdef", CLAIMSTEP_BUDGET_CHARGE_SECONDS: "0" };
+    await expect(serveFromEnv({ env, cluster: "sim", port: 0, log: () => {} })).rejects.toThrow(
+      /CLAIMSTEP_BUDGET_CHARGE_SECONDS: must be an integer from 1 to 120/,
+    );
   });
 });
