@@ -216,7 +216,7 @@ export interface ShapeContext {
   restarts: boolean;
   lastEviction: LastEviction | undefined;
   nowMs: number;
-  /** R3: how long a refused eviction charges the budget (core/pods.ts budgetCharged). */
+  /** R3: how long a refused eviction charges the budget (core/pod-policy.ts budgetCharged). */
   budgetChargeSeconds: number;
 }
 
