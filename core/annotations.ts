@@ -186,14 +186,14 @@ export const heldTemplateBaseOf = (set: Annotated): string | undefined =>
 export const APPLY_VIA = ["direct", "pull-request"] as const;
 export type ApplyVia = (typeof APPLY_VIA)[number];
 
-/** The set's apply mode, or the message naming the set, the annotation, the value and the fix (and the value). */
+/** The set's apply mode, or the message naming the set, the annotation, the value and the fix. */
 export function applyViaOf(
   set: Pick<StatefulSet, "metadata">,
-): { ok: true; via: ApplyVia } | { ok: false; message: string; value: string } {
+): { ok: true; via: ApplyVia } | { ok: false; message: string } {
   const value = set.metadata.annotations?.[Keys.applyVia];
   if (value === undefined) return { ok: true, via: "direct" };
   if ((APPLY_VIA as readonly string[]).includes(value)) return { ok: true, via: value as ApplyVia };
-  return { ok: false, value, message: Messages.badApplyVia(set.metadata, value, APPLY_VIA) };
+  return { ok: false, message: Messages.badApplyVia(set.metadata, value, APPLY_VIA) };
 }
 
 // The pod extensions (docs/design.md "Pods"): pod coordination (P1–P5), restarts (R1–R3).

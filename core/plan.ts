@@ -38,7 +38,11 @@ import { inFlightOrdinals, walk } from "./walk.js";
 export interface PlanOptions {
   /** Re-create the set with the new templates once complete, whatever `claimstep.io/finalize` says (`claimstep finalize`). */
   finalize?: boolean;
-  /** The set's policy, when the caller parsed it already (core/policy.ts; the step runner does, once). */
+  /**
+   * The set's policy, when the caller has it already: the step runner hands it the reader's
+   * (core/policy.ts PolicySnapshot). Without it the planner parses the snapshot's set, never a
+   * policy the snapshot carries: a caller may plan an edited copy of a loaded snapshot.
+   */
   policy?: PolicyResult;
   /** R3: how long a refused eviction charges the budget; default BUDGET_CHARGE_SECONDS (tests give less). */
   budgetChargeSeconds?: number;

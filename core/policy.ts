@@ -10,11 +10,11 @@ import {
   autogrowOf,
   finalizeOf,
   hasNoClaimTemplates,
+  rawAnnotation,
   removeListOf,
   strategyOf,
 } from "./annotations.js";
 import type { ClaimTemplate, StatefulSet } from "./k8s.js";
-import { Keys } from "./keys.js";
 import { Messages } from "./messages.js";
 import { type PodPolicy, podPolicyOf } from "./pod-policy.js";
 import type { Reason } from "./reasons.js";
@@ -23,6 +23,7 @@ import { type Reshape, reshapeOf, reshapePending } from "./reshape.js";
 import { revisionOf } from "./revision.js";
 import { maxUnavailableOf, type Ordinals, ordinalsOf } from "./statefulset.js";
 import { type DesiredTemplates, desiredTemplates } from "./templates.js";
+import type { Snapshot } from "./types.js";
 
 /** What one set asks of claimstep, once every annotation it reads has been parsed and found valid. */
 export interface SetPolicy {
@@ -131,16 +132,30 @@ export function desiredOf(
  * Everything desiredOf reads of a set, as one string: equal keys, equal desired templates (the
  * recorder remembers them by it across steps).
  */
-export const desiredKeyOf = (set: StatefulSet): string =>
-  [
-    set.metadata.annotations?.[Keys.templates] ?? "\u0001",
-    set.metadata.annotations?.[Keys.removeTemplates] ?? "\u0001",
-    set.metadata.annotations?.[Keys.podTemplate] ?? "\u0001",
-    set.metadata.annotations?.[Keys.podTemplateBase] ?? "\u0001",
+export const desiredKeyOf = (set: StatefulSet): string => {
+  const a = set.metadata.annotations;
+  return [
+    rawAnnotation(a, "templates") ?? "\u0001",
+    rawAnnotation(a, "removeTemplates") ?? "\u0001",
+    rawAnnotation(a, "podTemplate") ?? "\u0001",
+    rawAnnotation(a, "podTemplateBase") ?? "\u0001",
     JSON.stringify(set.spec.volumeClaimTemplates ?? []),
     // A held pod template is checked against the live one (reshapeOf): it decides whether kept templates count.
-    set.metadata.annotations?.[Keys.podTemplate] === undefined ? "" : JSON.stringify(set.spec.template ?? null),
+    rawAnnotation(a, "podTemplate") === undefined ? "" : JSON.stringify(set.spec.template ?? null),
   ].join("\u0000");
+};
+
+/**
+ * A snapshot with the set's policy, as a reader returns it: parsed once, right after the set was
+ * loaded (adapters/kube/reader.ts); the step reads it for the usage read and hands it to the
+ * planner. Absent in a snapshot built by hand; dropped by whoever plans another set than the one
+ * read (a dry run's preview, an edited copy): the policy is of the set it was parsed from.
+ */
+export type PolicySnapshot = Snapshot & { policy?: PolicyResult };
+
+/** The snapshot's policy: the reader's, else parsed from its set. */
+export const policyOfSnapshot = (snapshot: PolicySnapshot): PolicyResult =>
+  snapshot.policy ?? policyOf(snapshot.statefulSet);
 
 /** The set's policy, or the first fault in rule order (the order the planner has always checked them in). */
 export function policyOf(set: StatefulSet): PolicyResult {

@@ -3,7 +3,7 @@
 // recorder. The direct API server implements all three writers; the GitOps pull-request writer
 // only the claim writer; the simulated cluster is reached through the direct ones.
 
-import type { PolicyResult } from "./policy.js";
+import type { PolicyResult, PolicySnapshot } from "./policy.js";
 import type { Reason } from "./reasons.js";
 import type {
   ActionType,
@@ -33,8 +33,11 @@ export interface LoadOptions {
 }
 
 export interface StateReader {
-  /** Load one StatefulSet and what surrounds it. Throws ApiError (NotFound …) on failure. */
-  load(ref: SetRef, opts?: LoadOptions): Promise<Snapshot>;
+  /**
+   * Load one StatefulSet and what surrounds it, with its policy parsed once the set is read (and
+   * only what the policy needs loaded after it). Throws ApiError (NotFound …) on failure.
+   */
+  load(ref: SetRef, opts?: LoadOptions): Promise<PolicySnapshot>;
 }
 
 /**

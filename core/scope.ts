@@ -67,7 +67,7 @@ function refused(fault: Extract<PolicyResult, { ok: false }>): ScopeResult {
   return stop({ ...blocked(reason, message), record: true });
 }
 
-/** `parsed`: the set's policy when the caller has it already (the step runner parses it once). */
+/** `parsed`: the set's policy when the caller has it already (the step runner: the reader's). */
 export function scopeOf(snapshot: Snapshot, parsed: PolicyResult = policyOf(snapshot.statefulSet)): ScopeResult {
   const set = snapshot.statefulSet;
 

@@ -5,7 +5,7 @@
 // recorded status (claimstep.io/status) only says when the last step ran, whether it saw the
 // desired revision, and what the API server refused (which no plan can know). Pure.
 
-import { applyViaOf, hasNoClaimTemplates, strategyOf } from "./annotations.js";
+import { applyViaOf, hasNoClaimTemplates, rawAnnotation, strategyOf } from "./annotations.js";
 import { nothingLeftToDo } from "./decision.js";
 import { GITOPS_KEYS } from "./gitops-owner.js";
 import type { StatefulSet } from "./k8s.js";
@@ -87,7 +87,7 @@ export function applyModeOf(
   policy?: PolicyResult,
 ): ApplyMode {
   const via = policy?.ok ? { ok: true as const, via: policy.policy.applyVia } : applyViaOf(set);
-  if (!via.ok) return { mode: "invalid", value: via.value };
+  if (!via.ok) return { mode: "invalid", value: rawAnnotation(set.metadata.annotations, "applyVia") ?? "" };
   if (via.via === "direct") return { mode: "direct" };
   const link = httpUrl(status?.pullRequest);
   return { mode: "pull-request", ...(link ? { link } : {}) };

@@ -3,7 +3,7 @@
 // the policy parsed from it: what every status surface shows (core/summary.ts), so that `claimstep
 // status`, `status --watch` and the status page say what the step would do, not what an earlier
 // one recorded.
-import { policyOf } from "../core/policy.js";
+import { policyOfSnapshot } from "../core/policy.js";
 import type { MetricsReader, StateReader, Writers } from "../core/ports.js";
 import { type SetSummary, summaryOf } from "../core/summary.js";
 import type { Decision, SetRef, Snapshot } from "../core/types.js";
@@ -35,5 +35,5 @@ export async function dryRunOf(opts: DryRunOptions): Promise<DryRun> {
     now: opts.now,
     dryRun: true,
   });
-  return { snapshot, planned: decision, summary: summaryOf(snapshot, decision, policyOf(snapshot.statefulSet)) };
+  return { snapshot, planned: decision, summary: summaryOf(snapshot, decision, policyOfSnapshot(snapshot)) };
 }

@@ -5,7 +5,7 @@
 import { ApiError, PermissionError } from "../adapters/api-error.js";
 import { RECREATE_ACTIONS } from "../core/actions.js";
 import { planStep } from "../core/plan.js";
-import { type PolicyResult, policyOf } from "../core/policy.js";
+import { type PolicyResult, type PolicySnapshot, policyOfSnapshot } from "../core/policy.js";
 import type {
   ApplyOutcome,
   ClaimWriter,
@@ -60,14 +60,14 @@ const permission = (err: unknown): unknown =>
   err instanceof ApiError && err.code === 403 && !err.isAdmissionForbidden ? new PermissionError(err) : err;
 
 export async function runStep(opts: StepOptions): Promise<StepResult> {
-  let snapshot: Snapshot;
+  let snapshot: PolicySnapshot;
   try {
     snapshot = await opts.reader.load(opts.ref, opts.finalize ? { recreateRecord: true } : {});
   } catch (err) {
     throw permission(err);
   }
-  // The set's annotations, parsed once for the usage read and the planner.
-  const policy = policyOf(snapshot.statefulSet);
+  // The set's annotations, parsed once (by the reader, else here) for the usage read and the planner.
+  const policy = policyOfSnapshot(snapshot);
   snapshot = await withUsage(snapshot, policy, opts);
   const claims =
     typeof opts.writers.claims === "function" ? opts.writers.claims(snapshot, policy) : opts.writers.claims;

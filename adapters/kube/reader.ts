@@ -1,5 +1,6 @@
 // StateReader over the API server: two GETs (the set, its re-create record) and three LISTs whatever the replica count
-// (plus VolumeAttributesClasses, only when a desired template names one).
+// (plus VolumeAttributesClasses, only when a desired template names one). The set's policy is parsed
+// once, as soon as the set is read: what is listed after it follows from it, and the snapshot carries it.
 
 import { isOptedIn } from "../../core/annotations.js";
 import { RECORD_PREFIX, readRecord, recordName } from "../../core/finalize.js";
@@ -12,9 +13,9 @@ import {
   StorageClass,
   VolumeAttributesClass,
 } from "../../core/k8s.js";
+import { desiredOf, type PolicyResult, type PolicySnapshot, policyOf } from "../../core/policy.js";
 import type { LoadOptions, StateReader } from "../../core/ports.js";
-import { desiredTemplates } from "../../core/templates.js";
-import type { SetRef, Snapshot } from "../../core/types.js";
+import type { SetRef } from "../../core/types.js";
 import * as z from "../../core/zod.js";
 import { ApiError } from "../api-error.js";
 import type { KubeClient } from "./client.js";
@@ -27,10 +28,13 @@ const lean = <T extends { metadata: Record<string, unknown> }>(items: T[]): T[] 
   return items;
 };
 
-/** Whether a desired template (annotation or live spec) names a VolumeAttributesClass. */
-export function namesVolumeAttributesClass(set: StatefulSet): boolean {
+/**
+ * Whether a desired template (the policy's, else the annotation's for a set without a policy, or
+ * a live one) names a VolumeAttributesClass.
+ */
+function namesVolumeAttributesClass(set: StatefulSet, policy: PolicyResult): boolean {
   const live = set.spec.volumeClaimTemplates ?? [];
-  const desired = desiredTemplates(set);
+  const desired = policy.ok ? { ok: true as const, templates: policy.policy.templates } : desiredOf(set);
   const templates = desired.ok ? [...desired.templates, ...live] : live;
   return templates.some((t) => !!t.spec.volumeAttributesClassName);
 }
@@ -41,7 +45,7 @@ export class KubeReader implements StateReader {
   async load(
     ref: SetRef,
     { signal, volumeAttributesClasses: withClasses = false, recreateRecord: withRecord = false }: LoadOptions = {},
-  ): Promise<Snapshot> {
+  ): Promise<PolicySnapshot> {
     let statefulSet: StatefulSet;
     let recreateRecord: ConfigMap | undefined;
     let setMissing = false;
@@ -61,6 +65,7 @@ export class KubeReader implements StateReader {
         : { metadata: { name: ref.name, namespace: ref.namespace }, spec: { selector: {} } };
       setMissing = true;
     }
+    const policy = policyOf(statefulSet);
     // The record is read whatever the set says: a set someone else re-created mid re-create (F4)
     // need not carry claimstep.io/finalize or even the opt-in, and its record must not be forgotten.
     const wantsRecord = !setMissing;
@@ -84,7 +89,7 @@ export class KubeReader implements StateReader {
         .list(Routes.listClaims, target, PersistentVolumeClaim, opts(claimSelector, replicas * templates))
         .then(lean),
       this.client.list(Routes.listStorageClasses, {}, StorageClass, signal ? { signal } : {}).then(lean),
-      withClasses || namesVolumeAttributesClass(statefulSet)
+      withClasses || namesVolumeAttributesClass(statefulSet, policy)
         ? this.volumeAttributesClasses(signal)
         : Promise.resolve(undefined),
       wantsRecord ? this.record(ref, signal, !withRecord) : Promise.resolve(recreateRecord),
@@ -95,6 +100,7 @@ export class KubeReader implements StateReader {
       claims,
       storageClasses,
       volumeAttributesClasses,
+      policy,
       ...(record ? { recreateRecord: record } : {}),
       ...(setMissing ? { setMissing } : {}),
     };

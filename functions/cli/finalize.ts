@@ -5,7 +5,7 @@
 import { isRecreateAction } from "../../core/actions.js";
 import { recordName, recreatedManifest } from "../../core/finalize.js";
 import { Keys } from "../../core/keys.js";
-import { policyOf } from "../../core/policy.js";
+import { policyOfSnapshot } from "../../core/policy.js";
 import { renderDecision } from "../../core/render.js";
 import { revisionOf } from "../../core/revision.js";
 import { runStep } from "../step.js";
@@ -76,7 +76,7 @@ export async function finalize(ctx: Context): Promise<number> {
 
   // What the re-create writes, before anything is written.
   const snapshot = await target.reader.load(ref, { recreateRecord: true });
-  const parsed = policyOf(snapshot.statefulSet);
+  const parsed = policyOfSnapshot(snapshot);
   const next =
     parsed.ok && !snapshot.setMissing
       ? recreatedManifest(snapshot.statefulSet, parsed.policy.templates, parsed.policy.reshape)

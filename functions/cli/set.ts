@@ -12,6 +12,7 @@ import type { ClaimTemplate, StatefulSet } from "../../core/k8s.js";
 import { Keys } from "../../core/keys.js";
 import { type RecreateOutlook, recreateOutlook } from "../../core/outlook.js";
 import { holdPods } from "../../core/pod-policy.js";
+import type { PolicySnapshot } from "../../core/policy.js";
 import {
   compareQuantity,
   formatBytes,
@@ -286,8 +287,10 @@ async function editSet(ctx: Context): Promise<number> {
           },
         }
       : snapshot.statefulSet.spec;
-    const preview: Snapshot = {
+    const preview: PolicySnapshot = {
       ...snapshot,
+      // The loaded set's policy is not the preview's: parsed when it is planned.
+      policy: undefined,
       statefulSet: {
         ...snapshot.statefulSet,
         spec,
@@ -477,8 +480,10 @@ async function templateSet(ctx: Context): Promise<number> {
   const owners = change.changed ? warnGitOps(ctx, snapshot.statefulSet, ref) : [];
   let next;
   if (dryRun) {
-    const preview: Snapshot = {
+    const preview: PolicySnapshot = {
       ...snapshot,
+      // The loaded set's policy is not the preview's: parsed when it is planned.
+      policy: undefined,
       statefulSet: {
         ...snapshot.statefulSet,
         metadata: { ...snapshot.statefulSet.metadata, annotations: { ...annotations, ...change.annotations } },

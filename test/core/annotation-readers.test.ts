@@ -9,15 +9,16 @@
 //
 // Reads counted by this scanner (places in files), before issue 38 point 1 (1d12111) → 804d9cf → now:
 // claimstep.io/status 4 in 3 (decision.ts twice, summary.ts, cluster-support.ts: three parsers, two
-// return types) → 1 in core/annotations.ts (recordedStatusOf) → 1 in core/records.ts; current-revision
-// 3 in 3 and update-revision 1 → core/annotations.ts (recordedRevisionsOf) → core/records.ts;
-// remove-claim-templates 8 in 6 → 6 in 5 → 4 in 3; pod-template 6 in 4 → 7 in 5 → 6 in 4 (its parsers
-// 2 → 1, podTemplateOf); volume-claim-update-strategy 8 in 6 → 3 in 2; volume-claim-templates 7 in 7 →
-// 5 in 4; finalize 6 in 4 → 5 in 3; finalize-for 6 in 6 → 3 in 3; apply-via 2 in 2, autogrow 2 in 2 → 1
-// in 1; user-partition 4 in 3 → 3 in 2; pod-coordination 2 in 2 → 1 in 1 (core/annotations.ts reads it
-// through oneOf, unseen). Files reading an annotation outside the policy module: 16 → 2 (admission.ts
-// and desired.ts, issue 38 point 2's change module; every other count above is theirs or the policy
-// module's). The last test prints the table.
+// return types) → 1 in core/annotations.ts → 1 in core/records.ts (recordedStatusOf); current-revision
+// 3 in 3 and update-revision 1 → core/annotations.ts → core/records.ts (recordedRevisionsOf);
+// remove-claim-templates 8 in 6 → 6 in 5 → 1 in core/annotations.ts; pod-template 6 in 4 → 7 in 5 →
+// 1 in core/annotations.ts (its parsers 2 → 1, podTemplateOf), pod-template-base 3 in 3 → 4 in 4 → 1;
+// volume-claim-update-strategy 8 in 6 → 2 in core/annotations.ts; volume-claim-templates 7 in 7 → 2
+// in core/annotations.ts; finalize 6 in 4 → 1; finalize-for 6 in 6 → 1 in core/records.ts;
+// user-partition 4 in 3 → 2 in core/records.ts; apply-via, autogrow 2 in 2 → 1 in core/annotations.ts. Files reading one outside the policy module:
+// 16 (the allow-list at 804d9cf) → 0: each annotation is read in one file, the user's in
+// core/annotations.ts, claimstep's records in core/records.ts (policy.ts reads through rawAnnotation;
+// pod-coordination and restart-pods are read through oneOf, unseen). The last test prints the table.
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -106,6 +107,13 @@ describe("claimstep's annotations are read by the policy module (issue 38 point 
   it("the status record and the recorded revisions are read in core/records.ts only", () => {
     for (const key of ["status", "currentRevision", "updateRevision"] as const)
       expect([...new Set(ALL.filter((r) => r.key === key).map((r) => r.file))], Keys[key]).toEqual(["core/records.ts"]);
+  });
+
+  it("each annotation is read in one file: the user's in core/annotations.ts, claimstep's records in core/records.ts", () => {
+    const files = new Map<Key, Set<string>>();
+    for (const r of ALL) files.set(r.key, (files.get(r.key) ?? new Set()).add(r.file));
+    const several = [...files].filter(([, f]) => f.size > 1).map(([k, f]) => `${Keys[k]}: ${[...f].join(", ")}`);
+    expect(several).toEqual([]);
   });
 
   it("the scanner tells reads from writes", () => {

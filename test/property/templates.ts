@@ -251,6 +251,8 @@ function plantReader(bug: TemplatesBug | undefined, reader: StateReader): StateR
         const a = s.statefulSet.metadata.annotations;
         const raw = a?.[K.podTemplate];
         if (a && raw !== undefined) a[K.podTemplate] = withoutMissing(raw);
+        // The reader's policy is of the set it read: the edited set's is parsed by the step.
+        delete s.policy;
         return s;
       },
     };
