@@ -7,6 +7,7 @@
 // route's JSON. The merge, add and remove of templates are core/desired.ts's.
 
 import { podCoordinationOf, rawAnnotation, removeListOf } from "./annotations.js";
+import { sizeChangeOf } from "./claims.js";
 import {
   type ClaimEdit,
   claimEdit,
@@ -21,7 +22,7 @@ import type { ClaimTemplate, StatefulSet } from "./k8s.js";
 import { Keys } from "./keys.js";
 import { recreateOutlook } from "./outlook.js";
 import { type PartitionHold, partitionHold } from "./partition-hold.js";
-import { compareQuantity } from "./quantity.js";
+import { parseQuantity } from "./quantity.js";
 import { finalizeForOf, holdsUserPartition } from "./records.js";
 import { podTemplateDigest } from "./reshape.js";
 import { revisionOf } from "./revision.js";
@@ -343,7 +344,8 @@ function changeWarnings(
     const to = d.spec.resources?.requests?.storage;
     if (from !== undefined && to !== undefined && String(from) !== String(to)) {
       out.push(
-        compareQuantity(String(to), String(from)) > 0
+        // Rule 5 (core/claims.ts sizeChangeOf): only a larger template grows the claims.
+        sizeChangeOf(parseQuantity(String(to)), { request: parseQuantity(String(from)) }) === "grow"
           ? `claimstep will grow ${claims} to ${to} one ordinal at a time; see \`claimstep status ${setName}\``
           : `claimstep: ${claims} stay at ${from} (claims never shrink); the smaller template ${to} applies to new claims after the re-create`,
       );

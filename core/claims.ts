@@ -60,15 +60,18 @@ function evaluateClaim(scope: Scope, t: ClaimTemplate, ordinal: number): ClaimPl
   // Rule 20: a claim stamped with the current revision is done: never written again, whatever its
   // size, class, labels or annotations now (someone may tune one replica, as the KEP allows).
   const atRevision = pvc.metadata.labels?.[Keys.revisionLabel] === scope.revision;
+  const size = readableSpec ? sizeChangeOf(tplBytes, claimSizeOf(pvc, specBytes)) : undefined;
   const recovery =
-    readableSpec && specBytes > tplBytes ? recoveryOf(pvc, name, specStorage!, tplStorage, tplBytes) : undefined;
+    size === "kept" || size === "recover" || size === "stuck"
+      ? recoveryOf(pvc, name, specStorage!, tplStorage, size)
+      : undefined;
   const lowers = recovery === "lower" && !atRevision;
   // Rule 5: the target is max(template, claim spec): never ask for less than the claim already
   // requests, except X1 (the template's request, lowering a failed expansion).
   const target =
     atRevision && readableSpec
       ? specStorage!
-      : lowers || !(readableSpec && specBytes >= tplBytes)
+      : lowers || size === undefined || size === "grow"
         ? tplStorage
         : specStorage!;
   // Rule 8 measures readiness at what the template asks: min(template, spec).
@@ -240,6 +243,36 @@ export function failedExpansionOf(pvc: PersistentVolumeClaim): string | undefine
 }
 
 /**
+ * Rule 5 and X1, what a template's request does to one claim's: "grow" (the template asks more),
+ * "same", "kept" (the template is below the claim: satisfied, never shrunk), "recover" (X1: below a
+ * claim whose expansion failed and above its capacity: the claim comes down to the template) or
+ * "stuck" (X2: below a failed claim, not above its capacity: the server refuses that lowering, the
+ * claim keeps its request). A failed claim whose capacity is unknown is kept. Sizes in any one unit
+ * (bytes, or parseQuantity's nano-units); the one comparison of the planner, `claimstep set`'s
+ * refusal and the webhook's warning.
+ */
+export type SizeChange = "grow" | "same" | "kept" | "recover" | "stuck";
+export function sizeChangeOf(
+  template: bigint,
+  claim: { request: bigint; failed?: boolean; capacity?: bigint | undefined },
+): SizeChange {
+  if (template > claim.request) return "grow";
+  if (template === claim.request) return "same";
+  if (!claim.failed || claim.capacity === undefined) return "kept";
+  return template > claim.capacity ? "recover" : "stuck";
+}
+
+/** A claim's request (bytes), whether its expansion failed for good (X1) and its capacity, for sizeChangeOf. */
+const claimSizeOf = (pvc: PersistentVolumeClaim, request: bigint) => {
+  const capacity = pvc.status?.capacity?.storage;
+  return {
+    request,
+    failed: failedExpansionOf(pvc) !== undefined,
+    capacity: capacity === undefined ? undefined : safeBytes(capacity),
+  };
+};
+
+/**
  * X1–X3 of docs/design.md ("Recovering from a failed expansion"), for a claim that requests more than
  * the template: "lower" when its expansion failed and the template is strictly above
  * status.capacity (the only decrease the API server accepts, Kubernetes ≥ 1.34); the obstacle
@@ -252,7 +285,7 @@ function recoveryOf(
   name: string,
   spec: string,
   template: string,
-  tplBytes: bigint,
+  size: "kept" | "recover" | "stuck",
 ): "lower" | Obstacle | { unmet: string } | undefined {
   const statuses = pvc.status?.allocatedResourceStatuses ?? undefined;
   // Rule 17: a node-side failure lasts as NodeResizeError once NodeResizeInfeasible is gone.
@@ -260,8 +293,9 @@ function recoveryOf(
   const capacity = pvc.status?.capacity?.storage;
   const capBytes = capacity === undefined ? undefined : safeBytes(capacity);
   if (allocation !== undefined) {
-    if (capBytes === undefined) return undefined;
-    if (tplBytes > capBytes) return "lower";
+    // Rule 5 and X1 (sizeChangeOf): kept when the capacity is unknown, lowered when above it.
+    if (size === "kept") return undefined;
+    if (size === "recover") return "lower";
     // X2 (issue 36 point 4): the capacity already reaches the template: ready as the KEP says
     // (capacity ≥ min(template, request)), the rollout goes on (rule 5 keeps the request, which
     // the server would not lower to the capacity anyway), and the claim is reported with its way out.
@@ -273,7 +307,7 @@ function recoveryOf(
         allocation,
         capacity!,
         template,
-        roundSizeAbove(capBytes),
+        roundSizeAbove(capBytes!),
       ),
     };
   }

@@ -50,7 +50,12 @@ export const RULES = {
     "rule-3",
   ),
   "4": rule("the claim's name; a missing one is the controller's", ["core/claims.ts#evaluateClaim"], [PLAN], "rule-4"),
-  "5": rule("target = max(template, claim spec)", ["core/claims.ts#evaluateClaim"], [PLAN], "rule-5"),
+  "5": rule(
+    "target = max(template, claim spec)",
+    ["core/claims.ts#evaluateClaim", "core/claims.ts#sizeChangeOf"],
+    [PLAN],
+    "rule-5",
+  ),
   "6": rule("predict the API server's refusal, never provoke it", ["core/claims.ts#obstacleOf"], [PLAN], "rule-6"),
   "7": rule("one server-side apply of one claim", ["core/claims.ts#patchOf"], [PLAN], "rule-7"),
   "8": rule(
@@ -148,7 +153,12 @@ export const RULES = {
     "rule-F5",
   ),
   // Recovering from a failed expansion (X1–X3).
-  X1: rule("a failed expansion comes down to the template", ["core/claims.ts#recoveryOf"], [RECOVERY], "rule-X1"),
+  X1: rule(
+    "a failed expansion comes down to the template",
+    ["core/claims.ts#recoveryOf", "core/claims.ts#sizeChangeOf"],
+    [RECOVERY],
+    "rule-X1",
+  ),
   X2: rule("at or below capacity: ready as the KEP says", ["core/claims.ts#recoveryOf"], [RECOVERY], "rule-X2"),
   X3: rule("never while in progress, never to or below capacity", ["core/claims.ts#recoveryOf"], [RECOVERY], "rule-X3"),
   // Adding and removing claim templates (S1–S5).
