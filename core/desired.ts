@@ -3,7 +3,14 @@
 // the result exactly as the planner will (core/templates.ts), and produce the annotations to
 // merge-patch, which also opt the set in.
 
-import { heldTemplateBaseOf, type PodTemplate, podTemplateOf, rawAnnotation, removeListOf } from "./annotations.js";
+import {
+  heldTemplateBaseOf,
+  isOptedIn,
+  type PodTemplate,
+  podTemplateOf,
+  rawAnnotation,
+  removeListOf,
+} from "./annotations.js";
 import { sameDocument } from "./json.js";
 import { ClaimTemplate, StatefulSet } from "./k8s.js";
 import { Keys } from "./keys.js";
@@ -11,7 +18,7 @@ import { finalizeForOf } from "./records.js";
 import { podTemplateDigest } from "./reshape.js";
 import { revisionOf } from "./revision.js";
 import { withoutServerFields } from "./server-fields.js";
-import { isOptedIn, OPT_IN } from "./statefulset.js";
+import { OPT_IN } from "./statefulset.js";
 import { desiredTemplates } from "./templates.js";
 import type { SetRef } from "./types.js";
 import * as z from "./zod.js";

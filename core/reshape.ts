@@ -28,9 +28,6 @@ import { withoutServerFields } from "./server-fields.js";
 import { claimName, podName } from "./statefulset.js";
 import type { EvictPod, LabelClaim, OrphanedClaim } from "./types.js";
 
-// The shape's annotations are parsed in the policy module (core/annotations.ts).
-export type { PodTemplate } from "./annotations.js";
-
 /** What the set's annotations ask of its shape. */
 export interface Reshape {
   /** Desired templates the live set lacks: the re-create adds them. */

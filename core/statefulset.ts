@@ -6,9 +6,6 @@ import type { StatefulSet } from "./k8s.js";
 import { Keys } from "./keys.js";
 import { Messages } from "./messages.js";
 
-// Read by the desired change (core/desired.ts) and the GitOps writer's choice (adapters/gitops/apply-via.ts) from here.
-export { applyViaOf, isOptedIn } from "./annotations.js";
-
 /** `<template>-<set>-`: every claim of one template of a set starts so (getPersistentVolumeClaimName). */
 export const claimPrefix = (template: string, set: string): string => `${template}-${set}-`;
 

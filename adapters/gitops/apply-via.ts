@@ -3,10 +3,10 @@
 // `claims: (snapshot) => ClaimWriter`; writerFor builds that. It never throws: a set it cannot
 // serve gets a writer that carries out nothing, and the planner blocks it with the fix.
 import { actionTarget } from "../../core/actions.js";
+import { applyViaOf } from "../../core/annotations.js";
 import { Messages } from "../../core/messages.js";
 import type { PolicyResult } from "../../core/policy.js";
 import type { ClaimWriter } from "../../core/ports.js";
-import { applyViaOf } from "../../core/statefulset.js";
 import type { Snapshot } from "../../core/types.js";
 
 export interface ClaimWriterChoice {

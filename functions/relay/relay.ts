@@ -2,7 +2,8 @@
 // the set it concerns, debounces per set, and sends one event per burst — at most one delivery
 // in flight per set: the bursts of a set whose delivery is running are merged into one follow-up,
 // sent when it finishes (a hung or slow app sees one request per set, never a pile of them).
-import { claimOrdinal, isOptedIn } from "../../core/statefulset.js";
+import { isOptedIn } from "../../core/annotations.js";
+import { claimOrdinal } from "../../core/statefulset.js";
 import type { SetRef } from "../../core/types.js";
 import type { RelayClock } from "./clock.js";
 import { DEFAULT_DEBOUNCE, type DebounceOptions, Debouncer } from "./debounce.js";

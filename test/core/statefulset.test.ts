@@ -1,13 +1,12 @@
 // The StatefulSet rules of core/statefulset.ts: names, ordinals, maxUnavailable, opt-in.
 import { describe, expect, it } from "vitest";
-import { strategyOf } from "../../core/annotations.js";
+import { isOptedIn, strategyOf } from "../../core/annotations.js";
 import {
   belowPartition,
   claimName,
   claimOrdinal,
   inScope,
   isCondemned,
-  isOptedIn,
   maxUnavailableOf,
   ordinalsOf,
   podName,

@@ -17,10 +17,10 @@ import fc from "fast-check";
 import { describe, expect, it, vi } from "vitest";
 import { listOptedInSets } from "../../adapters/kube/reader.js";
 import { SimCluster, statefulSetManifest } from "../../adapters/sim/cluster.js";
+import { isOptedIn } from "../../core/annotations.js";
 import type { FinalizeContext } from "../../core/finalize.js";
 import { Keys } from "../../core/keys.js";
 import type { Writers } from "../../core/ports.js";
-import { isOptedIn } from "../../core/statefulset.js";
 import type { SetRef, Snapshot } from "../../core/types.js";
 
 type Bug = "records-not-listed" | "no-follow-up" | "trusts-any-record";

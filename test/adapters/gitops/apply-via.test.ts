@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { writerFor } from "../../../adapters/gitops/apply-via.js";
+import { applyViaOf } from "../../../core/annotations.js";
 import { Keys } from "../../../core/keys.js";
 import type { ClaimWriter } from "../../../core/ports.js";
-import { applyViaOf } from "../../../core/statefulset.js";
 import { makeClaim, makeSet, snapshot } from "../../core/builders.js";
 
 const writer = (name: string): ClaimWriter => ({
