@@ -45,6 +45,49 @@ module.exports = {
       to: { path: "^test/" },
     },
     {
+      name: "core-folders-downward",
+      severity: "error",
+      comment:
+        "core/'s folders depend downward only: kube <- policy <- plan <- change <- view. " +
+        "Move the shared piece down, into the folder both can import.",
+      from: { path: "^core/(kube)/" },
+      to: { path: "^core/(policy|plan|change|view)/" },
+    },
+    {
+      name: "core-folders-downward-policy",
+      severity: "error",
+      comment: "core/policy/ may import core/kube/ and core/'s root only (see core-folders-downward).",
+      from: { path: "^core/policy/" },
+      to: { path: "^core/(plan|change|view)/" },
+    },
+    {
+      name: "core-folders-downward-plan",
+      severity: "error",
+      comment: "core/plan/ may import core/kube/, core/policy/ and core/'s root only (see core-folders-downward).",
+      from: { path: "^core/plan/" },
+      to: { path: "^core/(change|view)/" },
+    },
+    {
+      name: "core-folders-downward-change",
+      severity: "error",
+      comment: "core/change/ may not import core/view/ (see core-folders-downward).",
+      from: { path: "^core/change/" },
+      to: { path: "^core/view/" },
+    },
+    {
+      name: "core-folders-through-their-door",
+      severity: "error",
+      comment:
+        'core/ is five folders (kube, policy, plan, change, view; docs/architecture.md "Layout"), each with one door: ' +
+        "adapters/ and functions/ import a folder through its index.ts, so what a folder offers the shell is one list. " +
+        "Export the new name from the folder's index.ts.",
+      from: { path: "^(adapters|functions)/" },
+      to: {
+        path: "^core/(kube|policy|plan|change|view)/",
+        pathNot: "^core/(kube|policy|plan|change|view)/index\\.ts$",
+      },
+    },
+    {
       name: "not-to-unresolvable",
       severity: "error",
       comment: "An import that resolves to no file: a typo or a missing dependency.",

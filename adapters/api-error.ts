@@ -1,6 +1,6 @@
 // One error type for every way the API server (real, faked or simulated) says no, parsed from its
 // `Status` body so callers branch on reason/code, not on message text.
-import { Status } from "../core/k8s.js";
+import { Status } from "../core/kube/index.js";
 
 export type ApiErrorKind =
   | "NotFound"

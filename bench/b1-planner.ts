@@ -1,7 +1,7 @@
 // B1: the planner against its floor. For each size, side by side: JSON.parse of the step's
 // API responses (the least any step must do with its input), planStep on the parsed snapshot,
 // and the whole read side after parsing (zod validation as the reader does it, then planStep).
-import { planStep } from "../core/plan.js";
+import { planStep } from "../core/plan/plan.js";
 import {
   DIRECT_WRITER,
   GENERATED_AT,

@@ -10,8 +10,8 @@
 //  - before: serve's sweep as it was before issue 33 (no follow-up, opted-in sets only listed).
 import { listOptedInSets } from "../adapters/kube/reader.js";
 import { SimCluster, statefulSetManifest } from "../adapters/sim/cluster.js";
-import { isOptedIn } from "../core/annotations.js";
 import { Keys } from "../core/keys.js";
+import { isOptedIn } from "../core/policy/annotations.js";
 import type { Writers } from "../core/ports.js";
 import type { SetRef } from "../core/types.js";
 import { DEFAULT_DEBOUNCE } from "../functions/relay/debounce.js";

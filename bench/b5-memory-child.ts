@@ -2,7 +2,7 @@
 // large set between forced full GCs. The forced GCs are the markers the parent finds in V8's
 // GC trace ("testing"): between two of them, the heap only grows until a GC, so the largest
 // "before" size of the GCs in that window (and the size at its end) is the peak used heap.
-import { planStep } from "../core/plan.js";
+import { planStep } from "../core/plan/plan.js";
 import {
   DIRECT_WRITER,
   GENERATED_AT,

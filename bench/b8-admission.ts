@@ -8,7 +8,7 @@
 // caps before any template is read; 3.6 s over HTTP before them).
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { ADMISSION_CAPS, admitStatefulSetUpdate } from "../core/admission.js";
+import { ADMISSION_CAPS, admitStatefulSetUpdate } from "../core/change/admission.js";
 import { admissionResponse, admissionRoutes, jsonDepth } from "../functions/routes/admission.js";
 import { compare, formatMs, keep, type Measured, median, percentile, ratio } from "./harness.js";
 

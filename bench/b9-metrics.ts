@@ -5,8 +5,8 @@
 import { request } from "node:http";
 import { loadavg } from "node:os";
 import { PromRecorder } from "../adapters/metrics-node/registry.js";
-import { planStep } from "../core/plan.js";
-import { observeSet, outcomeLabel, type SetObservation } from "../core/recorder.js";
+import { planStep } from "../core/plan/plan.js";
+import { observeSet, outcomeLabel, type SetObservation } from "../core/view/recorder.js";
 import { instrumentFetch } from "../functions/metrics.js";
 import { recordedStep } from "../functions/recorded-step.js";
 import { startServer } from "../functions/server.js";

@@ -41,7 +41,7 @@ export interface ProfileSummary {
   totalMs: number;
   /** Largest self time first. */
   functions: SelfTime[];
-  /** Self time by package (`zod`, `node:internal`, …) or repository file (`core/plan.ts`). */
+  /** Self time by package (`zod`, `node:internal`, …) or repository file (`core/plan/plan.ts`). */
   files: SelfTime[];
 }
 

@@ -2,11 +2,12 @@
 // (test/fixtures/apiserver/: managedFields, ownerReferences, projected token volumes,
 // last-applied-configuration), so that JSON.parse of the responses is an honest floor for a step.
 // Deterministic: the same options give the same bytes.
-import type { PersistentVolumeClaim, Pod, StatefulSet, StorageClass } from "../core/k8s.js";
+
 import { Keys } from "../core/keys.js";
-import { planStep } from "../core/plan.js";
+import type { PersistentVolumeClaim, Pod, StatefulSet, StorageClass } from "../core/kube/k8s.js";
+import { revisionOf } from "../core/kube/revision.js";
+import { planStep } from "../core/plan/plan.js";
 import type { WriterCapabilities } from "../core/ports.js";
-import { revisionOf } from "../core/revision.js";
 import type { Snapshot } from "../core/types.js";
 
 /** What the direct writer can do: the planner plans for it. */

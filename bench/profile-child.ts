@@ -5,7 +5,7 @@
 import { Session } from "node:inspector/promises";
 import { findSourceMap } from "node:module";
 import { fileURLToPath } from "node:url";
-import { planStep } from "../core/plan.js";
+import { planStep } from "../core/plan/plan.js";
 import { invokeScheduled, recordScheduled, withReplay } from "./b4-worker.js";
 import { type CallFrame, type CpuProfile, type Place, summarize } from "./cpuprofile.js";
 import { DIRECT_WRITER, GENERATED_AT, generateCluster, parseResponses, responsesOf } from "./generate.js";

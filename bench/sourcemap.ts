@@ -64,7 +64,7 @@ export function bytesBySource(map: SourceMap, generated: string): Map<string, nu
 
 /**
  * What a source belongs to: its npm package (`…/node_modules/zod/v4/core/x.js` → `zod`), else
- * its top directory in the repository (`/repo/core/plan.ts` with root `/repo` → `core/`).
+ * its top directory in the repository (`/repo/core/plan/plan.ts` with root `/repo` → `core/`).
  * `source` is an absolute path (resolve the map's relative sources against its directory first).
  */
 export function packageOf(source: string, root: string): string {

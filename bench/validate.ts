@@ -2,7 +2,7 @@
 // `listOf(item)` wrapping as the REST client (adapters/kube/client.ts get/list), then dropping
 // managedFields as the reader does (adapters/kube/reader.ts `lean`), so the planner sees what
 // it sees in production.
-import { listOf, PersistentVolumeClaim, Pod, StatefulSet, StorageClass } from "../core/k8s.js";
+import { listOf, PersistentVolumeClaim, Pod, StatefulSet, StorageClass } from "../core/kube/k8s.js";
 import type { Snapshot } from "../core/types.js";
 
 const PodList = listOf(Pod);

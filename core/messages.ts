@@ -331,7 +331,7 @@ export const Messages = {
   recordUnreadableSetGone: (why: string, namespace: string, set: string) =>
     `StatefulSet ${namespace}/${set} is gone and its re-create record is unreadable (${why}): re-create the set by hand from the record's statefulset.json or from your manifests; its pods and claims are kept`,
 
-  // Adding and removing claim templates (core/reshape.ts).
+  // Adding and removing claim templates (core/plan/reshape.ts).
   templatesNeedRecreate: (set: string, added: readonly string[], removed: readonly string[]) =>
     `${describeShape(added, removed)} of ${set} needs the set re-created (the API server forbids editing spec.volumeClaimTemplates): annotate it ${Keys.finalize}=Recreate, or run claimstep finalize ${set}`,
   shapeOnDelete: (set: string, added: readonly string[], removed: readonly string[]) =>
@@ -394,7 +394,7 @@ export const Messages = {
     `${said}. Set allowVolumeExpansion: true on the claim's StorageClass if its driver supports it.`,
   applyRejected: (said: string) => `${said}. Fix the desired templates; nothing was changed.`,
 
-  // Warnings of the status surfaces (core/summary.ts setWarnings; issue 35).
+  // Warnings of the status surfaces (core/view/summary.ts setWarnings; issue 35).
   fluxForce: (set: { namespace?: string | undefined; name: string }, annotation: string) =>
     `StatefulSet ${setName(set)} carries ${annotation}: enabled: Flux deletes and re-creates this set (its pods with it, and its claims if whenDeleted is Delete) on any 422 Invalid, which is what a change of its claim templates becomes whenever claimstep's admission webhook does not handle it. Keep the webhook up, with failurePolicy: Fail as deploy/kubernetes/admission.yaml ships it (the change is then refused until the webhook answers, never turned into a 422), and the set opted in to it (claimstep.io/admission=enabled on the set or its namespace); or remove the annotation, in Git and on the set (kubectl annotate sts ${set.name} -n ${set.namespace ?? "default"} ${annotation}-)`,
 } as const;

@@ -1,7 +1,7 @@
 // The planner's intermediate results, as types only: what the rules conclude (DecisionParts), the
 // conclusion of the walk, and each claim and ordinal evaluated. The modules of the planner (scope,
 // claims, pods, walk, finalize, autogrow, decision) all speak these without importing each other.
-import type { ClaimTemplate, PersistentVolumeClaim } from "./k8s.js";
+import type { ClaimTemplate, PersistentVolumeClaim } from "./kube/k8s.js";
 import type { EventReason, Reason, ReasonOf } from "./reasons.js";
 import type { Action, ClaimReport, EventRecord, PatchClaim } from "./types.js";
 

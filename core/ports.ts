@@ -3,7 +3,7 @@
 // recorder. The direct API server implements all three writers; the GitOps pull-request writer
 // only the claim writer; the simulated cluster is reached through the direct ones.
 
-import type { PolicyResult, PolicySnapshot } from "./policy.js";
+import type { PolicyResult, PolicySnapshot } from "./policy/policy.js";
 import type { Reason } from "./reasons.js";
 import type {
   ActionType,
@@ -104,7 +104,7 @@ export interface PodWriter {
   evict(action: EvictPod): Promise<PodOutcome>;
   /**
    * R3: how long a refused eviction keeps claimstep from asking again; absent: BUDGET_CHARGE_SECONDS
-   * (core/pod-policy.ts, two minutes). Less only in tests (CLAIMSTEP_BUDGET_CHARGE_SECONDS).
+   * (core/policy/pod-policy.ts, two minutes). Less only in tests (CLAIMSTEP_BUDGET_CHARGE_SECONDS).
    */
   readonly budgetChargeSeconds?: number;
 }
@@ -135,7 +135,7 @@ export interface RecreateWriter {
 export interface Writers {
   /**
    * The claim writer, or the choice of one per set (by `claimstep.io/apply-via`); the step passes
-   * the set's policy as it parsed it (core/policy.ts), so the choice does not parse it again.
+   * the set's policy as it parsed it (core/policy/policy.ts), so the choice does not parse it again.
    */
   claims: ClaimWriter | ((snapshot: Snapshot, policy?: PolicyResult) => ClaimWriter);
   status: SetStatusWriter;
@@ -146,7 +146,7 @@ export interface Writers {
   recreate?: RecreateWriter;
 }
 
-// The sweeper's Lease (coordination.k8s.io/v1), as leader election (core/lease.ts) reads and writes it.
+// The sweeper's Lease (coordination.k8s.io/v1), as leader election (core/kube/lease.ts) reads and writes it.
 
 /** A Lease's spec (coordination.k8s.io/v1 LeaseSpec, the fields leader election uses). */
 export interface LeaseSpec {

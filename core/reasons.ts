@@ -29,7 +29,7 @@ const CONTROLLER_PACE = 15;
 const PERSON_PACE = 60;
 /**
  * A PodDisruptionBudget charged by a failed eviction frees itself after about two minutes: the
- * default charge (core/pod-policy.ts BUDGET_CHARGE_SECONDS; test/core/pods.test.ts holds them
+ * default charge (core/policy/pod-policy.ts BUDGET_CHARGE_SECONDS; test/core/plan/pods.test.ts holds them
  * equal). A step given a shorter one (a test's) says its own wait.
  */
 const BUDGET_PACE = 120;

@@ -8,8 +8,8 @@ import type {
   StatefulSet,
   StorageClass,
   VolumeAttributesClass,
-} from "./k8s.js";
-import type { ManagedFieldsEntry } from "./ownership.js";
+} from "./kube/k8s.js";
+import type { ManagedFieldsEntry } from "./kube/ownership.js";
 import type { EventReason, EventType, Phase, Reason } from "./reasons.js";
 
 /** Which StatefulSet a step is about. */
@@ -157,7 +157,7 @@ export interface DeleteRecord {
 
 /**
  * F5, after the new set adopted its pods and before the record goes: hand the field ownership the
- * old set had back (core/ownership.ts). One merge patch of `metadata.managedFields` and the
+ * old set had back (core/kube/ownership.ts). One merge patch of `metadata.managedFields` and the
  * `claimstep.io/ownership-restored` annotation, under the new set's uid and resourceVersion as read.
  */
 export interface RestoreOwnership {

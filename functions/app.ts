@@ -8,11 +8,10 @@
 // handler writes docs/operating.md's `{"error","message","issues"?}` bodies.
 
 import { type Context, Hono, type MiddlewareHandler } from "hono";
-import { changeOf } from "../core/change.js";
-import { templatesFromDocument } from "../core/desired.js";
+import { changeOf, templatesFromDocument } from "../core/change/index.js";
 import type { MetricsReader, StateReader, Writers } from "../core/ports.js";
-import { renderDecision } from "../core/render.js";
 import type { SetRef } from "../core/types.js";
+import { renderDecision } from "../core/view/index.js";
 import * as z from "../core/zod.js";
 import { BodyFormats, parseDocument } from "./desired.js";
 import {

@@ -1,8 +1,8 @@
 // The sweep's memory of refused writes (`claimstep serve`, one process): a set whose last step was
 // refused by the server (outcome `refused`) is skipped by the passes until its pause
-// (core/backoff.ts) is over, then stepped again; a step that is not refused forgets it. In memory
+// (core/plan/backoff.ts) is over, then stepped again; a step that is not refused forgets it. In memory
 // only: a restart tries every set at once, which costs one refusal more.
-import { refusalPauseSeconds } from "../core/backoff.js";
+import { refusalPauseSeconds } from "../core/plan/index.js";
 import type { SetRef } from "../core/types.js";
 import type { StepResult } from "./step.js";
 

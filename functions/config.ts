@@ -2,7 +2,7 @@
 // and secrets) and Node (process.env). Error messages name the variable and the fix, never a value.
 
 import { parseRepositoryConfig, type RepositoryConfig, RepositoryConfigError } from "../adapters/gitops/config.js";
-import { BUDGET_CHARGE_SECONDS } from "../core/pod-policy.js";
+import { BUDGET_CHARGE_SECONDS } from "../core/policy/index.js";
 import * as z from "../core/zod.js";
 import { decodeWebhookSecret } from "./auth.js";
 import { type LeaseConfig, leaseConfig } from "./lease/config.js";
@@ -173,7 +173,7 @@ export function prometheusConfig(env: Partial<Record<(typeof PROMETHEUS_VARS)[nu
 /**
  * `CLAIMSTEP_BUDGET_CHARGE_SECONDS`, for tests only (the CLI and `claimstep serve` read it, never
  * the Worker): how long R3 waits after a PodDisruptionBudget refused an eviction, shortened from
- * the disruption controller's two minutes (core/pod-policy.ts BUDGET_CHARGE_SECONDS) so that a test
+ * the disruption controller's two minutes (core/policy/pod-policy.ts BUDGET_CHARGE_SECONDS) so that a test
  * of it waits seconds. Unset: the default.
  */
 export function budgetChargeOf(env: { CLAIMSTEP_BUDGET_CHARGE_SECONDS?: string | undefined }): {

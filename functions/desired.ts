@@ -1,7 +1,7 @@
 // The body formats of the templates route: the media types it reads and their parsing into a
-// document. What a document means (core/desired.ts) is the core's.
+// document. What a document means (core/change/desired.ts) is the core's.
 import { parse as parseYaml } from "yaml";
-import type { Issue } from "../core/desired.js";
+import type { Issue } from "../core/change/index.js";
 
 /** Media types the templates route reads. */
 export const BodyFormats = {

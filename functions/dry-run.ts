@@ -1,12 +1,12 @@
 // The step a controller would run now on one set, planned and never written (runStep's dry run,
 // with the step's own writers' capabilities and autogrow's reading), with the snapshot it read and
-// the policy parsed from it: what every status surface shows (core/summary.ts), so that `claimstep
+// the policy parsed from it: what every status surface shows (core/view/summary.ts), so that `claimstep
 // status`, `status --watch` and the status page say what the step would do, not what an earlier
 // one recorded.
-import { policyOfSnapshot } from "../core/policy.js";
+import { policyOfSnapshot } from "../core/policy/index.js";
 import type { MetricsReader, StateReader, Writers } from "../core/ports.js";
-import { type SetSummary, summaryOf } from "../core/summary.js";
 import type { Decision, SetRef, Snapshot } from "../core/types.js";
+import { type SetSummary, summaryOf } from "../core/view/index.js";
 import { runStep } from "./step.js";
 
 export interface DryRun {

@@ -6,7 +6,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { PromRecorder } from "../adapters/metrics-node/registry.js";
-import type { Recorder } from "../core/recorder.js";
+import type { Recorder } from "../core/view/index.js";
 import { bearerMatches } from "./auth.js";
 import { deliveryOf } from "./observe.js";
 

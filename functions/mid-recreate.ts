@@ -1,10 +1,10 @@
 // `claimstep serve` stopping (SIGTERM from the kubelet, SIGINT): the sets its steps left between
 // the re-create record and its removal (F1–F4) are named in the log, each read back from the
-// cluster and said where it stands (core/stopped.ts), so that nobody takes a missing StatefulSet
+// cluster and said where it stands (core/view/stopped.ts), so that nobody takes a missing StatefulSet
 // for a lost one: the next replica that holds the Lease, or this server restarted, finishes it.
 import { isRecreateAction } from "../core/actions.js";
-import { whereItStands } from "../core/stopped.js";
 import type { Decision, SetRef } from "../core/types.js";
+import { whereItStands } from "../core/view/index.js";
 import { runStep, type StepOptions, type StepResult } from "./step.js";
 
 /** Actions and reasons of the re-create: a set whose step said one of them may be left mid-way. */

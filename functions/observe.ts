@@ -4,8 +4,9 @@
 // schema, the data point's layout and example SQL: docs/observability-workers.md. Worker-safe (no
 // Node built-ins); nothing here reads a header, a body or a query string, so no secret can reach
 // a line or a data point.
-import { phaseShown } from "../core/decision.js";
+import { phaseShown } from "../core/plan/index.js";
 import type { MetricsReader } from "../core/ports.js";
+import type { SetRef } from "../core/types.js";
 import {
   type AdmissionResult,
   type ApiRequestRecord,
@@ -13,8 +14,7 @@ import {
   type DeliverySource,
   type StepOutcomeLabel as NodeOutcome,
   outcomeLabel,
-} from "../core/recorder.js";
-import type { SetRef } from "../core/types.js";
+} from "../core/view/index.js";
 import { runStep, type StepOptions, type StepResult } from "./step.js";
 
 /** The `schema` field of every line: bumped when a field changes meaning or position. */
@@ -26,10 +26,10 @@ export const BLOB_MAX_BYTES = 256;
 /** Analytics Engine's limit for the one index. */
 export const INDEX_MAX_BYTES = 96;
 
-/** claimstep_steps_total's outcomes (core/recorder.ts), and "error": the step threw (the Node server observes only its duration). */
+/** claimstep_steps_total's outcomes (core/view/recorder.ts), and "error": the step threw (the Node server observes only its duration). */
 export type StepOutcomeLabel = NodeOutcome | "error";
 
-/** One event: what the Node server's recorder (core/recorder.ts) is told, as one record. `cluster`: the fleet's cluster. */
+/** One event: what the Node server's recorder (core/view/recorder.ts) is told, as one record. `cluster`: the fleet's cluster. */
 export type ObservedEvent = { cluster?: string } & (
   | {
       event: "step";

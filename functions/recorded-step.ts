@@ -1,10 +1,10 @@
-// A step told to the metrics recorder (core/recorder.ts): its outcome and duration, and the set's
+// A step told to the metrics recorder (core/view/recorder.ts): its outcome and duration, and the set's
 // gauges from the snapshot it read. Without a recorder (the Worker, the CLI) it is runStep itself.
 // A plan (dryRun) records nothing.
 import { ApiError } from "../adapters/api-error.js";
 import type { MetricsReader } from "../core/ports.js";
-import { observeSet, outcomeLabel, type Recorder } from "../core/recorder.js";
 import type { Snapshot } from "../core/types.js";
+import { observeSet, outcomeLabel, type Recorder } from "../core/view/index.js";
 import { runStep, type StepOptions, type StepResult } from "./step.js";
 
 export async function recordedStep(opts: StepOptions & { recorder?: Recorder | undefined }): Promise<StepResult> {

@@ -389,7 +389,7 @@ export async function serveFromEnv(opts: ServeFromEnvOptions): Promise<number> {
     return refs;
   };
   let tick = 0;
-  // A set whose write the server refused is left alone for a growing pause (core/backoff.ts), on the steps' clock.
+  // A set whose write the server refused is left alone for a growing pause (core/plan/backoff.ts), on the steps' clock.
   const backoff = new RefusalBackoff(() => deps.now().getTime());
   // The playground steps its sets by itself (every 2 s) unless CLAIMSTEP_INTERVAL_SECONDS says otherwise.
   const intervalSeconds = opts.cluster && !opts.env.CLAIMSTEP_INTERVAL_SECONDS ? 2 : config.intervalSeconds;

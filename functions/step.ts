@@ -4,8 +4,8 @@
 
 import { ApiError, PermissionError } from "../adapters/api-error.js";
 import { RECREATE_ACTIONS } from "../core/actions.js";
-import { planStep } from "../core/plan.js";
-import { type PolicyResult, type PolicySnapshot, policyOfSnapshot } from "../core/policy.js";
+import { planStep, verdict, type WriteOutcome } from "../core/plan/index.js";
+import { type PolicyResult, type PolicySnapshot, policyOfSnapshot, recordedRevisionsOf } from "../core/policy/index.js";
 import type {
   ApplyOutcome,
   ClaimWriter,
@@ -15,9 +15,7 @@ import type {
   WriterCapabilities,
   Writers,
 } from "../core/ports.js";
-import { recordedRevisionsOf } from "../core/records.js";
 import type { Action, ClaimAction, Decision, EvictPod, PatchPartition, SetRef, Snapshot } from "../core/types.js";
-import { verdict, type WriteOutcome } from "../core/verdict.js";
 
 export interface StepOptions {
   reader: StateReader;

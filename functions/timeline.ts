@@ -3,8 +3,8 @@
 // write did. What `npm start` shows of a rollout on the simulated cluster.
 
 import type { ApiError } from "../adapters/api-error.js";
-import { renderDecision } from "../core/render.js";
 import type { Decision } from "../core/types.js";
+import { renderDecision } from "../core/view/index.js";
 import type { StepResult } from "./step.js";
 
 const INDENT = " ".repeat(13);

@@ -1,11 +1,11 @@
 // Per-set choice of claim writer: `claimstep.io/apply-via: direct | pull-request` on the
-// StatefulSet (default direct; the policy is core/statefulset.ts). runStep accepts
+// StatefulSet (default direct; the policy is core/kube/statefulset.ts). runStep accepts
 // `claims: (snapshot) => ClaimWriter`; writerFor builds that. It never throws: a set it cannot
 // serve gets a writer that carries out nothing, and the planner blocks it with the fix.
 import { actionTarget } from "../../core/actions.js";
-import { applyViaOf } from "../../core/annotations.js";
 import { Messages } from "../../core/messages.js";
-import type { PolicyResult } from "../../core/policy.js";
+import type { PolicyResult } from "../../core/policy/index.js";
+import { applyViaOf } from "../../core/policy/index.js";
 import type { ClaimWriter } from "../../core/ports.js";
 import type { Snapshot } from "../../core/types.js";
 

@@ -2,8 +2,7 @@
 // fit for server-side apply by Argo CD (ServerSideApply=true) or Flux. An existing file is edited
 // in place with the yaml Document API, so the comments and layout people keep there survive.
 import YAML, { type Document } from "yaml";
-import { claimApplyBody } from "../../core/apply-body.js";
-import { compareQuantity } from "../../core/quantity.js";
+import { claimApplyBody, compareQuantity } from "../../core/kube/index.js";
 import type { PatchClaim } from "../../core/types.js";
 import { YAML_LIMITS, yamlOverLimits } from "../yaml-bounds.js";
 
@@ -26,7 +25,7 @@ const HEADER =
 
 /**
  * The fields one action writes, as [path, value] pairs: the leaves of the claim's apply body
- * (core/apply-body.ts), without the resourceVersion precondition, which has no place in Git.
+ * (core/kube/apply-body.ts), without the resourceVersion precondition, which has no place in Git.
  */
 function ownedFields(action: PatchClaim): Array<[string[], string]> {
   const fields: Array<[string[], string]> = [];

@@ -4,8 +4,9 @@
 // the pod template paths that change with them, and the GitOps tool's part.
 // Autogrow's proposal says the usage that caused it, the template sizes before → after, and that
 // merging grows every ordinal through claimstep's rollout, one at a time.
-import { recordName } from "../../core/finalize.js";
+
 import { Keys } from "../../core/keys.js";
+import { recordName } from "../../core/plan/index.js";
 import type { Decision, OrdinalReport, PatchClaim, ProposeRecreate, RaiseTemplate } from "../../core/types.js";
 import { type Growth, type ManifestChanges, TEMPLATE_FIELDS, type TemplateChange } from "./set-manifest.js";
 

@@ -14,17 +14,18 @@
 // record; `spec.volumeClaimTemplates` stays as it is.
 
 import YAML, { type Document, isMap, type Scalar, type YAMLMap } from "yaml";
-import { PodTemplateSchema } from "../../core/annotations.js";
-import { lastGrownFrom } from "../../core/autogrow.js";
-import { sameJson } from "../../core/json.js";
-import type { ClaimTemplate, StatefulSet } from "../../core/k8s.js";
 import { Keys } from "../../core/keys.js";
-import { mountsWithoutVolume } from "../../core/mounts.js";
-import { isServerDefault } from "../../core/pod-defaults.js";
-import { compareQuantity } from "../../core/quantity.js";
-import { revisionOf } from "../../core/revision.js";
-import { withoutServerFields } from "../../core/server-fields.js";
-import { desiredTemplates } from "../../core/templates.js";
+import type { ClaimTemplate, StatefulSet } from "../../core/kube/index.js";
+import {
+  compareQuantity,
+  isServerDefault,
+  mountsWithoutVolume,
+  revisionOf,
+  sameJson,
+  withoutServerFields,
+} from "../../core/kube/index.js";
+import { lastGrownFrom } from "../../core/plan/index.js";
+import { desiredTemplates, PodTemplateSchema } from "../../core/policy/index.js";
 import type { ProposeRecreate, RaiseTemplate } from "../../core/types.js";
 import { YAML_LIMITS } from "../yaml-bounds.js";
 import { type EditedManifest, ManifestError, parseRepositoryYaml } from "./manifest.js";
@@ -421,7 +422,7 @@ type Json = Record<string, unknown>;
 const isPlain = (v: unknown): v is Json => v !== null && typeof v === "object" && !Array.isArray(v);
 
 /**
- * The held pod template, checked: a pod template as the planner reads one (core/annotations.ts
+ * The held pod template, checked: a pod template as the planner reads one (core/policy/annotations.ts
  * PodTemplateSchema: a spec with named containers), nested no deeper than a YAML file may be.
  */
 function heldPodTemplate(value: unknown, set: string): Json {
@@ -444,7 +445,7 @@ function heldPodTemplate(value: unknown, set: string): Json {
   return value;
 }
 
-/** A field the held pod template has and Git leaves unset that the server would set the same anyway (core/pod-defaults.ts): not written. */
+/** A field the held pod template has and Git leaves unset that the server would set the same anyway (core/kube/pod-defaults.ts): not written. */
 function isDefault(key: string, value: unknown, parent: Json): boolean {
   if (value === null || value === undefined) return true;
   if (Array.isArray(value) && value.length === 0) return true;
@@ -575,7 +576,7 @@ function reconcile(doc: Document, node: unknown, want: unknown, path: string, ou
   return replacement(doc, node, want);
 }
 
-/** The volumes the set's pod template mounts that neither its volumes nor its claim templates provide (core/mounts.ts). */
+/** The volumes the set's pod template mounts that neither its volumes nor its claim templates provide (core/kube/mounts.ts). */
 function unmountable(set: StatefulSet): string[] {
   const templates = (Array.isArray(set.spec?.volumeClaimTemplates) ? set.spec.volumeClaimTemplates : []) as unknown[];
   const names = templates.flatMap((t) =>

@@ -3,8 +3,8 @@
 // headers, times out each attempt, follows list pagination, parses `Status` bodies into
 // ApiError, and retries what is safe to retry.
 
-import { listOf } from "../../core/k8s.js";
-import type { ApiRequestRecord } from "../../core/recorder.js";
+import { listOf } from "../../core/kube/index.js";
+import type { ApiRequestRecord } from "../../core/view/index.js";
 import type * as z from "../../core/zod.js";
 import { ApiError, apiErrorFrom, isKubernetesStatus } from "../api-error.js";
 import { describeRequest, methodOf, pathOf, type Route, type Target } from "./routes.js";

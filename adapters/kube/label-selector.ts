@@ -3,7 +3,7 @@
 // and matching it as the API server does (k8s.io/apimachinery/pkg/labels), for the simulated
 // cluster and the fake API server. Keys and values of a selector the API server accepted need no
 // escaping in this syntax; URLSearchParams percent-encodes the result.
-import type { LabelSelector } from "../../core/k8s.js";
+import type { LabelSelector } from "../../core/kube/index.js";
 
 export class LabelSelectorError extends Error {
   override readonly name = "LabelSelectorError";

@@ -2,8 +2,6 @@
 // (plus VolumeAttributesClasses, only when a desired template names one). The set's policy is parsed
 // once, as soon as the set is read: what is listed after it follows from it, and the snapshot carries it.
 
-import { isOptedIn } from "../../core/annotations.js";
-import { RECORD_PREFIX, readRecord, recordName } from "../../core/finalize.js";
 import {
   ConfigMap,
   ObjectMeta,
@@ -12,8 +10,9 @@ import {
   StatefulSet,
   StorageClass,
   VolumeAttributesClass,
-} from "../../core/k8s.js";
-import { desiredOf, type PolicyResult, type PolicySnapshot, policyOf } from "../../core/policy.js";
+} from "../../core/kube/index.js";
+import { RECORD_PREFIX, readRecord, recordName } from "../../core/plan/index.js";
+import { desiredOf, isOptedIn, type PolicyResult, type PolicySnapshot, policyOf } from "../../core/policy/index.js";
 import type { LoadOptions, StateReader } from "../../core/ports.js";
 import type { SetRef } from "../../core/types.js";
 import * as z from "../../core/zod.js";
@@ -161,7 +160,7 @@ export class KubeReader implements StateReader {
 
 const SetMetadata = z.looseObject({ metadata: ObjectMeta });
 
-/** The label every re-create record carries (core/finalize.ts recordOf). */
+/** The label every re-create record carries (core/plan/finalize.ts recordOf). */
 export const RECORD_SELECTOR = "app.kubernetes.io/managed-by=claimstep";
 
 /**

@@ -2,9 +2,9 @@
 // server-side apply of one PVC), the set-status writer (a merge patch of the StatefulSet's
 // annotations under a resourceVersion precondition) and the event recorder (de-duplicated Events).
 
-import { claimApplyBody } from "../../core/apply-body.js";
-import { RecordKeys } from "../../core/finalize.js";
 import { FIELD_MANAGER, Keys } from "../../core/keys.js";
+import { claimApplyBody } from "../../core/kube/index.js";
+import { RecordKeys } from "../../core/plan/index.js";
 import type {
   ApplyOutcome,
   ClaimWriter,

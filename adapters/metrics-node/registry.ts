@@ -1,8 +1,9 @@
-// The Node server's recorder (core/recorder.ts) on prom-client: the series of docs/operating.md
+// The Node server's recorder (core/view/recorder.ts) on prom-client: the series of docs/operating.md
 // "Metrics", in a registry of its own, exposed by GET /metrics. Node only: the Worker never loads
 // this file (prom-client needs Node). Not to be confused with ./prometheus.ts, autogrow's
 // Prometheus query client.
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import type { SetRef } from "../../core/types.js";
 import type {
   AdmissionResult,
   ApiRequestRecord,
@@ -11,8 +12,7 @@ import type {
   Recorder,
   SetObservation,
   StepRecord,
-} from "../../core/recorder.js";
-import type { SetRef } from "../../core/types.js";
+} from "../../core/view/index.js";
 
 /** Step durations: a converged set's step takes milliseconds, an acting one a few requests, a slow API server seconds. */
 export const STEP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];

@@ -1,8 +1,8 @@
 // What the API server checks when a PVC changes: validation (ValidatePersistentVolumeClaimUpdate)
 // first, then the validating admission plugins PersistentVolumeClaimResize and ResourceQuota, in
 // that order, with the messages of fixtures/apiserver/.
-import type { PersistentVolumeClaim, StorageClass } from "../../core/k8s.js";
-import { formatBytes, toBytes } from "../../core/quantity.js";
+import type { PersistentVolumeClaim, StorageClass } from "../../core/kube/index.js";
+import { formatBytes, toBytes } from "../../core/kube/index.js";
 import type { ApiError } from "../api-error.js";
 import { admissionForbidden, type FieldError, invalid, type ResourceName } from "./errors.js";
 import { type SpecProfile, specDiff } from "./spec-diff.js";

@@ -4,7 +4,7 @@
 // manager conflicts, 422 validation, 403 admission. Faults are injected per request when a
 // FaultInjector is attached. Every request is recorded in the store's audit log.
 
-import type { LabelSelector, PersistentVolumeClaim, StorageClass } from "../../core/k8s.js";
+import type { LabelSelector, PersistentVolumeClaim, StorageClass } from "../../core/kube/index.js";
 import { type ApiError, apiErrorFrom } from "../api-error.js";
 import { encodeLabelSelector, matchesLabels, parseLabelSelector } from "../kube/label-selector.js";
 import {

@@ -6,8 +6,8 @@
 // controllers' and people's own writes (a GitOps merge, kubectl).
 // What it models faithfully, which test holds each part to a real server, and what it does not
 // model: README.md beside this file.
-import type { ClaimTemplate, StatefulSet } from "../../core/k8s.js";
-import { toBytes } from "../../core/quantity.js";
+import type { ClaimTemplate, StatefulSet } from "../../core/kube/index.js";
+import { toBytes } from "../../core/kube/index.js";
 import { KubeClient, type KubeClientOptions } from "../kube/client.js";
 import { KubeReader } from "../kube/reader.js";
 import { type KubeWriters, kubeWriters } from "../kube/writer.js";

@@ -3,8 +3,8 @@
 // (`metadata.creationTimestamp: null`, `resources: {}`): the StatefulSet controller hashes the
 // template as stored, so with these a set gets the same revision names as on a real cluster
 // (fixtures/apiserver/sts-partitioned-after.json: `web-6ff65b68cb`, `web-7c4fb86845`). The values are
-// core/pod-defaults.ts's, the table the GitOps edit reads too.
-import { CONTAINER_DEFAULTS, POD_SPEC_DEFAULTS, PORT_DEFAULTS, pullPolicyFor } from "../../core/pod-defaults.js";
+// core/kube/pod-defaults.ts's, the table the GitOps edit reads too.
+import { CONTAINER_DEFAULTS, POD_SPEC_DEFAULTS, PORT_DEFAULTS, pullPolicyFor } from "../../core/kube/index.js";
 import type { Json } from "./store.js";
 
 const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);

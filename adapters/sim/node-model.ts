@@ -20,8 +20,8 @@
 //   modify: modifyVolumeStatus {InProgress, target} + ModifyingVolume → currentVolumeAttributesClassName,
 //           the status and the modify conditions cleared | {Infeasible, target} + ModifyingVolume
 //           "failed" + ModifyVolumeError | {Pending} while the class does not exist.
-import type { Condition, PersistentVolumeClaim, PersistentVolumeClaimStatus } from "../../core/k8s.js";
-import { formatBytes, toBytes } from "../../core/quantity.js";
+import type { Condition, PersistentVolumeClaim, PersistentVolumeClaimStatus } from "../../core/kube/index.js";
+import { formatBytes, toBytes } from "../../core/kube/index.js";
 
 /** How the CSI driver behind a StorageClass provisions, resizes and modifies volumes. */
 export interface DriverBehaviour {

@@ -3,10 +3,10 @@
 // (3 replicas; claim templates data 1Gi and wal 1Gi on VolumeAttributesClass silver, class fast)
 // and, unless it says otherwise, desires a change of them through the annotation.
 
-import { ADMISSION_ENABLED, ADMISSION_LABEL } from "../../core/admission.js";
-import { rawAnnotation } from "../../core/annotations.js";
+import { ADMISSION_ENABLED, ADMISSION_LABEL } from "../../core/change/index.js";
 import { Keys } from "../../core/keys.js";
-import { planStep } from "../../core/plan.js";
+import { planStep } from "../../core/plan/index.js";
+import { rawAnnotation } from "../../core/policy/index.js";
 import type { MetricsReader, StateReader, Writers } from "../../core/ports.js";
 import type { Decision, SetRef } from "../../core/types.js";
 import type { WebhookHandler } from "./admission-webhooks.js";

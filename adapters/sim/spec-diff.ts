@@ -3,8 +3,8 @@
 // Only what PVC specs contain is rendered; equal runs are elided with two records of context.
 // go-cmp marks lines with a non-breaking space ("\u00a0\u00a0", "-\u00a0", "+\u00a0") so that nobody
 // parses its output; the captured responses have them, so this has them too.
-import type { PersistentVolumeClaimSpec } from "../../core/k8s.js";
-import { formatBytes, toBytes } from "../../core/quantity.js";
+import type { PersistentVolumeClaimSpec } from "../../core/kube/index.js";
+import { formatBytes, toBytes } from "../../core/kube/index.js";
 
 /**
  * Which API server's diff to print: v1.24 (the fixtures: go-cmp's report), or a current one with

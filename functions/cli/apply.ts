@@ -9,8 +9,8 @@
 // annotation, and says so in a warning, printed as kubectl prints them. `--dry-run`: ?dryRun=All.
 import { readFileSync } from "node:fs";
 import { parseAllDocuments } from "yaml";
-import { StatefulSet } from "../../core/k8s.js";
-import { recreateOutlook } from "../../core/outlook.js";
+import { recreateOutlook } from "../../core/change/index.js";
+import { StatefulSet } from "../../core/kube/index.js";
 import { type Context, EXIT, emit, print, UsageError } from "./context.js";
 
 export const APPLY_FIELD_MANAGER = "claimstep-apply";

@@ -2,7 +2,7 @@
 // one-line renderings of a step.
 import YAML from "yaml";
 import type { KubeClientOptions } from "../../adapters/kube/client.js";
-import type { StatefulSet } from "../../core/k8s.js";
+import type { StatefulSet } from "../../core/kube/index.js";
 import type { MetricsReader, StateReader, Writers } from "../../core/ports.js";
 import type { Decision, SetRef } from "../../core/types.js";
 import { outcomeJSON } from "../outcome.js";

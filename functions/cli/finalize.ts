@@ -3,11 +3,11 @@
 // templates → the new ones, and the record), then steps until the set is re-created; `--dry-run`
 // stops there. Refused, nothing written, while the rollout is not complete.
 import { isRecreateAction } from "../../core/actions.js";
-import { recordName, recreatedManifest } from "../../core/finalize.js";
 import { Keys } from "../../core/keys.js";
-import { policyOfSnapshot } from "../../core/policy.js";
-import { renderDecision } from "../../core/render.js";
-import { revisionOf } from "../../core/revision.js";
+import { revisionOf } from "../../core/kube/index.js";
+import { recordName, recreatedManifest } from "../../core/plan/index.js";
+import { policyOfSnapshot } from "../../core/policy/index.js";
+import { renderDecision } from "../../core/view/index.js";
 import { runStep } from "../step.js";
 import { paintHeadline } from "./color.js";
 import { type Context, EXIT, emit, print, refOf, resultJSON, UsageError } from "./context.js";

@@ -1,8 +1,9 @@
 // `run` and `finalize` stopped by SIGINT or SIGTERM: the set is read back from the cluster, the
 // next step planned (a dry run), and where it stands said with the command that goes on
 // (core/standing.ts); the exit code is the one a shell gives a command that signal killed.
-import { type Stopped, whereItStands } from "../../core/stopped.js";
+
 import type { SetRef, Snapshot } from "../../core/types.js";
+import { type Stopped, whereItStands } from "../../core/view/index.js";
 import { runStep, type StepResult } from "../step.js";
 import { type Context, emit, INTERRUPT_EXIT, type InterruptSignal, resultJSON, type Target } from "./context.js";
 

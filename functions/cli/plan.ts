@@ -1,7 +1,7 @@
 // `plan` and `step` (one set), `step --all` (every opted-in set, for a CronJob).
-import { recreateOutlook } from "../../core/outlook.js";
-import { renderDecision } from "../../core/render.js";
+import { recreateOutlook } from "../../core/change/index.js";
 import type { Snapshot } from "../../core/types.js";
+import { renderDecision } from "../../core/view/index.js";
 import { runStep, type StepResult } from "../step.js";
 import { sweep } from "../sweep.js";
 import { paintHeadline, paintPhase } from "./color.js";

@@ -3,12 +3,12 @@
 // pass having done nothing.
 
 import { ApiError } from "../../adapters/api-error.js";
-import { rawAnnotation } from "../../core/annotations.js";
-import { nothingLeftToDo } from "../../core/decision.js";
-import type { StatefulSet } from "../../core/k8s.js";
-import { renderDecision } from "../../core/render.js";
-import { canonicalTemplate } from "../../core/revision.js";
+import type { StatefulSet } from "../../core/kube/index.js";
+import { canonicalTemplate } from "../../core/kube/index.js";
+import { nothingLeftToDo } from "../../core/plan/index.js";
+import { rawAnnotation } from "../../core/policy/index.js";
 import type { Decision, SetRef } from "../../core/types.js";
+import { renderDecision } from "../../core/view/index.js";
 import { runStep, type StepResult } from "../step.js";
 import { Timeline } from "../timeline.js";
 import { paintHeadline } from "./color.js";

@@ -4,22 +4,21 @@
 // above its capacity (X1; the output says which claims, to what), a VolumeAttributesClass the cluster does not have. `--dry-run` writes
 // nothing: it prints the annotation diff and the plan the change would cause.
 import { ApiError } from "../../adapters/api-error.js";
-import { rawAnnotation } from "../../core/annotations.js";
-import { type Change, changeOf } from "../../core/change.js";
-import { type GitOpsOwner, gitopsOwners, gitopsWarning } from "../../core/gitops-owner.js";
-import type { ClaimTemplate, StatefulSet } from "../../core/k8s.js";
+import { type Change, changeOf, type RecreateOutlook, recreateOutlook, sizeCheck } from "../../core/change/index.js";
 import { Keys } from "../../core/keys.js";
-import { type RecreateOutlook, recreateOutlook } from "../../core/outlook.js";
-import { holdPods } from "../../core/pod-policy.js";
-import type { PolicySnapshot } from "../../core/policy.js";
-import { isUnitless, parseQuantity } from "../../core/quantity.js";
-import { renderDecision } from "../../core/render.js";
-import { revisionOf } from "../../core/revision.js";
-import { withoutServerFields } from "../../core/server-fields.js";
-import { sizeCheck } from "../../core/set-size.js";
-import { claimOrdinal } from "../../core/statefulset.js";
-import { desiredTemplates } from "../../core/templates.js";
+import type { ClaimTemplate, StatefulSet } from "../../core/kube/index.js";
+import { claimOrdinal, isUnitless, parseQuantity, revisionOf, withoutServerFields } from "../../core/kube/index.js";
+import type { PolicySnapshot } from "../../core/policy/index.js";
+import {
+  desiredTemplates,
+  type GitOpsOwner,
+  gitopsOwners,
+  gitopsWarning,
+  holdPods,
+  rawAnnotation,
+} from "../../core/policy/index.js";
 import type { SetRef, Snapshot } from "../../core/types.js";
+import { renderDecision } from "../../core/view/index.js";
 import { runStep, type StepResult } from "../step.js";
 import { paintHeadline } from "./color.js";
 import { type Context, emit, exitOf, print, refOf, resultJSON, UsageError } from "./context.js";
@@ -495,7 +494,7 @@ async function templateSet(ctx: Context): Promise<number> {
 
 /**
  * Issue 35 item 3: a set that Helm, Argo CD or Flux applies from a source of its own (their labels
- * and annotations, core/gitops-owner.ts). `set` changes the live set only, and that tool's next sync
+ * and annotations, core/policy/gitops-owner.ts). `set` changes the live set only, and that tool's next sync
  * sets the annotation back or, after the re-create, sends the old templates again. Said on stderr
  * as kubectl says its warnings (`Warning: …`), before anything is written; the change is still made
  * and the exit code is the plan's, as kubectl's edits of a Helm- or Argo-managed object are: the
@@ -522,7 +521,7 @@ const managedByJSON = (owners: readonly GitOpsOwner[]) =>
     ? { managedBy: owners.map((o) => ({ tool: o.tool, name: o.name, evidence: o.evidence, guess: o.guess })) }
     : {};
 
-/** Whether the set with `written` merged into its annotations ends in a re-create, and why (core/outlook.ts). */
+/** Whether the set with `written` merged into its annotations ends in a re-create, and why (core/change/outlook.ts). */
 const outlookAfter = (set: StatefulSet, written: Record<string, string>): RecreateOutlook | undefined =>
   recreateOutlook({ ...set, metadata: { ...set.metadata, annotations: { ...set.metadata.annotations, ...written } } });
 

@@ -1,16 +1,22 @@
 // `status`: where one set or every opted-in set stands; `status <set> --watch`: follow it,
 // read-only, as `kubectl rollout status` follows a rollout. Both show the plan of the step a
 // controller would run now (functions/dry-run.ts, nothing written), summarized once
-// (core/summary.ts) as the status page does: never the previous revision's Complete, a set deleted
+// (core/view/summary.ts) as the status page does: never the previous revision's Complete, a set deleted
 // mid re-create listed and marked, and a watch that ends only when claimstep has nothing left to do.
 
 import { ApiError } from "../../adapters/api-error.js";
 import { Keys } from "../../core/keys.js";
-import { type OrphansView, orphansView } from "../../core/orphans.js";
-import { recordedRevisionsOf } from "../../core/records.js";
-import { type Headline, headlineOf, recreateCommand, type SetSummary } from "../../core/summary.js";
+import { recordedRevisionsOf } from "../../core/policy/index.js";
 import type { SetRef } from "../../core/types.js";
-import { nextStepOf } from "../../core/view.js";
+import {
+  type Headline,
+  headlineOf,
+  nextStepOf,
+  type OrphansView,
+  orphansView,
+  recreateCommand,
+  type SetSummary,
+} from "../../core/view/index.js";
 import { type DryRun, dryRunOf } from "../dry-run.js";
 import { paintPhase } from "./color.js";
 import { type Context, EXIT, emit, parseDuration, print, refOf, type Target, UsageError } from "./context.js";

@@ -1,7 +1,7 @@
 // A step's result and errors across the Durable Object boundary (JSON), and back into the types
 // the HTTP app answers with (the same statuses and bodies as a step run in place).
 import { ApiError, type ApiErrorKind, PermissionError } from "../../adapters/api-error.js";
-import type { Status } from "../../core/k8s.js";
+import type { Status } from "../../core/kube/index.js";
 import type { Decision } from "../../core/types.js";
 import type { StepOutcome, StepResult } from "../step.js";
 

@@ -1,10 +1,17 @@
-// The election's loop: every renew period, read the Lease, decide (core/lease.ts), write when the
+// The election's loop: every renew period, read the Lease, decide (core/kube/lease.ts), write when the
 // decision says so; `holds()` says whether this replica may sweep now, and `signal()` gives the
 // running sweep an AbortSignal aborted the moment this replica stops leading (its writers check it
 // before each write). Every expiry is measured on the monotonic clock; the wall clock only dates
 // the record. Acquisitions and losses are logged, one line each; on shutdown a held Lease is
 // released so that another replica takes over at its next pass.
-import { afterWrite, decide, type ElectionConfig, type ElectionState, leads, releaseSpec } from "../../core/lease.js";
+import {
+  afterWrite,
+  decide,
+  type ElectionConfig,
+  type ElectionState,
+  leads,
+  releaseSpec,
+} from "../../core/kube/index.js";
 import type { LeaseApi, ObservedLease, WriteOutcome } from "../../core/ports.js";
 
 /** The loop's clock, injected so tests run it on virtual time. */

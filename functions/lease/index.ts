@@ -2,7 +2,7 @@
 // direct adapter.
 import type { KubeClient } from "../../adapters/kube/client.js";
 import { KubeLease } from "../../adapters/kube/lease.js";
-import { defaultMarginMs } from "../../core/lease.js";
+import { defaultMarginMs } from "../../core/kube/index.js";
 import type { LeaseConfig } from "./config.js";
 import { Elector, type ElectorClock } from "./elector.js";
 

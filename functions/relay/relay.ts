@@ -2,8 +2,9 @@
 // the set it concerns, debounces per set, and sends one event per burst — at most one delivery
 // in flight per set: the bursts of a set whose delivery is running are merged into one follow-up,
 // sent when it finishes (a hung or slow app sees one request per set, never a pile of them).
-import { isOptedIn } from "../../core/annotations.js";
-import { claimOrdinal } from "../../core/statefulset.js";
+
+import { claimOrdinal } from "../../core/kube/index.js";
+import { isOptedIn } from "../../core/policy/index.js";
 import type { SetRef } from "../../core/types.js";
 import type { RelayClock } from "./clock.js";
 import { DEFAULT_DEBOUNCE, type DebounceOptions, Debouncer } from "./debounce.js";

@@ -1,4 +1,4 @@
-// POST /v1/admission/statefulsets: claimstep's mutating admission webhook (core/admission.ts),
+// POST /v1/admission/statefulsets: claimstep's mutating admission webhook (core/change/admission.ts),
 // called by the API server for UPDATEs of opted-in StatefulSets whose claim templates changed
 // (deploy/kubernetes/admission.yaml). POST …/by-namespace is the entry whose namespaceSelector
 // matched the namespace's opt-in label (a service path has no query: the API server refuses one);
@@ -10,7 +10,7 @@
 // editing its own request. The Node server serves it over TLS, as the API server requires.
 import { Hono, type MiddlewareHandler } from "hono";
 import { encodeBase64 } from "../../adapters/gitops/base64.js";
-import { AdmissionReviewError, type AdmissionVerdict, admitStatefulSetUpdate } from "../../core/admission.js";
+import { AdmissionReviewError, type AdmissionVerdict, admitStatefulSetUpdate } from "../../core/change/index.js";
 import { BodyBudget, mediaTypeOf, readBody } from "../http/body.js";
 import { Problem } from "../http/problem.js";
 
@@ -23,7 +23,7 @@ export const ADMISSION_PATH = "/v1/admission/statefulsets";
  * request's ~1 KiB around it: 8.12 MB, under 8 MiB. Larger: only a set a protobuf client wrote in a
  * shape JSON renders far larger (tens of thousands of ports), which no pod runs; answered 413, the
  * API server refuses that update (failurePolicy Fail). What claimstep does with a review within the
- * limit is bounded by ADMISSION_CAPS (core/admission.ts).
+ * limit is bounded by ADMISSION_CAPS (core/change/admission.ts).
  */
 export const ADMISSION_BODY_LIMIT = 8 * 1024 * 1024;
 /** Deeper than any StatefulSet: a hostile review is refused before anything walks it. */

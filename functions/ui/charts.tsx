@@ -1,11 +1,10 @@
 // The set page's two pictures, drawn on the server as inline SVG (no chart library, no script):
-// the rollout's timeline per ordinal (core/timeline.ts) and, for an autogrow set, each claim's usage
-// against the threshold (core/usage-view.ts). Each is an image with a <title> and a <desc> that say
+// the rollout's timeline per ordinal (core/view/timeline.ts) and, for an autogrow set, each claim's usage
+// against the threshold (core/view/usage-view.ts). Each is an image with a <title> and a <desc> that say
 // in words what it shows; the timeline also has its text table. They scale to the page's width
 // (viewBox, width 100%): at 390 px the text is about three quarters of its size at 480.
-import type { OrdinalTimeline, Timeline } from "../../core/timeline.js";
-import type { UsageView } from "../../core/usage-view.js";
-import { timeText } from "../../core/view.js";
+import type { OrdinalTimeline, Timeline, UsageView } from "../../core/view/index.js";
+import { timeText } from "../../core/view/index.js";
 import { Time } from "./time.js";
 
 /** The drawing's width in SVG units (its viewBox; it scales to the page). */

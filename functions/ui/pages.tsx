@@ -2,8 +2,7 @@
 // child or attribute, so hono escapes it (a StorageClass name, an API server's message or an
 // annotation holding markup shows as text). The only raw HTML is our own CSS.
 import type { Child } from "hono/jsx";
-import type { SetSummary } from "../../core/summary.js";
-import type { OrdinalRow, SetPageView } from "../../core/view.js";
+import type { OrdinalRow, SetPageView, SetSummary } from "../../core/view/index.js";
 import { CSS } from "./assets.js";
 import { TimelineChart, UsageChart } from "./charts.js";
 import { Time } from "./time.js";

@@ -11,16 +11,16 @@
 // is a 404 page naming the configured clusters.
 // Read-only: it loads and plans (the step's dry run, functions/dry-run.ts: no write) and lists
 // Events; nothing else. The list and the set page show where each set stands as `claimstep status`
-// does (core/summary.ts): one plan per set.
+// does (core/view/summary.ts): one plan per set.
 import { type Context, Hono } from "hono";
 import { csrf } from "hono/csrf";
 import { streamSSE } from "hono/streaming";
 import { ApiError } from "../../adapters/api-error.js";
-import { autogrowOf } from "../../core/annotations.js";
+import { autogrowOf } from "../../core/policy/index.js";
 import type { MetricsReader, StateReader, Writers } from "../../core/ports.js";
-import type { SetSummary } from "../../core/summary.js";
 import type { SetRef, Snapshot, UsageReading } from "../../core/types.js";
-import { recentEvents, type SetPageView, setPage } from "../../core/view.js";
+import type { SetSummary } from "../../core/view/index.js";
+import { recentEvents, type SetPageView, setPage } from "../../core/view/index.js";
 import { bearerMatches } from "../auth.js";
 import type { Viewer } from "../config.js";
 import { type DryRun, dryRunOf } from "../dry-run.js";

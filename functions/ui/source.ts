@@ -8,7 +8,7 @@ import { REPORTING_CONTROLLER } from "../../adapters/kube/events.js";
 import { listOptedInSets } from "../../adapters/kube/reader.js";
 import { type Route, Routes } from "../../adapters/kube/routes.js";
 import type { SetRef } from "../../core/types.js";
-import type { EventRow } from "../../core/view.js";
+import type { EventRow } from "../../core/view/index.js";
 
 /**
  * The page's one request outside a step's: the Events of a namespace (RBAC: `list` on

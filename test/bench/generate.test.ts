@@ -15,7 +15,7 @@ import {
 } from "../../bench/generate.js";
 import { parseRaw, validateResponses } from "../../bench/validate.js";
 import { Keys } from "../../core/keys.js";
-import { planStep } from "../../core/plan.js";
+import { planStep } from "../../core/plan/plan.js";
 import { patchOf } from "../core/builders.js";
 import { fixture } from "../fixtures/apiserver.js";
 

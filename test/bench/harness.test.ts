@@ -113,7 +113,7 @@ describe("source maps", () => {
   it("groups sources by package or repository directory", () => {
     expect(packageOf("/r/node_modules/zod/v4/core/x.js", "/r")).toBe("zod");
     expect(packageOf("/r/node_modules/@hono/node-server/dist/i.js", "/r")).toBe("@hono/node-server");
-    expect(packageOf("/r/core/plan.ts", "/r")).toBe("core/");
+    expect(packageOf("/r/core/plan/plan.ts", "/r")).toBe("core/");
     expect(packageOf("/elsewhere/x.ts", "/r")).toBe("/elsewhere/x.ts");
   });
 });
@@ -124,7 +124,7 @@ describe("CPU profile summaries", () => {
       { id: 1, callFrame: { functionName: "(root)", url: "", lineNumber: -1, columnNumber: -1 }, children: [2] },
       {
         id: 2,
-        callFrame: { functionName: "planStep", url: "file:///r/core/plan.ts", lineNumber: 0, columnNumber: 10 },
+        callFrame: { functionName: "planStep", url: "file:///r/core/plan/plan.ts", lineNumber: 0, columnNumber: 10 },
         children: [3],
       },
       {
@@ -145,7 +145,7 @@ describe("CPU profile summaries", () => {
     }));
     expect(s.totalMs).toBe(4);
     expect(s.functions[0]).toEqual({ name: "parse (node_modules/zod/x.js:4)", selfMs: 3, share: 0.75 });
-    expect(s.files.map((f) => f.name)).toEqual(["zod", "core/plan.ts"]);
+    expect(s.files.map((f) => f.name)).toEqual(["zod", "core/plan/plan.ts"]);
   });
   it("groups node internals and dependencies", () => {
     expect(groupOf("node:internal/deps/undici/undici")).toBe("node:undici");

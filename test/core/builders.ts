@@ -1,7 +1,8 @@
 // Snapshot builders for planner tests, starting from the real objects in the fixtures so the
 // shapes (defaults, managedFields, status) are those a real API server returns.
-import type { PersistentVolumeClaim, StatefulSet, StorageClass } from "../../core/k8s.js";
+
 import { Keys } from "../../core/keys.js";
+import type { PersistentVolumeClaim, StatefulSet, StorageClass } from "../../core/kube/k8s.js";
 import type { WriterCapabilities } from "../../core/ports.js";
 import type { Action, PatchClaim, Snapshot } from "../../core/types.js";
 import { FIXTURES_DIR, fixtureJson, fixtureStatus } from "../fixtures/apiserver.js";

@@ -742,7 +742,7 @@ describe("claimstep's admission webhook on the real server", () => {
         "strategic",
       );
       // claimstep's own refusal: 400 BadRequest, never the 409/422 that Flux's force (and kubectl
-      // apply --force) answers by deleting the set (issue 35; core/admission.ts DENY_CODE).
+      // apply --force) answers by deleting the set (issue 35; core/change/admission.ts DENY_CODE).
       expect(tooBig.status, JSON.stringify(tooBig.body).slice(0, 500)).toBe(400);
       expect(tooBig.body).toMatchObject({ reason: "BadRequest" });
       const tooBigMessage = String((tooBig.body as any).message);

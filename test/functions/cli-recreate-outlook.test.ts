@@ -5,8 +5,8 @@
 // place, and says so (docs/finalize.md "Who wrote Recreate").
 import { describe, expect, it } from "vitest";
 import { Keys } from "../../core/keys.js";
-import { revisionOf } from "../../core/revision.js";
-import { finalizeHintOf, templatesView } from "../../core/view.js";
+import { revisionOf } from "../../core/kube/revision.js";
+import { finalizeHintOf, templatesView } from "../../core/view/view.js";
 import { main } from "../../functions/cli.js";
 import { simOf } from "../support/cli-target.js";
 

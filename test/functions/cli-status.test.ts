@@ -1,12 +1,12 @@
 // Issue 33, item 4: `claimstep status`, `-A`, `-o json` and `status -w` say where the set stands
-// from the plan of its next step (functions/dry-run.ts, core/summary.ts), on the simulated cluster:
+// from the plan of its next step (functions/dry-run.ts, core/view/summary.ts), on the simulated cluster:
 // a set deleted mid re-create is listed and marked with the command that finishes it; the watch
 // ends with 0 only when claimstep has nothing left to do (not at the first RolloutComplete of a
 // re-create still to come); a new desired revision is NotObserved everywhere, never the previous
 // Complete. Read-only throughout.
 import { describe, expect, it } from "vitest";
 import type { SimCluster } from "../../adapters/sim/cluster.js";
-import { nothingLeftToDo } from "../../core/decision.js";
+import { nothingLeftToDo } from "../../core/plan/decision.js";
 import { main } from "../../functions/cli.js";
 import { runStep } from "../../functions/step.js";
 import { simOf } from "../support/cli-target.js";

@@ -192,7 +192,7 @@ describe("the admission webhook (admission.yaml)", () => {
 
   it("is called only for UPDATEs of opted-in StatefulSets whose templates changed, and fails closed, fast", async () => {
     const { ADMISSION_PATH } = await import("../../functions/routes/admission.js");
-    const { ADMISSION_LABEL, ADMISSION_ENABLED } = await import("../../core/admission.js");
+    const { ADMISSION_LABEL, ADMISSION_ENABLED } = await import("../../core/change/admission.js");
     expect(config.webhooks).toHaveLength(2);
     for (const w of config.webhooks) {
       expect(w.rules).toEqual([

@@ -6,7 +6,7 @@
 import { connect, type Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { signGitHubBody } from "../../adapters/gitops/webhook.js";
-import { ADMISSION_LABEL } from "../../core/admission.js";
+import { ADMISSION_LABEL } from "../../core/change/admission.js";
 import type { SetRef } from "../../core/types.js";
 import { createApp } from "../../functions/app.js";
 import { RecentIds } from "../../functions/auth.js";

@@ -1,12 +1,12 @@
 // Issue 33, item 4, as an invariant over whole rollouts on the simulated cluster: at every point of
 // a run (a controller stepping the set, the clock moving), what the status surfaces show
-// (functions/dry-run.ts → core/summary.ts) is never Complete while a step would still act, and a
+// (functions/dry-run.ts → core/view/summary.ts) is never Complete while a step would still act, and a
 // watch's exit 0 (`done`) always means the next step does nothing. The recorded status — what the
 // surfaces read before — breaks it (the planted check below shows the invariant catches that).
 import { describe, expect, it } from "vitest";
-import { nothingLeftToDo } from "../../core/decision.js";
-import type { StatefulSet } from "../../core/k8s.js";
 import { Keys } from "../../core/keys.js";
+import type { StatefulSet } from "../../core/kube/k8s.js";
+import { nothingLeftToDo } from "../../core/plan/decision.js";
 import { dryRunOf } from "../../functions/dry-run.js";
 import { SCENARIOS } from "../../functions/scenarios.js";
 import { runStep } from "../../functions/step.js";

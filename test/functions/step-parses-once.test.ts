@@ -1,11 +1,11 @@
-// One step parses the set's annotations once (core/policy.ts): runStep computes the policy for its
+// One step parses the set's annotations once (core/policy/policy.ts): runStep computes the policy for its
 // usage read and for the planner, and no rule parses an annotation again. Each parser is wrapped to
 // count its calls; the step's own reader is a fake, so only the step and the planner count.
 import { beforeEach, describe, expect, it, vi } from "vitest";
 import { writerFor } from "../../adapters/gitops/apply-via.js";
 import { Keys } from "../../core/keys.js";
+import { revisionOf } from "../../core/kube/revision.js";
 import type { Writers } from "../../core/ports.js";
-import { revisionOf } from "../../core/revision.js";
 import { runStep } from "../../functions/step.js";
 import { claimsFor, makeSet, snapshot } from "../core/builders.js";
 
@@ -19,12 +19,12 @@ const { calls, counted } = vi.hoisted(() => {
   return { calls, counted };
 });
 
-vi.mock("../../core/templates.js", async (load) => {
-  const m = await load<typeof import("../../core/templates.js")>();
+vi.mock("../../core/policy/templates.js", async (load) => {
+  const m = await load<typeof import("../../core/policy/templates.js")>();
   return { ...m, desiredTemplates: counted("desiredTemplates", m.desiredTemplates) };
 });
-vi.mock("../../core/annotations.js", async (load) => {
-  const m = await load<typeof import("../../core/annotations.js")>();
+vi.mock("../../core/policy/annotations.js", async (load) => {
+  const m = await load<typeof import("../../core/policy/annotations.js")>();
   return {
     ...m,
     strategyOf: counted("strategyOf", m.strategyOf),
@@ -33,16 +33,16 @@ vi.mock("../../core/annotations.js", async (load) => {
     autogrowOf: counted("autogrowOf", m.autogrowOf),
   };
 });
-vi.mock("../../core/statefulset.js", async (load) => {
-  const m = await load<typeof import("../../core/statefulset.js")>();
+vi.mock("../../core/kube/statefulset.js", async (load) => {
+  const m = await load<typeof import("../../core/kube/statefulset.js")>();
   return {
     ...m,
     maxUnavailableOf: counted("maxUnavailableOf", m.maxUnavailableOf),
     ordinalsOf: counted("ordinalsOf", m.ordinalsOf),
   };
 });
-vi.mock("../../core/pod-policy.js", async (load) => {
-  const m = await load<typeof import("../../core/pod-policy.js")>();
+vi.mock("../../core/policy/pod-policy.js", async (load) => {
+  const m = await load<typeof import("../../core/policy/pod-policy.js")>();
   return { ...m, podPolicyOf: counted("podPolicyOf", m.podPolicyOf) };
 });
 

@@ -2,8 +2,8 @@
 // proposes, refuses, or the server answers with each of the real error bodies.
 import { describe, expect, it } from "vitest";
 import { apiErrorFrom, PermissionError } from "../../adapters/api-error.js";
-import { recordOf, recreatedManifest } from "../../core/finalize.js";
 import { Keys } from "../../core/keys.js";
+import { recordOf, recreatedManifest } from "../../core/plan/finalize.js";
 import type { ApplyOutcome, ClaimWriter, Writers } from "../../core/ports.js";
 import type { Action, EventRecord, Snapshot } from "../../core/types.js";
 import { runStep } from "../../functions/step.js";

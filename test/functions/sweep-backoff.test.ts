@@ -1,10 +1,10 @@
 // `serve`'s sweep and a write the server refused (issue 24 item 19): the QuotaExceeded Event's count
 // went 2 → 11 in 20 s because every 2-second pass tried the refused write again. A set whose write
-// was refused is now left alone for a growing pause (core/backoff.ts), then tried again, and steps
+// was refused is now left alone for a growing pause (core/plan/backoff.ts), then tried again, and steps
 // as before once a step of it is not refused.
 import { describe, expect, it } from "vitest";
 import { listOptedInSets } from "../../adapters/kube/reader.js";
-import { REFUSAL_BACKOFF, refusalPauseSeconds } from "../../core/backoff.js";
+import { REFUSAL_BACKOFF, refusalPauseSeconds } from "../../core/plan/backoff.js";
 import { RefusalBackoff } from "../../functions/backoff.js";
 import { SCENARIOS } from "../../functions/scenarios.js";
 import { runStep } from "../../functions/step.js";

@@ -13,9 +13,9 @@
 // and the rules of the real CSI sequences (15–19) with their messages; 156 KiB until issues 35 and
 // 36, ~3.5 KiB: the re-create's field ownership (F5), the GitOps tools' detection, the webhook's
 // refusal codes, the KEP rules 20–21 and the drivers' checks; 162 KiB until issue 38, ~1.8 KiB:
-// one desired change behind every door (core/change.ts carries set's --add and --remove with the
+// one desired change behind every door (core/change/change.ts carries set's --add and --remove with the
 // route's and the webhook's requests) and the policy module; 164 KiB until issue 38 point 2's
-// never-shrink predicate, +274 bytes: core/claims.ts sizeChangeOf, asked by the planner, set and the
+// never-shrink predicate, +274 bytes: core/plan/claims.ts sizeChangeOf, asked by the planner, set and the
 // webhook. yaml, 101 KiB minified, remains the largest package.)
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";

@@ -6,10 +6,10 @@ import { claimTemplate, type SetSpec, SimCluster, statefulSetManifest } from "..
 import { DEFAULT_LATENCIES } from "../../adapters/sim/controllers/context.js";
 import { Prng } from "../../adapters/sim/prng.js";
 import type { Json } from "../../adapters/sim/store.js";
-import type { ClaimTemplate } from "../../core/k8s.js";
 import { Keys } from "../../core/keys.js";
+import type { ClaimTemplate } from "../../core/kube/k8s.js";
+import { toBytes } from "../../core/kube/quantity.js";
 import type { MetricsReader, StateReader } from "../../core/ports.js";
-import { toBytes } from "../../core/quantity.js";
 import type { Decision, Snapshot, UsageReading } from "../../core/types.js";
 import { runStep, type StepResult } from "../../functions/step.js";
 import {

@@ -6,10 +6,10 @@
 import type { SimCluster } from "../../adapters/sim/cluster.js";
 import type { VolumeStats } from "../../adapters/sim/controllers/workload.js";
 import type { AuditEntry, Json } from "../../adapters/sim/store.js";
-import type { ClaimTemplate, PersistentVolumeClaim, StatefulSet } from "../../core/k8s.js";
 import { FIELD_MANAGER, Keys } from "../../core/keys.js";
-import { toBytes } from "../../core/quantity.js";
-import { revisionOf } from "../../core/revision.js";
+import type { ClaimTemplate, PersistentVolumeClaim, StatefulSet } from "../../core/kube/k8s.js";
+import { toBytes } from "../../core/kube/quantity.js";
+import { revisionOf } from "../../core/kube/revision.js";
 import type { UsageReading } from "../../core/types.js";
 
 export type InvariantId =
@@ -884,7 +884,7 @@ export function checkInFlight(before: Set<number>, after: Set<number>, v: SetVie
 //    capacity × (1 + increase) or capacity + increase, desired))) for the fullest claim.
 // A5 (at the end) a converged case has no claim in scope at or above the threshold (unless one
 //    growth from this revision was made already); one that ended AutogrowLimit is really at max.
-// Computed here from the policy's text, independently of core/autogrow.ts.
+// Computed here from the policy's text, independently of core/plan/autogrow.ts.
 
 /** The usage readings of a run (with the audit seq each was read at), and the revisions grown from. */
 export interface AutogrowLedger {

@@ -3,7 +3,7 @@
 // and with pods made not Ready (I4-pods: an unready pod of the set uses up a maxUnavailable slot,
 // so an ordinal's pod not Ready stops the next one, as the StatefulSet controller's OrderedReady
 // and maxUnavailable rules do). Each invariant also runs against a planted bug (a planner wrapped
-// around core/plan.ts's planStep, core/ untouched) that the suite must catch, and the unbroken
+// around core/plan/plan.ts's planStep, core/ untouched) that the suite must catch, and the unbroken
 // planner must pass the same fixed scenario.
 import fc from "fast-check";
 import { describe, expect, it, vi } from "vitest";
@@ -18,8 +18,8 @@ type Bug = (real: PlanStep, snapshot: Snapshot, now: Date, writer: WriterCapabil
 
 const planted = vi.hoisted(() => ({ bug: undefined as Bug | undefined }));
 
-vi.mock("../../core/plan.js", async (importOriginal) => {
-  const real = await importOriginal<typeof import("../../core/plan.js")>();
+vi.mock("../../core/plan/plan.js", async (importOriginal) => {
+  const real = await importOriginal<typeof import("../../core/plan/plan.js")>();
   return {
     ...real,
     planStep: (snapshot: Snapshot, now: Date, writer: WriterCapabilities) =>

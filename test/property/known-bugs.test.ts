@@ -67,7 +67,7 @@ describe("core bugs found by the soak, fixed (regressions)", () => {
   }
 });
 
-// KNOWN BUG 3 (R3, functions/step.ts with core/verdict.ts): a budget's refusal (429) is recorded in
+// KNOWN BUG 3 (R3, functions/step.ts with core/plan/verdict.ts): a budget's refusal (429) is recorded in
 // `claimstep.io/last-eviction` by a second request (the status merge patch) after the eviction;
 // when that request fails (a 500, a lost race), nothing remembers the refusal and the next
 // invocation asks again at once, within the two minutes the refused eviction charges the budget.
@@ -108,7 +108,7 @@ describe("known core bug 3: a refused eviction whose record is lost is asked aga
   });
 });
 
-// KNOWN BUG 4 (R2, core/pods.ts restartStep): two ordinals in flight, each claim waiting on a
+// KNOWN BUG 4 (R2, core/plan/pods.ts restartStep): two ordinals in flight, each claim waiting on a
 // restart of its pod (node expansion offline); a person lowers maxUnavailable 2 → 1: R2 evicts only
 // when the ordinals in flight fit maxUnavailable, and they only leave flight through a restart.
 describe("known core bug 4: lowering maxUnavailable below the ordinals waiting on restarts deadlocks", () => {
@@ -137,7 +137,7 @@ describe("known core bug 4: lowering maxUnavailable below the ordinals waiting o
   });
 });
 
-// KNOWN BUG 5 (autogrow, core/autogrow.ts autogrowStep, issue 18): docs/design.md "Autogrow" says one
+// KNOWN BUG 5 (autogrow, core/plan/autogrow.ts autogrowStep, issue 18): docs/design.md "Autogrow" says one
 // growth per revision, but the only record is claimstep.io/autogrown-from, which keeps the *last*
 // revision grown from. One replica, data 1Gi, autogrow {threshold 50%, increase 1Gi, max 10Gi}:
 // claimstep grows R0 → R1 (2Gi), the disk fills, R1 → R2 (3Gi) and R2 → R3 (4Gi); a person (or a

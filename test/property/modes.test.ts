@@ -17,9 +17,9 @@ import fc from "fast-check";
 import { describe, expect, it, vi } from "vitest";
 import { listOptedInSets } from "../../adapters/kube/reader.js";
 import { SimCluster, statefulSetManifest } from "../../adapters/sim/cluster.js";
-import { isOptedIn } from "../../core/annotations.js";
-import type { FinalizeContext } from "../../core/finalize.js";
 import { Keys } from "../../core/keys.js";
+import type { FinalizeContext } from "../../core/plan/finalize.js";
+import { isOptedIn } from "../../core/policy/annotations.js";
 import type { Writers } from "../../core/ports.js";
 import type { SetRef, Snapshot } from "../../core/types.js";
 
@@ -27,8 +27,8 @@ type Bug = "records-not-listed" | "no-follow-up" | "trusts-any-record";
 const planted = vi.hoisted(() => ({ bug: undefined as Bug | undefined }));
 
 // A planner that acts on any record: it stamps the set as if claimstep had written the record.
-vi.mock("../../core/finalize.js", async (importOriginal) => {
-  const real = await importOriginal<typeof import("../../core/finalize.js")>();
+vi.mock("../../core/plan/finalize.js", async (importOriginal) => {
+  const real = await importOriginal<typeof import("../../core/plan/finalize.js")>();
   return {
     ...real,
     finalizeStep: (snapshot: Snapshot, c: FinalizeContext) => {

@@ -2,16 +2,16 @@
 // planner that grows while a rollout is in progress, grows above max, or grows twice from one
 // revision. As in planted.test.ts, each runs one fixed scenario through the harness (the production
 // reader, writers and PrometheusMetrics over the simulated cluster, every invariant checked after
-// every invocation) with a deliberately broken planner around core/plan.ts's planStep (core/ is
+// every invocation) with a deliberately broken planner around core/plan/plan.ts's planStep (core/ is
 // not touched); the unbroken planner must pass the same scenario, grow, and settle.
 import { describe, expect, it, vi } from "vitest";
-import { autogrowOf } from "../../core/annotations.js";
-import { autogrowStep } from "../../core/autogrow.js";
 import { Keys } from "../../core/keys.js";
+import { toBytes } from "../../core/kube/quantity.js";
+import { revisionOf } from "../../core/kube/revision.js";
+import { autogrowStep } from "../../core/plan/autogrow.js";
+import { autogrowOf } from "../../core/policy/annotations.js";
+import { desiredTemplates } from "../../core/policy/templates.js";
 import type { WriterCapabilities } from "../../core/ports.js";
-import { toBytes } from "../../core/quantity.js";
-import { revisionOf } from "../../core/revision.js";
-import { desiredTemplates } from "../../core/templates.js";
 import type { Decision, Snapshot, UsageReading } from "../../core/types.js";
 import type { InvariantId } from "./invariants.js";
 import type { Scenario } from "./scenario.js";
@@ -21,8 +21,8 @@ type Bug = (real: PlanStep, snapshot: Snapshot, now: Date, writer: WriterCapabil
 
 const planted = vi.hoisted(() => ({ bug: undefined as Bug | undefined }));
 
-vi.mock("../../core/plan.js", async (importOriginal) => {
-  const real = await importOriginal<typeof import("../../core/plan.js")>();
+vi.mock("../../core/plan/plan.js", async (importOriginal) => {
+  const real = await importOriginal<typeof import("../../core/plan/plan.js")>();
   return {
     ...real,
     planStep: (snapshot: Snapshot, now: Date, writer: WriterCapabilities) =>

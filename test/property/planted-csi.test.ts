@@ -1,20 +1,20 @@
 // Planted bug for rule 15 (docs/design.md, issue 34): the property suite's I15 — never Ready, never
 // Complete, while a claim's expansion is under way — must catch a readiness that takes a capacity at
 // the wanted size for done while the kubelet's file system resize is still pending (what
-// core/readiness.ts did before rule 15). The scenario makes that state the way the real stack does:
+// core/plan/readiness.ts did before rule 15). The scenario makes that state the way the real stack does:
 // a rollback while a claim grows — the template is back at the old size, which the claim's capacity
 // (updated only after the node's half) already reaches, and its NodeResizePending is still to come.
 // The unbroken planner must pass the same scenario and converge. Reproducible: fixed scenario, seeded sim.
 import { describe, expect, it, vi } from "vitest";
-import type { PersistentVolumeClaim } from "../../core/k8s.js";
-import { toBytes } from "../../core/quantity.js";
-import type { ReadinessWant } from "../../core/readiness.js";
+import type { PersistentVolumeClaim } from "../../core/kube/k8s.js";
+import { toBytes } from "../../core/kube/quantity.js";
+import type { ReadinessWant } from "../../core/plan/readiness.js";
 import type { Scenario } from "./scenario.js";
 
 const planted = vi.hoisted(() => ({ on: false }));
 
-vi.mock("../../core/readiness.js", async (importOriginal) => {
-  const real = await importOriginal<typeof import("../../core/readiness.js")>();
+vi.mock("../../core/plan/readiness.js", async (importOriginal) => {
+  const real = await importOriginal<typeof import("../../core/plan/readiness.js")>();
   return {
     ...real,
     claimReadiness: (pvc: PersistentVolumeClaim | undefined, want: ReadinessWant, name?: string) => {

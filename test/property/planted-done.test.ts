@@ -16,8 +16,8 @@ type PlanStep = (snapshot: Snapshot, now: Date, writer: WriterCapabilities) => D
 
 const planted = vi.hoisted(() => ({ on: false }));
 
-vi.mock("../../core/plan.js", async (importOriginal) => {
-  const real = await importOriginal<typeof import("../../core/plan.js")>();
+vi.mock("../../core/plan/plan.js", async (importOriginal) => {
+  const real = await importOriginal<typeof import("../../core/plan/plan.js")>();
   const forgetful: PlanStep = (snapshot, now, writer) => {
     const first = real.planStep(snapshot, now, writer);
     const current = first.revision;

@@ -1,7 +1,7 @@
 // Planted bugs: the property suite's pod invariants (I10, I11) must catch a planner that breaks
 // the pod rules. Each case runs one focused scenario through the harness (the production reader
 // and writers over the simulated API server, every invariant checked after every invocation) with
-// a deliberately broken planner injected around core/plan.ts's planStep (core/ is not touched),
+// a deliberately broken planner injected around core/plan/plan.ts's planStep (core/ is not touched),
 // and expects the violation under the right invariant; the unbroken planner must pass the same
 // scenario and converge. Reproducible: the scenarios are fixed, the sim is seeded.
 import { describe, expect, it, vi } from "vitest";
@@ -15,8 +15,8 @@ type Bug = (real: PlanStep, snapshot: Snapshot, now: Date, writer: WriterCapabil
 
 const planted = vi.hoisted(() => ({ bug: undefined as Bug | undefined }));
 
-vi.mock("../../core/plan.js", async (importOriginal) => {
-  const real = await importOriginal<typeof import("../../core/plan.js")>();
+vi.mock("../../core/plan/plan.js", async (importOriginal) => {
+  const real = await importOriginal<typeof import("../../core/plan/plan.js")>();
   return {
     ...real,
     planStep: (snapshot: Snapshot, now: Date, writer: WriterCapabilities) =>

@@ -163,7 +163,7 @@ describe("the re-create on the simulated cluster (property, I12)", () => {
     expect(r.violations.map((v) => v.invariant)).toContain("I1");
   });
 
-  // Found by this suite (slow steps on old snapshots), fixed in core/finalize.ts: a discard of the
+  // Found by this suite (slow steps on old snapshots), fixed in core/plan/finalize.ts: a discard of the
   // record decided on a snapshot older than the orphan delete used to land, and the set was lost.
   // Now the set is deleted only with an armed record, an armed record is never deleted (only
   // disarmed), and a discard carries the resourceVersion it read: arming changed it, so it fails.

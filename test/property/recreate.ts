@@ -19,11 +19,11 @@ import { kubeWriters } from "../../adapters/kube/writer.js";
 import { claimTemplate, SimCluster, statefulSetManifest } from "../../adapters/sim/cluster.js";
 import { Prng } from "../../adapters/sim/prng.js";
 import type { Json } from "../../adapters/sim/store.js";
-import { keptUidsOf, RecordKeys, recordName } from "../../core/finalize.js";
-import type { ClaimTemplate } from "../../core/k8s.js";
 import { Keys } from "../../core/keys.js";
+import type { ClaimTemplate } from "../../core/kube/k8s.js";
+import { revisionOf } from "../../core/kube/revision.js";
+import { keptUidsOf, RecordKeys, recordName } from "../../core/plan/finalize.js";
 import type { RecreateWriter, StateReader, Writers } from "../../core/ports.js";
-import { revisionOf } from "../../core/revision.js";
 import type { Decision, Snapshot } from "../../core/types.js";
 import { runStep, type StepResult } from "../../functions/step.js";
 
@@ -294,7 +294,7 @@ interface RecordState {
   uid: string;
   oldUid: string;
   template?: string;
-  /** Armed for the orphan delete (core/finalize.ts: the set is deleted only with an armed record). */
+  /** Armed for the orphan delete (core/plan/finalize.ts: the set is deleted only with an armed record). */
   armed: boolean;
 }
 interface World {

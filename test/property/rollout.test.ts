@@ -5,7 +5,7 @@
 // (invariants.ts) after every invocation, and convergence (I6, A5) when nothing blocks. CLAIMSTEP_PROPERTY_RUNS sets the number of cases (≥ 500)
 // and CLAIMSTEP_PROPERTY_SEED the seed (fixed by default so CI is reproducible; `npm run soak`
 // explores many more).
-// CLAIMSTEP_PLANNER=<path> swaps core/plan.ts for another planner module (used to check that
+// CLAIMSTEP_PLANNER=<path> swaps core/plan/plan.ts for another planner module (used to check that
 // deliberately broken planners are caught).
 import fc from "fast-check";
 import { describe, expect, it, vi } from "vitest";
@@ -13,7 +13,7 @@ import { describe, expect, it, vi } from "vitest";
 const runs = Number(process.env.CLAIMSTEP_PROPERTY_RUNS ?? 500);
 const seed = Number(process.env.CLAIMSTEP_PROPERTY_SEED ?? 20261130);
 const planner = process.env.CLAIMSTEP_PLANNER;
-if (planner) vi.doMock("../../core/plan.js", () => import(/* @vite-ignore */ planner));
+if (planner) vi.doMock("../../core/plan/plan.js", () => import(/* @vite-ignore */ planner));
 
 const { runScenario } = await import("./harness.js");
 const { anyScenario } = await import("./scenario.js");

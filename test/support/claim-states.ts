@@ -3,7 +3,7 @@
 // (test/e2e/storage/capture.test.ts) and the simulated cluster (test/adapters/sim/storage-conformance.test.ts):
 // names, uids, times and resourceVersions aside; a quantity compared by its bytes.
 import { readFileSync } from "node:fs";
-import { toBytes } from "../../core/quantity.js";
+import { toBytes } from "../../core/kube/quantity.js";
 
 type Json = Record<string, any>;
 

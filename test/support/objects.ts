@@ -1,6 +1,6 @@
 // Fixture-shaped objects for seeding the simulated cluster: a StatefulSet with its pods and claims at any
 // replica count, cloned from the captured `web` objects so sizes and shapes stay realistic.
-import type { LabelSelector } from "../../core/k8s.js";
+import type { LabelSelector } from "../../core/kube/k8s.js";
 import { fixture } from "../fixtures/apiserver.js";
 
 /** An object as the simulated cluster seeds it: its kind decides where it is stored. */

@@ -1,6 +1,6 @@
 // What the simulated controllers share: the store, the clock, per-class driver behaviour, the
 // latencies, the backing volumes, and small helpers to write status and emit events.
-import type { Condition, ObjectMeta, PersistentVolumeClaim } from "../../../core/k8s.js";
+import type { Condition, ObjectMeta, PersistentVolumeClaim } from "../../../core/kube/index.js";
 
 /** A pod as the simulated controllers handle it (core's Pod schema keeps only what a step reads). */
 export interface Pod {

@@ -11,7 +11,7 @@
 // (SufficientPods / InsufficientPods); observedGeneration. The status is written only when it
 // changes, through the status subresource.
 
-import type { LabelSelector } from "../../../core/k8s.js";
+import type { LabelSelector } from "../../../core/kube/index.js";
 import { encodeLabelSelector, matchesLabels, parseLabelSelector } from "../../kube/label-selector.js";
 import type { ManagerRef } from "../errors.js";
 import type { Json, Store } from "../store.js";

@@ -12,7 +12,7 @@
 // A pod does not start while a claim of an offline-only driver (`resize: "offline"`) has a
 // controller expansion pending (the request above the volume, not infeasible): the volume must
 // stay unpublished until the resizer has grown it, then the mount finishes the resize.
-import type { PersistentVolumeClaim } from "../../../core/k8s.js";
+import type { PersistentVolumeClaim } from "../../../core/kube/index.js";
 import {
   mountWaitsForController,
   nodeResizeInfeasible,

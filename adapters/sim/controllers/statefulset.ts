@@ -36,9 +36,8 @@
 //   condemned by a scale-down hands its claims to itself first when `whenScaled: Delete`, so that
 //   the garbage collector deletes them after the pod. A claim another controller owns is left
 //   alone. A set being deleted is not acted on.
-import type { ClaimTemplate, StatefulSet } from "../../../core/k8s.js";
-import { fnv1_32, safeEncode } from "../../../core/revision.js";
-import { claimName, podName, podOrdinal } from "../../../core/statefulset.js";
+import type { ClaimTemplate, StatefulSet } from "../../../core/kube/index.js";
+import { claimName, fnv1_32, podName, podOrdinal, safeEncode } from "../../../core/kube/index.js";
 import { encodeLabelSelector, matchesLabels, parseLabelSelector } from "../../kube/label-selector.js";
 import type { ManagerRef } from "../errors.js";
 import type { Json } from "../store.js";

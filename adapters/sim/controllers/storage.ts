@@ -6,8 +6,8 @@
 // and the refusals that need the cluster (a running pod using an offline-only driver's volume, a
 // flaky driver's attempts, an EBS cooldown). The recordings in test/fixtures/storage/ are the
 // reference (test/adapters/sim/storage-conformance.test.ts).
-import type { PersistentVolumeClaim } from "../../../core/k8s.js";
-import { toBytes } from "../../../core/quantity.js";
+import type { PersistentVolumeClaim } from "../../../core/kube/index.js";
+import { toBytes } from "../../../core/kube/index.js";
 import {
   bound,
   controllerResizeError,

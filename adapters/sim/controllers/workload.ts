@@ -4,8 +4,8 @@
 // What the kubelet then reports as kubelet_volume_stats_used_bytes / _capacity_bytes for each
 // mounted claim (the simulated Prometheus, ../prometheus.ts). Time moves only through `sync`, at
 // the instants the cluster's controllers run, and usage is linear between them.
-import type { PersistentVolumeClaim } from "../../../core/k8s.js";
-import { toBytes } from "../../../core/quantity.js";
+import type { PersistentVolumeClaim } from "../../../core/kube/index.js";
+import { toBytes } from "../../../core/kube/index.js";
 import { type ControllerContext, claimNamesOf, claimsOf, type Pod, podsOf } from "./context.js";
 
 export interface WorkloadOptions {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { writerFor } from "../../../adapters/gitops/apply-via.js";
-import { applyViaOf } from "../../../core/annotations.js";
 import { Keys } from "../../../core/keys.js";
+import { applyViaOf } from "../../../core/policy/annotations.js";
 import type { ClaimWriter } from "../../../core/ports.js";
 import { makeClaim, makeSet, snapshot } from "../../core/builders.js";
 

@@ -4,8 +4,8 @@
 import { setupServer } from "msw/node";
 import { afterAll, afterEach, beforeAll } from "vitest";
 import { Keys } from "../../../core/keys.js";
-import { planStep } from "../../../core/plan.js";
-import { policyOf } from "../../../core/policy.js";
+import { planStep } from "../../../core/plan/plan.js";
+import { policyOf } from "../../../core/policy/policy.js";
 import type { WriterCapabilities } from "../../../core/ports.js";
 import type { Decision, PatchClaim, ProposeRecreate } from "../../../core/types.js";
 import {

@@ -13,7 +13,7 @@ import { stringify } from "yaml";
 import { ApiError } from "../../../adapters/api-error.js";
 import { Routes } from "../../../adapters/kube/routes.js";
 import { KubeConfigError, nodeKubeTarget } from "../../../adapters/kube-node/kubeconfig.js";
-import { StatefulSet } from "../../../core/k8s.js";
+import { StatefulSet } from "../../../core/kube/k8s.js";
 import { fixture } from "../../support/index.js";
 
 let dir: string;

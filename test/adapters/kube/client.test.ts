@@ -10,7 +10,7 @@ import {
   parseRetryAfter,
 } from "../../../adapters/kube/client.js";
 import { Routes } from "../../../adapters/kube/routes.js";
-import { Pod, StatefulSet } from "../../../core/k8s.js";
+import { Pod, StatefulSet } from "../../../core/kube/k8s.js";
 import * as z from "../../../core/zod.js";
 import { createSimServer, statefulSetObjects, storageClassObjects, useSimServer } from "../../support/index.js";
 

@@ -6,7 +6,7 @@ import {
   matchesLabels,
   parseLabelSelector,
 } from "../../../adapters/kube/label-selector.js";
-import type { LabelSelector } from "../../../core/k8s.js";
+import type { LabelSelector } from "../../../core/kube/k8s.js";
 
 /** What a LabelSelector means, straight from its definition (metav1.LabelSelector). */
 function selects(sel: LabelSelector, labels: Record<string, string>): boolean {

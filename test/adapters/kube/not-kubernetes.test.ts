@@ -7,7 +7,7 @@ import { ApiError } from "../../../adapters/api-error.js";
 import { KubeClient } from "../../../adapters/kube/client.js";
 import { KubeReader } from "../../../adapters/kube/reader.js";
 import { Routes } from "../../../adapters/kube/routes.js";
-import { StatefulSet, VolumeAttributesClass } from "../../../core/k8s.js";
+import { StatefulSet, VolumeAttributesClass } from "../../../core/kube/k8s.js";
 import { clusterClient } from "../../../functions/fleet/context.js";
 import { problemOf } from "../../../functions/http/problem.js";
 import { fixture } from "../../fixtures/apiserver.js";

@@ -2,7 +2,7 @@
 // series replaced as it changes and removed when it goes, label values escaped.
 import { describe, expect, it } from "vitest";
 import { PromRecorder } from "../../../adapters/metrics-node/registry.js";
-import { outcomeLabel, type SetObservation } from "../../../core/recorder.js";
+import { outcomeLabel, type SetObservation } from "../../../core/view/recorder.js";
 
 const ref = { namespace: "db", name: "pg" };
 const obs = (o: Partial<SetObservation> = {}): SetObservation => ({

@@ -9,8 +9,8 @@ import { SimCluster, statefulSetManifest } from "../../../adapters/sim/cluster.j
 import { SIM_SERVER } from "../../../adapters/sim/http.js";
 import { parseSelector } from "../../../adapters/sim/prometheus.js";
 import { AUTOGROW_POLICY, SET } from "../../../adapters/sim/scenarios.js";
-import { percentOf } from "../../../core/autogrow.js";
 import { Keys } from "../../../core/keys.js";
+import { percentOf } from "../../../core/plan/autogrow.js";
 import { SCENARIOS } from "../../../functions/scenarios.js";
 import { runStep, type StepResult } from "../../../functions/step.js";
 import { createSimServer } from "../../support/index.js";

@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { type SetSpec, SimCluster, statefulSetManifest } from "../../../adapters/sim/cluster.js";
 import type { DriverBehaviour } from "../../../adapters/sim/controllers/context.js";
-import type { PersistentVolumeClaim, Pod } from "../../../core/k8s.js";
+import type { PersistentVolumeClaim, Pod } from "../../../core/kube/k8s.js";
 
 const ns = "default";
 

@@ -20,8 +20,8 @@ import {
   resizeFinished,
   resizeStage,
 } from "../../../adapters/sim/node-model.js";
-import type { PersistentVolumeClaim } from "../../../core/k8s.js";
-import { toBytes } from "../../../core/quantity.js";
+import type { PersistentVolumeClaim } from "../../../core/kube/k8s.js";
+import { toBytes } from "../../../core/kube/quantity.js";
 import {
   driverBehaviourOf,
   driverOfStorageClass,

@@ -3,7 +3,7 @@
 // every decrease; the resizer retries a lowered request after an infeasible one.
 import { describe, expect, it } from "vitest";
 import { SimCluster, statefulSetManifest } from "../../../adapters/sim/cluster.js";
-import type { PersistentVolumeClaim } from "../../../core/k8s.js";
+import type { PersistentVolumeClaim } from "../../../core/kube/k8s.js";
 import { expectFixture, fixture, fixtureCluster, refusal } from "./helpers.js";
 
 const ns = "default";

@@ -44,8 +44,8 @@ import {
   resizeFinished,
   resizeStage,
 } from "../../../adapters/sim/node-model.js";
-import type { PersistentVolumeClaim } from "../../../core/k8s.js";
-import { toBytes } from "../../../core/quantity.js";
+import type { PersistentVolumeClaim } from "../../../core/kube/k8s.js";
+import { toBytes } from "../../../core/kube/quantity.js";
 import type { ClusterInfo } from "./control-plane.js";
 import { Informer } from "./informer.js";
 import { type Credentials, type KubeObject, type Reply, type Resource, Rest, resourcePath } from "./rest.js";

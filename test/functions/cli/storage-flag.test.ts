@@ -1,7 +1,7 @@
 // Issue 39 point 6: `--storage 1.5` and `--storage 7` are bytes; refused (nothing written) with the
 // unit most likely meant, instead of a claim of 7 bytes.
 import { describe, expect, it } from "vitest";
-import { isUnitless } from "../../../core/quantity.js";
+import { isUnitless } from "../../../core/kube/quantity.js";
 import { storageFlagProblem } from "../../../functions/cli/set.js";
 import { main } from "../../../functions/cli.js";
 import { simOf } from "../../support/cli-target.js";
@@ -42,7 +42,7 @@ describe("--storage without a unit", () => {
     );
   });
 
-  it("core/quantity.ts says which quantities have no unit", () => {
+  it("core/kube/quantity.ts says which quantities have no unit", () => {
     for (const q of ["7", "1.5", ".5", "+3", 7]) expect(isUnitless(q), String(q)).toBe(true);
     for (const q of ["7Gi", "1e3", "500m", "1.5k", "x", ""]) expect(isUnitless(q), q).toBe(false);
   });

@@ -3,7 +3,7 @@
 // a wall-clock step never makes two holders; two replicas with the same HOSTNAME get distinct
 // identities and one of them holds; a lost Lease aborts the running sweep before its next write.
 import { describe, expect, it } from "vitest";
-import { defaultMarginMs } from "../../../core/lease.js";
+import { defaultMarginMs } from "../../../core/kube/lease.js";
 import type { LeaseApi, LeaseSpec, ObservedLease, WriteOutcome, Writers } from "../../../core/ports.js";
 import type { SetRef } from "../../../core/types.js";
 import { leaseIdentity } from "../../../functions/lease/config.js";

@@ -4,7 +4,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { decodeBase64 } from "../../../adapters/gitops/base64.js";
-import { ADMISSION_LABEL } from "../../../core/admission.js";
+import { ADMISSION_LABEL } from "../../../core/change/admission.js";
 import { Keys } from "../../../core/keys.js";
 import { createApp } from "../../../functions/app.js";
 import { ADMISSION_BODY_LIMIT, jsonDepth } from "../../../functions/routes/admission.js";

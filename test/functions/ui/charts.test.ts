@@ -1,7 +1,7 @@
 // The set page's pictures as HTML (functions/ui/charts.tsx), without a browser: what the
 // description says, and what a timeline costs per ordinal.
 import { describe, expect, it } from "vitest";
-import type { OrdinalTimeline, Timeline } from "../../../core/timeline.js";
+import type { OrdinalTimeline, Timeline } from "../../../core/view/timeline.js";
 import { DESC_ORDINALS, TimelineChart, UsageChart } from "../../../functions/ui/charts.js";
 
 const at = (s: number) => new Date(Date.UTC(2026, 10, 30, 10, 0, s)).toISOString();

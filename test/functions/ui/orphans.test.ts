@@ -1,10 +1,10 @@
 // Issue 27: the set's page lists the claims of removed templates (Decision.orphanedClaims, here
 // built by hand) with the command a person runs to delete those no pod mounts; none, no section.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { planStep } from "../../../core/plan.js";
-import { policyOf } from "../../../core/policy.js";
-import { summaryOf } from "../../../core/summary.js";
-import { setPage } from "../../../core/view.js";
+import { planStep } from "../../../core/plan/plan.js";
+import { policyOf } from "../../../core/policy/policy.js";
+import { summaryOf } from "../../../core/view/summary.js";
+import { setPage } from "../../../core/view/view.js";
 import { LiveFragment } from "../../../functions/ui/pages.js";
 import { claimsFor, DIRECT, makeSet, snapshot } from "../../core/builders.js";
 import { startUi, type UiServer, viewer } from "./harness.js";

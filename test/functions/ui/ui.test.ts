@@ -1,8 +1,8 @@
 // The status page over HTTP (no browser): sign-in and its cookie, refusals, the pages' content,
 // escaping of hostile values, the live part (fragment and server-sent events), and that the page
-// and `claimstep status` agree on every field (one view model, core/view.ts).
+// and `claimstep status` agree on every field (one view model, core/view/view.ts).
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { timeText } from "../../../core/view.js";
+import { timeText } from "../../../core/view/view.js";
 import { main } from "../../../functions/cli.js";
 import { API_TOKEN, HOSTILE, makeHostile, REF, startUi, type UiServer, VIEWER_TOKEN, viewer } from "./harness.js";
 
@@ -202,7 +202,7 @@ describe("claimstep status and the page agree", () => {
       const page = await (await get("/ui/default/web")).text();
       const wide = (await run(["status", "-o", "wide"])).out.split("\n")[1]!.split(/\s{2,}/);
       // NAMESPACE NAME PHASE REASON UPDATED REVISION CURRENT STRATEGY IN-FLIGHT PENDING BLOCKED ORDINAL SINCE OBSERVED MESSAGE
-      // The pages show times in their one format (core/view.ts timeText), the same instant as status's.
+      // The pages show times in their one format (core/view/view.ts timeText), the same instant as status's.
       expect([field(list, "phase"), field(list, "reason"), field(list, "since"), field(list, "revision")]).toEqual([
         wide[2],
         wide[3],

@@ -1,0 +1,7 @@
+// The door of core/change/: A change of the desired templates before it is made: the one computation behind `set`, the templates route, the webhook and the GitOps edit, and its outlook.
+// adapters/ and functions/ import core/change/ through this file only (.dependency-cruiser.cjs).
+export * from "./admission.js";
+export * from "./change.js";
+export * from "./desired.js";
+export * from "./outlook.js";
+export * from "./set-size.js";
