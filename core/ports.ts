@@ -164,8 +164,8 @@ export interface ObservedLease {
   resourceVersion: string;
 }
 
-/** What became of a create or update. */
-export type WriteOutcome =
+/** What became of a create or update of the Lease (a step's write has its own: core/plan/verdict.ts WriteOutcome). */
+export type LeaseWriteOutcome =
   /** It landed: the Lease as now stored. */
   | { kind: "written"; lease: ObservedLease }
   /** 409 (AlreadyExists on create, Conflict on update): someone else wrote first. */
@@ -179,7 +179,7 @@ export interface LeaseApi {
   readonly describe: string;
   /** The Lease, or undefined when there is none (404); throws when it cannot be read. */
   get(): Promise<ObservedLease | undefined>;
-  create(spec: LeaseSpec): Promise<WriteOutcome>;
+  create(spec: LeaseSpec): Promise<LeaseWriteOutcome>;
   /** Write `spec` under a resourceVersion precondition. */
-  update(spec: LeaseSpec, resourceVersion: string): Promise<WriteOutcome>;
+  update(spec: LeaseSpec, resourceVersion: string): Promise<LeaseWriteOutcome>;
 }

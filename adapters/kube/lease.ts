@@ -2,7 +2,7 @@
 // patch under a resourceVersion precondition (client-go's Update). What the election reads and
 // writes are the ports of core/ports.ts (LeaseApi, LeaseSpec); what a refusal means is decided here.
 
-import type { LeaseApi, LeaseSpec, ObservedLease, WriteOutcome } from "../../core/ports.js";
+import type { LeaseApi, LeaseSpec, LeaseWriteOutcome, ObservedLease } from "../../core/ports.js";
 import * as z from "../../core/zod.js";
 import { ApiError } from "../api-error.js";
 import type { KubeClient } from "./client.js";
@@ -71,7 +71,7 @@ export class KubeLease implements LeaseApi {
     }
   }
 
-  async create(spec: LeaseSpec): Promise<WriteOutcome> {
+  async create(spec: LeaseSpec): Promise<LeaseWriteOutcome> {
     const body = {
       apiVersion: "coordination.k8s.io/v1",
       kind: "Lease",
@@ -88,7 +88,7 @@ export class KubeLease implements LeaseApi {
     );
   }
 
-  async update(spec: LeaseSpec, resourceVersion: string): Promise<WriteOutcome> {
+  async update(spec: LeaseSpec, resourceVersion: string): Promise<LeaseWriteOutcome> {
     const body = { metadata: { resourceVersion }, spec };
     return this.write(() =>
       this.client.patch(
@@ -102,7 +102,7 @@ export class KubeLease implements LeaseApi {
     );
   }
 
-  private async write(send: () => Promise<unknown>): Promise<WriteOutcome> {
+  private async write(send: () => Promise<unknown>): Promise<LeaseWriteOutcome> {
     try {
       return { kind: "written", lease: observed(await send()) };
     } catch (err) {

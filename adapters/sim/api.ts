@@ -8,13 +8,13 @@ import type { LabelSelector, PersistentVolumeClaim, StorageClass } from "../../c
 import { type ApiError, apiErrorFrom } from "../api-error.js";
 import { encodeLabelSelector, matchesLabels, parseLabelSelector } from "../kube/label-selector.js";
 import {
-  admitClaimUpdate,
+  claimGrowthRefusal,
   PVC_RESOURCE,
   type StorageQuota,
   validateClaimUpdate,
   validateSetVolumes,
   validationError,
-} from "./admission.js";
+} from "./apiserver-checks.js";
 import type { VirtualClock } from "./clock.js";
 import { budgetsOf, isPodReady, setDisruptionAllowedCondition } from "./controllers/disruption.js";
 import { defaultRetentionPolicy, defaultStatefulSet } from "./defaults.js";
@@ -341,7 +341,7 @@ export class SimApi {
     const nextPvc = next as unknown as PersistentVolumeClaim;
     const errors = validateClaimUpdate(oldPvc, nextPvc, this.ctx.profile, this.ctx.expansionRecovery === true);
     if (errors.length) this.refuse(validationError(meta(old).name, errors), entry);
-    const refused = admitClaimUpdate(oldPvc, nextPvc, this.claimContext(meta(old).namespace ?? "default"));
+    const refused = claimGrowthRefusal(oldPvc, nextPvc, this.claimContext(meta(old).namespace ?? "default"));
     if (refused) this.refuse(refused, entry);
   }
 

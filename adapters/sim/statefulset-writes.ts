@@ -6,9 +6,9 @@
 // `Warning: 299 - "…"` headers, refusals included. The write itself is SimApi.mergePatch (faults,
 // preconditions, audit), given the merge patch from the stored object to the admitted one.
 import { ApiError, apiErrorFrom } from "../api-error.js";
-import { validateSetVolumes } from "./admission.js";
 import { celEquals, type SimWebhooks, type UserInfo, warningHeader } from "./admission-webhooks.js";
 import { mergePatchFor, mergePatchJson, type SimApi } from "./api.js";
+import { validateSetVolumes } from "./apiserver-checks.js";
 import type { VirtualClock } from "./clock.js";
 import { defaultRetentionPolicy, defaultStatefulSet } from "./defaults.js";
 import { applyConflict, invalid, notFound, staleResourceVersion } from "./errors.js";

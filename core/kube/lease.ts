@@ -16,7 +16,7 @@
 // monotonic reading that client-go's observedTime comparisons use): a step of the wall clock (NTP,
 // a resumed VM) never moves an expiry. The wall clock only writes acquireTime and renewTime, which
 // are for people (kubectl) and never decide anything.
-import type { LeaseSpec, ObservedLease, WriteOutcome } from "../ports.js";
+import type { LeaseSpec, LeaseWriteOutcome, ObservedLease } from "../ports.js";
 
 export interface ElectionConfig {
   /** This replica (the pod name). */
@@ -129,7 +129,7 @@ export function decide(
  */
 export function afterWrite(
   state: ElectionState,
-  outcome: WriteOutcome,
+  outcome: LeaseWriteOutcome,
   cfg: ElectionConfig,
   sentAt: number,
 ): ElectionState {

@@ -103,7 +103,7 @@ export async function run(ctx: Context, opts: RunOptions = {}): Promise<number> 
   }
   let previous = "";
   let last: Decision | undefined;
-  const finish = (code: number): number => {
+  const endTimeline = (code: number): number => {
     if (!timeline) return code;
     timeline.end(last, target.now().getTime(), Date.now() - realStart);
     if (story) print(ctx.io, `${story.lesson}.`);
@@ -181,7 +181,7 @@ export async function run(ctx: Context, opts: RunOptions = {}): Promise<number> 
     if (done) {
       if (!ctx.json && !live && !timeline) print(ctx.io, `\n${paintHeadline(renderDecision(d), d.phase, ctx.color)}`);
       // Idle (not opted in, or spec.updateStrategy OnDelete): nothing was or will be done; that is no success.
-      const code = finish(d.phase === "Idle" ? EXIT.blocked : exitOf(d));
+      const code = endTimeline(d.phase === "Idle" ? EXIT.blocked : exitOf(d));
       if (d.phase === "Blocked" && !ctx.json)
         ctx.io.stderr.write(`claimstep: ${d.ref.namespace}/${d.ref.name} is blocked (${d.reason}): ${d.message}\n`);
       if (d.phase === "Idle")
@@ -191,7 +191,7 @@ export async function run(ctx: Context, opts: RunOptions = {}): Promise<number> 
       return code;
     }
     if (timeout !== undefined && elapsedSince(target.now().getTime(), started, realStart) >= timeout) {
-      const code = finish(EXIT.error);
+      const code = endTimeline(EXIT.error);
       ctx.io.stderr.write(
         `claimstep: ${ref.namespace}/${ref.name} is still ${d.phase} (${d.reason}) after ${ctx.flags.timeout}: ${d.message}\n`,
       );

@@ -12,7 +12,7 @@ import {
   leads,
   releaseSpec,
 } from "../../core/kube/index.js";
-import type { LeaseApi, ObservedLease, WriteOutcome } from "../../core/ports.js";
+import type { LeaseApi, LeaseWriteOutcome, ObservedLease } from "../../core/ports.js";
 
 /** The loop's clock, injected so tests run it on virtual time. */
 export interface ElectorClock {
@@ -178,7 +178,7 @@ export class Elector implements Leadership {
     }
     if (this.stopped) return;
     const sentAt = this.nowMs();
-    let outcome: WriteOutcome;
+    let outcome: LeaseWriteOutcome;
     try {
       outcome =
         action.kind === "create"

@@ -4,7 +4,7 @@
 // identities and one of them holds; a lost Lease aborts the running sweep before its next write.
 import { describe, expect, it } from "vitest";
 import { defaultMarginMs } from "../../../core/kube/lease.js";
-import type { LeaseApi, LeaseSpec, ObservedLease, WriteOutcome, Writers } from "../../../core/ports.js";
+import type { LeaseApi, LeaseSpec, LeaseWriteOutcome, ObservedLease, Writers } from "../../../core/ports.js";
 import type { SetRef } from "../../../core/types.js";
 import { leaseIdentity } from "../../../functions/lease/config.js";
 import { Elector, type ElectorClock } from "../../../functions/lease/elector.js";
@@ -80,19 +80,19 @@ class LeaseStore {
     return {
       describe: "leases.coordination.k8s.io claimstep/claimstep-sweeper",
       get: async () => (reachable() ? (this.lease ? structuredClone(this.lease) : undefined) : down()),
-      create: async (spec): Promise<WriteOutcome> => {
+      create: async (spec): Promise<LeaseWriteOutcome> => {
         if (!reachable()) return down();
         if (this.lease) return { kind: "lost" };
         return this.store(spec);
       },
-      update: async (spec, resourceVersion): Promise<WriteOutcome> => {
+      update: async (spec, resourceVersion): Promise<LeaseWriteOutcome> => {
         if (!reachable()) return down();
         if (!this.lease || this.lease.resourceVersion !== resourceVersion) return { kind: "lost" };
         return this.store(spec);
       },
     };
   }
-  private store(spec: LeaseSpec): WriteOutcome {
+  private store(spec: LeaseSpec): LeaseWriteOutcome {
     this.writes.push(spec);
     this.lease = { spec: { ...spec }, resourceVersion: String(++this.rv) };
     return { kind: "written", lease: structuredClone(this.lease) };

@@ -1,6 +1,7 @@
-// What the API server checks when a PVC changes: validation (ValidatePersistentVolumeClaimUpdate)
-// first, then the validating admission plugins PersistentVolumeClaimResize and ResourceQuota, in
-// that order, with the messages of fixtures/apiserver/.
+// The API server's own checks of a write, as the sim makes them (not claimstep's admission webhook,
+// core/change/admission.ts): a PVC update's validation (ValidatePersistentVolumeClaimUpdate) first,
+// then its built-in plugins PersistentVolumeClaimResize and ResourceQuota, in that order; a
+// StatefulSet's pod-template volumes. With the messages of fixtures/apiserver/.
 import type { PersistentVolumeClaim, StorageClass } from "../../core/kube/index.js";
 import { formatBytes, toBytes } from "../../core/kube/index.js";
 import type { ApiError } from "../api-error.js";
@@ -137,8 +138,8 @@ export const quotaUsage = (pvc: PersistentVolumeClaim): bigint => {
   return spec > allocated ? spec : allocated;
 };
 
-/** Validating admission of a PVC update: resize (403) then quota (403). */
-export function admitClaimUpdate(
+/** The server's refusal of a PVC that grows (its plugins PersistentVolumeClaimResize, then ResourceQuota: 403), if any. */
+export function claimGrowthRefusal(
   old: PersistentVolumeClaim,
   next: PersistentVolumeClaim,
   ctx: { storageClasses: Map<string, StorageClass>; quotas: StorageQuota[]; namespaceClaims: PersistentVolumeClaim[] },
