@@ -4,31 +4,23 @@
 
 import { colorEnabled } from "./cli/color.js";
 import { misuse, objectArgs, SPECS, suggestionsFor, usageOf } from "./cli/commands.js";
-import {
-  type CliIO,
-  type Context,
-  EXIT,
-  FlagError,
-  type Flags,
-  INTERRUPT_EXIT,
-  type InterruptSignal,
-  type Interrupts,
-  type Output,
-  type OutputFormat,
-  parse,
-  type Target,
-  type TargetOptions,
-  UsageError,
-} from "./cli/context.js";
+import type { Context } from "./cli/context.js";
+import { EXIT, INTERRUPT_EXIT } from "./cli/exit-codes.js";
+import { FlagError, type Flags, parse, UsageError } from "./cli/flags.js";
 import { helpOf } from "./cli/help.js";
+import type { CliIO, Output, OutputFormat } from "./cli/io.js";
 import { asProgram, invocationOf, type Program, programOf } from "./cli/program.js";
+import type { InterruptSignal, Interrupts } from "./cli/signals.js";
+import type { Target, TargetOptions } from "./cli/target.js";
 
-export { parseDuration } from "./cli/context.js";
+export { parseDuration } from "./cli/durations.js";
 export { HELP } from "./cli/help.js";
 /** A fresh in-memory simulated cluster as a Target (serve --cluster sim; tests). */
 export const simTarget: typeof import("./cli/sim-target.js").simTarget = async (...args) =>
   (await import("./cli/sim-target.js")).simTarget(...args);
-export type { CliIO, Flags, Target } from "./cli/context.js";
+export type { Flags } from "./cli/flags.js";
+export type { CliIO } from "./cli/io.js";
+export type { Target } from "./cli/target.js";
 
 /** The commands that stop on SIGINT/SIGTERM by themselves, saying where the set stands (exit 130/143). */
 const INTERRUPTIBLE: ReadonlySet<string> = new Set(["run", "finalize"]);

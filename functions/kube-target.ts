@@ -12,7 +12,7 @@ import { type KubeConfigSource, kubeClientOptions, nodeKubeTarget } from "../ada
 import { watchStream } from "../adapters/kube-node/watch.js";
 import { PrometheusMetrics } from "../adapters/metrics/prometheus.js";
 import type { SetRef } from "../core/types.js";
-import type { Target } from "./cli/context.js";
+import type { Target } from "./cli/target.js";
 import { budgetChargeOf, ConfigError, prometheusConfig } from "./config.js";
 import type { WatchEvent, WatchSource } from "./relay/watch.js";
 

@@ -11,7 +11,9 @@ import { join } from "node:path";
 import { ApiError } from "../../adapters/api-error.js";
 import type { Route } from "../../adapters/kube/routes.js";
 import * as z from "../../core/zod.js";
-import { type Context, emit, print, UsageError } from "./context.js";
+import type { Context } from "./context.js";
+import { UsageError } from "./flags.js";
+import { emit, print } from "./io.js";
 
 export const WEBHOOK = {
   service: "claimstep-webhook",

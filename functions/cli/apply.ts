@@ -11,7 +11,10 @@ import { readFileSync } from "node:fs";
 import { parseAllDocuments } from "yaml";
 import { recreateOutlook } from "../../core/change/index.js";
 import { StatefulSet } from "../../core/kube/index.js";
-import { type Context, EXIT, emit, print, UsageError } from "./context.js";
+import type { Context } from "./context.js";
+import { EXIT } from "./exit-codes.js";
+import { UsageError } from "./flags.js";
+import { emit, print } from "./io.js";
 
 export const APPLY_FIELD_MANAGER = "claimstep-apply";
 

@@ -2,7 +2,7 @@
 // Progressing cyan, Idle dim), never in a pipe or a file, never with NO_COLOR (no-color.org: set
 // and not empty), --no-color or TERM=dumb.
 import type { Phase } from "../../core/reasons.js";
-import type { CliIO } from "./context.js";
+import type { CliIO } from "./io.js";
 
 export function colorEnabled(io: CliIO, noColorFlag: boolean | undefined): boolean {
   if (noColorFlag || !io.stdout.isTTY) return false;

@@ -3,7 +3,8 @@
 // unknown or misplaced flag is refused with it. A command without a spec here (added elsewhere)
 // accepts every flag and has only the overall help.
 import { SCENARIO_NAMES } from "../../adapters/sim/scenario-names.js";
-import { type Flags, OPTIONS, type OutputFormat, UsageError } from "./context.js";
+import { type Flags, OPTIONS, UsageError } from "./flags.js";
+import type { OutputFormat } from "./io.js";
 
 type FlagName = keyof typeof OPTIONS;
 

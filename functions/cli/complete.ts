@@ -8,7 +8,10 @@
 // COMPLETION_TIMEOUT_MS completes no name, quietly.
 import { SCENARIO_NAMES } from "../../adapters/sim/scenario-names.js";
 import { flagsOf, GLOBAL_FLAGS, SPECS } from "./commands.js";
-import { type CliIO, EXIT, type Flags, OPTIONS, parse, type Target, type TargetOptions } from "./context.js";
+import { EXIT } from "./exit-codes.js";
+import { type Flags, OPTIONS, parse } from "./flags.js";
+import type { CliIO } from "./io.js";
+import type { Target, TargetOptions } from "./target.js";
 
 type FlagName = keyof typeof OPTIONS;
 

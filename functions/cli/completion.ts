@@ -4,7 +4,9 @@
 // StatefulSet names from the cluster (`claimstep __complete`, functions/cli/complete.ts).
 import { SCENARIO_NAMES } from "../../adapters/sim/scenario-names.js";
 import { type CommandSpec, flagsOf, GLOBAL_FLAGS, SPECS } from "./commands.js";
-import { type Context, EXIT, OPTIONS, UsageError } from "./context.js";
+import type { Context } from "./context.js";
+import { EXIT } from "./exit-codes.js";
+import { OPTIONS, UsageError } from "./flags.js";
 
 type FlagName = keyof typeof OPTIONS;
 

@@ -10,9 +10,14 @@ import { policyOfSnapshot } from "../../core/policy/index.js";
 import { renderDecision } from "../../core/view/index.js";
 import { runStep } from "../step.js";
 import { paintHeadline } from "./color.js";
-import { type Context, EXIT, emit, print, refOf, resultJSON, UsageError } from "./context.js";
+import type { Context } from "./context.js";
+import { EXIT } from "./exit-codes.js";
+import { UsageError } from "./flags.js";
 import { continueCommand } from "./interrupt.js";
+import { emit, print } from "./io.js";
 import { run } from "./run.js";
+import { resultJSON } from "./step-lines.js";
+import { refOf } from "./target.js";
 
 /** `data: storage 1Gi → 2Gi` lines: what the re-created set's templates change. */
 function templateChanges(

@@ -5,7 +5,12 @@
 import type { SetRef, Snapshot } from "../../core/types.js";
 import { type Stopped, whereItStands } from "../../core/view/index.js";
 import { runStep, type StepResult } from "../step.js";
-import { type Context, emit, INTERRUPT_EXIT, type InterruptSignal, resultJSON, type Target } from "./context.js";
+import type { Context } from "./context.js";
+import { INTERRUPT_EXIT } from "./exit-codes.js";
+import { emit } from "./io.js";
+import type { InterruptSignal } from "./signals.js";
+import { resultJSON } from "./step-lines.js";
+import type { Target } from "./target.js";
 
 /** The command line that goes on with `ref` where this one stopped, with the flags that say which cluster. */
 export function continueCommand(ctx: Pick<Context, "flags">, verb: string, ref: SetRef): string {

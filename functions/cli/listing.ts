@@ -3,7 +3,7 @@
 // says what to do instead: use -n.
 import { ApiError } from "../../adapters/api-error.js";
 import type { SetRef } from "../../core/types.js";
-import type { Target } from "./context.js";
+import type { Target } from "./target.js";
 
 export class ClusterScopeForbidden extends Error {
   override readonly name = "ClusterScopeForbidden";

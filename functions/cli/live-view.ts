@@ -1,6 +1,6 @@
 // The live view of `run` on a terminal.
 import { visible } from "./color.js";
-import type { Output } from "./context.js";
+import type { Output } from "./io.js";
 
 /** Redraws a block of lines in place on a terminal. */
 export class LiveView {

@@ -5,8 +5,13 @@ import { renderDecision } from "../../core/view/index.js";
 import { runStep, type StepResult } from "../step.js";
 import { sweep } from "../sweep.js";
 import { paintHeadline, paintPhase } from "./color.js";
-import { type Context, EXIT, emit, exitOf, outcomeText, print, refOf, resultJSON, UsageError } from "./context.js";
+import type { Context } from "./context.js";
+import { EXIT, exitOf } from "./exit-codes.js";
+import { UsageError } from "./flags.js";
+import { emit, print } from "./io.js";
 import { optedIn } from "./listing.js";
+import { outcomeText, resultJSON } from "./step-lines.js";
+import { refOf } from "./target.js";
 
 export async function plan(ctx: Context, dryRun = true): Promise<number> {
   if (ctx.flags.selector !== undefined)

@@ -12,23 +12,16 @@ import { renderDecision } from "../../core/view/index.js";
 import { runStep, type StepResult } from "../step.js";
 import { Timeline } from "../timeline.js";
 import { paintHeadline } from "./color.js";
-import {
-  type Context,
-  EXIT,
-  emit,
-  exitOf,
-  interruptOf,
-  outcomeText,
-  parseDuration,
-  plainLine,
-  print,
-  refOf,
-  resultJSON,
-  type Target,
-  UsageError,
-} from "./context.js";
+import type { Context } from "./context.js";
+import { parseDuration } from "./durations.js";
+import { EXIT, exitOf } from "./exit-codes.js";
+import { UsageError } from "./flags.js";
 import { reportInterruption } from "./interrupt.js";
+import { emit, print } from "./io.js";
 import { LiveView } from "./live-view.js";
+import { interruptOf } from "./signals.js";
+import { outcomeText, plainLine, resultJSON } from "./step-lines.js";
+import { refOf, type Target } from "./target.js";
 
 /**
  * The shortest --interval of `run` and `status --watch`: a shorter one would hammer a cluster's

@@ -1,5 +1,6 @@
 // `serve` and `relay`: the long-running Node processes, loaded only when asked for.
-import { type Context, UsageError } from "./context.js";
+import type { Context } from "./context.js";
+import { UsageError } from "./flags.js";
 
 /** A TCP port, from --port or $PORT: refused at once rather than left to listen() (which throws later, while the process keeps running). */
 export function portOf(flag: string | undefined, env: string | undefined): number | undefined {

@@ -25,7 +25,11 @@ import {
 } from "../../adapters/sim/state-file.js";
 import { admissionRoutes } from "../routes/admission.js";
 import { SCENARIOS } from "../scenarios.js";
-import { type CliIO, type Context, EXIT, type Flags, print, type Target, UsageError } from "./context.js";
+import type { Context } from "./context.js";
+import { EXIT } from "./exit-codes.js";
+import { type Flags, UsageError } from "./flags.js";
+import { type CliIO, print } from "./io.js";
+import type { Target } from "./target.js";
 
 /** `--sim-state none`: keep nothing (the scenario starts afresh and is forgotten at exit). */
 export const NO_SIM_STATE = "none";

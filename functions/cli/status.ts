@@ -19,9 +19,14 @@ import {
 } from "../../core/view/index.js";
 import { type DryRun, dryRunOf } from "../dry-run.js";
 import { paintPhase } from "./color.js";
-import { type Context, EXIT, emit, parseDuration, print, refOf, type Target, UsageError } from "./context.js";
+import type { Context } from "./context.js";
+import { parseDuration } from "./durations.js";
+import { EXIT } from "./exit-codes.js";
+import { UsageError } from "./flags.js";
+import { emit, print } from "./io.js";
 import { optedIn } from "./listing.js";
 import { elapsedSince, intervalOf } from "./run.js";
+import { refOf, type Target } from "./target.js";
 
 /** The step a controller would run now, planned with the target's own writers; never written. */
 const dryRun = (target: Target, ref: SetRef): Promise<DryRun> =>

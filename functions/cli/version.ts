@@ -1,7 +1,8 @@
 // `claimstep version` and `claimstep --version`: the version of the package, read from its
 // package.json at run time (functions/cli/ in a clone, dist/functions/cli/ in the installed package).
 import { readFileSync } from "node:fs";
-import { type Context, EXIT } from "./context.js";
+import type { Context } from "./context.js";
+import { EXIT } from "./exit-codes.js";
 
 /** The version in the nearest package.json named claimstep above this file; "unknown" if none. */
 export function packageVersion(from: URL = new URL(".", import.meta.url)): string {

@@ -5,7 +5,8 @@
 import { spawn } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import type { SimCluster } from "../../adapters/sim/cluster.js";
-import type { CliIO, InterruptSignal } from "../../functions/cli/context.js";
+import type { CliIO } from "../../functions/cli/io.js";
+import type { InterruptSignal } from "../../functions/cli/signals.js";
 import { main } from "../../functions/cli.js";
 import { simOf } from "../support/cli-target.js";
 import { ROOT } from "../support/spawn-cli.js";

@@ -4,7 +4,7 @@
 // lists every command in its help, copes with a terminal that reports 0×0, counts in the
 // singular, and `step --all` prints each set's message, as `step <name>` does.
 import { describe, expect, it } from "vitest";
-import { parseDuration } from "../../functions/cli/context.js";
+import { parseDuration } from "../../functions/cli/durations.js";
 import { COMMAND_NAMES, HELP, main } from "../../functions/cli.js";
 import { simOf } from "../support/cli-target.js";
 

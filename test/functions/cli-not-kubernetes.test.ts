@@ -8,7 +8,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { EXIT } from "../../functions/cli/context.js";
+import { EXIT } from "../../functions/cli/exit-codes.js";
 import { main } from "../../functions/cli.js";
 
 let server: Server;
