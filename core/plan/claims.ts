@@ -21,88 +21,161 @@ export const evaluateOrdinal = (scope: Scope, ordinal: number): OrdinalPlan => (
   claims: scope.claimTemplates.map((t) => evaluateClaim(scope, t, ordinal)),
 });
 
+/**
+ * One claim of one ordinal, in the order the rules decide it: its name and whether it exists (rule
+ * 4), what it is against its template (claimOf: rules 5, 7, 14, 19, 20), its readiness (rule 8) and
+ * slot (rule 9), then, for a claim not at the revision, the API server's predicted answer (rule 6)
+ * and the apply (rule 7).
+ */
 function evaluateClaim(scope: Scope, t: ClaimTemplate, ordinal: number): ClaimPlan {
   // Rule 4: the claim `<template>-<set>-<ordinal>`; a missing one is left to the StatefulSet controller.
   const name = claimName(t.metadata.name, scope.setName, ordinal);
   const pvc = scope.claims.get(name);
-  const tplStorage = t.spec.resources!.requests!.storage!; // validated by desiredTemplates
-  const tplBytes = toBytes(tplStorage);
-  const vac = t.spec.volumeAttributesClassName ?? undefined;
-  if (!pvc) {
-    // Missing, or being deleted (rule 13): readiness says which.
-    const deleting = scope.deleting.get(name);
-    const readiness = claimReadiness(deleting, { storageBytes: tplBytes }, name);
+  if (!pvc) return claimMissing(scope, t, name);
+  const c = claimOf(scope, t, pvc, name);
+  const readiness = readinessOf(c);
+  const { recovery } = c;
+  const plan: ClaimPlan = {
+    report: claimReport(c, readiness),
+    template: t,
+    pvc,
+    needsUpdate: !c.atRevision,
+    done: c.atRevision && readiness.state === "Ready",
+    inFlight: inFlightOf(c, readiness),
+    ...(c.classHeld ? { classHeld: true } : {}),
+    ...(recovery !== undefined && recovery !== "lower" && "unmet" in recovery ? { unmet: recovery.unmet } : {}),
+  };
+  // Rule 20: a claim at the revision is never written again.
+  if (c.atRevision) return plan;
+  const obstacle = obstacleOf(c);
+  if (obstacle) return { ...plan, obstacle };
+  // Rule 19: its class waits for the resize under way; else the apply (rule 7).
+  return c.classHeld ? plan : { ...plan, patch: patchOf(c, ordinal) };
+}
+
+/** Rules 4 and 13: a claim missing, or being deleted (readiness says which). */
+function claimMissing(scope: Scope, t: ClaimTemplate, name: string): ClaimPlan {
+  const target = t.spec.resources!.requests!.storage!; // validated by desiredTemplates
+  const deleting = scope.deleting.get(name);
+  const readiness = claimReadiness(deleting, { storageBytes: toBytes(target) }, name);
+  return {
+    template: t,
+    needsUpdate: false,
+    done: false,
     // Rules 9 and 13: a claim claimstep wrote that is then deleted is never ready again, and its
     // ordinal is no less disrupted: it keeps the slot, so no other ordinal starts in its place.
-    const inFlight = deleting?.metadata.labels?.[Keys.revisionLabel] !== undefined;
-    return {
-      template: t,
-      needsUpdate: false,
-      done: false,
-      inFlight,
-      report: { template: t.metadata.name, claim: name, exists: false, target: tplStorage, readiness },
-    };
-  }
+    inFlight: deleting?.metadata.labels?.[Keys.revisionLabel] !== undefined,
+    report: { template: t.metadata.name, claim: name, exists: false, target, readiness },
+  };
+}
 
-  // Rule 14: a JSON number is a quantity too (objects not parsed by the schemas may carry one).
-  const rawSpec = pvc.spec.resources?.requests?.storage as string | number | undefined;
-  let specStorage = rawSpec === undefined ? undefined : String(rawSpec);
-  let specBytes = 0n;
-  let badSpec: string | undefined;
-  try {
-    specStorage = rawSpec === undefined ? undefined : quantityString(rawSpec);
-    specBytes = specStorage === undefined ? 0n : toBytes(specStorage);
-  } catch (err) {
-    badSpec = (err as Error).message;
-  }
-  const readableSpec = specStorage !== undefined && !badSpec;
+/** One existing claim against its template: what the rules read, worked out once by claimOf. */
+interface Claim {
+  scope: Scope;
+  t: ClaimTemplate;
+  pvc: PersistentVolumeClaim;
+  name: string;
+  /** The template's request in bytes, and its VolumeAttributesClass. */
+  wantBytes: bigint;
+  vac: string | undefined;
+  /** Rule 14: the claim's request. */
+  spec: Spec;
+  /** Rule 20: stamped with the current revision: done, whatever its size, class or labels now. */
+  atRevision: boolean;
+  /** X1–X3: a failed expansion's way down (recoveryOf). */
+  recovery: Recovery;
+  /** Rule 5: what the apply requests. */
+  target: string;
+  /** Rule 7: what the apply changes: the claim grows, comes down (X1) or changes class. */
+  needsExpand: boolean;
+  lowers: boolean;
+  changesVac: boolean;
+  /** Rule 19: the class change waits for the resize under way on the claim. */
+  classHeld: boolean;
+}
 
-  // X1–X3: a claim whose expansion failed comes back down to the template when the server allows it.
-  // Rule 20: a claim stamped with the current revision is done: never written again, whatever its
-  // size, class, labels or annotations now (someone may tune one replica, as the KEP allows).
+function claimOf(scope: Scope, t: ClaimTemplate, pvc: PersistentVolumeClaim, name: string): Claim {
+  const want = t.spec.resources!.requests!.storage!; // validated by desiredTemplates
+  const wantBytes = toBytes(want);
+  const spec = specOf(pvc);
   const atRevision = pvc.metadata.labels?.[Keys.revisionLabel] === scope.revision;
-  const size = readableSpec ? sizeChangeOf(tplBytes, claimSizeOf(pvc, specBytes)) : undefined;
-  const recovery =
-    size === "kept" || size === "recover" || size === "stuck"
-      ? recoveryOf(pvc, name, specStorage!, tplStorage, size)
-      : undefined;
-  const lowers = recovery === "lower" && !atRevision;
-  // Rule 5: the target is max(template, claim spec): never ask for less than the claim already
-  // requests, except X1 (the template's request, lowering a failed expansion).
-  const target =
-    atRevision && readableSpec
-      ? specStorage!
-      : lowers || size === undefined || size === "grow"
-        ? tplStorage
-        : specStorage!;
-  // Rule 8 measures readiness at what the template asks: min(template, spec).
-  const required = readableSpec && specBytes < tplBytes ? specBytes : tplBytes;
-
-  // Rule 7: the claim needs an update when below target, on another VAC, missing template
-  // labels/annotations, or not at the revision (rule 20: never once at it).
-  const labels = { ...(t.metadata.labels ?? {}), [Keys.revisionLabel]: scope.revision };
-  const needsExpand = !atRevision && specBytes < tplBytes;
+  const sized = targetOf(pvc, name, spec, want, wantBytes, atRevision);
+  const vac = t.spec.volumeAttributesClassName ?? undefined;
+  const needsExpand = !atRevision && spec.bytes < wantBytes;
   const changesVac = !atRevision && vac !== undefined && pvc.spec.volumeAttributesClassName !== vac;
-  const needsUpdate =
-    !atRevision &&
-    (needsExpand ||
-      lowers ||
-      changesVac ||
-      !hasAll(pvc.metadata.labels, labels) ||
-      !hasAll(pvc.metadata.annotations, t.metadata.annotations));
   // Rule 19: the size first, the class once the claim's resize is done: a claim changing both in
   // one apply has the resizer's expansion and modification controllers fight (409s) over it.
-  const resizes = needsExpand || lowers;
   const classHeld =
-    changesVac && !resizes && readableSpec && RESIZING.includes(claimReadiness(pvc, { storageBytes: specBytes }).state);
+    changesVac &&
+    !needsExpand &&
+    !sized.lowers &&
+    spec.readable &&
+    RESIZING.includes(claimReadiness(pvc, { storageBytes: spec.bytes }).state);
+  return { scope, t, pvc, name, wantBytes, vac, spec, atRevision, ...sized, needsExpand, changesVac, classHeld };
+}
 
-  // Rule 8: ready at min(template, spec) and at the VAC the template names (rule 20: a claim at the
-  // revision, at the class it has now: someone may have moved it to another).
-  const readyVac = atRevision ? (pvc.spec.volumeAttributesClassName ?? undefined) : vac;
-  const found: ClaimReadiness = claimReadiness(
+/** Rule 14: a claim's request as a quantity string (a JSON number is one too), its bytes, why unreadable. */
+interface Spec {
+  storage: string | undefined;
+  bytes: bigint;
+  bad: string | undefined;
+  readable: boolean;
+}
+
+function specOf(pvc: PersistentVolumeClaim): Spec {
+  // Objects not parsed by the schemas may carry a number.
+  const raw = pvc.spec.resources?.requests?.storage as string | number | undefined;
+  let storage = raw === undefined ? undefined : String(raw);
+  let bytes = 0n;
+  let bad: string | undefined;
+  try {
+    storage = raw === undefined ? undefined : quantityString(raw);
+    bytes = storage === undefined ? 0n : toBytes(storage);
+  } catch (err) {
+    bad = (err as Error).message;
+  }
+  return { storage, bytes, bad, readable: storage !== undefined && !bad };
+}
+
+/**
+ * Rule 5: the target is max(template, claim spec): never ask for less than the claim already
+ * requests, except X1 (the template's request, lowering a failed expansion: sizeChangeOf, then
+ * recoveryOf). Rule 20: a claim at the revision keeps what it requests.
+ */
+function targetOf(
+  pvc: PersistentVolumeClaim,
+  name: string,
+  spec: Spec,
+  want: string,
+  wantBytes: bigint,
+  atRevision: boolean,
+): { recovery: Recovery; lowers: boolean; target: string } {
+  const size = spec.readable ? sizeChangeOf(wantBytes, claimSizeOf(pvc, spec.bytes)) : undefined;
+  const recovery =
+    size === "kept" || size === "recover" || size === "stuck"
+      ? recoveryOf(pvc, name, spec.storage!, want, size)
+      : undefined;
+  const lowers = recovery === "lower" && !atRevision;
+  const target =
+    atRevision && spec.readable
+      ? spec.storage!
+      : lowers || size === undefined || size === "grow"
+        ? want
+        : spec.storage!;
+  return { recovery, lowers, target };
+}
+
+/**
+ * Rule 8: ready at min(template, spec) and at the VAC the template names (rule 20: a claim at the
+ * revision, at the class it has now: someone may have moved it to another), with the way on.
+ */
+function readinessOf(c: Claim): ClaimReadiness {
+  const { pvc, spec, scope } = c;
+  const readyVac = c.atRevision ? (pvc.spec.volumeAttributesClassName ?? undefined) : c.vac;
+  const found = claimReadiness(
     pvc,
     {
-      storageBytes: required,
+      storageBytes: spec.readable && spec.bytes < c.wantBytes ? spec.bytes : c.wantBytes,
       ...(readyVac
         ? {
             volumeAttributesClassName: readyVac,
@@ -110,104 +183,64 @@ function evaluateClaim(scope: Scope, t: ClaimTemplate, ordinal: number): ClaimPl
           }
         : {}),
     },
-    name,
+    c.name,
   );
   const capacity = pvc.status?.capacity?.storage;
-  const readiness: ClaimReadiness =
-    classHeld && found.state !== "Ready" && found.state !== "Failed"
-      ? { ...found, message: Messages.classAfterResize(found.message, vac!) }
-      : found.state === "Failed" && found.reason === "ResizeFailed" && readableSpec && capacity !== undefined
-        ? // Issue 36 point 7: the way out, X1, with sizes a person writes.
-          {
-            ...found,
-            message: Messages.resizeFailedWayOut(
-              found.message,
-              scope.setName,
-              scope.namespace,
-              t.metadata.name,
-              specStorage!,
-              quantityString(capacity),
-              roundSizeAbove(safeBytes(capacity)),
-            ),
-          }
-        : found;
-  // Rule 9: a claim claimstep stamped earlier that is still settling its own request holds a slot too.
+  if (c.classHeld && found.state !== "Ready" && found.state !== "Failed")
+    return { ...found, message: Messages.classAfterResize(found.message, c.vac!) };
+  if (found.state !== "Failed" || found.reason !== "ResizeFailed" || !spec.readable || capacity === undefined)
+    return found;
+  // Issue 36 point 7: the way out, X1, with sizes a person writes.
+  return {
+    ...found,
+    message: Messages.resizeFailedWayOut(
+      found.message,
+      scope.setName,
+      scope.namespace,
+      c.t.metadata.name,
+      spec.storage!,
+      quantityString(capacity),
+      roundSizeAbove(safeBytes(capacity)),
+    ),
+  };
+}
+
+/**
+ * Rule 9: whether the claim holds a maxUnavailable slot: its class held back (rule 19), at the
+ * revision and not ready, or stamped earlier by claimstep and still settling its own request.
+ */
+function inFlightOf(c: Claim, readiness: ClaimReadiness): boolean {
+  const { pvc, spec } = c;
   const stamped = pvc.metadata.labels?.[Keys.revisionLabel] !== undefined;
+  const vac = pvc.spec.volumeAttributesClassName;
   const settling =
-    stamped && !atRevision && readableSpec
-      ? claimReadiness(
-          pvc,
-          {
-            storageBytes: specBytes,
-            ...(pvc.spec.volumeAttributesClassName
-              ? { volumeAttributesClassName: pvc.spec.volumeAttributesClassName }
-              : {}),
-          },
-          name,
-        )
+    stamped && !c.atRevision && spec.readable
+      ? claimReadiness(pvc, { storageBytes: spec.bytes, ...(vac ? { volumeAttributesClassName: vac } : {}) }, c.name)
       : undefined;
-  const inFlight =
-    classHeld ||
-    (atRevision && !needsUpdate && readiness.state !== "Ready") ||
+  return (
+    c.classHeld ||
+    (c.atRevision && readiness.state !== "Ready") ||
     (settling !== undefined &&
       settling.state !== "Ready" &&
       settling.state !== "Failed" &&
-      settling.state !== "NotBound");
-
-  const plan: ClaimPlan = {
-    report: claimReport(scope, t, name, pvc, specStorage, target, vac, needsUpdate, readiness),
-    template: t,
-    pvc,
-    needsUpdate: needsUpdate || !atRevision,
-    done: atRevision && !needsUpdate && readiness.state === "Ready",
-    inFlight,
-    ...(classHeld ? { classHeld } : {}),
-    ...(recovery !== undefined && recovery !== "lower" && "unmet" in recovery ? { unmet: recovery.unmet } : {}),
-  };
-  if (!plan.needsUpdate) return plan;
-
-  // Rule 6: predict the API server's answer (X2: it refuses the lowering recovery would need).
-  const obstacle =
-    obstacleOf(scope, t, pvc, name, needsExpand, badSpec) ??
-    (recovery !== undefined && recovery !== "lower" && "reason" in recovery ? recovery : undefined);
-  if (obstacle) return { ...plan, obstacle };
-  if (classHeld) return plan;
-
-  // Rule 7: one server-side apply of this claim, carrying only the fields claimstep owns (rule 19:
-  // a resize keeps the claim's class; the template's follows once the resize is done, and so does
-  // the revision: stamped now, the claim would be done (rule 20) and its class never written).
-  const classLater = resizes && changesVac;
-  const previous = pvc.metadata.labels?.[Keys.revisionLabel];
-  const { [Keys.revisionLabel]: _stamp, ...unstamped } = labels;
-  const sizeFirst = previous !== undefined ? { ...unstamped, [Keys.revisionLabel]: previous } : unstamped;
-  return { ...plan, patch: patchOf(scope, t, pvc, name, ordinal, target, classLater ? sizeFirst : labels, classLater) };
+      settling.state !== "NotBound")
+  );
 }
 
 /** Storage readiness states of a resize under way (rule 19 holds a class change back while one is). */
 const RESIZING: readonly ClaimReadiness["state"][] = ["Resizing", "WaitingForPod", "Retrying"];
 
-const hasAll = (have: Record<string, string> | undefined, want: Record<string, string> | undefined): boolean =>
-  Object.entries(want ?? {}).every(([k, v]) => have?.[k] === v);
-
-function claimReport(
-  scope: Scope,
-  t: ClaimTemplate,
-  name: string,
-  pvc: PersistentVolumeClaim,
-  specStorage: string | undefined,
-  target: string,
-  vac: string | undefined,
-  needsUpdate: boolean,
-  readiness: ClaimReadiness,
-): ClaimReport {
+/** The claim's row of the report; a claim not at the revision is Behind however ready it is. */
+function claimReport(c: Claim, readiness: ClaimReadiness): ClaimReport {
+  const { pvc, vac } = c;
   const currentVac = pvc.status?.currentVolumeAttributesClassName;
   return {
-    template: t.metadata.name,
-    claim: name,
+    template: c.t.metadata.name,
+    claim: c.name,
     exists: true,
-    ...(specStorage !== undefined ? { spec: specStorage } : {}),
+    ...(c.spec.storage !== undefined ? { spec: c.spec.storage } : {}),
     ...(pvc.status?.capacity?.storage !== undefined ? { capacity: pvc.status.capacity.storage } : {}),
-    target,
+    target: c.target,
     ...(vac !== undefined || currentVac
       ? {
           volumeAttributesClassName: {
@@ -220,8 +253,8 @@ function claimReport(
       ? { revision: pvc.metadata.labels[Keys.revisionLabel] }
       : {}),
     readiness:
-      needsUpdate && readiness.state === "Ready"
-        ? { state: "Behind", message: Messages.notAtRevision(name, scope.revision) }
+      !c.atRevision && readiness.state === "Ready"
+        ? { state: "Behind", message: Messages.notAtRevision(c.name, c.scope.revision) }
         : readiness,
   };
 }
@@ -273,6 +306,8 @@ const claimSizeOf = (pvc: PersistentVolumeClaim, request: bigint) => {
   };
 };
 
+type Recovery = "lower" | Obstacle | { unmet: string } | undefined;
+
 /**
  * X1–X3 of docs/design.md ("Recovering from a failed expansion"), for a claim that requests more than
  * the template: "lower" when its expansion failed and the template is strictly above
@@ -287,31 +322,23 @@ function recoveryOf(
   spec: string,
   template: string,
   size: "kept" | "recover" | "stuck",
-): "lower" | Obstacle | { unmet: string } | undefined {
-  const statuses = pvc.status?.allocatedResourceStatuses ?? undefined;
+): Recovery {
+  // Rule 5 and X1 (sizeChangeOf): lowered when above a failed expansion's capacity.
+  if (size === "recover") return "lower";
   // Rule 17: a node-side failure lasts as NodeResizeError once NodeResizeInfeasible is gone.
   const allocation = failedExpansionOf(pvc);
   const capacity = pvc.status?.capacity?.storage;
   const capBytes = capacity === undefined ? undefined : safeBytes(capacity);
-  if (allocation !== undefined) {
-    // Rule 5 and X1 (sizeChangeOf): kept when the capacity is unknown, lowered when above it.
-    if (size === "kept") return undefined;
-    if (size === "recover") return "lower";
-    // X2 (issue 36 point 4): the capacity already reaches the template: ready as the KEP says
-    // (capacity ≥ min(template, request)), the rollout goes on (rule 5 keeps the request, which
-    // the server would not lower to the capacity anyway), and the claim is reported with its way out.
-    return {
-      unmet: Messages.requestUnmet(
-        name,
-        pvc.metadata.namespace ?? "default",
-        spec,
-        allocation,
-        capacity!,
-        template,
-        roundSizeAbove(capBytes!),
-      ),
-    };
+  // X2 (issue 36 point 4): the capacity already reaches the template: ready as the KEP says
+  // (capacity ≥ min(template, request)), the rollout goes on (rule 5 keeps the request, which
+  // the server would not lower to the capacity anyway), and the claim is reported with its way out.
+  if (size === "stuck") {
+    const namespace = pvc.metadata.namespace ?? "default";
+    const wayOut = roundSizeAbove(capBytes!);
+    return { unmet: Messages.requestUnmet(name, namespace, spec, allocation!, capacity!, template, wayOut) };
   }
+  // Kept: a failed expansion whose capacity is unknown keeps its request.
+  if (allocation !== undefined) return undefined;
   // A server that reports no allocatedResourceStatuses (older than 1.34, or the feature off)
   // refuses every decrease: a claim its driver failed to grow stays where it is.
   // (A volume in use is no failure: its expansion waits on the pod.)
@@ -320,7 +347,7 @@ function recoveryOf(
     pvc.status?.conditions?.some(
       (c) => (c.type === "ControllerResizeError" || c.type === "NodeResizeError") && c.status === "True",
     );
-  const olderServer = statuses === undefined && pvc.status?.allocatedResources === undefined;
+  const olderServer = pvc.status?.allocatedResourceStatuses == null && pvc.status?.allocatedResources === undefined;
   if (olderServer && failing && (capBytes === undefined || capBytes < safeBytes(spec))) {
     return { reason: "ResizeFailed", message: Messages.recoveryNeedsNewerServer(name, spec, template) };
   }
@@ -332,77 +359,97 @@ export function effectiveClass(pvc: PersistentVolumeClaim): string | undefined {
   return pvc.metadata.annotations?.[Keys.betaStorageClass] ?? pvc.spec.storageClassName ?? undefined;
 }
 
-/** Rule 6, in the order the API server checks: what it would answer to the apply, if not OK. */
-function obstacleOf(
-  scope: Scope,
-  t: ClaimTemplate,
-  pvc: PersistentVolumeClaim,
-  name: string,
-  needsExpand: boolean,
-  badSpec: string | undefined,
-): Obstacle | undefined {
-  if (badSpec) return { reason: "ApplyRejected", message: Messages.unreadableSpec(name, badSpec) };
+/** One check of rule 6: what the API server would answer to the claim's apply, if not OK. */
+type Check = (c: Claim) => Obstacle | undefined;
 
-  // The class of a claim is immutable (the beta annotation counts).
-  const wantClass = t.spec.storageClassName ?? undefined;
-  const haveClass = effectiveClass(pvc);
-  if (wantClass !== undefined && wantClass !== haveClass) {
-    return {
-      reason: "StorageClassMismatch",
-      message: Messages.storageClassMismatch(name, t.metadata.name, haveClass, wantClass),
-    };
-  }
+const unreadableSpec: Check = (c) =>
+  c.spec.bad ? { reason: "ApplyRejected", message: Messages.unreadableSpec(c.name, c.spec.bad) } : undefined;
 
-  // So are accessModes, volumeMode, selector and data sources.
-  const immutable = immutableMismatches(t, pvc);
-  if (immutable.length)
-    return {
-      reason: "ImmutableFieldMismatch",
-      message: Messages.immutableFieldMismatch(name, t.metadata.name, immutable),
-    };
+// The class of a claim is immutable (the beta annotation counts).
+const classMismatch: Check = (c) => {
+  const want = c.t.spec.storageClassName ?? undefined;
+  const have = effectiveClass(c.pvc);
+  return want !== undefined && want !== have
+    ? { reason: "StorageClassMismatch", message: Messages.storageClassMismatch(c.name, c.t.metadata.name, have, want) }
+    : undefined;
+};
 
-  // The spec of an unbound claim is immutable: neither its request nor its VAC may change.
-  const changesVac =
-    t.spec.volumeAttributesClassName != null && pvc.spec.volumeAttributesClassName !== t.spec.volumeAttributesClassName;
-  if ((needsExpand || changesVac) && pvc.status?.phase !== "Bound") {
-    return { reason: "ClaimNotBound", message: Messages.claimNotBound(name, pvc.status?.phase, needsExpand) };
-  }
+// So are accessModes, volumeMode, selector and data sources.
+const immutableFields: Check = (c) => {
+  const fields = immutableMismatches(c.t, c.pvc);
+  return fields.length
+    ? { reason: "ImmutableFieldMismatch", message: Messages.immutableFieldMismatch(c.name, c.t.metadata.name, fields) }
+    : undefined;
+};
 
-  // Expansion needs a dynamically provisioned claim whose class allows it.
-  if (needsExpand) {
-    const sc = haveClass !== undefined ? scope.classes.get(haveClass) : undefined;
-    if (!haveClass) return { reason: "ExpansionNotAllowed", message: Messages.staticallyProvisioned(name) };
-    if (!sc) return { reason: "ExpansionNotAllowed", message: Messages.storageClassNotFound(name, haveClass) };
-    if (sc.allowVolumeExpansion !== true)
-      return { reason: "ExpansionNotAllowed", message: Messages.expansionNotAllowed(name, haveClass) };
-  }
+// The spec of an unbound claim is immutable: neither its request nor its VAC may change.
+const claimUnbound: Check = (c) =>
+  (c.needsExpand || c.changesVac) && c.pvc.status?.phase !== "Bound"
+    ? { reason: "ClaimNotBound", message: Messages.claimNotBound(c.name, c.pvc.status?.phase, c.needsExpand) }
+    : undefined;
 
-  // A VolumeAttributesClass named must exist.
-  const vac = t.spec.volumeAttributesClassName ?? undefined;
-  if (vac !== undefined && pvc.spec.volumeAttributesClassName !== vac && !scope.vacs?.has(vac)) {
-    return {
-      reason: "VolumeAttributesClassNotFound",
-      message: scope.vacs
-        ? Messages.volumeAttributesClassNotFound(name, t.metadata.name, vac)
-        : Messages.noVolumeAttributesClassApi(name, t.metadata.name, vac),
-    };
-  }
-  // Issue 36 point 5: the class is for another CSI driver than the one that provisioned the claim:
-  // only the claim's driver's resizer modifies it, with its own parameters; nothing ever happens.
-  const driver = vac !== undefined && pvc.spec.volumeAttributesClassName !== vac ? scope.vacs?.get(vac) : undefined;
-  const provisioner = haveClass !== undefined ? scope.classes.get(haveClass)?.provisioner : undefined;
-  if (driver !== undefined && provisioner !== undefined && driver !== provisioner) {
-    return {
-      reason: "VolumeAttributesClassDriverMismatch",
-      message: Messages.volumeAttributesClassDriverMismatch(
-        name,
-        t.metadata.name,
-        vac!,
-        driver,
-        haveClass!,
-        provisioner,
-      ),
-    };
+// Expansion needs a dynamically provisioned claim whose class allows it.
+const expansionAllowed: Check = (c) => {
+  if (!c.needsExpand) return undefined;
+  const have = effectiveClass(c.pvc);
+  const sc = have !== undefined ? c.scope.classes.get(have) : undefined;
+  if (!have) return { reason: "ExpansionNotAllowed", message: Messages.staticallyProvisioned(c.name) };
+  if (!sc) return { reason: "ExpansionNotAllowed", message: Messages.storageClassNotFound(c.name, have) };
+  return sc.allowVolumeExpansion !== true
+    ? { reason: "ExpansionNotAllowed", message: Messages.expansionNotAllowed(c.name, have) }
+    : undefined;
+};
+
+// A VolumeAttributesClass named must exist.
+const classExists: Check = (c) =>
+  c.changesVac && !c.scope.vacs?.has(c.vac!)
+    ? {
+        reason: "VolumeAttributesClassNotFound",
+        message: c.scope.vacs
+          ? Messages.volumeAttributesClassNotFound(c.name, c.t.metadata.name, c.vac!)
+          : Messages.noVolumeAttributesClassApi(c.name, c.t.metadata.name, c.vac!),
+      }
+    : undefined;
+
+// Issue 36 point 5: the class is for another CSI driver than the one that provisioned the claim:
+// only the claim's driver's resizer modifies it, with its own parameters; nothing ever happens.
+const classDriverMatches: Check = (c) => {
+  const driver = c.changesVac ? c.scope.vacs?.get(c.vac!) : undefined;
+  const have = effectiveClass(c.pvc);
+  const provisioner = have !== undefined ? c.scope.classes.get(have)?.provisioner : undefined;
+  if (driver === undefined || provisioner === undefined || driver === provisioner) return undefined;
+  const message = Messages.volumeAttributesClassDriverMismatch(
+    c.name,
+    c.t.metadata.name,
+    c.vac!,
+    driver,
+    have!,
+    provisioner,
+  );
+  return { reason: "VolumeAttributesClassDriverMismatch", message };
+};
+
+// X2: a server that would refuse the lowering a failed expansion needs (recoveryOf).
+const loweringRefused: Check = (c) =>
+  c.recovery !== undefined && c.recovery !== "lower" && "reason" in c.recovery ? c.recovery : undefined;
+
+/** Rule 6's checks, in the order the API server makes them: the first that answers decides. */
+const CHECKS: readonly Check[] = [
+  unreadableSpec,
+  classMismatch,
+  immutableFields,
+  claimUnbound,
+  expansionAllowed,
+  classExists,
+  classDriverMatches,
+  loweringRefused,
+];
+
+/** Rule 6: the API server's predicted answer to the claim's apply, if not OK (never provoked). */
+function obstacleOf(c: Claim): Obstacle | undefined {
+  for (const check of CHECKS) {
+    const obstacle = check(c);
+    if (obstacle) return obstacle;
   }
   return undefined;
 }
@@ -427,34 +474,32 @@ function immutableMismatches(t: ClaimTemplate, pvc: PersistentVolumeClaim): stri
 }
 
 /**
- * The apply of rule 7: storage = the target, the template's VAC (the claim's own while a resize
- * goes first, rule 19), labels (with the revision) and annotations.
+ * The apply of rule 7: storage = the target, the template's VAC, labels (with the revision) and
+ * annotations. Rule 19: a resize keeps the claim's class; the template's follows once the resize is
+ * done, and so does the revision: stamped now, the claim would be done (rule 20), its class never written.
  */
-function patchOf(
-  scope: Scope,
-  t: ClaimTemplate,
-  pvc: PersistentVolumeClaim,
-  name: string,
-  ordinal: number,
-  target: string,
-  labels: Record<string, string>,
-  classLater: boolean,
-): PatchClaim {
+function patchOf(c: Claim, ordinal: number): PatchClaim {
+  const { t, pvc } = c;
+  const classLater = (c.needsExpand || c.lowers) && c.changesVac;
+  const labels = { ...(t.metadata.labels ?? {}), [Keys.revisionLabel]: c.scope.revision };
+  const previous = pvc.metadata.labels?.[Keys.revisionLabel];
+  const { [Keys.revisionLabel]: _stamp, ...unstamped } = labels;
+  const sizeFirst = previous !== undefined ? { ...unstamped, [Keys.revisionLabel]: previous } : unstamped;
   const vac = classLater ? undefined : (t.spec.volumeAttributesClassName ?? undefined);
   return {
     type: "PatchClaim",
-    namespace: scope.namespace,
-    claim: name,
+    namespace: c.scope.namespace,
+    claim: c.name,
     template: t.metadata.name,
     ordinal,
-    storage: target,
+    storage: c.target,
     // SSA drops fields claimstep owned and omits: carry the claim's class rather than clear it.
     ...(vac !== undefined
       ? { volumeAttributesClassName: vac }
       : pvc.spec.volumeAttributesClassName
         ? { volumeAttributesClassName: pvc.spec.volumeAttributesClassName }
         : {}),
-    labels,
+    labels: classLater ? sizeFirst : labels,
     annotations: { ...(t.metadata.annotations ?? {}) },
     ...(classLater && t.spec.volumeAttributesClassName ? { classFollows: t.spec.volumeAttributesClassName } : {}),
     ...(pvc.metadata.uid !== undefined ? { uid: pvc.metadata.uid } : {}),
