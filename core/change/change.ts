@@ -1,10 +1,11 @@
 // The desired change (issue 38 point 2): one pure function behind every door that changes a set's
-// claim templates — `claimstep set` (a claim's size or class, --add, --remove), the HTTP templates
-// route (a templates document), the admission webhook (an update's new spec) and, through the
-// annotations it writes, the GitOps edit. (live set, request) → the annotations to write, those to
-// remove, the partition hold, the warnings to say; or the refusal. Each door is encoding around it:
-// the webhook's AdmissionReview and JSONPatch (core/change/admission.ts), set's output and patch, the
-// route's JSON. The merge, add and remove of templates are core/change/desired.ts's.
+// claim templates — `claimstep set` (a claim's size or class with its --hold-pods, --add,
+// --remove), the HTTP templates route (a templates document) and the admission webhook (an
+// update's new spec). (live set, request) → the annotations to write, those to remove, the
+// partition hold, the warnings to say; or the refusal. Each door is encoding around it: the
+// webhook's AdmissionReview and JSONPatch (core/change/admission.ts), set's output and patch, the
+// route's JSON. The merge, add and remove of templates are core/change/desired.ts's. The GitOps
+// writer is no door of it: it writes the planner's actions, not a request (docs/architecture.md).
 
 import { Keys } from "../keys.js";
 import { sameJson } from "../kube/json.js";
@@ -13,8 +14,9 @@ import { parseQuantity } from "../kube/quantity.js";
 import { revisionOf } from "../kube/revision.js";
 import { sizeChangeOf } from "../plan/claims.js";
 import { podCoordinationOf, rawAnnotation, removeListOf } from "../policy/annotations.js";
-import { type PartitionHold, partitionHold } from "../policy/partition-hold.js";
-import { finalizeForOf, holdsUserPartition } from "../policy/records.js";
+import { holdOf, type PartitionHold, userPartitionRecord } from "../policy/partition-hold.js";
+import { holdPods } from "../policy/pod-policy.js";
+import { finalizeForOf } from "../policy/records.js";
 import { podTemplateDigest } from "../policy/shape.js";
 import { desiredTemplates } from "../policy/templates.js";
 import {
@@ -43,8 +45,11 @@ export interface SetLike {
 export type ChangeRequest =
   /** The templates route: templates merged by name into the desired ones. */
   | { kind: "templates"; templates: readonly ClaimTemplate[] }
-  /** `claimstep set <set> <claim> --storage/--vac` (its --hold-pods is core/policy/pod-policy.ts holdPods). */
-  | { kind: "claim"; claim: string; edit: ClaimEdit }
+  /**
+   * `claimstep set <set> <claim> --storage/--vac`; `holdPods`: its --hold-pods (P5), the partition
+   * held with ClaimsFirst and the user's partition recorded in the same write.
+   */
+  | { kind: "claim"; claim: string; edit: ClaimEdit; holdPods?: boolean }
   /** `claimstep set <set> <template> --add`. */
   | { kind: "add"; template: ClaimTemplate; options: TemplateAddOptions }
   /** `claimstep set <set> <template> --remove`. */
@@ -66,7 +71,10 @@ export type Change =
       annotations: Record<string, string>;
       /** Annotations to remove (only those the set carries). */
       removals: string[];
-      /** The partition hold written with them, when the change holds the pods. */
+      /**
+       * The partition hold written with them, when the change holds the pods (`annotations` then
+       * carry ClaimsFirst and the user's partition recorded, when it is not already).
+       */
       hold?: PartitionHold;
       /** The pod template this change holds for the re-create (`claimstep.io/pod-template`). */
       podTemplate?: unknown;
@@ -88,7 +96,12 @@ export function changeOf(live: StatefulSet, request: ChangeRequest): Change {
         request.kind === "templates"
           ? desiredChange(live, request.templates)
           : claimEdit(live, request.claim, request.edit);
-      return change.ok ? { ...change, removals: [], containers: [], warnings: [] } : change;
+      // P5 (set --hold-pods): one patch writes the templates, the hold and what the hold records.
+      const held = request.kind === "claim" && request.holdPods && holdPods(live);
+      if (held && change.ok) Object.assign(change.annotations, held.annotations);
+      return change.ok
+        ? { ...change, ...(held && { hold: held.hold }), removals: [], containers: [], warnings: [] }
+        : change;
     }
     case "add":
     case "remove": {
@@ -155,7 +168,7 @@ function specChange(base: StatefulSet, request: Extract<ChangeRequest, { kind: "
   // server, test/e2e/admission.test.ts: without it every pod ran the new image on the old disk).
   const hold = claimsFirstHold(update, base);
   if (hold) {
-    if (hold.userPartition !== undefined) annotations[Keys.userPartition] = String(hold.userPartition);
+    Object.assign(annotations, userPartitionRecord(hold));
     warnings.push(
       `claimstep holds the pods of ${name} (partition ${hold.partition}) and replaces each once its claims are ready (${Keys.podCoordination}: ClaimsFirst)`,
     );
@@ -312,19 +325,14 @@ const claimstepsFinalize = (set: SetLike): boolean => {
   return finalize === undefined || (finalize === "Recreate" && finalizeForOf(set) !== undefined);
 };
 
-const rollingUpdateOf = (s: SetLike) =>
-  (s.spec as { updateStrategy?: { type?: string; rollingUpdate?: { partition?: number } } }).updateStrategy;
-
 /** The partition hold of a ClaimsFirst set whose pod template changes in the same update (RollingUpdate only), or undefined. */
 function claimsFirstHold(update: SetLike, stored: StatefulSet): PartitionHold | undefined {
   const coordination = podCoordinationOf(update as Pick<StatefulSet, "metadata">);
   if (!coordination.ok || coordination.value !== "ClaimsFirst") return undefined;
-  const strategy = rollingUpdateOf(update);
-  if (strategy?.type !== undefined && strategy.type !== "RollingUpdate") return undefined;
+  const type = (update.spec.updateStrategy as { type?: string } | undefined)?.type;
+  if (type !== undefined && type !== "RollingUpdate") return undefined;
   if (sameJson(podTemplateOfSet(update) ?? null, podTemplateOfSet(stored) ?? null)) return undefined;
-  const requested = typeof strategy?.rollingUpdate?.partition === "number" ? strategy.rollingUpdate.partition : 0;
-  const replicas = typeof update.spec.replicas === "number" ? update.spec.replicas : 1;
-  const hold = partitionHold(replicas, requested, holdsUserPartition(update));
+  const hold = holdOf(update);
   return hold.partition === hold.from ? undefined : hold;
 }
 

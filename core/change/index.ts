@@ -1,4 +1,4 @@
-// The door of core/change/: A change of the desired templates before it is made: the one computation behind `set`, the templates route, the webhook and the GitOps edit, and its outlook.
+// The door of core/change/: A change of the desired templates before it is made: the one computation behind `set` (--hold-pods included), the templates route and the webhook, and its outlook.
 // adapters/ and functions/ import core/change/ through this file only (.dependency-cruiser.cjs).
 export * from "./admission.js";
 export * from "./change.js";

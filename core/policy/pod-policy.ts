@@ -7,7 +7,6 @@
 import { Keys } from "../keys.js";
 import type { Pod, StatefulSet } from "../kube/k8s.js";
 import { Messages } from "../messages.js";
-import type { PatchPartition } from "../types.js";
 import {
   type POD_COORDINATION,
   podCoordinationOf,
@@ -15,8 +14,8 @@ import {
   restartAfterOf,
   restartPodsOf,
 } from "./annotations.js";
-import { partitionHold, partitionPatch } from "./partition-hold.js";
-import { holdsUserPartition, type LastEviction, lastEvictionOf, userPartitionOf } from "./records.js";
+import { holdOf, type PartitionHold, userPartitionRecord } from "./partition-hold.js";
+import { type LastEviction, lastEvictionOf, userPartitionOf } from "./records.js";
 
 /** R3: a failed eviction charges the budget for about two minutes (the disruption controller's DeletionTimeout). */
 export const BUDGET_CHARGE_SECONDS = 120;
@@ -98,12 +97,15 @@ export const lastEvictionJSON = (e: LastEviction): string =>
   });
 
 /**
- * P5 (`claimstep set … --hold-pods`): the partition patch that holds every pod until its claims
- * are ready, with ClaimsFirst and the user's partition recorded (kept when already recorded), so
- * that a pod template change applied next rolls nothing before its claims.
+ * P5 (`claimstep set … --hold-pods`): the partition hold that keeps every pod until its claims are
+ * ready, and the annotations written with it in the same patch: ClaimsFirst and the user's
+ * partition recorded (absent when already recorded: kept), so that a pod template change applied
+ * next rolls nothing before its claims. Asked through changeOf (core/change/change.ts).
  */
-export function holdPods(set: StatefulSet): { action: PatchPartition; annotations: Record<string, string> } {
-  const live = set.spec.updateStrategy?.rollingUpdate?.partition ?? 0;
-  const hold = partitionHold(set.spec.replicas ?? 1, live, holdsUserPartition(set));
-  return { action: partitionPatch(set, hold), annotations: { [Keys.podCoordination]: "ClaimsFirst" } };
+export function holdPods(set: StatefulSet): { hold: PartitionHold; annotations: Record<string, string> } {
+  const hold = holdOf(set);
+  return {
+    hold,
+    annotations: { [Keys.podCoordination]: "ClaimsFirst", ...userPartitionRecord(hold) },
+  };
 }

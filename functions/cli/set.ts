@@ -14,7 +14,8 @@ import {
   type GitOpsOwner,
   gitopsOwners,
   gitopsWarning,
-  holdPods,
+  type PartitionHold,
+  partitionPatch,
   rawAnnotation,
 } from "../../core/policy/index.js";
 import type { SetRef, Snapshot } from "../../core/types.js";
@@ -71,8 +72,8 @@ function templateDiff(before: readonly ClaimTemplate[], after: readonly ClaimTem
   return changes;
 }
 
-const holdText = (hold: ReturnType<typeof holdPods>): string =>
-  `pods held: partition ${hold.action.from} → ${hold.action.partition}${hold.action.userPartition !== undefined ? ` (yours, ${hold.action.userPartition}, recorded in ${Keys.userPartition})` : " (yours already recorded)"}; ${Keys.podCoordination}: ClaimsFirst`;
+const holdText = (hold: PartitionHold): string =>
+  `pods held: partition ${hold.from} → ${hold.partition}${hold.userPartition !== undefined ? ` (yours, ${hold.userPartition}, recorded in ${Keys.userPartition})` : " (yours already recorded)"}; ${Keys.podCoordination}: ClaimsFirst`;
 
 /** Below this a unitless --storage (bytes) is refused as a missing unit: 1Mi, in nano-units (parseQuantity's). */
 const UNITLESS_BYTES_FLOOR = 1_048_576n * 1_000_000_000n;
@@ -147,6 +148,8 @@ async function editSet(ctx: Context): Promise<number> {
       ...(ctx.flags.storage !== undefined ? { storage: ctx.flags.storage } : {}),
       ...(ctx.flags.vac !== undefined ? { volumeAttributesClassName: ctx.flags.vac } : {}),
     },
+    // P5: the partition held in the same patch as the desired templates.
+    ...(ctx.flags["hold-pods"] ? { holdPods: true } : {}),
   });
   if (!change.ok) throw new UsageError(`set: ${change.message}; nothing written`);
   const sizes = ctx.flags.storage !== undefined ? sizeCheck(snapshot, ref, claim, ctx.flags.storage) : { recovers: [] };
@@ -160,20 +163,15 @@ async function editSet(ctx: Context): Promise<number> {
   }
   const dryRun = ctx.flags["dry-run"] ?? false;
   const annotations = snapshot.statefulSet.metadata.annotations ?? {};
-  // P5: the partition held in the same patch as the desired templates.
-  const hold = ctx.flags["hold-pods"] ? holdPods(snapshot.statefulSet) : undefined;
+  const { hold } = change;
   if (hold && !target.writers.pods)
     throw new UsageError(
       "set: --hold-pods patches the partition, which needs direct access to the API server; nothing written",
     );
-  const written = hold ? { ...change.annotations, ...hold.annotations } : change.annotations;
   const owners = change.changed || hold ? warnGitOps(ctx, snapshot.statefulSet, ref) : [];
   let next;
   if (dryRun) {
-    // The plan the change would cause: the same snapshot with the new annotations, nothing written.
-    const held: Record<string, string> = hold
-      ? { [Keys.userPartition]: String(hold.action.userPartition ?? rawAnnotation(annotations, "userPartition")) }
-      : {};
+    // The plan the change would cause: the same snapshot with what the change writes, nothing written.
     const spec = hold
       ? {
           ...snapshot.statefulSet.spec,
@@ -181,7 +179,7 @@ async function editSet(ctx: Context): Promise<number> {
             ...snapshot.statefulSet.spec.updateStrategy,
             rollingUpdate: {
               ...snapshot.statefulSet.spec.updateStrategy?.rollingUpdate,
-              partition: hold.action.partition,
+              partition: hold.partition,
             },
           },
         }
@@ -193,18 +191,19 @@ async function editSet(ctx: Context): Promise<number> {
       statefulSet: {
         ...snapshot.statefulSet,
         spec,
-        metadata: { ...snapshot.statefulSet.metadata, annotations: { ...annotations, ...written, ...held } },
+        metadata: { ...snapshot.statefulSet.metadata, annotations: { ...annotations, ...change.annotations } },
       },
     };
     next = await planOf(target, ref, { load: async () => preview });
   } else {
-    if (hold) await target.writers.pods!.patchPartition(hold.action, written);
+    // Exactly what changeOf returns: with a hold, in the partition's one patch.
+    if (hold) await target.writers.pods!.patchPartition(partitionPatch(snapshot.statefulSet, hold), change.annotations);
     else if (change.changed)
       await target.writers.status.annotateSet(ref, change.annotations, snapshot.statefulSet.metadata.resourceVersion);
     next = await planOf(target, ref, target.reader);
   }
   // Said before it happens: whether the change ends in a re-create of the set, and why.
-  const outlook = outlookAfter(snapshot.statefulSet, written);
+  const outlook = outlookAfter(snapshot.statefulSet, change.annotations);
   const before = desiredTemplates(snapshot.statefulSet);
   const beforeTemplates = before.ok ? before.templates : [];
   const diff = templateDiff(beforeTemplates, change.templates);
@@ -225,9 +224,9 @@ async function editSet(ctx: Context): Promise<number> {
       ...(hold
         ? {
             holdPods: {
-              partition: hold.action.partition,
-              from: hold.action.from,
-              ...(hold.action.userPartition !== undefined ? { userPartition: hold.action.userPartition } : {}),
+              partition: hold.partition,
+              from: hold.from,
+              ...(hold.userPartition !== undefined ? { userPartition: hold.userPartition } : {}),
             },
           }
         : {}),

@@ -28,6 +28,30 @@ describe("set --hold-pods", () => {
       .filter((r) => r.verb === "patch" && r.resource === "statefulsets");
     expect(patches).toHaveLength(1);
     expect(out.text).toMatch(/pods held: partition 0 → 3 \(yours, 0, recorded in claimstep.io\/user-partition\)/);
+    // The one patch, byte for byte (its keys in order): the desired templates and opt-in, ClaimsFirst,
+    // the user's partition recorded, the partition held, under the resourceVersion read.
+    const written = patches[0]!.body as any;
+    expect(Object.keys(written.metadata.annotations)).toEqual([
+      Keys.templates,
+      Keys.strategy,
+      Keys.podCoordination,
+      Keys.userPartition,
+    ]);
+    expect(JSON.stringify(written)).toBe(
+      JSON.stringify({
+        metadata: {
+          resourceVersion: written.metadata.resourceVersion,
+          annotations: {
+            [Keys.templates]: set.metadata.annotations[Keys.templates],
+            [Keys.strategy]: "InPlace",
+            [Keys.podCoordination]: "ClaimsFirst",
+            [Keys.userPartition]: "0",
+          },
+        },
+        spec: { updateStrategy: { rollingUpdate: { partition: 3 } } },
+      }),
+    );
+    expect(typeof written.metadata.resourceVersion).toBe("string");
   });
 
   it("--dry-run says it would hold the pods and writes nothing", async () => {
@@ -38,6 +62,32 @@ describe("set --hold-pods", () => {
     expect(s.claimstepWrites()).toBe(0);
     const set = (await s.sim.admin.get("statefulsets", "default", "web")) as any;
     expect(set.spec.updateStrategy.rollingUpdate?.partition ?? 0).toBe(0);
+  });
+
+  it("--dry-run -o json prints exactly the annotations the real run writes (ClaimsFirst and the user's partition included)", async () => {
+    const dry = await simOf("opted-out");
+    const json = capture();
+    expect(
+      await main(
+        ["set", "web", "data", "--storage", "4Gi", "--hold-pods", "--dry-run", "-o", "json"],
+        json.io,
+        dry.connect,
+      ),
+    ).toBe(0);
+    const o = JSON.parse(json.out.text);
+    expect(dry.claimstepWrites()).toBe(0);
+    expect(o.holdPods).toEqual({ partition: 3, from: 0, userPartition: 0 });
+    expect(o.annotations[Keys.podCoordination]).toBe("ClaimsFirst");
+    expect(o.annotations[Keys.userPartition]).toBe("0");
+
+    const real = await simOf("opted-out");
+    const before = real.sim.http.requests().length;
+    expect(await main(["set", "web", "data", "--storage", "4Gi", "--hold-pods"], capture().io, real.connect)).toBe(0);
+    const [patch] = real.sim.http
+      .requests()
+      .slice(before)
+      .filter((r) => r.verb === "patch" && r.resource === "statefulsets");
+    expect(JSON.stringify((patch!.body as any).metadata.annotations)).toBe(JSON.stringify(o.annotations));
   });
 
   it("keeps a partition the user set, recorded", async () => {
@@ -53,5 +103,18 @@ describe("set --hold-pods", () => {
     const set = (await s.sim.admin.get("statefulsets", "default", "web")) as any;
     expect(set.metadata.annotations[Keys.userPartition]).toBe("1");
     expect(set.spec.updateStrategy.rollingUpdate.partition).toBe(3);
+    // Held again: the record stays as it is (not written again), the rest is the same one patch.
+    const before = s.sim.http.requests().length;
+    expect(await main(["set", "web", "data", "--storage", "5Gi", "--hold-pods"], capture().io, s.connect)).toBe(0);
+    const patches = s.sim.http
+      .requests()
+      .slice(before)
+      .filter((r) => r.verb === "patch" && r.resource === "statefulsets");
+    expect(patches).toHaveLength(1);
+    const written = patches[0]!.body as any;
+    expect(Object.keys(written.metadata.annotations)).toEqual([Keys.templates, Keys.strategy, Keys.podCoordination]);
+    expect(written.spec).toEqual({ updateStrategy: { rollingUpdate: { partition: 3 } } });
+    const again = (await s.sim.admin.get("statefulsets", "default", "web")) as any;
+    expect(again.metadata.annotations[Keys.userPartition]).toBe("1");
   });
 });

@@ -40,6 +40,31 @@ describe("changeOf: one answer for every door", () => {
     expect(changeOf(web(), { kind: "claim", claim: "nope", edit: { storage: "2Gi" } })).toMatchObject({ ok: false });
   });
 
+  it("set --hold-pods (P5): the hold and every annotation written with it, ClaimsFirst and the user's partition recorded", () => {
+    const live = web();
+    live.spec = {
+      ...live.spec,
+      replicas: 3,
+      updateStrategy: { type: "RollingUpdate", rollingUpdate: { partition: 1 } },
+    };
+    const held = ok(changeOf(live, { kind: "claim", claim: "data", edit: { storage: "2Gi" }, holdPods: true }));
+    const plain = ok(changeOf(live, { kind: "claim", claim: "data", edit: { storage: "2Gi" } }));
+    expect(plain.hold).toBeUndefined();
+    expect(held.hold).toEqual(partitionHold(3, 1, false));
+    expect(held.annotations).toEqual({
+      ...plain.annotations,
+      [Keys.podCoordination]: "ClaimsFirst",
+      [Keys.userPartition]: "1",
+    });
+    // A record already there is kept: not written again.
+    const recorded = web({ [Keys.userPartition]: "0" });
+    recorded.spec = { ...recorded.spec, replicas: 3, updateStrategy: { rollingUpdate: { partition: 3 } } };
+    const again = ok(changeOf(recorded, { kind: "claim", claim: "data", edit: { storage: "2Gi" }, holdPods: true }));
+    expect(again.hold).toEqual({ partition: 3, from: 3 });
+    expect(again.annotations[Keys.userPartition]).toBeUndefined();
+    expect(again.annotations[Keys.podCoordination]).toBe("ClaimsFirst");
+  });
+
   it("set --add and --remove: templateAdd's and templateRemove's answer", () => {
     const add = ok(changeOf(web(), { kind: "add", template: tpl("logs", "1Gi"), options: {} }));
     expect(add.annotations).toEqual(ok(templateAdd(web(), tpl("logs", "1Gi"), {})).annotations);
