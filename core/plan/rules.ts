@@ -172,18 +172,53 @@ export const RULES = {
     "rule-R3",
   ),
   // Re-creating the set (F1–F5).
-  F1: rule("the record, then arming it", ["core/plan/finalize.ts#finalizeStep"], [FINALIZE], "rule-F1"),
-  F2: rule("the orphan delete", ["core/plan/finalize.ts#finalizeStep"], [FINALIZE], "rule-F2"),
-  F3: rule("the create from the record", ["core/plan/finalize.ts#finalizeStep"], [FINALIZE], "rule-F3"),
+  // Each names the steps of the re-create's table (core/plan/finalize.ts FINALIZE_STEPS) that carry it out.
+  F1: rule(
+    "the record, then arming it",
+    [
+      "core/plan/finalize.ts#recordUnreadable",
+      "core/plan/finalize.ts#recreateWouldDiffer",
+      "core/plan/finalize.ts#awaitRestBeforeRecord",
+      "core/plan/finalize.ts#proposeRecreate",
+      "core/plan/finalize.ts#writeRecord",
+      "core/plan/finalize.ts#recordNotStamped",
+      "core/plan/finalize.ts#recordWithoutKept",
+      "core/plan/finalize.ts#armRecord",
+    ],
+    [FINALIZE],
+    "rule-F1",
+  ),
+  F2: rule(
+    "the orphan delete",
+    [
+      "core/plan/finalize.ts#discardStale",
+      "core/plan/finalize.ts#awaitRestBeforeArm",
+      "core/plan/finalize.ts#orphanDelete",
+      "core/plan/finalize.ts#oldSetFinalizing",
+    ],
+    [FINALIZE],
+    "rule-F2",
+  ),
+  F3: rule(
+    "the create from the record",
+    ["core/plan/finalize.ts#createRefused", "core/plan/finalize.ts#createFromRecord"],
+    [FINALIZE],
+    "rule-F3",
+  ),
   F4: rule(
     "the record goes once the new set adopted every pod",
-    ["core/plan/finalize.ts#finalizeStep"],
+    [
+      "core/plan/finalize.ts#recreatedByOther",
+      "core/plan/finalize.ts#awaitAdoption",
+      "core/plan/finalize.ts#keptReplaced",
+      "core/plan/finalize.ts#deleteRecord",
+    ],
     [FINALIZE],
     "rule-F4",
   ),
   F5: rule(
     "the field ownership handed back",
-    ["core/kube/ownership.ts#restoredManagedFields", "core/plan/finalize.ts#finalizeStep"],
+    ["core/kube/ownership.ts#restoredManagedFields", "core/plan/finalize.ts#restoreOwnership"],
     [FINALIZE],
     "rule-F5",
   ),

@@ -1,6 +1,6 @@
 // Build the Worker as `wrangler deploy` would (dry run, minified as wrangler.toml says) and check
 // what went into the bundle: nothing Node-only (client-node, node-fetch, undici), no classic zod,
-// and at most 165 KiB gzipped. The size and the largest contributors are printed. (100 KiB until
+// and at most 166 KiB gzipped. The size and the largest contributors are printed. (100 KiB until
 // issue 11's bundle grew by the pod rules and the re-create, ~9 KiB, and the status page, hono/jsx
 // and its helpers, ~16 KiB; 128 KiB until the admission webhook, ~1.7 KiB, and the re-create's uid
 // check, ~0.3 KiB; 132 KiB until issue 24's fleet hardening, ~1.5 KiB: the ledger failing closed
@@ -16,7 +16,8 @@
 // one desired change behind every door (core/change/change.ts carries set's --add and --remove with the
 // route's and the webhook's requests) and the policy module; 164 KiB until issue 38 point 2's
 // never-shrink predicate, +274 bytes: core/plan/claims.ts sizeChangeOf, asked by the planner, set and the
-// webhook. yaml, 101 KiB minified, remains the largest package.)
+// webhook; 165 KiB until issue 38 point 3's re-create as a table of named steps, +310 bytes:
+// core/plan/finalize.ts FINALIZE_STEPS. yaml, 101 KiB minified, remains the largest package.)
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -27,7 +28,7 @@ import { bytesBySource, packageOf, type SourceMap } from "../../bench/sourcemap.
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 /** The budget for worker.js gzipped (zlib's default level, a little above wrangler's own figure). */
-const GZIP_BUDGET_BYTES = 165 * 1024;
+const GZIP_BUDGET_BYTES = 166 * 1024;
 
 const out = mkdtempSync(join(tmpdir(), "claimstep-worker-"));
 let code: Buffer;

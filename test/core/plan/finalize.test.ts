@@ -1,10 +1,12 @@
 // Re-creating the set (docs/design.md F1–F4) as planner scenarios: each step makes the one request
 // the state it finds calls for, so a crash between any two requests is finished by the next step.
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { Keys } from "../../../core/keys.js";
 import type { ConfigMap, StatefulSet } from "../../../core/kube/k8s.js";
 import { revisionOf } from "../../../core/kube/revision.js";
 import {
+  FINALIZE_STEPS,
   mergeTemplates,
   readRecord,
   recordName,
@@ -12,6 +14,7 @@ import {
   unexpectedDifferences,
 } from "../../../core/plan/finalize.js";
 import { planStep } from "../../../core/plan/plan.js";
+import { RULES } from "../../../core/plan/rules.js";
 import { desiredTemplates } from "../../../core/policy/templates.js";
 import type { WriterCapabilities } from "../../../core/ports.js";
 import type { Decision, Snapshot, WriteRecord } from "../../../core/types.js";
@@ -692,5 +695,63 @@ describe("GitOps: the re-create is proposed, and merging the proposal approves i
     expect(next.action?.type).toBe("WriteRecord");
     const read = readRecord((next.action as WriteRecord).record);
     expect(read.ok && read.record.manifest.metadata.annotations).not.toHaveProperty(Keys.recreateApproved);
+  });
+});
+
+describe("the re-create's table (FINALIZE_STEPS): one named step per guard and per request, in the order they happen", () => {
+  const names = FINALIZE_STEPS.map((step) => step.name);
+
+  it("reads F1 (the record), arming, F2 (the orphan delete), F3 (the create), F4 and F5 (the new set) in order", () => {
+    expect(names).toEqual([
+      "recordUnreadable",
+      // F1: no record yet.
+      "recreateWouldDiffer",
+      "awaitRestBeforeRecord",
+      "proposeRecreate",
+      "writeRecord",
+      // Arming, then F2: the record and the set it was written from.
+      "oldSetFinalizing",
+      "recordNotStamped",
+      "recordWithoutKept",
+      "discardStale",
+      "awaitRestBeforeArm",
+      "armRecord",
+      "orphanDelete",
+      // F3: the set gone.
+      "createRefused",
+      "createFromRecord",
+      // F4 and F5: the new set.
+      "recreatedByOther",
+      "awaitAdoption",
+      "keptReplaced",
+      "restoreOwnership",
+      "deleteRecord",
+    ]);
+  });
+
+  it("makes its requests in the order of docs/finalize.md's request table: F1, arm, F2, F3, F5, F4", () => {
+    const requests: Record<string, string> = {
+      writeRecord: "F1",
+      armRecord: "arm",
+      orphanDelete: "F2",
+      createFromRecord: "F3",
+      restoreOwnership: "F5",
+      deleteRecord: "F4",
+    };
+    const doc = readFileSync(new URL("../../../docs/finalize.md", import.meta.url), "utf8");
+    const rows = [...doc.matchAll(/^\| (?:\[(F\d)\]\(design\.md#rule-F\d\)|(arm)) \|/gm)].map((m) => m[1] ?? m[2]);
+    expect(rows).toEqual(["F1", "arm", "F2", "F3", "F5", "F4"]);
+    expect(names.filter((n) => n in requests).map((n) => requests[n])).toEqual(rows);
+  });
+
+  it("each step carries out one of F1–F5, and each of F1–F5 names steps of the table (core/plan/rules.ts RULES)", () => {
+    const ruleOf = new Map<string, string[]>();
+    for (const id of ["F1", "F2", "F3", "F4", "F5"] as const) {
+      const steps = RULES[id].fns.flatMap((fn) => (fn.startsWith("core/plan/finalize.ts#") ? [fn.split("#")[1]!] : []));
+      expect(steps.length, id).toBeGreaterThan(0);
+      for (const step of steps) ruleOf.set(step, [...(ruleOf.get(step) ?? []), id]);
+    }
+    expect([...ruleOf.keys()].sort()).toEqual([...names].sort());
+    expect([...ruleOf.values()].filter((ids) => ids.length > 1)).toEqual([]);
   });
 });
