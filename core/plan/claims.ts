@@ -39,6 +39,8 @@ function evaluateClaim(scope: Scope, t: ClaimTemplate, ordinal: number): ClaimPl
     report: claimReport(c, readiness),
     template: t,
     pvc,
+    // Rule 7 with rule 20: a claim not at the revision needs the apply (its revision label at least,
+    // with whatever size, class, labels and annotations it lacks); one at the revision never does.
     needsUpdate: !c.atRevision,
     done: c.atRevision && readiness.state === "Ready",
     inFlight: inFlightOf(c, readiness),

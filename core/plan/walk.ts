@@ -53,6 +53,7 @@ export function walk(
   const missing: ClaimPlan[] = [];
   let noSlot: number | undefined;
   for (const o of ordinals) {
+    // Rules 8 and 6: a claim failed for good, or a predicted refusal, concludes here.
     const stop = claimFailed(o) ?? claimRefused(o);
     if (stop) return stop;
     // Rules 7 and 9: the ordinal's next claim, when it already holds a slot or a slot is free;
