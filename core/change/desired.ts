@@ -212,7 +212,7 @@ export type TemplateChange =
     })
   | { ok: false; message: string };
 
-function finish(
+function templateChangeOf(
   set: StatefulSet,
   templates: ClaimTemplate[],
   extra: Record<string, string>,
@@ -352,7 +352,7 @@ export function templateAdd(set: StatefulSet, template: ClaimTemplate, opts: Tem
     container.volumeMounts = [...(container.volumeMounts ?? []), { name, mountPath: opts.mountPath }];
     held = { template: pod, containers: [container.name] };
   }
-  return finish(set, [...base.map(withoutServerFields), withoutServerFields(template)], extra, held);
+  return templateChangeOf(set, [...base.map(withoutServerFields), withoutServerFields(template)], extra, held);
 }
 
 /**
@@ -405,5 +405,5 @@ export function templateRemove(set: StatefulSet, name: string): TemplateChange {
     }
   }
   const held = edited.length || target.held ? { template: pod, containers: edited } : undefined;
-  return finish(set, base.filter((t) => t.metadata.name !== name).map(withoutServerFields), extra, held);
+  return templateChangeOf(set, base.filter((t) => t.metadata.name !== name).map(withoutServerFields), extra, held);
 }

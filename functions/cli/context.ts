@@ -23,11 +23,3 @@ export interface Context {
   /** The cluster; `readOnly`: the command only reads (the simulated cluster's file is neither locked nor saved). */
   target: (opts?: TargetOptions) => Promise<Target>;
 }
-
-// functions/cli/set.ts imports these from here until its import line moves to their homes
-// (another helper is editing set.ts): exit-codes.ts, io.ts, target.ts, step-lines.ts, flags.ts.
-export { exitOf } from "./exit-codes.js";
-export { UsageError } from "./flags.js";
-export { emit, print } from "./io.js";
-export { resultJSON } from "./step-lines.js";
-export { refOf } from "./target.js";

@@ -22,8 +22,13 @@ import type { SetRef, Snapshot } from "../../core/types.js";
 import { renderDecision } from "../../core/view/index.js";
 import { runStep, type StepResult } from "../step.js";
 import { paintHeadline } from "./color.js";
-import { type Context, emit, exitOf, print, refOf, resultJSON, UsageError } from "./context.js";
+import type { Context } from "./context.js";
+import { exitOf } from "./exit-codes.js";
+import { UsageError } from "./flags.js";
 import { continueCommand } from "./interrupt.js";
+import { emit, print } from "./io.js";
+import { resultJSON } from "./step-lines.js";
+import { refOf } from "./target.js";
 
 /** Why `vac` cannot be used on this cluster, or undefined. */
 function missingClass(snapshot: Snapshot, vac: string): string | undefined {
