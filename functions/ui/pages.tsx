@@ -5,6 +5,7 @@ import type { Child } from "hono/jsx";
 import type { OrdinalRow, SetPageView, SetSummary } from "../../core/view/index.js";
 import { CSS } from "./assets.js";
 import { TimelineChart, UsageChart } from "./charts.js";
+import { type Column, cellsOf, Head, Scroll, Table } from "./table.js";
 import { Time } from "./time.js";
 
 export const SCRIPT_PATH = "/ui/app.js";
@@ -32,17 +33,6 @@ function ClockNote(props: { clock?: Clock | undefined }) {
     </p>
   );
 }
-
-/**
- * A wide table scrolls by itself, the page does not. Below 600 px a table of class `stack` is
- * stacked rows instead (each cell labelled by its `data-label`: assets.ts), which never overflow;
- * one that does (the timeline's) is made a tab stop by the script, to be scrolled from the keyboard.
- */
-const Scroll = (props: { label: string; children: Child }) => (
-  <section class="scroll" aria-label={props.label}>
-    {props.children}
-  </section>
-);
 
 export const setHref = (at: At | undefined, ns: string, name: string) =>
   `${at?.base ?? "/ui"}/${encodeURIComponent(ns)}/${encodeURIComponent(name)}`;
@@ -214,6 +204,42 @@ export function ListPage(props: {
 }
 
 /** The list page's live part (polled by the script). */
+/** The list's columns, one set a row. */
+const setColumns = (at: At | undefined): Column<SetSummary>[] => [
+  { label: "Namespace", class: "half", cell: (s) => s.ref.namespace },
+  {
+    label: "Name",
+    class: "half",
+    cell: (s) => (
+      <>
+        <a href={setHref(at, s.ref.namespace, s.ref.name)}>{s.ref.name}</a>
+        {s.setMissing ? (
+          <>
+            {" "}
+            <span class="error" data-field="missing">
+              {s.message}
+            </span>
+          </>
+        ) : null}
+        {s.warnings?.length ? (
+          <>
+            {" "}
+            <span class="warn" data-field="warning" title={s.warnings.join("\n")}>
+              ⚠ {s.warnings.length === 1 ? "1 warning" : `${s.warnings.length} warnings`}
+            </span>
+          </>
+        ) : null}
+      </>
+    ),
+  },
+  { label: "Phase", field: "phase", class: "half", cell: (s) => <Phase phase={s.phase} /> },
+  { label: "Reason", field: "reason", class: "half", cell: (s) => s.reason },
+  { label: "Since", field: "since", class: "num half", cell: (s) => <Time value={s.since} /> },
+  { label: "Revision", field: "revision", class: "half", cell: (s) => <code>{s.revision}</code> },
+  { label: "Progress", class: "wide", cell: (s) => <Progress s={s} /> },
+  { label: "Apply", field: "apply", class: "wide", cell: (s) => <ApplyMode s={s} /> },
+];
+
 export function ListFragment(props: { sets: SetSummary[]; errors: string[]; at?: At | undefined }) {
   const byPhase = new Map<string, number>();
   for (const s of props.sets) byPhase.set(s.phase, (byPhase.get(s.phase) ?? 0) + 1);
@@ -231,73 +257,34 @@ export function ListFragment(props: { sets: SetSummary[]; errors: string[]; at?:
           claimstep set).
         </p>
       ) : (
-        <Scroll label="Opted-in StatefulSets (scrolls sideways)">
-          <table data-sets class="stack">
-            <caption class="skip">Opted-in StatefulSets, by namespace</caption>
-            <thead>
-              <tr>
-                <th scope="col">Namespace</th>
-                <th scope="col">Name</th>
-                <th scope="col">Phase</th>
-                <th scope="col">Reason</th>
-                <th scope="col">Since</th>
-                <th scope="col">Revision</th>
-                <th scope="col">Progress</th>
-                <th scope="col">Apply</th>
-              </tr>
-            </thead>
-            <tbody>
-              {props.sets.map((s) => (
-                <tr data-set={`${s.ref.namespace}/${s.ref.name}`}>
-                  <td data-label="Namespace" class="half">
-                    {s.ref.namespace}
-                  </td>
-                  <td data-label="Name" class="half">
-                    <a href={setHref(props.at, s.ref.namespace, s.ref.name)}>{s.ref.name}</a>
-                    {s.setMissing ? (
-                      <>
-                        {" "}
-                        <span class="error" data-field="missing">
-                          {s.message}
-                        </span>
-                      </>
-                    ) : null}
-                    {s.warnings?.length ? (
-                      <>
-                        {" "}
-                        <span class="warn" data-field="warning" title={s.warnings.join("\n")}>
-                          ⚠ {s.warnings.length === 1 ? "1 warning" : `${s.warnings.length} warnings`}
-                        </span>
-                      </>
-                    ) : null}
-                  </td>
-                  <td data-field="phase" data-label="Phase" class="half">
-                    <Phase phase={s.phase} />
-                  </td>
-                  <td data-field="reason" data-label="Reason" class="half">
-                    {s.reason}
-                  </td>
-                  <td data-field="since" data-label="Since" class="num half">
-                    <Time value={s.since} />
-                  </td>
-                  <td data-field="revision" data-label="Revision" class="half">
-                    <code>{s.revision}</code>
-                  </td>
-                  <td data-label="Progress" class="wide">
-                    <Progress s={s} />
-                  </td>
-                  <td data-field="apply" data-label="Apply" class="wide">
-                    <ApplyMode s={s} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </Scroll>
+        <Table
+          label="Opted-in StatefulSets"
+          attrs={{ "data-sets": true }}
+          caption={<caption class="skip">Opted-in StatefulSets, by namespace</caption>}
+          columns={setColumns(props.at)}
+          rows={props.sets}
+          row={(s) => ({ "data-set": `${s.ref.namespace}/${s.ref.name}` })}
+        />
       )}
     </div>
   );
 }
+
+/** An ordinal's columns of each of its claims (after the ordinal's own: ordinal, pod, state). */
+const CLAIM_COLUMNS: Column<OrdinalRow["claims"][number]>[] = [
+  { label: "Claim", class: "nw wide", cell: (c) => <code>{c.claim}</code> },
+  { label: "Spec", field: "spec", class: "num", cell: (c) => c.spec },
+  { label: "Capacity", field: "capacity", class: "num", cell: (c) => c.capacity },
+  { label: "Target", field: "target", class: "num", cell: (c) => c.target },
+  { label: "VAC", field: "vac", class: "half", cell: (c) => c.vac },
+  { label: "Revision", field: "revision", class: "nw half", cell: (c) => <code>{c.revision}</code> },
+  {
+    label: "Readiness",
+    field: "readiness",
+    attrs: (c) => ({ class: `wide s-${c.readiness}` }),
+    cell: (c) => c.readinessText,
+  },
+];
 
 function OrdinalBody(props: { o: OrdinalRow; pods: boolean }) {
   const { o, pods } = props;
@@ -340,32 +327,19 @@ function OrdinalBody(props: { o: OrdinalRow; pods: boolean }) {
       {o.claims.map((c, i) => (
         <tr data-claim={c.claim}>
           {i === 0 ? lead : null}
-          <td class="nw wide" data-label="Claim">
-            <code>{c.claim}</code>
-          </td>
-          <td class="num" data-field="spec" data-label="Spec">
-            {c.spec}
-          </td>
-          <td class="num" data-field="capacity" data-label="Capacity">
-            {c.capacity}
-          </td>
-          <td class="num" data-field="target" data-label="Target">
-            {c.target}
-          </td>
-          <td data-field="vac" data-label="VAC" class="half">
-            {c.vac}
-          </td>
-          <td data-field="revision" data-label="Revision" class="nw half">
-            <code>{c.revision}</code>
-          </td>
-          <td data-field="readiness" data-label="Readiness" class={`wide s-${c.readiness}`}>
-            {c.readinessText}
-          </td>
+          {cellsOf(CLAIM_COLUMNS, c)}
         </tr>
       ))}
     </tbody>
   );
 }
+
+/** The orphans' table: one kept claim a row. */
+const ORPHAN_COLUMNS: Column<NonNullable<SetPageView["orphans"]>["claims"][number]>[] = [
+  { label: "Claim", class: "half", cell: (c) => <code>{c.claim}</code> },
+  { label: "Template", cell: (c) => c.template },
+  { label: "Mounted", class: "wide", cell: (c) => c.note },
+];
 
 /** The claims of removed templates, kept: which pod still mounts each, the command that deletes the others (docs/templates.md). */
 function Orphans(props: { orphans: NonNullable<SetPageView["orphans"]> }) {
@@ -373,30 +347,12 @@ function Orphans(props: { orphans: NonNullable<SetPageView["orphans"]> }) {
   return (
     <>
       <h2 id="orphans">{o.heading}</h2>
-      <Scroll label="Claims of removed templates (scrolls sideways)">
-        <table data-orphans class="stack">
-          <thead>
-            <tr>
-              <th scope="col">Claim</th>
-              <th scope="col">Template</th>
-              <th scope="col">Mounted</th>
-            </tr>
-          </thead>
-          <tbody>
-            {o.claims.map((c) => (
-              <tr>
-                <td data-label="Claim" class="half">
-                  <code>{c.claim}</code>
-                </td>
-                <td data-label="Template">{c.template}</td>
-                <td data-label="Mounted" class="wide">
-                  {c.note}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </Scroll>
+      <Table
+        label="Claims of removed templates"
+        attrs={{ "data-orphans": true }}
+        columns={ORPHAN_COLUMNS}
+        rows={o.claims}
+      />
       {o.command ? (
         <>
           <p class="note">Delete the ones no pod mounts once their data is no longer needed (claimstep never does):</p>
@@ -456,6 +412,60 @@ function Command(props: { children: Child }) {
     </div>
   );
 }
+
+/** The events table's columns, newest event first. */
+const EVENT_COLUMNS: Column<SetPageView["events"][number]>[] = [
+  {
+    label: "Time",
+    class: "num wide",
+    cell: (e) => (
+      <>
+        {e.count > 1 ? <span class="muted">last at </span> : null}
+        <Time value={e.time} />
+      </>
+    ),
+  },
+  {
+    label: "Type",
+    attrs: (e) => ({ class: e.type === "Warning" ? "wide s-Blocked" : "wide", "data-type": e.type }),
+    cell: (e) => e.type,
+  },
+  {
+    label: "Reason",
+    class: "wide",
+    cell: (e) => (
+      <>
+        {e.reason}
+        {e.count > 1 ? (
+          <>
+            {" "}
+            <span class="times" data-field="count" title={`recorded ${e.count} times`}>
+              ×{e.count}
+            </span>
+          </>
+        ) : null}
+      </>
+    ),
+  },
+  { label: "Note", class: "note wide", cell: (e) => e.note },
+];
+
+type TemplateField = SetPageView["templates"]["templates"][number]["fields"][number];
+/** A template's table: one field a row, live beside desired. */
+const TEMPLATE_COLUMNS: Column<TemplateField>[] = [
+  { label: "Field", rowHeader: true, class: "wide", cell: (f) => f.field },
+  { label: "Live", class: "half", cell: (f) => f.live },
+  {
+    label: "Desired",
+    class: "half",
+    cell: (f) => (
+      <>
+        {f.desired}
+        {f.changed ? <span class="muted"> (changed)</span> : null}
+      </>
+    ),
+  },
+];
 
 /** The part of the set's page that follows the rollout (swapped in place by the script). */
 export function LiveFragment(props: { view: SetPageView; events?: EventsMore | undefined }) {
@@ -525,25 +535,18 @@ export function LiveFragment(props: { view: SetPageView; events?: EventsMore | u
       {ordinals.length === 0 ? (
         <p class="muted">No ordinals.</p>
       ) : (
-        <Scroll label="Ordinals (scrolls sideways)">
+        <Scroll label="Ordinals">
           <table data-ordinals class="stack">
             <caption class="skip">Per-ordinal table: claims{pods ? " and pods" : ""}, highest ordinal first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Ordinal</th>
-                <th scope="col">Pod</th>
-                {pods ? <th scope="col">Pod ready</th> : null}
-                {pods ? <th scope="col">Pod revision</th> : null}
-                <th scope="col">State</th>
-                <th scope="col">Claim</th>
-                <th scope="col">Spec</th>
-                <th scope="col">Capacity</th>
-                <th scope="col">Target</th>
-                <th scope="col">VAC</th>
-                <th scope="col">Revision</th>
-                <th scope="col">Readiness</th>
-              </tr>
-            </thead>
+            <Head
+              labels={[
+                "Ordinal",
+                "Pod",
+                ...(pods ? ["Pod ready", "Pod revision"] : []),
+                "State",
+                ...CLAIM_COLUMNS.map((c) => c.label),
+              ]}
+            />
             {ordinals.map((o) => (
               <OrdinalBody o={o} pods={pods} />
             ))}
@@ -581,46 +584,15 @@ export function LiveFragment(props: { view: SetPageView; events?: EventsMore | u
       ) : (
         <>
           <EventsShown shown={events.length} more={props.events} />
-          <Scroll label="Recent events (scrolls sideways)">
-            <table data-events class="stack">
-              <caption class="skip">claimstep's events on this set, newest first</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Time</th>
-                  <th scope="col">Type</th>
-                  <th scope="col">Reason</th>
-                  <th scope="col">Note</th>
-                </tr>
-              </thead>
-              <tbody>
-                {events.map((e) => (
-                  <tr data-count={String(e.count)}>
-                    <td class="num wide" data-label="Time">
-                      {e.count > 1 ? <span class="muted">last at </span> : null}
-                      <Time value={e.time} />
-                    </td>
-                    <td class={e.type === "Warning" ? "wide s-Blocked" : "wide"} data-label="Type" data-type={e.type}>
-                      {e.type}
-                    </td>
-                    <td class="wide" data-label="Reason">
-                      {e.reason}
-                      {e.count > 1 ? (
-                        <>
-                          {" "}
-                          <span class="times" data-field="count" title={`recorded ${e.count} times`}>
-                            ×{e.count}
-                          </span>
-                        </>
-                      ) : null}
-                    </td>
-                    <td class="note wide" data-label="Note">
-                      {e.note}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </Scroll>
+          <Table
+            label="Recent events"
+            attrs={{ "data-events": true }}
+            caption={<caption class="skip">claimstep's events on this set, newest first</caption>}
+            columns={EVENT_COLUMNS}
+            rows={events}
+            row={(e) => ({ "data-count": String(e.count) })}
+            classFirst
+          />
         </>
       )}
 
@@ -642,8 +614,10 @@ export function LiveFragment(props: { view: SetPageView; events?: EventsMore | u
         </p>
       ) : null}
       {templates.templates.map((t) => (
-        <Scroll label={`Template ${t.name}: desired vs live (scrolls sideways)`}>
-          <table data-template={t.name} class="stack">
+        <Table
+          label={`Template ${t.name}: desired vs live`}
+          attrs={{ "data-template": t.name }}
+          caption={
             <caption>
               Template <code>{t.name}</code>
               {t.change === "added"
@@ -652,31 +626,11 @@ export function LiveFragment(props: { view: SetPageView; events?: EventsMore | u
                   ? " (removed by the next re-create; its claims are kept)"
                   : null}
             </caption>
-            <thead>
-              <tr>
-                <th scope="col">Field</th>
-                <th scope="col">Live</th>
-                <th scope="col">Desired</th>
-              </tr>
-            </thead>
-            <tbody>
-              {t.fields.map((f) => (
-                <tr class={f.changed ? "changed" : ""}>
-                  <th scope="row" class="wide">
-                    {f.field}
-                  </th>
-                  <td data-label="Live" class="half">
-                    {f.live}
-                  </td>
-                  <td data-label="Desired" class="half">
-                    {f.desired}
-                    {f.changed ? <span class="muted"> (changed)</span> : null}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </Scroll>
+          }
+          columns={TEMPLATE_COLUMNS}
+          rows={t.fields}
+          row={(f) => ({ class: f.changed ? "changed" : "" })}
+        />
       ))}
     </div>
   );
