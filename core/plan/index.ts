@@ -9,6 +9,7 @@ export * from "./finalize.js";
 export * from "./plan.js";
 export * from "./pods.js";
 export * from "./readiness.js";
+export * from "./recreate-record.js";
 export * from "./reshape.js";
 export * from "./rules.js";
 export * from "./scope.js";

@@ -3,7 +3,7 @@
 // (a dry run), never from the annotations. Pure; the caller names the command that goes on.
 
 import { nothingLeftToDo } from "../plan/decision.js";
-import { recordName } from "../plan/finalize.js";
+import { recordName } from "../plan/recreate-record.js";
 import type { Decision } from "../types.js";
 
 export interface Stopped {

@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { apiErrorFrom, PermissionError } from "../../adapters/api-error.js";
 import { Keys } from "../../core/keys.js";
-import { recordOf, recreatedManifest } from "../../core/plan/finalize.js";
+import { recordOf, recreatedManifest } from "../../core/plan/recreate-record.js";
 import type { ApplyOutcome, ClaimWriter, Writers } from "../../core/ports.js";
 import type { Action, EventRecord, Snapshot } from "../../core/types.js";
 import { runStep } from "../../functions/step.js";

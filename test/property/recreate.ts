@@ -22,7 +22,7 @@ import type { Json } from "../../adapters/sim/store.js";
 import { Keys } from "../../core/keys.js";
 import type { ClaimTemplate } from "../../core/kube/k8s.js";
 import { revisionOf } from "../../core/kube/revision.js";
-import { keptUidsOf, RecordKeys, recordName } from "../../core/plan/finalize.js";
+import { keptUidsOf, RecordKeys, recordName } from "../../core/plan/recreate-record.js";
 import type { RecreateWriter, StateReader, Writers } from "../../core/ports.js";
 import type { Decision, Snapshot } from "../../core/types.js";
 import { runStep, type StepResult } from "../../functions/step.js";

@@ -5,15 +5,9 @@ import { describe, expect, it } from "vitest";
 import { Keys } from "../../../core/keys.js";
 import type { ConfigMap, StatefulSet } from "../../../core/kube/k8s.js";
 import { revisionOf } from "../../../core/kube/revision.js";
-import {
-  FINALIZE_STEPS,
-  mergeTemplates,
-  readRecord,
-  recordName,
-  recreatedManifest,
-  unexpectedDifferences,
-} from "../../../core/plan/finalize.js";
+import { FINALIZE_STEPS, unexpectedDifferences } from "../../../core/plan/finalize.js";
 import { planStep } from "../../../core/plan/plan.js";
+import { mergeTemplates, readRecord, recordName, recreatedManifest } from "../../../core/plan/recreate-record.js";
 import { RULES } from "../../../core/plan/rules.js";
 import { desiredTemplates } from "../../../core/policy/templates.js";
 import type { WriterCapabilities } from "../../../core/ports.js";

@@ -7,8 +7,8 @@
 import { describe, expect, it } from "vitest";
 import { Keys } from "../../../core/keys.js";
 import { revisionOf } from "../../../core/kube/revision.js";
-import { readRecord, recreatedManifest } from "../../../core/plan/finalize.js";
 import { planStep } from "../../../core/plan/plan.js";
+import { readRecord, recreatedManifest } from "../../../core/plan/recreate-record.js";
 import { desiredTemplates } from "../../../core/policy/templates.js";
 import type { WriterCapabilities } from "../../../core/ports.js";
 import type { Snapshot, WriteRecord } from "../../../core/types.js";
