@@ -39,13 +39,17 @@ table.stack tbody.ord{border-top:0}table.stack tbody.ord>tr:first-child{border-t
  * The page's script: follows the set's live fragment through server-sent events (EventSource
  * reconnects when the server ends a stream, as it does after a few updates), or polls it where
  * streaming is not there; swaps it in place and says so to screen readers, keeping focus and the
- * <details> that were open (by id: the timeline's table). A table
+ * <details> that were open (by id: the timeline's table). An update that changes nothing (the first
+ * one always repeats the page; compared as the browser parses both) touches nothing: a focused
+ * link, a selection and a measured box stay. `data-updates` counts the updates received. A table
  * box that overflows (a narrow screen) is made a tab stop, so it can be scrolled from the keyboard.
  * A command's Copy button (hidden until this script runs) copies it, else selects it.
  */
 export const SCRIPT = `(function(){"use strict";
 var live=document.getElementById("live");if(!live)return;
-var said=document.getElementById("live-status"),n=0,last="";
+var said=document.getElementById("live-status"),n=0,tpl=document.createElement("template");
+function norm(h){tpl.innerHTML=h;return tpl.innerHTML;}
+var last=norm(live.innerHTML);
 function fit(){var b=document.querySelectorAll(".scroll"),i;for(i=0;i<b.length;i++){
 if(b[i].scrollWidth>b[i].clientWidth)b[i].setAttribute("tabindex","0");else b[i].removeAttribute("tabindex");}
 b=document.querySelectorAll("[data-copy][hidden]");for(i=0;i<b.length;i++)b[i].removeAttribute("hidden");}
@@ -54,10 +58,10 @@ document.addEventListener("click",function(e){var b=e.target.closest&&e.target.c
 var p=b.parentNode.querySelector("pre"),t=p.textContent,ok=function(){b.textContent="Copied";if(said)said.textContent="Copied: "+t;setTimeout(function(){b.textContent="Copy";},2000);},
 no=function(){getSelection().selectAllChildren(p);b.textContent="Selected: copy it";};
 if(navigator.clipboard)navigator.clipboard.writeText(t).then(ok,no);else no();});
-function swap(html){if(html===last)return;last=html;
+function swap(html){n++;live.setAttribute("data-updates",String(n));html=norm(html);if(html===last)return;last=html;
 var f=document.activeElement,id=f&&live.contains(f)&&f.id?f.id:"",o=[],d=live.querySelectorAll("details[open][id]"),i;
 for(i=0;i<d.length;i++)o.push(d[i].id);
-live.innerHTML=html;n++;live.setAttribute("data-updates",String(n));
+live.innerHTML=html;
 for(i=0;i<o.length;i++){d=document.getElementById(o[i]);if(d)d.setAttribute("open","");}
 if(id){var g=document.getElementById(id);if(g)g.focus();}fit();
 var h=live.querySelector("[data-headline]");if(said&&h)said.textContent="Updated: "+h.getAttribute("data-headline");}

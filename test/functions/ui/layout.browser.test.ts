@@ -116,8 +116,10 @@ describe.skipIf(!hasChromium())("the set page's narrow layout (issue 39), in Chr
 
   it("gives the events' notes the screen's width: no word broken mid-word", async () => {
     await page.goto(`${ui.url}/ui/default/web`);
-    const notes = await page.locator("[data-events] td.note").evaluateAll((tds) =>
-      tds.map((td) => {
+    // Found and measured in one synchronous pass: a live update between finding the cells and
+    // measuring them would leave detached cells with no style (CI: NaN px).
+    const notes = await page.evaluate(() =>
+      Array.from(document.querySelectorAll<HTMLElement>("[data-events] td.note")).map((td) => {
         const style = getComputedStyle(td);
         const text =
           td.getBoundingClientRect().width -
@@ -159,10 +161,10 @@ describe.skipIf(!hasChromium())("the set page's narrow layout (issue 39), in Chr
   it("wraps the kubectl command and copies it with its button", async () => {
     await browser.context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: ui.url });
     await page.goto(`${ui.url}/ui/default/web`);
-    // The page's script swaps the live part in once its first update arrives (from the stream, ~0.1 to
-    // 0.7 s after load): a <pre> or button found before that swap is detached after it (no box, no
-    // style: { fits: true, right: 0, select: "" }; a "Copied" said on a button no longer shown). Measure
-    // and click what a user then sees: the live part once swapped, the <pre> found and measured at once.
+    // The live part's first update arrives from the stream ~0.1 to 0.7 s after load. It repeats the
+    // page and so swaps nothing now; when an update does swap, a <pre> or button found before it is
+    // detached (no box, no style: { fits: true, right: 0, select: "" }; a "Copied" said on a button
+    // no longer shown). Measure and click once it has arrived, the <pre> found and measured at once.
     await page.waitForSelector("#live[data-updates]");
     const box = await page.evaluate(() => {
       const e = document.querySelector<HTMLElement>("pre[data-orphans-command]");
