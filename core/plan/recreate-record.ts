@@ -201,6 +201,16 @@ export function readRecord(cm: ConfigMap): { ok: true; record: Record_ } | { ok:
       ok: false,
       message: `${where}: ${RecordKeys.manifest} is not a StatefulSet (${manifest.error.issues[0]!.message})`,
     };
+  // A record creates only the set it is named after, in its own namespace: a manifest naming
+  // another would have claimstep create a StatefulSet nobody asked it to re-create.
+  const namespace = cm.metadata.namespace ?? "default";
+  const setName = cm.metadata.name.startsWith(RECORD_PREFIX) ? cm.metadata.name.slice(RECORD_PREFIX.length) : "";
+  const { name: manifestName, namespace: manifestNamespace } = manifest.data.metadata;
+  if (manifestName !== setName || (manifestNamespace !== undefined && manifestNamespace !== namespace))
+    return {
+      ok: false,
+      message: `${where}: ${RecordKeys.manifest} is StatefulSet ${manifestNamespace ?? namespace}/${manifestName}, not ${namespace}/${setName || "?"} the record is named after`,
+    };
   let kept: KeptUids | undefined;
   const keptText = data.data[RecordKeys.kept];
   if (keptText !== undefined) {

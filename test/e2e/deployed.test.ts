@@ -7,7 +7,8 @@
 // missing only for a moment (orphan delete → create measured in the audit log, per mode); the sweeper
 // SIGKILLed right after the orphan delete and the other replica finishing; a GitOps self-heal that
 // re-creates the set from the old manifest in the window, reported; and a record planted by a
-// ServiceAccount that may only create ConfigMaps, never acted on.
+// ServiceAccount that may only create ConfigMaps, never acted on (while the set exists; and, once a
+// person's orphan delete removed it, when the record holds another set).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type CronLoop,
@@ -689,50 +690,7 @@ describe.sequential("claimstep serve as deployed (deployment.yaml: 2 replicas, t
   }, async () => {
     const set = "trust";
     const ns = e2e.namespace;
-    // Another ServiceAccount for the planted pod template, and the planter: create configmaps only.
-    ok(
-      await e2e.api.create("serviceaccounts", {
-        apiVersion: "v1",
-        kind: "ServiceAccount",
-        metadata: { name: "planted" },
-      }),
-    );
-    ok(
-      await e2e.api.create("serviceaccounts", {
-        apiVersion: "v1",
-        kind: "ServiceAccount",
-        metadata: { name: "planter" },
-      }),
-    );
-    ok(
-      await e2e.api.create("roles", {
-        apiVersion: "rbac.authorization.k8s.io/v1",
-        kind: "Role",
-        metadata: { name: "planter" },
-        rules: [{ apiGroups: [""], resources: ["configmaps"], verbs: ["create"] }],
-      }),
-    );
-    ok(
-      await e2e.api.create("rolebindings", {
-        apiVersion: "rbac.authorization.k8s.io/v1",
-        kind: "RoleBinding",
-        metadata: { name: "planter" },
-        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "planter" },
-        subjects: [{ kind: "ServiceAccount", name: "planter", namespace: ns }],
-      }),
-    );
-    const token = await waitFor(
-      async () => {
-        const r = await e2e.admin.sub("token").create<{ status: { token: string } }>("serviceaccounts", ns, "planter", {
-          apiVersion: "authentication.k8s.io/v1",
-          kind: "TokenRequest",
-          spec: { expirationSeconds: 3600 },
-        });
-        return r.status === 201 ? r.body.status.token : undefined;
-      },
-      { timeoutMs: 15_000, what: "a token for ServiceAccount planter" },
-    );
-    const planter = new Rest({ server: e2e.info.server, caPem: e2e.info.caPem, token, userAgent: "e2e-planter" });
+    const planter = await planterClient();
 
     // The set: opted in, claimstep.io/finalize: Recreate left from an earlier change (sticky), its
     // rollout complete (claimstep's status Complete, the current revision recorded).
@@ -857,7 +815,152 @@ describe.sequential("claimstep serve as deployed (deployment.yaml: 2 replicas, t
     // Out of the way of the scenarios after this one (an admin removes it).
     ok(await e2e.api.delete("configmaps", RECORD(set)), "delete the planted record");
   });
+
+  it("7. the set gone (a person's orphan delete), a record planted naming its living pods but holding another set: nothing created, Warning RecordUnreadable, nothing deleted", {
+    timeout: 120_000,
+  }, async () => {
+    const set = "lost";
+    const other = `${set}-planted`;
+    const ns = e2e.namespace;
+    const planter = await planterClient();
+    await createSet(set, { replicas: 2 });
+    await settled(set);
+    const before = await snapshot(set);
+    // A person re-creates the set by hand, the usual way: kubectl delete --cascade=orphan first.
+    ok(await e2e.api.delete("statefulsets", set, { propagationPolicy: "Orphan" }), `orphan-delete ${set}`);
+    await waitFor(async () => (await e2e.api.get("statefulsets", set)).status === 404, {
+      timeoutMs: 30_000,
+      intervalMs: 250,
+      what: `StatefulSet ${set} gone`,
+    });
+    // In that window the planter writes a record as claimstep would (label, annotation, keys, armed),
+    // naming the orphaned pods and claims by uid, with the manifest of another set (its selector the
+    // orphaned pods': that set would adopt them) under the planted ServiceAccount.
+    const manifest = gitManifest(set, { replicas: 2 });
+    manifest.metadata.name = other;
+    manifest.spec.template.spec.serviceAccountName = "planted";
+    const since = Date.now();
+    const planted = ok(
+      await planter.create("configmaps", ns, {
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: {
+          name: RECORD(set),
+          labels: { "app.kubernetes.io/managed-by": "claimstep", "claimstep.io/revision": "0000000000" },
+          annotations: { "claimstep.io/statefulset": set },
+        },
+        data: {
+          "statefulset.json": JSON.stringify(manifest),
+          "old-uid": before.uid,
+          "old-resource-version": "1",
+          revision: "0000000000",
+          armed: "true",
+          "kept-uids.json": JSON.stringify({ pods: before.pods, claims: before.claims }),
+        },
+      }),
+      "the planter creates the record",
+    );
+    const noSet = async () => {
+      for (const name of [set, other]) {
+        const r = await e2e.api.get("statefulsets", name);
+        if (r.status !== 404) return `StatefulSet ${name} exists (HTTP ${r.status}, uid ${r.body.metadata?.uid})`;
+      }
+      const cm = await e2e.api.get("configmaps", RECORD(set));
+      if (cm.body.metadata?.resourceVersion !== planted.metadata.resourceVersion)
+        return `the planted record was written or deleted (HTTP ${cm.status})`;
+      return undefined;
+    };
+    const t = ctx(since);
+    const deadline = Date.now() + 40_000;
+    for (;;) {
+      const acted = await noSet();
+      if (acted) expect.fail(await failureReport(t, [set], `claimstep acted on the planted record: ${acted}`));
+      if ((await eventsAbout(set)).some((e) => e.reason === "RecordUnreadable" && e.type === "Warning")) break;
+      if (Date.now() > deadline)
+        expect.fail(await failureReport(t, [set], "40 s after the record was planted claimstep had not reported it"));
+      await sleep(500);
+    }
+    // And stays so over a few more sweeps.
+    await sleep(3 * INTERVAL_SECONDS * 1000);
+    const state = await failureReport(t, [set], `${set} after the planted record`);
+    expect(await noSet(), state).toBeUndefined();
+    const warning = (await eventsAbout(set)).find((e) => e.reason === "RecordUnreadable" && e.type === "Warning");
+    expect(warning?.note, state).toContain(`is StatefulSet ${ns}/${other}, not ${ns}/${set}`);
+    expect(uidMap(await setPods(e2e, set)), state).toEqual(before.pods);
+    expect(uidMap(await templateClaims(e2e, set, "data")), state).toEqual(before.claims);
+    // claimstep wrote nothing but events: no create, no delete, no record write.
+    await auditCaughtUp(e2e);
+    const writes = e2e
+      .audit({ since: new Date(since), user: e2e.info.claimstepUser })
+      .filter((e) => !["get", "list", "watch"].includes(e.verb) && e.resource !== "events");
+    expect(
+      writes.filter(
+        (e) => e.name === set || e.name === other || e.name === RECORD(set) || e.resource === "statefulsets",
+      ),
+      describeAudit(writes),
+    ).toEqual([]);
+    expectNothingDeleted([set], since);
+    report.push(`7. planted record, the set gone: Warning ${warning?.reason}: ${warning?.note}`);
+    // Out of the way of the scenarios after this one (an admin removes it).
+    ok(await e2e.api.delete("configmaps", RECORD(set)), "delete the planted record");
+  });
 });
+
+/**
+ * A client for ServiceAccount `planter`, which may only create ConfigMaps in the namespace (and the
+ * ServiceAccount `planted` for a planted pod template); made once, shared by scenarios 6 and 7.
+ */
+let planterMade: Promise<Rest> | undefined;
+function planterClient(): Promise<Rest> {
+  planterMade ??= (async () => {
+    const ns = e2e.namespace;
+    // Another ServiceAccount for the planted pod template, and the planter: create configmaps only.
+    ok(
+      await e2e.api.create("serviceaccounts", {
+        apiVersion: "v1",
+        kind: "ServiceAccount",
+        metadata: { name: "planted" },
+      }),
+    );
+    ok(
+      await e2e.api.create("serviceaccounts", {
+        apiVersion: "v1",
+        kind: "ServiceAccount",
+        metadata: { name: "planter" },
+      }),
+    );
+    ok(
+      await e2e.api.create("roles", {
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "Role",
+        metadata: { name: "planter" },
+        rules: [{ apiGroups: [""], resources: ["configmaps"], verbs: ["create"] }],
+      }),
+    );
+    ok(
+      await e2e.api.create("rolebindings", {
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "RoleBinding",
+        metadata: { name: "planter" },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "planter" },
+        subjects: [{ kind: "ServiceAccount", name: "planter", namespace: ns }],
+      }),
+    );
+    const token = await waitFor(
+      async () => {
+        const r = await e2e.admin.sub("token").create<{ status: { token: string } }>("serviceaccounts", ns, "planter", {
+          apiVersion: "authentication.k8s.io/v1",
+          kind: "TokenRequest",
+          spec: { expirationSeconds: 3600 },
+        });
+        return r.status === 201 ? r.body.status.token : undefined;
+      },
+      { timeoutMs: 15_000, what: "a token for ServiceAccount planter" },
+    );
+    return new Rest({ server: e2e.info.server, caPem: e2e.info.caPem, token, userAgent: "e2e-planter" });
+  })();
+  return planterMade;
+}
 
 /** The set's pods, watched: any uid seen, and any pod under another ServiceAccount than default. */
 async function podWatch(set: string) {

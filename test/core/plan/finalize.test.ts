@@ -346,6 +346,30 @@ describe("F3: the set from the record", () => {
     expect(d.setAnnotations).toBeUndefined();
   });
 
+  it("a record whose manifest is another set (another name or namespace) is unreadable: nothing is created", () => {
+    const s = complete();
+    for (const [field, value] of [
+      ["name", "evil"],
+      ["namespace", "kube-system"],
+    ] as const) {
+      const record = recordFor(s);
+      const manifest = JSON.parse(record.data!["statefulset.json"]!);
+      manifest.metadata[field] = value;
+      record.data!["statefulset.json"] = JSON.stringify(manifest);
+      record.data!.armed = "true";
+      const read = readRecord(record);
+      expect(read.ok).toBe(false);
+      const d = plan({ ...withRecord(s, record, true), setMissing: true });
+      expect(d.reason).toBe("RecordUnreadable");
+      expect(d.action).toBeUndefined();
+      expect(d.message).toContain(
+        field === "name"
+          ? "is StatefulSet default/evil, not default/web"
+          : "is StatefulSet kube-system/web, not default/web",
+      );
+    }
+  });
+
   it("blocks, naming the way out, when the set is gone and the record unreadable", () => {
     const s = complete();
     const record = recordFor(s);
