@@ -10,7 +10,7 @@ import { ManagedFields, type ManagedFieldsEntry } from "../kube/ownership.js";
 import { revisionOf } from "../kube/revision.js";
 import { podName } from "../kube/statefulset.js";
 import { finalizeForOf } from "../policy/records.js";
-import { mergeTemplate, type Reshape, targetTemplates } from "../policy/shape.js";
+import { type Reshape, targetTemplates } from "../policy/shape.js";
 import type { Replaced, Snapshot } from "../types.js";
 import * as z from "../zod.js";
 
@@ -96,10 +96,6 @@ const SERVER_SET = [
   "deletionGracePeriodSeconds",
   "selfLink",
 ] as const;
-
-/** The live templates with the desired storage, VAC, labels and annotations merged onto them. */
-export const mergeTemplates = (live: readonly ClaimTemplate[], desired: readonly ClaimTemplate[]): ClaimTemplate[] =>
-  live.map((t) => mergeTemplate(t, desired));
 
 /**
  * The set to re-create (F1): the live one without its server-set metadata and status, without

@@ -96,10 +96,15 @@ export const RULES = {
     [PLAN],
     "rule-10",
   ),
-  "11": rule("a new revision mid-rollout retargets", ["core/plan/claims.ts#evaluateClaim"], [PLAN], "rule-11"),
+  "11": rule(
+    "a new revision mid-rollout retargets",
+    ["core/plan/claims.ts#claimOf", "core/plan/claims.ts#targetOf"],
+    [PLAN],
+    "rule-11",
+  ),
   "12": rule(
     "never delete a claim, lower a request, or write out of scope",
-    ["core/plan/claims.ts#evaluateClaim"],
+    ["core/plan/claims.ts#targetOf", "core/plan/claims.ts#classMismatch", "core/kube/statefulset.ts#inScope"],
     [PLAN],
     "rule-12",
   ),
@@ -142,7 +147,7 @@ export const RULES = {
   ),
   "20": rule(
     "a claim at the current revision is done",
-    ["core/plan/claims.ts#evaluateClaim"],
+    ["core/plan/claims.ts#evaluateClaim", "core/plan/claims.ts#targetOf", "core/plan/claims.ts#readinessOf"],
     ["test/core/plan/done-claims.test.ts"],
     "rule-20",
   ),

@@ -7,8 +7,9 @@ import type { ConfigMap, StatefulSet } from "../../../core/kube/k8s.js";
 import { revisionOf } from "../../../core/kube/revision.js";
 import { FINALIZE_STEPS, unexpectedDifferences } from "../../../core/plan/finalize.js";
 import { planStep } from "../../../core/plan/plan.js";
-import { mergeTemplates, readRecord, recordName, recreatedManifest } from "../../../core/plan/recreate-record.js";
+import { readRecord, recordName, recreatedManifest } from "../../../core/plan/recreate-record.js";
 import { RULES } from "../../../core/plan/rules.js";
+import { mergeTemplate } from "../../../core/policy/shape.js";
 import { desiredTemplates } from "../../../core/policy/templates.js";
 import type { WriterCapabilities } from "../../../core/ports.js";
 import type { Decision, Snapshot, WriteRecord } from "../../../core/types.js";
@@ -640,12 +641,13 @@ describe("F5: the old set's field ownership handed back before the record goes",
 describe("the record's pure parts", () => {
   it("merges exactly the four rolled-out fields of the desired templates onto the live ones", () => {
     const live = makeSet().spec.volumeClaimTemplates!;
-    const merged = mergeTemplates(live, [
+    const desired = [
       {
         metadata: { name: "data", labels: { tier: "db" } },
         spec: { resources: { requests: { storage: "5Gi" } }, volumeAttributesClassName: "gold" },
       },
-    ]);
+    ];
+    const merged = live.map((t) => mergeTemplate(t, desired));
     expect(merged[0]!.spec).toMatchObject({
       accessModes: ["ReadWriteOnce"],
       storageClassName: "fast",
