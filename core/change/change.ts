@@ -355,7 +355,8 @@ function changeWarnings(
         // Rule 5 (core/plan/claims.ts sizeChangeOf): only a larger template grows the claims.
         sizeChangeOf(parseQuantity(String(to)), { request: parseQuantity(String(from)) }) === "grow"
           ? `claimstep will grow ${claims} to ${to} one ordinal at a time; see \`claimstep status ${setName}\``
-          : `claimstep: ${claims} stay at ${from} (claims never shrink); the smaller template ${to} applies to new claims after the re-create`,
+          : // X1: the webhook sees no claim, so it says both outcomes; the planner picks per claim.
+            `claimstep: ${claims} stay at ${from} (claims never shrink), but one whose expansion to ${from} failed comes back down to ${to} if that is above its capacity (X1); the smaller template ${to} applies to new claims after the re-create`,
       );
     }
     if ((s.spec.volumeAttributesClassName ?? "") !== (d.spec.volumeAttributesClassName ?? "")) {

@@ -260,7 +260,7 @@ describe("admitStatefulSetUpdate", () => {
   it("a smaller template is accepted and satisfied (claims never shrink), saying so", () => {
     const r = review(FIXTURES[1], (o) => (o.spec.volumeClaimTemplates[0].spec.resources.requests.storage = "512Mi"));
     expect(patched(admitStatefulSetUpdate(r)).warnings).toEqual([
-      "claimstep: data-db-* stay at 1Gi (claims never shrink); the smaller template 512Mi applies to new claims after the re-create",
+      "claimstep: data-db-* stay at 1Gi (claims never shrink), but one whose expansion to 1Gi failed comes back down to 512Mi if that is above its capacity (X1); the smaller template 512Mi applies to new claims after the re-create",
       expect.stringMatching(
         /^claimstep: This change ends in a re-create of StatefulSet [\w-]+\/db once its claims are at revision \w+ \(orphan delete \+ create; its pods and claims are kept\): claimstep\.io\/finalize: Recreate, written by claimstep for this change only \(claimstep\.io\/finalize-for: \w+; later changes roll out in place\)\.$/,
       ),
