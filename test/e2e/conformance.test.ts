@@ -25,17 +25,6 @@ type Loose = any;
 /** Differences between the sim and the real v1.34 server that are left as they are, and why. */
 const KNOWN_DIFFERENCES: KnownDifference[] = [
   {
-    names: ["get-claim-infeasible", "apply-claim-above-capacity"],
-    why: "After an infeasible expansion the node agent (test/e2e/support/node-agent.ts, playing the CSI external-resizer) keeps the condition Resizing next to ControllerResizeError; the sim's resizer replaces it. Neither is the API server: which the real external-resizer does is for the node agent's and the sim's authors to settle against a real CSI sidecar.",
-    ignore: (p: Loose) => {
-      if (!p?.status?.conditions) return p;
-      return {
-        ...p,
-        status: { ...p.status, conditions: p.status.conditions.filter((c: Loose) => c.type !== "Resizing") },
-      };
-    },
-  },
-  {
     names: ["create-set"],
     why: 'managedFields of a create: the real server keys list items of associative lists (spec.template.spec.containers: `k:{"name":"app"}` with each field); the sim\'s field ownership treats every list as atomic (`f:containers: {}`), which is all claimstep\'s writes need (it owns no list items).',
     ignore: (p: Loose) => {
