@@ -101,19 +101,49 @@ export function podMismatch(
 
 /**
  * The one step after a re-create that changed the set's shape, or undefined when there is none:
- * label (or unlabel) one claim, wait for a pod, evict the lowest pod whose volumes are not the set's.
+ * label (or unlabel) one claim (S3), then, when pods restart, the lowest pod whose volumes are not
+ * the set's (S4): its new claims there and bound, a slot within maxUnavailable, the budget not
+ * charged (R3), then its eviction; with every pod's volumes right, wait for the restarted pods
+ * while claimstep holds the partition (S5).
  */
 export function shapeStep(c: ShapeContext): WalkConclusion | undefined {
-  const { set, reshape } = c;
-  const setName = set.metadata.name;
-  const namespace = set.metadata.namespace ?? "default";
-  const liveNames = (set.spec.volumeClaimTemplates ?? []).map((t) => t.metadata.name);
+  const where = whereOf(c.set);
+  const labelled = labelOneClaim(c, where);
+  if (labelled || !c.restarts) return labelled;
+  const { target, down } = restartTarget(c, where);
+  if (!target) return awaitRestartedPods(c, where, down);
+  return (
+    newClaimsNotReady(c, where, target) ?? slotTaken(c, target, down) ?? budgetTaken(c, target) ?? evict(where, target)
+  );
+}
 
-  // The claims of a removed template are kept and labelled; a template that came back reuses its own.
+/** The set's name, namespace and live template names: what every step of shapeStep names. */
+interface Where {
+  setName: string;
+  namespace: string;
+  liveNames: string[];
+}
+
+const whereOf = (set: StatefulSet): Where => ({
+  setName: set.metadata.name,
+  namespace: set.metadata.namespace ?? "default",
+  liveNames: (set.spec.volumeClaimTemplates ?? []).map((t) => t.metadata.name),
+});
+
+/** The lowest pod whose volumes are not the set's, with what it lacks and keeps. */
+interface RestartTarget {
+  ordinal: number;
+  pod: Pod;
+  lacks: string[];
+  keeps: string[];
+}
+
+// S3: the claims of a removed template are kept and labelled; a template that came back reuses its own.
+function labelOneClaim(c: ShapeContext, { setName, namespace, liveNames }: Where): WalkConclusion | undefined {
   for (const claim of c.claims) {
     if (claim.metadata.deletionTimestamp) continue;
     const label = claim.metadata.labels?.[Keys.orphanedFrom];
-    const orphan = templateOfClaim(claim.metadata.name, setName, reshape.orphaned) !== undefined;
+    const orphan = templateOfClaim(claim.metadata.name, setName, c.reshape.orphaned) !== undefined;
     const reused = label === setName && templateOfClaim(claim.metadata.name, setName, liveNames) !== undefined;
     if ((orphan && label !== setName) || reused) {
       const action: LabelClaim = {
@@ -132,30 +162,35 @@ export function shapeStep(c: ShapeContext): WalkConclusion | undefined {
       return { reason, message, action, events: [eventOf(reason, message)] };
     }
   }
+  return undefined;
+}
 
-  if (!c.restarts) return undefined;
-  // The pods, lowest ordinal first: the order the StatefulSet controller processes them in.
-  const start = set.spec.ordinals?.start ?? 0;
-  const end = start + (set.spec.replicas ?? 1);
+// S4: the pods, lowest ordinal first: the order the StatefulSet controller processes them in.
+function restartTarget(c: ShapeContext, { setName }: Where): { target?: RestartTarget; down: string[] } {
+  const start = c.set.spec.ordinals?.start ?? 0;
+  const end = start + (c.set.spec.replicas ?? 1);
   const pods = new Map(c.pods.map((p) => [p.metadata.name, p]));
   const down: string[] = [];
-  let target: { ordinal: number; pod: Pod; lacks: string[]; keeps: string[] } | undefined;
+  let target: RestartTarget | undefined;
   for (let o = start; o < end; o++) {
     const pod = pods.get(podName(setName, o));
     if (!isReady(pod)) down.push(podName(setName, o));
     if (!pod || pod.metadata.deletionTimestamp || target) continue;
-    const mismatch = podMismatch(set, pod, o, reshape.orphaned);
+    const mismatch = podMismatch(c.set, pod, o, c.reshape.orphaned);
     if (mismatch) target = { ordinal: o, pod, ...mismatch };
   }
-  if (!target) {
-    // Every pod has the set's volumes; while claimstep still holds the partition, the restarted
-    // pods come back before it is handed back.
-    if (c.holding && down.length) return { reason: "PodUpdating", message: Messages.shapeWaitsForPods(setName, down) };
-    return undefined;
-  }
+  return target ? { target, down } : { down };
+}
+
+// S5: every pod has the set's volumes; while claimstep still holds the partition, the restarted
+// pods come back before it is handed back.
+const awaitRestartedPods = (c: ShapeContext, { setName }: Where, down: string[]): WalkConclusion | undefined =>
+  c.holding && down.length ? { reason: "PodUpdating", message: Messages.shapeWaitsForPods(setName, down) } : undefined;
+
+// S4: its new claims first: the controller creates them when it reaches the pod; an Immediate class
+// binds them before the pod, so a claim that does not bind is seen before the pod is restarted.
+function newClaimsNotReady(c: ShapeContext, { setName }: Where, target: RestartTarget): WalkConclusion | undefined {
   const name = target.pod.metadata.name;
-  // Its new claims first: the controller creates them when it reaches the pod; an Immediate class
-  // binds them before the pod, so a claim that does not bind is seen before the pod is restarted.
   const claimsByName = new Map(c.claims.map((x) => [x.metadata.name, x]));
   for (const t of target.lacks) {
     const cn = claimName(t, setName, target.ordinal);
@@ -172,17 +207,32 @@ export function shapeStep(c: ShapeContext): WalkConclusion | undefined {
         events: [eventOf("ClaimNotBound", Messages.shapeClaimNotBound(cn, name, cls))],
       };
   }
-  // At most maxUnavailable pods down, this one included.
+  return undefined;
+}
+
+// S4: at most maxUnavailable pods down, this one included.
+function slotTaken(c: ShapeContext, target: RestartTarget, down: string[]): WalkConclusion | undefined {
+  const name = target.pod.metadata.name;
   const others = down.filter((p) => p !== name);
-  if (others.length + 1 > c.maxUnavailable)
-    return {
-      reason: "PodUpdating",
-      ordinal: target.ordinal,
-      message: Messages.shapeRestartWaits(name, others, c.maxUnavailable),
-    };
-  // R3: do not ask again while a refused eviction charges the budget.
+  return others.length + 1 > c.maxUnavailable
+    ? {
+        reason: "PodUpdating",
+        ordinal: target.ordinal,
+        message: Messages.shapeRestartWaits(name, others, c.maxUnavailable),
+      }
+    : undefined;
+}
+
+// R3: do not ask again while a refused eviction charges the budget.
+function budgetTaken(c: ShapeContext, target: RestartTarget): WalkConclusion | undefined {
+  const pods = new Map(c.pods.map((p) => [p.metadata.name, p]));
   const charged = budgetCharged(c.lastEviction, pods, c.nowMs, c.budgetChargeSeconds);
-  if (charged) return { ...charged, ordinal: target.ordinal };
+  return charged ? { ...charged, ordinal: target.ordinal } : undefined;
+}
+
+// S4: the eviction, naming the claim it is for (a new one it lacks, else a removed one it keeps).
+function evict({ setName, namespace, liveNames }: Where, target: RestartTarget): WalkConclusion {
+  const name = target.pod.metadata.name;
   const claim = target.lacks.length
     ? claimName(target.lacks[0]!, setName, target.ordinal)
     : (target.keeps[0] ?? claimName(liveNames[0] ?? "", setName, target.ordinal));

@@ -256,19 +256,24 @@ export const RULES = {
   ),
   S3: rule(
     "label the removed template's claims, never delete them",
-    ["core/plan/reshape.ts#shapeStep"],
+    ["core/plan/reshape.ts#labelOneClaim"],
     [RESHAPE],
     "rule-S3",
   ),
   S4: rule(
     "restart the pods lowest first, within maxUnavailable",
-    ["core/plan/reshape.ts#shapeStep"],
+    [
+      "core/plan/reshape.ts#restartTarget",
+      "core/plan/reshape.ts#newClaimsNotReady",
+      "core/plan/reshape.ts#slotTaken",
+      "core/plan/reshape.ts#evict",
+    ],
     [RESHAPE],
     "rule-S4",
   ),
   S5: rule(
     "hand the partition back once every pod has its volumes",
-    ["core/plan/reshape.ts#shapeStep"],
+    ["core/plan/reshape.ts#shapeStep", "core/plan/reshape.ts#awaitRestartedPods"],
     [RESHAPE],
     "rule-S5",
   ),
