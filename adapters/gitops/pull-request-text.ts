@@ -8,7 +8,8 @@
 import { Keys } from "../../core/keys.js";
 import { recordName } from "../../core/plan/index.js";
 import type { Decision, OrdinalReport, PatchClaim, ProposeRecreate, RaiseTemplate } from "../../core/types.js";
-import { type Growth, type ManifestChanges, TEMPLATE_FIELDS, type TemplateChange } from "./set-manifest.js";
+import type { Growth } from "./raise-manifest.js";
+import { type ManifestChanges, TEMPLATE_FIELDS, type TemplateChange } from "./set-manifest.js";
 
 // Everything in a body that came from the cluster or the forge (messages, names, sizes, values read
 // from the repository, annotation values) goes through `text` (escaped prose) or `code` (a code

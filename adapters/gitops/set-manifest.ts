@@ -9,26 +9,18 @@
 // that stays keeps its node and comments, a field the server defaults is not written where Git
 // leaves it unset; the result must not mount a volume it lacks (the API server refuses that set).
 //
-// Autogrow's proposal (RaiseTemplate in GitOps mode) edits the same document otherwise: only the
-// desired-templates annotation (its value raised, its YAML style kept) and the autogrown-from
-// record; `spec.volumeClaimTemplates` stays as it is.
+// Autogrow's proposal edits the same document otherwise: raise-manifest.ts. Replacing spec.template
+// node by node: yaml-reconcile.ts.
 
-import YAML, { type Document, isMap, type Scalar, type YAMLMap } from "yaml";
+import YAML, { type Document, isMap } from "yaml";
 import { Keys } from "../../core/keys.js";
 import type { ClaimTemplate, StatefulSet } from "../../core/kube/index.js";
-import {
-  compareQuantity,
-  isServerDefault,
-  mountsWithoutVolume,
-  revisionOf,
-  sameJson,
-  withoutServerFields,
-} from "../../core/kube/index.js";
-import { lastGrownFrom } from "../../core/plan/index.js";
-import { desiredTemplates, PodTemplateSchema } from "../../core/policy/index.js";
-import type { ProposeRecreate, RaiseTemplate } from "../../core/types.js";
+import { compareQuantity, mountsWithoutVolume, sameJson, withoutServerFields } from "../../core/kube/index.js";
+import { PodTemplateSchema } from "../../core/policy/index.js";
+import type { ProposeRecreate } from "../../core/types.js";
 import { YAML_LIMITS } from "../yaml-bounds.js";
 import { type EditedManifest, ManifestError, parseRepositoryYaml } from "./manifest.js";
+import { isPlain, type Json, reconcile } from "./yaml-reconcile.js";
 
 /** The fields of a claim template a re-create proposal writes. */
 export const TEMPLATE_FIELDS = ["storage", "volumeAttributesClassName", "labels", "annotations"] as const;
@@ -86,7 +78,7 @@ const showMap = (m: StringMap | undefined): string =>
 
 const nonEmpty = (m: StringMap | undefined): StringMap | undefined => (m && Object.keys(m).length ? m : undefined);
 
-function sameStorage(current: unknown, wanted: string): boolean {
+export function sameStorage(current: unknown, wanted: string): boolean {
   if (typeof current !== "string" && typeof current !== "number") return false;
   try {
     return compareQuantity(String(current), wanted) === 0;
@@ -124,7 +116,7 @@ const list = (numbers: number[]): string =>
  * configured; when it is not, such a document is the set's only if no document of the file names
  * the set's namespace. Two candidates are refused, nothing written.
  */
-function locateSet(
+export function locateSet(
   existing: string | undefined,
   ref: { namespace: string; set: string },
   path: string,
@@ -418,9 +410,6 @@ function templateSummary(t: ClaimTemplate): string {
   return parts.join(", ");
 }
 
-type Json = Record<string, unknown>;
-const isPlain = (v: unknown): v is Json => v !== null && typeof v === "object" && !Array.isArray(v);
-
 /**
  * The held pod template, checked: a pod template as the planner reads one (core/policy/annotations.ts
  * PodTemplateSchema: a spec with named containers), nested no deeper than a YAML file may be.
@@ -445,137 +434,6 @@ function heldPodTemplate(value: unknown, set: string): Json {
   return value;
 }
 
-/** A field the held pod template has and Git leaves unset that the server would set the same anyway (core/kube/pod-defaults.ts): not written. */
-function isDefault(key: string, value: unknown, parent: Json): boolean {
-  if (value === null || value === undefined) return true;
-  if (Array.isArray(value) && value.length === 0) return true;
-  return isServerDefault(key, value, parent);
-}
-
-/** `value` without the server's defaults, for a node written anew. */
-function withoutDefaults(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(withoutDefaults);
-  if (!isPlain(value)) return value;
-  const out: Json = {};
-  for (const [k, v] of Object.entries(value)) if (!isDefault(k, v, value)) out[k] = withoutDefaults(v);
-  return out;
-}
-
-const keyOf = (pair: { key: unknown }): string => (YAML.isScalar(pair.key) ? String(pair.key.value) : String(pair.key));
-
-const named = (items: readonly unknown[], name: (item: unknown) => unknown): boolean => {
-  const names = items.map(name);
-  return names.every((n) => typeof n === "string") && new Set(names).size === names.length;
-};
-
-function sameScalar(a: unknown, b: unknown, path: string): boolean {
-  if (a === b) return true;
-  const primitive = (v: unknown) => typeof v === "string" || typeof v === "number" || typeof v === "boolean";
-  if (!primitive(a) || !primitive(b)) return false;
-  if (String(a) === String(b)) return true;
-  if (!/\.(requests|limits)\./.test(`.${path}`)) return false;
-  try {
-    return compareQuantity(String(a), String(b)) === 0; // `cpu: 0.5` is `500m`
-  } catch {
-    return false;
-  }
-}
-
-const join = (path: string, key: string): string => (path ? `${path}.${key}` : key);
-
-/** A node written anew in place of `old`, keeping the comments around it. */
-function replacement(doc: Document, old: unknown, value: unknown): unknown {
-  const node = doc.createNode(withoutDefaults(value));
-  if (YAML.isNode(old)) {
-    if (old.commentBefore) node.commentBefore = old.commentBefore;
-    if (old.comment) node.comment = old.comment;
-    if (old.spaceBefore) node.spaceBefore = old.spaceBefore;
-  }
-  return node;
-}
-
-/**
- * Make `node` say `want`, editing in place wherever the structure allows (the nodes that stay keep
- * their comments): maps key by key, lists of named items (containers, volumes, mounts) by name,
- * other lists item by item when as long. Pushes the path of each change; returns the node to keep
- * in place of `node` (itself, or a replacement).
- */
-function reconcile(doc: Document, node: unknown, want: unknown, path: string, out: string[]): unknown {
-  if (YAML.isAlias(node)) {
-    // `*anchor`: kept when it already says `want` (the server's defaults aside), else written out.
-    const probe = new YAML.Document(node.resolve(doc)?.toJSON() ?? null);
-    const changed: string[] = [];
-    reconcile(probe, probe.contents, want, path, changed);
-    if (!changed.length) return node;
-  }
-  if (isPlain(want) && isMap(node)) {
-    const map = node as YAMLMap<unknown, unknown>;
-    for (const pair of [...map.items]) {
-      const k = keyOf(pair);
-      if (want[k] !== undefined && want[k] !== null) continue;
-      map.items.splice(map.items.indexOf(pair), 1);
-      out.push(join(path, k));
-    }
-    for (const [k, v] of Object.entries(want)) {
-      if (v === undefined || v === null) continue;
-      const pair = map.items.find((p) => keyOf(p) === k);
-      if (pair) {
-        const next = reconcile(doc, pair.value, v, join(path, k), out);
-        if (next !== pair.value) pair.value = next;
-      } else if (!isDefault(k, v, want)) {
-        map.set(doc.createNode(k), doc.createNode(withoutDefaults(v)));
-        out.push(join(path, k));
-      }
-    }
-    return node;
-  }
-  if (Array.isArray(want) && YAML.isSeq(node)) {
-    const nameOf = (i: unknown): unknown => (isMap(i) ? i.get("name") : isPlain(i) ? i.name : undefined);
-    if (named(want, nameOf) && named(node.items, nameOf)) {
-      const there = new Map(node.items.map((i) => [nameOf(i) as string, i]));
-      const wanted = new Set(want.map((w) => nameOf(w) as string));
-      for (const name of there.keys()) if (!wanted.has(name)) out.push(`${path}[${name}]`);
-      const kept = [...there.keys()].filter((n) => wanted.has(n));
-      const items = want.map((w) => {
-        const name = nameOf(w) as string;
-        const item = there.get(name);
-        if (item === undefined) {
-          out.push(`${path}[${name}]`);
-          return doc.createNode(withoutDefaults(w));
-        }
-        return reconcile(doc, item, w, `${path}[${name}]`, out);
-      });
-      if (
-        kept.join("\n") !==
-        want
-          .map(nameOf)
-          .filter((n) => there.has(n as string))
-          .join("\n")
-      )
-        out.push(path); // reordered
-      node.items = items;
-      return node;
-    }
-    if (want.length === node.items.length) {
-      want.forEach((w, i) => {
-        const next = reconcile(doc, node.items[i], w, `${path}[${i}]`, out);
-        if (next !== node.items[i]) node.items[i] = next;
-      });
-      return node;
-    }
-  } else if (!isPlain(want) && !Array.isArray(want) && YAML.isScalar(node)) {
-    if (sameScalar(node.value, want, path)) return node;
-    out.push(path);
-    if (typeof node.value === typeof want) {
-      node.value = want;
-      return node;
-    }
-    return replacement(doc, node, want);
-  }
-  out.push(path || "spec.template");
-  return replacement(doc, node, want);
-}
-
 /** The volumes the set's pod template mounts that neither its volumes nor its claim templates provide (core/kube/mounts.ts). */
 function unmountable(set: StatefulSet): string[] {
   const templates = (Array.isArray(set.spec?.volumeClaimTemplates) ? set.spec.volumeClaimTemplates : []) as unknown[];
@@ -585,150 +443,8 @@ function unmountable(set: StatefulSet): string[] {
   return [...new Set(mountsWithoutVolume(set.spec?.template, names).map((m) => m.volume))];
 }
 
-// Autogrow (RaiseTemplate in GitOps mode).
-
-/** What the set's manifest in Git says autogrow needs: its desired templates (annotation, else spec), their revision, and the autogrown-from record. */
-export interface ManifestDesired {
-  templates: ClaimTemplate[];
-  revision: string;
-  autogrownFrom: string | undefined;
-  /** The `claimstep.io/autogrow` policy as written there, if any. */
-  policy: string | undefined;
-}
-
-/** The desired templates of the set's manifest in the file; throws ManifestError saying what to fix. */
-export function manifestDesired(
-  existing: string | undefined,
-  action: RaiseTemplate,
-  path: string,
-  branch: string,
-  defaultNamespace?: string,
-): ManifestDesired {
-  const { doc } = locateSet(existing, action, path, branch, defaultNamespace);
-  const set = `${action.namespace}/${action.set}`;
-  if (!YAML.isSeq(doc.getIn(["spec", "volumeClaimTemplates"], true)))
-    throw new ManifestError(
-      `StatefulSet ${set} in ${path} has no spec.volumeClaimTemplates list: fix the manifest by hand`,
-    );
-  const manifest = doc.toJS() as StatefulSet;
-  const desired = desiredTemplates(manifest);
-  if (!desired.ok)
-    throw new ManifestError(
-      `StatefulSet ${set} in ${path} on ${branch}: ${desired.message}: fix the manifest by hand, then step again`,
-    );
-  const text = (key: string): string | undefined => {
-    const v: unknown = manifest.metadata.annotations?.[key];
-    return v === undefined || v === null ? undefined : String(v);
-  };
-  return {
-    templates: desired.templates,
-    revision: revisionOf(desired.templates),
-    autogrownFrom: text(Keys.autogrownFrom),
-    policy: text(Keys.autogrow),
-  };
-}
-
-const storageOf = (t: ClaimTemplate | undefined): string | undefined => {
+/** A template's storage request as text, if it has one. */
+export const storageOf = (t: ClaimTemplate | undefined): string | undefined => {
   const s = t?.spec.resources?.requests?.storage;
   return s === undefined ? undefined : String(s);
 };
-
-const withStorage = (t: ClaimTemplate, storage: string): ClaimTemplate => ({
-  ...t,
-  spec: { ...t.spec, resources: { ...t.spec.resources, requests: { ...t.spec.resources?.requests, storage } } },
-});
-
-/**
- * The templates a raise writes into a file: the action's, except that a template the file already
- * grew from the same revision (an earlier step's proposal) keeps the larger size — a later step's
- * larger growth replaces it, another template's growth adds to it, a smaller one changes nothing.
- */
-export function raisedTemplates(onFile: ManifestDesired | undefined, action: RaiseTemplate): ClaimTemplate[] {
-  if (!onFile || lastGrownFrom(onFile.autogrownFrom) !== action.fromRevision) return action.templates;
-  return action.templates.map((t) => {
-    const there = storageOf(onFile.templates.find((f) => f.metadata.name === t.metadata.name));
-    const mine = storageOf(t);
-    if (there === undefined || mine === undefined) return t;
-    try {
-      return compareQuantity(there, mine) > 0 ? withStorage(t, there) : t;
-    } catch {
-      return t;
-    }
-  });
-}
-
-/** The desired templates before the raise: the action's, its template at `from`. */
-export const templatesBefore = (action: RaiseTemplate): ClaimTemplate[] =>
-  action.templates.map((t) => (t.metadata.name === action.template ? withStorage(t, action.from) : t));
-
-/** One template a raise grows: `data 10Gi → 13Gi`. */
-export interface Growth {
-  template: string;
-  from: string;
-  to: string;
-}
-
-/** The templates whose storage `after` raises over `before`. */
-export function growths(before: readonly ClaimTemplate[], after: readonly ClaimTemplate[]): Growth[] {
-  const out: Growth[] = [];
-  for (const t of after) {
-    const from = storageOf(before.find((b) => b.metadata.name === t.metadata.name));
-    const to = storageOf(t);
-    if (from !== undefined && to !== undefined && !sameStorage(from, to))
-      out.push({ template: t.metadata.name, from, to });
-  }
-  return out;
-}
-
-/**
- * Whether the set's manifest carries the growth from this revision: its desired templates are the
- * raised ones, or it records a growth from `fromRevision` (its templates moved on from it) — one
- * growth per revision, as the planner counts them.
- */
-export function carriesRaise(onFile: ManifestDesired, action: RaiseTemplate): boolean {
-  return (
-    onFile.revision === action.toRevision ||
-    (lastGrownFrom(onFile.autogrownFrom) === action.fromRevision && onFile.revision !== action.fromRevision)
-  );
-}
-
-/** Set one annotation of the document, keeping its YAML style (block `|`, quotes) and comments. Whether it changed. */
-function setAnnotation(doc: Document, key: string, value: string): boolean {
-  const path = ["metadata", "annotations", key];
-  const node = doc.getIn(path, true);
-  if (YAML.isScalar(node)) {
-    const current = node.value === null || node.value === undefined ? "" : String(node.value);
-    const block = node.type === "BLOCK_LITERAL" || node.type === "BLOCK_FOLDED";
-    // A block scalar's value ends with its line break (`|`); keep that chomping.
-    const want = block && current.endsWith("\n") ? `${value}\n` : value;
-    if (current === want) return false;
-    node.value = want;
-    return true;
-  }
-  if (!isMap(doc.getIn(["metadata", "annotations"], true))) doc.setIn(["metadata", "annotations"], doc.createNode({}));
-  const scalar = doc.createNode(value) as Scalar;
-  if (/^[[{]/.test(value)) scalar.type = "QUOTE_SINGLE"; // JSON, as the guide writes it
-  doc.setIn(path, scalar);
-  return true;
-}
-
-/**
- * The file with the set's document carrying `templates` in the desired-templates annotation (as
- * `JSON.stringify` writes them) and the autogrown-from record; unchanged text when it already does.
- */
-export function editRaiseManifest(
-  existing: string | undefined,
-  action: RaiseTemplate,
-  templates: readonly ClaimTemplate[],
-  path: string,
-  branch: string,
-  defaultNamespace?: string,
-): EditedManifest {
-  const { docs, doc } = locateSet(existing, action, path, branch, defaultNamespace);
-  const json = JSON.stringify(templates);
-  const changedTemplates = setAnnotation(doc, Keys.templates, json);
-  const changedFrom = setAnnotation(doc, Keys.autogrownFrom, action.autogrownFrom);
-  const changed = changedTemplates || changedFrom;
-  // No folding: the JSON stays on one line, as a person (or `claimstep set`) writes it.
-  return { text: changed ? docs.map((d) => d.toString({ lineWidth: 0 })).join("") : existing!, changed };
-}

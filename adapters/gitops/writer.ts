@@ -39,16 +39,14 @@ import {
 } from "./pull-request-text.js";
 import {
   carriesRaise,
-  carriesTemplates,
   editRaiseManifest,
-  editSetManifest,
   growths,
   type ManifestDesired,
-  manifestChanges,
   manifestDesired,
   raisedTemplates,
   templatesBefore,
-} from "./set-manifest.js";
+} from "./raise-manifest.js";
+import { carriesTemplates, editSetManifest, manifestChanges } from "./set-manifest.js";
 
 export type PullRequestWriterOptions = ProviderOptions;
 

@@ -6,7 +6,8 @@ import {
   ManifestError,
   newClaimManifest,
 } from "../../../adapters/gitops/manifest.js";
-import { editRaiseManifest, editSetManifest, manifestDesired } from "../../../adapters/gitops/set-manifest.js";
+import { editRaiseManifest, manifestDesired } from "../../../adapters/gitops/raise-manifest.js";
+import { editSetManifest } from "../../../adapters/gitops/set-manifest.js";
 import type { PatchClaim } from "../../../core/types.js";
 
 const action: PatchClaim = {

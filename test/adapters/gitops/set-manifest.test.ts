@@ -3,13 +3,8 @@
 import { describe, expect, it } from "vitest";
 import YAML from "yaml";
 import { ManifestError } from "../../../adapters/gitops/manifest.js";
-import {
-  carriesTemplates,
-  editRaiseManifest,
-  editSetManifest,
-  manifestDesired,
-  templateChanges,
-} from "../../../adapters/gitops/set-manifest.js";
+import { editRaiseManifest, manifestDesired } from "../../../adapters/gitops/raise-manifest.js";
+import { carriesTemplates, editSetManifest, templateChanges } from "../../../adapters/gitops/set-manifest.js";
 import { Keys } from "../../../core/keys.js";
 import type { ProposeRecreate } from "../../../core/types.js";
 
