@@ -2,7 +2,7 @@
 // unit most likely meant, instead of a claim of 7 bytes.
 import { describe, expect, it } from "vitest";
 import { isUnitless } from "../../../core/kube/quantity.js";
-import { storageFlagProblem } from "../../../functions/cli/set.js";
+import { storageFlagProblem } from "../../../functions/cli/set-flags.js";
 import { main } from "../../../functions/cli.js";
 import { simOf } from "../../support/cli-target.js";
 
