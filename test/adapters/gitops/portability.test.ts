@@ -10,6 +10,9 @@ const files = [
     .filter((f) => f.endsWith(".ts"))
     .map((f) => `adapters/gitops/${f}`),
   "functions/routes/gitops-webhooks.ts",
+  ...readdirSync(`${root}functions/routes/gitops-webhooks`)
+    .filter((f) => f.endsWith(".ts"))
+    .map((f) => `functions/routes/gitops-webhooks/${f}`),
 ];
 
 describe("GitOps code is portable to Workers", () => {
