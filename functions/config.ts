@@ -1,18 +1,22 @@
 // Environment → configuration, validated with zod. The same variables serve the Worker (bindings
 // and secrets) and Node (process.env). Error messages name the variable and the fix, never a value.
 
-import { parseRepositoryConfig, type RepositoryConfig, RepositoryConfigError } from "../adapters/gitops/config.js";
+// configFromEnv checks the variables' types and ranges (EnvSchema), then reads each group of
+// settings with its own parser (functions/config/*.ts) and lists every problem, in this order.
+
+import type { RepositoryConfig } from "../adapters/gitops/config.js";
 import { BUDGET_CHARGE_SECONDS } from "../core/policy/index.js";
 import * as z from "../core/zod.js";
-import { decodeWebhookSecret } from "./auth.js";
-import { type LeaseConfig, leaseConfig } from "./lease/config.js";
+import { authConfig } from "./config/auth.js";
+import { gitopsConfig } from "./config/gitops.js";
+import { type KubeConfig, kubeConfig } from "./config/kube.js";
+import { limitsConfig } from "./config/limits.js";
+import { namespacesConfig } from "./config/namespaces.js";
+import { sweepLeaseConfig } from "./config/sweep-lease.js";
+import type { Viewer } from "./config/viewers.js";
+import type { LeaseConfig } from "./lease/config.js";
 
-/** Split a comma/space separated list, dropping empty entries. */
-const list = (raw: string | undefined): string[] =>
-  (raw ?? "")
-    .split(/[\s,]+/)
-    .map((s) => s.trim())
-    .filter(Boolean);
+export type { Viewer } from "./config/viewers.js";
 
 const intVar = (min: number, fallback: number) =>
   z.pipe(
@@ -27,9 +31,6 @@ const intVar = (min: number, fallback: number) =>
       return n;
     }),
   );
-
-const whsec = /^whsec_[A-Za-z0-9+/]+={0,2}$/;
-const dns1123 = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 const EnvSchema = z.looseObject({
   /** Bearer tokens accepted by the HTTP app (several during a rotation). */
@@ -79,33 +80,6 @@ const EnvSchema = z.looseObject({
   CLAIMSTEP_LEASE_DURATION_SECONDS: z.optional(z.string()),
   CLAIMSTEP_LEASE_RENEW_SECONDS: z.optional(z.string()),
 });
-
-/** A viewer token of the status page and the namespaces it may see (absent: all claimstep manages). */
-export interface Viewer {
-  token: string;
-  namespaces?: string[];
-}
-
-/** `CLAIMSTEP_VIEWER_TOKEN`'s entries: `<token>` or `<ns>+<ns>:<token>`. */
-export function parseViewers(raw: string | undefined): { viewers: Viewer[]; problems: string[] } {
-  const viewers: Viewer[] = [];
-  const problems: string[] = [];
-  for (const entry of list(raw)) {
-    const colon = entry.lastIndexOf(":");
-    const token = colon < 0 ? entry : entry.slice(colon + 1);
-    const namespaces = colon < 0 ? undefined : entry.slice(0, colon).split("+").filter(Boolean);
-    if (token.length < 16)
-      problems.push("CLAIMSTEP_VIEWER_TOKEN: each token must be at least 16 characters (e.g. `openssl rand -hex 32`)");
-    if (namespaces !== undefined && namespaces.length === 0)
-      problems.push(
-        "CLAIMSTEP_VIEWER_TOKEN: name the namespaces before the colon (`prod+staging:<token>`), or give the token alone",
-      );
-    for (const ns of (namespaces ?? []).filter((n) => !dns1123.test(n)))
-      problems.push(`CLAIMSTEP_VIEWER_TOKEN: "${ns}" is not a valid namespace name`);
-    viewers.push({ token, ...(namespaces?.length ? { namespaces } : {}) });
-  }
-  return { viewers, problems: [...new Set(problems)] };
-}
 
 /** Where autogrow reads the claims' usage (adapters/metrics/prometheus.ts). */
 export interface PrometheusConfig {
@@ -203,7 +177,7 @@ export interface AppConfig {
   subrequestsPerStep: number;
   tickSeconds: number;
   intervalSeconds: number;
-  kube?: { server: string; token?: string; headers: Record<string, string> };
+  kube?: KubeConfig;
   gitops?: RepositoryConfig;
   githubWebhookSecret?: string;
   gitlabWebhookToken?: string;
@@ -225,124 +199,35 @@ export interface ConfigOptions {
   requireKube?: boolean;
 }
 
-/** Read and validate the configuration. Throws ConfigError listing every problem. */
-export function configFromEnv(env: Record<string, unknown>, opts: ConfigOptions = {}): AppConfig {
-  // Only string values are configuration (Worker env also holds bindings such as KV namespaces).
+/** The environment's strings (Worker env also holds bindings such as KV namespaces) of the right types and ranges; throws ConfigError at once if not. */
+function checkedEnv(env: Record<string, unknown>): z.infer<typeof EnvSchema> {
   const strings = Object.fromEntries(Object.entries(env).filter(([, v]) => typeof v === "string"));
   const parsed = EnvSchema.safeParse(strings);
   if (!parsed.success) {
     throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`));
   }
-  const e = parsed.data;
-  const problems: string[] = [];
-  const bearerTokens = list(e.CLAIMSTEP_API_TOKEN);
-  const webhookSecrets = list(e.CLAIMSTEP_WEBHOOK_SECRET);
-  const namespaces = list(e.CLAIMSTEP_NAMESPACES);
-  const { viewers, problems: viewerProblems } = parseViewers(e.CLAIMSTEP_VIEWER_TOKEN);
-  problems.push(...viewerProblems);
-  if (viewers.some((v) => bearerTokens.includes(v.token))) {
-    problems.push(
-      "CLAIMSTEP_VIEWER_TOKEN: a viewer token must not be a CLAIMSTEP_API_TOKEN (the page is read-only; give it a token of its own)",
-    );
-  }
+  return parsed.data;
+}
 
-  if (bearerTokens.length === 0 && webhookSecrets.length === 0 && viewers.length === 0) {
-    problems.push(
-      "no authentication configured: set CLAIMSTEP_API_TOKEN (bearer) and/or CLAIMSTEP_WEBHOOK_SECRET (whsec_<base64>) (or CLAIMSTEP_VIEWER_TOKEN for the status page alone)",
-    );
-  }
-  if (bearerTokens.some((t) => t.length < 16)) {
-    problems.push("CLAIMSTEP_API_TOKEN: each token must be at least 16 characters (e.g. `openssl rand -hex 32`)");
-  }
-  const secretProblem = (secret: string): string | undefined => {
-    if (!whsec.test(secret)) return "must look like whsec_<base64>";
-    try {
-      decodeWebhookSecret(secret);
-      return undefined;
-    } catch (err) {
-      return (err as Error).message;
-    }
-  };
-  const badSecret = webhookSecrets.map(secretProblem).find((p) => p !== undefined);
-  if (badSecret) {
-    problems.push(`CLAIMSTEP_WEBHOOK_SECRET: ${badSecret} (e.g. \`echo whsec_$(openssl rand -base64 32)\`)`);
-  }
-  for (const ns of namespaces.filter((n) => !dns1123.test(n))) {
-    problems.push(`CLAIMSTEP_NAMESPACES: "${ns}" is not a valid namespace name`);
-  }
-  if (e.CF_ACCESS_CLIENT_ID !== undefined && e.CF_ACCESS_CLIENT_SECRET === undefined) {
-    problems.push("CF_ACCESS_CLIENT_SECRET: required when CF_ACCESS_CLIENT_ID is set");
-  }
-  if (e.CF_ACCESS_CLIENT_SECRET !== undefined && e.CF_ACCESS_CLIENT_ID === undefined) {
-    problems.push("CF_ACCESS_CLIENT_ID: required when CF_ACCESS_CLIENT_SECRET is set");
-  }
-  if (opts.requireKube && !e.KUBE_API_SERVER) {
-    problems.push(
-      "KUBE_API_SERVER: required (the API server URL, e.g. https://kube.example.com behind Cloudflare Tunnel)",
-    );
-  }
-  if (e.KUBE_API_SERVER && !e.KUBE_TOKEN) {
-    problems.push(
-      "KUBE_TOKEN: required with KUBE_API_SERVER (a ServiceAccount token: `kubectl create token claimstep`)",
-    );
-  }
-  if (e.CLAIMSTEP_SUBREQUESTS_PER_STEP > e.CLAIMSTEP_SUBREQUEST_BUDGET) {
-    problems.push("CLAIMSTEP_SUBREQUEST_BUDGET: must be at least CLAIMSTEP_SUBREQUESTS_PER_STEP");
-  }
-  let gitops: RepositoryConfig | undefined;
-  if (e.CLAIMSTEP_GITOPS_REPOSITORY) {
-    try {
-      const repo = JSON.parse(e.CLAIMSTEP_GITOPS_REPOSITORY) as Record<string, unknown>;
-      if (typeof repo === "object" && repo !== null && "token" in repo) {
-        problems.push(
-          "CLAIMSTEP_GITOPS_REPOSITORY: leave the token out of the JSON; put it in the secret CLAIMSTEP_GITOPS_TOKEN",
-        );
-      } else {
-        gitops = parseRepositoryConfig({ ...repo, token: e.CLAIMSTEP_GITOPS_TOKEN ?? "" });
-      }
-    } catch (err) {
-      if (err instanceof RepositoryConfigError)
-        problems.push(`CLAIMSTEP_GITOPS_REPOSITORY / CLAIMSTEP_GITOPS_TOKEN: ${err.message}`);
-      else problems.push(`CLAIMSTEP_GITOPS_REPOSITORY: not valid JSON (${(err as Error).message})`);
-    }
-  }
+/** Read and validate the configuration. Throws ConfigError listing every problem. */
+export function configFromEnv(env: Record<string, unknown>, opts: ConfigOptions = {}): AppConfig {
+  const e = checkedEnv(env);
+  const auth = authConfig(e);
+  const namespaces = namespacesConfig(e);
+  const kube = kubeConfig(e, opts.requireKube);
+  const limits = limitsConfig(e);
+  const gitops = gitopsConfig(e);
   const prometheus = prometheusConfig(e);
-  problems.push(...prometheus.problems);
-  const lease = leaseConfig(e);
-  problems.push(...lease.problems);
-  if (lease.config && e.CLAIMSTEP_INTERVAL_SECONDS === 0) {
-    problems.push("CLAIMSTEP_LEASE: elects the replica that sweeps; set CLAIMSTEP_INTERVAL_SECONDS too (e.g. 60)");
-  }
+  const lease = sweepLeaseConfig(e, e.CLAIMSTEP_INTERVAL_SECONDS);
+  const problems = [auth, namespaces, kube, limits, gitops, prometheus, lease].flatMap((p) => p.problems);
   if (problems.length) throw new ConfigError(problems);
-
-  const headers: Record<string, string> = {};
-  if (e.CF_ACCESS_CLIENT_ID && e.CF_ACCESS_CLIENT_SECRET) {
-    headers["CF-Access-Client-Id"] = e.CF_ACCESS_CLIENT_ID;
-    headers["CF-Access-Client-Secret"] = e.CF_ACCESS_CLIENT_SECRET;
-  }
   return {
-    bearerTokens,
-    ...(viewers.length ? { viewers } : {}),
-    webhookSecrets,
-    namespaces,
-    bodyLimitBytes: e.CLAIMSTEP_BODY_LIMIT_BYTES,
-    subrequestBudget: e.CLAIMSTEP_SUBREQUEST_BUDGET,
-    subrequestsPerStep: e.CLAIMSTEP_SUBREQUESTS_PER_STEP,
-    tickSeconds: e.CLAIMSTEP_TICK_SECONDS,
-    intervalSeconds: e.CLAIMSTEP_INTERVAL_SECONDS,
-    ...(e.KUBE_API_SERVER
-      ? {
-          kube: {
-            server: e.KUBE_API_SERVER.replace(/\/+$/, ""),
-            ...(e.KUBE_TOKEN ? { token: e.KUBE_TOKEN } : {}),
-            headers,
-          },
-        }
-      : {}),
-    ...(gitops ? { gitops } : {}),
-    ...(e.CLAIMSTEP_GITHUB_WEBHOOK_SECRET ? { githubWebhookSecret: e.CLAIMSTEP_GITHUB_WEBHOOK_SECRET } : {}),
-    ...(e.CLAIMSTEP_GITLAB_WEBHOOK_TOKEN ? { gitlabWebhookToken: e.CLAIMSTEP_GITLAB_WEBHOOK_TOKEN } : {}),
+    ...auth.config,
+    ...namespaces.config,
+    ...limits.config,
+    ...kube.config,
+    ...gitops.config,
     ...(prometheus.config ? { prometheus: prometheus.config } : {}),
-    ...(lease.config ? { lease: lease.config } : {}),
+    ...lease.config,
   };
 }
