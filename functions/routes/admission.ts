@@ -39,7 +39,7 @@ export const ADMISSION_MAX_IN_FLIGHT = 8;
  * The bytes the reviews being read or answered may hold together (a BodyBudget: beyond it 503,
  * Retry-After 1): four of the largest. A slow sender holds only what it has sent, so slow senders do
  * not use it up; this bounds the memory the route takes (32 MiB) however many connections the Node
- * server lets reach it (SERVER_LIMITS.routeConnections, functions/server.ts).
+ * server lets reach it (SERVER_LIMITS.routeConnections, functions/server/limits.ts).
  */
 export const ADMISSION_BODY_BUDGET = 4 * ADMISSION_BODY_LIMIT;
 
