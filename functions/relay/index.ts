@@ -12,6 +12,7 @@
 //   event.ts     the event's schema (shared with the app)
 //   index.ts     `claimstep relay`, and the public names
 import { decodeWebhookSecret, SecretFormatError, webhookSecretList } from "../auth.js";
+import { jsonLog } from "../server/log.js";
 import { systemClock } from "./clock.js";
 import { deliver } from "./deliver.js";
 import { Relay } from "./relay.js";
@@ -34,7 +35,7 @@ export interface RelayFromEnvOptions {
 
 /** `claimstep relay`: run until SIGTERM/SIGINT, then exit 0. */
 export async function relayFromEnv(opts: RelayFromEnvOptions): Promise<number> {
-  const log = opts.log ?? ((entry) => console.log(JSON.stringify({ time: new Date().toISOString(), ...entry })));
+  const log = opts.log ?? jsonLog;
   // Several secrets during a rotation: the app accepts each, the relay signs with the first.
   const secret = webhookSecretList(opts.env.CLAIMSTEP_WEBHOOK_SECRET)[0];
   if (!secret) throw new Error("relay: set CLAIMSTEP_WEBHOOK_SECRET (whsec_<base64>, the same secret as the app's)");

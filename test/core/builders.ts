@@ -1,14 +1,24 @@
 // Snapshot builders for planner tests, starting from the real objects in the fixtures so the
 // shapes (defaults, managedFields, status) are those a real API server returns.
 
+import { RECREATE_ACTIONS } from "../../core/actions.js";
 import { Keys } from "../../core/keys.js";
 import type { PersistentVolumeClaim, StatefulSet, StorageClass } from "../../core/kube/k8s.js";
+import { revisionOf } from "../../core/kube/revision.js";
+import { desiredTemplates } from "../../core/policy/templates.js";
 import type { WriterCapabilities } from "../../core/ports.js";
 import type { Action, PatchClaim, Snapshot } from "../../core/types.js";
 import { FIXTURES_DIR, fixtureJson, fixtureStatus } from "../fixtures/apiserver.js";
 
 /** What the direct writer can do: the planner's usual third argument. */
 export const DIRECT: WriterCapabilities = { name: "direct", supports: ["PatchClaim"], proposes: false };
+
+/** The direct writer with the claims', the pods' and the re-create's requests (core/actions.ts RECREATE_ACTIONS). */
+export const DIRECT_RECREATE: WriterCapabilities = {
+  name: "direct",
+  supports: ["PatchClaim", "PatchPartition", "EvictPod", ...RECREATE_ACTIONS],
+  proposes: false,
+};
 
 /** test/fixtures/apiserver/ (absolute, with a trailing slash). */
 export const FIXTURES = FIXTURES_DIR;
@@ -201,4 +211,26 @@ export function annotate(s: Snapshot, annotations: Record<string, string> | unde
   const set = clone(s.statefulSet);
   set.metadata.annotations = { ...set.metadata.annotations, ...annotations };
   return { ...s, statefulSet: set };
+}
+
+/**
+ * A set whose rollout is complete at the desired 2Gi (claims at the revision, current-revision
+ * written) while its live templates are still 1Gi: the re-create (F1) is next when it asks for one.
+ */
+export function completeForRecreate(
+  extra: Partial<SetSpec> = {},
+  annotations: Record<string, string> = { [Keys.finalize]: "Recreate" },
+): Snapshot {
+  const set = makeSet({ desired: [{ name: "data", storage: "2Gi" }], annotations, ...extra });
+  const desired = desiredTemplates(set);
+  if (!desired.ok) throw new Error(desired.message);
+  const revision = revisionOf(desired.templates);
+  set.metadata.annotations = {
+    ...set.metadata.annotations,
+    [Keys.currentRevision]: revision,
+    [Keys.updateRevision]: revision,
+  };
+  set.metadata.generation = 1;
+  set.status = { ...set.status, observedGeneration: 1 };
+  return snapshot(set, claimsFor(set, { storage: "2Gi", revision }));
 }

@@ -722,24 +722,11 @@ describe.sequential("claimstep serve as deployed (deployment.yaml: 2 replicas, t
     manifest.metadata.annotations = { ...manifest.metadata.annotations, [K.podTemplate]: JSON.stringify(podTemplate) };
     const revision = complete.metadata.annotations!["claimstep.io/current-revision"]!;
     const since = Date.now();
-    const planted = ok(
-      await planter.create("configmaps", ns, {
-        apiVersion: "v1",
-        kind: "ConfigMap",
-        metadata: {
-          name: RECORD(set),
-          labels: { "app.kubernetes.io/managed-by": "claimstep", "claimstep.io/revision": revision },
-          annotations: { "claimstep.io/statefulset": set },
-        },
-        data: {
-          "statefulset.json": JSON.stringify(manifest),
-          "old-uid": complete.metadata.uid,
-          "old-resource-version": complete.metadata.resourceVersion,
-          revision,
-        },
-      }),
-      "the planter creates the record",
-    );
+    const planted = await plantRecord(planter, set, revision, {
+      "statefulset.json": JSON.stringify(manifest),
+      "old-uid": complete.metadata.uid,
+      "old-resource-version": complete.metadata.resourceVersion,
+    });
 
     const t = ctx(since);
     const pods = await podWatch(set);
@@ -840,26 +827,13 @@ describe.sequential("claimstep serve as deployed (deployment.yaml: 2 replicas, t
     manifest.metadata.name = other;
     manifest.spec.template.spec.serviceAccountName = "planted";
     const since = Date.now();
-    const planted = ok(
-      await planter.create("configmaps", ns, {
-        apiVersion: "v1",
-        kind: "ConfigMap",
-        metadata: {
-          name: RECORD(set),
-          labels: { "app.kubernetes.io/managed-by": "claimstep", "claimstep.io/revision": "0000000000" },
-          annotations: { "claimstep.io/statefulset": set },
-        },
-        data: {
-          "statefulset.json": JSON.stringify(manifest),
-          "old-uid": before.uid,
-          "old-resource-version": "1",
-          revision: "0000000000",
-          armed: "true",
-          "kept-uids.json": JSON.stringify({ pods: before.pods, claims: before.claims }),
-        },
-      }),
-      "the planter creates the record",
-    );
+    const planted = await plantRecord(planter, set, "0000000000", {
+      "statefulset.json": JSON.stringify(manifest),
+      "old-uid": before.uid,
+      "old-resource-version": "1",
+      armed: "true",
+      "kept-uids.json": JSON.stringify({ pods: before.pods, claims: before.claims }),
+    });
     const noSet = async () => {
       for (const name of [set, other]) {
         const r = await e2e.api.get("statefulsets", name);
@@ -960,6 +934,23 @@ function planterClient(): Promise<Rest> {
     return new Rest({ server: e2e.info.server, caPem: e2e.info.caPem, token, userAgent: "e2e-planter" });
   })();
   return planterMade;
+}
+
+/** The planter's ConfigMap in claimstep's record layout (name, label, annotation, revision key) with `data`. */
+async function plantRecord(planter: Rest, set: string, revision: string, data: Record<string, unknown>) {
+  return ok(
+    await planter.create("configmaps", e2e.namespace, {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: {
+        name: RECORD(set),
+        labels: { "app.kubernetes.io/managed-by": "claimstep", "claimstep.io/revision": revision },
+        annotations: { "claimstep.io/statefulset": set },
+      },
+      data: { ...data, revision },
+    }),
+    "the planter creates the record",
+  );
 }
 
 /** The set's pods, watched: any uid seen, and any pod under another ServiceAccount than default. */

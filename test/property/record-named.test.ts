@@ -7,51 +7,18 @@
 // (core/plan/recreate-record.ts) makes this fail: the planner then creates the set the manifest names.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { Keys } from "../../core/keys.js";
 import type { ConfigMap } from "../../core/kube/k8s.js";
-import { revisionOf } from "../../core/kube/revision.js";
 import { planStep } from "../../core/plan/plan.js";
 import { recordName } from "../../core/plan/recreate-record.js";
-import { desiredTemplates } from "../../core/policy/templates.js";
-import type { WriterCapabilities } from "../../core/ports.js";
 import type { Snapshot, WriteRecord } from "../../core/types.js";
-import { claimsFor, makeSet, snapshot } from "../core/builders.js";
+import { completeForRecreate, DIRECT_RECREATE } from "../core/builders.js";
 
-const ALL: WriterCapabilities = {
-  name: "direct",
-  supports: [
-    "PatchClaim",
-    "PatchPartition",
-    "EvictPod",
-    "WriteRecord",
-    "ArmRecord",
-    "OrphanSet",
-    "CreateSet",
-    "RestoreOwnership",
-    "DeleteRecord",
-  ],
-  proposes: false,
-};
 const NOW = new Date("2026-11-30T12:00:00Z");
 
-/** A set `web` whose rollout is complete at 2Gi with Recreate asked: the record F1 writes for it. */
+/** A set `web` whose rollout is complete at 2Gi with Recreate asked, and the record F1 writes for it. */
 function completeSet(): { s: Snapshot; record: ConfigMap } {
-  const set = makeSet({
-    desired: [{ name: "data", storage: "2Gi" }],
-    annotations: { [Keys.finalize]: "Recreate" },
-  });
-  const desired = desiredTemplates(set);
-  if (!desired.ok) throw new Error(desired.message);
-  const revision = revisionOf(desired.templates);
-  set.metadata.annotations = {
-    ...set.metadata.annotations,
-    [Keys.currentRevision]: revision,
-    [Keys.updateRevision]: revision,
-  };
-  set.metadata.generation = 1;
-  set.status = { ...set.status, observedGeneration: 1 };
-  const s = snapshot(set, claimsFor(set, { storage: "2Gi", revision }));
-  const d = planStep(s, NOW, ALL);
+  const s = completeForRecreate();
+  const d = planStep(s, NOW, DIRECT_RECREATE);
   if (d.action?.type !== "WriteRecord") throw new Error(`expected F1's record, got ${d.reason}`);
   return { s, record: (d.action as WriteRecord).record };
 }
@@ -85,7 +52,7 @@ describe("I12-named: a record creates only the set it is named after", () => {
             recreateRecord: planted,
             ...(podsThere ? {} : { pods: [], claims: [] }),
           };
-          const d = planStep(gone, NOW, ALL);
+          const d = planStep(gone, NOW, DIRECT_RECREATE);
           const ours = name === "web" && (namespace === undefined || namespace === "default");
           if (d.action?.type === "CreateSet") {
             expect(d.action.namespace).toBe("default");

@@ -13,44 +13,10 @@ import { mergeTemplate } from "../../../core/policy/shape.js";
 import { desiredTemplates } from "../../../core/policy/templates.js";
 import type { WriterCapabilities } from "../../../core/ports.js";
 import type { Decision, Snapshot, WriteRecord } from "../../../core/types.js";
-import { claimsFor, makeClaim, makeSet, type SetSpec, snapshot } from "../builders.js";
+import { completeForRecreate, DIRECT_RECREATE, makeClaim, makeSet } from "../builders.js";
 
-const ALL: WriterCapabilities = {
-  name: "direct",
-  supports: [
-    "PatchClaim",
-    "PatchPartition",
-    "EvictPod",
-    "WriteRecord",
-    "ArmRecord",
-    "OrphanSet",
-    "CreateSet",
-    "RestoreOwnership",
-    "DeleteRecord",
-  ],
-  proposes: false,
-};
 const NOW = new Date("2026-11-30T12:00:00Z");
-const plan = (s: Snapshot, opts = {}): Decision => planStep(s, NOW, ALL, opts);
-
-/** A set complete at the desired 2Gi (claims at the revision, current-revision written), live templates still 1Gi. */
-function complete(
-  extra: Partial<SetSpec> = {},
-  annotations: Record<string, string> = { [Keys.finalize]: "Recreate" },
-): Snapshot {
-  const set = makeSet({ desired: [{ name: "data", storage: "2Gi" }], annotations, ...extra });
-  const desired = desiredTemplates(set);
-  if (!desired.ok) throw new Error(desired.message);
-  const revision = revisionOf(desired.templates);
-  set.metadata.annotations = {
-    ...set.metadata.annotations,
-    [Keys.currentRevision]: revision,
-    [Keys.updateRevision]: revision,
-  };
-  set.metadata.generation = 1;
-  set.status = { ...set.status, observedGeneration: 1 };
-  return snapshot(set, claimsFor(set, { storage: "2Gi", revision }));
-}
+const plan = (s: Snapshot, opts = {}): Decision => planStep(s, NOW, DIRECT_RECREATE, opts);
 
 /** The record in the cluster (armed or not), and the set stamped as F1 stamps it before writing it. */
 const withRecord = (s: Snapshot, record: ConfigMap, armed = true): Snapshot => ({
@@ -77,7 +43,7 @@ const recordFor = (s: Snapshot): ConfigMap => (plan(s).action as WriteRecord).re
 
 describe("F1: the record first", () => {
   it("writes ConfigMap claimstep-recreate-<set> with the new manifest, the old uid and the revision", () => {
-    const s = complete();
+    const s = completeForRecreate();
     const d = plan(s);
     expect(d.reason).toBe("RecordWritten");
     const record = (d.action as WriteRecord).record;
@@ -98,19 +64,19 @@ describe("F1: the record first", () => {
   });
 
   it("not without claimstep.io/finalize: Recreate (or claimstep finalize)", () => {
-    const s = complete({}, {});
+    const s = completeForRecreate({}, {});
     expect(plan(s).reason).toBe("Converged");
     expect(plan(s, { finalize: true }).reason).toBe("RecordWritten");
   });
 
   it("not before the rollout is complete", () => {
-    const s = complete();
+    const s = completeForRecreate();
     s.claims[0] = makeClaim(s.claims[0]!.metadata.name, { storage: "1Gi" });
     expect(plan(s).action?.type).toBe("PatchClaim");
   });
 
   it("not while the pods roll", () => {
-    const s = complete();
+    const s = completeForRecreate();
     s.statefulSet.status = { ...s.statefulSet.status, updateRevision: "web-other" };
     const d = plan(s);
     expect(d.reason).toBe("Recreating");
@@ -118,7 +84,7 @@ describe("F1: the record first", () => {
   });
 
   it("not when the live templates already are the desired ones", () => {
-    const s = complete();
+    const s = completeForRecreate();
     s.statefulSet.spec.volumeClaimTemplates = recreatedManifest(
       s.statefulSet,
       (desiredTemplates(s.statefulSet) as unknown as { templates: never[] }).templates,
@@ -127,7 +93,7 @@ describe("F1: the record first", () => {
   });
 
   it("refuses a bad value of the annotation, writing nothing", () => {
-    const s = complete({}, { [Keys.finalize]: "Always" });
+    const s = completeForRecreate({}, { [Keys.finalize]: "Always" });
     const d = plan(s);
     expect(d.phase).toBe("Blocked");
     expect(d.message).toMatch(/claimstep.io\/finalize="Always" is not one of Never, Recreate/);
@@ -136,7 +102,7 @@ describe("F1: the record first", () => {
 
 describe("F2: the orphan delete, guarded", () => {
   it("arms the record first (a merge patch under its resourceVersion)", () => {
-    const s = complete();
+    const s = completeForRecreate();
     const d = plan(withRecord(s, recordFor(s), false));
     expect(d.action).toEqual({
       type: "ArmRecord",
@@ -149,7 +115,7 @@ describe("F2: the orphan delete, guarded", () => {
   });
 
   it("deletes the set with its uid and resourceVersion as read once the record is armed", () => {
-    const s = complete();
+    const s = completeForRecreate();
     const d = plan(withRecord(s, recordFor(s)));
     expect(d.reason).toBe("SetOrphaned");
     expect(d.action).toEqual({
@@ -162,7 +128,7 @@ describe("F2: the orphan delete, guarded", () => {
   });
 
   it("discards a record the set no longer matches (a changed pod template), never deleting the set", () => {
-    const s = complete();
+    const s = completeForRecreate();
     const record = recordFor(s);
     (s.statefulSet.spec as any).template.spec.containers[0].image = "busybox:2";
     const d = plan(withRecord(s, record, false));
@@ -179,7 +145,7 @@ describe("F2: the orphan delete, guarded", () => {
   });
 
   it("never deletes an armed record: it disarms it first (a step that read it may be older than the orphan delete)", () => {
-    const s = complete();
+    const s = completeForRecreate();
     const record = recordFor(s);
     (s.statefulSet.spec as any).template.spec.containers[0].image = "busybox:2";
     const d = plan(withRecord(s, record, true));
@@ -195,21 +161,21 @@ describe("F2: the orphan delete, guarded", () => {
   });
 
   it("discards a record when finalize is no longer wanted", () => {
-    const s = complete();
+    const s = completeForRecreate();
     const record = recordFor(s);
     delete s.statefulSet.metadata.annotations![Keys.finalize];
     expect(plan(withRecord(s, record)).reason).toBe("RecordDiscarded");
   });
 
   it("ignores claimstep's own annotations changing in between (the status it writes)", () => {
-    const s = complete();
+    const s = completeForRecreate();
     const record = recordFor(s);
     s.statefulSet.metadata.annotations![Keys.status] = '{"phase":"Complete"}';
     expect(plan(withRecord(s, record)).reason).toBe("SetOrphaned");
   });
 
   it("waits while the old set finalizes (deletionTimestamp)", () => {
-    const s = complete();
+    const s = completeForRecreate();
     const record = recordFor(s);
     s.statefulSet.metadata.deletionTimestamp = NOW.toISOString();
     const d = plan(withRecord(s, record));
@@ -221,7 +187,7 @@ describe("F2: the orphan delete, guarded", () => {
 describe("a record claimstep did not write is never acted on", () => {
   /** A record planted by someone who may create ConfigMaps, not write the set: no stamp on the set. */
   const planted = (edit: (record: ConfigMap) => void = () => {}) => {
-    const s = complete();
+    const s = completeForRecreate();
     const record = recordFor(s);
     edit(record);
     const withIt = withRecord(s, record, false);
@@ -248,7 +214,7 @@ describe("a record claimstep did not write is never acted on", () => {
   });
 
   it("a stamp naming another record (another resourceVersion) is not this record's", () => {
-    const s = complete();
+    const s = completeForRecreate();
     const record = recordFor(s);
     const stamped = withRecord(s, record);
     stamped.statefulSet.metadata.annotations![Keys.recreateRecord] = `${record.data!.revision}/999`;
@@ -258,7 +224,7 @@ describe("a record claimstep did not write is never acted on", () => {
   });
 
   it("stamped, but holding no kept uids: refused", () => {
-    const s = complete();
+    const s = completeForRecreate();
     const record = recordFor(s);
     delete record.data!["kept-uids.json"];
     const d = plan(withRecord(s, record));
@@ -267,7 +233,7 @@ describe("a record claimstep did not write is never acted on", () => {
   });
 
   it("stamped, but its manifest is not what claimstep would write now (another service account, a held pod template): discarded, the set untouched", () => {
-    const s = complete();
+    const s = completeForRecreate();
     const record = recordFor(s);
     const manifest = JSON.parse(record.data!["statefulset.json"]!);
     manifest.spec.template.spec.serviceAccountName = "planted";
@@ -280,7 +246,7 @@ describe("a record claimstep did not write is never acted on", () => {
   });
 
   it("stamped, but its kept uids are not the set's pods and claims now: discarded", () => {
-    const s = complete();
+    const s = completeForRecreate();
     const record = recordFor(s);
     record.data!["kept-uids.json"] = JSON.stringify({ pods: { "web-0": "someone-else" }, claims: {} });
     const d = plan(withRecord(s, record, false));
@@ -289,27 +255,31 @@ describe("a record claimstep did not write is never acted on", () => {
   });
 
   it("F1 stamps the set before writing the record: the decision carries the stamp", () => {
-    const s = complete();
+    const s = completeForRecreate();
     const d = plan(s);
     expect(d.action?.type).toBe("WriteRecord");
     expect(d.setAnnotations?.[Keys.recreateRecord]).toBe(`${d.revision}/${s.statefulSet.metadata.resourceVersion}`);
   });
 
   it("GitOps: a stamped record is not acted on without the merged approval", () => {
-    const s = complete({}, { [Keys.finalize]: "Recreate", [Keys.applyVia]: "pull-request" });
+    const s = completeForRecreate({}, { [Keys.finalize]: "Recreate", [Keys.applyVia]: "pull-request" });
     s.statefulSet.metadata.annotations![Keys.recreateApproved] = "x";
-    const revision = plan(complete()).revision!;
+    const revision = plan(completeForRecreate()).revision!;
     s.statefulSet.metadata.annotations![Keys.recreateApproved] = revision;
     const record = recordFor(s);
     delete s.statefulSet.metadata.annotations![Keys.recreateApproved];
-    const PR: WriterCapabilities = { ...ALL, supports: [...ALL.supports, "ProposeRecreate"], proposes: true };
+    const PR: WriterCapabilities = {
+      ...DIRECT_RECREATE,
+      supports: [...DIRECT_RECREATE.supports, "ProposeRecreate"],
+      proposes: true,
+    };
     const d = planStep(withRecord(s, record), NOW, PR);
     expect(d.reason).toBe("RecordDiscarded");
     expect(d.message).toMatch(/no merged pull request approves/);
   });
 
   it("with the set gone: a record that is not armed, or names no pod or claim that exists, creates nothing", () => {
-    const s = complete();
+    const s = completeForRecreate();
     const record = recordFor(s);
     const read = readRecord(record);
     if (!read.ok) throw new Error(read.message);
@@ -333,7 +303,7 @@ describe("a record claimstep did not write is never acted on", () => {
 
 describe("F3: the set from the record", () => {
   it("creates the set from the record when it is gone", () => {
-    const s = complete();
+    const s = completeForRecreate();
     const record = recordFor(s);
     const read = readRecord(record);
     if (!read.ok) throw new Error(read.message);
@@ -348,7 +318,7 @@ describe("F3: the set from the record", () => {
   });
 
   it("a record whose manifest is another set (another name or namespace) is unreadable: nothing is created", () => {
-    const s = complete();
+    const s = completeForRecreate();
     for (const [field, value] of [
       ["name", "evil"],
       ["namespace", "kube-system"],
@@ -372,7 +342,7 @@ describe("F3: the set from the record", () => {
   });
 
   it("blocks, naming the way out, when the set is gone and the record unreadable", () => {
-    const s = complete();
+    const s = completeForRecreate();
     const record = recordFor(s);
     record.data!["statefulset.json"] = "{not json";
     const d = plan({ ...withRecord(s, record), setMissing: true });
@@ -382,7 +352,7 @@ describe("F3: the set from the record", () => {
 });
 
 /**
- * The set re-created from the record F1 wrote of `complete()` (with `old` as its managedFields):
+ * The set re-created from the record F1 wrote of `completeForRecreate()` (with `old` as its managedFields):
  * its pods adopted or not, F5 done (`restored`: the record uid its annotation names) or not.
  */
 function recreatedFrom(o: {
@@ -391,7 +361,7 @@ function recreatedFrom(o: {
   old?: StatefulSet["metadata"]["managedFields"];
   live?: StatefulSet["metadata"]["managedFields"];
 }): Snapshot {
-  const s = complete();
+  const s = completeForRecreate();
   if (o.old) s.statefulSet.metadata.managedFields = o.old;
   const record = recordFor(s);
   const read = readRecord(record);
@@ -457,7 +427,7 @@ describe("F4: the record goes once the new set has adopted its pods", () => {
   });
 
   it("F1 records the uids of the set's pods and claims", () => {
-    const s = complete();
+    const s = completeForRecreate();
     const read = readRecord(recordFor(s));
     if (!read.ok) throw new Error(read.message);
     expect(read.record.kept).toEqual({
@@ -574,7 +544,7 @@ describe("F5: the old set's field ownership handed back before the record goes",
     });
 
   it("F1 records the old set's managedFields", () => {
-    const s = complete();
+    const s = completeForRecreate();
     s.statefulSet.metadata.managedFields = [helm, status];
     const read = readRecord(recordFor(s));
     if (!read.ok) throw new Error(read.message);
@@ -621,7 +591,7 @@ describe("F5: the old set's field ownership handed back before the record goes",
   });
 
   it("a record with unreadable managedFields is refused, naming the key", () => {
-    const s = complete();
+    const s = completeForRecreate();
     const record = recordFor(s);
     record.data!["managed-fields.json"] = '[{"manager": 7}]';
     const read = readRecord(record);
@@ -630,7 +600,7 @@ describe("F5: the old set's field ownership handed back before the record goes",
   });
 
   it("the re-create's manifest drops ownership-restored: the next re-create restores anew", () => {
-    const s = complete();
+    const s = completeForRecreate();
     s.statefulSet.metadata.annotations![Keys.ownershipRestored] = "older-record";
     const read = readRecord(recordFor(s));
     if (!read.ok) throw new Error(read.message);
@@ -690,12 +660,12 @@ describe("the record's pure parts", () => {
 
 describe("GitOps: the re-create is proposed, and merging the proposal approves it", () => {
   const PR: WriterCapabilities = {
-    ...ALL,
+    ...DIRECT_RECREATE,
     name: "pull-request writer (github)",
-    supports: [...ALL.supports, "ProposeRecreate"],
+    supports: [...DIRECT_RECREATE.supports, "ProposeRecreate"],
     proposes: true,
   };
-  const viaPR = () => complete({}, { [Keys.finalize]: "Recreate", [Keys.applyVia]: "pull-request" });
+  const viaPR = () => completeForRecreate({}, { [Keys.finalize]: "Recreate", [Keys.applyVia]: "pull-request" });
 
   it("proposes the manifest change instead of writing the record", () => {
     const d = planStep(viaPR(), NOW, PR);
