@@ -329,7 +329,7 @@ export const Messages = {
   recordUnreadable: (why: string) =>
     `${why}: claimstep wrote this record and cannot read it back; fix or delete the ConfigMap (the StatefulSet still exists)`,
   recordUnreadableSetGone: (why: string, namespace: string, set: string) =>
-    `StatefulSet ${namespace}/${set} is gone and its re-create record is unreadable (${why}): re-create the set by hand from the record's statefulset.json or from your manifests; its pods and claims are kept`,
+    `StatefulSet ${namespace}/${set} is gone and its re-create record is unreadable (${why}): re-create the set by hand from the record's statefulset.json or from your manifests`,
 
   // Adding and removing claim templates (core/plan/reshape.ts).
   templatesNeedRecreate: (set: string, added: readonly string[], removed: readonly string[]) =>

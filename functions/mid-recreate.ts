@@ -3,6 +3,7 @@
 // cluster and said where it stands (core/view/stopped.ts), so that nobody takes a missing StatefulSet
 // for a lost one: the next replica that holds the Lease, or this server restarted, finishes it.
 import { isRecreateAction } from "../core/actions.js";
+import { recordedKept } from "../core/plan/index.js";
 import type { Decision, SetRef } from "../core/types.js";
 import { whereItStands } from "../core/view/index.js";
 import { runStep, type StepOptions, type StepResult } from "./step.js";
@@ -75,6 +76,7 @@ export class MidRecreate {
         const where = whereItStands({
           decision: planned.decision,
           setMissing: snapshot.setMissing === true,
+          kept: recordedKept(snapshot),
           record: snapshot.recreateRecord !== undefined,
           command,
         });

@@ -85,6 +85,16 @@ export function replacedSince(kept: KeptUids, snapshot: Pick<Snapshot, "pods" | 
   return out;
 }
 
+/**
+ * Whether every pod and claim the set's record names is there with its uid: the only case in which
+ * a set deleted mid re-create may be said to have kept them (the record unreadable, or holding no
+ * uids, proves nothing).
+ */
+export function recordedKept(snapshot: Pick<Snapshot, "recreateRecord" | "pods" | "claims">): boolean {
+  const read = snapshot.recreateRecord && readRecord(snapshot.recreateRecord);
+  return !!read && read.ok && read.record.kept !== undefined && replacedSince(read.record.kept, snapshot).length === 0;
+}
+
 /** Metadata the API server sets: never part of a manifest to create. */
 const SERVER_SET = [
   "uid",

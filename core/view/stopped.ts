@@ -5,6 +5,7 @@
 import { nothingLeftToDo } from "../plan/decision.js";
 import { recordName } from "../plan/recreate-record.js";
 import type { Decision } from "../types.js";
+import { setDeletedText } from "./summary.js";
 
 export interface Stopped {
   /** One sentence: where the set stands and the command that goes on from there. */
@@ -21,6 +22,8 @@ export interface StoppedInput {
   decision: Decision;
   /** The snapshot had no StatefulSet (deleted between the orphan delete and the create). */
   setMissing: boolean;
+  /** Every pod and claim the record names is there with its uid (core/plan/recreate-record.ts recordedKept). */
+  kept: boolean;
   /** The snapshot had the set's re-create record. */
   record: boolean;
   /** The command that goes on, e.g. `claimstep run web -n db`. */
@@ -28,7 +31,7 @@ export interface StoppedInput {
 }
 
 /** e.g. "StatefulSet db/web is deleted; its pods and claims are kept; … `claimstep run web -n db` re-creates it". */
-export function whereItStands({ decision: d, setMissing, record, command }: StoppedInput): Stopped {
+export function whereItStands({ decision: d, setMissing, kept, record, command }: StoppedInput): Stopped {
   const ns = d.ref.namespace;
   const set = `${ns}/${d.ref.name}`;
   const cm = `ConfigMap ${ns}/${recordName(d.ref.name)}`;
@@ -38,10 +41,8 @@ export function whereItStands({ decision: d, setMissing, record, command }: Stop
   const say = (text: string): Stopped => ({ text, midRecreate });
   if (setMissing) {
     if (type === "CreateSet")
-      return say(
-        `StatefulSet ${set} is deleted; its pods and claims are kept; ${cm} holds the set to create: \`${command}\` re-creates it`,
-      );
-    return say(`StatefulSet ${set} is deleted; its pods and claims are kept; ${d.reason}: ${d.message}`);
+      return say(`${setDeletedText(d.ref, kept)}; ${cm} holds the set to create: \`${command}\` re-creates it`);
+    return say(`${setDeletedText(d.ref, kept)}; ${d.reason}: ${d.message}`);
   }
   if (d.phase === "Blocked") return say(`${set} is blocked (${d.reason}): ${d.message}`);
   if (d.phase === "Idle") return say(`${set} is left alone (${d.reason}): ${d.message}`);

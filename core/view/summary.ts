@@ -9,6 +9,7 @@ import { Keys } from "../keys.js";
 import type { StatefulSet } from "../kube/k8s.js";
 import { Messages } from "../messages.js";
 import { nothingLeftToDo } from "../plan/decision.js";
+import { recordedKept } from "../plan/recreate-record.js";
 import { applyViaOf, hasNoClaimTemplates, rawAnnotation, strategyOf } from "../policy/annotations.js";
 import { GITOPS_KEYS } from "../policy/gitops-owner.js";
 import type { PolicyResult } from "../policy/policy.js";
@@ -105,9 +106,12 @@ export function setWarnings(set: Pick<StatefulSet, "metadata">): string[] {
   return out;
 }
 
-/** What a deleted set awaiting its re-create says, and the command that finishes it. */
-const setDeletedText = (ref: SetRef): string =>
-  `StatefulSet ${ref.namespace}/${ref.name} is deleted; its pods and claims are kept`;
+/**
+ * What a deleted set awaiting its re-create says: "kept" only when every pod and claim its record
+ * names is there with its uid (core/plan/recreate-record.ts recordedKept).
+ */
+export const setDeletedText = (ref: SetRef, kept: boolean): string =>
+  `StatefulSet ${ref.namespace}/${ref.name} is deleted${kept ? "; its pods and claims are kept" : ""}`;
 export const recreateCommand = (ref: SetRef): string => `claimstep run ${ref.name} -n ${ref.namespace}`;
 
 const STEPPED_BY = "claimstep serve, a step --all CronJob or claimstep run steps it";
@@ -125,7 +129,7 @@ function shownOf(
   const s = planned.status;
   // Deleted mid re-create: listed and marked, with the command that finishes it (or why nothing will).
   if (snapshot.setMissing) {
-    const gone = setDeletedText(planned.ref);
+    const gone = setDeletedText(planned.ref, recordedKept(snapshot));
     if (s.phase === "Blocked") return { phase: "Blocked", reason: s.reason, message: `${gone}; ${s.message}` };
     return {
       phase: "Progressing",

@@ -2,6 +2,7 @@
 // next step planned (a dry run), and where it stands said with the command that goes on
 // (core/standing.ts); the exit code is the one a shell gives a command that signal killed.
 
+import { recordedKept } from "../../core/plan/index.js";
 import type { SetRef, Snapshot } from "../../core/types.js";
 import { type Stopped, whereItStands } from "../../core/view/index.js";
 import { runStep, type StepResult } from "../step.js";
@@ -53,6 +54,7 @@ export async function reportInterruption(
     standing = whereItStands({
       decision: planned.decision,
       setMissing: snapshot.setMissing === true,
+      kept: recordedKept(snapshot),
       record: snapshot.recreateRecord !== undefined,
       command,
     });

@@ -61,7 +61,8 @@ const jsonOf = (r: SetSummary, d: DryRun) => {
     done: r.done,
     setMissing: r.setMissing,
     ...(r.warnings ? { warnings: r.warnings } : {}),
-    ...(r.setMissing ? { command: recreateCommand(r.ref) } : {}),
+    // The command that re-creates the set: not offered when the next step would not (Blocked).
+    ...(r.setMissing && r.phase !== "Blocked" ? { command: recreateCommand(r.ref) } : {}),
     next: {
       phase: next.phase,
       reason: next.reason,

@@ -874,7 +874,16 @@ describe.sequential("claimstep serve as deployed (deployment.yaml: 2 replicas, t
       describeAudit(writes),
     ).toEqual([]);
     expectNothingDeleted([set], since);
-    report.push(`7. planted record, the set gone: Warning ${warning?.reason}: ${warning?.note}`);
+    // What a person sees: claimstep status says the same, and offers no command that would act on the record.
+    const status = await claimstep(e2e, ["status", set, "-o", "json"], { kubeconfig: e2e.info.adminKubeconfig });
+    const said = JSON.parse(status.stdout);
+    expect(status.code, status.stderr).toBe(2);
+    expect(said).toMatchObject({ phase: "Blocked", reason: "RecordUnreadable", setMissing: true });
+    expect(said.command, "no command that would act on the record").toBeUndefined();
+    expect(said.message, "nothing compared its pods and claims: no 'kept'").not.toMatch(/kept/);
+    report.push(
+      `7. planted record, the set gone: Warning ${warning?.reason}: ${warning?.note}\n   claimstep status: exit ${status.code}, ${said.phase}/${said.reason}: ${said.message}`,
+    );
     // Out of the way of the scenarios after this one (an admin removes it).
     ok(await e2e.api.delete("configmaps", RECORD(set)), "delete the planted record");
   });

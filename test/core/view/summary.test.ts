@@ -7,6 +7,7 @@ import { Keys } from "../../../core/keys.js";
 import { revisionOf } from "../../../core/kube/revision.js";
 import { nothingLeftToDo } from "../../../core/plan/decision.js";
 import { planStep } from "../../../core/plan/plan.js";
+import { keptUidsOf, recordOf } from "../../../core/plan/recreate-record.js";
 import { GITOPS_KEYS } from "../../../core/policy/gitops-owner.js";
 import { policyOf } from "../../../core/policy/policy.js";
 import { desiredTemplates } from "../../../core/policy/templates.js";
@@ -203,10 +204,27 @@ describe("summaryOf and headlineOf", () => {
     const s = summaryOf(missing, planned, policyOf(missing.statefulSet));
     expect(s).toMatchObject({ phase: "Progressing", reason: "SetCreated", setMissing: true, done: false });
     expect(s.updated).toBe("-");
-    expect(s.message).toMatch(
+    // Its pods gone and no record naming them: nothing says they were kept.
+    expect(s.message).toMatch(/^StatefulSet default\/web is deleted; `claimstep run web -n default` re-creates it/);
+    expect(headlineOf(s).end).toBeUndefined();
+    // "kept" only when every pod and claim the record names is there with its uid.
+    const record = recordOf(base.statefulSet, base.statefulSet, "r", keptUidsOf(base));
+    const kept = summaryOf(
+      { ...base, setMissing: true, recreateRecord: record },
+      planned,
+      policyOf(missing.statefulSet),
+    );
+    expect(kept.message).toMatch(
       /^StatefulSet default\/web is deleted; its pods and claims are kept; `claimstep run web -n default` re-creates it/,
     );
-    expect(headlineOf(s).end).toBeUndefined();
+    const oneGone = summaryOf(
+      { ...base, setMissing: true, recreateRecord: record, pods: base.pods.slice(1) },
+      planned,
+      policyOf(missing.statefulSet),
+    );
+    expect(oneGone.message).toMatch(
+      /^StatefulSet default\/web is deleted; `claimstep run web -n default` re-creates it/,
+    );
 
     // Its record refused: Blocked, still saying the set is gone.
     const refused = summaryOf(
@@ -219,7 +237,7 @@ describe("summaryOf and headlineOf", () => {
       policyOf(missing.statefulSet),
     );
     expect(refused).toMatchObject({ phase: "Blocked", reason: "RecordNotOurs" });
-    expect(refused.message).toBe("StatefulSet default/web is deleted; its pods and claims are kept; not ours");
+    expect(refused.message).toBe("StatefulSet default/web is deleted; not ours");
     expect(headlineOf(refused).end).toBe("blocked");
   });
 
