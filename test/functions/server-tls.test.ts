@@ -1,8 +1,7 @@
 // `claimstep serve` over TLS (CLAIMSTEP_TLS_CERT_FILE/KEY_FILE), as the admission webhook needs:
 // the served certificate is the file's, a rotated pair (cert-manager renewing the Secret) is served
 // to new connections without a restart, and a broken pair is refused while the old one stays.
-import { execFileSync } from "node:child_process";
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { Agent, request } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,52 +13,17 @@ import { readKeyPair, tlsFilesFromEnv } from "../../functions/http/tls-files.js"
 import { admissionRoutes } from "../../functions/routes/admission.js";
 import { startServer } from "../../functions/server.js";
 import { fixtureJson } from "../fixtures/apiserver.js";
+import { makeTestCa } from "../support/test-ca.js";
 
 let dir: string;
 const file = (f: string) => join(dir, f);
-const openssl = (...args: string[]) => execFileSync("openssl", args, { cwd: dir, stdio: "pipe" });
-const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
-
-/** A serving certificate for 127.0.0.1 signed by the test CA, as `<name>.crt`/`<name>.key`. */
-function issue(name: string) {
-  openssl("req", ...ec, "-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", `/CN=${name}`);
-  openssl(
-    "x509",
-    "-req",
-    "-in",
-    `${name}.csr`,
-    "-CA",
-    "ca.crt",
-    "-CAkey",
-    "ca.key",
-    "-CAcreateserial",
-    "-out",
-    `${name}.crt`,
-    "-days",
-    "1",
-    "-extfile",
-    "san.ext",
-  );
-}
 
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "claimstep-tls-"));
-  openssl(
-    "req",
-    "-x509",
-    ...ec,
-    "-keyout",
-    "ca.key",
-    "-out",
-    "ca.crt",
-    "-days",
-    "1",
-    "-subj",
-    "/CN=claimstep-webhook-ca",
-  );
-  writeFileSync(file("san.ext"), "subjectAltName=IP:127.0.0.1\n");
-  issue("first");
-  issue("second");
+  const ca = makeTestCa(dir, "claimstep-webhook-ca");
+  // Two serving certificates for 127.0.0.1 signed by the test CA, as `<name>.crt`/`<name>.key`.
+  ca.serving("first", "/CN=first");
+  ca.serving("second", "/CN=second");
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

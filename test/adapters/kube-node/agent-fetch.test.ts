@@ -3,7 +3,6 @@
 // left without Content-Length and the API server read no body at all. Here a raw TCP server
 // records the bytes as they arrive; an HTTPS server with client certificates, a CONNECT proxy and
 // a server that never answers check the agent's TLS, proxy and timeout paths still hold.
-import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer as createHttpServer, type Server as HttpServer } from "node:http";
 import { createServer as createHttpsServer, type Server as HttpsServer } from "node:https";
@@ -22,6 +21,7 @@ import { stringify } from "yaml";
 import { RecreateRoutes } from "../../../adapters/kube/routes.js";
 import { bodyBytes, requestWithAgent } from "../../../adapters/kube-node/agent-fetch.js";
 import { nodeKubeTarget } from "../../../adapters/kube-node/kubeconfig.js";
+import { makeTestCa } from "../../support/test-ca.js";
 
 interface RawRequest {
   head: string;
@@ -181,61 +181,14 @@ describe("agentFetch over TLS with client certificates, through a proxy, with a 
     open.add(socket);
     socket.on("close", () => open.delete(socket));
   };
-  const openssl = (...args: string[]) => execFileSync("openssl", args, { cwd: dir, stdio: "pipe" });
-  const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
   const file = (f: string) => join(dir, f);
   const b64 = (f: string) => readFileSync(file(f)).toString("base64");
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "claimstep-agent-fetch-"));
-    openssl(
-      "req",
-      "-x509",
-      ...ec,
-      "-keyout",
-      "ca.key",
-      "-out",
-      "ca.crt",
-      "-days",
-      "1",
-      "-subj",
-      "/CN=claimstep-test-ca",
-    );
-    openssl("req", ...ec, "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=127.0.0.1");
-    writeFileSync(file("san.ext"), "subjectAltName=IP:127.0.0.1\n");
-    openssl(
-      "x509",
-      "-req",
-      "-in",
-      "server.csr",
-      "-CA",
-      "ca.crt",
-      "-CAkey",
-      "ca.key",
-      "-CAcreateserial",
-      "-out",
-      "server.crt",
-      "-days",
-      "1",
-      "-extfile",
-      "san.ext",
-    );
-    openssl("req", ...ec, "-keyout", "client.key", "-out", "client.csr", "-subj", "/CN=claimstep-user/O=claimstep");
-    openssl(
-      "x509",
-      "-req",
-      "-in",
-      "client.csr",
-      "-CA",
-      "ca.crt",
-      "-CAkey",
-      "ca.key",
-      "-CAcreateserial",
-      "-out",
-      "client.crt",
-      "-days",
-      "1",
-    );
+    const ca = makeTestCa(dir, "claimstep-test-ca");
+    ca.serving("server", "/CN=127.0.0.1");
+    ca.client("client", "/CN=claimstep-user/O=claimstep");
     https = createHttpsServer(
       {
         key: readFileSync(file("server.key")),

@@ -1,7 +1,6 @@
 // Kubeconfig loading against a real HTTPS server on 127.0.0.1 with certificates made by openssl
 // for this run: the kubeconfig's CA is what makes TLS succeed, its client certificate is what
 // the server sees, its token or exec plugin is what Authorization carries. No msw here.
-import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:https";
 import type { AddressInfo } from "node:net";
@@ -15,54 +14,20 @@ import { Routes } from "../../../adapters/kube/routes.js";
 import { KubeConfigError, nodeKubeTarget } from "../../../adapters/kube-node/kubeconfig.js";
 import { StatefulSet } from "../../../core/kube/k8s.js";
 import { fixture } from "../../support/index.js";
+import { makeTestCa } from "../../support/test-ca.js";
 
 let dir: string;
 let server: Server;
 let url: string;
 const seen: { authorization?: string; clientCN?: string; authorized: boolean }[] = [];
 
-const openssl = (...args: string[]) => execFileSync("openssl", args, { cwd: dir, stdio: "pipe" });
-const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
 const path = (f: string) => join(dir, f);
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "claimstep-kubeconfig-"));
-  openssl("req", "-x509", ...ec, "-keyout", "ca.key", "-out", "ca.crt", "-days", "1", "-subj", "/CN=claimstep-test-ca");
-  openssl("req", ...ec, "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=127.0.0.1");
-  writeFileSync(path("san.ext"), "subjectAltName=IP:127.0.0.1\n");
-  openssl(
-    "x509",
-    "-req",
-    "-in",
-    "server.csr",
-    "-CA",
-    "ca.crt",
-    "-CAkey",
-    "ca.key",
-    "-CAcreateserial",
-    "-out",
-    "server.crt",
-    "-days",
-    "1",
-    "-extfile",
-    "san.ext",
-  );
-  openssl("req", ...ec, "-keyout", "client.key", "-out", "client.csr", "-subj", "/CN=claimstep-user/O=claimstep");
-  openssl(
-    "x509",
-    "-req",
-    "-in",
-    "client.csr",
-    "-CA",
-    "ca.crt",
-    "-CAkey",
-    "ca.key",
-    "-CAcreateserial",
-    "-out",
-    "client.crt",
-    "-days",
-    "1",
-  );
+  const ca = makeTestCa(dir, "claimstep-test-ca");
+  ca.serving("server", "/CN=127.0.0.1");
+  ca.client("client", "/CN=claimstep-user/O=claimstep");
 
   server = createServer(
     {

@@ -4,12 +4,13 @@
 // (its Service replaced by the URL of that server, its caBundle by the test CA, restricted to the
 // test's namespaces), kubectl as a user runs it, and a subset comparison of a manifest with the
 // live object.
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { parseAllDocuments } from "yaml";
+import { makeTestCa } from "../../support/test-ca.js";
 import { type E2E, type KubeObject, NAMESPACE_LABEL, type Rest, waitFor } from "./index.js";
 
 export const ROOT = new URL("../../..", import.meta.url).pathname;
@@ -77,40 +78,7 @@ export interface WebhookCerts {
 /** A CA of the test's own and a serving certificate for IP:127.0.0.1 signed by it. */
 export function makeWebhookCerts(): WebhookCerts {
   const dir = mkdtempSync(join(tmpdir(), "claimstep-e2e-webhook-"));
-  const openssl = (...args: string[]) => execFileSync("openssl", args, { cwd: dir, stdio: "pipe" });
-  const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
-  openssl(
-    "req",
-    "-x509",
-    ...ec,
-    "-keyout",
-    "ca.key",
-    "-out",
-    "ca.crt",
-    "-days",
-    "1",
-    "-subj",
-    "/CN=claimstep-e2e-webhook-ca",
-  );
-  writeFileSync(join(dir, "san.ext"), "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n");
-  openssl("req", ...ec, "-keyout", "tls.key", "-out", "tls.csr", "-subj", "/CN=127.0.0.1");
-  openssl(
-    "x509",
-    "-req",
-    "-in",
-    "tls.csr",
-    "-CA",
-    "ca.crt",
-    "-CAkey",
-    "ca.key",
-    "-CAcreateserial",
-    "-out",
-    "tls.crt",
-    "-days",
-    "1",
-    "-extfile",
-    "san.ext",
-  );
+  makeTestCa(dir, "claimstep-e2e-webhook-ca").serving("tls", "/CN=127.0.0.1", ["extendedKeyUsage=serverAuth"]);
   return {
     dir,
     caPem: readFileSync(join(dir, "ca.crt"), "utf8"),
