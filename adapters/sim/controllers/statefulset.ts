@@ -389,142 +389,213 @@ export function syncStatefulSets(ctx: ControllerContext): void {
   }
 }
 
+/** One sync of a set (UpdateStatefulSet): its revisions, its strategy, its pods by ordinal as the steps change them. */
+interface SetSync {
+  ctx: ControllerContext;
+  set: StatefulSet;
+  namespace: string;
+  current: Revision;
+  update: Revision;
+  /** The ordinals in range: [start, end). */
+  start: number;
+  end: number;
+  replicas: number;
+  parallel: boolean;
+  rolling: boolean;
+  partition: number;
+  byOrdinal: Map<number, Pod>;
+  /** The ordinals out of range, highest first. */
+  condemned: number[];
+}
+
 function syncSet(ctx: ControllerContext, set: StatefulSet): void {
   const namespace = set.metadata.namespace ?? "default";
   adoptOrphans(ctx, set, namespace);
+  const s = setSync(ctx, set, namespace);
+  updateStatefulSet(s);
+  const pods = ownedPods(ctx, set, namespace);
+  const status = replicaStatus(s, pods);
+  truncateHistory(ctx, set, namespace, revisionsInUse(status, pods));
+  updateStatefulSetStatus(s, status);
+}
+
+const ownedPods = (ctx: ControllerContext, set: StatefulSet, namespace: string): Pod[] =>
+  podsOf(ctx).filter((p) => p.metadata.namespace === namespace && ownedBy(set, p));
+
+function setSync(ctx: ControllerContext, set: StatefulSet, namespace: string): SetSync {
   const { current, update } = revisions(ctx, set, namespace);
   const start = set.spec.ordinals?.start ?? 0;
   const replicas = set.spec.replicas ?? 1;
   const end = start + replicas;
-  const parallel = (set.spec as Json).podManagementPolicy === "Parallel";
-  const rolling = (set.spec.updateStrategy?.type ?? "RollingUpdate") === "RollingUpdate";
-  const partition = set.spec.updateStrategy?.rollingUpdate?.partition ?? 0;
-  const owned = () => podsOf(ctx).filter((p) => p.metadata.namespace === namespace && ownedBy(set, p));
   const byOrdinal = new Map<number, Pod>();
-  for (const p of owned()) {
+  for (const p of ownedPods(ctx, set, namespace)) {
     const o = ordinalOfPod(set, p);
     if (o !== undefined) byOrdinal.set(o, p);
   }
+  return {
+    ctx,
+    set,
+    namespace,
+    current,
+    update,
+    start,
+    end,
+    replicas,
+    parallel: (set.spec as Json).podManagementPolicy === "Parallel",
+    rolling: (set.spec.updateStrategy?.type ?? "RollingUpdate") === "RollingUpdate",
+    partition: set.spec.updateStrategy?.rollingUpdate?.partition ?? 0,
+    byOrdinal,
+    condemned: [...byOrdinal.keys()].filter((o) => o < start || o >= end).sort((a, b) => b - a),
+  };
+}
 
+/** updateStatefulSet: the replicas, then the condemned pods, then the rolling update, each while none before blocked. */
+function updateStatefulSet(s: SetSync): void {
+  if (processReplicas(s) || processCondemned(s)) return;
+  if (s.rolling) updateWithMaxUnavailable(s);
+}
+
+/**
+ * processReplica for every ordinal in range: OrderedReady one after another, stopping at the
+ * first that is not done; Parallel in slowStartBatch's batches (1, 2, 4, …), stopping after a
+ * batch in which one failed. True when the sync goes no further.
+ */
+function processReplicas(s: SetSync): boolean {
+  const claimNames = new Set(
+    claimsOf(s.ctx)
+      .filter((c) => c.metadata.namespace === s.namespace)
+      .map((c) => c.metadata.name),
+  );
+  const process = (o: number) => processReplica(s, claimNames, o);
+  return s.parallel ? slowStartBatch(s, process) : processInOrder(s, process);
+}
+
+type ReplicaOutcome = "next" | "stop" | "error";
+
+function processInOrder(s: SetSync, process: (o: number) => ReplicaOutcome): boolean {
+  for (let o = s.start; o < s.end; o++) if (process(o) !== "next") return true;
+  return false;
+}
+
+function slowStartBatch(s: SetSync, process: (o: number) => ReplicaOutcome): boolean {
   let blocked = false;
-  const condemned = [...byOrdinal.keys()].filter((o) => o < start || o >= end).sort((a, b) => b - a);
-
-  {
-    // processReplica for every ordinal in range: OrderedReady one after another, stopping at the
-    // first that is not done; Parallel in slowStartBatch's batches (1, 2, 4, …), stopping after
-    // a batch in which one failed.
-    const claimNames = new Set(
-      claimsOf(ctx)
-        .filter((c) => c.metadata.namespace === namespace)
-        .map((c) => c.metadata.name),
-    );
-    /** createPersistentVolumeClaims: the ordinal's claims that do not exist yet. */
-    const createClaims = (o: number) => {
-      for (const t of set.spec.volumeClaimTemplates ?? []) {
-        const name = claimName(t.metadata.name, set.metadata.name, o);
-        if (claimNames.has(name)) continue;
-        ctx.store.insert("persistentvolumeclaims", claimFor(set, t, o), CONTROLLER_MANAGER, ACTOR);
-        claimNames.add(name);
-      }
-    };
-    /** One ordinal: "next" (go on), "stop" (OrderedReady waits), "error" (the sync ends after this batch). */
-    const processReplica = (o: number): "next" | "stop" | "error" => {
-      const pod = byOrdinal.get(o);
-      if (!pod) {
-        // A pod of that name the set does not own (still another owner's, or being collected):
-        // the create would be 409 AlreadyExists; the controller retries later.
-        if (ctx.store.peek("pods", namespace, podName(set.metadata.name, o))) return "error";
-        // CreateStatefulPod: the claims, then the pod; below the partition at the current revision.
-        createClaims(o);
-        const revision = rolling && o < start + partition ? current : update;
-        const created = ctx.store.insert("pods", podFor(set, o, revision), CONTROLLER_MANAGER, ACTOR) as unknown as Pod;
-        byOrdinal.set(o, created);
-        return parallel ? "next" : "stop";
-      }
-      // A pending pod gets its missing claims (createMissingPersistentVolumeClaims).
-      if (pod.status?.phase === "Pending") createClaims(o);
-      updateClaimOwnerRefs(ctx, set, pod, o, false);
-      if (!parallel && !isReady(pod)) return "stop";
-      if (storageMatches(set, pod, o)) return "next";
-      // UpdateStatefulPod: the pod's missing claims are created, then the update that would put
-      // their volumes into the running pod is refused (a pod's volumes are immutable): the sync
-      // ends here, every time, until the pod is replaced.
-      createClaims(o);
-      failedUpdate(ctx, set, pod);
-      return "error";
-    };
-    if (!parallel) {
-      for (let o = start; o < end && !blocked; o++) if (processReplica(o) !== "next") blocked = true;
-    } else {
-      let next = start;
-      for (let batch = 1; next < end && !blocked; batch *= 2) {
-        const last = Math.min(end, next + batch);
-        for (; next < last; next++) if (processReplica(next) === "error") blocked = true;
-      }
-    }
+  let next = s.start;
+  for (let batch = 1; next < s.end && !blocked; batch *= 2) {
+    const last = Math.min(s.end, next + batch);
+    for (; next < last; next++) if (process(next) === "error") blocked = true;
   }
+  return blocked;
+}
 
-  if (!blocked) {
-    // Then the condemned pods (every replica done: OrderedReady has each Running and Ready),
-    // highest ordinal first, one at a time unless Parallel.
-    for (const o of parallel ? condemned : condemned.slice(0, 1)) {
-      updateClaimOwnerRefs(ctx, set, byOrdinal.get(o)!, o, true);
-      ctx.store.remove("pods", namespace, byOrdinal.get(o)!.metadata.name, ACTOR);
-      byOrdinal.delete(o);
-    }
-    if (condemned.length && !parallel) blocked = true;
+/** createPersistentVolumeClaims: the ordinal's claims that do not exist yet (`claimNames`, kept up to date). */
+function createClaims(s: SetSync, claimNames: Set<string>, o: number): void {
+  for (const t of s.set.spec.volumeClaimTemplates ?? []) {
+    const name = claimName(t.metadata.name, s.set.metadata.name, o);
+    if (claimNames.has(name)) continue;
+    s.ctx.store.insert("persistentvolumeclaims", claimFor(s.set, t, o), CONTROLLER_MANAGER, ACTOR);
+    claimNames.add(name);
   }
+}
 
-  if (rolling && !blocked) {
-    // updateWithMaxUnavailable: delete outdated pods, highest first, within maxUnavailable.
-    const rollingUpdate = (set.spec.updateStrategy?.rollingUpdate ?? {}) as Json;
-    const maxUnavailable = Math.max(1, scaledIntOrPercent(rollingUpdate.maxUnavailable ?? 1, replicas, false) ?? 1);
-    let unavailable = 0;
-    for (let o = start; o < end; o++) if (!isReady(byOrdinal.get(o))) unavailable++;
-    let budget = maxUnavailable - unavailable;
-    for (let o = end - 1; o >= start + partition && budget > 0; o--) {
-      const pod = byOrdinal.get(o);
-      if (!pod || revisionOfPod(pod) === update.name) continue;
-      ctx.store.remove("pods", namespace, pod.metadata.name, ACTOR);
-      byOrdinal.delete(o);
-      budget--;
-    }
+/** One ordinal: "next" (go on), "stop" (OrderedReady waits), "error" (the sync ends after this batch). */
+function processReplica(s: SetSync, claimNames: Set<string>, o: number): ReplicaOutcome {
+  const pod = s.byOrdinal.get(o);
+  if (!pod) return createStatefulPod(s, claimNames, o);
+  // A pending pod gets its missing claims (createMissingPersistentVolumeClaims).
+  if (pod.status?.phase === "Pending") createClaims(s, claimNames, o);
+  updateClaimOwnerRefs(s.ctx, s.set, pod, o, false);
+  if (!s.parallel && !isReady(pod)) return "stop";
+  if (storageMatches(s.set, pod, o)) return "next";
+  // UpdateStatefulPod: the pod's missing claims are created, then the update that would put
+  // their volumes into the running pod is refused (a pod's volumes are immutable): the sync
+  // ends here, every time, until the pod is replaced.
+  createClaims(s, claimNames, o);
+  failedUpdate(s.ctx, s.set, pod);
+  return "error";
+}
+
+/** CreateStatefulPod: the claims, then the pod; below the partition at the current revision. */
+function createStatefulPod(s: SetSync, claimNames: Set<string>, o: number): ReplicaOutcome {
+  // A pod of that name the set does not own (still another owner's, or being collected):
+  // the create would be 409 AlreadyExists; the controller retries later.
+  if (s.ctx.store.peek("pods", s.namespace, podName(s.set.metadata.name, o))) return "error";
+  createClaims(s, claimNames, o);
+  const revision = s.rolling && o < s.start + s.partition ? s.current : s.update;
+  const created = s.ctx.store.insert("pods", podFor(s.set, o, revision), CONTROLLER_MANAGER, ACTOR) as unknown as Pod;
+  s.byOrdinal.set(o, created);
+  return s.parallel ? "next" : "stop";
+}
+
+/**
+ * processCondemned: once every replica is done (OrderedReady: each Running and Ready), the pods
+ * out of range, highest ordinal first, one at a time unless Parallel. True when the sync goes no further.
+ */
+function processCondemned(s: SetSync): boolean {
+  for (const o of s.parallel ? s.condemned : s.condemned.slice(0, 1)) {
+    updateClaimOwnerRefs(s.ctx, s.set, s.byOrdinal.get(o)!, o, true);
+    s.ctx.store.remove("pods", s.namespace, s.byOrdinal.get(o)!.metadata.name, ACTOR);
+    s.byOrdinal.delete(o);
   }
+  return s.condemned.length > 0 && !s.parallel;
+}
 
-  // Status.
-  const pods = owned();
+/** updateWithMaxUnavailable: delete outdated pods, highest first, within maxUnavailable. */
+function updateWithMaxUnavailable(s: SetSync): void {
+  const rollingUpdate = (s.set.spec.updateStrategy?.rollingUpdate ?? {}) as Json;
+  const maxUnavailable = Math.max(1, scaledIntOrPercent(rollingUpdate.maxUnavailable ?? 1, s.replicas, false) ?? 1);
+  let unavailable = 0;
+  for (let o = s.start; o < s.end; o++) if (!isReady(s.byOrdinal.get(o))) unavailable++;
+  let budget = maxUnavailable - unavailable;
+  for (let o = s.end - 1; o >= s.start + s.partition && budget > 0; o--) {
+    const pod = s.byOrdinal.get(o);
+    if (!pod || revisionOfPod(pod) === s.update.name) continue;
+    s.ctx.store.remove("pods", s.namespace, pod.metadata.name, ACTOR);
+    s.byOrdinal.delete(o);
+    budget--;
+  }
+}
+
+/** The status the set's pods give, currentRevision moved to updateRevision once every pod is (completeRollingUpdate). */
+function replicaStatus(s: SetSync, pods: Pod[]): Json {
   const ready = pods.filter((p) => isReady(p)).length;
-  let currentReplicas = pods.filter((p) => revisionOfPod(p) === current.name).length;
-  const updatedReplicas = pods.filter((p) => revisionOfPod(p) === update.name).length;
-  let currentRevision = current.name;
-  if (rolling && updatedReplicas === pods.length && ready === pods.length) {
+  let currentReplicas = pods.filter((p) => revisionOfPod(p) === s.current.name).length;
+  const updatedReplicas = pods.filter((p) => revisionOfPod(p) === s.update.name).length;
+  let currentRevision = s.current.name;
+  if (s.rolling && updatedReplicas === pods.length && ready === pods.length) {
     // completeRollingUpdate
     currentReplicas = updatedReplicas;
-    currentRevision = update.name;
+    currentRevision = s.update.name;
   }
   const status: Json = {
-    observedGeneration: Number((set.metadata as Json).generation ?? 1),
+    observedGeneration: Number((s.set.metadata as Json).generation ?? 1),
     replicas: pods.length,
     readyReplicas: ready,
     currentReplicas,
     updatedReplicas,
     currentRevision,
-    updateRevision: update.name,
-    collisionCount: Number((set.status as Json | undefined)?.collisionCount ?? 0),
+    updateRevision: s.update.name,
+    collisionCount: Number((s.set.status as Json | undefined)?.collisionCount ?? 0),
     availableReplicas: ready,
   };
   // omitempty: a zero readyReplicas, currentReplicas or updatedReplicas is not written (replicas
   // and availableReplicas always are), as a set of 0 replicas shows on the v1.34 server.
   for (const k of ["readyReplicas", "currentReplicas", "updatedReplicas"]) if (status[k] === 0) delete status[k];
-  const live = new Set([
-    currentRevision,
-    update.name,
+  return status;
+}
+
+/** The revisions truncateHistory keeps: both of the status's and every pod's. */
+const revisionsInUse = (status: Json, pods: Pod[]): Set<string> =>
+  new Set([
+    status.currentRevision as string,
+    status.updateRevision as string,
     ...pods.map(revisionOfPod).filter((r): r is string => r !== undefined),
   ]);
-  truncateHistory(ctx, set, namespace, live);
-  const latest = ctx.store.peek("statefulsets", namespace, set.metadata.name);
+
+/** updateStatefulSetStatus: the status subresource, written only when it changes. */
+function updateStatefulSetStatus(s: SetSync, status: Json): void {
+  const latest = s.ctx.store.peek("statefulsets", s.namespace, s.set.metadata.name);
   if (!latest || goJson(latest.status ?? {}) === goJson(status)) return;
-  ctx.store.replace(
+  s.ctx.store.replace(
     "statefulsets",
     { ...structuredClone(latest), status },
     { manager: STATUS_MANAGER },
