@@ -5,6 +5,7 @@
 // (viewBox, width 100%): at 390 px the text is about three quarters of its size at 480.
 import type { OrdinalTimeline, Timeline, UsageView } from "../../core/view/index.js";
 import { timeText } from "../../core/view/index.js";
+import { Head } from "./table.js";
 import { Time } from "./time.js";
 
 /** The drawing's width in SVG units (its viewBox; it scales to the page). */
@@ -43,22 +44,27 @@ function said(o: OrdinalTimeline, pods: boolean): string {
   return `${o.pod}: ${parts.join(", ")}.`;
 }
 
-export function TimelineChart(props: { timeline: Timeline }) {
-  const tl = props.timeline;
-  if (tl.ordinals.length === 0) return null;
+/** Where a time falls on the time axis, in SVG units. */
+type AxisX = (t: string | undefined) => number;
+
+/** Where a time falls on the axis (`x`), once the timeline has a start and an end to draw between (`timed`). */
+function axisOf(tl: Timeline): { timed: boolean; x: AxisX } {
   const start = ms(tl.start);
   const end = ms(tl.end);
   const timed = Number.isFinite(start) && Number.isFinite(end);
   const span = timed ? Math.max(end - start, 1) : 1;
-  const x = (t: string | undefined) => f1(X0 + ((ms(t) - start) / span) * (X1 - X0));
-  const height = TOP + tl.ordinals.length * ROW + 8;
-  const title = `Rollout of revision ${tl.revision}, per ordinal: claims written, resized${tl.pods ? ", pod replaced" : ""}`;
-  // In words: the span and each ordinal's times while they are few; past DESC_ORDINALS, how many
-  // are at each stage (the table below has every time: a screen reader need not hear 100 rows).
+  return { timed, x: (t) => f1(X0 + ((ms(t) - start) / span) * (X1 - X0)) };
+}
+
+/**
+ * The picture in words: the span and each ordinal's times while they are few; past DESC_ORDINALS,
+ * how many are at each stage (the table below has every time: a screen reader need not hear 100 rows).
+ */
+function described(tl: Timeline, timed: boolean): string {
   const counts = (Object.keys(STAGE_TEXT) as OrdinalTimeline["stage"][])
     .map((k) => [k, tl.ordinals.filter((o) => o.stage === k).length] as const)
     .filter(([, n]) => n > 0);
-  const desc = [
+  return [
     timed ? `From ${timeText(tl.start!)} to ${timeText(tl.end!)}.` : "No Event times to draw.",
     ...(tl.ordinals.length <= DESC_ORDINALS
       ? tl.ordinals.map((o) => said(o, tl.pods))
@@ -67,105 +73,128 @@ export function TimelineChart(props: { timeline: Timeline }) {
         ]),
     ...(tl.otherRevisions.length ? [`Writes of other revisions (${tl.otherRevisions.join(", ")}) are left out.`] : []),
   ].join(" ");
+}
+
+/** The time axis: the first and the last time, over a line. */
+const axisLine = (tl: Timeline) => (
+  <g class="axis">
+    <text x={X0} y={12}>
+      {clock(tl.start!)}
+    </text>
+    <text x={X1} y={12} text-anchor="end">
+      {clock(tl.end!)}
+    </text>
+    <line x1={X0} x2={X1} y1={TOP - 4} y2={TOP - 4} />
+  </g>
+);
+
+/**
+ * An ordinal's marks on its row's middle line `mid`: the bar from claims written to resized (open
+ * to the end while resizing), the pod's bar from resized to replaced, and a mark at each time.
+ */
+function marks(o: OrdinalTimeline, mid: number, pods: boolean, x: AxisX) {
+  const open = o.written !== undefined && o.resized === undefined;
+  const written = x(o.written);
+  const resized = x(o.resized);
+  const replaced = x(o.replaced);
+  return (
+    <>
+      <rect
+        class={open ? "bar open" : "bar"}
+        x={written}
+        y={mid - 4}
+        width={Math.max(1, f1((open ? X1 : resized) - written))}
+        height={8}
+      />
+      {pods && o.resized ? (
+        <rect
+          class="bar pod"
+          x={resized}
+          y={mid - 2}
+          width={Math.max(0, f1((o.replaced ? replaced : X1) - resized))}
+          height={4}
+        />
+      ) : null}
+      <circle data-mark="written" class="m-w" cx={written} cy={mid} r={4} />
+      {o.resized ? <rect data-mark="resized" class="m-r" x={resized - 4} y={mid - 4} width={8} height={8} /> : null}
+      {pods && o.replaced ? <path data-mark="replaced" class="m-p" d={`M${replaced} ${mid + 1}l5 9h-10z`} /> : null}
+    </>
+  );
+}
+
+/** One ordinal's row at `y`: its pod's name, then its marks, or its stage in words when there is no time to draw. */
+function row(o: OrdinalTimeline, y: number, pods: boolean, timed: boolean, x: AxisX) {
+  const mid = y + ROW / 2;
+  return (
+    <g data-row={String(o.ordinal)} data-stage={o.stage} class={`st-${o.stage}`}>
+      <text x={4} y={mid + 4}>
+        {o.pod}
+      </text>
+      {o.written && timed ? (
+        marks(o, mid, pods, x)
+      ) : (
+        <text x={X0} y={mid + 4} class="note">
+          {o.untimed ? `${STAGE_TEXT[o.stage]} (no Event left)` : STAGE_TEXT[o.stage]}
+        </text>
+      )}
+    </g>
+  );
+}
+
+/** What each mark means, and which revisions' writes are left out. */
+const timelineKey = (tl: Timeline) => (
+  <figcaption class="muted">
+    <span class="key m-w">●</span> claims written <span class="key bar">▬</span> resizing <span class="key m-r">■</span>{" "}
+    resized
+    {tl.pods ? (
+      <>
+        {" "}
+        <span class="key m-p">▲</span> pod replaced
+      </>
+    ) : null}
+    {tl.otherRevisions.length ? <> · writes of other revisions ({tl.otherRevisions.join(", ")}) left out</> : null}
+  </figcaption>
+);
+
+/** The timeline as a table: every ordinal's times. Its id keeps it open across the live updates (the page's script). */
+const timelineTable = (tl: Timeline) => (
+  <details id="tl-table">
+    <summary>The timeline as a table</summary>
+    <div class="scroll">
+      <table data-timeline-table>
+        <Head labels={["Pod", "Stage", "Claims written", "Resized by", "Pod replaced"]} />
+        <tbody>
+          {tl.ordinals.map((o) => (
+            <tr data-row={String(o.ordinal)}>
+              <th scope="row">{o.pod}</th>
+              <td>{o.stage}</td>
+              <td class="num">{o.written ? <Time value={o.written} /> : "-"}</td>
+              <td class="num">{o.resized ? <Time value={o.resized} /> : "-"}</td>
+              <td class="num">{o.replaced ? <Time value={o.replaced} /> : tl.pods ? "-" : "not claimstep's"}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  </details>
+);
+
+/** The rollout per ordinal: the picture (title, words, axis, one row an ordinal), its key and its table. */
+export function TimelineChart(props: { timeline: Timeline }) {
+  const tl = props.timeline;
+  if (tl.ordinals.length === 0) return null;
+  const { timed, x } = axisOf(tl);
+  const height = TOP + tl.ordinals.length * ROW + 8;
   return (
     <figure class="chart" data-timeline>
       <svg role="img" aria-labelledby="tl-title tl-desc" viewBox={`0 0 ${W} ${height}`} class="chart-svg">
-        <title id="tl-title">{title}</title>
-        <desc id="tl-desc">{desc}</desc>
-        {timed ? (
-          <g class="axis">
-            <text x={X0} y={12}>
-              {clock(tl.start!)}
-            </text>
-            <text x={X1} y={12} text-anchor="end">
-              {clock(tl.end!)}
-            </text>
-            <line x1={X0} x2={X1} y1={TOP - 4} y2={TOP - 4} />
-          </g>
-        ) : null}
-        {tl.ordinals.map((o, i) => {
-          const y = TOP + i * ROW;
-          const mid = y + ROW / 2;
-          const open = o.written !== undefined && o.resized === undefined;
-          return (
-            <g data-row={String(o.ordinal)} data-stage={o.stage} class={`st-${o.stage}`}>
-              <text x={4} y={mid + 4}>
-                {o.pod}
-              </text>
-              {o.written && timed ? (
-                <>
-                  <rect
-                    class={open ? "bar open" : "bar"}
-                    x={x(o.written)}
-                    y={mid - 4}
-                    width={Math.max(1, f1((open ? X1 : x(o.resized)) - x(o.written)))}
-                    height={8}
-                  />
-                  {tl.pods && o.resized ? (
-                    <rect
-                      class="bar pod"
-                      x={x(o.resized)}
-                      y={mid - 2}
-                      width={Math.max(0, f1((o.replaced ? x(o.replaced) : X1) - x(o.resized)))}
-                      height={4}
-                    />
-                  ) : null}
-                  <circle data-mark="written" class="m-w" cx={x(o.written)} cy={mid} r={4} />
-                  {o.resized ? (
-                    <rect data-mark="resized" class="m-r" x={x(o.resized) - 4} y={mid - 4} width={8} height={8} />
-                  ) : null}
-                  {tl.pods && o.replaced ? (
-                    <path data-mark="replaced" class="m-p" d={`M${x(o.replaced)} ${mid + 1}l5 9h-10z`} />
-                  ) : null}
-                </>
-              ) : (
-                <text x={X0} y={mid + 4} class="note">
-                  {o.untimed ? `${STAGE_TEXT[o.stage]} (no Event left)` : STAGE_TEXT[o.stage]}
-                </text>
-              )}
-            </g>
-          );
-        })}
+        <title id="tl-title">{`Rollout of revision ${tl.revision}, per ordinal: claims written, resized${tl.pods ? ", pod replaced" : ""}`}</title>
+        <desc id="tl-desc">{described(tl, timed)}</desc>
+        {timed ? axisLine(tl) : null}
+        {tl.ordinals.map((o, i) => row(o, TOP + i * ROW, tl.pods, timed, x))}
       </svg>
-      <figcaption class="muted">
-        <span class="key m-w">●</span> claims written <span class="key bar">▬</span> resizing{" "}
-        <span class="key m-r">■</span> resized
-        {tl.pods ? (
-          <>
-            {" "}
-            <span class="key m-p">▲</span> pod replaced
-          </>
-        ) : null}
-        {tl.otherRevisions.length ? <> · writes of other revisions ({tl.otherRevisions.join(", ")}) left out</> : null}
-      </figcaption>
-      {/* Its id keeps it open across the live updates (the page's script). */}
-      <details id="tl-table">
-        <summary>The timeline as a table</summary>
-        <div class="scroll">
-          <table data-timeline-table>
-            <thead>
-              <tr>
-                <th scope="col">Pod</th>
-                <th scope="col">Stage</th>
-                <th scope="col">Claims written</th>
-                <th scope="col">Resized by</th>
-                <th scope="col">Pod replaced</th>
-              </tr>
-            </thead>
-            <tbody>
-              {tl.ordinals.map((o) => (
-                <tr data-row={String(o.ordinal)}>
-                  <th scope="row">{o.pod}</th>
-                  <td>{o.stage}</td>
-                  <td class="num">{o.written ? <Time value={o.written} /> : "-"}</td>
-                  <td class="num">{o.resized ? <Time value={o.resized} /> : "-"}</td>
-                  <td class="num">{o.replaced ? <Time value={o.replaced} /> : tl.pods ? "-" : "not claimstep's"}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      </details>
+      {timelineKey(tl)}
+      {timelineTable(tl)}
     </figure>
   );
 }
