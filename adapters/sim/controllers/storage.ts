@@ -53,6 +53,21 @@ const withStatus = (pvc: PersistentVolumeClaim, status: PersistentVolumeClaim["s
   status,
 });
 
+/** One ControllerExpandVolume call: the claim, its volume and driver, and how the resizer names them. */
+interface Expansion {
+  pvc: PersistentVolumeClaim;
+  volume: Volume;
+  driver: DriverBehaviour;
+  /** The time of the call, as the claim's conditions write it. */
+  at: string;
+  /** The size to expand to: the claim's allocatedResources. */
+  target: bigint;
+  driverName: string;
+  /** How the resizer's failure messages begin. */
+  failed: string;
+  regarding: { kind: string; namespace: string; name: string };
+}
+
 /** When an operation on a claim is due; per claim uid. */
 type Due = Map<string, number>;
 
@@ -189,130 +204,157 @@ export class StorageControllers {
     if (!volume) return;
     const driver = driverOf(this.ctx, pvc.spec.storageClassName);
     const stage = resizeStage(pvc, volume.bytes, driver);
-    const uid = key(pvc);
-    const at = this.ctx.clock.stamp();
     if (stage === "idle" || stage === "node") return;
-    if (stage === "hand-back") {
-      if (!this.ready(this.resizeAt, pvc, this.ctx.latencies.reactMs)) return;
-      this.resizeAt.delete(uid);
-      writeClaim(this.ctx, withStatus(pvc, handedBackToNode(pvc.status, at)), RESIZER, "external-resizer");
-      return;
-    }
-    if (stage === "start") {
-      // Once the change is noticed.
-      if (!this.ready(this.resizeAt, pvc, this.ctx.latencies.reactMs)) return;
-      this.resizeAt.delete(uid);
-      const started = controllerResizeStarted(pvc.status, pvc.spec.resources!.requests!.storage!, at);
-      writeClaim(this.ctx, withStatus(pvc, started), RESIZER, "external-resizer");
-      this.resizeAt.set(uid, this.ctx.clock.nowMs() + (driver.resizeMs ?? this.ctx.latencies.resizeMs));
-      this.ctx.clock.wakeAt(this.resizeAt.get(uid)!);
-      return;
-    }
+    if (stage === "hand-back") this.handBackToNode(pvc);
+    else if (stage === "start") this.startResize(pvc, driver);
+    else this.controllerExpandVolume(pvc, volume, driver);
+  }
 
-    // An offline-only driver waiting out its back-off after an in-use refusal re-checks soon
-    // after the last running pod stopped using the volume (the pod's deletion is an event).
-    if (
-      driver.resize === "offline" &&
-      hasCondition(pvc, "ControllerResizeError") &&
-      !runningPodsUsing(this.ctx, pvc).length
-    ) {
-      const soon = this.ctx.clock.nowMs() + this.ctx.latencies.reactMs;
-      const due = this.resizeAt.get(uid);
-      if (due !== undefined && due > soon) {
-        this.resizeAt.set(uid, soon);
-        this.ctx.clock.wakeAt(soon);
-      }
-    }
-    // ControllerExpandVolume, when due.
-    if (!this.ready(this.resizeAt, pvc, driver.resizeMs ?? this.ctx.latencies.resizeMs)) return;
+  private handBackToNode(pvc: PersistentVolumeClaim): void {
+    if (!this.ready(this.resizeAt, pvc, this.ctx.latencies.reactMs)) return;
+    this.resizeAt.delete(key(pvc));
+    const handedBack = handedBackToNode(pvc.status, this.ctx.clock.stamp());
+    writeClaim(this.ctx, withStatus(pvc, handedBack), RESIZER, "external-resizer");
+  }
+
+  /** Once the change is noticed: ControllerResizeInProgress, the expansion due after the driver's latency. */
+  private startResize(pvc: PersistentVolumeClaim, driver: DriverBehaviour): void {
+    const uid = key(pvc);
+    if (!this.ready(this.resizeAt, pvc, this.ctx.latencies.reactMs)) return;
     this.resizeAt.delete(uid);
-    const target = bytes(pvc.status?.allocatedResources?.storage);
-    const driverName = driver.driverName ?? "sim.csi.claimstep.io";
-    const resizer = `resize volume "${volume.name}" by resizer "${driverName}" failed`;
-    const retry = () => {
-      this.resizeAt.set(uid, this.ctx.clock.nowMs() + this.ctx.latencies.retryMs);
-      this.ctx.clock.wakeAt(this.resizeAt.get(uid)!);
-    };
-    const regarding = {
-      kind: "PersistentVolumeClaim",
-      namespace: pvc.metadata.namespace ?? "default",
-      name: pvc.metadata.name,
-    };
+    const started = controllerResizeStarted(pvc.status, pvc.spec.resources!.requests!.storage!, this.ctx.clock.stamp());
+    writeClaim(this.ctx, withStatus(pvc, started), RESIZER, "external-resizer");
+    this.resizeAt.set(uid, this.ctx.clock.nowMs() + (driver.resizeMs ?? this.ctx.latencies.resizeMs));
+    this.ctx.clock.wakeAt(this.resizeAt.get(uid)!);
+  }
 
-    if (driver.resize === "offline") {
-      const users = runningPodsUsing(this.ctx, pvc);
-      if (users.length) {
-        const error = `${resizer}: rpc error: code = FailedPrecondition desc = volume ${volume.name} is in use by pod ${users[0]!.metadata.name}; the driver only supports offline expansion`;
-        emitEvent(
-          this.ctx,
-          regarding,
-          "Warning",
-          "VolumeResizeFailed",
-          `Unable to expand ${regarding.namespace}/${regarding.name} because CSI driver ${driverName} only supports offline expansion and volume is currently in-use`,
-          "external-resizer",
-        );
-        if (!hasCondition(pvc, "ControllerResizeError"))
-          writeClaim(
-            this.ctx,
-            withStatus(pvc, controllerResizeError(pvc.status, error, at)),
-            RESIZER,
-            "external-resizer",
-          );
-        retry();
-        return;
-      }
+  /** ControllerExpandVolume, when due: refused (in use, infeasible, a flaky failure, a cooldown) or done. */
+  private controllerExpandVolume(pvc: PersistentVolumeClaim, volume: Volume, driver: DriverBehaviour): void {
+    this.recheckOfflineSoon(pvc, driver);
+    if (!this.ready(this.resizeAt, pvc, driver.resizeMs ?? this.ctx.latencies.resizeMs)) return;
+    this.resizeAt.delete(key(pvc));
+    const e = this.expansion(pvc, volume, driver);
+    if (this.refusedInUse(e) || this.refusedInfeasible(e) || this.failedFlaky(e) || this.refusedInCooldown(e)) return;
+    this.expanded(e);
+  }
+
+  /**
+   * An offline-only driver waiting out its back-off after an in-use refusal re-checks soon
+   * after the last running pod stopped using the volume (the pod's deletion is an event).
+   */
+  private recheckOfflineSoon(pvc: PersistentVolumeClaim, driver: DriverBehaviour): void {
+    if (
+      driver.resize !== "offline" ||
+      !hasCondition(pvc, "ControllerResizeError") ||
+      runningPodsUsing(this.ctx, pvc).length
+    )
+      return;
+    const soon = this.ctx.clock.nowMs() + this.ctx.latencies.reactMs;
+    const due = this.resizeAt.get(key(pvc));
+    if (due !== undefined && due > soon) {
+      this.resizeAt.set(key(pvc), soon);
+      this.ctx.clock.wakeAt(soon);
     }
-    const refusal = expansionRefusal(driver, target, pvc.spec.storageClassName);
-    if (refusal) {
+  }
+
+  private expansion(pvc: PersistentVolumeClaim, volume: Volume, driver: DriverBehaviour): Expansion {
+    const driverName = driver.driverName ?? "sim.csi.claimstep.io";
+    return {
+      pvc,
+      volume,
+      driver,
+      at: this.ctx.clock.stamp(),
+      target: bytes(pvc.status?.allocatedResources?.storage),
+      driverName,
+      failed: `resize volume "${volume.name}" by resizer "${driverName}" failed`,
+      regarding: {
+        kind: "PersistentVolumeClaim",
+        namespace: pvc.metadata.namespace ?? "default",
+        name: pvc.metadata.name,
+      },
+    };
+  }
+
+  /** The resizer tries again after its back-off. */
+  private retryResize(pvc: PersistentVolumeClaim): void {
+    this.resizeAt.set(key(pvc), this.ctx.clock.nowMs() + this.ctx.latencies.retryMs);
+    this.ctx.clock.wakeAt(this.resizeAt.get(key(pvc))!);
+  }
+
+  private resizeFailedEvent(e: Expansion, note: string): void {
+    emitEvent(this.ctx, e.regarding, "Warning", "VolumeResizeFailed", note, "external-resizer");
+  }
+
+  /** An offline-only driver refuses while a running pod uses the volume: ControllerResizeError, a retry. */
+  private refusedInUse(e: Expansion): boolean {
+    const { pvc, volume, regarding } = e;
+    if (e.driver.resize !== "offline") return false;
+    const users = runningPodsUsing(this.ctx, pvc);
+    if (!users.length) return false;
+    const error = `${e.failed}: rpc error: code = FailedPrecondition desc = volume ${volume.name} is in use by pod ${users[0]!.metadata.name}; the driver only supports offline expansion`;
+    this.resizeFailedEvent(
+      e,
+      `Unable to expand ${regarding.namespace}/${regarding.name} because CSI driver ${e.driverName} only supports offline expansion and volume is currently in-use`,
+    );
+    if (!hasCondition(pvc, "ControllerResizeError"))
       writeClaim(
         this.ctx,
-        withStatus(pvc, controllerResizeInfeasible(pvc.status, refusal, at)),
+        withStatus(pvc, controllerResizeError(pvc.status, error, e.at)),
         RESIZER,
         "external-resizer",
       );
-      emitEvent(
-        this.ctx,
-        regarding,
-        "Warning",
-        "VolumeResizeFailed",
-        `${resizer}: rpc error: ${refusal}`,
-        "external-resizer",
-      );
-      return;
-    }
-    if (driver.resize === "flaky") {
-      const attempts = (this.resizeAttempts.get(uid) ?? 0) + 1;
-      this.resizeAttempts.set(uid, attempts);
-      if (attempts <= (driver.flakyFailures ?? 2)) {
-        // A non-final error: external-resizer only records an event and retries.
-        emitEvent(
-          this.ctx,
-          regarding,
-          "Warning",
-          "VolumeResizeFailed",
-          `${resizer}: rpc error: code = Unavailable desc = backend busy, try again`,
-          "external-resizer",
-        );
-        retry();
-        return;
-      }
-      this.resizeAttempts.delete(uid);
-    }
-    if (driver.modificationCooldownMs !== undefined) {
-      const last = this.modifiedAt.get(uid);
-      if (last !== undefined && this.ctx.clock.nowMs() - last < driver.modificationCooldownMs) {
-        // AWS EBS: EC2 ModifyVolume refuses within the volume's cooldown; the EBS CSI driver answers
-        // Internal with EC2's text, a final error: ControllerResizeError, an event, a retry later.
-        const error = `rpc error: code = Internal desc = Could not resize volume "${volume.name}": operation error EC2: ModifyVolume, https response error StatusCode: 400, api error VolumeModificationRateExceeded: You've reached the maximum modification rate per volume limit. Wait at least 6 hours between modifications per EBS volume.`;
-        const failed = controllerResizeError(pvc.status, `failed to expand pvc with ${error}`, at);
-        writeClaim(this.ctx, withStatus(pvc, failed), RESIZER, "external-resizer");
-        emitEvent(this.ctx, regarding, "Warning", "VolumeResizeFailed", `${resizer}: ${error}`, "external-resizer");
-        retry();
-        return;
-      }
-      this.modifiedAt.set(uid, this.ctx.clock.nowMs());
-    }
+    this.retryResize(pvc);
+    return true;
+  }
 
+  /** A size the driver cannot provide: ControllerResizeInfeasible, no retry. */
+  private refusedInfeasible(e: Expansion): boolean {
+    const refusal = expansionRefusal(e.driver, e.target, e.pvc.spec.storageClassName);
+    if (!refusal) return false;
+    const infeasible = controllerResizeInfeasible(e.pvc.status, refusal, e.at);
+    writeClaim(this.ctx, withStatus(e.pvc, infeasible), RESIZER, "external-resizer");
+    this.resizeFailedEvent(e, `${e.failed}: rpc error: ${refusal}`);
+    return true;
+  }
+
+  /** A flaky driver's first attempts fail: a non-final error, so external-resizer only records an event and retries. */
+  private failedFlaky(e: Expansion): boolean {
+    if (e.driver.resize !== "flaky") return false;
+    const uid = key(e.pvc);
+    const attempts = (this.resizeAttempts.get(uid) ?? 0) + 1;
+    this.resizeAttempts.set(uid, attempts);
+    if (attempts <= (e.driver.flakyFailures ?? 2)) {
+      this.resizeFailedEvent(e, `${e.failed}: rpc error: code = Unavailable desc = backend busy, try again`);
+      this.retryResize(e.pvc);
+      return true;
+    }
+    this.resizeAttempts.delete(uid);
+    return false;
+  }
+
+  /**
+   * AWS EBS: EC2 ModifyVolume refuses within the volume's cooldown; the EBS CSI driver answers
+   * Internal with EC2's text, a final error: ControllerResizeError, an event, a retry later.
+   * Outside it, the modification starts a new cooldown.
+   */
+  private refusedInCooldown(e: Expansion): boolean {
+    if (e.driver.modificationCooldownMs === undefined) return false;
+    const uid = key(e.pvc);
+    const last = this.modifiedAt.get(uid);
+    if (last !== undefined && this.ctx.clock.nowMs() - last < e.driver.modificationCooldownMs) {
+      const error = `rpc error: code = Internal desc = Could not resize volume "${e.volume.name}": operation error EC2: ModifyVolume, https response error StatusCode: 400, api error VolumeModificationRateExceeded: You've reached the maximum modification rate per volume limit. Wait at least 6 hours between modifications per EBS volume.`;
+      const failed = controllerResizeError(e.pvc.status, `failed to expand pvc with ${error}`, e.at);
+      writeClaim(this.ctx, withStatus(e.pvc, failed), RESIZER, "external-resizer");
+      this.resizeFailedEvent(e, `${e.failed}: ${error}`);
+      this.retryResize(e.pvc);
+      return true;
+    }
+    this.modifiedAt.set(uid, this.ctx.clock.nowMs());
+    return false;
+  }
+
+  /** The volume has the new size: done on the controller, or NodeResizePending for the kubelet. */
+  private expanded({ pvc, volume, driver, at, target }: Expansion): void {
     // The PV's capacity is the new size from here.
     volume.bytes = target;
     if (finishesOnController(pvc, driver)) {
