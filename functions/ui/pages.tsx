@@ -143,6 +143,36 @@ export function MessagePage(props: {
   );
 }
 
+/**
+ * A page's live part: the status line the script speaks through (`#live-status`), then the section
+ * it keeps current (`#live`) with the attributes that say where and how often (data-poll,
+ * data-stream, data-every), in the order given.
+ */
+function Live({
+  follows,
+  children,
+  ...section
+}: {
+  follows: string;
+  "aria-label"?: string;
+  "aria-labelledby"?: string;
+  "data-poll": string;
+  "data-stream"?: string | undefined;
+  "data-every": string;
+  children: Child;
+}) {
+  return (
+    <>
+      <p class="live-status muted" id="live-status" role="status" aria-live="polite">
+        {follows}
+      </p>
+      <section id="live" {...section}>
+        {children}
+      </section>
+    </>
+  );
+}
+
 /** Where the list page polls its live part: `${base}/sets`. */
 export const listFragmentHref = (at: At | undefined) => `${at?.base ?? "/ui"}/sets`;
 
@@ -159,17 +189,14 @@ export function ListPage(props: {
       <h1>Opted-in StatefulSets</h1>
       <p class="muted">{props.scope}</p>
       <ClockNote clock={props.clock} />
-      <p class="live-status muted" id="live-status" role="status" aria-live="polite">
-        Follows the sets live.
-      </p>
-      <section
-        id="live"
+      <Live
+        follows="Follows the sets live."
         aria-label="Opted-in StatefulSets"
         data-poll={listFragmentHref(props.at)}
         data-every={String(props.every ?? 2)}
       >
         <ListFragment sets={props.sets} errors={props.errors} at={props.at} />
-      </section>
+      </Live>
     </Layout>
   );
 }
@@ -275,18 +302,15 @@ export function SetPage(props: {
         StatefulSet <span data-field="namespace">{ref.namespace}</span>/<span data-field="name">{ref.name}</span>
       </h1>
       <ClockNote clock={props.clock} />
-      <p class="live-status muted" id="live-status" role="status" aria-live="polite">
-        Follows the rollout live.
-      </p>
-      <section
-        id="live"
+      <Live
+        follows="Follows the rollout live."
         aria-labelledby="status"
         data-poll={`${base}/fragment${query}`}
         data-stream={props.stream ? `${base}/stream${query}` : undefined}
         data-every={String(props.every)}
       >
         <LiveFragment view={props.view} events={props.events} />
-      </section>
+      </Live>
     </Layout>
   );
 }
