@@ -324,62 +324,73 @@ async function buildApply(admission: WebhookHandler, seed = 1): Promise<SimClust
   return sim;
 }
 
-/**
- * Every name of SCENARIO_NAMES, and no other (the type checks both ways), built with claimstep's
- * step and admission route where a scenario needs them (functions/scenarios.ts passes runStep).
- */
-export const simScenarios = ({ step, admission }: ScenarioClaimstep): Record<string, Scenario> =>
+type Scenarios = Partial<Record<ScenarioName, Scenario>>;
+
+/** Rollouts that go through: a size and a class, on two claims or on one. */
+const ROLLOUTS = {
+  grow: scenario(
+    "grow data 1Gi → 2Gi and move wal to VolumeAttributesClass gold, one ordinal at a time",
+    "every claim was updated highest ordinal first, each waiting for the resize or modification to finish before the next",
+    {},
+  ),
+  vac: scenario(
+    "grow data to 2Gi and move it to VolumeAttributesClass gold",
+    "a size and a VolumeAttributesClass change go in one apply per claim; the claim is ready once both took effect",
+    { desired: [{ ...CHANGE[0]!, volumeAttributesClassName: "gold" }, LIVE[1]!] },
+  ),
+} satisfies Scenarios;
+
+/** Requests claimstep refuses: blocked before any write, or at the first claim. */
+const REFUSED = {
+  blocked: scenario(
+    "class fast does not allow expansion (allowVolumeExpansion unset)",
+    "the API server would refuse the expansion: claimstep blocks with ExpansionNotAllowed before writing anything",
+    { expandable: false },
+  ),
+  "blocked-class": scenario(
+    "the desired data template names storage class premium, but the claims are of class fast",
+    "a claim's class is immutable: claimstep blocks before writing anything, with the fix in the message",
+    { desired: [{ ...CHANGE[0]!, storageClassName: "premium" }, CHANGE[1]!] },
+  ),
+  infeasible: scenario(
+    "the CSI driver rejects the expansion as infeasible",
+    "a terminal resize failure blocks the rollout at the first claim (ResizeFailed), so no other claim is touched",
+    { driver: { resize: "infeasible", modify: "ok" } },
+  ),
+} satisfies Scenarios;
+
+/** Expansions that need a pod restarted, one of them under a PodDisruptionBudget. */
+const RESTARTS = {
+  "offline-driver": scenario(
+    "the CSI driver of class fast only expands volumes no pod is using; restart-pods: WhenRequired",
+    "each resize waited on the driver's in-use error until claimstep evicted that one pod (Eviction API, every other pod Ready); the volume grew while the pod was down",
+    {
+      driver: { resize: "offline", modify: "ok", driverName: "offline.csi.example.com" },
+      annotations: { [Keys.restartPods]: "WhenRequired" },
+    },
+  ),
+  "node-expansion-restart": scenario(
+    "the driver grows volumes online but the node grows the file system only at mount; restart-pods: WhenRequired, restart-after 2m",
+    "each claim waited FileSystemResizePending on its running pod; after restart-after claimstep evicted that pod, the new one mounted the volume and the file system grew",
+    {
+      driver: { resize: "online", nodeExpansion: "offline", modify: "ok" },
+      annotations: { [Keys.restartPods]: "WhenRequired", [Keys.restartAfter]: "2m" },
+    },
+  ),
+  "pdb-blocks": scenario(
+    "restarts needed (file system grows only at mount) under a PodDisruptionBudget minAvailable 3 of 3, which a person relaxes to 2 after 8 minutes",
+    "while the budget allowed no disruption claimstep waited (DisruptionBudget, asking again only after the refused eviction's two-minute charge); once it allowed one, each pod was restarted in turn",
+    {
+      driver: { resize: "online", nodeExpansion: "offline", modify: "ok" },
+      annotations: { [Keys.restartPods]: "WhenRequired", [Keys.restartAfter]: "1m" },
+      budget: { minAvailable: 3, relaxAfterMs: 8 * 60_000 },
+    },
+  ),
+} satisfies Scenarios;
+
+/** The re-create of the set at the end of the rollout, and one cut short by a crash. */
+const reCreates = (step: ScenarioStep) =>
   ({
-    grow: scenario(
-      "grow data 1Gi → 2Gi and move wal to VolumeAttributesClass gold, one ordinal at a time",
-      "every claim was updated highest ordinal first, each waiting for the resize or modification to finish before the next",
-      {},
-    ),
-    vac: scenario(
-      "grow data to 2Gi and move it to VolumeAttributesClass gold",
-      "a size and a VolumeAttributesClass change go in one apply per claim; the claim is ready once both took effect",
-      { desired: [{ ...CHANGE[0]!, volumeAttributesClassName: "gold" }, LIVE[1]!] },
-    ),
-    blocked: scenario(
-      "class fast does not allow expansion (allowVolumeExpansion unset)",
-      "the API server would refuse the expansion: claimstep blocks with ExpansionNotAllowed before writing anything",
-      { expandable: false },
-    ),
-    "blocked-class": scenario(
-      "the desired data template names storage class premium, but the claims are of class fast",
-      "a claim's class is immutable: claimstep blocks before writing anything, with the fix in the message",
-      { desired: [{ ...CHANGE[0]!, storageClassName: "premium" }, CHANGE[1]!] },
-    ),
-    infeasible: scenario(
-      "the CSI driver rejects the expansion as infeasible",
-      "a terminal resize failure blocks the rollout at the first claim (ResizeFailed), so no other claim is touched",
-      { driver: { resize: "infeasible", modify: "ok" } },
-    ),
-    "offline-driver": scenario(
-      "the CSI driver of class fast only expands volumes no pod is using; restart-pods: WhenRequired",
-      "each resize waited on the driver's in-use error until claimstep evicted that one pod (Eviction API, every other pod Ready); the volume grew while the pod was down",
-      {
-        driver: { resize: "offline", modify: "ok", driverName: "offline.csi.example.com" },
-        annotations: { [Keys.restartPods]: "WhenRequired" },
-      },
-    ),
-    "node-expansion-restart": scenario(
-      "the driver grows volumes online but the node grows the file system only at mount; restart-pods: WhenRequired, restart-after 2m",
-      "each claim waited FileSystemResizePending on its running pod; after restart-after claimstep evicted that pod, the new one mounted the volume and the file system grew",
-      {
-        driver: { resize: "online", nodeExpansion: "offline", modify: "ok" },
-        annotations: { [Keys.restartPods]: "WhenRequired", [Keys.restartAfter]: "2m" },
-      },
-    ),
-    "pdb-blocks": scenario(
-      "restarts needed (file system grows only at mount) under a PodDisruptionBudget minAvailable 3 of 3, which a person relaxes to 2 after 8 minutes",
-      "while the budget allowed no disruption claimstep waited (DisruptionBudget, asking again only after the refused eviction's two-minute charge); once it allowed one, each pod was restarted in turn",
-      {
-        driver: { resize: "online", nodeExpansion: "offline", modify: "ok" },
-        annotations: { [Keys.restartPods]: "WhenRequired", [Keys.restartAfter]: "1m" },
-        budget: { minAvailable: 3, relaxAfterMs: 8 * 60_000 },
-      },
-    ),
     finalize: scenario(
       "grow, then re-create web with the new templates (claimstep.io/finalize: Recreate; claims owned by the set, whenDeleted: Delete); right after, a person scales web to 4",
       "the set was re-created from a recorded manifest (orphan delete, create, adoption): every pod and claim kept, and the scale-up created data-web-3 at the new size",
@@ -393,75 +404,109 @@ export const simScenarios = ({ step, admission }: ScenarioClaimstep): Record<str
         "the next invocation found the record and no set, created the set from it, waited for adoption and removed the record: a crash between any two requests is finished by the next step",
       build: (seed) => buildFinalizeCrash(step, seed),
     },
-    "pods-claims-first": scenario(
-      "5 replicas: data grows to 2Gi and the pod template gets a new image together; pod-coordination: ClaimsFirst, pods held (set --hold-pods), maxUnavailable 1",
-      "each pod was replaced only after its own claims were ready (the partition went down one ordinal at a time), then the next ordinal's claims began; your partition came back at the end",
-      { replicas: 5, maxUnavailable: 1, holdPods: true, image: "registry.k8s.io/pause:3.10" },
-    ),
-    "pods-claims-first-2": scenario(
-      "as pods-claims-first with maxUnavailable 2: two ordinals' claims and pods in flight at once",
-      "two ordinals moved at a time, each still claims first, then its pod",
-      { replicas: 5, maxUnavailable: 2, holdPods: true, image: "registry.k8s.io/pause:3.10" },
-    ),
-    "flaky-api": scenario(
-      "the API server answers 429, 500 or a timeout to one request in eight; the driver fails transiently too",
-      "a failed invocation leaves the cluster valid; the next one re-reads it and continues from where it really is",
-      {
-        driver: { resize: "flaky", flakyFailures: 2, modify: "ok" },
-        faults: { tooManyRequests: 0.05, serverError: 0.04, timeout: 0.035, retryAfterSeconds: 2 },
-      },
-    ),
-    quota: scenario(
-      "a ResourceQuota of 8Gi (6Gi in use) leaves room for only two of the three data claims to grow to 2Gi",
-      "the API server refused the expansion; claimstep reports it as QuotaExceeded with the quota's numbers",
-      { quota: "8Gi" },
-    ),
-    recover: {
-      summary:
-        "data asked for 1Ti, more than the driver provides (100Gi): data-web-2 failed as ControllerResizeInfeasible; the desired data is back to 2Gi",
-      lesson:
-        "a failed expansion is undone by lowering the template: the failed claim comes back down to 2Gi (Kubernetes ≥ 1.34 accepts a request above status.capacity), then the rollout goes on",
-      build: buildRecover,
+  }) satisfies Scenarios;
+
+/** Claims and pods together (pod-coordination: ClaimsFirst), one or two ordinals at a time. */
+const CLAIMS_FIRST = {
+  "pods-claims-first": scenario(
+    "5 replicas: data grows to 2Gi and the pod template gets a new image together; pod-coordination: ClaimsFirst, pods held (set --hold-pods), maxUnavailable 1",
+    "each pod was replaced only after its own claims were ready (the partition went down one ordinal at a time), then the next ordinal's claims began; your partition came back at the end",
+    { replicas: 5, maxUnavailable: 1, holdPods: true, image: "registry.k8s.io/pause:3.10" },
+  ),
+  "pods-claims-first-2": scenario(
+    "as pods-claims-first with maxUnavailable 2: two ordinals' claims and pods in flight at once",
+    "two ordinals moved at a time, each still claims first, then its pod",
+    { replicas: 5, maxUnavailable: 2, holdPods: true, image: "registry.k8s.io/pause:3.10" },
+  ),
+} satisfies Scenarios;
+
+/** A cluster that fails under the rollout (API faults, a flaky driver, a quota), or failed before it. */
+const FAILURES = {
+  "flaky-api": scenario(
+    "the API server answers 429, 500 or a timeout to one request in eight; the driver fails transiently too",
+    "a failed invocation leaves the cluster valid; the next one re-reads it and continues from where it really is",
+    {
+      driver: { resize: "flaky", flakyFailures: 2, modify: "ok" },
+      faults: { tooManyRequests: 0.05, serverError: 0.04, timeout: 0.035, retryAfterSeconds: 2 },
     },
-    autogrow: {
-      summary: `web is complete at data 1Gi with claimstep.io/autogrow ${JSON.stringify(AUTOGROW_POLICY)}; an application fills data-web-2 at 2 MiB/s (data-web-1 at 1, data-web-0 at 0.5): it has just crossed 80%`,
-      lesson:
-        "the usage (one Prometheus query per step) crossed the threshold: claimstep raised the desired data template by half, rounded up to whole Gi, and the normal rollout grew every ordinal alike, highest first; no claim is above the threshold any more",
-      build: (seed) => buildAutogrow(step, seed),
+  ),
+  quota: scenario(
+    "a ResourceQuota of 8Gi (6Gi in use) leaves room for only two of the three data claims to grow to 2Gi",
+    "the API server refused the expansion; claimstep reports it as QuotaExceeded with the quota's numbers",
+    { quota: "8Gi" },
+  ),
+  recover: {
+    summary:
+      "data asked for 1Ti, more than the driver provides (100Gi): data-web-2 failed as ControllerResizeInfeasible; the desired data is back to 2Gi",
+    lesson:
+      "a failed expansion is undone by lowering the template: the failed claim comes back down to 2Gi (Kubernetes ≥ 1.34 accepts a request above status.capacity), then the rollout goes on",
+    build: buildRecover,
+  },
+} satisfies Scenarios;
+
+const autogrowScenario = (step: ScenarioStep): Scenario => ({
+  summary: `web is complete at data 1Gi with claimstep.io/autogrow ${JSON.stringify(AUTOGROW_POLICY)}; an application fills data-web-2 at 2 MiB/s (data-web-1 at 1, data-web-0 at 0.5): it has just crossed 80%`,
+  lesson:
+    "the usage (one Prometheus query per step) crossed the threshold: claimstep raised the desired data template by half, rounded up to whole Gi, and the normal rollout grew every ordinal alike, highest first; no claim is above the threshold any more",
+  build: (seed) => buildAutogrow(step, seed),
+});
+
+const applyScenario = (admission: WebhookHandler): Scenario => ({
+  summary:
+    "claimstep's admission webhook is installed and web is labelled claimstep.io/admission=enabled; `kubectl apply --server-side` of web with data at 2Gi (was 1Gi) was accepted: the webhook kept spec at 1Gi and wrote the 2Gi template into claimstep's annotation, with finalize Recreate",
+  lesson:
+    "the apply the API server would refuse (422) went through the webhook into a rollout, highest ordinal first, then the set was re-created with data at 2Gi: its live spec now matches the applied manifest (try `claimstep apply -f web.yaml --cluster sim:apply` for the same gesture)",
+  build: (seed) => buildApply(admission, seed),
+});
+
+/** Claim templates added or removed, through the re-create and the pods' restarts. */
+const TEMPLATE_CHANGES = {
+  "add-template": scenario(
+    "web runs with claim template data (mounted at /data); claimstep.io/finalize: Recreate; the desired templates add logs (1Gi, class fast) and claimstep.io/pod-template holds the pod template that mounts it at /logs",
+    "the set was re-created with logs and the pod template that mounts it in one create; the StatefulSet controller cannot put a volume into a running pod (it created logs-web-0 and stopped at web-0), so claimstep evicted the pods lowest ordinal first: each came back mounting data and logs, its logs claim created by the controller; no claim was deleted and the data claims kept their uids",
+    {
+      live: [LIVE[0]!],
+      mounts: ["data"],
+      desired: [LIVE[0]!, { name: "logs", storage: "1Gi", storageClassName: "fast" }],
+      heldMounts: ["data", "logs"],
+      annotations: { [Keys.finalize]: "Recreate" },
     },
-    apply: {
-      summary:
-        "claimstep's admission webhook is installed and web is labelled claimstep.io/admission=enabled; `kubectl apply --server-side` of web with data at 2Gi (was 1Gi) was accepted: the webhook kept spec at 1Gi and wrote the 2Gi template into claimstep's annotation, with finalize Recreate",
-      lesson:
-        "the apply the API server would refuse (422) went through the webhook into a rollout, highest ordinal first, then the set was re-created with data at 2Gi: its live spec now matches the applied manifest (try `claimstep apply -f web.yaml --cluster sim:apply` for the same gesture)",
-      build: (seed) => buildApply(admission, seed),
+  ),
+  "remove-template": scenario(
+    'web has claim templates data and cache, its pod template mounts both; claimstep.io/remove-claim-templates: ["cache"], claimstep.io/pod-template holds the pod template without the cache mount; claimstep.io/finalize: Recreate',
+    "the set was re-created without cache and the pods were restarted lowest ordinal first so that none mounts it; the cache claims were kept, labelled claimstep.io/orphaned-from=web (claimstep status lists them with the command that deletes them): claimstep never deletes a claim",
+    {
+      live: [LIVE[0]!, { name: "cache", storage: "1Gi", storageClassName: "fast" }],
+      mounts: ["data", "cache"],
+      desired: [LIVE[0]!],
+      heldMounts: ["data"],
+      remove: ["cache"],
+      annotations: { [Keys.finalize]: "Recreate" },
     },
-    "add-template": scenario(
-      "web runs with claim template data (mounted at /data); claimstep.io/finalize: Recreate; the desired templates add logs (1Gi, class fast) and claimstep.io/pod-template holds the pod template that mounts it at /logs",
-      "the set was re-created with logs and the pod template that mounts it in one create; the StatefulSet controller cannot put a volume into a running pod (it created logs-web-0 and stopped at web-0), so claimstep evicted the pods lowest ordinal first: each came back mounting data and logs, its logs claim created by the controller; no claim was deleted and the data claims kept their uids",
-      {
-        live: [LIVE[0]!],
-        mounts: ["data"],
-        desired: [LIVE[0]!, { name: "logs", storage: "1Gi", storageClassName: "fast" }],
-        heldMounts: ["data", "logs"],
-        annotations: { [Keys.finalize]: "Recreate" },
-      },
-    ),
-    "remove-template": scenario(
-      'web has claim templates data and cache, its pod template mounts both; claimstep.io/remove-claim-templates: ["cache"], claimstep.io/pod-template holds the pod template without the cache mount; claimstep.io/finalize: Recreate',
-      "the set was re-created without cache and the pods were restarted lowest ordinal first so that none mounts it; the cache claims were kept, labelled claimstep.io/orphaned-from=web (claimstep status lists them with the command that deletes them): claimstep never deletes a claim",
-      {
-        live: [LIVE[0]!, { name: "cache", storage: "1Gi", storageClassName: "fast" }],
-        mounts: ["data", "cache"],
-        desired: [LIVE[0]!],
-        heldMounts: ["data"],
-        remove: ["cache"],
-        annotations: { [Keys.finalize]: "Recreate" },
-      },
-    ),
-    "opted-out": scenario(
-      "web is not opted in and desires nothing: try `claimstep set web data --storage 2Gi --cluster sim:opted-out`",
-      "a set that is not opted in is left alone: no write of any kind",
-      { strategy: "OnClaimDelete", desired: null },
-    ),
+  ),
+} satisfies Scenarios;
+
+const OPTED_OUT = scenario(
+  "web is not opted in and desires nothing: try `claimstep set web data --storage 2Gi --cluster sim:opted-out`",
+  "a set that is not opted in is left alone: no write of any kind",
+  { strategy: "OnClaimDelete", desired: null },
+);
+
+/**
+ * Every name of SCENARIO_NAMES, and no other (the type checks both ways: each group's names, and
+ * all of them here), built with claimstep's step and admission route where a scenario needs them
+ * (functions/scenarios.ts passes runStep). In the order of SCENARIO_NAMES' first list.
+ */
+export const simScenarios = ({ step, admission }: ScenarioClaimstep): Record<string, Scenario> =>
+  ({
+    ...ROLLOUTS,
+    ...REFUSED,
+    ...RESTARTS,
+    ...reCreates(step),
+    ...CLAIMS_FIRST,
+    ...FAILURES,
+    autogrow: autogrowScenario(step),
+    apply: applyScenario(admission),
+    ...TEMPLATE_CHANGES,
+    "opted-out": OPTED_OUT,
   }) satisfies Record<ScenarioName, Scenario>;
