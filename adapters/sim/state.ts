@@ -61,111 +61,133 @@ export function checkClusterState(json: unknown): SimClusterState {
     );
   }
   try {
-    need(isRecord(json), "it is not an object");
-    need(isRecord(json.options), "options is not an object");
-    const clock = json.clock as ClockState;
-    need(isRecord(clock) && Number.isFinite(clock.nowMs), "clock.nowMs is not a number");
-    need(Array.isArray(clock.wakes) && clock.wakes.every(Number.isFinite), "clock.wakes is not a list of numbers");
-    need(Number.isInteger(json.prng), "prng is not an integer");
-    const faults = json.faults as FaultState;
-    need(
-      isRecord(faults) && isRecord(faults.plan) && Number.isInteger(faults.prng),
-      "faults is not a fault plan with its PRNG state",
-    );
-    numbers(faults.counts, "faults.counts");
-    numbers(json.latencies, "latencies");
-    need(
-      isRecord(json.drivers) && Object.values(json.drivers).every((d) => isRecord(d) && typeof d.resize === "string"),
-      "drivers is not a map of driver behaviours",
-    );
-    need(isRecord(json.volumes), "volumes is not an object");
-    for (const [uid, v] of Object.entries(json.volumes)) {
-      need(
-        isRecord(v) && typeof v.name === "string" && typeof v.bytes === "string" && /^\d+$/.test(v.bytes),
-        `volumes.${uid} is not a volume with a size in bytes`,
-      );
-    }
-    const storage = json.storage as Record<string, unknown>;
-    need(isRecord(storage), "storage is not an object");
-    for (const k of ["bindAt", "resizeAt", "resizeAttempts", "modifyAt"]) numbers(storage[k], `storage.${k}`);
-    const kubelet = json.kubelet as Record<string, unknown>;
-    need(isRecord(kubelet), "kubelet is not an object");
-    for (const k of ["startAt", "expandAt"]) numbers(kubelet[k], `kubelet.${k}`);
-    if (json.people !== undefined) {
-      need(
-        Array.isArray(json.people) &&
-          json.people.every(
-            (e: unknown) =>
-              isRecord(e) &&
-              Number.isFinite(e.atMs) &&
-              typeof e.resource === "string" &&
-              typeof e.name === "string" &&
-              isRecord(e.mergePatch),
-          ),
-        "people is not a list of scheduled edits",
-      );
-    }
-    if (json.gc !== undefined) {
-      need(isRecord(json.gc), "gc is not an object");
-      numbers(json.gc.due, "gc.due");
-    }
-    if (json.workloads !== undefined) {
-      const w = json.workloads as Record<string, unknown>;
-      need(isRecord(w), "workloads is not an object");
-      need(
-        Array.isArray(w.workloads) &&
-          w.workloads.every(
-            (x: unknown) =>
-              isRecord(x) &&
-              typeof x.namespace === "string" &&
-              typeof x.claims === "string" &&
-              Number.isFinite(x.bytesPerSecond),
-          ),
-        "workloads.workloads is not a list of workloads",
-      );
-      need(isRecord(w.used), "workloads.used is not an object");
-      for (const [uid, u] of Object.entries(w.used)) {
-        need(
-          isRecord(u) && typeof u.bytes === "string" && /^\d+$/.test(u.bytes) && Number.isFinite(u.atMs),
-          `workloads.used.${uid} is not bytes used at a time`,
-        );
-      }
-    }
-    const store = json.store as Record<string, unknown>;
-    need(isRecord(store) && Number.isInteger(store.revision), "store.revision is not an integer");
-    need(isRecord(store.objects), "store.objects is not an object");
-    for (const [r, entries] of Object.entries(store.objects)) {
-      need(Object.hasOwn(RESOURCES, r), `store.objects.${r}: the simulated cluster stores no such resource`);
-      need(Array.isArray(entries), `store.objects.${r} is not a list`);
-      entries.forEach((e: unknown, i) => {
-        const at = `store.objects.${r}[${i}]`;
-        need(
-          isRecord(e) &&
-            isRecord(e.object) &&
-            isRecord(e.object.metadata) &&
-            typeof e.object.metadata.name === "string",
-          `${at} is not an object with a name`,
-        );
-        need(
-          typeof e.object.metadata.resourceVersion === "string" && typeof e.object.metadata.uid === "string",
-          `${at} has no uid or resourceVersion`,
-        );
-        need(
-          Array.isArray(e.owners) &&
-            e.owners.every(
-              (o: unknown) =>
-                isRecord(o) &&
-                typeof o.manager === "string" &&
-                Array.isArray(o.fields) &&
-                o.fields.every((p: unknown) => Array.isArray(p) && p.every((s) => typeof s === "string")),
-            ),
-          `${at}.owners is not a list of field managers`,
-        );
-      });
-    }
+    checkParts(json);
     return json as unknown as SimClusterState;
   } catch (err) {
     if (err instanceof Invalid) throw new Error(`not a simulated cluster's state: ${err.message}`);
     throw err;
   }
+}
+
+/** Each part of the state in the order of SimClusterState; throws Invalid at the first that is wrong. */
+function checkParts(json: unknown): void {
+  need(isRecord(json), "it is not an object");
+  need(isRecord(json.options), "options is not an object");
+  checkClock(json.clock);
+  need(Number.isInteger(json.prng), "prng is not an integer");
+  checkFaults(json.faults);
+  numbers(json.latencies, "latencies");
+  need(
+    isRecord(json.drivers) && Object.values(json.drivers).every((d) => isRecord(d) && typeof d.resize === "string"),
+    "drivers is not a map of driver behaviours",
+  );
+  checkVolumes(json.volumes);
+  checkTimers(json.storage, "storage", ["bindAt", "resizeAt", "resizeAttempts", "modifyAt"]);
+  checkTimers(json.kubelet, "kubelet", ["startAt", "expandAt"]);
+  if (json.people !== undefined) checkPeople(json.people);
+  if (json.gc !== undefined) {
+    need(isRecord(json.gc), "gc is not an object");
+    numbers(json.gc.due, "gc.due");
+  }
+  if (json.workloads !== undefined) checkWorkloads(json.workloads);
+  checkStore(json.store);
+}
+
+function checkClock(clock: unknown): void {
+  need(isRecord(clock) && Number.isFinite(clock.nowMs), "clock.nowMs is not a number");
+  need(Array.isArray(clock.wakes) && clock.wakes.every(Number.isFinite), "clock.wakes is not a list of numbers");
+}
+
+function checkFaults(faults: unknown): void {
+  need(
+    isRecord(faults) && isRecord(faults.plan) && Number.isInteger(faults.prng),
+    "faults is not a fault plan with its PRNG state",
+  );
+  numbers(faults.counts, "faults.counts");
+}
+
+function checkVolumes(volumes: unknown): void {
+  need(isRecord(volumes), "volumes is not an object");
+  for (const [uid, v] of Object.entries(volumes)) {
+    need(
+      isRecord(v) && typeof v.name === "string" && typeof v.bytes === "string" && /^\d+$/.test(v.bytes),
+      `volumes.${uid} is not a volume with a size in bytes`,
+    );
+  }
+}
+
+/** A controller's state: each of its `tables` maps a key to a number (due times, attempts). */
+function checkTimers(state: unknown, what: string, tables: string[]): void {
+  need(isRecord(state), `${what} is not an object`);
+  for (const k of tables) numbers(state[k], `${what}.${k}`);
+}
+
+function checkPeople(people: unknown): void {
+  need(
+    Array.isArray(people) &&
+      people.every(
+        (e: unknown) =>
+          isRecord(e) &&
+          Number.isFinite(e.atMs) &&
+          typeof e.resource === "string" &&
+          typeof e.name === "string" &&
+          isRecord(e.mergePatch),
+      ),
+    "people is not a list of scheduled edits",
+  );
+}
+
+function checkWorkloads(w: unknown): void {
+  need(isRecord(w), "workloads is not an object");
+  need(
+    Array.isArray(w.workloads) &&
+      w.workloads.every(
+        (x: unknown) =>
+          isRecord(x) &&
+          typeof x.namespace === "string" &&
+          typeof x.claims === "string" &&
+          Number.isFinite(x.bytesPerSecond),
+      ),
+    "workloads.workloads is not a list of workloads",
+  );
+  need(isRecord(w.used), "workloads.used is not an object");
+  for (const [uid, u] of Object.entries(w.used)) {
+    need(
+      isRecord(u) && typeof u.bytes === "string" && /^\d+$/.test(u.bytes) && Number.isFinite(u.atMs),
+      `workloads.used.${uid} is not bytes used at a time`,
+    );
+  }
+}
+
+function checkStore(store: unknown): void {
+  need(isRecord(store) && Number.isInteger(store.revision), "store.revision is not an integer");
+  need(isRecord(store.objects), "store.objects is not an object");
+  for (const [r, entries] of Object.entries(store.objects)) {
+    need(Object.hasOwn(RESOURCES, r), `store.objects.${r}: the simulated cluster stores no such resource`);
+    need(Array.isArray(entries), `store.objects.${r} is not a list`);
+    entries.forEach((e: unknown, i) => checkStoredObject(e, `store.objects.${r}[${i}]`));
+  }
+}
+
+/** One stored object: its metadata's name, uid and resourceVersion, and its field managers. */
+function checkStoredObject(e: unknown, at: string): void {
+  need(
+    isRecord(e) && isRecord(e.object) && isRecord(e.object.metadata) && typeof e.object.metadata.name === "string",
+    `${at} is not an object with a name`,
+  );
+  need(
+    typeof e.object.metadata.resourceVersion === "string" && typeof e.object.metadata.uid === "string",
+    `${at} has no uid or resourceVersion`,
+  );
+  need(
+    Array.isArray(e.owners) &&
+      e.owners.every(
+        (o: unknown) =>
+          isRecord(o) &&
+          typeof o.manager === "string" &&
+          Array.isArray(o.fields) &&
+          o.fields.every((p: unknown) => Array.isArray(p) && p.every((s) => typeof s === "string")),
+      ),
+    `${at}.owners is not a list of field managers`,
+  );
 }
