@@ -547,12 +547,19 @@ export class SimWebhooks {
   }
 
   /** POST one AdmissionReview; the webhook's `response`, or why the call failed. */
-  private async call(
-    webhook: Json,
-    a: AdmissionAttributes,
-    object: Json,
-  ): Promise<{ response: Json } | { error: string }> {
+  private async call(webhook: Json, a: AdmissionAttributes, object: Json): Promise<CallOutcome> {
     const timeoutSeconds = typeof webhook.timeoutSeconds === "number" ? webhook.timeoutSeconds : 10;
+    const target = this.target(webhook, timeoutSeconds);
+    if ("error" in target) return target;
+    const post = `failed to call webhook: Post ${JSON.stringify(target.url)}`;
+    const uid = this.prng.uuid();
+    const res = await sendReview(target, admissionReview(a, object, uid), timeoutSeconds, post);
+    if ("error" in res) return res;
+    return reviewResponse(res, uid, post);
+  }
+
+  /** The URL called (with `?timeout=<n>s`) and the handler behind it, or why there is none. */
+  private target(webhook: Json, timeoutSeconds: number): { url: string; handler: WebhookHandler } | { error: string } {
     let base: string;
     try {
       base = webhookUrl(webhook.clientConfig);
@@ -560,87 +567,107 @@ export class SimWebhooks {
       return { error: (err as Error).message };
     }
     const url = `${base}${base.includes("?") ? "&" : "?"}timeout=${timeoutSeconds}s`;
-    const post = `failed to call webhook: Post ${JSON.stringify(url)}`;
     const handler = this.handlerFor(url);
     if (!handler) {
       const u = new URL(url);
-      return { error: `${post}: dial tcp ${u.hostname}:${u.port || 443}: connect: connection refused` };
-    }
-    const uid = this.prng.uuid();
-    const review = {
-      kind: "AdmissionReview",
-      apiVersion: "admission.k8s.io/v1",
-      request: {
-        uid,
-        kind: { group: a.group, version: a.version, kind: a.kind },
-        resource: { group: a.group, version: a.version, resource: a.resource },
-        requestKind: { group: a.group, version: a.version, kind: a.kind },
-        requestResource: { group: a.group, version: a.version, resource: a.resource },
-        name: a.name,
-        ...(a.namespace !== undefined ? { namespace: a.namespace } : {}),
-        operation: a.operation,
-        userInfo: a.userInfo,
-        object,
-        oldObject: a.oldObject ?? null,
-        dryRun: a.dryRun,
-        options: {
-          kind: a.operation === "CREATE" ? "CreateOptions" : "UpdateOptions",
-          apiVersion: "meta.k8s.io/v1",
-          ...(a.dryRun ? { dryRun: ["All"] } : {}),
-          fieldManager: a.fieldManager,
-          ...(a.fieldValidation ? { fieldValidation: a.fieldValidation } : {}),
-        },
-      },
-    };
-    const abort = new AbortController();
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timedOut = new Promise<"timeout">((resolve) => {
-      timer = setTimeout(() => {
-        abort.abort();
-        resolve("timeout");
-      }, timeoutSeconds * 1000);
-    });
-    let res: Response | "timeout";
-    try {
-      const request = new Request(url, {
-        method: "POST",
-        headers: { "Content-Type": "application/json", Accept: "application/json" },
-        body: JSON.stringify(review),
-        signal: abort.signal,
-      });
-      res = await Promise.race([Promise.resolve(handler(request)), timedOut]);
-    } catch (err) {
-      return { error: `${post}: ${(err as Error).message}` };
-    } finally {
-      clearTimeout(timer);
-    }
-    if (res === "timeout") return { error: `${post}: context deadline exceeded` };
-    if (res.status !== 200)
       return {
-        error: `${post}: the server responded with the status code ${res.status} but did not return more information`,
-      };
-    let body: unknown;
-    try {
-      body = await res.json();
-    } catch (err) {
-      return { error: `received invalid webhook response: ${(err as Error).message}` };
-    }
-    if (
-      !isObject(body) ||
-      body.kind !== "AdmissionReview" ||
-      body.apiVersion !== "admission.k8s.io/v1" ||
-      !isObject(body.response)
-    ) {
-      return {
-        error: "received invalid webhook response: expected an admission.k8s.io/v1 AdmissionReview with a response",
+        error: `failed to call webhook: Post ${JSON.stringify(url)}: dial tcp ${u.hostname}:${u.port || 443}: connect: connection refused`,
       };
     }
-    if (body.response.uid !== uid)
-      return {
-        error: `received invalid webhook response: expected response.uid=${JSON.stringify(uid)}, got ${JSON.stringify(body.response.uid)}`,
-      };
-    return { response: body.response };
+    return { url, handler };
   }
+}
+
+/** What one call of a webhook gives: its AdmissionReview's `response`, or why the call failed. */
+type CallOutcome = { response: Json } | { error: string };
+
+/** The AdmissionReview v1 request the API server sends about `a`. */
+function admissionReview(a: AdmissionAttributes, object: Json, uid: string): Json {
+  return {
+    kind: "AdmissionReview",
+    apiVersion: "admission.k8s.io/v1",
+    request: {
+      uid,
+      kind: { group: a.group, version: a.version, kind: a.kind },
+      resource: { group: a.group, version: a.version, resource: a.resource },
+      requestKind: { group: a.group, version: a.version, kind: a.kind },
+      requestResource: { group: a.group, version: a.version, resource: a.resource },
+      name: a.name,
+      ...(a.namespace !== undefined ? { namespace: a.namespace } : {}),
+      operation: a.operation,
+      userInfo: a.userInfo,
+      object,
+      oldObject: a.oldObject ?? null,
+      dryRun: a.dryRun,
+      options: {
+        kind: a.operation === "CREATE" ? "CreateOptions" : "UpdateOptions",
+        apiVersion: "meta.k8s.io/v1",
+        ...(a.dryRun ? { dryRun: ["All"] } : {}),
+        fieldManager: a.fieldManager,
+        ...(a.fieldValidation ? { fieldValidation: a.fieldValidation } : {}),
+      },
+    },
+  };
+}
+
+/** POSTs the review to the handler, aborted after `timeoutSeconds`; the answer, or why there is none (`post` its prefix). */
+async function sendReview(
+  target: { url: string; handler: WebhookHandler },
+  review: Json,
+  timeoutSeconds: number,
+  post: string,
+): Promise<Response | { error: string }> {
+  const abort = new AbortController();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timedOut = new Promise<"timeout">((resolve) => {
+    timer = setTimeout(() => {
+      abort.abort();
+      resolve("timeout");
+    }, timeoutSeconds * 1000);
+  });
+  try {
+    const request = new Request(target.url, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Accept: "application/json" },
+      body: JSON.stringify(review),
+      signal: abort.signal,
+    });
+    const res = await Promise.race([Promise.resolve(target.handler(request)), timedOut]);
+    return res === "timeout" ? { error: `${post}: context deadline exceeded` } : res;
+  } catch (err) {
+    return { error: `${post}: ${(err as Error).message}` };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The webhook's answer as the dispatcher reads it: a 200 with an AdmissionReview v1 whose response is for `uid`. */
+async function reviewResponse(res: Response, uid: string, post: string): Promise<CallOutcome> {
+  if (res.status !== 200)
+    return {
+      error: `${post}: the server responded with the status code ${res.status} but did not return more information`,
+    };
+  let body: unknown;
+  try {
+    body = await res.json();
+  } catch (err) {
+    return { error: `received invalid webhook response: ${(err as Error).message}` };
+  }
+  if (
+    !isObject(body) ||
+    body.kind !== "AdmissionReview" ||
+    body.apiVersion !== "admission.k8s.io/v1" ||
+    !isObject(body.response)
+  ) {
+    return {
+      error: "received invalid webhook response: expected an admission.k8s.io/v1 AdmissionReview with a response",
+    };
+  }
+  if (body.response.uid !== uid)
+    return {
+      error: `received invalid webhook response: expected response.uid=${JSON.stringify(uid)}, got ${JSON.stringify(body.response.uid)}`,
+    };
+  return { response: body.response };
 }
 
 const normalize = (url: string): string => {
