@@ -453,97 +453,56 @@ export class SimWebhooks {
 
   /** Run every matching mutating webhook on the request, in the API server's order; throws the refusal. */
   async admit(a: AdmissionAttributes): Promise<AdmissionResult> {
-    const configs = this.store
-      .all(MUTATING_WEBHOOK_CONFIGURATIONS)
-      .sort((x, y) => (String((x.metadata as Json).name) < String((y.metadata as Json).name) ? -1 : 1));
     let object = structuredClone(a.object);
     const warnings: string[] = [];
     const called: string[] = [];
-    for (const config of configs) {
-      for (const webhook of (Array.isArray(config.webhooks) ? config.webhooks : []) as Json[]) {
-        const name = String(webhook.name);
-        const ignore = webhook.failurePolicy === "Ignore";
-        const failed = (cause: string): void => {
-          if (!ignore) throw webhookInternalError(`failed calling webhook "${name}": ${cause}`);
-        };
-        if (!rulesMatch(webhook.rules, a)) continue;
-        try {
-          if (
-            a.namespace !== undefined &&
-            !selectorMatches(webhook.namespaceSelector, this.labelsOfNamespace(a.namespace))
-          )
-            continue;
-          if (
-            !selectorMatches(webhook.objectSelector, labelsOf(object)) &&
-            !(a.oldObject && selectorMatches(webhook.objectSelector, labelsOf(a.oldObject)))
-          )
-            continue;
-        } catch (err) {
-          failed(`failed to match the selectors: ${(err as Error).message}`);
-          continue;
-        }
-        let matched = true;
-        let condition = "";
-        try {
-          for (const c of (Array.isArray(webhook.matchConditions) ? webhook.matchConditions : []) as Json[]) {
-            condition = String(c.expression);
-            if (!evaluateMatchCondition(condition, { object, oldObject: a.oldObject ?? null })) {
-              matched = false;
-              break;
-            }
-          }
-        } catch (err) {
-          if (!(err instanceof MatchConditionError)) throw err;
-          // As the real server (v1.34.2, test/e2e/admission-fail-closed.test.ts): Fail refuses with 403.
-          if (!ignore) throw matchConditionForbidden(a, condition, err);
-          continue;
-        }
-        if (!matched) continue;
-        if (a.dryRun && webhook.sideEffects !== "None" && webhook.sideEffects !== "NoneOnDryRun") {
-          throw apiErrorFrom(
-            400,
-            failure(400, "BadRequest", `admission webhook "${name}" has side effects and does not support dry run`),
-          );
-        }
-        called.push(name);
-        const outcome = await this.call(webhook, a, object);
-        if ("error" in outcome) {
-          failed(outcome.error);
-          continue;
-        }
-        const response = outcome.response;
-        if (response.allowed !== true) throw deniedBy(name, isObject(response.status) ? response.status : undefined);
-        for (const w of Array.isArray(response.warnings) ? response.warnings : [])
-          if (typeof w === "string" && w) warnings.push(w);
-        if (response.patch !== undefined) {
-          if (response.patchType !== "JSONPatch") {
-            failed(
-              `received invalid webhook response: patchType ${JSON.stringify(response.patchType)} is not JSONPatch`,
-            );
-            continue;
-          }
-          let ops: unknown;
-          try {
-            ops = JSON.parse(atobUtf8(String(response.patch)));
-          } catch (err) {
-            throw webhookInternalError(
-              `admission webhook "${name}" returned a patch that is not base64-encoded JSON: ${(err as Error).message}`,
-            );
-          }
-          try {
-            object = applyJsonPatch(object, ops);
-          } catch (err) {
-            if (!(err instanceof JsonPatchError)) throw err;
-            throw webhookInternalError(err.message);
-          }
-          if (!isObject(object) || !isObject(object.metadata))
-            throw webhookInternalError(
-              `admission webhook "${name}" patched the object into something that is not an object with metadata`,
-            );
-        }
+    for (const webhook of this.webhooksInOrder()) {
+      const hook = hookOf(webhook);
+      if (!this.applies(hook, a, object)) continue;
+      refuseDryRunWithSideEffects(hook, a);
+      called.push(hook.name);
+      const outcome = await this.call(webhook, a, object);
+      if ("error" in outcome) {
+        hook.failed(outcome.error);
+        continue;
       }
+      const response = outcome.response;
+      if (response.allowed !== true) throw deniedBy(hook.name, isObject(response.status) ? response.status : undefined);
+      for (const w of Array.isArray(response.warnings) ? response.warnings : [])
+        if (typeof w === "string" && w) warnings.push(w);
+      object = patched(hook, response, object);
     }
     return { object, warnings, called };
+  }
+
+  /** The webhooks of every MutatingWebhookConfiguration, the configurations in name order. */
+  private *webhooksInOrder(): Generator<Json> {
+    const configs = this.store
+      .all(MUTATING_WEBHOOK_CONFIGURATIONS)
+      .sort((x, y) => (String((x.metadata as Json).name) < String((y.metadata as Json).name) ? -1 : 1));
+    for (const config of configs) yield* (Array.isArray(config.webhooks) ? config.webhooks : []) as Json[];
+  }
+
+  /** Whether the request is the webhook's: its rules, then its selectors, then its matchConditions. */
+  private applies(hook: Hook, a: AdmissionAttributes, object: Json): boolean {
+    return (
+      rulesMatch(hook.webhook.rules, a) && this.selectorsMatch(hook, a, object) && conditionsMatch(hook, a, object)
+    );
+  }
+
+  /** namespaceSelector on the namespace's labels, objectSelector on the new or the old object's; a bad selector is a failure. */
+  private selectorsMatch({ webhook, failed }: Hook, a: AdmissionAttributes, object: Json): boolean {
+    try {
+      if (a.namespace !== undefined && !selectorMatches(webhook.namespaceSelector, this.labelsOfNamespace(a.namespace)))
+        return false;
+      return (
+        selectorMatches(webhook.objectSelector, labelsOf(object)) ||
+        !!(a.oldObject && selectorMatches(webhook.objectSelector, labelsOf(a.oldObject)))
+      );
+    } catch (err) {
+      failed(`failed to match the selectors: ${(err as Error).message}`);
+      return false;
+    }
   }
 
   /** POST one AdmissionReview; the webhook's `response`, or why the call failed. */
@@ -576,6 +535,79 @@ export class SimWebhooks {
     }
     return { url, handler };
   }
+}
+
+/** One webhook as the dispatcher runs it: its name, and what a failure means under its failurePolicy. */
+interface Hook {
+  webhook: Json;
+  name: string;
+  ignore: boolean;
+  /** A failure: refused as 500 "failed calling webhook …" under Fail, passed over under Ignore. */
+  failed: (cause: string) => void;
+}
+
+function hookOf(webhook: Json): Hook {
+  const name = String(webhook.name);
+  const ignore = webhook.failurePolicy === "Ignore";
+  const failed = (cause: string): void => {
+    if (!ignore) throw webhookInternalError(`failed calling webhook "${name}": ${cause}`);
+  };
+  return { webhook, name, ignore, failed };
+}
+
+/** Every matchCondition true; one in error refuses the request under Fail (403, as the real v1.34.2 server: test/e2e/admission-fail-closed.test.ts). */
+function conditionsMatch({ webhook, ignore }: Hook, a: AdmissionAttributes, object: Json): boolean {
+  let condition = "";
+  try {
+    for (const c of (Array.isArray(webhook.matchConditions) ? webhook.matchConditions : []) as Json[]) {
+      condition = String(c.expression);
+      if (!evaluateMatchCondition(condition, { object, oldObject: a.oldObject ?? null })) return false;
+    }
+    return true;
+  } catch (err) {
+    if (!(err instanceof MatchConditionError)) throw err;
+    if (!ignore) throw matchConditionForbidden(a, condition, err);
+    return false;
+  }
+}
+
+/** A dry run may reach only a webhook without side effects (None or NoneOnDryRun); else 400. */
+function refuseDryRunWithSideEffects({ webhook, name }: Hook, a: AdmissionAttributes): void {
+  if (a.dryRun && webhook.sideEffects !== "None" && webhook.sideEffects !== "NoneOnDryRun") {
+    throw apiErrorFrom(
+      400,
+      failure(400, "BadRequest", `admission webhook "${name}" has side effects and does not support dry run`),
+    );
+  }
+}
+
+/** The object with the response's JSONPatch applied (unchanged when there is none, or when a bad patchType is ignored). */
+function patched({ name, failed }: Hook, response: Json, object: Json): Json {
+  if (response.patch === undefined) return object;
+  if (response.patchType !== "JSONPatch") {
+    failed(`received invalid webhook response: patchType ${JSON.stringify(response.patchType)} is not JSONPatch`);
+    return object;
+  }
+  let ops: unknown;
+  try {
+    ops = JSON.parse(atobUtf8(String(response.patch)));
+  } catch (err) {
+    throw webhookInternalError(
+      `admission webhook "${name}" returned a patch that is not base64-encoded JSON: ${(err as Error).message}`,
+    );
+  }
+  let next: Json;
+  try {
+    next = applyJsonPatch(object, ops);
+  } catch (err) {
+    if (!(err instanceof JsonPatchError)) throw err;
+    throw webhookInternalError(err.message);
+  }
+  if (!isObject(next) || !isObject(next.metadata))
+    throw webhookInternalError(
+      `admission webhook "${name}" patched the object into something that is not an object with metadata`,
+    );
+  return next;
 }
 
 /** What one call of a webhook gives: its AdmissionReview's `response`, or why the call failed. */
