@@ -70,102 +70,148 @@ const badData = (error: string): Response => json({ status: "error", errorType: 
 
 /** A vector selector's matchers, or a ParseError with the position as Prometheus gives it (`1:<col>`). */
 export function parseSelector(input: string): Matcher[] {
-  let i = 0;
-  const at = () => `1:${i + 1}`;
-  const fail = (what: string): never => {
-    throw new ParseError(`${at()}: parse error: ${what}`);
-  };
-  const space = () => {
-    while (i < input.length && /\s/.test(input[i]!)) i++;
-  };
-  const ident = (): string | undefined => {
-    const m = /^[a-zA-Z_:][a-zA-Z0-9_:]*/.exec(input.slice(i));
-    if (!m) return undefined;
-    i += m[0].length;
-    return m[0];
-  };
-  const string = (): string => {
-    const q = input[i];
-    if (q !== '"' && q !== "'" && q !== "`")
-      fail(`unexpected ${describe(input.slice(i))} in label matching, expected string`);
-    i++;
-    let out = "";
-    while (i < input.length && input[i] !== q) {
-      const c = input[i++]!;
-      if (c === "\\" && q !== "`") {
-        const e = input[i++];
-        if (e === undefined) break;
-        const map: Record<string, string> = {
-          n: "\n",
-          t: "\t",
-          r: "\r",
-          "\\": "\\",
-          '"': '"',
-          "'": "'",
-          a: "\x07",
-          b: "\b",
-          f: "\f",
-          v: "\v",
-        };
-        if (map[e] === undefined)
-          fail(`unknown escape sequence U+${e.charCodeAt(0).toString(16).padStart(4, "0").toUpperCase()} '${e}'`);
-        out += map[e];
-      } else out += c;
-    }
-    if (input[i] !== q) fail("unterminated quoted string");
-    i++;
-    return out;
-  };
-  space();
-  if (i >= input.length) fail("no expression found in input");
-  const matchers: Matcher[] = [];
-  const name = ident();
-  if (name !== undefined) matchers.push({ label: "__name__", op: "=", value: name });
-  space();
-  if (input[i] === "{") {
-    i++;
-    for (;;) {
-      space();
-      if (input[i] === "}") break;
-      const label = ident();
-      if (label === undefined) fail(`unexpected ${describe(input.slice(i))} in label matching, expected label`);
-      space();
-      const op = (["=~", "!~", "!=", "="] as const).find((o) => input.startsWith(o, i));
-      if (!op) fail(`unexpected ${describe(input.slice(i))} in label matching, expected label matching operator`);
-      i += op!.length;
-      space();
-      const value = string();
-      const m: Matcher = { label: label!, op: op!, value };
-      if (op === "=~" || op === "!~") {
-        try {
-          m.re = new RegExp(`^(?:${value})$`, "s");
-        } catch (err) {
-          fail(`error parsing regexp: ${(err as Error).message}`);
-        }
-      }
-      matchers.push(m);
-      space();
-      if (input[i] === ",") {
-        i++;
-        continue;
-      }
-      if (input[i] !== "}") fail(`unexpected ${describe(input.slice(i))} in label matching, expected "," or "}"`);
-      break;
-    }
-    i++;
-  } else if (name === undefined) {
-    fail(`unexpected ${describe(input.slice(i))}`);
-  }
-  space();
-  if (i < input.length) {
+  const p = new SelectorParser(input);
+  p.space();
+  if (p.atEnd()) p.fail("no expression found in input");
+  const matchers = p.selector();
+  p.space();
+  if (!p.atEnd()) {
     // Functions, operators, ranges: not evaluated here.
     throw new ParseError(
-      `${at()}: the simulated Prometheus evaluates vector selectors only (a metric name and/or {label="value", …}), not ${JSON.stringify(input.slice(i, i + 20))}`,
+      `${p.at()}: the simulated Prometheus evaluates vector selectors only (a metric name and/or {label="value", …}), not ${JSON.stringify(p.rest().slice(0, 20))}`,
     );
   }
   if (!matchers.some((m) => !matches(m, "")))
     throw new ParseError("1:1: parse error: vector selector must contain at least one non-empty matcher");
   return matchers;
+}
+
+/** What a backslash and the character after it stand for in a quoted string (not a backquoted one). */
+const ESCAPES: Record<string, string> = {
+  n: "\n",
+  t: "\t",
+  r: "\r",
+  "\\": "\\",
+  '"': '"',
+  "'": "'",
+  a: "\x07",
+  b: "\b",
+  f: "\f",
+  v: "\v",
+};
+
+const OPS = ["=~", "!~", "!=", "="] as const;
+
+/** A cursor over a selector's text, read as Prometheus's parser reads it; `fail` says where it stopped. */
+class SelectorParser {
+  private i = 0;
+
+  constructor(private readonly input: string) {}
+
+  at(): string {
+    return `1:${this.i + 1}`;
+  }
+
+  fail(what: string): never {
+    throw new ParseError(`${this.at()}: parse error: ${what}`);
+  }
+
+  atEnd(): boolean {
+    return this.i >= this.input.length;
+  }
+
+  rest(): string {
+    return this.input.slice(this.i);
+  }
+
+  space(): void {
+    while (this.i < this.input.length && /\s/.test(this.input[this.i]!)) this.i++;
+  }
+
+  /** A metric name and/or `{…}`: the name as a `__name__` matcher, then the label matchers. */
+  selector(): Matcher[] {
+    const matchers: Matcher[] = [];
+    const name = this.ident();
+    if (name !== undefined) matchers.push({ label: "__name__", op: "=", value: name });
+    this.space();
+    if (this.input[this.i] === "{") {
+      this.i++;
+      matchers.push(...this.labelMatchers());
+      this.i++;
+    } else if (name === undefined) {
+      this.fail(`unexpected ${describe(this.rest())}`);
+    }
+    return matchers;
+  }
+
+  private ident(): string | undefined {
+    const m = /^[a-zA-Z_:][a-zA-Z0-9_:]*/.exec(this.rest());
+    if (!m) return undefined;
+    this.i += m[0].length;
+    return m[0];
+  }
+
+  /** The matchers between `{` and `}`, comma-separated; stops at the `}`. */
+  private labelMatchers(): Matcher[] {
+    const matchers: Matcher[] = [];
+    for (;;) {
+      this.space();
+      if (this.input[this.i] === "}") return matchers;
+      matchers.push(this.labelMatcher());
+      this.space();
+      if (this.input[this.i] === ",") {
+        this.i++;
+        continue;
+      }
+      if (this.input[this.i] !== "}")
+        this.fail(`unexpected ${describe(this.rest())} in label matching, expected "," or "}"`);
+      return matchers;
+    }
+  }
+
+  /** `label op "value"`, a regular expression's compiled anchored. */
+  private labelMatcher(): Matcher {
+    const label = this.ident();
+    if (label === undefined) this.fail(`unexpected ${describe(this.rest())} in label matching, expected label`);
+    this.space();
+    const op = OPS.find((o) => this.input.startsWith(o, this.i));
+    if (!op) this.fail(`unexpected ${describe(this.rest())} in label matching, expected label matching operator`);
+    this.i += op!.length;
+    this.space();
+    const value = this.string();
+    const m: Matcher = { label: label!, op: op!, value };
+    if (op === "=~" || op === "!~") {
+      try {
+        m.re = new RegExp(`^(?:${value})$`, "s");
+      } catch (err) {
+        this.fail(`error parsing regexp: ${(err as Error).message}`);
+      }
+    }
+    return m;
+  }
+
+  /** A string in double, single or back quotes; backslash escapes in the first two. */
+  private string(): string {
+    const q = this.input[this.i];
+    if (q !== '"' && q !== "'" && q !== "`")
+      this.fail(`unexpected ${describe(this.rest())} in label matching, expected string`);
+    this.i++;
+    let out = "";
+    while (this.i < this.input.length && this.input[this.i] !== q) {
+      const c = this.input[this.i++]!;
+      if (c === "\\" && q !== "`") {
+        const e = this.input[this.i++];
+        if (e === undefined) break;
+        const escaped = ESCAPES[e];
+        if (escaped === undefined)
+          this.fail(`unknown escape sequence U+${e.charCodeAt(0).toString(16).padStart(4, "0").toUpperCase()} '${e}'`);
+        out += escaped;
+      } else out += c;
+    }
+    if (this.input[this.i] !== q) this.fail("unterminated quoted string");
+    this.i++;
+    return out;
+  }
 }
 
 const describe = (rest: string): string =>
