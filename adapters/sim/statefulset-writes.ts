@@ -11,7 +11,7 @@ import { mergePatchFor, mergePatchJson, type SimApi } from "./api.js";
 import { validateSetVolumes } from "./apiserver-checks.js";
 import type { VirtualClock } from "./clock.js";
 import { defaultRetentionPolicy, defaultStatefulSet } from "./defaults.js";
-import { applyConflict, invalid, notFound, staleResourceVersion } from "./errors.js";
+import { applyConflict, failure, invalid, notFound, staleResourceVersion } from "./errors.js";
 import type { RequestInfo } from "./http.js";
 import { type Json, RESOURCES, type Store } from "./store.js";
 
@@ -29,16 +29,7 @@ const STS = RESOURCES.statefulsets;
 
 const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
 
-const status = (code: number, reason: string, message: string): Json => ({
-  kind: "Status",
-  apiVersion: "v1",
-  metadata: {},
-  status: "Failure",
-  message,
-  reason,
-  code,
-});
-const badRequest = (message: string) => apiErrorFrom(400, status(400, "BadRequest", message));
+const badRequest = (message: string) => apiErrorFrom(400, failure(400, "BadRequest", message));
 
 function respond(
   body: unknown,
@@ -52,7 +43,7 @@ function respond(
 }
 
 function refusal(err: ApiError, warnings: readonly string[]): Response {
-  const body = err.status ?? status(err.code || 500, "InternalError", err.message);
+  const body = err.status ?? failure(err.code || 500, "InternalError", err.message);
   return respond(
     body,
     err.code || 500,
@@ -180,7 +171,7 @@ async function requestedSet(w: SetWrite): Promise<Requested | Response> {
   if (r.verb === "patch" && r.contentType === APPLY) return applied(w);
   throw apiErrorFrom(
     415,
-    status(
+    failure(
       415,
       "UnsupportedMediaType",
       `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml`,
