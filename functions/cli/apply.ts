@@ -15,6 +15,7 @@ import type { Context } from "./context.js";
 import { EXIT } from "./exit-codes.js";
 import { UsageError } from "./flags.js";
 import { emit, print } from "./io.js";
+import type { Target } from "./target.js";
 
 export const APPLY_FIELD_MANAGER = "claimstep-apply";
 
@@ -83,27 +84,60 @@ export function warningTexts(header: string | null): string[] {
   return out;
 }
 
+/** Read the manifest, send it as server-side apply to where it names (or -n, or the context's namespace), say the answer. */
 export async function apply(ctx: Context): Promise<number> {
-  const file = ctx.flags.filename;
-  if (!file) throw new UsageError("apply: name the manifest: claimstep apply -f sts.yaml (-f - reads stdin)");
-  const manifest = parseManifest(readManifest(file), file === "-" ? "stdin" : file);
+  const manifest = givenManifest(ctx);
   const metadata = manifest.metadata as Json;
   const name = metadata.name as string;
+  const given = givenNamespace(ctx, metadata);
+  const target = await ctx.target();
+  const namespace = given ?? ctx.flags.namespace ?? target.namespace;
+  const { server, request } = await apiRequests(ctx, target);
+  const path = `${server.replace(/\/+$/, "")}/apis/apps/v1/namespaces/${encodeURIComponent(namespace)}/statefulsets/${encodeURIComponent(name)}`;
+  // What is there now: to say created, configured or unchanged as kubectl does.
+  const beforeVersion = resourceVersionOf(await request("GET", path));
+  const body = JSON.stringify({ ...manifest, metadata: { ...metadata, namespace } });
+  const answer = await request("PATCH", `${path}?${applyQuery(ctx)}`, body);
+  const warnings = warningTexts(answer.res.headers.get("warning"));
+  for (const w of warnings) ctx.io.stderr.write(`Warning: ${w}\n`);
+  const kindName = `statefulset.apps/${name}`;
+  if (!answer.res.ok) return sayRefused(ctx, `${kindName} in ${namespace}`, answer);
+  sayApplied(ctx, kindName, answer, beforeVersion, warnings);
+  return EXIT.ok;
+}
+
+/** The manifest of -f (required): its one StatefulSet. */
+function givenManifest(ctx: Context): Json {
+  const file = ctx.flags.filename;
+  if (!file) throw new UsageError("apply: name the manifest: claimstep apply -f sts.yaml (-f - reads stdin)");
+  return parseManifest(readManifest(file), file === "-" ? "stdin" : file);
+}
+
+/** The manifest's metadata.namespace, if it names one; refused when -n names another, as kubectl refuses it. */
+function givenNamespace(ctx: Context, metadata: Json): string | undefined {
   const given = typeof metadata.namespace === "string" && metadata.namespace ? metadata.namespace : undefined;
   if (given && ctx.flags.namespace && given !== ctx.flags.namespace) {
     throw new UsageError(
       `apply: the namespace from the provided object "${given}" does not match the namespace "${ctx.flags.namespace}": pass --namespace ${given}, or drop metadata.namespace`,
     );
   }
-  const target = await ctx.target();
-  const namespace = given ?? ctx.flags.namespace ?? target.namespace;
+  return given;
+}
+
+/** An answer of the API server: the response, its body as JSON (the text when it is not JSON; undefined when empty). */
+interface Answer {
+  res: Response;
+  json: unknown;
+}
+type Request = (method: string, url: string, body?: string) => Promise<Answer>;
+
+/** Plain requests to the target's API server, with its credentials; one that gets no answer says which server. */
+async function apiRequests(ctx: Context, target: Target): Promise<{ server: string; request: Request }> {
   if (!target.api) throw new Error(`apply: ${target.label} takes no plain requests`);
   const api = target.api();
   const headers = typeof api.headers === "function" ? await api.headers() : (api.headers ?? {});
   const doFetch = api.fetch ?? ((u: string, init: RequestInit) => fetch(u, init));
-  const dryRun = ctx.flags["dry-run"] === true;
-  const path = `${api.server.replace(/\/+$/, "")}/apis/apps/v1/namespaces/${encodeURIComponent(namespace)}/statefulsets/${encodeURIComponent(name)}`;
-  const request = async (method: string, url: string, body?: string) => {
+  const request: Request = async (method, url, body) => {
     try {
       const res = await doFetch(url, {
         method,
@@ -116,51 +150,55 @@ export async function apply(ctx: Context): Promise<number> {
         ...(body !== undefined ? { body } : {}),
         signal: AbortSignal.any([AbortSignal.timeout(30_000), ctx.signal]),
       });
-      const text = await res.text();
-      let json: unknown;
-      try {
-        json = text ? JSON.parse(text) : undefined;
-      } catch {
-        json = text;
-      }
-      return { res, json };
+      return { res, json: jsonOf(await res.text()) };
     } catch (err) {
       throw new Error(`apply: cannot reach the API server at ${api.server}: ${(err as Error).message}`);
     }
   };
+  return { server: api.server, request };
+}
 
-  // What is there now: to say created, configured or unchanged as kubectl does.
-  const before = await request("GET", path);
-  const beforeVersion =
-    before.res.ok && isObject(before.json) && isObject(before.json.metadata)
-      ? before.json.metadata.resourceVersion
-      : undefined;
-  const body = JSON.stringify({ ...manifest, metadata: { ...metadata, namespace } });
-  const query = new URLSearchParams({
+function jsonOf(text: string): unknown {
+  try {
+    return text ? JSON.parse(text) : undefined;
+  } catch {
+    return text;
+  }
+}
+
+/** The live set's resourceVersion; undefined when there is none. */
+const resourceVersionOf = ({ res, json }: Answer): unknown =>
+  res.ok && isObject(json) && isObject(json.metadata) ? json.metadata.resourceVersion : undefined;
+
+/** As kubectl apply --server-side --force-conflicts sends it; --dry-run: the server's dry run. */
+const applyQuery = (ctx: Context): URLSearchParams =>
+  new URLSearchParams({
     fieldManager: APPLY_FIELD_MANAGER,
     force: "true",
-    ...(dryRun ? { dryRun: "All" } : {}),
+    ...(ctx.flags["dry-run"] === true ? { dryRun: "All" } : {}),
   });
-  const { res, json } = await request("PATCH", `${path}?${query}`, body);
-  const warnings = warningTexts(res.headers.get("warning"));
-  for (const w of warnings) ctx.io.stderr.write(`Warning: ${w}\n`);
-  const kindName = `statefulset.apps/${name}`;
-  if (!res.ok) {
-    const message =
-      isObject(json) && typeof json.message === "string"
-        ? json.message
-        : `HTTP ${res.status}${typeof json === "string" && json ? `: ${json.slice(0, 200)}` : ""}`;
-    const refusedTemplates = res.status === 422 && /updates to statefulset spec for fields other than/.test(message);
-    const webhookDown = res.status === 500 && /failed calling webhook "[^"]*admission\.claimstep\.io"/.test(message);
-    ctx.io.stderr.write(`claimstep apply: ${kindName} in ${namespace}: ${message}\n`);
-    if (refusedTemplates) {
-      ctx.io.stderr.write(
-        `The API server refuses a change of spec.volumeClaimTemplates; claimstep's admission webhook turns it into a rollout: ${simulated(ctx.flags.cluster) ? SIM_APPLY_FIX : APPLY_FIX}. Nothing was written.\n`,
-      );
-    }
-    if (webhookDown) ctx.io.stderr.write(`${WEBHOOK_DOWN}\n`);
-    return EXIT.error;
+
+/** The server refused `what` (e.g. statefulset.apps/web in default): its message, and the fix of the refusals claimstep knows. */
+function sayRefused(ctx: Context, what: string, { res, json }: Answer): number {
+  const message =
+    isObject(json) && typeof json.message === "string"
+      ? json.message
+      : `HTTP ${res.status}${typeof json === "string" && json ? `: ${json.slice(0, 200)}` : ""}`;
+  const refusedTemplates = res.status === 422 && /updates to statefulset spec for fields other than/.test(message);
+  const webhookDown = res.status === 500 && /failed calling webhook "[^"]*admission\.claimstep\.io"/.test(message);
+  ctx.io.stderr.write(`claimstep apply: ${what}: ${message}\n`);
+  if (refusedTemplates) {
+    ctx.io.stderr.write(
+      `The API server refuses a change of spec.volumeClaimTemplates; claimstep's admission webhook turns it into a rollout: ${simulated(ctx.flags.cluster) ? SIM_APPLY_FIX : APPLY_FIX}. Nothing was written.\n`,
+    );
   }
+  if (webhookDown) ctx.io.stderr.write(`${WEBHOOK_DOWN}\n`);
+  return EXIT.error;
+}
+
+/** Applied: created, configured or unchanged (as kubectl says it), or the set as stored (-o); then whether it ends in a re-create. */
+function sayApplied(ctx: Context, kindName: string, { res, json }: Answer, beforeVersion: unknown, warnings: string[]) {
+  const dryRun = ctx.flags["dry-run"] === true;
   const answered = isObject(json) ? json : {};
   const version = isObject(answered.metadata) ? answered.metadata.resourceVersion : undefined;
   const outcome =
@@ -177,5 +215,4 @@ export async function apply(ctx: Context): Promise<number> {
   else print(ctx.io, `${kindName} ${outcome}${dryRun ? " (server dry run)" : ""}`);
   // Unless claimstep's webhook said it already, in its warning.
   if (outlook && !said) (ctx.json ? ctx.io.stderr : ctx.io.stdout).write(`${outlook.text}\n`);
-  return EXIT.ok;
 }
