@@ -9,26 +9,17 @@
 // controller.
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { listOptedInSets, listStatefulSetNames } from "../../adapters/kube/reader.js";
-import { serveClaimstepWebhook } from "../../adapters/sim/claimstep-webhook.js";
-import type { SimCluster } from "../../adapters/sim/cluster.js";
-import { SIM_SERVER } from "../../adapters/sim/http.js";
-import { SET } from "../../adapters/sim/scenario-names.js";
 import { scenarioName } from "../../adapters/sim/scenarios.js";
-import {
-  checkRemovable,
-  defaultSimStatePath,
-  lockSimState,
-  readSimState,
-  removeSimState,
-  writeSimState,
-} from "../../adapters/sim/state-file.js";
-import { admissionRoutes } from "../routes/admission.js";
+import { checkRemovable, defaultSimStatePath, lockSimState, removeSimState } from "../../adapters/sim/state-file.js";
 import { SCENARIOS } from "../scenarios.js";
 import type { Context } from "./context.js";
 import { EXIT } from "./exit-codes.js";
 import { type Flags, UsageError } from "./flags.js";
 import { type CliIO, print } from "./io.js";
+import { lockedTarget } from "./sim-target/locked.js";
+import { readOnlyTarget } from "./sim-target/read-only.js";
+import type { StateFile } from "./sim-target/saved.js";
+import { scenarioTarget } from "./sim-target/scenario-target.js";
 import type { Target } from "./target.js";
 
 /** `--sim-state none`: keep nothing (the scenario starts afresh and is forgotten at exit). */
@@ -44,41 +35,11 @@ const seedOf = (seed: string | undefined): number | undefined => {
   return n;
 };
 
-function targetOf(sim: SimCluster, name: string, extra: Partial<Target> = {}): Target {
-  const scenario = SCENARIOS[name]!;
-  // claimstep's admission route answers the webhook Service (a saved cluster keeps the configuration, not the server).
-  serveClaimstepWebhook(sim, admissionRoutes().fetch);
-  return {
-    label: `simulated cluster (${name})`,
-    story: {
-      name,
-      summary: scenario.summary,
-      lesson: scenario.lesson,
-      // The set as the scenario builds it (cheap: a few ms), for run to tell whether its story still holds.
-      initial: async () => (await (await scenario.build()).reader.load(SET)).statefulSet,
-    },
-    namespace: "default",
-    reader: sim.reader,
-    writers: sim.writers,
-    // Autogrow reads the simulated cluster's own Prometheus (its kubelets' volume stats).
-    metrics: sim.metrics,
-    api: () => ({ server: SIM_SERVER, fetch: sim.http.fetchLike }),
-    // As on a real cluster: the opted-in sets and the sets of re-create records (one deleted mid re-create).
-    listOptedIn: (namespace, selector) => listOptedInSets(sim.client, namespace, undefined, selector),
-    listSets: (namespace, signal) => listStatefulSetNames(sim.client, namespace, signal),
-    now: () => sim.now(),
-    pause: async (ms) => sim.advance(ms),
-    // Virtual time passes at once: slow the terminal view down enough to watch the rollout.
-    frameMs: 120,
-    ...extra,
-  };
-}
-
 /** The simulated cluster of a scenario as a Target, fresh and in memory (`serve --cluster sim`, tests). */
 export async function simTarget(cluster: string, seed?: string): Promise<Target> {
   const name = scenarioName(cluster);
   const sim = await SCENARIOS[name]!.build(seedOf(seed) ?? 1);
-  return targetOf(sim, name);
+  return scenarioTarget(sim, name);
 }
 
 /** The state file `--cluster`/`--sim-state` name: undefined for `--sim-state none`. */
@@ -114,29 +75,6 @@ export interface SimStateOptions {
   command?: string;
 }
 
-/** A stand-in that always answers with the current value of `get()` (the cluster a watcher read last). */
-const current = <T extends object>(get: () => T): T =>
-  new Proxy({} as T, {
-    get: (_target, key) => {
-      const now = get() as Record<PropertyKey, unknown>;
-      const v = now[key];
-      return typeof v === "function" ? (v as (...a: unknown[]) => unknown).bind(now) : v;
-    },
-  });
-
-/** A real sleep that ends early when `signal` aborts. */
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    if (signal?.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", done);
-      resolve();
-    }
-    signal?.addEventListener("abort", done, { once: true });
-  });
-
 /**
  * `--cluster sim[:<scenario>]` for a command: the cluster saved in its state file (moved on by
  * the real time since it was saved), or the scenario afresh when there is none. The Target saves
@@ -153,110 +91,19 @@ export async function persistentSimTarget(
   if (file === undefined) return simTarget(cluster, flags.seed);
   const realNow = opts.realNow ?? Date.now;
   const seed = seedOf(flags.seed);
+  // `--cluster sim` with a --sim-state: whichever scenario the file holds.
   const asked = cluster === "sim" && flags["sim-state"] !== undefined ? undefined : scenarioName(cluster);
-  const reset = resetCommand(flags);
-
-  /** The cluster in the file, moved on by the real time since it was saved; undefined: none saved. */
-  const load = () => {
-    const loaded = readSimState(file, `run ${reset} to start over`);
-    if (!loaded) return undefined;
-    const saved = loaded.file;
-    if (asked !== undefined && asked !== saved.scenario) {
-      throw new UsageError(
-        `${file} holds the simulated cluster of scenario ${saved.scenario}, not ${asked}: use --cluster sim:${saved.scenario}, another --sim-state, or ${reset} to start over`,
-      );
-    }
-    if (!Object.hasOwn(SCENARIOS, saved.scenario)) {
-      throw new UsageError(
-        `${file} holds the simulated cluster of scenario ${JSON.stringify(saved.scenario)}, which this claimstep does not know; run ${reset} to start over`,
-      );
-    }
-    if (seed !== undefined && seed !== saved.seed) {
-      throw new UsageError(
-        `--seed ${seed}: the simulated cluster in ${file} was started with seed ${saved.seed}; run ${reset} to start it over with another seed`,
-      );
-    }
-    // Time went on while nobody looked: as much virtual time passes, the controllers acting in it.
-    const elapsed = Math.min(Math.max(0, realNow() - Date.parse(saved.savedAt)), opts.maxCatchUpMs ?? MAX_CATCH_UP_MS);
-    if (elapsed > 0) loaded.sim.advance(elapsed);
-    return { sim: loaded.sim, name: saved.scenario, seed: saved.seed, generation: saved.generation };
+  const state: StateFile = {
+    file,
+    realNow,
+    seed,
+    asked,
+    fresh: asked ?? scenarioName(cluster),
+    reset: resetCommand(flags),
+    maxCatchUpMs: opts.maxCatchUpMs ?? MAX_CATCH_UP_MS,
   };
-
-  if (opts.readOnly) {
-    let now = load();
-    const fresh = now ? undefined : await SCENARIOS[asked ?? scenarioName(cluster)]!.build(seed ?? 1);
-    let sim = now?.sim ?? fresh!;
-    const name = now?.name ?? asked ?? scenarioName(cluster);
-    let lastRead = realNow();
-    return targetOf(sim, name, {
-      reader: current(() => sim.reader),
-      writers: current(() => sim.writers),
-      metrics: current(() => sim.metrics),
-      api: () => ({ server: SIM_SERVER, fetch: sim.http.fetchLike }),
-      listOptedIn: (namespace, selector) => listOptedInSets(sim.client, namespace, undefined, selector),
-      listSets: (namespace, signal) => listStatefulSetNames(sim.client, namespace, signal),
-      now: () => sim.now(),
-      // A reader moves no clock: real time passes, then the file says what the cluster is now.
-      pause: async (ms, signal) => {
-        await sleep(ms, signal);
-        now = load();
-        if (now) {
-          sim = now.sim;
-          serveClaimstepWebhook(sim, admissionRoutes().fetch);
-        } else {
-          // Nothing saved (yet, or reset meanwhile): the scenario as it is, its clock on the wall's.
-          sim.advance(Math.max(0, realNow() - lastRead));
-        }
-        lastRead = realNow();
-      },
-    });
-  }
-
-  const release = lockSimState(file, opts.command ?? "a claimstep command");
-  let sim: SimCluster;
-  let name: string;
-  let seedValue: number;
-  let generation = 0;
-  try {
-    const loaded = load();
-    if (loaded) {
-      ({ sim, name, generation } = loaded);
-      seedValue = loaded.seed;
-    } else {
-      name = asked ?? scenarioName(cluster);
-      seedValue = seed ?? 1;
-      sim = await SCENARIOS[name]!.build(seedValue);
-    }
-  } catch (err) {
-    release();
-    throw err;
-  }
-
-  // A save that failed was reported by the command it ended; the final save does not repeat it.
-  let failed = false;
-  const save = () => {
-    if (failed) return;
-    try {
-      writeSimState(file, { scenario: name, seed: seedValue, sim, savedAt: new Date(realNow()), generation });
-    } catch (err) {
-      failed = true;
-      throw err;
-    }
-    generation++;
-  };
-  return targetOf(sim, name, {
-    pause: async (ms) => {
-      sim.advance(ms);
-      save();
-    },
-    save: async () => {
-      try {
-        save();
-      } finally {
-        release();
-      }
-    },
-  });
+  if (opts.readOnly) return readOnlyTarget(state);
+  return lockedTarget(state, opts.command ?? "a claimstep command");
 }
 
 /** `claimstep sim reset`: forget the saved simulated cluster (`--cluster sim:<scenario>`, `--sim-state`, or `--all` of them). */
