@@ -1,57 +1,24 @@
 // `claimstep serve` (serveFromEnv, as the CLI and the container run it) stopped by SIGTERM between
 // the orphan delete and the create of a re-create its steps made (issue 33 item 5): it logs one
 // JSON line naming the set, where it stands (read back from the cluster) and who finishes it.
-import { createServer, type IncomingMessage, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
-import type { SimCluster } from "../../adapters/sim/cluster.js";
 import { SIM_SERVER } from "../../adapters/sim/http.js";
 import { SET } from "../../adapters/sim/scenarios.js";
 import { SCENARIOS } from "../../functions/scenarios.js";
 import { serveFromEnv } from "../../functions/server.js";
+import { type SocketServer, serveFetch } from "../support/sim-server.js";
 
 const TOKEN = "api-token-for-the-serve-interrupt-test";
 
-const bodyOf = async (req: IncomingMessage): Promise<Buffer | undefined> => {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return chunks.length ? Buffer.concat(chunks) : undefined;
-};
-
-/** The simulated cluster's API server on 127.0.0.1. */
-async function serveSimHttp(sim: SimCluster): Promise<{ url: string; server: Server }> {
-  const server = createServer((req, res) => {
-    void (async () => {
-      const body = await bodyOf(req);
-      const headers = new Headers();
-      for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string") headers.set(k, v);
-      const answer = await sim.http.fetch(
-        new Request(`${SIM_SERVER}${req.url}`, {
-          method: req.method!,
-          headers,
-          ...(body && req.method !== "GET" ? { body: new Uint8Array(body) } : {}),
-        }),
-      );
-      res.writeHead(answer.status, Object.fromEntries(answer.headers));
-      res.end(Buffer.from(await answer.arrayBuffer()));
-    })().catch((err: Error) => {
-      res.writeHead(500, { "content-type": "text/plain" });
-      res.end(err.message);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
-}
-
-let kube: { server: Server } | undefined;
+let kube: SocketServer | undefined;
 afterAll(async () => {
-  if (kube) await new Promise<void>((resolve) => kube!.server.close(() => resolve()));
+  await kube?.close();
 });
 
 describe("claimstep serve stopped mid re-create", () => {
   it("SIGTERM with the set deleted and not yet created: one log line names it, where it stands, who finishes it", async () => {
     const sim = await SCENARIOS.finalize!.build(1);
-    const http = await serveSimHttp(sim);
+    const http = await serveFetch((request) => sim.http.fetch(request), SIM_SERVER);
     kube = http;
     const logs: Record<string, unknown>[] = [];
     let base = "";

@@ -7,8 +7,6 @@
 // evaluate without error. Skipped, saying so, without /usr/bin/prometheus.
 
 import { readFileSync } from "node:fs";
-import { createServer, type IncomingMessage, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SimCluster } from "../../adapters/sim/cluster.js";
 import { SIM_SERVER } from "../../adapters/sim/http.js";
@@ -23,6 +21,7 @@ import {
   type RealPrometheus,
   startPrometheus,
 } from "../support/prometheus.js";
+import { type SocketServer, serveFetch } from "../support/sim-server.js";
 
 if (!hasPrometheus) console.warn(NO_PROMETHEUS);
 
@@ -35,40 +34,9 @@ const RULES_EVALUATED_MS = 10_000;
 /** Steps of the rollout at most (scenario grow completes in a few dozen). */
 const MAX_STEPS = 200;
 
-const bodyOf = async (req: IncomingMessage): Promise<Buffer | undefined> => {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return chunks.length ? Buffer.concat(chunks) : undefined;
-};
-
-/** The simulated cluster's HTTP surface (API server and kubelets) on 127.0.0.1. */
-async function serveSimHttp(sim: SimCluster): Promise<{ url: string; server: Server }> {
-  const server = createServer((req, res) => {
-    void (async () => {
-      const body = await bodyOf(req);
-      const headers = new Headers();
-      for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string") headers.set(k, v);
-      const answer = await sim.http.fetch(
-        new Request(`${SIM_SERVER}${req.url}`, {
-          method: req.method!,
-          headers,
-          ...(body && req.method !== "GET" ? { body: new Uint8Array(body) } : {}),
-        }),
-      );
-      res.writeHead(answer.status, Object.fromEntries(answer.headers));
-      res.end(Buffer.from(await answer.arrayBuffer()));
-    })().catch((err: Error) => {
-      res.writeHead(500, { "content-type": "text/plain" });
-      res.end(err.message);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
-}
-
 describe.skipIf(!hasPrometheus)("claimstep serve scraped by a real Prometheus", () => {
   let sim: SimCluster;
-  let kube: { url: string; server: Server } | undefined;
+  let kube: SocketServer | undefined;
   let prom: RealPrometheus | undefined;
   let base = "";
   let done: Promise<number> | undefined;
@@ -77,7 +45,7 @@ describe.skipIf(!hasPrometheus)("claimstep serve scraped by a real Prometheus", 
 
   beforeAll(async () => {
     sim = await SCENARIOS.grow!.build(1);
-    kube = await serveSimHttp(sim);
+    kube = await serveFetch((request) => sim.http.fetch(request), SIM_SERVER);
     const listening = new Promise<void>((resolve, reject) => {
       done = serveFromEnv({
         port: 0,
@@ -135,7 +103,7 @@ describe.skipIf(!hasPrometheus)("claimstep serve scraped by a real Prometheus", 
       process.emit("SIGTERM", "SIGTERM");
       await done.catch(() => 1);
     }
-    if (kube) await new Promise<void>((resolve) => kube!.server.close(() => resolve()));
+    await kube?.close();
   });
 
   it("the rollout completed", () => {

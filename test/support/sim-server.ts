@@ -67,22 +67,34 @@ export interface SocketSim {
   close(): Promise<void>;
 }
 
+export interface SocketServer {
+  /** http://127.0.0.1:<port> */
+  url: string;
+  server: Server;
+  close(): Promise<void>;
+}
+
 const bodyOf = async (req: IncomingMessage): Promise<Buffer | undefined> => {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
   return chunks.length ? Buffer.concat(chunks) : undefined;
 };
 
-/** The simulated API server on a real socket (http://127.0.0.1:<port>). */
-export async function serveSim(opts: Omit<SimServerOptions, "baseUrl">): Promise<SocketSim> {
-  let fake: SimCluster | undefined;
+/**
+ * A fetch handler (a simulated cluster's `http.fetch`) on a real socket on 127.0.0.1. Each request
+ * is re-addressed to `origin`, the base URL the cluster answers as (default: the socket's own URL).
+ */
+export async function serveFetch(
+  handle: (request: Request) => Promise<Response>,
+  origin?: string,
+): Promise<SocketServer> {
   const server: Server = createServer((req, res) => {
     void (async () => {
       const body = await bodyOf(req);
       const headers = new Headers();
       for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string") headers.set(k, v);
-      const answer = await fake!.http.fetch(
-        new Request(`${url}${req.url}`, {
+      const answer = await handle(
+        new Request(`${origin ?? url}${req.url}`, {
           method: req.method!,
           headers,
           ...(body && req.method !== "GET" ? { body: new Uint8Array(body) } : {}),
@@ -97,13 +109,16 @@ export async function serveSim(opts: Omit<SimServerOptions, "baseUrl">): Promise
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  fake = new SimCluster(simClusterOptions({ ...opts, baseUrl: url }));
+  return { url, server, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
+
+/** The simulated API server on a real socket (http://127.0.0.1:<port>). */
+export async function serveSim(opts: Omit<SimServerOptions, "baseUrl">): Promise<SocketSim> {
+  let fake: SimCluster | undefined;
+  const socket = await serveFetch((request) => fake!.http.fetch(request));
+  fake = new SimCluster(simClusterOptions({ ...opts, baseUrl: socket.url }));
   if (opts.objects) fake.seed(...opts.objects);
-  return {
-    fake,
-    url,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
+  return { fake, url: socket.url, close: socket.close };
 }
 
 /**
