@@ -208,20 +208,29 @@ export class SetObject {
     if (target && !sameTarget(s.target, target))
       s.target = { cluster: target.cluster, namespace: target.namespace, name: target.name };
     if (!s.target) return { error: { type: "Error", message: "this object has no set yet" } };
+    const startedMs = this.now();
+    const run = await this.attempt(s, startedMs);
+    if (run.gone) {
+      await this.forget(run.gone);
+      return run.result;
+    }
+    const now = this.now();
+    const backoffUntil = await this.backOff(s, run, now);
+    s.steps++;
+    s.last = lastStep(run, via, startedMs);
+    await this.schedule(s, run, now, backoffUntil);
+    return run.result;
+  }
+
+  /** The step itself, counted as running (maxActive), with what the object makes of its end. */
+  private async attempt(s: SetState, startedMs: number): Promise<StepRun> {
     this.active++;
     this.maxActive = Math.max(this.maxActive, this.active);
     this.poked = false;
-    const startedMs = this.now();
-    let result: StepWire | { error: WireError };
-    let clusterError: { retryAfterSeconds?: number } | undefined;
-    let requeueAfter: number | undefined;
-    let subrequests = 0;
-    /** Why this object should keep nothing: its set is not found, or its cluster not configured. */
-    let gone: string | undefined;
     try {
       const { wiring, counter } = this.wiringFor(s);
       counter.reset();
-      const ref = { namespace: s.target.namespace, name: s.target.name };
+      const ref = { namespace: s.target!.namespace, name: s.target!.name };
       try {
         const r: StepResult = await (wiring.deps.runStep ?? runStep)({
           reader: wiring.deps.reader,
@@ -230,79 +239,48 @@ export class SetObject {
           ref,
           now: new Date(startedMs),
         });
-        result = toWire(r);
-        requeueAfter = r.decision.requeueAfter;
-        if (r.outcome.kind === "retry" && isClusterFailure(r.outcome.error))
-          clusterError = {
-            ...(r.outcome.retryAfterSeconds !== undefined ? { retryAfterSeconds: r.outcome.retryAfterSeconds } : {}),
-          };
+        return { ...ranStep(r), subrequests: counter.used() };
       } catch (err) {
-        result = { error: errorToWire(err) };
-        // The set's own read is a 404: it does not exist (or no longer).
-        if (
-          err instanceof ApiError &&
-          err.kind === "NotFound" &&
-          err.request === describeRequest(Routes.getStatefulSet, ref)
-        )
-          gone = "the StatefulSet does not exist";
-        const api = err instanceof ApiError ? err : err instanceof PermissionError ? err.cause : undefined;
-        // Unreachable (fetch threw: DNS, TLS, refused) counts as the cluster's failure too.
-        if (!api || isClusterFailure(api))
-          clusterError = {
-            ...(api?.retryAfterSeconds !== undefined ? { retryAfterSeconds: api.retryAfterSeconds } : {}),
-          };
-      } finally {
-        subrequests = counter.used();
+        return { ...failedStep(err, ref), subrequests: counter.used() };
       }
     } catch (err) {
-      result = { error: errorToWire(err) }; // configuration: the cluster is no longer configured
-      if (err instanceof ClusterNotConfigured) gone = "the cluster is not configured";
+      // configuration: the cluster is no longer configured
+      return {
+        result: { error: errorToWire(err) },
+        subrequests: 0,
+        ...(err instanceof ClusterNotConfigured ? { gone: "the cluster is not configured" } : {}),
+      };
     } finally {
       this.active--;
     }
-    if (gone) {
-      await this.forget(gone);
-      return result;
-    }
+  }
 
-    const now = this.now();
-    let backoffUntil: number | undefined;
+  /** The set's backoff after its cluster failed (and the cluster's, from the ledger); a success ends both. */
+  private async backOff(s: SetState, run: StepRun, now: number): Promise<number | undefined> {
+    const ledger = (this.env as unknown as FleetBindings).LEDGER;
     const hadFailures = s.failures > 0;
-    if (clusterError) {
+    if (run.clusterError) {
       s.failures++;
-      backoffUntil = now + backoffMs(s.failures, clusterError.retryAfterSeconds);
+      const backoffUntil = now + backoffMs(s.failures, run.clusterError.retryAfterSeconds);
       try {
-        const gate = await clusterGate((this.env as unknown as FleetBindings).LEDGER).fail(
-          s.target.cluster,
-          now,
-          clusterError.retryAfterSeconds,
-        );
-        backoffUntil = Math.max(backoffUntil, gate.untilMs);
+        const gate = await clusterGate(ledger).fail(s.target!.cluster, now, run.clusterError.retryAfterSeconds);
+        return Math.max(backoffUntil, gate.untilMs);
       } catch {
-        // the ledger is unreachable: the set's own backoff still holds
+        return backoffUntil; // the ledger is unreachable: the set's own backoff still holds
       }
-    } else if (!("error" in result)) {
-      s.failures = 0;
-      if (hadFailures)
-        await call(
-          stubOf((this.env as unknown as FleetBindings).LEDGER, clusterObjectName(s.target.cluster)),
-          "/gate/ok",
-          {},
-        ).catch(() => {});
     }
-    s.steps++;
-    const d = "error" in result ? undefined : result.decision;
-    s.last = {
-      at: new Date(startedMs).toISOString(),
-      via,
-      ...(d ? { phase: d.phase, reason: d.reason, message: d.message } : {}),
-      ...("error" in result ? { error: result.error.message } : { outcome: result.outcome.kind }),
-      ...(requeueAfter !== undefined ? { requeueAfter } : {}),
-      subrequests,
-    };
+    if (!("error" in run.result)) {
+      s.failures = 0;
+      if (hadFailures) await call(stubOf(ledger, clusterObjectName(s.target!.cluster)), "/gate/ok", {}).catch(() => {});
+    }
+    return undefined;
+  }
+
+  /** The next alarm, stored with the state, and the step's log line. */
+  private async schedule(s: SetState, run: StepRun, now: number, backoffUntil: number | undefined): Promise<void> {
     const next = alarmAfterStep({
       nowMs: now,
-      ...(requeueAfter !== undefined ? { requeueAfterSeconds: requeueAfter } : {}),
+      ...(run.requeueAfter !== undefined ? { requeueAfterSeconds: run.requeueAfter } : {}),
       ...(backoffUntil !== undefined ? { backoffUntilMs: backoffUntil } : {}),
       // A step already waiting will run at once anyway.
       triggeredDuringStep: this.poked && this.queued === undefined,
@@ -313,15 +291,66 @@ export class SetObject {
     await this.ctx.storage.put("state", s);
     log({
       msg: "set step",
-      cluster: s.target.cluster,
-      namespace: s.target.namespace,
-      name: s.target.name,
+      cluster: s.target!.cluster,
+      namespace: s.target!.namespace,
+      name: s.target!.name,
       ...s.last,
       failures: s.failures,
       nextAlarm: next,
     });
-    return result;
   }
+}
+
+/** One step's end, as the object keeps and schedules it. */
+interface StepRun {
+  result: StepWire | { error: WireError };
+  /** The cluster failed (429, 5xx, unreachable): the set backs off, and its cluster. */
+  clusterError?: { retryAfterSeconds?: number };
+  requeueAfter?: number;
+  subrequests: number;
+  /** Why this object should keep nothing: its set is not found, or its cluster not configured. */
+  gone?: string;
+}
+
+const retryAfterOf = (seconds: number | undefined) => (seconds !== undefined ? { retryAfterSeconds: seconds } : {});
+
+/** A step that ran: its decision's requeue, and a retry the cluster caused. */
+function ranStep(r: StepResult): Omit<StepRun, "subrequests"> {
+  return {
+    result: toWire(r),
+    ...(r.decision.requeueAfter !== undefined ? { requeueAfter: r.decision.requeueAfter } : {}),
+    ...(r.outcome.kind === "retry" && isClusterFailure(r.outcome.error)
+      ? { clusterError: retryAfterOf(r.outcome.retryAfterSeconds) }
+      : {}),
+  };
+}
+
+/** A step that threw: the set gone (its own read a 404), or the cluster failing. */
+function failedStep(err: unknown, ref: { namespace: string; name: string }): Omit<StepRun, "subrequests"> {
+  const api = err instanceof ApiError ? err : err instanceof PermissionError ? err.cause : undefined;
+  return {
+    result: { error: errorToWire(err) },
+    ...(err instanceof ApiError &&
+    err.kind === "NotFound" &&
+    err.request === describeRequest(Routes.getStatefulSet, ref)
+      ? { gone: "the StatefulSet does not exist" }
+      : {}),
+    // Unreachable (fetch threw: DNS, TLS, refused) counts as the cluster's failure too.
+    ...(!api || isClusterFailure(api) ? { clusterError: retryAfterOf(api?.retryAfterSeconds) } : {}),
+  };
+}
+
+/** What GET /state shows of the last step. */
+function lastStep(run: StepRun, via: string, startedMs: number): SetState["last"] {
+  const d = "error" in run.result ? undefined : run.result.decision;
+  return {
+    at: new Date(startedMs).toISOString(),
+    via,
+    ...(d ? { phase: d.phase, reason: d.reason, message: d.message } : {}),
+    ...("error" in run.result ? { error: run.result.error.message } : { outcome: run.result.outcome.kind }),
+    ...(run.requeueAfter !== undefined ? { requeueAfter: run.requeueAfter } : {}),
+    subrequests: run.subrequests,
+  };
 }
 
 /** Live replay ids one ledger shard keeps (REPLAY_SHARDS shards); past it, claims answer `full`. */
