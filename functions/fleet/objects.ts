@@ -207,30 +207,30 @@ export class SetObject {
     const s = await this.load();
     if (target && !sameTarget(s.target, target))
       s.target = { cluster: target.cluster, namespace: target.namespace, name: target.name };
-    if (!s.target) return { error: { type: "Error", message: "this object has no set yet" } };
+    const t = s.target;
+    if (!t) return { error: { type: "Error", message: "this object has no set yet" } };
     const startedMs = this.now();
-    const run = await this.attempt(s, startedMs);
+    const run = await this.attempt(s, { namespace: t.namespace, name: t.name }, startedMs);
     if (run.gone) {
       await this.forget(run.gone);
       return run.result;
     }
     const now = this.now();
-    const backoffUntil = await this.backOff(s, run, now);
+    const backoffUntil = await this.backOff(s, t.cluster, run, now);
     s.steps++;
     s.last = lastStep(run, via, startedMs);
-    await this.schedule(s, run, now, backoffUntil);
+    await this.schedule(s, t, run, now, backoffUntil);
     return run.result;
   }
 
   /** The step itself, counted as running (maxActive), with what the object makes of its end. */
-  private async attempt(s: SetState, startedMs: number): Promise<StepRun> {
+  private async attempt(s: SetState, ref: { namespace: string; name: string }, startedMs: number): Promise<StepRun> {
     this.active++;
     this.maxActive = Math.max(this.maxActive, this.active);
     this.poked = false;
     try {
       const { wiring, counter } = this.wiringFor(s);
       counter.reset();
-      const ref = { namespace: s.target!.namespace, name: s.target!.name };
       try {
         const r: StepResult = await (wiring.deps.runStep ?? runStep)({
           reader: wiring.deps.reader,
@@ -256,14 +256,14 @@ export class SetObject {
   }
 
   /** The set's backoff after its cluster failed (and the cluster's, from the ledger); a success ends both. */
-  private async backOff(s: SetState, run: StepRun, now: number): Promise<number | undefined> {
+  private async backOff(s: SetState, cluster: string, run: StepRun, now: number): Promise<number | undefined> {
     const ledger = (this.env as unknown as FleetBindings).LEDGER;
     const hadFailures = s.failures > 0;
     if (run.clusterError) {
       s.failures++;
       const backoffUntil = now + backoffMs(s.failures, run.clusterError.retryAfterSeconds);
       try {
-        const gate = await clusterGate(ledger).fail(s.target!.cluster, now, run.clusterError.retryAfterSeconds);
+        const gate = await clusterGate(ledger).fail(cluster, now, run.clusterError.retryAfterSeconds);
         return Math.max(backoffUntil, gate.untilMs);
       } catch {
         return backoffUntil; // the ledger is unreachable: the set's own backoff still holds
@@ -271,13 +271,19 @@ export class SetObject {
     }
     if (!("error" in run.result)) {
       s.failures = 0;
-      if (hadFailures) await call(stubOf(ledger, clusterObjectName(s.target!.cluster)), "/gate/ok", {}).catch(() => {});
+      if (hadFailures) await call(stubOf(ledger, clusterObjectName(cluster)), "/gate/ok", {}).catch(() => {});
     }
     return undefined;
   }
 
   /** The next alarm, stored with the state, and the step's log line. */
-  private async schedule(s: SetState, run: StepRun, now: number, backoffUntil: number | undefined): Promise<void> {
+  private async schedule(
+    s: SetState,
+    t: SetTarget,
+    run: StepRun,
+    now: number,
+    backoffUntil: number | undefined,
+  ): Promise<void> {
     const next = alarmAfterStep({
       nowMs: now,
       ...(run.requeueAfter !== undefined ? { requeueAfterSeconds: run.requeueAfter } : {}),
@@ -291,9 +297,9 @@ export class SetObject {
     await this.ctx.storage.put("state", s);
     log({
       msg: "set step",
-      cluster: s.target!.cluster,
-      namespace: s.target!.namespace,
-      name: s.target!.name,
+      cluster: t.cluster,
+      namespace: t.namespace,
+      name: t.name,
       ...s.last,
       failures: s.failures,
       nextAlarm: next,

@@ -70,7 +70,6 @@ export interface SocketSim {
 export interface SocketServer {
   /** http://127.0.0.1:<port> */
   url: string;
-  server: Server;
   close(): Promise<void>;
 }
 
@@ -109,7 +108,7 @@ export async function serveFetch(
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { url, server, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  return { url, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
 }
 
 /** The simulated API server on a real socket (http://127.0.0.1:<port>). */
